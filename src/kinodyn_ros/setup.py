@@ -1,0 +1,25 @@
+"""ament_python package kinodyn_ros: the ROS 2 nodes and the `kinodyn` graph launcher."""
+
+from setuptools import find_packages, setup
+
+package_name = "kinodyn_ros"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
+        (f"share/{package_name}", ["package.xml"]),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    description="ROS 2 nodes of kinodyn and the kinodyn graph launcher",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "kinodyn = kinodyn_ros.launcher.cli:main",
+            "state_publisher = kinodyn_ros.nodes.state_publisher:main",
+        ],
+    },
+)
