@@ -1,0 +1,90 @@
+"""Shared fixtures for the system tests: an isolated DDS domain per test run and process cleanup.
+
+Every test run gets its own ROS_DOMAIN_ID (derived from the pytest process id) and discovery restricted to
+localhost, set in os.environ before any node starts, so child processes inherit it. `spawn` starts a
+process in its own session and stops it (SIGINT, then SIGTERM, then SIGKILL) at teardown, pass or fail.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _pick_domain_id() -> int:
+    """A domain in 1..100 (Fast DDS ports stay below 65535 up to 232) chosen from the process id."""
+    return 1 + os.getpid() % 100
+
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(_pick_domain_id()))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+    """Stop a process group gently (SIGINT), then firmly (SIGTERM, SIGKILL)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class ProcessSpawner:
+    """Starts processes for one test and guarantees they are stopped afterwards."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self._log_dir = log_dir
+        self.processes: list[subprocess.Popen] = []
+
+    def __call__(self, args: list[str], name: str, **kwargs) -> subprocess.Popen:
+        log_path = self._log_dir / f"{name}.log"
+        log = log_path.open("w")
+        proc = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=REPO, **kwargs
+        )
+        proc.log_path = log_path  # type: ignore[attr-defined]
+        self.processes.append(proc)
+        return proc
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.processes):
+            stop_process(proc)
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[ProcessSpawner]:
+    spawner = ProcessSpawner(tmp_path)
+    try:
+        yield spawner
+    finally:
+        spawner.stop_all()
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate` until it returns true or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
+
+
+PYTHON = sys.executable
