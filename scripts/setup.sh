@@ -60,7 +60,16 @@ else
   log "installing Python packages (first run: about a minute)"
   req_args=()
   for f in "${req_files[@]}"; do req_args+=(-r "$ROOT/$f"); done
-  python -m pip install --quiet --disable-pip-version-check -c "$ROOT/requirements/constraints.txt" "${req_args[@]}"
+  constraints="$ROOT/requirements/constraints.txt"
+  if [ "$NATIVE_ROS" = 1 ]; then
+    # The distribution's message packages are compiled against its own numpy: keep that one.
+    constraints="$STAMPS/constraints-native.txt"
+    mkdir -p "$STAMPS"
+    grep -v '^numpy==' "$ROOT/requirements/constraints.txt" > "$constraints"
+    (cd "$ROOT" && cat "${req_files[@]}") | grep -v '^numpy==' > "$STAMPS/requirements-native.txt"
+    req_args=(-r "$STAMPS/requirements-native.txt")
+  fi
+  python -m pip install --quiet --disable-pip-version-check -c "$constraints" "${req_args[@]}"
   stamp_write pip "$req_hash"
 fi
 
