@@ -1,0 +1,161 @@
+"""SO(3) and SE(3): exponential and logarithm maps, SO(3) Jacobians, homogeneous transforms.
+
+Seed 000 §2.4.5 (rotation vector), §2.5.1 (2.104)-(2.107) and §2.6 (2.108)-(2.112); seed 002 §2.6-2.7
+(exp/log, Rodrigues). Twists are ordered ``[linear; angular]`` (ARCHITECTURE.md §3).
+
+Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
+cancellation near it, so under SMALL_ANGLE they are evaluated from their Taylor series, truncated
+where the next term is below 1e-24 (relative) at SMALL_ANGLE.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kinodyn.spatial.rotations import (
+    FloatArray,
+    as_rotation_matrix,
+    as_vector,
+    matrix_to_rotvec,
+    rotvec_to_matrix,
+    skew,
+)
+
+SMALL_ANGLE = 1e-2
+"""Below this rotation angle (rad) the Jacobian coefficients use their Taylor series."""
+JACOBIAN_SINGULARITY_TOLERANCE = 1e-9
+"""``|sin(theta/2)|`` below which the SO(3) Jacobian inverse (singular at theta = 2 pi k, k >= 1) raises."""
+
+
+def so3_exp(phi: ArrayLike) -> FloatArray:
+    """Exponential map of SO(3): rotation matrix of the rotation vector ``phi`` (Rodrigues).
+
+    Seed 000 (2.48), seed 002 (7), (22), (25); branches as in rotations.rotvec_to_matrix.
+    """
+    return rotvec_to_matrix(phi)
+
+
+def so3_log(C: ArrayLike) -> FloatArray:
+    """Logarithm of SO(3): rotation vector of ``C`` with angle in [0, pi].
+
+    Seed 000 (2.49)-(2.50), seed 002 (29)-(32); small-angle and near-pi branches as in
+    rotations.matrix_to_rotvec.
+    """
+    return matrix_to_rotvec(C)
+
+
+def _one_minus_cos_over_square(angle: float) -> float:
+    """``(1 - cos t) / t^2 = sinc(t/2)^2 / 2``, exact at t = 0 and free of cancellation."""
+    return 0.5 * float(np.sinc(angle / (2.0 * math.pi))) ** 2
+
+
+def _angle_minus_sin_over_cube(angle: float) -> float:
+    """``(t - sin t) / t^3``, by its series ``1/6 - t^2/120 + t^4/5040 - t^6/362880`` below SMALL_ANGLE."""
+    if angle < SMALL_ANGLE:
+        t2 = angle * angle
+        return 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0 - t2 * t2 * t2 / 362880.0
+    return (angle - math.sin(angle)) / angle**3
+
+
+def _left_jacobian_inverse_coefficient(angle: float) -> float:
+    """``(1 - (t/2) cot(t/2)) / t^2``, by ``1/12 + t^2/720 + t^4/30240 + t^6/1209600`` below SMALL_ANGLE."""
+    if angle < SMALL_ANGLE:
+        t2 = angle * angle
+        return 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0 + t2 * t2 * t2 / 1209600.0
+    half = 0.5 * angle
+    sin_half = math.sin(half)
+    if abs(sin_half) < JACOBIAN_SINGULARITY_TOLERANCE:
+        raise ValueError(
+            f"the SO(3) Jacobian is singular at rotation angle {angle:.12g} (a nonzero multiple of 2 pi); "
+            "use the equivalent rotation vector of angle in [0, pi] (so3_log(so3_exp(phi)))"
+        )
+    return (1.0 - half * math.cos(half) / sin_half) / (angle * angle)
+
+
+def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
+    """Left Jacobian ``J_l(phi) = I + (1-cos t)/t^2 [phi]x + (t - sin t)/t^3 [phi]x^2``, t = |phi|.
+
+    ``so3_exp(phi + d) ~= so3_exp(J_l(phi) d) so3_exp(phi)``; it is the seed's rotation-vector map
+    ``I_omega = E_R phi_dot`` (seed 000 (2.104), (2.106)).
+    """
+    vector = as_vector(phi, 3, "rotation vector")
+    angle = float(np.linalg.norm(vector))
+    K = skew(vector)
+    return np.eye(3) + _one_minus_cos_over_square(angle) * K + _angle_minus_sin_over_cube(angle) * (K @ K)
+
+
+def so3_left_jacobian_inverse(phi: ArrayLike) -> FloatArray:
+    """``J_l(phi)^-1 = I - [phi]x / 2 + (1 - (t/2) cot(t/2))/t^2 [phi]x^2`` (seed 000 (2.105), (2.107)).
+
+    Singular at t = 2 pi k (k >= 1): raises ValueError there.
+    """
+    vector = as_vector(phi, 3, "rotation vector")
+    angle = float(np.linalg.norm(vector))
+    K = skew(vector)
+    return np.eye(3) - 0.5 * K + _left_jacobian_inverse_coefficient(angle) * (K @ K)
+
+
+def so3_right_jacobian(phi: ArrayLike) -> FloatArray:
+    """Right Jacobian ``J_r(phi) = J_l(-phi) = J_l(phi)^T``: ``exp(phi + d) ~= exp(phi) exp(J_r d)``.
+
+    It maps the rotation-vector rate to the body-frame angular velocity (◇, not in the seed).
+    """
+    return so3_left_jacobian(phi).T
+
+
+def so3_right_jacobian_inverse(phi: ArrayLike) -> FloatArray:
+    """``J_r(phi)^-1 = J_l(phi)^-T``; singular at |phi| = 2 pi k (k >= 1)."""
+    return so3_left_jacobian_inverse(phi).T
+
+
+def homogeneous_transform(C: ArrayLike, r: ArrayLike) -> FloatArray:
+    """``T_AB = [[C_AB, A r_AB], [0, 1]]`` (seed 000 (2.109)-(2.110))."""
+    T = np.eye(4)
+    T[:3, :3] = as_rotation_matrix(C)
+    T[:3, 3] = as_vector(r, 3, "translation")
+    return T
+
+
+def _as_transform(T: ArrayLike) -> FloatArray:
+    matrix = np.asarray(T, dtype=np.float64)
+    if matrix.shape != (4, 4):
+        raise ValueError(f"a homogeneous transform must have shape (4, 4), got shape {matrix.shape}")
+    if not np.allclose(matrix[3], [0.0, 0.0, 0.0, 1.0], rtol=0.0, atol=1e-12):
+        raise ValueError(f"the last row of a homogeneous transform must be [0, 0, 0, 1], got {matrix[3]}")
+    as_rotation_matrix(matrix[:3, :3])
+    return matrix
+
+
+def inverse_transform(T: ArrayLike) -> FloatArray:
+    """``T_AB^-1 = [[C^T, -C^T r], [0, 1]]`` (seed 000 (2.111))."""
+    matrix = _as_transform(T)
+    C, r = matrix[:3, :3], matrix[:3, 3]
+    return homogeneous_transform(C.T, -C.T @ r)
+
+
+def se3_exp(twist: ArrayLike) -> FloatArray:
+    """Exponential of the twist ``[v; w]`` (unit time): ``[[exp([w]x), J_l(w) v], [0, 1]]``.
+
+    ◇ The closed form of the matrix exponential of ``[[[w]x, v], [0, 0]]`` (seed 001 uses
+    ``exp([A] theta)`` in (8.50) without writing it out); ``J_l`` is so3_left_jacobian, whose
+    small-angle branch makes this exact at w = 0 (pure translation).
+    """
+    xi = as_vector(twist, 6, "twist [v; w]")
+    T = np.eye(4)
+    T[:3, :3] = so3_exp(xi[3:])
+    T[:3, 3] = so3_left_jacobian(xi[3:]) @ xi[:3]
+    return T
+
+
+def se3_log(T: ArrayLike) -> FloatArray:
+    """Logarithm of SE(3): the twist ``[v; w]`` with ``se3_exp([v; w]) = T`` and |w| in [0, pi].
+
+    ``w = so3_log(C)`` (its small-angle and near-pi branches), ``v = J_l(w)^-1 r`` (regular for
+    |w| <= pi).
+    """
+    matrix = _as_transform(T)
+    w = so3_log(matrix[:3, :3])
+    return np.concatenate([so3_left_jacobian_inverse(w) @ matrix[:3, 3], w])
