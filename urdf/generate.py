@@ -1,0 +1,499 @@
+"""Generates the three robots the project ships: planar_2link.urdf, arm7.urdf and quadruped.urdf.
+
+Every link with mass is one primitive (box, cylinder or sphere). Its inertia is computed here from that
+primitive and the mass, about the primitive centre and in the primitive's frame, and the `<inertial>`,
+`<visual>` and `<collision>` elements share that one origin, so the inertia is consistent with the geometry
+by construction. Each file ends with a `<ros2_control>` block (ANCHORS §1.2) for
+`kinodyn_control/GenericSystem`.
+
+Usage: `python urdf/generate.py` rewrites the three files next to this script. The output is deterministic;
+test/test_urdf_files.py checks that the committed files equal it. The numbers and their sources are in
+urdf/README.md.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+HARDWARE_PLUGIN = "kinodyn_control/GenericSystem"
+IMU_STATE_INTERFACES = (
+    "orientation.x",
+    "orientation.y",
+    "orientation.z",
+    "orientation.w",
+    "angular_velocity.x",
+    "angular_velocity.y",
+    "angular_velocity.z",
+    "linear_acceleration.x",
+    "linear_acceleration.y",
+    "linear_acceleration.z",
+)
+JOINT_STATE_INTERFACES = ("position", "velocity", "effort")
+
+Vec3 = tuple[float, float, float]
+ZERO3: Vec3 = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Box:
+    size: Vec3
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """A solid cylinder whose axis is the z axis of its frame (URDF convention)."""
+
+    radius: float
+    length: float
+
+
+@dataclass(frozen=True)
+class Sphere:
+    radius: float
+
+
+Shape = Box | Cylinder | Sphere
+
+
+def principal_inertia(shape: Shape, mass: float) -> Vec3:
+    """Moments (Ixx, Iyy, Izz) of a uniform solid about its centre, in its own frame (products are zero)."""
+    if isinstance(shape, Box):
+        x, y, z = shape.size
+        return (mass / 12 * (y * y + z * z), mass / 12 * (x * x + z * z), mass / 12 * (x * x + y * y))
+    if isinstance(shape, Cylinder):
+        radial = mass / 12 * (3 * shape.radius**2 + shape.length**2)
+        return (radial, radial, mass / 2 * shape.radius**2)
+    moment = 2 / 5 * mass * shape.radius**2
+    return (moment, moment, moment)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A uniform primitive of the given mass, centred at `xyz` and oriented by `rpy` in its link frame."""
+
+    shape: Shape
+    mass: float
+    xyz: Vec3 = ZERO3
+    rpy: Vec3 = ZERO3
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    body: Body | None = None  # None: a massless frame (tool, end effector, IMU)
+
+
+@dataclass(frozen=True)
+class Limit:
+    lower: float
+    upper: float
+    effort: float
+    velocity: float
+
+
+@dataclass(frozen=True)
+class Joint:
+    name: str
+    parent: str
+    child: str
+    xyz: Vec3 = ZERO3
+    rpy: Vec3 = ZERO3
+    axis: Vec3 | None = None  # None: a fixed joint
+    limit: Limit | None = None
+    damping: float | None = None
+    friction: float | None = None
+
+
+@dataclass(frozen=True)
+class ControlledJoint:
+    """A joint in the `<ros2_control>` block: its command interfaces and its nominal position."""
+
+    name: str
+    command_interfaces: tuple[str, ...]
+    nominal: float
+
+
+@dataclass(frozen=True)
+class Robot:
+    name: str
+    comments: tuple[str, ...]
+    links: tuple[Link, ...]
+    joints: tuple[Joint, ...]
+    controlled: tuple[ControlledJoint, ...]
+    imu_frame: str | None = None
+
+
+def fmt(value: float) -> str:
+    """Shortest text that parses back to the same float (no '-0.0')."""
+    return repr(float(value) + 0.0)
+
+
+def fmt3(values: Vec3) -> str:
+    return " ".join(fmt(v) for v in values)
+
+
+def axis_rpy(direction: Vec3) -> Vec3:
+    """URDF rpy of a frame whose z axis points along `direction` (yaw about z after pitch about y)."""
+    x, y, z = direction
+    return (0.0, math.atan2(math.hypot(x, y), z), math.atan2(y, x) if math.hypot(x, y) > 0 else 0.0)
+
+
+def segment_cylinder(start: Vec3, end: Vec3, radius: float, mass: float) -> Body:
+    """A cylinder whose axis runs from `start` to `end` (link-frame points)."""
+    direction = (end[0] - start[0], end[1] - start[1], end[2] - start[2])
+    centre = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2, (start[2] + end[2]) / 2)
+    return Body(Cylinder(radius, math.dist(start, end)), mass, centre, axis_rpy(direction))
+
+
+def _origin(parent: ET.Element, xyz: Vec3, rpy: Vec3) -> None:
+    ET.SubElement(parent, "origin", xyz=fmt3(xyz), rpy=fmt3(rpy))
+
+
+def _geometry(parent: ET.Element, shape: Shape) -> None:
+    geometry = ET.SubElement(parent, "geometry")
+    if isinstance(shape, Box):
+        ET.SubElement(geometry, "box", size=fmt3(shape.size))
+    elif isinstance(shape, Cylinder):
+        ET.SubElement(geometry, "cylinder", radius=fmt(shape.radius), length=fmt(shape.length))
+    else:
+        ET.SubElement(geometry, "sphere", radius=fmt(shape.radius))
+
+
+def _link_element(link: Link) -> ET.Element:
+    element = ET.Element("link", name=link.name)
+    body = link.body
+    if body is None:
+        return element
+    inertial = ET.SubElement(element, "inertial")
+    _origin(inertial, body.xyz, body.rpy)
+    ET.SubElement(inertial, "mass", value=fmt(body.mass))
+    ixx, iyy, izz = principal_inertia(body.shape, body.mass)
+    moments = {"ixx": fmt(ixx), "ixy": "0.0", "ixz": "0.0", "iyy": fmt(iyy), "iyz": "0.0", "izz": fmt(izz)}
+    ET.SubElement(inertial, "inertia", moments)
+    for tag in ("visual", "collision"):
+        shape_element = ET.SubElement(element, tag)
+        _origin(shape_element, body.xyz, body.rpy)
+        _geometry(shape_element, body.shape)
+    return element
+
+
+def _joint_element(joint: Joint) -> ET.Element:
+    element = ET.Element("joint", name=joint.name, type="fixed" if joint.axis is None else "revolute")
+    _origin(element, joint.xyz, joint.rpy)
+    ET.SubElement(element, "parent", link=joint.parent)
+    ET.SubElement(element, "child", link=joint.child)
+    if joint.axis is not None:
+        ET.SubElement(element, "axis", xyz=fmt3(joint.axis))
+    if joint.limit is not None:
+        lim = joint.limit
+        ET.SubElement(
+            element,
+            "limit",
+            lower=fmt(lim.lower),
+            upper=fmt(lim.upper),
+            effort=fmt(lim.effort),
+            velocity=fmt(lim.velocity),
+        )
+    if joint.damping is not None and joint.friction is not None:
+        ET.SubElement(element, "dynamics", damping=fmt(joint.damping), friction=fmt(joint.friction))
+    return element
+
+
+def _param(parent: ET.Element, name: str, value: str) -> None:
+    ET.SubElement(parent, "param", name=name).text = value
+
+
+def command_range(interface: str, limit: Limit) -> tuple[float, float]:
+    """The `min`/`max` params of a command interface: the URDF joint limits of that quantity."""
+    if interface == "position":
+        return limit.lower, limit.upper
+    if interface == "velocity":
+        return -limit.velocity, limit.velocity
+    if interface == "effort":
+        return -limit.effort, limit.effort
+    raise ValueError(f"no URDF limit for command interface {interface!r}; use position, velocity or effort")
+
+
+def _ros2_control_element(robot: Robot) -> ET.Element:
+    element = ET.Element("ros2_control", name=f"{robot.name}_system", type="system")
+    hardware = ET.SubElement(element, "hardware")
+    ET.SubElement(hardware, "plugin").text = HARDWARE_PLUGIN
+    _param(hardware, "calculate_dynamics", "false")
+    limits = {joint.name: joint.limit for joint in robot.joints if joint.limit is not None}
+    for controlled in robot.controlled:
+        joint_element = ET.SubElement(element, "joint", name=controlled.name)
+        for interface in controlled.command_interfaces:
+            low, high = command_range(interface, limits[controlled.name])
+            command = ET.SubElement(joint_element, "command_interface", name=interface)
+            _param(command, "min", fmt(low))
+            _param(command, "max", fmt(high))
+        for interface in JOINT_STATE_INTERFACES:
+            state = ET.SubElement(joint_element, "state_interface", name=interface)
+            _param(state, "initial_value", fmt(controlled.nominal if interface == "position" else 0.0))
+    if robot.imu_frame is not None:
+        sensor = ET.SubElement(element, "sensor", name="imu_sensor")
+        for interface in IMU_STATE_INTERFACES:
+            ET.SubElement(sensor, "state_interface", name=interface)
+        _param(sensor, "frame_id", robot.imu_frame)
+    return element
+
+
+def render(robot: Robot) -> str:
+    """The URDF text of `robot`."""
+    root = ET.Element("robot", name=robot.name)
+    for comment in robot.comments:
+        root.append(ET.Comment(f" {comment} "))
+    for link in robot.links:
+        root.append(_link_element(link))
+    for joint in robot.joints:
+        root.append(_joint_element(joint))
+    root.append(_ros2_control_element(robot))
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# --- (a) planar 2-link arm: seed 000 inventory example E16 (geometry of Ex. 2.8.5 / E4) -------------------
+
+PLANAR_M1, PLANAR_M2 = 1.0, 2.0  # link masses [kg]
+PLANAR_L1, PLANAR_L2 = 1.0, 0.8  # joint 1 -> joint 2, joint 2 -> tool [m]
+PLANAR_LC1, PLANAR_LC2 = 0.5, 0.4  # joint -> link CoM along the link [m] (E16's a1, a2)
+PLANAR_I1, PLANAR_I2 = 0.1, 0.2  # inertia about the CoM, about the joint axis y [kg m^2]
+PLANAR_THICKNESS = 0.05  # plate thickness along y, the joint axis [m]
+
+
+def plate(mass: float, length: float, inertia_about_y: float) -> Box:
+    """A uniform plate in the x-z plane, `length` along z, as wide along x as `inertia_about_y` requires.
+
+    Iyy = m (w² + length²) / 12, so w = sqrt(12 Iyy / m - length²); a thin rod (w -> 0) cannot reach E16's
+    inertias, a plate can.
+    """
+    width = math.sqrt(12 * inertia_about_y / mass - length**2)
+    return Box((width, PLANAR_THICKNESS, length))
+
+
+def planar_2link() -> Robot:
+    """Seed 000 (inventory §3, E16; Ex. 2.8.5): joints about +y, links along +z at q = 0, gravity along -z."""
+    revolute_y = (0.0, 1.0, 0.0)
+    return Robot(
+        name="planar_2link",
+        comments=(
+            "Planar 2-link arm realising seed 000 inventory example E16 (geometry of Ex. 2.8.5):",
+            "joints about +y, links along +z at q = 0, motion in the x-z plane, gravity -z in that plane.",
+            f"Closed-form parameters: m1={fmt(PLANAR_M1)} m2={fmt(PLANAR_M2)} l1={fmt(PLANAR_L1)} "
+            f"l2={fmt(PLANAR_L2)} lc1={fmt(PLANAR_LC1)} lc2={fmt(PLANAR_LC2)} I1={fmt(PLANAR_I1)} "
+            f"I2={fmt(PLANAR_I2)} (SI units).",
+            "I1, I2 are CoM inertias about y; the links are uniform plates whose width gives them exactly.",
+            "M11 = I1+I2+m1 lc1^2+m2(l1^2+lc2^2+2 l1 lc2 c2), M12 = I2+m2(lc2^2+l1 lc2 c2),",
+            "M22 = I2+m2 lc2^2,",
+            "g(q) = (-m1 g lc1 s1 - m2 g (l1 s1 + lc2 s12), -m2 g lc2 s12). No joint damping or friction.",
+        ),
+        links=(
+            Link("base_link", Body(Box((0.2, 0.2, 0.1)), 2.0, (0.0, 0.0, -0.05))),
+            Link("link1", Body(plate(PLANAR_M1, PLANAR_L1, PLANAR_I1), PLANAR_M1, (0.0, 0.0, PLANAR_LC1))),
+            Link("link2", Body(plate(PLANAR_M2, PLANAR_L2, PLANAR_I2), PLANAR_M2, (0.0, 0.0, PLANAR_LC2))),
+            Link("tool"),
+        ),
+        joints=(
+            Joint(
+                "joint1", "base_link", "link1", axis=revolute_y, limit=Limit(-math.pi, math.pi, 50.0, 10.0)
+            ),
+            Joint(
+                "joint2",
+                "link1",
+                "link2",
+                xyz=(0.0, 0.0, PLANAR_L1),
+                axis=revolute_y,
+                limit=Limit(-math.pi, math.pi, 20.0, 10.0),
+            ),
+            Joint("tool_joint", "link2", "tool", xyz=(0.0, 0.0, PLANAR_L2)),
+        ),
+        controlled=(ControlledJoint("joint1", ("effort",), 0.0), ControlledJoint("joint2", ("effort",), 0.0)),
+    )
+
+
+# --- (b) 7-DoF torque-controlled arm at Franka Panda scale ------------------------------------------------
+
+HALF_PI = math.pi / 2
+ARM7_RADIUS = 0.06  # every link is a cylinder of this radius [m]
+ARM7_HOUSING = 0.12  # length of the joint housing of links whose next joint has no offset [m]
+# Joint origins of the Panda URDF (DH: d1=0.333, d3=0.316, a4=0.0825, a5=-0.0825, d5=0.384, a7=0.088),
+# limits (lower, upper, effort, velocity), link masses [kg], and the nominal "ready" pose.
+ARM7_JOINTS: tuple[tuple[Vec3, Vec3, Limit, float, float], ...] = (
+    ((0.0, 0.0, 0.333), (0.0, 0.0, 0.0), Limit(-2.8973, 2.8973, 87.0, 2.175), 3.0, 0.0),
+    ((0.0, 0.0, 0.0), (-HALF_PI, 0.0, 0.0), Limit(-1.7628, 1.7628, 87.0, 2.175), 3.0, -math.pi / 4),
+    ((0.0, -0.316, 0.0), (HALF_PI, 0.0, 0.0), Limit(-2.8973, 2.8973, 87.0, 2.175), 2.5, 0.0),
+    ((0.0825, 0.0, 0.0), (HALF_PI, 0.0, 0.0), Limit(-3.0718, -0.0698, 87.0, 2.175), 2.5, -3 * math.pi / 4),
+    ((-0.0825, 0.384, 0.0), (-HALF_PI, 0.0, 0.0), Limit(-2.8973, 2.8973, 12.0, 2.61), 2.5, 0.0),
+    ((0.0, 0.0, 0.0), (HALF_PI, 0.0, 0.0), Limit(-0.0175, 3.7525, 12.0, 2.61), 2.0, math.pi / 2),
+    ((0.088, 0.0, 0.0), (HALF_PI, 0.0, 0.0), Limit(-2.8973, 2.8973, 12.0, 2.61), 2.0, math.pi / 4),
+)
+ARM7_FLANGE: Vec3 = (0.0, 0.0, 0.107)
+ARM7_BASE_MASS = 4.0
+ARM7_DAMPING, ARM7_FRICTION = 0.05, 0.1  # viscous [N m s/rad], Coulomb [N m]
+
+
+def rpy_z_axis(rpy: Vec3) -> Vec3:
+    """The z axis of a frame with URDF angles rpy (R = Rz(yaw) Ry(pitch) Rx(roll)), in the parent frame."""
+    roll, pitch, yaw = rpy
+    return (
+        math.cos(yaw) * math.sin(pitch) * math.cos(roll) + math.sin(yaw) * math.sin(roll),
+        math.sin(yaw) * math.sin(pitch) * math.cos(roll) - math.cos(yaw) * math.sin(roll),
+        math.cos(pitch) * math.cos(roll),
+    )
+
+
+def arm7_link_body(next_xyz: Vec3, next_rpy: Vec3, mass: float) -> Body:
+    """The cylinder from the link origin to the next joint; if they meet, a housing along that joint axis."""
+    if math.hypot(*next_xyz) > 0:
+        return segment_cylinder(ZERO3, next_xyz, ARM7_RADIUS, mass)
+    return Body(Cylinder(ARM7_RADIUS, ARM7_HOUSING), mass, ZERO3, axis_rpy(rpy_z_axis(next_rpy)))
+
+
+def arm7() -> Robot:
+    """A 7-DoF arm with the Panda's kinematics and limits, cylinders for links (README: table (b))."""
+    names = ["base_link"] + [f"link{i}" for i in range(1, 8)]
+    next_origins = [(xyz, rpy) for xyz, rpy, *_ in ARM7_JOINTS] + [(ARM7_FLANGE, ZERO3)]
+    masses = [ARM7_BASE_MASS] + [mass for *_, mass, _ in ARM7_JOINTS]
+    links = [
+        Link(name, arm7_link_body(xyz, rpy, mass))
+        for name, (xyz, rpy), mass in zip(names, next_origins, masses, strict=True)
+    ]
+    joints = [
+        Joint(
+            f"joint{i}",
+            names[i - 1],
+            names[i],
+            xyz,
+            rpy,
+            (0.0, 0.0, 1.0),
+            limit,
+            ARM7_DAMPING,
+            ARM7_FRICTION,
+        )
+        for i, (xyz, rpy, limit, _, _) in enumerate(ARM7_JOINTS, start=1)
+    ]
+    return Robot(
+        name="arm7",
+        comments=(
+            "7-DoF torque-controlled arm at Franka Panda scale: the Panda URDF's joint origins and limits,",
+            "one uniform cylinder per link (radius 0.06 m) from the link origin to the next joint origin,",
+            "or a 0.12 m housing along the next joint axis when they coincide. Masses in urdf/README.md.",
+        ),
+        links=(*links, Link("ee_link")),
+        joints=(*joints, Joint("ee_joint", "link7", "ee_link", ARM7_FLANGE)),
+        controlled=tuple(
+            ControlledJoint(f"joint{i}", ("position", "effort"), nominal)
+            for i, (*_, nominal) in enumerate(ARM7_JOINTS, start=1)
+        ),
+    )
+
+
+# --- (c) 12-DoF quadruped at ANYmal scale ------------------------------------------------------------------
+
+BASE_SIZE: Vec3 = (0.6, 0.3, 0.15)
+BASE_MASS = 20.0
+HAA_X, HAA_Y = 0.25, 0.1  # HAA joint positions (±x, ±y) in base_link [m]
+HIP_OFFSET = 0.1  # HAA -> HFE, laterally outwards [m]
+THIGH_LENGTH = SHANK_LENGTH = 0.3  # HFE -> KFE, KFE -> foot centre, along -z at q = 0 [m]
+HIP_RADIUS, THIGH_RADIUS, SHANK_RADIUS, FOOT_RADIUS = 0.05, 0.03, 0.02, 0.03
+HIP_MASS, THIGH_MASS, SHANK_MASS, FOOT_MASS = 2.0, 1.5, 0.4, 0.1
+IMU_XYZ: Vec3 = (0.0, 0.0, 0.05)
+LEG_EFFORT, LEG_VELOCITY = 80.0, 8.0
+HAA_RANGE = (-0.8, 0.8)
+HFE_RANGE = (-2.0, 2.0)
+KFE_FRONT_RANGE = (-2.6, 0.0)  # front knees bend backwards (KFE < 0); hind legs mirror this
+HFE_NOMINAL, KFE_NOMINAL = 0.6, -1.2  # front legs; hind legs use the negatives
+# name, fore/aft sign, left/right sign. Alphabetical, so that the depth-first joint order of the file equals
+# that of parsers which visit child joints sorted by name (urdfdom, hence Pinocchio).
+LEGS = (("LF", 1, 1), ("LH", -1, 1), ("RF", 1, -1), ("RH", -1, -1))
+
+
+def leg(name: str, fore: int, side: int) -> tuple[list[Link], list[Joint], list[ControlledJoint]]:
+    """Hip (HAA about x), thigh (HFE about y), shank (KFE about y), and a foot frame with a contact sphere."""
+    down: Vec3 = (0.0, 0.0, -THIGH_LENGTH)
+    links = [
+        Link(f"{name}_HIP", segment_cylinder(ZERO3, (0.0, side * HIP_OFFSET, 0.0), HIP_RADIUS, HIP_MASS)),
+        Link(f"{name}_THIGH", segment_cylinder(ZERO3, down, THIGH_RADIUS, THIGH_MASS)),
+        Link(f"{name}_SHANK", segment_cylinder(ZERO3, (0.0, 0.0, -SHANK_LENGTH), SHANK_RADIUS, SHANK_MASS)),
+        Link(f"{name}_FOOT", Body(Sphere(FOOT_RADIUS), FOOT_MASS)),
+    ]
+    knee_range = KFE_FRONT_RANGE if fore > 0 else (-KFE_FRONT_RANGE[1], -KFE_FRONT_RANGE[0])
+    x_axis, y_axis = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)
+    joints = [
+        Joint(
+            f"{name}_HAA",
+            "base_link",
+            f"{name}_HIP",
+            (fore * HAA_X, side * HAA_Y, 0.0),
+            axis=x_axis,
+            limit=Limit(*HAA_RANGE, LEG_EFFORT, LEG_VELOCITY),
+        ),
+        Joint(
+            f"{name}_HFE",
+            f"{name}_HIP",
+            f"{name}_THIGH",
+            (0.0, side * HIP_OFFSET, 0.0),
+            axis=y_axis,
+            limit=Limit(*HFE_RANGE, LEG_EFFORT, LEG_VELOCITY),
+        ),
+        Joint(
+            f"{name}_KFE",
+            f"{name}_THIGH",
+            f"{name}_SHANK",
+            down,
+            axis=y_axis,
+            limit=Limit(*knee_range, LEG_EFFORT, LEG_VELOCITY),
+        ),
+        Joint(f"{name}_foot_fixed", f"{name}_SHANK", f"{name}_FOOT", (0.0, 0.0, -SHANK_LENGTH)),
+    ]
+    nominal = (0.0, fore * HFE_NOMINAL, fore * KFE_NOMINAL)
+    controlled = [
+        ControlledJoint(f"{name}_{joint}", ("effort",), value)
+        for joint, value in zip(("HAA", "HFE", "KFE"), nominal, strict=True)
+    ]
+    return links, joints, controlled
+
+
+def quadruped() -> Robot:
+    """A 12-DoF quadruped between ANYmal and Solo in size (README: table (c))."""
+    links = [Link("base_link", Body(Box(BASE_SIZE), BASE_MASS))]
+    joints: list[Joint] = []
+    controlled: list[ControlledJoint] = []
+    for name, fore, side in LEGS:
+        leg_links, leg_joints, leg_controlled = leg(name, fore, side)
+        links += leg_links
+        joints += leg_joints
+        controlled += leg_controlled
+    links.append(Link("imu_link"))
+    joints.append(Joint("imu_joint", "base_link", "imu_link", IMU_XYZ))
+    return Robot(
+        name="quadruped",
+        comments=(
+            "12-DoF quadruped at ANYmal scale: box base, legs LF LH RF RH with HAA (x), HFE (y), KFE (y),",
+            "foot frames at the centre of a contact sphere, an IMU frame fixed to the base.",
+            f"Nominal stance: HAA 0; front HFE {fmt(HFE_NOMINAL)}, KFE {fmt(KFE_NOMINAL)}; "
+            f"hind HFE {fmt(-HFE_NOMINAL)}, KFE {fmt(-KFE_NOMINAL)}.",
+        ),
+        links=tuple(links),
+        joints=tuple(joints),
+        controlled=tuple(controlled),
+        imu_frame="imu_link",
+    )
+
+
+def robots() -> dict[str, str]:
+    """File name -> URDF text of every shipped robot."""
+    return {f"{robot.name}.urdf": render(robot) for robot in (planar_2link(), arm7(), quadruped())}
+
+
+def main() -> None:
+    directory = Path(__file__).resolve().parent
+    for file_name, text in robots().items():
+        (directory / file_name).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
