@@ -27,7 +27,7 @@ ORTHONORMALITY_TOLERANCE = 1e-6
 """Largest ``|C^T C - I|`` entry accepted for a rotation matrix."""
 UNIT_NORM_TOLERANCE = 1e-6
 """Largest ``| |x| - 1 |`` accepted for a unit quaternion or a rotation axis."""
-GIMBAL_LOCK_TOLERANCE = 1e-13
+GIMBAL_LOCK_TOLERANCE = 1e-15
 """Euler extraction treats the rotation as gimbal locked when ``|cos(middle)|`` (Tait-Bryan) or
 ``|sin(middle)|`` (proper Euler) is at most this; the third angle is then set to zero."""
 
