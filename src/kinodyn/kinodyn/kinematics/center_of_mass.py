@@ -1,0 +1,42 @@
+"""Centre of mass and its Jacobian over the moving bodies.
+
+A fixed-base model excludes the links welded to the world (as Pinocchio, ARCHITECTURE.md §3).
+CoM Jacobian: mass-weighted sum of the body CoM point Jacobians (Seed 000 §2.8.5, (2.154);
+inventory ◇ "CoM Jacobians").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kinodyn._kernels import kinematics as _k
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
+
+
+def _check_mass(model: Model) -> None:
+    if not model.mass[1:].sum() > 0.0:
+        raise ValueError(f"model {model.name!r} has no mass on its moving bodies; no centre of mass")
+
+
+def com(model: Model, q: Any) -> np.ndarray:
+    """World position (3,) of the centre of mass of the moving bodies."""
+    q = model.check_q(q)
+    _check_mass(model)
+    out = np.empty(3)
+    ki, kf = model.kernel_data
+    _k.center_of_mass(ki, kf, q, out)
+    return out
+
+
+def com_jacobian(model: Model, q: Any) -> np.ndarray:
+    """3 x nv Jacobian of the world centre of mass: ``d com/dt = J v``."""
+    q = model.check_q(q)
+    _check_mass(model)
+    out = np.empty((3, model.nv))
+    ki, kf = model.kernel_data
+    _k.com_jacobian(ki, kf, q, out)
+    return out
