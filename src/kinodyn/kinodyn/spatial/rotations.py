@@ -205,11 +205,7 @@ def rotvec_to_matrix(phi: ArrayLike) -> FloatArray:
     vector = as_vector(phi, 3, "rotation vector")
     angle = float(np.linalg.norm(vector))
     K = skew(vector)
-    return (
-        np.eye(3)
-        + np.sinc(angle / math.pi) * K
-        + 0.5 * np.sinc(angle / (2.0 * math.pi)) ** 2 * (K @ K)
-    )
+    return np.eye(3) + np.sinc(angle / math.pi) * K + 0.5 * np.sinc(angle / (2.0 * math.pi)) ** 2 * (K @ K)
 
 
 def matrix_to_rotvec(C: ArrayLike) -> FloatArray:
