@@ -4,8 +4,8 @@ Seed 000 §2.4.5 (rotation vector), §2.5.1 (2.104)-(2.107) and §2.6 (2.108)-(2
 (exp/log, Rodrigues). Twists are ordered ``[linear; angular]`` (ARCHITECTURE.md §3).
 
 Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
-cancellation near it, so under SMALL_ANGLE they are evaluated from their Taylor series, truncated
-where the next term is below 1e-24 (relative) at SMALL_ANGLE.
+cancellation near it, so below SMALL_ANGLE they are evaluated from their Taylor series, truncated
+where the next term is below 1e-22 (relative) at SMALL_ANGLE.
 """
 
 from __future__ import annotations
