@@ -1,0 +1,10 @@
+"""`ros2 launch kinodyn_bringup planar_demo.launch.py`: the graph of config/planar_demo.yaml.
+
+The same nodes and parameters as `kinodyn up config/planar_demo.yaml`; the graph file is the single source.
+"""
+
+from kinodyn_ros.launcher.ros2_launch import launch_description
+
+
+def generate_launch_description():
+    return launch_description("planar_demo")

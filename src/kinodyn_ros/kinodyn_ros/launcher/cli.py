@@ -1,0 +1,104 @@
+"""The `kinodyn` command: start a node graph (`up`), show it (`list`), list the nodes one can use (`nodes`).
+
+    kinodyn up config/planar_demo.yaml [--timeout SECONDS] [--stop-timeout SECONDS]
+    kinodyn list config/planar_demo.yaml
+    kinodyn nodes
+
+A graph may also be named without its path (`kinodyn up planar_demo`): it is then looked up in the installed
+`share/kinodyn_bringup/config/`. A graph file that cannot be started gives one error line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
+from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
+from kinodyn_ros.launcher.supervisor import run_graph
+
+USAGE_ERROR = 2
+
+
+def graph_path(argument: str) -> Path:
+    """The graph file a command-line argument names: a path, or a graph name in the bringup package."""
+    path = Path(argument)
+    if path.exists() or path.suffix or len(path.parts) > 1:
+        return path
+    try:
+        return installed_graph(argument)
+    except PackageLookupError as error:
+        raise GraphError(f"graph '{argument}' is no file here, and {error}") from None
+
+
+def graph_listing(graph: Graph) -> str:
+    """The graph as YAML: per node its package, executable, the file that runs, parameters and remappings."""
+    nodes = {
+        node.name: {
+            "package": node.package,
+            "executable": node.executable,
+            "path": str(node.executable_path),
+            "parameters": node.parameters,
+            "remappings": node.remappings,
+        }
+        for node in graph.nodes
+    }
+    header = f"# {graph.path}" + (f": {graph.description}" if graph.description else "")
+    return header + "\n" + yaml.safe_dump(nodes, sort_keys=False)
+
+
+def executables_listing() -> str:
+    """`<package> <executable>` per line for every kinodyn package, as `ros2 pkg executables` prints them."""
+    return "".join(
+        f"{package} {name}\n" for package in kinodyn_packages() for name in package_executables(package)
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kinodyn", description="Start and inspect kinodyn node graphs (docs/launcher.md)."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes}")
+    up = commands.add_parser(
+        "up", help="start every node of a graph; stop all on Ctrl-C, SIGTERM, --timeout or when one exits"
+    )
+    up.add_argument("graph", help="graph file (config/<graph>.yaml) or the name of an installed graph")
+    up.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="stop the graph after this time (exit code 0)"
+    )
+    up.add_argument(
+        "--stop-timeout", type=float, default=5.0, metavar="SECONDS",
+        help="when stopping, wait this long after SIGINT, then after SIGTERM, before escalating (default 5)",
+    )
+    show = commands.add_parser("list", help="print a graph's nodes with their executables and parameters")
+    show.add_argument("graph", help="graph file (config/<graph>.yaml) or the name of an installed graph")
+    commands.add_parser("nodes", help="list the executables of the kinodyn packages")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for option in ("timeout", "stop_timeout"):
+        value = getattr(args, option, None)
+        if value is not None and value <= 0:
+            parser.error(f"--{option.replace('_', '-')} must be positive, got {value:g}")
+    try:
+        if args.command == "nodes":
+            sys.stdout.write(executables_listing())
+            return 0
+        graph = load_graph(graph_path(args.graph))
+    except (GraphError, PackageLookupError) as error:
+        print(f"kinodyn: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.command == "list":
+        sys.stdout.write(graph_listing(graph))
+        return 0
+    return run_graph(graph, timeout=args.timeout, stop_timeout=args.stop_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
