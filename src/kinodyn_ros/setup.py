@@ -20,6 +20,8 @@ setup(
         "console_scripts": [
             "kinodyn = kinodyn_ros.launcher.cli:main",
             "state_publisher = kinodyn_ros.nodes.state_publisher:main",
+            "joint_motion = kinodyn_ros.nodes.joint_motion:main",
+            "ee_pose_printer = kinodyn_ros.nodes.ee_pose_printer:main",
         ],
     },
 )

@@ -1,0 +1,194 @@
+"""Message <-> numpy conversions shared by every kinodyn node.
+
+Conventions (ARCHITECTURE.md §3): a 4x4 homogeneous transform ``T_AB = [[C_AB, A r_AB], [0, 1]]``
+(seed 000 (2.109)) maps coordinates in B to coordinates in A, so a ``TransformStamped`` with
+``header.frame_id = A`` and ``child_frame_id = B`` carries ``T_AB`` (tf2's convention). Quaternions are
+Hamilton, stored (x, y, z, w) as in the messages. Joint states are mapped by name, never by position.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Pose, Quaternion, Transform, TransformStamped, Vector3
+from kinodyn.spatial import homogeneous_transform, matrix_to_quat, quat_normalize, quat_to_matrix
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+
+
+class JointStateError(ValueError):
+    """A JointState that cannot be used; ``kind`` names the problem, ``str(error)`` explains it.
+
+    ``key`` identifies the distinct problem (kind plus the offending names) so nodes can report each
+    distinct problem once instead of once per message.
+    """
+
+    def __init__(self, kind: str, message: str, names: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.key = (kind, tuple(names))
+
+
+@dataclass(frozen=True)
+class JointPositions:
+    """Positions taken from one JointState: ``names[i]`` is at ``values[i]``, in the caller's joint order."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+
+def _format_names(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def joint_state_positions(
+    msg: JointState,
+    joint_names: Sequence[str],
+    *,
+    allow_partial: bool = False,
+    ignored_names: Sequence[str] = (),
+) -> JointPositions:
+    """Positions of ``msg`` for the joints in ``joint_names``, in that order, validated.
+
+    Raises ``JointStateError`` when the message is inconsistent (``position`` not as long as ``name``;
+    ``velocity`` or ``effort`` neither empty nor as long as ``name``, as sensor_msgs/JointState requires),
+    names a joint twice, names a joint outside ``joint_names`` and ``ignored_names``, has a non-finite
+    position, or (unless ``allow_partial``) lacks one of ``joint_names``. Names in ``ignored_names`` are
+    accepted and their values dropped (e.g. mimic joints, whose position follows their master).
+    """
+    names = list(msg.name)
+    if len(msg.position) != len(names):
+        raise JointStateError(
+            "length_mismatch",
+            f"JointState has {len(names)} names but {len(msg.position)} positions; "
+            "each name needs exactly one position",
+        )
+    for field in ("velocity", "effort"):
+        size = len(getattr(msg, field))
+        if size not in (0, len(names)):
+            raise JointStateError(
+                "length_mismatch",
+                f"JointState has {len(names)} names but {size} {field} values; {field} must be empty or "
+                "have one value per name",
+            )
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise JointStateError(
+            "duplicate_names", f"JointState names {_format_names(duplicates)} more than once", duplicates
+        )
+    index = {name: i for i, name in enumerate(joint_names)}
+    unknown = [n for n in names if n not in index and n not in ignored_names]
+    if unknown:
+        raise JointStateError(
+            "unknown_names",
+            f"JointState names unknown joints {_format_names(unknown)}; the URDF's movable joints are "
+            f"{_format_names(joint_names)}",
+            unknown,
+        )
+    positions = np.asarray(msg.position, dtype=np.float64)
+    bad = [n for n, value in zip(names, positions, strict=True) if not math.isfinite(value)]
+    if bad:
+        raise JointStateError(
+            "non_finite", f"JointState has non-finite positions for {_format_names(bad)}", bad
+        )
+    by_name = {n: value for n, value in zip(names, positions, strict=True) if n in index}
+    if not allow_partial:
+        missing = [n for n in joint_names if n not in by_name]
+        if missing:
+            raise JointStateError(
+                "missing_names", f"JointState lacks joints {_format_names(missing)}", missing
+            )
+    used = tuple(n for n in joint_names if n in by_name)
+    return JointPositions(used, np.array([by_name[n] for n in used], dtype=np.float64))
+
+
+def joint_state_to_q(msg: JointState, joint_names: Sequence[str]) -> np.ndarray:
+    """The full position vector in the order of ``joint_names``; every joint must be present."""
+    return joint_state_positions(msg, joint_names).values
+
+
+def q_to_joint_state(
+    joint_names: Sequence[str], q: np.ndarray, stamp: Time, qdot: np.ndarray | None = None
+) -> JointState:
+    """A JointState with ``name = joint_names``, ``position = q`` and, when given, ``velocity = qdot``."""
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(joint_names)
+    msg.position = [float(x) for x in q]
+    if qdot is not None:
+        msg.velocity = [float(x) for x in qdot]
+    return msg
+
+
+def quaternion_to_array(q: Quaternion) -> np.ndarray:
+    """(x, y, z, w) of a geometry_msgs Quaternion."""
+    return np.array([q.x, q.y, q.z, q.w], dtype=np.float64)
+
+
+def array_to_quaternion(xyzw: np.ndarray) -> Quaternion:
+    x, y, z, w = (float(v) for v in xyzw)
+    return Quaternion(x=x, y=y, z=z, w=w)
+
+
+def _rotation_translation_to_matrix(rotation: Quaternion, translation: np.ndarray, what: str) -> np.ndarray:
+    xyzw = quaternion_to_array(rotation)
+    if not (np.all(np.isfinite(xyzw)) and np.all(np.isfinite(translation))):
+        raise ValueError(f"{what} has a non-finite translation or rotation")
+    try:
+        quat_to_matrix(xyzw)  # validates |q| = 1 within kinodyn.spatial's tolerance
+    except ValueError as exc:
+        raise ValueError(f"{what} rotation is not a unit quaternion (x, y, z, w): {exc}") from None
+    return homogeneous_transform(quat_to_matrix(quat_normalize(xyzw)), translation)
+
+
+def transform_to_matrix(msg: Transform) -> np.ndarray:
+    """``T_AB`` of a Transform (translation and rotation of frame B in frame A)."""
+    t = msg.translation
+    return _rotation_translation_to_matrix(msg.rotation, np.array([t.x, t.y, t.z]), "Transform")
+
+
+def matrix_to_transform(T: np.ndarray) -> Transform:
+    """Transform of ``T_AB``; the quaternion has w >= 0."""
+    x, y, z = (float(v) for v in T[:3, 3])
+    return Transform(
+        translation=Vector3(x=x, y=y, z=z), rotation=array_to_quaternion(matrix_to_quat(T[:3, :3]))
+    )
+
+
+def pose_to_matrix(msg: Pose) -> np.ndarray:
+    """``T_AB`` of a Pose of frame B given in frame A."""
+    p = msg.position
+    return _rotation_translation_to_matrix(msg.orientation, np.array([p.x, p.y, p.z]), "Pose")
+
+
+def matrix_to_pose(T: np.ndarray) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    pose.orientation = array_to_quaternion(matrix_to_quat(T[:3, :3]))
+    return pose
+
+
+def transform_stamped(parent: str, child: str, T: np.ndarray, stamp: Time) -> TransformStamped:
+    """TransformStamped ``parent <- child`` carrying ``T_parent_child``."""
+    msg = TransformStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    msg.transform = matrix_to_transform(T)
+    return msg
+
+
+def odometry_to_pose(msg: Odometry) -> tuple[str, str, np.ndarray]:
+    """``(header.frame_id, child_frame_id, T)``: the pose of the child (base) frame in the odometry frame.
+
+    Raises ValueError for an empty frame id or a non-finite or non-unit pose.
+    """
+    if not msg.header.frame_id:
+        raise ValueError(
+            "Odometry has an empty header.frame_id; it must name the odometry frame (e.g. 'odom')"
+        )
+    return msg.header.frame_id, msg.child_frame_id, pose_to_matrix(msg.pose.pose)

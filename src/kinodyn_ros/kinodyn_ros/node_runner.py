@@ -1,0 +1,42 @@
+"""Run one node as a process: a bad configuration is one error line and exit code 1, Ctrl-C is exit code 0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import rclpy
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from kinodyn_ros.robot_description import RobotDescriptionError
+from kinodyn_ros.tf_tree import URDFTreeError
+
+CONFIGURATION_ERRORS = (RobotDescriptionError, URDFTreeError, ValueError, ParameterException)
+"""What a node constructor raises for bad parameters (wrong value or type) or a bad URDF (kinodyn's
+URDFError is a ValueError)."""
+
+
+def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None) -> int:
+    """Create the node with ``make_node`` and spin it until shutdown; returns the process exit code.
+
+    A configuration error raised while the node is built is logged as one line under ``name`` (no
+    traceback) and gives exit code 1.
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = make_node()
+        rclpy.spin(node)
+    except CONFIGURATION_ERRORS as exc:
+        if node is not None:
+            raise
+        rclpy.logging.get_logger(name).error(f"{exc}; exiting")
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,133 @@
+"""state_publisher: robot_state_publisher's job for kinodyn (docs/nodes/state_publisher.md).
+
+Publishes the URDF on `robot_description`, every fixed joint on `/tf_static` (one TFMessage), the movable
+joints named in each `joint_states` message on `/tf` stamped with that message's stamp, and, when
+`odometry_topic` is set, the floating base `odom -> root link` from nav_msgs/Odometry.
+"""
+
+from __future__ import annotations
+
+import math
+
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from kinodyn_ros.conversions import (
+    JointStateError,
+    joint_state_positions,
+    odometry_to_pose,
+    transform_stamped,
+)
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.robot_description import declare_and_read
+from kinodyn_ros.tf_tree import TfTree, Transform, URDFTreeError
+from tf2_msgs.msg import TFMessage
+
+NODE_NAME = "state_publisher"
+LATCHED_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+"""robot_description and /tf_static: a late subscriber still gets the last message (tf2's static QoS)."""
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+"""/tf: tf2's dynamic broadcaster QoS."""
+
+
+class StatePublisher(Node):
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        xml, source = declare_and_read(self)
+        try:
+            self._tree = TfTree.from_urdf(xml)
+        except URDFTreeError as exc:
+            raise URDFTreeError(f"{source} is not a usable URDF: {exc}") from None
+        frequency = self.declare_parameter("publish_frequency", 20.0).value
+        if not (math.isfinite(frequency) and frequency > 0.0):
+            raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
+        self._publish_interval_ns = int(1e9 / frequency)
+        self._ignore_timestamp = bool(self.declare_parameter("ignore_timestamp", False).value)
+        self._prefix = self.declare_parameter("frame_prefix", "").value
+        odometry_topic = self.declare_parameter("odometry_topic", "").value
+        self._problems = DistinctProblemLog(self.get_logger())
+        self._last_publish_ns: dict[str, int] = {}
+
+        description = self.create_publisher(String, "robot_description", LATCHED_QOS)
+        description.publish(String(data=xml))
+        static = self.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
+        static_transforms = self._tree.static_transforms()
+        static.publish(self._tf_message(static_transforms, self.get_clock().now().to_msg()))
+        self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data)
+        if odometry_topic:
+            self.create_subscription(Odometry, odometry_topic, self._on_odometry, qos_profile_sensor_data)
+        self.get_logger().info(
+            f"URDF from {source}: root link {self._tree.root_link!r}, "
+            f"{len(self._tree.movable_joint_names)} movable joints on /tf, "
+            f"{len(static_transforms)} fixed joints on /tf_static"
+            + (f", floating base from {odometry_topic!r}" if odometry_topic else "")
+        )
+
+    def _tf_message(self, transforms: list[Transform], stamp) -> TFMessage:
+        return TFMessage(
+            transforms=[
+                transform_stamped(self._prefix + parent, self._prefix + child, T, stamp)
+                for parent, child, T in transforms
+            ]
+        )
+
+    def _due(self, names: tuple[str, ...], stamp_ns: int) -> bool:
+        """robot_state_publisher's rate limit: publish when the stamp is at least one publish interval past
+        the oldest last-published stamp of the joints in the message (a joint never published is due)."""
+        if self._ignore_timestamp:
+            return True
+        last = [self._last_publish_ns[n] for n in names if n in self._last_publish_ns]
+        return len(last) < len(names) or stamp_ns >= min(last) + self._publish_interval_ns
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        try:
+            positions = joint_state_positions(
+                msg,
+                self._tree.movable_joint_names,
+                allow_partial=True,
+                ignored_names=self._tree.mimic_joint_names,
+            )
+        except JointStateError as exc:
+            self._problems.warn(exc.key, f"ignoring joint_states message: {exc}")
+            return
+        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
+        if not positions.names or not self._due(positions.names, stamp_ns):
+            return
+        for name in positions.names:
+            self._last_publish_ns[name] = stamp_ns
+        transforms = self._tree.moving_transforms(dict(zip(positions.names, positions.values, strict=True)))
+        self._tf.publish(self._tf_message(transforms, msg.header.stamp))
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        root = self._tree.root_link
+        try:
+            odom_frame, child, T = odometry_to_pose(msg)
+        except ValueError as exc:
+            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
+            return
+        if child not in ("", root, self._prefix + root):
+            self._problems.warn(
+                ("odometry_child", child),
+                f"ignoring odometry message: child_frame_id {child!r} is not the URDF root link "
+                f"{root!r}; the floating base transform must end at the root link",
+            )
+            return
+        self._tf.publish(
+            TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)])
+        )
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, StatePublisher, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""The URDF a node works on, from its `robot_description` (XML) or `robot_description_file` parameter.
+
+`robot_description_file` takes a path, `file://<path>` or `package://<package>/<path>` (resolved through the
+ament index, as ROS 2 resolves resource URIs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+from rclpy.node import Node
+
+
+class RobotDescriptionError(RuntimeError):
+    """No usable URDF text; the message says which parameter to fix and how."""
+
+
+def resolve_uri(uri: str) -> Path:
+    """The file a `package://`, `file://` or plain path names (not checked for existence)."""
+    if uri.startswith("package://"):
+        package, _, relative = uri[len("package://") :].partition("/")
+        if not package or not relative:
+            raise RobotDescriptionError(
+                f"robot_description_file {uri!r} must look like package://<package>/<path>"
+            )
+        try:
+            return Path(get_package_share_directory(package)) / relative
+        except PackageNotFoundError:
+            raise RobotDescriptionError(
+                f"robot_description_file {uri!r}: package {package!r} is not in the ament index "
+                "(AMENT_PREFIX_PATH); source the workspace or give a file path"
+            ) from None
+    if uri.startswith("file://"):
+        return Path(uri[len("file://") :])
+    return Path(uri)
+
+
+def read_robot_description(xml: str, file: str) -> tuple[str, str]:
+    """``(URDF text, where it came from)`` from exactly one of the two parameter values."""
+    if xml and file:
+        raise RobotDescriptionError("both robot_description and robot_description_file are set; set only one")
+    if xml:
+        return xml, "parameter robot_description"
+    if not file:
+        raise RobotDescriptionError(
+            "no URDF given: set parameter robot_description (URDF XML text) or robot_description_file "
+            "(a path or package://<package>/<path>)"
+        )
+    path = resolve_uri(file)
+    try:
+        return path.read_text(), f"robot_description_file {str(path)!r}"
+    except OSError as exc:
+        raise RobotDescriptionError(f"cannot read robot_description_file {file!r}: {exc.strerror}") from None
+
+
+def declare_and_read(node: Node) -> tuple[str, str]:
+    """Declare `robot_description` and `robot_description_file` on ``node`` and read the URDF they name."""
+    xml = node.declare_parameter("robot_description", "").value
+    file = node.declare_parameter("robot_description_file", "").value
+    return read_robot_description(xml, file)
