@@ -7,7 +7,8 @@
    package `kinodyn_test_nodes`, so package lookup is exercised for real): prefixed output, names, parameters
    and remappings reach the nodes; Ctrl-C, SIGTERM, --timeout and a dying node stop every process of every
    node group, with the documented exit codes; malformed graph files give one error line and exit code 2.
-3. The demo graph with the real nodes appears in the ROS graph, with the parameters of its graph file.
+3. Every graph file's real nodes appear in the ROS graph with the parameters of the graph file, and stop
+   cleanly (exit code 0, no escalation) when the launcher gets Ctrl-C.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 from kinodyn_ros.launcher.cli import main
-from kinodyn_ros.launcher.graph import load_graph
+from kinodyn_ros.launcher.graph import installed_graph, load_graph
 
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
 
@@ -90,6 +91,8 @@ def _listed_nodes(graph_file: Path, capsys: pytest.CaptureFixture[str]) -> dict[
 def test_launch_file_starts_the_nodes_of_its_graph_file(
     graph_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    installed = installed_graph(graph_file.stem)
+    assert installed.read_text() == graph_file.read_text(), f"{installed} is stale: run scripts/setup.sh"
     description, launched = _run_launch_file(REPO / "launch" / f"{graph_file.stem}.launch.py", monkeypatch)
     graph = load_graph(graph_file)
     listed = _listed_nodes(graph_file, capsys)
@@ -413,7 +416,7 @@ def test_missing_graph_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
 
 
-# --- 3. the demo graph with the real nodes ------------------------------------------------------------------
+# --- 3. the graphs with the real nodes ----------------------------------------------------------------------
 
 
 def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
@@ -438,11 +441,12 @@ def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
 
 
 @pytest.mark.system
-def test_demo_graph_runs_its_nodes_with_their_parameters(spawn) -> None:
+@pytest.mark.parametrize("graph_file", GRAPH_FILES, ids=lambda path: path.stem)
+def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn) -> None:
     import rclpy
 
-    graph = load_graph(REPO / "config" / "planar_demo.yaml")
-    launcher = spawn([_kinodyn(), "up", "config/planar_demo.yaml", "--timeout", "120"], "launcher")
+    graph = load_graph(graph_file)
+    launcher = spawn([_kinodyn(), "up", str(graph_file.relative_to(REPO)), "--timeout", "120"], "launcher")
     rclpy.init()
     try:
         probe = rclpy.create_node("launcher_test_probe")
