@@ -56,7 +56,8 @@ class JointMotion(Node):
             raise ValueError(f"parameter amplitude must be a finite number >= 0 (rad or m), got {amplitude}")
         self._omega = 2.0 * math.pi / _positive(self, "period", 4.0)
         self._names = model.joint_names
-        self._centre, self._swing = motion_range(model.lower_limit, model.upper_limit, amplitude)
+        self._lower, self._upper = model.lower_limit, model.upper_limit
+        self._centre, self._swing = motion_range(self._lower, self._upper, amplitude)
         n = len(self._names)
         self._phase = math.pi * np.arange(n) / max(n, 1)
         self._start_ns = self.get_clock().now().nanoseconds
@@ -73,7 +74,7 @@ class JointMotion(Node):
     def _publish(self) -> None:
         now = self.get_clock().now()
         angle = self._omega * (now.nanoseconds - self._start_ns) * 1e-9 + self._phase
-        q = self._centre + self._swing * np.sin(angle)
+        q = np.clip(self._centre + self._swing * np.sin(angle), self._lower, self._upper)  # against rounding
         qdot = self._swing * self._omega * np.cos(angle)
         self._publisher.publish(q_to_joint_state(self._names, q, now.to_msg(), qdot))
 
