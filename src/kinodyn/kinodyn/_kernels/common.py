@@ -5,6 +5,10 @@ Every kernel receives the model as two flat arrays, ``ki`` (int64) and ``kf`` (f
 ``md = unpack(ki, kf)``: a ``ModelArrays`` named tuple of views whose fields carry the Model
 attribute names (``md.parent``, ``md.joint_rotation``, ...).
 
+Performance rule: reading ``md.<field>`` or passing ``md`` to a function costs reference-count
+updates of its arrays (~100 ns per access in a loop). Read the fields into locals once, before
+per-body loops, and pass arrays (not ``md``) to functions called per body.
+
 Functions (all ``njit(cache=True)``):
 
 - ``unpack(ki, kf) -> ModelArrays``
@@ -20,6 +24,8 @@ Functions (all ``njit(cache=True)``):
 - ``motion_subspace(md, i, C, r, o, S)``: columns of body i's joint (``S[:, :nv_joint]``) as
   6-D twists ``[v; w]`` in world axes with linear velocity taken at the world point ``o``,
   without the mimic multiplier (Seed 000 §2.8.5, (2.166); §2.10.3, (2.252))
+- ``joint_columns(joint_type, joint_axis, i, C, r, o, S)``: ``motion_subspace`` taking the two field
+  arrays, for use inside per-body loops
 - ``motion_cross(V, W, out)``: spatial motion cross product ``V x W`` for ``[v; w]`` vectors
 """
 
@@ -49,7 +55,7 @@ ModelArrays = namedtuple(
 )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     """Views of the packed model arrays (layout: docs/core-model-layout.md, "Kernel data")."""
     nb = ki[0]
@@ -183,95 +189,125 @@ def joint_rate(md: ModelArrays, i: int, v: np.ndarray) -> float:
     return md.joint_multiplier[i] * v[md.idx_v[i]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_placement(md: ModelArrays, i: int, q: np.ndarray, C_out: np.ndarray, r_out: np.ndarray) -> None:
     """Placement of body i in its parent: ``C_out = C_parent_body``, ``r_out = parent_r_body``.
 
     Revolute: ``C_pj Rot(n, θ)``; prismatic: translation ``C_pj n d``; free flyer: the
     position and (normalised) quaternion in q (Seed 000 §2.8.3, (2.130); §2.10.2, (2.247)).
     """
-    Cj = md.joint_rotation[i]
-    rj = md.joint_translation[i]
-    jt = md.joint_type[i]
+    _joint_placement(md.joint_type, md.joint_axis, md.joint_rotation, md.joint_translation,
+                     md.joint_multiplier, md.joint_offset, md.idx_q, i, q, C_out, r_out)
+
+
+@njit(cache=True, inline="always")
+def _joint_placement(joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray, t: np.ndarray,
+                     multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int, q: np.ndarray,
+                     C_out: np.ndarray, r_out: np.ndarray) -> None:
+    """``joint_placement`` on the field arrays (reading ``md.<field>`` inside a loop costs refcounts)."""
+    jt = joint_type[i]
+    if jt == JOINT_NONE:
+        for a in range(3):
+            for b in range(3):
+                C_out[a, b] = 1.0 if a == b else 0.0
+            r_out[a] = 0.0
+        return
+    if jt == JOINT_PRISMATIC:
+        d = multiplier[i] * q[idx_q[i]] + offset[i]
+        n = joint_axis
+        for a in range(3):
+            for b in range(3):
+                C_out[a, b] = R[i, a, b]
+            r_out[a] = t[i, a] + d * (R[i, a, 0] * n[i, 0] + R[i, a, 1] * n[i, 1] + R[i, a, 2] * n[i, 2])
+        return
     if jt == JOINT_REVOLUTE:
-        local = np.empty((3, 3))
-        rotation_about_axis(md.joint_axis[i], joint_coordinate(md, i, q), local)
-        matmul3(Cj, local, C_out)
-        r_out[:] = rj
-    elif jt == JOINT_PRISMATIC:
-        d = joint_coordinate(md, i, q)
-        C_out[:, :] = Cj
-        n = md.joint_axis[i]
-        for k in range(3):
-            r_out[k] = rj[k] + d * (Cj[k, 0] * n[0] + Cj[k, 1] * n[1] + Cj[k, 2] * n[2])
-    elif jt == JOINT_FREEFLYER:
-        iq = md.idx_q[i]
-        local = np.empty((3, 3))
-        quaternion_to_rotation(q[iq + 3:iq + 7], local)
-        matmul3(Cj, local, C_out)
-        matvec3(Cj, q[iq:iq + 3], r_out)
-        for k in range(3):
-            r_out[k] += rj[k]
-    else:
-        C_out[:, :] = np.eye(3)
-        r_out[:] = 0.0
+        theta = multiplier[i] * q[idx_q[i]] + offset[i]
+        c = math.cos(theta)
+        s = math.sin(theta)
+        k = 1.0 - c
+        x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
+        l00, l01, l02 = c + k * x * x, k * x * y - s * z, k * x * z + s * y
+        l10, l11, l12 = k * x * y + s * z, c + k * y * y, k * y * z - s * x
+        l20, l21, l22 = k * x * z - s * y, k * y * z + s * x, c + k * z * z
+        px, py, pz = 0.0, 0.0, 0.0
+    else:  # JOINT_FREEFLYER
+        iq = idx_q[i]
+        qn = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
+        x, y, z, w = q[iq + 3] / qn, q[iq + 4] / qn, q[iq + 5] / qn, q[iq + 6] / qn
+        l00, l01, l02 = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)
+        l10, l11, l12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
+        l20, l21, l22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
+        px, py, pz = q[iq], q[iq + 1], q[iq + 2]
+    for a in range(3):
+        ra0, ra1, ra2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
+        C_out[a, 0] = ra0 * l00 + ra1 * l10 + ra2 * l20
+        C_out[a, 1] = ra0 * l01 + ra1 * l11 + ra2 * l21
+        C_out[a, 2] = ra0 * l02 + ra1 * l12 + ra2 * l22
+        r_out[a] = t[i, a] + ra0 * px + ra1 * py + ra2 * pz
 
 
-@njit(cache=True)
-def _compose_with_parent(md: ModelArrays, i: int, q: np.ndarray, C: np.ndarray, r: np.ndarray,
-                         C_loc: np.ndarray, r_loc: np.ndarray) -> None:
-    joint_placement(md, i, q, C_loc, r_loc)
-    p = md.parent[i]
-    matmul3(C[p], C_loc, C[i])
-    matvec3(C[p], r_loc, r[i])
-    for k in range(3):
-        r[i, k] += r[p, k]
+@njit(cache=True, inline="always")
+def _set_identity(C: np.ndarray, r: np.ndarray) -> None:
+    for a in range(3):
+        for b in range(3):
+            C[0, a, b] = 1.0 if a == b else 0.0
+        r[0, a] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _forward(md: ModelArrays, q: np.ndarray, bodies: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
+    """``T_world_i = T_world_parent T_parent_i(q)`` for each i of ``bodies`` (parents first)."""
+    parent, joint_type, joint_axis = md.parent, md.joint_type, md.joint_axis
+    R, t, multiplier, offset, idx_q = (md.joint_rotation, md.joint_translation, md.joint_multiplier,
+                                       md.joint_offset, md.idx_q)
+    _set_identity(C, r)
+    C_loc = np.empty((3, 3))
+    r_loc = np.empty(3)
+    for i in bodies:
+        _joint_placement(joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, C_loc, r_loc)
+        p = parent[i]
+        for a in range(3):
+            pa0, pa1, pa2 = C[p, a, 0], C[p, a, 1], C[p, a, 2]
+            for b in range(3):
+                C[i, a, b] = pa0 * C_loc[0, b] + pa1 * C_loc[1, b] + pa2 * C_loc[2, b]
+            r[i, a] = r[p, a] + pa0 * r_loc[0] + pa1 * r_loc[1] + pa2 * r_loc[2]
+
+
+@njit(cache=True, inline="always")
 def forward_placements(md: ModelArrays, q: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
     """World placements of every body: ``C[i] = C_world_body``, ``r[i] = world_r_body``.
 
     ``C`` is (nbodies, 3, 3), ``r`` (nbodies, 3). Forward recursion
     ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)).
     """
-    C[0, :, :] = np.eye(3)
-    r[0, :] = 0.0
-    C_loc = np.empty((3, 3))
-    r_loc = np.empty(3)
-    for i in range(1, md.nbodies):
-        _compose_with_parent(md, i, q, C, r, C_loc, r_loc)
+    _forward(md, q, np.arange(1, md.nbodies), C, r)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def support(md: ModelArrays, body: int) -> np.ndarray:
     """Bodies on the path from the root to ``body``, root first (universe excluded)."""
+    parent = md.parent
     depth = 0
     b = body
     while b > 0:
         depth += 1
-        b = md.parent[b]
+        b = parent[b]
     chain = np.empty(depth, dtype=np.int64)
     b = body
     for k in range(depth - 1, -1, -1):
         chain[k] = b
-        b = md.parent[b]
+        b = parent[b]
     return chain
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def forward_placements_support(md: ModelArrays, q: np.ndarray, chain: np.ndarray,
                                C: np.ndarray, r: np.ndarray) -> None:
     """``forward_placements`` restricted to ``chain`` (from ``support``); other rows untouched."""
-    C[0, :, :] = np.eye(3)
-    r[0, :] = 0.0
-    C_loc = np.empty((3, 3))
-    r_loc = np.empty(3)
-    for i in chain:
-        _compose_with_parent(md, i, q, C, r, C_loc, r_loc)
+    _forward(md, q, chain, C, r)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def motion_subspace(md: ModelArrays, i: int, C: np.ndarray, r: np.ndarray, o: np.ndarray,
                     S: np.ndarray) -> int:
     """Joint columns of body i as world-axes twists ``[v_o; w]``; returns the joint's nv.
@@ -282,43 +318,51 @@ def motion_subspace(md: ModelArrays, i: int, C: np.ndarray, r: np.ndarray, o: np
     free flyer (body-frame v and w): ``[[C, [r_i - o]x C], [0, C]]`` (Seed 000 §2.10.3, (2.252)).
     The mimic multiplier is not applied.
     """
-    jt = md.joint_type[i]
-    Ci = C[i]
+    return joint_columns(md.joint_type, md.joint_axis, i, C, r, o, S)
+
+
+@njit(cache=True, inline="always")
+def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.ndarray, r: np.ndarray,
+                  o: np.ndarray, S: np.ndarray) -> int:
+    """``motion_subspace`` on the field arrays, for per-body loops (hoist ``md.<field>`` first)."""
+    jt = joint_type[i]
     if jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
-        n = np.empty(3)
-        matvec3(Ci, md.joint_axis[i], n)
+        ax = joint_axis
+        n0 = C[i, 0, 0] * ax[i, 0] + C[i, 0, 1] * ax[i, 1] + C[i, 0, 2] * ax[i, 2]
+        n1 = C[i, 1, 0] * ax[i, 0] + C[i, 1, 1] * ax[i, 1] + C[i, 1, 2] * ax[i, 2]
+        n2 = C[i, 2, 0] * ax[i, 0] + C[i, 2, 1] * ax[i, 1] + C[i, 2, 2] * ax[i, 2]
         if jt == JOINT_REVOLUTE:
-            d0 = o[0] - r[i, 0]
-            d1 = o[1] - r[i, 1]
-            d2 = o[2] - r[i, 2]
-            S[0, 0] = n[1] * d2 - n[2] * d1
-            S[1, 0] = n[2] * d0 - n[0] * d2
-            S[2, 0] = n[0] * d1 - n[1] * d0
-            S[3, 0] = n[0]
-            S[4, 0] = n[1]
-            S[5, 0] = n[2]
+            d0, d1, d2 = o[0] - r[i, 0], o[1] - r[i, 1], o[2] - r[i, 2]
+            S[0, 0] = n1 * d2 - n2 * d1
+            S[1, 0] = n2 * d0 - n0 * d2
+            S[2, 0] = n0 * d1 - n1 * d0
+            S[3, 0] = n0
+            S[4, 0] = n1
+            S[5, 0] = n2
         else:
-            S[0, 0] = n[0]
-            S[1, 0] = n[1]
-            S[2, 0] = n[2]
+            S[0, 0] = n0
+            S[1, 0] = n1
+            S[2, 0] = n2
             S[3, 0] = 0.0
             S[4, 0] = 0.0
             S[5, 0] = 0.0
         return 1
     if jt == JOINT_FREEFLYER:
-        d = np.empty(3)
-        for k in range(3):
-            d[k] = r[i, k] - o[k]
-        sk = np.empty((3, 3))
-        skew(d, sk)
-        block = np.empty((3, 3))
-        matmul3(sk, Ci, block)
-        for a in range(3):
-            for b in range(3):
-                S[a, b] = Ci[a, b]
-                S[a, 3 + b] = block[a, b]
-                S[3 + a, b] = 0.0
-                S[3 + a, 3 + b] = Ci[a, b]
+        d0, d1, d2 = r[i, 0] - o[0], r[i, 1] - o[1], r[i, 2] - o[2]
+        for b in range(3):
+            c0, c1, c2 = C[i, 0, b], C[i, 1, b], C[i, 2, b]
+            S[0, b] = c0
+            S[1, b] = c1
+            S[2, b] = c2
+            S[3, b] = 0.0
+            S[4, b] = 0.0
+            S[5, b] = 0.0
+            S[0, 3 + b] = d1 * c2 - d2 * c1
+            S[1, 3 + b] = d2 * c0 - d0 * c2
+            S[2, 3 + b] = d0 * c1 - d1 * c0
+            S[3, 3 + b] = c0
+            S[4, 3 + b] = c1
+            S[5, 3 + b] = c2
         return 6
     return 0
 

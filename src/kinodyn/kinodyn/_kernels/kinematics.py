@@ -19,10 +19,10 @@ from kinodyn._kernels.common import (
     cross3,
     forward_placements,
     forward_placements_support,
+    joint_columns,
     matmul3,
     matvec3,
     motion_cross,
-    motion_subspace,
     quaternion_to_rotation,
     skew,
     support,
@@ -34,7 +34,7 @@ LOCAL = 1
 LOCAL_WORLD_ALIGNED = 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _frame_in_world(md: ModelArrays, frame: int, C: np.ndarray, r: np.ndarray,
                     C_f: np.ndarray, r_f: np.ndarray) -> None:
     """``T_world_frame = T_world_body T_body_frame`` from the body placements."""
@@ -55,7 +55,7 @@ def _write_homogeneous(C_f: np.ndarray, r_f: np.ndarray, out: np.ndarray) -> Non
     out[3, 3] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _placement_along_support(md: ModelArrays, q: np.ndarray, frame: int, C: np.ndarray, r: np.ndarray,
                              out: np.ndarray) -> None:
     chain = support(md, md.frame_body[frame])
@@ -131,10 +131,11 @@ def frame_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, re
     o = np.zeros(3) if reference == WORLD else r_f
     out[:, :] = 0.0
     S = np.empty((6, 6))
+    joint_type, joint_axis, multiplier, idx_v = md.joint_type, md.joint_axis, md.joint_multiplier, md.idx_v
     for i in chain:
-        n = motion_subspace(md, i, C, r, o, S)
-        m = md.joint_multiplier[i]
-        iv = md.idx_v[i]
+        n = joint_columns(joint_type, joint_axis, i, C, r, o, S)
+        m = multiplier[i]
+        iv = idx_v[i]
         for c in range(n):
             for k in range(6):
                 out[k, iv + c] += m * S[k, c]
@@ -167,10 +168,11 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
     A = np.zeros(6)
     Sqd = np.empty(6)
     VxS = np.empty(6)
+    joint_type, joint_axis, multiplier, idx_v = md.joint_type, md.joint_axis, md.joint_multiplier, md.idx_v
     for i in chain:
-        n = motion_subspace(md, i, C, r, origin, S)
-        m = md.joint_multiplier[i]
-        iv = md.idx_v[i]
+        n = joint_columns(joint_type, joint_axis, i, C, r, origin, S)
+        m = multiplier[i]
+        iv = idx_v[i]
         for k in range(6):
             acc = 0.0
             for c in range(n):
@@ -198,17 +200,18 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
             out[k] += tmp[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _body_coms(md: ModelArrays, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World placements ``C``, ``r`` and world centres of mass ``c`` of every body."""
     C = np.empty((md.nbodies, 3, 3))
     r = np.empty((md.nbodies, 3))
     forward_placements(md, q, C, r)
     c = np.empty((md.nbodies, 3))
+    body_com = md.body_com
     for i in range(md.nbodies):
-        matvec3(C[i], md.body_com[i], c[i])
         for k in range(3):
-            c[i, k] += r[i, k]
+            c[i, k] = (r[i, k] + C[i, k, 0] * body_com[i, 0] + C[i, k, 1] * body_com[i, 1]
+                       + C[i, k, 2] * body_com[i, 2])
     return C, r, c
 
 
@@ -217,12 +220,13 @@ def center_of_mass(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarra
     """``out`` = ``sum_i m_i c_i / sum_i m_i`` over the moving bodies (universe excluded)."""
     md = unpack(ki, kf)
     _, _, c = _body_coms(md, q)
+    mass = md.mass
     total = 0.0
     out[:] = 0.0
     for i in range(1, md.nbodies):
-        total += md.mass[i]
+        total += mass[i]
         for k in range(3):
-            out[k] += md.mass[i] * c[i, k]
+            out[k] += mass[i] * c[i, k]
     for k in range(3):
         out[k] /= total
 
@@ -238,16 +242,18 @@ def com_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray)
     md = unpack(ki, kf)
     C, r, c = _body_coms(md, q)
     nb = md.nbodies
+    mass, parent, joint_type, joint_axis = md.mass, md.parent, md.joint_type, md.joint_axis
+    idx_v, multiplier = md.idx_v, md.joint_multiplier
     Msub = np.zeros(nb)
     h = np.zeros((nb, 3))
     total = 0.0
     for i in range(1, nb):
-        Msub[i] = md.mass[i]
-        total += md.mass[i]
+        Msub[i] = mass[i]
+        total += mass[i]
         for k in range(3):
-            h[i, k] = md.mass[i] * c[i, k]
+            h[i, k] = mass[i] * c[i, k]
     for i in range(nb - 1, 1, -1):
-        p = md.parent[i]
+        p = parent[i]
         if p > 0:
             Msub[p] += Msub[i]
             for k in range(3):
@@ -257,13 +263,13 @@ def com_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray)
     d = np.empty(3)
     col = np.empty(3)
     for i in range(1, nb):
-        jt = md.joint_type[i]
-        iv = md.idx_v[i]
-        scale = md.joint_multiplier[i] / total
+        jt = joint_type[i]
+        iv = idx_v[i]
+        scale = multiplier[i] / total
         for k in range(3):
             d[k] = h[i, k] - Msub[i] * r[i, k]
         if jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
-            matvec3(C[i], md.joint_axis[i], n)
+            matvec3(C[i], joint_axis[i], n)
             if jt == JOINT_REVOLUTE:
                 cross3(n, d, col)
             else:
