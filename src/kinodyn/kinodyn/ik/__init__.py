@@ -1,0 +1,15 @@
+"""Inverse kinematics: differential (velocity-level) control, position-level IK under joint limits, CLIK.
+
+- ``differential``: pseudo-inverses, null-space projection, multi-task control (Seed 000 §2.9.1-2.9.2)
+- ``tasks``: ``FrameTask`` (pose / position / orientation of a frame) and ``TaskStack``
+- ``limits``: joint position and velocity limits as QP inequality rows
+- ``qp``: the box-constrained step QP (OSQP)
+- ``solve``: ``solve_ik`` (Gauss-Newton / Levenberg-Marquardt, restarts, timeout; Seed 000 §2.9.3,
+  seed 002 §3.7-3.8)
+- ``clik``: closed-loop IK trajectory tracking (Seed 000 §2.9.4)
+"""
+
+from kinodyn.ik.solve import IKResult, solve_ik
+from kinodyn.ik.tasks import FrameTask, TaskStack
+
+__all__ = ["FrameTask", "IKResult", "TaskStack", "solve_ik"]

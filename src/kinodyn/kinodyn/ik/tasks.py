@@ -1,0 +1,186 @@
+"""IK tasks: a frame's pose, position or orientation in the world, with its error and Jacobian.
+
+The error is the seed's task-space error ``Δx = [r* - r; Δφ]`` (Seed 000 §2.9.3-2.9.4,
+(2.236)-(2.240)): the position difference and the rotation vector ``Δφ = log(C* C^T)`` of the
+relative rotation from the current to the desired orientation, both in world axes (seed 002
+§3.8, (86), which calls ``-Δx`` the residual). Its Jacobian is the frame's geometric Jacobian in
+``local_world_aligned`` reference (velocity of the frame origin and angular velocity, world axes),
+so ``Δx ≈ J δq`` to first order; the IK steps solve that linearization (Seed 000 (2.237)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike
+
+from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
+
+FloatArray = np.ndarray
+
+TASK_KINDS = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice(3, 6)}
+"""Rows of ``[linear; angular]`` each kind of task constrains."""
+
+
+@njit(cache=True)
+def rotation_error(C_target: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Seed 000 (2.235)-(2.236)).
+
+    The log follows Seed 000 (2.49)-(2.50) with the branches of ``kinodyn.spatial.so3_log``:
+    angle ``atan2(|w|, (tr R - 1)/2)`` with ``w = vee(R - R^T)/2``; for angles above π/2 the
+    axis comes from the symmetric part of R (seed 002 (31)-(32)), where w has lost its accuracy.
+    """
+    R = C_target @ C.T
+    w = np.array([0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])])
+    cos_angle = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    sin_angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    angle = math.atan2(sin_angle, cos_angle)
+    if cos_angle >= 0.0:
+        return w if sin_angle == 0.0 else w * (angle / sin_angle)
+    outer = (0.5 * (R + R.T) - cos_angle * np.eye(3)) / (1.0 - cos_angle)
+    i = np.argmax(np.diag(outer))
+    axis = outer[:, i] / math.sqrt(outer[i, i])
+    if axis[0] * w[0] + axis[1] * w[1] + axis[2] * w[2] < 0.0:
+        axis = -axis
+    return axis * (angle / math.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]))
+
+
+class FrameTask:
+    """Bring ``frame`` to ``target``: its pose (4x4), position (3,) or orientation (3x3) in the world.
+
+    ``kind`` is ``"pose"``, ``"position"`` or ``"orientation"``; a 4x4 target is accepted for
+    every kind (only the constrained part is used). ``position_weight`` and
+    ``orientation_weight`` scale the rows in the least-squares objective (Seed 000 (2.202)).
+    """
+
+    def __init__(self, model: Model, frame: str | int, target: ArrayLike, kind: str = "pose",
+                 position_weight: float = 1.0, orientation_weight: float = 1.0) -> None:
+        if kind not in TASK_KINDS:
+            raise ValueError(f"task kind must be one of {sorted(TASK_KINDS)}, got {kind!r}")
+        if not (position_weight > 0.0 and orientation_weight > 0.0):
+            raise ValueError(f"task weights must be positive, got {position_weight}, {orientation_weight}")
+        self.frame = model.frame_id(frame)
+        self.frame_name = model.frame_names[self.frame]
+        self.kind = kind
+        self.rows = TASK_KINDS[kind]
+        self.weights = np.array([position_weight] * 3 + [orientation_weight] * 3)[self.rows]
+        self.constrains_position = kind in ("pose", "position")
+        self.constrains_orientation = kind in ("pose", "orientation")
+        self.set_target(target)
+
+    def set_target(self, target: ArrayLike) -> None:
+        """New target: 4x4 pose (any kind), 3-vector (position task) or 3x3 rotation (orientation task)."""
+        target = np.asarray(target, dtype=float)
+        position, rotation = np.zeros(3), np.eye(3)
+        if target.shape == (4, 4):
+            position, rotation = target[:3, 3].copy(), target[:3, :3].copy()
+        elif target.shape == (3,) and self.kind == "position":
+            position = target.copy()
+        elif target.shape == (3, 3) and self.kind == "orientation":
+            rotation = target.copy()
+        else:
+            raise ValueError(f"target of a {self.kind!r} task on {self.frame_name!r} must be a 4x4 pose"
+                             f"{', a (3,) position' if self.kind == 'position' else ''}"
+                             f"{', a 3x3 rotation' if self.kind == 'orientation' else ''}, "
+                             f"got shape {target.shape}")
+        if not np.all(np.isfinite(target)):
+            raise ValueError(f"target of the task on {self.frame_name!r} must be finite, got {target}")
+        if self.constrains_orientation and np.max(np.abs(rotation.T @ rotation - np.eye(3))) > 1e-6:
+            raise ValueError(f"target rotation of the task on {self.frame_name!r} is not orthonormal "
+                             f"(max |C^T C - I| > 1e-6); re-orthonormalize it")
+        self.target_position = position
+        self.target_rotation = rotation
+
+    def error(self, model: Model, q: ArrayLike) -> FloatArray:
+        """``Δx = [r* - r; log(C* C^T)]`` restricted to the task's rows, at configuration q (unweighted)."""
+        return TaskStack(model, [self], weighted=False).evaluate(model.check_q(q)).error
+
+    def jacobian(self, model: Model, q: ArrayLike) -> FloatArray:
+        """Rows of the frame's ``local_world_aligned`` Jacobian (rows x nv) that the task constrains."""
+        return TaskStack(model, [self], weighted=False).evaluate(model.check_q(q)).jacobian
+
+
+class TaskEvaluation(NamedTuple):
+    """Stacked task errors and Jacobian at ``q``, and each task's position and orientation error norms."""
+
+    q: FloatArray
+    error: FloatArray
+    jacobian: FloatArray
+    position_errors: FloatArray
+    orientation_errors: FloatArray
+
+
+class TaskStack:
+    """Frame tasks stacked: weighted errors ``W^{1/2} Δx``, Jacobian ``W^{1/2} J`` (Seed 000 (2.201)-(2.202)).
+
+    ``columns``: velocity coordinates kept in the Jacobian (default all nv). One compiled call
+    evaluates every task.
+    """
+
+    def __init__(self, model: Model, tasks: Sequence[FrameTask], columns: ArrayLike | None = None,
+                 weighted: bool = True) -> None:
+        if not tasks:
+            raise ValueError("a task stack needs at least one FrameTask")
+        self.model = model
+        self.tasks = list(tasks)
+        self.columns = np.arange(model.nv) if columns is None else np.asarray(columns, dtype=np.int64)
+        self._frames = np.array([task.frame for task in tasks], dtype=np.int64)
+        self._row_start = np.array([task.rows.start for task in tasks], dtype=np.int64)
+        self._row_stop = np.array([task.rows.stop for task in tasks], dtype=np.int64)
+        self.rows = int(np.sum(self._row_stop - self._row_start))
+        weights = np.concatenate([task.weights for task in tasks])
+        self._sqrt_weights = np.sqrt(weights) if weighted else np.ones(self.rows)
+        self.refresh_targets()
+
+    def refresh_targets(self) -> None:
+        """Reread the tasks' targets (after ``FrameTask.set_target``)."""
+        self._target_position = np.array([task.target_position for task in self.tasks])
+        self._target_rotation = np.array([task.target_rotation for task in self.tasks])
+
+    def evaluate(self, q: FloatArray) -> TaskEvaluation:
+        """Errors and Jacobian at q (float64, shape (nq,); unchecked: this is the solver's inner loop)."""
+        error = np.empty(self.rows)
+        jacobian = np.empty((self.rows, self.columns.shape[0]))
+        position_errors = np.empty(len(self.tasks))
+        orientation_errors = np.empty(len(self.tasks))
+        ki, kf = self.model.kernel_data
+        _evaluate_tasks(ki, kf, q, self._frames, self._row_start, self._row_stop, self._target_position,
+                        self._target_rotation, self._sqrt_weights, self.columns, error, jacobian,
+                        position_errors, orientation_errors)
+        return TaskEvaluation(q, error, jacobian, position_errors, orientation_errors)
+
+
+@njit(cache=True)
+def _evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, row_start: np.ndarray,
+                    row_stop: np.ndarray, target_position: np.ndarray, target_rotation: np.ndarray,
+                    sqrt_weights: np.ndarray, columns: np.ndarray, error: np.ndarray, jacobian: np.ndarray,
+                    position_errors: np.ndarray, orientation_errors: np.ndarray) -> None:
+    """Stacked weighted errors and Jacobian columns of the frame tasks (FK and Jacobian kernels per task)."""
+    T = np.empty((4, 4))
+    J = np.empty((6, ki[3]))  # ki[3] = nv
+    full = np.empty(6)
+    row = 0
+    for t in range(frames.shape[0]):
+        frame_placement(ki, kf, q, frames[t], T)
+        frame_jacobian(ki, kf, q, frames[t], LOCAL_WORLD_ALIGNED, J)
+        for k in range(3):
+            full[k] = target_position[t, k] - T[k, 3]
+        full[3:] = rotation_error(target_rotation[t], np.ascontiguousarray(T[:3, :3]))
+        for r in range(row_start[t], row_stop[t]):
+            error[row] = sqrt_weights[row] * full[r]
+            for c in range(columns.shape[0]):
+                jacobian[row, c] = sqrt_weights[row] * J[r, columns[c]]
+            row += 1
+        constrained_position = row_start[t] == 0
+        constrained_orientation = row_stop[t] == 6
+        position_norm = math.sqrt(full[0] ** 2 + full[1] ** 2 + full[2] ** 2)
+        orientation_norm = math.sqrt(full[3] ** 2 + full[4] ** 2 + full[5] ** 2)
+        position_errors[t] = position_norm if constrained_position else 0.0
+        orientation_errors[t] = orientation_norm if constrained_orientation else 0.0
