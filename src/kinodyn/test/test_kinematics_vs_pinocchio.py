@@ -34,8 +34,11 @@ class Pair:
 
     def __init__(self, path: Path, floating: bool) -> None:
         self.m = kd.Model.from_urdf(path, floating_base=floating)
-        self.pm = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating
-                   else pin.buildModelFromUrdf(str(path)))
+        self.pm = (
+            pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+            if floating
+            else pin.buildModelFromUrdf(str(path))
+        )
         self.pd = self.pm.createData()
         base = 6 if floating else 0
         # G maps kinodyn v to Pinocchio v (mimic joints copy their master with the multiplier).
@@ -58,11 +61,15 @@ class Pair:
             qp[:7] = q[:7] / np.r_[1, 1, 1, [np.linalg.norm(q[3:7])] * 4]
         for iqp, nqp, iq, k, c in self.coupled:
             angle = k * q[iq] + c
-            qp[iqp:iqp + nqp] = [np.cos(angle), np.sin(angle)] if nqp == 2 else angle
+            qp[iqp : iqp + nqp] = [np.cos(angle), np.sin(angle)] if nqp == 2 else angle
         return qp
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda case: f"{case[0].stem}-{'floating' if case[1] else 'fixed'}")
+def case_id(case: tuple[Path, bool]) -> str:
+    return f"{case[0].stem}-{'floating' if case[1] else 'fixed'}"
+
+
+@pytest.fixture(scope="module", params=CASES, ids=case_id)
 def pair(request: pytest.FixtureRequest) -> Pair:
     return Pair(*request.param)
 
@@ -86,8 +93,12 @@ def test_frame_placements_jacobians_and_bias(pair: Pair) -> None:
             close(m.frame_placement(q, name), pd.oMf[fid].homogeneous)
             for ref, pref in REFERENCES.items():
                 close(m.frame_jacobian(q, name, ref), pin.getFrameJacobian(pm, pd, fid, pref) @ pair.G)
-                expected = (pin.getFrameClassicalAcceleration(pm, pd, fid, pref) if ref == "local_world_aligned"
-                            else pin.getFrameAcceleration(pm, pd, fid, pref))
+                drift = (
+                    pin.getFrameClassicalAcceleration
+                    if ref == "local_world_aligned"
+                    else pin.getFrameAcceleration
+                )
+                expected = drift(pm, pd, fid, pref)
                 close(m.frame_bias_acceleration(q, v, name, ref), expected.vector)
 
 
