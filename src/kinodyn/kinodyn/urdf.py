@@ -259,20 +259,21 @@ def parse_urdf(source: str | Path, floating_base: bool = False) -> dict[str, Any
 
     root_body = new_body(root_link, 0, JOINT_FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3), None) \
         if floating_base else 0
-    stack: list[tuple[str, int, np.ndarray, np.ndarray]] = [(root_link, root_body, np.eye(3), np.zeros(3))]
-    while stack:  # depth-first, children in file order
-        link_name, body, C_bl, r_bl = stack.pop()
+    # Depth-first, children in file order. A movable joint's body is numbered when its child link is
+    # visited (not when its parent is), so bodies, q and v follow the depth-first order of ARCHITECTURE.md §3.
+    stack: list[tuple[str, int, np.ndarray, np.ndarray, Any]] = [
+        (root_link, root_body, np.eye(3), np.zeros(3), None)
+    ]
+    while stack:
+        link_name, body, C_bl, r_bl, joint = stack.pop()
+        if joint is not None and joint.type != "fixed":
+            body = new_body(link_name, body, _MOVABLE[joint.type], _joint_axis(joint), C_bl, r_bl, joint)
+            C_bl, r_bl = np.eye(3), np.zeros(3)
         attach(link_name, body, C_bl, r_bl)
         pending = []
-        for joint in children[link_name]:
-            C_o, r_o = _origin(joint.origin)
-            C_bj, r_bj = C_bl @ C_o, r_bl + C_bl @ r_o
-            if joint.type == "fixed":
-                pending.append((joint.child, body, C_bj, r_bj))
-            else:
-                jtype = _MOVABLE[joint.type]
-                child = new_body(joint.child, body, jtype, _joint_axis(joint), C_bj, r_bj, joint)
-                pending.append((joint.child, child, np.eye(3), np.zeros(3)))
+        for child_joint in children[link_name]:
+            C_o, r_o = _origin(child_joint.origin)
+            pending.append((child_joint.child, body, C_bl @ C_o, r_bl + C_bl @ r_o, child_joint))
         stack.extend(reversed(pending))
 
     nb = len(body_names)

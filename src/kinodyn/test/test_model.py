@@ -99,6 +99,22 @@ def test_structure_limits_and_frames() -> None:
     assert m.frame_body[m.frame_id("base")] == 0
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        str(Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"),
+        str(ROBOTS / "solo_description" / "robots" / "solo12.urdf"),
+    ],
+)
+def test_joints_follow_depth_first_order_of_the_tree(path: str) -> None:
+    """ARCHITECTURE.md §3: a whole leg comes before the next one, as in Pinocchio and ros2_control blocks."""
+    m = kd.Model.from_urdf(path, floating_base=True)
+    pinocchio_names = [n for n in pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()).names[2:]]
+    assert list(m.joint_names) == pinocchio_names
+    legs = [name.split("_")[0] for name in m.joint_names]
+    assert legs == sorted(legs, key=legs.index) and all(legs[i] == legs[i - i % 3] for i in range(len(legs)))
+
+
 def test_fixed_link_is_merged_with_mass_and_inertia_preserved() -> None:
     """Merged body a+tool equals the sum of both links' spatial inertias about body a's origin."""
     m = kd.Model.from_urdf(TREE)
