@@ -72,7 +72,7 @@ class BoxQP:
         self.osqp_solves += 1
         self._solver.update(Px=H[self._upper_rows, self._upper_cols], q=-g, l=lower, u=upper)
         self._solver.warm_start(x=np.clip(unconstrained, lower, upper))
-        result = self._solver.solve()
+        result = self._solver.solve(raise_error=False)  # the status is checked below
         status = result.info.status
         if status not in _ACCEPTED:
             raise RuntimeError(f"OSQP could not solve the IK step QP (status {status!r}, "

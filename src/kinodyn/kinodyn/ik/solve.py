@@ -14,8 +14,10 @@ LM damping: ``λ = μ |W^{1/2}Δx|² + λ_min`` (error-proportional, vanishing a
 final convergence is Gauss-Newton fast), with μ raised tenfold whenever a step does not reduce
 the error (the step is then rejected) and lowered again after a successful one. An attempt stops
 at convergence, after ``max_iterations``, or when it stalls (μ beyond ``MAX_DAMPING_SCALE``: a
-local minimum of the error); the next attempt restarts from a random configuration within the
-limits. The best configuration over all attempts is returned.
+local minimum of the error, also detected when the error has not halved over STALL_ITERATIONS
+iterations); the next attempt restarts from a random configuration within the limits. When no
+attempt succeeds, the best one is refined without the stall cut-off and returned: the closest
+configuration found, with its remaining error.
 """
 
 from __future__ import annotations
@@ -174,24 +176,23 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     def solved(ev: TaskEvaluation) -> bool:
         return _converged(ev, position_tolerance, orientation_tolerance) and problem.limit.contains(ev.q)
 
-    best: TaskEvaluation | None = None
     iterations = 0
-    status = "max_iterations"
-    for attempt in range(restarts + 1):
-        if attempt > 0:
-            q = q.copy()
-            q[problem.joint_q] = model.random_configuration(rng)[problem.joint_q]
-        ev = problem.stack.evaluate(q)
+    timed_out = False
+
+    def descend(ev: TaskEvaluation, stop_when_stalled: bool) -> TaskEvaluation:
+        """LM / GN iterations from ev until solved, max_iterations, a stall (if asked) or the deadline."""
+        nonlocal iterations, timed_out
         cost = _cost(ev)
         damping_scale = INITIAL_DAMPING_SCALE
         history = [cost]
         for _ in range(max_iterations):
             if solved(ev):
                 break
-            if len(history) > STALL_ITERATIONS and history[-1] > STALL_RATIO * history[-1 - STALL_ITERATIONS]:
+            if stop_when_stalled and len(history) > STALL_ITERATIONS \
+                    and history[-1] > STALL_RATIO * history[-1 - STALL_ITERATIONS]:
                 break
             if time.perf_counter() > deadline:
-                status = "timeout"
+                timed_out = True
                 break
             iterations += 1
             trial = problem.stack.evaluate(problem.step(ev.q, problem.linear_step(ev, method, damping_scale)))
@@ -204,13 +205,23 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
                 if damping_scale > MAX_DAMPING_SCALE:
                     break
             history.append(cost)
-        done = solved(ev)
-        if done or best is None or cost < _cost(best):
+        return ev
+
+    best: TaskEvaluation | None = None
+    for attempt in range(restarts + 1):
+        if attempt > 0:
+            q = q.copy()
+            q[problem.joint_q] = model.random_configuration(rng)[problem.joint_q]
+        ev = descend(problem.stack.evaluate(q), stop_when_stalled=True)
+        if solved(ev) or best is None or _cost(ev) < _cost(best):
             best = ev
-        if done or status == "timeout":
+        if solved(ev) or timed_out:
             break
     assert best is not None
+    if not solved(best) and not timed_out:
+        # No attempt reached the target: refine the closest one to its local minimum (no stall cut-off).
+        best = descend(best, stop_when_stalled=False)
     success = solved(best)
+    status = "converged" if success else ("timeout" if timed_out else "max_iterations")
     return IKResult(best.q, success, float(np.max(best.position_errors)),
-                    float(np.max(best.orientation_errors)),
-                    iterations, attempt, "converged" if success else status)
+                    float(np.max(best.orientation_errors)), iterations, attempt, status)
