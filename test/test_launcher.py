@@ -110,6 +110,14 @@ def test_launch_file_starts_the_nodes_of_its_graph_file(
         assert listed[spec.name]["path"] == str(spec.executable_path)
 
 
+def test_a_graph_named_without_path_is_the_installed_one(capsys: pytest.CaptureFixture[str]) -> None:
+    by_name = _listed_nodes(Path("planar_demo"), capsys)
+    by_path = _listed_nodes(REPO / "config" / "planar_demo.yaml", capsys)
+    assert by_name == by_path
+    assert main(["list", "planar_demo"]) == 0
+    assert capsys.readouterr().out.startswith(f"# {installed_graph('planar_demo')}: ")
+
+
 def test_demo_graphs_use_the_shipped_urdfs() -> None:
     for graph_file in GRAPH_FILES:
         for node in load_graph(graph_file).nodes:
@@ -290,16 +298,26 @@ def test_stop_signal_stops_every_process_of_every_node(
 
 
 def test_node_that_ignores_sigint_is_terminated(tmp_path: Path, test_prefix: Path, spawn) -> None:
-    graph_file = _write_graph(
-        tmp_path, {"stubborn": {"ignore_sigint": True, "pid_file": str(tmp_path / "stubborn.pids")}}
-    )
-    launcher = spawn([_kinodyn(), "up", str(graph_file), "--stop-timeout", "1", "--timeout", "1"], "launcher")
-    assert launcher.wait(timeout=30) == 0
+    pid_file = tmp_path / "stubborn.pids"
+    graph_file = _write_graph(tmp_path, {"stubborn": {"ignore_sigint": True, "pid_file": str(pid_file)}})
+    launcher = spawn([_kinodyn(), "up", str(graph_file), "--stop-timeout", "1"], "launcher")
+    assert wait_for(lambda: _log_has(launcher, "[stubborn] ready"), timeout=30), _log_lines(launcher)
+    os.killpg(launcher.pid, signal.SIGINT)
+    assert launcher.wait(timeout=30) == 130
     lines = _log_lines(launcher)
-    assert not _alive(_pids(tmp_path / "stubborn.pids")[0])
-    assert "[kinodyn] timeout of 1 s reached; stopping the graph" in lines
+    assert not _alive(_pids(pid_file)[0])
     assert "[kinodyn] node(s) 'stubborn' still running 1 s after SIGINT; sending SIGTERM" in lines
     assert "[kinodyn] node 'stubborn' stopped with code -15 (killed by SIGTERM)" in lines
+
+
+def test_timeout_stops_the_graph_with_exit_code_0(tmp_path: Path, test_prefix: Path, spawn) -> None:
+    graph_file = _write_graph(tmp_path, {"alpha": {}, "beta": {}})
+    launcher = spawn([_kinodyn(), "up", str(graph_file), "--timeout", "2"], "launcher")
+    assert launcher.wait(timeout=30) == 0
+    lines = _log_lines(launcher)
+    assert "[kinodyn] timeout of 2 s reached; stopping the graph" in lines
+    for name in ("alpha", "beta"):
+        assert any(line.startswith(f"[kinodyn] node '{name}' stopped with code") for line in lines), lines
 
 
 def test_node_exit_stops_the_graph_with_a_message_and_exit_code_1(
@@ -309,7 +327,7 @@ def test_node_exit_stops_the_graph_with_a_message_and_exit_code_1(
         tmp_path,
         {
             "steady": {"pid_file": str(tmp_path / "steady.pids")},
-            "fragile": {"exit_after": 0.5, "exit_code": 3},
+            "fragile": {"exit_when": str(tmp_path / "steady.pids"), "exit_code": 3},  # once steady runs
         },
     )
     launcher = spawn([_kinodyn(), "up", str(graph_file)], "launcher")
