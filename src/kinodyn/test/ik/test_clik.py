@@ -1,0 +1,77 @@
+"""CLIK (Seed 000 §2.9.4): tracking a circle with a rotating orientation; error bounded, falling with the gain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinodyn.ik import FrameTask, solve_ik
+from kinodyn.ik.clik import ClosedLoopIK
+from kinodyn.spatial import so3_exp
+
+RADIUS = 0.1  # m
+OMEGA = 2.0 * np.pi / 2.0  # rad/s: one turn in 2 s
+SPIN = 0.5  # rad/s about the world z axis
+DT = 1e-3
+STEPS = 2000
+
+
+def circle_reference(center: np.ndarray, C0: np.ndarray):
+    """Pose and twist of a frame on a horizontal circle, turning at SPIN about world z."""
+
+    def reference(t: float):
+        position = center + RADIUS * np.array([np.cos(OMEGA * t), np.sin(OMEGA * t), 0.0])
+        velocity = RADIUS * OMEGA * np.array([-np.sin(OMEGA * t), np.cos(OMEGA * t), 0.0])
+        rotation = so3_exp([0.0, 0.0, SPIN * t]) @ C0
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = rotation, position
+        return [T], [np.concatenate([velocity, [0.0, 0.0, SPIN]])]
+
+    return reference
+
+
+@pytest.fixture(scope="module")
+def start(arm7):
+    """A configuration on the circle's start point (found by IK) and the reference."""
+    q_mid = 0.5 * (arm7.lower_limit + arm7.upper_limit)
+    T0 = arm7.frame_placement(q_mid, "ee_link")
+    center = T0[:3, 3] - np.array([RADIUS, 0.0, 0.0])
+    reference = circle_reference(center, T0[:3, :3])
+    r = solve_ik(arm7, "ee_link", reference(0.0)[0][0], q_seed=q_mid)
+    assert r.success
+    return r.q, reference
+
+
+def test_tracking_error_bounded_and_decreasing_with_gain(arm7, start) -> None:
+    q0, reference = start
+    worst = []
+    for gain in (2.0, 10.0, 50.0):
+        clik = ClosedLoopIK(arm7, [FrameTask(arm7, "ee_link", np.eye(4))], gain=gain)
+        _, position_errors, orientation_errors = clik.track(q0, reference, DT, STEPS)
+        # Explicit Euler: each step misses the curved path by about a dt² / 2 (a = r ω² centripetal),
+        # and the feedback k dt per step removes it, so the steady error is about a dt / (2 k).
+        steady = RADIUS * OMEGA**2 * DT / (2.0 * gain)
+        late = slice(STEPS // 2, None)
+        assert np.max(position_errors[late]) < 2.0 * steady
+        assert np.max(position_errors[late]) > 0.5 * steady  # the estimate is the right size
+        assert np.max(orientation_errors) < 1e-3
+        worst.append(np.max(position_errors))
+    assert worst[0] > worst[1] > worst[2]
+
+
+def test_feedback_removes_an_initial_offset(arm7, start) -> None:
+    """Start 1 cm off the path: the error decays like exp(-k t) (Seed 000 (2.241) closed loop)."""
+    q0, reference = start
+    gain = 10.0
+    clik = ClosedLoopIK(arm7, [FrameTask(arm7, "ee_link", np.eye(4))], gain=gain)
+    task = FrameTask(arm7, "ee_link", reference(0.0)[0][0])
+    offset_target = reference(0.0)[0][0].copy()
+    offset_target[:3, 3] += [0.0, 0.0, 0.01]
+    r = solve_ik(arm7, "ee_link", offset_target, q_seed=q0)
+    assert r.success and task.error(arm7, r.q)[:3] @ [0, 0, 1] == pytest.approx(-0.01, abs=1e-6)
+    _, position_errors, _ = clik.track(r.q, reference, DT, 500)
+    for t in (0.1, 0.2, 0.3):
+        assert position_errors[int(t / DT)] == pytest.approx(0.01 * np.exp(-gain * t), rel=0.05)
+    # Without feedback (k = 0) the offset stays: only the feed-forward twist is tracked.
+    open_loop = ClosedLoopIK(arm7, [FrameTask(arm7, "ee_link", np.eye(4))], gain=0.0)
+    _, open_errors, _ = open_loop.track(r.q, reference, DT, 300)
+    assert open_errors[-1] > 0.009
