@@ -1,4 +1,4 @@
-"""CLIK (Seed 000 §2.9.4): tracking a circle with a rotating orientation; error bounded, falling with the gain."""
+"""CLIK (Seed 000 §2.9.4): tracking a circle and a rotation; error bounded, falling with the gain."""
 
 from __future__ import annotations
 
