@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +118,7 @@ def run_pink(judge: Judge, frame: str, targets: list[np.ndarray], timeout: float
 
 def main() -> None:
     logging.disable(logging.WARNING)  # pink logs every limit crossing of its iterates
+    warnings.filterwarnings("ignore", module="qpsolvers")  # dense -> sparse conversion notice per QP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--poses", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
