@@ -1,0 +1,102 @@
+"""Composite-rigid-body mass matrix and centroidal momentum matrix (world-frame form).
+
+CRBA: column ``(j, c)`` of M is the momentum ``F = Ic_j S_jc`` of the subtree below body j moving
+with that joint column, projected on the columns of j and of its ancestors:
+``M[k, j] = S_k^T Ic_j S_j`` for k on the support of j. This is Seed 001 §8.4, (8.57)
+(``M = sum_i J_i^T G_i J_i``) regrouped by subtrees, and Seed 000 §3.5, (3.43).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kinodyn._kernels.common import ModelArrays, unpack
+from kinodyn._kernels.dyn_world import (
+    WorldBodies,
+    inertia_times,
+    inline,
+    joint_nv,
+    subtree_inertias,
+    world_bodies,
+)
+
+
+@inline
+def column(S: np.ndarray, c: int, out: np.ndarray) -> None:
+    """``out = S[:, c]``."""
+    for k in range(6):
+        out[k] = S[k, c]
+
+
+@inline
+def dot6(x: np.ndarray, y: np.ndarray) -> float:
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@njit(cache=True)
+def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
+    """``M`` (nv x nv, overwritten) = joint-space inertia matrix at the placements ``W``."""
+    mc, hc, Ic = subtree_inertias(md, W)
+    M[:, :] = 0.0
+    F = np.empty((6, 6))
+    s = np.empty(6)
+    for j in range(1, md.nbodies):
+        nj = joint_nv(md.joint_type[j])
+        Sj = W.S[j]
+        for c in range(nj):
+            column(Sj, c, s)
+            inertia_times(mc[j], hc[j], Ic[j], s, F[c])
+        mj = md.joint_multiplier[j]
+        ivj = md.idx_v[j]
+        k = j
+        while k > 0:
+            nk = joint_nv(md.joint_type[k])
+            Sk = W.S[k]
+            scale = mj * md.joint_multiplier[k]
+            ivk = md.idx_v[k]
+            for a in range(nk):
+                column(Sk, a, s)
+                for c in range(nj):
+                    value = scale * dot6(s, F[c])
+                    M[ivk + a, ivj + c] += value
+                    if k != j:
+                        M[ivj + c, ivk + a] += value
+            k = md.parent[k]
+
+
+@njit(cache=True)
+def mass_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out = M(q)`` (Seed 001 §8.4, (8.57); Seed 000 §3.5, (3.43))."""
+    md = unpack(ki, kf)
+    crba_world(md, world_bodies(md, q), out)
+
+
+@njit(cache=True)
+def centroidal_momentum_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (6 x nv) = ``A_G`` with ``[m v_G; h_G] = A_G v``: linear momentum and angular momentum
+    about the centre of mass, world axes.
+
+    Column ``(j, c)``: the world-origin momentum ``Ic_j S_jc = [p; L_O]`` of the subtree below j,
+    moved to the CoM, ``[p; L_O - c_G x p]`` (Seed 003 §3.5, (96), Orin-Goswami form
+    ``A_G = X_G^T M[0:6]`` evaluated column-wise; Seed 001 (8.42) for the shift).
+    """
+    md = unpack(ki, kf)
+    W = world_bodies(md, q)
+    mc, hc, Ic = subtree_inertias(md, W)
+    cg = hc[0] / mc[0]
+    out[:, :] = 0.0
+    s = np.empty(6)
+    F = np.empty(6)
+    for j in range(1, md.nbodies):
+        m = md.joint_multiplier[j]
+        iv = md.idx_v[j]
+        for c in range(joint_nv(md.joint_type[j])):
+            column(W.S[j], c, s)
+            inertia_times(mc[j], hc[j], Ic[j], s, F)
+            out[0, iv + c] += m * F[0]
+            out[1, iv + c] += m * F[1]
+            out[2, iv + c] += m * F[2]
+            out[3, iv + c] += m * (F[3] - (cg[1] * F[2] - cg[2] * F[1]))
+            out[4, iv + c] += m * (F[4] - (cg[2] * F[0] - cg[0] * F[2]))
+            out[5, iv + c] += m * (F[5] - (cg[0] * F[1] - cg[1] * F[0]))

@@ -1,0 +1,148 @@
+"""Recursive Newton-Euler inverse dynamics over the packed model arrays (world-frame form).
+
+Seed 001 §8.3.2, (8.50)-(8.54), with every twist, acceleration and wrench in world axes
+(``dyn_world``): the forward pass ``V_i = V_p + S_i qd_i``, ``A_i = A_p + S_i qdd_i + V_i x S_i qd_i``
+(``dS/dt = V_i x S`` for columns fixed in body i; Seed 001 (8.47)), gravity entering as the base
+acceleration ``A_0 = [-g; 0]``; the body wrench ``f_i = I_i A_i + V_i x* I_i V_i - f_ext,i``
+(Seed 001 (8.40); Seed 000 §3.3.1, (3.25)); the backward pass ``f_p += f_i`` and
+``tau = S^T f`` (Seed 001 (8.49)). A mimic joint adds ``multiplier * S^T f`` to its master's
+entry and moves with ``multiplier * qd``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kinodyn._kernels.common import ModelArrays, unpack
+from kinodyn._kernels.dyn_world import (
+    WorldBodies,
+    add_motion_cross,
+    external_wrenches_world,
+    force_cross,
+    inertia_times,
+    inline,
+    joint_nv,
+    world_bodies,
+)
+
+
+@inline
+def joint_motion(S: np.ndarray, n: int, iv: int, m: float, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = m S[:, :n] x[iv:iv + n]``: the twist (or acceleration) a joint adds (m: mimic multiplier)."""
+    for k in range(6):
+        s = 0.0
+        for c in range(n):
+            s += S[k, c] * x[iv + c]
+        out[k] = m * s
+
+
+@inline
+def add_joint_projection(S: np.ndarray, n: int, iv: int, m: float, f: np.ndarray, tau: np.ndarray) -> None:
+    """``tau[iv + c] += m S[:, c] . f`` for c < n (Seed 001 (8.49))."""
+    for c in range(n):
+        tau[iv + c] += m * (S[0, c] * f[0] + S[1, c] * f[1] + S[2, c] * f[2]
+                            + S[3, c] * f[3] + S[4, c] * f[4] + S[5, c] * f[5])
+
+
+@njit(cache=True)
+def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) -> None:
+    """World twists ``V[i] = V[p] + S_i qd_i`` of every body (``V[0] = 0``)."""
+    V[0, :] = 0.0
+    Sqd = np.empty(6)
+    for i in range(1, md.nbodies):
+        joint_motion(W.S[i], joint_nv(md.joint_type[i]), md.idx_v[i], md.joint_multiplier[i], v,
+                     Sqd)
+        p = md.parent[i]
+        for k in range(6):
+            V[i, k] = V[p, k] + Sqd[k]
+
+
+@njit(cache=True)
+def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gravity: bool,
+               fext: np.ndarray, tau: np.ndarray) -> None:
+    """``tau = M a + C v + g - J^T f_ext`` at the placements ``W``; ``gravity=False`` drops g.
+
+    ``fext`` is (0, 6) for none, else (nb, 6) body-frame wrenches about the body origins.
+    """
+    nb = md.nbodies
+    spatial = np.empty((3 * nb + 4, 6))
+    V = spatial[0:nb]
+    A = spatial[nb:2 * nb]
+    F = spatial[2 * nb:3 * nb]
+    Sqd = spatial[3 * nb]
+    Sqdd = spatial[3 * nb + 1]
+    momentum = spatial[3 * nb + 2]
+    inertial = spatial[3 * nb + 3]
+    V[0, :] = 0.0
+    A[0, :] = 0.0
+    if gravity:
+        for k in range(3):
+            A[0, k] = -md.gravity[k]
+    fw = fext
+    if fext.shape[0] > 0:
+        fw = np.empty((nb, 6))
+        external_wrenches_world(fext, W, fw)
+    for i in range(1, nb):
+        p = md.parent[i]
+        S = W.S[i]
+        n = joint_nv(md.joint_type[i])
+        iv = md.idx_v[i]
+        m = md.joint_multiplier[i]
+        joint_motion(S, n, iv, m, v, Sqd)
+        joint_motion(S, n, iv, m, a, Sqdd)
+        Vi = V[i]
+        Ai = A[i]
+        for k in range(6):
+            Vi[k] = V[p, k] + Sqd[k]
+            Ai[k] = A[p, k] + Sqdd[k]
+        add_motion_cross(Vi, Sqd, 1.0, Ai)
+        inertia_times(md.mass[i], W.h[i], W.inertia[i], Vi, momentum)
+        force_cross(Vi, momentum, F[i])
+        inertia_times(md.mass[i], W.h[i], W.inertia[i], Ai, inertial)
+        for k in range(6):
+            F[i, k] += inertial[k]
+        if fw.shape[0] > 0:
+            for k in range(6):
+                F[i, k] -= fw[i, k]
+    tau[:] = 0.0
+    for i in range(nb - 1, 0, -1):
+        add_joint_projection(W.S[i], joint_nv(md.joint_type[i]), md.idx_v[i], md.joint_multiplier[i], F[i],
+                             tau)
+        p = md.parent[i]
+        if p > 0:
+            for k in range(6):
+                F[p, k] += F[i, k]
+
+
+@njit(cache=True)
+def rnea(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
+         tau: np.ndarray) -> None:
+    """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Seed 001 §8.3.2; Seed 000 §3.5, (3.54))."""
+    md = unpack(ki, kf)
+    rnea_world(md, world_bodies(md, q), v, a, True, fext, tau)
+
+
+@njit(cache=True)
+def nonlinear_effects(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+    """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Seed 001 §8.5, h from the RNEA at zero acceleration)."""
+    md = unpack(ki, kf)
+    rnea_world(md, world_bodies(md, q), v, np.zeros(md.nv), True, np.empty((0, 6)), out)
+
+
+@njit(cache=True)
+def gravity_torques(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out = g(q)``: RNEA with ``v = a = 0`` (Seed 000 §3.5, (3.45))."""
+    md = unpack(ki, kf)
+    zero = np.zeros(md.nv)
+    rnea_world(md, world_bodies(md, q), zero, zero, True, np.empty((0, 6)), out)
+
+
+@njit(cache=True)
+def rnea_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
+               out: np.ndarray) -> None:
+    """``out[k] = rnea(Q[k], V[k], A[k])`` for every row (no external wrenches)."""
+    md = unpack(ki, kf)
+    none = np.empty((0, 6))
+    for k in range(Q.shape[0]):
+        rnea_world(md, world_bodies(md, Q[k]), V[k], A[k], True, none, out[k])

@@ -1,0 +1,299 @@
+"""World-frame spatial quantities shared by the dynamics kernels.
+
+Every dynamics kernel works with 6-D vectors ``[linear; angular]`` in world axes, the linear
+part taken at the world origin (Pinocchio's WORLD convention): twists ``V = [v_O; w]``, spatial
+accelerations ``A = dV/dt``, wrenches ``f = [f; n_O]``. Parent-to-child transforms then vanish
+from the recursions: a joint adds ``S qd`` to the parent twist, a child's wrench adds unchanged
+to its parent's (Seed 001 §8.3 with every frame taken as the space frame {0}; Seed 000 §3.5,
+(3.43)-(3.45), where all Jacobians are in one frame).
+
+A rigid-body inertia is kept as ``(m, h, I_O)``: mass, first moment ``h = m c`` and the
+rotational inertia about the world origin ``I_O = C I_c C^T + m (|c|^2 E - c c^T)`` (Steiner,
+Seed 001 (8.26)-(8.27); Seed 000 §3.3.1). It maps a twist ``[v; w]`` to the spatial momentum
+``[m v + w x h; I_O w + h x v]`` (Seed 001 (8.34) and (8.42), reordered linear-first).
+
+Functions (all ``njit(cache=True)``):
+
+- ``world_bodies(md, q) -> WorldBodies``: placements, joint columns and inertias of every body
+- ``inertia_times(m, h, I, x, out)``: ``out = I x`` for a ``(m, h, I_O)`` inertia
+- ``force_cross(V, f, out)``: ``out = V x* f`` (Seed 001 Def. 8.4, (8.39), reordered)
+- ``add_motion_cross(V, W, scale, out)``: ``out += scale (V x W)`` (Seed 001 Def. 8.3, (8.37))
+- ``external_wrenches_world(fext, W, out)``: body-frame wrenches (about the body origin) to world
+- ``cholesky_solve(A, b, n)``: solves the SPD system ``A[:n, :n] x = b[:n]`` in place in ``b``
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from kinodyn._kernels import common
+from kinodyn._kernels.common import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, ModelArrays
+
+# Per-body helpers are inlined at numba IR level: a call that passes arrays costs about as much
+# as the small computation itself. These are common.py's helpers, compiled inline here.
+inline = njit(cache=True, inline="always")
+matmul3 = inline(common.matmul3.py_func)
+matvec3 = inline(common.matvec3.py_func)
+quaternion_to_rotation = inline(common.quaternion_to_rotation.py_func)
+rotation_about_axis = inline(common.rotation_about_axis.py_func)
+
+WorldBodies = namedtuple("WorldBodies", ["C", "r", "S", "h", "inertia"])
+WorldBodies.__doc__ = """World placements and inertias of the bodies at one configuration.
+
+``C`` (nb,3,3), ``r`` (nb,3): world <- body placements. ``S`` (nb,6,6): the joint's columns as
+world twists (``S[i, :, :joint_nv(joint_type[i])]``, without the mimic multiplier). ``h`` (nb,3),
+``inertia`` (nb,3,3): ``h`` and ``I_O`` of each body in world axes about the world origin (the
+mass is ``md.mass``); row 0 (the universe) is zero.
+"""
+
+
+@njit(cache=True)
+def joint_nv(joint_type: int) -> int:
+    """Number of velocity coordinates of a joint type (6 free flyer, 1 revolute/prismatic, 0 none)."""
+    if joint_type == JOINT_FREEFLYER:
+        return 6
+    if joint_type == JOINT_NONE:
+        return 0
+    return 1
+
+
+@njit(cache=True)
+def world_bodies(md: ModelArrays, q: np.ndarray) -> WorldBodies:
+    """Placements, joint columns and world inertias ``(m, h, I_O)`` of every body at ``q``.
+
+    ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)); revolute columns
+    ``[r_i x n; n]``, prismatic ``[n; 0]`` (§2.8.5, (2.166)-(2.167)); the free flyer's body-frame
+    ``[v; w]`` gives ``[[C, [r]x C], [0, C]]`` (§2.10.3, (2.252)).
+    (``common.forward_placements`` / ``motion_subspace`` compute the same; this loop passes only
+    arrays to its helpers, which keeps the per-body cost of the dynamics kernels low.)
+    """
+    nb = md.nbodies
+    # Few allocations per call: they dominate the cost of small models.
+    matrices = np.empty((2 * nb + 2, 3, 3))
+    C = matrices[0:nb]
+    inertia = matrices[nb:2 * nb]
+    C_loc = matrices[2 * nb]
+    rot = matrices[2 * nb + 1]
+    vectors = np.empty((2 * nb + 1, 3))
+    r = vectors[0:nb]
+    h = vectors[nb:2 * nb]
+    r_loc = vectors[2 * nb]
+    S = np.empty((nb, 6, 6))
+    C[0] = 0.0
+    for k in range(3):
+        C[0, k, k] = 1.0
+    r[0] = 0.0
+    h[0] = 0.0
+    inertia[0] = 0.0
+    for i in range(1, nb):
+        jt = md.joint_type[i]
+        Cj = md.joint_rotation[i]
+        if jt == JOINT_REVOLUTE:
+            angle = md.joint_multiplier[i] * q[md.idx_q[i]] + md.joint_offset[i]
+            rotation_about_axis(md.joint_axis[i], angle, rot)
+            matmul3(Cj, rot, C_loc)
+            r_loc[:] = md.joint_translation[i]
+        elif jt == JOINT_PRISMATIC:
+            d = md.joint_multiplier[i] * q[md.idx_q[i]] + md.joint_offset[i]
+            C_loc[:, :] = Cj
+            matvec3(Cj, md.joint_axis[i], r_loc)
+            for k in range(3):
+                r_loc[k] = md.joint_translation[i, k] + d * r_loc[k]
+        else:  # JOINT_FREEFLYER
+            iq = md.idx_q[i]
+            quaternion_to_rotation(q[iq + 3:iq + 7], rot)
+            matmul3(Cj, rot, C_loc)
+            matvec3(Cj, q[iq:iq + 3], r_loc)
+            for k in range(3):
+                r_loc[k] += md.joint_translation[i, k]
+        p = md.parent[i]
+        matmul3(C[p], C_loc, C[i])
+        matvec3(C[p], r_loc, r[i])
+        for k in range(3):
+            r[i, k] += r[p, k]
+        _world_columns(jt, md.joint_axis[i], C[i], r[i], S[i])
+        _world_inertia(md.mass[i], md.body_com[i], md.inertia[i], C[i], r[i], h[i], inertia[i])
+    return WorldBodies(C, r, S, h, inertia)
+
+
+@inline
+def _world_columns(jt: int, axis: np.ndarray, C: np.ndarray, r: np.ndarray, S: np.ndarray) -> None:
+    """Joint columns as world twists (``S[:, :joint_nv(jt)]``)."""
+    if jt == JOINT_FREEFLYER:
+        for a in range(3):
+            for b in range(3):
+                S[a, b] = C[a, b]
+                S[3 + a, b] = 0.0
+                S[3 + a, 3 + b] = C[a, b]
+        for b in range(3):
+            S[0, 3 + b] = r[1] * C[2, b] - r[2] * C[1, b]
+            S[1, 3 + b] = r[2] * C[0, b] - r[0] * C[2, b]
+            S[2, 3 + b] = r[0] * C[1, b] - r[1] * C[0, b]
+        return
+    n0 = C[0, 0] * axis[0] + C[0, 1] * axis[1] + C[0, 2] * axis[2]
+    n1 = C[1, 0] * axis[0] + C[1, 1] * axis[1] + C[1, 2] * axis[2]
+    n2 = C[2, 0] * axis[0] + C[2, 1] * axis[1] + C[2, 2] * axis[2]
+    if jt == JOINT_REVOLUTE:
+        S[0, 0] = r[1] * n2 - r[2] * n1
+        S[1, 0] = r[2] * n0 - r[0] * n2
+        S[2, 0] = r[0] * n1 - r[1] * n0
+        S[3, 0] = n0
+        S[4, 0] = n1
+        S[5, 0] = n2
+    else:
+        S[0, 0] = n0
+        S[1, 0] = n1
+        S[2, 0] = n2
+        S[3, 0] = 0.0
+        S[4, 0] = 0.0
+        S[5, 0] = 0.0
+
+
+@inline
+def _world_inertia(m: float, com: np.ndarray, Ic: np.ndarray, C: np.ndarray, r: np.ndarray, h: np.ndarray,
+                   I_O: np.ndarray) -> None:
+    """``h = m c`` and ``I_O = C I_c C^T + m (|c|^2 E - c c^T)`` with ``c = C com + r`` the world CoM."""
+    c0 = C[0, 0] * com[0] + C[0, 1] * com[1] + C[0, 2] * com[2] + r[0]
+    c1 = C[1, 0] * com[0] + C[1, 1] * com[1] + C[1, 2] * com[2] + r[1]
+    c2 = C[2, 0] * com[0] + C[2, 1] * com[1] + C[2, 2] * com[2] + r[2]
+    c = (c0, c1, c2)
+    h[0] = m * c0
+    h[1] = m * c1
+    h[2] = m * c2
+    cc = c0 * c0 + c1 * c1 + c2 * c2
+    for a in range(3):
+        # row a of C Ic
+        t0 = C[a, 0] * Ic[0, 0] + C[a, 1] * Ic[1, 0] + C[a, 2] * Ic[2, 0]
+        t1 = C[a, 0] * Ic[0, 1] + C[a, 1] * Ic[1, 1] + C[a, 2] * Ic[2, 1]
+        t2 = C[a, 0] * Ic[0, 2] + C[a, 1] * Ic[1, 2] + C[a, 2] * Ic[2, 2]
+        for b in range(a, 3):
+            value = t0 * C[b, 0] + t1 * C[b, 1] + t2 * C[b, 2] - h[a] * c[b]
+            if a == b:
+                value += m * cc
+            I_O[a, b] = value
+            I_O[b, a] = value
+
+
+@inline
+def inertia_times(m: float, h: np.ndarray, I_O: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = [m v + w x h; I w + h x v]`` for ``x = [v; w]`` (``out`` must not alias ``x``)."""
+    v0, v1, v2, w0, w1, w2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    out[0] = m * v0 + w1 * h[2] - w2 * h[1]
+    out[1] = m * v1 + w2 * h[0] - w0 * h[2]
+    out[2] = m * v2 + w0 * h[1] - w1 * h[0]
+    out[3] = I_O[0, 0] * w0 + I_O[0, 1] * w1 + I_O[0, 2] * w2 + h[1] * v2 - h[2] * v1
+    out[4] = I_O[1, 0] * w0 + I_O[1, 1] * w1 + I_O[1, 2] * w2 + h[2] * v0 - h[0] * v2
+    out[5] = I_O[2, 0] * w0 + I_O[2, 1] * w1 + I_O[2, 2] * w2 + h[0] * v1 - h[1] * v0
+
+
+@inline
+def force_cross(V: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
+    """``out = V x* f = [w x f; w x n + v x f]`` for ``V = [v; w]``, ``f = [f; n]`` (no aliasing)."""
+    v0, v1, v2, w0, w1, w2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    f0, f1, f2, n0, n1, n2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    out[0] = w1 * f2 - w2 * f1
+    out[1] = w2 * f0 - w0 * f2
+    out[2] = w0 * f1 - w1 * f0
+    out[3] = w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+    out[4] = w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+    out[5] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+
+
+@inline
+def add_motion_cross(V: np.ndarray, W: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """``out += scale (V x W) = scale [w_V x v_W + v_V x w_W; w_V x w_W]``."""
+    v0, v1, v2, w0, w1, w2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    a0, a1, a2, b0, b1, b2 = W[0], W[1], W[2], W[3], W[4], W[5]
+    out[0] += scale * (w1 * a2 - w2 * a1 + v1 * b2 - v2 * b1)
+    out[1] += scale * (w2 * a0 - w0 * a2 + v2 * b0 - v0 * b2)
+    out[2] += scale * (w0 * a1 - w1 * a0 + v0 * b1 - v1 * b0)
+    out[3] += scale * (w1 * b2 - w2 * b1)
+    out[4] += scale * (w2 * b0 - w0 * b2)
+    out[5] += scale * (w0 * b1 - w1 * b0)
+
+
+@njit(cache=True)
+def external_wrenches_world(fext: np.ndarray, W: WorldBodies, out: np.ndarray) -> None:
+    """``out[i] = [C f; C n + r x (C f)]``: wrench ``fext[i] = [f; n]`` (body axes, about the body
+    origin) in world axes about the world origin (Seed 000 §3.5.3, (3.49)-(3.51))."""
+    out[0, :] = 0.0
+    for i in range(1, fext.shape[0]):
+        C = W.C[i]
+        r = W.r[i]
+        for half in (0, 3):
+            for a in range(3):
+                out[i, half + a] = (C[a, 0] * fext[i, half] + C[a, 1] * fext[i, half + 1]
+                                    + C[a, 2] * fext[i, half + 2])
+        f0, f1, f2 = out[i, 0], out[i, 1], out[i, 2]
+        out[i, 3] += r[1] * f2 - r[2] * f1
+        out[i, 4] += r[2] * f0 - r[0] * f2
+        out[i, 5] += r[0] * f1 - r[1] * f0
+
+
+@njit(cache=True)
+def cholesky_solve(A: np.ndarray, b: np.ndarray, n: int) -> None:
+    """Solve ``A[:n, :n] x = b[:n]`` for symmetric positive definite A; A is overwritten by its
+    Cholesky factor (lower triangle), b by x. Raises if A is not positive definite."""
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= A[j, k] * A[j, k]
+        if not d > 0.0:
+            raise ValueError("matrix is not positive definite (a body or subtree without mass or inertia?)")
+        d = np.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= A[i, k] * b[k]
+        b[i] = s / A[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= A[k, i] * b[k]
+        b[i] = s / A[i, i]
+
+
+@inline
+def rigid_inertia_matrix(m: float, h: np.ndarray, I_O: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (6x6) = ``[[m E, -[h]x], [[h]x, I_O]]``, the matrix of ``inertia_times``."""
+    for a in range(3):
+        for b in range(3):
+            out[a, b] = m if a == b else 0.0
+            out[3 + a, 3 + b] = I_O[a, b]
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, h[2], -h[1]
+    out[1, 3], out[1, 4], out[1, 5] = -h[2], 0.0, h[0]
+    out[2, 3], out[2, 4], out[2, 5] = h[1], -h[0], 0.0
+    for a in range(3):
+        for b in range(3):
+            out[3 + a, b] = -out[a, 3 + b]
+
+
+@njit(cache=True)
+def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Composite ``(m, h, I_O)`` of the subtree rooted at each body (world axes, about the origin).
+
+    Bodies are summed without transforms because all inertias share the world frame
+    (Seed 001 §8.2.3, (8.42); composite bodies, §8.2.1). Row 0 holds the sum over all moving bodies.
+    """
+    nb = md.nbodies
+    mc = md.mass.copy()
+    mc[0] = 0.0
+    hc = W.h.copy()
+    Ic = W.inertia.copy()
+    for i in range(nb - 1, 0, -1):
+        p = md.parent[i]
+        mc[p] += mc[i]
+        for a in range(3):
+            hc[p, a] += hc[i, a]
+            for b in range(3):
+                Ic[p, a, b] += Ic[i, a, b]
+    return mc, hc, Ic

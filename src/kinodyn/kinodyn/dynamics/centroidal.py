@@ -1,0 +1,22 @@
+"""Centroidal momentum matrix (Seed 003 §3.5, (96))."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kinodyn._kernels import dyn_crba as _k
+from kinodyn.dynamics._inputs import vector
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
+
+
+def centroidal_momentum_matrix(model: Model, q: Any) -> np.ndarray:
+    """``A_G`` (6 x nv): ``A_G v = [m v_com; h_G]``, linear momentum and angular momentum about the
+    centre of mass, world axes (as pinocchio.ccrba). Fixed base: the link welded to the world is excluded."""
+    out = np.empty((6, model.nv))
+    ki, kf = model.kernel_data
+    _k.centroidal_momentum_matrix(ki, kf, vector(q, model.nq, "q"), out)
+    return out

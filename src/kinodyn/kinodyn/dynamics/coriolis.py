@@ -1,0 +1,22 @@
+"""Coriolis matrix (Seed 001 §8.1.2, (8.17)-(8.19), Prop. 8.1)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kinodyn._kernels import dyn_coriolis as _k
+from kinodyn.dynamics._inputs import vector
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
+
+
+def coriolis_matrix(model: Model, q: Any, v: Any) -> np.ndarray:
+    """``C(q, v)`` (nv x nv) of the Christoffel symbols: ``C v = b(q, v)`` (the velocity part of
+    ``nonlinear_effects``) and ``dM/dt - 2C`` is skew-symmetric (as Pinocchio's computeCoriolisMatrix)."""
+    out = np.empty((model.nv, model.nv))
+    ki, kf = model.kernel_data
+    _k.coriolis_matrix(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
+    return out
