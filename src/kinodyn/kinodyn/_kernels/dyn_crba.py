@@ -57,10 +57,10 @@ def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
             ivk = md.idx_v[k]
             for a in range(nk):
                 column(Sk, a, s)
-                for c in range(nj):
+                for c in range(a if k == j else 0, nj):  # within one body: upper triangle, mirrored
                     value = scale * dot6(s, F[c])
                     M[ivk + a, ivj + c] += value
-                    if k != j:
+                    if k != j or a != c:
                         M[ivj + c, ivk + a] += value
             k = md.parent[k]
 
