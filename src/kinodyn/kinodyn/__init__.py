@@ -3,6 +3,7 @@
 The core never imports ROS. See ARCHITECTURE.md §2 for the public API.
 """
 
+from kinodyn.ik import FrameTask, IKResult, solve_ik
 from kinodyn.model import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.urdf import URDFError, URDFWarning
 
@@ -11,7 +12,10 @@ __all__ = [
     "JOINT_NONE",
     "JOINT_PRISMATIC",
     "JOINT_REVOLUTE",
+    "FrameTask",
+    "IKResult",
     "Model",
     "URDFError",
     "URDFWarning",
+    "solve_ik",
 ]

@@ -15,10 +15,9 @@ from kinodyn_ros.launcher.graph import installed_graph, load_graph
 
 def launch_description(graph_name: str) -> Any:
     """A `launch.LaunchDescription` with one `launch_ros.actions.Node` per node of the graph file."""
+    from launch import LaunchDescription
     from launch.actions import Shutdown
     from launch_ros.actions import Node
-
-    from launch import LaunchDescription
 
     graph = load_graph(installed_graph(graph_name))
     return LaunchDescription(
