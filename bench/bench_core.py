@@ -1,0 +1,190 @@
+"""Core benchmark: kinodyn's public API against Pinocchio, in one process, on the same inputs.
+
+Prints per-call median times of FK (end-effector frame placement), frame Jacobian, RNEA, CRBA, ABA,
+NLE and a control tick (FK + Jacobian + CRBA + NLE) with the ratio kinodyn / Pinocchio; the batch
+FK / RNEA / ABA throughput at N = 1000 against a Python loop over Pinocchio; and the first-call
+compile time (fresh NUMBA_CACHE_DIR) against a warm cache.
+
+    python bench/bench_core.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+import kinodyn as kd
+from kinodyn import dynamics
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
+BATCH = 1000
+
+
+def robots() -> list[tuple[str, Path, bool, str]]:
+    """(label, URDF, floating base, end-effector frame)."""
+    arm = ROOT / "urdf" / "arm7.urdf"
+    out = [("arm7 (7 DoF, fixed)", arm, False, "ee_link")] if arm.exists() else [
+        ("panda (fixed)", ROBOTS / "panda_description" / "urdf" / "panda.urdf", False, "panda_hand")]
+    quadruped = ROOT / "urdf" / "quadruped.urdf"
+    if quadruped.exists():
+        out.append(("quadruped (12 DoF, floating)", quadruped, True, "LF_FOOT"))
+    solo = ROBOTS / "solo_description" / "robots" / "solo12.urdf"
+    out.append(("solo12 (12 DoF, floating)", solo, True, "FL_FOOT"))
+    return out
+
+
+def median_ns(fn: Callable[[], object], repeats: int = 2000, rounds: int = 15) -> float:
+    """Median over rounds of the mean per-call time of ``repeats`` calls, after a warm-up."""
+    for _ in range(200):
+        fn()
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter_ns()
+        for _ in range(repeats):
+            fn()
+        samples.append((time.perf_counter_ns() - t0) / repeats)
+    return statistics.median(samples)
+
+
+class Pinocchio:
+    """Pinocchio's model of the URDF and the permutation from kinodyn's q/v to Pinocchio's."""
+
+    def __init__(self, m: kd.Model, path: Path, floating: bool, frame: str) -> None:
+        if m.mimic_joint_names:
+            raise ValueError("the benchmark maps coordinates one to one; use a model without mimic joints")
+        self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else \
+            pin.buildModelFromUrdf(str(path))
+        self.pd = self.pm.createData()
+        base_q, base_v = (7, 6) if floating else (0, 0)
+        self.iq = np.arange(self.pm.nq)
+        self.iv = np.arange(self.pm.nv)
+        for k, name in enumerate(m.joint_names):
+            joint = self.pm.joints[self.pm.getJointId(name)]
+            assert joint.nq == 1, f"{name}: continuous joints need (cos, sin) in Pinocchio"
+            self.iq[joint.idx_q], self.iv[joint.idx_v] = base_q + k, base_v + k
+        self.fid = self.pm.getFrameId(frame)
+
+    def q(self, q: np.ndarray) -> np.ndarray:
+        return q[self.iq]
+
+    def v(self, v: np.ndarray) -> np.ndarray:
+        return v[self.iv]
+
+
+def per_call_table() -> None:
+    print(f"{'robot':30s} {'quantity':14s} {'kinodyn [us]':>13s} {'pinocchio [us]':>15s} {'ratio':>7s}")
+    for robot in robots():
+        per_call_rows(*robot)
+
+
+def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
+    m = kd.Model.from_urdf(path, floating_base=floating)
+    p = Pinocchio(m, path, floating, frame)
+    pm, pd, fid = p.pm, p.pd, p.fid
+    rng = np.random.default_rng(0)
+    q, v, a = m.random_configuration(rng), rng.normal(size=m.nv), rng.normal(size=m.nv)
+    qp, vp, ap = p.q(q), p.v(v), p.v(a)
+    world = pin.LOCAL_WORLD_ALIGNED
+
+    def pin_fk() -> object:
+        pin.forwardKinematics(pm, pd, qp)
+        return pin.updateFramePlacement(pm, pd, fid)
+
+    def kd_tick() -> object:
+        return (m.frame_placement(q, frame), m.frame_jacobian(q, frame, "local_world_aligned"),
+                m.mass_matrix(q), m.nonlinear_effects(q, v))
+
+    def pin_tick() -> object:
+        return (pin_fk(), pin.computeFrameJacobian(pm, pd, qp, fid, world), pin.crba(pm, pd, qp),
+                pin.nonLinearEffects(pm, pd, qp, vp))
+
+    cases = {
+        "FK": (lambda: m.frame_placement(q, frame), pin_fk),
+        "Jacobian": (lambda: m.frame_jacobian(q, frame, "local_world_aligned"),
+                     lambda: pin.computeFrameJacobian(pm, pd, qp, fid, world)),
+        "RNEA": (lambda: m.rnea(q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+        "CRBA": (lambda: m.mass_matrix(q), lambda: pin.crba(pm, pd, qp)),
+        "ABA": (lambda: m.aba(q, v, a), lambda: pin.aba(pm, pd, qp, vp, ap)),
+        "NLE": (lambda: m.nonlinear_effects(q, v), lambda: pin.nonLinearEffects(pm, pd, qp, vp)),
+        "control tick": (kd_tick, pin_tick),
+    }
+    for name, (ours, theirs) in cases.items():
+        t_ours, t_pin = median_ns(ours), median_ns(theirs)
+        print(f"{label:30s} {name:14s} {t_ours / 1e3:13.2f} {t_pin / 1e3:15.2f} {t_ours / t_pin:7.2f}")
+
+
+def batch_table() -> None:
+    print(f"\nbatch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster)")
+    print(f"{'robot':30s} {'quantity':8s} {'kinodyn [states/s]':>19s} {'pinocchio loop':>15s} {'ratio':>7s}")
+    for robot in robots():
+        batch_rows(*robot)
+
+
+def batch_rows(label: str, path: Path, floating: bool, frame: str) -> None:
+    m = kd.Model.from_urdf(path, floating_base=floating)
+    p = Pinocchio(m, path, floating, frame)
+    pm, pd, fid = p.pm, p.pd, p.fid
+    rng = np.random.default_rng(1)
+    Q = np.array([m.random_configuration(rng) for _ in range(BATCH)])
+    V, A = rng.normal(size=(BATCH, m.nv)), rng.normal(size=(BATCH, m.nv))
+    QP, VP, AP = Q[:, p.iq], V[:, p.iv], A[:, p.iv]
+
+    def pin_fk_loop() -> object:
+        out = []
+        for qp in QP:
+            pin.forwardKinematics(pm, pd, qp)
+            out.append(pin.updateFramePlacement(pm, pd, fid).homogeneous)
+        return out
+
+    cases = {
+        "FK": (lambda: m.frame_placements_batch(Q, frame), pin_fk_loop),
+        "RNEA": (lambda: dynamics.rnea_batch(m, Q, V, A),
+                 lambda: [pin.rnea(pm, pd, *x) for x in zip(QP, VP, AP, strict=True)]),
+        "ABA": (lambda: dynamics.aba_batch(m, Q, V, A),
+                lambda: [pin.aba(pm, pd, *x) for x in zip(QP, VP, AP, strict=True)]),
+    }
+    for name, (ours, theirs) in cases.items():
+        t_ours, t_pin = median_ns(ours, repeats=3, rounds=9), median_ns(theirs, repeats=3, rounds=9)
+        print(f"{label:30s} {name:8s} {BATCH / t_ours * 1e9:19.3g} {BATCH / t_pin * 1e9:15.3g} "
+              f"{t_pin / t_ours:7.2f}")
+
+
+FIRST_CALLS = """
+import time
+t0 = time.perf_counter()
+import numpy as np, kinodyn as kd
+m = kd.Model.from_urdf({path!r}, floating_base=True)
+q, v = m.neutral(), np.zeros(m.nv)
+m.frame_placement(q, {frame!r}); m.frame_jacobian(q, {frame!r}, "world")
+m.rnea(q, v, v); m.mass_matrix(q); m.aba(q, v, v); m.nonlinear_effects(q, v); m.gravity_torques(q)
+m.coriolis_matrix(q, v); m.centroidal_momentum_matrix(q); m.kinetic_energy(q, v); m.potential_energy(q)
+print(time.perf_counter() - t0)
+"""
+
+
+def compile_times() -> None:
+    label, path, _, frame = robots()[-1]
+    code = FIRST_CALLS.format(path=str(path), frame=frame)
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        run = [sys.executable, "-c", code]
+        cold = float(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
+        warm = float(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
+    print(f"\nimport + first call of FK, Jacobian and every dynamics function ({label}), fresh process:")
+    print(f"  empty NUMBA_CACHE_DIR: {cold:6.2f} s    warm cache: {warm:6.2f} s")
+
+
+if __name__ == "__main__":
+    per_call_table()
+    batch_table()
+    compile_times()
