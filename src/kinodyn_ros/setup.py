@@ -22,6 +22,8 @@ setup(
             "state_publisher = kinodyn_ros.nodes.state_publisher:main",
             "joint_motion = kinodyn_ros.nodes.joint_motion:main",
             "ee_pose_printer = kinodyn_ros.nodes.ee_pose_printer:main",
+            "kinematics = kinodyn_ros.nodes.kinematics:main",
+            "dynamics = kinodyn_ros.nodes.dynamics:main",
         ],
     },
 )

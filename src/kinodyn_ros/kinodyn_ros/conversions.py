@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, Quaternion, Transform, TransformStamped, Vector3
+from geometry_msgs.msg import Pose, Quaternion, Transform, TransformStamped, Vector3, WrenchStamped
 from kinodyn.spatial import homogeneous_transform, matrix_to_quat, quat_normalize, quat_to_matrix
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 
 class JointStateError(ValueError):
@@ -192,3 +193,87 @@ def odometry_to_pose(msg: Odometry) -> tuple[str, str, np.ndarray]:
             "Odometry has an empty header.frame_id; it must name the odometry frame (e.g. 'odom')"
         )
     return msg.header.frame_id, msg.child_frame_id, pose_to_matrix(msg.pose.pose)
+
+
+def joint_state_vector(
+    msg: JointState, values: Sequence[float], joint_names: Sequence[str], what: str
+) -> np.ndarray:
+    """Per-joint ``values`` listed in the order of ``msg.name``, put in the order of ``joint_names``.
+
+    For the velocity of a JointState or an acceleration sent along with one; call it once
+    ``joint_state_to_q(msg, joint_names)`` has accepted the names. Empty ``values`` mean zero for every joint.
+    Raises ``JointStateError`` when ``values`` is neither empty nor one per name, or not finite.
+    """
+    names = list(msg.name)
+    if len(values) == 0:
+        return np.zeros(len(joint_names))
+    if len(values) != len(names):
+        raise JointStateError(
+            "length_mismatch",
+            f"{len(values)} {what} values for {len(names)} joint names; give none (zero) or one per name",
+        )
+    array = np.asarray(values, dtype=np.float64)
+    bad = [n for n, value in zip(names, array, strict=True) if not math.isfinite(value)]
+    if bad:
+        raise JointStateError("non_finite", f"non-finite {what} for {_format_names(bad)}", bad)
+    by_name = dict(zip(names, array, strict=True))
+    return np.array([by_name[n] for n in joint_names], dtype=np.float64)
+
+
+def wrenches_by_link(msgs: Sequence[WrenchStamped]) -> dict[str, np.ndarray]:
+    """``{header.frame_id: [force; torque]}``, wrenches on the same frame summed (they act together).
+
+    Raises ValueError for an empty ``header.frame_id`` or a non-finite wrench.
+    """
+    wrenches: dict[str, np.ndarray] = {}
+    for i, msg in enumerate(msgs):
+        if not msg.header.frame_id:
+            raise ValueError(
+                f"wrench {i} has an empty header.frame_id; it must name the link the wrench acts on"
+            )
+        f, t = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"wrench {i} on {msg.header.frame_id!r} is not finite: {w}")
+        wrenches[msg.header.frame_id] = wrenches.get(msg.header.frame_id, np.zeros(6)) + w
+    return wrenches
+
+
+def array_to_multiarray(a: np.ndarray, labels: Sequence[str]) -> Float64MultiArray:
+    """Float64MultiArray of ``a`` in row-major order, one dimension per axis labelled ``labels``.
+
+    ``dim[i].stride`` is the product of the sizes from axis i on, as std_msgs/MultiArrayLayout defines it.
+    """
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if len(labels) != a.ndim:
+        raise ValueError(f"need one label per axis of the {a.ndim}-d array, got {list(labels)}")
+    strides = np.cumprod(a.shape[::-1])[::-1] if a.ndim else []
+    msg = Float64MultiArray(data=a.ravel().tolist())
+    msg.layout.dim = [
+        MultiArrayDimension(label=label, size=int(size), stride=int(stride))
+        for label, size, stride in zip(labels, a.shape, strides, strict=True)
+    ]
+    return msg
+
+
+def multiarray_to_array(msg: Float64MultiArray) -> np.ndarray:
+    """The array a row-major Float64MultiArray holds (``data_offset`` 0); a 1-d array when ``dim`` is empty.
+
+    Raises ValueError when the layout does not describe ``data`` row-major.
+    """
+    data = np.asarray(msg.data, dtype=np.float64)
+    if not msg.layout.dim:
+        return data
+    shape = tuple(d.size for d in msg.layout.dim)
+    expected_strides = np.cumprod(shape[::-1])[::-1]
+    strides = tuple(d.stride for d in msg.layout.dim)
+    if (
+        msg.layout.data_offset != 0
+        or strides != tuple(int(s) for s in expected_strides)
+        or data.size != int(expected_strides[0])
+    ):
+        raise ValueError(
+            f"Float64MultiArray layout (sizes {shape}, strides {strides}, offset {msg.layout.data_offset}) "
+            f"does not describe its {data.size} values row-major"
+        )
+    return data.reshape(shape)

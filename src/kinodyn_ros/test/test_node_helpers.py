@@ -1,0 +1,68 @@
+"""Pure helpers of the kinematics and dynamics nodes: request defaults, velocity limits, bad requests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from kinodyn_ros.nodes.kinematics import request_tolerance, velocity_limited_step
+from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.service_call import answering_bad_requests, error_text
+from rclpy.logging import get_logger
+
+from kinodyn_interfaces.srv import GravityCompensation
+
+
+def test_request_tolerance_zero_means_the_default() -> None:
+    assert request_tolerance(0.0, 1e-6, "position_tolerance") == 1e-6
+    assert request_tolerance(1e-3, 1e-6, "position_tolerance") == 1e-3
+
+
+@pytest.mark.parametrize("value", [-1e-3, math.nan, math.inf])
+def test_request_tolerance_rejects_negative_and_non_finite(value: float) -> None:
+    with pytest.raises(ValueError, match="timeout must be positive"):
+        request_tolerance(value, 1.0, "timeout")
+
+
+def test_velocity_limited_step_keeps_direction_and_the_worst_joint_at_its_limit() -> None:
+    limit = np.array([2.0, 1.0, np.inf])
+    qdot = np.array([1.0, -4.0, 100.0])
+    scaled = velocity_limited_step(qdot, limit)
+    np.testing.assert_allclose(scaled, qdot / 4.0, rtol=0, atol=0)  # joint 2 is 4 times over its limit
+    assert np.all(np.abs(scaled) <= limit)
+    slow = np.array([0.5, 0.5, 5.0])
+    np.testing.assert_array_equal(velocity_limited_step(slow, limit), slow)
+
+
+def test_error_text_drops_the_quotes_of_key_errors() -> None:
+    assert error_text(KeyError("unknown frame 'x'")) == "unknown frame 'x'"
+    assert error_text(ValueError("bad")) == "bad"
+
+
+def test_bad_request_becomes_an_empty_failed_response_and_the_next_request_is_served() -> None:
+    def handle(request: GravityCompensation.Request, response: GravityCompensation.Response):
+        if not request.joint_state.name:
+            response.name = ["half", "filled"]
+            raise KeyError("unknown joint ''")
+        response.name, response.effort, response.success = ["j"], [1.0], True
+        return response
+
+    callback = answering_bad_requests("gravity_compensation", DistinctProblemLog(get_logger("test")), handle)
+    bad = callback(GravityCompensation.Request(), GravityCompensation.Response())
+    assert not bad.success
+    assert bad.message == "gravity_compensation: unknown joint ''"
+    assert list(bad.name) == [] and list(bad.effort) == []
+    good = GravityCompensation.Request()
+    good.joint_state.name = ["j"]
+    served = callback(good, GravityCompensation.Response())
+    assert served.success and list(served.effort) == [1.0] and served.message == ""
+
+
+def test_other_errors_are_not_swallowed() -> None:
+    def handle(request, response):
+        raise RuntimeError("a bug")
+
+    callback = answering_bad_requests("x", DistinctProblemLog(get_logger("test")), handle)
+    with pytest.raises(RuntimeError, match="a bug"):
+        callback(GravityCompensation.Request(), GravityCompensation.Response())
