@@ -1,0 +1,1 @@
+"""Controllers: broadcasters, forward command, joint PD, with watchdog and limits."""

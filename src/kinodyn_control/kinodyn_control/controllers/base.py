@@ -1,0 +1,142 @@
+"""Controller base class: lifecycle, parameters, and which interfaces a controller claims.
+
+As ros2_control's ``controller_interface`` (ANCHORS §1.5): after ``configure`` a controller says which command
+interfaces it needs (``command_interface_configuration``; claimed exclusively while it is active) and which
+state interfaces (``state_interface_configuration``; shared). ``activate`` receives them as
+``LoanedInterfaces`` in the order asked for; ``update(time, period)`` runs every control cycle while active.
+
+Parameters are declared in ``PARAMETERS`` (name -> ``Parameter``); the manager passes the values given for
+``<controller>.<name>`` and ``init`` rejects unknown names and wrong types. A controller talks to ROS only
+through its ``ControllerContext`` (publishers, subscriptions, clock, logger), so it runs without ROS in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from kinodyn_control.hardware.description import RobotDescription
+from kinodyn_control.hardware.types import CallbackReturn, LifecycleState, LoanedInterfaces, ReturnType
+from kinodyn_control.lifecycle import Lifecycle, LifecycleError
+
+ALL = "all"
+INDIVIDUAL = "individual"
+NONE = "none"
+
+
+@dataclass(frozen=True)
+class InterfaceConfiguration:
+    """``kind`` is ALL (every available interface), INDIVIDUAL (``names``) or NONE."""
+
+    kind: str
+    names: tuple[str, ...] = ()
+
+
+PARAMETER_TYPES: dict[str, Callable[[Any], bool]] = {
+    "bool": lambda v: isinstance(v, bool),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "str_list": lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+    "float_list": lambda v: (
+        isinstance(v, (list, tuple))
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A controller parameter: ``type`` is a key of PARAMETER_TYPES; ``doc`` goes into messages and docs."""
+
+    type: str
+    default: Any
+    doc: str
+
+
+class ControllerContext(Protocol):
+    """What a controller may use of its host (the ROS node, or a test double)."""
+
+    name: str
+    description: RobotDescription
+    logger: Any  # info / warning / error (rclpy's logger or logging.Logger)
+
+    def now(self) -> float: ...
+
+    def create_publisher(self, msg_type: type, topic: str) -> Any: ...
+
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None]) -> Any: ...
+
+    def destroy(self, entity: Any) -> None: ...
+
+
+class Controller(Lifecycle):
+    what = "controller"
+    PARAMETERS: ClassVar[dict[str, Parameter]] = {}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.controller_name = ""
+        self.params: dict[str, Any] = {}
+        self.context: ControllerContext | None = None
+        self.commands: LoanedInterfaces | None = None
+        self.states: LoanedInterfaces | None = None
+
+    @property
+    def name(self) -> str:
+        return self.controller_name or type(self).__name__
+
+    def init(self, name: str, params: dict[str, Any], context: ControllerContext) -> LifecycleState:
+        """Check ``params`` against PARAMETERS (defaults fill the rest), then ``on_init``."""
+        if self.lifecycle_state is not LifecycleState.UNKNOWN:
+            raise LifecycleError(f"controller '{name}' is already initialised")
+        self.controller_name, self.context, self.logger = name, context, context.logger
+        unknown = sorted(set(params) - set(self.PARAMETERS))
+        if unknown:
+            known = ", ".join(sorted(self.PARAMETERS)) or "none"
+            raise ValueError(
+                f"controller '{name}': unknown parameter(s) {', '.join(unknown)}; known: {known}"
+            )
+        values = {}
+        for key, spec in self.PARAMETERS.items():
+            value = params.get(key, spec.default)
+            if not PARAMETER_TYPES[spec.type](value):
+                raise ValueError(
+                    f"controller '{name}': parameter {key} must be of type {spec.type} ({spec.doc}), got {value!r}"
+                )
+            values[key] = list(value) if isinstance(value, (list, tuple)) else value
+        self.params = values
+        return self._finish_init(self.on_init())
+
+    def on_init(self) -> CallbackReturn:
+        return CallbackReturn.SUCCESS
+
+    def command_interface_configuration(self) -> InterfaceConfiguration:
+        return InterfaceConfiguration(NONE)
+
+    def state_interface_configuration(self) -> InterfaceConfiguration:
+        return InterfaceConfiguration(NONE)
+
+    def assign_interfaces(self, commands: LoanedInterfaces, states: LoanedInterfaces) -> None:
+        """Called by the manager right before ``activate``."""
+        self.commands, self.states = commands, states
+
+    def release_interfaces(self) -> None:
+        self.commands = self.states = None
+
+    def update(self, time: float, period: float) -> ReturnType:
+        raise NotImplementedError(f"{type(self).__name__} must implement update(time, period)")
+
+    # helpers for subclasses -------------------------------------------------------------------------------
+    def fail(self, message: str) -> CallbackReturn:
+        """Record why a hook failed and return FAILURE (the state stays as it was)."""
+        self.last_error = f"controller '{self.name}': {message}"
+        return CallbackReturn.FAILURE
+
+    def positive(self, key: str) -> float:
+        value = float(self.params[key])
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"parameter {key} must be a positive finite number, got {value}")
+        return value

@@ -1,0 +1,1 @@
+"""Hardware components: lifecycle base classes, URDF description, mock and skeleton devices."""

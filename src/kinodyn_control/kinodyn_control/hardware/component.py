@@ -1,0 +1,142 @@
+"""Hardware component base classes (System, Actuator, Sensor) with the ros2_control lifecycle.
+
+Lifecycle (ANCHORS §1.1, ros2_control ``lifecycle_of_a_hardware_component``): ``initialize`` runs ``on_init``
+(UNKNOWN -> UNCONFIGURED: parse parameters, no communication); ``configure`` (-> INACTIVE: communication up,
+states readable, commands not yet available); ``activate`` (-> ACTIVE: commands available); ``deactivate``
+(-> INACTIVE); ``cleanup`` (-> UNCONFIGURED); ``shutdown`` (-> FINALIZED). A callback returning FAILURE leaves
+the state unchanged; ERROR (from a callback, or from ``read``/``write`` through ``handle_error``) calls
+``on_error``: SUCCESS there gives UNCONFIGURED, anything else FINALIZED (the component must be reloaded).
+
+A component declares its interfaces in the URDF; extra ones come from ``export_unlisted_*_interfaces``. The
+controller manager owns the values and binds each component to its slice: inside ``read``/``write`` a
+component uses ``self.states`` and ``self.commands`` (``get``/``set`` by full name, or ``values`` as an array).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from kinodyn_control.hardware.description import HardwareInfo
+from kinodyn_control.hardware.types import (
+    CallbackReturn,
+    InterfaceDescription,
+    InterfaceView,
+    LifecycleState,
+    ReturnType,
+)
+from kinodyn_control.lifecycle import Lifecycle, LifecycleError
+
+_EMPTY = np.zeros(0)
+
+
+class HardwareComponent(Lifecycle):
+    """Common base of System, Actuator and Sensor; subclass one of those, not this."""
+
+    kind: ClassVar[str] = ""
+    what = "component"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.info: HardwareInfo | None = None
+        self.states = InterfaceView((), _EMPTY, "state")
+        self.commands = InterfaceView((), _EMPTY, "command")
+
+    @property
+    def name(self) -> str:
+        return self.info.name if self.info is not None else type(self).__name__
+
+    # --- lifecycle hooks, overridden by components --------------------------------------------------------
+    def on_init(self, info: HardwareInfo) -> CallbackReturn:
+        return CallbackReturn.SUCCESS
+
+    # --- interfaces -----------------------------------------------------------------------------------------
+    def state_interface_descriptions(self) -> list[InterfaceDescription]:
+        assert self.info is not None
+        listed = [d for c in self.info.components for d in c.state_descriptions()]
+        return listed + self.export_unlisted_state_interfaces()
+
+    def command_interface_descriptions(self) -> list[InterfaceDescription]:
+        assert self.info is not None
+        listed = [d for c in self.info.components for d in c.command_descriptions()]
+        return listed + self.export_unlisted_command_interfaces()
+
+    def export_unlisted_state_interfaces(self) -> list[InterfaceDescription]:
+        """State interfaces not in the URDF (called after ``on_init``)."""
+        return []
+
+    def export_unlisted_command_interfaces(self) -> list[InterfaceDescription]:
+        """Command interfaces not in the URDF (called after ``on_init``)."""
+        return []
+
+    def bind(self, states: InterfaceView, commands: InterfaceView) -> None:
+        """Called by the resource manager once, after ``initialize``, with this component's slices."""
+        self.states = states
+        self.commands = commands
+
+    # --- cyclic ---------------------------------------------------------------------------------------------
+    def read(self, time: float, period: float) -> ReturnType:
+        """Update ``self.states`` from the device; ``time`` and ``period`` in seconds."""
+        raise NotImplementedError(f"{type(self).__name__} must implement read(time, period)")
+
+    def write(self, time: float, period: float) -> ReturnType:
+        """Send ``self.commands`` to the device."""
+        raise NotImplementedError(f"{type(self).__name__} must implement write(time, period)")
+
+    def prepare_command_mode_switch(self, start: list[str], stop: list[str]) -> ReturnType:
+        """Check that claiming ``start`` and releasing ``stop`` (full names of this component) is possible."""
+        return ReturnType.OK
+
+    def perform_command_mode_switch(self, start: list[str], stop: list[str]) -> ReturnType:
+        return ReturnType.OK
+
+    # --- transitions, driven by the resource manager ----------------------------------------------------------
+    def initialize(self, info: HardwareInfo) -> LifecycleState:
+        if self.lifecycle_state is not LifecycleState.UNKNOWN:
+            raise LifecycleError(f"component '{info.name}' is already initialised")
+        if info.type != self.kind:
+            raise LifecycleError(
+                f"<ros2_control name='{info.name}'> has type '{info.type}' but plugin '{info.plugin}' is a "
+                f'{self.kind} component; set type="{self.kind}" or use a {info.type} plugin'
+            )
+        self.info = info
+        return self._finish_init(self.on_init(info))
+
+
+class System(HardwareComponent):
+    """Many joints, sensors and GPIOs; reads states and writes commands."""
+
+    kind = "system"
+
+
+class Actuator(HardwareComponent):
+    """One joint; reads states and writes commands."""
+
+    kind = "actuator"
+
+    def on_init(self, info: HardwareInfo) -> CallbackReturn:
+        if len(info.joints) != 1 or info.sensors or info.gpios:
+            self.last_error = (
+                f"actuator '{info.name}' must have exactly one <joint> and no sensor or gpio "
+                f'(has {len(info.joints)} joints); use type="system" for more'
+            )
+            return CallbackReturn.ERROR
+        return CallbackReturn.SUCCESS
+
+
+class Sensor(HardwareComponent):
+    """State interfaces only: exports no command interfaces, and ``write`` does nothing."""
+
+    kind = "sensor"
+
+    def command_interface_descriptions(self) -> list[InterfaceDescription]:
+        assert self.info is not None
+        if any(c.command_interfaces for c in self.info.components):
+            raise LifecycleError(
+                f"sensor component '{self.info.name}' lists command interfaces; a sensor has state interfaces only"
+            )
+        return []
+
+    def write(self, time: float, period: float) -> ReturnType:
+        return ReturnType.OK

@@ -1,0 +1,171 @@
+"""Interface names, return codes, lifecycle states and the value tables behind interface handles.
+
+Follows ros2_control (ANCHORS §1.1): an interface's full name is ``<joint or sensor>/<interface>``; the
+standard joint interfaces are position, velocity, acceleration and effort; an IMU exports the 10 keys of
+``semantic_components::IMUSensor`` in that order. Values live in one float64 array per kind (state, command)
+owned by the resource manager; a component sees its own contiguous slice (``InterfaceView``), a controller
+sees the interfaces it claimed (``LoanedInterfaces``), both without copies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+POSITION = "position"
+VELOCITY = "velocity"
+ACCELERATION = "acceleration"
+EFFORT = "effort"
+STANDARD_INTERFACES = (POSITION, VELOCITY, ACCELERATION, EFFORT)
+IMU_INTERFACES = (
+    "orientation.x",
+    "orientation.y",
+    "orientation.z",
+    "orientation.w",
+    "angular_velocity.x",
+    "angular_velocity.y",
+    "angular_velocity.z",
+    "linear_acceleration.x",
+    "linear_acceleration.y",
+    "linear_acceleration.z",
+)
+
+
+def full_name(prefix: str, interface: str) -> str:
+    """``<joint or sensor>/<interface>``, the key of every state and command interface."""
+    return f"{prefix}/{interface}"
+
+
+class ReturnType(Enum):
+    """Result of ``read``/``write``/``update`` (hardware_interface::return_type of Jazzy and later)."""
+
+    OK = 0
+    ERROR = 1
+    DEACTIVATE = 2
+
+
+class CallbackReturn(Enum):
+    """Result of a lifecycle callback: FAILURE stays in the previous state, ERROR goes to ``on_error``."""
+
+    SUCCESS = 0
+    FAILURE = 1
+    ERROR = 2
+
+
+class LifecycleState(Enum):
+    UNKNOWN = "unknown"
+    UNCONFIGURED = "unconfigured"
+    INACTIVE = "inactive"
+    ACTIVE = "active"
+    FINALIZED = "finalized"
+
+
+@dataclass(frozen=True)
+class InterfaceInfo:
+    """One ``<state_interface>`` or ``<command_interface>`` of a ``<ros2_control>`` block.
+
+    ``initial_value`` is NaN unless the URDF sets it (ros2_control's default for ``double``); ``min``/``max``
+    are the command limits the URDF gives (infinite when absent).
+    """
+
+    name: str
+    min: float = -math.inf
+    max: float = math.inf
+    initial_value: float = math.nan
+    data_type: str = "double"
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InterfaceDescription:
+    """An interface of one joint, sensor or GPIO: ``prefix`` is its name, ``info`` the interface."""
+
+    prefix: str
+    info: InterfaceInfo
+
+    @property
+    def full_name(self) -> str:
+        return full_name(self.prefix, self.info.name)
+
+
+class InterfaceTable:
+    """Named float64 values in one array, in the order of ``descriptions``, starting at their initial values."""
+
+    def __init__(self, descriptions: Sequence[InterfaceDescription], what: str) -> None:
+        self.descriptions = tuple(descriptions)
+        self.names = tuple(d.full_name for d in self.descriptions)
+        self.index: dict[str, int] = {}
+        for i, name in enumerate(self.names):
+            if name in self.index:
+                raise ValueError(
+                    f"{what} interface '{name}' is exported twice; each full name must be unique"
+                )
+            self.index[name] = i
+        self.values = np.array([d.info.initial_value for d in self.descriptions], dtype=np.float64)
+        self._what = what
+
+    def indices(self, names: Sequence[str]) -> np.ndarray:
+        missing = [n for n in names if n not in self.index]
+        if missing:
+            raise KeyError(
+                f"unknown {self._what} interface(s) {', '.join(missing)}; known: {', '.join(self.names) or 'none'}"
+            )
+        return np.array([self.index[n] for n in names], dtype=np.intp)
+
+    def view(self, start: int, stop: int) -> InterfaceView:
+        return InterfaceView(self.names[start:stop], self.values[start:stop], self._what)
+
+
+class InterfaceView:
+    """A component's own interfaces: ``values`` is a view into the manager's table (writes go through)."""
+
+    def __init__(self, names: Sequence[str], values: np.ndarray, what: str) -> None:
+        self.names = tuple(names)
+        self.values = values
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self._what = what
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.index
+
+    def _position(self, name: str) -> int:
+        try:
+            return self.index[name]
+        except KeyError:
+            raise KeyError(f"this component has no {self._what} interface '{name}'") from None
+
+    def get(self, name: str) -> float:
+        return float(self.values[self._position(name)])
+
+    def set(self, name: str, value: float) -> None:
+        self.values[self._position(name)] = value
+
+
+class LoanedInterfaces:
+    """The interfaces a controller was given, in the order it asked for them (``names``).
+
+    ``get()`` copies the current values; ``set(values)`` writes all of them (command interfaces only).
+    """
+
+    def __init__(self, names: Sequence[str], table: InterfaceTable) -> None:
+        self.names = tuple(names)
+        self._indices = table.indices(self.names)
+        self._values = table.values
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def get(self) -> np.ndarray:
+        return self._values[self._indices]
+
+    def set(self, values: np.ndarray) -> None:
+        self._values[self._indices] = values
+
+    def subset(self, names: Sequence[str]) -> np.ndarray:
+        """Positions of ``names`` within this loan (for controllers that group interfaces by kind)."""
+        position = {name: i for i, name in enumerate(self.names)}
+        return np.array([position[n] for n in names], dtype=np.intp)

@@ -1,0 +1,422 @@
+"""Resource manager and controller manager, without ROS (the node in control_node.py wraps them).
+
+``ResourceManager`` loads one component per ``<ros2_control>`` block, owns every state and command value and
+drives the components' lifecycle and ``read``/``write`` (ANCHORS §1.1, §1.4): a state interface is available
+while its component is INACTIVE or ACTIVE, a command interface only while it is ACTIVE. ``read`` returning
+ERROR (or DEACTIVATE, treated as ERROR) calls the component's ``on_error``; ``write`` returning DEACTIVATE
+deactivates it.
+
+``ControllerManager`` loads, configures, switches and updates controllers. One control cycle is
+``read -> update active controllers -> write``. Command interfaces are claimed exclusively, state interfaces
+are shared (ANCHORS §1.5); a switch deactivates first, then activates, between two cycles (it holds the cycle
+lock). A controller whose ``update`` returns ERROR (or raises) is deactivated; so is every controller using an
+interface of a component that failed.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kinodyn_control.controllers.base import ALL, INDIVIDUAL, NONE, Controller, ControllerContext
+from kinodyn_control.hardware.component import HardwareComponent
+from kinodyn_control.hardware.description import RobotDescription
+from kinodyn_control.hardware.types import (
+    InterfaceDescription,
+    InterfaceTable,
+    LifecycleState,
+    LoanedInterfaces,
+    ReturnType,
+)
+from kinodyn_control.lifecycle import LifecycleError
+from kinodyn_control.registry import PluginRegistry
+
+BEST_EFFORT = 1
+STRICT = 2
+_PATH_UP = (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE, LifecycleState.ACTIVE)
+
+
+class HardwareError(RuntimeError):
+    """A component that cannot be loaded or brought to the requested state."""
+
+
+class ControllerError(RuntimeError):
+    """A controller request (load, configure, switch, unload) that was refused; the message says why."""
+
+
+class ResourceManager:
+    def __init__(self, description: RobotDescription, registry: PluginRegistry, logger: Any) -> None:
+        self.description = description
+        self.logger = logger
+        self.components: dict[str, HardwareComponent] = {}
+        states: list[tuple[str, list[InterfaceDescription]]] = []
+        commands: list[tuple[str, list[InterfaceDescription]]] = []
+        for info in description.hardware:
+            if info.rw_rate:
+                raise HardwareError(
+                    f"<ros2_control name='{info.name}'>: rw_rate is not supported; remove it (the component is "
+                    "read and written every control cycle)"
+                )
+            component = registry.create(info.plugin)
+            component.logger = logger
+            if component.initialize(info) is not LifecycleState.UNCONFIGURED:
+                raise HardwareError(
+                    f"component '{info.name}' ({info.plugin}) failed on_init: {component.last_error}"
+                )
+            self.components[info.name] = component
+            states.append((info.name, component.state_interface_descriptions()))
+            commands.append((info.name, component.command_interface_descriptions()))
+        self.states = InterfaceTable([d for _, ds in states for d in ds], "state")
+        self.commands = InterfaceTable([d for _, ds in commands for d in ds], "command")
+        self.state_owner: dict[str, str] = {}
+        self.command_owner: dict[str, str] = {}
+        state_start = command_start = 0
+        for (name, state_ds), (_, command_ds) in zip(states, commands, strict=True):
+            state_stop, command_stop = state_start + len(state_ds), command_start + len(command_ds)
+            self.components[name].bind(
+                self.states.view(state_start, state_stop), self.commands.view(command_start, command_stop)
+            )
+            self.state_owner.update(dict.fromkeys(self.states.names[state_start:state_stop], name))
+            self.command_owner.update(dict.fromkeys(self.commands.names[command_start:command_stop], name))
+            state_start, command_start = state_stop, command_stop
+
+    # --- lifecycle ----------------------------------------------------------------------------------------------
+    def set_component_state(self, name: str, target: LifecycleState) -> None:
+        """Walk component ``name`` through configure/activate or deactivate/cleanup until it is in ``target``."""
+        if name not in self.components:
+            raise HardwareError(f"no hardware component '{name}'; components: {', '.join(self.components)}")
+        if target not in _PATH_UP:
+            raise HardwareError(f"target state must be unconfigured, inactive or active, not {target.value}")
+        component = self.components[name]
+        while component.lifecycle_state is not target:
+            current = component.lifecycle_state
+            if current not in _PATH_UP:
+                raise HardwareError(
+                    f"component '{name}' is {current.value} and cannot be brought to {target.value}"
+                )
+            up = _PATH_UP.index(target) > _PATH_UP.index(current)
+            step = {
+                LifecycleState.UNCONFIGURED: "configure",
+                LifecycleState.INACTIVE: "activate" if up else "cleanup",
+                LifecycleState.ACTIVE: "deactivate",
+            }[current]
+            if getattr(component, step)() is current:
+                raise HardwareError(f"component '{name}' failed to {step}: {component.last_error}")
+
+    def state_available(self, name: str) -> bool:
+        owner = self.state_owner.get(name)
+        return owner is not None and self.components[owner].lifecycle_state in _PATH_UP[1:]
+
+    def command_available(self, name: str) -> bool:
+        owner = self.command_owner.get(name)
+        return owner is not None and self.components[owner].lifecycle_state is LifecycleState.ACTIVE
+
+    # --- cyclic ------------------------------------------------------------------------------------------------
+    def read(self, time: float, period: float) -> list[str]:
+        """Read every INACTIVE or ACTIVE component; returns the names of those that failed."""
+        failed = []
+        for component in self.components.values():
+            if component.lifecycle_state not in _PATH_UP[1:]:
+                continue
+            if component.read(time, period) is not ReturnType.OK:
+                self._fail(component, "read")
+                failed.append(component.name)
+        return failed
+
+    def write(self, time: float, period: float) -> list[str]:
+        """Write every ACTIVE component; returns the names of those that failed or deactivated themselves."""
+        failed = []
+        for component in self.components.values():
+            if component.lifecycle_state is not LifecycleState.ACTIVE:
+                continue
+            result = component.write(time, period)
+            if result is ReturnType.DEACTIVATE:
+                self.logger.warning(f"component '{component.name}' asked to be deactivated from write()")
+                component.deactivate()
+                failed.append(component.name)
+            elif result is not ReturnType.OK:
+                self._fail(component, "write")
+                failed.append(component.name)
+        return failed
+
+    def _fail(self, component: HardwareComponent, what: str) -> None:
+        state = component.handle_error()
+        self.logger.error(
+            f"component '{component.name}' returned an error from {what}(): {component.last_error or 'no detail'}; "
+            f"it is now {state.value} and its interfaces are unavailable"
+        )
+
+    def components_of(self, names: Sequence[str], owners: dict[str, str]) -> dict[str, list[str]]:
+        grouped: dict[str, list[str]] = {}
+        for name in names:
+            grouped.setdefault(owners[name], []).append(name)
+        return grouped
+
+
+@dataclass
+class ControllerEntry:
+    name: str
+    type: str
+    controller: Controller
+    command_names: list[str] = field(default_factory=list)
+    state_names: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> LifecycleState:
+        return self.controller.lifecycle_state
+
+
+class ControllerManager:
+    def __init__(
+        self,
+        resources: ResourceManager,
+        registry: PluginRegistry,
+        make_context: Callable[[str], ControllerContext],
+        logger: Any,
+    ) -> None:
+        self.resources = resources
+        self.registry = registry
+        self.make_context = make_context
+        self.logger = logger
+        self.controllers: dict[str, ControllerEntry] = {}
+        self.claimed: dict[str, str] = {}  # command interface -> controller
+        self._active: list[ControllerEntry] = []
+        self.cycle_lock = threading.Lock()
+
+    # --- administration ----------------------------------------------------------------------------------------
+    def load(self, name: str, type_name: str, params: dict[str, Any]) -> ControllerEntry:
+        if name in self.controllers:
+            raise ControllerError(f"a controller named '{name}' is already loaded")
+        try:
+            controller = self.registry.create(type_name)
+            state = controller.init(name, params, self.make_context(name))
+        except (LookupError, ValueError) as exc:
+            raise ControllerError(f"cannot load controller '{name}': {exc}") from None
+        if state is not LifecycleState.UNCONFIGURED:
+            raise ControllerError(f"controller '{name}' failed on_init: {controller.last_error}")
+        entry = ControllerEntry(name, type_name, controller)
+        self.controllers[name] = entry
+        return entry
+
+    def _entry(self, name: str) -> ControllerEntry:
+        if name not in self.controllers:
+            loaded = ", ".join(self.controllers) or "none"
+            raise ControllerError(f"no controller '{name}' is loaded (loaded: {loaded})")
+        return self.controllers[name]
+
+    def configure(self, name: str) -> None:
+        entry = self._entry(name)
+        if entry.state is LifecycleState.INACTIVE:
+            if entry.controller.cleanup() is not LifecycleState.UNCONFIGURED:  # re-configure, as ros2_control
+                raise ControllerError(
+                    f"controller '{name}' failed to clean up: {entry.controller.last_error}"
+                )
+        if entry.state is not LifecycleState.UNCONFIGURED:
+            raise ControllerError(
+                f"controller '{name}' is {entry.state.value}; only an inactive or unconfigured "
+                "controller can be configured"
+            )
+        try:
+            state = entry.controller.configure()
+        except ValueError as exc:
+            raise ControllerError(f"controller '{name}' failed to configure: {exc}") from None
+        if state is not LifecycleState.INACTIVE:
+            raise ControllerError(f"controller '{name}' failed to configure: {entry.controller.last_error}")
+        entry.command_names = self._resolve(entry, "command")
+        entry.state_names = self._resolve(entry, "state")
+
+    def unload(self, name: str) -> None:
+        entry = self._entry(name)
+        if entry.state is LifecycleState.ACTIVE:
+            raise ControllerError(f"controller '{name}' is active; deactivate it before unloading")
+        if entry.state is LifecycleState.INACTIVE:
+            entry.controller.cleanup()
+        if entry.controller.lifecycle_state is not LifecycleState.FINALIZED:
+            entry.controller.shutdown()
+        del self.controllers[name]
+
+    def _resolve(self, entry: ControllerEntry, kind: str) -> list[str]:
+        config = getattr(entry.controller, f"{kind}_interface_configuration")()
+        table = self.resources.commands if kind == "command" else self.resources.states
+        if config.kind == ALL:
+            return list(table.names)
+        if config.kind == NONE:
+            return []
+        if config.kind != INDIVIDUAL:
+            raise ControllerError(
+                f"controller '{entry.name}': unknown interface configuration '{config.kind}'"
+            )
+        unknown = [n for n in config.names if n not in table.index]
+        if unknown:
+            entry.controller.cleanup()
+            raise ControllerError(
+                f"controller '{entry.name}' needs {kind} interface(s) {', '.join(unknown)}, which no hardware "
+                f"component exports; {kind} interfaces: {', '.join(table.names)}"
+            )
+        return list(config.names)
+
+    # --- switching ---------------------------------------------------------------------------------------------
+    def _activation_problem(self, entry: ControllerEntry, releasing: set[str], taking: dict[str, str]) -> str:
+        if entry.state is not LifecycleState.INACTIVE:
+            return f"controller '{entry.name}' is {entry.state.value}; only an inactive (configured) controller can be activated"
+        for name in entry.command_names:
+            if not self.resources.command_available(name):
+                return f"Unable to activate controller '{entry.name}' since the command interface '{name}' is not available"
+            holder = self.claimed.get(name)
+            if holder is not None and holder not in releasing:
+                return (
+                    f"Unable to activate controller '{entry.name}' since the command interface '{name}' is "
+                    f"currently claimed by controller '{holder}'"
+                )
+            if name in taking:
+                return (
+                    f"Resource conflict for controller '{entry.name}'. Command interface '{name}' is already "
+                    f"claimed by controller '{taking[name]}' activated in the same switch"
+                )
+        for name in entry.state_names:
+            if not self.resources.state_available(name):
+                return f"Unable to activate controller '{entry.name}' since the state interface '{name}' is not available"
+        return ""
+
+    def switch(
+        self, activate: Sequence[str], deactivate: Sequence[str], strictness: int = BEST_EFFORT
+    ) -> tuple[bool, str]:
+        """Deactivate then activate controllers between two cycles; returns ``(ok, message)``.
+
+        STRICT refuses the whole switch when any part is impossible; BEST_EFFORT (also 0) does what it can and
+        reports the rest (ok is then false if anything was skipped).
+        """
+        strictness = strictness or BEST_EFFORT
+        if strictness not in (BEST_EFFORT, STRICT):
+            return False, f"strictness must be 1 (BEST_EFFORT) or 2 (STRICT), got {strictness}"
+        with self.cycle_lock:
+            return self._switch(list(activate), list(deactivate), strictness)
+
+    def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> tuple[bool, str]:
+        problems: list[str] = []
+        stopping: list[ControllerEntry] = []
+        for name in deactivate:
+            entry = self.controllers.get(name)
+            if entry is None or entry.state is not LifecycleState.ACTIVE:
+                problems.append(f"controller '{name}' is not " + ("loaded" if entry is None else "active"))
+            else:
+                stopping.append(entry)
+        releasing = {e.name for e in stopping}
+        starting: list[ControllerEntry] = []
+        taking: dict[str, str] = {}
+        for name in activate:
+            entry = self.controllers.get(name)
+            problem = (
+                f"controller '{name}' is not loaded"
+                if entry is None
+                else self._activation_problem(entry, releasing, taking)
+            )
+            if problem:
+                problems.append(problem)
+                continue
+            starting.append(entry)
+            taking.update(dict.fromkeys(entry.command_names, entry.name))
+        if problems and strictness == STRICT:
+            return False, "switch refused (STRICT): " + "; ".join(problems)
+        start = [n for e in starting for n in e.command_names]
+        stop = [n for e in stopping for n in e.command_names]
+        owners = self.resources.command_owner
+        starts = self.resources.components_of(start, owners)
+        stops = self.resources.components_of(stop, owners)
+        for component in set(starts) | set(stops):
+            hw = self.resources.components[component]
+            if (
+                hw.prepare_command_mode_switch(starts.get(component, []), stops.get(component, []))
+                is not ReturnType.OK
+            ):
+                return (
+                    False,
+                    f"switch refused: hardware '{component}' cannot switch command modes: {hw.last_error}",
+                )
+        for entry in stopping:
+            self._deactivate(entry)
+        for component in set(starts) | set(stops):
+            self.resources.components[component].perform_command_mode_switch(
+                starts.get(component, []), stops.get(component, [])
+            )
+        for entry in starting:
+            problem = self._activate(entry)
+            if problem:
+                problems.append(problem)
+        for problem in problems:
+            self.logger.error(problem)
+        return not problems, "; ".join(problems) if problems else "ok"
+
+    def _activate(self, entry: ControllerEntry) -> str:
+        entry.controller.assign_interfaces(
+            LoanedInterfaces(entry.command_names, self.resources.commands),
+            LoanedInterfaces(entry.state_names, self.resources.states),
+        )
+        if entry.controller.activate() is not LifecycleState.ACTIVE:
+            entry.controller.release_interfaces()
+            return f"controller '{entry.name}' failed to activate: {entry.controller.last_error}"
+        self.claimed.update(dict.fromkeys(entry.command_names, entry.name))
+        self._active = [e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE]
+        return ""
+
+    def _deactivate(self, entry: ControllerEntry) -> None:
+        if entry.state is LifecycleState.ACTIVE:
+            entry.controller.deactivate()
+        entry.controller.release_interfaces()
+        for name in entry.command_names:
+            if self.claimed.get(name) == entry.name:
+                del self.claimed[name]
+        self._active = [e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE]
+
+    # --- the control cycle --------------------------------------------------------------------------------------
+    def cycle(self, time: float, period: float) -> None:
+        """One control cycle: read -> update -> write; ``time`` and ``period`` in seconds."""
+        with self.cycle_lock:
+            self._stop_users_of(self.resources.read(time, period))
+            for entry in self._active:
+                self._update(entry, time, period)
+            self._stop_users_of(self.resources.write(time, period))
+
+    def _update(self, entry: ControllerEntry, time: float, period: float) -> None:
+        try:
+            result = entry.controller.update(time, period)
+        except Exception:  # a controller bug must not stop the loop: deactivate it and say why
+            self.logger.error(
+                f"controller '{entry.name}' raised in update(); deactivating it:\n{traceback.format_exc()}"
+            )
+            result = ReturnType.ERROR
+        if result is not ReturnType.OK:
+            if result is ReturnType.ERROR:
+                self.logger.error(f"controller '{entry.name}' returned ERROR from update(); deactivating it")
+            self._deactivate(entry)
+
+    def _stop_users_of(self, failed: list[str]) -> None:
+        if not failed:
+            return
+        broken = set(failed)
+        for entry in list(self._active):
+            used = [n for n in entry.command_names if self.resources.command_owner[n] in broken]
+            used += [n for n in entry.state_names if self.resources.state_owner[n] in broken]
+            if used:
+                self.logger.error(
+                    f"deactivating controller '{entry.name}': hardware {', '.join(sorted(broken))} failed "
+                    f"and it uses {', '.join(used)}"
+                )
+                self._deactivate(entry)
+
+    def shutdown(self) -> None:
+        """Deactivate every controller, then deactivate and shut down every component."""
+        with self.cycle_lock:
+            for entry in list(self._active):
+                self._deactivate(entry)
+            for component in self.resources.components.values():
+                if component.lifecycle_state is LifecycleState.ACTIVE:
+                    component.deactivate()
+                if component.lifecycle_state in _PATH_UP:
+                    try:
+                        component.shutdown()
+                    except LifecycleError as exc:
+                        self.logger.error(str(exc))

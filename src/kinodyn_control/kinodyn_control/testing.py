@@ -1,0 +1,135 @@
+"""Test doubles without ROS: a controller context recording topics and logs, a manager harness, URDF snippets.
+
+Used by the unit tests and the benchmark; nothing here is used by the node."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
+from kinodyn_control.manager import ControllerManager, ResourceManager
+from kinodyn_control.registry import controller_registry, hardware_registry
+
+
+class FakePublisher:
+    def __init__(self, msg_type: type, topic: str) -> None:
+        self.msg_type, self.topic, self.messages = msg_type, topic, []
+
+    def publish(self, msg: Any) -> None:
+        self.messages.append(msg)
+
+
+class FakeContext:
+    """A controller's host without ROS: topics resolve ``~/x`` to ``/<controller>/x``; ``time`` is set by tests."""
+
+    def __init__(self, name: str, description: RobotDescription, records: list[logging.LogRecord]) -> None:
+        self.name = name
+        self.description = description
+        self.time = 0.0
+        self.publishers: dict[str, FakePublisher] = {}
+        self.subscriptions: dict[str, Callable[[Any], None]] = {}
+        self.logger = _ListLogger(name, records)
+
+    def now(self) -> float:
+        return self.time
+
+    def _topic(self, topic: str) -> str:
+        return f"/{self.name}/{topic[2:]}" if topic.startswith("~/") else "/" + topic.lstrip("/")
+
+    def create_publisher(self, msg_type: type, topic: str) -> FakePublisher:
+        publisher = FakePublisher(msg_type, self._topic(topic))
+        self.publishers[publisher.topic] = publisher
+        return publisher
+
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None]) -> str:
+        self.subscriptions[self._topic(topic)] = callback
+        return self._topic(topic)
+
+    def destroy(self, entity: Any) -> None:
+        if isinstance(entity, FakePublisher):
+            self.publishers.pop(entity.topic, None)
+        else:
+            self.subscriptions.pop(entity, None)
+
+
+class _ListLogger:
+    """Keeps (level, message) pairs for assertions."""
+
+    def __init__(self, name: str, records: list) -> None:
+        self.name, self.records = name, records
+
+    def _log(self, level: str, message: str) -> None:
+        self.records.append((level, message))
+
+    def info(self, message: str) -> None:
+        self._log("info", message)
+
+    def warning(self, message: str) -> None:
+        self._log("warning", message)
+
+    def error(self, message: str) -> None:
+        self._log("error", message)
+
+
+class Harness:
+    """A resource manager and controller manager over ``urdf_xml``, with fake contexts per controller."""
+
+    def __init__(self, urdf_xml: str) -> None:
+        self.records: list = []
+        self.logger = _ListLogger("manager", self.records)
+        self.description = parse_robot_description(urdf_xml)
+        self.resources = ResourceManager(self.description, hardware_registry(), self.logger)
+        self.contexts: dict[str, FakeContext] = {}
+        self.manager = ControllerManager(self.resources, controller_registry(), self._context, self.logger)
+
+    def _context(self, name: str) -> FakeContext:
+        self.contexts[name] = FakeContext(name, self.description, self.records)
+        return self.contexts[name]
+
+    def activate_hardware(self) -> None:
+        from kinodyn_control.hardware.types import LifecycleState
+
+        for name in self.resources.components:
+            self.resources.set_component_state(name, LifecycleState.ACTIVE)
+
+    def start(self, name: str, type_name: str, params: dict[str, Any] | None = None) -> None:
+        self.manager.load(name, type_name, params or {})
+        self.manager.configure(name)
+        ok, message = self.manager.switch([name], [])
+        assert ok, message
+
+    def state(self, name: str) -> float:
+        return float(self.resources.states.values[self.resources.states.index[name]])
+
+    def command(self, name: str) -> float:
+        return float(self.resources.commands.values[self.resources.commands.index[name]])
+
+    def set_command(self, name: str, value: float) -> None:
+        self.resources.commands.values[self.resources.commands.index[name]] = value
+
+    def messages(self, level: str) -> list[str]:
+        return [m for lv, m in self.records if lv == level]
+
+
+def robot_xml(ros2_control: str, joints: tuple[str, ...] = ("j1", "j2")) -> str:
+    """A chain of revolute joints (limits ±1 rad, 2 rad/s, 10 N m) with the given <ros2_control> block(s)."""
+    links = "".join(f'<link name="l{i}"/>' for i in range(len(joints) + 1))
+    chain = "".join(
+        f'<joint name="{j}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/><axis xyz="0 0 1"/>'
+        f'<limit lower="-1" upper="1" velocity="2" effort="10"/></joint>'
+        for i, j in enumerate(joints)
+    )
+    return f'<robot name="r">{links}{chain}{ros2_control}</robot>'
+
+
+def system_block(params: str = "", joints: str = "", extra: str = "", name: str = "sys") -> str:
+    return (
+        f'<ros2_control name="{name}" type="system"><hardware><plugin>kinodyn_control/GenericSystem</plugin>'
+        f"{params}</hardware>{joints}{extra}</ros2_control>"
+    )
+
+
+def param(name: str, value: object) -> str:
+    return f'<param name="{name}">{value}</param>'
