@@ -8,6 +8,7 @@ Services `~/inverse_dynamics` (kinodyn.Model.rnea with external wrenches on name
 
 from __future__ import annotations
 
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -39,6 +40,7 @@ class Dynamics(Node):
         except URDFError as exc:
             raise URDFError(f"{source} is not a usable URDF: {exc}") from None
         self._problems = DistinctProblemLog(self.get_logger())
+        self._compile_kernels()
         for srv_type, name, handle in (
             (InverseDynamics, "inverse_dynamics", self._inverse_dynamics),
             (GravityCompensation, "gravity_compensation", self._gravity_compensation),
@@ -58,6 +60,16 @@ class Dynamics(Node):
             "inverse_dynamics, gravity_compensation and mass_matrix"
             + ("; gravity efforts for every joint_states message" if publish_gravity else "")
         )
+
+    def _compile_kernels(self) -> None:
+        """Each dynamics function once, so numba compiles (or loads from its disk cache) before the services
+        exist."""
+        model = self._model
+        q = np.clip(model.neutral(), model.lower_limit, model.upper_limit)
+        v = np.zeros(model.nv)
+        model.rnea(q, v, v, {model.frame_names[-1]: np.zeros(6)})
+        model.gravity_torques(q)
+        model.mass_matrix(q)
 
     def _inverse_dynamics(
         self, request: InverseDynamics.Request, response: InverseDynamics.Response

@@ -73,6 +73,7 @@ class Kinematics(Node):
         self._orientation_tolerance = _positive(self, "ik_orientation_tolerance", 1e-6)
         self._timeout = _positive(self, "ik_timeout", 1.0)
         self._problems = DistinctProblemLog(self.get_logger())
+        self._compile_kernels()
         self.create_service(
             ComputeFK, "~/compute_fk", answering_bad_requests("compute_fk", self._problems, self._compute_fk)
         )
@@ -87,6 +88,16 @@ class Kinematics(Node):
             f"URDF from {source}: {self._model.nv} joints, {self._model.nframes} frames in {self._root!r}; "
             f"services {self.get_fully_qualified_name()}/compute_fk and compute_ik; {streaming}"
         )
+
+    def _compile_kernels(self) -> None:
+        """One FK and one IK step, so numba compiles (or loads from its disk cache) before the services
+        exist and the first request's timeout is not spent compiling."""
+        model = self._model
+        frame = model.frame_names[-1]
+        q = np.clip(model.neutral(), model.lower_limit, model.upper_limit)
+        target = model.frame_placement(q, frame)
+        target[:3, 3] += 0.01
+        solve_ik(model, frame, target, q_seed=q, max_iterations=1, restarts=0)
 
     # --- services ------------------------------------------------------------------------------
     def _compute_fk(self, request: ComputeFK.Request, response: ComputeFK.Response) -> ComputeFK.Response:
