@@ -1,0 +1,240 @@
+"""control_node: the controller manager as a ROS 2 node (docs/nodes/control_node.md).
+
+Parameters, laid out like ros2_control's controller_manager YAML::
+
+    controller_manager:
+      ros__parameters:
+        update_rate: 500                      # Hz, int
+        robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or the topic
+        joint_state_broadcaster: {type: kinodyn_control/JointStateBroadcaster}
+        leg_pd:
+          type: kinodyn_control/JointPDController
+          joints: [LF_HAA, ...]
+          watchdog_timeout: 0.1
+        inactive_controllers: [leg_pd]         # loaded and configured, not activated
+
+Every ``<name>.type`` is loaded, configured and (unless listed in ``inactive_controllers``) activated at
+startup; ``<name>.<key>`` are that controller's parameters. Without ``robot_description`` and
+``robot_description_file`` the node waits for the ``robot_description`` topic (std_msgs/String, transient
+local). The control loop (read -> update -> write) runs on its own thread (loop.py); services and topic
+callbacks run in the executor's thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
+
+from kinodyn_control.hardware.description import parse_robot_description
+from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.lifecycle import LifecycleError
+from kinodyn_control.loop import ControlLoop
+from kinodyn_control.manager import ControllerError, ControllerManager, HardwareError, ResourceManager
+from kinodyn_control.registry import PluginError, controller_registry, hardware_registry
+from kinodyn_interfaces.msg import ControllerState
+from kinodyn_interfaces.srv import (
+    ConfigureController,
+    ListControllers,
+    LoadController,
+    SwitchController,
+    UnloadController,
+)
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.robot_description import read_robot_description
+
+NODE_NAME = "controller_manager"
+LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+STARTUP_ERRORS = (HardwareError, ControllerError, PluginError, LifecycleError)
+_exit_code = 0
+
+
+class RosControllerContext:
+    """A controller's view of the node: ``~/x`` is ``<controller>/x`` in the node's namespace."""
+
+    def __init__(self, node: Node, name: str, description: Any) -> None:
+        self.node, self.name, self.description = node, name, description
+        self.logger = node.get_logger()
+
+    def now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def _topic(self, topic: str) -> str:
+        return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
+
+    def create_publisher(self, msg_type: type, topic: str) -> Any:
+        return self.node.create_publisher(msg_type, self._topic(topic), QoSProfile(depth=10))
+
+    def create_subscription(self, msg_type: type, topic: str, callback: Any) -> Any:
+        return self.node.create_subscription(msg_type, self._topic(topic), callback, QoSProfile(depth=10))
+
+    def destroy(self, entity: Any) -> None:
+        if hasattr(entity, "publish"):
+            self.node.destroy_publisher(entity)
+        else:
+            self.node.destroy_subscription(entity)
+
+
+class ControlNode(Node):
+    def __init__(self) -> None:
+        super().__init__(
+            NODE_NAME, allow_undeclared_parameters=True, automatically_declare_parameters_from_overrides=True
+        )
+        self.manager: ControllerManager | None = None
+        self.loop: ControlLoop | None = None
+        self.update_rate = self._param("update_rate", 100)
+        if not isinstance(self.update_rate, int) or self.update_rate <= 0:
+            raise ValueError(f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}")
+        xml, file = self._param("robot_description", ""), self._param("robot_description_file", "")
+        if xml or file:
+            text, source = read_robot_description(xml, file)
+            self._start(text, source)
+        else:
+            self.get_logger().info("waiting for the URDF on topic robot_description (transient local)")
+            self._description_sub = self.create_subscription(
+                String, "robot_description", self._on_description, LATCHED_QOS
+            )
+        self.create_timer(0.5, self._check_loop)
+        self.context.on_shutdown(self._stop_loop)  # before publishers become invalid on Ctrl-C
+
+    def _param(self, name: str, default: Any) -> Any:
+        if self.has_parameter(name):
+            return self.get_parameter(name).value
+        return self.declare_parameter(name, default).value
+
+    def _on_description(self, msg: String) -> None:
+        global _exit_code
+        if self.manager is not None:
+            return  # as ros2_control: reloading the description is not supported
+        try:
+            self._start(msg.data, "topic robot_description")
+        except (ValueError, *STARTUP_ERRORS) as exc:
+            self.get_logger().error(f"{exc}; exiting")
+            _exit_code = 1
+            rclpy.try_shutdown()
+
+    # --- startup ------------------------------------------------------------------------------------------------
+    def _start(self, urdf: str, source: str) -> None:
+        try:
+            self._build(urdf, source)
+        except STARTUP_ERRORS as exc:
+            raise ValueError(str(exc)) from None
+
+    def _build(self, urdf: str, source: str) -> None:
+        description = parse_robot_description(urdf)
+        resources = ResourceManager(description, hardware_registry(), self.get_logger())
+        held = {
+            state: self._param(f"hardware_components_initial_state.{state.value}", [""])
+            for state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE)
+        }
+        for name in resources.components:
+            target = next((s for s, names in held.items() if name in names), LifecycleState.ACTIVE)
+            resources.set_component_state(name, target)
+        manager = ControllerManager(
+            resources, controller_registry(), lambda n: RosControllerContext(self, n, description), self.get_logger()
+        )
+        inactive = self._param("inactive_controllers", [""])
+        names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
+        for name in names:
+            manager.load(name, self.get_parameter(f"{name}.type").value, self._controller_params(name))
+            manager.configure(name)
+        ok, message = manager.switch([n for n in names if n not in inactive], [], strictness=2)
+        if not ok:
+            raise ControllerError(message)
+        self.manager = manager
+        for srv, name, handler in (
+            (ListControllers, "list_controllers", self._list),
+            (LoadController, "load_controller", self._load),
+            (ConfigureController, "configure_controller", self._configure),
+            (UnloadController, "unload_controller", self._unload),
+            (SwitchController, "switch_controller", self._switch),
+        ):
+            self.create_service(srv, f"~/{name}", handler)
+        self.loop = ControlLoop(manager.cycle, self.update_rate, self._now)
+        self.loop.start()
+        self.get_logger().info(
+            f"{source}: hardware {', '.join(resources.components)}; controllers "
+            f"{', '.join(f'{n} ({manager.controllers[n].state.value})' for n in names) or 'none'}; "
+            f"loop at {self.update_rate} Hz"
+        )
+
+    def _controller_params(self, name: str) -> dict[str, Any]:
+        return {key: p.value for key, p in self.get_parameters_by_prefix(name).items() if key != "type"}
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _check_loop(self) -> None:
+        global _exit_code
+        if self.loop is not None and self.loop.error is not None:
+            self.get_logger().error(f"the control loop stopped: {self.loop.error!r}; exiting")
+            _exit_code = 1
+            rclpy.try_shutdown()
+
+    # --- services -----------------------------------------------------------------------------------------------
+    def _answer(self, response: Any, action: Any) -> Any:
+        try:
+            action()
+            response.ok, response.message = True, "ok"
+        except (ControllerError, LifecycleError) as exc:
+            response.ok, response.message = False, str(exc)
+            self.get_logger().error(str(exc))
+        return response
+
+    def _list(self, request: ListControllers.Request, response: ListControllers.Response) -> Any:
+        assert self.manager is not None
+        for entry in list(self.manager.controllers.values()):
+            state = ControllerState(name=entry.name, state=entry.state.value, type=entry.type)
+            state.required_command_interfaces = list(entry.command_names)
+            state.required_state_interfaces = list(entry.state_names)
+            state.claimed_interfaces = [n for n, c in self.manager.claimed.items() if c == entry.name]
+            response.controller.append(state)
+        return response
+
+    def _load(self, request: LoadController.Request, response: LoadController.Response) -> Any:
+        assert self.manager is not None
+
+        def load() -> None:
+            key = f"{request.name}.type"
+            if not self.has_parameter(key):
+                raise ControllerError(f"cannot load controller '{request.name}': parameter {key} is not set")
+            self.manager.load(request.name, self.get_parameter(key).value, self._controller_params(request.name))
+
+        return self._answer(response, load)
+
+    def _configure(self, request: ConfigureController.Request, response: ConfigureController.Response) -> Any:
+        assert self.manager is not None
+        return self._answer(response, lambda: self.manager.configure(request.name))
+
+    def _unload(self, request: UnloadController.Request, response: UnloadController.Response) -> Any:
+        assert self.manager is not None
+        return self._answer(response, lambda: self.manager.unload(request.name))
+
+    def _switch(self, request: SwitchController.Request, response: SwitchController.Response) -> Any:
+        assert self.manager is not None
+        response.ok, response.message = self.manager.switch(
+            list(request.activate_controllers), list(request.deactivate_controllers), request.strictness
+        )
+        return response
+
+    def _stop_loop(self) -> None:
+        if self.loop is not None:
+            self.loop.stop()
+
+    def destroy_node(self) -> None:
+        self._stop_loop()
+        if self.manager is not None:
+            self.manager.shutdown()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    code = run_node(NODE_NAME, ControlNode, args)
+    return code or _exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

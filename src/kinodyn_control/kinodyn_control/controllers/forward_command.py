@@ -1,0 +1,56 @@
+"""``kinodyn_control/ForwardCommandController``: std_msgs/Float64MultiArray on ``~/commands`` to one interface.
+
+As ros2_control's forward_command_controller: ``data[i]`` goes to ``<joints[i]>/<interface_name>``; until the
+first command nothing is written (all-NaN reference = no command yet); a message whose size differs from the
+number of joints is rejected. Here also rejected: NaN/inf values and values outside the URDF limits (position
+range, or ±effort). ``interface_name`` is ``effort`` or ``position`` (the two variants are this one class).
+Watchdog and limit enforcement: joint_command.py.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from std_msgs.msg import Float64MultiArray
+
+from kinodyn_control.controllers.base import Parameter
+from kinodyn_control.controllers.joint_command import CommandRejected, JointCommandController
+from kinodyn_control.hardware.types import EFFORT, POSITION, CallbackReturn
+
+INTERFACES = (EFFORT, POSITION)
+
+
+class ForwardCommandController(JointCommandController):
+    PARAMETERS: ClassVar[dict[str, Parameter]] = {
+        **JointCommandController.PARAMETERS,
+        "interface_name": Parameter("str", EFFORT, "command interface: effort or position"),
+    }
+    MESSAGE = Float64MultiArray
+
+    def command_interface_name(self) -> str:
+        return self.params["interface_name"]
+
+    def on_configure(self) -> CallbackReturn:
+        if self.params["interface_name"] not in INTERFACES:
+            return self.fail(
+                f"parameter interface_name must be one of {', '.join(INTERFACES)}, got '{self.params['interface_name']}'"
+            )
+        return super().on_configure()
+
+    def parse(self, msg: Float64MultiArray) -> np.ndarray:
+        data = np.asarray(msg.data, dtype=np.float64)
+        if data.size != len(self.joints):
+            raise CommandRejected(
+                "size", f"command size ({data.size}) does not match number of interfaces ({len(self.joints)})"
+            )
+        if not np.isfinite(data).all():
+            bad = [self.joints[k] for k in np.flatnonzero(~np.isfinite(data))]
+            raise CommandRejected("nan", f"non-finite values for {', '.join(bad)}")
+        problem = self.limits.check(data, self.command_interface_name())
+        if problem:
+            raise CommandRejected("limits", f"out of limits: {problem}")
+        return data
+
+    def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        return target

@@ -1,0 +1,128 @@
+"""Shared logic of the command controllers (forward command, joint PD): claim, validate, watchdog, limits.
+
+A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread, is
+validated there (``parse``; a rejected message is dropped with one warning per distinct problem, throttled)
+and handed to the control loop as one reference (atomic replacement). Every update then writes, per joint:
+nothing before the first command (ros2_control's "no command yet"), the safe command after the watchdog
+tripped, otherwise ``compute(target, q, qdot)``; the result goes through the URDF limits (limits.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from kinodyn_ros.problem_log import DistinctProblemLog
+
+from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
+from kinodyn_control.controllers.limits import JointLimitArrays
+from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog
+from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY, CallbackReturn, ReturnType, full_name
+
+
+class CommandRejected(ValueError):
+    """A command message that is not used; ``key`` identifies the distinct problem for throttled logging."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def stamp(time: float) -> tuple[int, int]:
+    """(sec, nanosec) of a time in seconds."""
+    sec = int(np.floor(time))
+    return sec, min(int(round((time - sec) * 1e9)), 999_999_999)
+
+
+class JointCommandController(Controller):
+    PARAMETERS: ClassVar[dict[str, Parameter]] = {
+        "joints": Parameter("str_list", [], "joints commanded, in message order"),
+        **WATCHDOG_PARAMETERS,
+    }
+    MESSAGE: ClassVar[type]
+
+    def command_interface_name(self) -> str:
+        raise NotImplementedError
+
+    def parse(self, msg: Any) -> Any:
+        """The validated target of ``msg``, in the controller's joint order; raises CommandRejected."""
+        raise NotImplementedError
+
+    def compute(self, target: Any, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def on_configure(self) -> CallbackReturn:
+        assert self.context is not None
+        self.joints = list(self.params["joints"])
+        if not self.joints:
+            return self.fail("parameter joints is empty; list the joints to command")
+        unknown = [j for j in self.joints if j not in self.context.description.joint_limits]
+        if unknown:
+            return self.fail(f"joints {', '.join(unknown)} are not joints of the URDF")
+        try:
+            self.watchdog = CommandWatchdog(self.params, self.command_interface_name())
+        except ValueError as exc:
+            return self.fail(str(exc))
+        self.limits = JointLimitArrays(self.context.description, self.joints)
+        self.problems = DistinctProblemLog(self.logger)
+        self._reference: tuple[Any, float] | None = None
+        self._used: tuple[Any, float] | None = None
+        self._subscription = self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command)
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self) -> CallbackReturn:
+        assert self.context is not None
+        self.context.destroy(self._subscription)
+        return CallbackReturn.SUCCESS
+
+    def command_interface_configuration(self) -> InterfaceConfiguration:
+        return InterfaceConfiguration(INDIVIDUAL, tuple(full_name(j, self.command_interface_name()) for j in self.joints))
+
+    def state_interface_configuration(self) -> InterfaceConfiguration:
+        names = [full_name(j, i) for i in (POSITION, VELOCITY) for j in self.joints]
+        return InterfaceConfiguration(INDIVIDUAL, tuple(names))
+
+    def on_activate(self) -> CallbackReturn:
+        self.watchdog.reset()
+        self._reference = self._used = None
+        self._previous = np.full(len(self.joints), np.nan)
+        return CallbackReturn.SUCCESS
+
+    def _on_command(self, msg: Any) -> None:
+        assert self.context is not None
+        try:
+            target = self.parse(msg)
+        except CommandRejected as exc:
+            self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
+            return
+        self._reference = (target, self.context.now())
+
+    def update(self, time: float, period: float) -> ReturnType:
+        assert self.states is not None and self.commands is not None
+        measured = self.states.get()
+        n = len(self.joints)
+        q, qdot = measured[:n], measured[n:]
+        reference = self._reference
+        if reference is not None and reference is not self._used:
+            self._used = reference
+            self.watchdog.feed(reference[1])
+        silence = self.watchdog.check(time, q)
+        if silence is not None:
+            self.logger.warning(
+                f"controller '{self.name}': no command for {silence:.4f} s (watchdog_timeout "
+                f"{self.watchdog.timeout} s); switching to the safe command {self.watchdog.describe()}"
+            )
+        if self.watchdog.tripped:
+            command = self.watchdog.safe_command(q, qdot)
+        elif self._used is None:
+            return ReturnType.OK  # no command yet: leave the interfaces as they are
+        else:
+            command = self.compute(self._used[0], q, qdot)
+        if self.command_interface_name() == EFFORT:
+            command = self.limits.saturate_effort(command, q, qdot)
+        else:
+            previous = np.where(np.isnan(self._previous), q, self._previous)
+            command = self.limits.saturate_position(command, previous, period)
+        self._previous = command
+        self.commands.set(command)
+        return ReturnType.OK

@@ -1,0 +1,64 @@
+"""``kinodyn_control/JointPDController``: joint-level PD + feed-forward, the interface legged robots use.
+
+Takes kinodyn_interfaces/JointPDCommand on ``~/commands`` (per joint, by name: desired position, velocity,
+feed-forward effort, kp, kd) and writes ``effort = effort_ff + kp (position - q) + kd (velocity - qdot)`` to
+``<joint>/effort``, then the URDF limits (±effort, no push past a position or velocity limit). A message is
+rejected when an array is not as long as ``name``, a name is unknown, repeated or missing, a value is NaN/inf,
+kp or kd is negative, or a desired position/velocity/feed-forward effort is outside the URDF limits.
+Watchdog and limit enforcement: joint_command.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from kinodyn_interfaces.msg import JointPDCommand
+
+from kinodyn_control.controllers.joint_command import CommandRejected, JointCommandController
+from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
+
+FIELDS = ("position", "velocity", "effort", "kp", "kd")
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+class JointPDController(JointCommandController):
+    MESSAGE = JointPDCommand
+
+    def command_interface_name(self) -> str:
+        return EFFORT
+
+    def parse(self, msg: JointPDCommand) -> np.ndarray:
+        """Rows position, velocity, effort, kp, kd; columns in the controller's joint order."""
+        names = list(msg.name)
+        for field in FIELDS:
+            if len(getattr(msg, field)) != len(names):
+                raise CommandRejected(
+                    "length", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
+                )
+        twice = sorted({n for n in names if names.count(n) > 1})
+        unknown = [n for n in names if n not in self.joints]
+        missing = [j for j in self.joints if j not in names]
+        for key, found, text in (("twice", twice, "named twice"), ("unknown", unknown, "not commanded by this "
+                                 f"controller (joints: {_names(self.joints)})"), ("missing", missing, "missing")):
+            if found:
+                raise CommandRejected(f"{key}:{found}", f"joint(s) {_names(found)} {text}")
+        order = [names.index(j) for j in self.joints]
+        rows = np.array([[getattr(msg, field)[i] for i in order] for field in FIELDS], dtype=np.float64)
+        if not np.isfinite(rows).all():
+            raise CommandRejected("nan", "non-finite values in " + ", ".join(
+                FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0]))))
+        if (rows[3:] < 0.0).any():
+            raise CommandRejected("gains", "kp and kd must be >= 0")
+        for row, kind in ((0, POSITION), (1, VELOCITY), (2, EFFORT)):
+            problem = self.limits.check(rows[row], kind)
+            if problem:
+                raise CommandRejected(f"limits:{kind}", f"out of limits: {problem}")
+        return rows
+
+    def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+        position, velocity, effort, kp, kd = target
+        return effort + kp * (position - q) + kd * (velocity - qdot)
