@@ -133,3 +133,21 @@ def system_block(params: str = "", joints: str = "", extra: str = "", name: str 
 
 def param(name: str, value: object) -> str:
     return f'<param name="{name}">{value}</param>'
+
+
+def joint(
+    name: str,
+    commands: tuple[str, ...],
+    states: tuple[str, ...],
+    initial: dict[str, float] | None = None,
+    params: str = "",
+) -> str:
+    initial = initial or {}
+    cmd = "".join(f'<command_interface name="{c}"/>' for c in commands)
+    st = "".join(
+        f'<state_interface name="{s}">'
+        + (param("initial_value", initial[s]) if s in initial else "")
+        + "</state_interface>"
+        for s in states
+    )
+    return f'<joint name="{name}">{cmd}{st}{params}</joint>'

@@ -17,28 +17,10 @@ from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, Lifec
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.registry import HARDWARE_GROUP, PluginError, hardware_registry
-from kinodyn_control.testing import param, robot_xml, system_block
+from kinodyn_control.testing import joint, param, robot_xml, system_block
 
 DT = 0.002
 URDF_DIR = Path(__file__).resolve().parents[3] / "urdf"
-
-
-def joint(
-    name: str,
-    commands: tuple[str, ...],
-    states: tuple[str, ...],
-    initial: dict[str, float] | None = None,
-    params: str = "",
-) -> str:
-    initial = initial or {}
-    cmd = "".join(f'<command_interface name="{c}"/>' for c in commands)
-    st = "".join(
-        f'<state_interface name="{s}">'
-        + (param("initial_value", initial[s]) if s in initial else "")
-        + "</state_interface>"
-        for s in states
-    )
-    return f'<joint name="{name}">{cmd}{st}{params}</joint>'
 
 
 # --- description ------------------------------------------------------------------------------------------------

@@ -1,0 +1,279 @@
+"""Controller manager and controllers without ROS: claims, forward command rules, PD law, limits, watchdog.
+
+Time is simulated: the tests call ``manager.cycle(t, dt)`` and set the fake context's clock, so watchdog
+timing is exact. Expected values are computed by hand from the formulas in the modules' docstrings.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.manager import STRICT, ControllerError
+from kinodyn_control.testing import Harness, joint, param, robot_xml, system_block
+from kinodyn_interfaces.msg import JointPDCommand
+from std_msgs.msg import Float64MultiArray
+
+DT = 0.002
+FWD = "kinodyn_control/ForwardCommandController"
+PD = "kinodyn_control/JointPDController"
+JOINTS = ("j1", "j2")
+
+
+def arm(harness, params: str = "") -> Harness:
+    """Two joints (limits ±1 rad, 2 rad/s, 10 N m) with effort and position commands, on GenericSystem."""
+    joints = "".join(
+        joint(j, ("position", "effort"), ("position", "velocity", "effort"), {"position": 0.2 * (k + 1), "velocity": 0.0})
+        for k, j in enumerate(JOINTS)
+    )
+    h = harness(robot_xml(system_block(params, joints), JOINTS))
+    h.activate_hardware()
+    return h
+
+
+def send(h: Harness, controller: str, msg, time: float) -> None:
+    h.contexts[controller].time = time
+    h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
+
+
+def pd(position, velocity, effort, kp, kd, names=JOINTS) -> JointPDCommand:
+    return JointPDCommand(name=list(names), position=list(position), velocity=list(velocity), effort=list(effort),
+                          kp=list(kp), kd=list(kd))
+
+
+# --- claiming ---------------------------------------------------------------------------------------------------
+def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> None:
+    h = arm(harness)
+    h.start("a", FWD, {"joints": ["j1", "j2"]})
+    h.manager.load("b", FWD, {"joints": ["j2"]})
+    h.manager.configure("b")
+    ok, message = h.manager.switch(["b"], [])
+    assert not ok
+    assert message == ("Unable to activate controller 'b' since the command interface 'j2/effort' is currently "
+                       "claimed by controller 'a'")
+    assert h.manager.controllers["b"].state is LifecycleState.INACTIVE
+    h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # shares j1/j2 position and velocity with 'a'
+    h.start("p", FWD, {"joints": ["j2"], "interface_name": "position", "safe_mode": "hold_position"})  # another interface of j2: allowed
+    ok, message = h.manager.switch(["b"], ["a"], STRICT)  # released in the same switch: allowed
+    assert ok, message
+    assert h.manager.claimed == {"j2/position": "p", "j2/effort": "b"}
+
+
+def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
+    h = arm(harness)
+    for name in ("a", "b"):
+        h.manager.load(name, FWD, {"joints": ["j1"]})
+        h.manager.configure(name)
+    ok, message = h.manager.switch(["a", "b"], [], STRICT)
+    assert not ok and "STRICT" in message and "Command interface 'j1/effort' is already claimed" in message
+    assert not h.manager.claimed
+    ok, message = h.manager.switch(["a", "b"], [])  # best effort: a is activated, b reported
+    assert not ok and h.manager.claimed == {"j1/effort": "a"}
+
+
+def test_unavailable_command_interface_and_admin_errors(harness) -> None:
+    h = arm(harness)
+    h.resources.set_component_state("sys", LifecycleState.INACTIVE)  # states readable, commands not
+    h.manager.load("a", FWD, {"joints": ["j1"]})
+    h.manager.configure("a")
+    ok, message = h.manager.switch(["a"], [])
+    assert not ok and "command interface 'j1/effort' is not available" in message
+    h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # state interfaces are available while inactive
+    with pytest.raises(ControllerError, match="already loaded"):
+        h.manager.load("a", FWD, {})
+    with pytest.raises(ControllerError, match="no plugin 'x/Y'.*known plugins: .*JointPDController"):
+        h.manager.load("c", "x/Y", {})
+    with pytest.raises(ControllerError, match="unknown parameter.*jionts"):
+        h.manager.load("d", FWD, {"jionts": ["j1"]})
+    with pytest.raises(ControllerError, match="is active; deactivate it before unloading"):
+        h.manager.unload("jsb")
+    h.manager.unload("a")
+    assert "a" not in h.manager.controllers
+
+
+def test_hardware_error_deactivates_its_users(harness) -> None:
+    h = arm(harness)
+    h.start("a", FWD, {"joints": ["j1"]})
+    h.set_command("j2/effort", math.inf)  # GenericSystem.read returns ERROR
+    h.manager.cycle(0.0, DT)
+    assert h.manager.controllers["a"].state is LifecycleState.INACTIVE and not h.manager.claimed
+    assert any("deactivating controller 'a'" in m for m in h.messages("error"))
+
+
+# --- forward command --------------------------------------------------------------------------------------------
+def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
+    h = arm(harness)
+    h.start("fwd", FWD, {"joints": ["j2", "j1"]})
+    h.manager.cycle(0.0, DT)
+    assert math.isnan(h.command("j1/effort")) and math.isnan(h.command("j2/effort"))  # nothing written yet
+    send(h, "fwd", Float64MultiArray(data=[1.5, -2.5]), 0.0)
+    h.manager.cycle(0.001, DT)
+    assert (h.command("j2/effort"), h.command("j1/effort")) == (1.5, -2.5)
+    h.manager.cycle(0.002, DT)  # GenericSystem mirrors in the next read
+    assert (h.state("j2/effort"), h.state("j1/effort")) == (1.5, -2.5)
+
+
+@pytest.mark.parametrize(
+    ("data", "warning"),
+    [
+        ([1.0], "command size (1) does not match number of interfaces (2)"),
+        ([1.0, 2.0, 3.0], "command size (3) does not match number of interfaces (2)"),
+        ([math.nan, 1.0], "non-finite values for j1"),
+        ([1.0, math.inf], "non-finite values for j2"),
+        ([10.5, 0.0], "out of limits: j1 effort 10.5 outside ±10.0"),
+    ],
+)
+def test_forward_rejects_bad_commands(harness, data, warning: str) -> None:
+    h = arm(harness)
+    h.start("fwd", FWD, {"joints": ["j1", "j2"]})
+    send(h, "fwd", Float64MultiArray(data=[0.5, 0.5]), 0.0)
+    send(h, "fwd", Float64MultiArray(data=data), 0.0)
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (0.5, 0.5)
+    assert h.messages("warning") == [f"rejected command on /fwd/commands: {warning}"]
+
+
+def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
+    h = arm(harness)
+    h.start("pos", FWD, {"joints": ["j1"], "interface_name": "position", "safe_mode": "hold_position"})
+    send(h, "pos", Float64MultiArray(data=[1.0]), 0.0)
+    h.manager.cycle(0.0, DT)
+    assert h.command("j1/position") == pytest.approx(0.2 + 2.0 * DT, abs=1e-16)  # from q = 0.2 at 2 rad/s
+    h.manager.cycle(DT, DT)
+    assert h.command("j1/position") == pytest.approx(0.2 + 4.0 * DT, abs=1e-15)
+    with pytest.raises(ControllerError, match="safe_mode zero_effort needs effort command interfaces"):
+        h.start("bad", FWD, {"joints": ["j2"], "interface_name": "position"})
+    with pytest.raises(ControllerError, match="interface_name must be one of effort, position"):
+        h.start("bad2", FWD, {"joints": ["j2"], "interface_name": "velocity"})
+
+
+# --- joint PD ---------------------------------------------------------------------------------------------------
+def test_pd_law_by_name(harness) -> None:
+    h = arm(harness)
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    h.set_command("j1/position", 0.2)  # keep GenericSystem positions at 0.2 and 0.4
+    h.set_command("j2/position", 0.4)
+    send(h, "pd", pd([0.5, 0.3], [0.1, -0.2], [1.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
+    h.manager.cycle(0.0, DT)
+    tau1 = 1.0 + 10.0 * (0.5 - 0.2) + 0.5 * (0.1 - 0.0)
+    tau2 = -1.0 + 20.0 * (0.3 - 0.4) + 1.0 * (-0.2 - 0.0)
+    assert h.command("j1/effort") == pytest.approx(tau1, abs=1e-15)
+    assert h.command("j2/effort") == pytest.approx(tau2, abs=1e-15)
+    send(h, "pd", pd([0.3, 0.5], [-0.2, 0.1], [-1.0, 1.0], [20.0, 10.0], [1.0, 0.5], names=("j2", "j1")), 0.0)
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1, tau2), abs=1e-15)
+
+
+def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> None:
+    h = arm(harness)
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    send(h, "pd", pd([1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [100.0, 100.0], [0.0, 0.0]), 0.0)
+    h.manager.cycle(0.0, DT)  # 100 * (1 - 0.2) = 80 -> 10;  100 * (-1 - 0.4) = -140 -> -10
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (10.0, -10.0)
+    limits = h.manager.controllers["pd"].controller.limits
+    tau = limits.saturate_effort(np.array([5.0, -5.0]), q=np.array([1.0, 0.0]), qdot=np.array([0.0, -2.0]))
+    assert tau.tolist() == [0.0, 0.0]  # pushes past the upper position limit / past -velocity limit
+    tau = limits.saturate_effort(np.array([-5.0, 5.0]), q=np.array([1.0, 0.0]), qdot=np.array([0.0, -2.0]))
+    assert tau.tolist() == [-5.0, 5.0]  # pulling back inside is allowed
+
+
+@pytest.mark.parametrize(
+    ("change", "warning"),
+    [
+        (lambda m: m.kd.pop(), "kd has 1 values for 2 names"),
+        (lambda m: m.name.__setitem__(1, "j1"), "joint(s) 'j1' named twice"),
+        (lambda m: m.name.__setitem__(1, "j9"), "joint(s) 'j9' not commanded by this controller (joints: 'j1', 'j2')"),
+        (lambda m: m.velocity.__setitem__(0, math.nan), "non-finite values in velocity"),
+        (lambda m: m.kp.__setitem__(0, -1.0), "kp and kd must be >= 0"),
+        (lambda m: m.position.__setitem__(0, 1.5), "out of limits: j1 position 1.5 outside [-1.0, 1.0]"),
+        (lambda m: m.velocity.__setitem__(1, -3.0), "out of limits: j2 velocity -3.0 outside ±2.0"),
+        (lambda m: m.effort.__setitem__(1, 11.0), "out of limits: j2 effort 11.0 outside ±10.0"),
+    ],
+)
+def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
+    h = arm(harness)
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    msg = pd([0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
+    send(h, "pd", msg, 0.0)
+    bad = pd([0.0, 0.0], [0.0, 0.0], [3.0, 4.0], [0.0, 0.0], [0.0, 0.0])
+    change(bad)
+    send(h, "pd", bad, 0.0)
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (1.0, 2.0)
+    assert h.messages("warning") == [f"rejected command on /pd/commands: {warning}"]
+
+
+# --- watchdog (simulated time) ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["zero_effort", "hold_position"])
+def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -> None:
+    h = arm(harness, param("calculate_dynamics", "false"))
+    params = {"joints": list(JOINTS), "watchdog_timeout": 0.01, "safe_mode": mode, "safe_kp": 30.0, "safe_kd": 2.0}
+    h.start("pd", PD, params)
+    h.state_values = h.resources.states.values
+    send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.0)
+    vel = h.resources.states.index["j1/velocity"]
+    h.resources.states.values[vel] = 0.5  # a moving joint, to see the damping
+    n_until_trip = 0
+    for k in range(12):  # cycles at t = 0, 2, ..., 22 ms; the last command arrived at t = 0
+        t = k * DT
+        h.manager.cycle(t, DT)
+        h.resources.states.values[vel] = 0.5  # GenericSystem would overwrite velocity only if commanded
+        if h.command("j1/effort") == 4.0:
+            n_until_trip = k
+    assert n_until_trip == 5  # t = 10 ms is not yet "more than" 10 ms; the cycle at 12 ms trips
+    q1 = 0.2
+    expected = -2.0 * 0.5 if mode == "zero_effort" else 30.0 * (q1 - q1) - 2.0 * 0.5
+    assert h.command("j1/effort") == pytest.approx(expected, abs=1e-15)
+    warnings = [m for m in h.messages("warning") if "no command for" in m]
+    assert len(warnings) == 1 and "no command for 0.0120 s (watchdog_timeout 0.01 s)" in warnings[0]
+    send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.03)
+    h.manager.cycle(0.03, DT)
+    assert h.command("j1/effort") == 4.0  # a new command re-arms it
+
+
+def test_watchdog_parameters_validated(harness) -> None:
+    h = arm(harness)
+    with pytest.raises(ControllerError, match="watchdog_timeout must be a positive number"):
+        h.start("a", PD, {"joints": ["j1"], "watchdog_timeout": 0.0})
+    with pytest.raises(ControllerError, match="safe_mode must be one of hold_position, zero_effort"):
+        h.start("b", PD, {"joints": ["j1"], "safe_mode": "freeze"})
+
+
+# --- broadcasters -----------------------------------------------------------------------------------------------
+def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: str) -> None:
+    h = harness(quadruped_urdf)
+    h.activate_hardware()
+    h.start("jsb", "kinodyn_control/JointStateBroadcaster")
+    h.start("imu", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "imu_sensor"})
+    h.manager.cycle(12.25, DT)
+    (msg,) = h.contexts["jsb"].publishers["/joint_states"].messages
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (12, 250_000_000)
+    assert list(msg.name)[:3] == ["LF_HAA", "LF_HFE", "LF_KFE"] and list(msg.position)[:3] == [0.0, 0.6, -1.2]
+    (imu,) = h.contexts["imu"].publishers["/imu/imu"].messages
+    assert imu.header.frame_id == "imu_link" and math.isnan(imu.orientation.w)  # no initial value in the URDF
+    with pytest.raises(ControllerError, match="sensor_name 'gyro' is not a <sensor>; sensors: imu_sensor"):
+        h.start("bad", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "gyro"})
+
+
+# --- real device skeleton ---------------------------------------------------------------------------------------
+def test_real_device_skeleton_read_write_contract(harness) -> None:
+    joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
+    xml = robot_xml(
+        '<ros2_control name="dev" type="system"><hardware><plugin>kinodyn_control/RealDeviceSkeleton</plugin>'
+        f"</hardware>{joints}</ros2_control>", ("j1",)
+    )
+    h = harness(xml)
+    h.activate_hardware()
+    dev = h.resources.components["dev"]
+    assert dev.link.is_open and h.state("j1/position") == 0.3  # configure opened the link and read once
+    h.manager.cycle(0.0, DT)
+    assert dev.link.sent == []  # NaN commands are not sent
+    h.set_command("j1/effort", 2.5)
+    h.manager.cycle(0.0, DT)  # write sends, the next read returns the loopback state
+    h.manager.cycle(0.0, DT)
+    assert dev.link.sent[0] == {"j1/effort": 2.5} and h.state("j1/effort") == 2.5
+    dev.link.fail_next = True
+    assert h.resources.read(0.0, DT) == ["dev"]
+    assert dev.lifecycle_state is LifecycleState.UNCONFIGURED and not dev.link.is_open  # on_error closed it
