@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray
 
 from kinodyn import Model
 from kinodyn_interfaces.srv import ComputeFK, ComputeIK
-from test.conftest import REPO, ProcessSpawner, wait_for  # pytest --import-mode=importlib names it so
+from test.conftest import REPO, ProcessSpawner  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener
 
 pytestmark = pytest.mark.system
@@ -270,13 +270,14 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
         joint_states = listener.node.create_publisher(JointState, "joint_states", QoSProfile(depth=10))
 
         def on_command(msg: Float64MultiArray) -> None:
-            # the "robot": a perfect position controller that reaches each command before the next one
+            # the "robot": a perfect position controller that reaches each command at once
             command = multiarray_to_array(msg)
             assert command.shape == (MODEL.nv,)
             state["q"] = command
             state["commands"] += 1
-            joint_states.publish(joint_state(command))
 
+        # the robot's joint_states loop, at 100 Hz, twice the CLIK rate
+        listener.node.create_timer(0.01, lambda: joint_states.publish(joint_state(state["q"])))
         listener.node.create_subscription(
             Float64MultiArray, "/clik/joint_commands", on_command, QoSProfile(depth=10)
         )
@@ -284,16 +285,18 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
         assert listener.spin_until(
             lambda: joint_states.get_subscription_count() > 0 and targets.get_subscription_count() > 0, 20
         ), proc.log_path.read_text()
-        joint_states.publish(joint_state(q_start))
         listener.spin_for(0.3)
         assert state["commands"] == 0  # no target yet: nothing is commanded
 
         wrong = PoseStamped(pose=matrix_to_pose(T_goal))
         wrong.header.frame_id = "world"
-        targets.publish(wrong)
-        assert wait_for(
-            lambda: "ignoring target pose: target pose is in frame 'world'" in proc.log_path.read_text(), 10
-        )
+        warning = "ignoring target pose: target pose is in frame 'world'"
+
+        def wrong_target_refused() -> bool:  # sent until the node has it: then the goal cannot be lost
+            targets.publish(wrong)
+            return warning in proc.log_path.read_text()
+
+        assert listener.spin_until(wrong_target_refused, 10), proc.log_path.read_text()
         listener.spin_for(0.3)
         assert state["commands"] == 0
 
@@ -317,3 +320,24 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
         assert np.all(state["q"] >= MODEL.lower_limit) and np.all(state["q"] <= MODEL.upper_limit)
     finally:
         listener.close()
+
+
+@pytest.mark.parametrize(
+    ("parameters", "expected"),
+    [
+        (["ik_frame:=tool0"], "parameter ik_frame: unknown frame 'tool0'"),
+        (["ik_frame:=ee_link", "clik_gain:=-1.0"], "parameter clik_gain must be a positive finite number"),
+    ],
+)
+def test_bad_streaming_parameters_exit_with_one_error_line(
+    spawn, parameters: list[str], expected: str
+) -> None:
+    arguments = [arg for parameter in parameters for arg in ("-p", parameter)]
+    proc = spawn(
+        [str(KINEMATICS), "--ros-args", "-p", f"robot_description_file:={ARM7}", *arguments], "kinematics_bad"
+    )
+    assert proc.wait(timeout=20) == 1
+    log = proc.log_path.read_text()
+    errors = [line for line in log.splitlines() if "[ERROR]" in line]
+    assert len(errors) == 1 and expected in errors[0], log
+    assert "Traceback" not in log
