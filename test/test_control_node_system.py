@@ -1,6 +1,7 @@
 """control_node with the quadruped on GenericSystem over DDS (issue 5, point 7).
 
-An external process (this test) sends JointPDCommand and reads /joint_states and the IMU. GenericSystem mirrors
+An external process (this test) sends JointPDCommand and reads /joint_states and the IMU. GenericSystem
+mirrors
 the effort command into the effort state and keeps positions and velocities at their initial values
 (urdf/README.md (c): nominal standing configuration, velocity 0), so the published effort must equal the PD
 law computed by hand: effort_ff + kp (position_des - q_nominal) + kd (velocity_des - 0).
@@ -14,11 +15,11 @@ from collections.abc import Iterator
 
 import pytest
 import yaml
-from kinodyn_interfaces.msg import JointPDCommand
-from kinodyn_interfaces.srv import ListControllers, SwitchController
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
 
+from kinodyn_interfaces.msg import JointPDCommand
+from kinodyn_interfaces.srv import ListControllers, SwitchController
 from test.conftest import REPO, wait_for
 from test.ros_listener import Listener
 
@@ -29,8 +30,17 @@ UPDATE_RATE = 500
 TIMEOUT = 0.1  # watchdog_timeout [s]
 SAFE_KD = 2.0
 JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
-NOMINAL = {"HAA": 0.0, "LF_HFE": 0.6, "RF_HFE": 0.6, "LF_KFE": -1.2, "RF_KFE": -1.2, "LH_HFE": -0.6,
-           "RH_HFE": -0.6, "LH_KFE": 1.2, "RH_KFE": 1.2}
+NOMINAL = {
+    "HAA": 0.0,
+    "LF_HFE": 0.6,
+    "RF_HFE": 0.6,
+    "LF_KFE": -1.2,
+    "RF_KFE": -1.2,
+    "LH_HFE": -0.6,
+    "RH_HFE": -0.6,
+    "LH_KFE": 1.2,
+    "RH_KFE": 1.2,
+}
 Q0 = [NOMINAL.get(j, 0.0) for j in JOINTS]
 IMU_INITIAL = {"orientation.w": 1.0, "linear_acceleration.z": 9.81, "angular_velocity.x": 0.25}
 
@@ -39,8 +49,10 @@ def urdf_with_imu_values(tmp_path) -> str:
     """The quadruped URDF with initial values on some IMU state interfaces (GenericSystem keeps them)."""
     text = (REPO / "urdf" / "quadruped.urdf").read_text()
     for key, value in IMU_INITIAL.items():
-        text = text.replace(f'<state_interface name="{key}" />',
-                            f'<state_interface name="{key}"><param name="initial_value">{value}</param></state_interface>')
+        text = text.replace(
+            f'<state_interface name="{key}" />',
+            f'<state_interface name="{key}"><param name="initial_value">{value}</param></state_interface>',
+        )
     path = tmp_path / "quadruped_imu.urdf"
     path.write_text(text)
     return str(path)
@@ -52,11 +64,22 @@ def control_node(spawn, tmp_path):
         "update_rate": UPDATE_RATE,
         "robot_description_file": urdf_with_imu_values(tmp_path),
         "joint_state_broadcaster": {"type": "kinodyn_control/JointStateBroadcaster"},
-        "imu_sensor_broadcaster": {"type": "kinodyn_control/ImuSensorBroadcaster", "sensor_name": "imu_sensor"},
-        "leg_pd_controller": {"type": "kinodyn_control/JointPDController", "joints": list(JOINTS),
-                              "watchdog_timeout": TIMEOUT, "safe_mode": "zero_effort", "safe_kd": SAFE_KD},
-        "leg_effort_controller": {"type": "kinodyn_control/ForwardCommandController", "joints": list(JOINTS),
-                                  "interface_name": "effort"},
+        "imu_sensor_broadcaster": {
+            "type": "kinodyn_control/ImuSensorBroadcaster",
+            "sensor_name": "imu_sensor",
+        },
+        "leg_pd_controller": {
+            "type": "kinodyn_control/JointPDController",
+            "joints": list(JOINTS),
+            "watchdog_timeout": TIMEOUT,
+            "safe_mode": "zero_effort",
+            "safe_kd": SAFE_KD,
+        },
+        "leg_effort_controller": {
+            "type": "kinodyn_control/ForwardCommandController",
+            "joints": list(JOINTS),
+            "interface_name": "effort",
+        },
         "inactive_controllers": ["leg_effort_controller"],
     }
     param_file = tmp_path / "params.yaml"
@@ -78,8 +101,14 @@ def log_text(proc) -> str:
 
 
 def pd_command(position, velocity, effort, kp, kd, names=JOINTS) -> JointPDCommand:
-    return JointPDCommand(name=list(names), position=list(position), velocity=list(velocity), effort=list(effort),
-                          kp=list(kp), kd=list(kd))
+    return JointPDCommand(
+        name=list(names),
+        position=list(position),
+        velocity=list(velocity),
+        effort=list(effort),
+        kp=list(kp),
+        kd=list(kd),
+    )
 
 
 class Session:
@@ -88,8 +117,12 @@ class Session:
         self.states: list[JointState] = []
         self.imu: list[Imu] = []
         client.node.create_subscription(JointState, "/joint_states", self.states.append, QoSProfile(depth=50))
-        client.node.create_subscription(Imu, "/imu_sensor_broadcaster/imu", self.imu.append, QoSProfile(depth=50))
-        self.pub = client.node.create_publisher(JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10))
+        client.node.create_subscription(
+            Imu, "/imu_sensor_broadcaster/imu", self.imu.append, QoSProfile(depth=50)
+        )
+        self.pub = client.node.create_publisher(
+            JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10)
+        )
 
     def effort(self) -> list[float]:
         return list(self.states[-1].effort) if self.states else []
@@ -98,6 +131,7 @@ class Session:
         def step() -> bool:
             self.pub.publish(msg)
             return predicate()
+
         return self.client.spin_until(step, timeout)
 
 
@@ -106,7 +140,9 @@ def test_pd_commands_joint_states_and_imu(control_node, client: Listener) -> Non
     assert client.spin_until(lambda: s.states and s.imu, 20.0), log_text(control_node)
     first = s.states[-1]
     assert list(first.name) == JOINTS
-    assert list(first.position) == Q0 and list(first.velocity) == [0.0] * 12 and list(first.effort) == [0.0] * 12
+    assert (
+        list(first.position) == Q0 and list(first.velocity) == [0.0] * 12 and list(first.effort) == [0.0] * 12
+    )
     imu = s.imu[-1]
     assert imu.header.frame_id == "imu_link"
     assert (imu.orientation.w, imu.linear_acceleration.z, imu.angular_velocity.x) == (1.0, 9.81, 0.25)
@@ -118,8 +154,9 @@ def test_pd_commands_joint_states_and_imu(control_node, client: Listener) -> Non
     kp, kd, vel = [40.0] * 12, [3.0] * 12, [0.2] * 12
     expected = [f + 40.0 * (d - q) + 3.0 * (v - 0.0) for f, d, q, v in zip(ff, desired, Q0, vel, strict=True)]
     msg = pd_command(desired, vel, ff, kp, kd)
-    assert s.send_until(msg, lambda: s.effort() and max(abs(a - b) for a, b in zip(s.effort(), expected, strict=True))
-                        < 1e-12), (s.effort(), expected)
+    assert s.send_until(
+        msg, lambda: s.effort() and max(abs(a - b) for a, b in zip(s.effort(), expected, strict=True)) < 1e-12
+    ), (s.effort(), expected)
 
     # joints are matched by name, not by position: the reversed message gives the same efforts
     r = slice(None, None, -1)
@@ -136,8 +173,10 @@ def test_pd_commands_joint_states_and_imu(control_node, client: Listener) -> Non
     assert client.spin_until(future.done, 10.0)
     states = {c.name: c for c in future.result().controller}
     assert {n: c.state for n, c in states.items()} == {
-        "joint_state_broadcaster": "active", "imu_sensor_broadcaster": "active",
-        "leg_pd_controller": "active", "leg_effort_controller": "inactive",
+        "joint_state_broadcaster": "active",
+        "imu_sensor_broadcaster": "active",
+        "leg_pd_controller": "active",
+        "leg_effort_controller": "inactive",
     }
     assert list(states["leg_pd_controller"].claimed_interfaces) == [f"{j}/effort" for j in JOINTS]
 
@@ -145,16 +184,27 @@ def test_pd_commands_joint_states_and_imu(control_node, client: Listener) -> Non
 def test_second_claim_refused_over_service(control_node, client: Listener) -> None:
     cli = client.node.create_client(SwitchController, "/controller_manager/switch_controller")
     assert cli.wait_for_service(timeout_sec=20.0), log_text(control_node)
-    future = cli.call_async(SwitchController.Request(activate_controllers=["leg_effort_controller"],
-                                                     strictness=SwitchController.Request.STRICT))
+    future = cli.call_async(
+        SwitchController.Request(
+            activate_controllers=["leg_effort_controller"], strictness=SwitchController.Request.STRICT
+        )
+    )
     assert client.spin_until(future.done, 10.0)
     result = future.result()
     assert not result.ok
-    assert ("Unable to activate controller 'leg_effort_controller' since the command interface 'LF_HAA/effort' is "
-            "currently claimed by controller 'leg_pd_controller'") in result.message
+    assert (
+        "Unable to activate controller 'leg_effort_controller' since the command interface "
+        "'LF_HAA/effort' is "
+        "currently claimed by controller 'leg_pd_controller'"
+    ) in result.message
     # deactivating the holder in the same switch hands the interfaces over
-    future = cli.call_async(SwitchController.Request(activate_controllers=["leg_effort_controller"],
-                                                     deactivate_controllers=["leg_pd_controller"], strictness=2))
+    future = cli.call_async(
+        SwitchController.Request(
+            activate_controllers=["leg_effort_controller"],
+            deactivate_controllers=["leg_pd_controller"],
+            strictness=2,
+        )
+    )
     assert client.spin_until(future.done, 10.0)
     assert future.result().ok, future.result().message
 
@@ -194,10 +244,13 @@ def test_watchdog_trips_within_two_periods(control_node, client: Listener) -> No
     assert client.spin_until(lambda: bool(s.states), 20.0), log_text(control_node)
     cmd = pd_command(Q0, [0.0] * 12, [3.0] * 12, [0.0] * 12, [0.0] * 12)
     assert s.send_until(cmd, lambda: s.effort() == [3.0] * 12)
-    # commands stop here; zero_effort with damping: effort = -safe_kd * qdot = 0 (GenericSystem keeps qdot = 0)
+    # commands stop here; zero_effort with damping: effort = -safe_kd * qdot = 0 (GenericSystem keeps qdot =
+    # 0)
     assert client.spin_until(lambda: s.effort() == [0.0] * 12, 5.0)
-    pattern = r"controller 'leg_pd_controller': no command for ([0-9.]+) s \(watchdog_timeout 0.1 s\); switching " \
-              r"to the safe command zero_effort \(kd 2.0\)"
+    pattern = (
+        r"controller 'leg_pd_controller': no command for ([0-9.]+) s \(watchdog_timeout 0.1 s\); switching "
+        r"to the safe command zero_effort \(kd 2.0\)"
+    )
     assert wait_for(lambda: re.search(pattern, log_text(control_node)), 5.0), log_text(control_node)
     silences = [float(x) for x in re.findall(pattern, log_text(control_node))]
     assert len(silences) == 1  # logged once

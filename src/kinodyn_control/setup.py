@@ -20,12 +20,14 @@ setup(
         "console_scripts": ["control_node = kinodyn_control.control_node:main"],
         "kinodyn_control.hardware": [
             "kinodyn_control/GenericSystem = kinodyn_control.hardware.generic_system:GenericSystem",
-            "kinodyn_control/RealDeviceSkeleton = kinodyn_control.hardware.real_device_skeleton:RealDeviceSkeleton",
+            "kinodyn_control/RealDeviceSkeleton = "
+            "kinodyn_control.hardware.real_device_skeleton:RealDeviceSkeleton",
         ],
         "kinodyn_control.controllers": [
             "kinodyn_control/JointStateBroadcaster = "
             "kinodyn_control.controllers.joint_state_broadcaster:JointStateBroadcaster",
-            "kinodyn_control/ImuSensorBroadcaster = kinodyn_control.controllers.imu_broadcaster:ImuSensorBroadcaster",
+            "kinodyn_control/ImuSensorBroadcaster = "
+            "kinodyn_control.controllers.imu_broadcaster:ImuSensorBroadcaster",
             "kinodyn_control/ForwardCommandController = "
             "kinodyn_control.controllers.forward_command:ForwardCommandController",
             "kinodyn_control/JointPDController = kinodyn_control.controllers.joint_pd:JointPDController",

@@ -5,7 +5,8 @@ Parameters, laid out like ros2_control's controller_manager YAML::
     controller_manager:
       ros__parameters:
         update_rate: 500                      # Hz, int
-        robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or the topic
+        robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or
+        the topic
         joint_state_broadcaster: {type: kinodyn_control/JointStateBroadcaster}
         leg_pd:
           type: kinodyn_control/JointPDController
@@ -25,6 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 import rclpy
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.robot_description import read_robot_description
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
@@ -43,8 +46,6 @@ from kinodyn_interfaces.srv import (
     SwitchController,
     UnloadController,
 )
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.robot_description import read_robot_description
 
 NODE_NAME = "controller_manager"
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -87,7 +88,9 @@ class ControlNode(Node):
         self.loop: ControlLoop | None = None
         self.update_rate = self._param("update_rate", 100)
         if not isinstance(self.update_rate, int) or self.update_rate <= 0:
-            raise ValueError(f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}")
+            raise ValueError(
+                f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}"
+            )
         xml, file = self._param("robot_description", ""), self._param("robot_description_file", "")
         if xml or file:
             text, source = read_robot_description(xml, file)
@@ -116,7 +119,7 @@ class ControlNode(Node):
             _exit_code = 1
             rclpy.try_shutdown()
 
-    # --- startup ------------------------------------------------------------------------------------------------
+    # --- startup --------------------------------------------------------------------------------------------
     def _start(self, urdf: str, source: str) -> None:
         try:
             self._build(urdf, source)
@@ -134,7 +137,10 @@ class ControlNode(Node):
             target = next((s for s, names in held.items() if name in names), LifecycleState.ACTIVE)
             resources.set_component_state(name, target)
         manager = ControllerManager(
-            resources, controller_registry(), lambda n: RosControllerContext(self, n, description), self.get_logger()
+            resources,
+            controller_registry(),
+            lambda n: RosControllerContext(self, n, description),
+            self.get_logger(),
         )
         inactive = self._param("inactive_controllers", [""])
         names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
@@ -174,7 +180,7 @@ class ControlNode(Node):
             _exit_code = 1
             rclpy.try_shutdown()
 
-    # --- services -----------------------------------------------------------------------------------------------
+    # --- services -------------------------------------------------------------------------------------------
     def _answer(self, response: Any, action: Any) -> Any:
         try:
             action()
@@ -201,7 +207,9 @@ class ControlNode(Node):
             key = f"{request.name}.type"
             if not self.has_parameter(key):
                 raise ControllerError(f"cannot load controller '{request.name}': parameter {key} is not set")
-            self.manager.load(request.name, self.get_parameter(key).value, self._controller_params(request.name))
+            self.manager.load(
+                request.name, self.get_parameter(key).value, self._controller_params(request.name)
+            )
 
         return self._answer(response, load)
 

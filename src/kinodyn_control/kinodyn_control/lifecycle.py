@@ -1,10 +1,10 @@
 """The managed lifecycle shared by hardware components and controllers (ros2_control, ANCHORS §1.1).
 
-UNKNOWN -(initialise)-> UNCONFIGURED -(configure)-> INACTIVE -(activate)-> ACTIVE, back with ``deactivate``
-(ACTIVE -> INACTIVE) and ``cleanup`` (INACTIVE -> UNCONFIGURED); ``shutdown`` -> FINALIZED from any of the three.
-A hook returning FAILURE leaves the state unchanged; ERROR calls ``on_error``, whose SUCCESS gives UNCONFIGURED
-and anything else FINALIZED (the object must be created again). A transition asked for in a state that does
-not allow it raises ``LifecycleError``.
+UNKNOWN -(initialise)-> UNCONFIGURED -(configure)-> INACTIVE -(activate)-> ACTIVE, back with
+``deactivate`` (ACTIVE -> INACTIVE) and ``cleanup`` (INACTIVE -> UNCONFIGURED); ``shutdown`` -> FINALIZED from
+any of the three. A hook returning FAILURE leaves the state unchanged; ERROR calls ``on_error``, whose SUCCESS
+gives UNCONFIGURED and anything else FINALIZED (the object must be created again). A transition asked for in
+a state that does not allow it raises ``LifecycleError``.
 """
 
 from __future__ import annotations

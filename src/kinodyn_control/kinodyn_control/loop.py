@@ -1,8 +1,10 @@
 """The control loop: ``cycle(time, period)`` at a fixed rate on a dedicated thread (ANCHORS §1.4).
 
 The schedule runs on the monotonic clock: cycle k is due at ``start + k / rate`` and the thread sleeps until
-then; ``period`` passed to the cycle is the measured monotonic time since the previous cycle. If a cycle starts
-more than one period late, the schedule restarts from now (missed cycles are not run in a burst) and the overrun
+then; ``period`` passed to the cycle is the measured monotonic time since the previous cycle. If a cycle
+starts
+more than one period late, the schedule restarts from now (missed cycles are not run in a burst) and the
+overrun
 is counted. ``time`` comes from ``clock`` (the node's ROS clock in seconds). No ROS import here.
 """
 

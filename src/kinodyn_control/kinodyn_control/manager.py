@@ -57,7 +57,8 @@ class ResourceManager:
         for info in description.hardware:
             if info.rw_rate:
                 raise HardwareError(
-                    f"<ros2_control name='{info.name}'>: rw_rate is not supported; remove it (the component is "
+                    f"<ros2_control name='{info.name}'>: rw_rate is not supported; remove it (the "
+                    f"component is "
                     "read and written every control cycle)"
                 )
             component = registry.create(info.plugin)
@@ -83,9 +84,10 @@ class ResourceManager:
             self.command_owner.update(dict.fromkeys(self.commands.names[command_start:command_stop], name))
             state_start, command_start = state_stop, command_stop
 
-    # --- lifecycle ----------------------------------------------------------------------------------------------
+    # --- lifecycle ------------------------------------------------------------------------------------------
     def set_component_state(self, name: str, target: LifecycleState) -> None:
-        """Walk component ``name`` through configure/activate or deactivate/cleanup until it is in ``target``."""
+        """Walk component ``name`` through configure/activate or deactivate/cleanup until it is in
+        ``target``."""
         if name not in self.components:
             raise HardwareError(f"no hardware component '{name}'; components: {', '.join(self.components)}")
         if target not in _PATH_UP:
@@ -114,7 +116,7 @@ class ResourceManager:
         owner = self.command_owner.get(name)
         return owner is not None and self.components[owner].lifecycle_state is LifecycleState.ACTIVE
 
-    # --- cyclic ------------------------------------------------------------------------------------------------
+    # --- cyclic ---------------------------------------------------------------------------------------------
     def read(self, time: float, period: float) -> list[str]:
         """Read every INACTIVE or ACTIVE component; returns the names of those that failed."""
         failed = []
@@ -145,7 +147,8 @@ class ResourceManager:
     def _fail(self, component: HardwareComponent, what: str) -> None:
         state = component.handle_error()
         self.logger.error(
-            f"component '{component.name}' returned an error from {what}(): {component.last_error or 'no detail'}; "
+            f"component '{component.name}' returned an error from {what}(): "
+            f"{component.last_error or 'no detail'}; "
             f"it is now {state.value} and its interfaces are unavailable"
         )
 
@@ -186,7 +189,7 @@ class ControllerManager:
         self._active: list[ControllerEntry] = []
         self.cycle_lock = threading.Lock()
 
-    # --- administration ----------------------------------------------------------------------------------------
+    # --- administration -------------------------------------------------------------------------------------
     def load(self, name: str, type_name: str, params: dict[str, Any]) -> ControllerEntry:
         if name in self.controllers:
             raise ControllerError(f"a controller named '{name}' is already loaded")
@@ -209,11 +212,12 @@ class ControllerManager:
 
     def configure(self, name: str) -> None:
         entry = self._entry(name)
-        if entry.state is LifecycleState.INACTIVE:
-            if entry.controller.cleanup() is not LifecycleState.UNCONFIGURED:  # re-configure, as ros2_control
-                raise ControllerError(
-                    f"controller '{name}' failed to clean up: {entry.controller.last_error}"
-                )
+        # an inactive controller is cleaned up and configured again, as in ros2_control
+        if (
+            entry.state is LifecycleState.INACTIVE
+            and entry.controller.cleanup() is not LifecycleState.UNCONFIGURED
+        ):
+            raise ControllerError(f"controller '{name}' failed to clean up: {entry.controller.last_error}")
         if entry.state is not LifecycleState.UNCONFIGURED:
             raise ControllerError(
                 f"controller '{name}' is {entry.state.value}; only an inactive or unconfigured "
@@ -253,18 +257,25 @@ class ControllerManager:
         if unknown:
             entry.controller.cleanup()
             raise ControllerError(
-                f"controller '{entry.name}' needs {kind} interface(s) {', '.join(unknown)}, which no hardware "
+                f"controller '{entry.name}' needs {kind} interface(s) {', '.join(unknown)}, which "
+                f"no hardware "
                 f"component exports; {kind} interfaces: {', '.join(table.names)}"
             )
         return list(config.names)
 
-    # --- switching ---------------------------------------------------------------------------------------------
+    # --- switching ------------------------------------------------------------------------------------------
     def _activation_problem(self, entry: ControllerEntry, releasing: set[str], taking: dict[str, str]) -> str:
         if entry.state is not LifecycleState.INACTIVE:
-            return f"controller '{entry.name}' is {entry.state.value}; only an inactive (configured) controller can be activated"
+            return (
+                f"controller '{entry.name}' is {entry.state.value}; only an inactive "
+                f"(configured) controller can be activated"
+            )
         for name in entry.command_names:
             if not self.resources.command_available(name):
-                return f"Unable to activate controller '{entry.name}' since the command interface '{name}' is not available"
+                return (
+                    f"Unable to activate controller '{entry.name}' since the command interface "
+                    f"'{name}' is not available"
+                )
             holder = self.claimed.get(name)
             if holder is not None and holder not in releasing:
                 return (
@@ -278,7 +289,10 @@ class ControllerManager:
                 )
         for name in entry.state_names:
             if not self.resources.state_available(name):
-                return f"Unable to activate controller '{entry.name}' since the state interface '{name}' is not available"
+                return (
+                    f"Unable to activate controller '{entry.name}' since the state interface "
+                    f"'{name}' is not available"
+                )
         return ""
 
     def switch(
@@ -371,7 +385,7 @@ class ControllerManager:
                 del self.claimed[name]
         self._active = [e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE]
 
-    # --- the control cycle --------------------------------------------------------------------------------------
+    # --- the control cycle ----------------------------------------------------------------------------------
     def cycle(self, time: float, period: float) -> None:
         """One control cycle: read -> update -> write; ``time`` and ``period`` in seconds."""
         with self.cycle_lock:

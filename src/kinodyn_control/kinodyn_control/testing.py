@@ -22,7 +22,8 @@ class FakePublisher:
 
 
 class FakeContext:
-    """A controller's host without ROS: topics resolve ``~/x`` to ``/<controller>/x``; ``time`` is set by tests."""
+    """A controller's host without ROS: topics resolve ``~/x`` to ``/<controller>/x``; ``time`` is set by
+    tests."""
 
     def __init__(self, name: str, description: RobotDescription, records: list[logging.LogRecord]) -> None:
         self.name = name

@@ -13,8 +13,9 @@ import pytest
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import STRICT, ControllerError
 from kinodyn_control.testing import Harness, joint, param, robot_xml, system_block
-from kinodyn_interfaces.msg import JointPDCommand
 from std_msgs.msg import Float64MultiArray
+
+from kinodyn_interfaces.msg import JointPDCommand
 
 DT = 0.002
 FWD = "kinodyn_control/ForwardCommandController"
@@ -25,7 +26,12 @@ JOINTS = ("j1", "j2")
 def arm(harness, params: str = "") -> Harness:
     """Two joints (limits ±1 rad, 2 rad/s, 10 N m) with effort and position commands, on GenericSystem."""
     joints = "".join(
-        joint(j, ("position", "effort"), ("position", "velocity", "effort"), {"position": 0.2 * (k + 1), "velocity": 0.0})
+        joint(
+            j,
+            ("position", "effort"),
+            ("position", "velocity", "effort"),
+            {"position": 0.2 * (k + 1), "velocity": 0.0},
+        )
         for k, j in enumerate(JOINTS)
     )
     h = harness(robot_xml(system_block(params, joints), JOINTS))
@@ -39,11 +45,17 @@ def send(h: Harness, controller: str, msg, time: float) -> None:
 
 
 def pd(position, velocity, effort, kp, kd, names=JOINTS) -> JointPDCommand:
-    return JointPDCommand(name=list(names), position=list(position), velocity=list(velocity), effort=list(effort),
-                          kp=list(kp), kd=list(kd))
+    return JointPDCommand(
+        name=list(names),
+        position=list(position),
+        velocity=list(velocity),
+        effort=list(effort),
+        kp=list(kp),
+        kd=list(kd),
+    )
 
 
-# --- claiming ---------------------------------------------------------------------------------------------------
+# --- claiming -----------------------------------------------------------------------------------------------
 def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> None:
     h = arm(harness)
     h.start("a", FWD, {"joints": ["j1", "j2"]})
@@ -51,11 +63,15 @@ def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> N
     h.manager.configure("b")
     ok, message = h.manager.switch(["b"], [])
     assert not ok
-    assert message == ("Unable to activate controller 'b' since the command interface 'j2/effort' is currently "
-                       "claimed by controller 'a'")
+    assert message == (
+        "Unable to activate controller 'b' since the command interface 'j2/effort' is currently "
+        "claimed by controller 'a'"
+    )
     assert h.manager.controllers["b"].state is LifecycleState.INACTIVE
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # shares j1/j2 position and velocity with 'a'
-    h.start("p", FWD, {"joints": ["j2"], "interface_name": "position", "safe_mode": "hold_position"})  # another interface of j2: allowed
+    h.start(
+        "p", FWD, {"joints": ["j2"], "interface_name": "position", "safe_mode": "hold_position"}
+    )  # another interface of j2: allowed
     ok, message = h.manager.switch(["b"], ["a"], STRICT)  # released in the same switch: allowed
     assert ok, message
     assert h.manager.claimed == {"j2/position": "p", "j2/effort": "b"}
@@ -83,9 +99,9 @@ def test_unavailable_command_interface_and_admin_errors(harness) -> None:
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # state interfaces are available while inactive
     with pytest.raises(ControllerError, match="already loaded"):
         h.manager.load("a", FWD, {})
-    with pytest.raises(ControllerError, match="no plugin 'x/Y'.*known plugins: .*JointPDController"):
+    with pytest.raises(ControllerError, match=r"no plugin 'x/Y'.*known plugins: .*JointPDController"):
         h.manager.load("c", "x/Y", {})
-    with pytest.raises(ControllerError, match="unknown parameter.*jionts"):
+    with pytest.raises(ControllerError, match=r"unknown parameter.*jionts"):
         h.manager.load("d", FWD, {"jionts": ["j1"]})
     with pytest.raises(ControllerError, match="is active; deactivate it before unloading"):
         h.manager.unload("jsb")
@@ -102,7 +118,7 @@ def test_hardware_error_deactivates_its_users(harness) -> None:
     assert any("deactivating controller 'a'" in m for m in h.messages("error"))
 
 
-# --- forward command --------------------------------------------------------------------------------------------
+# --- forward command ----------------------------------------------------------------------------------------
 def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
     h = arm(harness)
     h.start("fwd", FWD, {"joints": ["j2", "j1"]})
@@ -149,7 +165,7 @@ def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
         h.start("bad2", FWD, {"joints": ["j2"], "interface_name": "velocity"})
 
 
-# --- joint PD ---------------------------------------------------------------------------------------------------
+# --- joint PD -----------------------------------------------------------------------------------------------
 def test_pd_law_by_name(harness) -> None:
     h = arm(harness)
     h.start("pd", PD, {"joints": list(JOINTS)})
@@ -184,7 +200,10 @@ def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> No
     [
         (lambda m: m.kd.pop(), "kd has 1 values for 2 names"),
         (lambda m: m.name.__setitem__(1, "j1"), "joint(s) 'j1' named twice"),
-        (lambda m: m.name.__setitem__(1, "j9"), "joint(s) 'j9' not commanded by this controller (joints: 'j1', 'j2')"),
+        (
+            lambda m: m.name.__setitem__(1, "j9"),
+            "joint(s) 'j9' not commanded by this controller (joints: 'j1', 'j2')",
+        ),
         (lambda m: m.velocity.__setitem__(0, math.nan), "non-finite values in velocity"),
         (lambda m: m.kp.__setitem__(0, -1.0), "kp and kd must be >= 0"),
         (lambda m: m.position.__setitem__(0, 1.5), "out of limits: j1 position 1.5 outside [-1.0, 1.0]"),
@@ -205,11 +224,17 @@ def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
     assert h.messages("warning") == [f"rejected command on /pd/commands: {warning}"]
 
 
-# --- watchdog (simulated time) ----------------------------------------------------------------------------------
+# --- watchdog (simulated time) ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["zero_effort", "hold_position"])
 def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -> None:
     h = arm(harness, param("calculate_dynamics", "false"))
-    params = {"joints": list(JOINTS), "watchdog_timeout": 0.01, "safe_mode": mode, "safe_kp": 30.0, "safe_kd": 2.0}
+    params = {
+        "joints": list(JOINTS),
+        "watchdog_timeout": 0.01,
+        "safe_mode": mode,
+        "safe_kp": 30.0,
+        "safe_kd": 2.0,
+    }
     h.start("pd", PD, params)
     h.state_values = h.resources.states.values
     send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.0)
@@ -241,7 +266,7 @@ def test_watchdog_parameters_validated(harness) -> None:
         h.start("b", PD, {"joints": ["j1"], "safe_mode": "freeze"})
 
 
-# --- broadcasters -----------------------------------------------------------------------------------------------
+# --- broadcasters -------------------------------------------------------------------------------------------
 def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: str) -> None:
     h = harness(quadruped_urdf)
     h.activate_hardware()
@@ -257,12 +282,13 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: st
         h.start("bad", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "gyro"})
 
 
-# --- real device skeleton ---------------------------------------------------------------------------------------
+# --- real device skeleton -----------------------------------------------------------------------------------
 def test_real_device_skeleton_read_write_contract(harness) -> None:
     joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
     xml = robot_xml(
         '<ros2_control name="dev" type="system"><hardware><plugin>kinodyn_control/RealDeviceSkeleton</plugin>'
-        f"</hardware>{joints}</ros2_control>", ("j1",)
+        f"</hardware>{joints}</ros2_control>",
+        ("j1",),
     )
     h = harness(xml)
     h.activate_hardware()

@@ -23,7 +23,7 @@ DT = 0.002
 URDF_DIR = Path(__file__).resolve().parents[3] / "urdf"
 
 
-# --- description ------------------------------------------------------------------------------------------------
+# --- description --------------------------------------------------------------------------------------------
 def test_quadruped_description_matches_urdf_readme() -> None:
     d = parse_robot_description((URDF_DIR / "quadruped.urdf").read_text())
     (hw,) = d.hardware
@@ -128,7 +128,7 @@ def test_description_errors_name_the_problem(xml: str, needle: str) -> None:
         parse_robot_description(xml)
 
 
-# --- lifecycle --------------------------------------------------------------------------------------------------
+# --- lifecycle ----------------------------------------------------------------------------------------------
 class Recorder(System):
     """A system whose hooks return what the test sets, recording the calls."""
 
@@ -150,7 +150,8 @@ class Recorder(System):
 
 def _info(kind: str = "system", joints: str = ""):
     xml = robot_xml(
-        f'<ros2_control name="c" type="{kind}"><hardware><plugin>p/P</plugin></hardware>{joints}</ros2_control>'
+        f'<ros2_control name="c" type="{kind}"><hardware><plugin>p/P</plugin></hardware>'
+        f"{joints}</ros2_control>"
     )
     return parse_robot_description(xml).hardware[0]
 
@@ -214,14 +215,15 @@ def test_actuator_needs_exactly_one_joint_and_sensor_has_no_commands() -> None:
     assert s.write(0.0, DT) is ReturnType.OK
 
 
-# --- registry --------------------------------------------------------------------------------------------------
+# --- registry -----------------------------------------------------------------------------------------------
 def test_registry_lists_known_plugins_for_unknown_name() -> None:
-    with pytest.raises(PluginError, match="known plugins: .*kinodyn_control/GenericSystem"):
+    with pytest.raises(PluginError, match=r"known plugins: .*kinodyn_control/GenericSystem"):
         hardware_registry().load("acme/Robot")
 
 
 def test_third_party_plugin_found_through_entry_points(tmp_path, monkeypatch) -> None:
-    """A package installed elsewhere adds a component by declaring an entry point (here a dist-info on sys.path)."""
+    """A package installed elsewhere adds a component by declaring an entry point (here a dist-info on
+    sys.path)."""
     (tmp_path / "acme_hw.py").write_text(
         textwrap.dedent("""
         from kinodyn_control.hardware.generic_system import GenericSystem
@@ -239,7 +241,7 @@ def test_third_party_plugin_found_through_entry_points(tmp_path, monkeypatch) ->
     assert registry.load("acme/AcmeSystem").__name__ == "AcmeSystem"
 
 
-# --- GenericSystem ----------------------------------------------------------------------------------------------
+# --- GenericSystem ------------------------------------------------------------------------------------------
 def _generic(harness, params: str = "", joints: str = "", extra: str = "", joint_names=("j1", "j2")):
     h = harness(robot_xml(system_block(params, joints, extra), joint_names))
     h.activate_hardware()
@@ -340,7 +342,10 @@ def test_generic_mock_sensor_commands_export_same_name(harness) -> None:
 
 
 def test_generic_gpio_commands_mirror(harness) -> None:
-    gpio = '<gpio name="vac"><command_interface name="on"/><state_interface name="on"/><state_interface name="p"/></gpio>'
+    gpio = (
+        '<gpio name="vac"><command_interface name="on"/><state_interface name="on"/>'
+        '<state_interface name="p"/></gpio>'
+    )
     h = _generic(harness, param("mock_gpio_commands", "true"), "", gpio, ("j1",))
     assert "vac/p" in h.resources.commands.index and "vac/on" in h.resources.commands.index
     h.set_command("vac/on", 1.0)
@@ -418,7 +423,7 @@ def test_generic_mimic_joint(harness) -> None:
 
 
 def test_generic_bad_parameters(harness) -> None:
-    with pytest.raises(HardwareError, match="unknown hardware parameter.*calculate_dynamix"):
+    with pytest.raises(HardwareError, match=r"unknown hardware parameter.*calculate_dynamix"):
         harness(robot_xml(system_block(param("calculate_dynamix", "true"))))
     with pytest.raises(HardwareError, match="calculate_dynamics must be true or false"):
         harness(robot_xml(system_block(param("calculate_dynamics", "yes"))))

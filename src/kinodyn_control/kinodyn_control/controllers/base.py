@@ -104,7 +104,8 @@ class Controller(Lifecycle):
             value = params.get(key, spec.default)
             if not PARAMETER_TYPES[spec.type](value):
                 raise ValueError(
-                    f"controller '{name}': parameter {key} must be of type {spec.type} ({spec.doc}), got {value!r}"
+                    f"controller '{name}': parameter {key} must be of type {spec.type} "
+                    f"({spec.doc}), got {value!r}"
                 )
             values[key] = list(value) if isinstance(value, (list, tuple)) else value
         self.params = values

@@ -1,4 +1,5 @@
-"""``kinodyn_control/ForwardCommandController``: std_msgs/Float64MultiArray on ``~/commands`` to one interface.
+"""``kinodyn_control/ForwardCommandController``: std_msgs/Float64MultiArray on ``~/commands`` to one
+interface.
 
 As ros2_control's forward_command_controller: ``data[i]`` goes to ``<joints[i]>/<interface_name>``; until the
 first command nothing is written (all-NaN reference = no command yet); a message whose size differs from the
@@ -15,7 +16,7 @@ import numpy as np
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn_control.controllers.base import Parameter
-from kinodyn_control.controllers.joint_command import CommandRejected, JointCommandController
+from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, CallbackReturn
 
 INTERFACES = (EFFORT, POSITION)
@@ -34,22 +35,23 @@ class ForwardCommandController(JointCommandController):
     def on_configure(self) -> CallbackReturn:
         if self.params["interface_name"] not in INTERFACES:
             return self.fail(
-                f"parameter interface_name must be one of {', '.join(INTERFACES)}, got '{self.params['interface_name']}'"
+                f"parameter interface_name must be one of {', '.join(INTERFACES)}, got "
+                f"'{self.params['interface_name']}'"
             )
         return super().on_configure()
 
     def parse(self, msg: Float64MultiArray) -> np.ndarray:
         data = np.asarray(msg.data, dtype=np.float64)
         if data.size != len(self.joints):
-            raise CommandRejected(
+            raise CommandRejectedError(
                 "size", f"command size ({data.size}) does not match number of interfaces ({len(self.joints)})"
             )
         if not np.isfinite(data).all():
             bad = [self.joints[k] for k in np.flatnonzero(~np.isfinite(data))]
-            raise CommandRejected("nan", f"non-finite values for {', '.join(bad)}")
+            raise CommandRejectedError("nan", f"non-finite values for {', '.join(bad)}")
         problem = self.limits.check(data, self.command_interface_name())
         if problem:
-            raise CommandRejected("limits", f"out of limits: {problem}")
+            raise CommandRejectedError("limits", f"out of limits: {problem}")
         return data
 
     def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:

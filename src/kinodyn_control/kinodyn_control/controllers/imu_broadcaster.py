@@ -2,7 +2,8 @@
 
 As ros2_control's imu_sensor_broadcaster (ANCHORS §1.6): reads the 10 state interfaces of ``sensor_name``
 (``orientation.x..w``, ``angular_velocity.x..z``, ``linear_acceleration.x..z``); ``frame_id`` defaults to the
-sensor's ``frame_id`` param in the URDF; the three covariances are 9 values each (row-major), zeros by default.
+sensor's ``frame_id`` param in the URDF; the three covariances are 9 values each (row-major), zeros by
+default.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ class ImuSensorBroadcaster(Controller):
         "sensor_name": Parameter("str", "", "the <sensor> of the <ros2_control> block"),
         "frame_id": Parameter("str", "", "header.frame_id; empty: the sensor's frame_id param"),
         **{
-            f"static_covariance_{c}": Parameter("float_list", [0.0] * 9, f"{c} covariance, 9 values row-major")
+            f"static_covariance_{c}": Parameter(
+                "float_list", [0.0] * 9, f"{c} covariance, 9 values row-major"
+            )
             for c in COVARIANCES
         },
     }
@@ -33,10 +36,12 @@ class ImuSensorBroadcaster(Controller):
         sensors = {s.name: s for hw in self.context.description.hardware for s in hw.sensors}
         name = self.params["sensor_name"]
         if name not in sensors:
-            return self.fail(f"parameter sensor_name '{name}' is not a <sensor>; sensors: {', '.join(sensors) or 'none'}")
+            return self.fail(
+                f"parameter sensor_name '{name}' is not a <sensor>; sensors: {', '.join(sensors) or 'none'}"
+            )
         self.frame_id = self.params["frame_id"] or sensors[name].params.get("frame_id", "")
         if not self.frame_id:
-            return self.fail(f"no frame_id: set parameter frame_id or the sensor's <param name=\"frame_id\">")
+            return self.fail('no frame_id: set parameter frame_id or the sensor\'s <param name="frame_id">')
         for c in COVARIANCES:
             if len(self.params[f"static_covariance_{c}"]) != 9:
                 return self.fail(f"parameter static_covariance_{c} must have 9 values")
@@ -49,7 +54,9 @@ class ImuSensorBroadcaster(Controller):
         return CallbackReturn.SUCCESS
 
     def state_interface_configuration(self) -> InterfaceConfiguration:
-        return InterfaceConfiguration(INDIVIDUAL, tuple(full_name(self.params["sensor_name"], i) for i in IMU_INTERFACES))
+        return InterfaceConfiguration(
+            INDIVIDUAL, tuple(full_name(self.params["sensor_name"], i) for i in IMU_INTERFACES)
+        )
 
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
@@ -60,7 +67,11 @@ class ImuSensorBroadcaster(Controller):
         o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
         o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z = v
         msg.orientation_covariance = [float(x) for x in self.params["static_covariance_orientation"]]
-        msg.angular_velocity_covariance = [float(x) for x in self.params["static_covariance_angular_velocity"]]
-        msg.linear_acceleration_covariance = [float(x) for x in self.params["static_covariance_linear_acceleration"]]
+        msg.angular_velocity_covariance = [
+            float(x) for x in self.params["static_covariance_angular_velocity"]
+        ]
+        msg.linear_acceleration_covariance = [
+            float(x) for x in self.params["static_covariance_linear_acceleration"]
+        ]
         self.publisher.publish(msg)
         return ReturnType.OK

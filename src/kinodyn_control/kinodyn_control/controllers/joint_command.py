@@ -20,7 +20,7 @@ from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWat
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY, CallbackReturn, ReturnType, full_name
 
 
-class CommandRejected(ValueError):
+class CommandRejectedError(ValueError):
     """A command message that is not used; ``key`` identifies the distinct problem for throttled logging."""
 
     def __init__(self, key: str, message: str) -> None:
@@ -31,7 +31,7 @@ class CommandRejected(ValueError):
 def stamp(time: float) -> tuple[int, int]:
     """(sec, nanosec) of a time in seconds."""
     sec = int(np.floor(time))
-    return sec, min(int(round((time - sec) * 1e9)), 999_999_999)
+    return sec, min(round((time - sec) * 1e9), 999_999_999)
 
 
 class JointCommandController(Controller):
@@ -45,7 +45,7 @@ class JointCommandController(Controller):
         raise NotImplementedError
 
     def parse(self, msg: Any) -> Any:
-        """The validated target of ``msg``, in the controller's joint order; raises CommandRejected."""
+        """The validated target of ``msg``, in the controller's joint order; raises CommandRejectedError."""
         raise NotImplementedError
 
     def compute(self, target: Any, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
@@ -76,7 +76,9 @@ class JointCommandController(Controller):
         return CallbackReturn.SUCCESS
 
     def command_interface_configuration(self) -> InterfaceConfiguration:
-        return InterfaceConfiguration(INDIVIDUAL, tuple(full_name(j, self.command_interface_name()) for j in self.joints))
+        return InterfaceConfiguration(
+            INDIVIDUAL, tuple(full_name(j, self.command_interface_name()) for j in self.joints)
+        )
 
     def state_interface_configuration(self) -> InterfaceConfiguration:
         names = [full_name(j, i) for i in (POSITION, VELOCITY) for j in self.joints]
@@ -92,7 +94,7 @@ class JointCommandController(Controller):
         assert self.context is not None
         try:
             target = self.parse(msg)
-        except CommandRejected as exc:
+        except CommandRejectedError as exc:
             self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
             return
         self._reference = (target, self.context.now())

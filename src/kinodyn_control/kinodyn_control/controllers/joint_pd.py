@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from kinodyn_interfaces.msg import JointPDCommand
 
-from kinodyn_control.controllers.joint_command import CommandRejected, JointCommandController
+from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
+from kinodyn_interfaces.msg import JointPDCommand
 
 FIELDS = ("position", "velocity", "effort", "kp", "kd")
 
@@ -36,27 +36,33 @@ class JointPDController(JointCommandController):
         names = list(msg.name)
         for field in FIELDS:
             if len(getattr(msg, field)) != len(names):
-                raise CommandRejected(
+                raise CommandRejectedError(
                     "length", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
                 )
         twice = sorted({n for n in names if names.count(n) > 1})
         unknown = [n for n in names if n not in self.joints]
         missing = [j for j in self.joints if j not in names]
-        for key, found, text in (("twice", twice, "named twice"), ("unknown", unknown, "not commanded by this "
-                                 f"controller (joints: {_names(self.joints)})"), ("missing", missing, "missing")):
+        for key, found, text in (
+            ("twice", twice, "named twice"),
+            ("unknown", unknown, f"not commanded by this controller (joints: {_names(self.joints)})"),
+            ("missing", missing, "missing"),
+        ):
             if found:
-                raise CommandRejected(f"{key}:{found}", f"joint(s) {_names(found)} {text}")
+                raise CommandRejectedError(f"{key}:{found}", f"joint(s) {_names(found)} {text}")
         order = [names.index(j) for j in self.joints]
         rows = np.array([[getattr(msg, field)[i] for i in order] for field in FIELDS], dtype=np.float64)
         if not np.isfinite(rows).all():
-            raise CommandRejected("nan", "non-finite values in " + ", ".join(
-                FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0]))))
+            raise CommandRejectedError(
+                "nan",
+                "non-finite values in "
+                + ", ".join(FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0]))),
+            )
         if (rows[3:] < 0.0).any():
-            raise CommandRejected("gains", "kp and kd must be >= 0")
+            raise CommandRejectedError("gains", "kp and kd must be >= 0")
         for row, kind in ((0, POSITION), (1, VELOCITY), (2, EFFORT)):
             problem = self.limits.check(rows[row], kind)
             if problem:
-                raise CommandRejected(f"limits:{kind}", f"out of limits: {problem}")
+                raise CommandRejectedError(f"limits:{kind}", f"out of limits: {problem}")
         return rows
 
     def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:

@@ -22,21 +22,32 @@ FIELDS = (POSITION, VELOCITY, EFFORT)
 
 class JointStateBroadcaster(Controller):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
-        "joints": Parameter("str_list", [], "joints to publish; empty: every joint of the <ros2_control> blocks"),
+        "joints": Parameter(
+            "str_list", [], "joints to publish; empty: every joint of the <ros2_control> blocks"
+        ),
         "frame_id": Parameter("str", "", "header.frame_id of the messages"),
     }
 
     def on_configure(self) -> CallbackReturn:
         assert self.context is not None
         description = self.context.description
-        states = {full_name(j.name, s.name) for hw in description.hardware for j in hw.joints for s in j.state_interfaces}
+        states = {
+            full_name(j.name, s.name)
+            for hw in description.hardware
+            for j in hw.joints
+            for s in j.state_interfaces
+        }
         known = [j.name for hw in description.hardware for j in hw.joints]
         self.joints = list(self.params["joints"]) or known
         unknown = [j for j in self.joints if j not in known]
         if unknown:
             return self.fail(f"joints {', '.join(unknown)} are not in any <ros2_control> block")
-        self.slots = [(k, f, full_name(j, name)) for f, name in enumerate(FIELDS) for k, j in enumerate(self.joints)
-                      if full_name(j, name) in states]
+        self.slots = [
+            (k, f, full_name(j, name))
+            for f, name in enumerate(FIELDS)
+            for k, j in enumerate(self.joints)
+            if full_name(j, name) in states
+        ]
         self.publisher = self.context.create_publisher(JointState, "joint_states")
         return CallbackReturn.SUCCESS
 

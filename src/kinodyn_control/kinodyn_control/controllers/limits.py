@@ -30,7 +30,10 @@ class JointLimitArrays:
         self.velocity = np.array([lim.velocity for lim in limits])
         self.effort = np.array([lim.effort for lim in limits])
         interfaces = {
-            full_name(c.name, i.name): i for hw in description.hardware for c in hw.joints for i in c.command_interfaces
+            full_name(c.name, i.name): i
+            for hw in description.hardware
+            for c in hw.joints
+            for i in c.command_interfaces
         }
         for k, joint in enumerate(self.joints):
             if (info := interfaces.get(full_name(joint, POSITION))) is not None:

@@ -28,12 +28,16 @@ class CommandWatchdog:
     def __init__(self, params: dict, interface: str) -> None:
         self.timeout = float(params["watchdog_timeout"])
         if not (np.isfinite(self.timeout) and self.timeout > 0.0):
-            raise ValueError(f"parameter watchdog_timeout must be a positive number of seconds, got {self.timeout}")
+            raise ValueError(
+                f"parameter watchdog_timeout must be a positive number of seconds, got {self.timeout}"
+            )
         self.mode = params["safe_mode"]
         if self.mode not in SAFE_MODES:
             raise ValueError(f"parameter safe_mode must be one of {', '.join(SAFE_MODES)}, got '{self.mode}'")
         if interface not in (EFFORT, POSITION):
-            raise ValueError(f"the watchdog's safe command needs effort or position interfaces, not '{interface}'")
+            raise ValueError(
+                f"the watchdog's safe command needs effort or position interfaces, not '{interface}'"
+            )
         if self.mode == "zero_effort" and interface != EFFORT:
             raise ValueError("safe_mode zero_effort needs effort command interfaces; use hold_position")
         self.kp, self.kd = float(params["safe_kp"]), float(params["safe_kd"])

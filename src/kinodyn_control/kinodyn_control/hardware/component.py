@@ -9,7 +9,8 @@ the state unchanged; ERROR (from a callback, or from ``read``/``write`` through 
 
 A component declares its interfaces in the URDF; extra ones come from ``export_unlisted_*_interfaces``. The
 controller manager owns the values and binds each component to its slice: inside ``read``/``write`` a
-component uses ``self.states`` and ``self.commands`` (``get``/``set`` by full name, or ``values`` as an array).
+component uses ``self.states`` and ``self.commands`` (``get``/``set`` by full name, or ``values`` as an
+array).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class HardwareComponent(Lifecycle):
     def perform_command_mode_switch(self, start: list[str], stop: list[str]) -> ReturnType:
         return ReturnType.OK
 
-    # --- transitions, driven by the resource manager ----------------------------------------------------------
+    # --- transitions, driven by the resource manager --------------------------------------------------------
     def initialize(self, info: HardwareInfo) -> LifecycleState:
         if self.lifecycle_state is not LifecycleState.UNKNOWN:
             raise LifecycleError(f"component '{info.name}' is already initialised")
@@ -134,7 +135,8 @@ class Sensor(HardwareComponent):
         assert self.info is not None
         if any(c.command_interfaces for c in self.info.components):
             raise LifecycleError(
-                f"sensor component '{self.info.name}' lists command interfaces; a sensor has state interfaces only"
+                f"sensor component '{self.info.name}' lists command interfaces; a sensor has state "
+                f"interfaces only"
             )
         return []
 

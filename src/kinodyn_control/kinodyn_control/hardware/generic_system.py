@@ -19,9 +19,11 @@ Behaviour of ros2_control's ``mock_components/GenericSystem`` (ANCHORS §1.3, mo
   position by an Euler step with the previous velocity, acceleration by finite difference; acceleration mode:
   position by an Euler step with the previous velocity, then velocity by an Euler step.
 - ``disable_commands=true``: states stay as they are (a warning is logged once per activation).
-- ``mock_sensor_commands`` / ``mock_gpio_commands``: a command interface with the same full name is exported for
+- ``mock_sensor_commands`` / ``mock_gpio_commands``: a command interface with the same full name is exported
+for
   every sensor / GPIO state interface and mirrored into it (GPIO commands listed in the URDF always mirror).
-- Mimic joints (joint params ``mimic``, ``multiplier`` (1), ``offset`` (0)): ``position = offset + multiplier *
+- Mimic joints (joint params ``mimic``, ``multiplier`` (1), ``offset`` (0)): ``position = offset + multiplier
+*
   position of the mimicked joint``; velocity and acceleration are scaled by the multiplier.
 """
 
@@ -155,7 +157,7 @@ class GenericSystem(System):
                 ]
         return mocked
 
-    # --- lifecycle --------------------------------------------------------------------------------------------
+    # --- lifecycle ------------------------------------------------------------------------------------------
     def on_configure(self) -> CallbackReturn:
         assert self.info is not None
         for joint in self.info.joints:
@@ -197,7 +199,7 @@ class GenericSystem(System):
                 self.control_mode[joint] = interface
         return ReturnType.OK
 
-    # --- cyclic -----------------------------------------------------------------------------------------------
+    # --- cyclic ---------------------------------------------------------------------------------------------
     def write(self, time: float, period: float) -> ReturnType:
         return ReturnType.OK
 
@@ -226,7 +228,8 @@ class GenericSystem(System):
         if self.disable_commands:
             if not self._warned_disabled:
                 self.logger.warning(
-                    f"GenericSystem '{self.name}': Command propagation is disabled - no values will be returned!"
+                    f"GenericSystem '{self.name}': Command propagation is disabled - no values will "
+                    f"be returned!"
                 )
                 self._warned_disabled = True
             return ReturnType.OK

@@ -7,8 +7,10 @@ Copy this file to write a driver. What goes where (ros2_control's lifecycle, ANC
   readable, commands not yet sent).
 - ``on_activate``: enable the drives (power, brakes off); set every command to the measured state (or NaN) so
   the first ``write`` does not move the robot.
-- ``read(time, period)``: fetch the latest measurement into ``self.states``; return ERROR on a lost connection.
-- ``write(time, period)``: send ``self.commands`` (skip NaN: no command yet); return ERROR on a failed send, or
+- ``read(time, period)``: fetch the latest measurement into ``self.states``; return ERROR on a lost
+connection.
+- ``write(time, period)``: send ``self.commands`` (skip NaN: no command yet); return ERROR on a failed send,
+or
   DEACTIVATE to ask the manager to deactivate the component (e.g. an emergency stop).
 - ``on_deactivate``: hold/brake the drives; ``on_cleanup``: close the connection; ``on_error``: try to recover
   (SUCCESS -> UNCONFIGURED, reconfigure later) or give up (FAILURE -> FINALIZED).
@@ -79,8 +81,14 @@ class RealDeviceSkeleton(System):
         return CallbackReturn.SUCCESS
 
     def make_link(self) -> DeviceLink:
-        """The connection to the device; the skeleton uses the loopback double (initial values from the URDF)."""
-        return LoopbackLink({n: (0.0 if math.isnan(v) else v) for n, v in zip(self.states.names, self.states.values, strict=True)})
+        """The connection to the device; the skeleton uses the loopback double (initial values from the
+        URDF)."""
+        return LoopbackLink(
+            {
+                n: (0.0 if math.isnan(v) else v)
+                for n, v in zip(self.states.names, self.states.values, strict=True)
+            }
+        )
 
     def on_configure(self) -> CallbackReturn:
         self.link = self.make_link()
@@ -122,7 +130,11 @@ class RealDeviceSkeleton(System):
 
     def write(self, time: float, period: float) -> ReturnType:
         assert self.link is not None
-        given = {n: float(v) for n, v in zip(self.commands.names, self.commands.values, strict=True) if not math.isnan(v)}
+        given = {
+            n: float(v)
+            for n, v in zip(self.commands.names, self.commands.values, strict=True)
+            if not math.isnan(v)
+        }
         try:
             if given:
                 self.link.send(given)

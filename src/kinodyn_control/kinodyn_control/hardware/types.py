@@ -93,7 +93,8 @@ class InterfaceDescription:
 
 
 class InterfaceTable:
-    """Named float64 values in one array, in the order of ``descriptions``, starting at their initial values."""
+    """Named float64 values in one array, in the order of ``descriptions``, starting at their initial
+    values."""
 
     def __init__(self, descriptions: Sequence[InterfaceDescription], what: str) -> None:
         self.descriptions = tuple(descriptions)
@@ -112,7 +113,8 @@ class InterfaceTable:
         missing = [n for n in names if n not in self.index]
         if missing:
             raise KeyError(
-                f"unknown {self._what} interface(s) {', '.join(missing)}; known: {', '.join(self.names) or 'none'}"
+                f"unknown {self._what} interface(s) {', '.join(missing)}; known: "
+                f"{', '.join(self.names) or 'none'}"
             )
         return np.array([self.index[n] for n in names], dtype=np.intp)
 
