@@ -11,6 +11,8 @@ from pathlib import Path
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from rclpy.node import Node
 
+from kinodyn import Model, URDFError
+
 
 class RobotDescriptionError(RuntimeError):
     """No usable URDF text; the message says which parameter to fix and how."""
@@ -59,3 +61,12 @@ def declare_and_read(node: Node) -> tuple[str, str]:
     xml = node.declare_parameter("robot_description", "").value
     file = node.declare_parameter("robot_description_file", "").value
     return read_robot_description(xml, file)
+
+
+def declare_and_load_model(node: Node) -> tuple[Model, str, str]:
+    """``(model, URDF text, where it came from)``; a bad URDF raises ``URDFError`` naming its source."""
+    xml, source = declare_and_read(node)
+    try:
+        return Model.from_urdf(xml), xml, source
+    except URDFError as exc:
+        raise URDFError(f"{source} is not a usable URDF: {exc}") from None

@@ -14,7 +14,6 @@ from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from kinodyn import Model, URDFError
 from kinodyn_interfaces.srv import GravityCompensation, InverseDynamics, MassMatrix
 from kinodyn_ros.conversions import (
     JointStateError,
@@ -25,7 +24,7 @@ from kinodyn_ros.conversions import (
 )
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.robot_description import declare_and_read
+from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.service_call import answering_bad_requests, error_text
 
 NODE_NAME = "dynamics"
@@ -34,11 +33,7 @@ NODE_NAME = "dynamics"
 class Dynamics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        xml, source = declare_and_read(self)
-        try:
-            self._model = Model.from_urdf(xml)
-        except URDFError as exc:
-            raise URDFError(f"{source} is not a usable URDF: {exc}") from None
+        self._model, _, source = declare_and_load_model(self)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         for srv_type, name, handle in (

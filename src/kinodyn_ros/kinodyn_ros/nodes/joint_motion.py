@@ -14,10 +14,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
-from kinodyn import Model, URDFError
 from kinodyn_ros.conversions import q_to_joint_state
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.robot_description import declare_and_read
+from kinodyn_ros.robot_description import declare_and_load_model
 
 NODE_NAME = "joint_motion"
 
@@ -45,11 +44,7 @@ def _positive(node: Node, name: str, default: float) -> float:
 class JointMotion(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        xml, source = declare_and_read(self)
-        try:
-            model = Model.from_urdf(xml)
-        except URDFError as exc:
-            raise URDFError(f"{source} is not a usable URDF: {exc}") from None
+        model, _, source = declare_and_load_model(self)
         rate_hz = _positive(self, "rate_hz", 50.0)
         amplitude = self.declare_parameter("amplitude", 0.5).value
         if not (math.isfinite(amplitude) and amplitude >= 0.0):

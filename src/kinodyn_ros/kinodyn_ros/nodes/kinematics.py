@@ -18,7 +18,6 @@ from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
-from kinodyn import Model, URDFError
 from kinodyn_interfaces.srv import ComputeFK, ComputeIK
 from kinodyn_ros.conversions import (
     JointStateError,
@@ -30,7 +29,7 @@ from kinodyn_ros.conversions import (
 )
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.robot_description import declare_and_read
+from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.service_call import answering_bad_requests, error_text
 
 NODE_NAME = "kinematics"
@@ -63,11 +62,7 @@ def velocity_limited_step(qdot: np.ndarray, velocity_limit: np.ndarray) -> np.nd
 class Kinematics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        xml, source = declare_and_read(self)
-        try:
-            self._model = Model.from_urdf(xml)
-        except URDFError as exc:
-            raise URDFError(f"{source} is not a usable URDF: {exc}") from None
+        self._model, _, source = declare_and_load_model(self)
         self._root = self._model.frame_names[0]
         self._position_tolerance = _positive(self, "ik_position_tolerance", 1e-6)
         self._orientation_tolerance = _positive(self, "ik_orientation_tolerance", 1e-6)
