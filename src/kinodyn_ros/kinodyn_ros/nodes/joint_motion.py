@@ -16,6 +16,7 @@ from sensor_msgs.msg import JointState
 
 from kinodyn_ros.conversions import q_to_joint_state
 from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.parameters import declare_positive
 from kinodyn_ros.robot_description import declare_and_load_model
 
 NODE_NAME = "joint_motion"
@@ -34,22 +35,15 @@ def motion_range(lower: np.ndarray, upper: np.ndarray, amplitude: float) -> tupl
     return centre, swing
 
 
-def _positive(node: Node, name: str, default: float) -> float:
-    value = node.declare_parameter(name, default).value
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
-    return value
-
-
 class JointMotion(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         model, _, source = declare_and_load_model(self)
-        rate_hz = _positive(self, "rate_hz", 50.0)
+        rate_hz = declare_positive(self, "rate_hz", 50.0)
         amplitude = self.declare_parameter("amplitude", 0.5).value
         if not (math.isfinite(amplitude) and amplitude >= 0.0):
             raise ValueError(f"parameter amplitude must be a finite number >= 0 (rad or m), got {amplitude}")
-        self._omega = 2.0 * math.pi / _positive(self, "period", 4.0)
+        self._omega = 2.0 * math.pi / declare_positive(self, "period", 4.0)
         self._names = model.joint_names
         self._lower, self._upper = model.lower_limit, model.upper_limit
         self._centre, self._swing = motion_range(self._lower, self._upper, amplitude)

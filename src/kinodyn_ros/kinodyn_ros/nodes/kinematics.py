@@ -28,6 +28,7 @@ from kinodyn_ros.conversions import (
     q_to_joint_state,
 )
 from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.parameters import declare_positive
 from kinodyn_ros.problem_log import DistinctProblemLog
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.service_call import answering_bad_requests, error_text
@@ -35,13 +36,6 @@ from kinodyn_ros.service_call import answering_bad_requests, error_text
 NODE_NAME = "kinematics"
 ZERO_TWIST = np.zeros(6)
 """CLIK feed-forward: a target pose topic carries no desired velocity."""
-
-
-def _positive(node: Node, name: str, default: float) -> float:
-    value = node.declare_parameter(name, default).value
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
-    return value
 
 
 def request_tolerance(value: float, default: float, name: str) -> float:
@@ -64,9 +58,9 @@ class Kinematics(Node):
         super().__init__(NODE_NAME)
         self._model, _, source = declare_and_load_model(self)
         self._root = self._model.frame_names[0]
-        self._position_tolerance = _positive(self, "ik_position_tolerance", 1e-6)
-        self._orientation_tolerance = _positive(self, "ik_orientation_tolerance", 1e-6)
-        self._timeout = _positive(self, "ik_timeout", 1.0)
+        self._position_tolerance = declare_positive(self, "ik_position_tolerance", 1e-6)
+        self._orientation_tolerance = declare_positive(self, "ik_orientation_tolerance", 1e-6)
+        self._timeout = declare_positive(self, "ik_timeout", 1.0)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         self.create_service(
@@ -155,8 +149,8 @@ class Kinematics(Node):
             task = FrameTask(model, frame, model.frame_placement(model.neutral(), frame))
         except KeyError as exc:
             raise ValueError(f"parameter ik_frame: {error_text(exc)}") from None
-        rate_hz = _positive(self, "rate_hz", 50.0)
-        gain = _positive(self, "clik_gain", 10.0)
+        rate_hz = declare_positive(self, "rate_hz", 50.0)
+        gain = declare_positive(self, "clik_gain", 10.0)
         damping = self.declare_parameter("clik_damping", 1e-2).value
         if not (math.isfinite(damping) and damping >= 0.0):
             raise ValueError(f"parameter clik_damping must be a finite number >= 0, got {damping}")
