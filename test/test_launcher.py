@@ -454,8 +454,24 @@ def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
         ParameterType.PARAMETER_INTEGER: "integer_value",
         ParameterType.PARAMETER_DOUBLE: "double_value",
         ParameterType.PARAMETER_STRING: "string_value",
+        ParameterType.PARAMETER_BOOL_ARRAY: "bool_array_value",
+        ParameterType.PARAMETER_INTEGER_ARRAY: "integer_array_value",
+        ParameterType.PARAMETER_DOUBLE_ARRAY: "double_array_value",
+        ParameterType.PARAMETER_STRING_ARRAY: "string_array_value",
     }
-    return [getattr(value, fields[value.type]) for value in future.result().values]
+    values = [getattr(value, fields[value.type]) for value in future.result().values]
+    return [list(value) if not isinstance(value, (bool, int, float, str)) else value for value in values]
+
+
+def _flatten(parameters: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings are parameter namespaces: {"a": {"b": 1}} is the parameter "a.b" (as in ROS)."""
+    flat: dict[str, Any] = {}
+    for name, value in parameters.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{name}."))
+        else:
+            flat[f"{prefix}{name}"] = value
+    return flat
 
 
 @pytest.mark.system
@@ -475,8 +491,8 @@ def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn) -> 
 
         assert wait_for(nodes_up, timeout=60), (probe.get_node_names(), _log_lines(launcher))
         for node in graph.nodes:
-            names = list(node.parameters)
-            assert _parameter_values(probe, node.name, names) == [node.parameters[name] for name in names]
+            expected = _flatten(node.parameters)
+            assert _parameter_values(probe, node.name, list(expected)) == list(expected.values())
         probe.destroy_node()
     finally:
         rclpy.shutdown()
