@@ -9,23 +9,20 @@ Performance rule: reading ``md.<field>`` or passing ``md`` to a function costs r
 updates of its arrays (~100 ns per access in a loop). Read the fields into locals once, before
 per-body loops, and pass arrays (not ``md``) to functions called per body.
 
-Functions (all ``njit(cache=True)``):
+Functions (all ``njit(cache=True, inline="always")``: inlined at numba IR level, since a call
+passing arrays costs about as much as these small computations):
 
 - ``unpack(ki, kf) -> ModelArrays``
 - ``skew(w, out)``, ``cross3(a, b, out)``, ``matmul3(A, B, out)``, ``matvec3(A, x, out)``
-- ``rotation_about_axis(axis, angle, out)``: Rodrigues, unit axis (Seed 000 §2.4.5, (2.48))
 - ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
-- ``joint_coordinate(md, i, q)``, ``joint_rate(md, i, v)``: 1-dof joint value of body i with the
-  mimic coupling ``multiplier * x[idx] + offset`` applied (offset only for positions)
-- ``joint_placement(md, i, q, C_out, r_out)``: ``C_parent_body``, ``parent_r_body`` of body i
-- ``forward_placements(md, q, C, r)``: world <- body for every body (Seed 000 §2.8.3, (2.137))
-- ``support(md, body)``: bodies from the root down to ``body`` (universe excluded)
-- ``forward_placements_support(md, q, chain, C, r)``: the same, only along ``chain``
-- ``motion_subspace(md, i, C, r, o, S)``: columns of body i's joint (``S[:, :nv_joint]``) as
-  6-D twists ``[v; w]`` in world axes with linear velocity taken at the world point ``o``,
-  without the mimic multiplier (Seed 000 §2.8.5, (2.166); §2.10.3, (2.252))
-- ``joint_columns(joint_type, joint_axis, i, C, r, o, S)``: ``motion_subspace`` taking the two field
-  arrays, for use inside per-body loops
+- ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
+- ``set_universe(C, r)``, ``forward_placements(md, q, C, r)``: world <- body for every body
+  (Seed 000 §2.8.3, (2.137))
+- ``support(md, body, chain) -> depth``: bodies from the root down to ``body`` (universe excluded)
+- ``forward_placements_support(md, q, chain, depth, C, r)``: the same, only along the chain
+- ``joint_columns(joint_type, joint_axis, i, C, r, o, S)``: columns of body i's joint
+  (``S[:, :nv_joint]``) as 6-D twists ``[v; w]`` in world axes with linear velocity taken at the
+  world point ``o``, without the mimic multiplier (Seed 000 §2.8.5, (2.166); §2.10.3, (2.252))
 - ``motion_cross(V, W, out)``: spatial motion cross product ``V x W`` for ``[v; w]`` vectors
 """
 
@@ -100,7 +97,7 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def skew(w: np.ndarray, out: np.ndarray) -> None:
     """``out = [w]x`` so that ``[w]x b = w x b`` (Seed 000 §2.4, skew-symmetric matrix)."""
     out[0, 0] = 0.0
@@ -114,7 +111,7 @@ def skew(w: np.ndarray, out: np.ndarray) -> None:
     out[2, 2] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cross3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = a x b`` (``out`` must not alias ``a`` or ``b``)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -122,7 +119,7 @@ def cross3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def matmul3(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
     """``out = A @ B`` for 3x3 matrices (``out`` must not alias ``A`` or ``B``)."""
     for r in range(3):
@@ -130,35 +127,14 @@ def matmul3(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
             out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def matvec3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """``out = A @ x`` for a 3x3 matrix (``out`` must not alias ``x``)."""
     for r in range(3):
         out[r] = A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
 
 
-@njit(cache=True)
-def rotation_about_axis(axis: np.ndarray, angle: float, out: np.ndarray) -> None:
-    """Rodrigues: ``out = cos θ I + sin θ [n]x + (1 - cos θ) n n^T`` for a unit axis n.
-
-    Seed 000 §2.4.5, (2.48) (angle-axis to rotation matrix).
-    """
-    c = math.cos(angle)
-    s = math.sin(angle)
-    t = 1.0 - c
-    x, y, z = axis[0], axis[1], axis[2]
-    out[0, 0] = c + t * x * x
-    out[0, 1] = t * x * y - s * z
-    out[0, 2] = t * x * z + s * y
-    out[1, 0] = t * x * y + s * z
-    out[1, 1] = c + t * y * y
-    out[1, 2] = t * y * z - s * x
-    out[2, 0] = t * x * z - s * y
-    out[2, 1] = t * y * z + s * x
-    out[2, 2] = c + t * z * z
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
     """Rotation matrix of the Hamilton quaternion ``(x, y, z, w)``, normalised first.
 
@@ -177,60 +153,20 @@ def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@njit(cache=True)
-def joint_coordinate(md: ModelArrays, i: int, q: np.ndarray) -> float:
-    """Position of the 1-dof joint of body i: ``multiplier * q[idx_q] + offset`` (mimic coupling)."""
-    return md.joint_multiplier[i] * q[md.idx_q[i]] + md.joint_offset[i]
-
-
-@njit(cache=True)
-def joint_rate(md: ModelArrays, i: int, v: np.ndarray) -> float:
-    """Velocity (or acceleration) of the 1-dof joint of body i: ``multiplier * v[idx_v]``."""
-    return md.joint_multiplier[i] * v[md.idx_v[i]]
-
-
 @njit(cache=True, inline="always")
-def joint_placement(md: ModelArrays, i: int, q: np.ndarray, C_out: np.ndarray, r_out: np.ndarray) -> None:
-    """Placement of body i in its parent: ``C_out = C_parent_body``, ``r_out = parent_r_body``.
+def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray,
+               t: np.ndarray, multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int,
+               q: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
+    """``C[i]``, ``r[i]``: world placement of body i (i >= 1) from its parent's and q.
 
-    Revolute: ``C_pj Rot(n, θ)``; prismatic: translation ``C_pj n d``; free flyer: the
-    position and (normalised) quaternion in q (Seed 000 §2.8.3, (2.130); §2.10.2, (2.247)).
+    ``T_world_i = T_world_parent T_parent_i(q)`` with ``T_parent_i = (C_pj L, t + C_pj p)``:
+    revolute ``L = Rot(n, θ)``, ``p = 0`` (Seed 000 §2.4.5, (2.48)); prismatic ``L = E``, ``p = d n``;
+    free flyer ``L`` from the normalised quaternion in q, ``p`` its position (Seed 000 §2.8.3, (2.130),
+    (2.137); §2.10.2, (2.247)). Arguments are the ``ModelArrays`` fields (``R = joint_rotation``,
+    ``t = joint_translation``): reading ``md.<field>`` inside per-body loops costs refcounts.
     """
-    _joint_placement(md.joint_type, md.joint_axis, md.joint_rotation, md.joint_translation,
-                     md.joint_multiplier, md.joint_offset, md.idx_q, i, q, C_out, r_out)
-
-
-@njit(cache=True, inline="always")
-def _joint_placement(joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray, t: np.ndarray,
-                     multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int, q: np.ndarray,
-                     C_out: np.ndarray, r_out: np.ndarray) -> None:
-    """``joint_placement`` on the field arrays (reading ``md.<field>`` inside a loop costs refcounts)."""
     jt = joint_type[i]
-    if jt == JOINT_NONE:
-        for a in range(3):
-            for b in range(3):
-                C_out[a, b] = 1.0 if a == b else 0.0
-            r_out[a] = 0.0
-        return
-    if jt == JOINT_PRISMATIC:
-        d = multiplier[i] * q[idx_q[i]] + offset[i]
-        n = joint_axis
-        for a in range(3):
-            for b in range(3):
-                C_out[a, b] = R[i, a, b]
-            r_out[a] = t[i, a] + d * (R[i, a, 0] * n[i, 0] + R[i, a, 1] * n[i, 1] + R[i, a, 2] * n[i, 2])
-        return
-    if jt == JOINT_REVOLUTE:
-        theta = multiplier[i] * q[idx_q[i]] + offset[i]
-        c = math.cos(theta)
-        s = math.sin(theta)
-        k = 1.0 - c
-        x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
-        l00, l01, l02 = c + k * x * x, k * x * y - s * z, k * x * z + s * y
-        l10, l11, l12 = k * x * y + s * z, c + k * y * y, k * y * z - s * x
-        l20, l21, l22 = k * x * z - s * y, k * y * z + s * x, c + k * z * z
-        px, py, pz = 0.0, 0.0, 0.0
-    else:  # JOINT_FREEFLYER
+    if jt == JOINT_FREEFLYER:
         iq = idx_q[i]
         qn = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
         x, y, z, w = q[iq + 3] / qn, q[iq + 4] / qn, q[iq + 5] / qn, q[iq + 6] / qn
@@ -238,39 +174,41 @@ def _joint_placement(joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarr
         l10, l11, l12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
         l20, l21, l22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
         px, py, pz = q[iq], q[iq + 1], q[iq + 2]
-    for a in range(3):
-        ra0, ra1, ra2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
-        C_out[a, 0] = ra0 * l00 + ra1 * l10 + ra2 * l20
-        C_out[a, 1] = ra0 * l01 + ra1 * l11 + ra2 * l21
-        C_out[a, 2] = ra0 * l02 + ra1 * l12 + ra2 * l22
-        r_out[a] = t[i, a] + ra0 * px + ra1 * py + ra2 * pz
+    else:
+        value = multiplier[i] * q[idx_q[i]] + offset[i]
+        x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
+        if jt == JOINT_REVOLUTE:
+            c = math.cos(value)
+            s = math.sin(value)
+            k = 1.0 - c
+            l00, l01, l02 = c + k * x * x, k * x * y - s * z, k * x * z + s * y
+            l10, l11, l12 = k * x * y + s * z, c + k * y * y, k * y * z - s * x
+            l20, l21, l22 = k * x * z - s * y, k * y * z + s * x, c + k * z * z
+            px, py, pz = 0.0, 0.0, 0.0
+        else:  # JOINT_PRISMATIC
+            l00, l01, l02 = 1.0, 0.0, 0.0
+            l10, l11, l12 = 0.0, 1.0, 0.0
+            l20, l21, l22 = 0.0, 0.0, 1.0
+            px, py, pz = value * x, value * y, value * z
+    p = parent[i]
+    for a in range(3):  # row a of C_world_i = (C_world_p C_pj) L, and r_p + C_world_p t + (C_world_p C_pj) p
+        pa0, pa1, pa2 = C[p, a, 0], C[p, a, 1], C[p, a, 2]
+        m0 = pa0 * R[i, 0, 0] + pa1 * R[i, 1, 0] + pa2 * R[i, 2, 0]
+        m1 = pa0 * R[i, 0, 1] + pa1 * R[i, 1, 1] + pa2 * R[i, 2, 1]
+        m2 = pa0 * R[i, 0, 2] + pa1 * R[i, 1, 2] + pa2 * R[i, 2, 2]
+        C[i, a, 0] = m0 * l00 + m1 * l10 + m2 * l20
+        C[i, a, 1] = m0 * l01 + m1 * l11 + m2 * l21
+        C[i, a, 2] = m0 * l02 + m1 * l12 + m2 * l22
+        r[i, a] = r[p, a] + pa0 * t[i, 0] + pa1 * t[i, 1] + pa2 * t[i, 2] + m0 * px + m1 * py + m2 * pz
 
 
 @njit(cache=True, inline="always")
-def _set_identity(C: np.ndarray, r: np.ndarray) -> None:
+def set_universe(C: np.ndarray, r: np.ndarray) -> None:
+    """``C[0] = E``, ``r[0] = 0``: the universe's placement."""
     for a in range(3):
         for b in range(3):
             C[0, a, b] = 1.0 if a == b else 0.0
         r[0, a] = 0.0
-
-
-@njit(cache=True, inline="always")
-def _forward(md: ModelArrays, q: np.ndarray, bodies: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
-    """``T_world_i = T_world_parent T_parent_i(q)`` for each i of ``bodies`` (parents first)."""
-    parent, joint_type, joint_axis = md.parent, md.joint_type, md.joint_axis
-    R, t, multiplier, offset, idx_q = (md.joint_rotation, md.joint_translation, md.joint_multiplier,
-                                       md.joint_offset, md.idx_q)
-    _set_identity(C, r)
-    C_loc = np.empty((3, 3))
-    r_loc = np.empty(3)
-    for i in bodies:
-        _joint_placement(joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, C_loc, r_loc)
-        p = parent[i]
-        for a in range(3):
-            pa0, pa1, pa2 = C[p, a, 0], C[p, a, 1], C[p, a, 2]
-            for b in range(3):
-                C[i, a, b] = pa0 * C_loc[0, b] + pa1 * C_loc[1, b] + pa2 * C_loc[2, b]
-            r[i, a] = r[p, a] + pa0 * r_loc[0] + pa1 * r_loc[1] + pa2 * r_loc[2]
 
 
 @njit(cache=True, inline="always")
@@ -280,37 +218,47 @@ def forward_placements(md: ModelArrays, q: np.ndarray, C: np.ndarray, r: np.ndar
     ``C`` is (nbodies, 3, 3), ``r`` (nbodies, 3). Forward recursion
     ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)).
     """
-    _forward(md, q, np.arange(1, md.nbodies), C, r)
+    parent, joint_type, joint_axis, R, t = (md.parent, md.joint_type, md.joint_axis, md.joint_rotation,
+                                            md.joint_translation)
+    multiplier, offset, idx_q = md.joint_multiplier, md.joint_offset, md.idx_q
+    set_universe(C, r)
+    for i in range(1, md.nbodies):
+        place_body(parent, joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, C, r)
 
 
 @njit(cache=True, inline="always")
-def support(md: ModelArrays, body: int) -> np.ndarray:
-    """Bodies on the path from the root to ``body``, root first (universe excluded)."""
+def support(md: ModelArrays, body: int, chain: np.ndarray) -> int:
+    """``chain[:depth]`` = bodies on the path from the root to ``body``, root first (universe
+    excluded); returns depth. ``chain`` holds at least ``nbodies`` entries."""
     parent = md.parent
     depth = 0
     b = body
     while b > 0:
         depth += 1
         b = parent[b]
-    chain = np.empty(depth, dtype=np.int64)
     b = body
     for k in range(depth - 1, -1, -1):
         chain[k] = b
         b = parent[b]
-    return chain
+    return depth
 
 
 @njit(cache=True, inline="always")
-def forward_placements_support(md: ModelArrays, q: np.ndarray, chain: np.ndarray,
+def forward_placements_support(md: ModelArrays, q: np.ndarray, chain: np.ndarray, depth: int,
                                C: np.ndarray, r: np.ndarray) -> None:
-    """``forward_placements`` restricted to ``chain`` (from ``support``); other rows untouched."""
-    _forward(md, q, chain, C, r)
+    """``forward_placements`` restricted to ``chain[:depth]`` (from ``support``); other rows untouched."""
+    parent, joint_type, joint_axis, R, t = (md.parent, md.joint_type, md.joint_axis, md.joint_rotation,
+                                            md.joint_translation)
+    multiplier, offset, idx_q = md.joint_multiplier, md.joint_offset, md.idx_q
+    set_universe(C, r)
+    for k in range(depth):
+        place_body(parent, joint_type, joint_axis, R, t, multiplier, offset, idx_q, chain[k], q, C, r)
 
 
 @njit(cache=True, inline="always")
-def motion_subspace(md: ModelArrays, i: int, C: np.ndarray, r: np.ndarray, o: np.ndarray,
-                    S: np.ndarray) -> int:
-    """Joint columns of body i as world-axes twists ``[v_o; w]``; returns the joint's nv.
+def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.ndarray, r: np.ndarray,
+                  o: np.ndarray, S: np.ndarray) -> int:
+    """Joint columns of body i as world-axes twists ``[v_o; w]`` in ``S[:, :nv]``; returns the joint's nv.
 
     ``C``, ``r``: world placements of the bodies. ``o``: world point where the linear velocity
     is taken (zeros: Pinocchio's WORLD twist; the frame origin: LOCAL_WORLD_ALIGNED).
@@ -318,13 +266,6 @@ def motion_subspace(md: ModelArrays, i: int, C: np.ndarray, r: np.ndarray, o: np
     free flyer (body-frame v and w): ``[[C, [r_i - o]x C], [0, C]]`` (Seed 000 §2.10.3, (2.252)).
     The mimic multiplier is not applied.
     """
-    return joint_columns(md.joint_type, md.joint_axis, i, C, r, o, S)
-
-
-@njit(cache=True, inline="always")
-def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.ndarray, r: np.ndarray,
-                  o: np.ndarray, S: np.ndarray) -> int:
-    """``motion_subspace`` on the field arrays, for per-body loops (hoist ``md.<field>`` first)."""
     jt = joint_type[i]
     if jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
         ax = joint_axis
@@ -367,7 +308,7 @@ def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def motion_cross(V: np.ndarray, W: np.ndarray, out: np.ndarray) -> None:
     """Spatial cross product of motion vectors ``[v; w]``: ``[w_V x v_W + v_V x w_W; w_V x w_W]``.
 

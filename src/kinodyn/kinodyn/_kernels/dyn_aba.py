@@ -24,17 +24,20 @@ from kinodyn._kernels.dyn_rnea import joint_motion, rnea_world
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
     add_motion_cross,
+    allocate_world_bodies,
     cholesky_solve,
     external_wrenches_world,
+    fill_world_bodies,
     force_cross,
     inertia_times,
+    inline,
     joint_nv,
     rigid_inertia_matrix,
     world_bodies,
 )
 
 
-@njit(cache=True)
+@inline
 def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
               qdd: np.ndarray) -> None:
     """``qdd = M^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic joints)."""
@@ -52,28 +55,32 @@ def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, f
     U = blocks[nb:2 * nb]
     Dinv = blocks[2 * nb:3 * nb]
     Ia = blocks[3 * nb]
+    parent, joint_type, idx_v, mass = md.parent, md.joint_type, md.idx_v, md.mass
+    S_all, h, inertia = W.S, W.h, W.inertia
+    with_fext = fext.shape[0] > 0
     fw = fext
-    if fext.shape[0] > 0:
+    if with_fext:
         fw = np.empty((nb, 6))
         external_wrenches_world(fext, W, fw)
-    V[0, :] = 0.0
+    for k in range(6):
+        V[0, k] = 0.0
     for i in range(1, nb):
-        p = md.parent[i]
-        joint_motion(W.S[i], joint_nv(md.joint_type[i]), md.idx_v[i], 1.0, v, Sqd)
+        p = parent[i]
+        joint_motion(S_all[i], joint_nv(joint_type[i]), idx_v[i], 1.0, v, Sqd)
         for k in range(6):
             V[i, k] = V[p, k] + Sqd[k]
             c[i, k] = 0.0
         add_motion_cross(V[i], Sqd, 1.0, c[i])
-        rigid_inertia_matrix(md.mass[i], W.h[i], W.inertia[i], IA[i])
-        inertia_times(md.mass[i], W.h[i], W.inertia[i], V[i], tmp)
+        rigid_inertia_matrix(mass[i], h[i], inertia[i], IA[i])
+        inertia_times(mass[i], h[i], inertia[i], V[i], tmp)
         force_cross(V[i], tmp, pA[i])
-        if fw.shape[0] > 0:
+        if with_fext:
             for k in range(6):
                 pA[i, k] -= fw[i, k]
     for i in range(nb - 1, 0, -1):
-        n = joint_nv(md.joint_type[i])
-        S = W.S[i]
-        iv = md.idx_v[i]
+        n = joint_nv(joint_type[i])
+        S = S_all[i]
+        iv = idx_v[i]
         Ui = U[i]
         IAi = IA[i]
         for col in range(n):
@@ -87,7 +94,7 @@ def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, f
                 s -= S[k, col] * pA[i, k]
             u[i, col] = s
         _inverse_of_projection(S, Ui, n, Dinv[i])
-        p = md.parent[i]
+        p = parent[i]
         if p == 0:
             continue
         # Ia = IA - U Dinv U^T;  pa = pA + Ia c + U Dinv u
@@ -113,12 +120,14 @@ def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, f
             pA[p, r] += s
             for k in range(6):
                 IA[p, r, k] += Ia[r, k]
-    acc[0, 0:3] = -md.gravity
-    acc[0, 3:6] = 0.0
+    gravity = md.gravity
+    for k in range(3):
+        acc[0, k] = -gravity[k]
+        acc[0, 3 + k] = 0.0
     for i in range(1, nb):
-        p = md.parent[i]
-        n = joint_nv(md.joint_type[i])
-        iv = md.idx_v[i]
+        p = parent[i]
+        n = joint_nv(joint_type[i])
+        iv = idx_v[i]
         for k in range(6):
             acc[i, k] = acc[p, k] + c[i, k]
         for col in range(n):
@@ -131,11 +140,11 @@ def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, f
         for k in range(6):
             s = 0.0
             for col in range(n):
-                s += W.S[i, k, col] * qdd[iv + col]
+                s += S_all[i, k, col] * qdd[iv + col]
             acc[i, k] += s
 
 
-@njit(cache=True)
+@inline
 def _inverse_of_projection(S: np.ndarray, U: np.ndarray, n: int, Dinv: np.ndarray) -> None:
     """``Dinv[:n, :n] = (S^T U)^-1`` for the joint's n columns (scalar for 1-dof joints)."""
     if n == 1:
@@ -183,5 +192,7 @@ def aba_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU:
     """``out[k] = aba(Q[k], V[k], TAU[k])`` for every row (no external wrenches, no mimic joints)."""
     md = unpack(ki, kf)
     none = np.empty((0, 6))
+    W = allocate_world_bodies(md.nbodies)
     for k in range(Q.shape[0]):
-        aba_world(md, world_bodies(md, Q[k]), V[k], TAU[k], none, out[k])
+        fill_world_bodies(md, Q[k], W)
+        aba_world(md, W, V[k], TAU[k], none, out[k])

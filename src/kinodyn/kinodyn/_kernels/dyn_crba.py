@@ -34,35 +34,37 @@ def dot6(x: np.ndarray, y: np.ndarray) -> float:
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
 
-@njit(cache=True)
+@inline
 def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
     """``M`` (nv x nv, overwritten) = joint-space inertia matrix at the placements ``W``."""
     mc, hc, Ic = subtree_inertias(md, W)
-    M[:, :] = 0.0
-    F = np.empty((6, 6))
-    s = np.empty(6)
+    parent, joint_type, idx_v, multiplier, S = md.parent, md.joint_type, md.idx_v, md.joint_multiplier, W.S
+    for a in range(M.shape[0]):
+        for b in range(M.shape[1]):
+            M[a, b] = 0.0
+    small = np.empty((7, 6))
+    F = small[0:6]
+    s = small[6]
     for j in range(1, md.nbodies):
-        nj = joint_nv(md.joint_type[j])
-        Sj = W.S[j]
+        nj = joint_nv(joint_type[j])
         for c in range(nj):
-            column(Sj, c, s)
+            column(S[j], c, s)
             inertia_times(mc[j], hc[j], Ic[j], s, F[c])
-        mj = md.joint_multiplier[j]
-        ivj = md.idx_v[j]
+        mj = multiplier[j]
+        ivj = idx_v[j]
         k = j
         while k > 0:
-            nk = joint_nv(md.joint_type[k])
-            Sk = W.S[k]
-            scale = mj * md.joint_multiplier[k]
-            ivk = md.idx_v[k]
+            nk = joint_nv(joint_type[k])
+            scale = mj * multiplier[k]
+            ivk = idx_v[k]
             for a in range(nk):
-                column(Sk, a, s)
+                column(S[k], a, s)
                 for c in range(a if k == j else 0, nj):  # within one body: upper triangle, mirrored
                     value = scale * dot6(s, F[c])
                     M[ivk + a, ivj + c] += value
                     if k != j or a != c:
                         M[ivj + c, ivk + a] += value
-            k = md.parent[k]
+            k = parent[k]
 
 
 @njit(cache=True)

@@ -18,7 +18,9 @@ from kinodyn._kernels.common import ModelArrays, unpack
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
     add_motion_cross,
+    allocate_world_bodies,
     external_wrenches_world,
+    fill_world_bodies,
     force_cross,
     inertia_times,
     inline,
@@ -45,20 +47,25 @@ def add_joint_projection(S: np.ndarray, n: int, iv: int, m: float, f: np.ndarray
                             + S[3, c] * f[3] + S[4, c] * f[4] + S[5, c] * f[5])
 
 
-@njit(cache=True)
+@inline
 def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) -> None:
     """World twists ``V[i] = V[p] + S_i qd_i`` of every body (``V[0] = 0``)."""
-    V[0, :] = 0.0
-    Sqd = np.empty(6)
+    parent, joint_type, idx_v, multiplier, S = md.parent, md.joint_type, md.idx_v, md.joint_multiplier, W.S
+    for k in range(6):
+        V[0, k] = 0.0
     for i in range(1, md.nbodies):
-        joint_motion(W.S[i], joint_nv(md.joint_type[i]), md.idx_v[i], md.joint_multiplier[i], v,
-                     Sqd)
-        p = md.parent[i]
+        p = parent[i]
+        n = joint_nv(joint_type[i])
+        iv = idx_v[i]
+        m = multiplier[i]
         for k in range(6):
-            V[i, k] = V[p, k] + Sqd[k]
+            s = 0.0
+            for c in range(n):
+                s += S[i, k, c] * v[iv + c]
+            V[i, k] = V[p, k] + m * s
 
 
-@njit(cache=True)
+@inline
 def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gravity: bool,
                fext: np.ndarray, tau: np.ndarray) -> None:
     """``tau = M a + C v + g - J^T f_ext`` at the placements ``W``; ``gravity=False`` drops g.
@@ -66,6 +73,9 @@ def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gr
     ``fext`` is (0, 6) for none, else (nb, 6) body-frame wrenches about the body origins.
     """
     nb = md.nbodies
+    parent, joint_type, idx_v, multiplier = md.parent, md.joint_type, md.idx_v, md.joint_multiplier
+    mass = md.mass
+    S_all, h, inertia = W.S, W.h, W.inertia
     spatial = np.empty((3 * nb + 4, 6))
     V = spatial[0:nb]
     A = spatial[nb:2 * nb]
@@ -74,21 +84,23 @@ def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gr
     Sqdd = spatial[3 * nb + 1]
     momentum = spatial[3 * nb + 2]
     inertial = spatial[3 * nb + 3]
-    V[0, :] = 0.0
-    A[0, :] = 0.0
+    for k in range(6):
+        V[0, k] = 0.0
+        A[0, k] = 0.0
     if gravity:
         for k in range(3):
             A[0, k] = -md.gravity[k]
+    with_fext = fext.shape[0] > 0
     fw = fext
-    if fext.shape[0] > 0:
+    if with_fext:
         fw = np.empty((nb, 6))
         external_wrenches_world(fext, W, fw)
     for i in range(1, nb):
-        p = md.parent[i]
-        S = W.S[i]
-        n = joint_nv(md.joint_type[i])
-        iv = md.idx_v[i]
-        m = md.joint_multiplier[i]
+        p = parent[i]
+        S = S_all[i]
+        n = joint_nv(joint_type[i])
+        iv = idx_v[i]
+        m = multiplier[i]
         joint_motion(S, n, iv, m, v, Sqd)
         joint_motion(S, n, iv, m, a, Sqdd)
         Vi = V[i]
@@ -97,19 +109,19 @@ def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gr
             Vi[k] = V[p, k] + Sqd[k]
             Ai[k] = A[p, k] + Sqdd[k]
         add_motion_cross(Vi, Sqd, 1.0, Ai)
-        inertia_times(md.mass[i], W.h[i], W.inertia[i], Vi, momentum)
+        inertia_times(mass[i], h[i], inertia[i], Vi, momentum)
         force_cross(Vi, momentum, F[i])
-        inertia_times(md.mass[i], W.h[i], W.inertia[i], Ai, inertial)
+        inertia_times(mass[i], h[i], inertia[i], Ai, inertial)
         for k in range(6):
             F[i, k] += inertial[k]
-        if fw.shape[0] > 0:
+        if with_fext:
             for k in range(6):
                 F[i, k] -= fw[i, k]
-    tau[:] = 0.0
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
     for i in range(nb - 1, 0, -1):
-        add_joint_projection(W.S[i], joint_nv(md.joint_type[i]), md.idx_v[i], md.joint_multiplier[i], F[i],
-                             tau)
-        p = md.parent[i]
+        add_joint_projection(S_all[i], joint_nv(joint_type[i]), idx_v[i], multiplier[i], F[i], tau)
+        p = parent[i]
         if p > 0:
             for k in range(6):
                 F[p, k] += F[i, k]
@@ -144,5 +156,7 @@ def rnea_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: 
     """``out[k] = rnea(Q[k], V[k], A[k])`` for every row (no external wrenches)."""
     md = unpack(ki, kf)
     none = np.empty((0, 6))
+    W = allocate_world_bodies(md.nbodies)
     for k in range(Q.shape[0]):
-        rnea_world(md, world_bodies(md, Q[k]), V[k], A[k], True, none, out[k])
+        fill_world_bodies(md, Q[k], W)
+        rnea_world(md, W, V[k], A[k], True, none, out[k])

@@ -15,6 +15,7 @@ Seed 001 (8.26)-(8.27); Seed 000 §3.3.1). It maps a twist ``[v; w]`` to the spa
 Functions (all ``njit(cache=True)``):
 
 - ``world_bodies(md, q) -> WorldBodies``: placements, joint columns and inertias of every body
+  (``allocate_world_bodies(nb)`` + ``fill_world_bodies(md, q, W)``, for loops that reuse ``W``)
 - ``inertia_times(m, h, I, x, out)``: ``out = I x`` for a ``(m, h, I_O)`` inertia
 - ``force_cross(V, f, out)``: ``out = V x* f`` (Seed 001 Def. 8.4, (8.39), reordered)
 - ``add_motion_cross(V, W, scale, out)``: ``out += scale (V x W)`` (Seed 001 Def. 8.3, (8.37))
@@ -29,16 +30,18 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels import common
-from kinodyn._kernels.common import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, ModelArrays
+from kinodyn._kernels.common import (
+    JOINT_FREEFLYER,
+    JOINT_NONE,
+    ModelArrays,
+    joint_columns,
+    place_body,
+    set_universe,
+)
 
 # Per-body helpers are inlined at numba IR level: a call that passes arrays costs about as much
-# as the small computation itself. These are common.py's helpers, compiled inline here.
+# as the small computation itself.
 inline = njit(cache=True, inline="always")
-matmul3 = inline(common.matmul3.py_func)
-matvec3 = inline(common.matvec3.py_func)
-quaternion_to_rotation = inline(common.quaternion_to_rotation.py_func)
-rotation_about_axis = inline(common.rotation_about_axis.py_func)
 
 WorldBodies = namedtuple("WorldBodies", ["C", "r", "S", "h", "inertia"])
 WorldBodies.__doc__ = """World placements and inertias of the bodies at one configuration.
@@ -50,7 +53,7 @@ mass is ``md.mass``); row 0 (the universe) is zero.
 """
 
 
-@njit(cache=True)
+@inline
 def joint_nv(joint_type: int) -> int:
     """Number of velocity coordinates of a joint type (6 free flyer, 1 revolute/prismatic, 0 none)."""
     if joint_type == JOINT_FREEFLYER:
@@ -60,96 +63,47 @@ def joint_nv(joint_type: int) -> int:
     return 1
 
 
-@njit(cache=True)
-def world_bodies(md: ModelArrays, q: np.ndarray) -> WorldBodies:
-    """Placements, joint columns and world inertias ``(m, h, I_O)`` of every body at ``q``.
-
-    ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)); revolute columns
-    ``[r_i x n; n]``, prismatic ``[n; 0]`` (§2.8.5, (2.166)-(2.167)); the free flyer's body-frame
-    ``[v; w]`` gives ``[[C, [r]x C], [0, C]]`` (§2.10.3, (2.252)).
-    (``common.forward_placements`` / ``motion_subspace`` compute the same; this loop passes only
-    arrays to its helpers, which keeps the per-body cost of the dynamics kernels low.)
-    """
-    nb = md.nbodies
-    # Few allocations per call: they dominate the cost of small models.
-    matrices = np.empty((2 * nb + 2, 3, 3))
-    C = matrices[0:nb]
-    inertia = matrices[nb:2 * nb]
-    C_loc = matrices[2 * nb]
-    rot = matrices[2 * nb + 1]
-    vectors = np.empty((2 * nb + 1, 3))
-    r = vectors[0:nb]
-    h = vectors[nb:2 * nb]
-    r_loc = vectors[2 * nb]
-    S = np.empty((nb, 6, 6))
-    C[0] = 0.0
-    for k in range(3):
-        C[0, k, k] = 1.0
-    r[0] = 0.0
-    h[0] = 0.0
-    inertia[0] = 0.0
-    for i in range(1, nb):
-        jt = md.joint_type[i]
-        Cj = md.joint_rotation[i]
-        if jt == JOINT_REVOLUTE:
-            angle = md.joint_multiplier[i] * q[md.idx_q[i]] + md.joint_offset[i]
-            rotation_about_axis(md.joint_axis[i], angle, rot)
-            matmul3(Cj, rot, C_loc)
-            r_loc[:] = md.joint_translation[i]
-        elif jt == JOINT_PRISMATIC:
-            d = md.joint_multiplier[i] * q[md.idx_q[i]] + md.joint_offset[i]
-            C_loc[:, :] = Cj
-            matvec3(Cj, md.joint_axis[i], r_loc)
-            for k in range(3):
-                r_loc[k] = md.joint_translation[i, k] + d * r_loc[k]
-        else:  # JOINT_FREEFLYER
-            iq = md.idx_q[i]
-            quaternion_to_rotation(q[iq + 3:iq + 7], rot)
-            matmul3(Cj, rot, C_loc)
-            matvec3(Cj, q[iq:iq + 3], r_loc)
-            for k in range(3):
-                r_loc[k] += md.joint_translation[i, k]
-        p = md.parent[i]
-        matmul3(C[p], C_loc, C[i])
-        matvec3(C[p], r_loc, r[i])
-        for k in range(3):
-            r[i, k] += r[p, k]
-        _world_columns(jt, md.joint_axis[i], C[i], r[i], S[i])
-        _world_inertia(md.mass[i], md.body_com[i], md.inertia[i], C[i], r[i], h[i], inertia[i])
-    return WorldBodies(C, r, S, h, inertia)
+@inline
+def allocate_world_bodies(nb: int) -> WorldBodies:
+    """Uninitialised ``WorldBodies`` for ``nb`` bodies, in one allocation."""
+    block = np.empty(60 * nb)
+    return WorldBodies(block[0:9 * nb].reshape((nb, 3, 3)), block[9 * nb:12 * nb].reshape((nb, 3)),
+                       block[12 * nb:48 * nb].reshape((nb, 6, 6)), block[48 * nb:51 * nb].reshape((nb, 3)),
+                       block[51 * nb:60 * nb].reshape((nb, 3, 3)))
 
 
 @inline
-def _world_columns(jt: int, axis: np.ndarray, C: np.ndarray, r: np.ndarray, S: np.ndarray) -> None:
-    """Joint columns as world twists (``S[:, :joint_nv(jt)]``)."""
-    if jt == JOINT_FREEFLYER:
-        for a in range(3):
-            for b in range(3):
-                S[a, b] = C[a, b]
-                S[3 + a, b] = 0.0
-                S[3 + a, 3 + b] = C[a, b]
+def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
+    """``W`` = placements, joint columns and world inertias ``(m, h, I_O)`` of every body at ``q``.
+
+    ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)); revolute columns
+    ``[r_i x n; n]``, prismatic ``[n; 0]`` (§2.8.5, (2.166)-(2.167)); the free flyer's body-frame
+    ``[v; w]`` gives ``[[C, [r]x C], [0, C]]`` (§2.10.3, (2.252)): ``common.joint_columns`` at the
+    world origin.
+    """
+    parent, joint_type, joint_axis, R, t = (md.parent, md.joint_type, md.joint_axis, md.joint_rotation,
+                                            md.joint_translation)
+    multiplier, offset, idx_q = md.joint_multiplier, md.joint_offset, md.idx_q
+    mass, body_com, body_inertia = md.mass, md.body_com, md.inertia
+    C, r, S, h, inertia = W.C, W.r, W.S, W.h, W.inertia
+    origin = (0.0, 0.0, 0.0)
+    set_universe(C, r)
+    for k in range(3):
+        h[0, k] = 0.0
         for b in range(3):
-            S[0, 3 + b] = r[1] * C[2, b] - r[2] * C[1, b]
-            S[1, 3 + b] = r[2] * C[0, b] - r[0] * C[2, b]
-            S[2, 3 + b] = r[0] * C[1, b] - r[1] * C[0, b]
-        return
-    n0 = C[0, 0] * axis[0] + C[0, 1] * axis[1] + C[0, 2] * axis[2]
-    n1 = C[1, 0] * axis[0] + C[1, 1] * axis[1] + C[1, 2] * axis[2]
-    n2 = C[2, 0] * axis[0] + C[2, 1] * axis[1] + C[2, 2] * axis[2]
-    if jt == JOINT_REVOLUTE:
-        S[0, 0] = r[1] * n2 - r[2] * n1
-        S[1, 0] = r[2] * n0 - r[0] * n2
-        S[2, 0] = r[0] * n1 - r[1] * n0
-        S[3, 0] = n0
-        S[4, 0] = n1
-        S[5, 0] = n2
-    else:
-        S[0, 0] = n0
-        S[1, 0] = n1
-        S[2, 0] = n2
-        S[3, 0] = 0.0
-        S[4, 0] = 0.0
-        S[5, 0] = 0.0
+            inertia[0, k, b] = 0.0
+    for i in range(1, md.nbodies):
+        place_body(parent, joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, C, r)
+        joint_columns(joint_type, joint_axis, i, C, r, origin, S[i])
+        _world_inertia(mass[i], body_com[i], body_inertia[i], C[i], r[i], h[i], inertia[i])
+
+
+@inline
+def world_bodies(md: ModelArrays, q: np.ndarray) -> WorldBodies:
+    """Placements, joint columns and world inertias of every body at ``q`` (``fill_world_bodies``)."""
+    W = allocate_world_bodies(md.nbodies)
+    fill_world_bodies(md, q, W)
+    return W
 
 
 @inline
@@ -215,7 +169,7 @@ def add_motion_cross(V: np.ndarray, W: np.ndarray, scale: float, out: np.ndarray
     out[5] += scale * (w0 * b1 - w1 * b0)
 
 
-@njit(cache=True)
+@inline
 def external_wrenches_world(fext: np.ndarray, W: WorldBodies, out: np.ndarray) -> None:
     """``out[i] = [C f; C n + r x (C f)]``: wrench ``fext[i] = [f; n]`` (body axes, about the body
     origin) in world axes about the world origin (Seed 000 §3.5.3, (3.49)-(3.51))."""
@@ -277,7 +231,7 @@ def rigid_inertia_matrix(m: float, h: np.ndarray, I_O: np.ndarray, out: np.ndarr
             out[3 + a, b] = -out[a, 3 + b]
 
 
-@njit(cache=True)
+@inline
 def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Composite ``(m, h, I_O)`` of the subtree rooted at each body (world axes, about the origin).
 
@@ -285,12 +239,20 @@ def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.nd
     (Seed 001 §8.2.3, (8.42); composite bodies, §8.2.1). Row 0 holds the sum over all moving bodies.
     """
     nb = md.nbodies
-    mc = md.mass.copy()
+    block = np.empty(13 * nb)
+    mc = block[0:nb]
+    hc = block[nb:4 * nb].reshape((nb, 3))
+    Ic = block[4 * nb:13 * nb].reshape((nb, 3, 3))
+    mass, parent, h, inertia = md.mass, md.parent, W.h, W.inertia
+    for i in range(nb):
+        mc[i] = mass[i]
+        for a in range(3):
+            hc[i, a] = h[i, a]
+            for b in range(3):
+                Ic[i, a, b] = inertia[i, a, b]
     mc[0] = 0.0
-    hc = W.h.copy()
-    Ic = W.inertia.copy()
     for i in range(nb - 1, 0, -1):
-        p = md.parent[i]
+        p = parent[i]
         mc[p] += mc[i]
         for a in range(3):
             hc[p, a] += hc[i, a]

@@ -35,6 +35,17 @@ LOCAL_WORLD_ALIGNED = 2
 
 
 @njit(cache=True, inline="always")
+def _scratch(nb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Body placements ``C`` (nb,3,3), ``r`` (nb,3) and a frame's ``C_f``, ``r_f`` in one allocation."""
+    block = np.empty(12 * nb + 12)
+    C = block[0:9 * nb].reshape((nb, 3, 3))
+    r = block[9 * nb:12 * nb].reshape((nb, 3))
+    C_f = block[12 * nb:12 * nb + 9].reshape((3, 3))
+    r_f = block[12 * nb + 9:12 * nb + 12]
+    return C, r, C_f, r_f
+
+
+@njit(cache=True, inline="always")
 def _frame_in_world(md: ModelArrays, frame: int, C: np.ndarray, r: np.ndarray,
                     C_f: np.ndarray, r_f: np.ndarray) -> None:
     """``T_world_frame = T_world_body T_body_frame`` from the body placements."""
@@ -45,7 +56,7 @@ def _frame_in_world(md: ModelArrays, frame: int, C: np.ndarray, r: np.ndarray,
         r_f[k] += r[b, k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _write_homogeneous(C_f: np.ndarray, r_f: np.ndarray, out: np.ndarray) -> None:
     for a in range(3):
         for b in range(3):
@@ -56,57 +67,56 @@ def _write_homogeneous(C_f: np.ndarray, r_f: np.ndarray, out: np.ndarray) -> Non
 
 
 @njit(cache=True, inline="always")
-def _placement_along_support(md: ModelArrays, q: np.ndarray, frame: int, C: np.ndarray, r: np.ndarray,
-                             out: np.ndarray) -> None:
-    chain = support(md, md.frame_body[frame])
-    forward_placements_support(md, q, chain, C, r)
-    C_f = np.empty((3, 3))
-    r_f = np.empty(3)
+def _frame_along_support(md: ModelArrays, q: np.ndarray, frame: int, chain: np.ndarray, C: np.ndarray,
+                         r: np.ndarray, C_f: np.ndarray, r_f: np.ndarray) -> int:
+    """Placements of the bodies on the frame's support and of the frame; returns the chain depth."""
+    depth = support(md, md.frame_body[frame], chain)
+    forward_placements_support(md, q, chain, depth, C, r)
     _frame_in_world(md, frame, C, r, C_f, r_f)
-    _write_homogeneous(C_f, r_f, out)
+    return depth
 
 
 @njit(cache=True)
 def frame_placement(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, out: np.ndarray) -> None:
     """``out`` (4x4) = ``T_world_frame(q)``, along the frame's support only (Seed 000 §2.8.3, (2.137))."""
     md = unpack(ki, kf)
-    _placement_along_support(md, q, frame, np.empty((md.nbodies, 3, 3)), np.empty((md.nbodies, 3)), out)
+    C, r, C_f, r_f = _scratch(md.nbodies)
+    _frame_along_support(md, q, frame, np.empty(md.nbodies, np.int64), C, r, C_f, r_f)
+    _write_homogeneous(C_f, r_f, out)
 
 
 @njit(cache=True)
 def frame_placement_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, frame: int, out: np.ndarray) -> None:
     """``out[k]`` (4x4) = ``T_world_frame(Q[k])`` for every row of ``Q`` (N x nq)."""
     md = unpack(ki, kf)
-    C = np.empty((md.nbodies, 3, 3))
-    r = np.empty((md.nbodies, 3))
+    C, r, C_f, r_f = _scratch(md.nbodies)
+    chain = np.empty(md.nbodies, np.int64)
+    depth = support(md, md.frame_body[frame], chain)
     for k in range(Q.shape[0]):
-        _placement_along_support(md, Q[k], frame, C, r, out[k])
+        forward_placements_support(md, Q[k], chain, depth, C, r)
+        _frame_in_world(md, frame, C, r, C_f, r_f)
+        _write_homogeneous(C_f, r_f, out[k])
 
 
 @njit(cache=True)
 def frame_placements(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     """``out[f]`` (4x4) = ``T_world_f(q)`` for every frame f."""
     md = unpack(ki, kf)
-    C = np.empty((md.nbodies, 3, 3))
-    r = np.empty((md.nbodies, 3))
+    C, r, C_f, r_f = _scratch(md.nbodies)
     forward_placements(md, q, C, r)
-    C_f = np.empty((3, 3))
-    r_f = np.empty(3)
     for f in range(md.nframes):
         _frame_in_world(md, f, C, r, C_f, r_f)
         _write_homogeneous(C_f, r_f, out[f])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rotate_to_local(C_f: np.ndarray, M: np.ndarray) -> None:
     """``M[0:3] <- C_f^T M[0:3]``, ``M[3:6] <- C_f^T M[3:6]`` column by column (6 x n)."""
-    tmp = np.empty(3)
     for c in range(M.shape[1]):
         for half in (0, 3):
+            x0, x1, x2 = M[half, c], M[half + 1, c], M[half + 2, c]
             for a in range(3):
-                tmp[a] = C_f[0, a] * M[half, c] + C_f[1, a] * M[half + 1, c] + C_f[2, a] * M[half + 2, c]
-            for a in range(3):
-                M[half + a, c] = tmp[a]
+                M[half + a, c] = C_f[0, a] * x0 + C_f[1, a] * x1 + C_f[2, a] * x2
 
 
 @njit(cache=True)
@@ -121,18 +131,18 @@ def frame_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, re
     Seed 000 §2.8.5, (2.161)-(2.167); §2.10.3, (2.248)-(2.252).
     """
     md = unpack(ki, kf)
-    chain = support(md, md.frame_body[frame])
-    C = np.empty((md.nbodies, 3, 3))
-    r = np.empty((md.nbodies, 3))
-    forward_placements_support(md, q, chain, C, r)
-    C_f = np.empty((3, 3))
-    r_f = np.empty(3)
-    _frame_in_world(md, frame, C, r, C_f, r_f)
-    o = np.zeros(3) if reference == WORLD else r_f
+    C, r, C_f, r_f = _scratch(md.nbodies)
+    chain = np.empty(md.nbodies, np.int64)
+    depth = _frame_along_support(md, q, frame, chain, C, r, C_f, r_f)
+    small = np.empty(39)  # the joint columns S (6x6) and the origin o
+    S = small[0:36].reshape((6, 6))
+    o = small[36:39]
+    for k in range(3):
+        o[k] = 0.0 if reference == WORLD else r_f[k]
     out[:, :] = 0.0
-    S = np.empty((6, 6))
     joint_type, joint_axis, multiplier, idx_v = md.joint_type, md.joint_axis, md.joint_multiplier, md.idx_v
-    for i in chain:
+    for d in range(depth):
+        i = chain[d]
         n = joint_columns(joint_type, joint_axis, i, C, r, o, S)
         m = multiplier[i]
         iv = idx_v[i]
@@ -155,13 +165,9 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
     ``a_P = a_B + Ψ x r_BP + Ω x (Ω x r_BP)``).
     """
     md = unpack(ki, kf)
-    chain = support(md, md.frame_body[frame])
-    C = np.empty((md.nbodies, 3, 3))
-    r = np.empty((md.nbodies, 3))
-    forward_placements_support(md, q, chain, C, r)
-    C_f = np.empty((3, 3))
-    r_f = np.empty(3)
-    _frame_in_world(md, frame, C, r, C_f, r_f)
+    C, r, C_f, r_f = _scratch(md.nbodies)
+    chain = np.empty(md.nbodies, np.int64)
+    depth = _frame_along_support(md, q, frame, chain, C, r, C_f, r_f)
     origin = np.zeros(3)
     S = np.empty((6, 6))
     V = np.zeros(6)
@@ -169,7 +175,8 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
     Sqd = np.empty(6)
     VxS = np.empty(6)
     joint_type, joint_axis, multiplier, idx_v = md.joint_type, md.joint_axis, md.joint_multiplier, md.idx_v
-    for i in chain:
+    for d in range(depth):
+        i = chain[d]
         n = joint_columns(joint_type, joint_axis, i, C, r, origin, S)
         m = multiplier[i]
         iv = idx_v[i]
@@ -203,8 +210,7 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
 @njit(cache=True, inline="always")
 def _body_coms(md: ModelArrays, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World placements ``C``, ``r`` and world centres of mass ``c`` of every body."""
-    C = np.empty((md.nbodies, 3, 3))
-    r = np.empty((md.nbodies, 3))
+    C, r, _, _ = _scratch(md.nbodies)
     forward_placements(md, q, C, r)
     c = np.empty((md.nbodies, 3))
     body_com = md.body_com
