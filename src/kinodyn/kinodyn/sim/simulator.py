@@ -1,0 +1,206 @@
+"""``Simulator``: a torque-level rigid-body simulation of a ``kinodyn.Model`` (no ROS).
+
+One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the step:
+
+1. actuator saturation: ``tau`` is clipped to ``±effort_limit`` (URDF ``<limit effort>``);
+2. the integrator (``kernels.step``: RK4 or semi-implicit Euler) with forward dynamics by the
+   articulated-body algorithm under joint damping and regularised Coulomb friction (URDF
+   ``<dynamics damping friction>``), soft ground contact forces (``contact.ContactModel``) and the
+   active pushes (``apply_wrench``);
+3. one-sided velocity constraints at the end of the step, as perfectly inelastic impulses
+   (``impulse.inelastic_impulse``, Seed 000 §3.7.3): hard ground contacts (``kind="hard"``) and
+   joint position limits (a joint past its limit and moving outwards is stopped, and its position
+   is set back onto the limit). Velocity limits are not enforced (a controller's concern).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kinodyn.model import Model
+from kinodyn.sim import kernels
+from kinodyn.sim.collision import sphere_arrays
+from kinodyn.sim.contact import ContactModel
+from kinodyn.sim.impulse import inelastic_impulse
+from kinodyn.sim.imu import ImuNoise, ImuSensor
+
+INTEGRATORS = ("rk4", "semi_implicit_euler")
+NO_CONTACT = ContactModel(spheres=())
+
+
+class Simulator:
+    """Simulated world of one robot on the ground plane z = 0 (see the module doc).
+
+    ``Simulator(model, dt=1e-3, integrator="rk4", contact=None, joint_limits=True,
+    joint_friction_velocity=0.1)``; ``joint_friction_velocity`` [rad/s or m/s] regularises the
+    joints' Coulomb friction, ``friction qd / sqrt(qd^2 + joint_friction_velocity^2)``.
+    """
+
+    def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "rk4",
+                 contact: ContactModel | None = None, joint_limits: bool = True,
+                 joint_friction_velocity: float = 0.1) -> None:
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        if not (np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be finite and > 0, got {dt}")
+        if not (np.isfinite(joint_friction_velocity) and joint_friction_velocity > 0.0):
+            raise ValueError(f"joint_friction_velocity must be finite and > 0, got {joint_friction_velocity}")
+        self.model = model
+        self.dt = float(dt)
+        self.integrator = integrator
+        self.contact = contact or NO_CONTACT
+        self.joint_limits = joint_limits
+        self._rk4 = integrator == "rk4"
+        self._first_v = 6 if model.floating_base else 0
+        self._first_q = 7 if model.floating_base else 0
+        self._params = self.contact.params(joint_friction_velocity)
+        self._spheres = sphere_arrays(model, self.contact.spheres)
+        self._sphere_frames = [model.frame_id(s.link) for s in self.contact.spheres]
+        self._effort = np.concatenate([np.full(self._first_v, np.inf), model.effort_limit[self._first_v:]])
+        self._damping = np.ascontiguousarray(model.damping, dtype=np.float64)
+        self._friction = np.ascontiguousarray(model.friction, dtype=np.float64)
+        self._lower = model.lower_limit[self._first_q:]
+        self._upper = model.upper_limit[self._first_q:]
+        finite = np.isfinite(self._lower).any() or np.isfinite(self._upper).any()
+        self._has_limits = joint_limits and bool(finite)
+        self._mimic = bool(model.mimic_joint_names)
+        self._pushes: list[tuple[int, np.ndarray, np.ndarray, int]] = []
+        self._push_arrays = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 6)))
+        ns = len(self.contact.spheres)
+        self._anchors = np.zeros((ns, 3))
+        self.contact_forces = np.zeros((ns, 3))
+        self.contact_points = np.zeros((ns, 3))
+        self._q_next = np.empty(model.nq)
+        self._v_next = np.empty(model.nv)
+        self.imus: list[ImuSensor] = []
+        self.reset()
+
+    # --- state -------------------------------------------------------------------------------
+    def reset(self, q: Any = None, v: Any = None, t: float = 0.0) -> None:
+        """Set the state (default: ``model.neutral()``, zero velocity) and time; drops active pushes."""
+        self.q = self.model.check_q(self.model.neutral() if q is None else q).copy()
+        self.v = self.model.check_v(np.zeros(self.model.nv) if v is None else v).copy()
+        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.v))):
+            raise ValueError("reset: q and v must be finite")
+        if self.model.floating_base:
+            self.q[3:7] /= np.linalg.norm(self.q[3:7])
+        self.t = float(t)
+        self._pushes = []
+        self._update_push_arrays()
+        self._anchors[:] = 0.0
+        self._update_contact_state()
+        for imu in self.imus:
+            imu.reset(self.q, self.v, self.dt)
+
+    def add_imu(self, frame: str, noise: ImuNoise | None = None, rng: np.random.Generator | int | None = None
+                ) -> ImuSensor:
+        """An IMU on ``frame``, updated after every step (``imu.reading``)."""
+        imu = ImuSensor(self.model, frame, noise, rng)
+        imu.reset(self.q, self.v, self.dt)
+        self.imus.append(imu)
+        return imu
+
+    # --- inputs ------------------------------------------------------------------------------
+    def apply_wrench(self, link: str, wrench: Any, duration: float) -> None:
+        """Apply ``wrench = [f; tau]`` (world axes, about the origin of URDF link ``link``) during the next
+        ``round(duration / dt)`` steps (at least one): a push of impulse ``f * steps * dt``."""
+        frame = self.model.frame_id(link)
+        w = np.asarray(wrench, dtype=np.float64)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"wrench must be 6 finite numbers [f; tau], got {wrench!r}")
+        if not (np.isfinite(duration) and duration > 0.0):
+            raise ValueError(f"push duration must be finite and > 0, got {duration}")
+        steps = max(1, round(duration / self.dt))
+        body = int(self.model.frame_body[frame])
+        self._pushes.append((body, self.model.frame_translation[frame].copy(), w, steps))
+        self._update_push_arrays()
+
+    def _update_push_arrays(self) -> None:
+        n = len(self._pushes)
+        body = np.array([p[0] for p in self._pushes], dtype=np.int64)
+        offset = np.array([p[1] for p in self._pushes]).reshape(n, 3)
+        wrench = np.array([p[2] for p in self._pushes]).reshape(n, 6)
+        self._push_arrays = (body, offset, wrench)
+
+    def _generalized_torque(self, tau: Any) -> np.ndarray:
+        tau = np.asarray(tau, dtype=np.float64)
+        nv, first = self.model.nv, self._first_v
+        if tau.shape == (nv - first,) and first:
+            tau = np.concatenate([np.zeros(first), tau])
+        elif tau.shape != (nv,):
+            raise ValueError(f"tau must have shape ({nv - first},) (joints) or ({nv},) (generalized forces), "
+                             f"got {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            raise ValueError("tau must be finite")
+        return np.clip(tau, -self._effort, self._effort)
+
+    # --- stepping ----------------------------------------------------------------------------
+    def step(self, tau: Any) -> None:
+        """Advance ``dt`` with the joint torques ``tau`` ((n_joints,) or (nv,)) held over the step."""
+        tau = self._generalized_torque(tau)
+        ki, kf = self.model.kernel_data
+        body, offset, radius = self._spheres
+        push_body, push_offset, push_wrench = self._push_arrays
+        kernels.step(ki, kf, self.q, self.v, tau, self.dt, self._rk4, self.model.floating_base, self._damping,
+                     self._friction, self._params, self._anchors, body, offset, radius, push_body,
+                     push_offset, push_wrench, self._mimic, self._q_next, self._v_next, self.contact_forces,
+                     self.contact_points)
+        self.q, self._q_next = self._q_next, self.q
+        self.v, self._v_next = self._v_next, self.v
+        if not (np.isfinite(self.q).all() and np.isfinite(self.v).all()):
+            raise FloatingPointError(f"simulation diverged at t = {self.t:.6f} s (non-finite state); "
+                                     "lower dt, or the contact stiffness / damping / friction regularisation")
+        self.t += self.dt
+        if self._pushes:
+            self._pushes = [(b, o, w, n - 1) for b, o, w, n in self._pushes if n > 1]
+            self._update_push_arrays()
+        self._apply_impulses()
+        for imu in self.imus:
+            imu.update(self.q, self.v, self.dt)
+
+    def _apply_impulses(self) -> None:
+        """Inelastic impulses of the hard contacts and the joint limits (module doc, item 3)."""
+        rows = []
+        if self._has_limits:
+            joints = self.q[self._first_q:]
+            above = joints > self._upper
+            below = joints < self._lower
+            if above.any() or below.any():
+                for k in np.flatnonzero(above | below):
+                    row = np.zeros(self.model.nv)
+                    row[self._first_v + k] = -1.0 if above[k] else 1.0
+                    rows.append(row)
+                np.clip(joints, self._lower, self._upper, out=joints)
+        if self.contact.kind == "hard" and self.contact.spheres:
+            rows += self._penetrating_contact_rows()
+        if rows:
+            dv, _ = inelastic_impulse(self.model.mass_matrix(self.q), np.array(rows), self.v)
+            self.v += dv
+            self._update_contact_state()
+
+    def _penetrating_contact_rows(self) -> list[np.ndarray]:
+        """Normal rows ``e_z^T J_p`` of the contact points below the ground (Seed 000 (2.154))."""
+        rows = []
+        for s in np.flatnonzero(self.contact_points[:, 2] < 0.0):
+            frame = self._sphere_frames[s]
+            J = self.model.frame_jacobian(self.q, frame, "local_world_aligned")
+            d = self.contact_points[s] - self.model.frame_placement(self.q, frame)[:3, 3]
+            # v_p = v_o + w x d = J_lin u - d x (J_ang u):  z row = J_lin[2] - (d x J_ang)[2]
+            rows.append(J[2] - (d[0] * J[4] - d[1] * J[3]))
+        return rows
+
+    def _update_contact_state(self) -> None:
+        """``contact_forces`` (each sphere's soft-contact ground reaction on the robot, world axes, N; zero
+        when not touching; hard impulses not included) and ``contact_points`` (lowest points) at the state."""
+        if len(self.contact.spheres):
+            ki, kf = self.model.kernel_data
+            body, offset, radius = self._spheres
+            kernels.contact_state(ki, kf, self.q, self.v, self._params, self._anchors, body, offset, radius,
+                                  self.contact_forces, self.contact_points)
+
+    @property
+    def in_contact(self) -> np.ndarray:
+        """Per contact sphere: True when it touches or penetrates the ground."""
+        return self.contact_points[:, 2] <= 0.0

@@ -1,0 +1,38 @@
+"""Robots shared by the simulator tests: the project's URDFs and two small test bodies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+URDFS = Path(__file__).resolve().parents[4] / "urdf"
+QUADRUPED_URDF = URDFS / "quadruped.urdf"
+PLANAR_URDF = URDFS / "planar_2link.urdf"
+
+# Nominal standing configuration of urdf/quadruped.urdf (urdf/README.md): base 0.5252 m above ground.
+QUADRUPED_STANDING_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+QUADRUPED_STANDING_HEIGHT = 0.5252
+
+BOX_MASS = 3.0
+BOX_SIZE = (0.4, 0.2, 0.1)
+BOX_URDF = f"""<robot name="box">
+  <link name="body">
+    <inertial><mass value="{BOX_MASS}"/>
+      <inertia ixx="{BOX_MASS / 12 * (0.2**2 + 0.1**2)}" ixy="0" ixz="0"
+               iyy="{BOX_MASS / 12 * (0.4**2 + 0.1**2)}" iyz="0"
+               izz="{BOX_MASS / 12 * (0.4**2 + 0.2**2)}"/></inertial>
+  </link>
+</robot>"""
+"""A uniform box with its centre of mass at the link origin (principal axes = link axes)."""
+
+PENDULUM_MASS, PENDULUM_COM, PENDULUM_INERTIA = 1.0, 0.5, 0.1
+PENDULUM_URDF = f"""<robot name="pendulum">
+  <link name="base"/>
+  <link name="rod">
+    <inertial><origin xyz="0 0 -{PENDULUM_COM}"/><mass value="{PENDULUM_MASS}"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="{PENDULUM_INERTIA}" iyz="0" izz="0.01"/></inertial>
+  </link>
+  <joint name="hinge" type="continuous"><parent link="base"/><child link="rod"/><axis xyz="0 1 0"/></joint>
+</robot>"""
+"""A rigid pendulum about y, centre of mass 0.5 m below the hinge, no damping or friction."""
