@@ -7,14 +7,13 @@ Algorithms are free functions taking ``(model, q, ...)`` in ``kinodyn.kinematics
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from kinodyn import dynamics as _dynamics
 from kinodyn._kernels.common import (
     INT_HEADER,
     JOINT_FREEFLYER,
@@ -33,14 +32,6 @@ __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE",
 # Sampling ranges random_configuration uses where a limit is infinite.
 UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
 UNBOUNDED_TRANSLATION_RANGE = 1.0  # m, prismatic and free-flyer position: [-1, 1]
-
-
-@functools.cache
-def _dynamics() -> ModuleType:
-    """``kinodyn.dynamics``, imported on first use (it imports this module)."""
-    from kinodyn import dynamics
-
-    return dynamics
 
 
 def _pack(fields: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -125,14 +116,16 @@ class Model:
 
     def check_q(self, q: Any) -> np.ndarray:
         """``q`` as a float64 array of shape (nq,); ``ValueError`` naming both shapes otherwise."""
-        q = np.asarray(q, dtype=np.float64)
+        if type(q) is not np.ndarray or q.dtype != np.float64:
+            q = np.asarray(q, dtype=np.float64)
         if q.shape != self._q_shape:
             raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
         return q
 
     def check_v(self, v: Any, name: str = "v") -> np.ndarray:
         """``v`` (or another velocity-space vector called ``name``) as float64 of shape (nv,)."""
-        v = np.asarray(v, dtype=np.float64)
+        if type(v) is not np.ndarray or v.dtype != np.float64:
+            v = np.asarray(v, dtype=np.float64)
         if v.shape != self._v_shape:
             raise ValueError(f"{name} must have shape ({self.nv},), got {v.shape}")
         return v
@@ -184,29 +177,12 @@ class Model:
     difference = _configuration.difference
 
     # --- dynamics (kinodyn.dynamics) ------------------------------------------------------------
-    def rnea(self, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
-        return _dynamics().rnea(self, q, v, a, f_ext)
-
-    def mass_matrix(self, q: Any) -> np.ndarray:
-        return _dynamics().mass_matrix(self, q)
-
-    def nonlinear_effects(self, q: Any, v: Any) -> np.ndarray:
-        return _dynamics().nonlinear_effects(self, q, v)
-
-    def gravity_torques(self, q: Any) -> np.ndarray:
-        return _dynamics().gravity_torques(self, q)
-
-    def coriolis_matrix(self, q: Any, v: Any) -> np.ndarray:
-        return _dynamics().coriolis_matrix(self, q, v)
-
-    def aba(self, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray:
-        return _dynamics().aba(self, q, v, tau, f_ext)
-
-    def centroidal_momentum_matrix(self, q: Any) -> np.ndarray:
-        return _dynamics().centroidal_momentum_matrix(self, q)
-
-    def kinetic_energy(self, q: Any, v: Any) -> float:
-        return _dynamics().kinetic_energy(self, q, v)
-
-    def potential_energy(self, q: Any) -> float:
-        return _dynamics().potential_energy(self, q)
+    rnea = _dynamics.rnea
+    mass_matrix = _dynamics.mass_matrix
+    nonlinear_effects = _dynamics.nonlinear_effects
+    gravity_torques = _dynamics.gravity_torques
+    coriolis_matrix = _dynamics.coriolis_matrix
+    aba = _dynamics.aba
+    centroidal_momentum_matrix = _dynamics.centroidal_momentum_matrix
+    kinetic_energy = _dynamics.kinetic_energy
+    potential_energy = _dynamics.potential_energy

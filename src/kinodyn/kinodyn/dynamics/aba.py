@@ -7,10 +7,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_aba as _k
+from kinodyn._kernels.entry import IN1, IN2, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import external_wrenches, rows, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_ABA = Kernel(_k.aba, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_FORWARD_DYNAMICS_CHOLESKY = Kernel(_k.forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_ABA_BATCH = Kernel(_k.aba_batch, KI, KF, IN2, IN2, IN2, OUT2)
 
 
 def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray:
@@ -22,8 +27,8 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray
     nv = model.nv
     out = np.empty(nv)
     ki, kf = model.kernel_data
-    kernel = _k.forward_dynamics_cholesky if model.mimic_joint_names else _k.aba
-    kernel(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(tau, nv, "tau"),
+    kernel = _FORWARD_DYNAMICS_CHOLESKY if model.mimic_joint_names else _ABA
+    kernel.call(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(tau, nv, "tau"),
            external_wrenches(model, f_ext), out)
     return out
 
@@ -38,5 +43,5 @@ def aba_batch(model: Model, Q: Any, V: Any, TAU: Any) -> np.ndarray:
     TAU = rows(TAU, model.nv, "TAU", Q.shape[0])
     out = np.empty((Q.shape[0], model.nv))
     ki, kf = model.kernel_data
-    _k.aba_batch(ki, kf, Q, V, TAU, out)
+    _ABA_BATCH.call(ki, kf, Q, V, TAU, out)
     return out

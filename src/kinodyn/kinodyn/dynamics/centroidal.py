@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_crba as _k
+from kinodyn._kernels.entry import IN1, KF, KI, OUT2, Kernel
 from kinodyn.dynamics._inputs import vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_CENTROIDAL_MOMENTUM_MATRIX = Kernel(_k.centroidal_momentum_matrix, KI, KF, IN1, OUT2)
 
 
 def centroidal_momentum_matrix(model: Model, q: Any) -> np.ndarray:
@@ -18,5 +21,5 @@ def centroidal_momentum_matrix(model: Model, q: Any) -> np.ndarray:
     centre of mass, world axes (as pinocchio.ccrba). Fixed base: the link welded to the world is excluded."""
     out = np.empty((6, model.nv))
     ki, kf = model.kernel_data
-    _k.centroidal_momentum_matrix(ki, kf, vector(q, model.nq, "q"), out)
+    _CENTROIDAL_MOMENTUM_MATRIX.call(ki, kf, vector(q, model.nq, "q"), out)
     return out

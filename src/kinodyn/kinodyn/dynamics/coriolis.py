@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_coriolis as _k
+from kinodyn._kernels.entry import IN1, KF, KI, OUT2, Kernel
 from kinodyn.dynamics._inputs import vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_CORIOLIS_MATRIX = Kernel(_k.coriolis_matrix, KI, KF, IN1, IN1, OUT2)
 
 
 def coriolis_matrix(model: Model, q: Any, v: Any) -> np.ndarray:
@@ -18,5 +21,5 @@ def coriolis_matrix(model: Model, q: Any, v: Any) -> np.ndarray:
     ``nonlinear_effects``) and ``dM/dt - 2C`` is skew-symmetric (as Pinocchio's computeCoriolisMatrix)."""
     out = np.empty((model.nv, model.nv))
     ki, kf = model.kernel_data
-    _k.coriolis_matrix(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
+    _CORIOLIS_MATRIX.call(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
     return out

@@ -7,10 +7,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_rnea as _k
+from kinodyn._kernels.entry import IN1, IN2, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import external_wrenches, rows, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_RNEA = Kernel(_k.rnea, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_NONLINEAR_EFFECTS = Kernel(_k.nonlinear_effects, KI, KF, IN1, IN1, OUT1)
+_GRAVITY_TORQUES = Kernel(_k.gravity_torques, KI, KF, IN1, OUT1)
+_RNEA_BATCH = Kernel(_k.rnea_batch, KI, KF, IN2, IN2, IN2, OUT2)
 
 
 def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
@@ -24,7 +30,7 @@ def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
     nv = model.nv
     tau = np.empty(nv)
     ki, kf = model.kernel_data
-    _k.rnea(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(a, nv, "a"),
+    _RNEA.call(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(a, nv, "a"),
             external_wrenches(model, f_ext), tau)
     return tau
 
@@ -33,7 +39,7 @@ def nonlinear_effects(model: Model, q: Any, v: Any) -> np.ndarray:
     """``b(q, v) + g(q)``: Coriolis, centrifugal and gravity terms (RNEA with zero acceleration)."""
     out = np.empty(model.nv)
     ki, kf = model.kernel_data
-    _k.nonlinear_effects(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
+    _NONLINEAR_EFFECTS.call(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
     return out
 
 
@@ -41,7 +47,7 @@ def gravity_torques(model: Model, q: Any) -> np.ndarray:
     """``g(q)``: efforts that hold the robot still against gravity (Seed 000 §3.5, (3.45))."""
     out = np.empty(model.nv)
     ki, kf = model.kernel_data
-    _k.gravity_torques(ki, kf, vector(q, model.nq, "q"), out)
+    _GRAVITY_TORQUES.call(ki, kf, vector(q, model.nq, "q"), out)
     return out
 
 
@@ -52,5 +58,5 @@ def rnea_batch(model: Model, Q: Any, V: Any, A: Any) -> np.ndarray:
     A = rows(A, model.nv, "A", Q.shape[0])
     out = np.empty((Q.shape[0], model.nv))
     ki, kf = model.kernel_data
-    _k.rnea_batch(ki, kf, Q, V, A, out)
+    _RNEA_BATCH.call(ki, kf, Q, V, A, out)
     return out

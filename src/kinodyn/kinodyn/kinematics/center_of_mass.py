@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import kinematics as _k
+from kinodyn._kernels.entry import IN1, KF, KI, OUT1, OUT2, Kernel
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_CENTER_OF_MASS = Kernel(_k.center_of_mass, KI, KF, IN1, OUT1)
+_COM_JACOBIAN = Kernel(_k.com_jacobian, KI, KF, IN1, OUT2)
 
 
 def _check_mass(model: Model) -> None:
@@ -28,7 +32,7 @@ def com(model: Model, q: Any) -> np.ndarray:
     _check_mass(model)
     out = np.empty(3)
     ki, kf = model.kernel_data
-    _k.center_of_mass(ki, kf, q, out)
+    _CENTER_OF_MASS.call(ki, kf, q, out)
     return out
 
 
@@ -38,5 +42,5 @@ def com_jacobian(model: Model, q: Any) -> np.ndarray:
     _check_mass(model)
     out = np.empty((3, model.nv))
     ki, kf = model.kernel_data
-    _k.com_jacobian(ki, kf, q, out)
+    _COM_JACOBIAN.call(ki, kf, q, out)
     return out

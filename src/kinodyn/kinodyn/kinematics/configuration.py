@@ -11,9 +11,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import kinematics as _k
+from kinodyn._kernels.entry import BOOL, FLOAT, IN1, OUT1, Kernel
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
+
+_INTEGRATE = Kernel(_k.integrate, IN1, IN1, FLOAT, BOOL, OUT1)
+_DIFFERENCE = Kernel(_k.difference, IN1, IN1, BOOL, OUT1)
 
 
 def integrate(model: Model, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
@@ -21,7 +25,7 @@ def integrate(model: Model, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     q = model.check_q(q)
     v = model.check_v(v)
     out = np.empty(model.nq)
-    _k.integrate(q, v, float(dt), model.floating_base, out)
+    _INTEGRATE.call(q, v, float(dt), bool(model.floating_base), out)
     return out
 
 
@@ -30,5 +34,5 @@ def difference(model: Model, q0: Any, q1: Any) -> np.ndarray:
     q0 = model.check_q(q0)
     q1 = model.check_q(q1)
     out = np.empty(model.nv)
-    _k.difference(q0, q1, model.floating_base, out)
+    _DIFFERENCE.call(q0, q1, bool(model.floating_base), out)
     return out

@@ -7,26 +7,29 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import kinematics as _k
+from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT2, OUT3, Kernel
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
 
+_FRAME_PLACEMENT = Kernel(_k.frame_placement, KI, KF, IN1, INT, OUT2)
+_FRAME_PLACEMENTS = Kernel(_k.frame_placements, KI, KF, IN1, OUT3)
+_FRAME_PLACEMENT_BATCH = Kernel(_k.frame_placement_batch, KI, KF, IN2, INT, OUT3)
+
 
 def frame_placement(model: Model, q: Any, frame: str | int) -> np.ndarray:
     """4x4 homogeneous transform world <- frame at configuration ``q``."""
-    q = model.check_q(q)
     out = np.empty((4, 4))
     ki, kf = model.kernel_data
-    _k.frame_placement(ki, kf, q, model.frame_id(frame), out)
+    _FRAME_PLACEMENT.call(ki, kf, model.check_q(q), model.frame_id(frame), out)
     return out
 
 
 def frame_placements(model: Model, q: Any) -> np.ndarray:
     """(nframes, 4, 4): world <- frame for every frame, in ``model.frame_names`` order."""
-    q = model.check_q(q)
     out = np.empty((model.nframes, 4, 4))
     ki, kf = model.kernel_data
-    _k.frame_placements(ki, kf, q, out)
+    _FRAME_PLACEMENTS.call(ki, kf, model.check_q(q), out)
     return out
 
 
@@ -37,5 +40,5 @@ def frame_placements_batch(model: Model, Q: Any, frame: str | int) -> np.ndarray
         raise ValueError(f"Q must have shape (N, {model.nq}), got {Q.shape}")
     out = np.empty((Q.shape[0], 4, 4))
     ki, kf = model.kernel_data
-    _k.frame_placement_batch(ki, kf, Q, model.frame_id(frame), out)
+    _FRAME_PLACEMENT_BATCH.call(ki, kf, Q, model.frame_id(frame), out)
     return out

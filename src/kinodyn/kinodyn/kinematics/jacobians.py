@@ -15,11 +15,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import kinematics as _k
+from kinodyn._kernels.entry import IN1, INT, KF, KI, OUT1, OUT2, Kernel
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
 
 REFERENCES = {"world": _k.WORLD, "local": _k.LOCAL, "local_world_aligned": _k.LOCAL_WORLD_ALIGNED}
+
+_FRAME_JACOBIAN = Kernel(_k.frame_jacobian, KI, KF, IN1, INT, INT, OUT2)
+_FRAME_BIAS_ACCELERATION = Kernel(_k.frame_bias_acceleration, KI, KF, IN1, IN1, INT, INT, OUT1)
 
 
 def _reference_id(reference: str) -> int:
@@ -32,10 +36,9 @@ def _reference_id(reference: str) -> int:
 def frame_jacobian(model: Model, q: Any, frame: str | int,
                    reference: str = "local_world_aligned") -> np.ndarray:
     """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``."""
-    q = model.check_q(q)
     out = np.empty((6, model.nv))
     ki, kf = model.kernel_data
-    _k.frame_jacobian(ki, kf, q, model.frame_id(frame), _reference_id(reference), out)
+    _FRAME_JACOBIAN.call(ki, kf, model.check_q(q), model.frame_id(frame), _reference_id(reference), out)
     return out
 
 
@@ -51,7 +54,7 @@ def frame_bias_acceleration(model: Model, q: Any, v: Any, frame: str | int,
     v = model.check_v(v)
     out = np.empty(6)
     ki, kf = model.kernel_data
-    _k.frame_bias_acceleration(ki, kf, q, v, model.frame_id(frame), _reference_id(reference), out)
+    _FRAME_BIAS_ACCELERATION.call(ki, kf, q, v, model.frame_id(frame), _reference_id(reference), out)
     return out
 
 
