@@ -1,0 +1,194 @@
+"""IMU model, pushes and hard-contact impacts against closed forms.
+
+- IMU at rest reads the specific force -g (up) in the IMU frame; its noise has the set statistics.
+- A push of force F for T seconds changes the linear momentum by F T (the velocity of a free body by
+  F T / m, on top of gravity's g T).
+- A hard-contact impact (Seed 000 §3.7.3) leaves the contact points with zero normal velocity and
+  changes no tangential momentum (frictionless impulse); one contact matches (3.67)-(3.69) exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kinodyn as kd
+from kinodyn import sim
+
+from .conftest import (
+    BOX_MASS,
+    BOX_URDF,
+    PLANAR_URDF,
+    QUADRUPED_STANDING_HEIGHT,
+    QUADRUPED_STANDING_JOINTS,
+    QUADRUPED_URDF,
+)
+
+DT = 1e-3
+
+
+def test_imu_at_rest_reads_gravity_up_in_its_frame() -> None:
+    """The 2-link arm held still by its gravity torques; the IMU on the tool frame is tilted by q1 + q2."""
+    m = kd.Model.from_urdf(PLANAR_URDF)
+    q = np.array([0.4, -1.1])
+    s = sim.Simulator(m, dt=DT)
+    s.reset(q)
+    imu = s.add_imu("tool")
+    for _ in range(50):
+        s.step(m.gravity_torques(s.q))
+    C = m.frame_placement(s.q, "tool")[:3, :3]
+    np.testing.assert_allclose(imu.reading.linear_acceleration, C.T @ [0.0, 0.0, 9.81], atol=1e-9)
+    tilt = q.sum()  # about +y: up in the tool frame is (-sin, 0, cos)
+    up = [-9.81 * np.sin(tilt), 0.0, 9.81 * np.cos(tilt)]
+    np.testing.assert_allclose(imu.reading.linear_acceleration, up, atol=1e-9)
+    np.testing.assert_allclose(imu.reading.angular_velocity, 0.0, atol=1e-12)
+    np.testing.assert_allclose(kd.spatial.quat_to_matrix(imu.reading.orientation), C, atol=1e-12)
+
+
+def test_imu_noise_statistics_match_parameters() -> None:
+    noise = sim.ImuNoise(accelerometer_noise_density=0.002, accelerometer_random_walk=0.0004,
+                         gyroscope_noise_density=0.0003, gyroscope_random_walk=2e-5)
+    m = kd.Model.from_urdf(PLANAR_URDF)
+    q = np.array([0.0, 0.0])  # upright: an equilibrium with zero gravity torque
+    readings = []
+    biases = []
+    imu = sim.ImuSensor(m, "tool", noise, rng=7)
+    imu.reset(q, np.zeros(2), DT)
+    n = 20_000
+    for _ in range(n):
+        r = imu.update(q, np.zeros(2), DT)
+        readings.append(np.concatenate([r.linear_acceleration - [0.0, 0.0, 9.81], r.angular_velocity]))
+        biases.append(np.concatenate([imu.accelerometer_bias, imu.gyroscope_bias]))
+    readings, biases = np.array(readings), np.array(biases)
+    white = readings - biases
+    densities = [noise.accelerometer_noise_density, noise.gyroscope_noise_density]
+    expected_white = np.repeat(densities, 3) / np.sqrt(DT)
+    expected_walk = np.repeat([noise.accelerometer_random_walk, noise.gyroscope_random_walk], 3) * np.sqrt(DT)
+    # sample standard deviations of n normal draws: relative standard error 1 / sqrt(2 n) = 0.5 %
+    np.testing.assert_allclose(white.std(axis=0), expected_white, rtol=0.025)
+    np.testing.assert_allclose(np.diff(biases, axis=0).std(axis=0), expected_walk, rtol=0.025)
+    assert np.abs(white.mean(axis=0) / expected_white).max() < 5 / np.sqrt(n)
+    again = sim.ImuSensor(m, "tool", noise, rng=7)
+    again.reset(q, np.zeros(2), DT)
+    first = again.update(q, np.zeros(2), DT)
+    np.testing.assert_array_equal(first.angular_velocity - again.gyroscope_bias, white[0, 3:])  # seeded
+
+
+def test_push_changes_free_body_velocity_by_impulse_over_mass() -> None:
+    m = kd.Model.from_urdf(BOX_URDF, floating_base=True)
+    s = sim.Simulator(m, dt=DT)
+    s.reset()
+    force = np.array([30.0, -12.0, 5.0])
+    s.apply_wrench("body", np.concatenate([force, np.zeros(3)]), duration=0.05)
+    for _ in range(100):
+        s.step(np.zeros(6))
+    C = kd.spatial.quat_to_matrix(s.q[3:7])
+    expected = force * 0.05 / BOX_MASS + m.gravity * s.t
+    np.testing.assert_allclose(C @ s.v[:3], expected, atol=1e-12)
+    np.testing.assert_allclose(s.v[3:], 0.0, atol=1e-12)
+
+
+def test_push_changes_quadruped_momentum_by_impulse() -> None:
+    """Off-centre push on an articulated body in the air: the centre of mass still gains F T / m."""
+    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    s = sim.Simulator(m, dt=DT)
+    q0 = m.neutral()
+    q0[2] = 2.0
+    s.reset(q0)
+    force = np.array([0.0, 80.0, 0.0])
+    s.apply_wrench("LF_SHANK", np.concatenate([force, [0.0, 0.0, 3.0]]), duration=0.02)
+    for _ in range(40):
+        s.step(np.zeros(12))
+    total = m.mass.sum()
+    v_com = m.com_jacobian(s.q) @ s.v
+    np.testing.assert_allclose(v_com, force * 0.02 / total + m.gravity * s.t, atol=1e-9)
+    assert np.abs(s.v[6:]).max() > 1e-3  # the push also moved the joints
+
+
+def _point_normal_velocities(m: kd.Model, s: sim.Simulator) -> np.ndarray:
+    out = []
+    for sphere, point in zip(s.contact.spheres, s.contact_points, strict=True):
+        J = m.frame_jacobian(s.q, sphere.link, "local_world_aligned")
+        d = point - m.frame_placement(s.q, sphere.link)[:3, 3]
+        twist = J @ s.v
+        out.append(twist[2] + d[1] * twist[3] - d[0] * twist[4])  # (v_o + w x d)_z
+    return np.array(out)
+
+
+def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum(monkeypatch) -> None:
+    """A tilted, spinning drop: each impulse the simulator applies zeroes the new contacts' normal velocity,
+    leaves every touching point non-approaching, and changes no horizontal momentum (frictionless)."""
+    from kinodyn.sim import simulator
+
+    impulses = []
+
+    def recording(M: np.ndarray, G: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        du, lam = sim.inelastic_impulse(M, G, u)
+        impulses.append((G, u, du, lam))
+        return du, lam
+
+    monkeypatch.setattr(simulator, "inelastic_impulse", recording)
+    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    contact = sim.ContactModel(sim.collision_spheres(QUADRUPED_URDF), kind="hard", friction=0.0)
+    s = sim.Simulator(m, dt=DT, contact=contact)
+    q0 = m.neutral()
+    q0[3:7] = [0.02, 0.03, 0.0, 1.0]  # tilted: the feet land one after another
+    q0[3:7] /= np.linalg.norm(q0[3:7])
+    q0[2] = QUADRUPED_STANDING_HEIGHT + 0.03
+    q0[7:] = QUADRUPED_STANDING_JOINTS  # inside the joint limits: only contact rows
+    s.reset(q0, np.concatenate([[0.7, -0.2, -1.5], [0.3, -0.2, 0.4], np.linspace(-0.5, 0.5, 12)]))
+    total = m.mass.sum()
+    landed = np.zeros(4, dtype=bool)
+    for _ in range(60):
+        count = len(impulses)
+        s.step(np.zeros(12))
+        if len(impulses) == count:
+            continue
+        G, u, du, lam = impulses[-1]
+        w = G @ (u + du)  # post-impact normal velocities of the penetrating points
+        assert np.all(lam >= 0.0) and np.all(w >= -1e-10)
+        np.testing.assert_allclose(w[lam > 0.0], 0.0, atol=1e-10)  # pushed points stop, others separate
+        assert (lam > 0.0).any()
+        assert np.all(_point_normal_velocities(m, s)[s.in_contact] >= -1e-10)
+        np.testing.assert_allclose(total * (m.com_jacobian(s.q) @ du)[:2], 0.0, atol=1e-10)
+        assert abs((m.com_jacobian(s.q) @ du)[2]) > 1e-3  # a real vertical impulse
+        landed |= s.in_contact
+    assert landed.sum() >= 2 and len(impulses) >= 2
+
+
+def test_single_contact_impulse_matches_seed_formula() -> None:
+    """(3.67)-(3.70): Δu = -M^-1 J^T Λ J u-, Λ = (J M^-1 J^T)^-1, energy loss ½ (J u-)^T Λ (J u-)."""
+    rng = np.random.default_rng(3)
+    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    q = m.random_configuration(rng)
+    u = rng.normal(size=m.nv)
+    M = m.mass_matrix(q)
+    J = m.frame_jacobian(q, "RH_FOOT", "local_world_aligned")[2:3]
+    if (J @ u)[0] > 0:
+        u = -u
+    du, lam = sim.inelastic_impulse(M, J, u)
+    Lam = np.linalg.inv(J @ np.linalg.solve(M, J.T))
+    np.testing.assert_allclose(du, -np.linalg.solve(M, J.T @ Lam @ J @ u), atol=1e-10)
+    np.testing.assert_allclose(J @ (u + du), 0.0, atol=1e-10)
+    loss = 0.5 * u @ M @ u - 0.5 * (u + du) @ M @ (u + du)
+    assert loss == pytest.approx(0.5 * (J @ u) @ Lam @ (J @ u), rel=1e-9)
+    assert lam[0] > 0.0
+    _, lam_separating = sim.inelastic_impulse(M, J, -u)  # separating: no impulse
+    assert lam_separating[0] == 0.0
+
+
+def test_joint_limit_stops_the_joint_at_the_limit() -> None:
+    urdf = PLANAR_URDF.read_text().replace('lower="-3.141592653589793" upper="3.141592653589793"',
+                                          'lower="-0.5" upper="0.5"')
+    m = kd.Model.from_urdf(urdf)
+    assert m.upper_limit[0] == 0.5
+    s = sim.Simulator(m, dt=DT)
+    s.reset([0.0, 0.0], [2.0, 0.0])
+    reached = False
+    for _ in range(500):
+        s.step([0.0, 0.0])
+        assert np.all(s.q <= 0.5) and np.all(s.q >= -0.5)
+        if s.q[0] == 0.5:
+            reached = True
+            assert s.v[0] <= 1e-12
+    assert reached
