@@ -124,7 +124,7 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
 
     def recording(M: np.ndarray, G: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         du, lam = sim.inelastic_impulse(M, G, u)
-        impulses.append((G, u, du, lam))
+        impulses.append((G, u.copy(), du, lam))  # the simulator then updates u in place
         return du, lam
 
     monkeypatch.setattr(simulator, "inelastic_impulse", recording)
