@@ -139,6 +139,7 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
     s.reset(q0, np.concatenate([[0.7, -0.2, -1.5], [0.3, -0.2, 0.4], np.linspace(-0.5, 0.5, 12)]))
     total = m.mass.sum()
     landed = np.zeros(4, dtype=bool)
+    impacts = 0
     for _ in range(60):
         count = len(impulses)
         s.step(np.zeros(12))
@@ -148,12 +149,13 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
         w = G @ (u + du)  # post-impact normal velocities of the penetrating points
         assert np.all(lam >= 0.0) and np.all(w >= -1e-10)
         np.testing.assert_allclose(w[lam > 0.0], 0.0, atol=1e-10)  # pushed points stop, others separate
-        assert (lam > 0.0).any()
         assert np.all(_point_normal_velocities(m, s)[s.in_contact] >= -1e-10)
         np.testing.assert_allclose(total * (m.com_jacobian(s.q) @ du)[:2], 0.0, atol=1e-10)
-        assert abs((m.com_jacobian(s.q) @ du)[2]) > 1e-3  # a real vertical impulse
+        if (lam > 0.0).any():
+            assert (m.com_jacobian(s.q) @ du)[2] > 1e-3  # the ground pushed up
+            impacts += 1
         landed |= s.in_contact
-    assert landed.sum() >= 2 and len(impulses) >= 2
+    assert landed.sum() >= 2 and impacts >= 2
 
 
 def test_single_contact_impulse_matches_seed_formula() -> None:
