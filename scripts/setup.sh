@@ -103,7 +103,8 @@ skip=()
 tf2_found=0
 IFS=: read -r -a prefixes <<< "${AMENT_PREFIX_PATH:-}"
 for prefix in "${prefixes[@]}"; do
-  [ -n "$prefix" ] && [ -e "$prefix/share/ament_index/resource_index/packages/tf2_msgs" ] && tf2_found=1
+  case "$prefix" in ""|"$ROOT"/install|"$ROOT"/install/*) continue ;; esac  # our own build does not count
+  [ -e "$prefix/share/ament_index/resource_index/packages/tf2_msgs" ] && tf2_found=1
 done
 if [ "$tf2_found" = 1 ]; then
   skip=(--packages-skip tf2_msgs)
@@ -125,5 +126,18 @@ else
       --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VENV/bin/python" >"$ROOT/log/colcon-build.txt" 2>&1 \
    || { tail -n 60 "$ROOT/log/colcon-build.txt" >&2; die "colcon build failed (full log: log/colcon-build.txt)"; })
   stamp_write colcon "$src_hash"
+fi
+# --- 5. compile the numba kernels into the on-disk cache ----------------------------------------------------
+# Nodes and tests then start in about a second instead of paying the first-call compile time.
+core_hash=$(cd "$ROOT" && find src/kinodyn/kinodyn -name '*.py' -print0 | sort -z | xargs -0 sha1sum \
+              | { cat; python -c 'import numba; print(numba.__version__)'; } | sha1sum | cut -d' ' -f1)
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
+if stamp_matches numba "$core_hash"; then
+  log "numba kernel cache up to date"
+else
+  log "compiling the numba kernels into $NUMBA_CACHE_DIR (first run: about a minute)"
+  (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup) \
+    || die "compiling the kernels failed (see the traceback above)"
+  stamp_write numba "$core_hash"
 fi
 log "ready: source scripts/env.sh to use the workspace"

@@ -1,0 +1,81 @@
+"""Compile every numba kernel of the core once, so the on-disk cache holds them before first use.
+
+``python -m kinodyn.warmup`` calls each public algorithm on a small fixed-base model (revolute, continuous
+and prismatic joints, a fixed link) and on the same model with a free-flyer base. The first run in an
+environment compiles (about a minute on two cores); later runs load the cache and take about a second.
+``scripts/setup.sh`` runs it whenever the core's sources change, so no user or test pays the compile time.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kinodyn import dynamics
+from kinodyn.ik import solve_ik
+from kinodyn.model import Model
+
+_BOX = (
+    '<inertial><mass value="{m}"/>'
+    '<inertia ixx="0.02" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.04"/></inertial>'
+)
+_LIMIT = '<limit lower="-2" upper="2" effort="50" velocity="3"/>'
+WARMUP_URDF = f"""<robot name="warmup">
+  <link name="base">{_BOX.format(m=2.0)}</link>
+  <link name="a">{_BOX.format(m=1.0)}</link>
+  <link name="b">{_BOX.format(m=1.0)}</link>
+  <link name="c">{_BOX.format(m=0.5)}</link>
+  <link name="tip"/>
+  <joint name="ja" type="revolute"><parent link="base"/><child link="a"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>{_LIMIT}</joint>
+  <joint name="jb" type="continuous"><parent link="a"/><child link="b"/>
+    <origin xyz="0.2 0 0" rpy="1.5707963 0 0"/><axis xyz="0 1 0"/></joint>
+  <joint name="jc" type="prismatic"><parent link="b"/><child link="c"/>
+    <origin xyz="0.3 0 0"/><axis xyz="1 0 0"/>{_LIMIT}</joint>
+  <joint name="jtip" type="fixed"><parent link="c"/><child link="tip"/><origin xyz="0.1 0 0"/></joint>
+</robot>"""
+
+
+def _exercise(model: Model, rng: np.random.Generator) -> None:
+    q = model.random_configuration(rng)
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f_ext = np.zeros((model.nbodies, 6))
+    model.frame_placement(q, "tip")
+    model.frame_placements(q)
+    model.frame_placements_batch(np.array([q, q]), "tip")
+    for reference in ("world", "local", "local_world_aligned"):
+        model.frame_jacobian(q, "tip", reference)
+        model.frame_bias_acceleration(q, v, "tip", reference)
+    model.com(q)
+    model.com_jacobian(q)
+    model.manipulability(q, "tip")
+    model.difference(q, model.integrate(q, v, 0.01))
+    tau = model.rnea(q, v, a)
+    model.rnea(q, v, a, f_ext)
+    model.aba(q, v, tau)
+    model.aba(q, v, tau, f_ext)
+    model.mass_matrix(q)
+    model.nonlinear_effects(q, v)
+    model.gravity_torques(q)
+    model.coriolis_matrix(q, v)
+    model.centroidal_momentum_matrix(q)
+    model.kinetic_energy(q, v)
+    model.potential_energy(q)
+    Q, V = np.array([q, q]), np.array([v, v])
+    dynamics.aba_batch(model, Q, V, dynamics.rnea_batch(model, Q, V, np.array([a, a])))
+
+
+def warm_up() -> float:
+    """Call every compiled algorithm once; return the seconds it took."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for floating_base in (False, True):
+        _exercise(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+    fixed = Model.from_urdf(WARMUP_URDF)
+    solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    print(f"[kinodyn.warmup] numba kernels ready in {warm_up():.1f} s")
