@@ -19,18 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HARDWARE_PLUGIN = "kinodyn_control/GenericSystem"
-IMU_STATE_INTERFACES = (
-    "orientation.x",
-    "orientation.y",
-    "orientation.z",
-    "orientation.w",
-    "angular_velocity.x",
-    "angular_velocity.y",
-    "angular_velocity.z",
-    "linear_acceleration.x",
-    "linear_acceleration.y",
-    "linear_acceleration.z",
-)
+# The IMU's 10 standard state interfaces, each with the reading of an IMU at rest and level (identity
+# orientation, no rotation, specific force +g up), so mock hardware reports a plausible IMU from the start.
+IMU_STATE_INTERFACES = {
+    "orientation.x": 0.0,
+    "orientation.y": 0.0,
+    "orientation.z": 0.0,
+    "orientation.w": 1.0,
+    "angular_velocity.x": 0.0,
+    "angular_velocity.y": 0.0,
+    "angular_velocity.z": 0.0,
+    "linear_acceleration.x": 0.0,
+    "linear_acceleration.y": 0.0,
+    "linear_acceleration.z": 9.81,
+}
 JOINT_STATE_INTERFACES = ("position", "velocity", "effort")
 
 Vec3 = tuple[float, float, float]
@@ -235,8 +237,9 @@ def _ros2_control_element(robot: Robot) -> ET.Element:
             _param(state, "initial_value", fmt(controlled.nominal if interface == "position" else 0.0))
     if robot.imu_frame is not None:
         sensor = ET.SubElement(element, "sensor", name="imu_sensor")
-        for interface in IMU_STATE_INTERFACES:
-            ET.SubElement(sensor, "state_interface", name=interface)
+        for interface, at_rest in IMU_STATE_INTERFACES.items():
+            state = ET.SubElement(sensor, "state_interface", name=interface)
+            _param(state, "initial_value", fmt(at_rest))
         _param(sensor, "frame_id", robot.imu_frame)
     return element
 

@@ -277,7 +277,8 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: st
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (12, 250_000_000)
     assert list(msg.name)[:3] == ["LF_HAA", "LF_HFE", "LF_KFE"] and list(msg.position)[:3] == [0.0, 0.6, -1.2]
     (imu,) = h.contexts["imu"].publishers["/imu/imu"].messages
-    assert imu.header.frame_id == "imu_link" and math.isnan(imu.orientation.w)  # no initial value in the URDF
+    assert imu.header.frame_id == "imu_link" and imu.orientation.w == 1.0  # the URDF's at-rest initial value
+    assert imu.linear_acceleration.z == 9.81 and imu.angular_velocity.x == 0.0
     with pytest.raises(ControllerError, match="sensor_name 'gyro' is not a <sensor>; sensors: imu_sensor"):
         h.start("bad", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "gyro"})
 
