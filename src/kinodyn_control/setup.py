@@ -20,6 +20,7 @@ setup(
         "console_scripts": ["control_node = kinodyn_control.control_node:main"],
         "kinodyn_control.hardware": [
             "kinodyn_control/GenericSystem = kinodyn_control.hardware.generic_system:GenericSystem",
+            "kinodyn_control/SimulatedSystem = kinodyn_control.hardware.simulated_system:SimulatedSystem",
             "kinodyn_control/RealDeviceSkeleton = "
             "kinodyn_control.hardware.real_device_skeleton:RealDeviceSkeleton",
         ],

@@ -75,6 +75,7 @@ class Simulator:
         self._q_next = np.empty(model.nq)
         self._v_next = np.empty(model.nv)
         self.imus: list[ImuSensor] = []
+        self.applied_torque = np.zeros(model.nv)  # generalized forces of the last step, after saturation
         self.reset()
 
     # --- state -------------------------------------------------------------------------------
@@ -140,6 +141,7 @@ class Simulator:
     def step(self, tau: Any) -> None:
         """Advance ``dt`` with the joint torques ``tau`` ((n_joints,) or (nv,)) held over the step."""
         tau = self._generalized_torque(tau)
+        self.applied_torque = tau
         ki, kf = self.model.kernel_data
         body, offset, radius = self._spheres
         push_body, push_offset, push_wrench = self._push_arrays

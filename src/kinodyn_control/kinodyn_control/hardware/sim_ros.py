@@ -1,0 +1,132 @@
+"""ROS side of ``SimulatedSystem``: a node of its own in the controller manager's process.
+
+Hardware components get no node handle from the controller manager (hardware/component.py), so this
+adapter creates one, named after the ``<ros2_control name>`` (``/<name>``), and spins it on its own thread:
+
+- ``/clock`` (rosgraph_msgs/Clock): the simulated time after every ``write``;
+- ``~/odometry`` (nav_msgs/Odometry): ground truth of the base, frame ``odom`` -> child ``<root link>``, pose
+  in ``odom``, twist in the child frame (the floating-base ``v`` of kinodyn); fixed-base models publish none;
+- ``~/contacts`` (kinodyn_interfaces/ContactStates): each contact sphere's state and ground reaction;
+- ``~/reset`` (std_srvs/Trigger): back to the initial state; ``~/push`` (kinodyn_interfaces/Push): a wrench
+  (world axes, about the link origin) on a link for a duration. Both take effect at the next ``write``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Vector3
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import Trigger
+
+from kinodyn_interfaces.msg import ContactStates
+from kinodyn_interfaces.srv import Push
+
+if TYPE_CHECKING:
+    from kinodyn import sim
+    from kinodyn_control.hardware.simulated_system import SimulatedSystem
+
+ODOM_FRAME = "odom"
+WORLD_FRAME = "world"
+
+
+def sim_time(t: float) -> Time:
+    nanoseconds = round(t * 1e9)
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+class SimulatorRosInterface:
+    def __init__(self, system: SimulatedSystem) -> None:
+        assert system.info is not None and system.simulator is not None
+        if not rclpy.ok():
+            rclpy.init()
+        self.system = system
+        model = system.simulator.model
+        self.base_link = model.body_names[1] if model.floating_base else ""
+        self.node = rclpy.create_node(system.info.name)
+        qos = QoSProfile(depth=10)
+        self.clock_pub = self.node.create_publisher(Clock, "/clock", qos)
+        self.odom_pub = None
+        if model.floating_base:
+            self.odom_pub = self.node.create_publisher(Odometry, "~/odometry", qos)
+        self.contacts_pub = self.node.create_publisher(ContactStates, "~/contacts", qos)
+        self.node.create_service(Trigger, "~/reset", self._reset)
+        self.node.create_service(Push, "~/push", self._push)
+        self.executor = SingleThreadedExecutor(context=self.node.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self._spin, name=f"{system.info.name}_ros", daemon=True)
+        self.thread.start()
+        system.on_step.append(self.publish)
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # the context shut down under the spinning executor (Ctrl-C)
+            return
+
+    def shutdown(self) -> None:
+        if self.publish in self.system.on_step:
+            self.system.on_step.remove(self.publish)
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+    # --- publishers (control thread) ------------------------------------------------------------------------
+    def publish(self, s: sim.Simulator) -> None:
+        stamp = sim_time(s.t)
+        try:
+            self.clock_pub.publish(Clock(clock=stamp))
+            if self.odom_pub is not None:
+                self.odom_pub.publish(self._odometry(s, stamp))
+            self.contacts_pub.publish(self._contacts(s, stamp))
+        except Exception as exc:  # publishing after the context shut down (Ctrl-C): stop publishing
+            if rclpy.ok():
+                raise
+            self.system.logger.debug(f"simulator publish skipped: {exc}")
+
+    def _odometry(self, s: sim.Simulator, stamp: Time) -> Odometry:
+        msg = Odometry()
+        msg.header.stamp = stamp
+        msg.header.frame_id = ODOM_FRAME
+        msg.child_frame_id = self.base_link
+        p, quat = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z = (float(x) for x in s.q[:3])
+        quat.x, quat.y, quat.z, quat.w = (float(x) for x in s.q[3:7])
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(x) for x in s.v[:3])
+        ang.x, ang.y, ang.z = (float(x) for x in s.v[3:6])
+        return msg
+
+    def _contacts(self, s: sim.Simulator, stamp: Time) -> ContactStates:
+        msg = ContactStates()
+        msg.header.stamp = stamp
+        msg.header.frame_id = WORLD_FRAME
+        msg.names = [sphere.link for sphere in s.contact.spheres]
+        msg.in_contact = [bool(x) for x in s.in_contact]
+        msg.points = [Point(x=float(a), y=float(b), z=float(c)) for a, b, c in s.contact_points]
+        msg.forces = [Vector3(x=float(a), y=float(b), z=float(c)) for a, b, c in s.contact_forces]
+        return msg
+
+    # --- services (adapter thread) --------------------------------------------------------------------------
+    def _reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        self.system.request_reset()
+        response.success, response.message = True, "reset at the next control cycle"
+        return response
+
+    def _push(self, request: Push.Request, response: Push.Response) -> Any:
+        f, t = request.wrench.force, request.wrench.torque
+        wrench = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        try:
+            self.system.request_push(request.link, wrench, request.duration)
+        except (ValueError, KeyError) as exc:
+            response.success, response.message = False, str(exc)
+            self.node.get_logger().error(f"push refused: {exc}")
+            return response
+        response.success, response.message = True, f"pushing {request.link} for {request.duration} s"
+        return response

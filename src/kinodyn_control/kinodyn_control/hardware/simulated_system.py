@@ -1,0 +1,261 @@
+"""``kinodyn_control/SimulatedSystem``: the robot simulated by ``kinodyn.sim``, stepped in the control loop.
+
+As gazebo_ros2_control and mujoco_ros2_control do, the physics runs in the controller manager's process:
+``write`` applies the joints' ``effort`` commands and advances the simulation, ``read`` copies the joint
+states (``position``, ``velocity``, ``effort`` = the torque applied after saturation) and the IMU state
+interfaces of every ``<sensor>`` with the 10 IMU interfaces (on the link named by the sensor's
+``frame_id`` param) into the state interfaces.
+
+Hardware ``<param>`` (all optional except ``robot_description_file``):
+
+- ``robot_description_file``: the URDF (path, ``file://`` or ``package://``) the physics model is built from
+  (a hardware component receives only its ``<ros2_control>`` block);
+- ``floating_base`` (false): simulate the root link on a free-flyer joint;
+- ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``);
+- ``lockstep`` (false): every ``write`` advances exactly one physics step, with that cycle's commands, so a
+  run is deterministic whatever the CPU load (simulated time then runs at ``dt`` per control cycle). Without
+  it, ``write`` advances ``round(period / dt)`` steps (at least one), following the loop's clock;
+- ``contact`` (``soft`` | ``hard`` | ``none``; default ``soft``), ``contact_stiffness``, ``contact_damping``,
+  ``contact_friction``, ``contact_tangential_stiffness``, ``contact_tangential_damping`` (defaults:
+  ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the plane z = 0;
+- ``initial_base_position`` ("x y z"; default: x = y = 0 and the lowest contact sphere touching the ground);
+- ``accelerometer_noise_density``, ``accelerometer_random_walk``, ``gyroscope_noise_density``,
+  ``gyroscope_random_walk`` (0: noiseless; ``kinodyn.sim.ImuNoise``), ``imu_seed`` (0);
+- ``ros_interface`` (true): publish ``/clock``, ``~/odometry``, ``~/contacts`` and serve ``~/reset`` and
+  ``~/push`` through a node named after the component (``sim_ros.SimulatorRosInterface``).
+
+Initial joint positions are the ``initial_value`` of each joint's ``position`` state interface (0 if unset).
+``reset`` and ``push`` requests (from any thread) are applied at the next ``write``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import numpy as np
+
+import kinodyn as kd
+from kinodyn import sim
+from kinodyn_control.hardware.component import System
+from kinodyn_control.hardware.description import HardwareInfo
+from kinodyn_control.hardware.types import (
+    EFFORT,
+    IMU_INTERFACES,
+    POSITION,
+    VELOCITY,
+    CallbackReturn,
+    ReturnType,
+)
+
+CONTACT_PARAMS = {
+    "contact_stiffness": "stiffness",
+    "contact_damping": "damping",
+    "contact_friction": "friction",
+    "contact_tangential_stiffness": "tangential_stiffness",
+    "contact_tangential_damping": "tangential_damping",
+}
+NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
+                "gyroscope_random_walk")
+KNOWN_PARAMS = ("robot_description_file", "floating_base", "dt", "integrator", "lockstep", "contact",
+                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS)
+
+
+def _bool(params: dict[str, str], key: str, default: bool) -> bool:
+    text = params.get(key, str(default)).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"param {key} must be true or false, got {params[key]!r}")
+    return text == "true"
+
+
+def _float(params: dict[str, str], key: str, default: float) -> float:
+    try:
+        return float(params.get(key, default))
+    except ValueError:
+        raise ValueError(f"param {key} must be a number, got {params[key]!r}") from None
+
+
+class SimulatedSystem(System):
+    def __init__(self) -> None:
+        super().__init__()
+        self.simulator: sim.Simulator | None = None
+        self.imus: list[tuple[str, sim.ImuSensor]] = []
+        self.lock = threading.Lock()
+        self._requests: list[tuple[str, Any]] = []
+        self._ros: Any = None
+        self.on_step: list[Any] = []  # callbacks f(simulator) after every write, in the control thread
+
+    # --- on_init: parameters --------------------------------------------------------------------------------
+    def on_init(self, info: HardwareInfo) -> CallbackReturn:
+        p = info.params
+        try:
+            unknown = sorted(set(p) - set(KNOWN_PARAMS))
+            if unknown:
+                raise ValueError(f"unknown params {unknown}; known: {', '.join(KNOWN_PARAMS)}")
+            if not p.get("robot_description_file"):
+                raise ValueError("param robot_description_file is required (path or package:// URI of the "
+                                 "URDF)")
+            self.urdf_file = p["robot_description_file"]
+            self.floating_base = _bool(p, "floating_base", False)
+            self.dt = _float(p, "dt", 1e-3)
+            self.integrator = p.get("integrator", "rk4")
+            if self.integrator not in sim.INTEGRATORS:
+                raise ValueError(f"param integrator must be one of {sim.INTEGRATORS}, "
+                                 f"got {self.integrator!r}")
+            self.lockstep = _bool(p, "lockstep", False)
+            self.contact_kind = p.get("contact", "soft")
+            if self.contact_kind not in ("soft", "hard", "none"):
+                raise ValueError(f"param contact must be soft, hard or none, got {self.contact_kind!r}")
+            self.contact_params = {field: _float(p, key, 0.0)
+                                   for key, field in CONTACT_PARAMS.items() if key in p}
+            self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
+            self.imu_seed = int(_float(p, "imu_seed", 0))
+            self.ros_interface = _bool(p, "ros_interface", True)
+            position = p.get("initial_base_position")
+            self.initial_base_position = None if position is None else np.array(
+                [float(x) for x in position.split()])
+            if self.initial_base_position is not None and self.initial_base_position.shape != (3,):
+                raise ValueError(f"param initial_base_position must be 'x y z', got {position!r}")
+            for joint in info.joints:
+                if [c.name for c in joint.command_interfaces] not in ([EFFORT], []):
+                    raise ValueError(f"joint {joint.name}: the simulator takes effort commands only, got "
+                                     f"{[c.name for c in joint.command_interfaces]}")
+            for sensor in info.sensors:
+                if tuple(s.name for s in sensor.state_interfaces) != IMU_INTERFACES:
+                    raise ValueError(f"sensor {sensor.name}: only IMUs are simulated; list the 10 IMU state "
+                                     f"interfaces {', '.join(IMU_INTERFACES)}")
+                if "frame_id" not in sensor.params:
+                    raise ValueError(f"sensor {sensor.name}: add <param name=\"frame_id\">link</param>")
+        except ValueError as exc:
+            self.last_error = f"SimulatedSystem '{info.name}': {exc}"
+            return CallbackReturn.ERROR
+        return CallbackReturn.SUCCESS
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    def on_configure(self) -> CallbackReturn:
+        from kinodyn_ros.robot_description import resolve_uri
+
+        assert self.info is not None
+        try:
+            path = resolve_uri(self.urdf_file)
+            model = kd.Model.from_urdf(path, floating_base=self.floating_base)
+            contact = None
+            if self.contact_kind != "none":
+                contact = sim.ContactModel(sim.collision_spheres(path), kind=self.contact_kind,
+                                           **self.contact_params)
+            self.simulator = sim.Simulator(model, dt=self.dt, integrator=self.integrator, contact=contact)
+            self._joint_index = [model.joint_id(j.name) for j in self.info.joints]
+            self.initial_q = self._initial_configuration(model)
+            self.simulator.reset(self.initial_q)
+            self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
+                         for k, s in enumerate(self.info.sensors)]
+        except (ValueError, KeyError, OSError) as exc:
+            self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
+            return CallbackReturn.FAILURE
+        self.applied = np.zeros(model.nv)
+        self._copy_states()
+        if self.ros_interface and self._ros is None:
+            from kinodyn_control.hardware.sim_ros import SimulatorRosInterface
+
+            self._ros = SimulatorRosInterface(self)
+        return CallbackReturn.SUCCESS
+
+    def _initial_configuration(self, model: kd.Model) -> np.ndarray:
+        assert self.info is not None
+        q = model.neutral()
+        first = 7 if model.floating_base else 0
+        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
+            for state in joint.state_interfaces:
+                if state.name == POSITION and not math.isnan(state.initial_value):
+                    q[first + k] = state.initial_value
+        if model.floating_base and self.initial_base_position is not None:
+            q[:3] = self.initial_base_position
+        elif model.floating_base and self.simulator is not None and self.simulator.contact.spheres:
+            self.simulator.reset(q)  # base at the origin: lift it until the lowest sphere touches z = 0
+            q[2] = -self.simulator.contact_points[:, 2].min()
+        return q
+
+    def on_cleanup(self) -> CallbackReturn:
+        self._shutdown_ros()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self) -> CallbackReturn:
+        self._shutdown_ros()
+        return CallbackReturn.SUCCESS
+
+    def _shutdown_ros(self) -> None:
+        if self._ros is not None:
+            self._ros.shutdown()
+            self._ros = None
+
+    # --- requests from other threads ------------------------------------------------------------------------
+    def request_reset(self) -> None:
+        """Back to the initial state (joints and base as configured, zero velocity) at the next ``write``."""
+        with self.lock:
+            self._requests.append(("reset", None))
+
+    def request_push(self, link: str, wrench: np.ndarray, duration: float) -> None:
+        """Apply ``wrench`` (world axes, about the link origin) on ``link`` for ``duration`` s from the next
+        ``write``; raises ValueError / KeyError for a bad request."""
+        assert self.simulator is not None
+        self.simulator.model.frame_id(link)
+        w = np.asarray(wrench, dtype=np.float64)
+        if w.shape != (6,) or not np.all(np.isfinite(w)) or not (math.isfinite(duration) and duration > 0.0):
+            raise ValueError("push needs a finite wrench and a finite duration > 0")
+        with self.lock:
+            self._requests.append(("push", (link, w, duration)))
+
+    # --- cyclic ---------------------------------------------------------------------------------------------
+    def read(self, time: float, period: float) -> ReturnType:
+        with self.lock:
+            self._copy_states()
+        return ReturnType.OK
+
+    def write(self, time: float, period: float) -> ReturnType:
+        assert self.info is not None and self.simulator is not None
+        s = self.simulator
+        first = 6 if s.model.floating_base else 0
+        tau = np.zeros(s.model.nv)
+        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
+            name = f"{joint.name}/{EFFORT}"
+            value = self.commands.get(name) if name in self.commands else math.nan
+            tau[first + k] = 0.0 if math.isnan(value) else value  # no command yet: limp
+        if not np.all(np.isfinite(tau)):
+            self.last_error = "infinite effort command"
+            return ReturnType.ERROR
+        steps = 1 if self.lockstep else max(1, round(period / s.dt))
+        with self.lock:
+            for kind, args in self._requests:
+                if kind == "reset":
+                    s.reset(self.initial_q)
+                else:
+                    s.apply_wrench(*args)
+            self._requests.clear()
+            try:
+                for _ in range(steps):
+                    s.step(tau)
+            except FloatingPointError as exc:
+                self.last_error = str(exc)
+                return ReturnType.ERROR
+            self.applied = s.applied_torque.copy()
+        for callback in self.on_step:
+            callback(s)
+        return ReturnType.OK
+
+    def _copy_states(self) -> None:
+        assert self.info is not None and self.simulator is not None
+        s = self.simulator
+        first_q = 7 if s.model.floating_base else 0
+        first_v = 6 if s.model.floating_base else 0
+        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
+            for interface, value in ((POSITION, s.q[first_q + k]), (VELOCITY, s.v[first_v + k]),
+                                     (EFFORT, self.applied[first_v + k])):
+                name = f"{joint.name}/{interface}"
+                if name in self.states:
+                    self.states.set(name, value)
+        for sensor, imu in self.imus:
+            r = imu.reading
+            values = (*r.orientation, *r.angular_velocity, *r.linear_acceleration)
+            for interface, value in zip(IMU_INTERFACES, values, strict=True):
+                self.states.set(f"{sensor}/{interface}", value)
