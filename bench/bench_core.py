@@ -5,11 +5,15 @@ NLE and a control tick (FK + Jacobian + CRBA + NLE) with the ratio kinodyn / Pin
 FK / RNEA / ABA throughput at N = 1000 against a Python loop over Pinocchio; and the first-call
 compile time (fresh NUMBA_CACHE_DIR) against a warm cache.
 
-    python bench/bench_core.py
+    python bench/bench_core.py [--no-compile]
+
+Ratios are medians of per-round ratios with kinodyn and Pinocchio rounds interleaved (the machine
+may be loaded by other processes: compare ratios from one run).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -43,17 +47,25 @@ def robots() -> list[tuple[str, Path, bool, str]]:
     return out
 
 
-def median_ns(fn: Callable[[], object], repeats: int = 2000, rounds: int = 15) -> float:
-    """Median over rounds of the mean per-call time of ``repeats`` calls, after a warm-up."""
-    for _ in range(200):
+def _mean_ns(fn: Callable[[], object], repeats: int) -> float:
+    t0 = time.perf_counter_ns()
+    for _ in range(repeats):
         fn()
-    samples = []
+    return (time.perf_counter_ns() - t0) / repeats
+
+
+def paired_median_ns(ours: Callable[[], object], theirs: Callable[[], object], repeats: int = 1000,
+                     rounds: int = 31) -> tuple[float, float, float]:
+    """Medians over rounds of the mean per-call time of ``repeats`` calls, kinodyn and Pinocchio rounds
+    interleaved so that load from other processes hits both; and the median of the per-round ratios."""
+    for fn in (ours, theirs):
+        _mean_ns(fn, max(1, repeats // 10))
+    t_ours, t_theirs = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter_ns()
-        for _ in range(repeats):
-            fn()
-        samples.append((time.perf_counter_ns() - t0) / repeats)
-    return statistics.median(samples)
+        t_ours.append(_mean_ns(ours, repeats))
+        t_theirs.append(_mean_ns(theirs, repeats))
+    ratios = [a / b for a, b in zip(t_ours, t_theirs, strict=True)]
+    return statistics.median(t_ours), statistics.median(t_theirs), statistics.median(ratios)
 
 
 class Pinocchio:
@@ -119,8 +131,8 @@ def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
         "control tick": (kd_tick, pin_tick),
     }
     for name, (ours, theirs) in cases.items():
-        t_ours, t_pin = median_ns(ours), median_ns(theirs)
-        print(f"{label:30s} {name:14s} {t_ours / 1e3:13.2f} {t_pin / 1e3:15.2f} {t_ours / t_pin:7.2f}")
+        t_ours, t_pin, ratio = paired_median_ns(ours, theirs)
+        print(f"{label:30s} {name:14s} {t_ours / 1e3:13.2f} {t_pin / 1e3:15.2f} {ratio:7.2f}")
 
 
 def batch_table() -> None:
@@ -154,9 +166,9 @@ def batch_rows(label: str, path: Path, floating: bool, frame: str) -> None:
                 lambda: [pin.aba(pm, pd, *x) for x in zip(QP, VP, AP, strict=True)]),
     }
     for name, (ours, theirs) in cases.items():
-        t_ours, t_pin = median_ns(ours, repeats=3, rounds=9), median_ns(theirs, repeats=3, rounds=9)
+        t_ours, t_pin, ratio = paired_median_ns(ours, theirs, repeats=2, rounds=15)
         print(f"{label:30s} {name:8s} {BATCH / t_ours * 1e9:19.3g} {BATCH / t_pin * 1e9:15.3g} "
-              f"{t_pin / t_ours:7.2f}")
+              f"{1.0 / ratio:7.2f}")
 
 
 FIRST_CALLS = """
@@ -185,6 +197,10 @@ def compile_times() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-compile", action="store_true", help="skip the first-call timing")
+    args = parser.parse_args()
     per_call_table()
     batch_table()
-    compile_times()
+    if not args.no_compile:
+        compile_times()

@@ -33,6 +33,7 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numpy.lib.stride_tricks import as_strided
 
 JOINT_NONE = 0
 JOINT_REVOLUTE = 1
@@ -53,6 +54,19 @@ ModelArrays = namedtuple(
 
 
 @njit(cache=True, inline="always")
+def _rows(kf: np.ndarray, start: int, n: int, width: int) -> np.ndarray:
+    """``kf[start:start + n * width]`` viewed as (n, width) (``as_strided``: numba's ``reshape``
+    calls a C helper, ~15 ns per view)."""
+    return as_strided(kf[start:start + n * width], shape=(n, width), strides=(8 * width, 8))
+
+
+@njit(cache=True, inline="always")
+def _matrices(kf: np.ndarray, start: int, n: int) -> np.ndarray:
+    """``kf[start:start + 9 n]`` viewed as (n, 3, 3)."""
+    return as_strided(kf[start:start + 9 * n], shape=(n, 3, 3), strides=(72, 24, 8))
+
+
+@njit(cache=True, inline="always")
 def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     """Views of the packed model arrays (layout: docs/core-model-layout.md, "Kernel data")."""
     nb = ki[0]
@@ -68,11 +82,11 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     o += nb
     frame_body = ki[o:o + nf]
     o = 0
-    joint_axis = kf[o:o + 3 * nb].reshape((nb, 3))
+    joint_axis = _rows(kf, o, nb, 3)
     o += 3 * nb
-    joint_rotation = kf[o:o + 9 * nb].reshape((nb, 3, 3))
+    joint_rotation = _matrices(kf, o, nb)
     o += 9 * nb
-    joint_translation = kf[o:o + 3 * nb].reshape((nb, 3))
+    joint_translation = _rows(kf, o, nb, 3)
     o += 3 * nb
     joint_multiplier = kf[o:o + nb]
     o += nb
@@ -80,13 +94,13 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     o += nb
     mass = kf[o:o + nb]
     o += nb
-    body_com = kf[o:o + 3 * nb].reshape((nb, 3))
+    body_com = _rows(kf, o, nb, 3)
     o += 3 * nb
-    inertia = kf[o:o + 9 * nb].reshape((nb, 3, 3))
+    inertia = _matrices(kf, o, nb)
     o += 9 * nb
-    frame_rotation = kf[o:o + 9 * nf].reshape((nf, 3, 3))
+    frame_rotation = _matrices(kf, o, nf)
     o += 9 * nf
-    frame_translation = kf[o:o + 3 * nf].reshape((nf, 3))
+    frame_translation = _rows(kf, o, nf, 3)
     o += 3 * nf
     gravity = kf[o:o + 3]
     return ModelArrays(
