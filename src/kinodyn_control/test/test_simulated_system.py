@@ -25,7 +25,7 @@ def sim_urdf(**params: str) -> str:
     text = (REPO / "config" / "quadruped_sim.urdf").read_text()
     physics = str(REPO / "urdf" / "quadruped.urdf")
     text = text.replace("package://kinodyn_bringup/urdf/quadruped.urdf", physics)
-    params = {"ros_interface": "false", **params}
+    params = {"ros_interface": "false", "dt": "0.001", "lockstep": "false", **params}  # later <param> wins
     extra = "".join(f'      <param name="{k}">{v}</param>\n' for k, v in params.items())
     return text.replace("    </hardware>", extra + "    </hardware>", 1)
 
@@ -73,6 +73,16 @@ def test_lockstep_is_deterministic_and_one_step_per_cycle() -> None:
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+def test_without_lockstep_a_late_cycle_runs_at_most_max_steps() -> None:
+    h = Harness(sim_urdf(max_steps_per_cycle="7"))
+    h.activate_hardware()
+    sim = h.resources.components["quadruped_system"].simulator
+    run(h, 1, period=0.003)
+    assert sim.t == pytest.approx(0.003)  # period / dt steps
+    run(h, 1, period=0.5)
+    assert sim.t == pytest.approx(0.010)  # capped at 7 steps
+
+
 def test_reset_and_push_act_at_the_next_write() -> None:
     h = Harness(sim_urdf(lockstep="true", contact="none"))
     h.activate_hardware()
@@ -83,7 +93,8 @@ def test_reset_and_push_act_at_the_next_write() -> None:
     assert sim.q[2] < start[2] - 0.01  # no ground: it falls
     component.request_reset()
     run(h, 1)
-    assert sim.t == pytest.approx(0.001)
+    assert sim.t == pytest.approx(0.051)  # time runs on
+    assert sim.q[2] > start[2] - 1e-4 and sim.q[2] == pytest.approx(start[2] - 0.5 * 9.81 * 1e-6, abs=1e-6)
     component.request_push("base_link", [100.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.01)
     run(h, 10)
     total = sim.model.mass.sum()

@@ -14,7 +14,8 @@ Hardware ``<param>`` (all optional except ``robot_description_file``):
 - ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``);
 - ``lockstep`` (false): every ``write`` advances exactly one physics step, with that cycle's commands, so a
   run is deterministic whatever the CPU load (simulated time then runs at ``dt`` per control cycle). Without
-  it, ``write`` advances ``round(period / dt)`` steps (at least one), following the loop's clock;
+  it, ``write`` advances ``round(period / dt)`` steps, at least one and at most ``max_steps_per_cycle`` (10):
+  when the loop is late the simulation falls behind real time instead of running on a stale command;
 - ``contact`` (``soft`` | ``hard`` | ``none``; default ``soft``), ``contact_stiffness``, ``contact_damping``,
   ``contact_friction``, ``contact_tangential_stiffness``, ``contact_tangential_damping`` (defaults:
   ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the plane z = 0;
@@ -58,8 +59,9 @@ CONTACT_PARAMS = {
 }
 NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
                 "gyroscope_random_walk")
-KNOWN_PARAMS = ("robot_description_file", "floating_base", "dt", "integrator", "lockstep", "contact",
-                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS)
+KNOWN_PARAMS = ("robot_description_file", "floating_base", "dt", "integrator", "lockstep",
+                "max_steps_per_cycle", "contact", "initial_base_position", "imu_seed", "ros_interface",
+                *CONTACT_PARAMS, *NOISE_PARAMS)
 
 
 def _bool(params: dict[str, str], key: str, default: bool) -> bool:
@@ -104,6 +106,9 @@ class SimulatedSystem(System):
                 raise ValueError(f"param integrator must be one of {sim.INTEGRATORS}, "
                                  f"got {self.integrator!r}")
             self.lockstep = _bool(p, "lockstep", False)
+            self.max_steps = int(_float(p, "max_steps_per_cycle", 10))
+            if self.max_steps < 1:
+                raise ValueError(f"param max_steps_per_cycle must be >= 1, got {p['max_steps_per_cycle']!r}")
             self.contact_kind = p.get("contact", "soft")
             if self.contact_kind not in ("soft", "hard", "none"):
                 raise ValueError(f"param contact must be soft, hard or none, got {self.contact_kind!r}")
@@ -224,11 +229,11 @@ class SimulatedSystem(System):
         if not np.all(np.isfinite(tau)):
             self.last_error = "infinite effort command"
             return ReturnType.ERROR
-        steps = 1 if self.lockstep else max(1, round(period / s.dt))
+        steps = 1 if self.lockstep else min(self.max_steps, max(1, round(period / s.dt)))
         with self.lock:
             for kind, args in self._requests:
                 if kind == "reset":
-                    s.reset(self.initial_q)
+                    s.reset(self.initial_q, t=s.t)  # simulated time (/clock) keeps running forwards
                 else:
                     s.apply_wrench(*args)
             self._requests.clear()

@@ -1,0 +1,124 @@
+"""control_node with the quadruped on kinodyn_control/SimulatedSystem over DDS (issue 5, points 4 and 7).
+
+An external process (this test) sends joint PD commands (JointPDController) and reads /joint_states, the IMU,
+the simulator's ground-truth odometry, contacts and /clock; after a reset under PD control the quadruped
+stands, and a push moves it. config/quadruped_sim.urdf must stay urdf/quadruped.urdf with only the
+<hardware> block changed (checked here).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from geometry_msgs.msg import Wrench
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState
+from std_srvs.srv import Trigger
+
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+from kinodyn_interfaces.srv import Push
+from test.conftest import REPO
+from test.ros_listener import Listener
+
+pytestmark = pytest.mark.system
+
+CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
+SIM_URDF = REPO / "config" / "quadruped_sim.urdf"
+JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
+STANDING = {"LF": (0.0, 0.6, -1.2), "RF": (0.0, 0.6, -1.2), "LH": (0.0, -0.6, 1.2), "RH": (0.0, -0.6, 1.2)}
+Q_STAND = [STANDING[j[:2]][("HAA", "HFE", "KFE").index(j[3:])] for j in JOINTS]
+HEIGHT = 0.5252  # urdf/README.md (c)
+KP, KD = 800.0, 10.0
+
+
+def test_sim_urdf_differs_from_the_robot_only_in_the_hardware_block() -> None:
+    def strip(text: str) -> str:
+        text = re.sub(r"<hardware>.*?</hardware>", "", text, flags=re.S)
+        text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+        return "\n".join(line for line in text.splitlines() if line.strip())
+
+    assert strip(SIM_URDF.read_text()) == strip((REPO / "urdf" / "quadruped.urdf").read_text())
+    assert "kinodyn_control/SimulatedSystem" in SIM_URDF.read_text()
+
+
+@pytest.fixture
+def control_node(spawn, tmp_path):
+    graph = yaml.safe_load((REPO / "config" / "quadruped_sim.yaml").read_text())
+    params = dict(graph["nodes"][0]["parameters"])
+    params["robot_description_file"] = str(SIM_URDF)
+    param_file = tmp_path / "params.yaml"
+    param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
+    return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], "control_node")
+
+
+class Session:
+    def __init__(self, client: Listener) -> None:
+        self.client = client
+        qos = QoSProfile(depth=50)
+        self.states: list[JointState] = []
+        self.imu: list[Imu] = []
+        self.odom: list[Odometry] = []
+        self.contacts: list[ContactStates] = []
+        self.clock: list[Clock] = []
+        node = client.node
+        node.create_subscription(JointState, "/joint_states", self.states.append, qos)
+        node.create_subscription(Imu, "/imu_sensor_broadcaster/imu", self.imu.append, qos)
+        node.create_subscription(Odometry, "/quadruped_system/odometry", self.odom.append, qos)
+        node.create_subscription(ContactStates, "/quadruped_system/contacts", self.contacts.append, qos)
+        node.create_subscription(Clock, "/clock", self.clock.append, qos)
+        self.pub = node.create_publisher(JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10))
+        msg = JointPDCommand(name=JOINTS, position=Q_STAND, velocity=[0.0] * 12, effort=[0.0] * 12,
+                             kp=[KP] * 12, kd=[KD] * 12)
+        node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, within the 0.1 s watchdog
+
+    def call(self, srv_type, name: str, request):
+        cli = self.client.node.create_client(srv_type, name)
+        assert cli.wait_for_service(timeout_sec=20.0), f"service {name} not offered"
+        future = cli.call_async(request)
+        assert self.client.spin_until(future.done, 10.0)
+        return future.result()
+
+    def z(self) -> float:
+        return self.odom[-1].pose.pose.position.z
+
+
+def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
+    client = Listener("sim_system_test")
+    try:
+        s = Session(client)
+        assert client.spin_until(lambda: s.states and s.imu and s.odom and s.contacts, 30.0), \
+            control_node.log_path.read_text()
+        assert list(s.states[-1].name) == JOINTS
+        # PD commands flow (efforts become non-zero), then restart the simulation from standing under PD
+        assert client.spin_until(lambda: any(abs(e) > 1.0 for e in s.states[-1].effort), 10.0)
+        assert s.call(Trigger, "/quadruped_system/reset", Trigger.Request()).success
+        assert client.spin_until(lambda: abs(s.z() - HEIGHT) < 1e-4, 10.0)  # restarted from standing
+        start = len(s.odom)
+        t0 = s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec
+        client.spin_until(lambda: s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec > t0 + 3.0, 60.0)
+        heights = [m.pose.pose.position.z for m in s.odom[start:]]
+        assert len(heights) > 100
+        assert min(heights) > HEIGHT - 0.03 and max(heights) < HEIGHT + 0.01, (min(heights), max(heights))
+        assert all(s.contacts[-1].in_contact) and list(s.contacts[-1].names) == [f"{leg}_FOOT" for leg in
+                                                                                ("LF", "LH", "RF", "RH")]
+        assert sum(f.z for f in s.contacts[-1].forces) == pytest.approx(36.0 * 9.81, rel=0.05)
+        acc = s.imu[-1].linear_acceleration
+        assert acc.z == pytest.approx(9.81, abs=0.3) and abs(acc.x) < 0.5 and abs(acc.y) < 0.5
+        assert s.imu[-1].orientation.w == pytest.approx(1.0, abs=1e-3)
+        position = [s.states[-1].position[JOINTS.index(j)] for j in JOINTS]
+        assert max(abs(a - b) for a, b in zip(position, Q_STAND, strict=True)) < 0.1
+
+        # a push along x: the base moves forwards; an unknown link is refused
+        push = Push.Request(link="base_link", wrench=Wrench(), duration=0.1)
+        push.wrench.force.x = 300.0
+        assert s.call(Push, "/quadruped_system/push", push).success
+        assert client.spin_until(lambda: s.odom[-1].twist.twist.linear.x > 0.2, 10.0)
+        bad = Push.Request(link="no_such_link", wrench=Wrench(), duration=0.1)
+        result = s.call(Push, "/quadruped_system/push", bad)
+        assert not result.success and "no_such_link" in result.message
+    finally:
+        client.close()
