@@ -2,7 +2,7 @@
 
 An external process (this test) sends joint PD commands (JointPDController) and reads /joint_states, the IMU,
 the simulator's ground-truth odometry, contacts and /clock; after a reset under PD control the quadruped
-stands, and a push moves it. config/quadruped_sim.urdf must stay urdf/quadruped.urdf with only the
+stands, and a push moves it. urdf/quadruped_sim.urdf must stay urdf/quadruped.urdf with only the
 <hardware> block changed (checked here).
 """
 
@@ -27,7 +27,7 @@ from test.ros_listener import Listener
 pytestmark = pytest.mark.system
 
 CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
-SIM_URDF = REPO / "config" / "quadruped_sim.urdf"
+SIM_URDF = REPO / "urdf" / "quadruped_sim.urdf"
 JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
 STANDING = {"LF": (0.0, 0.6, -1.2), "RF": (0.0, 0.6, -1.2), "LH": (0.0, -0.6, 1.2), "RH": (0.0, -0.6, 1.2)}
 Q_STAND = [STANDING[j[:2]][("HAA", "HFE", "KFE").index(j[3:])] for j in JOINTS]

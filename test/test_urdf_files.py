@@ -25,7 +25,7 @@ from urdf_parser_py.urdf import URDF, Box, Cylinder, Sphere
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
 URDF_FILES = sorted(URDF_DIR.glob("*.urdf"))
-SHIPPED = {"planar_2link.urdf", "arm7.urdf", "quadruped.urdf"}
+SHIPPED = {"planar_2link.urdf", "arm7.urdf", "quadruped.urdf", "quadruped_sim.urdf"}
 PLUGINS = {"kinodyn_control/GenericSystem", "kinodyn_control/SimulatedSystem"}
 STANDARD_JOINT_INTERFACES = {"position", "velocity", "acceleration", "effort"}
 JOINT_STATE_INTERFACES = ["position", "velocity", "effort"]
@@ -233,7 +233,10 @@ def test_ros2_control_block_follows_the_conventions(path: Path) -> None:
     assert block.get("type") == "system" and block.get("name")
     hardware = block.find("hardware")
     assert hardware is not None and hardware.findtext("plugin").strip() in PLUGINS
-    assert params(hardware)["calculate_dynamics"] in {"true", "false"}
+    if hardware.findtext("plugin").strip() == "kinodyn_control/GenericSystem":
+        assert params(hardware)["calculate_dynamics"] in {"true", "false"}
+    else:  # SimulatedSystem must be told where its whole URDF is (a component only sees its block)
+        assert params(hardware)["robot_description_file"] == f"package://kinodyn_bringup/urdf/{path.name}"
     assert [joint.get("name") for joint in block.findall("joint")] == [j.name for j in movable_joints(robot)]
     for element in block.findall("joint"):
         limit = robot.joint_map[element.get("name")].limit

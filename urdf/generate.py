@@ -13,12 +13,26 @@ urdf/README.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-HARDWARE_PLUGIN = "kinodyn_control/GenericSystem"
+Hardware = tuple[str, tuple[tuple[str, str], ...]]  # plugin, <param>s of the <hardware> tag
+MOCK_HARDWARE: Hardware = ("kinodyn_control/GenericSystem", (("calculate_dynamics", "false"),))
+# The quadruped in kinodyn.sim (RK4, soft ground contact, lockstep: one 2 ms physics step per 500 Hz cycle).
+SIM_HARDWARE: Hardware = (
+    "kinodyn_control/SimulatedSystem",
+    (
+        ("robot_description_file", "package://kinodyn_bringup/urdf/quadruped_sim.urdf"),
+        ("floating_base", "true"),
+        ("dt", "0.002"),
+        ("integrator", "rk4"),
+        ("contact", "soft"),
+        ("lockstep", "true"),
+    ),
+)
 # The IMU's 10 standard state interfaces, each with the reading of an IMU at rest and level (identity
 # orientation, no rotation, specific force +g up), so mock hardware reports a plausible IMU from the start.
 IMU_STATE_INTERFACES = {
@@ -126,6 +140,7 @@ class Robot:
     joints: tuple[Joint, ...]
     controlled: tuple[ControlledJoint, ...]
     imu_frame: str | None = None
+    hardware: Hardware = MOCK_HARDWARE
 
 
 def fmt(value: float) -> str:
@@ -222,8 +237,10 @@ def command_range(interface: str, limit: Limit) -> tuple[float, float]:
 def _ros2_control_element(robot: Robot) -> ET.Element:
     element = ET.Element("ros2_control", name=f"{robot.name}_system", type="system")
     hardware = ET.SubElement(element, "hardware")
-    ET.SubElement(hardware, "plugin").text = HARDWARE_PLUGIN
-    _param(hardware, "calculate_dynamics", "false")
+    plugin, params = robot.hardware
+    ET.SubElement(hardware, "plugin").text = plugin
+    for name, value in params:
+        _param(hardware, name, value)
     limits = {joint.name: joint.limit for joint in robot.joints if joint.limit is not None}
     for controlled in robot.controlled:
         joint_element = ET.SubElement(element, "joint", name=controlled.name)
@@ -488,8 +505,10 @@ def quadruped() -> Robot:
 
 
 def robots() -> dict[str, str]:
-    """File name -> URDF text of every shipped robot."""
-    return {f"{robot.name}.urdf": render(robot) for robot in (planar_2link(), arm7(), quadruped())}
+    """File name -> URDF text of every shipped robot (quadruped_sim: the quadruped on simulated hardware)."""
+    files = {f"{robot.name}.urdf": render(robot) for robot in (planar_2link(), arm7(), quadruped())}
+    files["quadruped_sim.urdf"] = render(dataclasses.replace(quadruped(), hardware=SIM_HARDWARE))
+    return files
 
 
 def main() -> None:

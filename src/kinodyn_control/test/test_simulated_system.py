@@ -1,6 +1,6 @@
 """kinodyn_control/SimulatedSystem without ROS (ros_interface false), through the resource manager.
 
-The quadruped of config/quadruped_sim.urdf stands under a joint PD law written to the effort commands; the
+The quadruped of urdf/quadruped_sim.urdf stands under a joint PD law written to the effort commands; the
 state interfaces are the simulator's (joints, applied effort, IMU); lockstep runs are deterministic; reset
 and push requests act at the next write; bad parameters fail on_init with a message naming them.
 """
@@ -22,7 +22,7 @@ KP, KD = 800.0, 10.0
 
 
 def sim_urdf(**params: str) -> str:
-    text = (REPO / "config" / "quadruped_sim.urdf").read_text()
+    text = (REPO / "urdf" / "quadruped_sim.urdf").read_text()
     physics = str(REPO / "urdf" / "quadruped.urdf")
     text = text.replace("package://kinodyn_bringup/urdf/quadruped.urdf", physics)
     params = {"ros_interface": "false", "dt": "0.001", "lockstep": "false", **params}  # later <param> wins
