@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from kinodyn import dynamics
+from kinodyn import dynamics, sim
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 
@@ -26,7 +26,7 @@ WARMUP_URDF = f"""<robot name="warmup">
   <link name="a">{_BOX.format(m=1.0)}</link>
   <link name="b">{_BOX.format(m=1.0)}</link>
   <link name="c">{_BOX.format(m=0.5)}</link>
-  <link name="tip"/>
+  <link name="tip"><collision><geometry><sphere radius="0.02"/></geometry></collision></link>
   <joint name="ja" type="revolute"><parent link="base"/><child link="a"/>
     <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>{_LIMIT}</joint>
   <joint name="jb" type="continuous"><parent link="a"/><child link="b"/>
@@ -72,6 +72,17 @@ def warm_up() -> float:
     rng = np.random.default_rng(0)
     for floating_base in (False, True):
         _exercise(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+    floating = Model.from_urdf(WARMUP_URDF, floating_base=True)
+    spheres = sim.collision_spheres(WARMUP_URDF)
+    for integrator in sim.INTEGRATORS:
+        for kind in ("soft", "hard"):
+            contact = sim.ContactModel(spheres, kind=kind)
+            simulator = sim.Simulator(floating, integrator=integrator, contact=contact)
+            simulator.add_imu("tip", sim.ImuNoise(0.01, 0.001, 0.01, 0.001), rng=0)
+            simulator.reset()
+            simulator.apply_wrench("a", np.ones(6), 0.002)
+            for _ in range(3):
+                simulator.step(np.zeros(floating.nv))
     fixed = Model.from_urdf(WARMUP_URDF)
     solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
     return time.perf_counter() - start
