@@ -15,7 +15,9 @@ passing arrays costs about as much as these small computations):
 - ``unpack(ki, kf) -> ModelArrays``
 - ``skew(w, out)``, ``cross3(a, b, out)``, ``matmul3(A, B, out)``, ``matvec3(A, x, out)``
 - ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
+- ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
+- ``joint_transform(joint_type, ..., i, q, E, p)``: placement of body i in its parent's frame
 - ``set_universe(C, r)``, ``forward_placements(md, q, C, r)``: world <- body for every body
   (Seed 000 §2.8.3, (2.137))
 - ``support(md, body, chain) -> depth``: bodies from the root down to ``body`` (universe excluded)
@@ -54,14 +56,14 @@ ModelArrays = namedtuple(
 
 
 @njit(cache=True, inline="always")
-def _rows(kf: np.ndarray, start: int, n: int, width: int) -> np.ndarray:
+def rows_view(kf: np.ndarray, start: int, n: int, width: int) -> np.ndarray:
     """``kf[start:start + n * width]`` viewed as (n, width) (``as_strided``: numba's ``reshape``
     calls a C helper, ~15 ns per view)."""
     return as_strided(kf[start:start + n * width], shape=(n, width), strides=(8 * width, 8))
 
 
 @njit(cache=True, inline="always")
-def _matrices(kf: np.ndarray, start: int, n: int) -> np.ndarray:
+def matrices_view(kf: np.ndarray, start: int, n: int) -> np.ndarray:
     """``kf[start:start + 9 n]`` viewed as (n, 3, 3)."""
     return as_strided(kf[start:start + 9 * n], shape=(n, 3, 3), strides=(72, 24, 8))
 
@@ -82,11 +84,11 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     o += nb
     frame_body = ki[o:o + nf]
     o = 0
-    joint_axis = _rows(kf, o, nb, 3)
+    joint_axis = rows_view(kf, o, nb, 3)
     o += 3 * nb
-    joint_rotation = _matrices(kf, o, nb)
+    joint_rotation = matrices_view(kf, o, nb)
     o += 9 * nb
-    joint_translation = _rows(kf, o, nb, 3)
+    joint_translation = rows_view(kf, o, nb, 3)
     o += 3 * nb
     joint_multiplier = kf[o:o + nb]
     o += nb
@@ -94,13 +96,13 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     o += nb
     mass = kf[o:o + nb]
     o += nb
-    body_com = _rows(kf, o, nb, 3)
+    body_com = rows_view(kf, o, nb, 3)
     o += 3 * nb
-    inertia = _matrices(kf, o, nb)
+    inertia = matrices_view(kf, o, nb)
     o += 9 * nb
-    frame_rotation = _matrices(kf, o, nf)
+    frame_rotation = matrices_view(kf, o, nf)
     o += 9 * nf
-    frame_translation = _rows(kf, o, nf, 3)
+    frame_translation = rows_view(kf, o, nf, 3)
     o += 3 * nf
     gravity = kf[o:o + 3]
     return ModelArrays(
@@ -168,42 +170,52 @@ def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray,
-               t: np.ndarray, multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int,
-               q: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
-    """``C[i]``, ``r[i]``: world placement of body i (i >= 1) from its parent's and q.
+def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplier: np.ndarray,
+                       offset: np.ndarray, idx_q: np.ndarray, i: int,
+                       q: np.ndarray) -> tuple[float, float, float, float, float, float, float, float, float,
+                                               float, float, float]:
+    """Joint motion ``(L, p)`` of body i as 12 floats (L row-major, then p): ``T_joint_body = (L, p)``.
 
-    ``T_world_i = T_world_parent T_parent_i(q)`` with ``T_parent_i = (C_pj L, t + C_pj p)``:
-    revolute ``L = Rot(n, θ)``, ``p = 0`` (Seed 000 §2.4.5, (2.48)); prismatic ``L = E``, ``p = d n``;
-    free flyer ``L`` from the normalised quaternion in q, ``p`` its position (Seed 000 §2.8.3, (2.130),
-    (2.137); §2.10.2, (2.247)). Arguments are the ``ModelArrays`` fields (``R = joint_rotation``,
-    ``t = joint_translation``): reading ``md.<field>`` inside per-body loops costs refcounts.
+    Revolute ``L = Rot(n, θ)``, ``p = 0`` (Seed 000 §2.4.5, (2.48)); prismatic ``L = E``, ``p = d n``;
+    free flyer ``L`` from the normalised quaternion in q, ``p`` its position (Seed 000 §2.8.3, (2.130);
+    §2.10.2, (2.247)). Mimic joints read ``multiplier * q[idx_q] + offset``.
     """
     jt = joint_type[i]
     if jt == JOINT_FREEFLYER:
         iq = idx_q[i]
         qn = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
         x, y, z, w = q[iq + 3] / qn, q[iq + 4] / qn, q[iq + 5] / qn, q[iq + 6] / qn
-        l00, l01, l02 = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)
-        l10, l11, l12 = 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)
-        l20, l21, l22 = 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)
-        px, py, pz = q[iq], q[iq + 1], q[iq + 2]
-    else:
-        value = multiplier[i] * q[idx_q[i]] + offset[i]
-        x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
-        if jt == JOINT_REVOLUTE:
-            c = math.cos(value)
-            s = math.sin(value)
-            k = 1.0 - c
-            l00, l01, l02 = c + k * x * x, k * x * y - s * z, k * x * z + s * y
-            l10, l11, l12 = k * x * y + s * z, c + k * y * y, k * y * z - s * x
-            l20, l21, l22 = k * x * z - s * y, k * y * z + s * x, c + k * z * z
-            px, py, pz = 0.0, 0.0, 0.0
-        else:  # JOINT_PRISMATIC
-            l00, l01, l02 = 1.0, 0.0, 0.0
-            l10, l11, l12 = 0.0, 1.0, 0.0
-            l20, l21, l22 = 0.0, 0.0, 1.0
-            px, py, pz = value * x, value * y, value * z
+        return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+                2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+                2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),
+                q[iq], q[iq + 1], q[iq + 2])
+    value = multiplier[i] * q[idx_q[i]] + offset[i]
+    x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
+    if jt == JOINT_REVOLUTE:
+        c = math.cos(value)
+        s = math.sin(value)
+        k = 1.0 - c
+        return (c + k * x * x, k * x * y - s * z, k * x * z + s * y,
+                k * x * y + s * z, c + k * y * y, k * y * z - s * x,
+                k * x * z - s * y, k * y * z + s * x, c + k * z * z,
+                0.0, 0.0, 0.0)
+    # JOINT_PRISMATIC
+    return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, value * x, value * y, value * z
+
+
+@njit(cache=True, inline="always")
+def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray,
+               t: np.ndarray, multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int,
+               q: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
+    """``C[i]``, ``r[i]``: world placement of body i (i >= 1) from its parent's and q.
+
+    ``T_world_i = T_world_parent T_parent_i(q)`` with ``T_parent_i = (C_pj L, t + C_pj p)`` and
+    ``(L, p)`` from ``joint_displacement`` (Seed 000 §2.8.3, (2.137)). Arguments are the
+    ``ModelArrays`` fields (``R = joint_rotation``, ``t = joint_translation``): reading
+    ``md.<field>`` inside per-body loops costs refcounts.
+    """
+    l00, l01, l02, l10, l11, l12, l20, l21, l22, px, py, pz = joint_displacement(
+        joint_type, joint_axis, multiplier, offset, idx_q, i, q)
     p = parent[i]
     for a in range(3):  # row a of C_world_i = (C_world_p C_pj) L, and r_p + C_world_p t + (C_world_p C_pj) p
         pa0, pa1, pa2 = C[p, a, 0], C[p, a, 1], C[p, a, 2]
@@ -214,6 +226,22 @@ def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarra
         C[i, a, 1] = m0 * l01 + m1 * l11 + m2 * l21
         C[i, a, 2] = m0 * l02 + m1 * l12 + m2 * l22
         r[i, a] = r[p, a] + pa0 * t[i, 0] + pa1 * t[i, 1] + pa2 * t[i, 2] + m0 * px + m1 * py + m2 * pz
+
+
+@njit(cache=True, inline="always")
+def joint_transform(joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray, t: np.ndarray,
+                    multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int, q: np.ndarray,
+                    E: np.ndarray, p: np.ndarray) -> None:
+    """``E[i] = C_parent_i``, ``p[i]`` = body i's origin in parent coordinates:
+    ``T_parent_i = (C_pj L, t + C_pj p)`` with ``(L, p)`` from ``joint_displacement``."""
+    l00, l01, l02, l10, l11, l12, l20, l21, l22, px, py, pz = joint_displacement(
+        joint_type, joint_axis, multiplier, offset, idx_q, i, q)
+    for a in range(3):
+        m0, m1, m2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
+        E[i, a, 0] = m0 * l00 + m1 * l10 + m2 * l20
+        E[i, a, 1] = m0 * l01 + m1 * l11 + m2 * l21
+        E[i, a, 2] = m0 * l02 + m1 * l12 + m2 * l22
+        p[i, a] = t[i, a] + m0 * px + m1 * py + m2 * pz
 
 
 @njit(cache=True, inline="always")
