@@ -101,7 +101,6 @@ class ControlNode(Node):
                 String, "robot_description", self._on_description, LATCHED_QOS
             )
         self.create_timer(0.5, self._check_loop)
-        self.context.on_shutdown(self._stop_loop)  # before publishers become invalid on Ctrl-C
 
     def _param(self, name: str, default: Any) -> Any:
         if self.has_parameter(name):
@@ -240,7 +239,7 @@ class ControlNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    code = run_node(NODE_NAME, ControlNode, args)
+    code = run_node(NODE_NAME, ControlNode, args, stop_before_shutdown=True)
     return code or _exit_code
 
 

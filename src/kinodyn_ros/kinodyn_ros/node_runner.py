@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
+from types import FrameType
 
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from kinodyn_ros.robot_description import RobotDescriptionError
 from kinodyn_ros.tf_tree import URDFTreeError
@@ -17,13 +20,29 @@ CONFIGURATION_ERRORS = (RobotDescriptionError, URDFTreeError, ValueError, Parame
 URDFError is a ValueError)."""
 
 
-def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None) -> int:
+def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None,
+             stop_before_shutdown: bool = False) -> int:
     """Create the node with ``make_node`` and spin it until shutdown; returns the process exit code.
 
     A configuration error raised while the node is built is logged as one line under ``name`` (no
     traceback) and gives exit code 1.
+
+    rclpy's own Ctrl-C handler shuts the context down first and only then runs ``on_shutdown`` callbacks, so
+    a node with threads of its own that publish (the control loop) would publish on a dead context. With
+    ``stop_before_shutdown`` SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the spinning thread instead
+    (within one wake-up of the executor: such a node needs a timer), and ``destroy_node`` runs (stopping the
+    threads) before the context is shut down.
     """
-    rclpy.init(args=args)
+    if stop_before_shutdown:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    else:
+        rclpy.init(args=args)
     node = None
     try:
         node = make_node()
