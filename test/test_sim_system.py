@@ -50,6 +50,9 @@ def control_node(spawn, tmp_path):
     graph = yaml.safe_load((REPO / "config" / "quadruped_sim.yaml").read_text())
     params = dict(graph["nodes"][0]["parameters"])
     params["robot_description_file"] = str(SIM_URDF)
+    # This test is about standing and pushing; the watchdog has its own tests (test_control_node_system.py).
+    # A test process starved of CPU for 0.1 s must not trip it and drop the robot.
+    params["leg_pd_controller"] = {**params["leg_pd_controller"], "watchdog_timeout": 1.0}
     param_file = tmp_path / "params.yaml"
     param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
     return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], "control_node")
@@ -73,7 +76,7 @@ class Session:
         self.pub = node.create_publisher(JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10))
         msg = JointPDCommand(name=JOINTS, position=Q_STAND, velocity=[0.0] * 12, effort=[0.0] * 12,
                              kp=[KP] * 12, kd=[KD] * 12)
-        node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, within the 0.1 s watchdog
+        node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, well within the watchdog
 
     def call(self, srv_type, name: str, request):
         cli = self.client.node.create_client(srv_type, name)
