@@ -20,7 +20,8 @@ from numba import njit
 
 from kinodyn._kernels.common import ModelArrays, unpack
 from kinodyn._kernels.dyn_crba import crba_world, dot6
-from kinodyn._kernels.dyn_rnea import joint_motion, rnea_world
+from kinodyn._kernels.dyn_local import allocate_local_bodies
+from kinodyn._kernels.dyn_rnea import rnea_local
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
     add_motion_cross,
@@ -35,6 +36,17 @@ from kinodyn._kernels.dyn_world import (
     rigid_inertia_matrix,
     world_bodies,
 )
+
+
+@inline
+def joint_motion(S: np.ndarray, n: int, iv: int, m: float, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = m S[:, :n] x[iv:iv + n]``: the twist (or acceleration) a joint adds (m: mimic multiplier)."""
+    for k in range(6):
+        s = 0.0
+        for c in range(n):
+            s += S[k, c] * x[iv + c]
+        out[k] = m * s
+
 
 
 @inline
@@ -177,10 +189,10 @@ def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: 
     """``out = M^-1 (tau - h + J^T f_ext)``: CRBA, RNEA with zero acceleration and a Cholesky solve
     (Seed 001 §8.5, (8.81) and the recipe after it)."""
     md = unpack(ki, kf)
-    W = world_bodies(md, q)
     M = np.empty((md.nv, md.nv))
-    crba_world(md, W, M)
-    rnea_world(md, W, v, np.zeros(md.nv), True, fext, out)
+    crba_world(md, world_bodies(md, q), M)
+    rnea_local(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext, np.empty((3 * md.nbodies + 2, 6)),
+               out)
     for k in range(md.nv):
         out[k] = tau[k] - out[k]
     cholesky_solve(M, out, md.nv)

@@ -1,12 +1,14 @@
-"""Recursive Newton-Euler inverse dynamics over the packed model arrays (world-frame form).
+"""Recursive Newton-Euler inverse dynamics over the packed model arrays (body-frame form).
 
-Seed 001 §8.3.2, (8.50)-(8.54), with every twist, acceleration and wrench in world axes
-(``dyn_world``): the forward pass ``V_i = V_p + S_i qd_i``, ``A_i = A_p + S_i qdd_i + V_i x S_i qd_i``
-(``dS/dt = V_i x S`` for columns fixed in body i; Seed 001 (8.47)), gravity entering as the base
-acceleration ``A_0 = [-g; 0]``; the body wrench ``f_i = I_i A_i + V_i x* I_i V_i - f_ext,i``
-(Seed 001 (8.40); Seed 000 §3.3.1, (3.25)); the backward pass ``f_p += f_i`` and
+Seed 001 §8.3.2, (8.50)-(8.54), with every twist, acceleration and wrench of body i in body i's
+frame (``dyn_local``): the forward pass ``V_i = X_i V_p + S_i qd_i``,
+``A_i = X_i A_p + S_i qdd_i + V_i x S_i qd_i`` (``X_i``: the parent-to-child motion transform
+``[Ad_{T_{i,p}}]``), gravity entering as the universe's acceleration ``A_0 = [-g; 0]``; the body
+wrench ``f_i = I_i A_i + V_i x* I_i V_i - f_ext,i`` with the constant body-frame inertia
+(Seed 001 (8.40); Seed 000 §3.3.1, (3.25)); the backward pass ``f_p += X_i^T f_i`` and
 ``tau = S^T f`` (Seed 001 (8.49)). A mimic joint adds ``multiplier * S^T f`` to its master's
-entry and moves with ``multiplier * qd``.
+entry and moves with ``multiplier * qd``. ``velocities`` gives the world-frame twists that the
+world-frame kernels (``dyn_world``) use.
 """
 
 from __future__ import annotations
@@ -27,30 +29,11 @@ from kinodyn._kernels.dyn_local import (
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
     add_motion_cross,
-    external_wrenches_world,
     force_cross,
     inertia_times,
     inline,
     joint_nv,
 )
-
-
-@inline
-def joint_motion(S: np.ndarray, n: int, iv: int, m: float, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = m S[:, :n] x[iv:iv + n]``: the twist (or acceleration) a joint adds (m: mimic multiplier)."""
-    for k in range(6):
-        s = 0.0
-        for c in range(n):
-            s += S[k, c] * x[iv + c]
-        out[k] = m * s
-
-
-@inline
-def add_joint_projection(S: np.ndarray, n: int, iv: int, m: float, f: np.ndarray, tau: np.ndarray) -> None:
-    """``tau[iv + c] += m S[:, c] . f`` for c < n (Seed 001 (8.49))."""
-    for c in range(n):
-        tau[iv + c] += m * (S[0, c] * f[0] + S[1, c] * f[1] + S[2, c] * f[2]
-                            + S[3, c] * f[3] + S[4, c] * f[4] + S[5, c] * f[5])
 
 
 @inline
@@ -69,68 +52,6 @@ def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) ->
             for c in range(n):
                 s += S[i, k, c] * v[iv + c]
             V[i, k] = V[p, k] + m * s
-
-
-@inline
-def rnea_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, a: np.ndarray, gravity: bool,
-               fext: np.ndarray, tau: np.ndarray) -> None:
-    """``tau = M a + C v + g - J^T f_ext`` at the placements ``W``; ``gravity=False`` drops g.
-
-    ``fext`` is (0, 6) for none, else (nb, 6) body-frame wrenches about the body origins.
-    """
-    nb = md.nbodies
-    parent, joint_type, idx_v, multiplier = md.parent, md.joint_type, md.idx_v, md.joint_multiplier
-    mass = md.mass
-    S_all, h, inertia = W.S, W.h, W.inertia
-    spatial = np.empty((3 * nb + 4, 6))
-    V = spatial[0:nb]
-    A = spatial[nb:2 * nb]
-    F = spatial[2 * nb:3 * nb]
-    Sqd = spatial[3 * nb]
-    Sqdd = spatial[3 * nb + 1]
-    momentum = spatial[3 * nb + 2]
-    inertial = spatial[3 * nb + 3]
-    for k in range(6):
-        V[0, k] = 0.0
-        A[0, k] = 0.0
-    if gravity:
-        for k in range(3):
-            A[0, k] = -md.gravity[k]
-    with_fext = fext.shape[0] > 0
-    fw = fext
-    if with_fext:
-        fw = np.empty((nb, 6))
-        external_wrenches_world(fext, W, fw)
-    for i in range(1, nb):
-        p = parent[i]
-        S = S_all[i]
-        n = joint_nv(joint_type[i])
-        iv = idx_v[i]
-        m = multiplier[i]
-        joint_motion(S, n, iv, m, v, Sqd)
-        joint_motion(S, n, iv, m, a, Sqdd)
-        Vi = V[i]
-        Ai = A[i]
-        for k in range(6):
-            Vi[k] = V[p, k] + Sqd[k]
-            Ai[k] = A[p, k] + Sqdd[k]
-        add_motion_cross(Vi, Sqd, 1.0, Ai)
-        inertia_times(mass[i], h[i], inertia[i], Vi, momentum)
-        force_cross(Vi, momentum, F[i])
-        inertia_times(mass[i], h[i], inertia[i], Ai, inertial)
-        for k in range(6):
-            F[i, k] += inertial[k]
-        if with_fext:
-            for k in range(6):
-                F[i, k] -= fw[i, k]
-    for k in range(tau.shape[0]):
-        tau[k] = 0.0
-    for i in range(nb - 1, 0, -1):
-        add_joint_projection(S_all[i], joint_nv(joint_type[i]), idx_v[i], multiplier[i], F[i], tau)
-        p = parent[i]
-        if p > 0:
-            for k in range(6):
-                F[p, k] += F[i, k]
 
 
 @inline

@@ -33,7 +33,8 @@ from numba import njit
 from kinodyn._kernels.common import ModelArrays, unpack
 from kinodyn._kernels.dyn_aba import aba_world
 from kinodyn._kernels.dyn_crba import crba_world
-from kinodyn._kernels.dyn_rnea import rnea_world, velocities
+from kinodyn._kernels.dyn_local import allocate_local_bodies
+from kinodyn._kernels.dyn_rnea import rnea_local, velocities
 from kinodyn._kernels.dyn_world import WorldBodies, add_motion_cross, cholesky_solve, world_bodies
 from kinodyn._kernels.kinematics import integrate
 
@@ -140,14 +141,15 @@ def _world_to_body(W: WorldBodies, fw: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _forward_dynamics(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
-                      use_cholesky: bool, qdd: np.ndarray) -> None:
+def _forward_dynamics(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                      fext: np.ndarray, use_cholesky: bool, qdd: np.ndarray) -> None:
     if not use_cholesky:
         aba_world(md, W, v, tau, fext, qdd)
         return
     M = np.empty((md.nv, md.nv))
     crba_world(md, W, M)
-    rnea_world(md, W, v, np.zeros(md.nv), True, fext, qdd)
+    rnea_local(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext, np.empty((3 * md.nbodies + 2, 6)),
+               qdd)
     for k in range(md.nv):
         qdd[k] = tau[k] - qdd[k]
     cholesky_solve(M, qdd, md.nv)
@@ -189,7 +191,7 @@ def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
     for k in range(first_joint_v, md.nv):
         qd = v[k]
         tau_net[k] -= joint_damping[k] * qd + joint_friction[k] * qd / math.sqrt(qd * qd + eps2)
-    _forward_dynamics(md, W, v, tau_net, fext, use_cholesky, qdd)
+    _forward_dynamics(md, W, q, v, tau_net, fext, use_cholesky, qdd)
 
 
 @njit(cache=True)
