@@ -29,13 +29,16 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numpy.lib.stride_tricks import as_strided
 
 from kinodyn._kernels.common import (
     JOINT_FREEFLYER,
     JOINT_NONE,
     ModelArrays,
     joint_columns,
+    matrices_view,
     place_body,
+    rows_view,
     set_universe,
 )
 
@@ -65,11 +68,12 @@ def joint_nv(joint_type: int) -> int:
 
 @inline
 def allocate_world_bodies(nb: int) -> WorldBodies:
-    """Uninitialised ``WorldBodies`` for ``nb`` bodies, in one allocation."""
+    """Uninitialised ``WorldBodies`` for ``nb`` bodies, in one allocation (``as_strided`` views, not
+    ``reshape``: see ``common.rows_view``)."""
     block = np.empty(60 * nb)
-    return WorldBodies(block[0:9 * nb].reshape((nb, 3, 3)), block[9 * nb:12 * nb].reshape((nb, 3)),
-                       block[12 * nb:48 * nb].reshape((nb, 6, 6)), block[48 * nb:51 * nb].reshape((nb, 3)),
-                       block[51 * nb:60 * nb].reshape((nb, 3, 3)))
+    S = as_strided(block[12 * nb:48 * nb], shape=(nb, 6, 6), strides=(288, 48, 8))
+    return WorldBodies(matrices_view(block, 0, nb), rows_view(block, 9 * nb, nb, 3), S,
+                       rows_view(block, 48 * nb, nb, 3), matrices_view(block, 51 * nb, nb))
 
 
 @inline
@@ -241,8 +245,8 @@ def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.nd
     nb = md.nbodies
     block = np.empty(13 * nb)
     mc = block[0:nb]
-    hc = block[nb:4 * nb].reshape((nb, 3))
-    Ic = block[4 * nb:13 * nb].reshape((nb, 3, 3))
+    hc = rows_view(block, nb, nb, 3)
+    Ic = matrices_view(block, 4 * nb, nb)
     mass, parent, h, inertia = md.mass, md.parent, W.h, W.inertia
     for i in range(nb):
         mc[i] = mass[i]
