@@ -74,7 +74,8 @@ class SimulatorRosInterface:
     def shutdown(self) -> None:
         if self.publish in self.system.on_step:
             self.system.on_step.remove(self.publish)
-        self.executor.shutdown(timeout_sec=1.0)
+        self.executor.shutdown()  # wakes the spinning thread, which then returns
+        self.thread.join()
         self.node.destroy_node()
 
     # --- publishers (control thread) ------------------------------------------------------------------------
