@@ -9,6 +9,7 @@ from types import FrameType
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -54,6 +55,10 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except rclpy_implementation.RCLError:
+        if rclpy.ok():
+            raise
+        # Ctrl-C shut the context down while a callback was publishing: that is a normal stop.
     finally:
         if node is not None:
             node.destroy_node()
