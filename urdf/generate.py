@@ -20,19 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Hardware = tuple[str, tuple[tuple[str, str], ...]]  # plugin, <param>s of the <hardware> tag
-MOCK_HARDWARE: Hardware = ("kinodyn_control/GenericSystem", (("calculate_dynamics", "false"),))
-# The quadruped in kinodyn.sim (RK4, soft ground contact, lockstep: one 2 ms physics step per 500 Hz cycle).
-SIM_HARDWARE: Hardware = (
-    "kinodyn_control/SimulatedSystem",
-    (
-        ("robot_description_file", "package://kinodyn_bringup/urdf/quadruped_sim.urdf"),
-        ("floating_base", "true"),
-        ("dt", "0.002"),
-        ("integrator", "rk4"),
-        ("contact", "soft"),
-        ("lockstep", "true"),
-    ),
-)
+# Only the plugin: GenericSystem's defaults (calculate_dynamics false) are what the robots need, so swapping
+# the plugin for kinodyn_control/SimulatedSystem (every param has a default) is the only change to simulate.
+MOCK_HARDWARE: Hardware = ("kinodyn_control/GenericSystem", ())
+# The quadruped demo in kinodyn.sim (config/quadruped_sim.yaml): defaults (floating base, RK4, soft ground
+# contact) except one 2 ms physics step per 500 Hz control cycle.
+SIM_HARDWARE: Hardware = ("kinodyn_control/SimulatedSystem", (("dt", "0.002"),))
 # The IMU's 10 standard state interfaces, each with the reading of an IMU at rest and level (identity
 # orientation, no rotation, specific force +g up), so mock hardware reports a plausible IMU from the start.
 IMU_STATE_INTERFACES = {

@@ -5,6 +5,8 @@ Parameters, laid out like ros2_control's controller_manager YAML::
     controller_manager:
       ros__parameters:
         update_rate: 500                      # Hz, int
+        lockstep: false                       # true: each cycle waits for the commands answering its state
+        lockstep_timeout: 1.0                 # wall seconds of waiting before it is logged (lockstep only)
         robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or
         the topic
         joint_state_broadcaster: {type: kinodyn_control/JointStateBroadcaster}
@@ -17,8 +19,9 @@ Parameters, laid out like ros2_control's controller_manager YAML::
 Every ``<name>.type`` is loaded, configured and (unless listed in ``inactive_controllers``) activated at
 startup; ``<name>.<key>`` are that controller's parameters. Without ``robot_description`` and
 ``robot_description_file`` the node waits for the ``robot_description`` topic (std_msgs/String, transient
-local). The control loop (read -> update -> write) runs on its own thread (loop.py); services and topic
-callbacks run in the executor's thread.
+local). The control loop (read -> update -> write) runs on its own thread (loop.py, or lockstep.py with
+``lockstep: true``: paced by the commands, with simulated time ``k / update_rate`` as the controllers' clock);
+services and topic callbacks run in the executor's thread.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from std_msgs.msg import String
 from kinodyn_control.hardware.description import parse_robot_description
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.lifecycle import LifecycleError
+from kinodyn_control.lockstep import LockstepGate, LockstepLoop, lockstep_period_ns
 from kinodyn_control.loop import ControlLoop
 from kinodyn_control.manager import ControllerError, ControllerManager, HardwareError, ResourceManager
 from kinodyn_control.registry import PluginError, controller_registry, hardware_registry
@@ -56,12 +60,12 @@ _exit_code = 0
 class RosControllerContext:
     """A controller's view of the node: ``~/x`` is ``<controller>/x`` in the node's namespace."""
 
-    def __init__(self, node: Node, name: str, description: Any) -> None:
+    def __init__(self, node: ControlNode, name: str, description: Any) -> None:
         self.node, self.name, self.description = node, name, description
         self.logger = node.get_logger()
 
     def now(self) -> float:
-        return self.node.get_clock().now().nanoseconds * 1e-9
+        return self.node.now()
 
     def _topic(self, topic: str) -> str:
         return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
@@ -85,12 +89,19 @@ class ControlNode(Node):
             NODE_NAME, allow_undeclared_parameters=True, automatically_declare_parameters_from_overrides=True
         )
         self.manager: ControllerManager | None = None
-        self.loop: ControlLoop | None = None
+        self.loop: ControlLoop | LockstepLoop | None = None
         self.update_rate = self._param("update_rate", 100)
         if not isinstance(self.update_rate, int) or self.update_rate <= 0:
             raise ValueError(
                 f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}"
             )
+        self.lockstep = self._param("lockstep", False)
+        if not isinstance(self.lockstep, bool):
+            raise ValueError(f"parameter lockstep must be true or false, got {self.lockstep!r}")
+        self.gate: LockstepGate | None = None
+        if self.lockstep:
+            lockstep_period_ns(self.update_rate)
+            self.gate = LockstepGate(float(self._param("lockstep_timeout", 1.0)), self.get_logger())
         xml, file = self._param("robot_description", ""), self._param("robot_description_file", "")
         if xml or file:
             text, source = read_robot_description(xml, file)
@@ -141,6 +152,8 @@ class ControlNode(Node):
             lambda n: RosControllerContext(self, n, description),
             self.get_logger(),
         )
+        if self.gate is not None:
+            manager.enter_lockstep(self.gate, 1.0 / self.update_rate)
         inactive = self._param("inactive_controllers", [""])
         names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
         for name in names:
@@ -158,19 +171,30 @@ class ControlNode(Node):
             (SwitchController, "switch_controller", self._switch),
         ):
             self.create_service(srv, f"~/{name}", handler)
-        self.loop = ControlLoop(manager.cycle, self.update_rate, self._now)
+        if self.gate is not None:
+            self.loop = LockstepLoop(manager.lockstep_cycle, self.update_rate, self.gate)
+            pacing = f"lockstep, {1.0 / self.update_rate} s of simulated time per cycle"
+        else:
+            self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now)
+            pacing = f"loop at {self.update_rate} Hz"
         self.loop.start()
         self.get_logger().info(
             f"{source}: hardware {', '.join(resources.components)}; controllers "
             f"{', '.join(f'{n} ({manager.controllers[n].state.value})' for n in names) or 'none'}; "
-            f"loop at {self.update_rate} Hz"
+            f"{pacing}"
         )
 
     def _controller_params(self, name: str) -> dict[str, Any]:
         return {key: p.value for key, p in self.get_parameters_by_prefix(name).items() if key != "type"}
 
-    def _now(self) -> float:
+    def _clock_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def now(self) -> float:
+        """The controllers' clock: the node's ROS clock, or in lockstep the simulated time of the cycle."""
+        if self.gate is not None:  # before the loop starts: simulated time 0
+            return self.loop.time if isinstance(self.loop, LockstepLoop) else 0.0
+        return self._clock_now()
 
     def _check_loop(self) -> None:
         global _exit_code

@@ -10,7 +10,8 @@ deactivates it.
 ``read -> update active controllers -> write``. Command interfaces are claimed exclusively, state interfaces
 are shared (ANCHORS §1.5); a switch deactivates first, then activates, between two cycles (it holds the cycle
 lock). A controller whose ``update`` returns ERROR (or raises) is deactivated; so is every controller using an
-interface of a component that failed.
+interface of a component that failed. ``enter_lockstep`` switches to lockstep cycles (lockstep.py), in which a
+cycle waits for the external commands answering its state.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kinodyn_control.hardware.types import (
     ReturnType,
 )
 from kinodyn_control.lifecycle import LifecycleError
+from kinodyn_control.lockstep import NANOSECONDS, LockstepGate
 from kinodyn_control.registry import PluginRegistry
 
 BEST_EFFORT = 1
@@ -188,6 +190,15 @@ class ControllerManager:
         self.claimed: dict[str, str] = {}  # command interface -> controller
         self._active: list[ControllerEntry] = []
         self.cycle_lock = threading.Lock()
+        self.gate: LockstepGate | None = None
+
+    def enter_lockstep(self, gate: LockstepGate, period: float) -> None:
+        """Before the first cycle: every component must accept lockstep with ``period`` per cycle; from now on
+        controllers with unstamped external commands cannot be activated."""
+        for name, component in self.resources.components.items():
+            if component.prepare_lockstep(period) is not ReturnType.OK:
+                raise HardwareError(f"component '{name}': {component.last_error}")
+        self.gate = gate
 
     # --- administration -------------------------------------------------------------------------------------
     def load(self, name: str, type_name: str, params: dict[str, Any]) -> ControllerEntry:
@@ -200,9 +211,14 @@ class ControllerManager:
             raise ControllerError(f"cannot load controller '{name}': {exc}") from None
         if state is not LifecycleState.UNCONFIGURED:
             raise ControllerError(f"controller '{name}' failed on_init: {controller.last_error}")
+        controller.command_arrived = self._command_arrived
         entry = ControllerEntry(name, type_name, controller)
         self.controllers[name] = entry
         return entry
+
+    def _command_arrived(self) -> None:
+        if self.gate is not None:
+            self.gate.notify()
 
     def _entry(self, name: str) -> ControllerEntry:
         if name not in self.controllers:
@@ -269,6 +285,13 @@ class ControllerManager:
             return (
                 f"controller '{entry.name}' is {entry.state.value}; only an inactive "
                 f"(configured) controller can be activated"
+            )
+        c = entry.controller
+        if self.gate is not None and c.EXTERNAL_COMMANDS and not c.STAMPED_COMMANDS:
+            return (
+                f"Unable to activate controller '{entry.name}' in lockstep: its commands ({entry.type}) "
+                "carry no header stamp, so the manager cannot tell which state they answer; use a stamped "
+                "command controller (kinodyn_control/JointPDController) or run without lockstep"
             )
         for name in entry.command_names:
             if not self.resources.command_available(name):
@@ -393,6 +416,51 @@ class ControllerManager:
             for entry in self._active:
                 self._update(entry, time, period)
             self._stop_users_of(self.resources.write(time, period))
+
+    def lockstep_cycle(self, time: float, period: float, gate: LockstepGate) -> bool:
+        """One lockstep cycle (lockstep.py): read -> controllers without external commands -> wait until every
+        active controller with external commands holds a command stamped >= ``time`` -> those controllers ->
+        write. Returns False (without writing) when ``gate`` was stopped while waiting."""
+        with self.cycle_lock:
+            self._stop_users_of(self.resources.read(time, period))
+            for entry in list(self._active):
+                if not entry.controller.EXTERNAL_COMMANDS:
+                    self._update(entry, time, period)
+
+        def republish() -> None:
+            with self.cycle_lock:
+                for entry in list(self._active):
+                    if not entry.controller.EXTERNAL_COMMANDS and not entry.command_names:
+                        self._update(entry, time, period)
+
+        def missing() -> str:
+            return ", ".join(
+                f"'{name}' (latest stamp {'none' if stamp is None else f'{stamp / NANOSECONDS:.6f} s'})"
+                for name, stamp in self.missing_commands(time)
+            )
+
+        while gate.wait(lambda: not self.missing_commands(time), missing, republish, time):
+            with self.cycle_lock:
+                if self.missing_commands(time):
+                    continue  # a switch between the wait and the lock activated a controller without one
+                for entry in list(self._active):
+                    if entry.controller.EXTERNAL_COMMANDS:
+                        self._update(entry, time, period)
+                self._stop_users_of(self.resources.write(time, period))
+                return True
+        return False
+
+    def missing_commands(self, time: float) -> list[tuple[str, int | None]]:
+        """``(controller, latest stamp [ns])`` of each active controller with external commands that holds no
+        command stamped >= ``time``."""
+        time_ns = round(time * NANOSECONDS)
+        missing = []
+        for entry in self._active:
+            if entry.controller.EXTERNAL_COMMANDS:
+                stamp = entry.controller.command_stamp()
+                if stamp is None or stamp < time_ns:
+                    missing.append((entry.name, stamp))
+        return missing
 
     def _update(self, entry: ControllerEntry, time: float, period: float) -> None:
         try:

@@ -1,6 +1,7 @@
-"""Test doubles without ROS: a controller context recording topics and logs, a manager harness, URDF snippets.
+"""Test doubles without ROS: a controller context recording topics and logs, a manager harness, URDF snippets,
+and the quadruped's joints, stance and PD command shared by the unit and system tests.
 
-Used by the unit tests and the benchmark; nothing here is used by the node."""
+Used by the tests and the benchmark; nothing here is used by the node."""
 
 from __future__ import annotations
 
@@ -11,6 +12,26 @@ from typing import Any
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
 from kinodyn_control.manager import ControllerManager, ResourceManager
 from kinodyn_control.registry import controller_registry, hardware_registry
+from kinodyn_interfaces.msg import JointPDCommand
+
+GENERIC_SYSTEM = "kinodyn_control/GenericSystem"
+SIMULATED_SYSTEM = "kinodyn_control/SimulatedSystem"
+QUADRUPED_JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
+# urdf/README.md (c): the nominal standing configuration (HAA, HFE, KFE per leg) and the base height it gives
+QUADRUPED_STANCE_BY_LEG = {"LF": (0.0, 0.6, -1.2), "RF": (0.0, 0.6, -1.2), "LH": (0.0, -0.6, 1.2),
+                           "RH": (0.0, -0.6, 1.2)}
+QUADRUPED_STANCE = [QUADRUPED_STANCE_BY_LEG[j[:2]][("HAA", "HFE", "KFE").index(j[3:])]
+                    for j in QUADRUPED_JOINTS]
+QUADRUPED_STANDING_HEIGHT = 0.5252
+
+
+def pd_command(names, position, velocity, effort, kp, kd, stamp_ns: int = 0) -> JointPDCommand:
+    """A JointPDCommand (kinodyn_interfaces) with ``header.stamp = stamp_ns``."""
+    msg = JointPDCommand(name=list(names), position=[float(x) for x in position],
+                         velocity=[float(x) for x in velocity], effort=[float(x) for x in effort],
+                         kp=[float(x) for x in kp], kd=[float(x) for x in kd])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    return msg
 
 
 class FakePublisher:
@@ -125,9 +146,10 @@ def robot_xml(ros2_control: str, joints: tuple[str, ...] = ("j1", "j2")) -> str:
     return f'<robot name="r">{links}{chain}{ros2_control}</robot>'
 
 
-def system_block(params: str = "", joints: str = "", extra: str = "", name: str = "sys") -> str:
+def system_block(params: str = "", joints: str = "", extra: str = "", name: str = "sys",
+                 plugin: str = GENERIC_SYSTEM) -> str:
     return (
-        f'<ros2_control name="{name}" type="system"><hardware><plugin>kinodyn_control/GenericSystem</plugin>'
+        f'<ros2_control name="{name}" type="system"><hardware><plugin>{plugin}</plugin>'
         f"{params}</hardware>{joints}{extra}</ros2_control>"
     )
 
@@ -152,3 +174,16 @@ def joint(
         for s in states
     )
     return f'<joint name="{name}">{cmd}{st}{params}</joint>'
+
+
+def two_joint_arm(params: str = "") -> Harness:
+    """Joints j1, j2 (limits ±1 rad, 2 rad/s, 10 N m; initial positions 0.2, 0.4) with effort and position
+    commands on GenericSystem (hardware ``params`` added), hardware active."""
+    joints = "".join(
+        joint(j, ("position", "effort"), ("position", "velocity", "effort"), {"position": 0.2 * (k + 1),
+                                                                              "velocity": 0.0})
+        for k, j in enumerate(("j1", "j2"))
+    )
+    h = Harness(robot_xml(system_block(params, joints), ("j1", "j2")))
+    h.activate_hardware()
+    return h

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import STRICT, ControllerError
-from kinodyn_control.testing import Harness, joint, param, robot_xml, system_block
+from kinodyn_control.testing import Harness, joint, param, pd_command, robot_xml, two_joint_arm
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn_interfaces.msg import JointPDCommand
@@ -23,41 +23,18 @@ PD = "kinodyn_control/JointPDController"
 JOINTS = ("j1", "j2")
 
 
-def arm(harness, params: str = "") -> Harness:
-    """Two joints (limits ±1 rad, 2 rad/s, 10 N m) with effort and position commands, on GenericSystem."""
-    joints = "".join(
-        joint(
-            j,
-            ("position", "effort"),
-            ("position", "velocity", "effort"),
-            {"position": 0.2 * (k + 1), "velocity": 0.0},
-        )
-        for k, j in enumerate(JOINTS)
-    )
-    h = harness(robot_xml(system_block(params, joints), JOINTS))
-    h.activate_hardware()
-    return h
-
-
 def send(h: Harness, controller: str, msg, time: float) -> None:
     h.contexts[controller].time = time
     h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
 
 def pd(position, velocity, effort, kp, kd, names=JOINTS) -> JointPDCommand:
-    return JointPDCommand(
-        name=list(names),
-        position=list(position),
-        velocity=list(velocity),
-        effort=list(effort),
-        kp=list(kp),
-        kd=list(kd),
-    )
+    return pd_command(names, position, velocity, effort, kp, kd)
 
 
 # --- claiming -----------------------------------------------------------------------------------------------
 def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("a", FWD, {"joints": ["j1", "j2"]})
     h.manager.load("b", FWD, {"joints": ["j2"]})
     h.manager.configure("b")
@@ -78,7 +55,7 @@ def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> N
 
 
 def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     for name in ("a", "b"):
         h.manager.load(name, FWD, {"joints": ["j1"]})
         h.manager.configure(name)
@@ -90,7 +67,7 @@ def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
 
 
 def test_unavailable_command_interface_and_admin_errors(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.resources.set_component_state("sys", LifecycleState.INACTIVE)  # states readable, commands not
     h.manager.load("a", FWD, {"joints": ["j1"]})
     h.manager.configure("a")
@@ -110,7 +87,7 @@ def test_unavailable_command_interface_and_admin_errors(harness) -> None:
 
 
 def test_hardware_error_deactivates_its_users(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("a", FWD, {"joints": ["j1"]})
     h.set_command("j2/effort", math.inf)  # GenericSystem.read returns ERROR
     h.manager.cycle(0.0, DT)
@@ -120,7 +97,7 @@ def test_hardware_error_deactivates_its_users(harness) -> None:
 
 # --- forward command ----------------------------------------------------------------------------------------
 def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("fwd", FWD, {"joints": ["j2", "j1"]})
     h.manager.cycle(0.0, DT)
     assert math.isnan(h.command("j1/effort")) and math.isnan(h.command("j2/effort"))  # nothing written yet
@@ -142,7 +119,7 @@ def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
     ],
 )
 def test_forward_rejects_bad_commands(harness, data, warning: str) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("fwd", FWD, {"joints": ["j1", "j2"]})
     send(h, "fwd", Float64MultiArray(data=[0.5, 0.5]), 0.0)
     send(h, "fwd", Float64MultiArray(data=data), 0.0)
@@ -152,7 +129,7 @@ def test_forward_rejects_bad_commands(harness, data, warning: str) -> None:
 
 
 def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("pos", FWD, {"joints": ["j1"], "interface_name": "position", "safe_mode": "hold_position"})
     send(h, "pos", Float64MultiArray(data=[1.0]), 0.0)
     h.manager.cycle(0.0, DT)
@@ -167,7 +144,7 @@ def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
 
 # --- joint PD -----------------------------------------------------------------------------------------------
 def test_pd_law_by_name(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     h.set_command("j1/position", 0.2)  # keep GenericSystem positions at 0.2 and 0.4
     h.set_command("j2/position", 0.4)
@@ -183,7 +160,7 @@ def test_pd_law_by_name(harness) -> None:
 
 
 def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     send(h, "pd", pd([1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [100.0, 100.0], [0.0, 0.0]), 0.0)
     h.manager.cycle(0.0, DT)  # 100 * (1 - 0.2) = 80 -> 10;  100 * (-1 - 0.4) = -140 -> -10
@@ -212,7 +189,7 @@ def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> No
     ],
 )
 def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     msg = pd([0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
     send(h, "pd", msg, 0.0)
@@ -227,7 +204,7 @@ def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
 # --- watchdog (simulated time) ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["zero_effort", "hold_position"])
 def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -> None:
-    h = arm(harness, param("calculate_dynamics", "false"))
+    h = two_joint_arm(param("calculate_dynamics", "false"))
     params = {
         "joints": list(JOINTS),
         "watchdog_timeout": 0.01,
@@ -259,7 +236,7 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -
 
 
 def test_watchdog_parameters_validated(harness) -> None:
-    h = arm(harness)
+    h = two_joint_arm()
     with pytest.raises(ControllerError, match="watchdog_timeout must be a positive number"):
         h.start("a", PD, {"joints": ["j1"], "watchdog_timeout": 0.0})
     with pytest.raises(ControllerError, match="safe_mode must be one of hold_position, zero_effort"):

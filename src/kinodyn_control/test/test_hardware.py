@@ -17,7 +17,15 @@ from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, Lifec
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.registry import HARDWARE_GROUP, PluginError, hardware_registry
-from kinodyn_control.testing import joint, param, robot_xml, system_block
+from kinodyn_control.testing import (
+    GENERIC_SYSTEM,
+    QUADRUPED_JOINTS,
+    QUADRUPED_STANCE,
+    joint,
+    param,
+    robot_xml,
+    system_block,
+)
 
 DT = 0.002
 URDF_DIR = Path(__file__).resolve().parents[3] / "urdf"
@@ -25,33 +33,18 @@ URDF_DIR = Path(__file__).resolve().parents[3] / "urdf"
 
 # --- description --------------------------------------------------------------------------------------------
 def test_quadruped_description_matches_urdf_readme() -> None:
-    d = parse_robot_description((URDF_DIR / "quadruped.urdf").read_text())
+    text = (URDF_DIR / "quadruped.urdf").read_text()
+    d = parse_robot_description(text)
     (hw,) = d.hardware
-    assert (hw.name, hw.type, hw.plugin, hw.params) == (
-        "quadruped_system",
-        "system",
-        "kinodyn_control/GenericSystem",
-        {"calculate_dynamics": "false"},
-    )
-    legs = ("LF", "LH", "RF", "RH")
-    assert [j.name for j in hw.joints] == [f"{leg}_{j}" for leg in legs for j in ("HAA", "HFE", "KFE")]
-    nominal = {
-        "HAA": 0.0,
-        "LF_HFE": 0.6,
-        "RF_HFE": 0.6,
-        "LF_KFE": -1.2,
-        "RF_KFE": -1.2,
-        "LH_HFE": -0.6,
-        "RH_HFE": -0.6,
-        "LH_KFE": 1.2,
-        "RH_KFE": 1.2,
-    }
+    assert (hw.name, hw.type, hw.plugin, hw.params) == ("quadruped_system", "system", GENERIC_SYSTEM, {})
+    assert hw.original_xml == text  # the whole URDF, for components that simulate the robot
+    assert [j.name for j in hw.joints] == QUADRUPED_JOINTS
+    nominal = dict(zip(QUADRUPED_JOINTS, QUADRUPED_STANCE, strict=True))
     for j in hw.joints:
         (cmd,) = j.command_interfaces
         assert (cmd.name, cmd.min, cmd.max) == ("effort", -80.0, 80.0)
         assert [s.name for s in j.state_interfaces] == ["position", "velocity", "effort"]
-        expected = nominal.get(j.name, nominal["HAA"] if j.name.endswith("HAA") else None)
-        assert [s.initial_value for s in j.state_interfaces] == [expected, 0.0, 0.0]
+        assert [s.initial_value for s in j.state_interfaces] == [nominal[j.name], 0.0, 0.0]
         limits = d.joint_limits[j.name]
         assert (limits.velocity, limits.effort) == (8.0, 80.0)
     (imu,) = hw.sensors

@@ -1,8 +1,10 @@
 """kinodyn_control/SimulatedSystem without ROS (ros_interface false), through the resource manager.
 
-The quadruped of urdf/quadruped_sim.urdf stands under a joint PD law written to the effort commands; the
-state interfaces are the simulator's (joints, applied effort, IMU); lockstep runs are deterministic; reset
-and push requests act at the next write; bad parameters fail on_init with a message naming them.
+The quadruped of urdf/quadruped.urdf with only the plugin changed stands under a joint PD law written to the
+effort commands; the physics comes from the robot description the manager parsed; the base floats unless the
+URDF's root link is ``world``; the state interfaces are the simulator's (joints, applied effort, IMU); in
+lockstep every write advances exactly one control period and runs are deterministic; reset and push requests
+act at the next write; bad parameters fail on_init with a message naming them.
 """
 
 from __future__ import annotations
@@ -11,23 +13,35 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState
+from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState, ReturnType
 from kinodyn_control.manager import HardwareError
-from kinodyn_control.testing import Harness
+from kinodyn_control.testing import (
+    GENERIC_SYSTEM,
+    QUADRUPED_JOINTS,
+    QUADRUPED_STANCE,
+    QUADRUPED_STANDING_HEIGHT,
+    SIMULATED_SYSTEM,
+    Harness,
+    joint,
+    param,
+    robot_xml,
+    system_block,
+)
 
 REPO = Path(__file__).resolve().parents[3]
-JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
-STANDING = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+JOINTS = QUADRUPED_JOINTS
+STANDING = np.array(QUADRUPED_STANCE)
 KP, KD = 800.0, 10.0
 
 
 def sim_urdf(**params: str) -> str:
-    text = (REPO / "urdf" / "quadruped_sim.urdf").read_text()
-    physics = str(REPO / "urdf" / "quadruped.urdf")
-    text = text.replace("package://kinodyn_bringup/urdf/quadruped.urdf", physics)
-    params = {"ros_interface": "false", "dt": "0.001", "lockstep": "false", **params}  # later <param> wins
-    extra = "".join(f'      <param name="{k}">{v}</param>\n' for k, v in params.items())
-    return text.replace("    </hardware>", extra + "    </hardware>", 1)
+    """urdf/quadruped.urdf on SimulatedSystem (nothing else changed), plus ``params`` in its <hardware>."""
+    text = (REPO / "urdf" / "quadruped.urdf").read_text()
+    plugin = f"<plugin>{GENERIC_SYSTEM}</plugin>"
+    assert text.count(plugin) == 1
+    params = {"ros_interface": "false", **params}
+    extra = "".join(f'<param name="{k}">{v}</param>' for k, v in params.items())
+    return text.replace(plugin, f"<plugin>{SIMULATED_SYSTEM}</plugin>{extra}")
 
 
 def run(h: Harness, cycles: int, period: float = 0.001) -> list[float]:
@@ -49,9 +63,10 @@ def test_quadruped_stands_and_states_are_the_simulators() -> None:
     h.activate_hardware()
     sim = h.resources.components["quadruped_system"].simulator
     np.testing.assert_allclose(sim.contact_points[:, 2], 0.0, atol=1e-12)  # feet touch the ground
-    assert sim.q[2] == pytest.approx(0.5252, abs=1e-5)  # urdf/README.md (c), rounded there
+    assert sim.model.floating_base  # root link base_link, not world
+    assert sim.q[2] == pytest.approx(QUADRUPED_STANDING_HEIGHT, abs=1e-5)  # urdf/README.md (c), rounded there
     heights = run(h, 2000)
-    assert max(abs(z - 0.5252) for z in heights) < 0.01
+    assert max(abs(z - QUADRUPED_STANDING_HEIGHT) for z in heights) < 0.01
     h.resources.read(0.0, 0.001)
     np.testing.assert_allclose([h.state(f"{j}/position") for j in JOINTS], sim.q[7:])
     np.testing.assert_allclose([h.state(f"{j}/effort") for j in JOINTS], sim.applied_torque[6:])
@@ -61,16 +76,25 @@ def test_quadruped_stands_and_states_are_the_simulators() -> None:
     assert sim.t == pytest.approx(2.0)
 
 
-def test_lockstep_is_deterministic_and_one_step_per_cycle() -> None:
+def test_lockstep_advances_exactly_one_period_per_write_and_is_deterministic() -> None:
     runs = []
     for _ in range(2):
-        h = Harness(sim_urdf(lockstep="true"))
+        h = Harness(sim_urdf())
         h.activate_hardware()
-        run(h, 300, period=0.0137)  # the period does not matter in lockstep
-        sim = h.resources.components["quadruped_system"].simulator
-        assert sim.t == pytest.approx(0.3)
-        runs.append(sim.q.copy())
+        component = h.resources.components["quadruped_system"]
+        assert component.prepare_lockstep(0.002) is ReturnType.OK  # 2 steps of dt = 1 ms per cycle
+        run(h, 150, period=0.0137)  # the period passed does not matter in lockstep
+        assert component.simulator.t == pytest.approx(0.3, abs=1e-12)
+        runs.append(component.simulator.q.copy())
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_lockstep_period_must_be_a_whole_number_of_steps() -> None:
+    h = Harness(sim_urdf(dt="0.002"))
+    component = h.resources.components["quadruped_system"]
+    assert component.prepare_lockstep(0.003) is ReturnType.ERROR
+    assert "whole number of physics steps dt = 0.002 s" in component.last_error
+    assert component.prepare_lockstep(0.001) is ReturnType.ERROR  # less than one step
 
 
 def test_without_lockstep_a_late_cycle_runs_at_most_max_steps() -> None:
@@ -84,9 +108,10 @@ def test_without_lockstep_a_late_cycle_runs_at_most_max_steps() -> None:
 
 
 def test_reset_and_push_act_at_the_next_write() -> None:
-    h = Harness(sim_urdf(lockstep="true", contact="none"))
+    h = Harness(sim_urdf(contact="none"))
     h.activate_hardware()
     component = h.resources.components["quadruped_system"]
+    assert component.prepare_lockstep(0.001) is ReturnType.OK
     sim = component.simulator
     start = sim.q.copy()
     run(h, 50)
@@ -111,6 +136,9 @@ def test_reset_and_push_act_at_the_next_write() -> None:
     ({"contact": "sticky"}, "contact"),
     ({"dt": "fast"}, "dt"),
     ({"bogus": "1"}, "unknown params"),
+    ({"robot_description_file": "x.urdf"}, "physics comes from the robot description"),
+    ({"lockstep": "true"}, "lockstep is a control_node parameter"),
+    ({"floating_base": "yes"}, "floating_base must be true or false"),
 ])
 def test_bad_parameters_fail_on_init(params: dict[str, str], message: str) -> None:
     with pytest.raises(HardwareError, match=message):
@@ -121,3 +149,57 @@ def test_component_lifecycle_reaches_active() -> None:
     h = Harness(sim_urdf())
     h.activate_hardware()
     assert h.resources.components["quadruped_system"].lifecycle_state is LifecycleState.ACTIVE
+
+
+def _pendulum(root: str, extra_link: str = "", params: str = "") -> str:
+    """A 1 kg body ``root`` (massless if it is ``world``) with a revolute joint to a 1 kg bob 0.5 m below it,
+    on SimulatedSystem."""
+    inertial = ('<inertial><origin xyz="0 0 {z}"/><mass value="1"/>'
+                '<inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial>')
+    body = "" if root == "world" else inertial.format(z=0)
+    links = (f'<link name="{root}">{body}</link>{extra_link}'
+             f'<link name="bob">{inertial.format(z=-0.5)}</link>')
+    hinge = (f'<joint name="j1" type="revolute"><parent link="{root}"/><child link="bob"/><axis xyz="0 1 0"/>'
+             '<limit lower="-3" upper="3" velocity="20" effort="10"/></joint>')
+    block = system_block(param("ros_interface", "false") + param("contact", "none") + params,
+                         joint("j1", ("effort",), ("position", "velocity", "effort"), {"position": 0.3}),
+                         plugin=SIMULATED_SYSTEM)
+    return f'<robot name="p">{links}{hinge}{block}</robot>'
+
+
+def test_base_floats_unless_the_root_link_is_world() -> None:
+    fixed = Harness(_pendulum("world"))
+    fixed.activate_hardware()
+    s = fixed.resources.components["sys"].simulator
+    assert not s.model.floating_base and s.model.nq == 1
+    for _ in range(100):
+        s.step(np.zeros(1))
+    assert s.q[0] < 0.3  # the pendulum swings down about its fixed hinge
+    floating = Harness(_pendulum("base"))
+    floating.activate_hardware()
+    s = floating.resources.components["sys"].simulator
+    assert s.model.floating_base and s.model.nq == 8
+    z0 = s.q[2]
+    for _ in range(100):
+        s.step(np.zeros(1))
+    assert s.q[2] == pytest.approx(z0 - 0.5 * 9.81 * s.t**2, abs=1e-9)  # free fall of the whole robot
+    overridden = Harness(_pendulum("base", params=param("floating_base", "false")))
+    overridden.activate_hardware()
+    assert not overridden.resources.components["sys"].simulator.model.floating_base
+
+
+def test_world_link_that_is_not_the_root_is_refused() -> None:
+    world_below = ('<link name="world"/>'
+                   '<joint name="w" type="fixed"><parent link="base"/><child link="world"/></joint>')
+    with pytest.raises(HardwareError, match="link named 'world' that is not its root"):
+        Harness(_pendulum("base", world_below))
+
+
+def test_generic_system_accepts_lockstep_real_hardware_refuses() -> None:
+    generic = Harness(robot_xml(system_block(joints=joint("j1", ("effort",), ("position",))), ("j1",)))
+    assert generic.resources.components["sys"].prepare_lockstep(0.002) is ReturnType.OK
+    real = Harness(robot_xml(system_block(joints=joint("j1", ("effort",), ("position",)),
+                                          plugin="kinodyn_control/RealDeviceSkeleton"), ("j1",)))
+    component = real.resources.components["sys"]
+    assert component.prepare_lockstep(0.002) is ReturnType.ERROR
+    assert "real hardware does not wait for commands" in component.last_error

@@ -72,9 +72,17 @@ class ControllerContext(Protocol):
     def destroy(self, entity: Any) -> None: ...
 
 
+def _no_listener() -> None:
+    return None
+
+
 class Controller(Lifecycle):
     what = "controller"
     PARAMETERS: ClassVar[dict[str, Parameter]] = {}
+    # Takes commands from other processes (a ~/commands topic). In lockstep the manager waits for them, which
+    # needs STAMPED_COMMANDS: each command's header.stamp names the state it answers (``command_stamp``).
+    EXTERNAL_COMMANDS: ClassVar[bool] = False
+    STAMPED_COMMANDS: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,6 +91,7 @@ class Controller(Lifecycle):
         self.context: ControllerContext | None = None
         self.commands: LoanedInterfaces | None = None
         self.states: LoanedInterfaces | None = None
+        self.command_arrived: Callable[[], None] = _no_listener  # set by the manager; per accepted command
 
     @property
     def name(self) -> str:
@@ -126,6 +135,10 @@ class Controller(Lifecycle):
 
     def release_interfaces(self) -> None:
         self.commands = self.states = None
+
+    def command_stamp(self) -> int | None:
+        """Header stamp [ns] of the latest accepted external command (None before the first or unstamped)."""
+        return None
 
     def update(self, time: float, period: float) -> ReturnType:
         raise NotImplementedError(f"{type(self).__name__} must implement update(time, period)")

@@ -2,9 +2,11 @@
 
 A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread, is
 validated there (``parse``; a rejected message is dropped with one warning per distinct problem, throttled)
-and handed to the control loop as one reference (atomic replacement). Every update then writes, per joint:
-nothing before the first command (ros2_control's "no command yet"), the safe command after the watchdog
-tripped, otherwise ``compute(target, q, qdot)``; the result goes through the URDF limits (limits.py).
+and handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
+which is simulated time in lockstep) and, for stamped messages, its header stamp (``command_stamp``). Every
+update then writes, per joint: nothing before the first command (ros2_control's "no command yet"), the safe
+command after the watchdog tripped, otherwise ``compute(target, q, qdot)``; the result goes through the URDF
+limits (limits.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def stamp(time: float) -> tuple[int, int]:
 
 
 class JointCommandController(Controller):
+    EXTERNAL_COMMANDS = True
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         "joints": Parameter("str_list", [], "joints commanded, in message order"),
         **WATCHDOG_PARAMETERS,
@@ -65,8 +68,8 @@ class JointCommandController(Controller):
             return self.fail(str(exc))
         self.limits = JointLimitArrays(self.context.description, self.joints)
         self.problems = DistinctProblemLog(self.logger)
-        self._reference: tuple[Any, float] | None = None
-        self._used: tuple[Any, float] | None = None
+        self._reference: tuple[Any, float, int | None] | None = None  # target, receipt time, stamp [ns]
+        self._used: tuple[Any, float, int | None] | None = None
         self._subscription = self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command)
         return CallbackReturn.SUCCESS
 
@@ -97,7 +100,14 @@ class JointCommandController(Controller):
         except CommandRejectedError as exc:
             self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
             return
-        self._reference = (target, self.context.now())
+        header = msg.header.stamp if self.STAMPED_COMMANDS else None
+        stamp_ns = None if header is None else header.sec * 1_000_000_000 + header.nanosec
+        self._reference = (target, self.context.now(), stamp_ns)
+        self.command_arrived()
+
+    def command_stamp(self) -> int | None:
+        reference = self._reference
+        return None if reference is None else reference[2]
 
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None and self.commands is not None

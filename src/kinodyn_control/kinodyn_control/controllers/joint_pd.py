@@ -5,6 +5,8 @@ feed-forward effort, kp, kd) and writes ``effort = effort_ff + kp (position - q)
 ``<joint>/effort``, then the URDF limits (±effort, no push past a position or velocity limit). A message is
 rejected when an array is not as long as ``name``, a name is unknown, repeated or missing, a value is NaN/inf,
 kp or kd is negative, or a desired position/velocity/feed-forward effort is outside the URDF limits.
+``header.stamp`` is used in lockstep only (docs/simulator.md): the stamp of the joint states the command
+answers.
 Watchdog and limit enforcement: joint_command.py.
 """
 
@@ -27,6 +29,7 @@ def _names(names: Sequence[str]) -> str:
 
 class JointPDController(JointCommandController):
     MESSAGE = JointPDCommand
+    STAMPED_COMMANDS = True  # header.stamp: the stamp of the joint states the command answers (lockstep)
 
     def command_interface_name(self) -> str:
         return EFFORT

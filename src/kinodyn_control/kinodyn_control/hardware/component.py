@@ -92,6 +92,16 @@ class HardwareComponent(Lifecycle):
     def perform_command_mode_switch(self, start: list[str], stop: list[str]) -> ReturnType:
         return ReturnType.OK
 
+    def prepare_lockstep(self, period: float) -> ReturnType:
+        """Called once before a lockstep loop starts: from then on the manager calls ``write`` only when the
+        commands of a cycle have arrived, with ``period`` (1/update_rate) of simulated time per cycle. Only
+        hardware without a clock of its own can wait like that: simulated or mock components return OK (a
+        simulator then advances exactly ``period`` per ``write``); real hardware keeps this default
+        ERROR."""
+        self.last_error = (f"{type(self).__name__} cannot run in lockstep: real hardware does not wait for "
+                           "commands; lockstep is for simulated or mock hardware")
+        return ReturnType.ERROR
+
     # --- transitions, driven by the resource manager --------------------------------------------------------
     def initialize(self, info: HardwareInfo) -> LifecycleState:
         if self.lifecycle_state is not LifecycleState.UNKNOWN:

@@ -43,7 +43,12 @@ class ComponentInfo:
 
 @dataclass(frozen=True)
 class HardwareInfo:
-    """One ``<ros2_control>`` block: ``type`` is system/actuator/sensor, ``plugin`` the registry name."""
+    """One ``<ros2_control>`` block: ``type`` is system/actuator/sensor, ``plugin`` the registry name.
+
+    ``original_xml`` is the whole URDF the block came from (ros2_control's ``HardwareInfo::original_xml``),
+    so a simulated component builds its physics model from the robot description the controller manager
+    has.
+    """
 
     name: str
     type: str
@@ -52,6 +57,7 @@ class HardwareInfo:
     joints: tuple[ComponentInfo, ...]
     sensors: tuple[ComponentInfo, ...]
     gpios: tuple[ComponentInfo, ...]
+    original_xml: str = field(repr=False)
     rw_rate: int = 0
 
     @property
@@ -137,7 +143,7 @@ def _component(element: ET.Element, where: str) -> ComponentInfo:
     return ComponentInfo(name, element.tag, commands, states, _params(element, where))
 
 
-def _hardware(element: ET.Element, urdf_joints: set[str]) -> HardwareInfo:
+def _hardware(element: ET.Element, urdf_joints: set[str], urdf_xml: str) -> HardwareInfo:
     name = element.get("name")
     if not name:
         raise DescriptionError("<ros2_control> without a name attribute")
@@ -169,6 +175,7 @@ def _hardware(element: ET.Element, urdf_joints: set[str]) -> HardwareInfo:
         joints=joints,
         sensors=tuple(_component(e, where) for e in element.findall("sensor")),
         gpios=tuple(_component(e, where) for e in element.findall("gpio")),
+        original_xml=urdf_xml,
         rw_rate=int(rw_rate),
     )
 
@@ -201,7 +208,7 @@ def parse_robot_description(urdf_xml: str) -> RobotDescription:
     if root.tag != "robot":
         raise DescriptionError(f"robot_description's root element is <{root.tag}>, expected <robot>")
     joints = {j.get("name"): j for j in root.findall("joint")}
-    blocks = tuple(_hardware(e, set(joints)) for e in root.findall("ros2_control"))
+    blocks = tuple(_hardware(e, set(joints), urdf_xml) for e in root.findall("ros2_control"))
     if not blocks:
         raise DescriptionError(
             "robot_description has no <ros2_control> block; add one per hardware component (urdf/README.md)"

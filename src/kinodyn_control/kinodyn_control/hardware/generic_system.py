@@ -200,6 +200,10 @@ class GenericSystem(System):
         return ReturnType.OK
 
     # --- cyclic ---------------------------------------------------------------------------------------------
+    def prepare_lockstep(self, period: float) -> ReturnType:
+        """Mock hardware has no clock of its own: it follows the ``period`` it is given; lockstep is fine."""
+        return ReturnType.OK
+
     def write(self, time: float, period: float) -> ReturnType:
         return ReturnType.OK
 

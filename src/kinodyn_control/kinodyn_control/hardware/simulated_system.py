@@ -1,21 +1,28 @@
 """``kinodyn_control/SimulatedSystem``: the robot simulated by ``kinodyn.sim``, stepped in the control loop.
 
-As gazebo_ros2_control and mujoco_ros2_control do, the physics runs in the controller manager's process:
-``write`` applies the joints' ``effort`` commands and advances the simulation, ``read`` copies the joint
-states (``position``, ``velocity``, ``effort`` = the torque applied after saturation) and the IMU state
-interfaces of every ``<sensor>`` with the 10 IMU interfaces (on the link named by the sensor's
-``frame_id`` param) into the state interfaces.
+As gazebo_ros2_control and mujoco_ros2_control do, the physics runs in the controller manager's process and
+is built from the robot description the controller manager was given (``HardwareInfo.original_xml``): the
+URDF's kinematics, inertias, limits, damping/friction and collision spheres. ``write`` applies the joints'
+``effort`` commands and advances the simulation, ``read`` copies the joint states (``position``,
+``velocity``, ``effort`` = the torque applied after saturation) and the IMU state interfaces of every
+``<sensor>`` with the 10 IMU interfaces (on the link named by the sensor's ``frame_id`` param) into the state
+interfaces. Replacing ``kinodyn_control/GenericSystem`` by ``kinodyn_control/SimulatedSystem`` in a
+``<plugin>`` is all it takes.
 
-Hardware ``<param>`` (all optional except ``robot_description_file``):
+Fixed or floating base follows the Gazebo/URDF convention: the robot is fixed to the world when the URDF's
+root link is named ``world`` (a ``world`` link with a joint to the robot's base); otherwise its root link
+floats on a free-flyer joint. A ``world`` link that is not the root is an error.
 
-- ``robot_description_file``: the URDF (path, ``file://`` or ``package://``) the physics model is built from
-  (a hardware component receives only its ``<ros2_control>`` block);
-- ``floating_base`` (false): simulate the root link on a free-flyer joint;
-- ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``);
-- ``lockstep`` (false): every ``write`` advances exactly one physics step, with that cycle's commands, so a
-  run is deterministic whatever the CPU load (simulated time then runs at ``dt`` per control cycle). Without
-  it, ``write`` advances ``round(period / dt)`` steps, at least one and at most ``max_steps_per_cycle`` (10):
-  when the loop is late the simulation falls behind real time instead of running on a stale command;
+Hardware ``<param>`` (all optional):
+
+- ``floating_base`` (true/false): overrides the convention above;
+- ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``; default ``rk4``);
+- ``max_steps_per_cycle`` (10): ``write`` advances ``round(period / dt)`` physics steps, at least one and at
+  most this many, so a late loop makes the simulation fall behind real time instead of running on a stale
+  command.
+  With the controller manager in lockstep (control_node parameter ``lockstep``, docs/simulator.md) every
+  ``write`` advances exactly ``1 / update_rate`` of simulated time instead, in ``(1 / update_rate) / dt``
+  steps, which must be a whole number (``prepare_lockstep``);
 - ``contact`` (``soft`` | ``hard`` | ``none``; default ``soft``), ``contact_stiffness``, ``contact_damping``,
   ``contact_friction``, ``contact_tangential_stiffness``, ``contact_tangential_damping`` (defaults:
   ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the plane z = 0;
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import math
 import threading
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import numpy as np
@@ -59,9 +67,9 @@ CONTACT_PARAMS = {
 }
 NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
                 "gyroscope_random_walk")
-KNOWN_PARAMS = ("robot_description_file", "floating_base", "dt", "integrator", "lockstep",
-                "max_steps_per_cycle", "contact", "initial_base_position", "imu_seed", "ros_interface",
-                *CONTACT_PARAMS, *NOISE_PARAMS)
+KNOWN_PARAMS = ("floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
+                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS)
+WORLD_LINK = "world"
 
 
 def _bool(params: dict[str, str], key: str, default: bool) -> bool:
@@ -69,6 +77,18 @@ def _bool(params: dict[str, str], key: str, default: bool) -> bool:
     if text not in ("true", "false"):
         raise ValueError(f"param {key} must be true or false, got {params[key]!r}")
     return text == "true"
+
+
+def fixed_to_world(urdf_xml: str) -> bool:
+    """True when the URDF's root link is ``world`` (Gazebo's convention for a robot fixed to the world)."""
+    root = ET.fromstring(urdf_xml)
+    links = [link.get("name") for link in root.findall("link")]
+    children = {child.get("link") for child in root.findall("joint/child")}
+    roots = [link for link in links if link not in children]
+    if WORLD_LINK in links and roots != [WORLD_LINK]:
+        raise ValueError(f"the URDF has a link named '{WORLD_LINK}' that is not its root (roots: {roots}); "
+                         f"'{WORLD_LINK}' is reserved for the fixed world a robot is attached to")
+    return roots == [WORLD_LINK]
 
 
 def _float(params: dict[str, str], key: str, default: float) -> float:
@@ -94,18 +114,17 @@ class SimulatedSystem(System):
         try:
             unknown = sorted(set(p) - set(KNOWN_PARAMS))
             if unknown:
-                raise ValueError(f"unknown params {unknown}; known: {', '.join(KNOWN_PARAMS)}")
-            if not p.get("robot_description_file"):
-                raise ValueError("param robot_description_file is required (path or package:// URI of the "
-                                 "URDF)")
-            self.urdf_file = p["robot_description_file"]
-            self.floating_base = _bool(p, "floating_base", False)
+                raise ValueError(f"unknown params {unknown}; known: {', '.join(KNOWN_PARAMS)} (the "
+                                 "physics comes from the robot description; lockstep is a control_node "
+                                 "parameter)")
+            self.floating_base = (_bool(p, "floating_base", True) if "floating_base" in p
+                                  else not fixed_to_world(info.original_xml))
             self.dt = _float(p, "dt", 1e-3)
             self.integrator = p.get("integrator", "rk4")
             if self.integrator not in sim.INTEGRATORS:
                 raise ValueError(f"param integrator must be one of {sim.INTEGRATORS}, "
                                  f"got {self.integrator!r}")
-            self.lockstep = _bool(p, "lockstep", False)
+            self.lockstep_steps = 0  # steps per write in lockstep (prepare_lockstep); 0: follow the period
             self.max_steps = int(_float(p, "max_steps_per_cycle", 10))
             if self.max_steps < 1:
                 raise ValueError(f"param max_steps_per_cycle must be >= 1, got {p['max_steps_per_cycle']!r}")
@@ -139,15 +158,13 @@ class SimulatedSystem(System):
 
     # --- lifecycle ------------------------------------------------------------------------------------------
     def on_configure(self) -> CallbackReturn:
-        from kinodyn_ros.robot_description import resolve_uri
-
         assert self.info is not None
+        urdf = self.info.original_xml
         try:
-            path = resolve_uri(self.urdf_file)
-            model = kd.Model.from_urdf(path, floating_base=self.floating_base)
+            model = kd.Model.from_urdf(urdf, floating_base=self.floating_base)
             contact = None
             if self.contact_kind != "none":
-                contact = sim.ContactModel(sim.collision_spheres(path), kind=self.contact_kind,
+                contact = sim.ContactModel(sim.collision_spheres(urdf), kind=self.contact_kind,
                                            **self.contact_params)
             self.simulator = sim.Simulator(model, dt=self.dt, integrator=self.integrator, contact=contact)
             self._joint_index = [model.joint_id(j.name) for j in self.info.joints]
@@ -155,7 +172,7 @@ class SimulatedSystem(System):
             self.simulator.reset(self.initial_q)
             self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
                          for k, s in enumerate(self.info.sensors)]
-        except (ValueError, KeyError, OSError) as exc:
+        except (ValueError, KeyError) as exc:
             self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
             return CallbackReturn.FAILURE
         self.applied = np.zeros(model.nv)
@@ -211,6 +228,16 @@ class SimulatedSystem(System):
         with self.lock:
             self._requests.append(("push", (link, w, duration)))
 
+    def prepare_lockstep(self, period: float) -> ReturnType:
+        """From now on every ``write`` advances exactly ``period`` (a whole number of ``dt`` steps)."""
+        steps = round(period / self.dt)
+        if steps < 1 or abs(steps * self.dt - period) > 1e-9 * period:
+            self.last_error = (f"lockstep needs the control period 1/update_rate = {period} s to be a whole "
+                               f"number of physics steps dt = {self.dt} s; change update_rate or the dt")
+            return ReturnType.ERROR
+        self.lockstep_steps = steps
+        return ReturnType.OK
+
     # --- cyclic ---------------------------------------------------------------------------------------------
     def read(self, time: float, period: float) -> ReturnType:
         with self.lock:
@@ -229,7 +256,7 @@ class SimulatedSystem(System):
         if not np.all(np.isfinite(tau)):
             self.last_error = "infinite effort command"
             return ReturnType.ERROR
-        steps = 1 if self.lockstep else min(self.max_steps, max(1, round(period / s.dt)))
+        steps = self.lockstep_steps or min(self.max_steps, max(1, round(period / s.dt)))
         with self.lock:
             for kind, args in self._requests:
                 if kind == "reset":

@@ -1,0 +1,131 @@
+"""Lockstep: every control cycle waits for the external commands that answer its state (docs/simulator.md).
+
+Protocol, cycle k at simulated time ``t_k = k / update_rate``:
+
+1. ``read`` (the state of step k); the controllers that take no external commands run (the broadcasters
+   publish ``/joint_states``, the IMU, ... stamped ``t_k``);
+2. the manager waits until every active controller that takes external commands holds a command whose
+   ``header.stamp`` is ``>= t_k`` (the external process copies the stamp of the joint states it answers);
+3. those controllers run, then ``write`` advances the hardware by exactly ``1 / update_rate``.
+
+The loop is paced by the commands, not by the wall clock, so a run is the same whatever the CPU load. A wait
+longer than ``lockstep_timeout`` (wall seconds) is logged once per stall; the manager then keeps waiting (the
+simulation stays paused: it never steps on a stale command) and re-publishes the state of step k every
+``lockstep_timeout``, so a process that joined late (before DDS discovery matched it) still gets it. No ROS
+here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time as _time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+NANOSECONDS = 1_000_000_000
+
+
+class LockstepCycle(Protocol):
+    def __call__(self, time: float, period: float, gate: LockstepGate) -> bool: ...
+
+
+class LockstepGate:
+    """Blocks the control thread until ``ready()``; command callbacks (other threads) call ``notify``."""
+
+    def __init__(self, timeout: float, logger: Any) -> None:
+        if not (np.isfinite(timeout) and timeout > 0.0):
+            raise ValueError(f"lockstep_timeout must be a positive number of seconds, got {timeout}")
+        self.timeout, self.logger = float(timeout), logger
+        self.stalls = 0
+        self._condition = threading.Condition()
+        self._stopped = False
+
+    def notify(self) -> None:
+        with self._condition:
+            self._condition.notify_all()
+
+    def stop(self) -> None:
+        """Make the current and every later ``wait`` return False."""
+        with self._condition:
+            self._stopped = True
+            self._condition.notify_all()
+
+    def wait(
+        self,
+        ready: Callable[[], bool],
+        missing: Callable[[], str],
+        republish: Callable[[], None],
+        time: float,
+    ) -> bool:
+        """True once ``ready()``, False if stopped first. After each ``timeout`` without it: the first time a
+        warning naming ``missing()``, every time ``republish()`` (outside the lock)."""
+        start = _time.monotonic()
+        deadline = start + self.timeout
+        stalled = False
+        while True:
+            with self._condition:
+                if self._stopped:
+                    return False
+                if ready():
+                    break
+                self._condition.wait(max(0.0, deadline - _time.monotonic()))
+            if _time.monotonic() < deadline:
+                continue
+            if not stalled:
+                stalled = True
+                self.stalls += 1
+                self.logger.warning(
+                    f"lockstep: no command answering t = {time:.6f} s after {self.timeout} s "
+                    f"(lockstep_timeout) from {missing()}; the simulation waits for it and re-publishes the "
+                    f"state every {self.timeout} s"
+                )
+            republish()
+            deadline = _time.monotonic() + self.timeout
+        if stalled:
+            self.logger.info(
+                f"lockstep: the command for t = {time:.6f} s arrived after "
+                f"{_time.monotonic() - start:.3f} s; stepping again"
+            )
+        return True
+
+
+def lockstep_period_ns(rate: int) -> int:
+    """The control period 1/rate in whole nanoseconds (simulated time must advance exactly)."""
+    if NANOSECONDS % rate:
+        raise ValueError(
+            f"lockstep needs update_rate to divide 1e9 (a period of whole nanoseconds), got {rate} Hz"
+        )
+    return NANOSECONDS // rate
+
+
+class LockstepLoop:
+    """Runs ``cycle(t_k, period, gate)`` back to back on a dedicated thread, ``t_k = k * period`` from 0."""
+
+    def __init__(self, cycle: LockstepCycle, rate: int, gate: LockstepGate) -> None:
+        self.cycle, self.gate = cycle, gate
+        self.period_ns = lockstep_period_ns(rate)
+        self.time = 0.0  # simulated time of the cycle in progress [s]
+        self.cycles = 0
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="lockstep_loop", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.gate.stop()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        period = self.period_ns / NANOSECONDS
+        try:
+            while True:
+                self.time = self.cycles * self.period_ns / NANOSECONDS
+                if not self.cycle(self.time, period, self.gate):
+                    return
+                self.cycles += 1
+        except BaseException as exc:  # reported by the owner; the loop must not die silently
+            self.error = exc
+            raise

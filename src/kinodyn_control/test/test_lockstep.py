@@ -1,0 +1,196 @@
+"""Lockstep without ROS: the gate's waiting, and the manager's lockstep cycle (lockstep.py, manager.py).
+
+A cycle publishes the state of step k (stamped t_k) before it waits; it neither updates the command
+controllers nor writes until every active controller with external commands holds a command stamped >= t_k;
+a stale stamp does not release it; a stall is logged once and the state re-published; stopping the gate
+ends the wait; unstamped command controllers and real hardware are refused in lockstep. Threads are joined
+or polled with generous limits: nothing here asserts a duration.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+from kinodyn_control.lockstep import LockstepGate, LockstepLoop, lockstep_period_ns
+from kinodyn_control.manager import HardwareError
+from kinodyn_control.testing import (
+    Harness,
+    _ListLogger,
+    joint,
+    pd_command,
+    robot_xml,
+    system_block,
+    two_joint_arm,
+)
+
+DT = 0.002
+DT_NS = 2_000_000
+JOINTS = ("j1", "j2")
+PD = "kinodyn_control/JointPDController"
+
+FWD = "kinodyn_control/ForwardCommandController"
+JSB = "kinodyn_control/JointStateBroadcaster"
+
+
+def poll(predicate, limit: float = 10.0) -> bool:
+    """Poll ``predicate`` until it holds (True) or ``limit`` seconds pass (False)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.001)
+    return bool(predicate())
+
+
+class Waiter:
+    """Runs ``function`` on a thread and keeps its result."""
+
+    def __init__(self, function) -> None:
+        self.result = None
+        self.thread = threading.Thread(target=self._run, args=(function,), daemon=True)
+        self.thread.start()
+
+    def _run(self, function) -> None:
+        self.result = function()
+
+    def join(self) -> None:
+        self.thread.join(10.0)
+        assert not self.thread.is_alive()
+
+
+# --- the gate ---------------------------------------------------------------------------------------------
+def test_gate_stall_is_logged_once_state_republished_until_ready() -> None:
+    records: list = []
+    gate = LockstepGate(0.02, _ListLogger("gate", records))
+    flag, republished = threading.Event(), []
+    missing = "'pd' (latest stamp none)"
+    waiter = Waiter(lambda: gate.wait(flag.is_set, lambda: missing, lambda: republished.append(1), 0.25))
+    assert poll(lambda: len(republished) >= 3)  # one republish per lockstep_timeout while stalled
+    flag.set()
+    gate.notify()
+    waiter.join()
+    assert waiter.result is True
+    warnings = [m for level, m in records if level == "warning"]
+    assert len(warnings) == 1 and gate.stalls == 1
+    assert warnings[0].startswith("lockstep: no command answering t = 0.250000 s after 0.02 s")
+    assert "'pd' (latest stamp none)" in warnings[0]
+    assert next(m for level, m in records if level == "info").startswith(
+        "lockstep: the command for t = 0.250000 s arrived after")
+
+
+def test_gate_ready_does_not_wait_and_stop_ends_waiting() -> None:
+    records: list = []
+    gate = LockstepGate(10.0, _ListLogger("gate", records))
+    assert gate.wait(lambda: True, str, lambda: None, 0.0) is True
+    waiter = Waiter(lambda: gate.wait(lambda: False, str, lambda: None, 0.0))
+    gate.stop()
+    waiter.join()
+    assert waiter.result is False and records == []
+    assert gate.wait(lambda: True, str, lambda: None, 0.0) is False  # stopped for good
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0, math.inf, math.nan])
+def test_gate_timeout_must_be_positive(timeout: float) -> None:
+    with pytest.raises(ValueError, match="lockstep_timeout must be a positive number of seconds"):
+        LockstepGate(timeout, None)
+
+
+def test_lockstep_period_is_whole_nanoseconds() -> None:
+    assert lockstep_period_ns(500) == 2_000_000 and lockstep_period_ns(1000) == 1_000_000
+    with pytest.raises(ValueError, match="update_rate to divide 1e9"):
+        lockstep_period_ns(3)
+
+
+# --- the manager's lockstep cycle ---------------------------------------------------------------------------
+def lockstep_arm() -> tuple[Harness, LockstepGate]:
+    h = two_joint_arm()
+    gate = LockstepGate(10.0, h.logger)
+    h.manager.enter_lockstep(gate, DT)
+    h.start("jsb", JSB)
+    h.start("pd", PD, {"joints": list(JOINTS), "watchdog_timeout": 0.01})
+    return h, gate
+
+
+def send(h: Harness, stamp_ns: int, effort: float) -> None:
+    """A command answering the state stamped ``stamp_ns``, received at that simulated time (control_node's
+    controllers' clock in lockstep)."""
+    h.contexts["pd"].time = stamp_ns * 1e-9
+    msg = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [effort, effort], [0.0, 0.0], [0.0, 0.0], stamp_ns)
+    h.contexts["pd"].subscriptions["/pd/commands"](msg)
+
+
+def test_cycle_publishes_state_then_waits_for_the_command_stamped_for_it() -> None:
+    h, gate = lockstep_arm()
+    states = h.contexts["jsb"].publishers["/joint_states"].messages
+    for k, effort in enumerate((1.0, 2.0, 3.0)):
+        t_ns = k * 2_000_000
+        waiter = Waiter(lambda t=t_ns: h.manager.lockstep_cycle(t * 1e-9, DT, gate))
+        assert poll(lambda n=k + 1: len(states) == n)  # the state of step k is out before the wait
+        assert (states[-1].header.stamp.sec, states[-1].header.stamp.nanosec) == (0, t_ns)
+        if k > 0:
+            send(h, t_ns - 2_000_000, 9.0)  # answers the previous state: stale, does not release the cycle
+        waiter.thread.join(0.05)
+        assert waiter.thread.is_alive()
+        assert h.manager.missing_commands(t_ns * 1e-9) == [("pd", None if k == 0 else t_ns - 2_000_000)]
+        if k == 0:
+            assert math.isnan(h.command("j1/effort"))  # nothing written before the first command
+        else:
+            assert h.command("j1/effort") == effort - 1.0  # still the previous step's command
+        send(h, t_ns, effort)
+        waiter.join()
+        assert waiter.result is True
+        assert h.command("j1/effort") == h.command("j2/effort") == effort  # that step's command, applied
+    assert h.messages("warning") == []  # the 10 ms watchdog runs on simulated time: waiting does not trip it
+
+
+def test_no_command_controller_no_wait_and_stopped_gate_ends_the_cycle() -> None:
+    h = two_joint_arm()
+    gate = LockstepGate(10.0, h.logger)
+    h.manager.enter_lockstep(gate, DT)
+    h.start("jsb", JSB)
+    assert h.manager.lockstep_cycle(0.0, DT, gate) is True  # nothing to wait for
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    waiter = Waiter(lambda: h.manager.lockstep_cycle(DT, DT, gate))
+    gate.stop()
+    waiter.join()
+    assert waiter.result is False
+    assert math.isnan(h.command("j1/effort"))  # never written without its command
+
+
+def test_loop_runs_cycles_at_k_periods_until_stopped() -> None:
+    h, gate = lockstep_arm()
+    loop = LockstepLoop(h.manager.lockstep_cycle, 500, gate)
+    loop.start()
+    for k in range(5):
+        def waiting(n: int = k) -> bool:
+            return bool(h.manager.missing_commands(n * DT)) and round(loop.time * 1e9) == n * DT_NS
+
+        assert poll(waiting)
+        send(h, k * 2_000_000, float(k))
+    assert poll(lambda: loop.cycles == 5)
+    loop.stop()
+    assert loop.error is None and loop.cycles == 5
+    stamps = [m.header.stamp.nanosec for m in h.contexts["jsb"].publishers["/joint_states"].messages]
+    assert stamps == [k * 2_000_000 for k in range(6)]
+
+
+def test_unstamped_command_controller_refused_in_lockstep() -> None:
+    h = two_joint_arm()
+    h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
+    h.manager.load("fwd", FWD, {"joints": list(JOINTS)})
+    h.manager.configure("fwd")
+    ok, message = h.manager.switch(["fwd"], [])
+    assert not ok
+    assert "Unable to activate controller 'fwd' in lockstep: its commands " in message
+    assert "carry no header stamp" in message
+
+
+def test_real_hardware_refuses_lockstep() -> None:
+    xml = robot_xml(system_block(joints=joint("j1", ("effort",), ("position",)),
+                                 plugin="kinodyn_control/RealDeviceSkeleton"), ("j1",))
+    h = Harness(xml)
+    with pytest.raises(HardwareError, match="component 'sys': RealDeviceSkeleton cannot run in lockstep"):
+        h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
