@@ -29,6 +29,8 @@ from kinodyn.urdf import parse_urdf
 
 __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE", "Model"]
 
+FLOAT64 = np.dtype(np.float64)  # numpy's native float64 dtype (a singleton: compared with ``is``)
+
 # Sampling ranges random_configuration uses where a limit is infinite.
 UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
 UNBOUNDED_TRANSLATION_RANGE = 1.0  # m, prismatic and free-flyer position: [-1, 1]
@@ -115,8 +117,12 @@ class Model:
             raise KeyError(f"unknown joint {name!r}; close names: {close}") from None
 
     def check_q(self, q: Any) -> np.ndarray:
-        """``q`` as a float64 array of shape (nq,); ``ValueError`` naming both shapes otherwise."""
-        if type(q) is not np.ndarray or q.dtype != np.float64:
+        """``q`` as a float64 array of shape (nq,); ``ValueError`` naming both shapes otherwise.
+
+        Runs on every call of every algorithm: the common case (a native float64 array of the
+        right shape) costs three identity/shape tests (``FLOAT64`` is numpy's dtype singleton).
+        """
+        if type(q) is not np.ndarray or q.dtype is not FLOAT64:
             q = np.asarray(q, dtype=np.float64)
         if q.shape != self._q_shape:
             raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
@@ -124,7 +130,7 @@ class Model:
 
     def check_v(self, v: Any, name: str = "v") -> np.ndarray:
         """``v`` (or another velocity-space vector called ``name``) as float64 of shape (nv,)."""
-        if type(v) is not np.ndarray or v.dtype != np.float64:
+        if type(v) is not np.ndarray or v.dtype is not FLOAT64:
             v = np.asarray(v, dtype=np.float64)
         if v.shape != self._v_shape:
             raise ValueError(f"{name} must have shape ({self.nv},), got {v.shape}")
