@@ -1,18 +1,30 @@
-"""control_node with the quadruped on kinodyn_control/SimulatedSystem over DDS (issue 5, points 4 and 7).
+"""control_node with the quadruped on kinodyn_control/SimulatedSystem over DDS (issue 5, points 4, 5 and 7).
 
-An external process (this test) sends joint PD commands (JointPDController) and reads /joint_states, the IMU,
-the simulator's ground-truth odometry, contacts and /clock; after a reset under PD control the quadruped
-stands, and a push moves it. urdf/quadruped_sim.urdf must stay urdf/quadruped.urdf with only the
-<hardware> block changed (checked here).
+The demo graph (config/quadruped_sim.yaml, urdf/quadruped_sim.urdf): an external process (this test) sends
+joint PD commands and reads /joint_states, the IMU, the simulator's ground-truth odometry, contacts and
+/clock; after a reset under PD control the quadruped stands, and a push moves it. urdf/quadruped_sim.urdf
+must stay urdf/quadruped.urdf with only the <hardware> block changed (checked here).
+
+Lockstep: an external closed-loop policy (test/lockstep_policy.py, a separate process) drives the
+simulated quadruped with control_node in lockstep, once answering at once and once after random delays of
+0-20 ms; the joint states of the first 300 steps are bit-identical across the two runs, and simulated time
+advances exactly one control period (= one physics step) per step.
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import yaml
 from geometry_msgs.msg import Wrench
+from kinodyn_control.testing import (
+    QUADRUPED_JOINTS,
+    QUADRUPED_STANCE,
+    QUADRUPED_STANDING_HEIGHT,
+    pd_command,
+)
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -21,18 +33,20 @@ from std_srvs.srv import Trigger
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from kinodyn_interfaces.srv import Push
-from test.conftest import REPO
+from test.conftest import PYTHON, REPO
 from test.ros_listener import Listener
 
 pytestmark = pytest.mark.system
 
 CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
 SIM_URDF = REPO / "urdf" / "quadruped_sim.urdf"
-JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
-STANDING = {"LF": (0.0, 0.6, -1.2), "RF": (0.0, 0.6, -1.2), "LH": (0.0, -0.6, 1.2), "RH": (0.0, -0.6, 1.2)}
-Q_STAND = [STANDING[j[:2]][("HAA", "HFE", "KFE").index(j[3:])] for j in JOINTS]
-HEIGHT = 0.5252  # urdf/README.md (c)
+JOINTS = QUADRUPED_JOINTS
+Q_STAND = QUADRUPED_STANCE
+HEIGHT = QUADRUPED_STANDING_HEIGHT
 KP, KD = 800.0, 10.0
+LOCKSTEP_STEPS = 300
+POLICY = REPO / "test" / "lockstep_policy.py"
+PERIOD_NS = 2_000_000  # 500 Hz control = one 2 ms physics step (urdf/quadruped_sim.urdf dt)
 
 
 def test_sim_urdf_differs_from_the_robot_only_in_the_hardware_block() -> None:
@@ -45,18 +59,27 @@ def test_sim_urdf_differs_from_the_robot_only_in_the_hardware_block() -> None:
     assert "kinodyn_control/SimulatedSystem" in SIM_URDF.read_text()
 
 
-@pytest.fixture
-def control_node(spawn, tmp_path):
+def demo_params() -> dict:
     graph = yaml.safe_load((REPO / "config" / "quadruped_sim.yaml").read_text())
     params = dict(graph["nodes"][0]["parameters"])
     params["robot_description_file"] = str(SIM_URDF)
+    return params
+
+
+def start_control_node(spawn, tmp_path, params: dict, name: str):
+    param_file = tmp_path / f"{name}.yaml"
+    param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
+    return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], name)
+
+
+@pytest.fixture
+def control_node(spawn, tmp_path):
+    params = demo_params()
     # This test is about standing and pushing; the watchdog has its own tests (test_control_node_system.py).
     # This test process also takes ~2500 messages/s and can stall for over a second on a loaded 2-core
     # machine: that must not trip the watchdog and drop the robot.
     params["leg_pd_controller"] = {**params["leg_pd_controller"], "watchdog_timeout": 5.0}
-    param_file = tmp_path / "params.yaml"
-    param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
-    return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], "control_node")
+    return start_control_node(spawn, tmp_path, params, "control_node")
 
 
 class Session:
@@ -75,8 +98,7 @@ class Session:
         node.create_subscription(ContactStates, "/quadruped_system/contacts", self.contacts.append, qos)
         node.create_subscription(Clock, "/clock", self.clock.append, qos)
         self.pub = node.create_publisher(JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10))
-        msg = JointPDCommand(name=JOINTS, position=Q_STAND, velocity=[0.0] * 12, effort=[0.0] * 12,
-                             kp=[KP] * 12, kd=[KD] * 12)
+        msg = pd_command(JOINTS, Q_STAND, [0.0] * 12, [0.0] * 12, [KP] * 12, [KD] * 12)
         node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, well within the watchdog
 
     def call(self, srv_type, name: str, request):
@@ -126,3 +148,39 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert not result.success and "no_such_link" in result.message
     finally:
         client.close()
+
+
+def lockstep_run(spawn, tmp_path, name: str, max_delay: float) -> dict:
+    """control_node in lockstep with the policy process answering after up to ``max_delay`` s; the policy's
+    record of the first LOCKSTEP_STEPS steps."""
+    params = demo_params()
+    params.update(lockstep=True, lockstep_timeout=0.5)
+    node = start_control_node(spawn, tmp_path, params, f"control_node_{name}")
+    out = tmp_path / f"{name}.npz"
+    args = [PYTHON, str(POLICY), str(out), str(LOCKSTEP_STEPS), str(max_delay), "7"]
+    policy = spawn(args, f"policy_{name}")
+    try:
+        assert policy.wait(timeout=120) == 0, policy.log_path.read_text() + node.log_path.read_text()
+    finally:
+        spawn.stop_all()
+    with np.load(out) as record:
+        run = {key: record[key] for key in record.files}
+    run["log"] = node.log_path.read_text()
+    return run
+
+
+def test_lockstep_runs_are_bit_identical_whatever_the_answer_delay(spawn, tmp_path) -> None:
+    prompt = lockstep_run(spawn, tmp_path, "prompt", 0.0)
+    delayed = lockstep_run(spawn, tmp_path, "delayed", 0.02)
+    assert delayed["slept"] > 1.0  # ~3 s of random delays in total: the wall-clock timing really differed
+    for run in (prompt, delayed):
+        assert "lockstep, 0.002 s of simulated time per cycle" in run["log"]
+        # simulated time: state k stamped k * 2 ms, /clock after step k at (k + 1) * 2 ms, nothing skipped
+        np.testing.assert_array_equal(run["stamps"], PERIOD_NS * np.arange(LOCKSTEP_STEPS))
+        np.testing.assert_array_equal(run["clock"], PERIOD_NS * np.arange(1, LOCKSTEP_STEPS + 1))
+        assert run["duplicates_differ"] == 0
+        assert "switching to the safe command" not in run["log"]  # the watchdog runs on simulated time
+    # the closed loop really moved the robot: a trajectory, not a constant
+    positions = prompt["states"][:, 0]
+    assert np.ptp(positions, axis=0).max() > 1e-3 and np.abs(prompt["states"][1:, 2]).max() > 1.0
+    assert np.array_equal(prompt["states"], delayed["states"])  # bit-identical positions, velocities, efforts
