@@ -16,163 +16,232 @@ whose coupled coordinates the recursion cannot eliminate body by body.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+from numpy.lib.stride_tricks import as_strided
 
-from kinodyn._kernels.common import ModelArrays, unpack
-from kinodyn._kernels.dyn_crba import crba_world, dot6
+from kinodyn._kernels.common import JOINT_FREEFLYER, JOINT_NONE, ModelArrays, rows_view, unpack
+from kinodyn._kernels.dyn_crba import crba_world
 from kinodyn._kernels.dyn_local import allocate_local_bodies
+from kinodyn._kernels.dyn_parallel import chunk_bounds
 from kinodyn._kernels.dyn_rnea import rnea_local
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
-    add_motion_cross,
     allocate_world_bodies,
     cholesky_solve,
-    external_wrenches_world,
     fill_world_bodies,
-    force_cross,
-    inertia_times,
     inline,
-    joint_nv,
-    rigid_inertia_matrix,
     world_bodies,
 )
 
 
 @inline
-def joint_motion(S: np.ndarray, n: int, iv: int, m: float, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = m S[:, :n] x[iv:iv + n]``: the twist (or acceleration) a joint adds (m: mimic multiplier)."""
-    for k in range(6):
-        s = 0.0
-        for c in range(n):
-            s += S[k, c] * x[iv + c]
-        out[k] = m * s
-
+def allocate_aba_scratch(nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch of ``aba_world_into`` for ``nb`` bodies, in one allocation: (5 nb, 6) rows and
+    (3 nb, 6, 6) blocks."""
+    block = np.empty(138 * nb)
+    return (rows_view(block, 0, 5 * nb, 6),
+            as_strided(block[30 * nb:], shape=(3 * nb, 6, 6), strides=(288, 48, 8)))
 
 
 @inline
 def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
               qdd: np.ndarray) -> None:
     """``qdd = M^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic joints)."""
-    nb = md.nbodies
-    spatial = np.empty((5 * nb + 2, 6))
-    V = spatial[0:nb]
-    c = spatial[nb:2 * nb]
-    pA = spatial[2 * nb:3 * nb]
-    u = spatial[3 * nb:4 * nb]
-    acc = spatial[4 * nb:5 * nb]
-    Sqd = spatial[5 * nb]
-    tmp = spatial[5 * nb + 1]
-    blocks = np.empty((3 * nb + 1, 6, 6))
-    IA = blocks[0:nb]
-    U = blocks[nb:2 * nb]
-    Dinv = blocks[2 * nb:3 * nb]
-    Ia = blocks[3 * nb]
-    parent, joint_type, idx_v, mass = md.parent, md.joint_type, md.idx_v, md.mass
-    S_all, h, inertia = W.S, W.h, W.inertia
-    with_fext = fext.shape[0] > 0
-    fw = fext
-    if with_fext:
-        fw = np.empty((nb, 6))
-        external_wrenches_world(fext, W, fw)
-    for k in range(6):
-        V[0, k] = 0.0
-    for i in range(1, nb):
-        p = parent[i]
-        joint_motion(S_all[i], joint_nv(joint_type[i]), idx_v[i], 1.0, v, Sqd)
-        for k in range(6):
-            V[i, k] = V[p, k] + Sqd[k]
-            c[i, k] = 0.0
-        add_motion_cross(V[i], Sqd, 1.0, c[i])
-        rigid_inertia_matrix(mass[i], h[i], inertia[i], IA[i])
-        inertia_times(mass[i], h[i], inertia[i], V[i], tmp)
-        force_cross(V[i], tmp, pA[i])
-        if with_fext:
-            for k in range(6):
-                pA[i, k] -= fw[i, k]
-    for i in range(nb - 1, 0, -1):
-        n = joint_nv(joint_type[i])
-        S = S_all[i]
-        iv = idx_v[i]
-        Ui = U[i]
-        IAi = IA[i]
-        for col in range(n):
-            for r in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += IAi[r, k] * S[k, col]
-                Ui[r, col] = s
-            s = tau[iv + col]
-            for k in range(6):
-                s -= S[k, col] * pA[i, k]
-            u[i, col] = s
-        _inverse_of_projection(S, Ui, n, Dinv[i])
-        p = parent[i]
-        if p == 0:
-            continue
-        # Ia = IA - U Dinv U^T;  pa = pA + Ia c + U Dinv u
-        for r in range(6):
-            for k in range(n):
-                s = 0.0
-                for m in range(n):
-                    s += Ui[r, m] * Dinv[i, m, k]
-                tmp[k] = s  # row r of U Dinv
-            for col in range(6):
-                s = 0.0
-                for k in range(n):
-                    s += tmp[k] * Ui[col, k]
-                Ia[r, col] = IAi[r, col] - s
-            s = 0.0
-            for k in range(n):
-                s += tmp[k] * u[i, k]
-            pA[p, r] += pA[i, r] + s
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += Ia[r, k] * c[i, k]
-            pA[p, r] += s
-            for k in range(6):
-                IA[p, r, k] += Ia[r, k]
-    gravity = md.gravity
-    for k in range(3):
-        acc[0, k] = -gravity[k]
-        acc[0, 3 + k] = 0.0
-    for i in range(1, nb):
-        p = parent[i]
-        n = joint_nv(joint_type[i])
-        iv = idx_v[i]
-        for k in range(6):
-            acc[i, k] = acc[p, k] + c[i, k]
-        for col in range(n):
-            tmp[col] = u[i, col] - dot6(U[i, :, col], acc[i])
-        for col in range(n):
-            s = 0.0
-            for k in range(n):
-                s += Dinv[i, col, k] * tmp[k]
-            qdd[iv + col] = s
-        for k in range(6):
-            s = 0.0
-            for col in range(n):
-                s += S_all[i, k, col] * qdd[iv + col]
-            acc[i, k] += s
+    X, B = allocate_aba_scratch(md.nbodies)
+    aba_world_into(md, W, v, tau, fext, X, B, qdd)
 
 
 @inline
-def _inverse_of_projection(S: np.ndarray, U: np.ndarray, n: int, Dinv: np.ndarray) -> None:
-    """``Dinv[:n, :n] = (S^T U)^-1`` for the joint's n columns (scalar for 1-dof joints)."""
-    if n == 1:
-        Dinv[0, 0] = 1.0 / dot6(S[:, 0], U[:, 0])
-        return
-    D = np.empty((n, n))
-    for a in range(n):
-        for b in range(n):
-            D[a, b] = dot6(S[:, a], U[:, b])
-    for col in range(n):
-        L = D.copy()
-        e = np.zeros(n)
-        e[col] = 1.0
-        cholesky_solve(L, e, n)
-        for a in range(n):
-            Dinv[a, col] = e[a]
+def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
+                   X: np.ndarray, B: np.ndarray, qdd: np.ndarray) -> None:
+    """``aba_world`` with the scratch ``X, B = allocate_aba_scratch(nb)``.
+
+    Rows of ``X``: ``[0, nb)`` twists V, ``[nb, 2 nb)`` velocity-product accelerations c,
+    ``[2 nb, 3 nb)`` bias wrenches pA, ``[3 nb, 4 nb)`` ``u = tau - S^T pA``, ``[4 nb, 5 nb)``
+    accelerations. Blocks of ``B``: ``[0, nb)`` articulated inertias IA, ``[nb, 2 nb)`` ``U = IA S``,
+    ``B[2 nb + i, 0, 0] = 1 / D`` of a 1-dof joint, ``B[2 nb + i]`` the free flyer's
+    ``D = S^T IA S``. Arrays are indexed element by element (no per-body slices: each costs
+    reference-count updates). The free flyer is the root's joint (``urdf.parse_urdf``), so its
+    D is only needed in the last pass and is solved there by Cholesky, never inverted.
+    """
+    nb = md.nbodies
+    parent, joint_type, idx_v, mass, gravity = md.parent, md.joint_type, md.idx_v, md.mass, md.gravity
+    C, r, S, h, inertia = W.C, W.r, W.S, W.h, W.inertia
+    cC, cP, cU, cA = nb, 2 * nb, 3 * nb, 4 * nb  # first rows of c, pA, u, acc in X (V at 0)
+    bU, bD = nb, 2 * nb  # first blocks of U and D in B (IA at 0)
+    with_fext = fext.shape[0] > 0
+    for k in range(6):
+        X[0, k] = 0.0
+    # pass 1, root to leaves: V_i = V_p + S qd, c_i = V_i x S qd, IA_i = I_i, pA_i = V_i x* I_i V_i - f_ext
+    for i in range(1, nb):
+        jt = joint_type[i]
+        iv = idx_v[i]
+        pi = parent[i]
+        if jt == JOINT_FREEFLYER:
+            s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+            for c in range(6):
+                x = v[iv + c]
+                s0 += S[i, 0, c] * x
+                s1 += S[i, 1, c] * x
+                s2 += S[i, 2, c] * x
+                s3 += S[i, 3, c] * x
+                s4 += S[i, 4, c] * x
+                s5 += S[i, 5, c] * x
+        elif jt == JOINT_NONE:
+            s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+        else:
+            x = v[iv]
+            s0, s1, s2 = S[i, 0, 0] * x, S[i, 1, 0] * x, S[i, 2, 0] * x
+            s3, s4, s5 = S[i, 3, 0] * x, S[i, 4, 0] * x, S[i, 5, 0] * x
+        v0, v1, v2 = X[pi, 0] + s0, X[pi, 1] + s1, X[pi, 2] + s2
+        w0, w1, w2 = X[pi, 3] + s3, X[pi, 4] + s4, X[pi, 5] + s5
+        X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = v0, v1, v2, w0, w1, w2
+        j = cC + i
+        X[j, 0] = w1 * s2 - w2 * s1 + v1 * s5 - v2 * s4
+        X[j, 1] = w2 * s0 - w0 * s2 + v2 * s3 - v0 * s5
+        X[j, 2] = w0 * s1 - w1 * s0 + v0 * s4 - v1 * s3
+        X[j, 3] = w1 * s5 - w2 * s4
+        X[j, 4] = w2 * s3 - w0 * s5
+        X[j, 5] = w0 * s4 - w1 * s3
+        m = mass[i]
+        h0, h1, h2 = h[i, 0], h[i, 1], h[i, 2]
+        # IA_i = [[m E, -[h]x], [[h]x, I_O]] (the matrix of dyn_world.inertia_times)
+        for a in range(3):
+            for b in range(3):
+                B[i, a, b] = m if a == b else 0.0
+                B[i, 3 + a, 3 + b] = inertia[i, a, b]
+        B[i, 0, 3], B[i, 0, 4], B[i, 0, 5] = 0.0, h2, -h1
+        B[i, 1, 3], B[i, 1, 4], B[i, 1, 5] = -h2, 0.0, h0
+        B[i, 2, 3], B[i, 2, 4], B[i, 2, 5] = h1, -h0, 0.0
+        B[i, 3, 0], B[i, 3, 1], B[i, 3, 2] = 0.0, -h2, h1
+        B[i, 4, 0], B[i, 4, 1], B[i, 4, 2] = h2, 0.0, -h0
+        B[i, 5, 0], B[i, 5, 1], B[i, 5, 2] = -h1, h0, 0.0
+        # I V = [m v + w x h; I_O w + h x v], then pA = V x* (I V)
+        f0 = m * v0 + w1 * h2 - w2 * h1
+        f1 = m * v1 + w2 * h0 - w0 * h2
+        f2 = m * v2 + w0 * h1 - w1 * h0
+        n0 = inertia[i, 0, 0] * w0 + inertia[i, 0, 1] * w1 + inertia[i, 0, 2] * w2 + h1 * v2 - h2 * v1
+        n1 = inertia[i, 1, 0] * w0 + inertia[i, 1, 1] * w1 + inertia[i, 1, 2] * w2 + h2 * v0 - h0 * v2
+        n2 = inertia[i, 2, 0] * w0 + inertia[i, 2, 1] * w1 + inertia[i, 2, 2] * w2 + h0 * v1 - h1 * v0
+        j = cP + i
+        X[j, 0] = w1 * f2 - w2 * f1
+        X[j, 1] = w2 * f0 - w0 * f2
+        X[j, 2] = w0 * f1 - w1 * f0
+        X[j, 3] = w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+        X[j, 4] = w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+        X[j, 5] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+        if with_fext:
+            # body-frame wrench about the body origin -> world axes about the world origin
+            g0 = C[i, 0, 0] * fext[i, 0] + C[i, 0, 1] * fext[i, 1] + C[i, 0, 2] * fext[i, 2]
+            g1 = C[i, 1, 0] * fext[i, 0] + C[i, 1, 1] * fext[i, 1] + C[i, 1, 2] * fext[i, 2]
+            g2 = C[i, 2, 0] * fext[i, 0] + C[i, 2, 1] * fext[i, 1] + C[i, 2, 2] * fext[i, 2]
+            X[j, 0] -= g0
+            X[j, 1] -= g1
+            X[j, 2] -= g2
+            for a in range(3):
+                X[j, 3 + a] -= C[i, a, 0] * fext[i, 3] + C[i, a, 1] * fext[i, 4] + C[i, a, 2] * fext[i, 5]
+            X[j, 3] -= r[i, 1] * g2 - r[i, 2] * g1
+            X[j, 4] -= r[i, 2] * g0 - r[i, 0] * g2
+            X[j, 5] -= r[i, 0] * g1 - r[i, 1] * g0
+    # pass 2, leaves to root: U = IA S, D = S^T U, u = tau - S^T pA; the parent receives
+    # Ia = IA - U D^-1 U^T and pA + Ia c + U D^-1 u = pA + IA c + U D^-1 (u - U^T c)
+    for i in range(nb - 1, 0, -1):
+        jt = joint_type[i]
+        iv = idx_v[i]
+        pi = parent[i]
+        if jt == JOINT_FREEFLYER:
+            if pi != 0:
+                raise ValueError("a free-flyer joint must connect the root body to the universe")
+            for c in range(6):
+                for a in range(6):
+                    x = 0.0
+                    for k in range(6):
+                        x += B[i, a, k] * S[i, k, c]
+                    B[bU + i, a, c] = x
+                x = tau[iv + c]
+                for k in range(6):
+                    x -= S[i, k, c] * X[cP + i, k]
+                X[cU + i, c] = x
+            for a in range(6):
+                for c in range(6):
+                    x = 0.0
+                    for k in range(6):
+                        x += S[i, k, a] * B[bU + i, k, c]
+                    B[bD + i, a, c] = x
+            continue
+        if jt == JOINT_NONE:
+            dinv = 0.0
+            for a in range(6):
+                B[bU + i, a, 0] = 0.0
+            X[cU + i, 0] = 0.0
+        else:
+            d = 0.0
+            x = tau[iv]
+            for a in range(6):
+                y = 0.0
+                for k in range(6):
+                    y += B[i, a, k] * S[i, k, 0]
+                B[bU + i, a, 0] = y
+                d += S[i, a, 0] * y
+                x -= S[i, a, 0] * X[cP + i, a]
+            dinv = 1.0 / d
+            B[bD + i, 0, 0] = dinv
+            X[cU + i, 0] = x
+        if pi == 0:
+            continue
+        uc = 0.0
+        for k in range(6):
+            uc += B[bU + i, k, 0] * X[cC + i, k]
+        gain = (X[cU + i, 0] - uc) * dinv
+        for a in range(6):
+            ua = B[bU + i, a, 0]
+            y = 0.0
+            for k in range(6):
+                ia = B[i, a, k]
+                y += ia * X[cC + i, k]
+                B[pi, a, k] += ia - ua * B[bU + i, k, 0] * dinv
+            X[cP + pi, a] += X[cP + i, a] + y + ua * gain
+    # pass 3, root to leaves: qdd = D^-1 (u - U^T (A_p + c)), A_i = A_p + c + S qdd, A_0 = [-g; 0]
+    for k in range(3):
+        X[cA, k] = -gravity[k]
+        X[cA, 3 + k] = 0.0
+    for i in range(1, nb):
+        jt = joint_type[i]
+        iv = idx_v[i]
+        pi = parent[i]
+        a0 = X[cA + pi, 0] + X[cC + i, 0]
+        a1 = X[cA + pi, 1] + X[cC + i, 1]
+        a2 = X[cA + pi, 2] + X[cC + i, 2]
+        a3 = X[cA + pi, 3] + X[cC + i, 3]
+        a4 = X[cA + pi, 4] + X[cC + i, 4]
+        a5 = X[cA + pi, 5] + X[cC + i, 5]
+        if jt == JOINT_FREEFLYER:
+            for c in range(6):
+                qdd[iv + c] = X[cU + i, c] - (B[bU + i, 0, c] * a0 + B[bU + i, 1, c] * a1
+                                              + B[bU + i, 2, c] * a2 + B[bU + i, 3, c] * a3
+                                              + B[bU + i, 4, c] * a4 + B[bU + i, 5, c] * a5)
+            cholesky_solve(B[bD + i], qdd[iv:iv + 6], 6)
+            for c in range(6):
+                x = qdd[iv + c]
+                a0 += S[i, 0, c] * x
+                a1 += S[i, 1, c] * x
+                a2 += S[i, 2, c] * x
+                a3 += S[i, 3, c] * x
+                a4 += S[i, 4, c] * x
+                a5 += S[i, 5, c] * x
+        elif jt != JOINT_NONE:
+            x = (X[cU + i, 0] - (B[bU + i, 0, 0] * a0 + B[bU + i, 1, 0] * a1 + B[bU + i, 2, 0] * a2
+                                 + B[bU + i, 3, 0] * a3 + B[bU + i, 4, 0] * a4 + B[bU + i, 5, 0] * a5)
+                 ) * B[bD + i, 0, 0]
+            qdd[iv] = x
+            a0 += S[i, 0, 0] * x
+            a1 += S[i, 1, 0] * x
+            a2 += S[i, 2, 0] * x
+            a3 += S[i, 3, 0] * x
+            a4 += S[i, 4, 0] * x
+            a5 += S[i, 5, 0] * x
+        j = cA + i
+        X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5] = a0, a1, a2, a3, a4, a5
 
 
 @njit(cache=True)
@@ -199,12 +268,24 @@ def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: 
 
 
 @njit(cache=True)
-def aba_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray,
-              out: np.ndarray) -> None:
-    """``out[k] = aba(Q[k], V[k], TAU[k])`` for every row (no external wrenches, no mimic joints)."""
+def _aba_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray, out: np.ndarray,
+              start: int, stop: int) -> None:
+    """``out[k] = aba(Q[k], V[k], TAU[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
     none = np.empty((0, 6))
     W = allocate_world_bodies(md.nbodies)
-    for k in range(Q.shape[0]):
+    X, B = allocate_aba_scratch(md.nbodies)
+    for k in range(start, stop):
         fill_world_bodies(md, Q[k], W)
-        aba_world(md, W, V[k], TAU[k], none, out[k])
+        aba_world_into(md, W, V[k], TAU[k], none, X, B, out[k])
+
+
+@njit(cache=True, parallel=True)
+def aba_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray, chunks: int,
+              out: np.ndarray) -> None:
+    """``out[k] = aba(Q[k], V[k], TAU[k])`` for every row (no external wrenches, no mimic joints), in
+    ``chunks`` contiguous chunks of rows on numba's threads (``dyn_parallel``)."""
+    n = Q.shape[0]
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        _aba_rows(ki, kf, Q, V, TAU, out, start, stop)

@@ -14,26 +14,19 @@ world-frame kernels (``dyn_world``) use.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from kinodyn._kernels.common import ModelArrays, unpack
-from kinodyn._kernels.dyn_local import (
-    LocalBodies,
-    add_body_joint_projection,
-    add_force_to_parent,
-    allocate_local_bodies,
-    body_joint_motion,
-    fill_local_transforms,
-    motion_to_child,
+from kinodyn._kernels.common import (
+    JOINT_FREEFLYER,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    ModelArrays,
+    joint_transform,
+    unpack,
 )
-from kinodyn._kernels.dyn_world import (
-    WorldBodies,
-    add_motion_cross,
-    force_cross,
-    inertia_times,
-    inline,
-    joint_nv,
-)
+from kinodyn._kernels.dyn_local import LocalBodies, allocate_local_bodies
+from kinodyn._kernels.dyn_parallel import chunk_bounds
+from kinodyn._kernels.dyn_world import WorldBodies, inline, joint_nv
 
 
 @inline
@@ -60,54 +53,152 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
     """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (Seed 001 §8.3.2, (8.50)-(8.54)).
 
     ``L``: from ``allocate_local_bodies`` (transforms filled here at ``q``); ``spatial``: scratch of
-    shape (3 nb + 2, 6); ``fext``: (0, 6) for none, else (nb, 6) body-frame wrenches about the body
-    origins (the frame of the recursion, so they enter unchanged). Gravity enters as the universe's
-    acceleration ``[-g; 0]``.
+    shape (3 nb + 2, 6), rows ``[0, nb)`` the twists, ``[nb, 2 nb)`` the accelerations, ``[2 nb, 3 nb)``
+    the wrenches; ``fext``: (0, 6) for none, else (nb, 6) body-frame wrenches about the body origins
+    (the frame of the recursion, so they enter unchanged). Gravity enters as the universe's
+    acceleration ``[-g; 0]``. Per-body values live in scalar locals and arrays are indexed element by
+    element (no per-body slices: each slice costs reference-count updates).
     """
     nb = md.nbodies
-    parent, joint_type, joint_axis, idx_v = md.parent, md.joint_type, md.joint_axis, md.idx_v
-    multiplier, mass, gravity = md.joint_multiplier, md.mass, md.gravity
-    fill_local_transforms(md, q, L)
+    parent, joint_type, joint_axis, idx_v, idx_q = md.parent, md.joint_type, md.joint_axis, md.idx_v, md.idx_q
+    multiplier, offset, mass, gravity = md.joint_multiplier, md.joint_offset, md.mass, md.gravity
+    R, t = md.joint_rotation, md.joint_translation
     E, p, h, inertia = L.E, L.p, L.h, L.inertia
-    V = spatial[0:nb]
-    A = spatial[nb:2 * nb]
-    F = spatial[2 * nb:3 * nb]
-    Sqd = spatial[3 * nb]
-    tmp = spatial[3 * nb + 1]
+    X = spatial  # X[i]: twist, X[nb + i]: acceleration, X[2 nb + i]: wrench of body i
     for k in range(3):
-        V[0, k] = 0.0
-        V[0, 3 + k] = 0.0
-        A[0, k] = -gravity[k]
-        A[0, 3 + k] = 0.0
+        X[0, k] = 0.0
+        X[0, 3 + k] = 0.0
+        X[nb, k] = -gravity[k]
+        X[nb, 3 + k] = 0.0
     with_fext = fext.shape[0] > 0
     for i in range(1, nb):
+        # E[i], p[i]: the parent <- body placement, also used by the backward pass
+        joint_transform(joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, E, p)
+        e00, e01, e02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
+        e10, e11, e12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
+        e20, e21, e22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
+        p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
         pi = parent[i]
+        # parent twist and acceleration in child axes: [E^T (v + w x p); E^T w]
+        w0, w1, w2 = X[pi, 3], X[pi, 4], X[pi, 5]
+        u0 = X[pi, 0] + w1 * p2 - w2 * p1
+        u1 = X[pi, 1] + w2 * p0 - w0 * p2
+        u2 = X[pi, 2] + w0 * p1 - w1 * p0
+        vx = e00 * u0 + e10 * u1 + e20 * u2
+        vy = e01 * u0 + e11 * u1 + e21 * u2
+        vz = e02 * u0 + e12 * u1 + e22 * u2
+        wx = e00 * w0 + e10 * w1 + e20 * w2
+        wy = e01 * w0 + e11 * w1 + e21 * w2
+        wz = e02 * w0 + e12 * w1 + e22 * w2
+        w0, w1, w2 = X[nb + pi, 3], X[nb + pi, 4], X[nb + pi, 5]
+        u0 = X[nb + pi, 0] + w1 * p2 - w2 * p1
+        u1 = X[nb + pi, 1] + w2 * p0 - w0 * p2
+        u2 = X[nb + pi, 2] + w0 * p1 - w1 * p0
+        ax = e00 * u0 + e10 * u1 + e20 * u2
+        ay = e01 * u0 + e11 * u1 + e21 * u2
+        az = e02 * u0 + e12 * u1 + e22 * u2
+        bx = e00 * w0 + e10 * w1 + e20 * w2
+        by = e01 * w0 + e11 * w1 + e21 * w2
+        bz = e02 * w0 + e12 * w1 + e22 * w2
+        # joint motion S qd (s) and S qdd (d) in body axes
+        jt = joint_type[i]
         iv = idx_v[i]
         m = multiplier[i]
-        Vi, Ai, Fi = V[i], A[i], F[i]
-        motion_to_child(E[i], p[i], V[pi], Vi)
-        motion_to_child(E[i], p[i], A[pi], Ai)
-        body_joint_motion(joint_type, joint_axis, i, m, v, iv, Sqd)
-        body_joint_motion(joint_type, joint_axis, i, m, a, iv, tmp)
-        for k in range(6):
-            Vi[k] += Sqd[k]
-            Ai[k] += tmp[k]
-        add_motion_cross(Vi, Sqd, 1.0, Ai)
-        inertia_times(mass[i], h[i], inertia[i], Vi, tmp)
-        force_cross(Vi, tmp, Fi)
-        inertia_times(mass[i], h[i], inertia[i], Ai, tmp)
-        for k in range(6):
-            Fi[k] += tmp[k]
+        if jt == JOINT_FREEFLYER:
+            s0, s1, s2, s3, s4, s5 = (m * v[iv], m * v[iv + 1], m * v[iv + 2],
+                                      m * v[iv + 3], m * v[iv + 4], m * v[iv + 5])
+            d0, d1, d2, d3, d4, d5 = (m * a[iv], m * a[iv + 1], m * a[iv + 2],
+                                      m * a[iv + 3], m * a[iv + 4], m * a[iv + 5])
+        elif jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
+            n0, n1, n2 = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
+            sv = m * v[iv]
+            sa = m * a[iv]
+            if jt == JOINT_REVOLUTE:
+                s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, sv * n0, sv * n1, sv * n2
+                d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, sa * n0, sa * n1, sa * n2
+            else:
+                s0, s1, s2, s3, s4, s5 = sv * n0, sv * n1, sv * n2, 0.0, 0.0, 0.0
+                d0, d1, d2, d3, d4, d5 = sa * n0, sa * n1, sa * n2, 0.0, 0.0, 0.0
+        else:
+            s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        vx += s0
+        vy += s1
+        vz += s2
+        wx += s3
+        wy += s4
+        wz += s5
+        # A = X A_p + S qdd + V x S qd
+        ax += d0 + wy * s2 - wz * s1 + vy * s5 - vz * s4
+        ay += d1 + wz * s0 - wx * s2 + vz * s3 - vx * s5
+        az += d2 + wx * s1 - wy * s0 + vx * s4 - vy * s3
+        bx += d3 + wy * s5 - wz * s4
+        by += d4 + wz * s3 - wx * s5
+        bz += d5 + wx * s4 - wy * s3
+        X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = vx, vy, vz, wx, wy, wz
+        X[nb + i, 0], X[nb + i, 1], X[nb + i, 2] = ax, ay, az
+        X[nb + i, 3], X[nb + i, 4], X[nb + i, 5] = bx, by, bz
+        # F = I A + V x* (I V) - f_ext with I V = [m v + w x h; I_o w + h x v]
+        mi = mass[i]
+        h0, h1, h2 = h[i, 0], h[i, 1], h[i, 2]
+        i00, i01, i02 = inertia[i, 0, 0], inertia[i, 0, 1], inertia[i, 0, 2]
+        i10, i11, i12 = inertia[i, 1, 0], inertia[i, 1, 1], inertia[i, 1, 2]
+        i20, i21, i22 = inertia[i, 2, 0], inertia[i, 2, 1], inertia[i, 2, 2]
+        f0 = mi * vx + wy * h2 - wz * h1
+        f1 = mi * vy + wz * h0 - wx * h2
+        f2 = mi * vz + wx * h1 - wy * h0
+        n0 = i00 * wx + i01 * wy + i02 * wz + h1 * vz - h2 * vy
+        n1 = i10 * wx + i11 * wy + i12 * wz + h2 * vx - h0 * vz
+        n2 = i20 * wx + i21 * wy + i22 * wz + h0 * vy - h1 * vx
+        g0 = wy * f2 - wz * f1 + mi * ax + by * h2 - bz * h1
+        g1 = wz * f0 - wx * f2 + mi * ay + bz * h0 - bx * h2
+        g2 = wx * f1 - wy * f0 + mi * az + bx * h1 - by * h0
+        g3 = wy * n2 - wz * n1 + vy * f2 - vz * f1 + i00 * bx + i01 * by + i02 * bz + h1 * az - h2 * ay
+        g4 = wz * n0 - wx * n2 + vz * f0 - vx * f2 + i10 * bx + i11 * by + i12 * bz + h2 * ax - h0 * az
+        g5 = wx * n1 - wy * n0 + vx * f1 - vy * f0 + i20 * bx + i21 * by + i22 * bz + h0 * ay - h1 * ax
         if with_fext:
-            for k in range(6):
-                Fi[k] -= fext[i, k]
+            g0 -= fext[i, 0]
+            g1 -= fext[i, 1]
+            g2 -= fext[i, 2]
+            g3 -= fext[i, 3]
+            g4 -= fext[i, 4]
+            g5 -= fext[i, 5]
+        j = 2 * nb + i
+        X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5] = g0, g1, g2, g3, g4, g5
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     for i in range(nb - 1, 0, -1):
-        add_body_joint_projection(joint_type, joint_axis, i, multiplier[i], F[i], idx_v[i], tau)
+        j = 2 * nb + i
+        f0, f1, f2, n0, n1, n2 = X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5]
+        # tau_i = m S_i^T f_i (Seed 001 (8.49))
+        jt = joint_type[i]
+        iv = idx_v[i]
+        m = multiplier[i]
+        if jt == JOINT_FREEFLYER:
+            tau[iv] += m * f0
+            tau[iv + 1] += m * f1
+            tau[iv + 2] += m * f2
+            tau[iv + 3] += m * n0
+            tau[iv + 4] += m * n1
+            tau[iv + 5] += m * n2
+        elif jt == JOINT_REVOLUTE:
+            tau[iv] += m * (joint_axis[i, 0] * n0 + joint_axis[i, 1] * n1 + joint_axis[i, 2] * n2)
+        elif jt == JOINT_PRISMATIC:
+            tau[iv] += m * (joint_axis[i, 0] * f0 + joint_axis[i, 1] * f1 + joint_axis[i, 2] * f2)
         pi = parent[i]
         if pi > 0:
-            add_force_to_parent(E[i], p[i], F[i], F[pi])
+            # f_p += [E f; E n + p x (E f)]
+            c0 = E[i, 0, 0] * f0 + E[i, 0, 1] * f1 + E[i, 0, 2] * f2
+            c1 = E[i, 1, 0] * f0 + E[i, 1, 1] * f1 + E[i, 1, 2] * f2
+            c2 = E[i, 2, 0] * f0 + E[i, 2, 1] * f1 + E[i, 2, 2] * f2
+            p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
+            k = 2 * nb + pi
+            X[k, 0] += c0
+            X[k, 1] += c1
+            X[k, 2] += c2
+            X[k, 3] += E[i, 0, 0] * n0 + E[i, 0, 1] * n1 + E[i, 0, 2] * n2 + p1 * c2 - p2 * c1
+            X[k, 4] += E[i, 1, 0] * n0 + E[i, 1, 1] * n1 + E[i, 1, 2] * n2 + p2 * c0 - p0 * c2
+            X[k, 5] += E[i, 2, 0] * n0 + E[i, 2, 1] * n1 + E[i, 2, 2] * n2 + p0 * c1 - p1 * c0
 
 
 @njit(cache=True)
@@ -136,12 +227,23 @@ def gravity_torques(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarr
 
 
 @njit(cache=True)
-def rnea_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
-               out: np.ndarray) -> None:
-    """``out[k] = rnea(Q[k], V[k], A[k])`` for every row (no external wrenches)."""
+def _rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, out: np.ndarray,
+               start: int, stop: int) -> None:
+    """``out[k] = rnea(Q[k], V[k], A[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
     none = np.empty((0, 6))
     L = allocate_local_bodies(md)
     spatial = np.empty((3 * md.nbodies + 2, 6))
-    for k in range(Q.shape[0]):
+    for k in range(start, stop):
         rnea_local(md, L, Q[k], V[k], A[k], none, spatial, out[k])
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, chunks: int,
+               out: np.ndarray) -> None:
+    """``out[k] = rnea(Q[k], V[k], A[k])`` for every row (no external wrenches), in ``chunks``
+    contiguous chunks of rows on numba's threads (``dyn_parallel``)."""
+    n = Q.shape[0]
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        _rnea_rows(ki, kf, Q, V, A, out, start, stop)

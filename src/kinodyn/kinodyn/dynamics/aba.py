@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_aba as _k
-from kinodyn._kernels.entry import IN1, IN2, KF, KI, OUT1, OUT2, Kernel
+from kinodyn._kernels.dyn_parallel import chunk_count
+from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import external_wrenches, rows, vector
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 _ABA = Kernel(_k.aba, KI, KF, IN1, IN1, IN1, IN2, OUT1)
 _FORWARD_DYNAMICS_CHOLESKY = Kernel(_k.forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1)
-_ABA_BATCH = Kernel(_k.aba_batch, KI, KF, IN2, IN2, IN2, OUT2)
+_ABA_BATCH = Kernel(_k.aba_batch, KI, KF, IN2, IN2, IN2, INT, OUT2)
 
 
 def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray:
@@ -43,5 +44,5 @@ def aba_batch(model: Model, Q: Any, V: Any, TAU: Any) -> np.ndarray:
     TAU = rows(TAU, model.nv, "TAU", Q.shape[0])
     out = np.empty((Q.shape[0], model.nv))
     ki, kf = model.kernel_data
-    _ABA_BATCH.call(ki, kf, Q, V, TAU, out)
+    _ABA_BATCH.call(ki, kf, Q, V, TAU, chunk_count(Q.shape[0]), out)
     return out

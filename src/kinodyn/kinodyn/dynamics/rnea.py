@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinodyn._kernels import dyn_rnea as _k
-from kinodyn._kernels.entry import IN1, IN2, KF, KI, OUT1, OUT2, Kernel
+from kinodyn._kernels.dyn_parallel import chunk_count
+from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import external_wrenches, rows, vector
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 _RNEA = Kernel(_k.rnea, KI, KF, IN1, IN1, IN1, IN2, OUT1)
 _NONLINEAR_EFFECTS = Kernel(_k.nonlinear_effects, KI, KF, IN1, IN1, OUT1)
 _GRAVITY_TORQUES = Kernel(_k.gravity_torques, KI, KF, IN1, OUT1)
-_RNEA_BATCH = Kernel(_k.rnea_batch, KI, KF, IN2, IN2, IN2, OUT2)
+_RNEA_BATCH = Kernel(_k.rnea_batch, KI, KF, IN2, IN2, IN2, INT, OUT2)
 
 
 def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
@@ -58,5 +59,5 @@ def rnea_batch(model: Model, Q: Any, V: Any, A: Any) -> np.ndarray:
     A = rows(A, model.nv, "A", Q.shape[0])
     out = np.empty((Q.shape[0], model.nv))
     ki, kf = model.kernel_data
-    _RNEA_BATCH.call(ki, kf, Q, V, A, out)
+    _RNEA_BATCH.call(ki, kf, Q, V, A, chunk_count(Q.shape[0]), out)
     return out
