@@ -268,7 +268,7 @@ def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: 
 
 
 @njit(cache=True)
-def _aba_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray, out: np.ndarray,
+def aba_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray, out: np.ndarray,
               start: int, stop: int) -> None:
     """``out[k] = aba(Q[k], V[k], TAU[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
@@ -288,4 +288,4 @@ def aba_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU:
     n = Q.shape[0]
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        _aba_rows(ki, kf, Q, V, TAU, out, start, stop)
+        aba_rows(ki, kf, Q, V, TAU, out, start, stop)

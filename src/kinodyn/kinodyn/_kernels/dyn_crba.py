@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.common import ModelArrays, unpack
+from kinodyn._kernels.common import ModelArrays, matrices_view, rows_view, unpack
 from kinodyn._kernels.dyn_world import (
     WorldBodies,
     inertia_times,
     inline,
     joint_nv,
     subtree_inertias,
+    subtree_inertias_into,
     world_bodies,
 )
 
@@ -36,20 +37,31 @@ def dot6(x: np.ndarray, y: np.ndarray) -> float:
 
 @inline
 def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
-    """``M`` (nv x nv, overwritten) = joint-space inertia matrix at the placements ``W``."""
-    mc, hc, Ic = subtree_inertias(md, W)
+    """``M`` (nv x nv, overwritten) = joint-space inertia matrix at the placements ``W``.
+
+    Element indexing on scalars (no per-body slices); scratch in one allocation.
+    """
+    nb = md.nbodies
+    block = np.empty(13 * nb + 36)
+    mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
+    F = rows_view(block, 13 * nb, 6, 6)  # F[c]: momentum of column c of body j's joint
+    subtree_inertias_into(md, W, mc, hc, Ic)
     parent, joint_type, idx_v, multiplier, S = md.parent, md.joint_type, md.idx_v, md.joint_multiplier, W.S
     for a in range(M.shape[0]):
         for b in range(M.shape[1]):
             M[a, b] = 0.0
-    small = np.empty((7, 6))
-    F = small[0:6]
-    s = small[6]
-    for j in range(1, md.nbodies):
+    for j in range(1, nb):
         nj = joint_nv(joint_type[j])
+        m, h0, h1, h2 = mc[j], hc[j, 0], hc[j, 1], hc[j, 2]
         for c in range(nj):
-            column(S[j], c, s)
-            inertia_times(mc[j], hc[j], Ic[j], s, F[c])
+            # F = [m v + w x h; I w + h x v] for the column [v; w]
+            v0, v1, v2, w0, w1, w2 = S[j, 0, c], S[j, 1, c], S[j, 2, c], S[j, 3, c], S[j, 4, c], S[j, 5, c]
+            F[c, 0] = m * v0 + w1 * h2 - w2 * h1
+            F[c, 1] = m * v1 + w2 * h0 - w0 * h2
+            F[c, 2] = m * v2 + w0 * h1 - w1 * h0
+            F[c, 3] = Ic[j, 0, 0] * w0 + Ic[j, 0, 1] * w1 + Ic[j, 0, 2] * w2 + h1 * v2 - h2 * v1
+            F[c, 4] = Ic[j, 1, 0] * w0 + Ic[j, 1, 1] * w1 + Ic[j, 1, 2] * w2 + h2 * v0 - h0 * v2
+            F[c, 5] = Ic[j, 2, 0] * w0 + Ic[j, 2, 1] * w1 + Ic[j, 2, 2] * w2 + h0 * v1 - h1 * v0
         mj = multiplier[j]
         ivj = idx_v[j]
         k = j
@@ -58,9 +70,9 @@ def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
             scale = mj * multiplier[k]
             ivk = idx_v[k]
             for a in range(nk):
-                column(S[k], a, s)
                 for c in range(a if k == j else 0, nj):  # within one body: upper triangle, mirrored
-                    value = scale * dot6(s, F[c])
+                    value = scale * (S[k, 0, a] * F[c, 0] + S[k, 1, a] * F[c, 1] + S[k, 2, a] * F[c, 2]
+                                     + S[k, 3, a] * F[c, 3] + S[k, 4, a] * F[c, 4] + S[k, 5, a] * F[c, 5])
                     M[ivk + a, ivj + c] += value
                     if k != j or a != c:
                         M[ivj + c, ivk + a] += value

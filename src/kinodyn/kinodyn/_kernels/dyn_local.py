@@ -12,7 +12,8 @@ frame): revolute ``[0; n]``, prismatic ``[n; 0]``, free flyer the identity (its 
 Seed 000 §2.10.3). ``dyn_rnea.rnea_local`` writes these maps out on scalars.
 
 ``allocate_local_bodies(md) -> LocalBodies`` (``njit(cache=True, inline="always")``): scratch for
-the transforms, with the constant body-frame inertias filled in.
+the transforms, with the constant body-frame inertias filled in; ``local_bodies_in(md, block)`` the
+same in the first ``24 nb`` entries of a given array.
 """
 
 from __future__ import annotations
@@ -36,8 +37,13 @@ body axes (the mass is ``md.mass``).
 @inline
 def allocate_local_bodies(md: ModelArrays) -> LocalBodies:
     """``LocalBodies`` for ``md`` in one allocation: ``h`` and ``inertia`` set, ``E`` and ``p`` not."""
+    return local_bodies_in(md, np.empty(24 * md.nbodies))
+
+
+@inline
+def local_bodies_in(md: ModelArrays, block: np.ndarray) -> LocalBodies:
+    """``LocalBodies`` as views of ``block[:24 nb]``, with ``h`` and ``inertia`` set."""
     nb = md.nbodies
-    block = np.empty(24 * nb)
     L = LocalBodies(matrices_view(block, 0, nb), rows_view(block, 9 * nb, nb, 3),
                     rows_view(block, 12 * nb, nb, 3), matrices_view(block, 15 * nb, nb))
     mass, com, Ic, h, I_o = md.mass, md.body_com, md.inertia, L.h, L.inertia

@@ -22,11 +22,14 @@ from kinodyn._kernels.common import (
     JOINT_REVOLUTE,
     ModelArrays,
     joint_transform,
+    rows_view,
     unpack,
 )
-from kinodyn._kernels.dyn_local import LocalBodies, allocate_local_bodies
+from kinodyn._kernels.dyn_local import LocalBodies, local_bodies_in
 from kinodyn._kernels.dyn_parallel import chunk_bounds
 from kinodyn._kernels.dyn_world import WorldBodies, inline, joint_nv
+
+NO_WRENCHES = np.zeros((0, 6))  # a global array: numba freezes it into the compiled kernels
 
 
 @inline
@@ -52,7 +55,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
                spatial: np.ndarray, tau: np.ndarray) -> None:
     """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (Seed 001 §8.3.2, (8.50)-(8.54)).
 
-    ``L``: from ``allocate_local_bodies`` (transforms filled here at ``q``); ``spatial``: scratch of
+    ``L``, ``spatial``: from ``allocate_rnea_scratch`` (transforms filled here at ``q``); ``spatial`` of
     shape (3 nb + 2, 6), rows ``[0, nb)`` the twists, ``[nb, 2 nb)`` the accelerations, ``[2 nb, 3 nb)``
     the wrenches; ``fext``: (0, 6) for none, else (nb, 6) body-frame wrenches about the body origins
     (the frame of the recursion, so they enter unchanged). Gravity enters as the universe's
@@ -201,41 +204,51 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
             X[k, 5] += E[i, 2, 0] * n0 + E[i, 2, 1] * n1 + E[i, 2, 2] * n2 + p0 * c1 - p1 * c0
 
 
+@inline
+def allocate_rnea_scratch(md: ModelArrays) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
+    """``(L, spatial, zeros)`` for ``rnea_local`` in one allocation: ``LocalBodies``, the (3 nb + 2, 6)
+    scratch and a zero vector of nv entries."""
+    nb = md.nbodies
+    block = np.empty(42 * nb + 12 + md.nv)
+    zeros = block[42 * nb + 12:]
+    for k in range(md.nv):
+        zeros[k] = 0.0
+    return local_bodies_in(md, block), rows_view(block, 24 * nb, 3 * nb + 2, 6), zeros
+
+
 @njit(cache=True)
 def rnea(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
          tau: np.ndarray) -> None:
     """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Seed 001 §8.3.2; Seed 000 §3.5, (3.54))."""
     md = unpack(ki, kf)
-    rnea_local(md, allocate_local_bodies(md), q, v, a, fext, np.empty((3 * md.nbodies + 2, 6)), tau)
+    L, spatial, _ = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, v, a, fext, spatial, tau)
 
 
 @njit(cache=True)
 def nonlinear_effects(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
     """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Seed 001 §8.5, h from the RNEA at zero acceleration)."""
     md = unpack(ki, kf)
-    rnea_local(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), np.empty((0, 6)),
-               np.empty((3 * md.nbodies + 2, 6)), out)
+    L, spatial, zeros = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
 def gravity_torques(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     """``out = g(q)``: RNEA with ``v = a = 0`` (Seed 000 §3.5, (3.45))."""
     md = unpack(ki, kf)
-    zero = np.zeros(md.nv)
-    rnea_local(md, allocate_local_bodies(md), q, zero, zero, np.empty((0, 6)),
-               np.empty((3 * md.nbodies + 2, 6)), out)
+    L, spatial, zeros = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
-def _rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, out: np.ndarray,
+def rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, out: np.ndarray,
                start: int, stop: int) -> None:
     """``out[k] = rnea(Q[k], V[k], A[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
-    none = np.empty((0, 6))
-    L = allocate_local_bodies(md)
-    spatial = np.empty((3 * md.nbodies + 2, 6))
+    L, spatial, _ = allocate_rnea_scratch(md)
     for k in range(start, stop):
-        rnea_local(md, L, Q[k], V[k], A[k], none, spatial, out[k])
+        rnea_local(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
 
 
 @njit(cache=True, parallel=True)
@@ -246,4 +259,4 @@ def rnea_batch(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: 
     n = Q.shape[0]
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        _rnea_rows(ki, kf, Q, V, A, out, start, stop)
+        rnea_rows(ki, kf, Q, V, A, out, start, stop)

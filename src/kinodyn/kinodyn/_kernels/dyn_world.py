@@ -20,6 +20,7 @@ Functions (all ``njit(cache=True)``):
 - ``force_cross(V, f, out)``: ``out = V x* f`` (Seed 001 Def. 8.4, (8.39), reordered)
 - ``add_motion_cross(V, W, scale, out)``: ``out += scale (V x W)`` (Seed 001 Def. 8.3, (8.37))
 - ``external_wrenches_world(fext, W, out)``: body-frame wrenches (about the body origin) to world
+- ``subtree_inertias(md, W)`` / ``subtree_inertias_into(md, W, mc, hc, Ic)``: composite inertias
 - ``cholesky_solve(A, b, n)``: solves the SPD system ``A[:n, :n] x = b[:n]`` in place in ``b``
 """
 
@@ -237,29 +238,36 @@ def rigid_inertia_matrix(m: float, h: np.ndarray, I_O: np.ndarray, out: np.ndarr
 
 @inline
 def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Composite ``(m, h, I_O)`` of the subtree rooted at each body (world axes, about the origin).
+    """Composite ``(m, h, I_O)`` of the subtree rooted at each body (``subtree_inertias_into``), in
+    arrays allocated here."""
+    nb = md.nbodies
+    block = np.empty(13 * nb)
+    mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
+    subtree_inertias_into(md, W, mc, hc, Ic)
+    return mc, hc, Ic
+
+
+@inline
+def subtree_inertias_into(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndarray,
+                          Ic: np.ndarray) -> None:
+    """``mc[i], hc[i], Ic[i]`` = composite ``(m, h, I_O)`` of the subtree rooted at body i (world axes,
+    about the origin).
 
     Bodies are summed without transforms because all inertias share the world frame
     (Seed 001 §8.2.3, (8.42); composite bodies, §8.2.1). Row 0 holds the sum over all moving bodies.
     """
-    nb = md.nbodies
-    block = np.empty(13 * nb)
-    mc = block[0:nb]
-    hc = rows_view(block, nb, nb, 3)
-    Ic = matrices_view(block, 4 * nb, nb)
     mass, parent, h, inertia = md.mass, md.parent, W.h, W.inertia
-    for i in range(nb):
+    for i in range(md.nbodies):
         mc[i] = mass[i]
         for a in range(3):
             hc[i, a] = h[i, a]
             for b in range(3):
                 Ic[i, a, b] = inertia[i, a, b]
     mc[0] = 0.0
-    for i in range(nb - 1, 0, -1):
+    for i in range(md.nbodies - 1, 0, -1):
         p = parent[i]
         mc[p] += mc[i]
         for a in range(3):
             hc[p, a] += hc[i, a]
             for b in range(3):
                 Ic[p, a, b] += Ic[i, a, b]
-    return mc, hc, Ic

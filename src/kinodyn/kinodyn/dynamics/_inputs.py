@@ -1,4 +1,10 @@
-"""Input checks and conversions shared by the dynamics functions (cheap: they run on every call)."""
+"""Input checks and conversions shared by the dynamics functions (cheap: they run on every call).
+
+The public functions test the common case inline before calling these: ``type(x) is ndarray``,
+``x.dtype is F64`` (numpy's float64 dtype singleton: an identity test, where ``x.dtype != np.float64``
+converts the type object on every call) and the shape; anything else goes through ``vector``, which
+converts and raises the same errors.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +15,14 @@ import numpy as np
 if TYPE_CHECKING:
     from kinodyn.model import Model
 
+F64 = np.dtype(np.float64)
 NO_EXTERNAL_WRENCHES = np.zeros((0, 6))
 NO_EXTERNAL_WRENCHES.flags.writeable = False
 
 
 def vector(x: Any, n: int, name: str) -> np.ndarray:
     """``x`` as a float64 array of shape (n,); ``ValueError`` naming the expected shape otherwise."""
-    if type(x) is not np.ndarray or x.dtype != np.float64:
+    if type(x) is not np.ndarray or x.dtype is not F64:
         x = np.asarray(x, dtype=np.float64)
     if x.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {x.shape}")

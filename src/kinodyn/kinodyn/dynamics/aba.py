@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy import empty, ndarray
 
 from kinodyn._kernels import dyn_aba as _k
 from kinodyn._kernels.dyn_parallel import chunk_count
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import external_wrenches, rows, vector
+from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, rows, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 _ABA = Kernel(_k.aba, KI, KF, IN1, IN1, IN1, IN2, OUT1)
 _FORWARD_DYNAMICS_CHOLESKY = Kernel(_k.forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1)
 _ABA_BATCH = Kernel(_k.aba_batch, KI, KF, IN2, IN2, IN2, INT, OUT2)
+_ABA_ROWS = Kernel(_k.aba_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
 def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray:
@@ -26,23 +28,41 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray
     (Seed 001 §8.5), as the articulated-body recursion needs independent joint coordinates.
     """
     nv = model.nv
-    out = np.empty(nv)
+    shape = model._v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = vector(q, model.nq, "q")
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
+        v = vector(v, nv, "v")
+    if type(tau) is not ndarray or tau.dtype is not F64 or tau.shape != shape:
+        tau = vector(tau, nv, "tau")
+    out = empty(nv)
     ki, kf = model.kernel_data
     kernel = _FORWARD_DYNAMICS_CHOLESKY if model.mimic_joint_names else _ABA
-    kernel.call(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(tau, nv, "tau"),
-           external_wrenches(model, f_ext), out)
+    fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
+    kernel.call(ki, kf, q, v, tau, fext, out)
     return out
 
 
 def aba_batch(model: Model, Q: Any, V: Any, TAU: Any) -> np.ndarray:
-    """(N, nv): ``aba(Q[k], V[k], TAU[k])`` for each row, in one compiled loop (no external wrenches)."""
+    """(N, nv): ``aba(Q[k], V[k], TAU[k])`` for each row (no external wrenches), equal to the row-by-row
+    results.
+
+    Runs compiled, in contiguous chunks of rows on numba's threads (one chunk per thread;
+    ``numba.set_num_threads`` limits them, ``NUMBA_NUM_THREADS`` caps them at start-up); with one
+    thread (or one row) it runs serially without starting the thread pool.
+    """
     if model.mimic_joint_names:
         raise ValueError(f"aba_batch needs a model without mimic joints; {model.name!r} has "
                          f"{list(model.mimic_joint_names)} (use aba row by row)")
     Q = rows(Q, model.nq, "Q")
-    V = rows(V, model.nv, "V", Q.shape[0])
-    TAU = rows(TAU, model.nv, "TAU", Q.shape[0])
-    out = np.empty((Q.shape[0], model.nv))
+    n = Q.shape[0]
+    V = rows(V, model.nv, "V", n)
+    TAU = rows(TAU, model.nv, "TAU", n)
+    out = empty((n, model.nv))
     ki, kf = model.kernel_data
-    _ABA_BATCH.call(ki, kf, Q, V, TAU, chunk_count(Q.shape[0]), out)
+    chunks = chunk_count(n)
+    if chunks > 1:
+        _ABA_BATCH.call(ki, kf, Q, V, TAU, chunks, out)
+    else:
+        _ABA_ROWS.call(ki, kf, Q, V, TAU, out, 0, n)
     return out

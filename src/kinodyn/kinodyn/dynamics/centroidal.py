@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy import empty, ndarray
 
 from kinodyn._kernels import dyn_crba as _k
 from kinodyn._kernels.entry import IN1, KF, KI, OUT2, Kernel
-from kinodyn.dynamics._inputs import vector
+from kinodyn.dynamics._inputs import F64, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -19,7 +20,9 @@ _CENTROIDAL_MOMENTUM_MATRIX = Kernel(_k.centroidal_momentum_matrix, KI, KF, IN1,
 def centroidal_momentum_matrix(model: Model, q: Any) -> np.ndarray:
     """``A_G`` (6 x nv): ``A_G v = [m v_com; h_G]``, linear momentum and angular momentum about the
     centre of mass, world axes (as pinocchio.ccrba). Fixed base: the link welded to the world is excluded."""
-    out = np.empty((6, model.nv))
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = vector(q, model.nq, "q")
+    out = empty((6, model.nv))
     ki, kf = model.kernel_data
-    _CENTROIDAL_MOMENTUM_MATRIX.call(ki, kf, vector(q, model.nq, "q"), out)
+    _CENTROIDAL_MOMENTUM_MATRIX.call(ki, kf, q, out)
     return out

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy import empty, ndarray
 
 from kinodyn._kernels import dyn_rnea as _k
 from kinodyn._kernels.dyn_parallel import chunk_count
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import external_wrenches, rows, vector
+from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, rows, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -18,6 +19,7 @@ _RNEA = Kernel(_k.rnea, KI, KF, IN1, IN1, IN1, IN2, OUT1)
 _NONLINEAR_EFFECTS = Kernel(_k.nonlinear_effects, KI, KF, IN1, IN1, OUT1)
 _GRAVITY_TORQUES = Kernel(_k.gravity_torques, KI, KF, IN1, OUT1)
 _RNEA_BATCH = Kernel(_k.rnea_batch, KI, KF, IN2, IN2, IN2, INT, OUT2)
+_RNEA_ROWS = Kernel(_k.rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
 def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
@@ -29,35 +31,60 @@ def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
     base wrench (base frame) that the motion needs.
     """
     nv = model.nv
-    tau = np.empty(nv)
+    shape = model._v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = vector(q, model.nq, "q")
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
+        v = vector(v, nv, "v")
+    if type(a) is not ndarray or a.dtype is not F64 or a.shape != shape:
+        a = vector(a, nv, "a")
+    tau = empty(nv)
     ki, kf = model.kernel_data
-    _RNEA.call(ki, kf, vector(q, model.nq, "q"), vector(v, nv, "v"), vector(a, nv, "a"),
-            external_wrenches(model, f_ext), tau)
+    fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
+    _RNEA.call(ki, kf, q, v, a, fext, tau)
     return tau
 
 
 def nonlinear_effects(model: Model, q: Any, v: Any) -> np.ndarray:
     """``b(q, v) + g(q)``: Coriolis, centrifugal and gravity terms (RNEA with zero acceleration)."""
-    out = np.empty(model.nv)
+    nv = model.nv
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = vector(q, model.nq, "q")
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
+        v = vector(v, nv, "v")
+    out = empty(nv)
     ki, kf = model.kernel_data
-    _NONLINEAR_EFFECTS.call(ki, kf, vector(q, model.nq, "q"), vector(v, model.nv, "v"), out)
+    _NONLINEAR_EFFECTS.call(ki, kf, q, v, out)
     return out
 
 
 def gravity_torques(model: Model, q: Any) -> np.ndarray:
     """``g(q)``: efforts that hold the robot still against gravity (Seed 000 §3.5, (3.45))."""
-    out = np.empty(model.nv)
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = vector(q, model.nq, "q")
+    out = empty(model.nv)
     ki, kf = model.kernel_data
-    _GRAVITY_TORQUES.call(ki, kf, vector(q, model.nq, "q"), out)
+    _GRAVITY_TORQUES.call(ki, kf, q, out)
     return out
 
 
 def rnea_batch(model: Model, Q: Any, V: Any, A: Any) -> np.ndarray:
-    """(N, nv): ``rnea(Q[k], V[k], A[k])`` for each row, in one compiled loop (no external wrenches)."""
+    """(N, nv): ``rnea(Q[k], V[k], A[k])`` for each row (no external wrenches), equal to the row-by-row
+    results.
+
+    Runs compiled, in contiguous chunks of rows on numba's threads (one chunk per thread;
+    ``numba.set_num_threads`` limits them, ``NUMBA_NUM_THREADS`` caps them at start-up); with one
+    thread (or one row) it runs serially without starting the thread pool.
+    """
     Q = rows(Q, model.nq, "Q")
-    V = rows(V, model.nv, "V", Q.shape[0])
-    A = rows(A, model.nv, "A", Q.shape[0])
-    out = np.empty((Q.shape[0], model.nv))
+    n = Q.shape[0]
+    V = rows(V, model.nv, "V", n)
+    A = rows(A, model.nv, "A", n)
+    out = empty((n, model.nv))
     ki, kf = model.kernel_data
-    _RNEA_BATCH.call(ki, kf, Q, V, A, chunk_count(Q.shape[0]), out)
+    chunks = chunk_count(n)
+    if chunks > 1:
+        _RNEA_BATCH.call(ki, kf, Q, V, A, chunks, out)
+    else:
+        _RNEA_ROWS.call(ki, kf, Q, V, A, out, 0, n)
     return out
