@@ -175,12 +175,12 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
                 B[bU + i, a, 0] = 0.0
             X[cU + i, 0] = 0.0
         else:
+            s0, s1, s2, s3, s4, s5 = S[i, 0, 0], S[i, 1, 0], S[i, 2, 0], S[i, 3, 0], S[i, 4, 0], S[i, 5, 0]
             d = 0.0
             x = tau[iv]
             for a in range(6):
-                y = 0.0
-                for k in range(6):
-                    y += B[i, a, k] * S[i, k, 0]
+                y = (B[i, a, 0] * s0 + B[i, a, 1] * s1 + B[i, a, 2] * s2 + B[i, a, 3] * s3 + B[i, a, 4] * s4
+                     + B[i, a, 5] * s5)
                 B[bU + i, a, 0] = y
                 d += S[i, a, 0] * y
                 x -= S[i, a, 0] * X[cP + i, a]
@@ -189,18 +189,24 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
             X[cU + i, 0] = x
         if pi == 0:
             continue
-        uc = 0.0
-        for k in range(6):
-            uc += B[bU + i, k, 0] * X[cC + i, k]
-        gain = (X[cU + i, 0] - uc) * dinv
+        # scalar copies: the stores into the parent's rows below would force reloads of array entries
+        c0, c1, c2 = X[cC + i, 0], X[cC + i, 1], X[cC + i, 2]
+        c3, c4, c5 = X[cC + i, 3], X[cC + i, 4], X[cC + i, 5]
+        u0, u1, u2 = B[bU + i, 0, 0], B[bU + i, 1, 0], B[bU + i, 2, 0]
+        u3, u4, u5 = B[bU + i, 3, 0], B[bU + i, 4, 0], B[bU + i, 5, 0]
+        gain = (X[cU + i, 0] - (u0 * c0 + u1 * c1 + u2 * c2 + u3 * c3 + u4 * c4 + u5 * c5)) * dinv
+        e0, e1, e2, e3, e4, e5 = u0 * dinv, u1 * dinv, u2 * dinv, u3 * dinv, u4 * dinv, u5 * dinv
         for a in range(6):
             ua = B[bU + i, a, 0]
-            y = 0.0
-            for k in range(6):
-                ia = B[i, a, k]
-                y += ia * X[cC + i, k]
-                B[pi, a, k] += ia - ua * B[bU + i, k, 0] * dinv
-            X[cP + pi, a] += X[cP + i, a] + y + ua * gain
+            i0, i1, i2, i3, i4, i5 = B[i, a, 0], B[i, a, 1], B[i, a, 2], B[i, a, 3], B[i, a, 4], B[i, a, 5]
+            B[pi, a, 0] += i0 - ua * e0
+            B[pi, a, 1] += i1 - ua * e1
+            B[pi, a, 2] += i2 - ua * e2
+            B[pi, a, 3] += i3 - ua * e3
+            B[pi, a, 4] += i4 - ua * e4
+            B[pi, a, 5] += i5 - ua * e5
+            X[cP + pi, a] += (X[cP + i, a] + (i0 * c0 + i1 * c1 + i2 * c2 + i3 * c3 + i4 * c4 + i5 * c5)
+                              + ua * gain)
     # pass 3, root to leaves: qdd = D^-1 (u - U^T (A_p + c)), A_i = A_p + c + S qdd, A_0 = [-g; 0]
     for k in range(3):
         X[cA, k] = -gravity[k]
