@@ -21,7 +21,7 @@ from kinodyn._kernels.common import (
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
     ModelArrays,
-    joint_transform,
+    joint_displacement,
     rows_view,
     unpack,
 )
@@ -75,12 +75,29 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         X[nb, 3 + k] = 0.0
     with_fext = fext.shape[0] > 0
     for i in range(1, nb):
-        # E[i], p[i]: the parent <- body placement, also used by the backward pass
-        joint_transform(joint_type, joint_axis, R, t, multiplier, offset, idx_q, i, q, E, p)
-        e00, e01, e02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
-        e10, e11, e12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
-        e20, e21, e22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
-        p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
+        # E = C_parent_i = R_i L, p = t_i + R_i l (common.joint_transform on scalar locals), stored for
+        # the backward pass
+        l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
+            joint_type, joint_axis, multiplier, offset, idx_q, i, q)
+        m0, m1, m2 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+        e00 = m0 * l00 + m1 * l10 + m2 * l20
+        e01 = m0 * l01 + m1 * l11 + m2 * l21
+        e02 = m0 * l02 + m1 * l12 + m2 * l22
+        p0 = t[i, 0] + m0 * lx + m1 * ly + m2 * lz
+        m0, m1, m2 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+        e10 = m0 * l00 + m1 * l10 + m2 * l20
+        e11 = m0 * l01 + m1 * l11 + m2 * l21
+        e12 = m0 * l02 + m1 * l12 + m2 * l22
+        p1 = t[i, 1] + m0 * lx + m1 * ly + m2 * lz
+        m0, m1, m2 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
+        e20 = m0 * l00 + m1 * l10 + m2 * l20
+        e21 = m0 * l01 + m1 * l11 + m2 * l21
+        e22 = m0 * l02 + m1 * l12 + m2 * l22
+        p2 = t[i, 2] + m0 * lx + m1 * ly + m2 * lz
+        E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = e00, e01, e02
+        E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = e10, e11, e12
+        E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = e20, e21, e22
+        p[i, 0], p[i, 1], p[i, 2] = p0, p1, p2
         pi = parent[i]
         # parent twist and acceleration in child axes: [E^T (v + w x p); E^T w]
         w0, w1, w2 = X[pi, 3], X[pi, 4], X[pi, 5]
