@@ -62,8 +62,9 @@ def _exercise(model: Model, rng: np.random.Generator) -> None:
     model.centroidal_momentum_matrix(q)
     model.kinetic_energy(q, v)
     model.potential_energy(q)
-    Q, V = np.array([q, q]), np.array([v, v])
-    dynamics.aba_batch(model, Q, V, dynamics.rnea_batch(model, Q, V, np.array([a, a])))
+    Q, V, A = np.array([q, q]), np.array([v, v]), np.array([a, a])
+    for n in (1, 2):  # one row: the serial kernels; two: the threaded ones (with >= 2 numba threads)
+        dynamics.aba_batch(model, Q[:n], V[:n], dynamics.rnea_batch(model, Q[:n], V[:n], A[:n]))
 
 
 def warm_up() -> float:

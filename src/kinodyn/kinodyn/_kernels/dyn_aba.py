@@ -59,7 +59,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
     Rows of ``X``: ``[0, nb)`` twists V, ``[nb, 2 nb)`` velocity-product accelerations c,
     ``[2 nb, 3 nb)`` bias wrenches pA, ``[3 nb, 4 nb)`` ``u = tau - S^T pA``, ``[4 nb, 5 nb)``
     accelerations. Blocks of ``B``: ``[0, nb)`` articulated inertias IA, ``[nb, 2 nb)`` ``U = IA S``,
-    ``B[2 nb + i, 0, 0] = 1 / D`` of a 1-dof joint, ``B[2 nb + i]`` the free flyer's
+    ``B[2 nb + i, 0, 0] = 1 / D`` of a 1-dof joint, ``B[2 nb + i]`` the lower triangle of the free flyer's
     ``D = S^T IA S``. Arrays are indexed element by element (no per-body slices: each costs
     reference-count updates). The free flyer is the root's joint (``urdf.parse_urdf``), so its
     D is only needed in the last pass and is solved there by Cholesky, never inverted.
@@ -163,7 +163,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
                     x -= S[i, k, c] * X[cP + i, k]
                 X[cU + i, c] = x
             for a in range(6):
-                for c in range(6):
+                for c in range(a + 1):  # the lower triangle: all that cholesky_solve reads
                     x = 0.0
                     for k in range(6):
                         x += S[i, k, a] * B[bU + i, k, c]

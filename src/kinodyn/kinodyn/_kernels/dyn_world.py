@@ -285,8 +285,8 @@ def external_wrenches_world(fext: np.ndarray, W: WorldBodies, out: np.ndarray) -
 
 @njit(cache=True)
 def cholesky_solve(A: np.ndarray, b: np.ndarray, n: int) -> None:
-    """Solve ``A[:n, :n] x = b[:n]`` for symmetric positive definite A; A is overwritten by its
-    Cholesky factor (lower triangle), b by x. Raises if A is not positive definite."""
+    """Solve ``A[:n, :n] x = b[:n]`` for symmetric positive definite A, of which only the lower triangle
+    is read; it is overwritten by the Cholesky factor, b by x. Raises if A is not positive definite."""
     for j in range(n):
         d = A[j, j]
         for k in range(j):
