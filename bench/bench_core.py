@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
+
+# kinodyn's threaded batch kernels wait passively (kinodyn/_kernels/dyn_parallel.py); pinocchio, imported
+# first here, loads OpenMP before kinodyn could set it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import statistics
 import subprocess
 import sys
@@ -23,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numba
 import numpy as np
 import pinocchio as pin
 
@@ -136,7 +142,9 @@ def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
 
 
 def batch_table() -> None:
-    print(f"\nbatch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster)")
+    print(f"\nbatch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster); RNEA and ABA on "
+          f"{numba.get_num_threads()} numba thread(s), {numba.config.THREADING_LAYER} threading layer, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print(f"{'robot':30s} {'quantity':8s} {'kinodyn [states/s]':>19s} {'pinocchio loop':>15s} {'ratio':>7s}")
     for robot in robots():
         batch_rows(*robot)
