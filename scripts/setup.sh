@@ -135,7 +135,7 @@ export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
 if stamp_matches numba "$core_hash"; then
   log "numba kernel cache up to date"
 else
-  log "compiling the numba kernels into $NUMBA_CACHE_DIR (first run: about a minute)"
+  log "compiling the numba kernels into $NUMBA_CACHE_DIR (first run: 2-3 minutes)"
   (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup) \
     || die "compiling the kernels failed (see the traceback above)"
   stamp_write numba "$core_hash"

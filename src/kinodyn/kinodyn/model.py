@@ -21,6 +21,7 @@ from kinodyn._kernels.common import (
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
 )
+from kinodyn.dynamics._inputs import F64
 from kinodyn.kinematics import center_of_mass as _com
 from kinodyn.kinematics import configuration as _configuration
 from kinodyn.kinematics import forward as _forward
@@ -28,8 +29,6 @@ from kinodyn.kinematics import jacobians as _jacobians
 from kinodyn.urdf import parse_urdf
 
 __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE", "Model"]
-
-FLOAT64 = np.dtype(np.float64)  # numpy's native float64 dtype (a singleton: compared with ``is``)
 
 # Sampling ranges random_configuration uses where a limit is infinite.
 UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
@@ -120,9 +119,9 @@ class Model:
         """``q`` as a float64 array of shape (nq,); ``ValueError`` naming both shapes otherwise.
 
         Runs on every call of every algorithm: the common case (a native float64 array of the
-        right shape) costs three identity/shape tests (``FLOAT64`` is numpy's dtype singleton).
+        right shape) costs three identity/shape tests (``F64`` is numpy's dtype singleton).
         """
-        if type(q) is not np.ndarray or q.dtype is not FLOAT64:
+        if type(q) is not np.ndarray or q.dtype is not F64:
             q = np.asarray(q, dtype=np.float64)
         if q.shape != self._q_shape:
             raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
@@ -130,7 +129,7 @@ class Model:
 
     def check_v(self, v: Any, name: str = "v") -> np.ndarray:
         """``v`` (or another velocity-space vector called ``name``) as float64 of shape (nv,)."""
-        if type(v) is not np.ndarray or v.dtype is not FLOAT64:
+        if type(v) is not np.ndarray or v.dtype is not F64:
             v = np.asarray(v, dtype=np.float64)
         if v.shape != self._v_shape:
             raise ValueError(f"{name} must have shape ({self.nv},), got {v.shape}")

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy import ndarray
 
 from kinodyn._kernels import kinematics as _k
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT2, OUT3, Kernel
+from kinodyn.dynamics._inputs import F64
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -18,10 +20,19 @@ _FRAME_PLACEMENT_BATCH = Kernel(_k.frame_placement_batch, KI, KF, IN2, INT, OUT3
 
 
 def frame_placement(model: Model, q: Any, frame: str | int) -> np.ndarray:
-    """4x4 homogeneous transform world <- frame at configuration ``q``."""
+    """4x4 homogeneous transform world <- frame at configuration ``q``.
+
+    The common inputs (a float64 array, a known frame) are tested inline: this is the hottest call.
+    """
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = model.check_q(q)
+    try:
+        fid = model._frame_ids[frame]
+    except (KeyError, TypeError):
+        fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((4, 4))
     ki, kf = model.kernel_data
-    _FRAME_PLACEMENT.call(ki, kf, model.check_q(q), model.frame_id(frame), out)
+    _FRAME_PLACEMENT.call(ki, kf, q, fid, out)
     return out
 
 

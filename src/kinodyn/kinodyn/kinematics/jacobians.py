@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy import ndarray
 
 from kinodyn._kernels import kinematics as _k
 from kinodyn._kernels.entry import IN1, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.dynamics._inputs import F64
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -35,10 +37,19 @@ def _reference_id(reference: str) -> int:
 
 def frame_jacobian(model: Model, q: Any, frame: str | int,
                    reference: str = "local_world_aligned") -> np.ndarray:
-    """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``."""
+    """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``.
+
+    The common inputs are tested inline, as in ``frame_placement``.
+    """
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+        q = model.check_q(q)
+    try:
+        fid = model._frame_ids[frame]
+    except (KeyError, TypeError):
+        fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((6, model.nv))
     ki, kf = model.kernel_data
-    _FRAME_JACOBIAN.call(ki, kf, model.check_q(q), model.frame_id(frame), _reference_id(reference), out)
+    _FRAME_JACOBIAN.call(ki, kf, q, fid, _reference_id(reference), out)
     return out
 
 
