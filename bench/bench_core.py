@@ -143,11 +143,12 @@ def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
 
 def batch_table() -> None:
     print(f"\nbatch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster); RNEA and ABA on "
-          f"{numba.get_num_threads()} numba thread(s), {numba.config.THREADING_LAYER} threading layer, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+          f"{numba.get_num_threads()} numba thread(s), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print(f"{'robot':30s} {'quantity':8s} {'kinodyn [states/s]':>19s} {'pinocchio loop':>15s} {'ratio':>7s}")
     for robot in robots():
         batch_rows(*robot)
+    if numba.get_num_threads() > 1:
+        print(f"(numba threading layer: {numba.threading_layer()})")
 
 
 def batch_rows(label: str, path: Path, floating: bool, frame: str) -> None:
