@@ -17,7 +17,6 @@ passing arrays costs about as much as these small computations):
 - ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
 - ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
-- ``joint_transform(joint_type, ..., i, q, E, p)``: placement of body i in its parent's frame
 - ``set_universe(C, r)``, ``forward_placements(md, q, C, r)``: world <- body for every body
   (Seed 000 §2.8.3, (2.137))
 - ``support(md, body, chain) -> depth``: bodies from the root down to ``body`` (universe excluded)
@@ -226,22 +225,6 @@ def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarra
         C[i, a, 1] = m0 * l01 + m1 * l11 + m2 * l21
         C[i, a, 2] = m0 * l02 + m1 * l12 + m2 * l22
         r[i, a] = r[p, a] + pa0 * t[i, 0] + pa1 * t[i, 1] + pa2 * t[i, 2] + m0 * px + m1 * py + m2 * pz
-
-
-@njit(cache=True, inline="always")
-def joint_transform(joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray, t: np.ndarray,
-                    multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int, q: np.ndarray,
-                    E: np.ndarray, p: np.ndarray) -> None:
-    """``E[i] = C_parent_i``, ``p[i]`` = body i's origin in parent coordinates:
-    ``T_parent_i = (C_pj L, t + C_pj p)`` with ``(L, p)`` from ``joint_displacement``."""
-    l00, l01, l02, l10, l11, l12, l20, l21, l22, px, py, pz = joint_displacement(
-        joint_type, joint_axis, multiplier, offset, idx_q, i, q)
-    for a in range(3):
-        m0, m1, m2 = R[i, a, 0], R[i, a, 1], R[i, a, 2]
-        E[i, a, 0] = m0 * l00 + m1 * l10 + m2 * l20
-        E[i, a, 1] = m0 * l01 + m1 * l11 + m2 * l21
-        E[i, a, 2] = m0 * l02 + m1 * l12 + m2 * l22
-        p[i, a] = t[i, a] + m0 * px + m1 * py + m2 * pz
 
 
 @njit(cache=True, inline="always")

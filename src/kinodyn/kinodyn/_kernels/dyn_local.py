@@ -5,8 +5,8 @@ twists ``V_i = [v; w]``, accelerations, wrenches ``[f; n]`` (Seed 001 §8.3.2, w
 has its own frame {i}; reordered linear-first). A rigid-body inertia is then constant:
 ``(m, h, I_o)`` with ``h = m c`` and ``I_o = I_c + m (|c|^2 E - c c^T)`` about the body origin
 (Steiner, Seed 001 (8.26)-(8.27)). Between a body and its parent, placed by ``E = C_parent_i``
-(``common.joint_transform``) and the origin ``p`` in parent coordinates, motion vectors map by
-``Ad_{T_i,parent}``: ``[E^T (v + w x p); E^T w]``, and wrenches by its transpose:
+(``C_pj L``, ``L`` from ``common.joint_displacement``) and the origin ``p`` in parent coordinates,
+motion vectors map by ``Ad_{T_i,parent}``: ``[E^T (v + w x p); E^T w]``, and wrenches by its transpose:
 ``[E f; E n + p x E f]`` (Seed 001 (8.50)-(8.54)). Joint columns in body axes (body frame = joint
 frame): revolute ``[0; n]``, prismatic ``[n; 0]``, free flyer the identity (its v is the body twist,
 Seed 000 §2.10.3). ``dyn_rnea.rnea_local`` writes these maps out on scalars.

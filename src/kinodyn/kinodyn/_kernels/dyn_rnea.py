@@ -75,7 +75,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         X[nb, 3 + k] = 0.0
     with_fext = fext.shape[0] > 0
     for i in range(1, nb):
-        # E = C_parent_i = R_i L, p = t_i + R_i l (common.joint_transform on scalar locals), stored for
+        # E = C_parent_i = R_i L, p = t_i + R_i l (Seed 000 §2.8.3, (2.137)) on scalar locals, stored for
         # the backward pass
         l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
             joint_type, joint_axis, multiplier, offset, idx_q, i, q)
