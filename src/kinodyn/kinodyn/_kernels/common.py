@@ -14,6 +14,9 @@ passing arrays costs about as much as these small computations):
 
 - ``unpack(ki, kf) -> ModelArrays``
 - ``skew(w, out)``, ``cross3(a, b, out)``, ``matmul3(A, B, out)``, ``matvec3(A, x, out)``
+- on scalars: ``mat3_at(M, i) -> Mat3`` (a 9-tuple, row-major), ``mat3_mul(A, B)``, ``mat3_vec(A, x)``;
+  inlined helpers on tuples of scalars run as fast as the products written out, while helpers that
+  take arrays or call other tuple-returning helpers ran per-body loops up to 1.6x slower (measured)
 - ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
 - ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
@@ -147,6 +150,35 @@ def matvec3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """``out = A @ x`` for a 3x3 matrix (``out`` must not alias ``x``)."""
     for r in range(3):
         out[r] = A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
+
+
+Mat3 = tuple[float, float, float, float, float, float, float, float, float]  # 3x3, row-major
+Vec3 = tuple[float, float, float]
+
+
+@njit(cache=True, inline="always")
+def mat3_at(M: np.ndarray, i: int) -> Mat3:
+    """``M[i]`` of an (n, 3, 3) array as a ``Mat3`` tuple (scalars stay in registers)."""
+    return (M[i, 0, 0], M[i, 0, 1], M[i, 0, 2], M[i, 1, 0], M[i, 1, 1], M[i, 1, 2],
+            M[i, 2, 0], M[i, 2, 1], M[i, 2, 2])
+
+
+@njit(cache=True, inline="always")
+def mat3_mul(A: Mat3, B: Mat3) -> Mat3:
+    """``A @ B`` on ``Mat3`` tuples."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@njit(cache=True, inline="always")
+def mat3_vec(A: Mat3, x: Vec3) -> Vec3:
+    """``A @ x`` on tuples."""
+    return (A[0] * x[0] + A[1] * x[1] + A[2] * x[2], A[3] * x[0] + A[4] * x[1] + A[5] * x[2],
+            A[6] * x[0] + A[7] * x[1] + A[8] * x[2])
 
 
 @njit(cache=True, inline="always")
