@@ -22,6 +22,9 @@ from kinodyn._kernels.common import (
     JOINT_REVOLUTE,
     ModelArrays,
     joint_displacement,
+    mat3_at,
+    mat3_mul,
+    mat3_vec,
     rows_view,
     unpack,
 )
@@ -79,21 +82,11 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         # the backward pass
         l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
             joint_type, joint_axis, multiplier, offset, idx_q, i, q)
-        m0, m1, m2 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
-        e00 = m0 * l00 + m1 * l10 + m2 * l20
-        e01 = m0 * l01 + m1 * l11 + m2 * l21
-        e02 = m0 * l02 + m1 * l12 + m2 * l22
-        p0 = t[i, 0] + m0 * lx + m1 * ly + m2 * lz
-        m0, m1, m2 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
-        e10 = m0 * l00 + m1 * l10 + m2 * l20
-        e11 = m0 * l01 + m1 * l11 + m2 * l21
-        e12 = m0 * l02 + m1 * l12 + m2 * l22
-        p1 = t[i, 1] + m0 * lx + m1 * ly + m2 * lz
-        m0, m1, m2 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
-        e20 = m0 * l00 + m1 * l10 + m2 * l20
-        e21 = m0 * l01 + m1 * l11 + m2 * l21
-        e22 = m0 * l02 + m1 * l12 + m2 * l22
-        p2 = t[i, 2] + m0 * lx + m1 * ly + m2 * lz
+        Ri = mat3_at(R, i)
+        Lj = (l00, l01, l02, l10, l11, l12, l20, l21, l22)
+        e00, e01, e02, e10, e11, e12, e20, e21, e22 = mat3_mul(Ri, Lj)
+        u = mat3_vec(Ri, (lx, ly, lz))
+        p0, p1, p2 = t[i, 0] + u[0], t[i, 1] + u[1], t[i, 2] + u[2]
         E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = e00, e01, e02
         E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = e10, e11, e12
         E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = e20, e21, e22

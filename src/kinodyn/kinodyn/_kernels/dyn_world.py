@@ -39,6 +39,9 @@ from kinodyn._kernels.common import (
     JOINT_REVOLUTE,
     ModelArrays,
     joint_displacement,
+    mat3_at,
+    mat3_mul,
+    mat3_vec,
     matrices_view,
     rows_view,
     set_universe,
@@ -106,35 +109,14 @@ def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
         l00, l01, l02, l10, l11, l12, l20, l21, l22, px, py, pz = joint_displacement(
             joint_type, joint_axis, multiplier, offset, idx_q, i, q)
         p = parent[i]
-        # M = C_p R_i (rows), C_i = M L, r_i = r_p + C_p t_i + M p
-        a0, a1, a2 = C[p, 0, 0], C[p, 0, 1], C[p, 0, 2]
-        b0, b1, b2 = C[p, 1, 0], C[p, 1, 1], C[p, 1, 2]
-        d0, d1, d2 = C[p, 2, 0], C[p, 2, 1], C[p, 2, 2]
-        R00, R01, R02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
-        R10, R11, R12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
-        R20, R21, R22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
-        m00 = a0 * R00 + a1 * R10 + a2 * R20
-        m01 = a0 * R01 + a1 * R11 + a2 * R21
-        m02 = a0 * R02 + a1 * R12 + a2 * R22
-        m10 = b0 * R00 + b1 * R10 + b2 * R20
-        m11 = b0 * R01 + b1 * R11 + b2 * R21
-        m12 = b0 * R02 + b1 * R12 + b2 * R22
-        m20 = d0 * R00 + d1 * R10 + d2 * R20
-        m21 = d0 * R01 + d1 * R11 + d2 * R21
-        m22 = d0 * R02 + d1 * R12 + d2 * R22
-        c00 = m00 * l00 + m01 * l10 + m02 * l20
-        c01 = m00 * l01 + m01 * l11 + m02 * l21
-        c02 = m00 * l02 + m01 * l12 + m02 * l22
-        c10 = m10 * l00 + m11 * l10 + m12 * l20
-        c11 = m10 * l01 + m11 * l11 + m12 * l21
-        c12 = m10 * l02 + m11 * l12 + m12 * l22
-        c20 = m20 * l00 + m21 * l10 + m22 * l20
-        c21 = m20 * l01 + m21 * l11 + m22 * l21
-        c22 = m20 * l02 + m21 * l12 + m22 * l22
-        t0, t1, t2 = t[i, 0], t[i, 1], t[i, 2]
-        x0 = r[p, 0] + a0 * t0 + a1 * t1 + a2 * t2 + m00 * px + m01 * py + m02 * pz
-        x1 = r[p, 1] + b0 * t0 + b1 * t1 + b2 * t2 + m10 * px + m11 * py + m12 * pz
-        x2 = r[p, 2] + d0 * t0 + d1 * t1 + d2 * t2 + m20 * px + m21 * py + m22 * pz
+        # M = C_p R_i, C_i = M L, r_i = r_p + C_p t_i + M p
+        Cp = mat3_at(C, p)
+        M = mat3_mul(Cp, mat3_at(R, i))
+        L = (l00, l01, l02, l10, l11, l12, l20, l21, l22)
+        c00, c01, c02, c10, c11, c12, c20, c21, c22 = mat3_mul(M, L)
+        u = mat3_vec(Cp, (t[i, 0], t[i, 1], t[i, 2]))
+        w = mat3_vec(M, (px, py, pz))
+        x0, x1, x2 = r[p, 0] + u[0] + w[0], r[p, 1] + u[1] + w[1], r[p, 2] + u[2] + w[2]
         C[i, 0, 0], C[i, 0, 1], C[i, 0, 2] = c00, c01, c02
         C[i, 1, 0], C[i, 1, 1], C[i, 1, 2] = c10, c11, c12
         C[i, 2, 0], C[i, 2, 1], C[i, 2, 2] = c20, c21, c22
@@ -170,19 +152,8 @@ def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
         h0, h1, h2 = m * g0, m * g1, m * g2
         h[i, 0], h[i, 1], h[i, 2] = h0, h1, h2
         mcc = m * (g0 * g0 + g1 * g1 + g2 * g2)
-        j00, j01, j02 = Ic[i, 0, 0], Ic[i, 0, 1], Ic[i, 0, 2]
-        j10, j11, j12 = Ic[i, 1, 0], Ic[i, 1, 1], Ic[i, 1, 2]
-        j20, j21, j22 = Ic[i, 2, 0], Ic[i, 2, 1], Ic[i, 2, 2]
-        # rows of C Ic
-        u00 = c00 * j00 + c01 * j10 + c02 * j20
-        u01 = c00 * j01 + c01 * j11 + c02 * j21
-        u02 = c00 * j02 + c01 * j12 + c02 * j22
-        u10 = c10 * j00 + c11 * j10 + c12 * j20
-        u11 = c10 * j01 + c11 * j11 + c12 * j21
-        u12 = c10 * j02 + c11 * j12 + c12 * j22
-        u20 = c20 * j00 + c21 * j10 + c22 * j20
-        u21 = c20 * j01 + c21 * j11 + c22 * j21
-        u22 = c20 * j02 + c21 * j12 + c22 * j22
+        u00, u01, u02, u10, u11, u12, u20, u21, u22 = mat3_mul(
+            (c00, c01, c02, c10, c11, c12, c20, c21, c22), mat3_at(Ic, i))  # C Ic
         I00 = u00 * c00 + u01 * c01 + u02 * c02 - h0 * g0 + mcc
         I01 = u00 * c10 + u01 * c11 + u02 * c12 - h0 * g1
         I02 = u00 * c20 + u01 * c21 + u02 * c22 - h0 * g2
