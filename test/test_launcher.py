@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -445,9 +446,16 @@ def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
 
     client = node.create_client(GetParameters, f"/{node_name}/get_parameters")
     assert client.wait_for_service(timeout_sec=30), f"/{node_name}/get_parameters is not offered"
-    future = client.call_async(GetParameters.Request(names=names))
-    rclpy.spin_until_future_complete(node, future, timeout_sec=30)
-    assert future.done(), f"no answer from /{node_name}/get_parameters"
+    # A node is visible before it has declared every parameter (control_node declares a controller's
+    # parameters when it loads it), and get_parameters answers no values while one of them is undeclared.
+    deadline = time.monotonic() + 60
+    while True:
+        future = client.call_async(GetParameters.Request(names=names))
+        rclpy.spin_until_future_complete(node, future, timeout_sec=30)
+        assert future.done(), f"no answer from /{node_name}/get_parameters"
+        if future.result().values or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     fields = {
         ParameterType.PARAMETER_NOT_SET: "type",  # shows up as 0 where a value was expected
         ParameterType.PARAMETER_BOOL: "bool_value",
