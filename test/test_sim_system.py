@@ -69,7 +69,9 @@ def demo_params() -> dict:
 def start_control_node(spawn, tmp_path, params: dict, name: str):
     param_file = tmp_path / f"{name}.yaml"
     param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
-    return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], name)
+    # named as the launcher names it: a process-wide __node remap must not rename the simulator's own node
+    return spawn([str(CONTROL_NODE), "--ros-args", "-r", "__node:=controller_manager", "--params-file",
+                  str(param_file)], name)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """ROS side of ``SimulatedSystem``: a node of its own in the controller manager's process.
 
 Hardware components get no node handle from the controller manager (hardware/component.py), so this
-adapter creates one, named after the ``<ros2_control name>`` (``/<name>``), and spins it on its own thread:
+adapter creates one, named after the ``<ros2_control name>`` (``/<name>``, whatever the process's remappings),
+and spins it on its own thread:
 
 - ``/clock`` (rosgraph_msgs/Clock): the simulated time after every ``write``;
 - ``~/odometry`` (nav_msgs/Odometry): ground truth of the base, frame ``odom`` -> child ``<root link>``, pose
@@ -50,7 +51,9 @@ class SimulatorRosInterface:
         self.system = system
         model = system.simulator.model
         self.base_link = model.body_names[1] if model.floating_base else ""
-        self.node = rclpy.create_node(system.info.name)
+        # Without the process's global arguments: a launcher's `-r __node:=controller_manager` would rename
+        # this node too (two nodes of one name, ~/odometry under /controller_manager).
+        self.node = rclpy.create_node(system.info.name, use_global_arguments=False)
         qos = QoSProfile(depth=10)
         self.clock_pub = self.node.create_publisher(Clock, "/clock", qos)
         self.odom_pub = None
