@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kinodyn._kernels.dyn_parallel import chunk_count
+
 if TYPE_CHECKING:
+    from kinodyn._kernels.entry import Kernel
     from kinodyn.model import Model
 
 F64 = np.dtype(np.float64)
@@ -67,3 +70,22 @@ def external_wrenches(model: Model, f_ext: Any) -> np.ndarray:
         raise ValueError(f"f_ext must be None, a dict {{link name: wrench (6,)}} or an array of shape "
                          f"({nb}, 6) (one body-frame wrench per body, row 0 = universe), got {f_ext.shape}")
     return f_ext
+
+
+def run_batch(model: Model, Q: Any, V: Any, X: Any, x_name: str, threaded: Kernel,
+              serial: Kernel) -> np.ndarray:
+    """(N, nv) from a batch kernel pair over rows ``(Q[k], V[k], X[k])``: ``threaded`` (``chunks`` contiguous
+    chunks of rows on numba's threads, ``kinodyn._kernels.dyn_parallel``) when numba has more than one
+    thread and there is more than one row, else ``serial`` (rows ``[0, N)``, no thread pool started)."""
+    Q = rows(Q, model.nq, "Q")
+    n = Q.shape[0]
+    V = rows(V, model.nv, "V", n)
+    X = rows(X, model.nv, x_name, n)
+    out = np.empty((n, model.nv))
+    ki, kf = model.kernel_data
+    chunks = chunk_count(n)
+    if chunks > 1:
+        threaded.call(ki, kf, Q, V, X, chunks, out)
+    else:
+        serial.call(ki, kf, Q, V, X, out, 0, n)
+    return out

@@ -8,9 +8,8 @@ import numpy as np
 from numpy import empty, ndarray
 
 from kinodyn._kernels import dyn_aba as _k
-from kinodyn._kernels.dyn_parallel import chunk_count
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, rows, vector
+from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -54,15 +53,4 @@ def aba_batch(model: Model, Q: Any, V: Any, TAU: Any) -> np.ndarray:
     if model.mimic_joint_names:
         raise ValueError(f"aba_batch needs a model without mimic joints; {model.name!r} has "
                          f"{list(model.mimic_joint_names)} (use aba row by row)")
-    Q = rows(Q, model.nq, "Q")
-    n = Q.shape[0]
-    V = rows(V, model.nv, "V", n)
-    TAU = rows(TAU, model.nv, "TAU", n)
-    out = empty((n, model.nv))
-    ki, kf = model.kernel_data
-    chunks = chunk_count(n)
-    if chunks > 1:
-        _ABA_BATCH.call(ki, kf, Q, V, TAU, chunks, out)
-    else:
-        _ABA_ROWS.call(ki, kf, Q, V, TAU, out, 0, n)
-    return out
+    return run_batch(model, Q, V, TAU, "TAU", _ABA_BATCH, _ABA_ROWS)

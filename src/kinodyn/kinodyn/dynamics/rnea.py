@@ -8,9 +8,8 @@ import numpy as np
 from numpy import empty, ndarray
 
 from kinodyn._kernels import dyn_rnea as _k
-from kinodyn._kernels.dyn_parallel import chunk_count
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, rows, vector
+from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -76,15 +75,4 @@ def rnea_batch(model: Model, Q: Any, V: Any, A: Any) -> np.ndarray:
     ``numba.set_num_threads`` limits them, ``NUMBA_NUM_THREADS`` caps them at start-up); with one
     thread (or one row) it runs serially without starting the thread pool.
     """
-    Q = rows(Q, model.nq, "Q")
-    n = Q.shape[0]
-    V = rows(V, model.nv, "V", n)
-    A = rows(A, model.nv, "A", n)
-    out = empty((n, model.nv))
-    ki, kf = model.kernel_data
-    chunks = chunk_count(n)
-    if chunks > 1:
-        _RNEA_BATCH.call(ki, kf, Q, V, A, chunks, out)
-    else:
-        _RNEA_ROWS.call(ki, kf, Q, V, A, out, 0, n)
-    return out
+    return run_batch(model, Q, V, A, "A", _RNEA_BATCH, _RNEA_ROWS)
