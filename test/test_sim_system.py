@@ -110,9 +110,6 @@ class Session:
         assert self.client.spin_until(future.done, 10.0)
         return future.result()
 
-    def z(self) -> float:
-        return self.odom[-1].pose.pose.position.z
-
 
 def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
     client = Listener("sim_system_test")
@@ -123,8 +120,12 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert list(s.states[-1].name) == JOINTS
         # PD commands flow (efforts become non-zero), then restart the simulation from standing under PD
         assert client.spin_until(lambda: any(abs(e) > 1.0 for e in s.states[-1].effort), 10.0)
+        before_reset = len(s.odom)
         assert s.call(Trigger, "/quadruped_system/reset", Trigger.Request()).success
-        assert client.spin_until(lambda: abs(s.z() - HEIGHT) < 1e-4, 10.0)  # restarted from standing
+        # restarted from standing: some odometry message after the reset has the standing height (the next
+        # ones sink into the soft contact, and a loaded test process takes messages in bursts)
+        assert client.spin_until(
+            lambda: any(abs(m.pose.pose.position.z - HEIGHT) < 1e-4 for m in s.odom[before_reset:]), 10.0)
         start = len(s.odom)
         t0 = s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec
         client.spin_until(lambda: s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec > t0 + 3.0, 60.0)
