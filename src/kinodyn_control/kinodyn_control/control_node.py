@@ -154,6 +154,8 @@ class ControlNode(Node):
         )
         if self.gate is not None:
             manager.enter_lockstep(self.gate, 1.0 / self.update_rate)
+        else:
+            manager.enter_wall_clock_loop(1.0 / self.update_rate)
         inactive = self._param("inactive_controllers", [""])
         names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
         for name in names:

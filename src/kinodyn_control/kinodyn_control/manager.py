@@ -192,6 +192,12 @@ class ControllerManager:
         self.cycle_lock = threading.Lock()
         self.gate: LockstepGate | None = None
 
+    def enter_wall_clock_loop(self, period: float) -> None:
+        """Before the first cycle of a wall-clock loop: every component learns the nominal period."""
+        for name, component in self.resources.components.items():
+            if component.prepare_control_period(period) is not ReturnType.OK:
+                raise HardwareError(f"component '{name}': {component.last_error}")
+
     def enter_lockstep(self, gate: LockstepGate, period: float) -> None:
         """Before the first cycle: every component must accept lockstep with ``period`` per cycle; from now on
         controllers with unstamped external commands cannot be activated."""

@@ -92,6 +92,13 @@ class HardwareComponent(Lifecycle):
     def perform_command_mode_switch(self, start: list[str], stop: list[str]) -> ReturnType:
         return ReturnType.OK
 
+    def prepare_control_period(self, period: float) -> ReturnType:
+        """Called once before a wall-clock control loop starts, with its nominal period ``1/update_rate``.
+        Hardware with a clock of its own ignores it (this default); a simulator advances this much simulated
+        time per ``write`` whatever the measured period, as Gazebo runs controllers at their rate in simulated
+        time."""
+        return ReturnType.OK
+
     def prepare_lockstep(self, period: float) -> ReturnType:
         """Called once before a lockstep loop starts: from then on the manager calls ``write`` only when the
         commands of a cycle have arrived, with ``period`` (1/update_rate) of simulated time per cycle. Only

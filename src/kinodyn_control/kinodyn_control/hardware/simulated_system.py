@@ -17,9 +17,11 @@ Hardware ``<param>`` (all optional):
 
 - ``floating_base`` (true/false): overrides the convention above;
 - ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``; default ``rk4``);
-- ``max_steps_per_cycle`` (10): ``write`` advances ``round(period / dt)`` physics steps, at least one and at
-  most this many, so a late loop makes the simulation fall behind real time instead of running on a stale
-  command.
+- ``max_steps_per_cycle`` (10): under ``control_node`` every ``write`` advances one control period
+  ``round((1 / update_rate) / dt)`` steps (``prepare_control_period``): the controllers keep their rate in
+  simulated time and a late loop makes the simulation fall behind real time, as Gazebo does. Called without
+  that (a program driving the component itself), ``write`` advances ``round(period / dt)`` steps of the
+  measured period, at least one and at most this many.
   With the controller manager in lockstep (control_node parameter ``lockstep``, docs/simulator.md) every
   ``write`` advances exactly ``1 / update_rate`` of simulated time instead, in ``(1 / update_rate) / dt``
   steps, which must be a whole number (``prepare_lockstep``);
@@ -125,6 +127,7 @@ class SimulatedSystem(System):
                 raise ValueError(f"param integrator must be one of {sim.INTEGRATORS}, "
                                  f"got {self.integrator!r}")
             self.lockstep_steps = 0  # steps per write in lockstep (prepare_lockstep); 0: follow the period
+            self.cycle_steps = 0  # steps per write under a wall-clock loop (prepare_control_period)
             self.max_steps = int(_float(p, "max_steps_per_cycle", 10))
             if self.max_steps < 1:
                 raise ValueError(f"param max_steps_per_cycle must be >= 1, got {p['max_steps_per_cycle']!r}")
@@ -228,6 +231,14 @@ class SimulatedSystem(System):
         with self.lock:
             self._requests.append(("push", (link, w, duration)))
 
+    def prepare_control_period(self, period: float) -> ReturnType:
+        """From now on every ``write`` advances ``round(period / dt)`` steps (at least one), whatever the
+        measured period: the controllers keep their rate in simulated time and a late loop makes the
+        simulation fall behind real time (holding one command over the many steps of a late cycle shook a
+        stiffly PD-controlled robot off its feet on a loaded machine)."""
+        self.cycle_steps = max(1, round(period / self.dt))
+        return ReturnType.OK
+
     def prepare_lockstep(self, period: float) -> ReturnType:
         """From now on every ``write`` advances exactly ``period`` (a whole number of ``dt`` steps)."""
         steps = round(period / self.dt)
@@ -256,7 +267,8 @@ class SimulatedSystem(System):
         if not np.all(np.isfinite(tau)):
             self.last_error = "infinite effort command"
             return ReturnType.ERROR
-        steps = self.lockstep_steps or min(self.max_steps, max(1, round(period / s.dt)))
+        measured = min(self.max_steps, max(1, round(period / s.dt)))
+        steps = self.lockstep_steps or self.cycle_steps or measured
         with self.lock:
             for kind, args in self._requests:
                 if kind == "reset":
