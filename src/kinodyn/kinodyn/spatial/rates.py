@@ -49,7 +49,7 @@ def _euler_rate_matrix_world(angles: FloatArray, sequence: str) -> FloatArray:
 
     Seed 000 §2.5.1 construction of (2.86), (2.88), (2.90), (2.92).
     """
-    a, b, c = sequence
+    a, b, c = sequence[0], sequence[1], sequence[2]
     first = elementary_rotation(a, angles[0])
     first_two = first @ elementary_rotation(b, angles[1])
     return np.column_stack([_UNIT[a], first @ _UNIT[b], first_two @ _UNIT[c]])
@@ -67,7 +67,7 @@ def _euler_rate_matrix_world_inverse(angles: FloatArray, sequence: str) -> Float
             f"|{kind}| = {abs(determinant):.3g} < {SINGULARITY_TOLERANCE}; use a quaternion or rotation "
             "vector near this orientation"
         )
-    return np.linalg.inv(E)
+    return np.asarray(np.linalg.inv(E), dtype=np.float64)
 
 
 def _quaternion_h(quaternion: FloatArray) -> FloatArray:

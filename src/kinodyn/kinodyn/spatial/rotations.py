@@ -129,10 +129,11 @@ def elementary_rotation(axis: str, angle: float) -> FloatArray:
     return {"x": rot_x, "y": rot_y, "z": rot_z}[axis](angle)
 
 
-def _check_sequence(sequence: str) -> str:
+def _check_sequence(sequence: str) -> tuple[str, str, str]:
+    """The three axis letters of a supported Euler sequence; ``ValueError`` otherwise."""
     if sequence not in EULER_SEQUENCES:
         raise ValueError(f"Euler sequence must be one of {EULER_SEQUENCES}, got {sequence!r}")
-    return sequence
+    return sequence[0], sequence[1], sequence[2]
 
 
 def euler_to_matrix(angles: ArrayLike, sequence: str) -> FloatArray:
