@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kinodyn.ik.differential import damped_pseudo_inverse, pseudo_inverse
+from kinodyn.ik.limits import active_indices
 from kinodyn.ik.tasks import FrameTask, TaskEvaluation, TaskStack
 
 if TYPE_CHECKING:
@@ -26,14 +27,20 @@ Reference = Callable[[float], tuple[Sequence[ArrayLike], Sequence[ArrayLike]]]
 
 
 class ClosedLoopIK:
-    """``q̇ = J^+ (ẋ* + k_p Δx)`` for frame tasks whose targets move (Seed 000 (2.241)-(2.242))."""
+    """``q̇ = J^+ (ẋ* + k_p Δx)`` for frame tasks whose targets move (Seed 000 (2.241)-(2.242)).
 
-    def __init__(self, model: Model, tasks: Sequence[FrameTask], gain: float, damping: float = 0.0) -> None:
+    ``active_joints``: names of the joints CLIK may move (default: every degree of freedom, the floating
+    base's included); the others get zero velocity, e.g. the joints alone with the base held where it is.
+    """
+
+    def __init__(self, model: Model, tasks: Sequence[FrameTask], gain: float, damping: float = 0.0,
+                 active_joints: Sequence[str] | None = None) -> None:
         if gain < 0.0 or damping < 0.0:
             raise ValueError(f"gain and damping must be non-negative, got {gain}, {damping}")
         self.model = model
         self.tasks = list(tasks)
-        self.stack = TaskStack(model, self.tasks, weighted=False)
+        self.columns = active_indices(model, active_joints)[0]
+        self.stack = TaskStack(model, self.tasks, columns=self.columns, weighted=False)
         self.gain = gain
         self.damping = damping
 
@@ -54,7 +61,9 @@ class ClosedLoopIK:
                                       for task, twist in zip(self.tasks, twists, strict=True)])
         inverse = damped_pseudo_inverse(ev.jacobian, self.damping) if self.damping > 0.0 \
             else pseudo_inverse(ev.jacobian)
-        return inverse @ (feedforward + self.gain * ev.error), ev
+        qdot = np.zeros(self.model.nv)
+        qdot[self.columns] = inverse @ (feedforward + self.gain * ev.error)
+        return qdot, ev
 
     def track(self, q0: ArrayLike, reference: Reference, dt: float, steps: int
               ) -> tuple[FloatArray, FloatArray, FloatArray]:

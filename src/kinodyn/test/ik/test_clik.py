@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from kinodyn.ik import FrameTask, solve_ik
 from kinodyn.ik.clik import ClosedLoopIK
+from kinodyn.model import Model
 from kinodyn.spatial import so3_exp
 
 RADIUS = 0.1  # m
 OMEGA = 2.0 * np.pi / 2.0  # rad/s: one turn in 2 s
+QUADRUPED = Path(__file__).resolve().parents[4] / "urdf" / "quadruped.urdf"
 SPIN = 0.5  # rad/s about the world z axis
 DT = 1e-3
 STEPS = 2000
@@ -75,3 +79,28 @@ def test_feedback_removes_an_initial_offset(arm7, start) -> None:
     open_loop = ClosedLoopIK(arm7, [FrameTask(arm7, "ee_link", np.eye(4))], gain=0.0)
     _, open_errors, _ = open_loop.track(r.q, reference, DT, 300)
     assert open_errors[-1] > 0.009
+
+
+def test_active_joints_hold_the_floating_base_and_the_other_joints() -> None:
+    """CLIK over one leg of the floating quadruped: the base and the other legs get zero velocity, the leg's
+    joint velocity is the pseudo-inverse of its own Jacobian columns (second source: ``frame_jacobian``),
+    and the foot converges to a target the leg alone can reach, the base pose unchanged."""
+    model = Model.from_urdf(QUADRUPED, floating_base=True)
+    leg = ["LF_HAA", "LF_HFE", "LF_KFE"]
+    q0 = model.random_configuration(1)
+    q_goal = q0.copy()
+    leg_q = [model.idx_q[model.joint_body[model.joint_id(n)]] for n in leg]
+    q_goal[leg_q] += [0.1, -0.2, 0.3]
+    target = model.frame_placement(q_goal, "LF_FOOT")
+    clik = ClosedLoopIK(model, [FrameTask(model, "LF_FOOT", target, kind="position")], gain=10.0,
+                        active_joints=leg)
+    qdot = clik.velocity(q0, [target], [np.zeros(6)])
+    leg_v = [model.idx_v[model.joint_body[model.joint_id(n)]] for n in leg]
+    others = np.setdiff1d(np.arange(model.nv), leg_v)
+    np.testing.assert_array_equal(qdot[others], 0.0)
+    J = model.frame_jacobian(q0, "LF_FOOT", "local_world_aligned")[:3, leg_v]
+    error = target[:3, 3] - model.frame_placement(q0, "LF_FOOT")[:3, 3]
+    np.testing.assert_allclose(qdot[leg_v], np.linalg.pinv(J) @ (10.0 * error), rtol=0, atol=1e-12)
+    configurations, position_errors, _ = clik.track(q0, lambda t: ([target], [np.zeros(6)]), 0.01, 300)
+    assert position_errors[0] > 0.01 and position_errors[-1] < 1e-9
+    np.testing.assert_array_equal(configurations[-1][:7], q0[:7])
