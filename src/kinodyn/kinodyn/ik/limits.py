@@ -48,6 +48,14 @@ class ConfigurationLimit:
         self.lower = model.lower_limit[self._q]
         self.upper = model.upper_limit[self._q]
 
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
+        """Limits of each active coordinate (``∓inf`` on the free flyer's)."""
+        lower = np.full(self._size, -np.inf)
+        upper = np.full(self._size, np.inf)
+        lower[self._rows] = self.lower
+        upper[self._rows] = self.upper
+        return lower, upper
+
     def step_bounds(self, q: FloatArray, dt: float = 1.0) -> tuple[FloatArray, FloatArray]:
         """Bounds on the step over the active coordinates (``dt`` is unused: position limits)."""
         lower = np.full(self._size, -np.inf)

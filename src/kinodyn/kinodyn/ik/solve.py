@@ -9,7 +9,9 @@ of Seed 000 (2.195), sign corrected).
 Each step minimizes the linearized, weighted task error ``|W^{1/2}(J δ - Δx)|² + λ |δ|²``
 (λ = 0 for Gauss-Newton) subject to the joint limits ``lower <= q + δ <= upper`` as hard
 inequalities. The closed-form step is taken when it respects the limits; otherwise the
-box-constrained QP is solved with OSQP (``kinodyn.ik.qp``), so every iterate is within limits.
+box-constrained QP is solved exactly by a primal active-set method (``kinodyn.ik.qp``), so every
+iterate is within limits. Each attempt runs compiled (``kinodyn.ik.descent``); restarts and the
+timeout are handled here, between attempts.
 LM damping: ``λ = μ |W^{1/2}Δx|² + λ_min`` (error-proportional, vanishing at a solution, so the
 final convergence is Gauss-Newton fast), with μ raised tenfold whenever a step does not reduce
 the error (the step is then rejected) and lowered again after a successful one. An attempt stops
@@ -25,15 +27,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
+from kinodyn.ik.descent import CONVERGED, descend
 from kinodyn.ik.limits import ConfigurationLimit, active_indices
-from kinodyn.ik.qp import box_qp
-from kinodyn.ik.tasks import FrameTask, TaskEvaluation, TaskStack
+from kinodyn.ik.tasks import FrameTask, TaskStack
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -50,6 +51,8 @@ STALL_ITERATIONS = 5
 STALL_RATIO = 0.5
 """An attempt whose cost has not fallen below STALL_RATIO times its value STALL_ITERATIONS
 iterations earlier has stalled (a local minimum, typically against a joint limit): restart."""
+PARAMETERS = np.array([INITIAL_DAMPING_SCALE, MINIMUM_DAMPING, MAX_DAMPING_SCALE, STALL_ITERATIONS,
+                       STALL_RATIO])
 
 
 @dataclass(frozen=True)
@@ -72,54 +75,38 @@ class IKResult:
 
 
 class _Problem:
-    """Tasks, active joints and limits of one solve."""
+    """Tasks, active joints and limits of one solve, as the compiled attempt (``descend``) takes them."""
 
     def __init__(self, model: Model, tasks: Sequence[FrameTask], active_joints: Sequence[str] | None) -> None:
         self.model = model
-        self.v_idx, self.q_idx = active_indices(model, active_joints)
-        self.n = self.v_idx.shape[0]
-        self.stack = TaskStack(model, tasks, columns=self.v_idx)
+        v_idx, self.q_idx = active_indices(model, active_joints)
+        self.stack = TaskStack(model, tasks, columns=v_idx)
         self.limit = ConfigurationLimit(model, self.q_idx)
+        self.lower, self.upper = self.limit.coordinate_bounds()
         self.joint_q = self.q_idx[self.q_idx >= 0]  # randomized on restarts (not the base)
+        self.position_errors = np.empty(len(tasks))
+        self.orientation_errors = np.empty(len(tasks))
 
-    def step(self, q: FloatArray, step: FloatArray) -> FloatArray:
-        """``q ⊕ δ`` for a step δ over the active coordinates, kept exactly within the limits."""
-        if self.model.floating_base:
-            v = np.zeros(self.model.nv)
-            v[self.v_idx] = step
-            q_new = self.model.integrate(q, v)
-        else:
-            q_new = q.copy()
-            q_new[self.q_idx] += step
-        # The step satisfies lower - q <= δ <= upper - q; this removes the rounding of q + (upper - q).
-        return self.limit.project(q_new)
-
-    def linear_step(self, ev: TaskEvaluation, method: str, damping_scale: float) -> FloatArray:
-        """Step minimizing ``|J δ - Δx|² + λ|δ|²`` within the joint limits (closed form, else the QP)."""
-        if method == "gn":
-            H, g = ev.jacobian.T @ ev.jacobian, ev.jacobian.T @ ev.error
-            step = np.linalg.lstsq(ev.jacobian, ev.error, rcond=None)[0]  # J^+ Δx, minimum norm (Alg. 1)
-        else:
-            damping = damping_scale * float(ev.error @ ev.error) + MINIMUM_DAMPING
-            H, g, step = _damped_step(ev.jacobian, ev.error, damping)
-        lower, upper = self.limit.step_bounds(ev.q)
-        if np.all(step >= lower) and np.all(step <= upper):
-            return step
-        return box_qp(self.n).solve(H, g, lower, upper, unconstrained=step)
+    def descend(self, q: FloatArray, tolerances: tuple[float, float], method: str, max_iterations: int,
+                stop_when_stalled: bool) -> _Attempt:
+        """One attempt from q (a copy is iterated); see ``kinodyn.ik.descent.descend``."""
+        q = q.copy()
+        ki, kf = self.model.kernel_data
+        status, iterations, cost = descend(
+            ki, kf, self.model.floating_base, self.stack.kernel_arrays, self.q_idx, self.lower, self.upper, q,
+            tolerances[0], tolerances[1], method == "gn", max_iterations, stop_when_stalled, PARAMETERS,
+            self.position_errors, self.orientation_errors)
+        return _Attempt(q, status == CONVERGED, iterations, cost, float(np.max(self.position_errors)),
+                        float(np.max(self.orientation_errors)))
 
 
-@njit(cache=True)
-def _damped_step(J: np.ndarray, e: np.ndarray, damping: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``H = J^T J + λ I``, ``g = J^T Δx`` and the LM step ``H^{-1} g`` (Seed 000 (2.195))."""
-    H = J.T @ J
-    for i in range(H.shape[0]):
-        H[i, i] += damping
-    g = J.T @ e
-    return H, g, np.linalg.solve(H, g)
-
-
-def _cost(ev: TaskEvaluation) -> float:
-    return float(ev.error @ ev.error)
+class _Attempt(NamedTuple):
+    q: FloatArray
+    converged: bool
+    iterations: int
+    cost: float
+    position_error: float
+    orientation_error: float
 
 
 def _default_seed(model: Model) -> FloatArray:
@@ -128,11 +115,6 @@ def _default_seed(model: Model) -> FloatArray:
     finite = np.isfinite(model.lower_limit) & np.isfinite(model.upper_limit)
     q[finite] = 0.5 * (model.lower_limit[finite] + model.upper_limit[finite])
     return q
-
-
-def _converged(ev: TaskEvaluation, position_tolerance: float, orientation_tolerance: float) -> bool:
-    return bool(np.all(ev.position_errors < position_tolerance)
-                and np.all(ev.orientation_errors < orientation_tolerance))
 
 
 def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: ArrayLike | None = None,
@@ -169,59 +151,33 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     if max_iterations < 1 or restarts < 0:
         raise ValueError(f"need max_iterations >= 1 and restarts >= 0, got {max_iterations}, {restarts}")
     problem = _Problem(model, tasks, active_joints)
-    q = _default_seed(model) if q_seed is None else model.check_q(q_seed).copy()
+    q = problem.limit.project(_default_seed(model) if q_seed is None else model.check_q(q_seed))
     rng = np.random.default_rng(0 if rng is None else rng)
     deadline = np.inf if timeout is None else time.perf_counter() + timeout
-
-    def solved(ev: TaskEvaluation) -> bool:
-        return _converged(ev, position_tolerance, orientation_tolerance) and problem.limit.contains(ev.q)
-
+    tolerances = (position_tolerance, orientation_tolerance)
+    best: _Attempt | None = None
     iterations = 0
+    attempts = 0
     timed_out = False
-
-    def descend(ev: TaskEvaluation, stop_when_stalled: bool) -> TaskEvaluation:
-        """LM / GN iterations from ev until solved, max_iterations, a stall (if asked) or the deadline."""
-        nonlocal iterations, timed_out
-        cost = _cost(ev)
-        damping_scale = INITIAL_DAMPING_SCALE
-        history = [cost]
-        for _ in range(max_iterations):
-            if solved(ev):
-                break
-            if stop_when_stalled and len(history) > STALL_ITERATIONS \
-                    and history[-1] > STALL_RATIO * history[-1 - STALL_ITERATIONS]:
-                break
-            if time.perf_counter() > deadline:
-                timed_out = True
-                break
-            iterations += 1
-            trial = problem.stack.evaluate(problem.step(ev.q, problem.linear_step(ev, method, damping_scale)))
-            trial_cost = _cost(trial)
-            if method == "gn" or trial_cost < cost:
-                ev, cost = trial, trial_cost
-                damping_scale = max(damping_scale / 10.0, INITIAL_DAMPING_SCALE)
-            else:
-                damping_scale *= 10.0
-                if damping_scale > MAX_DAMPING_SCALE:
-                    break
-            history.append(cost)
-        return ev
-
-    best: TaskEvaluation | None = None
     for attempt in range(restarts + 1):
-        if attempt > 0:
-            q = q.copy()
-            q[problem.joint_q] = model.random_configuration(rng)[problem.joint_q]
-        ev = descend(problem.stack.evaluate(q), stop_when_stalled=True)
-        if solved(ev) or best is None or _cost(ev) < _cost(best):
-            best = ev
-        if solved(ev) or timed_out:
+        if time.perf_counter() > deadline:
+            timed_out = True
             break
-    assert best is not None
-    if not solved(best) and not timed_out:
+        if attempt > 0:
+            q[problem.joint_q] = model.random_configuration(rng)[problem.joint_q]
+        result = problem.descend(q, tolerances, method, max_iterations, stop_when_stalled=True)
+        iterations += result.iterations
+        attempts += 1
+        if best is None or result.converged or result.cost < best.cost:
+            best = result
+        if result.converged:
+            break
+    if best is None:  # timed out before the first attempt
+        best = problem.descend(q, tolerances, method, 0, stop_when_stalled=True)
+    elif not best.converged and not timed_out and time.perf_counter() <= deadline:
         # No attempt reached the target: refine the closest one to its local minimum (no stall cut-off).
-        best = descend(best, stop_when_stalled=False)
-    success = solved(best)
-    status = "converged" if success else ("timeout" if timed_out else "max_iterations")
-    return IKResult(best.q, success, float(np.max(best.position_errors)),
-                    float(np.max(best.orientation_errors)), iterations, attempt, status)
+        best = problem.descend(best.q, tolerances, method, max_iterations, stop_when_stalled=False)
+        iterations += best.iterations
+    status = "converged" if best.converged else ("timeout" if timed_out else "max_iterations")
+    return IKResult(best.q, best.converged, best.position_error, best.orientation_error, iterations,
+                    max(attempts - 1, 0), status)

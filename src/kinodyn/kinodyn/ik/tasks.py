@@ -151,14 +151,18 @@ class TaskStack:
         position_errors = np.empty(len(self.tasks))
         orientation_errors = np.empty(len(self.tasks))
         ki, kf = self.model.kernel_data
-        _evaluate_tasks(ki, kf, q, self._frames, self._row_start, self._row_stop, self._target_position,
-                        self._target_rotation, self._sqrt_weights, self.columns, error, jacobian,
-                        position_errors, orientation_errors)
+        evaluate_tasks(ki, kf, q, *self.kernel_arrays, error, jacobian, position_errors, orientation_errors)
         return TaskEvaluation(q, error, jacobian, position_errors, orientation_errors)
+
+    @property
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """The stack as the arrays ``evaluate_tasks`` takes after ``(ki, kf, q)``."""
+        return (self._frames, self._row_start, self._row_stop, self._target_position, self._target_rotation,
+                self._sqrt_weights, self.columns)
 
 
 @njit(cache=True)
-def _evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, row_start: np.ndarray,
+def evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, row_start: np.ndarray,
                     row_stop: np.ndarray, target_position: np.ndarray, target_rotation: np.ndarray,
                     sqrt_weights: np.ndarray, columns: np.ndarray, error: np.ndarray, jacobian: np.ndarray,
                     position_errors: np.ndarray, orientation_errors: np.ndarray) -> None:

@@ -1,11 +1,11 @@
-"""The box-constrained IK step QP against scipy's bounded least squares; clamping is not its solution."""
+"""The box-constrained IK step QP against scipy's bounded least squares and enumeration (not clamping)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from kinodyn.ik.limits import ConfigurationLimit, VelocityLimit, active_indices, intersect_bounds
-from kinodyn.ik.qp import BoxQP, box_qp
+from kinodyn.ik.qp import solve_box_qp
 from scipy.optimize import lsq_linear
 
 
@@ -27,60 +27,63 @@ def reference_solution(J, e, damping, lower, upper) -> np.ndarray:
 
 def test_step_qp_matches_bounded_least_squares_and_differs_from_clamping() -> None:
     rng = np.random.default_rng(21)
-    qp = box_qp(7)
     differing = 0
     for _ in range(30):
         J, e, H, g, unconstrained = damped_problem(rng)
         lower, upper = -0.3 * rng.uniform(0.1, 1.0, 7), 0.3 * rng.uniform(0.1, 1.0, 7)
-        step = qp.solve(H, g, lower, upper, unconstrained)
+        step = solve_box_qp(H, g, lower, upper)
         assert np.all(step >= lower) and np.all(step <= upper)
-        np.testing.assert_allclose(step, reference_solution(J, e, 1e-3, lower, upper), atol=1e-6)
+        np.testing.assert_allclose(step, reference_solution(J, e, 1e-3, lower, upper), atol=1e-9)
         differing += not np.allclose(step, np.clip(unconstrained, lower, upper), atol=1e-3)
     assert differing > 20  # clamping the unconstrained step is (almost always) not the constrained optimum
 
 
-def test_osqp_path_solves_when_the_active_set_guess_fails() -> None:
-    """H with strong coupling: the bound the unconstrained step violates is not the active one."""
-    qp = BoxQP(2)
+def enumerated_minimum(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Box QP by enumerating the 3^n active sets (free, at lower, at upper): the feasible minimum."""
+    n = g.shape[0]
+    best, best_value = None, np.inf
+    for code in range(3 ** n):
+        states = [(code // 3 ** i) % 3 for i in range(n)]
+        fixed = [i for i in range(n) if states[i]]
+        free = [i for i in range(n) if not states[i]]
+        x = np.zeros(n)
+        for i in fixed:
+            x[i] = lower[i] if states[i] == 1 else upper[i]
+        if free:
+            rhs = g[free] - H[np.ix_(free, fixed)] @ x[fixed]
+            x[free] = np.linalg.solve(H[np.ix_(free, free)], rhs)
+        if np.all(x >= lower - 1e-12) and np.all(x <= upper + 1e-12):
+            value = 0.5 * x @ H @ x - g @ x
+            if value < best_value:
+                best, best_value = x, value
+    assert best is not None
+    return best
+
+
+def test_a_bound_the_unconstrained_step_violates_is_released() -> None:
+    """H with strong coupling: the bound the unconstrained step violates is not active at the optimum."""
     H = np.array([[1.0, 0.99], [0.99, 1.0]])
     g = np.array([2.0, 1.9])
-    unconstrained = np.linalg.solve(H, g)  # (1.5025..., 0.4025...)
+    np.testing.assert_allclose(np.linalg.solve(H, g), [5.9798995, -4.0201005], atol=1e-6)  # out of the box
     lower, upper = np.array([-1.0, 0.45]), np.array([1.0, 1.0])
-    step = qp.solve(H, g, lower, upper, unconstrained)
-    assert qp.osqp_solves == 1 and qp.closed_form_solves == 0
-    # Reference: enumerate the 9 active-set combinations of a 2-D box QP and keep the feasible minimum.
-    best, best_value = None, np.inf
-    for fix0 in (None, 0, 1):
-        for fix1 in (None, 0, 1):
-            x = np.zeros(2)
-            fixed = {i: (lower, upper)[f][i] for i, f in ((0, fix0), (1, fix1)) if f is not None}
-            free = [i for i in range(2) if i not in fixed]
-            for i, v in fixed.items():
-                x[i] = v
-            if free:
-                rhs = g[free] - H[np.ix_(free, list(fixed))] @ x[list(fixed)]
-                x[free] = np.linalg.solve(H[np.ix_(free, free)], rhs)
-            if np.all(x >= lower - 1e-12) and np.all(x <= upper + 1e-12):
-                value = 0.5 * x @ H @ x - g @ x
-                if value < best_value:
-                    best, best_value = x, value
-    np.testing.assert_allclose(step, best, atol=1e-6)
+    step = solve_box_qp(H, g, lower, upper)
+    expected = enumerated_minimum(H, g, lower, upper)
+    np.testing.assert_allclose(step, expected, atol=1e-12)
+    assert expected[1] > lower[1]  # the guess from the unconstrained step (x1 at its lower bound) is wrong
 
 
-def test_osqp_path_is_used_and_correct() -> None:
-    """Force OSQP: a guess that needs dropping a bound fails the KKT check."""
+def test_tight_boxes_against_enumeration_and_bounded_least_squares() -> None:
+    """Small damping and a tight box: many bounds active, several released along the way."""
     rng = np.random.default_rng(22)
-    qp = BoxQP(7)
-    used_osqp = 0
-    for _ in range(200):
-        J, e, H, g, unconstrained = damped_problem(rng, damping=1e-6)
-        lower, upper = -0.05 * np.ones(7), 0.05 * np.ones(7)
-        before = qp.osqp_solves
-        step = qp.solve(H, g, lower, upper, unconstrained)
-        used_osqp += qp.osqp_solves > before
-        np.testing.assert_allclose(step, reference_solution(J, e, 1e-6, lower, upper), atol=1e-5)
+    for trial in range(200):
+        n = 4 if trial < 100 else 7
+        J, e, H, g, _ = damped_problem(rng, n=n, damping=1e-6)
+        lower, upper = -0.05 * np.ones(n), 0.05 * np.ones(n)
+        step = solve_box_qp(H, g, lower, upper)
         assert np.all(step >= lower) and np.all(step <= upper)
-    assert used_osqp > 0
+        reference = enumerated_minimum(H, g, lower, upper) if n == 4 else \
+            reference_solution(J, e, 1e-6, lower, upper)
+        np.testing.assert_allclose(step, reference, atol=1e-8)
 
 
 def test_limits_rows(panda) -> None:
@@ -98,4 +101,6 @@ def test_limits_rows(panda) -> None:
     with pytest.raises(KeyError, match="unknown joint"):
         active_indices(panda, ["panda_joint9"])
     with pytest.raises(ValueError, match="empty box"):
-        box_qp(7).solve(np.eye(7), np.zeros(7), np.ones(7), np.zeros(7), np.zeros(7))
+        solve_box_qp(np.eye(7), np.zeros(7), np.ones(7), np.zeros(7))
+    with pytest.raises(ValueError, match="must be finite"):
+        solve_box_qp(np.eye(7), np.full(7, np.nan), -np.ones(7), np.ones(7))
