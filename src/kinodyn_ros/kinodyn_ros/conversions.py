@@ -9,7 +9,8 @@ Hamilton, stored (x, y, z, w) as in the messages. Joint states are mapped by nam
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,18 +21,27 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+MAX_TRANSLATION = 1e9
+"""Largest accepted translation component (m) of a pose or transform in a message: beyond any map, UTM or
+Earth-centred frame, and still resolved to 1e-7 m, so a larger value is a bug upstream, refused like NaN."""
 
-class JointStateError(ValueError):
-    """A JointState that cannot be used; ``kind`` names the problem, ``str(error)`` explains it.
 
-    ``key`` identifies the distinct problem (kind plus the offending names) so nodes can report each
-    distinct problem once instead of once per message.
+class InputError(ValueError):
+    """An input message or request that cannot be used; ``kind`` names the cause, ``str(error)`` explains it.
+
+    ``key`` identifies the cause for throttled logging (DistinctProblemLog): the kind plus a detail drawn from
+    a bounded set (a field name, joints of the model), never a received value or name, so random input cannot
+    grow the log's memory or flood it.
     """
 
-    def __init__(self, kind: str, message: str, names: Sequence[str] = ()) -> None:
+    def __init__(self, kind: str, message: str, detail: Hashable = ()) -> None:
         super().__init__(message)
         self.kind = kind
-        self.key = (kind, tuple(names))
+        self.key = (kind, detail)
+
+
+class JointStateError(InputError):
+    """A JointState that cannot be used (see InputError)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,7 @@ def joint_state_positions(
             "length_mismatch",
             f"JointState has {len(names)} names but {len(msg.position)} positions; "
             "each name needs exactly one position",
+            "position",
         )
     for field in ("velocity", "effort"):
         size = len(getattr(msg, field))
@@ -75,11 +86,12 @@ def joint_state_positions(
                 "length_mismatch",
                 f"JointState has {len(names)} names but {size} {field} values; {field} must be empty or "
                 "have one value per name",
+                field,
             )
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(n for n, count in Counter(names).items() if count > 1)  # linear: huge messages
     if duplicates:
         raise JointStateError(
-            "duplicate_names", f"JointState names {_format_names(duplicates)} more than once", duplicates
+            "duplicate_names", f"JointState names {_format_names(duplicates)} more than once"
         )
     index = {name: i for i, name in enumerate(joint_names)}
     unknown = [n for n in names if n not in index and n not in ignored_names]
@@ -88,20 +100,19 @@ def joint_state_positions(
             "unknown_names",
             f"JointState names unknown joints {_format_names(unknown)}; the URDF's movable joints are "
             f"{_format_names(joint_names)}",
-            unknown,
         )
     positions = np.asarray(msg.position, dtype=np.float64)
     bad = [n for n, value in zip(names, positions, strict=True) if not math.isfinite(value)]
     if bad:
         raise JointStateError(
-            "non_finite", f"JointState has non-finite positions for {_format_names(bad)}", bad
+            "non_finite", f"JointState has non-finite positions for {_format_names(bad)}", tuple(bad)
         )
     by_name = {n: value for n, value in zip(names, positions, strict=True) if n in index}
     if not allow_partial:
         missing = [n for n in joint_names if n not in by_name]
         if missing:
             raise JointStateError(
-                "missing_names", f"JointState lacks joints {_format_names(missing)}", missing
+                "missing_names", f"JointState lacks joints {_format_names(missing)}", tuple(missing)
             )
     used = tuple(n for n in joint_names if n in by_name)
     return JointPositions(used, np.array([by_name[n] for n in used], dtype=np.float64))
@@ -138,11 +149,18 @@ def array_to_quaternion(xyzw: np.ndarray) -> Quaternion:
 def _rotation_translation_to_matrix(rotation: Quaternion, translation: np.ndarray, what: str) -> np.ndarray:
     xyzw = quaternion_to_array(rotation)
     if not (np.all(np.isfinite(xyzw)) and np.all(np.isfinite(translation))):
-        raise ValueError(f"{what} has a non-finite translation or rotation")
+        raise InputError("non_finite_pose", f"{what} has a non-finite translation or rotation")
+    if np.max(np.abs(translation)) > MAX_TRANSLATION:
+        raise InputError(
+            "translation_too_large",
+            f"{what} translation {translation.tolist()} exceeds {MAX_TRANSLATION:g} m in magnitude",
+        )
     try:
         quat_to_matrix(xyzw)  # validates |q| = 1 within kinodyn.spatial's tolerance
     except ValueError as exc:
-        raise ValueError(f"{what} rotation is not a unit quaternion (x, y, z, w): {exc}") from None
+        raise InputError(
+            "non_unit_quaternion", f"{what} rotation is not a unit quaternion (x, y, z, w): {exc}"
+        ) from None
     return homogeneous_transform(quat_to_matrix(quat_normalize(xyzw)), translation)
 
 
@@ -186,13 +204,26 @@ def transform_stamped(parent: str, child: str, T: np.ndarray, stamp: Time) -> Tr
 def odometry_to_pose(msg: Odometry) -> tuple[str, str, np.ndarray]:
     """``(header.frame_id, child_frame_id, T)``: the pose of the child (base) frame in the odometry frame.
 
-    Raises ValueError for an empty frame id or a non-finite or non-unit pose.
+    Raises InputError for an empty frame id or a non-finite, too large or non-unit pose.
     """
     if not msg.header.frame_id:
-        raise ValueError(
-            "Odometry has an empty header.frame_id; it must name the odometry frame (e.g. 'odom')"
+        raise InputError(
+            "empty_frame_id",
+            "Odometry has an empty header.frame_id; it must name the odometry frame (e.g. 'odom')",
         )
     return msg.header.frame_id, msg.child_frame_id, pose_to_matrix(msg.pose.pose)
+
+
+def stamp_to_ns(stamp: Time) -> int:
+    """Nanoseconds of a builtin_interfaces/Time; raises InputError for a negative ``sec`` or a ``nanosec``
+    of a second or more (rclpy's Time refuses both)."""
+    if stamp.sec < 0 or stamp.nanosec >= 1_000_000_000:
+        raise InputError(
+            "bad_stamp",
+            f"header.stamp (sec {stamp.sec}, nanosec {stamp.nanosec}) is not a time: sec must be >= 0 and "
+            "nanosec < 1e9",
+        )
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 def joint_state_vector(
@@ -211,11 +242,12 @@ def joint_state_vector(
         raise JointStateError(
             "length_mismatch",
             f"{len(values)} {what} values for {len(names)} joint names; give none (zero) or one per name",
+            what,
         )
     array = np.asarray(values, dtype=np.float64)
     bad = [n for n, value in zip(names, array, strict=True) if not math.isfinite(value)]
     if bad:
-        raise JointStateError("non_finite", f"non-finite {what} for {_format_names(bad)}", bad)
+        raise JointStateError("non_finite", f"non-finite {what} for {_format_names(bad)}", what)
     by_name = dict(zip(names, array, strict=True))
     return np.array([by_name[n] for n in joint_names], dtype=np.float64)
 
@@ -223,18 +255,19 @@ def joint_state_vector(
 def wrenches_by_link(msgs: Sequence[WrenchStamped]) -> dict[str, np.ndarray]:
     """``{header.frame_id: [force; torque]}``, wrenches on the same frame summed (they act together).
 
-    Raises ValueError for an empty ``header.frame_id`` or a non-finite wrench.
+    Raises InputError for an empty ``header.frame_id`` or a non-finite wrench.
     """
     wrenches: dict[str, np.ndarray] = {}
     for i, msg in enumerate(msgs):
         if not msg.header.frame_id:
-            raise ValueError(
-                f"wrench {i} has an empty header.frame_id; it must name the link the wrench acts on"
+            raise InputError(
+                "empty_frame_id",
+                f"wrench {i} has an empty header.frame_id; it must name the link the wrench acts on",
             )
         f, t = msg.wrench.force, msg.wrench.torque
         w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
         if not np.all(np.isfinite(w)):
-            raise ValueError(f"wrench {i} on {msg.header.frame_id!r} is not finite: {w}")
+            raise InputError("non_finite_wrench", f"wrench {i} on {msg.header.frame_id!r} is not finite: {w}")
         wrenches[msg.header.frame_id] = wrenches.get(msg.header.frame_id, np.zeros(6)) + w
     return wrenches
 

@@ -1,15 +1,18 @@
-"""Report each distinct input problem once, not once per message."""
+"""Report each distinct input problem once, not once per message; keep a node alive through bad messages."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
+import rclpy
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.impl.rcutils_logger import RcutilsLogger
 
 
 class DistinctProblemLog:
-    """Warns the first time a problem (identified by ``key``) occurs, then at most once per ``period``
+    """Logs the first time a problem (identified by ``key``) occurs, then at most once per ``period``
     seconds for that key, with the number of occurrences that were not reported in between."""
 
     def __init__(self, logger: RcutilsLogger, period: float = 10.0) -> None:
@@ -19,6 +22,12 @@ class DistinctProblemLog:
         self._silenced: dict[Hashable, int] = {}
 
     def warn(self, key: Hashable, message: str) -> None:
+        self._report(key, message, self._logger.warning)
+
+    def error(self, key: Hashable, message: str) -> None:
+        self._report(key, message, self._logger.error)
+
+    def _report(self, key: Hashable, message: str, log: Callable[[str], Any]) -> None:
         now = time.monotonic()
         last = self._last.get(key)
         if last is not None and now - last < self._period:
@@ -27,4 +36,46 @@ class DistinctProblemLog:
         silenced = self._silenced.pop(key, 0)
         suffix = f" ({silenced} more since the last report)" if silenced else ""
         self._last[key] = now
-        self._logger.warning(message + suffix)
+        log(message + suffix)
+
+
+def problem_key(context: str, exc: BaseException) -> Hashable:
+    """The throttle key of ``exc`` met in ``context``: its ``key`` attribute (InputError and the controllers'
+    rejections carry one naming the cause), else its type; never its text (it may quote received values)."""
+    key = getattr(exc, "key", None)
+    return (context, type(exc).__name__) if key is None else (context, key)
+
+
+INPUT_ERRORS = (ValueError, KeyError)
+"""What the conversions, the input bounds and the kinodyn core raise for unusable input (InputError and
+JointStateError are ValueErrors; unknown frame names are KeyErrors)."""
+
+
+def dropping_bad_messages(
+    problems: DistinctProblemLog, what: str, callback: Callable[..., None]
+) -> Callable[..., None]:
+    """A subscription (or timer) callback running ``callback(*args)`` that drops a message it cannot use
+    instead of letting the exception end the node: an ``INPUT_ERRORS`` is one warning per cause
+    ("ignoring <what>: ..."), any other failure of the algorithm on that message one error per exception
+    type. Both are throttled by ``problems``. A publish failing because Ctrl-C shut the context down
+    propagates, as run_node expects."""
+
+    def guarded(*args: Any) -> None:
+        try:
+            callback(*args)
+        except INPUT_ERRORS as exc:
+            problems.warn(problem_key(what, exc), f"ignoring {what}: {error_text(exc)}")
+        except Exception as exc:
+            if isinstance(exc, rclpy_implementation.RCLError) and not rclpy.ok():
+                raise  # Ctrl-C shut the context down while the callback was publishing
+            problems.error(
+                problem_key(what, exc),
+                f"dropped {what}: processing it failed with {type(exc).__name__}: {exc}; the node goes on",
+            )
+
+    return guarded
+
+
+def error_text(exc: BaseException) -> str:
+    """The message of ``exc`` (a ``KeyError`` would otherwise be shown in quotes)."""
+    return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)

@@ -1,38 +1,56 @@
-"""Service callbacks that answer a bad request with ``success = false`` and a message instead of failing."""
+"""Service callbacks that answer a bad request with ``success = false`` and a message instead of failing, and
+never answer ``success = true`` with a non-finite number."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.finite import non_finite_field
+from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 
-BAD_REQUEST_ERRORS = (ValueError, KeyError)
-"""What the conversions and the kinodyn core raise for unusable input: unknown joint or frame names
-(``KeyError`` from ``Model.frame_id``), NaN, wrong lengths, non-unit quaternions (``ValueError``, which
-includes ``JointStateError`` and ``URDFError``)."""
+__all__ = ["answering_bad_requests", "error_text"]
 
 
-def error_text(exc: BaseException) -> str:
-    """The message of ``exc`` (a ``KeyError`` would otherwise be shown in quotes)."""
-    return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+def _failed(response: Any, message: str) -> Any:
+    response = type(response)()  # nothing half-filled
+    response.success = False
+    response.message = message
+    return response
 
 
 def answering_bad_requests(
     service: str, problems: DistinctProblemLog, handle: Callable[[Any, Any], Any]
 ) -> Callable[[Any, Any], Any]:
-    """A service callback running ``handle(request, response)``; a ``BAD_REQUEST_ERRORS`` it raises
-    becomes ``success = false`` with ``message = "<service>: <error>"`` and one warning per distinct
-    message and every other field empty, so the node keeps serving. ``handle`` sets ``success`` itself."""
+    """A service callback running ``handle(request, response)``, which sets ``success`` itself.
+
+    The answer is ``success = false``, ``message = "<service>: <reason>"`` and every other field empty when
+    ``handle`` raises an ``INPUT_ERRORS`` (a bad request: one warning per cause), raises anything else (a
+    failure of the algorithm: one error per exception type), or answers with a non-finite number (the
+    request is beyond what the model can evaluate: one error). Logs are throttled by ``problems``;
+    the node keeps serving.
+    """
 
     def callback(request: Any, response: Any) -> Any:
         try:
-            return handle(request, response)
-        except BAD_REQUEST_ERRORS as exc:
-            response = type(response)()  # nothing half-filled
-            response.success = False
-            response.message = f"{service}: {error_text(exc)}"
-            problems.warn((service, response.message), f"bad request answered: {response.message}")
-            return response
+            answer = handle(request, response)
+        except INPUT_ERRORS as exc:
+            failed = _failed(response, f"{service}: {error_text(exc)}")
+            problems.warn(problem_key(service, exc), f"bad request answered: {failed.message}")
+            return failed
+        except Exception as exc:
+            failed = _failed(response, f"{service}: computing the answer failed: {type(exc).__name__}: {exc}")
+            problems.error(problem_key(service, exc), f"request answered with failure: {failed.message}")
+            return failed
+        field = non_finite_field(answer)
+        if field is None:
+            return answer
+        failed = _failed(
+            response,
+            f"{service}: the result is not finite ({field}); the request's values are beyond what the model "
+            "can evaluate",
+        )
+        problems.error((service, "non_finite_result"), f"request answered with failure: {failed.message}")
+        return failed
 
     return callback

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from rclpy.time import Time
 
-from kinodyn_ros.conversions import transform_to_matrix
+from kinodyn_ros.conversions import InputError, stamp_to_ns, transform_to_matrix
 from tf2_msgs.msg import TFMessage
 
 
@@ -36,20 +35,21 @@ class TransformBuffer:
         self._edges: dict[str, _Edge] = {}
 
     def add(self, msg: TFMessage, static: bool) -> None:
-        """Store every transform of ``msg``; raises ValueError naming the first unusable one (the others of
+        """Store every transform of ``msg``; raises InputError naming the first unusable one (the others of
         the message are stored)."""
         problem = None
         for t in msg.transforms:
             try:
                 T = transform_to_matrix(t.transform)
-            except ValueError as exc:
-                problem = problem or f"transform {t.header.frame_id!r} -> {t.child_frame_id!r}: {exc}"
+                stamp_ns = stamp_to_ns(t.header.stamp)
+            except InputError as exc:
+                problem = problem or InputError(
+                    exc.kind, f"transform {t.header.frame_id!r} -> {t.child_frame_id!r}: {exc}"
+                )
                 continue
-            self._edges[t.child_frame_id] = _Edge(
-                t.header.frame_id, T, Time.from_msg(t.header.stamp).nanoseconds, static
-            )
+            self._edges[t.child_frame_id] = _Edge(t.header.frame_id, T, stamp_ns, static)
         if problem:
-            raise ValueError(problem)
+            raise problem
 
     def lookup(self, root: str, frame: str) -> ComposedTransform:
         """``T_root_frame`` composed along the parents of ``frame``; LookupError names the missing link."""

@@ -86,13 +86,29 @@ def test_bad_joint_state_raises_a_clear_error(msg: JointState, kind: str, text: 
     assert info.value.kind == kind
 
 
-def test_same_problem_has_the_same_key_and_different_problems_differ() -> None:
-    keys = []
-    for names in (["joint1", "elbow"], ["joint1", "elbow"], ["joint1", "wrist"]):
-        with pytest.raises(JointStateError) as info:
-            joint_state_to_q(JointState(name=names, position=[0.0, 0.0]), NAMES)
-        keys.append(info.value.key)
-    assert keys[0] == keys[1] != keys[2]
+def _key(msg: JointState) -> tuple:
+    with pytest.raises(JointStateError) as info:
+        joint_state_to_q(msg, NAMES)
+    return info.value.key
+
+
+def test_keys_name_the_cause_not_the_received_values() -> None:
+    """One throttle key per cause (issue 9): each length-mismatch field its own, while unknown names, whatever
+    they are, share one (a received name in the key would let random input grow the log without bound)."""
+    three = ["joint1", "joint2", "joint3"]
+    length_keys = {
+        _key(JointState(name=three, position=[0.0])),
+        _key(JointState(name=three, position=[0.0] * 3, velocity=[0.0])),
+        _key(JointState(name=three, position=[0.0] * 3, effort=[0.0, 0.0])),
+        _key(JointState(name=three, position=[0.0] * 3, effort=[0.0] * 4)),
+    }
+    assert len(length_keys) == 3
+    unknown = [_key(JointState(name=["joint1", name], position=[0.0, 0.0])) for name in ("elbow", "wrist")]
+    assert unknown[0] == unknown[1] == ("unknown_names", ())
+    assert _key(JointState(name=three, position=[math.nan, 0.0, math.nan])) == (
+        "non_finite",
+        ("joint1", "joint3"),
+    )
 
 
 def test_q_to_joint_state_round_trip() -> None:
