@@ -6,7 +6,8 @@
 2. `kinodyn up` with stand-in nodes (test/fixtures/fake_node.py, installed into a throw-away ament prefix as
    package `kinodyn_test_nodes`, so package lookup is exercised for real): prefixed output, names, parameters
    and remappings reach the nodes; Ctrl-C, SIGTERM, --timeout and a dying node stop every process of every
-   node group, with the documented exit codes; malformed graph files give one error line and exit code 2.
+   node group, with the documented exit codes; a launcher killed with SIGKILL leaves no node process and no
+   parameter file behind; malformed graph files give one error line and exit code 2.
 3. Every graph file's real nodes appear in the ROS graph with the parameters of the graph file, and stop
    cleanly (exit code 0, no escalation) when the launcher gets Ctrl-C.
 """
@@ -321,26 +322,92 @@ def test_timeout_stops_the_graph_with_exit_code_0(tmp_path: Path, test_prefix: P
         assert any(line.startswith(f"[kinodyn] node '{name}' stopped with code") for line in lines), lines
 
 
+@pytest.mark.parametrize("code", [1, 3])
 def test_node_exit_stops_the_graph_with_a_message_and_exit_code_1(
-    tmp_path: Path, test_prefix: Path, spawn
+    code: int, tmp_path: Path, test_prefix: Path, spawn
 ) -> None:
     graph_file = _write_graph(
         tmp_path,
         {
             "steady": {"pid_file": str(tmp_path / "steady.pids")},
-            "fragile": {"exit_when": str(tmp_path / "steady.pids"), "exit_code": 3},  # once steady runs
+            "fragile": {"exit_when": str(tmp_path / "steady.pids"), "exit_code": code},  # once steady runs
         },
     )
     launcher = spawn([_kinodyn(), "up", str(graph_file)], "launcher")
     assert launcher.wait(timeout=30) == 1
     lines = _log_lines(launcher)
     assert not _alive(_pids(tmp_path / "steady.pids")[0])
-    message = "[kinodyn] node 'fragile' exited with code 3; stopping the graph"
+    message = f"[kinodyn] node 'fragile' exited with code {code}; stopping the graph"
     assert message in lines
-    assert lines.index("[fragile] exiting with code 3") < lines.index(message) < lines.index(
+    assert lines.index(f"[fragile] exiting with code {code}") < lines.index(message) < lines.index(
         "[steady] stopping on SIGINT"
     )
     assert "[kinodyn] node 'steady' stopped with code 0" in lines
+
+
+def _guard_of(launcher_pid: int) -> int:
+    """The pid of the launcher's guard process (its child running kinodyn_ros.launcher.guard)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):  # not a process, or it ended while we looked
+            continue
+        if ppid == launcher_pid and b"kinodyn_ros.launcher.guard" in command:
+            return int(entry.name)
+    raise AssertionError(f"the launcher (pid {launcher_pid}) has no guard process")
+
+
+@pytest.mark.parametrize("guard_killed_too", [False, True], ids=["guard_stops_the_groups", "without_guard"])
+def test_killed_launcher_leaves_no_node_and_no_parameter_file(
+    guard_killed_too: bool, tmp_path: Path, test_prefix: Path, spawn
+) -> None:
+    """SIGKILL to the launcher: its guard stops every node group, escalating past a node and a child that
+    ignore SIGINT; with the guard killed too, each node still gets SIGINT from the kernel (PDEATHSIG)."""
+    temp_dir = tmp_path / "tmp"  # where tempfile would put a parameter folder for this launcher
+    temp_dir.mkdir()
+    nodes: dict[str, dict[str, Any]] = {
+        "polite": {"pid_file": str(tmp_path / "polite.pids"), "gains": {"kp": 1.0}},
+        "stubborn": {"pid_file": str(tmp_path / "stubborn.pids"), "ignore_sigint": True},
+        "careless": {"pid_file": str(tmp_path / "careless.pids"), "spawn_child": True},
+    }
+    if guard_killed_too:  # without the guard only the node processes themselves are signalled, with SIGINT
+        nodes = {"polite": nodes["polite"]}
+    graph_file = _write_graph(tmp_path, nodes)
+    launcher = spawn(
+        [_kinodyn(), "up", str(graph_file), "--stop-timeout", "1"],
+        "launcher",
+        env=dict(os.environ, TMPDIR=str(temp_dir)),
+    )
+    ready = [f"[{name}] ready" for name in nodes]
+    assert wait_for(lambda: _log_has(launcher, *ready), timeout=30), _log_lines(launcher)
+    assert "[polite] parameter gains={'kp': 1.0}" in _log_lines(launcher)
+    node_pids = [pid for name in nodes for pid in _pids(tmp_path / f"{name}.pids")]
+    assert len(node_pids) == len(nodes) + (not guard_killed_too) and all(_alive(pid) for pid in node_pids)
+    guard = _guard_of(launcher.pid)
+
+    if guard_killed_too:
+        os.kill(launcher.pid, signal.SIGSTOP)  # so that the launcher cannot see its guard end and react
+        os.kill(guard, signal.SIGKILL)
+    os.kill(launcher.pid, signal.SIGKILL)
+    assert launcher.wait(timeout=10) == -signal.SIGKILL
+
+    assert wait_for(lambda: not [pid for pid in node_pids if _alive(pid)], timeout=20), _log_lines(launcher)
+    assert wait_for(lambda: not _alive(guard), timeout=10)
+    assert not list(temp_dir.iterdir())
+    if guard_killed_too:
+        return  # the nodes' output had no reader left: nothing more to see than that they are gone
+    lines = _log_lines(launcher)
+    assert "[polite] stopping on SIGINT" in lines, lines  # copied by the guard after the launcher's end
+    assert (
+            f"[kinodyn-guard] the launcher (pid {launcher.pid}) ended without stopping its nodes; "
+        "stopping 'polite', 'stubborn', 'careless'"
+    ) in lines, lines
+    assert (
+        "[kinodyn-guard] node(s) 'stubborn', 'careless' still running 1 s after SIGINT; sending SIGTERM"
+    ) in lines, lines
+    for name in nodes:
+        assert f"[kinodyn-guard] node '{name}' stopped" in lines, lines
 
 
 def _one_node(extra: str = "", name: str = "a", executable: str = "fake_node") -> str:

@@ -1,23 +1,29 @@
 """One node of a running graph: its command line, its parameter file, its process group and its output.
 
-Each node runs in its own session, so its process group holds the node and everything it starts; signals go
-to the whole group, and the node counts as stopped only when no live process is left in that group (so a node
-that re-executes itself or leaves a child behind is still stopped completely). Group membership is read from
-/proc: Linux, where the ROS 2 wheels exist.
+Each node runs in its own session (see process_group.py). Nothing a node needs outlives it: its parameter
+file is an anonymous in-memory file (memfd) handed to the node as `/dev/fd/<n>`, which vanishes with the last
+process holding it, and the node is asked to stop (SIGINT, through prctl's PR_SET_PDEATHSIG) as soon as the
+launcher's main thread ends, even when the launcher is killed with SIGKILL.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
 import os
+import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
 
 from kinodyn_ros.launcher.graph import NodeSpec
+from kinodyn_ros.launcher.process_group import ProcessGroup
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_DEATH_SIGNAL = signal.SIGINT  # the first signal of a normal stop, so a node stops the same way
 
 
 def ros_parameter_file(parameters: dict[str, Any]) -> str:
@@ -35,20 +41,25 @@ def command_line(node: NodeSpec, parameter_file: Path | None) -> list[str]:
     return args
 
 
-def group_members(pgid: int) -> list[int]:
-    """Pids of the live (not zombie) processes in process group `pgid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # the process ended while we looked
-            continue
-        state, _ppid, group = stat.rsplit(")", 1)[1].split()[:3]
-        if int(group) == pgid and state != "Z":
-            members.append(int(entry.name))
-    return members
+def parameter_memfd(node: NodeSpec) -> int:
+    """A file descriptor of an in-memory file holding the node's parameter file (no name on any disk)."""
+    fd = os.memfd_create(f"kinodyn-params-{node.name}")
+    os.write(fd, ros_parameter_file(node.parameters).encode())
+    return fd
+
+
+def stop_with_launcher() -> Callable[[], None]:
+    """A `preexec_fn`: the child gets SIGINT when the launcher's thread that started it ends (prctl(2))."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork, not in the child
+    launcher = os.getpid()
+
+    def preexec() -> None:
+        if prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(PARENT_DEATH_SIGNAL)) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != launcher:  # the launcher ended before the request took effect: do not start
+            os._exit(128 + PARENT_DEATH_SIGNAL)
+
+    return preexec
 
 
 class LinePrinter:
@@ -64,37 +75,56 @@ class LinePrinter:
             self._stream.flush()
 
 
+def copy_lines(pipe: IO[bytes], printer: LinePrinter, prefix: str) -> None:
+    """Print each line read from `pipe` as `[<prefix>] <line>`, until every writer has closed the pipe."""
+    for raw in pipe:
+        printer.line(prefix, raw.decode(errors="replace").rstrip("\r\n"))
+
+
 class NodeProcess:
     """A started node: its process (leader of its own process group) and the thread copying its output."""
 
     def __init__(self, node: NodeSpec, process: subprocess.Popen[bytes], printer: LinePrinter) -> None:
         self.node = node
         self._process = process
+        self.group = ProcessGroup(node.name, process.pid)
         self._pump = threading.Thread(target=self._copy_output, args=(printer,), daemon=True)
         self._pump.start()
 
     @classmethod
-    def start(cls, node: NodeSpec, parameter_dir: Path, printer: LinePrinter) -> NodeProcess:
-        """Write the node's parameter file into `parameter_dir` and start it in a new session."""
-        parameter_file = None
-        if node.parameters:
-            parameter_file = parameter_dir / f"{node.name}.params.yaml"
-            parameter_file.write_text(ros_parameter_file(node.parameters))
+    def start(cls, node: NodeSpec, printer: LinePrinter) -> NodeProcess:
+        """Start the node in a new session, its parameters in a memfd that only the node keeps open."""
+        fds = (parameter_memfd(node),) if node.parameters else ()
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # Python nodes' print() reaches the log line by line
-        process = subprocess.Popen(
-            command_line(node, parameter_file),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
+        try:
+            process = subprocess.Popen(
+                command_line(node, Path(f"/dev/fd/{fds[0]}") if fds else None),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=fds,
+                preexec_fn=stop_with_launcher(),
+                env=env,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
         return cls(node, process, printer)
 
     def _copy_output(self, printer: LinePrinter) -> None:
         assert self._process.stdout is not None
-        for raw in self._process.stdout:
-            printer.line(self.node.name, raw.decode(errors="replace").rstrip("\r\n"))
+        copy_lines(self._process.stdout, printer, self.node.name)
+
+    @property
+    def output_fd(self) -> int:
+        """The read end of the pipe that carries the node's stdout and stderr."""
+        assert self._process.stdout is not None
+        return self._process.stdout.fileno()
+
+    @property
+    def name(self) -> str:
+        return self.node.name
 
     @property
     def pid(self) -> int:
@@ -108,14 +138,12 @@ class NodeProcess:
     def running(self) -> bool:
         """True while any process of the node's group is alive."""
         self._process.poll()  # reap the leader so that it does not count as a live process
-        return bool(group_members(self.pid))
+        return self.group.running()
 
     def signal(self, signum: int) -> None:
         """Send `signum` to every process of the node's group."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signum)
+        self.group.signal(signum)
 
     def finish_output(self, timeout: float) -> None:
         """Wait until the node's output is copied (its pipe closes when its whole group has ended)."""
         self._pump.join(timeout)
-
