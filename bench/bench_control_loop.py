@@ -1,77 +1,165 @@
-"""Control-loop period jitter of control_node on mock hardware (issue 5, point 2).
+"""Control-loop period jitter of control_node on mock hardware, with PD commands flowing at the loop rate.
 
 Runs the quadruped (urdf/quadruped.urdf, GenericSystem) in-process with the joint state broadcaster, the IMU
-broadcaster and the joint PD controller (publishing /joint_states and the IMU every cycle over DDS), for
-``--seconds`` at each rate, and prints the median and 99th percentile of the period error |measured - nominal|
-and the number of overruns. Run: `source scripts/env.sh && python bench/bench_control_loop.py`.
+broadcaster and the joint PD controller (publishing /joint_states and the IMU every cycle over DDS). A policy
+in a separate process (this file with ``--policy``) answers every /joint_states message with a JointPDCommand
+for the standing pose, stamped with the stamp of the joint states it answers (as wbc_node and the lockstep
+protocol do, docs/nodes/control_node.md), so the PD law runs on a fresh command every cycle rather than
+returning early for want of one. Once commands flow, the loop is timed for ``--seconds`` at each rate.
+Printed: median, 99th percentile and maximum of the period error |measured - nominal|, overruns, commands
+accepted per cycle, and the round trip from a joint-state stamp to the acceptance of the command answering it.
+Run: `source scripts/env.sh && python bench/bench_control_loop.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import rclpy
 from kinodyn_control.loop import ControlLoop
+from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, pd_command
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
 
 from kinodyn_control import control_node
+from kinodyn_interfaces.msg import JointPDCommand
 
 URDF = Path(__file__).resolve().parents[1] / "urdf" / "quadruped.urdf"
-JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
+CONTROLLER = "pd"
+KP, KD = 800.0, 10.0  # as the lockstep policy of test/lockstep_policy.py
+FLOW_TIMEOUT = 60.0  # wall seconds to wait for the first command (policy start-up and DDS discovery)
+RECORD_MARGIN = 90.0  # seconds of cycles recorded beyond --seconds: start-up until commands flow
 
 
-def run(rate: int, seconds: float) -> tuple[np.ndarray, int]:
-    """Measured periods [s] and overrun count of one run of the node's loop at ``rate``."""
+def policy() -> int:
+    """The external process: answer each /joint_states with a stamped stance command, until SIGINT."""
+    rclpy.init()
+    node = Node("bench_policy")
+    publisher = node.create_publisher(JointPDCommand, f"/{CONTROLLER}/commands", QoSProfile(depth=10))
+    zeros, n = [0.0] * len(QUADRUPED_JOINTS), len(QUADRUPED_JOINTS)
+
+    def answer(msg: JointState) -> None:
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        publisher.publish(pd_command(QUADRUPED_JOINTS, QUADRUPED_STANCE, zeros, zeros, [KP] * n, [KD] * n,
+                                     stamp_ns))
+
+    node.create_subscription(JointState, "/joint_states", answer, QoSProfile(depth=10))
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+class CommandLog:
+    """Accepted commands of the PD controller with their round trip (acceptance time - answered stamp)."""
+
+    def __init__(self, node: control_node.ControlNode) -> None:
+        assert node.manager is not None
+        self._node = node
+        self._controller = node.manager.controllers[CONTROLLER].controller
+        self._forward = self._controller.command_arrived
+        self._controller.command_arrived = self._arrived
+        self.round_trips: list[float] = []
+
+    def _arrived(self) -> None:
+        stamp_ns = self._controller.command_stamp()
+        assert stamp_ns is not None
+        self.round_trips.append((self._node.get_clock().now().nanoseconds - stamp_ns) * 1e-9)
+        self._forward()
+
+
+def _wait(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def run(rate: int, seconds: float) -> tuple[np.ndarray, int, np.ndarray]:
+    """Measured periods [s], overrun count and command round trips [s] while commands flow at ``rate``."""
     params = {
         "update_rate": rate,
         "robot_description_file": URDF,
         "jsb.type": "kinodyn_control/JointStateBroadcaster",
         "imu.type": "kinodyn_control/ImuSensorBroadcaster",
         "imu.sensor_name": "imu_sensor",
-        "pd.type": "kinodyn_control/JointPDController",
-        "pd.joints": "[" + ",".join(JOINTS) + "]",
+        f"{CONTROLLER}.type": "kinodyn_control/JointPDController",
+        f"{CONTROLLER}.joints": "[" + ",".join(QUADRUPED_JOINTS) + "]",
     }
     args = ["bench", "--ros-args", *(x for k, v in params.items() for x in ("-p", f"{k}:={v}"))]
+    answering = subprocess.Popen([sys.executable, __file__, "--policy"], start_new_session=True)
     rclpy.init(args=args)
-    control_node.ControlLoop = functools.partial(ControlLoop, record=int(rate * seconds) + 10)
+    control_node.ControlLoop = functools.partial(ControlLoop, record=int(rate * (seconds + RECORD_MARGIN)))
     try:
         node = control_node.ControlNode()
+        commands = CommandLog(node)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         spinner = threading.Thread(target=executor.spin, daemon=True)
         spinner.start()
+        loop = node.loop
+        assert isinstance(loop, ControlLoop)
+        if not _wait(lambda: len(commands.round_trips) > 0, FLOW_TIMEOUT):
+            raise SystemExit(f"no command from the policy process within {FLOW_TIMEOUT:g} s")
+        first_cycle, first_command = loop.cycles, len(commands.round_trips)
+        overruns_before = loop.overruns
         time.sleep(seconds)
-        assert node.loop is not None
-        node.loop.stop()
-        periods, overruns = node.loop.periods.copy(), node.loop.overruns
+        last_cycle, last_command, overruns = loop.cycles, len(commands.round_trips), loop.overruns
+        loop.stop()
+        if last_cycle > loop.periods.size:
+            raise SystemExit(f"only {loop.periods.size} periods recorded; raise RECORD_MARGIN")
+        periods = loop.periods[first_cycle : last_cycle - 1].copy()
+        round_trips = np.array(commands.round_trips[first_command:last_command])
         executor.shutdown()
         node.destroy_node()
     finally:
         control_node.ControlLoop = ControlLoop
         rclpy.try_shutdown()
-    return periods, overruns
+        answering.send_signal(signal.SIGINT)
+        answering.wait(10)
+    return periods, overruns - overruns_before, round_trips
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--policy", action="store_true", help="run as the policy process (used by the bench)")
     args = parser.parse_args()
-    print(f"control_node, quadruped on GenericSystem, JSB + IMU + joint PD, {args.seconds:.0f} s per rate")
+    if args.policy:
+        sys.exit(policy())
+    os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    print(f"control_node, quadruped on GenericSystem, JSB + IMU + joint PD with a stamped command answering "
+          f"every joint state from a separate process, {args.seconds:g} s per rate once commands flow")
     print(
-        f"{'rate [Hz]':>10} {'cycles':>8} {'median |err| [us]':>18} {'p99 |err| [us]':>15} "
-        f"{'max [us]':>10} {'overruns':>9}"
+        f"{'rate [Hz]':>10} {'cycles':>7} {'median |err| [us]':>18} {'p99 |err| [us]':>15} "
+        f"{'max [us]':>9} {'overruns':>9} {'commands/cycle':>15} {'round trip median / p99 [ms]':>29}"
     )
     for rate in (500, 1000):
-        periods, overruns = run(rate, args.seconds)
+        periods, overruns, round_trips = run(rate, args.seconds)
         error = np.abs(periods - 1.0 / rate) * 1e6
+        trip = f"{np.median(round_trips) * 1e3:.2f} / {np.percentile(round_trips, 99) * 1e3:.2f}"
         print(
-            f"{rate:>10} {periods.size:>8} {np.median(error):>18.1f} {np.percentile(error, 99):>15.1f} "
-            f"{error.max():>10.1f} {overruns:>9}"
+            f"{rate:>10} {periods.size:>7} {np.median(error):>18.1f} {np.percentile(error, 99):>15.1f} "
+            f"{error.max():>9.1f} {overruns:>9} {round_trips.size / max(periods.size, 1):>15.3f} {trip:>29}"
         )
 
 
