@@ -410,6 +410,23 @@ def test_killed_launcher_leaves_no_node_and_no_parameter_file(
         assert f"[kinodyn-guard] node '{name}' stopped" in lines, lines
 
 
+def test_guard_that_ends_stops_the_graph(tmp_path: Path, test_prefix: Path, spawn) -> None:
+    """Without its guard a killed launcher would leave its nodes running: the launcher stops the graph."""
+    graph_file = _write_graph(tmp_path, {"alpha": {"pid_file": str(tmp_path / "alpha.pids")}})
+    launcher = spawn([_kinodyn(), "up", str(graph_file)], "launcher")
+    assert wait_for(lambda: _log_has(launcher, "[alpha] ready"), timeout=30), _log_lines(launcher)
+    guard = _guard_of(launcher.pid)
+    os.kill(guard, signal.SIGKILL)
+    assert launcher.wait(timeout=30) == 1
+    lines = _log_lines(launcher)
+    assert not _alive(_pids(tmp_path / "alpha.pids")[0])
+    assert (
+        f"[kinodyn] the guard (pid {guard}) exited with code -9 (killed by SIGKILL); without it a killed "
+        "launcher would leave its nodes running; stopping the graph"
+    ) in lines, lines
+    assert "[kinodyn] node 'alpha' stopped with code 0" in lines, lines
+
+
 def _one_node(extra: str = "", name: str = "a", executable: str = "fake_node") -> str:
     """A graph file text with one node of package P (the test package) and `extra` keys."""
     return f"nodes:\n  - {{name: {name}, package: P, executable: {executable}{extra}}}\n"
