@@ -9,28 +9,40 @@ deactivates it.
 ``ControllerManager`` loads, configures, switches and updates controllers. One control cycle is
 ``read -> update active controllers -> write``. Command interfaces are claimed exclusively, state interfaces
 are shared (ANCHORS §1.5); a switch deactivates first, then activates, between two cycles (it holds the cycle
-lock). A controller whose ``update`` returns ERROR (or raises) is deactivated; so is every controller using an
-interface of a component that failed. ``enter_lockstep`` switches to lockstep cycles (lockstep.py), in which a
-cycle waits for the external commands answering its state.
+lock). Every value a controller writes is checked before it reaches the command table (finite and within the
+interface's ``min``/``max``: ``LoanedInterfaces.set``). A controller that writes an unsafe value, whose
+``update`` returns ERROR or DEACTIVATE, or raises, is deactivated with one error line and its command
+interfaces go to their safe mode (``safe_command``); so is every controller using an interface of a component
+that failed, after which ``on_hardware_failure`` is called (control_node then exits non-zero).
+``enter_lockstep`` switches to lockstep cycles (lockstep.py), in which a cycle waits for the external commands
+answering its state.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kinodyn_control.controllers.base import ALL, INDIVIDUAL, NONE, Controller, ControllerContext
 from kinodyn_control.hardware.component import HardwareComponent
 from kinodyn_control.hardware.description import RobotDescription
 from kinodyn_control.hardware.types import (
+    ACCELERATION,
+    EFFORT,
+    POSITION,
+    VELOCITY,
     InterfaceDescription,
     InterfaceTable,
     LifecycleState,
     LoanedInterfaces,
     ReturnType,
+    UnsafeCommandError,
 )
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.lockstep import NANOSECONDS, LockstepGate
@@ -39,6 +51,25 @@ from kinodyn_control.registry import PluginRegistry
 BEST_EFFORT = 1
 STRICT = 2
 _PATH_UP = (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE, LifecycleState.ACTIVE)
+ZERO_IN_SAFE_MODE = (VELOCITY, ACCELERATION, EFFORT)
+SAFE_MODE = "safe mode: effort, velocity and acceleration 0, position held"
+
+
+def safe_command(name: str, command: float, states: InterfaceTable) -> float:
+    """The safe value of command interface ``name`` (``<joint>/<interface>``), last commanded ``command``.
+
+    As ros2_control's controllers do on deactivation (joint_trajectory_controller): effort, velocity and
+    acceleration commands become 0 (the joint goes limp and stops being driven), a position command holds
+    the measured position (state ``<joint>/position``; the last command when there is none or it is not
+    finite); any other interface keeps its last command (which passed the checks when it was written).
+    """
+    interface = name.rpartition("/")[2]
+    if interface in ZERO_IN_SAFE_MODE:
+        return 0.0
+    if interface == POSITION and name in states.index:
+        measured = float(states.values[states.index[name]])
+        return measured if math.isfinite(measured) else command
+    return command
 
 
 class HardwareError(RuntimeError):
@@ -125,7 +156,7 @@ class ResourceManager:
         for component in self.components.values():
             if component.lifecycle_state not in _PATH_UP[1:]:
                 continue
-            if component.read(time, period) is not ReturnType.OK:
+            if self._call(component, "read", time, period) is not ReturnType.OK:
                 self._fail(component, "read")
                 failed.append(component.name)
         return failed
@@ -136,7 +167,7 @@ class ResourceManager:
         for component in self.components.values():
             if component.lifecycle_state is not LifecycleState.ACTIVE:
                 continue
-            result = component.write(time, period)
+            result = self._call(component, "write", time, period)
             if result is ReturnType.DEACTIVATE:
                 self.logger.warning(f"component '{component.name}' asked to be deactivated from write()")
                 component.deactivate()
@@ -145,6 +176,15 @@ class ResourceManager:
                 self._fail(component, "write")
                 failed.append(component.name)
         return failed
+
+    @staticmethod
+    def _call(component: HardwareComponent, what: str, time: float, period: float) -> ReturnType:
+        """``component.read`` or ``write``; an exception is an ERROR (``last_error`` says what was raised)."""
+        try:
+            return getattr(component, what)(time, period)
+        except Exception as exc:
+            component.last_error = f"{what}() raised {type(exc).__name__}: {exc}"
+            return ReturnType.ERROR
 
     def _fail(self, component: HardwareComponent, what: str) -> None:
         state = component.handle_error()
@@ -174,6 +214,10 @@ class ControllerEntry:
         return self.controller.lifecycle_state
 
 
+def _ignore(message: str) -> None:
+    return None
+
+
 class ControllerManager:
     def __init__(
         self,
@@ -191,6 +235,8 @@ class ControllerManager:
         self._active: list[ControllerEntry] = []
         self.cycle_lock = threading.Lock()
         self.gate: LockstepGate | None = None
+        # called (in the control thread) with a message after components failed and their users were stopped
+        self.on_hardware_failure: Callable[[str], None] = _ignore
 
     def enter_wall_clock_loop(self, period: float) -> None:
         """Before the first cycle of a wall-clock loop: every component learns the nominal period."""
@@ -395,7 +441,7 @@ class ControllerManager:
 
     def _activate(self, entry: ControllerEntry) -> str:
         entry.controller.assign_interfaces(
-            LoanedInterfaces(entry.command_names, self.resources.commands),
+            LoanedInterfaces(entry.command_names, self.resources.commands, bounded=True),
             LoanedInterfaces(entry.state_names, self.resources.states),
         )
         if entry.controller.activate() is not LifecycleState.ACTIVE:
@@ -470,16 +516,32 @@ class ControllerManager:
 
     def _update(self, entry: ControllerEntry, time: float, period: float) -> None:
         try:
-            result = entry.controller.update(time, period)
+            with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
+                result = entry.controller.update(time, period)
+        except UnsafeCommandError as exc:
+            self._stop(entry, f"controller '{entry.name}' wrote an unsafe command: {exc}")
+            return
         except Exception:  # a controller bug must not stop the loop: deactivate it and say why
-            self.logger.error(
-                f"controller '{entry.name}' raised in update(); deactivating it:\n{traceback.format_exc()}"
-            )
-            result = ReturnType.ERROR
+            self._stop(entry, f"controller '{entry.name}' raised in update()\n{traceback.format_exc()}")
+            return
         if result is not ReturnType.OK:
-            if result is ReturnType.ERROR:
-                self.logger.error(f"controller '{entry.name}' returned ERROR from update(); deactivating it")
-            self._deactivate(entry)
+            self._stop(entry, f"controller '{entry.name}' returned {result.name} from update()")
+
+    def _stop(self, entry: ControllerEntry, why: str) -> None:
+        """Deactivate ``entry`` on the manager's own decision and put its command interfaces in safe mode;
+        one error line: ``why``, and what was done."""
+        commands = self.resources.commands
+        self._deactivate(entry)
+        for name in entry.command_names:
+            i = commands.index[name]
+            commands.values[i] = safe_command(name, float(commands.values[i]), self.resources.states)
+        n = len(entry.command_names)
+        done = f"; deactivated it, its {n} command interface(s) in {SAFE_MODE}" if n else "; deactivated it"
+        if "\n" in why:  # a traceback: the summary first
+            head, _, trace = why.partition("\n")
+            self.logger.error(f"{head}{done}:\n{trace}")
+        else:
+            self.logger.error(why + done)
 
     def _stop_users_of(self, failed: list[str]) -> None:
         if not failed:
@@ -489,11 +551,12 @@ class ControllerManager:
             used = [n for n in entry.command_names if self.resources.command_owner[n] in broken]
             used += [n for n in entry.state_names if self.resources.state_owner[n] in broken]
             if used:
-                self.logger.error(
-                    f"deactivating controller '{entry.name}': hardware {', '.join(sorted(broken))} failed "
-                    f"and it uses {', '.join(used)}"
-                )
-                self._deactivate(entry)
+                self._stop(entry, f"controller '{entry.name}' uses {len(used)} interface(s) of failed "
+                                  f"hardware {', '.join(sorted(broken))}")
+        states = {n: self.resources.components[n].lifecycle_state for n in sorted(broken)}
+        errored = [n for n, state in states.items() if state not in _PATH_UP[1:]]
+        if errored:  # went through on_error (a component that asked to be deactivated is INACTIVE)
+            self.on_hardware_failure(f"hardware {', '.join(errored)} failed")
 
     def shutdown(self) -> None:
         """Deactivate every controller, then deactivate and shut down every component."""

@@ -89,10 +89,22 @@ def test_unavailable_command_interface_and_admin_errors(harness) -> None:
 def test_hardware_error_deactivates_its_users(harness) -> None:
     h = two_joint_arm()
     h.start("a", FWD, {"joints": ["j1"]})
+    failures = []
+    h.manager.on_hardware_failure = failures.append
+    send(h, "a", Float64MultiArray(data=[3.0]), 0.0)
+    h.manager.cycle(0.0, DT)
+    assert h.command("j1/effort") == 3.0 and not failures
     h.set_command("j2/effort", math.inf)  # GenericSystem.read returns ERROR
     h.manager.cycle(0.0, DT)
     assert h.manager.controllers["a"].state is LifecycleState.INACTIVE and not h.manager.claimed
-    assert any("deactivating controller 'a'" in m for m in h.messages("error"))
+    assert h.command("j1/effort") == 0.0  # its interfaces in safe mode
+    assert failures == ["hardware sys failed"]
+    assert h.messages("error") == [
+        "component 'sys' returned an error from read(): unusable command(s): j2/effort = inf; it is now "
+        "unconfigured and its interfaces are unavailable",
+        "controller 'a' uses 3 interface(s) of failed hardware sys; deactivated it, its 1 command "
+        "interface(s) in safe mode: effort, velocity and acceleration 0, position held",
+    ]
 
 
 # --- forward command ----------------------------------------------------------------------------------------

@@ -291,7 +291,7 @@ def test_generic_infinite_command_is_read_error(harness) -> None:
     h.set_command("j1/effort", math.inf)
     sys = h.resources.components["sys"]
     assert sys.read(0.0, DT) is ReturnType.ERROR
-    assert "infinite command on j1/effort" in sys.last_error
+    assert sys.last_error == "unusable command(s): j1/effort = inf"
     assert h.resources.read(0.0, DT) == ["sys"]  # the resource manager runs on_error -> unconfigured
     assert sys.lifecycle_state is LifecycleState.UNCONFIGURED
     assert not h.resources.command_available("j1/effort") and not h.resources.state_available("j1/effort")

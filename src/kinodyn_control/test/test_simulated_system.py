@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kinodyn_control.hardware.simulated_system import PushRefusedError
 from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState, ReturnType
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import (
@@ -125,9 +126,9 @@ def test_reset_and_push_act_at_the_next_write() -> None:
     total = sim.model.mass.sum()
     v_com = sim.model.com_jacobian(sim.q) @ sim.v
     np.testing.assert_allclose(v_com[0], 100.0 * 0.01 / total, rtol=1e-9)
-    with pytest.raises(KeyError):
+    with pytest.raises(PushRefusedError, match="no_such_link"):
         component.request_push("no_such_link", np.zeros(6), 0.1)
-    with pytest.raises(ValueError):
+    with pytest.raises(PushRefusedError, match="finite duration > 0"):
         component.request_push("base_link", np.zeros(6), -1.0)
 
 

@@ -1,8 +1,9 @@
 """Shared logic of the command controllers (forward command, joint PD): claim, validate, watchdog, limits.
 
 A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread, is
-validated there (``parse``; a rejected message is dropped with one warning per distinct problem, throttled)
-and handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
+validated there (``parse``; a rejected message is dropped with one warning per cause, throttled; any other
+failure on one message is one error line per exception type, throttled, and the message is dropped too) and
+handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
 which is simulated time in lockstep) and, for stamped messages, its header stamp (``command_stamp``). Every
 update then writes, per joint: nothing before the first command (ros2_control's "no command yet"), the safe
 command after the watchdog tripped, otherwise ``compute(target, q, qdot)``; the result goes through the URDF
@@ -18,7 +19,7 @@ from kinodyn_ros.problem_log import DistinctProblemLog
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.limits import JointLimitArrays
-from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog
+from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog, gain_bounds
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY, CallbackReturn, ReturnType, full_name
 
 
@@ -63,6 +64,7 @@ class JointCommandController(Controller):
         if unknown:
             return self.fail(f"joints {', '.join(unknown)} are not joints of the URDF")
         try:
+            self.max_gains = gain_bounds(self.params)
             self.watchdog = CommandWatchdog(self.params, self.command_interface_name())
         except ValueError as exc:
             return self.fail(str(exc))
@@ -99,6 +101,10 @@ class JointCommandController(Controller):
             target = self.parse(msg)
         except CommandRejectedError as exc:
             self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
+            return
+        except Exception as exc:  # no message may stop the node: drop it and say why
+            self.problems.error(type(exc).__name__, f"dropped command on /{self.name}/commands: parsing it "
+                                                    f"failed with {type(exc).__name__}: {exc}")
             return
         header = msg.header.stamp if self.STAMPED_COMMANDS else None
         stamp_ns = None if header is None else header.sec * 1_000_000_000 + header.nanosec

@@ -4,7 +4,9 @@ Takes kinodyn_interfaces/JointPDCommand on ``~/commands`` (per joint, by name: d
 feed-forward effort, kp, kd) and writes ``effort = effort_ff + kp (position - q) + kd (velocity - qdot)`` to
 ``<joint>/effort``, then the URDF limits (±effort, no push past a position or velocity limit). A message is
 rejected when an array is not as long as ``name``, a name is unknown, repeated or missing, a value is NaN/inf,
-kp or kd is negative, or a desired position/velocity/feed-forward effort is outside the URDF limits.
+kp or kd is negative or above ``max_kp`` / ``max_kd`` (watchdog.py), or a desired position/velocity/
+feed-forward effort is outside the URDF limits. Each cause (and each field, for lengths and non-finite values)
+is throttled on its own.
 ``header.stamp`` is used in lockstep only (docs/simulator.md): the stamp of the joint states the command
 answers.
 Watchdog and limit enforcement: joint_command.py.
@@ -40,7 +42,7 @@ class JointPDController(JointCommandController):
         for field in FIELDS:
             if len(getattr(msg, field)) != len(names):
                 raise CommandRejectedError(
-                    "length", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
+                    f"length:{field}", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
                 )
         twice = sorted({n for n in names if names.count(n) > 1})
         unknown = [n for n in names if n not in self.joints]
@@ -50,18 +52,24 @@ class JointPDController(JointCommandController):
             ("unknown", unknown, f"not commanded by this controller (joints: {_names(self.joints)})"),
             ("missing", missing, "missing"),
         ):
-            if found:
-                raise CommandRejectedError(f"{key}:{found}", f"joint(s) {_names(found)} {text}")
+            if found:  # the key is the cause, not the names: a stream of random names is one cause
+                raise CommandRejectedError(key, f"joint(s) {_names(found)} {text}")
         order = [names.index(j) for j in self.joints]
         rows = np.array([[getattr(msg, field)[i] for i in order] for field in FIELDS], dtype=np.float64)
         if not np.isfinite(rows).all():
-            raise CommandRejectedError(
-                "nan",
-                "non-finite values in "
-                + ", ".join(FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0]))),
-            )
+            fields = ", ".join(FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0])))
+            raise CommandRejectedError(f"nan:{fields}", f"non-finite values in {fields}")
         if (rows[3:] < 0.0).any():
             raise CommandRejectedError("gains", "kp and kd must be >= 0")
+        for row, bound in ((3, 0), (4, 1)):
+            above = np.flatnonzero(rows[row] > self.max_gains[bound])
+            if above.size:
+                field = FIELDS[row]
+                raise CommandRejectedError(
+                    f"max_{field}",
+                    f"{field} {rows[row][above[0]]} for {self.joints[above[0]]} is above max_{field} = "
+                    f"{self.max_gains[bound]} (a controller parameter)",
+                )
         for row, kind in ((0, POSITION), (1, VELOCITY), (2, EFFORT)):
             problem = self.limits.check(rows[row], kind)
             if problem:

@@ -6,6 +6,9 @@ Safe commands (``safe_mode``):
 - ``zero_effort``: ``effort = -safe_kd qdot`` (damping only); needs effort command interfaces.
 The watchdog trips at the first update whose time is more than ``timeout`` after the last accepted command,
 logs it once, and re-arms when the next command arrives. Before the first command it is not armed.
+
+Gains are bounded (``max_kp``, ``max_kd``: finite and > 0): ``safe_kp``/``safe_kd`` here, and the gains of
+every JointPDCommand (joint_pd.py), must be finite, >= 0 and at most these.
 """
 
 from __future__ import annotations
@@ -21,7 +24,18 @@ WATCHDOG_PARAMETERS = {
     "safe_mode": Parameter("str", "zero_effort", "safe command: hold_position or zero_effort"),
     "safe_kp": Parameter("float", 0.0, "stiffness of hold_position on effort joints [N m/rad]"),
     "safe_kd": Parameter("float", 1.0, "damping of the safe command on effort joints [N m s/rad]"),
+    "max_kp": Parameter("float", 1e5, "largest stiffness accepted (safe_kp, command kp) [N m/rad or N/m]"),
+    "max_kd": Parameter("float", 1e4, "largest damping accepted (safe_kd, command kd) [N m s/rad or N s/m]"),
 }
+
+
+def gain_bounds(params: dict) -> tuple[float, float]:
+    """``(max_kp, max_kd)`` of ``params``; ValueError unless both are finite and > 0."""
+    bounds = float(params["max_kp"]), float(params["max_kd"])
+    if not all(np.isfinite(b) and b > 0.0 for b in bounds):
+        raise ValueError(f"parameters max_kp and max_kd must be finite and > 0, got {bounds[0]} and "
+                         f"{bounds[1]}")
+    return bounds
 
 
 class CommandWatchdog:
@@ -41,8 +55,10 @@ class CommandWatchdog:
         if self.mode == "zero_effort" and interface != EFFORT:
             raise ValueError("safe_mode zero_effort needs effort command interfaces; use hold_position")
         self.kp, self.kd = float(params["safe_kp"]), float(params["safe_kd"])
-        if min(self.kp, self.kd) < 0.0:
-            raise ValueError(f"safe_kp and safe_kd must be >= 0, got {self.kp} and {self.kd}")
+        max_kp, max_kd = gain_bounds(params)
+        if not (0.0 <= self.kp <= max_kp and 0.0 <= self.kd <= max_kd):
+            raise ValueError(f"safe_kp and safe_kd must be in [0, max_kp = {max_kp}] and [0, max_kd = "
+                             f"{max_kd}], got {self.kp} and {self.kd}")
         self.interface = interface
         self.last_command_time: float | None = None
         self.tripped = False

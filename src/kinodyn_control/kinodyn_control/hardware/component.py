@@ -11,6 +11,10 @@ A component declares its interfaces in the URDF; extra ones come from ``export_u
 controller manager owns the values and binds each component to its slice: inside ``read``/``write`` a
 component uses ``self.states`` and ``self.commands`` (``get``/``set`` by full name, or ``values`` as an
 array).
+
+A NaN command means "no command yet" (ros2_control) only until the interface's first finite command after
+activation: ``unusable_commands`` names a command that is infinite, or NaN after it was given a value, and a
+component's ``read``/``write`` returns ERROR for it instead of silently keeping the previous command.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class HardwareComponent(Lifecycle):
         self.info: HardwareInfo | None = None
         self.states = InterfaceView((), _EMPTY, "state")
         self.commands = InterfaceView((), _EMPTY, "command")
+        self._commanded = np.zeros(0, dtype=bool)  # per command interface: finite value seen since activation
 
     @property
     def name(self) -> str:
@@ -75,6 +80,20 @@ class HardwareComponent(Lifecycle):
         """Called by the resource manager once, after ``initialize``, with this component's slices."""
         self.states = states
         self.commands = commands
+        self._commanded = np.zeros(len(commands.names), dtype=bool)
+
+    def unusable_commands(self) -> str:
+        """'' when every command is finite or still unset (NaN since activation), else the ones that are not,
+        with why; call it once per ``read`` or ``write`` that uses the commands."""
+        values = self.commands.values
+        finite = np.isfinite(values)
+        lost = np.isnan(values) & self._commanded
+        bad = lost | (~finite & ~np.isnan(values))
+        self._commanded |= finite
+        return ", ".join(
+            f"{self.commands.names[k]} = {values[k]}" + (" after a command was given" if lost[k] else "")
+            for k in np.flatnonzero(bad)
+        )
 
     # --- cyclic ---------------------------------------------------------------------------------------------
     def read(self, time: float, period: float) -> ReturnType:
@@ -110,6 +129,12 @@ class HardwareComponent(Lifecycle):
         return ReturnType.ERROR
 
     # --- transitions, driven by the resource manager --------------------------------------------------------
+    def activate(self) -> LifecycleState:
+        """As ``Lifecycle.activate``; every command is unset again (NaN may mean "no command yet")."""
+        state = super().activate()
+        self._commanded[:] = False
+        return state
+
     def initialize(self, info: HardwareInfo) -> LifecycleState:
         if self.lifecycle_state is not LifecycleState.UNKNOWN:
             raise LifecycleError(f"component '{info.name}' is already initialised")

@@ -10,8 +10,9 @@ Behaviour of ros2_control's ``mock_components/GenericSystem`` (ANCHORS §1.3, mo
 - ``on_configure``: NaN joint states become 0; every ``position`` state gets ``+ offset`` (or the custom
   interface does, when one is set).
 - Without ``calculate_dynamics``: ``position = command.position + offset``; every other state with a command
-  of the same name is copied from it. NaN commands are ignored (not set yet); a ±inf command makes ``read``
-  return ERROR. With ``custom_interface_with_following_offset = X``: ``X = command.position + offset`` and
+  of the same name is copied from it. NaN commands are ignored (not set yet); a ±inf command, or a NaN on an
+  interface that had a command since activation, makes ``read`` return ERROR (``unusable_commands``). With
+  ``custom_interface_with_following_offset = X``: ``X = command.position + offset`` and
   ``position`` is mirrored without offset.
 - With ``calculate_dynamics``: each joint is in position (default), velocity or acceleration mode, chosen by
   the command interface claimed (``perform_command_mode_switch``; claiming two of the three on one joint is
@@ -238,9 +239,9 @@ class GenericSystem(System):
                 self._warned_disabled = True
             return ReturnType.OK
         commands = self.commands.values
-        if np.isinf(commands).any():
-            bad = [n for n, v in zip(self.commands.names, commands, strict=True) if math.isinf(v)]
-            self.last_error = f"infinite command on {', '.join(bad)}"
+        problem = self.unusable_commands()
+        if problem:
+            self.last_error = f"unusable command(s): {problem}"
             return ReturnType.ERROR
         if self.calculate_dynamics:
             for joint in self.control_mode:

@@ -8,10 +8,11 @@ Copy this file to write a driver. What goes where (ros2_control's lifecycle, ANC
 - ``on_activate``: enable the drives (power, brakes off); set every command to the measured state (or NaN) so
   the first ``write`` does not move the robot.
 - ``read(time, period)``: fetch the latest measurement into ``self.states``; return ERROR on a lost
-connection.
-- ``write(time, period)``: send ``self.commands`` (skip NaN: no command yet); return ERROR on a failed send,
-or
-  DEACTIVATE to ask the manager to deactivate the component (e.g. an emergency stop).
+  connection.
+- ``write(time, period)``: send ``self.commands`` (skip NaN: no command yet); return ERROR on a failed send or
+  an unusable command (``unusable_commands``: infinite, or NaN after a value was sent, which a driver must
+  never read as "keep the previous command"), or DEACTIVATE to ask the manager to deactivate the component
+  (e.g. an emergency stop).
 - ``on_deactivate``: hold/brake the drives; ``on_cleanup``: close the connection; ``on_error``: try to recover
   (SUCCESS -> UNCONFIGURED, reconfigure later) or give up (FAILURE -> FINALIZED).
 
@@ -130,6 +131,10 @@ class RealDeviceSkeleton(System):
 
     def write(self, time: float, period: float) -> ReturnType:
         assert self.link is not None
+        problem = self.unusable_commands()
+        if problem:
+            self.last_error = f"unusable command(s): {problem}"
+            return ReturnType.ERROR
         given = {
             n: float(v)
             for n, v in zip(self.commands.names, self.commands.values, strict=True)

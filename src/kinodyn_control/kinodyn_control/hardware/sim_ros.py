@@ -9,18 +9,23 @@ and spins it on its own thread:
   in ``odom``, twist in the child frame (the floating-base ``v`` of kinodyn); fixed-base models publish none;
 - ``~/contacts`` (kinodyn_interfaces/ContactStates): each contact sphere's state and ground reaction;
 - ``~/reset`` (std_srvs/Trigger): back to the initial state; ``~/push`` (kinodyn_interfaces/Push): a wrench
-  (world axes, about the link origin) on a link for a duration. Both take effect at the next ``write``.
+  (world axes, about the link origin) on a link for a duration. Both take effect at the next ``write``. A
+  refused request (``SimulatedSystem.request_push``: unknown link, non-finite, above the push limits) or a
+  failure handling it is answered ``success=false`` with the reason, logged throttled per cause, and the node
+  goes on.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
+from kinodyn_ros.problem_log import DistinctProblemLog
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile
@@ -54,6 +59,7 @@ class SimulatorRosInterface:
         # Without the process's global arguments: a launcher's `-r __node:=controller_manager` would rename
         # this node too (two nodes of one name, ~/odometry under /controller_manager).
         self.node = rclpy.create_node(system.info.name, use_global_arguments=False)
+        self.problems = DistinctProblemLog(self.node.get_logger())
         qos = QoSProfile(depth=10)
         self.clock_pub = self.node.create_publisher(Clock, "/clock", qos)
         self.odom_pub = None
@@ -118,19 +124,31 @@ class SimulatorRosInterface:
         return msg
 
     # --- services (adapter thread) --------------------------------------------------------------------------
-    def _reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
-        self.system.request_reset()
-        response.success, response.message = True, "reset at the next control cycle"
+    def _answer(self, what: str, response: Any, action: Callable[[], str]) -> Any:
+        """``success`` and ``action()``'s message, or ``success=false`` and why (logged, throttled per
+        cause)."""
+        try:
+            response.success, response.message = True, action()
+        except ValueError as exc:  # refused: PushRefusedError names the cause
+            response.success, response.message = False, f"{what} refused: {exc}"
+            self.problems.warn((what, getattr(exc, "key", type(exc).__name__)), response.message)
+        except Exception as exc:  # a failure handling this one request must not stop the simulator's node
+            response.success, response.message = False, f"{what} failed: {type(exc).__name__}: {exc}"
+            self.problems.error((what, type(exc).__name__), response.message)
         return response
 
+    def _reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        def reset() -> str:
+            self.system.request_reset()
+            return "reset at the next control cycle"
+
+        return self._answer("reset", response, reset)
+
     def _push(self, request: Push.Request, response: Push.Response) -> Any:
-        f, t = request.wrench.force, request.wrench.torque
-        wrench = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
-        try:
+        def push() -> str:
+            f, t = request.wrench.force, request.wrench.torque
+            wrench = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
             self.system.request_push(request.link, wrench, request.duration)
-        except (ValueError, KeyError) as exc:
-            response.success, response.message = False, str(exc)
-            self.node.get_logger().error(f"push refused: {exc}")
-            return response
-        response.success, response.message = True, f"pushing {request.link} for {request.duration} s"
-        return response
+            return f"pushing {request.link} for {request.duration} s"
+
+        return self._answer("push", response, push)

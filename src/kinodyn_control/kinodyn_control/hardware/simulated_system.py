@@ -69,9 +69,21 @@ CONTACT_PARAMS = {
 }
 NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
                 "gyroscope_random_walk")
+PUSH_PARAMS = ("max_push_force", "max_push_torque", "max_push_duration")
+PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); max_push_torque: that times 1 m
+MAX_PUSH_DURATION = 10.0  # s, default
 KNOWN_PARAMS = ("floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
-                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS)
+                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS,
+                *PUSH_PARAMS)
 WORLD_LINK = "world"
+
+
+class PushRefusedError(ValueError):
+    """A push request that is not applied; ``key`` names the cause (for throttled logging)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def _bool(params: dict[str, str], key: str, default: bool) -> bool:
@@ -97,6 +109,13 @@ def _float(params: dict[str, str], key: str, default: float) -> float:
     try:
         return float(params.get(key, default))
     except ValueError:
+def _positive(params: dict[str, str], key: str) -> float:
+    value = _float(params, key, math.nan)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"param {key} must be a finite number > 0, got {params[key]!r}")
+    return value
+
+
         raise ValueError(f"param {key} must be a number, got {params[key]!r}") from None
 
 
@@ -137,6 +156,7 @@ class SimulatedSystem(System):
             self.contact_params = {field: _float(p, key, 0.0)
                                    for key, field in CONTACT_PARAMS.items() if key in p}
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
+            self.push_params = {key: _positive(p, key) for key in PUSH_PARAMS if key in p}
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
             position = p.get("initial_base_position")
@@ -176,6 +196,10 @@ class SimulatedSystem(System):
             self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
                          for k, s in enumerate(self.info.sensors)]
         except (ValueError, KeyError) as exc:
+        weight = float(model.mass.sum()) * 9.81
+        self.max_push = (self.push_params.get("max_push_force", PUSH_WEIGHTS * weight),
+                         self.push_params.get("max_push_torque", PUSH_WEIGHTS * weight * 1.0),
+                         self.push_params.get("max_push_duration", MAX_PUSH_DURATION))
             self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
             return CallbackReturn.FAILURE
         self.applied = np.zeros(model.nv)
@@ -222,12 +246,24 @@ class SimulatedSystem(System):
 
     def request_push(self, link: str, wrench: np.ndarray, duration: float) -> None:
         """Apply ``wrench`` (world axes, about the link origin) on ``link`` for ``duration`` s from the next
-        ``write``; raises ValueError / KeyError for a bad request."""
+        ``write``. Raises PushRefusedError for an unknown link, a non-finite value, a duration <= 0, or a
+        force, torque or duration above ``max_push_force`` / ``_torque`` / ``_duration`` (pushes that large
+        break the simulation rather than test the robot)."""
         assert self.simulator is not None
-        self.simulator.model.frame_id(link)
+        try:
+            self.simulator.model.frame_id(link)
+        except KeyError as exc:
+            raise PushRefusedError("link", str(exc.args[0]) if exc.args else f"no link {link!r}") from None
         w = np.asarray(wrench, dtype=np.float64)
         if w.shape != (6,) or not np.all(np.isfinite(w)) or not (math.isfinite(duration) and duration > 0.0):
-            raise ValueError("push needs a finite wrench and a finite duration > 0")
+            raise PushRefusedError("non-finite", "push needs a finite wrench and a finite duration > 0")
+        asked = (float(np.linalg.norm(w[:3])), float(np.linalg.norm(w[3:])), float(duration))
+        for value, limit, key, unit in zip(asked, self.max_push, PUSH_PARAMS, ("N", "N m", "s"), strict=True):
+            if value > limit:
+                raise PushRefusedError(key, f"push {key[9:]} {value:g} {unit} is above {key} = {limit:g} "
+                                            f"{unit} (default: {PUSH_WEIGHTS:g} robot weights, times 1 m for "
+                                            f"the torque, {MAX_PUSH_DURATION:g} s); set the hardware param "
+                                            f"{key} to allow it")
         with self.lock:
             self._requests.append(("push", (link, w, duration)))
 
@@ -256,6 +292,10 @@ class SimulatedSystem(System):
         return ReturnType.OK
 
     def write(self, time: float, period: float) -> ReturnType:
+        problem = self.unusable_commands()
+        if problem:
+            self.last_error = f"unusable effort command(s): {problem}"
+            return ReturnType.ERROR
         assert self.info is not None and self.simulator is not None
         s = self.simulator
         first = 6 if s.model.floating_base else 0
@@ -264,9 +304,6 @@ class SimulatedSystem(System):
             name = f"{joint.name}/{EFFORT}"
             value = self.commands.get(name) if name in self.commands else math.nan
             tau[first + k] = 0.0 if math.isnan(value) else value  # no command yet: limp
-        if not np.all(np.isfinite(tau)):
-            self.last_error = "infinite effort command"
-            return ReturnType.ERROR
         measured = min(self.max_steps, max(1, round(period / s.dt)))
         steps = self.lockstep_steps or self.cycle_steps or measured
         with self.lock:
@@ -277,10 +314,12 @@ class SimulatedSystem(System):
                     s.apply_wrench(*args)
             self._requests.clear()
             try:
-                for _ in range(steps):
-                    s.step(tau)
-            except FloatingPointError as exc:
-                self.last_error = str(exc)
+                with np.errstate(all="ignore"):  # a failed step raises (a non-finite state too)
+                    for _ in range(steps):
+                        s.step(tau)
+            except Exception as exc:  # any failure of the physics: the simulated state is no longer valid
+                self.last_error = (f"the physics failed at t = {s.t:.6f} s ({type(exc).__name__}: {exc}); "
+                                   "the simulated robot has no valid state any more")
                 return ReturnType.ERROR
             self.applied = s.applied_torque.copy()
         for callback in self.on_step:

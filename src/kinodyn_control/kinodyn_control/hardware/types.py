@@ -147,16 +147,40 @@ class InterfaceView:
         self.values[self._position(name)] = value
 
 
+class UnsafeCommandError(ValueError):
+    """Values a controller tried to write that are non-finite or outside their interface's ``min``/``max``."""
+
+
 class LoanedInterfaces:
     """The interfaces a controller was given, in the order it asked for them (``names``).
 
-    ``get()`` copies the current values; ``set(values)`` writes all of them (command interfaces only).
+    ``get()`` copies the current values; ``set(values)`` writes all of them (command interfaces only). A
+    command loan has the interfaces' ``min``/``max`` (``bounded=True``): ``set`` then raises
+    UnsafeCommandError, writing nothing, unless every value is finite and within them, so a non-finite or
+    out-of-range command never reaches the table the hardware reads.
     """
 
-    def __init__(self, names: Sequence[str], table: InterfaceTable) -> None:
+    def __init__(self, names: Sequence[str], table: InterfaceTable, bounded: bool = False) -> None:
         self.names = tuple(names)
         self._indices = table.indices(self.names)
         self._values = table.values
+        self._bounds: tuple[np.ndarray, np.ndarray] | None = None
+        if bounded:
+            infos = [table.descriptions[i].info for i in self._indices]
+            self._bounds = (np.array([i.min for i in infos]), np.array([i.max for i in infos]))
+
+    def check(self, values: np.ndarray) -> str:
+        """'' if ``values`` may be written, else which ones may not and why."""
+        if self._bounds is None:
+            return ""
+        lower, upper = self._bounds
+        values = np.broadcast_to(np.asarray(values, dtype=np.float64), lower.shape)
+        bad = ~((values >= lower) & (values <= upper) & np.isfinite(values))  # NaN bounds refuse too
+        return ", ".join(
+            f"{self.names[k]} = {values[k]} "
+            + ("(non-finite)" if not math.isfinite(values[k]) else f"(outside [{lower[k]}, {upper[k]}])")
+            for k in np.flatnonzero(bad)
+        )
 
     def __len__(self) -> int:
         return len(self.names)
@@ -165,6 +189,9 @@ class LoanedInterfaces:
         return self._values[self._indices]
 
     def set(self, values: np.ndarray) -> None:
+        problem = self.check(values)
+        if problem:
+            raise UnsafeCommandError(problem)
         self._values[self._indices] = values
 
     def subset(self, names: Sequence[str]) -> np.ndarray:

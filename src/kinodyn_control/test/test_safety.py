@@ -1,0 +1,281 @@
+"""Nothing non-finite or out of range reaches a command interface, and faults end in safe mode (issue 9).
+
+Without ROS, through the resource and controller managers: a controller whose output is not finite (the PD
+law with kp = kd = 1.7e308 computes -inf + inf) or outside the interface's min/max, or that raises, is
+deactivated with one error line and its command interfaces go to safe mode; hardware does not read a NaN
+after a command as "keep the previous one"; a failure of the physics is a write ERROR that reaches
+``on_hardware_failure``; gains are bounded; absurd pushes are refused; no command message stops a controller.
+Expected values are set by hand from the rules in the modules' docstrings.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kinodyn_control.hardware.description import HardwareInfo
+from kinodyn_control.hardware.simulated_system import PushRefusedError
+from kinodyn_control.hardware.types import (
+    InterfaceDescription,
+    InterfaceInfo,
+    InterfaceTable,
+    LifecycleState,
+    LoanedInterfaces,
+    ReturnType,
+    UnsafeCommandError,
+)
+from kinodyn_control.manager import ControllerError, HardwareError, safe_command
+from kinodyn_control.testing import (
+    GENERIC_SYSTEM,
+    SIMULATED_SYSTEM,
+    Harness,
+    joint,
+    param,
+    pd_command,
+    robot_xml,
+    system_block,
+    two_joint_arm,
+)
+from std_msgs.msg import Float64MultiArray
+
+DT = 0.002
+PD = "kinodyn_control/JointPDController"
+FWD = "kinodyn_control/ForwardCommandController"
+JOINTS = ("j1", "j2")
+HUGE = 1.7e308
+REPO = Path(__file__).resolve().parents[3]
+
+
+def send(h: Harness, controller: str, msg, time: float = 0.0) -> None:
+    h.contexts[controller].time = time
+    h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
+
+
+def overflowing_pd() -> object:
+    """Finite and within the URDF limits (±1 rad, ±2 rad/s, ±10 N m); at q = (0.2, 0.4), qdot = 0 the law
+    gives kp (-1 - q) = -inf and kd (2 - 0) = +inf: NaN."""
+    return pd_command(JOINTS, [-1.0, -1.0], [2.0, 2.0], [0.0, 0.0], [HUGE, HUGE], [HUGE, HUGE])
+
+
+# --- the manager checks every controller output -------------------------------------------------------------
+def test_pd_overflow_deactivates_the_controller_with_one_error_and_zero_effort() -> None:
+    h = two_joint_arm()
+    h.start("pd", PD, {"joints": list(JOINTS), "max_kp": 1.79e308, "max_kd": 1.79e308})
+    send(h, "pd", pd_command(JOINTS, [0.2, 0.4], [0.0, 0.0], [3.0, -3.0], [0.0, 0.0], [0.0, 0.0]))
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (3.0, -3.0)
+    send(h, "pd", overflowing_pd())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warnings are not the report: the manager's line is
+        h.manager.cycle(0.002, DT)
+    assert h.manager.controllers["pd"].state is LifecycleState.INACTIVE and not h.manager.claimed
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (0.0, 0.0)  # not the previous 3, -3
+    assert h.messages("error") == [
+        "controller 'pd' wrote an unsafe command: j1/effort = nan (non-finite), j2/effort = nan "
+        "(non-finite); deactivated it, its 2 command interface(s) in safe mode: effort, velocity and "
+        "acceleration 0, position held"
+    ]
+    h.manager.cycle(0.004, DT)  # GenericSystem mirrors the safe command, and nothing fails
+    assert (h.state("j1/effort"), h.state("j2/effort")) == (0.0, 0.0)
+    assert h.resources.components["sys"].lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_gains_above_the_configured_maximum_are_rejected() -> None:
+    h = two_joint_arm()
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    send(h, "pd", overflowing_pd())
+    h.manager.cycle(0.0, DT)
+    assert h.manager.controllers["pd"].state is LifecycleState.ACTIVE
+    assert math.isnan(h.command("j1/effort"))  # never commanded
+    assert h.messages("warning") == [
+        "rejected command on /pd/commands: kp 1.7e+308 for j1 is above max_kp = 100000.0 (a controller "
+        "parameter)"
+    ]
+    for bad, needle in (
+        ({"max_kp": math.inf}, "max_kp and max_kd must be finite and > 0"),
+        ({"max_kd": 0.0}, "max_kp and max_kd must be finite and > 0"),
+        ({"safe_kd": 20.0, "max_kd": 10.0}, r"safe_kp and safe_kd must be in \[0, max_kp = 100000.0\]"),
+    ):
+        with pytest.raises(ControllerError, match=needle):
+            h.start(f"bad{len(h.manager.controllers)}", PD, {"joints": ["j1"], **bad})
+
+
+def test_command_loan_refuses_non_finite_and_out_of_range_values_and_writes_nothing() -> None:
+    table = InterfaceTable([InterfaceDescription("j1", InterfaceInfo("effort", min=-5.0, max=5.0)),
+                            InterfaceDescription("j2", InterfaceInfo("position")),
+                            InterfaceDescription("j3", InterfaceInfo("effort", min=math.nan, max=1.0))],
+                           "command")
+    loan = LoanedInterfaces(table.names[:2], table, bounded=True)
+    loan.set(np.array([5.0, 1e300]))  # the bounds are inclusive; no bounds: any finite value
+    assert table.values[:2].tolist() == [5.0, 1e300]
+    for values, why in (([5.5, 0.0], "j1/effort = 5.5 (outside [-5.0, 5.0])"),
+                        ([0.0, -math.inf], "j2/position = -inf (non-finite)"),
+                        ([math.nan, 0.0], "j1/effort = nan (non-finite)")):
+        with pytest.raises(UnsafeCommandError) as caught:
+            loan.set(np.array(values))
+        assert str(caught.value) == why
+        assert table.values[:2].tolist() == [5.0, 1e300]  # nothing written
+    nan_bound = LoanedInterfaces(table.names[2:], table, bounded=True)
+    with pytest.raises(UnsafeCommandError, match=r"j3/effort = 0.0 \(outside \[nan, 1.0\]\)"):
+        nan_bound.set(np.array([0.0]))
+    LoanedInterfaces(table.names, table).set(np.array([math.nan] * 3))  # state loans are not checked
+
+
+def test_safe_command_per_interface() -> None:
+    states = InterfaceTable([InterfaceDescription("j1", InterfaceInfo("position", initial_value=0.7)),
+                             InterfaceDescription("j2", InterfaceInfo("position"))], "state")
+    assert safe_command("j1/position", 0.1, states) == 0.7  # hold the measured position
+    assert safe_command("j2/position", 0.1, states) == 0.1  # none measured (NaN): the last command
+    assert safe_command("j3/position", 0.2, states) == 0.2  # no state interface: the last command
+    for interface in ("effort", "velocity", "acceleration"):
+        assert safe_command(f"j1/{interface}", 4.0, states) == 0.0
+    assert safe_command("gpio/valve", 1.0, states) == 1.0
+
+
+def test_a_raising_position_controller_is_deactivated_holding_the_measured_position() -> None:
+    h = two_joint_arm(param("disable_commands", "true"))  # the measured positions stay at 0.2, 0.4
+    h.start("fwd", FWD, {"joints": list(JOINTS), "interface_name": "position", "safe_mode": "hold_position"})
+    send(h, "fwd", Float64MultiArray(data=[0.203, 0.403]))  # one step within velocity * period = 0.004
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/position"), h.command("j2/position")) == (0.203, 0.403)
+
+    def broken(target, q, qdot):
+        raise RuntimeError("bug")
+
+    h.manager.controllers["fwd"].controller.compute = broken
+    h.manager.cycle(0.002, DT)
+    assert h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
+    assert (h.command("j1/position"), h.command("j2/position")) == (0.2, 0.4)
+    (error,) = h.messages("error")
+    assert error.startswith("controller 'fwd' raised in update(); deactivated it, its 2 command interface(s) "
+                            "in safe mode") and "RuntimeError: bug" in error
+
+
+# --- hardware does not keep an old command on NaN -----------------------------------------------------------
+def test_generic_system_nan_is_no_command_only_until_the_first_command() -> None:
+    h = two_joint_arm()
+    sys = h.resources.components["sys"]
+    assert sys.read(0.0, DT) is ReturnType.OK  # NaN since activation: not commanded yet
+    h.set_command("j1/effort", 2.0)
+    assert sys.read(0.0, DT) is ReturnType.OK and h.state("j1/effort") == 2.0
+    h.set_command("j1/effort", math.nan)
+    assert sys.read(0.0, DT) is ReturnType.ERROR
+    assert sys.last_error == "unusable command(s): j1/effort = nan after a command was given"
+    assert h.state("j1/effort") == 2.0  # and it was not mirrored
+    sys.deactivate()
+    sys.activate()
+    assert sys.read(0.0, DT) is ReturnType.OK  # activated again: NaN means "no command yet" again
+
+
+def test_real_device_skeleton_refuses_nan_after_a_command() -> None:
+    joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
+    block = system_block(joints=joints, name="dev", plugin="kinodyn_control/RealDeviceSkeleton")
+    h = Harness(robot_xml(block, ("j1",)))
+    h.activate_hardware()
+    dev = h.resources.components["dev"]
+    h.set_command("j1/effort", 2.5)
+    assert dev.write(0.0, DT) is ReturnType.OK
+    h.set_command("j1/effort", math.nan)
+    assert dev.write(0.0, DT) is ReturnType.ERROR and dev.link.sent == [{"j1/effort": 2.5}]
+    assert dev.last_error == "unusable command(s): j1/effort = nan after a command was given"
+
+
+def test_an_exception_in_read_is_a_read_error_and_reported_as_hardware_failure() -> None:
+    h = two_joint_arm()
+    failures: list[str] = []
+    h.manager.on_hardware_failure = failures.append
+    sys = h.resources.components["sys"]
+
+    def broken(time: float, period: float) -> ReturnType:
+        raise OSError("bus gone")
+
+    sys.read = broken
+    h.manager.cycle(0.0, DT)
+    assert sys.lifecycle_state is LifecycleState.UNCONFIGURED and failures == ["hardware sys failed"]
+    assert h.messages("error") == ["component 'sys' returned an error from read(): read() raised OSError: "
+                                   "bus gone; it is now unconfigured and its interfaces are unavailable"]
+
+
+# --- the simulator: physics failure and absurd pushes -------------------------------------------------------
+def sim_urdf(**params: str) -> str:
+    text = (REPO / "urdf" / "quadruped.urdf").read_text()
+    extra = "".join(f'<param name="{k}">{v}</param>' for k, v in {"ros_interface": "false", **params}.items())
+    return text.replace(f"<plugin>{GENERIC_SYSTEM}</plugin>", f"<plugin>{SIMULATED_SYSTEM}</plugin>{extra}")
+
+
+def test_physics_failure_is_a_write_error_the_manager_reports() -> None:
+    h = Harness(sim_urdf(max_push_force="1e9"))
+    h.activate_hardware()
+    failures: list[str] = []
+    h.manager.on_hardware_failure = failures.append
+    h.start("jsb", "kinodyn_control/JointStateBroadcaster")
+    component = h.resources.components["quadruped_system"]
+    component.request_push("base_link", [1e8, 0.0, 0.0, 0.0, 0.0, 0.0], 0.1)
+    for k in range(20):
+        h.manager.cycle(k * 1e-3, 1e-3)
+        if failures:
+            break
+    assert failures == ["hardware quadruped_system failed"]
+    assert component.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert h.manager.controllers["jsb"].state is LifecycleState.INACTIVE
+    (hardware_error, jsb_error) = h.messages("error")
+    assert "returned an error from write(): the physics failed at t = " in hardware_error
+    assert "not positive definite" in hardware_error.lower()
+    assert jsb_error.startswith("controller 'jsb' uses 36 interface(s) of failed hardware quadruped_system")
+    published = [m for m in h.contexts["jsb"].publishers["/joint_states"].messages]
+    assert published and all(np.isfinite(m.effort).all() and np.isfinite(m.position).all() for m in published)
+
+
+def test_absurd_pushes_are_refused_with_the_limit_to_raise() -> None:
+    h = Harness(sim_urdf(max_push_duration="2"))
+    h.activate_hardware()
+    component = h.resources.components["quadruped_system"]
+    weight = 36.0 * 9.81  # urdf/README.md: the quadruped's mass
+    component.request_push("base_link", [20 * weight, 0.0, 0.0, 0.0, 0.0, 0.0], 2.0)  # at the limits: taken
+    for wrench, duration, key in (([1e8, 0, 0, 0, 0, 0], 0.1, "max_push_force"),
+                                  ([0, 0, 0, 0, 0, 20 * weight + 1.0], 0.1, "max_push_torque"),
+                                  ([1.0, 0, 0, 0, 0, 0], 2.5, "max_push_duration"),
+                                  ([math.nan, 0, 0, 0, 0, 0], 0.1, "non-finite")):
+        with pytest.raises(PushRefusedError) as caught:
+            component.request_push("base_link", wrench, duration)
+        assert caught.value.key == key
+    assert str(caught.value) == "push needs a finite wrench and a finite duration > 0"
+    with pytest.raises(PushRefusedError, match=r"push force 1e\+08 N is above max_push_force = 7063.2 N "
+                                               ".*set the hardware param max_push_force to allow it"):
+        component.request_push("base_link", [1e8, 0, 0, 0, 0, 0], 0.1)
+    with pytest.raises(HardwareError, match="param max_push_force must be a finite number > 0, got '0'"):
+        Harness(sim_urdf(max_push_force="0"))
+
+
+# --- a command message cannot stop a controller -------------------------------------------------------------
+def test_each_cause_is_throttled_on_its_own_and_a_malformed_message_is_dropped() -> None:
+    h = two_joint_arm()
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    good = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
+    for field in ("kp", "kd", "kp"):
+        bad = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
+        getattr(bad, field).pop()
+        send(h, "pd", bad)
+    send(h, "pd", Float64MultiArray(data=[1.0, 2.0]))  # not a JointPDCommand at all: parse raises
+    send(h, "pd", good)
+    h.manager.cycle(0.0, DT)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == (1.0, 2.0)
+    assert h.messages("warning") == ["rejected command on /pd/commands: kp has 1 values for 2 names",
+                                     "rejected command on /pd/commands: kd has 1 values for 2 names"]
+    assert h.messages("error") == ["dropped command on /pd/commands: parsing it failed with AttributeError: "
+                                   "'Float64MultiArray' object has no attribute 'name'"]
+
+
+def test_command_loan_bounds_are_the_urdf_command_interface_min_max() -> None:
+    xml = robot_xml(system_block(joints=joint("j1", ("effort",), ("position",)).replace(
+        '<command_interface name="effort"/>',
+        '<command_interface name="effort"><param name="min">-3</param><param name="max">4</param>'
+        "</command_interface>")), ("j1",))
+    h = Harness(xml)
+    info: HardwareInfo = h.description.hardware[0]
+    assert (info.joints[0].command_interfaces[0].min, info.joints[0].command_interfaces[0].max) == (-3.0, 4.0)
+    loan = LoanedInterfaces(["j1/effort"], h.resources.commands, bounded=True)
+    assert loan.check(np.array([4.0])) == "" and loan.check(np.array([-3.5])) != ""
