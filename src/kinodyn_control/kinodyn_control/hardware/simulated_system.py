@@ -109,14 +109,14 @@ def _float(params: dict[str, str], key: str, default: float) -> float:
     try:
         return float(params.get(key, default))
     except ValueError:
+        raise ValueError(f"param {key} must be a number, got {params[key]!r}") from None
+
+
 def _positive(params: dict[str, str], key: str) -> float:
     value = _float(params, key, math.nan)
     if not (math.isfinite(value) and value > 0.0):
         raise ValueError(f"param {key} must be a finite number > 0, got {params[key]!r}")
     return value
-
-
-        raise ValueError(f"param {key} must be a number, got {params[key]!r}") from None
 
 
 class SimulatedSystem(System):
@@ -156,10 +156,10 @@ class SimulatedSystem(System):
             self.contact_params = {field: _float(p, key, 0.0)
                                    for key, field in CONTACT_PARAMS.items() if key in p}
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
-            self.push_params = {key: _positive(p, key) for key in PUSH_PARAMS if key in p}
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
             position = p.get("initial_base_position")
+            self.push_params = {key: _positive(p, key) for key in PUSH_PARAMS if key in p}
             self.initial_base_position = None if position is None else np.array(
                 [float(x) for x in position.split()])
             if self.initial_base_position is not None and self.initial_base_position.shape != (3,):
@@ -196,13 +196,13 @@ class SimulatedSystem(System):
             self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
                          for k, s in enumerate(self.info.sensors)]
         except (ValueError, KeyError) as exc:
+            self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
+            return CallbackReturn.FAILURE
+        self.applied = np.zeros(model.nv)
         weight = float(model.mass.sum()) * 9.81
         self.max_push = (self.push_params.get("max_push_force", PUSH_WEIGHTS * weight),
                          self.push_params.get("max_push_torque", PUSH_WEIGHTS * weight * 1.0),
                          self.push_params.get("max_push_duration", MAX_PUSH_DURATION))
-            self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
-            return CallbackReturn.FAILURE
-        self.applied = np.zeros(model.nv)
         self._copy_states()
         if self.ros_interface and self._ros is None:
             from kinodyn_control.hardware.sim_ros import SimulatorRosInterface
@@ -292,13 +292,13 @@ class SimulatedSystem(System):
         return ReturnType.OK
 
     def write(self, time: float, period: float) -> ReturnType:
+        assert self.info is not None and self.simulator is not None
+        s = self.simulator
+        first = 6 if s.model.floating_base else 0
         problem = self.unusable_commands()
         if problem:
             self.last_error = f"unusable effort command(s): {problem}"
             return ReturnType.ERROR
-        assert self.info is not None and self.simulator is not None
-        s = self.simulator
-        first = 6 if s.model.floating_base else 0
         tau = np.zeros(s.model.nv)
         for joint, k in zip(self.info.joints, self._joint_index, strict=True):
             name = f"{joint.name}/{EFFORT}"
