@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from kinodyn.kinematics import center_of_mass as _com
 from kinodyn.kinematics import configuration as _configuration
 from kinodyn.kinematics import forward as _forward
 from kinodyn.kinematics import jacobians as _jacobians
-from kinodyn.urdf import parse_urdf
+from kinodyn.urdf import ParsedURDF, model_fields, read_urdf
 
 __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE", "Model"]
 
@@ -35,16 +36,16 @@ UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
 UNBOUNDED_TRANSLATION_RANGE = 1.0  # m, prismatic and free-flyer position: [-1, 1]
 
 
-def _pack(fields: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def _pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
     """``(ki, kf)``: the arrays kernels read through ``kinodyn._kernels.common.unpack``."""
-    nb, nf = fields["nbodies"], len(fields["frame_names"])
+    nb, nf = model.nbodies, len(model.frame_names)
     ki = np.concatenate([
-        np.array([nb, nf, fields["nq"], fields["nv"]], dtype=np.int64),
-        fields["parent"], fields["joint_type"], fields["idx_q"], fields["idx_v"], fields["frame_body"],
+        np.array([nb, nf, model.nq, model.nv], dtype=np.int64),
+        model.parent, model.joint_type, model.idx_q, model.idx_v, model.frame_body,
     ]).astype(np.int64)
     assert ki.shape == (INT_HEADER + 4 * nb + nf,)
     kf = np.concatenate([
-        np.ravel(fields[name]) for name in (
+        np.ravel(getattr(model, name)) for name in (
             "joint_axis", "joint_rotation", "joint_translation", "joint_multiplier", "joint_offset",
             "mass", "body_com", "inertia", "frame_rotation", "frame_translation", "gravity",
         )
@@ -54,27 +55,59 @@ def _pack(fields: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return ki, kf
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Model:
     """Kinematic tree, inertias, limits and frames of a robot; immutable once built.
 
-    Build with ``Model.from_urdf``. Attributes are those of docs/core-model-layout.md
-    (``nq``, ``nv``, ``joint_names``, ``frame_names``, ``parent``, ``joint_type``, ...), plus
-    ``kernel_data = (ki, kf)`` for compiled kernels.
+    Build with ``Model.from_urdf``. The fields are those of docs/core-model-layout.md (read-only numpy
+    arrays), plus ``nframes`` and ``kernel_data = (ki, kf)`` for compiled kernels.
     """
 
+    name: str
+    nbodies: int
+    body_names: tuple[str, ...]
+    parent: np.ndarray  # int64 (nb,)
+    joint_type: np.ndarray  # int64 (nb,)
+    joint_axis: np.ndarray  # (nb, 3)
+    joint_rotation: np.ndarray  # (nb, 3, 3)
+    joint_translation: np.ndarray  # (nb, 3)
+    idx_q: np.ndarray  # int64 (nb,)
+    idx_v: np.ndarray  # int64 (nb,)
+    nq_joint: np.ndarray  # int64 (nb,)
+    nv_joint: np.ndarray  # int64 (nb,)
+    joint_multiplier: np.ndarray  # (nb,)
+    joint_offset: np.ndarray  # (nb,)
+    mass: np.ndarray  # (nb,)
+    body_com: np.ndarray  # (nb, 3)
+    inertia: np.ndarray  # (nb, 3, 3)
+    gravity: np.ndarray  # (3,)
     nq: int
     nv: int
-    nbodies: int
     floating_base: bool
     joint_names: tuple[str, ...]
+    joint_body: np.ndarray  # int64, one per joint name
+    mimic_joint_names: tuple[str, ...]
+    mimic_body: np.ndarray  # int64, one per mimic joint name
+    lower_limit: np.ndarray  # (nq,)
+    upper_limit: np.ndarray  # (nq,)
+    velocity_limit: np.ndarray  # (nv,)
+    effort_limit: np.ndarray  # (nv,)
+    damping: np.ndarray  # (nv,)
+    friction: np.ndarray  # (nv,)
     frame_names: tuple[str, ...]
-    kernel_data: tuple[np.ndarray, np.ndarray]
+    frame_body: np.ndarray  # int64 (nf,)
+    frame_rotation: np.ndarray  # (nf, 3, 3)
+    frame_translation: np.ndarray  # (nf, 3)
+    nframes: int = field(init=False)
+    kernel_data: tuple[np.ndarray, np.ndarray] = field(init=False)
+    _frame_ids: dict[Any, int] = field(init=False)
+    _q_shape: tuple[int] = field(init=False)
+    _v_shape: tuple[int] = field(init=False)
+    _sampling_bounds: tuple[np.ndarray, np.ndarray] = field(init=False)
 
-    def __init__(self, fields: dict[str, Any]) -> None:
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+    def __post_init__(self) -> None:
         object.__setattr__(self, "nframes", len(self.frame_names))
-        object.__setattr__(self, "kernel_data", _pack(fields))
+        object.__setattr__(self, "kernel_data", _pack(self))
         ids: dict[Any, int] = {name: i for i, name in enumerate(self.frame_names)}
         ids.update({i: i for i in range(self.nframes)})
         object.__setattr__(self, "_frame_ids", ids)
@@ -82,20 +115,18 @@ class Model:
         object.__setattr__(self, "_v_shape", (self.nv,))
         object.__setattr__(self, "_sampling_bounds", self._finite_bounds())
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Model is immutable; cannot set {name!r} (build another with Model.from_urdf)")
-
     def __repr__(self) -> str:
         base = "floating" if self.floating_base else "fixed"
         return f"Model({self.name!r}, {base} base, nq={self.nq}, nv={self.nv}, frames={self.nframes})"
 
     @classmethod
-    def from_urdf(cls, source: str | Path, floating_base: bool = False) -> Model:
-        """Build from a URDF file path or XML string; ``floating_base`` adds a free flyer at the root.
+    def from_urdf(cls, source: str | Path | ParsedURDF, floating_base: bool = False) -> Model:
+        """Build from a URDF file path, XML string or ``kinodyn.urdf.read_urdf`` result; ``floating_base``
+        adds a free flyer at the root.
 
-        Raises ``kinodyn.urdf.URDFError`` (a ``ValueError``) for malformed files.
+        Raises ``kinodyn.urdf.URDFError`` (a ``ValueError``) for malformed files (``read_urdf``).
         """
-        return cls(parse_urdf(source, floating_base=floating_base))
+        return cls(**model_fields(read_urdf(source), floating_base=floating_base))
 
     # --- names and inputs -------------------------------------------------------------------
     def frame_id(self, frame: str | int) -> int:

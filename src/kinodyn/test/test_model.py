@@ -250,7 +250,7 @@ def test_zero_mass_and_singular_inertia_warn() -> None:
         (robot(link("a"), link("b"), link("c"), joint("j", "fixed", "a", "b")), "2 root links"),
         (
             robot(link("a"), link("b"), joint("j", "revolute", "a", "b", xyz="0 zero 0", extra=LIMIT)),
-            "could not convert",
+            """joint 'j' <origin xyz="0 zero 0">: 'zero' is not a number""",
         ),
         (
             robot(
@@ -260,7 +260,7 @@ def test_zero_mass_and_singular_inertia_warn() -> None:
                     "j", "revolute", "a", "b", extra='<limit lower="x" upper="1" effort="1" velocity="1"/>'
                 ),
             ),
-            "could not convert",
+            """joint 'j' <limit lower="x">: 'x' is not a number""",
         ),
         (robot(link("a"), link("b", mass=-1.0), joint("j", "fixed", "a", "b")), "mass -1.0"),
         (
@@ -317,7 +317,7 @@ def test_input_validation_names_shapes_and_close_frames() -> None:
         m.frame_jacobian(np.zeros(3), "c", "global")
     with pytest.raises(ValueError, match=r"Q must have shape \(N, 3\)"):
         m.frame_placements_batch(np.zeros((5, 2)), "c")
-    with pytest.raises(AttributeError, match="immutable"):
+    with pytest.raises(AttributeError, match="cannot assign to field 'nq'"):
         m.nq = 5
     assert m.frame_id(m.frame_id("c")) == m.frame_id("c")
 

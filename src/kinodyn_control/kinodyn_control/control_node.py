@@ -30,7 +30,7 @@ from typing import Any
 
 import rclpy
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.robot_description import read_robot_description
+from kinodyn_ros.robot_description import load_urdf, read_robot_description
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
@@ -137,7 +137,7 @@ class ControlNode(Node):
             raise ValueError(str(exc)) from None
 
     def _build(self, urdf: str, source: str) -> None:
-        description = parse_robot_description(urdf)
+        description = parse_robot_description(load_urdf(urdf, source, self.get_logger()))
         resources = ResourceManager(description, hardware_registry(), self.get_logger())
         held = {
             state: self._param(f"hardware_components_initial_state.{state.value}", [""])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from kinodyn_control.hardware.component import Actuator, Sensor, System
-from kinodyn_control.hardware.description import DescriptionError, parse_robot_description
+from kinodyn_control.hardware.description import parse_robot_description
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, LifecycleState, ReturnType
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.manager import HardwareError
@@ -26,6 +26,8 @@ from kinodyn_control.testing import (
     robot_xml,
     system_block,
 )
+
+from kinodyn import URDFError
 
 DT = 0.002
 URDF_DIR = Path(__file__).resolve().parents[3] / "urdf"
@@ -76,7 +78,7 @@ def test_planar_description() -> None:
 @pytest.mark.parametrize(
     ("xml", "needle"),
     [
-        ("<robot name='r'/>", "no <ros2_control> block"),
+        (robot_xml(""), "no <ros2_control> block"),
         ("<robot", "not well-formed"),
         (robot_xml(system_block(joints=joint("nope", ("position",), ()))), "not joints of the URDF"),
         (
@@ -117,7 +119,9 @@ def test_planar_description() -> None:
     ],
 )
 def test_description_errors_name_the_problem(xml: str, needle: str) -> None:
-    with pytest.raises(DescriptionError, match=needle):
+    """A bad URDF is kinodyn's URDFError (read_urdf, as for every consumer); a bad block DescriptionError, a
+    URDFError too."""
+    with pytest.raises(URDFError, match=needle):
         parse_robot_description(xml)
 
 

@@ -14,9 +14,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from kinodyn_ros.robot_description import RobotDescriptionError
-from kinodyn_ros.tf_tree import URDFTreeError
 
-CONFIGURATION_ERRORS = (RobotDescriptionError, URDFTreeError, ValueError, ParameterException)
+CONFIGURATION_ERRORS = (RobotDescriptionError, ValueError, ParameterException)
 """What a node constructor raises for bad parameters (wrong value or type) or a bad URDF (kinodyn's
 URDFError is a ValueError)."""
 

@@ -6,12 +6,15 @@ ament index, as ROS 2 resolves resource URIs).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
+from typing import Any
 
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+from kinodyn.urdf import ParsedURDF, decode, read_urdf
 from rclpy.node import Node
 
-from kinodyn import Model, URDFError
+from kinodyn import Model, URDFError, URDFWarning
 
 
 class RobotDescriptionError(RuntimeError):
@@ -50,10 +53,15 @@ def read_robot_description(xml: str, file: str) -> tuple[str, str]:
             "(a path or package://<package>/<path>)"
         )
     path = resolve_uri(file)
+    source = f"robot_description_file {str(path)!r}"
     try:
-        return path.read_text(), f"robot_description_file {str(path)!r}"
+        data = path.read_bytes()
     except OSError as exc:
         raise RobotDescriptionError(f"cannot read robot_description_file {file!r}: {exc.strerror}") from None
+    try:
+        return decode(data, "the URDF"), source
+    except URDFError as exc:
+        raise URDFError(f"{source} is not a usable URDF: {exc}") from None
 
 
 def declare_and_read(node: Node) -> tuple[str, str]:
@@ -66,7 +74,20 @@ def declare_and_read(node: Node) -> tuple[str, str]:
 def declare_and_load_model(node: Node) -> tuple[Model, str, str]:
     """``(model, URDF text, where it came from)``; a bad URDF raises ``URDFError`` naming its source."""
     xml, source = declare_and_read(node)
+    return Model.from_urdf(load_urdf(xml, source, node.get_logger())), xml, source
+
+
+def load_urdf(xml: str | ParsedURDF, source: str, logger: Any = None) -> ParsedURDF:
+    """``kinodyn.urdf.read_urdf(xml)``, the one URDF check of every node: a bad URDF raises ``URDFError``
+    ("<source> is not a usable URDF: <why>"); what it accepts with a ``URDFWarning`` is one warning line on
+    ``logger`` (a node's logger) when given."""
     try:
-        return Model.from_urdf(xml), xml, source
+        with warnings.catch_warnings(record=logger is not None) as caught:
+            if caught is not None:
+                warnings.simplefilter("always", URDFWarning)
+            urdf = read_urdf(xml)
     except URDFError as exc:
         raise URDFError(f"{source} is not a usable URDF: {exc}") from None
+    for warning in caught or ():
+        logger.warning(f"{source}: {warning.message}")
+    return urdf

@@ -10,25 +10,18 @@ Rodrigues, seed 000 (2.48)) or a translation by q along it (prismatic). Fixed jo
 
 from __future__ import annotations
 
-import math
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 from kinodyn.spatial import angle_axis_to_matrix, euler_to_matrix, homogeneous_transform
-from urdf_parser_py import urdf as urdf_model
-from urdf_parser_py.xml_reflection import core as urdf_reflection
+from kinodyn.urdf import Joint, ParsedURDF, read_urdf
 
 _KINDS = {"fixed": "fixed", "revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
 
 Transform = tuple[str, str, np.ndarray]
 """``(parent link, child link, T_parent_child)``."""
-
-
-class URDFTreeError(ValueError):
-    """The URDF is not well-formed or not a tree of supported joints; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -59,59 +52,14 @@ class TreeJoint:
         return self.origin
 
 
-def _origin_matrix(joint: Any) -> np.ndarray:
-    """``T_parent_joint`` of the joint's ``<origin xyz rpy>`` (identity when absent)."""
-    pose = joint.origin
-    xyz = pose.xyz if pose is not None and pose.xyz is not None else [0.0, 0.0, 0.0]
-    rpy = pose.rpy if pose is not None and pose.rpy is not None else [0.0, 0.0, 0.0]
-    if not np.all(np.isfinite([*xyz, *rpy])):
-        raise URDFTreeError(f"joint {joint.name!r} has a non-finite <origin xyz={xyz} rpy={rpy}>")
-    roll, pitch, yaw = rpy
-    return homogeneous_transform(euler_to_matrix([yaw, pitch, roll], "zyx"), xyz)
-
-
-def _tree_joint(joint: Any) -> TreeJoint:
-    kind = _KINDS.get(joint.type)
-    if kind is None:
-        raise URDFTreeError(
-            f"joint {joint.name!r} has type {joint.type!r}; supported types are fixed, revolute, continuous "
-            "and prismatic (a floating base comes from an Odometry topic instead, see odometry_topic)"
-        )
-    origin = _origin_matrix(joint)
-    axis = np.zeros(3)
-    if kind != "fixed":  # URDF's default axis is x
-        axis = np.asarray(joint.axis if joint.axis is not None else [1.0, 0.0, 0.0], dtype=np.float64)
-        norm = float(np.linalg.norm(axis))
-        if not (math.isfinite(norm) and norm > 1e-12):
-            raise URDFTreeError(
-                f"joint {joint.name!r} has axis {axis.tolist()}; it needs a finite non-zero <axis xyz>"
-            )
-        axis = axis / norm
-    mimic = None
-    if joint.mimic is not None:
-        mimic = Mimic(
-            joint.mimic.joint,
-            1.0 if joint.mimic.multiplier is None else float(joint.mimic.multiplier),
-            0.0 if joint.mimic.offset is None else float(joint.mimic.offset),
-        )
-    return TreeJoint(joint.name, kind, joint.parent, joint.child, origin, axis, mimic)
-
-
-def _parse(xml: str) -> Any:
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as exc:
-        raise URDFTreeError(f"URDF is not well-formed XML: {exc}") from None
-    if root.tag != "robot":
-        raise URDFTreeError(f"URDF root element must be <robot>, got <{root.tag}>")
-    previous = urdf_reflection.on_error
-    urdf_reflection.on_error = lambda message: None  # notices about unknown tags (ros2_control, gazebo, ...)
-    try:
-        return urdf_model.URDF.from_xml_string(xml)
-    except Exception as exc:  # urdf_parser_py raises ParseError, ValueError, AssertionError, ...
-        raise URDFTreeError(f"malformed URDF: {exc}".replace("\n", " ")) from None
-    finally:
-        urdf_reflection.on_error = previous
+def _tree_joint(joint: Joint) -> TreeJoint:
+    """A joint of ``kinodyn.urdf.read_urdf``, whose values are already checked (finite, unit axis)."""
+    roll, pitch, yaw = joint.origin.rpy
+    origin = homogeneous_transform(euler_to_matrix([yaw, pitch, roll], "zyx"), joint.origin.xyz)
+    m = joint.mimic
+    mimic = None if m is None else Mimic(m.joint, m.multiplier, m.offset)
+    return TreeJoint(joint.name, _KINDS[joint.type], joint.parent, joint.child, origin, np.array(joint.axis),
+                     mimic)
 
 
 class TfTree:
@@ -125,54 +73,11 @@ class TfTree:
         self.links = (root_link, *(j.child for j in joints))
 
     @classmethod
-    def from_urdf(cls, xml: str) -> TfTree:
-        """Build from URDF XML text; raises URDFTreeError naming what is wrong."""
-        robot = _parse(xml)
-        link_names = [link.name for link in robot.links]
-        if not link_names:
-            raise URDFTreeError("URDF has no <link>")
-        joints = [_tree_joint(j) for j in robot.joints]
-        by_name = {j.name: j for j in joints}
-        if len(by_name) != len(joints):
-            raise URDFTreeError("URDF has two joints with the same name")
-        parent_of: dict[str, str] = {}
-        children: dict[str, list[TreeJoint]] = {name: [] for name in link_names}
-        for joint in joints:
-            for role, link in (("parent", joint.parent), ("child", joint.child)):
-                if link not in children:
-                    raise URDFTreeError(
-                        f"joint {joint.name!r} names {role} link {link!r}, which is not a <link>"
-                    )
-            if joint.child in parent_of:
-                raise URDFTreeError(
-                    f"link {joint.child!r} is the child of joints {parent_of[joint.child]!r} and "
-                    f"{joint.name!r}; a URDF must be a tree"
-                )
-            parent_of[joint.child] = joint.name
-            children[joint.parent].append(joint)
-            if joint.mimic is not None:
-                master = by_name.get(joint.mimic.master)
-                if master is None or master.kind == "fixed" or master.mimic is not None:
-                    raise URDFTreeError(
-                        f"joint {joint.name!r} mimics {joint.mimic.master!r}, which is not an "
-                        "independent movable joint of the URDF"
-                    )
-        roots = [name for name in link_names if name not in parent_of]
-        if len(roots) != 1:
-            raise URDFTreeError(
-                f"URDF must have exactly one root link (a link that is no joint's child); "
-                f"it has {len(roots)}: {roots}"
-            )
-        ordered: list[TreeJoint] = []
-        stack = list(reversed(children[roots[0]]))
-        while stack:
-            joint = stack.pop()
-            ordered.append(joint)
-            stack.extend(reversed(children[joint.child]))
-        if len(ordered) != len(joints):
-            unreached = sorted({j.child for j in joints} - {j.child for j in ordered})
-            raise URDFTreeError(f"links {unreached} are not reachable from the root link {roots[0]!r}")
-        return cls(roots[0], tuple(ordered))
+    def from_urdf(cls, source: str | Path | bytes | ParsedURDF) -> TfTree:
+        """Build from a URDF (XML text, a path, or ``kinodyn.urdf.read_urdf``'s result); a bad URDF raises
+        ``kinodyn.URDFError``, as for every consumer."""
+        urdf = read_urdf(source)
+        return cls(urdf.root_link, tuple(_tree_joint(j) for j in urdf.joints))
 
     def static_transforms(self) -> list[Transform]:
         """``(parent, child, T)`` of every fixed joint."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.urdf import URDFError, _parse_robot, _read_text
+from kinodyn.urdf import ParsedURDF, read_urdf
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -28,25 +28,14 @@ class ContactSphere:
     radius: float
 
 
-def collision_spheres(source: str | Path) -> tuple[ContactSphere, ...]:
-    """Every ``<collision>`` sphere of the URDF (path or XML text), in link order.
+def collision_spheres(source: str | Path | ParsedURDF) -> tuple[ContactSphere, ...]:
+    """Every ``<collision>`` sphere of the URDF (path, XML text or ``read_urdf`` result), in link order.
 
-    The centre is the collision ``<origin xyz>`` (a sphere's orientation does not matter).
+    The centre is the collision ``<origin xyz>`` (a sphere's orientation does not matter); ``read_urdf``
+    has checked that every radius is positive and every number finite.
     """
-    robot = _parse_robot(_read_text(source))
-    spheres = []
-    for link in robot.links:
-        for collision in link.collisions:
-            geometry = collision.geometry
-            if type(geometry).__name__ != "Sphere":
-                continue
-            if not geometry.radius > 0.0:
-                raise URDFError(f"link {link.name!r}: collision sphere radius must be > 0, "
-                                f"got {geometry.radius}")
-            origin = collision.origin
-            xyz = origin.xyz if origin is not None and origin.xyz is not None else [0.0, 0.0, 0.0]
-            spheres.append(ContactSphere(link.name, tuple(float(x) for x in xyz), float(geometry.radius)))
-    return tuple(spheres)
+    return tuple(ContactSphere(link.name, sphere.center, sphere.radius)
+                 for link in read_urdf(source).links for sphere in link.collision_spheres)
 
 
 def sphere_arrays(model: Model, spheres: tuple[ContactSphere, ...]

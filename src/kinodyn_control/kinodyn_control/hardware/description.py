@@ -6,6 +6,10 @@ with ``<hardware><plugin/><param name/></hardware>``, ``<joint>``, ``<sensor>``,
 ``initial_value`` are numbers, and ``<param>`` children of the joint/sensor itself. Every ``<joint>`` of a
 block must be a joint of the URDF. Only ``double`` interfaces are supported (the values live in float64
 arrays); any other ``data_type`` is an error.
+
+The URDF itself is read and checked by ``kinodyn.urdf.read_urdf``, the one front door of every consumer: it
+has refused any malformed or non-finite number (including ``min``/``max``/``initial_value`` and the
+``<limit>`` values) before the blocks are read here, and the joint limits are its values.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from kinodyn.urdf import ParsedURDF, URDFError, read_urdf
+
 from kinodyn_control.hardware.types import InterfaceDescription, InterfaceInfo
 
 COMPONENT_TYPES = ("system", "actuator", "sensor")
 INTERFACE_NUMBER_PARAMS = ("min", "max", "initial_value")
 
 
-class DescriptionError(ValueError):
-    """A ``<ros2_control>`` block or URDF that cannot be used; the message names the element and the fix."""
+class DescriptionError(URDFError):
+    """A ``<ros2_control>`` block that cannot be used; the message names the element and the fix."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,8 @@ class HardwareInfo:
     """One ``<ros2_control>`` block: ``type`` is system/actuator/sensor, ``plugin`` the registry name.
 
     ``original_xml`` is the whole URDF the block came from (ros2_control's ``HardwareInfo::original_xml``),
-    so a simulated component builds its physics model from the robot description the controller manager
-    has.
+    and ``urdf`` the same URDF as ``kinodyn.urdf.read_urdf`` validated it, so a simulated component builds
+    its physics model from the robot description the controller manager has, without parsing it again.
     """
 
     name: str
@@ -58,6 +64,7 @@ class HardwareInfo:
     sensors: tuple[ComponentInfo, ...]
     gpios: tuple[ComponentInfo, ...]
     original_xml: str = field(repr=False)
+    urdf: ParsedURDF = field(repr=False, compare=False)
     rw_rate: int = 0
 
     @property
@@ -94,13 +101,6 @@ def _params(element: ET.Element, where: str) -> dict[str, str]:
     return params
 
 
-def _number(text: str, where: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise DescriptionError(f"{where}: '{text}' is not a number") from None
-
-
 def _interface(element: ET.Element, where: str) -> InterfaceInfo:
     name = element.get("name")
     if not name:
@@ -110,11 +110,8 @@ def _interface(element: ET.Element, where: str) -> InterfaceInfo:
     if data_type != "double":
         raise DescriptionError(f"{where}: data_type '{data_type}' is not supported; only double is")
     params = _params(element, where)
-    numbers = {
-        key: _number(params.pop(key), f"{where} param {key}")
-        for key in INTERFACE_NUMBER_PARAMS
-        if key in params
-    }
+    # read_urdf has checked that each is one finite number
+    numbers = {key: float(params.pop(key)) for key in INTERFACE_NUMBER_PARAMS if key in params}
     lower, upper = numbers.get("min", -math.inf), numbers.get("max", math.inf)
     if lower > upper:
         raise DescriptionError(f"{where}: min {lower} is greater than max {upper}")
@@ -143,7 +140,7 @@ def _component(element: ET.Element, where: str) -> ComponentInfo:
     return ComponentInfo(name, element.tag, commands, states, _params(element, where))
 
 
-def _hardware(element: ET.Element, urdf_joints: set[str], urdf_xml: str) -> HardwareInfo:
+def _hardware(element: ET.Element, urdf: ParsedURDF) -> HardwareInfo:
     name = element.get("name")
     if not name:
         raise DescriptionError("<ros2_control> without a name attribute")
@@ -158,7 +155,7 @@ def _hardware(element: ET.Element, urdf_joints: set[str], urdf_xml: str) -> Hard
     if not plugin:
         raise DescriptionError(f"{where}: needs <hardware><plugin>package/Class</plugin></hardware>")
     joints = tuple(_component(e, where) for e in element.findall("joint"))
-    unknown = [j.name for j in joints if j.name not in urdf_joints]
+    unknown = [j.name for j in joints if j.name not in {joint.name for joint in urdf.joints}]
     if unknown:
         raise DescriptionError(
             f"{where}: joint(s) {', '.join(unknown)} are not joints of the URDF; every <joint> of a "
@@ -175,40 +172,18 @@ def _hardware(element: ET.Element, urdf_joints: set[str], urdf_xml: str) -> Hard
         joints=joints,
         sensors=tuple(_component(e, where) for e in element.findall("sensor")),
         gpios=tuple(_component(e, where) for e in element.findall("gpio")),
-        original_xml=urdf_xml,
+        original_xml=urdf.text,
+        urdf=urdf,
         rw_rate=int(rw_rate),
     )
 
 
-def _joint_limits(joint: ET.Element) -> JointLimits:
-    limit = joint.find("limit")
-    where = f"URDF joint '{joint.get('name')}' <limit>"
-    if limit is None:
-        return JointLimits()
-    bounded = joint.get("type") in ("revolute", "prismatic")
-
-    def value(key: str, default: float) -> float:
-        text = limit.get(key)
-        return _number(text, f"{where} {key}") if text is not None else default
-
-    return JointLimits(
-        lower=value("lower", 0.0) if bounded else -math.inf,
-        upper=value("upper", 0.0) if bounded else math.inf,
-        velocity=value("velocity", math.inf),
-        effort=value("effort", math.inf),
-    )
-
-
-def parse_robot_description(urdf_xml: str) -> RobotDescription:
-    """Every ``<ros2_control>`` block of ``urdf_xml`` (in file order) and the limits of its joints."""
-    try:
-        root = ET.fromstring(urdf_xml)
-    except ET.ParseError as exc:
-        raise DescriptionError(f"robot_description is not well-formed XML: {exc}") from None
-    if root.tag != "robot":
-        raise DescriptionError(f"robot_description's root element is <{root.tag}>, expected <robot>")
-    joints = {j.get("name"): j for j in root.findall("joint")}
-    blocks = tuple(_hardware(e, set(joints), urdf_xml) for e in root.findall("ros2_control"))
+def parse_robot_description(urdf: str | ParsedURDF) -> RobotDescription:
+    """Every ``<ros2_control>`` block of the URDF (XML text or ``read_urdf``'s result, in file order) and
+    the limits of its joints. A bad URDF raises ``kinodyn.URDFError`` (``read_urdf``), a bad block
+    ``DescriptionError``."""
+    parsed = read_urdf(urdf)
+    blocks = tuple(_hardware(e, parsed) for e in parsed.root.findall("ros2_control"))
     if not blocks:
         raise DescriptionError(
             "robot_description has no <ros2_control> block; add one per hardware component (urdf/README.md)"
@@ -217,5 +192,5 @@ def parse_robot_description(urdf_xml: str) -> RobotDescription:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DescriptionError(f"<ros2_control> name(s) {', '.join(twice)} used by more than one block")
-    limits = {name: _joint_limits(joint) for name, joint in joints.items()}
-    return RobotDescription(root.get("name", ""), blocks, limits)
+    limits = {j.name: JointLimits(j.lower, j.upper, j.velocity, j.effort) for j in parsed.joints}
+    return RobotDescription(parsed.name, blocks, limits)

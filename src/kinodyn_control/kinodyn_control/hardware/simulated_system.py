@@ -1,7 +1,7 @@
 """``kinodyn_control/SimulatedSystem``: the robot simulated by ``kinodyn.sim``, stepped in the control loop.
 
 As gazebo_ros2_control and mujoco_ros2_control do, the physics runs in the controller manager's process and
-is built from the robot description the controller manager was given (``HardwareInfo.original_xml``): the
+is built from the robot description the controller manager was given (``HardwareInfo.urdf``): the
 URDF's kinematics, inertias, limits, damping/friction and collision spheres. ``write`` applies the joints'
 ``effort`` commands and advances the simulation, ``read`` copies the joint states (``position``,
 ``velocity``, ``effort`` = the torque applied after saturation) and the IMU state interfaces of every
@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import math
 import threading
-import xml.etree.ElementTree as ET
 from typing import Any
 
 import numpy as np
+from kinodyn.urdf import ParsedURDF
 
 import kinodyn as kd
 from kinodyn import sim
@@ -93,16 +93,13 @@ def _bool(params: dict[str, str], key: str, default: bool) -> bool:
     return text == "true"
 
 
-def fixed_to_world(urdf_xml: str) -> bool:
+def fixed_to_world(urdf: ParsedURDF) -> bool:
     """True when the URDF's root link is ``world`` (Gazebo's convention for a robot fixed to the world)."""
-    root = ET.fromstring(urdf_xml)
-    links = [link.get("name") for link in root.findall("link")]
-    children = {child.get("link") for child in root.findall("joint/child")}
-    roots = [link for link in links if link not in children]
-    if WORLD_LINK in links and roots != [WORLD_LINK]:
-        raise ValueError(f"the URDF has a link named '{WORLD_LINK}' that is not its root (roots: {roots}); "
+    if urdf.root_link != WORLD_LINK and any(link.name == WORLD_LINK for link in urdf.links):
+        raise ValueError(f"the URDF has a link named '{WORLD_LINK}' that is not its root "
+                         f"({urdf.root_link!r}); "
                          f"'{WORLD_LINK}' is reserved for the fixed world a robot is attached to")
-    return roots == [WORLD_LINK]
+    return urdf.root_link == WORLD_LINK
 
 
 def _float(params: dict[str, str], key: str, default: float) -> float:
@@ -139,7 +136,7 @@ class SimulatedSystem(System):
                                  "physics comes from the robot description; lockstep is a control_node "
                                  "parameter)")
             self.floating_base = (_bool(p, "floating_base", True) if "floating_base" in p
-                                  else not fixed_to_world(info.original_xml))
+                                  else not fixed_to_world(info.urdf))
             self.dt = _float(p, "dt", 1e-3)
             self.integrator = p.get("integrator", "rk4")
             if self.integrator not in sim.INTEGRATORS:
@@ -182,7 +179,7 @@ class SimulatedSystem(System):
     # --- lifecycle ------------------------------------------------------------------------------------------
     def on_configure(self) -> CallbackReturn:
         assert self.info is not None
-        urdf = self.info.original_xml
+        urdf = self.info.urdf
         try:
             model = kd.Model.from_urdf(urdf, floating_base=self.floating_base)
             contact = None

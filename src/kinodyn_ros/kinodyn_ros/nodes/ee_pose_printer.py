@@ -18,14 +18,14 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
-from kinodyn import Model, URDFError
+from kinodyn import Model
 from kinodyn_ros.conversions import JointStateError, joint_state_to_q
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.nodes.state_publisher import TF_QOS
 from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.robot_description import declare_and_read
+from kinodyn_ros.robot_description import declare_and_read, load_urdf
 from kinodyn_ros.tf_buffer import TransformBuffer
-from kinodyn_ros.tf_tree import TfTree, URDFTreeError
+from kinodyn_ros.tf_tree import TfTree
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "ee_pose_printer"
@@ -53,11 +53,9 @@ class EePosePrinter(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         xml, source = declare_and_read(self)
-        try:
-            tree = TfTree.from_urdf(xml)
-            self._model = Model.from_urdf(xml)
-        except (URDFTreeError, URDFError) as exc:
-            raise URDFError(f"{source} is not a usable URDF: {exc}") from None
+        urdf = load_urdf(xml, source, self.get_logger())
+        tree = TfTree.from_urdf(urdf)
+        self._model = Model.from_urdf(urdf)
         self._root = tree.root_link
         self._ee = self.declare_parameter("ee_frame", "").value or deepest_link(tree)
         if self._ee not in tree.links:

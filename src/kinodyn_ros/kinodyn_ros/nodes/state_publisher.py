@@ -24,8 +24,8 @@ from kinodyn_ros.conversions import (
 )
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.robot_description import declare_and_read
-from kinodyn_ros.tf_tree import TfTree, Transform, URDFTreeError
+from kinodyn_ros.robot_description import declare_and_read, load_urdf
+from kinodyn_ros.tf_tree import TfTree, Transform
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "state_publisher"
@@ -41,10 +41,7 @@ class StatePublisher(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         xml, source = declare_and_read(self)
-        try:
-            self._tree = TfTree.from_urdf(xml)
-        except URDFTreeError as exc:
-            raise URDFTreeError(f"{source} is not a usable URDF: {exc}") from None
+        self._tree = TfTree.from_urdf(load_urdf(xml, source, self.get_logger()))
         frequency = self.declare_parameter("publish_frequency", 20.0).value
         if not (math.isfinite(frequency) and frequency > 0.0):
             raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")

@@ -1,0 +1,327 @@
+"""``read_urdf``: the one parse and validation of a URDF that every consumer reads.
+
+``kinodyn.Model``, the TF tree of ``state_publisher``, ``control_node``'s ``<ros2_control>`` and limit
+parsing, the simulator's contact spheres and the kinematics / dynamics nodes all take a ``ParsedURDF``, so a
+file is accepted or refused identically everywhere, with the same one-line ``URDFError``.
+
+Checks, in order: text (not empty, UTF-8), XML, ``<robot>`` root, every number (``kinodyn.urdf.numbers``),
+urdf_parser_py's schema (required elements and attributes), then names, joint types, the tree, mass,
+limits, axes, dynamics, collision spheres and mimic joints. What urdfdom and robot_state_publisher accept
+but kinodyn does not model is accepted with one ``URDFWarning``: a ``<mimic>`` inside a fixed joint is
+ignored (as Pinocchio does). Values follow urdfdom's defaults (joint.cpp): a ``<limit>`` without
+``lower``/``upper`` bounds the joint to 0; a revolute or prismatic joint without ``<limit>`` (which urdfdom
+refuses) is left unbounded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from urdf_parser_py import urdf as _urdf
+from urdf_parser_py.xml_reflection import core as _xml_core
+
+from kinodyn.urdf.errors import URDFError, URDFWarning
+from kinodyn.urdf.numbers import check_numbers
+from kinodyn.urdf.source import urdf_text
+
+_log = logging.getLogger(__name__)
+
+MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
+SUPPORTED_TYPES = (*MOVABLE_TYPES, "fixed")
+EXTENSION_ELEMENTS = ("transmission", "gazebo", "ros2_control")
+"""Top-level elements that describe no kinematics or inertia: kept in ``ParsedURDF.root`` for the packages
+that read them (kinodyn_control reads ``<ros2_control>``), left out of urdf_parser_py's parse so that their
+many vendor-specific forms cannot break it."""
+
+Vector3 = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Pose:
+    """An ``<origin xyz rpy>`` (URDF fixed-axis roll-pitch-yaw)."""
+
+    xyz: Vector3 = (0.0, 0.0, 0.0)
+    rpy: Vector3 = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Inertial:
+    """A link's ``<inertial>``: mass, centre-of-mass frame in the link frame, inertia about the COM."""
+
+    mass: float
+    origin: Pose
+    inertia: np.ndarray = field(repr=False)  # 3x3, in the COM frame's axes
+
+
+@dataclass(frozen=True)
+class Sphere:
+    """A ``<collision>`` sphere: centre (the collision ``<origin xyz>``) in the link frame, radius > 0."""
+
+    center: Vector3
+    radius: float
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    inertial: Inertial | None
+    collision_spheres: tuple[Sphere, ...]
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """``q = multiplier * q[joint] + offset``; ``joint`` is an independent movable joint."""
+
+    joint: str
+    multiplier: float
+    offset: float
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A validated URDF joint. ``axis`` is the unit axis (zeros for a fixed joint); ``lower``/``upper`` are
+    +-inf for continuous and fixed joints and where the URDF gives no ``<limit>``; ``velocity`` and
+    ``effort`` are inf without ``<limit>``."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: Pose
+    axis: Vector3
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+    damping: float
+    friction: float
+    mimic: Mimic | None
+
+    @property
+    def movable(self) -> bool:
+        return self.type != "fixed"
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedURDF:
+    """A URDF that passed every check. ``joints`` are in depth-first order from ``root_link`` (children in
+    file order), ``links`` in file order; ``root`` is the whole XML document (extension elements such as
+    ``<ros2_control>`` included), ``robot`` urdf_parser_py's model of the kinematic elements, ``notes``
+    what was accepted with a ``URDFWarning``."""
+
+    name: str
+    root_link: str
+    links: tuple[Link, ...]
+    joints: tuple[Joint, ...]
+    notes: tuple[str, ...]
+    text: str = field(repr=False)
+    root: ET.Element = field(repr=False)
+    robot: Any = field(repr=False)
+    _children: dict[str, tuple[Joint, ...]] = field(repr=False)
+
+    def children(self, link: str) -> tuple[Joint, ...]:
+        """The joints whose parent is ``link``, in file order."""
+        return self._children[link]
+
+
+def _xml(text: str) -> ET.Element:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise URDFError(f"URDF is not well-formed XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
+    return root
+
+
+def _urdf_parser_model(root: ET.Element) -> Any:
+    """urdf_parser_py's model of ``root`` without its extension elements; its notices go to the debug log."""
+    kinematic = ET.Element(root.tag, root.attrib)
+    kinematic.extend(child for child in root if child.tag not in EXTENSION_ELEMENTS)
+    previous = _xml_core.on_error
+    _xml_core.on_error = lambda message: _log.debug("urdf_parser_py: %s", message)
+    try:
+        return _urdf.URDF.from_xml_string(ET.tostring(kinematic, encoding="unicode"))
+    except Exception as exc:  # urdf_parser_py raises ParseError, ValueError, AssertionError, ...
+        raise URDFError(f"malformed URDF: {exc}".replace("\n", " ")) from None
+    finally:
+        _xml_core.on_error = previous
+
+
+def _pose(origin: Any) -> Pose:
+    if origin is None:
+        return Pose()
+    xyz = tuple(map(float, origin.xyz)) if origin.xyz is not None else (0.0, 0.0, 0.0)
+    rpy = tuple(map(float, origin.rpy)) if origin.rpy is not None else (0.0, 0.0, 0.0)
+    return Pose(xyz, rpy)  # type: ignore[arg-type]
+
+
+def _unique(kind: str, names: list[str]) -> None:
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise URDFError(f"duplicate {kind} names: {twice}; every <{kind} name> must be unique")
+
+
+def _link(link: Any) -> Link:
+    inertial = None
+    if link.inertial is not None:
+        mass = float(link.inertial.mass) if link.inertial.mass is not None else 0.0
+        if mass < 0.0:
+            raise URDFError(f'link {link.name!r} <inertial> <mass value="{mass}">: mass {mass} must be >= 0')
+        i = link.inertial.inertia
+        inertia = np.zeros((3, 3)) if i is None else np.array(
+            [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]], dtype=np.float64)
+        inertia.flags.writeable = False
+        inertial = Inertial(mass, _pose(link.inertial.origin), inertia)
+    spheres = []
+    for collision in link.collisions:
+        if type(collision.geometry).__name__ != "Sphere":
+            continue
+        radius = float(collision.geometry.radius)
+        if not radius > 0.0:
+            raise URDFError(f'link {link.name!r} <collision> <geometry> <sphere radius="{radius}">: a '
+                            "collision sphere radius must be > 0")
+        spheres.append(Sphere(_pose(collision.origin).xyz, radius))
+    return Link(link.name, inertial, tuple(spheres))
+
+
+def _axis(joint: Any) -> Vector3:
+    if joint.type == "fixed":
+        return (0.0, 0.0, 0.0)
+    axis = np.asarray(joint.axis if joint.axis is not None else [1.0, 0.0, 0.0], dtype=np.float64)
+    norm = float(np.linalg.norm(axis))
+    if not norm > 1e-12:
+        xyz = " ".join(map(str, axis.tolist()))
+        raise URDFError(f'joint {joint.name!r} <axis xyz="{xyz}">: give a finite nonzero <axis xyz>')
+    return tuple((axis / norm).tolist())  # type: ignore[return-value]
+
+
+def _limits(joint: Any) -> tuple[float, float, float, float]:
+    """``(lower, upper, velocity, effort)`` with urdfdom's defaults (lower, upper: 0 in a ``<limit>``)."""
+    lim = joint.limit
+    if lim is None:
+        return -math.inf, math.inf, math.inf, math.inf
+    lower, upper = -math.inf, math.inf
+    if joint.type in ("revolute", "prismatic"):
+        lower = float(lim.lower) if lim.lower is not None else 0.0
+        upper = float(lim.upper) if lim.upper is not None else 0.0
+        if lower > upper:
+            raise URDFError(f'joint {joint.name!r} <limit lower="{lower}" upper="{upper}">: '
+                            f"lower limit {lower} > upper limit {upper}")
+    velocity, effort = float(lim.velocity), float(lim.effort)
+    for key, value in (("velocity", velocity), ("effort", effort)):
+        if value < 0.0:
+            raise URDFError(f'joint {joint.name!r} <limit {key}="{value}">: the {key} limit must be >= 0')
+    return lower, upper, velocity, effort
+
+
+def _dynamics(joint: Any) -> tuple[float, float]:
+    dyn = joint.dynamics
+    damping = float(dyn.damping) if dyn is not None and dyn.damping is not None else 0.0
+    friction = float(dyn.friction) if dyn is not None and dyn.friction is not None else 0.0
+    for key, value in (("damping", damping), ("friction", friction)):
+        if value < 0.0:
+            raise URDFError(f'joint {joint.name!r} <dynamics {key}="{value}">: {key} must be >= 0')
+    return damping, friction
+
+
+def _joint(joint: Any, link_names: list[str], notes: list[str]) -> Joint:
+    if joint.type not in SUPPORTED_TYPES:
+        raise URDFError(
+            f"joint {joint.name!r} has type {joint.type!r}; supported: {', '.join(SUPPORTED_TYPES)} "
+            "(a free-floating root comes from floating_base=True, or in the nodes from an Odometry topic)"
+        )
+    for role, name in (("parent", joint.parent), ("child", joint.child)):
+        if name not in link_names:
+            close = difflib.get_close_matches(str(name), link_names, n=3)
+            raise URDFError(f'joint {joint.name!r} <{role} link="{name}">: names {role} link {name!r}, '
+                            f"which is not defined; close link names: {close}")
+    mimic = None
+    if joint.mimic is not None:
+        if joint.type == "fixed":
+            notes.append(f'fixed joint {joint.name!r} carries <mimic joint="{joint.mimic.joint}">; ignored '
+                         "(a fixed joint does not move), as urdfdom, robot_state_publisher and Pinocchio do")
+        else:
+            m = joint.mimic
+            mimic = Mimic(m.joint, 1.0 if m.multiplier is None else float(m.multiplier),
+                          0.0 if m.offset is None else float(m.offset))
+    return Joint(joint.name, joint.type, joint.parent, joint.child, _pose(joint.origin), _axis(joint),
+                 *_limits(joint), *_dynamics(joint), mimic)
+
+
+def _check_mimics(joints: list[Joint]) -> None:
+    by_name = {j.name: j for j in joints}
+    for joint in joints:
+        if joint.mimic is None:
+            continue
+        master = by_name.get(joint.mimic.joint)
+        if master is None:
+            raise URDFError(f'joint {joint.name!r} <mimic joint="{joint.mimic.joint}">: mimics '
+                            f"{joint.mimic.joint!r}, not a joint of the URDF")
+        if not master.movable or master.mimic is not None:
+            raise URDFError(f'joint {joint.name!r} <mimic joint="{master.name}">: mimics {master.name!r}, '
+                            "which is not an independent movable joint; a mimic joint must follow a "
+                            "revolute, continuous or prismatic non-mimic joint")
+
+
+def _tree(link_names: list[str], joints: list[Joint]
+          ) -> tuple[str, dict[str, tuple[Joint, ...]], list[Joint]]:
+    """``(root link, child joints of each link, joints in depth-first order)``; ``URDFError`` if no tree."""
+    parent_joint: dict[str, Joint] = {}
+    children: dict[str, list[Joint]] = {name: [] for name in link_names}
+    for joint in joints:
+        if joint.child in parent_joint:
+            raise URDFError(f"link {joint.child!r} is the child of two joints "
+                            f"({parent_joint[joint.child].name!r}, {joint.name!r}): a URDF must be a tree")
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    roots = [name for name in link_names if name not in parent_joint]
+    if not roots:
+        raise URDFError("URDF has no root link: the joints form a cycle")
+    if len(roots) > 1:
+        raise URDFError(f"URDF has {len(roots)} root links {roots}: every link but one needs a parent joint")
+    ordered: list[Joint] = []
+    stack = list(reversed(children[roots[0]]))
+    while stack:
+        joint = stack.pop()
+        ordered.append(joint)
+        stack.extend(reversed(children[joint.child]))
+    if len(ordered) != len(joints):
+        cyclic = sorted(set(link_names) - {roots[0]} - {j.child for j in ordered})
+        raise URDFError(f"links {cyclic} are unreachable from root {roots[0]!r}: their joints form a cycle")
+    return roots[0], {name: tuple(js) for name, js in children.items()}, ordered
+
+
+def read_urdf(source: str | Path | bytes | ParsedURDF) -> ParsedURDF:
+    """Parse and validate a URDF (XML text, a path, a file's bytes, or an already parsed one).
+
+    Raises ``URDFError`` with one line naming the element and attribute; warns ``URDFWarning`` once per
+    thing it ignores (``ParsedURDF.notes``).
+    """
+    if isinstance(source, ParsedURDF):
+        return source
+    text = urdf_text(source)
+    root = _xml(text)
+    check_numbers(root)
+    robot = _urdf_parser_model(root)
+    link_names = [link.name for link in robot.links]
+    _unique("link", link_names)
+    _unique("joint", [joint.name for joint in robot.joints])
+    if not link_names:
+        raise URDFError("URDF has no <link>")
+    links = tuple(_link(link) for link in robot.links)
+    notes: list[str] = []
+    joints = [_joint(joint, link_names, notes) for joint in robot.joints]
+    root_link, children, ordered = _tree(link_names, joints)
+    _check_mimics(joints)
+    for note in notes:
+        warnings.warn(note, URDFWarning, stacklevel=2)
+    return ParsedURDF(robot.name, root_link, links, tuple(ordered), tuple(notes), text, root, robot, children)
