@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import rclpy
@@ -107,9 +108,10 @@ def run(rate: int, seconds: float) -> tuple[np.ndarray, int, np.ndarray]:
     args = ["bench", "--ros-args", *(x for k, v in params.items() for x in ("-p", f"{k}:={v}"))]
     answering = subprocess.Popen([sys.executable, __file__, "--policy"], start_new_session=True)
     rclpy.init(args=args)
-    control_node.ControlLoop = functools.partial(ControlLoop, record=int(rate * (seconds + RECORD_MARGIN)))
+    recording = functools.partial(ControlLoop, record=int(rate * (seconds + RECORD_MARGIN)))
     try:
-        node = control_node.ControlNode()
+        with patch.object(control_node, "ControlLoop", recording):
+            node = control_node.ControlNode()  # starts its loop
         commands = CommandLog(node)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
@@ -124,14 +126,13 @@ def run(rate: int, seconds: float) -> tuple[np.ndarray, int, np.ndarray]:
         time.sleep(seconds)
         last_cycle, last_command, overruns = loop.cycles, len(commands.round_trips), loop.overruns
         loop.stop()
-        if last_cycle > loop.periods.size:
+        if last_cycle - 1 > loop.periods.size:
             raise SystemExit(f"only {loop.periods.size} periods recorded; raise RECORD_MARGIN")
-        periods = loop.periods[first_cycle : last_cycle - 1].copy()
+        periods = loop.periods[first_cycle - 1 : last_cycle - 1].copy()  # [k]: from cycle k to k + 1
         round_trips = np.array(commands.round_trips[first_command:last_command])
         executor.shutdown()
         node.destroy_node()
     finally:
-        control_node.ControlLoop = ControlLoop
         rclpy.try_shutdown()
         answering.send_signal(signal.SIGINT)
         answering.wait(10)

@@ -86,7 +86,7 @@ class Guard:
 
 def _receive(channel: socket.socket) -> tuple[list[tuple[ProcessGroup, int]], bool]:
     """The node groups with their output pipes, and whether the launcher said `done` (else it ended)."""
-    watched = []
+    watched: list[tuple[ProcessGroup, int]] = []
     while True:
         message, fds, _flags, _address = socket.recv_fds(channel, MESSAGE_SIZE, 1)
         if message in (b"", DONE):

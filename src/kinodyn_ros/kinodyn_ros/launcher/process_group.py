@@ -14,6 +14,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -77,6 +78,10 @@ class ProcessGroup:
             os.killpg(self.pgid, signum)
 
 
+def _none_running(groups: Sequence[Stoppable]) -> bool:
+    return not any(group.running() for group in groups)
+
+
 def stop_groups(groups: Sequence[Stoppable], stop_timeout: float, say: Say) -> None:
     """SIGINT to every running group, then SIGTERM to those alive `stop_timeout` s later, then SIGKILL."""
     previous: signal.Signals | None = None
@@ -90,5 +95,5 @@ def stop_groups(groups: Sequence[Stoppable], stop_timeout: float, say: Say) -> N
                 f"sending {signum.name}")
         for group in running:
             group.signal(signum)
-        wait_until(lambda running=running: not any(group.running() for group in running), stop_timeout)
+        wait_until(partial(_none_running, running), stop_timeout)
         previous = signum

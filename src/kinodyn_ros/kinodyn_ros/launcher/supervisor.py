@@ -65,9 +65,12 @@ def _stop_all(nodes: list[NodeProcess], stop_timeout: float, say: Say) -> None:
     for node in nodes:
         node.finish_output(OUTPUT_DRAIN_TIMEOUT)
         if node.running():
-            say(f"node '{node.node.name}' (process group {node.pid}) survived SIGKILL; its processes remain")
-        elif node.node.name in running_before:
-            say(f"node '{node.node.name}' stopped with {describe_exit(node.exit_code())}")
+            say(f"node '{node.name}' (process group {node.pid}) survived SIGKILL; its processes remain")
+            continue
+        code = node.exit_code()
+        assert code is not None, "the group leader is a member of its group, so it has ended"
+        if node.name in running_before:
+            say(f"node '{node.name}' stopped with {describe_exit(code)}")
 
 
 def run_graph(graph: Graph, timeout: float | None, stop_timeout: float, stream: IO[str] = sys.stdout) -> int:
