@@ -30,8 +30,8 @@ class InputError(ValueError):
     """An input message or request that cannot be used; ``kind`` names the cause, ``str(error)`` explains it.
 
     ``key`` identifies the cause for throttled logging (DistinctProblemLog): the kind plus a detail drawn from
-    a bounded set (a field name, joints of the model), never a received value or name, so random input cannot
-    grow the log's memory or flood it.
+    a small fixed set (a field name), never a received value or name, so random input can neither grow the
+    log's memory nor flood it.
     """
 
     def __init__(self, kind: str, message: str, detail: Hashable = ()) -> None:
@@ -52,8 +52,15 @@ class JointPositions:
     values: np.ndarray
 
 
-def _format_names(names: Sequence[str]) -> str:
-    return ", ".join(repr(n) for n in names)
+def quoted(text: str, limit: int = 60) -> str:
+    """``repr(text)``, cut to ``limit`` characters: received names go into log lines, and may be megabytes."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def _format_names(names: Sequence[str], shown: int = 10) -> str:
+    """The names quoted, at most ``shown`` of them (a message may carry thousands)."""
+    text = ", ".join(quoted(n) for n in names[:shown])
+    return text if len(names) <= shown else f"{text}, ... ({len(names)} in all)"
 
 
 def joint_state_positions(
@@ -105,14 +112,14 @@ def joint_state_positions(
     bad = [n for n, value in zip(names, positions, strict=True) if not math.isfinite(value)]
     if bad:
         raise JointStateError(
-            "non_finite", f"JointState has non-finite positions for {_format_names(bad)}", tuple(bad)
+            "non_finite", f"JointState has non-finite positions for {_format_names(bad)}", "position"
         )
     by_name = {n: value for n, value in zip(names, positions, strict=True) if n in index}
     if not allow_partial:
         missing = [n for n in joint_names if n not in by_name]
         if missing:
             raise JointStateError(
-                "missing_names", f"JointState lacks joints {_format_names(missing)}", tuple(missing)
+                "missing_names", f"JointState lacks joints {_format_names(missing)}"
             )
     used = tuple(n for n in joint_names if n in by_name)
     return JointPositions(used, np.array([by_name[n] for n in used], dtype=np.float64))
@@ -267,7 +274,9 @@ def wrenches_by_link(msgs: Sequence[WrenchStamped]) -> dict[str, np.ndarray]:
         f, t = msg.wrench.force, msg.wrench.torque
         w = np.array([f.x, f.y, f.z, t.x, t.y, t.z], dtype=np.float64)
         if not np.all(np.isfinite(w)):
-            raise InputError("non_finite_wrench", f"wrench {i} on {msg.header.frame_id!r} is not finite: {w}")
+            raise InputError(
+                "non_finite_wrench", f"wrench {i} on {quoted(msg.header.frame_id)} is not finite: {w}"
+            )
         wrenches[msg.header.frame_id] = wrenches.get(msg.header.frame_id, np.zeros(6)) + w
     return wrenches
 

@@ -50,7 +50,6 @@ class JointBounds:
         lower, upper = self.lower[index], self.upper[index]
         outside = (values < lower) | (values > upper)
         if np.any(outside):
-            bad = tuple(n for n, out in zip(names, outside, strict=True) if out)
             details = ", ".join(
                 f"{n} = {v:.6g} not in [{lo:.6g}, {hi:.6g}]"
                 for n, v, lo, hi, out in zip(names, values, lower, upper, outside, strict=True)
@@ -60,7 +59,7 @@ class JointBounds:
                 "position_out_of_bounds",
                 f"joint positions outside the URDF limits plus joint_position_margin (or "
                 f"±continuous_position_bound for unbounded joints): {details}",
-                bad,
+                "position",
             )
         return values
 

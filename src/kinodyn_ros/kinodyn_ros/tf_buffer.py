@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinodyn_ros.conversions import InputError, stamp_to_ns, transform_to_matrix
+from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns, transform_to_matrix
 from tf2_msgs.msg import TFMessage
 
 
@@ -44,7 +44,7 @@ class TransformBuffer:
                 stamp_ns = stamp_to_ns(t.header.stamp)
             except InputError as exc:
                 problem = problem or InputError(
-                    exc.kind, f"transform {t.header.frame_id!r} -> {t.child_frame_id!r}: {exc}"
+                    exc.kind, f"transform {quoted(t.header.frame_id)} -> {quoted(t.child_frame_id)}: {exc}"
                 )
                 continue
             self._edges[t.child_frame_id] = _Edge(t.header.frame_id, T, stamp_ns, static)

@@ -105,10 +105,13 @@ def test_keys_name_the_cause_not_the_received_values() -> None:
     assert len(length_keys) == 3
     unknown = [_key(JointState(name=["joint1", name], position=[0.0, 0.0])) for name in ("elbow", "wrist")]
     assert unknown[0] == unknown[1] == ("unknown_names", ())
-    assert _key(JointState(name=three, position=[math.nan, 0.0, math.nan])) == (
-        "non_finite",
-        ("joint1", "joint3"),
-    )
+    nan_positions = ([math.nan, 0.0, 0.0], [0.0, 0.0, math.inf])
+    nan_keys = {_key(JointState(name=three, position=p)) for p in nan_positions}
+    assert nan_keys == {("non_finite", "position")}
+    huge = [f"j{i}" for i in range(20_000)]
+    with pytest.raises(JointStateError, match=r"'j9', \.\.\. \(20000 in all\); the URDF's") as info:
+        joint_state_to_q(JointState(name=huge, position=[0.0] * len(huge)), NAMES)
+    assert len(str(info.value)) < 300
 
 
 def test_q_to_joint_state_round_trip() -> None:

@@ -78,7 +78,7 @@ def test_positions_outside_the_bounds_are_refused_naming_the_joints(names, value
     bounds = JointBounds.from_model(SLIDER, margin=0.1, continuous_bound=1e6)
     with pytest.raises(JointStateError, match="outside the URDF limits plus joint_position_margin") as info:
         bounds.check(names, np.array(values))
-    assert info.value.key == ("position_out_of_bounds", bad)
+    assert info.value.key == ("position_out_of_bounds", "position")
     for name in bad:
         assert f"{name} = " in str(info.value)
 
