@@ -44,7 +44,8 @@ def command_line(node: NodeSpec, parameter_file: Path | None) -> list[str]:
 def parameter_memfd(node: NodeSpec) -> int:
     """A file descriptor of an in-memory file holding the node's parameter file (no name on any disk)."""
     fd = os.memfd_create(f"kinodyn-params-{node.name}")
-    os.write(fd, ros_parameter_file(node.parameters).encode())
+    with open(fd, "wb", closefd=False) as file:  # writes it whole, however long
+        file.write(ros_parameter_file(node.parameters).encode())
     return fd
 
 
@@ -53,7 +54,7 @@ def stop_with_launcher() -> Callable[[], None]:
     prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork, not in the child
     launcher = os.getpid()
 
-    def preexec() -> None:
+    def preexec() -> None:  # runs between fork and exec: two system calls, no lock another thread may hold
         if prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(PARENT_DEATH_SIGNAL)) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
         if os.getppid() != launcher:  # the launcher ended before the request took effect: do not start
