@@ -45,7 +45,7 @@ def listener() -> Iterator[Listener]:
             "<robot name='x'><link name='a'/>",
             "is not a usable URDF: URDF is not well-formed XML",
         ),
-        ("two_roots", "<robot name='x'><link name='a'/><link name='b'/></robot>", "exactly one root link"),
+        ("two_roots", "<robot name='x'><link name='a'/><link name='b'/></robot>", "URDF has 2 root links"),
         ("no_urdf", "", "no URDF given"),
     ],
 )
