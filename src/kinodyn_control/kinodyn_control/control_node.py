@@ -22,15 +22,25 @@ startup; ``<name>.<key>`` are that controller's parameters. Without ``robot_desc
 local). The control loop (read -> update -> write) runs on its own thread (loop.py, or lockstep.py with
 ``lockstep: true``: paced by the commands, with simulated time ``k / update_rate`` as the controllers' clock);
 services and topic callbacks run in the executor's thread.
+
+A parameter the node does not know (``update_ratee``; ``<name>.<key>`` without ``<name>.type``) is an error
+at startup (``reject_undeclared_parameters``): one line, exit code 1. A failed hardware component (its
+``read``/``write`` returned ERROR or raised, e.g. the simulator's physics failed) goes through ``on_error``,
+the controllers using it are deactivated in safe mode (manager.py), and the node exits with code 1 at once (a
+guard condition wakes the executor; ``ControlFaultError`` ends the spin, so the components are shut down
+before the context is); so does a control loop that died.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
-import rclpy
 from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.parameters import reject_undeclared_parameters
 from kinodyn_ros.robot_description import load_urdf, read_robot_description
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
@@ -54,7 +64,22 @@ from kinodyn_interfaces.srv import (
 NODE_NAME = "controller_manager"
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STARTUP_ERRORS = (HardwareError, ControllerError, PluginError, LifecycleError)
-_exit_code = 0
+NODE_PARAMETERS = (
+    "update_rate",
+    "lockstep",
+    "lockstep_timeout",
+    "robot_description",
+    "robot_description_file",
+    "inactive_controllers",
+    "hardware_components_initial_state.unconfigured",
+    "hardware_components_initial_state.inactive",
+    "use_sim_time",
+)
+
+
+class ControlFaultError(RuntimeError):
+    """Raised in the executor to end the node (exit code 1) after it logged why: hardware failed, the loop
+    died, or the robot description from the topic was unusable."""
 
 
 class RosControllerContext:
@@ -88,8 +113,11 @@ class ControlNode(Node):
         super().__init__(
             NODE_NAME, allow_undeclared_parameters=True, automatically_declare_parameters_from_overrides=True
         )
+        self._check_parameter_names()
         self.manager: ControllerManager | None = None
         self.loop: ControlLoop | LockstepLoop | None = None
+        self._fault = ""
+        self._fault_guard = self.create_guard_condition(self._end_on_fault)
         self.update_rate = self._param("update_rate", 100)
         if not isinstance(self.update_rate, int) or self.update_rate <= 0:
             raise ValueError(
@@ -111,7 +139,19 @@ class ControlNode(Node):
             self._description_sub = self.create_subscription(
                 String, "robot_description", self._on_description, LATCHED_QOS
             )
-        self.create_timer(0.5, self._check_loop)
+        # steady: the loop's health is checked whatever /clock does (it stops when the simulation fails)
+        self.create_timer(0.5, self._check_loop, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def _check_parameter_names(self) -> None:
+        """Every parameter given must be one of NODE_PARAMETERS, ``<name>.*`` of a controller with a
+        ``<name>.type`` (its keys are checked when it is loaded), or a ``qos_overrides.*``."""
+        given = set(self._parameter_overrides)
+        controllers = [name[: -len(".type")] for name in given if name.endswith(".type")]
+        known = set(NODE_PARAMETERS) | {
+            name for name in given
+            if name.startswith("qos_overrides.") or any(name.startswith(f"{c}.") for c in controllers)
+        }
+        reject_undeclared_parameters(self, known)
 
     def _param(self, name: str, default: Any) -> Any:
         if self.has_parameter(name):
@@ -119,15 +159,13 @@ class ControlNode(Node):
         return self.declare_parameter(name, default).value
 
     def _on_description(self, msg: String) -> None:
-        global _exit_code
         if self.manager is not None:
             return  # as ros2_control: reloading the description is not supported
         try:
             self._start(msg.data, "topic robot_description")
         except (ValueError, *STARTUP_ERRORS) as exc:
             self.get_logger().error(f"{exc}; exiting")
-            _exit_code = 1
-            rclpy.try_shutdown()
+            raise ControlFaultError(str(exc)) from None
 
     # --- startup --------------------------------------------------------------------------------------------
     def _start(self, urdf: str, source: str) -> None:
@@ -139,31 +177,18 @@ class ControlNode(Node):
     def _build(self, urdf: str, source: str) -> None:
         description = parse_robot_description(load_urdf(urdf, source, self.get_logger()))
         resources = ResourceManager(description, hardware_registry(), self.get_logger())
-        held = {
-            state: self._param(f"hardware_components_initial_state.{state.value}", [""])
-            for state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE)
-        }
-        for name in resources.components:
-            target = next((s for s, names in held.items() if name in names), LifecycleState.ACTIVE)
-            resources.set_component_state(name, target)
         manager = ControllerManager(
             resources,
             controller_registry(),
             lambda n: RosControllerContext(self, n, description),
             self.get_logger(),
         )
-        if self.gate is not None:
-            manager.enter_lockstep(self.gate, 1.0 / self.update_rate)
-        else:
-            manager.enter_wall_clock_loop(1.0 / self.update_rate)
-        inactive = self._param("inactive_controllers", [""])
-        names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
-        for name in names:
-            manager.load(name, self.get_parameter(f"{name}.type").value, self._controller_params(name))
-            manager.configure(name)
-        ok, message = manager.switch([n for n in names if n not in inactive], [], strictness=2)
-        if not ok:
-            raise ControllerError(message)
+        try:
+            names = self._bring_up(manager)
+        except BaseException:
+            manager.shutdown()  # components configured so far (a simulator's node) are shut down again
+            raise
+        manager.on_hardware_failure = self._report_fault
         self.manager = manager
         for srv, name, handler in (
             (ListControllers, "list_controllers", self._list),
@@ -186,6 +211,39 @@ class ControlNode(Node):
             f"{pacing}"
         )
 
+    def _bring_up(self, manager: ControllerManager) -> list[str]:
+        """Components to their initial states, then every controller with a ``<name>.type`` loaded, configured
+        and (unless in ``inactive_controllers``) activated; returns the controllers' names."""
+        resources = manager.resources
+        held = {
+            state: self._param(f"hardware_components_initial_state.{state.value}", [""])
+            for state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE)
+        }
+        unknown = sorted({n for names in held.values() for n in names if n} - set(resources.components))
+        if unknown:
+            raise HardwareError(f"hardware_components_initial_state names {', '.join(unknown)}, which are "
+                                f"not hardware components; components: {', '.join(resources.components)}")
+        for name in resources.components:
+            target = next((s for s, names in held.items() if name in names), LifecycleState.ACTIVE)
+            resources.set_component_state(name, target)
+        if self.gate is not None:
+            manager.enter_lockstep(self.gate, 1.0 / self.update_rate)
+        else:
+            manager.enter_wall_clock_loop(1.0 / self.update_rate)
+        inactive = [n for n in self._param("inactive_controllers", [""]) if n]
+        names = [p[: -len(".type")] for p in self.get_parameters_by_prefix("") if p.endswith(".type")]
+        unknown = sorted(set(inactive) - set(names))
+        if unknown:
+            raise ControllerError(f"inactive_controllers names {', '.join(unknown)}, which have no "
+                                  f"<name>.type parameter; controllers: {', '.join(names) or 'none'}")
+        for name in names:
+            manager.load(name, self.get_parameter(f"{name}.type").value, self._controller_params(name))
+            manager.configure(name)
+        ok, message = manager.switch([n for n in names if n not in inactive], [], strictness=2)
+        if not ok:
+            raise ControllerError(message)
+        return names
+
     def _controller_params(self, name: str) -> dict[str, Any]:
         return {key: p.value for key, p in self.get_parameters_by_prefix(name).items() if key != "type"}
 
@@ -199,11 +257,17 @@ class ControlNode(Node):
         return self._clock_now()
 
     def _check_loop(self) -> None:
-        global _exit_code
         if self.loop is not None and self.loop.error is not None:
-            self.get_logger().error(f"the control loop stopped: {self.loop.error!r}; exiting")
-            _exit_code = 1
-            rclpy.try_shutdown()
+            self._report_fault(f"the control loop stopped: {self.loop.error!r}")
+
+    def _report_fault(self, message: str) -> None:
+        """From any thread: end the node with exit code 1 (the first fault's message is logged)."""
+        self._fault = self._fault or message
+        self._fault_guard.trigger()
+
+    def _end_on_fault(self) -> None:
+        self.get_logger().error(f"{self._fault}; exiting with code 1")
+        raise ControlFaultError(self._fault)
 
     # --- services -------------------------------------------------------------------------------------------
     def _answer(self, response: Any, action: Any) -> Any:
@@ -265,8 +329,14 @@ class ControlNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    code = run_node(NODE_NAME, ControlNode, args, stop_before_shutdown=True)
-    return code or _exit_code
+    try:
+        return run_node(NODE_NAME, ControlNode, args, stop_before_shutdown=True)
+    except ControlFaultError:  # logged where raised; run_node destroyed the node and shut the context down
+        # Exit now: the interpreter's teardown (garbage-collecting the compiled kernels, the DDS entities)
+        # takes 1-3 s more, and whoever supervises the process should learn of the fault at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 if __name__ == "__main__":
