@@ -1,8 +1,9 @@
 """state_publisher on bad input (issue 2, point 9): one clear log line each, no traceback, no crash.
 
 A missing or malformed URDF ends the process with exit code 1 and exactly one error line. A JointState
-with unknown names, a NaN position or mismatched lengths gives exactly one warning line per distinct problem
-(sent three times each), publishes nothing for it, and the node keeps publishing correct /tf afterwards.
+with unknown names, a NaN or absurd (1e300) position or mismatched lengths gives exactly one warning line per
+distinct problem (sent three times each), publishes nothing for it, and the node keeps publishing correct /tf
+afterwards.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(spawn, listen
             "non-finite positions for 'joint1'",
         ),
         (JointState(name=["joint1", "joint2"], position=[0.1]), "2 names but 1 positions"),
+        # another length mismatch is another cause: its own warning (issue 9)
+        (JointState(name=["joint1", "joint2"], position=[0.1, 0.2], effort=[0.0]), "2 names but 1 effort"),
+        # finite but absurd: raised "a rotation matrix must be finite" and ended the node (issue 9)
+        (JointState(name=["joint1", "joint2"], position=[1e300, 0.2]), "joint1 = 1e+300 not in [-3.24159"),
     ]
     for k, (bad, expected) in enumerate(bad_messages):
         for repeat in range(3):
@@ -119,9 +124,9 @@ def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(spawn, listen
         )
 
     assert proc.poll() is None, "state_publisher died on bad joint_states"
-    assert stamps() == {200, 201, 202}, "a bad message was turned into /tf"
+    assert stamps() == {200 + k for k in range(len(bad_messages))}, "a bad message was turned into /tf"
     lines = warnings()
-    assert len(lines) == 3, lines
+    assert len(lines) == len(bad_messages), lines
     for line, (_, expected) in zip(lines, bad_messages, strict=True):
         assert expected in line and "ignoring joint_states message" in line
     assert "Traceback" not in proc.log_path.read_text()
