@@ -32,7 +32,12 @@ Hardware ``<param>`` (all optional):
 - ``accelerometer_noise_density``, ``accelerometer_random_walk``, ``gyroscope_noise_density``,
   ``gyroscope_random_walk`` (0: noiseless; ``kinodyn.sim.ImuNoise``), ``imu_seed`` (0);
 - ``ros_interface`` (true): publish ``/clock``, ``~/odometry``, ``~/contacts`` and serve ``~/reset`` and
-  ``~/push`` through a node named after the component (``sim_ros.SimulatorRosInterface``).
+  ``~/push`` through a node named after the component (``sim_ros.SimulatorRosInterface``);
+- ``max_push_force`` (20 robot weights, 20 m 9.81 N), ``max_push_torque`` (the same number in N m: a 1 m
+  lever), ``max_push_duration`` (10 s): larger pushes are refused (``request_push``).
+
+Any failure of the physics in a ``write`` (an exception from the step, a non-finite state) returns ERROR with
+``last_error`` saying what failed, so the controller manager puts the component through ``on_error``.
 
 Initial joint positions are the ``initial_value`` of each joint's ``position`` state interface (0 if unset).
 ``reset`` and ``push`` requests (from any thread) are applied at the next ``write``.
