@@ -201,7 +201,8 @@ def _axis(joint: Any) -> Vector3:
     if not norm > 1e-12:
         xyz = " ".join(map(str, axis.tolist()))
         raise URDFError(f'joint {joint.name!r} <axis xyz="{xyz}">: give a finite nonzero <axis xyz>')
-    return tuple((axis / norm).tolist())  # type: ignore[return-value]
+    x, y, z = (axis / norm).tolist()
+    return (x, y, z)
 
 
 def _limits(joint: Any) -> tuple[float, float, float, float]:

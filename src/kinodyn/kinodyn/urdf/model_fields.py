@@ -170,7 +170,7 @@ def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any
         mimic_body.append(b)
 
     def ro(a: Any, dtype: type = np.float64) -> np.ndarray:
-        arr = np.array(a, dtype=dtype)
+        arr: np.ndarray = np.array(a, dtype=dtype)
         arr.flags.writeable = False
         return arr
 
