@@ -232,6 +232,31 @@ def _bad_requests() -> list[tuple[str, type, dict, str]]:
             dict(joint_state=joint_state(q), external_wrenches=[wrench("link3", [0, 0, math.nan, 0, 0, 0])]),
             "wrench 0 on 'link3' is not finite",
         ),
+        # finite but absurd (issue 9): a velocity of 1e200 was answered success=True with NaN efforts
+        (
+            "velocity 1e200",
+            InverseDynamics,
+            dict(joint_state=joint_state(q, np.full(7, 1e200))),
+            "velocity 1e+200 exceeds joint_velocity_bound = 1000",
+        ),
+        (
+            "position 1e300",
+            GravityCompensation,
+            dict(joint_state=joint_state(np.where(np.arange(7) == 2, 1e300, q))),
+            "joint3 = 1e+300 not in [-2.9973, 2.9973]",
+        ),
+        (
+            "acceleration 1e300",
+            InverseDynamics,
+            dict(joint_state=joint_state(q), acceleration=[1e300] * 7),
+            "acceleration 1e+300 exceeds joint_acceleration_bound = 100000",
+        ),
+        (
+            "wrench 1e300",
+            InverseDynamics,
+            dict(joint_state=joint_state(q), external_wrenches=[wrench("link3", [0, 0, 1e300, 0, 0, 0])]),
+            "external wrench on 'link3' 1e+300 exceeds wrench_bound = 1e+06",
+        ),
     ]
 
 

@@ -198,6 +198,13 @@ def test_bad_fk_requests_get_a_clear_message_and_the_next_request_is_served(serv
         )
 
 
+def far_away(T: np.ndarray, x: float) -> np.ndarray:
+    """``T`` moved to ``x`` along the root's x axis."""
+    T = T.copy()
+    T[0, 3] = x
+    return T
+
+
 def test_bad_ik_requests_get_a_clear_message_and_the_next_request_is_served(services: Services) -> None:
     q_goal = MODEL.random_configuration(4)
     T_goal = MODEL.frame_placement(q_goal, "ee_link")
@@ -229,6 +236,18 @@ def test_bad_ik_requests_get_a_clear_message_and_the_next_request_is_served(serv
             "position_tolerance must be",
         ),
         ("NaN timeout", dict(frame="ee_link", T=T_goal, timeout=math.nan), "timeout must be positive"),
+        # finite but absurd targets are refused like NaN (issue 9); the reach of ee_link on arm7 is 1.31926 m
+        ("target at x = 1e300", dict(frame="ee_link", T=far_away(T_goal, 1e300)), "exceeds 1e+09 m"),
+        (
+            "target beyond reach",
+            dict(frame="ee_link", T=far_away(T_goal, 2.5)),
+            "beyond the reach of 'ee_link' (1.31926 m from the URDF) plus ik_target_margin (1 m)",
+        ),
+        (
+            "seed at 1e300",
+            dict(frame="ee_link", T=T_goal, seed=joint_state(np.where(np.arange(7) == 0, 1e300, q_goal))),
+            "joint1 = 1e+300 not in",
+        ),
     ]
     for case, fields, expected in cases:
         response = services.compute_ik(fields.pop("frame"), fields.pop("T"), **fields)
@@ -297,6 +316,11 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
             return warning in proc.log_path.read_text()
 
         assert listener.spin_until(wrong_target_refused, 10), proc.log_path.read_text()
+        # a target at x = 1e300 made CLIK command the joint limits; now it is refused like NaN (issue 9)
+        for x, refusal in ((1e300, "exceeds 1e+09 m"), (2.5, "beyond the reach of 'ee_link'")):
+            absurd = PoseStamped(pose=matrix_to_pose(far_away(T_goal, x)))
+            targets.publish(absurd)
+            assert listener.spin_until(lambda r=refusal: r in proc.log_path.read_text(), 10), x
         listener.spin_for(0.3)
         assert state["commands"] == 0
 
