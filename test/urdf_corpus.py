@@ -115,6 +115,12 @@ REFUSED: dict[str, tuple[str | bytes, str]] = {
         _nonfinite("ros2_control 'sim' joint 'j1' state_interface 'position' "
                    '<param name="initial_value">inf</param>', "inf"),
     ),
+    "huge_origin": (
+        variant('<origin xyz="0 0 0.2"/><parent link="upper"/>',
+                '<origin xyz="1e300 0 0.2"/><parent link="upper"/>'),
+        """joint 'j2' <origin xyz="1e300 0 0.2">: '1e300' is out of range; every number in a URDF must be """
+        "within +-1e+100",
+    ),
     "nan_gazebo_text": (variant("<mu1>0.8</mu1>", "<mu1>nan</mu1>"),
                         _nonfinite('<gazebo reference="base"> <mu1>nan</mu1>', "nan")),
     # --- numbers that are not numbers ----------------------------------------------------------------------

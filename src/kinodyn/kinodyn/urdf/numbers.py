@@ -4,7 +4,8 @@ The numeric attributes of urdfdom's schema (joint.cpp, link.cpp, pose.cpp: origi
 limit, dynamics, mimic, safety_controller, calibration, geometry, color) must be numbers, as many as the
 attribute takes, and finite; so must ros2_control's numeric interface params (``min``, ``max``,
 ``initial_value``, hardware_info.cpp). Any other attribute value or element text anywhere in the file
-(``<gazebo>``, ``<transmission>``, hardware params, ...) that reads as a number must be finite too.
+(``<gazebo>``, ``<transmission>``, hardware params, ...) that reads as a number must be finite too. Every
+number must also be within +-``MAX_MAGNITUDE``, so that no sum or product the model forms overflows.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ SCHEMA: dict[str, dict[str, int]] = {
 SCHEMA_ELEMENTS = ("link", "joint", "material")
 INTERFACE_TAGS = ("command_interface", "state_interface")
 INTERFACE_NUMBERS = ("min", "max", "initial_value")
+MAX_MAGNITUDE = 1e100
+"""Largest |number| accepted: far beyond any robot quantity in SI units, and small enough that what the model
+forms from the file (a merged body's m d^2, chains of placements) stays finite."""
 NAMES = frozenset({"name", "link", "joint", "type", "filename", "reference"})
 """Attributes that hold names, never numbers (a link may be called "inf")."""
 
@@ -50,7 +54,8 @@ def label(element: ET.Element) -> str:
 
 
 def numbers(text: str, count: int, where: str) -> list[float]:
-    """The ``count`` finite numbers of ``text``; ``URDFError`` naming ``where`` otherwise."""
+    """The ``count`` numbers of ``text``, each finite and within +-``MAX_MAGNITUDE``; ``URDFError`` naming
+    ``where`` otherwise."""
     tokens = text.split()
     if len(tokens) != count:
         raise URDFError(f"{where}: needs {count} number{'s' if count > 1 else ''}, got {len(tokens)}")
@@ -60,25 +65,28 @@ def numbers(text: str, count: int, where: str) -> list[float]:
             value = float(token)
         except ValueError:
             raise URDFError(f"{where}: {token!r} is not a number") from None
-        if not math.isfinite(value):
-            raise _not_finite(where, token)
+        if not abs(value) <= MAX_MAGNITUDE:
+            raise _unusable(where, token, value)
         values.append(value)
     return values
 
 
-def _not_finite(where: str, token: str) -> URDFError:
-    return URDFError(f"{where}: {token!r} is not a finite number; every number in a URDF must be finite")
+def _unusable(where: str, token: str, value: float) -> URDFError:
+    if not math.isfinite(value):
+        return URDFError(f"{where}: {token!r} is not a finite number; every number in a URDF must be finite")
+    return URDFError(f"{where}: {token!r} is out of range; every number in a URDF must be within "
+                     f"+-{MAX_MAGNITUDE:g}")
 
 
-def _nonfinite_token(text: str) -> str | None:
+def _check_tokens(text: str, where: str) -> None:
+    """Every token of ``text`` that reads as a number is finite and within +-``MAX_MAGNITUDE``."""
     for token in text.split():
         try:
             value = float(token)
         except ValueError:
             continue
-        if not math.isfinite(value):
-            return token
-    return None
+        if not abs(value) <= MAX_MAGNITUDE:
+            raise _unusable(where, token, value)
 
 
 def _walk(element: ET.Element, parent: ET.Element | None, context: str
@@ -96,8 +104,8 @@ def _check_element(element: ET.Element, context: str, schema: dict[str, int], in
         where = f'{prefix}<{element.tag} {attr}="{value}">'
         if attr in schema:
             numbers(value, schema[attr], where)
-        elif attr not in NAMES and (token := _nonfinite_token(value)) is not None:
-            raise _not_finite(where, token)
+        elif attr not in NAMES:
+            _check_tokens(value, where)
     text = (element.text or "").strip()
     if not text:
         return
@@ -105,12 +113,13 @@ def _check_element(element: ET.Element, context: str, schema: dict[str, int], in
     where = f"{prefix}<{element.tag}{attrs}>{text}</{element.tag}>"
     if interface and element.tag == "param" and element.get("name") in INTERFACE_NUMBERS:
         numbers(text, 1, where)
-    elif (token := _nonfinite_token(text)) is not None:
-        raise _not_finite(where, token)
+    else:
+        _check_tokens(text, where)
 
 
 def check_numbers(root: ET.Element) -> None:
-    """Raise ``URDFError`` for the first number of the document that is malformed or not finite."""
+    """Raise ``URDFError`` for the first number of the document that is malformed, not finite or out of
+    range."""
     _check_element(root, "", {}, False)
     for top in root:
         in_schema = top.tag in SCHEMA_ELEMENTS
