@@ -7,11 +7,12 @@ with the recommendation to damp it (Levenberg-Marquardt, §3.8.1; the damped lea
 of Seed 000 (2.195), sign corrected).
 
 Each step minimizes the linearized, weighted task error ``|W^{1/2}(J δ - Δx)|² + λ |δ|²``
-(λ = 0 for Gauss-Newton) subject to the joint limits ``lower <= q + δ <= upper`` as hard
+(λ = λ_min for Gauss-Newton) subject to the joint limits ``lower <= q + δ <= upper`` as hard
 inequalities. The closed-form step is taken when it respects the limits; otherwise the
 box-constrained QP is solved exactly by a primal active-set method (``kinodyn.ik.qp``), so every
-iterate is within limits. Each attempt runs compiled (``kinodyn.ik.descent``); restarts and the
-timeout are handled here, between attempts.
+iterate is within limits. Each attempt runs compiled (``kinodyn.ik.descent``: FK, Jacobian,
+normal equations and Cholesky in one kernel, a few µs per iteration on a 7-DoF arm); restarts and
+the timeout are handled here, between attempts.
 LM damping: ``λ = μ |W^{1/2}Δx|² + λ_min`` (error-proportional, vanishing at a solution, so the
 final convergence is Gauss-Newton fast), with μ raised tenfold whenever a step does not reduce
 the error (the step is then rejected) and lowered again after a successful one. An attempt stops
@@ -30,8 +31,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+from numba import types
 from numpy.typing import ArrayLike
 
+from kinodyn._kernels.entry import BOOL, FLOAT, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
 from kinodyn.ik.descent import CONVERGED, descend
 from kinodyn.ik.limits import ConfigurationLimit, active_indices
 from kinodyn.ik.tasks import FrameTask, TaskStack
@@ -74,6 +77,12 @@ class IKResult:
     status: str
 
 
+_INDICES = types.Array(types.int64, 1, "C")
+_TASKS = types.Tuple((_INDICES, _INDICES, _INDICES, OUT2, OUT3, OUT1, _INDICES))  # TaskStack.kernel_arrays
+_DESCEND = Kernel(descend, KI, KF, BOOL, _TASKS, _INDICES, OUT1, OUT1, OUT1, FLOAT, FLOAT, BOOL, INT, BOOL,
+                  OUT1, OUT1, OUT1)
+
+
 class _Problem:
     """Tasks, active joints and limits of one solve, as the compiled attempt (``descend``) takes them."""
 
@@ -92,12 +101,12 @@ class _Problem:
         """One attempt from q (a copy is iterated); see ``kinodyn.ik.descent.descend``."""
         q = q.copy()
         ki, kf = self.model.kernel_data
-        status, iterations, cost = descend(
+        status, iterations, cost = _DESCEND.call(
             ki, kf, self.model.floating_base, self.stack.kernel_arrays, self.q_idx, self.lower, self.upper, q,
             tolerances[0], tolerances[1], method == "gn", max_iterations, stop_when_stalled, PARAMETERS,
             self.position_errors, self.orientation_errors)
-        return _Attempt(q, status == CONVERGED, iterations, cost, float(np.max(self.position_errors)),
-                        float(np.max(self.orientation_errors)))
+        return _Attempt(q, status == CONVERGED, iterations, cost, float(self.position_errors.max()),
+                        float(self.orientation_errors.max()))
 
 
 class _Attempt(NamedTuple):
@@ -131,7 +140,9 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     or seed of the random restarts (None: seed 0, so results are reproducible).
     ``method``: "lm" (Levenberg-Marquardt, default) or "gn" (Gauss-Newton, Seed 000 Algorithm 1).
     Tolerances: per task, in m and rad. ``max_iterations``: per attempt; ``restarts``: random
-    restarts after the first attempt; ``timeout``: wall-clock seconds for the whole solve.
+    restarts after the first attempt; ``timeout``: wall-clock seconds for the whole solve, checked
+    before each attempt (an attempt started in time runs to its end: at most ``max_iterations``
+    iterations). A seed outside the limits starts from its projection into them.
     ``active_joints``: names of the joints the IK may move (default: all; the others keep their
     seed value), e.g. the 7 arm joints of a Panda without its finger.
     """
@@ -150,11 +161,12 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
                              f"got {frame!r}")
     if max_iterations < 1 or restarts < 0:
         raise ValueError(f"need max_iterations >= 1 and restarts >= 0, got {max_iterations}, {restarts}")
+    max_iterations = int(max_iterations)
     problem = _Problem(model, tasks, active_joints)
     q = problem.limit.project(_default_seed(model) if q_seed is None else model.check_q(q_seed))
     rng = np.random.default_rng(0 if rng is None else rng)
     deadline = np.inf if timeout is None else time.perf_counter() + timeout
-    tolerances = (position_tolerance, orientation_tolerance)
+    tolerances = (float(position_tolerance), float(orientation_tolerance))
     best: _Attempt | None = None
     iterations = 0
     attempts = 0

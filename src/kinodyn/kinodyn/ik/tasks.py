@@ -130,7 +130,8 @@ class TaskStack:
             raise ValueError("a task stack needs at least one FrameTask")
         self.model = model
         self.tasks = list(tasks)
-        self.columns = np.arange(model.nv) if columns is None else np.asarray(columns, dtype=np.int64)
+        columns = np.arange(model.nv) if columns is None else columns
+        self.columns = np.ascontiguousarray(columns, dtype=np.int64)
         self._frames = np.array([task.frame for task in tasks], dtype=np.int64)
         self._row_start = np.array([task.rows.start for task in tasks], dtype=np.int64)
         self._row_stop = np.array([task.rows.stop for task in tasks], dtype=np.int64)
