@@ -13,6 +13,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from kinodyn_ros.parameters import reject_undeclared_parameters
 from kinodyn_ros.robot_description import RobotDescriptionError
 
 CONFIGURATION_ERRORS = (RobotDescriptionError, ValueError, ParameterException)
@@ -28,8 +29,9 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
              stop_before_shutdown: bool = False) -> int:
     """Create the node with ``make_node`` and spin it until shutdown; returns the process exit code.
 
-    A configuration error raised while the node is built is logged as one line under ``name`` (no
-    traceback) and gives exit code 1.
+    A configuration error raised while the node is built, or a parameter given to it that it does not declare
+    (``reject_undeclared_parameters``), is logged as one line under ``name`` (no traceback) and gives exit
+    code 1.
 
     rclpy's own Ctrl-C handler shuts the context down first and only then runs ``on_shutdown`` callbacks, so
     a node with threads of its own that publish (the control loop) would publish on a dead context. With
@@ -44,11 +46,14 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
     else:
         rclpy.init(args=args)
     node = None
+    configured = False
     try:
         node = make_node()
+        reject_undeclared_parameters(node)
+        configured = True
         rclpy.spin(node)
     except CONFIGURATION_ERRORS as exc:
-        if node is not None:
+        if configured:
             raise
         rclpy.logging.get_logger(name).error(f"{exc}; exiting")
         return 1

@@ -15,14 +15,14 @@ import numpy as np
 from kinodyn.spatial import matrix_to_euler, matrix_to_rotvec
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from kinodyn import Model
-from kinodyn_ros.conversions import JointStateError, joint_state_to_q
+from kinodyn_ros.conversions import joint_state_to_q, stamp_to_ns
+from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.nodes.state_publisher import TF_QOS
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_read, load_urdf
 from kinodyn_ros.tf_buffer import TransformBuffer
 from kinodyn_ros.tf_tree import TfTree
@@ -57,6 +57,7 @@ class EePosePrinter(Node):
         tree = TfTree.from_urdf(urdf)
         self._model = Model.from_urdf(urdf)
         self._root = tree.root_link
+        self._bounds = declare_joint_bounds(self, self._model)
         self._ee = self.declare_parameter("ee_frame", "").value or deepest_link(tree)
         if self._ee not in tree.links:
             raise ValueError(
@@ -68,28 +69,24 @@ class EePosePrinter(Node):
         self._buffer = TransformBuffer()
         self._joint_states: OrderedDict[int, np.ndarray] = OrderedDict()
         self._problems = DistinctProblemLog(self.get_logger())
-        self.create_subscription(TFMessage, "/tf", lambda msg: self._on_tf(msg, False), TF_QOS)
+        problems = self._problems
+        for topic, static, qos in (("/tf", False, TF_QOS), ("/tf_static", True, STATIC_LISTENER_QOS)):
+            add = dropping_bad_messages(problems, f"{topic} message", self._buffer.add)
+            self.create_subscription(TFMessage, topic, lambda msg, a=add, s=static: a(msg, s), qos)
         self.create_subscription(
-            TFMessage, "/tf_static", lambda msg: self._on_tf(msg, True), STATIC_LISTENER_QOS
+            JointState,
+            "joint_states",
+            dropping_bad_messages(problems, "joint_states message (for the FK check)", self._on_joint_state),
+            qos_profile_sensor_data,
         )
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data)
         self._start_ns = self.get_clock().now().nanoseconds
-        self.create_timer(period, self._print)
+        self.create_timer(period, dropping_bad_messages(problems, "pose print", self._print))
         self.get_logger().info(f"printing the pose of {self._ee!r} in {self._root!r} every {period} s")
 
-    def _on_tf(self, msg: TFMessage, static: bool) -> None:
-        try:
-            self._buffer.add(msg, static)
-        except ValueError as exc:
-            self._problems.warn(("tf", str(exc)), f"ignoring a transform: {exc}")
-
     def _on_joint_state(self, msg: JointState) -> None:
-        try:
-            q = joint_state_to_q(msg, self._model.joint_names)
-        except JointStateError as exc:
-            self._problems.warn(exc.key, f"not using joint_states message for the FK check: {exc}")
-            return
-        self._joint_states[Time.from_msg(msg.header.stamp).nanoseconds] = q
+        """Keep ``msg``'s positions for the FK check; an unusable message raises (dropped, logged)."""
+        q = self._bounds.check_q(joint_state_to_q(msg, self._model.joint_names))
+        self._joint_states[stamp_to_ns(msg.header.stamp)] = q
         if len(self._joint_states) > JOINT_STATE_HISTORY:
             self._joint_states.popitem(last=False)
 

@@ -12,18 +12,22 @@ import math
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from kinodyn import Model
 from kinodyn_ros.conversions import (
-    JointStateError,
+    InputError,
     joint_state_positions,
     odometry_to_pose,
+    quoted,
+    stamp_to_ns,
     transform_stamped,
 )
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_read, load_urdf
 from kinodyn_ros.tf_tree import TfTree, Transform
 from tf2_msgs.msg import TFMessage
@@ -41,7 +45,9 @@ class StatePublisher(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         xml, source = declare_and_read(self)
-        self._tree = TfTree.from_urdf(load_urdf(xml, source, self.get_logger()))
+        urdf = load_urdf(xml, source, self.get_logger())
+        self._tree = TfTree.from_urdf(urdf)
+        self._bounds = declare_joint_bounds(self, Model.from_urdf(urdf))  # the limits; urdf is validated
         frequency = self.declare_parameter("publish_frequency", 20.0).value
         if not (math.isfinite(frequency) and frequency > 0.0):
             raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
@@ -58,9 +64,19 @@ class StatePublisher(Node):
         static_transforms = self._tree.static_transforms()
         static.publish(self._tf_message(static_transforms, self.get_clock().now().to_msg()))
         self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data)
+        self.create_subscription(
+            JointState,
+            "joint_states",
+            dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
+            qos_profile_sensor_data,
+        )
         if odometry_topic:
-            self.create_subscription(Odometry, odometry_topic, self._on_odometry, qos_profile_sensor_data)
+            self.create_subscription(
+                Odometry,
+                odometry_topic,
+                dropping_bad_messages(self._problems, "odometry message", self._on_odometry),
+                qos_profile_sensor_data,
+            )
         self.get_logger().info(
             f"URDF from {source}: root link {self._tree.root_link!r}, "
             f"{len(self._tree.movable_joint_names)} movable joints on /tf, "
@@ -85,40 +101,37 @@ class StatePublisher(Node):
         return len(last) < len(names) or stamp_ns >= min(last) + self._publish_interval_ns
 
     def _on_joint_state(self, msg: JointState) -> None:
-        try:
-            positions = joint_state_positions(
-                msg,
-                self._tree.movable_joint_names,
-                allow_partial=True,
-                ignored_names=self._tree.mimic_joint_names,
-            )
-        except JointStateError as exc:
-            self._problems.warn(exc.key, f"ignoring joint_states message: {exc}")
-            return
-        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
+        """/tf for the joints of ``msg``; a message that is not usable raises InputError (dropped, logged)."""
+        positions = joint_state_positions(
+            msg,
+            self._tree.movable_joint_names,
+            allow_partial=True,
+            ignored_names=self._tree.mimic_joint_names,
+        )
+        self._bounds.check(positions.names, positions.values)
+        stamp_ns = stamp_to_ns(msg.header.stamp)
         if not positions.names or not self._due(positions.names, stamp_ns):
             return
         for name in positions.names:
             self._last_publish_ns[name] = stamp_ns
         transforms = self._tree.moving_transforms(dict(zip(positions.names, positions.values, strict=True)))
-        self._tf.publish(self._tf_message(transforms, msg.header.stamp))
+        publish_finite(self._tf, self._tf_message(transforms, msg.header.stamp), self._problems)
 
     def _on_odometry(self, msg: Odometry) -> None:
+        """The floating base on /tf; a message that is not usable raises InputError (dropped, logged)."""
         root = self._tree.root_link
-        try:
-            odom_frame, child, T = odometry_to_pose(msg)
-        except ValueError as exc:
-            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
-            return
+        odom_frame, child, T = odometry_to_pose(msg)
         if child not in ("", root, self._prefix + root):
-            self._problems.warn(
-                ("odometry_child", child),
-                f"ignoring odometry message: child_frame_id {child!r} is not the URDF root link "
-                f"{root!r}; the floating base transform must end at the root link",
+            raise InputError(
+                "odometry_child",
+                f"child_frame_id {quoted(child)} is not the URDF root link {root!r}; the floating base "
+                "transform must end at the root link",
             )
-            return
-        self._tf.publish(
-            TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)])
+        stamp_to_ns(msg.header.stamp)
+        publish_finite(
+            self._tf,
+            TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)]),
+            self._problems,
         )
 
 
