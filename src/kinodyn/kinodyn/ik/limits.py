@@ -64,11 +64,6 @@ class ConfigurationLimit:
         upper[self._rows] = self.upper - q[self._q]
         return lower, upper
 
-    def contains(self, q: FloatArray) -> bool:
-        """Whether q satisfies the limits exactly (no tolerance)."""
-        values = q[self._q]
-        return bool(np.all(values >= self.lower) and np.all(values <= self.upper))
-
     def project(self, q: FloatArray) -> FloatArray:
         """Copy of q with the active joints clipped into their limits."""
         q = q.copy()

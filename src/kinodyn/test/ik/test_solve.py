@@ -171,3 +171,21 @@ def test_held_out_poses_at_trac_ik_accuracy(robot: str, frame: str, request: pyt
         assert reached or not r.success  # success is never claimed for a pose that was not reached
         solved += reached
     assert solved >= 498
+
+
+def test_floating_base_moves_with_the_joints() -> None:
+    """arm7 on a free flyer, every coordinate active: the base steps by the SE(3) exponential in the compiled
+    attempt; two frames (base link pose and end effector) pin both the base and the arm."""
+    model = Model.from_urdf(ARM7, floating_base=True)
+    rng = np.random.default_rng(37)
+    q_star = model.random_configuration(rng)
+    tasks = [FrameTask(model, "base_link", model.frame_placement(q_star, "base_link")),
+             FrameTask(model, "ee_link", model.frame_placement(q_star, "ee_link"))]
+    r = solve_ik(model, tasks, rng=rng)
+    assert r.success
+    np.testing.assert_allclose(np.linalg.norm(r.q[3:7]), 1.0, atol=1e-12)
+    assert np.all(r.q[7:] >= model.lower_limit[7:]) and np.all(r.q[7:] <= model.upper_limit[7:])
+    for task in tasks:
+        T = model.frame_placement(r.q, task.frame)
+        assert np.linalg.norm(T[:3, 3] - task.target_position) < 1e-6
+        assert np.linalg.norm(so3_log(task.target_rotation @ T[:3, :3].T)) < 1e-6
