@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 
 from kinodyn_ros.conversions import q_to_joint_state
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_positive
+from kinodyn_ros.parameters import declare_non_negative, declare_positive
 from kinodyn_ros.robot_description import declare_and_load_model
 
 NODE_NAME = "joint_motion"
@@ -40,9 +40,7 @@ class JointMotion(Node):
         super().__init__(NODE_NAME)
         model, _, source = declare_and_load_model(self)
         rate_hz = declare_positive(self, "rate_hz", 50.0)
-        amplitude = self.declare_parameter("amplitude", 0.5).value
-        if not (math.isfinite(amplitude) and amplitude >= 0.0):
-            raise ValueError(f"parameter amplitude must be a finite number >= 0 (rad or m), got {amplitude}")
+        amplitude = declare_non_negative(self, "amplitude", 0.5)
         self._omega = 2.0 * math.pi / declare_positive(self, "period", 4.0)
         self._names = model.joint_names
         self._lower, self._upper = model.lower_limit, model.upper_limit
