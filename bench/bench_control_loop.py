@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -44,8 +43,14 @@ FLOW_TIMEOUT = 60.0  # wall seconds to wait for the first command (policy start-
 RECORD_MARGIN = 90.0  # seconds of cycles recorded beyond --seconds: start-up until commands flow
 
 
+def _set_at_end_of_input(event: threading.Event) -> None:
+    """Set ``event`` once stdin closes: the bench closes the policy's stdin when its run is over."""
+    sys.stdin.read()
+    event.set()
+
+
 def policy() -> int:
-    """The external process: answer each /joint_states with a stamped stance command, until SIGINT."""
+    """The external process: answer each /joint_states with a stamped stance command until stdin closes."""
     rclpy.init()
     node = Node("bench_policy")
     publisher = node.create_publisher(JointPDCommand, f"/{CONTROLLER}/commands", QoSProfile(depth=10))
@@ -57,13 +62,12 @@ def policy() -> int:
                                      stamp_ns))
 
     node.create_subscription(JointState, "/joint_states", answer, QoSProfile(depth=10))
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    finished = threading.Event()
+    threading.Thread(target=_set_at_end_of_input, args=(finished,), daemon=True).start()
+    while not finished.is_set():
+        rclpy.spin_once(node, timeout_sec=0.1)
+    node.destroy_node()
+    rclpy.shutdown()
     return 0
 
 
@@ -106,7 +110,9 @@ def run(rate: int, seconds: float) -> tuple[np.ndarray, int, np.ndarray]:
         f"{CONTROLLER}.joints": "[" + ",".join(QUADRUPED_JOINTS) + "]",
     }
     args = ["bench", "--ros-args", *(x for k, v in params.items() for x in ("-p", f"{k}:={v}"))]
-    answering = subprocess.Popen([sys.executable, __file__, "--policy"], start_new_session=True)
+    answering = subprocess.Popen(
+        [sys.executable, __file__, "--policy"], stdin=subprocess.PIPE, start_new_session=True
+    )
     rclpy.init(args=args)
     recording = functools.partial(ControlLoop, record=int(rate * (seconds + RECORD_MARGIN)))
     try:
@@ -134,8 +140,7 @@ def run(rate: int, seconds: float) -> tuple[np.ndarray, int, np.ndarray]:
         node.destroy_node()
     finally:
         rclpy.try_shutdown()
-        answering.send_signal(signal.SIGINT)
-        answering.wait(10)
+        answering.communicate(timeout=30)  # closes its stdin: it stops
     return periods, overruns - overruns_before, round_trips
 
 
