@@ -71,10 +71,12 @@ def declare_and_read(node: Node) -> tuple[str, str]:
     return read_robot_description(xml, file)
 
 
-def declare_and_load_model(node: Node) -> tuple[Model, str, str]:
-    """``(model, URDF text, where it came from)``; a bad URDF raises ``URDFError`` naming its source."""
+def declare_and_load_model(node: Node, floating_base: bool = False) -> tuple[Model, str, str]:
+    """``(model, URDF text, where it came from)``; a bad URDF raises ``URDFError`` naming its source.
+    ``floating_base`` puts a free flyer at the root link (``Model.from_urdf``)."""
     xml, source = declare_and_read(node)
-    return Model.from_urdf(load_urdf(xml, source, node.get_logger())), xml, source
+    urdf = load_urdf(xml, source, node.get_logger())
+    return Model.from_urdf(urdf, floating_base=floating_base), xml, source
 
 
 def load_urdf(xml: str | ParsedURDF, source: str, logger: Any = None) -> ParsedURDF:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn_ros.nodes.kinematics import request_tolerance, velocity_limited_step
+from kinodyn.ik import solve_ik
+from kinodyn_ros.nodes.kinematics import mid_range, request_tolerance, velocity_limited_step
 from kinodyn_ros.problem_log import DistinctProblemLog
 from kinodyn_ros.service_call import answering_bad_requests, error_text
 from rclpy.logging import get_logger
 
+from kinodyn import Model
 from kinodyn_interfaces.srv import GravityCompensation
 
 
@@ -33,6 +36,17 @@ def test_velocity_limited_step_keeps_direction_and_the_worst_joint_at_its_limit(
     assert np.all(np.abs(scaled) <= limit)
     slow = np.array([0.5, 0.5, 5.0])
     np.testing.assert_array_equal(velocity_limited_step(slow, limit), slow)
+
+
+def test_mid_range_is_solve_ik_s_default_seed() -> None:
+    middle = mid_range(np.array([-1.0, -np.inf, 0.0]), np.array([3.0, np.inf, 2.0]))
+    np.testing.assert_array_equal(middle, [1.0, 0.0, 1.0])
+    model = Model.from_urdf(Path(__file__).resolve().parents[3] / "urdf" / "arm7.urdf")
+    target = model.frame_placement(model.random_configuration(0), "ee_link")
+    default = solve_ik(model, "ee_link", target, max_iterations=2, restarts=0)
+    seed = mid_range(model.lower_limit, model.upper_limit)
+    seeded = solve_ik(model, "ee_link", target, seed, max_iterations=2, restarts=0)
+    np.testing.assert_array_equal(seeded.q, default.q)  # the same start: the same iterates
 
 
 def test_error_text_drops_the_quotes_of_key_errors() -> None:

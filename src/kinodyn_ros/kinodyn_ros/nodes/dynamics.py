@@ -3,12 +3,15 @@
 Services `~/inverse_dynamics` (kinodyn.Model.rnea with external wrenches on named links),
 `~/gravity_compensation` (Model.gravity_torques) and `~/mass_matrix` (Model.mass_matrix). With
 `publish_gravity`, the gravity-compensation efforts of every `joint_states` message go out on
-`~/gravity_efforts`.
+`~/gravity_efforts`. With `floating_base`, the base pose (and twist, acceleration) comes with each request
+and, for the gravity topic, from nav_msgs/Odometry on `odometry`; answers then cover the 6 base coordinates.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from geometry_msgs.msg import Pose
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -22,6 +25,13 @@ from kinodyn_ros.conversions import (
     joint_state_vector,
     wrenches_by_link,
 )
+from kinodyn_ros.floating_base import (
+    configuration,
+    coordinate_names,
+    joint_part,
+    odometry_base_state,
+    velocity,
+)
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog
 from kinodyn_ros.robot_description import declare_and_load_model
@@ -33,7 +43,10 @@ NODE_NAME = "dynamics"
 class Dynamics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        self._model, _, source = declare_and_load_model(self)
+        floating_base = self.declare_parameter("floating_base", False).value
+        self._model, _, source = declare_and_load_model(self, floating_base)
+        self._names = coordinate_names(self._model)  # the order of v: the base's 6 first if floating
+        self._base_pose: np.ndarray | None = None  # q[:7] of the latest odometry (floating base)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         for srv_type, name, handle in (
@@ -50,8 +63,11 @@ class Dynamics(Node):
             self.create_subscription(
                 JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data
             )
+            if floating_base:
+                self.create_subscription(Odometry, "odometry", self._on_odometry, qos_profile_sensor_data)
         self.get_logger().info(
-            f"URDF from {source}: {self._model.nv} joints; services {self.get_fully_qualified_name()}/"
+            f"URDF from {source}: {len(self._model.joint_names)} joints"
+            f"{' on a floating base' if floating_base else ''}; services {self.get_fully_qualified_name()}/"
             "inverse_dynamics, gravity_compensation and mass_matrix"
             + ("; gravity efforts for every joint_states message" if publish_gravity else "")
         )
@@ -69,11 +85,13 @@ class Dynamics(Node):
     def _inverse_dynamics(
         self, request: InverseDynamics.Request, response: InverseDynamics.Response
     ) -> InverseDynamics.Response:
-        names = self._model.joint_names
+        model, names = self._model, self._model.joint_names
         state = request.joint_state
-        q = joint_state_to_q(state, names)
-        v = joint_state_vector(state, state.velocity, names, "velocity")
-        a = joint_state_vector(state, request.acceleration, names, "acceleration")
+        q = self._configuration(state, request.base_pose)
+        v = velocity(model, joint_state_vector(state, state.velocity, names, "velocity"), request.base_twist,
+                     "base_twist")
+        a = velocity(model, joint_state_vector(state, request.acceleration, names, "acceleration"),
+                     request.base_acceleration, "base_acceleration")
         wrenches = wrenches_by_link(request.external_wrenches)
         for link in wrenches:
             try:
@@ -81,33 +99,56 @@ class Dynamics(Node):
             except KeyError as exc:
                 raise KeyError(f"external wrench on an unknown link: {error_text(exc)}") from None
         response.effort = self._model.rnea(q, v, a, wrenches or None).tolist()
-        response.name = list(names)
+        response.name = self._names
         response.success = True
         return response
 
     def _gravity_compensation(
         self, request: GravityCompensation.Request, response: GravityCompensation.Response
     ) -> GravityCompensation.Response:
-        q = joint_state_to_q(request.joint_state, self._model.joint_names)
+        q = self._configuration(request.joint_state, request.base_pose)
         response.effort = self._model.gravity_torques(q).tolist()
-        response.name = list(self._model.joint_names)
+        response.name = self._names
         response.success = True
         return response
 
     def _mass_matrix(self, request: MassMatrix.Request, response: MassMatrix.Response) -> MassMatrix.Response:
-        q = joint_state_to_q(request.joint_state, self._model.joint_names)
+        q = self._configuration(request.joint_state, request.base_pose)
         response.mass_matrix = array_to_multiarray(self._model.mass_matrix(q), ["rows", "columns"])
-        response.name = list(self._model.joint_names)
+        response.name = self._names
         response.success = True
         return response
 
+    def _configuration(self, state: JointState, base_pose: Pose) -> np.ndarray:
+        """The model's q from a request's joint state and base pose (floating_base.configuration)."""
+        joints = joint_state_to_q(state, self._model.joint_names)
+        return configuration(self._model, joints, base_pose, "base_pose")
+
     def _on_joint_state(self, msg: JointState) -> None:
+        """The joints' g(q) on ~/gravity_efforts (with a floating base at the latest odometry's base pose)."""
         try:
             q = joint_state_to_q(msg, self._model.joint_names)
         except JointStateError as exc:
             self._problems.warn(exc.key, f"ignoring joint_states message: {exc}")
             return
-        self._gravity.publish(array_to_multiarray(self._model.gravity_torques(q), ["joints"]))
+        if self._model.floating_base:
+            if self._base_pose is None:
+                self._problems.warn(
+                    ("no_odometry",),
+                    "ignoring joint_states message: no usable odometry yet: with floating_base, g(q) needs "
+                    "the base orientation from the odometry topic",
+                )
+                return
+            q = np.concatenate([self._base_pose, q])
+        gravity = joint_part(self._model, self._model.gravity_torques(q))
+        self._gravity.publish(array_to_multiarray(gravity, ["joints"]))
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        """Keep the base pose for ~/gravity_efforts; an unusable message is ignored with a warning."""
+        try:
+            self._base_pose = odometry_base_state(msg, self._model.frame_names[0])[1]
+        except ValueError as exc:
+            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
 
 
 def main(args: list[str] | None = None) -> int:

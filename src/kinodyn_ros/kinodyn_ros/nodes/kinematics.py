@@ -3,6 +3,8 @@
 Services `~/compute_fk` (kinodyn.Model.frame_placement) and `~/compute_ik` (kinodyn.ik.solve_ik). When
 `ik_frame` is set, a `~/target_pose` topic drives closed-loop IK (kinodyn.ik.clik, Seed 000 §2.9.4) from the
 current `joint_states`, and joint position commands are published on `~/joint_commands` at `rate_hz`.
+With `floating_base`, the base pose comes with each request (`base_pose`) and, for CLIK, from
+nav_msgs/Odometry on `odometry`; poses are in `world_frame` and only the joints move.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from kinodyn.ik import FrameTask, solve_ik
 from kinodyn.ik.clik import ClosedLoopIK
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -27,6 +30,7 @@ from kinodyn_ros.conversions import (
     pose_to_matrix,
     q_to_joint_state,
 )
+from kinodyn_ros.floating_base import base_induced_twist, configuration, odometry_base_state
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.parameters import declare_positive
 from kinodyn_ros.problem_log import DistinctProblemLog
@@ -47,6 +51,15 @@ def request_tolerance(value: float, default: float, name: str) -> float:
     return value
 
 
+def mid_range(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Middle of each joint's range, 0 where a limit is infinite: the IK seed when a request gives none (as
+    solve_ik's default, TRAC-IK's)."""
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    middle = np.zeros(lower.shape)
+    middle[finite] = 0.5 * (lower[finite] + upper[finite])
+    return middle
+
+
 def velocity_limited_step(qdot: np.ndarray, velocity_limit: np.ndarray) -> np.ndarray:
     """``qdot`` scaled down uniformly (direction kept) so that no joint exceeds its velocity limit."""
     scale = float(np.max(np.abs(qdot) / velocity_limit, initial=1.0))
@@ -56,8 +69,14 @@ def velocity_limited_step(qdot: np.ndarray, velocity_limit: np.ndarray) -> np.nd
 class Kinematics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        self._model, _, source = declare_and_load_model(self)
+        floating_base = self.declare_parameter("floating_base", False).value
+        self._model, _, source = declare_and_load_model(self, floating_base)
         self._root = self._model.frame_names[0]
+        self._world = self.declare_parameter("world_frame", "odom").value if floating_base else self._root
+        self._first = self._model.nq - len(self._model.joint_names)  # a floating base's 7 coordinates first
+        self._joint_lower = self._model.lower_limit[self._first :]
+        self._joint_upper = self._model.upper_limit[self._first :]
+        self._active_joints = self._model.joint_names if floating_base else None  # IK holds the base
         self._position_tolerance = declare_positive(self, "ik_position_tolerance", 1e-6)
         self._orientation_tolerance = declare_positive(self, "ik_orientation_tolerance", 1e-6)
         self._timeout = declare_positive(self, "ik_timeout", 1.0)
@@ -74,7 +93,8 @@ class Kinematics(Node):
         if ik_frame:
             self._start_streaming(ik_frame)
         self.get_logger().info(
-            f"URDF from {source}: {self._model.nv} joints, {self._model.nframes} frames in {self._root!r}; "
+            f"URDF from {source}: {len(self._model.joint_names)} joints, {self._model.nframes} frames in "
+            f"{self._world!r}{' on a floating base' if floating_base else ''}; "
             f"services {self.get_fully_qualified_name()}/compute_fk and compute_ik; {streaming}"
         )
 
@@ -90,21 +110,23 @@ class Kinematics(Node):
 
     # --- services ------------------------------------------------------------------------------
     def _compute_fk(self, request: ComputeFK.Request, response: ComputeFK.Response) -> ComputeFK.Response:
-        q = joint_state_to_q(request.joint_state, self._model.joint_names)
+        joints = joint_state_to_q(request.joint_state, self._model.joint_names)
+        q = configuration(self._model, joints, request.base_pose, "base_pose")
         if not request.frames:
             raise ValueError("frames is empty; name at least one URDF link")
         placements = [self._model.frame_placement(q, frame) for frame in request.frames]
-        header = Header(stamp=self.get_clock().now().to_msg(), frame_id=self._root)
+        header = Header(stamp=self.get_clock().now().to_msg(), frame_id=self._world)
         response.poses = [PoseStamped(header=header, pose=matrix_to_pose(T)) for T in placements]
         response.success = True
         return response
 
     def _target_in_root(self, msg: PoseStamped) -> np.ndarray:
-        """``T_root_target``; the pose must be given in the root link (no tf lookup here)."""
-        if msg.header.frame_id not in ("", self._root):
+        """``T_world_target``; the pose must be given in the model's world frame (the root link, or
+        ``world_frame`` with a floating base; no tf lookup here)."""
+        if msg.header.frame_id not in ("", self._world):
             raise ValueError(
-                f"target pose is in frame {msg.header.frame_id!r}; give it in the root link {self._root!r} "
-                "(or leave header.frame_id empty)"
+                f"target pose is in frame {msg.header.frame_id!r}; give it in the model's world frame "
+                f"{self._world!r} (or leave header.frame_id empty)"
             )
         return pose_to_matrix(msg.pose)
 
@@ -112,16 +134,18 @@ class Kinematics(Node):
         model = self._model
         self._model.frame_id(request.frame)  # KeyError naming close link names
         target = self._target_in_root(request.target)
-        seed = None
         if request.seed.name or request.seed.position:
             seed = np.clip(
-                joint_state_to_q(request.seed, model.joint_names), model.lower_limit, model.upper_limit
+                joint_state_to_q(request.seed, model.joint_names), self._joint_lower, self._joint_upper
             )
+        else:
+            seed = mid_range(self._joint_lower, self._joint_upper)
         result = solve_ik(
             model,
             request.frame,
             target,
-            q_seed=seed,
+            q_seed=configuration(model, seed, request.base_pose, "base_pose"),
+            active_joints=self._active_joints,
             position_tolerance=request_tolerance(
                 request.position_tolerance, self._position_tolerance, "position_tolerance"
             ),
@@ -131,7 +155,8 @@ class Kinematics(Node):
             timeout=request_tolerance(request.timeout, self._timeout, "timeout"),
         )
         response.success = result.success
-        response.solution = q_to_joint_state(model.joint_names, result.q, self.get_clock().now().to_msg())
+        joints = result.q[self._first :]
+        response.solution = q_to_joint_state(model.joint_names, joints, self.get_clock().now().to_msg())
         response.position_error = result.position_error
         response.orientation_error = result.orientation_error
         if not result.success:
@@ -154,10 +179,14 @@ class Kinematics(Node):
         damping = self.declare_parameter("clik_damping", 1e-2).value
         if not (math.isfinite(damping) and damping >= 0.0):
             raise ValueError(f"parameter clik_damping must be a finite number >= 0, got {damping}")
-        self._clik = ClosedLoopIK(model, [task], gain, damping)
+        self._clik = ClosedLoopIK(model, [task], gain, damping, self._active_joints)
+        self._ik_frame = frame
         self._dt = 1.0 / rate_hz
         self._q: np.ndarray | None = None
         self._target: np.ndarray | None = None
+        self._base: tuple[np.ndarray, np.ndarray] | None = None  # (q[:7], v[:6]) of the latest odometry
+        if model.floating_base:
+            self.create_subscription(Odometry, "odometry", self._on_odometry, qos_profile_sensor_data)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data)
         self.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, QoSProfile(depth=10))
         self._commands = self.create_publisher(Float64MultiArray, "~/joint_commands", QoSProfile(depth=10))
@@ -178,15 +207,37 @@ class Kinematics(Node):
             return
         self._target = target
 
+    def _on_odometry(self, msg: Odometry) -> None:
+        try:
+            frame, q_base, v_base = odometry_base_state(msg, self._root)
+            if frame != self._world:
+                raise ValueError(
+                    f"Odometry header.frame_id {frame!r} is not the world frame {self._world!r} (parameter "
+                    "world_frame) that target poses are given in"
+                )
+        except ValueError as exc:
+            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
+            return
+        self._base = (q_base, v_base)
+
     def _step(self) -> None:
-        """One CLIK step from the latest joint state: ``q_cmd = q ⊕ q̇ dt``, within the joint limits."""
+        """One CLIK step from the latest joint state (and base state): ``q_cmd = q ⊕ q̇ dt`` over the joints,
+        within their limits; with a floating base, the twist the base velocity gives the frame is subtracted
+        as feed-forward (the target holds still in the world)."""
         if self._q is None or self._target is None:
             return
         model = self._model
+        q, feedforward = self._q, ZERO_TWIST
+        if model.floating_base:
+            if self._base is None:
+                return
+            q = np.concatenate([self._base[0], self._q])
+            feedforward = -base_induced_twist(model, q, self._ik_frame, self._base[1])
         qdot = velocity_limited_step(
-            self._clik.velocity(self._q, [self._target], [ZERO_TWIST]), model.velocity_limit
+            self._clik.velocity(q, [self._target], [feedforward]), model.velocity_limit
         )
-        command = np.clip(model.integrate(self._q, qdot, self._dt), model.lower_limit, model.upper_limit)
+        joints = model.integrate(q, qdot, self._dt)[self._first :]
+        command = np.clip(joints, self._joint_lower, self._joint_upper)
         self._commands.publish(array_to_multiarray(command, ["joints"]))
 
 
