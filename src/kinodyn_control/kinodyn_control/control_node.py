@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from typing import Any
 
 from kinodyn_ros.node_runner import run_node
@@ -277,7 +278,15 @@ class ControlNode(Node):
         except (ControllerError, LifecycleError) as exc:
             response.ok, response.message = False, str(exc)
             self.get_logger().error(str(exc))
+        except Exception:  # a controller's hook failing on this request must not stop the node
+            response.ok, response.message = False, self._unexpected()
         return response
+
+    def _unexpected(self) -> str:
+        """The answer to a request that raised unexpectedly; logged with its traceback."""
+        message = f"the request failed: {traceback.format_exc(limit=0).strip()}"
+        self.get_logger().error(f"{message}\n{traceback.format_exc()}")
+        return message
 
     def _list(self, request: ListControllers.Request, response: ListControllers.Response) -> Any:
         assert self.manager is not None
@@ -312,9 +321,12 @@ class ControlNode(Node):
 
     def _switch(self, request: SwitchController.Request, response: SwitchController.Response) -> Any:
         assert self.manager is not None
-        response.ok, response.message = self.manager.switch(
-            list(request.activate_controllers), list(request.deactivate_controllers), request.strictness
-        )
+        try:
+            response.ok, response.message = self.manager.switch(
+                list(request.activate_controllers), list(request.deactivate_controllers), request.strictness
+            )
+        except Exception:  # as _answer
+            response.ok, response.message = False, self._unexpected()
         return response
 
     def _stop_loop(self) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import rclpy
 from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.simulated_system import PushRefusedError
 from kinodyn_control.hardware.types import (
@@ -40,6 +41,9 @@ from kinodyn_control.testing import (
     two_joint_arm,
 )
 from std_msgs.msg import Float64MultiArray
+
+from kinodyn_control import control_node
+from kinodyn_interfaces.srv import ConfigureController, SwitchController
 
 DT = 0.002
 PD = "kinodyn_control/JointPDController"
@@ -279,3 +283,26 @@ def test_command_loan_bounds_are_the_urdf_command_interface_min_max() -> None:
     assert (info.joints[0].command_interfaces[0].min, info.joints[0].command_interfaces[0].max) == (-3.0, 4.0)
     loan = LoanedInterfaces(["j1/effort"], h.resources.commands, bounded=True)
     assert loan.check(np.array([4.0])) == "" and loan.check(np.array([-3.5])) != ""
+
+
+# --- control_node in-process: a request that fails unexpectedly is answered, the node goes on ---------------
+def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch) -> None:
+    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={REPO / 'urdf' / 'quadruped.urdf'}",
+                     "-p", "jsb.type:=kinodyn_control/JointStateBroadcaster"])
+    node = control_node.ControlNode()
+    try:
+        assert node.manager is not None and node.manager.controllers["jsb"].state is LifecycleState.ACTIVE
+
+        def broken(*args) -> None:
+            raise TypeError("a controller bug")
+
+        monkeypatch.setattr(node.manager, "configure", broken)
+        monkeypatch.setattr(node.manager, "switch", broken)
+        answer = node._configure(ConfigureController.Request(name="jsb"), ConfigureController.Response())
+        assert (answer.ok, answer.message) == (False, "the request failed: TypeError: a controller bug")
+        answer = node._switch(SwitchController.Request(), SwitchController.Response())
+        assert (answer.ok, answer.message) == (False, "the request failed: TypeError: a controller bug")
+        assert node.loop is not None and node.loop.error is None
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
