@@ -14,7 +14,8 @@ iterate is within limits. Each attempt runs compiled (``kinodyn.ik.descent``: FK
 normal equations and Cholesky in one kernel, a few µs per iteration on a 7-DoF arm); restarts and
 the timeout are handled here, between attempts.
 LM damping: ``λ = μ |W^{1/2}Δx|² + λ_min`` (error-proportional, vanishing at a solution, so the
-final convergence is Gauss-Newton fast), with μ raised tenfold whenever a step does not reduce
+final convergence is Gauss-Newton fast: the damping of Yamashita and Fukushima that Sugihara's
+IK-specific LM uses), with μ raised tenfold whenever a step does not reduce
 the error (the step is then rejected) and lowered again after a successful one. An attempt stops
 at convergence, after ``max_iterations``, or when it stalls (μ beyond ``MAX_DAMPING_SCALE``: a
 local minimum of the error, also detected when the error has not halved over STALL_ITERATIONS
