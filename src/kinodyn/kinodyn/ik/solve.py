@@ -167,7 +167,7 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     max_iterations = int(max_iterations)
     problem = _Problem(model, tasks, active_joints)
     q = problem.limit.project(_default_seed(model) if q_seed is None else model.check_q(q_seed))
-    rng = np.random.default_rng(0 if rng is None else rng)
+    generator: np.random.Generator | None = None  # made at the first restart (seeding one costs ~30 us)
     deadline = np.inf if timeout is None else time.perf_counter() + timeout
     tolerances = (float(position_tolerance), float(orientation_tolerance))
     best: _Attempt | None = None
@@ -179,7 +179,8 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
             timed_out = True
             break
         if attempt > 0:
-            q[problem.joint_q] = model.random_configuration(rng)[problem.joint_q]
+            generator = generator or np.random.default_rng(0 if rng is None else rng)
+            q[problem.joint_q] = model.random_configuration(generator)[problem.joint_q]
         result = problem.descend(q, tolerances, method, max_iterations, stop_when_stalled=True)
         iterations += result.iterations
         attempts += 1
