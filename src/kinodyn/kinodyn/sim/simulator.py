@@ -145,10 +145,15 @@ class Simulator:
         ki, kf = self.model.kernel_data
         body, offset, radius = self._spheres
         push_body, push_offset, push_wrench = self._push_arrays
-        kernels.step(ki, kf, self.q, self.v, tau, self.dt, self._rk4, self.model.floating_base, self._damping,
-                     self._friction, self._params, self._anchors, body, offset, radius, push_body,
-                     push_offset, push_wrench, self._mimic, self._q_next, self._v_next, self.contact_forces,
-                     self.contact_points)
+        try:
+            kernels.step(ki, kf, self.q, self.v, tau, self.dt, self._rk4, self.model.floating_base,
+                         self._damping, self._friction, self._params, self._anchors, body, offset, radius,
+                         push_body, push_offset, push_wrench, self._mimic, self._q_next, self._v_next,
+                         self.contact_forces, self.contact_points)
+        except (ArithmeticError, ValueError) as exc:  # the dynamics of a state blown up by the step
+            raise FloatingPointError(
+                f"simulation diverged at t = {self.t:.6f} s (the dynamics failed inside the step: {exc}); "
+                "lower dt, the pushes or torques, or the contact stiffness") from exc
         self.q, self._q_next = self._q_next, self.q
         self.v, self._v_next = self._v_next, self.v
         if not (np.isfinite(self.q).all() and np.isfinite(self.v).all()):
