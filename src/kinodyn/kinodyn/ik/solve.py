@@ -175,7 +175,7 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     attempts = 0
     timed_out = False
     for attempt in range(restarts + 1):
-        if time.perf_counter() > deadline:
+        if time.perf_counter() >= deadline:
             timed_out = True
             break
         if attempt > 0:
@@ -190,10 +190,12 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
             break
     if best is None:  # timed out before the first attempt
         best = problem.descend(q, tolerances, method, 0, stop_when_stalled=True)
-    elif not best.converged and not timed_out and time.perf_counter() <= deadline:
-        # No attempt reached the target: refine the closest one to its local minimum (no stall cut-off).
-        best = problem.descend(best.q, tolerances, method, max_iterations, stop_when_stalled=False)
-        iterations += best.iterations
+    elif not best.converged and not timed_out:
+        timed_out = time.perf_counter() >= deadline
+        if not timed_out:
+            # No attempt reached the target: refine the closest one to its local minimum (no stall cut-off).
+            best = problem.descend(best.q, tolerances, method, max_iterations, stop_when_stalled=False)
+            iterations += best.iterations
     status = "converged" if best.converged else ("timeout" if timed_out else "max_iterations")
     return IKResult(best.q, best.converged, best.position_error, best.orientation_error, iterations,
                     max(attempts - 1, 0), status)

@@ -135,6 +135,12 @@ def test_timeout_and_argument_errors(arm7) -> None:
     target = arm7.frame_placement(arm7.random_configuration(36), "ee_link")
     r = solve_ik(arm7, "ee_link", target, timeout=0.0)
     assert not r.success and r.status == "timeout" and r.iterations == 0
+    # Unreachable (3 m away), restarts without end: the deadline, checked between attempts, ends the solve.
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    r = solve_ik(arm7, "ee_link", far, restarts=10**9, timeout=0.01)
+    assert not r.success and r.status == "timeout" and 0 < r.restarts < 10**9
+    assert within_limits(arm7, r.q) and r.position_error > 1.0
     with pytest.raises(ValueError, match="method must be one of"):
         solve_ik(arm7, "ee_link", target, method="bfgs")
     with pytest.raises(ValueError, match="give the target pose"):
