@@ -1,16 +1,19 @@
 """Shared fixtures for the system tests: an isolated DDS domain per test run and process cleanup.
 
-Every test run gets its own ROS_DOMAIN_ID (derived from the pytest process id) and discovery restricted to
-localhost, set in os.environ before any node starts, so child processes inherit it. `spawn` starts a
-process in its own session and stops it (SIGINT, then SIGTERM, then SIGKILL) at teardown, pass or fail.
+Every test run gets its own ROS_DOMAIN_ID (one that no other test run on the machine holds) and discovery
+restricted to localhost, set in os.environ before any node starts, so child processes inherit it. `spawn`
+starts a process in its own session and stops it (SIGINT, then SIGTERM, then SIGKILL) at teardown, pass or
+fail.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,12 +23,31 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _pick_domain_id() -> int:
-    """A domain in 1..100 (Fast DDS ports stay below 65535 up to 232) chosen from the process id."""
-    return 1 + os.getpid() % 100
+_DOMAIN_LOCKS: list = []  # the open lock file of this run's domain (the lock lasts as long as this process)
 
 
-os.environ.setdefault("ROS_DOMAIN_ID", str(_pick_domain_id()))
+def _claim_domain_id() -> int:
+    """A domain in 1..100 (Fast DDS ports stay below 65535 up to 232) that no other test run on this machine
+    holds, from the process id on: each run holds an exclusive lock on one file per domain in the temporary
+    directory, released by the OS when the run ends. Two runs that shared a domain saw each other's nodes (a
+    wall-clock joint state in the middle of a lockstep run)."""
+    start = os.getpid() % 100
+    for k in range(100):
+        domain = 1 + (start + k) % 100
+        lock = (Path(tempfile.gettempdir()) / f"kinodyn-test-ros-domain-{domain}.lock").open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            continue
+        _DOMAIN_LOCKS.append(lock)
+        return domain
+    raise RuntimeError("every ROS domain 1..100 is held by another test run on this machine; wait for them "
+                       "to end or set ROS_DOMAIN_ID")
+
+
+if "ROS_DOMAIN_ID" not in os.environ:
+    os.environ["ROS_DOMAIN_ID"] = str(_claim_domain_id())
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")

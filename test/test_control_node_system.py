@@ -49,6 +49,8 @@ CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" 
 PLUGINS = [GENERIC_SYSTEM, SIMULATED_SYSTEM]
 UPDATE_RATE = 500
 TIMEOUT = 0.1  # watchdog_timeout [s]
+PERIOD_NS = 1_000_000_000 // UPDATE_RATE  # lockstep: simulated time per cycle
+LOCKSTEP_WATCHDOG = 0.105  # [s] between two cycle times, so the cycle it trips at is unambiguous
 SAFE_KD = 2.0
 EFFORT_LIMIT = 80.0  # urdf/README.md: every joint of the quadruped
 JOINTS = QUADRUPED_JOINTS
@@ -83,11 +85,12 @@ def plugin(request) -> str:
     return request.param
 
 
-@pytest.fixture
-def control_node(spawn, tmp_path, plugin: str):
+def start_control_node(spawn, tmp_path, plugin: str, watchdog_timeout: float = TIMEOUT, **extra):
+    """control_node on the quadruped with ``plugin``; ``extra`` node parameters (e.g. lockstep) added."""
     urdf = tmp_path / "quadruped.urdf"
     urdf.write_text(quadruped_urdf_texts()[PLUGINS.index(plugin)])
     params = {
+        **extra,
         "update_rate": UPDATE_RATE,
         "robot_description_file": str(urdf),
         "joint_state_broadcaster": {"type": "kinodyn_control/JointStateBroadcaster"},
@@ -98,7 +101,7 @@ def control_node(spawn, tmp_path, plugin: str):
         "leg_pd_controller": {
             "type": "kinodyn_control/JointPDController",
             "joints": list(JOINTS),
-            "watchdog_timeout": TIMEOUT,
+            "watchdog_timeout": watchdog_timeout,
             "safe_mode": "zero_effort",
             "safe_kd": SAFE_KD,
         },
@@ -112,6 +115,20 @@ def control_node(spawn, tmp_path, plugin: str):
     param_file = tmp_path / "params.yaml"
     param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
     return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], "control_node")
+
+
+@pytest.fixture
+def control_node(spawn, tmp_path, plugin: str):
+    """control_node on the wall-clock loop."""
+    return start_control_node(spawn, tmp_path, plugin)
+
+
+@pytest.fixture
+def lockstep_control_node(spawn, tmp_path, plugin: str):
+    """control_node in lockstep (docs/nodes/control_node.md): each cycle waits for the command answering its
+    state, so what a test sees is a function of simulated time only, whatever the machine's load."""
+    return start_control_node(spawn, tmp_path, plugin, watchdog_timeout=LOCKSTEP_WATCHDOG, lockstep=True,
+                              lockstep_timeout=0.5)
 
 
 @pytest.fixture
@@ -143,12 +160,15 @@ def pd_law(cmd: JointPDCommand, state: JointState) -> np.ndarray:
     return np.clip(tau, -EFFORT_LIMIT, EFFORT_LIMIT)
 
 
+def pd_law_pairs_of(pairs, cmd: JointPDCommand, joints: slice = slice(None)) -> int:
+    """Message pairs ``(a, b)`` whose second efforts are the PD law of ``cmd`` at the first's state."""
+    return sum(bool(np.all(np.abs(np.array(b.effort)[joints] - pd_law(cmd, a)[joints]) < 1e-9))
+               for a, b in pairs)
+
+
 def pd_law_pairs(states: list[JointState], cmd: JointPDCommand, joints: slice = slice(None)) -> int:
     """Consecutive message pairs whose second efforts are the PD law of ``cmd`` at the first's state."""
-    return sum(
-        bool(np.all(np.abs(np.array(b.effort)[joints] - pd_law(cmd, a)[joints]) < 1e-9))
-        for a, b in itertools.pairwise(states)
-    )
+    return pd_law_pairs_of(itertools.pairwise(states), cmd, joints)
 
 
 class Session:
@@ -156,7 +176,7 @@ class Session:
         self.client, self.plugin = client, plugin
         self.states: list[JointState] = []
         self.imu: list[Imu] = []
-        client.node.create_subscription(JointState, "/joint_states", self.states.append, QoSProfile(depth=50))
+        client.node.create_subscription(JointState, "/joint_states", self._on_state, QoSProfile(depth=50))
         client.node.create_subscription(
             Imu, "/imu_sensor_broadcaster/imu", self.imu.append, QoSProfile(depth=50)
         )
@@ -164,15 +184,15 @@ class Session:
             JointPDCommand, "/leg_pd_controller/commands", QoSProfile(depth=10)
         )
 
+    def _on_state(self, msg: JointState) -> None:
+        self.states.append(msg)
+
     def send_until(self, msg: JointPDCommand, predicate, timeout: float = 10.0) -> bool:
         def step() -> bool:
             self.pub.publish(msg)
             return predicate()
 
         return self.client.spin_until(step, timeout)
-
-    def send_for(self, msg: JointPDCommand, seconds: float) -> None:
-        self.send_until(msg, lambda: False, seconds)
 
     def establish(self, cmd: JointPDCommand) -> None:
         """Send ``cmd`` until the PD law holds on 10 message pairs; the simulated robot, which fell while it
@@ -189,10 +209,72 @@ class Session:
             self.states[-1] if self.states else "no joint states")
 
 
-def test_pd_commands_joint_states_and_imu(control_node, client: Listener, plugin: str) -> None:
-    s = Session(client, plugin)
-    assert client.spin_until(lambda: s.states and s.imu, 30.0), log_text(control_node)
-    first, imu = s.states[-1], s.imu[-1]
+def stamp_ns(msg) -> int:
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+class LockstepSession(Session):
+    """A Session against control_node in lockstep: every joint state is answered with ``command`` stamped
+    with that state's stamp (docs/nodes/control_node.md, "Lockstep"), and ``preceded_by`` (if any) is sent
+    just before it. The states are kept one per stamp (a state re-published while the manager waits is a
+    copy), so a test judges simulated time and message content, not wall-clock time."""
+
+    def __init__(self, client: Listener, plugin: str) -> None:
+        self.command: JointPDCommand | None = None
+        self.preceded_by: JointPDCommand | None = None
+        self.runs = 0  # run_for calls so far
+        self.answered: dict[int, int] = {}  # state stamp [ns] -> the run_for call that answered it
+        super().__init__(client, plugin)
+
+    def _on_state(self, msg: JointState) -> None:
+        if not self.states or stamp_ns(msg) > stamp_ns(self.states[-1]):
+            self.states.append(msg)
+        self._answer()
+
+    def _answer(self) -> None:
+        """Answer the latest state, once (a second answer could leave an older stamp as the latest)."""
+        if self.command is None or not self.states or stamp_ns(self.states[-1]) in self.answered:
+            return
+        state = self.states[-1]
+        for msg in (self.preceded_by, self.command):
+            if msg is not None:
+                msg.header.stamp = state.header.stamp
+                self.pub.publish(msg)
+        self.answered[stamp_ns(state)] = self.runs
+
+    def run_for(self, cmd: JointPDCommand, seconds: float, timeout: float = 60.0) -> list[JointState]:
+        """Answer with ``cmd`` for ``seconds`` of simulated time; the states it answered, in order, each one
+        control period after the previous one (no cycle lost or repeated)."""
+        self.command, self.runs = cmd, self.runs + 1
+        run = self.runs
+        self._answer()
+
+        def answered() -> list[JointState]:
+            return [m for m in self.states if self.answered.get(stamp_ns(m)) == run]
+
+        def done() -> bool:
+            states = answered()
+            return bool(states) and stamp_ns(states[-1]) - stamp_ns(states[0]) >= round(seconds * 1e9)
+
+        assert self.client.spin_until(done, timeout), f"lockstep stalled at {self.states[-1].header.stamp}"
+        states = answered()
+        assert np.all(np.diff([stamp_ns(m) for m in states]) == PERIOD_NS)
+        return states
+
+    def imu_at(self, stamps: list[int], timeout: float = 10.0) -> list[Imu]:
+        """The IMU messages of the cycles stamped ``stamps``, one each."""
+        def by_stamp() -> dict[int, Imu]:
+            return {stamp_ns(m): m for m in self.imu}
+
+        assert self.client.spin_until(lambda: set(stamps) <= set(by_stamp()), timeout), sorted(by_stamp())
+        return [by_stamp()[t] for t in stamps]
+
+
+def test_pd_commands_joint_states_and_imu(lockstep_control_node, client: Listener, plugin: str) -> None:
+    s = LockstepSession(client, plugin)
+    assert client.spin_until(lambda: s.states and s.imu, 30.0), log_text(lockstep_control_node)
+    first, imu = s.states[0], s.imu[0]
+    assert stamp_ns(first) == stamp_ns(imu) == 0  # lockstep: the first cycle waits for its command
     assert list(first.name) == JOINTS and imu.header.frame_id == "imu_link"
     if plugin == GENERIC_SYSTEM:  # mock hardware: the URDF's initial values, and the command mirrored
         assert (list(first.position), list(first.velocity), list(first.effort)) == (Q0, ZEROS, ZEROS)
@@ -202,34 +284,36 @@ def test_pd_commands_joint_states_and_imu(control_node, client: Listener, plugin
     desired = [q + (0.05 if j.endswith("HFE") else 0.0) for q, j in zip(Q0, JOINTS, strict=True)]
     ff = [0.5 * k for k in range(12)]
     cmd = pd(desired, ff, velocity=0.2)
-    s.establish(cmd)
+    states = s.run_for(cmd, 0.1)  # 50 cycles: each state's efforts are the law at the state before
+    assert pd_law_pairs(states, cmd) == len(states) - 1 >= 50
     if plugin == GENERIC_SYSTEM:  # states stay at their initial values: the published effort is the law at Q0
         expected = [f + KP * (d - q) + KD * 0.2 for f, d, q in zip(ff, desired, Q0, strict=True)]
-        np.testing.assert_allclose(s.states[-1].effort, expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(states[-1].effort, expected, rtol=0, atol=1e-12)
 
     # joints are matched by name, not by position: the reversed message gives the same law
     r = slice(None, None, -1)
-    reversed_cmd = pd(desired[r], ff[r], velocity=0.2, names=JOINTS[r])
-    start = len(s.states)
-    s.send_for(reversed_cmd, 0.3)
-    assert pd_law_pairs(s.states[start:], cmd) >= 10
+    states = s.run_for(pd(desired[r], ff[r], velocity=0.2, names=JOINTS[r]), 0.1)
+    assert pd_law_pairs(states, cmd) == len(states) - 1 >= 50
 
     if plugin == SIMULATED_SYSTEM:  # the simulated robot stands on the PD law, and its IMU measures gravity
-        s.send_for(cmd, 1.0)
-        position = np.array(s.states[-1].position)
+        states = s.run_for(cmd, 1.0)
+        position = np.array(states[-1].position)
         assert np.abs(position - desired).max() < 0.1, position
         # At rest (no feed-forward, no desired velocity: cmd's kd * 0.2 and ff keep the legs working) the
-        # accelerometer measures gravity's reaction in its own axes, C_world_imu^T [0, 0, g], over the last
-        # 0.1 s (50 samples at 500 Hz: the soft contacts still vibrate by a few 0.1 m/s^2).
-        s.send_for(pd(desired, [0.0] * 12), 1.0)
-        window = s.imu[-50:]
+        # accelerometer measures gravity's reaction in its own axes, C_world_imu^T [0, 0, g], averaged over
+        # 0.1 s of simulated time (50 cycles at 500 Hz: the soft contacts vibrate by a few 0.1 m/s^2). The
+        # body sways fore and aft at ~2 Hz after the change of command, its 0.1 s means decaying from 0.6 to
+        # 0.2 m/s^2 after 1 s and to 0.02 m/s^2 after 3 s: it is at rest after 3 s.
+        states = s.run_for(pd(desired, [0.0] * 12), 3.0)
+        window = s.imu_at([stamp_ns(m) for m in states[-50:]])
         orientation = window[-1].orientation
         assert orientation.w == pytest.approx(1.0, abs=1e-3)
         quat = [orientation.x, orientation.y, orientation.z, orientation.w]
         gravity_in_imu = Rotation.from_quat(quat).inv().apply([0.0, 0.0, 9.81])
         measured = np.mean([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z]
                             for m in window], axis=0)
-        np.testing.assert_allclose(measured, gravity_in_imu, rtol=0, atol=0.2)
+        print(f"\nIMU at rest, mean of the last 50 cycles: {measured} against {gravity_in_imu}")
+        np.testing.assert_allclose(measured, gravity_in_imu, rtol=0, atol=0.05)
 
     # the service lists the controllers with their claims
     cli = client.node.create_client(ListControllers, "/controller_manager/list_controllers")
@@ -288,43 +372,60 @@ UNTOUCHED = slice(6, 12)  # joints no bad command below breaks
     ],
     ids=["nan", "wrong_length", "unknown_joint", "effort_limit", "position_limit"],
 )
-def test_bad_command_rejected_node_keeps_running(control_node, client: Listener, plugin: str, bad,
+def test_bad_command_rejected_node_keeps_running(lockstep_control_node, client: Listener, plugin: str, bad,
                                                  log: str) -> None:
-    s = Session(client, plugin)
-    assert client.spin_until(lambda: bool(s.states), 30.0), log_text(control_node)
+    s = LockstepSession(client, plugin)
     good = pd(Q0, [1.0] * 12)
-    s.establish(good)
+    s.run_for(good, 0.02)
     intact = pd(Q0, [7.0] * 12)  # what the bad command would do on the joints it leaves intact
     wrong = pd(Q0, [7.0] * 12)
     bad(wrong)
-    start = len(s.states)
-    for _ in range(10):
-        s.pub.publish(wrong)
-        s.pub.publish(good)  # keeps the watchdog fed
-        client.spin_for(0.02)
-    assert wait_for(lambda: log in log_text(control_node), 5.0), log_text(control_node)
-    assert log_text(control_node).count(log) == 1  # one line per distinct problem
-    assert control_node.poll() is None
-    # the bad command was never applied: the good law held throughout, the bad one never
-    assert pd_law_pairs(s.states[start:], good) >= 10
-    assert pd_law_pairs(s.states[start:], intact, UNTOUCHED) == 0
-    s.establish(pd(Q0, [2.0] * 12))  # and the next good command is applied
+    s.preceded_by = wrong  # each of these cycles gets the bad command, then the good one
+    states = s.run_for(good, 0.02)
+    s.preceded_by = None
+    assert wait_for(lambda: log in log_text(lockstep_control_node), 5.0), log_text(lockstep_control_node)
+    assert log_text(lockstep_control_node).count(log) == 1  # one line per distinct problem
+    assert lockstep_control_node.poll() is None
+    # the bad command was never applied: the good law held in every cycle, the bad one in none
+    assert pd_law_pairs(states, good) == len(states) - 1 >= 10
+    assert pd_law_pairs(states, intact, UNTOUCHED) == 0
+    after = pd(Q0, [2.0] * 12)  # and the next good command is applied
+    states = s.run_for(after, 0.02)
+    assert pd_law_pairs(states, after) == len(states) - 1 >= 10
 
 
-def test_watchdog_trips_within_two_periods(control_node, client: Listener, plugin: str) -> None:
-    s = Session(client, plugin)
-    assert client.spin_until(lambda: bool(s.states), 30.0), log_text(control_node)
-    s.establish(pd(Q0, [3.0] * 12))
-    # commands stop here; zero_effort with damping: effort = -safe_kd * qdot (GenericSystem keeps qdot = 0)
+def test_watchdog_trips_on_simulated_time(lockstep_control_node, client: Listener, plugin: str) -> None:
+    """In lockstep the watchdog's clock is simulated time: one command stamped 0.3 s ahead lets the manager
+    run 150 cycles without another, and the watchdog trips at the first cycle more than watchdog_timeout
+    after the cycle that received it, whatever the machine's load."""
+    s = LockstepSession(client, plugin)
+    cmd = pd(Q0, [3.0] * 12)
+    s.run_for(cmd, 0.02)
+    s.command = None  # no more answers: the next cycle waits for its command
+    waiting = stamp_ns(s.states[-1]) + PERIOD_NS
+    assert client.spin_until(lambda: stamp_ns(s.states[-1]) == waiting, 10.0)
+    ahead = pd(Q0, [3.0] * 12)
+    ahead.header.stamp.sec, ahead.header.stamp.nanosec = divmod(waiting + 150 * PERIOD_NS, 1_000_000_000)
+    s.pub.publish(ahead)
+    # cycles up to the command's stamp run; the next one waits (and is re-published while it waits)
+    assert client.spin_until(lambda: stamp_ns(s.states[-1]) == waiting + 151 * PERIOD_NS, 30.0)
+    # zero_effort with damping: effort = -safe_kd * qdot (GenericSystem keeps qdot = 0)
     pattern = (
-        r"controller 'leg_pd_controller': no command for ([0-9.]+) s \(watchdog_timeout 0.1 s\); switching "
-        r"to the safe command zero_effort \(kd 2.0\)"
+        r"controller 'leg_pd_controller': no command for ([0-9.]+) s "
+        rf"\(watchdog_timeout {LOCKSTEP_WATCHDOG} s\); switching to the safe command zero_effort \(kd 2.0\)"
     )
-    assert client.spin_until(lambda: re.search(pattern, log_text(control_node)), 5.0), log_text(control_node)
-    silences = [float(x) for x in re.findall(pattern, log_text(control_node))]
-    assert len(silences) == 1  # logged once
-    assert TIMEOUT < silences[0] <= TIMEOUT + 2.0 / UPDATE_RATE
-    start = len(s.states)
-    client.spin_for(0.3)
-    assert pd_law_pairs(s.states[start:], pd(Q0, ZEROS, kp=0.0, kd=SAFE_KD)) >= 10
-    assert len(re.findall(pattern, log_text(control_node))) == 1
+    assert wait_for(lambda: re.search(pattern, log_text(lockstep_control_node)), 5.0), \
+        log_text(lockstep_control_node)
+    silences = [float(x) for x in re.findall(pattern, log_text(lockstep_control_node))]
+    trip = 53 * PERIOD_NS  # the first cycle more than 0.105 s after the one that received the command
+    assert silences == [trip / 1e9]  # logged once
+    # Every pair of consecutive cycles received follows the command before the trip and the safe command from
+    # the trip on. The 151 cycles run back to back, so a loaded test process may miss some of them, but not
+    # the last few: they stay in the publisher's history (depth 10) while the manager waits.
+    safe = pd(Q0, ZEROS, kp=0.0, kd=SAFE_KD)
+    pairs = [(a, b) for a, b in itertools.pairwise(s.states)
+             if stamp_ns(a) >= waiting and stamp_ns(b) - stamp_ns(a) == PERIOD_NS]
+    before = [(a, b) for a, b in pairs if stamp_ns(a) < waiting + trip]
+    after = [(a, b) for a, b in pairs if stamp_ns(a) >= waiting + trip]
+    assert pd_law_pairs_of(before, cmd) == len(before)
+    assert pd_law_pairs_of(after, safe) == len(after) >= 5
