@@ -13,34 +13,39 @@ from kinodyn import sim
 from .conftest import BOX_URDF, PENDULUM_URDF
 
 
-def _energy_drift(integrator: str, seconds: float = 10.0) -> float:
-    """Largest relative deviation of T + V from its initial value over ``seconds``, released at 1 rad."""
+def _energy_drift(integrator: str, seconds: float = 10.0) -> np.ndarray:
+    """Relative deviation of T + V from its initial value after each step over ``seconds``, released at
+    1 rad."""
     m = kd.Model.from_urdf(PENDULUM_URDF)
     s = sim.Simulator(m, dt=1e-3, integrator=integrator)
     s.reset([1.0], [0.0])
     energy0 = m.kinetic_energy(s.q, s.v) + m.potential_energy(s.q)
     # scale: the swing energy (V is defined up to a constant)
     scale = abs(m.potential_energy([1.0]) - m.potential_energy([0.0]))
-    worst = 0.0
+    drift = []
     for _ in range(round(seconds / s.dt)):
         s.step([0.0])
         energy = m.kinetic_energy(s.q, s.v) + m.potential_energy(s.q)
-        worst = max(worst, abs(energy - energy0) / scale)
-    return worst
+        drift.append(abs(energy - energy0) / scale)
+    return np.array(drift)
 
 
-def test_pendulum_energy_rk4_within_0_1_percent_over_10_s() -> None:
-    drift = _energy_drift("rk4")
+def test_pendulum_energy_rk4_within_2e_12_over_10_s() -> None:
+    """RK4's O(dt^4) error on this smooth system: measured 6.3e-13 of the swing energy (README)."""
+    drift = _energy_drift("rk4").max()
     print(f"\npendulum, 10 s at 1 kHz: RK4 max |ΔE|/E_swing = {drift:.3e}")
-    assert drift < 1e-3
-    assert drift < 1e-9  # RK4's O(dt^4) error on this smooth system: far inside the requirement
+    assert drift <= 2e-12
 
 
 def test_pendulum_energy_semi_implicit_euler_bounded() -> None:
-    """Symplectic Euler keeps a bounded O(dt) energy error (no secular drift); reported, not required."""
+    """Symplectic Euler keeps a bounded O(dt) energy error, no secular drift: measured 0.18 % of the swing
+    energy (README), the same in the last 5 s as in the first 5 s."""
     drift = _energy_drift("semi_implicit_euler")
-    print(f"\npendulum, 10 s at 1 kHz: semi-implicit Euler max |ΔE|/E_swing = {drift:.3e}")
-    assert 1e-5 < drift < 1e-2
+    half = len(drift) // 2
+    print(f"\npendulum, 10 s at 1 kHz: semi-implicit Euler max |ΔE|/E_swing = {drift.max():.3e} "
+          f"(first 5 s {drift[:half].max():.3e}, last 5 s {drift[half:].max():.3e})")
+    assert 1.5e-3 < drift.max() < 2.2e-3
+    assert drift[half:].max() <= 1.01 * drift[:half].max()
 
 
 @pytest.mark.parametrize(("integrator", "spin"), [("rk4", 2.0), ("rk4", 0.0), ("semi_implicit_euler", 0.0)])

@@ -1,5 +1,7 @@
 """The 2-link arm (urdf/planar_2link.urdf) without contacts against MuJoCo loading the same URDF, with
-the same integrator and time step: q(t) agrees to 1e-6 over 1 s (MuJoCo is a test-only dependency)."""
+the same integrator and time step: q(t) and v(t) agree to rounding over 1 s (MuJoCo is a test-only
+dependency). Measured: |q - q_mujoco| 3.5e-15 rad and |v - v_mujoco| 3.9e-14 rad/s with RK4, 1.4e-14 rad
+and 1.7e-13 rad/s with semi-implicit Euler."""
 
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ def mujoco_model(urdf_text: str, dt: float, integrator: str) -> mujoco.MjModel:
     return model
 
 
+# the largest |q - q_mujoco| [rad] and |v - v_mujoco| [rad/s] over 1 s: a few times the measured values
+BOUND = {"rk4": (1e-14, 1e-13), "semi_implicit_euler": (5e-14, 5e-13)}
+
+
 @pytest.mark.parametrize("integrator", sim.INTEGRATORS)
 def test_planar_arm_matches_mujoco(integrator: str) -> None:
     dt, seconds = 1e-3, 1.0
@@ -42,12 +48,14 @@ def test_planar_arm_matches_mujoco(integrator: str) -> None:
     data.qpos[order], data.qvel[order], data.qfrc_applied[order] = q0, v0, tau
     s = sim.Simulator(m, dt=dt, integrator=integrator, joint_limits=False)  # as MuJoCo without constraints
     s.reset(q0, v0)
-    worst = 0.0
+    worst_q = worst_v = 0.0
     for _ in range(round(seconds / dt)):
         s.step(tau)
         mujoco.mj_step(mj, data)
-        worst = max(worst, np.abs(s.q - data.qpos[order]).max())
-    print(f"\n{integrator}: max |q - q_mujoco| over {seconds} s = {worst:.2e} rad")
-    assert worst < 1e-6
-    np.testing.assert_allclose(s.v, data.qvel[order], rtol=0, atol=1e-6)
+        worst_q = max(worst_q, np.abs(s.q - data.qpos[order]).max())
+        worst_v = max(worst_v, np.abs(s.v - data.qvel[order]).max())
+    print(f"\n{integrator}: over {seconds} s, max |q - q_mujoco| = {worst_q:.2e} rad, "
+          f"max |v - v_mujoco| = {worst_v:.2e} rad/s")
+    bound_q, bound_v = BOUND[integrator]
+    assert worst_q <= bound_q and worst_v <= bound_v
     assert np.abs(s.q - q0).max() > 0.5  # the arm really moved
