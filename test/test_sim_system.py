@@ -127,8 +127,11 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert client.spin_until(
             lambda: any(abs(m.pose.pose.position.z - HEIGHT) < 1e-4 for m in s.odom[before_reset:]), 10.0)
         start = len(s.odom)
-        t0 = s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec
-        client.spin_until(lambda: s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec > t0 + 3.0, 60.0)
+        def sim_time() -> float:
+            return s.clock[-1].clock.sec + 1e-9 * s.clock[-1].clock.nanosec
+
+        t0 = sim_time()
+        assert client.spin_until(lambda: sim_time() > t0 + 3.0, 60.0)  # 3 s of simulated time
         heights = [m.pose.pose.position.z for m in s.odom[start:]]
         assert len(heights) > 100
         assert min(heights) > HEIGHT - 0.03 and max(heights) < HEIGHT + 0.01, (min(heights), max(heights))
