@@ -262,7 +262,8 @@ class ControlNode(Node):
             self._report_fault(f"the control loop stopped: {self.loop.error!r}")
 
     def _report_fault(self, message: str) -> None:
-        """From any thread: end the node with exit code 1 (the first fault's message is logged)."""
+        """From any thread: end the node with exit code 1; the first fault's message is logged, as one line
+        with the exit."""
         self._fault = self._fault or message
         self._fault_guard.trigger()
 
@@ -323,7 +324,8 @@ class ControlNode(Node):
         assert self.manager is not None
         try:
             response.ok, response.message = self.manager.switch(
-                list(request.activate_controllers), list(request.deactivate_controllers), request.strictness
+                list(request.activate_controllers), list(request.deactivate_controllers), request.strictness,
+                request.timeout,
             )
         except Exception:  # as _answer
             response.ok, response.message = False, self._unexpected()

@@ -13,7 +13,8 @@ lock). Every value a controller writes is checked before it reaches the command 
 interface's ``min``/``max``: ``LoanedInterfaces.set``). A controller that writes an unsafe value, whose
 ``update`` returns ERROR or DEACTIVATE, or raises, is deactivated with one error line and its command
 interfaces go to their safe mode (``safe_command``); so is every controller using an interface of a component
-that failed, after which ``on_hardware_failure`` is called (control_node then exits non-zero).
+that failed, after which ``on_hardware_failure`` gets one message saying what failed and what was stopped
+(the default logs it as an error; control_node logs it and exits non-zero).
 ``enter_lockstep`` switches to lockstep cycles (lockstep.py), in which a cycle waits for the external commands
 answering its state.
 """
@@ -85,6 +86,7 @@ class ResourceManager:
         self.description = description
         self.logger = logger
         self.components: dict[str, HardwareComponent] = {}
+        self.errors: dict[str, str] = {}  # component -> why it went through on_error (the latest time)
         states: list[tuple[str, list[InterfaceDescription]]] = []
         commands: list[tuple[str, list[InterfaceDescription]]] = []
         for info in description.hardware:
@@ -169,7 +171,6 @@ class ResourceManager:
                 continue
             result = self._call(component, "write", time, period)
             if result is ReturnType.DEACTIVATE:
-                self.logger.warning(f"component '{component.name}' asked to be deactivated from write()")
                 component.deactivate()
                 failed.append(component.name)
             elif result is not ReturnType.OK:
@@ -187,11 +188,12 @@ class ResourceManager:
             return ReturnType.ERROR
 
     def _fail(self, component: HardwareComponent, what: str) -> None:
+        """``on_error``; ``errors[name]`` says what failed (the controller manager reports it)."""
         state = component.handle_error()
-        self.logger.error(
+        self.errors[component.name] = (
             f"component '{component.name}' returned an error from {what}(): "
-            f"{component.last_error or 'no detail'}; "
-            f"it is now {state.value} and its interfaces are unavailable"
+            f"{component.last_error or 'no detail'}; it is now {state.value} and its interfaces are "
+            "unavailable"
         )
 
     def components_of(self, names: Sequence[str], owners: dict[str, str]) -> dict[str, list[str]]:
@@ -214,10 +216,6 @@ class ControllerEntry:
         return self.controller.lifecycle_state
 
 
-def _ignore(message: str) -> None:
-    return None
-
-
 class ControllerManager:
     def __init__(
         self,
@@ -235,8 +233,8 @@ class ControllerManager:
         self._active: list[ControllerEntry] = []
         self.cycle_lock = threading.Lock()
         self.gate: LockstepGate | None = None
-        # called (in the control thread) with a message after components failed and their users were stopped
-        self.on_hardware_failure: Callable[[str], None] = _ignore
+        # called (in the control thread) with one message after components failed and their users were stopped
+        self.on_hardware_failure: Callable[[str], None] = logger.error
 
     def enter_wall_clock_loop(self, period: float) -> None:
         """Before the first cycle of a wall-clock loop: every component learns the nominal period."""
@@ -371,18 +369,33 @@ class ControllerManager:
         return ""
 
     def switch(
-        self, activate: Sequence[str], deactivate: Sequence[str], strictness: int = BEST_EFFORT
+        self,
+        activate: Sequence[str],
+        deactivate: Sequence[str],
+        strictness: int = BEST_EFFORT,
+        timeout: float = 0.0,
     ) -> tuple[bool, str]:
         """Deactivate then activate controllers between two cycles; returns ``(ok, message)``.
 
         STRICT refuses the whole switch when any part is impossible; BEST_EFFORT (also 0) does what it can and
-        reports the rest (ok is then false if anything was skipped).
+        reports the rest (ok is then false if anything was skipped). ``timeout`` [s] (0: 1 s) bounds the wait
+        for the control loop to be between two cycles.
         """
         strictness = strictness or BEST_EFFORT
+        refusal = ""
         if strictness not in (BEST_EFFORT, STRICT):
-            return False, f"strictness must be 1 (BEST_EFFORT) or 2 (STRICT), got {strictness}"
-        with self.cycle_lock:
+            refusal = f"strictness must be 1 (BEST_EFFORT) or 2 (STRICT), got {strictness}"
+        elif not (math.isfinite(timeout) and timeout >= 0.0):
+            refusal = f"timeout must be a finite number of seconds >= 0 (0 means 1 s), got {timeout}"
+        elif not self.cycle_lock.acquire(timeout=timeout or 1.0):
+            refusal = f"the control loop was not between two cycles within timeout {timeout or 1.0} s"
+        if refusal:
+            self.logger.error(f"switch refused: {refusal}")
+            return False, f"switch refused: {refusal}"
+        try:
             return self._switch(list(activate), list(deactivate), strictness)
+        finally:
+            self.cycle_lock.release()
 
     def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> tuple[bool, str]:
         problems: list[str] = []
@@ -519,44 +532,57 @@ class ControllerManager:
             with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
                 result = entry.controller.update(time, period)
         except UnsafeCommandError as exc:
-            self._stop(entry, f"controller '{entry.name}' wrote an unsafe command: {exc}")
+            self._stop(entry)
+            self.logger.error(f"controller '{entry.name}' wrote an unsafe command: {exc}"
+                              f"{self._stopped(entry)}")
             return
         except Exception:  # a controller bug must not stop the loop: deactivate it and say why
-            self._stop(entry, f"controller '{entry.name}' raised in update()\n{traceback.format_exc()}")
+            self._stop(entry)
+            self.logger.error(f"controller '{entry.name}' raised in update(){self._stopped(entry)}:\n"
+                              f"{traceback.format_exc()}")
             return
         if result is not ReturnType.OK:
-            self._stop(entry, f"controller '{entry.name}' returned {result.name} from update()")
+            self._stop(entry)
+            self.logger.error(f"controller '{entry.name}' returned {result.name} from update()"
+                              f"{self._stopped(entry)}")
 
-    def _stop(self, entry: ControllerEntry, why: str) -> None:
-        """Deactivate ``entry`` on the manager's own decision and put its command interfaces in safe mode;
-        one error line: ``why``, and what was done."""
+    def _stop(self, entry: ControllerEntry) -> None:
+        """Deactivate ``entry`` on the manager's own decision and put its command interfaces in safe mode."""
         commands = self.resources.commands
         self._deactivate(entry)
         for name in entry.command_names:
             i = commands.index[name]
             commands.values[i] = safe_command(name, float(commands.values[i]), self.resources.states)
+
+    @staticmethod
+    def _stopped(entry: ControllerEntry) -> str:
         n = len(entry.command_names)
-        done = f"; deactivated it, its {n} command interface(s) in {SAFE_MODE}" if n else "; deactivated it"
-        if "\n" in why:  # a traceback: the summary first
-            head, _, trace = why.partition("\n")
-            self.logger.error(f"{head}{done}:\n{trace}")
-        else:
-            self.logger.error(why + done)
+        return f"; deactivated it, its {n} command interface(s) in {SAFE_MODE}" if n else "; deactivated it"
 
     def _stop_users_of(self, failed: list[str]) -> None:
+        """Stop (safe mode) every active controller using an interface of the components ``failed``; then one
+        message: ``on_hardware_failure`` for components that went through on_error, a warning for those that
+        asked to be deactivated."""
         if not failed:
             return
         broken = set(failed)
+        stopped = []
         for entry in list(self._active):
             used = [n for n in entry.command_names if self.resources.command_owner[n] in broken]
             used += [n for n in entry.state_names if self.resources.state_owner[n] in broken]
             if used:
-                self._stop(entry, f"controller '{entry.name}' uses {len(used)} interface(s) of failed "
-                                  f"hardware {', '.join(sorted(broken))}")
+                self._stop(entry)
+                stopped.append(entry.name)
+        effect = (f"; controller(s) {', '.join(stopped)} deactivated, their command interfaces in {SAFE_MODE}"
+                  if stopped else "")
         states = {n: self.resources.components[n].lifecycle_state for n in sorted(broken)}
         errored = [n for n, state in states.items() if state not in _PATH_UP[1:]]
         if errored:  # went through on_error (a component that asked to be deactivated is INACTIVE)
-            self.on_hardware_failure(f"hardware {', '.join(errored)} failed")
+            self.on_hardware_failure("; ".join(self.resources.errors[n] for n in errored) + effect)
+        asked = [n for n in states if n not in errored]
+        if asked:
+            self.logger.warning(f"component(s) {', '.join(asked)} asked to be deactivated from write()"
+                                f"{effect}")
 
     def shutdown(self) -> None:
         """Deactivate every controller, then deactivate and shut down every component."""

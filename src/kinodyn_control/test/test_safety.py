@@ -198,9 +198,21 @@ def test_an_exception_in_read_is_a_read_error_and_reported_as_hardware_failure()
 
     sys.read = broken
     h.manager.cycle(0.0, DT)
-    assert sys.lifecycle_state is LifecycleState.UNCONFIGURED and failures == ["hardware sys failed"]
-    assert h.messages("error") == ["component 'sys' returned an error from read(): read() raised OSError: "
-                                   "bus gone; it is now unconfigured and its interfaces are unavailable"]
+    assert sys.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert failures == ["component 'sys' returned an error from read(): read() raised OSError: bus gone; it "
+                        "is now unconfigured and its interfaces are unavailable"]  # no controller was active
+
+
+def test_without_a_listener_a_hardware_failure_is_one_error_line() -> None:
+    h = two_joint_arm()
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    h.set_command("j2/position", math.inf)  # not claimed; GenericSystem.read returns ERROR
+    h.manager.cycle(0.0, DT)
+    assert h.messages("error") == [
+        "component 'sys' returned an error from read(): unusable command(s): j2/position = inf; it is now "
+        "unconfigured and its interfaces are unavailable; controller(s) pd deactivated, their command "
+        "interfaces in safe mode: effort, velocity and acceleration 0, position held"
+    ]
 
 
 # --- the simulator: physics failure and absurd pushes -------------------------------------------------------
@@ -222,13 +234,14 @@ def test_physics_failure_is_a_write_error_the_manager_reports() -> None:
         h.manager.cycle(k * 1e-3, 1e-3)
         if failures:
             break
-    assert failures == ["hardware quadruped_system failed"]
+    (failure,) = failures
     assert component.lifecycle_state is LifecycleState.UNCONFIGURED
     assert h.manager.controllers["jsb"].state is LifecycleState.INACTIVE
-    (hardware_error, jsb_error) = h.messages("error")
-    assert "returned an error from write(): the physics failed at t = " in hardware_error
-    assert "not positive definite" in hardware_error.lower()
-    assert jsb_error.startswith("controller 'jsb' uses 36 interface(s) of failed hardware quadruped_system")
+    assert failure.startswith("component 'quadruped_system' returned an error from write(): the physics "
+                              "failed at t = ")
+    assert "simulation diverged" in failure and "not positive definite" in failure.lower()
+    assert failure.endswith("; controller(s) jsb deactivated, their command interfaces in safe mode: effort, "
+                            "velocity and acceleration 0, position held")
     published = [m for m in h.contexts["jsb"].publishers["/joint_states"].messages]
     assert published and all(np.isfinite(m.effort).all() and np.isfinite(m.position).all() for m in published)
 
@@ -306,3 +319,23 @@ def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch) -> Non
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def test_switch_timeout_must_be_finite_and_bounds_the_wait_for_the_loop() -> None:
+    h = two_joint_arm()
+    h.manager.load("pd", PD, {"joints": list(JOINTS)})
+    h.manager.configure("pd")
+    for timeout in (math.nan, -1.0, math.inf):
+        ok, message = h.manager.switch(["pd"], [], timeout=timeout)
+        assert not ok
+        assert message == ("switch refused: timeout must be a finite number of seconds >= 0 (0 means 1 s), "
+                           f"got {timeout}")
+    with h.manager.cycle_lock:  # a control cycle that does not end
+        ok, message = h.manager.switch(["pd"], [], timeout=0.05)
+    assert (ok, message) == (False, "switch refused: the control loop was not between two cycles within "
+                                    "timeout 0.05 s")
+    assert h.manager.controllers["pd"].state is LifecycleState.INACTIVE
+    assert h.manager.switch(["pd"], [], timeout=0.05) == (True, "ok")
+    send(h, "pd", pd_command([], [], [], [], [], []))
+    assert h.messages("warning") == ["rejected command on /pd/commands: the message names no joint; command "
+                                     "'j1', 'j2'"]

@@ -151,9 +151,7 @@ class Simulator:
                          push_body, push_offset, push_wrench, self._mimic, self._q_next, self._v_next,
                          self.contact_forces, self.contact_points)
         except (ArithmeticError, ValueError) as exc:  # the dynamics of a state blown up by the step
-            raise FloatingPointError(
-                f"simulation diverged at t = {self.t:.6f} s (the dynamics failed inside the step: {exc}); "
-                "lower dt, the pushes or torques, or the contact stiffness") from exc
+            raise self._diverged("the dynamics failed inside the step", exc) from exc
         self.q, self._q_next = self._q_next, self.q
         self.v, self._v_next = self._v_next, self.v
         if not (np.isfinite(self.q).all() and np.isfinite(self.v).all()):
@@ -163,9 +161,16 @@ class Simulator:
         if self._pushes:
             self._pushes = [(b, o, w, n - 1) for b, o, w, n in self._pushes if n > 1]
             self._update_push_arrays()
-        self._apply_impulses()
+        try:
+            self._apply_impulses()
+        except (ArithmeticError, ValueError) as exc:
+            raise self._diverged("the contact and joint-limit impulses failed", exc) from exc
         for imu in self.imus:
             imu.update(self.q, self.v, self.dt)
+
+    def _diverged(self, what: str, exc: Exception) -> FloatingPointError:
+        return FloatingPointError(f"simulation diverged at t = {self.t:.6f} s ({what}: {exc}); lower dt, the "
+                                  "pushes or torques, or the contact stiffness")
 
     def _apply_impulses(self) -> None:
         """Inelastic impulses of the hard contacts and the joint limits (module doc, item 3)."""

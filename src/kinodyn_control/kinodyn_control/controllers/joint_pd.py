@@ -39,6 +39,8 @@ class JointPDController(JointCommandController):
     def parse(self, msg: JointPDCommand) -> np.ndarray:
         """Rows position, velocity, effort, kp, kd; columns in the controller's joint order."""
         names = list(msg.name)
+        if not names:
+            raise CommandRejectedError("empty", f"the message names no joint; command {_names(self.joints)}")
         for field in FIELDS:
             if len(getattr(msg, field)) != len(names):
                 raise CommandRejectedError(
