@@ -300,13 +300,14 @@ class ControlNode(Node):
         return response
 
     def _load(self, request: LoadController.Request, response: LoadController.Response) -> Any:
-        assert self.manager is not None
+        manager = self.manager
+        assert manager is not None
 
         def load() -> None:
             key = f"{request.name}.type"
             if not self.has_parameter(key):
                 raise ControllerError(f"cannot load controller '{request.name}': parameter {key} is not set")
-            self.manager.load(
+            manager.load(
                 request.name, self.get_parameter(key).value, self._controller_params(request.name)
             )
 

@@ -411,11 +411,10 @@ class ControllerManager:
         taking: dict[str, str] = {}
         for name in activate:
             entry = self.controllers.get(name)
-            problem = (
-                f"controller '{name}' is not loaded"
-                if entry is None
-                else self._activation_problem(entry, releasing, taking)
-            )
+            if entry is None:
+                problems.append(f"controller '{name}' is not loaded")
+                continue
+            problem = self._activation_problem(entry, releasing, taking)
             if problem:
                 problems.append(problem)
                 continue

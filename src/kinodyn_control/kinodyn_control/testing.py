@@ -36,7 +36,8 @@ def pd_command(names, position, velocity, effort, kp, kd, stamp_ns: int = 0) -> 
 
 class FakePublisher:
     def __init__(self, msg_type: type, topic: str) -> None:
-        self.msg_type, self.topic, self.messages = msg_type, topic, []
+        self.msg_type, self.topic = msg_type, topic
+        self.messages: list[Any] = []
 
     def publish(self, msg: Any) -> None:
         self.messages.append(msg)

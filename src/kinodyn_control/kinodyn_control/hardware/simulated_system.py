@@ -341,6 +341,7 @@ class SimulatedSystem(System):
                     self.states.set(name, value)
         for sensor, imu in self.imus:
             r = imu.reading
+            assert r is not None  # add_imu resets the sensor, which takes the first reading
             values = (*r.orientation, *r.angular_velocity, *r.linear_acceleration)
             for interface, value in zip(IMU_INTERFACES, values, strict=True):
                 self.states.set(f"{sensor}/{interface}", value)
