@@ -126,7 +126,10 @@ class Simulator:
         self._push_arrays = (body, offset, wrench)
 
     def _generalized_torque(self, tau: Any) -> np.ndarray:
-        tau = np.asarray(tau, dtype=np.float64)
+        try:
+            tau = np.asarray(tau, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"tau must be an array of numbers [N m or N], got {tau!r:.80}") from None
         nv, first = self.model.nv, self._first_v
         if tau.shape == (nv - first,) and first:
             tau = np.concatenate([np.zeros(first), tau])
