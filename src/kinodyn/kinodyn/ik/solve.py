@@ -26,6 +26,7 @@ configuration found, with its remaining error.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -129,6 +130,26 @@ def _default_seed(model: Model) -> FloatArray:
     return q
 
 
+def _check_options(position_tolerance: float, orientation_tolerance: float, max_iterations: int,
+                   restarts: int, timeout: float | None) -> None:
+    """One ``ValueError`` line naming the first option out of range."""
+    for name, value in zip(("position_tolerance", "orientation_tolerance"),
+                           (position_tolerance, orientation_tolerance), strict=True):
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"{name} must be a positive finite number, got {value}")
+    if max_iterations < 1 or restarts < 0:
+        raise ValueError(f"need max_iterations >= 1 and restarts >= 0, got {max_iterations}, {restarts}")
+    if timeout is not None and not timeout >= 0.0:
+        raise ValueError(f"timeout must be None or a number of seconds >= 0, got {timeout}")
+
+
+def _checked_seed(model: Model, q_seed: ArrayLike) -> FloatArray:
+    q = model.check_q(q_seed)
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"q_seed must be finite, got {q.tolist()}")
+    return q
+
+
 def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: ArrayLike | None = None,
              q_seed: ArrayLike | None = None, rng: np.random.Generator | int | None = None, *,
              kind: str = "pose", method: str = "lm", position_tolerance: float = 1e-6,
@@ -162,11 +183,10 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
         if not tasks or not all(isinstance(task, FrameTask) for task in tasks):
             raise ValueError(f"frame must be a frame name or index, or a non-empty list of FrameTask; "
                              f"got {frame!r}")
-    if max_iterations < 1 or restarts < 0:
-        raise ValueError(f"need max_iterations >= 1 and restarts >= 0, got {max_iterations}, {restarts}")
+    _check_options(position_tolerance, orientation_tolerance, max_iterations, restarts, timeout)
     max_iterations = int(max_iterations)
     problem = _Problem(model, tasks, active_joints)
-    q = problem.limit.project(_default_seed(model) if q_seed is None else model.check_q(q_seed))
+    q = problem.limit.project(_default_seed(model) if q_seed is None else _checked_seed(model, q_seed))
     generator: np.random.Generator | None = None  # made at the first restart (seeding one costs ~30 us)
     deadline = np.inf if timeout is None else time.perf_counter() + timeout
     tolerances = (float(position_tolerance), float(orientation_tolerance))

@@ -76,8 +76,16 @@ class FrameTask:
         self.set_target(target)
 
     def set_target(self, target: ArrayLike) -> None:
-        """New target: 4x4 pose (any kind), 3-vector (position task) or 3x3 rotation (orientation task)."""
-        target = np.asarray(target, dtype=float)
+        """New target: 4x4 pose (any kind), 3-vector (position task) or 3x3 rotation (orientation task).
+
+        Refused with one line naming the target: not numbers, a wrong shape, a non-finite entry, a
+        4x4 pose whose bottom row is not (0, 0, 0, 1), a rotation that is not orthonormal.
+        """
+        try:
+            target = np.asarray(target, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"target of the task on {self.frame_name!r} must be an array of numbers, "
+                             f"got {target!r}") from None
         position, rotation = np.zeros(3), np.eye(3)
         if target.shape == (4, 4):
             position, rotation = target[:3, 3].copy(), target[:3, :3].copy()
@@ -91,7 +99,11 @@ class FrameTask:
                              f"{', a 3x3 rotation' if self.kind == 'orientation' else ''}, "
                              f"got shape {target.shape}")
         if not np.all(np.isfinite(target)):
-            raise ValueError(f"target of the task on {self.frame_name!r} must be finite, got {target}")
+            raise ValueError(f"target of the task on {self.frame_name!r} must be finite, got "
+                             f"{target.ravel().tolist()}")
+        if target.shape == (4, 4) and np.max(np.abs(target[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-9:
+            raise ValueError(f"target pose of the task on {self.frame_name!r} is not homogeneous: its bottom "
+                             f"row is {target[3].tolist()}, not (0, 0, 0, 1)")
         if self.constrains_orientation and np.max(np.abs(rotation.T @ rotation - np.eye(3))) > 1e-6:
             raise ValueError(f"target rotation of the task on {self.frame_name!r} is not orthonormal "
                              f"(max |C^T C - I| > 1e-6); re-orthonormalize it")

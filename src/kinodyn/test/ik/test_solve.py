@@ -149,6 +149,16 @@ def test_timeout_and_argument_errors(arm7) -> None:
         solve_ik(arm7, [FrameTask(arm7, "ee_link", target)], target)
     with pytest.raises(ValueError, match="q must have shape"):
         solve_ik(arm7, "ee_link", target, q_seed=np.zeros(3))
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="q_seed must be finite"):
+            solve_ik(arm7, "ee_link", target, q_seed=np.full(7, bad))
+    for option, value in (("position_tolerance", -1.0), ("orientation_tolerance", np.nan),
+                          ("position_tolerance", np.inf)):
+        with pytest.raises(ValueError, match=f"{option} must be a positive finite number"):
+            solve_ik(arm7, "ee_link", target, **{option: value})
+    for timeout in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="timeout must be None or a number of seconds >= 0"):
+            solve_ik(arm7, "ee_link", target, timeout=timeout)
 
 
 @pytest.mark.parametrize("robot, frame", [("arm7", "ee_link"), ("panda", "panda_hand")])

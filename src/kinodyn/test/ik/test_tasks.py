@@ -80,7 +80,18 @@ def test_task_rejects_bad_targets(arm7) -> None:
         FrameTask(arm7, "ee_link", np.eye(4), kind="twist")
     with pytest.raises(ValueError, match="must be a 4x4 pose"):
         FrameTask(arm7, "ee_link", np.zeros(3), kind="pose")
+    scaled = np.eye(4)
+    scaled[:3, :3] *= 2.0
     with pytest.raises(ValueError, match="not orthonormal"):
-        FrameTask(arm7, "ee_link", 2.0 * np.eye(4))
+        FrameTask(arm7, "ee_link", scaled)
+    with pytest.raises(ValueError, match=r"not homogeneous: its bottom row is \[1.0, 0.0, 0.0, 1.0\]"):
+        FrameTask(arm7, "ee_link", np.vstack([np.eye(4)[:3], [1.0, 0.0, 0.0, 1.0]]))
+    with pytest.raises(ValueError, match="must be an array of numbers, got 'home'"):
+        FrameTask(arm7, "ee_link", "home")
+    nan_pose = np.eye(4)
+    nan_pose[0, 3] = np.nan
+    with pytest.raises(ValueError, match="must be finite") as refused:
+        FrameTask(arm7, "ee_link", nan_pose)
+    assert "\n" not in str(refused.value)  # one line
     with pytest.raises(KeyError, match="unknown frame"):
         FrameTask(arm7, "ee_lnk", np.eye(4))
