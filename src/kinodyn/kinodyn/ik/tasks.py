@@ -164,7 +164,9 @@ class TaskStack:
         position_errors = np.empty(len(self.tasks))
         orientation_errors = np.empty(len(self.tasks))
         ki, kf = self.model.kernel_data
-        evaluate_tasks(ki, kf, q, *self.kernel_arrays, error, jacobian, position_errors, orientation_errors)
+        evaluate_tasks(ki, kf, q, self._frames, self._row_start, self._row_stop, self._target_position,
+                       self._target_rotation, self._sqrt_weights, self.columns, error, jacobian,
+                       position_errors, orientation_errors)
         return TaskEvaluation(q, error, jacobian, position_errors, orientation_errors)
 
     @property
