@@ -19,12 +19,13 @@ from std_msgs.msg import Float64MultiArray
 
 from kinodyn_interfaces.srv import GravityCompensation, InverseDynamics, MassMatrix
 from kinodyn_ros.conversions import (
-    JointStateError,
+    InputError,
     array_to_multiarray,
     joint_state_to_q,
     joint_state_vector,
     wrenches_by_link,
 )
+from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.floating_base import (
     configuration,
     coordinate_names,
@@ -32,8 +33,10 @@ from kinodyn_ros.floating_base import (
     odometry_base_state,
     velocity,
 )
+from kinodyn_ros.input_bounds import check_magnitude, declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.parameters import declare_positive
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.service_call import answering_bad_requests, error_text
 
@@ -47,6 +50,10 @@ class Dynamics(Node):
         self._model, _, source = declare_and_load_model(self, floating_base)
         self._names = coordinate_names(self._model)  # the order of v: the base's 6 first if floating
         self._base_pose: np.ndarray | None = None  # q[:7] of the latest odometry (floating base)
+        self._bounds = declare_joint_bounds(self, self._model)
+        self._velocity_bound = declare_positive(self, "joint_velocity_bound", 1e3)
+        self._acceleration_bound = declare_positive(self, "joint_acceleration_bound", 1e5)
+        self._wrench_bound = declare_positive(self, "wrench_bound", 1e6)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         for srv_type, name, handle in (
@@ -61,10 +68,18 @@ class Dynamics(Node):
                 Float64MultiArray, "~/gravity_efforts", QoSProfile(depth=10)
             )
             self.create_subscription(
-                JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data
+                JointState,
+                "joint_states",
+                dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
+                qos_profile_sensor_data,
             )
             if floating_base:
-                self.create_subscription(Odometry, "odometry", self._on_odometry, qos_profile_sensor_data)
+                self.create_subscription(
+                    Odometry,
+                    "odometry",
+                    dropping_bad_messages(self._problems, "odometry message", self._on_odometry),
+                    qos_profile_sensor_data,
+                )
         self.get_logger().info(
             f"URDF from {source}: {len(self._model.joint_names)} joints"
             f"{' on a floating base' if floating_base else ''}; services {self.get_fully_qualified_name()}/"
@@ -88,16 +103,27 @@ class Dynamics(Node):
         model, names = self._model, self._model.joint_names
         state = request.joint_state
         q = self._configuration(state, request.base_pose)
-        v = velocity(model, joint_state_vector(state, state.velocity, names, "velocity"), request.base_twist,
-                     "base_twist")
-        a = velocity(model, joint_state_vector(state, request.acceleration, names, "acceleration"),
-                     request.base_acceleration, "base_acceleration")
+        v = check_magnitude(
+            velocity(model, joint_state_vector(state, state.velocity, names, "velocity"), request.base_twist,
+                     "base_twist"),
+            self._velocity_bound,
+            "velocity",
+            "joint_velocity_bound",
+        )
+        a = check_magnitude(
+            velocity(model, joint_state_vector(state, request.acceleration, names, "acceleration"),
+                     request.base_acceleration, "base_acceleration"),
+            self._acceleration_bound,
+            "acceleration",
+            "joint_acceleration_bound",
+        )
         wrenches = wrenches_by_link(request.external_wrenches)
-        for link in wrenches:
+        for link, w in wrenches.items():
             try:
                 self._model.frame_id(link)
             except KeyError as exc:
                 raise KeyError(f"external wrench on an unknown link: {error_text(exc)}") from None
+            check_magnitude(w, self._wrench_bound, f"external wrench on {link!r}", "wrench_bound")
         response.effort = self._model.rnea(q, v, a, wrenches or None).tolist()
         response.name = self._names
         response.success = True
@@ -119,36 +145,32 @@ class Dynamics(Node):
         response.success = True
         return response
 
+    def _positions(self, state: JointState) -> np.ndarray:
+        """Every joint's position from ``state``, within the input bounds (else JointStateError)."""
+        return self._bounds.check_q(joint_state_to_q(state, self._model.joint_names))
+
     def _configuration(self, state: JointState, base_pose: Pose) -> np.ndarray:
         """The model's q from a request's joint state and base pose (floating_base.configuration)."""
-        joints = joint_state_to_q(state, self._model.joint_names)
-        return configuration(self._model, joints, base_pose, "base_pose")
+        return configuration(self._model, self._positions(state), base_pose, "base_pose")
 
     def _on_joint_state(self, msg: JointState) -> None:
-        """The joints' g(q) on ~/gravity_efforts (with a floating base at the latest odometry's base pose)."""
-        try:
-            q = joint_state_to_q(msg, self._model.joint_names)
-        except JointStateError as exc:
-            self._problems.warn(exc.key, f"ignoring joint_states message: {exc}")
-            return
+        """The joints' g(q) on ~/gravity_efforts (with a floating base, at the latest odometry's base pose); a
+        message that is not usable, or one before any odometry, raises InputError (dropped, logged)."""
+        q = self._positions(msg)
         if self._model.floating_base:
             if self._base_pose is None:
-                self._problems.warn(
-                    ("no_odometry",),
-                    "ignoring joint_states message: no usable odometry yet: with floating_base, g(q) needs "
-                    "the base orientation from the odometry topic",
+                raise InputError(
+                    "no_odometry",
+                    "no usable odometry yet: with floating_base, g(q) needs the base orientation from the "
+                    "odometry topic",
                 )
-                return
             q = np.concatenate([self._base_pose, q])
         gravity = joint_part(self._model, self._model.gravity_torques(q))
-        self._gravity.publish(array_to_multiarray(gravity, ["joints"]))
+        publish_finite(self._gravity, array_to_multiarray(gravity, ["joints"]), self._problems)
 
     def _on_odometry(self, msg: Odometry) -> None:
-        """Keep the base pose for ~/gravity_efforts; an unusable message is ignored with a warning."""
-        try:
-            self._base_pose = odometry_base_state(msg, self._model.frame_names[0])[1]
-        except ValueError as exc:
-            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
+        """Keep the base pose for ~/gravity_efforts; a message that is not usable raises (dropped, logged)."""
+        self._base_pose = odometry_base_state(msg, self._model.frame_names[0])[1]
 
 
 def main(args: list[str] | None = None) -> int:

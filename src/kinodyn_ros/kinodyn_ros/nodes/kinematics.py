@@ -23,17 +23,20 @@ from std_msgs.msg import Float64MultiArray, Header
 
 from kinodyn_interfaces.srv import ComputeFK, ComputeIK
 from kinodyn_ros.conversions import (
-    JointStateError,
+    InputError,
     array_to_multiarray,
     joint_state_to_q,
     matrix_to_pose,
     pose_to_matrix,
     q_to_joint_state,
+    quoted,
 )
+from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.floating_base import base_induced_twist, configuration, odometry_base_state
+from kinodyn_ros.input_bounds import check_reach, declare_joint_bounds, reach_radius
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_positive
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.parameters import declare_non_negative, declare_positive
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.service_call import answering_bad_requests, error_text
 
@@ -77,6 +80,8 @@ class Kinematics(Node):
         self._joint_lower = self._model.lower_limit[self._first :]
         self._joint_upper = self._model.upper_limit[self._first :]
         self._active_joints = self._model.joint_names if floating_base else None  # IK holds the base
+        self._bounds = declare_joint_bounds(self, self._model)
+        self._target_margin = declare_non_negative(self, "ik_target_margin", 1.0)
         self._position_tolerance = declare_positive(self, "ik_position_tolerance", 1e-6)
         self._orientation_tolerance = declare_positive(self, "ik_orientation_tolerance", 1e-6)
         self._timeout = declare_positive(self, "ik_timeout", 1.0)
@@ -110,7 +115,7 @@ class Kinematics(Node):
 
     # --- services ------------------------------------------------------------------------------
     def _compute_fk(self, request: ComputeFK.Request, response: ComputeFK.Response) -> ComputeFK.Response:
-        joints = joint_state_to_q(request.joint_state, self._model.joint_names)
+        joints = self._bounds.check_q(joint_state_to_q(request.joint_state, self._model.joint_names))
         q = configuration(self._model, joints, request.base_pose, "base_pose")
         if not request.frames:
             raise ValueError("frames is empty; name at least one URDF link")
@@ -120,23 +125,28 @@ class Kinematics(Node):
         response.success = True
         return response
 
-    def _target_in_root(self, msg: PoseStamped) -> np.ndarray:
-        """``T_world_target``; the pose must be given in the model's world frame (the root link, or
-        ``world_frame`` with a floating base; no tf lookup here)."""
+    def _target_in_root(self, msg: PoseStamped, frame: str) -> np.ndarray:
+        """``T_world_target`` of ``frame``; the pose must be given in the model's world frame (the root link,
+        or ``world_frame`` with a floating base; no tf lookup here) and lie within the frame's reach plus
+        ``ik_target_margin`` (else InputError)."""
         if msg.header.frame_id not in ("", self._world):
-            raise ValueError(
-                f"target pose is in frame {msg.header.frame_id!r}; give it in the model's world frame "
-                f"{self._world!r} (or leave header.frame_id empty)"
+            raise InputError(
+                "target_frame_id",
+                f"target pose is in frame {quoted(msg.header.frame_id)}; give it in the model's world frame "
+                f"{self._world!r} (or leave header.frame_id empty)",
             )
-        return pose_to_matrix(msg.pose)
+        reach = reach_radius(self._model, frame)
+        return check_reach(pose_to_matrix(msg.pose), reach, self._target_margin, frame)
 
     def _compute_ik(self, request: ComputeIK.Request, response: ComputeIK.Response) -> ComputeIK.Response:
         model = self._model
         self._model.frame_id(request.frame)  # KeyError naming close link names
-        target = self._target_in_root(request.target)
+        target = self._target_in_root(request.target, request.frame)
         if request.seed.name or request.seed.position:
             seed = np.clip(
-                joint_state_to_q(request.seed, model.joint_names), self._joint_lower, self._joint_upper
+                self._bounds.check_q(joint_state_to_q(request.seed, model.joint_names)),
+                self._joint_lower,
+                self._joint_upper,
             )
         else:
             seed = mid_range(self._joint_lower, self._joint_upper)
@@ -176,9 +186,7 @@ class Kinematics(Node):
             raise ValueError(f"parameter ik_frame: {error_text(exc)}") from None
         rate_hz = declare_positive(self, "rate_hz", 50.0)
         gain = declare_positive(self, "clik_gain", 10.0)
-        damping = self.declare_parameter("clik_damping", 1e-2).value
-        if not (math.isfinite(damping) and damping >= 0.0):
-            raise ValueError(f"parameter clik_damping must be a finite number >= 0, got {damping}")
+        damping = declare_non_negative(self, "clik_damping", 1e-2)
         self._clik = ClosedLoopIK(model, [task], gain, damping, self._active_joints)
         self._ik_frame = frame
         self._dt = 1.0 / rate_hz
@@ -186,38 +194,46 @@ class Kinematics(Node):
         self._target: np.ndarray | None = None
         self._base: tuple[np.ndarray, np.ndarray] | None = None  # (q[:7], v[:6]) of the latest odometry
         if model.floating_base:
-            self.create_subscription(Odometry, "odometry", self._on_odometry, qos_profile_sensor_data)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, qos_profile_sensor_data)
-        self.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, QoSProfile(depth=10))
+            self.create_subscription(
+                Odometry,
+                "odometry",
+                dropping_bad_messages(self._problems, "odometry message", self._on_odometry),
+                qos_profile_sensor_data,
+            )
+        self.create_subscription(
+            JointState,
+            "joint_states",
+            dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
+            qos_profile_sensor_data,
+        )
+        self.create_subscription(
+            PoseStamped,
+            "~/target_pose",
+            dropping_bad_messages(self._problems, "target pose", self._on_target_pose),
+            QoSProfile(depth=10),
+        )
         self._commands = self.create_publisher(Float64MultiArray, "~/joint_commands", QoSProfile(depth=10))
-        self.create_timer(self._dt, self._step)
+        self.create_timer(self._dt, dropping_bad_messages(self._problems, "CLIK step", self._step))
 
     def _on_joint_state(self, msg: JointState) -> None:
-        try:
-            self._q = joint_state_to_q(msg, self._model.joint_names)
-        except JointStateError as exc:
-            self._problems.warn(exc.key, f"ignoring joint_states message: {exc}")
+        """Keep the positions of ``msg`` for CLIK; a message that is not usable raises (dropped, logged)."""
+        self._q = self._bounds.check_q(joint_state_to_q(msg, self._model.joint_names))
 
     def _on_target_pose(self, msg: PoseStamped) -> None:
-        try:
-            target = self._target_in_root(msg)
-            self._clik.tasks[0].set_target(target)  # validates before the target is taken
-        except ValueError as exc:
-            self._problems.warn(("target_pose", str(exc)), f"ignoring target pose: {exc}")
-            return
+        """Take the CLIK target; a pose that is not usable raises (dropped, logged)."""
+        target = self._target_in_root(msg, self._ik_frame)
+        self._clik.tasks[0].set_target(target)  # validates before the target is taken
         self._target = target
 
     def _on_odometry(self, msg: Odometry) -> None:
-        try:
-            frame, q_base, v_base = odometry_base_state(msg, self._root)
-            if frame != self._world:
-                raise ValueError(
-                    f"Odometry header.frame_id {frame!r} is not the world frame {self._world!r} (parameter "
-                    "world_frame) that target poses are given in"
-                )
-        except ValueError as exc:
-            self._problems.warn(("odometry", str(exc)), f"ignoring odometry message: {exc}")
-            return
+        """Take the base pose and twist for CLIK; a message that is not usable raises (dropped, logged)."""
+        frame, q_base, v_base = odometry_base_state(msg, self._root)
+        if frame != self._world:
+            raise InputError(
+                "odometry_frame_id",
+                f"Odometry header.frame_id {quoted(frame)} is not the world frame {self._world!r} (parameter "
+                "world_frame) that target poses are given in",
+            )
         self._base = (q_base, v_base)
 
     def _step(self) -> None:
@@ -238,7 +254,7 @@ class Kinematics(Node):
         )
         joints = model.integrate(q, qdot, self._dt)[self._first :]
         command = np.clip(joints, self._joint_lower, self._joint_upper)
-        self._commands.publish(array_to_multiarray(command, ["joints"]))
+        publish_finite(self._commands, array_to_multiarray(command, ["joints"]), self._problems)
 
 
 def main(args: list[str] | None = None) -> int:
