@@ -11,6 +11,14 @@ import pytest
 from test.bad_inputs.core_cases import core_cases  # pytest --import-mode=importlib names it so
 from test.bad_inputs.matrix import FORBIDDEN, Result, render, run_in_process
 from test.bad_inputs.node_cases import node_cases, run_node_cases
+from test.bad_inputs.process_cases import (
+    launcher_cases,
+    launcher_sigkill_case,
+    parameter_cases,
+    run_physics_cases,
+    run_startup_cases,
+)
+from test.ros_listener import Listener
 
 
 def check(results: list[Result]) -> None:
@@ -36,4 +44,17 @@ def test_core_urdf_and_simulator_cases(tmp_path: Path) -> None:
 def test_topic_service_and_control_node_cases(spawn, tmp_path: Path) -> None:
     results = list(run_node_cases(spawn, tmp_path))
     assert len(results) == len(node_cases())
+    check(results)
+
+
+@pytest.mark.system
+def test_parameter_launcher_and_physics_fault_cases(spawn, tmp_path: Path) -> None:
+    cases = [*parameter_cases(), *launcher_cases()]
+    results = list(run_startup_cases(spawn, cases, tmp_path))
+    results.append(launcher_sigkill_case(spawn, tmp_path))
+    listener = Listener("bad_inputs_physics")
+    try:
+        results += run_physics_cases(spawn, tmp_path, listener)
+    finally:
+        listener.close()
     check(results)

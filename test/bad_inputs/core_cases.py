@@ -61,7 +61,8 @@ def core(
     doc: Doc | None = None,
     surface: str = "core API",
 ) -> Case:
-    return Case(surface, name, given, expected, call, names, doc)
+    returns_finite = {NAN_OUT: False, ANGLES: True, IK_CLOSEST: True}.get(doc) if doc else None
+    return Case(surface, name, given, expected, call, names, doc, returns_finite=returns_finite)
 
 
 # --- the algorithms: one family of bad arguments per function ----------------------------------------------

@@ -96,6 +96,7 @@ class Case:
     names: tuple[str, ...] = ()
     doc: Doc | None = None
     cause: str = ""
+    returns_finite: bool | None = None  # what the cited document says the result is (None: either)
 
     def __post_init__(self) -> None:
         assert self.surface in SURFACES and self.expected in CATEGORIES, (self.surface, self.expected)
@@ -210,7 +211,11 @@ def classify_call(case: Case, timeout: int = 60) -> Outcome:
         signal.signal(signal.SIGALRM, previous)
     own = [str(w.message) for w in caught if type(w.message).__module__.startswith("kinodyn")]
     said = f"; warned: {own[0][:200]}" if own else ""
-    if (where := non_finite_in(value)) is not None:
+    where = non_finite_in(value)
+    if case.returns_finite is not None and (where is None) != case.returns_finite:
+        got = "a finite result" if where is None else f"non-finite {where}"
+        return Outcome(SILENT, f"returned {got}, not what {case.doc.path if case.doc else 'the case'} says")
+    if where is not None:
         return accepted(case, f"returned non-finite {where}{said}")
     if case.names and not (len(own) == 1 and names_it(own[0], case.names)):
         return Outcome(SILENT, f"accepted without one warning naming {list(case.names)}; warned: {own}")
@@ -218,7 +223,7 @@ def classify_call(case: Case, timeout: int = 60) -> Outcome:
 
 
 # --- nodes and processes ------------------------------------------------------------------------------------
-LEVEL = re.compile(r"\[(WARN|ERROR|FATAL)\]")
+LEVEL = re.compile(r"\[(WARN|ERROR|FATAL)\]|^\S+: error: ")  # a node's log level, or argparse's error
 
 
 def problem_lines(log: str) -> list[str]:

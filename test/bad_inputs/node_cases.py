@@ -288,24 +288,6 @@ def joint_state_cases(node: str) -> list[Case]:
         topic(
             node,
             t,
-            "stamp_negative",
-            "joint_states: header.stamp.sec = -1",
-            js(sec=-1),
-            names=("stamp",),
-            cause="stamp",
-        ),
-        topic(
-            node,
-            t,
-            "nanosec_too_large",
-            "joint_states: header.stamp.nanosec = 2e9",
-            js(nanosec=2_000_000_000),
-            names=("stamp", "nanosec"),
-            cause="stamp",
-        ),
-        topic(
-            node,
-            t,
             "twenty_thousand_names",
             "joint_states: 20000 unknown names and positions",
             js(names=[f"j{i}" for i in range(20000)], position=[0.0] * 20000),
@@ -313,7 +295,27 @@ def joint_state_cases(node: str) -> list[Case]:
             cause="unknown",
         ),
     ]
-    if node == "state_publisher":
+    if node == "state_publisher":  # reads stamps (kinematics and dynamics take the latest state)
+        cases += [
+            topic(
+                node,
+                t,
+                "stamp_negative",
+                "joint_states: header.stamp.sec = -1",
+                js(sec=-1),
+                names=("stamp",),
+                cause="stamp",
+            ),
+            topic(
+                node,
+                t,
+                "nanosec_too_large",
+                "joint_states: header.stamp.nanosec = 2e9",
+                js(nanosec=2_000_000_000),
+                names=("stamp", "nanosec"),
+                cause="stamp",
+            ),
+        ]
         cases.append(
             topic(
                 node,
@@ -723,7 +725,7 @@ def kinematics_service_cases() -> list[Case]:
             "target_x_1e300",
             "compute_ik: target at x = 1e300",
             ik(tgt=target(x=1e300)),
-            names=("target", "reach", "1e9"),
+            names=("target", "reach", "translation"),
         ),
         service(k, i, "target_nan", "compute_ik: target y = NaN", ik(tgt=target(y=NAN)), names=("finite",)),
         service(
@@ -1012,16 +1014,26 @@ def control_service_cases() -> list[Case]:
             c,
             "switch_controller",
             "timeout_nan",
-            "switch_controller timeout = NaN",
-            SwitchController.Request(activate_controllers=["spare_pd"], strictness=2, timeout=NAN),
+            "switch_controller spare_pd for leg_pd_controller, timeout = NaN",
+            SwitchController.Request(
+                activate_controllers=["spare_pd"],
+                deactivate_controllers=["leg_pd_controller"],
+                strictness=2,
+                timeout=NAN,
+            ),
             names=("timeout",),
         ),
         service(
             c,
             "switch_controller",
             "timeout_negative",
-            "switch_controller timeout = -1",
-            SwitchController.Request(activate_controllers=["spare_pd"], strictness=2, timeout=-1.0),
+            "switch_controller spare_pd for leg_pd_controller, timeout = -1",
+            SwitchController.Request(
+                activate_controllers=["spare_pd"],
+                deactivate_controllers=["leg_pd_controller"],
+                strictness=2,
+                timeout=-1.0,
+            ),
             names=("timeout",),
         ),
         service(
@@ -1219,15 +1231,17 @@ class Session:
         return future.result() if self.listener.spin_until(future.done, timeout) else None
 
     def reactivate(self) -> None:
-        """Bring the command controllers back to active if a case made the manager deactivate them."""
-        answer = self.call("list_controllers", ListControllers.Request())
-        inactive = [
-            c.name for c in answer.controller if c.name in COMMAND_CONTROLLERS and c.state != "active"
-        ]
-        if inactive:
-            self.call(
-                "switch_controller", SwitchController.Request(activate_controllers=inactive, strictness=2)
+        """Bring the command controllers back to active (and spare_pd to inactive) if a case changed them."""
+        states = {
+            c.name: c.state for c in self.call("list_controllers", ListControllers.Request()).controller
+        }
+        inactive = [name for name in COMMAND_CONTROLLERS if states.get(name) != "active"]
+        spare = ["spare_pd"] if states.get("spare_pd") == "active" else []
+        if inactive or spare:
+            request = SwitchController.Request(
+                activate_controllers=inactive, deactivate_controllers=spare, strictness=2
             )
+            assert self.call("switch_controller", request).ok, f"cannot restore the controllers: {states}"
 
     def bad_outputs(self, since: float) -> tuple[list[str], list[str]]:
         non_finite, wrong = [], []
