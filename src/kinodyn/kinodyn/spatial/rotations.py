@@ -50,7 +50,7 @@ def as_rotation_matrix(C: ArrayLike) -> FloatArray:
     if matrix.shape != (3, 3):
         raise ValueError(f"a rotation matrix must have shape (3, 3), got shape {matrix.shape}")
     if not np.all(np.isfinite(matrix)):
-        raise ValueError(f"a rotation matrix must be finite, got {matrix}")
+        raise ValueError(f"a rotation matrix must be finite, got {matrix.tolist()}")
     deviation = np.max(np.abs(matrix.T @ matrix - np.eye(3)))
     determinant = np.linalg.det(matrix)
     if deviation > ORTHONORMALITY_TOLERANCE or determinant < 0.0:
