@@ -1,15 +1,18 @@
 """The bad-input matrix (issue 9, point 7): every named case lands in its expected category, none crashes or
 hangs, none is unsafe. ``python -m pytest test/test_bad_inputs.py -s`` prints the matrix of each part;
-docs/bad-input-matrix.md describes the cases and shows the latest matrix."""
+with ``KINODYN_BAD_INPUT_TABLE=<file>`` every case's row (surface, case, input, expected, outcome, what was
+seen) is appended to that file as Markdown. docs/bad-input-matrix.md describes the cases and shows the
+latest matrix."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from test.bad_inputs.core_cases import core_cases  # pytest --import-mode=importlib names it so
-from test.bad_inputs.matrix import FORBIDDEN, Result, render, run_in_process
+from test.bad_inputs.matrix import FORBIDDEN, Result, render, run_in_process, table_rows
 from test.bad_inputs.node_cases import node_cases, run_node_cases
 from test.bad_inputs.process_cases import (
     launcher_cases,
@@ -24,6 +27,9 @@ from test.ros_listener import Listener
 def check(results: list[Result]) -> None:
     """Print the matrix, then assert: nothing forbidden, every case in its expected category."""
     print("\n" + render(results))
+    if table := os.environ.get("KINODYN_BAD_INPUT_TABLE"):
+        with Path(table).open("a") as out:
+            out.write(table_rows(results))
     forbidden = [f"{r.case.name}: {r.outcome.detail}" for r in results if r.outcome.category in FORBIDDEN]
     assert not forbidden, "crash/hang or unsafe:\n" + "\n".join(forbidden)
     off = [

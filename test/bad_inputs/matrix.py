@@ -272,11 +272,17 @@ def classify_node(case: Case, seen: NodeObservation, causes_logged: set[str]) ->
 
 def classify_exit(case: Case, code: int | None, output: str, waited: float) -> Outcome:
     """A process given a bad input: exit code non-zero with one error line naming the input is a clear
-    error; a traceback is a crash; still running after ``waited`` s (``code`` None) means it was accepted."""
+    error; a traceback is a crash; still running after ``waited`` s (``code`` None) means it was accepted
+    (with ``names``: only with exactly one warning line naming one of them)."""
     if "Traceback" in output:
         return Outcome(CRASH, "traceback: " + " | ".join(output.strip().splitlines()[-2:])[:300])
     if code is None:
         lines = problem_lines(output)
+        if case.names and not (len(lines) == 1 and names_it(lines[0], case.names)):
+            return Outcome(
+                SILENT,
+                f"still running after {waited:.0f} s without one warning naming {list(case.names)}: {lines}",
+            )
         return accepted(
             case, f"still running after {waited:.0f} s" + (f"; said: {lines[0][-200:]}" if lines else "")
         )
@@ -322,6 +328,19 @@ def render(results: Sequence[Result]) -> str:
         for r in off
     ]
     return "\n".join(rows)
+
+
+def table_rows(results: Sequence[Result]) -> str:
+    """One Markdown table row per case: surface, name, input, expected, outcome, what was seen."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")[:160]
+
+    return "".join(
+        f"| {r.case.surface} | {r.case.name} | {cell(r.case.given)} | {r.case.expected} | "
+        f"{r.outcome.category}{'' if r.ok else ' (!)'} | {cell(r.outcome.detail)} |\n"
+        for r in results
+    )
 
 
 def run_in_process(cases: Sequence[Case], runner: Callable[[Case], Outcome] = classify_call) -> list[Result]:
