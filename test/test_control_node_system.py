@@ -217,30 +217,40 @@ class LockstepSession(Session):
     """A Session against control_node in lockstep: every joint state is answered with ``command`` stamped
     with that state's stamp (docs/nodes/control_node.md, "Lockstep"), and ``preceded_by`` (if any) is sent
     just before it. The states are kept one per stamp (a state re-published while the manager waits is a
-    copy), so a test judges simulated time and message content, not wall-clock time."""
+    copy, answered again as the protocol asks), so a test judges simulated time and message content, not
+    wall-clock time."""
 
     def __init__(self, client: Listener, plugin: str) -> None:
         self.command: JointPDCommand | None = None
         self.preceded_by: JointPDCommand | None = None
         self.runs = 0  # run_for calls so far
-        self.answered: dict[int, int] = {}  # state stamp [ns] -> the run_for call that answered it
+        # state stamp [ns] -> (the run_for call, command, preceded_by) that answered it
+        self.answered: dict[int, tuple[int, JointPDCommand, JointPDCommand | None]] = {}
         super().__init__(client, plugin)
 
     def _on_state(self, msg: JointState) -> None:
         if not self.states or stamp_ns(msg) > stamp_ns(self.states[-1]):
             self.states.append(msg)
-        self._answer()
+            self._answer()
+        elif stamp_ns(msg) == stamp_ns(self.states[-1]) and stamp_ns(msg) in self.answered:
+            # re-published: the manager still waits, so the answer was lost (sent before discovery matched
+            # the publisher, say); the same answer again (DDS keeps one writer's order, so this copy arrives
+            # before the next state and the answers stay in order)
+            self._send(msg, *self.answered[stamp_ns(msg)][1:])
 
     def _answer(self) -> None:
-        """Answer the latest state, once (a second answer could leave an older stamp as the latest)."""
+        """Answer the latest state if it has no answer yet."""
         if self.command is None or not self.states or stamp_ns(self.states[-1]) in self.answered:
             return
         state = self.states[-1]
-        for msg in (self.preceded_by, self.command):
+        self.answered[stamp_ns(state)] = (self.runs, self.command, self.preceded_by)
+        self._send(state, self.command, self.preceded_by)
+
+    def _send(self, state: JointState, command: JointPDCommand, preceded_by: JointPDCommand | None) -> None:
+        for msg in (preceded_by, command):
             if msg is not None:
                 msg.header.stamp = state.header.stamp
                 self.pub.publish(msg)
-        self.answered[stamp_ns(state)] = self.runs
 
     def run_for(self, cmd: JointPDCommand, seconds: float, timeout: float = 60.0) -> list[JointState]:
         """Answer with ``cmd`` for ``seconds`` of simulated time; the states it answered, in order, each one
@@ -250,7 +260,7 @@ class LockstepSession(Session):
         self._answer()
 
         def answered() -> list[JointState]:
-            return [m for m in self.states if self.answered.get(stamp_ns(m)) == run]
+            return [m for m in self.states if self.answered.get(stamp_ns(m), (None,))[0] == run]
 
         def done() -> bool:
             states = answered()
