@@ -3,10 +3,10 @@ dynamics on urdf/arm7.urdf, and control_node on the quadruped (GenericSystem, na
 
 Each node starts once; every case is sent to it in turn. A topic case is published three times, then the
 node's log is watched for a new warning or error line (up to ``WINDOW`` s); every message the nodes publish
-meanwhile is checked (finite, efforts within the URDF limit). A service case is one call; its answer is
-classified. After each control_node case the two command controllers are re-activated if a case deactivated
-them, so the next case meets an active controller. Each node reads its own ``joint_states`` topic (remapped),
-so a case reaches one node only.
+meanwhile is checked (finite; control_node's efforts and CLIK's position commands within the URDF limits).
+A service case is one call; its answer is classified. After each control_node case the two command
+controllers are re-activated if a case deactivated them, so the next case meets an active controller. Each
+node reads its own ``joint_states`` topic (remapped), so a case reaches one node only.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ MID = ((ARM7.lower_limit + ARM7.upper_limit) / 2).tolist()
 PD_JOINTS, EFFORT_JOINTS = list(QUADRUPED_JOINTS[:6]), list(QUADRUPED_JOINTS[6:])
 QUAD_EFFORT_LIMIT = 80.0  # urdf/quadruped.urdf, every joint
 NAN, INF = float("nan"), float("inf")
-WINDOW = 1.0  # s a topic case waits for the node's log line
+WINDOW = 1.5  # s a topic case waits for the node's log line (a loaded machine takes ~0.1-0.5 s)
 TOPIC, SERVICE = "topic message", "service request"
 PARTIAL = Doc(
     "docs/nodes/state_publisher.md", "A joint_states message may be partial (as with robot_state_publisher)"
@@ -1252,6 +1252,8 @@ class Session:
                 non_finite.append(f"{topic_name}: {where} not finite")
             elif topic_name == "/quad/joint_states" and np.any(np.abs(msg.effort) > QUAD_EFFORT_LIMIT + 1e-9):
                 wrong.append(f"{topic_name}: effort {max(np.abs(msg.effort)):.3g} beyond the limit")
+            elif topic_name == "/kinematics/joint_commands" and not _within_arm7_limits(msg.data):
+                wrong.append(f"{topic_name}: a position command outside the URDF limits: {list(msg.data)}")
         return non_finite, wrong
 
     def run(self, case: Case, causes: set[str]) -> Result:
@@ -1280,6 +1282,12 @@ class Session:
         if node == "control_node" and seen.alive:
             self.reactivate()
         return Result(case, outcome)
+
+
+def _within_arm7_limits(command: Any) -> bool:
+    """CLIK's position commands: one per arm7 joint, each within its URDF limits."""
+    q = np.asarray(command, dtype=float)
+    return q.shape == (len(JOINTS),) and bool(np.all((q >= ARM7.lower_limit) & (q <= ARM7.upper_limit)))
 
 
 def _answer_values(answer: Any) -> dict[str, Any]:
