@@ -55,7 +55,7 @@ MID = ((ARM7.lower_limit + ARM7.upper_limit) / 2).tolist()
 PD_JOINTS, EFFORT_JOINTS = list(QUADRUPED_JOINTS[:6]), list(QUADRUPED_JOINTS[6:])
 QUAD_EFFORT_LIMIT = 80.0  # urdf/quadruped.urdf, every joint
 NAN, INF = float("nan"), float("inf")
-WINDOW = 1.5  # s a topic case waits for the node's log line (a loaded machine takes ~0.1-0.5 s)
+WINDOW = 1.5  # s a topic case waits for the node's log line (a margin for a loaded machine)
 TOPIC, SERVICE = "topic message", "service request"
 PARTIAL = Doc(
     "docs/nodes/state_publisher.md", "A joint_states message may be partial (as with robot_state_publisher)"
