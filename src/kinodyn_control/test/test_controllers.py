@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 import pytest
-from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog
+from kinodyn_control.hardware.types import EFFORT, LifecycleState
 from kinodyn_control.manager import STRICT, ControllerError
 from kinodyn_control.testing import Harness, joint, param, pd_command, robot_xml, two_joint_arm
 from std_msgs.msg import Float64MultiArray
@@ -244,6 +245,21 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -
     send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.03)
     h.manager.cycle(0.03, DT)
     assert h.command("j1/effort") == 4.0  # a new command re-arms it
+
+
+def test_watchdog_counts_whole_nanoseconds() -> None:
+    """50 cycles of 2 ms are exactly a 0.1 s timeout wherever the silence starts: no trip one cycle early."""
+    params = {name: spec.default for name, spec in WATCHDOG_PARAMETERS.items()}
+    params["watchdog_timeout"] = 0.1
+    watchdog = CommandWatchdog(params, EFFORT)
+    q = np.zeros(2)
+    early = []
+    for k0 in range(2000):
+        watchdog.feed(k0 * DT)
+        if watchdog.check((k0 + 50) * DT, q) is not None:
+            early.append(k0)
+        assert watchdog.check((k0 + 51) * DT, q) is not None
+    assert early == []
 
 
 def test_watchdog_parameters_validated(harness) -> None:

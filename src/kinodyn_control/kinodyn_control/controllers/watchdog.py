@@ -75,7 +75,9 @@ class CommandWatchdog:
         if self.tripped or self.last_command_time is None:
             return None
         silence = time - self.last_command_time
-        if silence <= self.timeout:
+        # Whole nanoseconds (ROS time's resolution): 50 periods of 2 ms must equal a 0.1 s timeout, not
+        # exceed it by a rounding error and trip one cycle early.
+        if round(time * 1e9) - round(self.last_command_time * 1e9) <= round(self.timeout * 1e9):
             return None
         self.tripped, self.hold = True, q.copy()
         return silence
