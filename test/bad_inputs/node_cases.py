@@ -1219,12 +1219,14 @@ class Session:
             )
         for (node, _), publisher in self.publishers.items():
             assert self.listener.spin_until(lambda p=publisher: p.get_subscription_count() > 0, timeout), node
-        # a valid CLIK target and joint state, so commands flow before the target cases
-        self.publishers[("kinematics", "target_pose")].publish(target())
-        self.publishers[("kinematics", "joint_states")].publish(js())
-        assert self.listener.spin_until(
-            lambda: any(n == "/kinematics/joint_commands" for _, n, _ in self.outputs), 30.0
-        ), self.log("kinematics")
+        # a valid CLIK target and joint state, so commands flow before the target cases; sent again every
+        # 0.2 s until they do (a best-effort joint state can be lost while discovery completes)
+        deadline = time.monotonic() + 30.0
+        while not any(n == "/kinematics/joint_commands" for _, n, _ in self.outputs):
+            assert time.monotonic() < deadline, "no CLIK command: " + self.log("kinematics")
+            self.publishers[("kinematics", "target_pose")].publish(target())
+            self.publishers[("kinematics", "joint_states")].publish(js())
+            self.listener.spin_for(0.2)
 
     def call(self, srv: str, request: Any, timeout: float = 20.0) -> Any:
         future = self.clients[srv].call_async(request)
