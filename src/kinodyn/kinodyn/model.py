@@ -22,7 +22,7 @@ from kinodyn._kernels.common import (
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
 )
-from kinodyn.dynamics._inputs import F64
+from kinodyn.dynamics._inputs import F64, real_array
 from kinodyn.kinematics import center_of_mass as _com
 from kinodyn.kinematics import configuration as _configuration
 from kinodyn.kinematics import forward as _forward
@@ -126,7 +126,10 @@ class Model:
 
         Raises ``kinodyn.urdf.URDFError`` (a ``ValueError``) for malformed files (``read_urdf``).
         """
-        return cls(**model_fields(read_urdf(source), floating_base=floating_base))
+        if not isinstance(floating_base, (bool, np.bool_)):
+            raise ValueError(f"floating_base must be True or False, got {floating_base!r} "
+                             f"({type(floating_base).__name__})")
+        return cls(**model_fields(read_urdf(source), floating_base=bool(floating_base)))
 
     # --- names and inputs -------------------------------------------------------------------
     def frame_id(self, frame: str | int) -> int:
@@ -153,7 +156,7 @@ class Model:
         right shape) costs three identity/shape tests (``F64`` is numpy's dtype singleton).
         """
         if type(q) is not np.ndarray or q.dtype is not F64:
-            q = np.asarray(q, dtype=np.float64)
+            q = real_array(q, "q")
         if q.shape != self._q_shape:
             raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
         return q
@@ -161,7 +164,7 @@ class Model:
     def check_v(self, v: Any, name: str = "v") -> np.ndarray:
         """``v`` (or another velocity-space vector called ``name``) as float64 of shape (nv,)."""
         if type(v) is not np.ndarray or v.dtype is not F64:
-            v = np.asarray(v, dtype=np.float64)
+            v = real_array(v, name)
         if v.shape != self._v_shape:
             raise ValueError(f"{name} must have shape ({self.nv},), got {v.shape}")
         return v
@@ -178,7 +181,11 @@ class Model:
         """Uniform within the joint limits; infinite limits are replaced by +-``UNBOUNDED_ANGLE_RANGE``
         (revolute, continuous) or +-``UNBOUNDED_TRANSLATION_RANGE`` (prismatic, base position);
         the base orientation is a uniformly random unit quaternion."""
-        rng = np.random.default_rng(rng)
+        try:
+            rng = np.random.default_rng(rng)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"rng must be a numpy Generator, a non-negative int seed or None, got "
+                             f"{rng!r}: {exc}") from None
         lower, upper = self._sampling_bounds
         q = rng.uniform(lower, upper)
         if self.floating_base:

@@ -188,7 +188,8 @@ def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
     Seed 000 §2.4.5, (2.54) (unit quaternion to rotation matrix).
     """
     n = math.sqrt(quat[0] ** 2 + quat[1] ** 2 + quat[2] ** 2 + quat[3] ** 2)
-    x, y, z, w = quat[0] / n, quat[1] / n, quat[2] / n, quat[3] / n
+    inv = 1.0 / n if n > 0.0 else math.nan  # a zero quaternion is no orientation: NaN, not an exception
+    x, y, z, w = quat[0] * inv, quat[1] * inv, quat[2] * inv, quat[3] * inv
     out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
     out[0, 1] = 2.0 * (x * y - z * w)
     out[0, 2] = 2.0 * (x * z + y * w)
@@ -215,7 +216,8 @@ def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplie
     if jt == JOINT_FREEFLYER:
         iq = idx_q[i]
         qn = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
-        x, y, z, w = q[iq + 3] / qn, q[iq + 4] / qn, q[iq + 5] / qn, q[iq + 6] / qn
+        inv = 1.0 / qn if qn > 0.0 else math.nan  # a zero quaternion is no orientation: NaN, not an exception
+        x, y, z, w = q[iq + 3] * inv, q[iq + 4] * inv, q[iq + 5] * inv, q[iq + 6] * inv
         return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
                 2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
                 2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),

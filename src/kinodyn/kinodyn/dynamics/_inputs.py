@@ -23,10 +23,26 @@ NO_EXTERNAL_WRENCHES = np.zeros((0, 6))
 NO_EXTERNAL_WRENCHES.flags.writeable = False
 
 
+def real_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a float64 array; ``ValueError`` naming ``name`` unless it holds real numbers.
+
+    The slow path of every input check: numpy alone would turn a string into its own message that
+    names no argument, and drop the imaginary part of a complex number without a word.
+    """
+    try:
+        array = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be an array of real numbers, got {type(x).__name__} with dtype "
+                         f"{array.dtype}")
+    return array.astype(np.float64, copy=False)
+
+
 def vector(x: Any, n: int, name: str) -> np.ndarray:
     """``x`` as a float64 array of shape (n,); ``ValueError`` naming the expected shape otherwise."""
     if type(x) is not np.ndarray or x.dtype is not F64:
-        x = np.asarray(x, dtype=np.float64)
+        x = real_array(x, name)
     if x.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {x.shape}")
     return x
@@ -34,7 +50,7 @@ def vector(x: Any, n: int, name: str) -> np.ndarray:
 
 def rows(X: Any, n: int, name: str, count: int | None = None) -> np.ndarray:
     """``X`` as a C-contiguous float64 (N, n) array (N = ``count`` when given)."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(real_array(X, name))
     if X.ndim != 2 or X.shape[1] != n or (count is not None and X.shape[0] != count):
         expected = f"({'N' if count is None else count}, {n})"
         raise ValueError(f"{name} must have shape {expected}, got {X.shape}")

@@ -19,6 +19,7 @@ from numba import njit
 from numpy.typing import ArrayLike
 
 from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+from kinodyn.urdf.numbers import MAX_MAGNITUDE as MAX_TARGET_MAGNITUDE
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
@@ -101,6 +102,10 @@ class FrameTask:
         if not np.all(np.isfinite(target)):
             raise ValueError(f"target of the task on {self.frame_name!r} must be finite, got "
                              f"{target.ravel().tolist()}")
+        if np.max(np.abs(target)) > MAX_TARGET_MAGNITUDE:
+            raise ValueError(f"target of the task on {self.frame_name!r} has an entry of magnitude "
+                             f"{np.max(np.abs(target)):.3g} > {MAX_TARGET_MAGNITUDE:g} (the bound on every "
+                             "number of a URDF): no robot reaches it, and its squared error would overflow")
         if target.shape == (4, 4) and np.max(np.abs(target[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-9:
             raise ValueError(f"target pose of the task on {self.frame_name!r} is not homogeneous: its bottom "
                              f"row is {target[3].tolist()}, not (0, 0, 0, 1)")

@@ -80,11 +80,19 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_text(path: Path) -> str:
+    """The graph file as UTF-8 text; ``GraphError`` for a file that cannot be read or is not text."""
     try:
-        text = path.read_text()
+        return path.read_bytes().decode("utf-8")
     except OSError as error:
         raise GraphError(f"{path}: cannot read the graph file ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise GraphError(f"{path}: not a text file (byte {error.start} is not UTF-8); a graph file is YAML "
+                         "text (docs/launcher.md)") from None
+
+
+def _read_yaml(path: Path) -> Any:
+    text = _read_text(path)
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as error:
@@ -98,7 +106,7 @@ def _read_yaml(path: Path) -> Any:
 def _leading_comment(path: Path) -> str:
     """The comment lines at the top of the file, joined: the graph's one-line description."""
     lines = []
-    for line in path.read_text().splitlines():
+    for line in _read_text(path).splitlines():
         stripped = line.strip()
         if not stripped.startswith("#"):
             if stripped:
