@@ -44,17 +44,6 @@ SLIDER = Model.from_urdf(
 )
 
 
-class RecordingLogger:
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str]] = []
-
-    def warning(self, line: str) -> None:
-        self.lines.append(("warning", line))
-
-    def error(self, line: str) -> None:
-        self.lines.append(("error", line))
-
-
 # --- input bounds ---------------------------------------------------------------------------------
 def test_joint_bounds_widen_finite_limits_and_bound_continuous_joints() -> None:
     bounds = JointBounds.from_model(SLIDER, margin=0.1, continuous_bound=1e6)
@@ -158,8 +147,8 @@ class FakePublisher:
         self.sent.append(msg)
 
 
-def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic() -> None:
-    publisher, logger = FakePublisher(), RecordingLogger()
+def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic(logger) -> None:
+    publisher = FakePublisher()
     problems = DistinctProblemLog(logger)
     good = Float64MultiArray(data=[1.0])
     assert publish_finite(publisher, good, problems)
@@ -176,8 +165,7 @@ def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic() -> 
 
 
 # --- callbacks that drop bad messages -------------------------------------------------------------
-def test_dropping_bad_messages_logs_once_per_cause_and_keeps_going() -> None:
-    logger = RecordingLogger()
+def test_dropping_bad_messages_logs_once_per_cause_and_keeps_going(logger) -> None:
     handled: list[int] = []
 
     def callback(msg: int) -> None:

@@ -73,24 +73,10 @@ def test_bad_request_becomes_an_empty_failed_response_and_the_next_request_is_se
     assert served.success and list(served.effort) == [1.0] and served.message == ""
 
 
-class RecordingLogger:
-    """Stands in for an rclpy logger: keeps ``(level, line)`` of every log line."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str]] = []
-
-    def warning(self, line: str) -> None:
-        self.lines.append(("warning", line))
-
-    def error(self, line: str) -> None:
-        self.lines.append(("error", line))
-
-
-def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exception_type() -> None:
+def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exception_type(logger) -> None:
     def handle(request, response):
         raise RuntimeError("a bug")
 
-    logger = RecordingLogger()
     callback = answering_bad_requests("x", DistinctProblemLog(logger), handle)
     for _ in range(3):
         answer = callback(GravityCompensation.Request(), GravityCompensation.Response())
@@ -101,12 +87,11 @@ def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exceptio
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
-def test_a_non_finite_result_is_never_answered_as_success(bad: float) -> None:
+def test_a_non_finite_result_is_never_answered_as_success(bad: float, logger) -> None:
     def handle(request, response):
         response.name, response.effort, response.success = ["a", "b"], [1.0, bad], True
         return response
 
-    logger = RecordingLogger()
     answer = answering_bad_requests("gravity", DistinctProblemLog(logger), handle)(
         GravityCompensation.Request(), GravityCompensation.Response()
     )
