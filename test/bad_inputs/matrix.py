@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
+ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
+CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
 
 CLEAR, DOCUMENTED, SILENT, UNHELPFUL, CRASH, UNSAFE = (
     "clear error",

@@ -41,12 +41,20 @@ from kinodyn_interfaces.srv import (
     SwitchController,
     UnloadController,
 )
-from test.bad_inputs.matrix import CLEAR, DOCUMENTED, Case, Doc, NodeObservation, Result, classify_node
+from test.bad_inputs.matrix import (
+    CLEAR,
+    CONTROL_NODE,
+    DOCUMENTED,
+    REPO,
+    ROS_LIB,
+    Case,
+    Doc,
+    NodeObservation,
+    Result,
+    classify_node,
+)
 from test.ros_listener import Listener
 
-REPO = Path(__file__).resolve().parents[2]
-ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
-CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
 ARM7_URDF = REPO / "urdf" / "arm7.urdf"
 QUAD_URDF = REPO / "urdf" / "quadruped.urdf"
 ARM7 = Model.from_urdf(str(ARM7_URDF))

@@ -23,8 +23,11 @@ from kinodyn_control.testing import QUADRUPED_JOINTS
 from kinodyn_interfaces.srv import Push
 from test.bad_inputs.matrix import (
     CLEAR,
+    CONTROL_NODE,
     CRASH,
     DOCUMENTED,
+    REPO,
+    ROS_LIB,
     Case,
     Doc,
     NodeObservation,
@@ -37,9 +40,6 @@ from test.conftest import stop_process
 from test.ros_listener import Listener
 from test.urdf_corpus import BASE, REFUSED, WARNED
 
-REPO = Path(__file__).resolve().parents[2]
-ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
-CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
 KINODYN = ROS_LIB / "kinodyn"
 PLANAR, ARM7 = REPO / "urdf" / "planar_2link.urdf", REPO / "urdf" / "arm7.urdf"
 QUAD_MOCK, QUAD_SIM = REPO / "urdf" / "quadruped.urdf", REPO / "urdf" / "quadruped_sim.urdf"

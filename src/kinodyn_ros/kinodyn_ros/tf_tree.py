@@ -17,18 +17,12 @@ from pathlib import Path
 import numpy as np
 from kinodyn.spatial import angle_axis_to_matrix, euler_to_matrix, homogeneous_transform
 from kinodyn.urdf import Joint, ParsedURDF, read_urdf
+from kinodyn.urdf.document import Mimic
 
 _KINDS = {"fixed": "fixed", "revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
 
 Transform = tuple[str, str, np.ndarray]
 """``(parent link, child link, T_parent_child)``."""
-
-
-@dataclass(frozen=True)
-class Mimic:
-    master: str
-    multiplier: float
-    offset: float
 
 
 @dataclass(frozen=True)
@@ -56,10 +50,8 @@ def _tree_joint(joint: Joint) -> TreeJoint:
     """A joint of ``kinodyn.urdf.read_urdf``, whose values are already checked (finite, unit axis)."""
     roll, pitch, yaw = joint.origin.rpy
     origin = homogeneous_transform(euler_to_matrix([yaw, pitch, roll], "zyx"), joint.origin.xyz)
-    m = joint.mimic
-    mimic = None if m is None else Mimic(m.joint, m.multiplier, m.offset)
     return TreeJoint(joint.name, _KINDS[joint.type], joint.parent, joint.child, origin, np.array(joint.axis),
-                     mimic)
+                     joint.mimic)
 
 
 class TfTree:
@@ -93,7 +85,7 @@ class TfTree:
             if joint.mimic is None:
                 if joint.name in positions:
                     result.append((joint.parent, joint.child, joint.transform(positions[joint.name])))
-            elif joint.mimic.master in positions:
-                q = joint.mimic.multiplier * positions[joint.mimic.master] + joint.mimic.offset
+            elif joint.mimic.joint in positions:
+                q = joint.mimic.multiplier * positions[joint.mimic.joint] + joint.mimic.offset
                 result.append((joint.parent, joint.child, joint.transform(q)))
         return result
