@@ -1,0 +1,52 @@
+"""A whole-body task: its error, Jacobian, ``Jdot v``, gains and weight (Seed 000 §3.10, (3.110)).
+
+A task contributes rows ``A x ≈ b`` over the decision vector ``x`` (``layout.VariableLayout``). Motion
+tasks set ``A[:, layout.qdd] = J`` and ``b = a_ref + kp e + kd (v_ref - J v) - Jdot v``: the desired
+task acceleration of the PD law of §3.9 (3.89) minus the bias of (3.80). A new task is one file with one
+subclass implementing ``rows``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.evaluation import Evaluation
+from kinodyn.control.wbc.layout import VariableLayout
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRows:
+    """``A x ≈ b``; ``A`` is (m, layout.size)."""
+
+    A: np.ndarray
+    b: np.ndarray
+
+
+def gain(value: Any, dim: int, name: str) -> np.ndarray:
+    """A scalar or a ``dim`` vector of finite non-negative numbers, as a ``dim`` vector."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        arr = np.full(dim, float(arr))
+    if arr.shape != (dim,) or not np.all(np.isfinite(arr)) or np.any(arr < 0.0):
+        raise ValueError(f"{name} must be a finite number >= 0 or {dim} of them, got {value!r}")
+    return arr
+
+
+class Task(ABC):
+    """Base of the whole-body tasks. ``weight`` (scalar or per row) scales the squared residual."""
+
+    frames: tuple[str, ...] = ()
+
+    def __init__(self, name: str, dim: int, weight: Any = 1.0) -> None:
+        self.name = name
+        self.dim = dim
+        self.weight = gain(weight, dim, f"task {name!r} weight")
+        self.error = np.zeros(dim)
+
+    @abstractmethod
+    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+        """The task's rows at this evaluation; also updates ``self.error``."""
