@@ -72,6 +72,18 @@ else
   python -m pip install --quiet --disable-pip-version-check -c "$constraints" "${req_args[@]}"
   stamp_write pip "$req_hash"
 fi
+# TSID, the test-only anchor of the whole-body controller: its C++ library's wheels are tagged for CPython
+# 3.14 only, so pip cannot install it from requirements/test.txt (scripts/install_tsid.py says why and how).
+tsid_constraints="$ROOT/requirements/constraints.txt"
+[ "$NATIVE_ROS" = 1 ] && tsid_constraints="$STAMPS/constraints-native.txt"
+tsid_hash=$(cd "$ROOT" && cat scripts/install_tsid.py "$tsid_constraints" | sha1sum | cut -d' ' -f1)
+if stamp_matches tsid "$tsid_hash"; then
+  log "TSID up to date"
+else
+  python "$ROOT/scripts/install_tsid.py" --constraints "$tsid_constraints" \
+    || die "installing TSID failed (see the line above)"
+  stamp_write tsid "$tsid_hash"
+fi
 
 # --- 3. workarounds for the PyPI wheels (ROS2-FROM-PYPI.md) ---------------------------------------------------
 if [ "$NATIVE_ROS" = 0 ]; then
