@@ -1,0 +1,20 @@
+"""Whole-body tasks, one file each (Seed 000 §3.9-§3.10; Seed 003 §3.7): ``rows(ev, layout) -> A x ≈ b``."""
+
+from kinodyn.control.wbc.tasks.base import Task, TaskRows
+from kinodyn.control.wbc.tasks.base_orientation import BaseOrientationTask
+from kinodyn.control.wbc.tasks.centroidal_momentum import CentroidalMomentumTask
+from kinodyn.control.wbc.tasks.com import ComTask
+from kinodyn.control.wbc.tasks.contact_force import ContactForceTask
+from kinodyn.control.wbc.tasks.frame import FrameTask
+from kinodyn.control.wbc.tasks.posture import PostureTask
+
+__all__ = [
+    "BaseOrientationTask",
+    "CentroidalMomentumTask",
+    "ComTask",
+    "ContactForceTask",
+    "FrameTask",
+    "PostureTask",
+    "Task",
+    "TaskRows",
+]

@@ -1,0 +1,41 @@
+"""Shared algebra of the motion tasks: selection masks, the PD task acceleration and the QP rows.
+
+Seed 000 §3.9 (3.80) ``wdot = J qdd + Jdot v`` and (3.89) ``wdot* = kp e + kd (w* - w)`` (with the
+feed-forward ``a_ref`` the seed omits); §3.10 (3.110): rows ``A = [J, 0, 0]``, ``b = wdot* - Jdot v``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.wbc.layout import VariableLayout
+from kinodyn.control.wbc.tasks.base import TaskRows
+from kinodyn.spatial.rotations import as_vector
+
+
+def selection(mask: Any, dim: int, name: str) -> np.ndarray:
+    """``mask`` as ``dim`` booleans with at least one True; ``ValueError`` otherwise."""
+    arr = np.asarray(mask)
+    if arr.shape != (dim,) or arr.dtype != np.bool_ or not arr.any():
+        raise ValueError(f"{name} must be {dim} booleans with at least one True, got {mask!r}")
+    return arr
+
+
+def optional_vector(value: Any, dim: int, name: str) -> np.ndarray:
+    """A finite ``dim`` vector, zeros for ``None``."""
+    return np.zeros(dim) if value is None else as_vector(value, dim, name)
+
+
+def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray,
+                    v_ref: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+    """``a_ref + kp e + kd (v_ref - v)``: the desired task acceleration of (3.89)."""
+    return a_ref + kp * error + kd * (v_ref - velocity)
+
+
+def motion_rows(layout: VariableLayout, J: np.ndarray, bias: np.ndarray, desired: np.ndarray) -> TaskRows:
+    """``A[:, qdd] = J`` (zeros elsewhere), ``b = desired - Jdot v`` (3.110)."""
+    A = np.zeros((J.shape[0], layout.size))
+    A[:, layout.qdd] = J
+    return TaskRows(A, desired - bias)

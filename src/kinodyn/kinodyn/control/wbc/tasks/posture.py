@@ -1,0 +1,63 @@
+"""Posture task: the joint positions (not the floating base) towards a reference posture.
+
+Seed 000 §3.9 (3.89) in joint space and §3.10 (3.110) with ``J = [0 I]`` over the joint columns of
+``qdd`` (the last ``nv - 6`` for a floating base) and ``Jdot v = 0``. ``e = q_ref ⊖ q`` over the joints
+through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
+``b = a_ref + kp e + kd (v_ref - v_joints)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.evaluation import Evaluation
+from kinodyn.control.wbc.layout import VariableLayout
+from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.model import Model
+from kinodyn.spatial.rotations import as_vector
+
+
+class PostureTask(Task):
+    """Hold or track the joints at ``q_ref`` (one value per joint, in ``model.joint_names`` order, within
+    the URDF limits). ``kp``, ``kd``, ``weight``: a scalar or one value per joint."""
+
+    def __init__(self, model: Model, q_ref: Any, kp: Any, kd: Any, weight: Any = 1.0,
+                 name: str = "posture") -> None:
+        self.model = model
+        self._iq = 7 if model.floating_base else 0
+        self._iv = 6 if model.floating_base else 0
+        n = model.nv - self._iv
+        super().__init__(name, n, weight)
+        self.kp = gain(kp, n, f"task {name!r} kp")
+        self.kd = gain(kd, n, f"task {name!r} kd")
+        self._J = np.eye(n, model.nv, self._iv)
+        self.set_reference(q_ref)
+
+    def set_reference(self, q_ref: Any, v_ref: Any = None, a_ref: Any = None) -> None:
+        """Joint positions, velocities and accelerations (``None``: zero), within the URDF position and
+        velocity limits."""
+        n, label = self.dim, f"task {self.name!r}"
+        q_ref = as_vector(q_ref, n, f"{label} reference joint positions")
+        v_ref = optional_vector(v_ref, n, f"{label} reference joint velocities")
+        a_ref = optional_vector(a_ref, n, f"{label} reference joint accelerations")
+        lower, upper = self.model.lower_limit[self._iq:], self.model.upper_limit[self._iq:]
+        v_max = self.model.velocity_limit[self._iv:]
+        outside = np.flatnonzero((q_ref < lower) | (q_ref > upper) | (np.abs(v_ref) > v_max))
+        if outside.size:
+            names = [self.model.joint_names[k] for k in outside]
+            raise ValueError(f"{label} reference outside the URDF limits for joints {names}: positions "
+                             f"{q_ref[outside].tolist()} in [{lower[outside].tolist()}, "
+                             f"{upper[outside].tolist()}], velocities {v_ref[outside].tolist()} within "
+                             f"+-{v_max[outside].tolist()}; clip it to the limits")
+        self.q_ref, self.v_ref, self.a_ref = q_ref, v_ref, a_ref
+
+    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+        target = ev.q.copy()
+        target[self._iq:] = self.q_ref
+        e = self.model.difference(ev.q, target)[self._iv:]
+        self.error = e
+        desired = pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
+        return motion_rows(layout, self._J, np.zeros(self.dim), desired)
