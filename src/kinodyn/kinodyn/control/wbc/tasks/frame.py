@@ -3,7 +3,8 @@
 Seed 000 §3.9 (3.80), (3.89)-(3.91) and §3.10 (3.110). Rows are over ``[x y z rx ry rz]`` in world axes
 (the evaluation's ``local_world_aligned`` Jacobian: origin velocity and angular velocity). The error is
 ``e = [p_ref - p; log(C_ref C^T)]``: the orientation part is the exact rotation vector (world axes) taking
-the frame to its reference, of which (3.91)'s ``E_R (chi_R* - chi_R)`` is the small-error approximation.
+the frame to its reference (the compiled log of ``kinodyn.ik.tasks.rotation_error``, the branches of
+``kinodyn.spatial.so3_log``), of which (3.91)'s ``E_R (chi_R* - chi_R)`` is the small-error approximation.
 ``b = a_ref + kp e + kd (v_ref - J v) - Jdot v``, masked.
 """
 
@@ -17,8 +18,9 @@ from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration, selection
 from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
-from kinodyn.spatial import homogeneous_transform, so3_log
+from kinodyn.spatial import homogeneous_transform
 
 ALL_AXES = (True,) * 6
 
@@ -57,12 +59,14 @@ class FrameTask(Task):
         twist = optional_vector(twist, 6, f"task {self.name!r} reference twist")
         acceleration = optional_vector(acceleration, 6, f"task {self.name!r} reference acceleration")
         self.pose, self.twist, self.acceleration = T, twist, acceleration
+        self._rotation = np.ascontiguousarray(T[:3, :3])
 
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
         T = ev.placement(self.frame)
-        e = np.concatenate([self.pose[:3, 3] - T[:3, 3], so3_log(self.pose[:3, :3] @ T[:3, :3].T)])
+        rotation = rotation_error(self._rotation, np.ascontiguousarray(T[:3, :3]))
+        e = np.concatenate([self.pose[:3, 3] - T[:3, 3], rotation])
         J = ev.jacobian(self.frame)
         desired = pd_acceleration(self.acceleration, self.kp, e, self.kd, self.twist, J @ ev.v)
         self.error = e[self.mask]
