@@ -1,17 +1,22 @@
-"""Install TSID, the test-only anchor of the whole-body controller cross-check, into the running Python.
+"""Install TSID, the test-only anchor of the whole-body controller cross-check, in its own environment.
 
-Why this script: `tsid` 1.10.0 (Python bindings, wheels per CPython version) requires `libtsid==1.10.0`,
-the C++ library alone (cmeel prefix, no Python module, so independent of the Python version), whose PyPI
-wheels are nevertheless tagged `cp314-cp314-manylinux_2_28_<arch>` only, and whose sdist does not build.
-pip therefore finds no installable libtsid for CPython 3.10-3.13. This script downloads the pinned libtsid
-wheel, checks its sha256 against the hash pinned below, rewrites its tag to `py3-none-manylinux_2_28_<arch>`
-(the `Tag:` line of `*.dist-info/WHEEL`, that file's RECORD entry and the file name; nothing else changes),
-and installs it with `eiquadprog` and `tsid` at the versions pinned in requirements/constraints.txt.
+Why a script: `tsid` 1.10.0 (Python bindings, wheels per CPython version) requires `libtsid==1.10.0`, the C++
+library alone (cmeel prefix, no Python module, so independent of the Python version), whose PyPI wheels are
+nevertheless tagged `cp314-cp314-manylinux_2_28_<arch>` only, and whose sdist does not build: pip finds no
+installable libtsid for CPython 3.10-3.13. This script downloads the pinned libtsid wheel, checks its sha256
+against the hash pinned below, rewrites its tag to `py3-none-manylinux_2_28_<arch>` (the `Tag:` line of
+`*.dist-info/WHEEL`, that file's RECORD entry and the file name; nothing else changes) and installs it with
+`eiquadprog` and `tsid` at the versions pinned below.
 
-    python scripts/install_tsid.py [--constraints requirements/constraints.txt]
+Why its own environment (`.venv/tsid`, used through bench/tsid_quadruped.py's worker process): the tsid 1.10.0
+wheels are compiled against Pinocchio 4.0.0 and Pinocchio's `Model` changed layout in 4.1.0, so with the
+project's pin 4.1.0 (requirements/constraints.txt) TSID's RobotWrapper raises MemoryError or aborts in
+`~ModelTpl` (free(): invalid pointer). The anchor environment holds pin/libpinocchio 4.0.0, tsid and numpy;
+everything else at the project's pins.
 
-Called by scripts/setup.sh after the test requirements. Does nothing when tsid and libtsid 1.10.0 are
-already installed and `import tsid` works.
+    python scripts/install_tsid.py [--venv .venv/tsid] [--constraints requirements/constraints.txt]
+
+Called by scripts/setup.sh. Does nothing when the environment already builds a floating-base RobotWrapper.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import importlib.metadata
 import platform
 import subprocess
 import sys
@@ -29,6 +33,7 @@ from pathlib import Path
 
 TSID_VERSION = "1.10.0"
 EIQUADPROG_VERSION = "1.3.2"
+PINOCCHIO_VERSION = "4.0.0"  # the tsid 1.10.0 wheels' build-time Pinocchio (ABI: Model's layout)
 # sha256 of the libtsid 1.10.0 wheels on PyPI, by machine (checked on download).
 LIBTSID_WHEELS = {
     "x86_64": ("libtsid-1.10.0-0-cp314-cp314-manylinux_2_28_x86_64.whl",
@@ -43,20 +48,36 @@ def log(message: str) -> None:
     print(f"[install_tsid] {message}", flush=True)
 
 
-def installed() -> bool:
-    """tsid and libtsid at the pinned version, and the bindings import."""
-    try:
-        versions = {importlib.metadata.version(name) for name in ("tsid", "libtsid")}
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    if versions != {TSID_VERSION}:
-        return False
-    return subprocess.run([sys.executable, "-c", "import tsid; tsid.SolverHQuadProgFast"],
-                          capture_output=True).returncode == 0
+# A floating-base RobotWrapper copies a pinocchio Model: the check that fails on an ABI mismatch.
+CHECK = f"""
+import importlib.metadata as md, pinocchio as pin, tsid
+assert md.version("tsid") == md.version("libtsid") == "{TSID_VERSION}", "tsid/libtsid version"
+model = pin.buildSampleModelHumanoid()
+assert tsid.RobotWrapper(model, tsid.FLOATING_BASE_SYSTEM, False).na == model.nv - 6
+"""
 
 
-def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], check=True)
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def works(python: Path) -> bool:
+    """``python`` has tsid and libtsid at the pinned version and builds a floating-base RobotWrapper."""
+    return python.exists() and subprocess.run([str(python), "-c", CHECK], capture_output=True).returncode == 0
+
+
+def pip(python: Path, *args: str) -> None:
+    subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args], check=True)
+
+
+def anchor_constraints(constraints: Path, dest: Path) -> Path:
+    """The project's constraints with pin and libpinocchio at PINOCCHIO_VERSION."""
+    lines = [line for line in constraints.read_text().splitlines()
+             if not line.startswith(("pin==", "libpinocchio=="))]
+    out = dest / "constraints-tsid.txt"
+    pins = [f"pin=={PINOCCHIO_VERSION}", f"libpinocchio=={PINOCCHIO_VERSION}"]
+    out.write_text("\n".join([*lines, *pins]) + "\n")
+    return out
 
 
 def record_hash(data: bytes) -> str:
@@ -92,21 +113,26 @@ def retag(wheel: Path, tag: str, dest: Path) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--venv", type=Path, default=ROOT / ".venv" / "tsid")
     parser.add_argument("--constraints", type=Path, default=ROOT / "requirements" / "constraints.txt")
     args = parser.parse_args()
-    if installed():
-        log(f"tsid {TSID_VERSION} already installed")
+    python = venv_python(args.venv)
+    if works(python):
+        log(f"tsid {TSID_VERSION} (Pinocchio {PINOCCHIO_VERSION}) ready in {args.venv}")
         return 0
     machine = platform.machine()
     if sys.platform != "linux" or machine not in LIBTSID_WHEELS:
         log(f"no pinned libtsid wheel for {sys.platform}/{machine} (pinned: linux {sorted(LIBTSID_WHEELS)}); "
-            "install tsid by hand (conda-forge or robotpkg) to run the TSID cross-check")
+            "the TSID cross-check and bench need tsid 1.10.0 with Pinocchio 4.0.0 in that environment")
         return 1
+    if not python.exists():
+        log(f"creating the anchor environment {args.venv}")
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(args.venv)], check=True)
     filename, sha256 = LIBTSID_WHEELS[machine]
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
         log(f"downloading {filename}")
-        pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", "3.14",
+        pip(python, "download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", "3.14",
             "--platform", f"manylinux_2_28_{machine}", "--dest", str(tmpdir), f"libtsid=={TSID_VERSION}")
         wheel = tmpdir / filename
         if not wheel.exists():
@@ -117,13 +143,16 @@ def main() -> int:
             log(f"{filename}: sha256 {actual} differs from the pinned {sha256}; refusing to install it")
             return 1
         retagged = retag(wheel, f"py3-none-manylinux_2_28_{machine}", tmpdir)
-        log(f"installing {retagged.name}, eiquadprog {EIQUADPROG_VERSION}, tsid {TSID_VERSION}")
-        pip("install", "--quiet", "--only-binary=:all:", "-c", str(args.constraints), str(retagged),
-            f"eiquadprog=={EIQUADPROG_VERSION}", f"tsid=={TSID_VERSION}")
-    if not installed():
-        log("tsid was installed but `import tsid` fails; see the error above")
+        log(f"installing {retagged.name}, eiquadprog {EIQUADPROG_VERSION}, tsid {TSID_VERSION}, "
+            f"pin {PINOCCHIO_VERSION}, numpy into {args.venv}")
+        pip(python, "install", "--quiet", "--only-binary=:all:",
+            "-c", str(anchor_constraints(args.constraints, tmpdir)), str(retagged), "numpy",
+            f"pin=={PINOCCHIO_VERSION}", f"eiquadprog=={EIQUADPROG_VERSION}", f"tsid=={TSID_VERSION}")
+    if not works(python):
+        subprocess.run([str(python), "-c", CHECK])
+        log(f"{args.venv}: tsid is installed but does not build a RobotWrapper (traceback above)")
         return 1
-    log(f"tsid {TSID_VERSION} installed")
+    log(f"tsid {TSID_VERSION} (Pinocchio {PINOCCHIO_VERSION}) installed in {args.venv}")
     return 0
 
 
