@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from kinodyn import dynamics, sim
+from kinodyn.control.evaluation import Evaluator
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 
@@ -62,6 +63,7 @@ def _exercise(model: Model, rng: np.random.Generator) -> None:
     model.centroidal_momentum_matrix(q)
     model.kinetic_energy(q, v)
     model.potential_energy(q)
+    Evaluator(model, ["tip", "a"]).evaluate(q, v)
     Q, V, A = np.array([q, q]), np.array([v, v]), np.array([a, a])
     for n in (1, 2):  # one row: the serial kernels; two: the threaded ones (with >= 2 numba threads)
         dynamics.aba_batch(model, Q[:n], V[:n], dynamics.rnea_batch(model, Q[:n], V[:n], A[:n]))

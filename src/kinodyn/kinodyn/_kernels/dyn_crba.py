@@ -44,8 +44,17 @@ def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
     nb = md.nbodies
     block = np.empty(13 * nb + 36)
     mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
-    F = rows_view(block, 13 * nb, 6, 6)  # F[c]: momentum of column c of body j's joint
+    F = rows_view(block, 13 * nb, 6, 6)
     subtree_inertias_into(md, W, mc, hc, Ic)
+    crba_composites(md, W, mc, hc, Ic, F, M)
+
+
+@inline
+def crba_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndarray, Ic: np.ndarray,
+                    F: np.ndarray, M: np.ndarray) -> None:
+    """``crba_world`` from the composite inertias ``(mc, hc, Ic)`` of ``subtree_inertias_into``;
+    ``F`` (6 x 6) is scratch (``F[c]``: momentum of column c of body j's joint)."""
+    nb = md.nbodies
     parent, joint_type, idx_v, multiplier, S = md.parent, md.joint_type, md.idx_v, md.joint_multiplier, W.S
     for a in range(M.shape[0]):
         for b in range(M.shape[1]):
@@ -98,6 +107,13 @@ def centroidal_momentum_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, ou
     md = unpack(ki, kf)
     W = world_bodies(md, q)
     mc, hc, Ic = subtree_inertias(md, W)
+    centroidal_composites(md, W, mc, hc, Ic, out)
+
+
+@inline
+def centroidal_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndarray, Ic: np.ndarray,
+                          out: np.ndarray) -> None:
+    """``out`` (6 x nv, overwritten) = ``A_G`` from the composite inertias of ``subtree_inertias_into``."""
     cg = hc[0] / mc[0]
     out[:, :] = 0.0
     s = np.empty(6)
