@@ -1,0 +1,103 @@
+"""DAQP backend: a dual active-set solver for small dense strictly convex QPs (Arnström, Bemporad, Axehill,
+"A dual active-set solver for embedded quadratic programming using recursive LDL' updates", IEEE TAC 2022;
+daqp 0.11, MIT).
+
+Rows passed to DAQP: the variable bounds first (its "simple bounds"), then the equalities (sense 5: active and
+immutable), then the C rows. A warm start marks the rows whose previous multiplier was non-zero as active
+(sense bit 1, plus bit 2 for a lower bound): the dual active-set method then starts from that working set.
+"""
+
+from __future__ import annotations
+
+import daqp
+import numpy as np
+
+from kinodyn.control.qp.problem import QP, QPResult, QPStatus
+from kinodyn.control.qp.solver import RawSolution, SolverBase
+
+_INF = 1e30  # DAQP's infinity (constants.h)
+_ACTIVE, _LOWER, _EQUALITY = 1, 2, 5
+_EXITFLAGS = {
+    1: (QPStatus.SOLVED, "optimal"),
+    -1: (QPStatus.INFEASIBLE, "primal infeasible"),
+    -2: (QPStatus.NUMERICAL_ERROR, "cycling detected"),
+    -3: (QPStatus.UNBOUNDED, "unbounded"),
+    -4: (QPStatus.MAX_ITERATIONS, "iteration limit reached"),
+    -5: (
+        QPStatus.NONCONVEX,
+        "H is not positive definite: DAQP needs a strictly convex QP "
+        "(or eps_prox < 0 for automatic proximal regularisation)",
+    ),
+    -6: (QPStatus.NUMERICAL_ERROR, "linearly dependent equality rows: remove the redundant ones"),
+}
+
+
+class DaqpSolver(SolverBase):
+    """Dense dual active-set QP solver.
+
+    primal_tol: largest constraint violation accepted for an inactive row (DAQP default 1e-6; 1e-10 here
+        so the WBC's rows hold to 1e-8). Equalities and active rows hold to round-off regardless.
+    dual_tol: smallest multiplier counted as blocking (DAQP default 1e-12).
+    eps_prox: 0 solves the QP exactly and reports a singular H as NONCONVEX; < 0 regularises automatically,
+        > 0 always (proximal-point outer iterations, accurate to about |eps_prox|).
+    max_iter: active-set iterations (each adds or removes one row).
+    acceptance_tol: relative primal residual above which an "optimal" answer is rejected as NUMERICAL_ERROR.
+    """
+
+    name = "daqp"
+
+    def __init__(
+        self,
+        *,
+        primal_tol: float = 1e-10,
+        dual_tol: float = 1e-12,
+        eps_prox: float = 0.0,
+        max_iter: int = 1000,
+        acceptance_tol: float = 1e-8,
+    ) -> None:
+        super().__init__(max_iter=max_iter, acceptance_tol=acceptance_tol)
+        self.settings = {
+            "primal_tol": float(primal_tol),
+            "dual_tol": float(dual_tol),
+            "eps_prox": float(eps_prox),
+            "iter_limit": self.max_iter,
+        }
+
+    def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
+        ms, neq = (qp.n if qp.has_bounds else 0), qp.n_eq
+        rows = np.vstack((qp.A, qp.C)) if neq and qp.n_in else (qp.A if neq else qp.C)
+        upper = [qp.ub] if qp.has_bounds else []
+        lower = [qp.lb] if qp.has_bounds else []
+        bupper = np.clip(np.concatenate([*upper, qp.b, qp.u]), -_INF, _INF)
+        blower = np.clip(np.concatenate([*lower, qp.b, qp.l]), -_INF, _INF)
+        sense = np.zeros(bupper.size, dtype=np.int32)
+        sense[ms : ms + neq] = _EQUALITY
+        if warm is not None:
+            previous = np.concatenate(([warm.w] if qp.has_bounds else []) + [np.zeros(neq), warm.z])
+            sense[previous > 0.0] |= _ACTIVE
+            sense[previous < 0.0] |= _ACTIVE | _LOWER
+        x, _, exitflag, info = daqp.solve(
+            qp.H, qp.g, np.ascontiguousarray(rows), bupper, blower, sense, **self.settings
+        )
+        status, text = _EXITFLAGS.get(exitflag, (QPStatus.NUMERICAL_ERROR, "unexpected exit"))
+        if exitflag == -6 and not _consistent(qp.A, qp.b):
+            status, text = QPStatus.INFEASIBLE, "inconsistent equality rows (A x = b has no solution)"
+        message = f"daqp exitflag {exitflag}: {text}"
+        if status is not QPStatus.SOLVED:
+            return RawSolution(status, int(info["iterations"]), message)
+        lam = info["lam"]
+        return RawSolution(
+            status,
+            int(info["iterations"]),
+            message,
+            x=x,
+            y=lam[ms : ms + neq],
+            z=lam[ms + neq :],
+            w=lam[:ms] if qp.has_bounds else None,
+        )
+
+
+def _consistent(A: np.ndarray, b: np.ndarray) -> bool:
+    """Whether A x = b has a solution (least-squares residual at round-off)."""
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    return bool(np.abs(A @ x - b).max() <= 1e-9 * max(1.0, float(np.abs(b).max())))

@@ -1,0 +1,221 @@
+"""Convex QP data, solve status and result, and the KKT residuals that judge a solution (Seed 000 §3.10).
+
+The problem is
+
+    min 1/2 x'Hx + g'x   s.t.   A x = b,   l <= C x <= u,   lb <= x <= ub
+
+with every constraint block optional and +-inf allowed per row of ``l, u, lb, ub``. Multipliers follow one
+sign convention for every backend: stationarity reads ``H x + g + A'y + C'z + w = 0`` with ``z_i >= 0`` when
+row i sits on its upper bound, ``z_i <= 0`` on its lower bound (and ``w`` likewise for the variable bounds).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SYMMETRY_TOL = 1e-10
+"""Relative asymmetry ``max|H - H'| / max(1, max|H|)`` above which H is refused."""
+
+
+class QPStatus(enum.Enum):
+    """Outcome of a solve; only SOLVED carries a solution."""
+
+    SOLVED = "solved"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    NONCONVEX = "nonconvex"
+    MAX_ITERATIONS = "max_iterations"
+    INACCURATE = "inaccurate"
+    NUMERICAL_ERROR = "numerical_error"
+
+
+def _vector(name: str, value: object, size: int, *, allow_inf: bool) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.shape != (size,):
+        raise ValueError(f"QP.{name} must have shape ({size},), got {array.shape}")
+    bad = np.isnan(array) if allow_inf else ~np.isfinite(array)
+    if bad.any():
+        kind = "NaN" if allow_inf else "non-finite"
+        raise ValueError(
+            f"QP.{name} has {kind} entries at {np.flatnonzero(bad).tolist()}: pass finite numbers"
+            + (" (+-inf is allowed for unbounded rows)" if allow_inf else "")
+        )
+    return array
+
+
+def _matrix(name: str, value: object, rows: int | None, cols: int) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim != 2 or array.shape[1] != cols or (rows is not None and array.shape[0] != rows):
+        expected = f"({rows if rows is not None else 'm'}, {cols})"
+        raise ValueError(f"QP.{name} must have shape {expected}, got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"QP.{name} has non-finite entries: pass a finite matrix")
+    return array
+
+
+@dataclass(frozen=True)
+class QP:
+    """A convex QP, validated and normalised on construction (absent blocks become empty, missing sides
+    +-inf). Raises ValueError naming the field for a wrong shape, NaN, an infinite matrix or cost entry, or
+    an asymmetric H.
+    Inconsistent bounds (``l > u``) are not an input error: solvers report them as INFEASIBLE.
+    """
+
+    H: np.ndarray
+    g: np.ndarray
+    A: np.ndarray | None = None
+    b: np.ndarray | None = None
+    C: np.ndarray | None = None
+    l: np.ndarray | None = None  # noqa: E741 (the QP literature's name)
+    u: np.ndarray | None = None
+    lb: np.ndarray | None = None
+    ub: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        H = np.asarray(self.H, dtype=float)
+        if H.ndim != 2 or H.shape[0] != H.shape[1] or H.shape[0] == 0:
+            raise ValueError(f"QP.H must be a non-empty square matrix, got shape {H.shape}")
+        n = H.shape[0]
+        H = _matrix("H", H, n, n)
+        if np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
+            raise ValueError("QP.H is not symmetric: pass (H + H.T) / 2 if that is what you mean")
+        g = _vector("g", self.g, n, allow_inf=False)
+        if (self.A is None) != (self.b is None):
+            raise ValueError("QP.A and QP.b come together: pass both or neither")
+        A = np.zeros((0, n)) if self.A is None else _matrix("A", self.A, None, n)
+        b = np.zeros(0) if self.b is None else _vector("b", self.b, A.shape[0], allow_inf=False)
+        if self.C is None and (self.l is not None or self.u is not None):
+            raise ValueError("QP.l / QP.u given without QP.C: pass the constraint matrix C")
+        C = np.zeros((0, n)) if self.C is None else _matrix("C", self.C, None, n)
+        m = C.shape[0]
+        if self.C is not None and self.l is None and self.u is None:
+            raise ValueError("QP.C given without QP.l or QP.u: pass at least one side")
+        l = np.full(m, -np.inf) if self.l is None else _vector("l", self.l, m, allow_inf=True)  # noqa: E741 (the QP literature\'s name)
+        u = np.full(m, np.inf) if self.u is None else _vector("u", self.u, m, allow_inf=True)
+        lb = ub = None
+        if self.lb is not None or self.ub is not None:
+            lb = np.full(n, -np.inf) if self.lb is None else _vector("lb", self.lb, n, allow_inf=True)
+            ub = np.full(n, np.inf) if self.ub is None else _vector("ub", self.ub, n, allow_inf=True)
+        for name, value in (
+            ("H", H),
+            ("g", g),
+            ("A", A),
+            ("b", b),
+            ("C", C),
+            ("l", l),
+            ("u", u),
+            ("lb", lb),
+            ("ub", ub),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def n(self) -> int:
+        """Number of variables."""
+        return self.H.shape[0]
+
+    @property
+    def n_eq(self) -> int:
+        """Number of equality rows."""
+        return self.A.shape[0]
+
+    @property
+    def n_in(self) -> int:
+        """Number of two-sided inequality rows (C)."""
+        return self.C.shape[0]
+
+    @property
+    def has_bounds(self) -> bool:
+        """Whether variable bounds are present."""
+        return self.lb is not None
+
+    @property
+    def shape(self) -> tuple[int, int, int, bool]:
+        """(n, n_eq, n_in, has_bounds): a warm start carries over only between problems of one shape."""
+        return self.n, self.n_eq, self.n_in, self.has_bounds
+
+    def bounds_consistent(self) -> bool:
+        """False when some ``l > u`` / ``lb > ub`` or a side excludes every finite value (infeasible)."""
+        pairs = [(self.l, self.u)] + ([(self.lb, self.ub)] if self.lb is not None else [])
+        return all(bool(np.all((lo <= hi) & (lo < np.inf) & (hi > -np.inf))) for lo, hi in pairs)
+
+    def objective(self, x: np.ndarray) -> float:
+        """1/2 x'Hx + g'x."""
+        return float(0.5 * x @ self.H @ x + self.g @ x)
+
+    def primal_residual(self, x: np.ndarray) -> float:
+        """Largest violation of any constraint at x (infinity norm)."""
+        parts = [np.abs(self.A @ x - self.b), _violation(self.C @ x, self.l, self.u)]
+        if self.lb is not None:
+            parts.append(_violation(x, self.lb, self.ub))
+        return max((float(p.max()) for p in parts if p.size), default=0.0)
+
+
+def _violation(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    return np.maximum(np.maximum(low - values, values - high), 0.0)
+
+
+def _complementarity(values: np.ndarray, mult: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """|z+ (u - v)| + |z- (v - l)|, and any multiplier pushing on an infinite side counts in full."""
+    upper, lower = np.maximum(mult, 0.0), np.maximum(-mult, 0.0)
+    gap_u = np.where(np.isfinite(high), high - values, 0.0)
+    gap_l = np.where(np.isfinite(low), values - low, 0.0)
+    wrong_side = np.where(np.isfinite(high), 0.0, upper) + np.where(np.isfinite(low), 0.0, lower)
+    return np.abs(upper * gap_u) + np.abs(lower * gap_l) + wrong_side
+
+
+@dataclass(frozen=True)
+class KKTResiduals:
+    """Infinity norms of the KKT conditions at (x, y, z, w)."""
+
+    stationarity: float
+    primal: float
+    complementarity: float
+
+    @property
+    def max(self) -> float:
+        """The largest of the three."""
+        return max(self.stationarity, self.primal, self.complementarity)
+
+
+@dataclass(frozen=True)
+class QPResult:
+    """Outcome of one solve. ``x`` and the multipliers ``y`` (A rows), ``z`` (C rows), ``w`` (bounds, or None
+    without bounds) are None unless ``status`` is SOLVED; ``message`` says what the backend reported."""
+
+    status: QPStatus
+    x: np.ndarray | None
+    iterations: int
+    objective: float | None
+    solver: str
+    y: np.ndarray | None = None
+    z: np.ndarray | None = None
+    w: np.ndarray | None = None
+    warm_started: bool = False
+    message: str = ""
+    shape: tuple[int, int, int, bool] = field(default=(0, 0, 0, False))
+
+    @property
+    def ok(self) -> bool:
+        """True only for SOLVED."""
+        return self.status is QPStatus.SOLVED
+
+
+def kkt_residuals(qp: QP, result: QPResult) -> KKTResiduals:
+    """Stationarity, primal feasibility and complementarity (with multiplier signs) of a SOLVED result."""
+    if not result.ok:
+        raise ValueError(f"kkt_residuals needs a SOLVED result, got {result.status.name}")
+    x, y, z = result.x, result.y, result.z
+    grad = qp.H @ x + qp.g + qp.A.T @ y + qp.C.T @ z
+    comp = [_complementarity(qp.C @ x, z, qp.l, qp.u)]
+    if qp.lb is not None:
+        grad = grad + result.w
+        comp.append(_complementarity(x, result.w, qp.lb, qp.ub))
+    return KKTResiduals(
+        stationarity=float(np.abs(grad).max()),
+        primal=qp.primal_residual(x),
+        complementarity=max((float(c.max()) for c in comp if c.size), default=0.0),
+    )

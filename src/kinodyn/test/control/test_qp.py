@@ -1,0 +1,265 @@
+"""QP backends (kinodyn.control.qp): KKT, scipy as a second source, statuses, warm starts, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinodyn.control.qp import (
+    DEFAULT_SOLVER,
+    QP,
+    SOLVERS,
+    QPStatus,
+    kkt_residuals,
+    make_solver,
+)
+from scipy.optimize import Bounds, LinearConstraint, minimize
+
+DENSE = ("daqp", "proxsuite")
+# Accuracy each backend promises with its default options: round-off for the dense solvers; OSQP's ADMM eps
+# (1e-7 absolute and relative) where its polishing step fails, round-off where it succeeds.
+KKT_TOL = {"daqp": 1e-9, "proxsuite": 1e-9, "osqp": 1e-5}
+
+
+def random_qp(rng: np.random.Generator, n: int = 20, neq: int = 6, nin: int = 30, bounds: bool = True) -> QP:
+    """Strictly convex, feasible, with the unconstrained optimum far outside the constraints (rows active)."""
+    M = rng.standard_normal((n, n))
+    H = M @ M.T + 0.1 * np.eye(n)
+    x_feasible = rng.standard_normal(n)
+    A = rng.standard_normal((neq, n))
+    C = rng.standard_normal((nin, n))
+    low, high = C @ x_feasible - rng.uniform(0.1, 1.0, nin), C @ x_feasible + rng.uniform(0.1, 1.0, nin)
+    low[::3] = -np.inf
+    g = -H @ (x_feasible + 5.0 * rng.standard_normal(n))
+    return QP(
+        H,
+        g,
+        A=A if neq else None,
+        b=A @ x_feasible if neq else None,
+        C=C,
+        l=low,
+        u=high,
+        lb=x_feasible - 0.5 if bounds else None,
+        ub=x_feasible + 0.5 if bounds else None,
+    )
+
+
+def active_rows(qp: QP, x: np.ndarray, tol: float = 1e-7) -> int:
+    cx = qp.C @ x
+    count = int(np.sum(np.isclose(cx, qp.l, atol=tol) | np.isclose(cx, qp.u, atol=tol)))
+    if qp.has_bounds:
+        count += int(np.sum(np.isclose(x, qp.lb, atol=tol) | np.isclose(x, qp.ub, atol=tol)))
+    return count
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+@pytest.mark.parametrize("seed", range(6))
+def test_kkt_on_random_qps_with_active_inequalities(name: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    qp = random_qp(
+        rng,
+        n=int(rng.integers(12, 43)),
+        neq=int(rng.integers(0, 11)),
+        nin=int(rng.integers(40, 61)),
+        bounds=bool(seed % 2),
+    )
+    result = make_solver(name).solve(qp)
+    assert result.status is QPStatus.SOLVED, result.message
+    assert active_rows(qp, result.x) >= 2
+    residuals = kkt_residuals(qp, result)
+    assert residuals.max <= KKT_TOL[name], residuals
+    assert result.objective == pytest.approx(qp.objective(result.x))
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_matches_scipy_trust_constr(name: str) -> None:
+    rng = np.random.default_rng(42)
+    qp = random_qp(rng, n=6, neq=2, nin=5, bounds=True)
+    constraints = [LinearConstraint(qp.A, qp.b, qp.b), LinearConstraint(qp.C, qp.l, qp.u)]
+    reference = minimize(
+        qp.objective,
+        np.zeros(qp.n),
+        jac=lambda x: qp.H @ x + qp.g,
+        hess=lambda x: qp.H,
+        method="trust-constr",
+        constraints=constraints,
+        bounds=Bounds(qp.lb, qp.ub),
+        options={"gtol": 1e-12, "xtol": 1e-14, "barrier_tol": 1e-12, "maxiter": 5000},
+    )
+    assert reference.success
+    result = make_solver(name).solve(qp)
+    assert result.ok
+    assert active_rows(qp, result.x) >= 1
+    np.testing.assert_allclose(result.x, reference.x, atol=1e-6)
+    # trust-constr (an interior-point method) stops ~4e-6 above the optimum the three backends agree on
+    assert result.objective == pytest.approx(reference.fun, abs=1e-5)
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_equality_only_matches_closed_form(name: str) -> None:
+    rng = np.random.default_rng(3)
+    n, neq = 15, 5
+    M = rng.standard_normal((n, n))
+    H, g = M @ M.T + np.eye(n), rng.standard_normal(n)
+    A, b = rng.standard_normal((neq, n)), rng.standard_normal(neq)
+    kkt = np.block([[H, A.T], [A, np.zeros((neq, neq))]])
+    solution = np.linalg.solve(kkt, np.concatenate((-g, b)))
+    result = make_solver(name).solve(QP(H, g, A=A, b=b))
+    assert result.ok
+    tol = 1e-9 if name in DENSE else 1e-6
+    np.testing.assert_allclose(result.x, solution[:n], atol=tol)
+    np.testing.assert_allclose(result.y, solution[n:], atol=tol * 10)
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_inconsistent_bounds_are_infeasible(name: str) -> None:
+    qp = QP(np.eye(2), np.zeros(2), C=np.eye(2), l=np.array([0.0, 2.0]), u=np.array([1.0, 1.0]))
+    result = make_solver(name).solve(qp)
+    assert result.status is QPStatus.INFEASIBLE and result.x is None and not result.ok
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_infeasible_equalities(name: str) -> None:
+    A = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    result = make_solver(name).solve(QP(np.eye(3), np.ones(3), A=A, b=np.array([1.0, 2.0])))
+    assert result.status is QPStatus.INFEASIBLE, result.message
+    assert result.x is None
+
+
+@pytest.mark.parametrize("name", ["daqp", "osqp"])
+def test_infeasible_inequalities(name: str) -> None:
+    qp = QP(
+        np.eye(2),
+        np.array([-2.0, -2.0]),
+        C=np.array([[1.0, 1.0]]),
+        u=np.array([1.0]),
+        lb=np.array([5.0, 5.0]),
+    )
+    result = make_solver(name).solve(qp)
+    assert result.status is QPStatus.INFEASIBLE, result.message
+    assert result.x is None
+
+
+def test_proxsuite_infeasible_inequalities_end_at_the_cap() -> None:
+    """proxsuite 0.8.0 does not detect this infeasible set (documented limit): capped, never SOLVED."""
+    qp = QP(
+        np.eye(2),
+        np.array([-2.0, -2.0]),
+        C=np.array([[1.0, 1.0]]),
+        u=np.array([1.0]),
+        lb=np.array([5.0, 5.0]),
+    )
+    result = make_solver("proxsuite", max_iter=200).solve(qp)
+    assert result.status is QPStatus.MAX_ITERATIONS
+    assert result.x is None
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_iteration_cap_is_reported(name: str) -> None:
+    qp = random_qp(np.random.default_rng(7), n=30, neq=5, nin=50)
+    result = make_solver(name, max_iter=1).solve(qp)
+    assert result.status is QPStatus.MAX_ITERATIONS, result.message
+    assert result.x is None and result.objective is None
+
+
+@pytest.mark.parametrize("name", ["daqp", "osqp"])
+def test_nonconvex_hessian_is_reported(name: str) -> None:
+    H = np.diag([1.0, -1.0, 1.0])
+    qp = QP(
+        H,
+        np.array([0.3, 0.1, -0.2]),
+        C=np.array([[1.0, 1.0, 1.0]]),
+        l=np.array([-1.0]),
+        u=np.array([1.0]),
+        lb=-np.ones(3),
+        ub=np.ones(3),
+    )
+    result = make_solver(name).solve(qp)
+    assert result.status is QPStatus.NONCONVEX, result.message
+    assert result.x is None and result.message
+
+
+def drifting_pair(seed: int) -> tuple[QP, QP]:
+    """Two problems of one shape, the second a small perturbation of the first (consecutive control ticks)."""
+    rng = np.random.default_rng(seed)
+    first = random_qp(rng, n=30, neq=8, nin=50)
+    second = QP(
+        first.H,
+        first.g + 1e-3 * rng.standard_normal(first.n),
+        A=first.A,
+        b=first.b,
+        C=first.C,
+        l=first.l,
+        u=first.u,
+        lb=first.lb,
+        ub=first.ub,
+    )
+    return first, second
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_warm_start_same_answer_fewer_iterations(name: str) -> None:
+    first, second = drifting_pair(11)
+    solver = make_solver(name)
+    previous = solver.solve(first)
+    assert previous.ok and not previous.warm_started
+    cold = make_solver(name).solve(second)
+    warm = solver.solve(second, warm_start=previous)
+    assert cold.ok and warm.ok and warm.warm_started
+    np.testing.assert_allclose(warm.x, cold.x, atol=1e-9 if name in DENSE else 1e-5)
+    assert warm.iterations < cold.iterations
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_warm_start_of_another_shape_is_not_used(name: str) -> None:
+    rng = np.random.default_rng(5)
+    small, large = random_qp(rng, n=10, neq=2, nin=20), random_qp(rng, n=12, neq=2, nin=20)
+    solver = make_solver(name)
+    result = solver.solve(large, warm_start=solver.solve(small))
+    assert result.ok and not result.warm_started
+    assert kkt_residuals(large, result).max <= KKT_TOL[name]
+
+
+@pytest.mark.parametrize(
+    ("field", "kwargs"),
+    [
+        ("QP.g", {"g": np.array([0.0, np.nan])}),
+        ("QP.H", {"H": np.array([[1.0, np.inf], [np.inf, 1.0]])}),
+        ("QP.H", {"H": np.array([[1.0, 0.5], [0.0, 1.0]])}),
+        ("QP.H", {"H": np.ones((2, 3))}),
+        ("QP.C", {"C": np.ones((2, 3)), "u": np.ones(2)}),
+        ("QP.l", {"C": np.eye(2), "l": np.array([np.nan, 0.0])}),
+        ("QP.b", {"A": np.ones((1, 2)), "b": np.array([np.inf])}),
+        ("QP.ub", {"ub": np.ones(3)}),
+        ("QP.A and QP.b", {"A": np.ones((1, 2))}),
+    ],
+)
+def test_bad_input_names_the_field(field: str, kwargs: dict) -> None:
+    data = {"H": np.eye(2), "g": np.zeros(2)} | kwargs
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        QP(**data)
+
+
+def test_unknown_solver_and_bad_options() -> None:
+    with pytest.raises(ValueError, match="unknown QP solver 'qpoases'"):
+        make_solver("qpoases")
+    with pytest.raises(ValueError, match="max_iter"):
+        make_solver("daqp", max_iter=0)
+    with pytest.raises(TypeError):
+        make_solver("osqp", tolerance=1e-3)
+    assert DEFAULT_SOLVER in SOLVERS
+
+
+def test_infinite_sides_are_unbounded_rows() -> None:
+    """+-inf per row means no bound on that side; the answers agree across backends."""
+    qp = QP(
+        np.eye(2),
+        np.array([-2.0, -2.0]),
+        C=np.array([[1.0, 1.0], [1.0, -1.0]]),
+        l=np.array([-np.inf, -np.inf]),
+        u=np.array([3.0, np.inf]),
+        lb=np.array([-np.inf, 1.8]),
+    )
+    for name in SOLVERS:
+        result = make_solver(name).solve(qp)
+        assert result.ok
+        np.testing.assert_allclose(result.x, [1.2, 1.8], atol=1e-6)  # on x1 + x2 = 3 and x2 = 1.8
