@@ -1,0 +1,9 @@
+"""Whole-body control as a QP (Seed 000 §3.10): contacts, tasks, limits, weighted and hierarchical modes."""
+
+from kinodyn.control.wbc.contacts import PointContact, SurfaceContact
+from kinodyn.control.wbc.controller import MODES, WBCResult, WholeBodyController
+from kinodyn.control.wbc.layout import VariableLayout
+from kinodyn.control.wbc.limits import JointLimits
+
+__all__ = ["MODES", "JointLimits", "PointContact", "SurfaceContact", "VariableLayout", "WBCResult",
+           "WholeBodyController"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class VariableLayout:
-    """Slices of ``x``: ``qdd``, ``force(name)`` per contact, ``tau`` (empty slice without torque variables)."""
+    """Slices of ``x``: ``qdd``, ``force(name)`` per contact, ``tau`` (empty without torque variables)."""
 
     nv: int
     contact_names: tuple[str, ...]

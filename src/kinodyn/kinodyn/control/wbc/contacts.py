@@ -1,0 +1,151 @@
+"""Contacts of the whole-body QP: no motion of the contact, and forces the ground can exert.
+
+Seed 000 §3.7 (3.60) and §3.10: a contact adds the hard rows ``J_c qdd + Jdot_c v = 0`` and its force to
+the equations of motion ``M qdd + h = S^T tau + J_c^T f``; ``f`` is the ground's action on the robot
+(ARCHITECTURE.md §3). What the seed lacks (inventory §4.2-§4.3) is standard material:
+
+- ``PointContact``: a 3-D force at the frame origin, world axes. Friction pyramid with ``facets`` faces
+  inscribed in the Coulomb cone of ``mu`` about ``normal`` (``t_k . f <= mu cos(pi/facets) n . f`` for the
+  ``facets`` tangent directions ``t_k``), normal force in ``[f_min, f_max]``.
+- ``SurfaceContact``: a 6-D wrench ``[f; tau]`` at the frame origin, world axes, on a rectangular sole of
+  half-sizes ``half_length`` (frame x) and ``half_width`` (frame y), the frame's z axis the normal. Its
+  inequalities are the closed-form contact wrench cone of Caron, Pham, Nakamura (RSS 2015, "Stability of
+  surface contacts for humanoid robots") for corner forces in the 4-sided pyramid inscribed in the cone of
+  ``mu``: friction, centre of pressure in the sole, and the yaw-torque bounds; exactly the wrenches four
+  corner forces can produce.
+
+Switching: ``scale`` in [0, 1] multiplies the force bounds; the controller ramps it to 0 before it drops a
+contact (stance -> swing) and from 0 when it adds one, so forces and torques do not jump.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kinodyn.control.evaluation import Evaluation
+from kinodyn.spatial.rotations import as_unit_axis
+
+DEFAULT_MAX_NORMAL_FORCE = 1.0e4  # N
+
+
+def _tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Rows ``t1, t2, n``: a right-handed orthonormal basis with ``n`` the normal."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = np.cross(helper, normal)
+    t1 /= np.linalg.norm(t1)
+    return np.array([t1, np.cross(normal, t1), normal])
+
+
+def _friction_pyramid(mu: float, facets: int) -> np.ndarray:
+    """``facets x 3`` rows ``D`` (tangent-normal coordinates): ``D f_local <= 0`` is the inscribed pyramid."""
+    angles = 2.0 * math.pi * np.arange(facets) / facets
+    inscribed = mu * math.cos(math.pi / facets)
+    return np.column_stack([np.cos(angles), np.sin(angles), np.full(facets, -inscribed)])
+
+
+def _check_common(name: str, mu: float, f_min: float, f_max: float) -> None:
+    if not (math.isfinite(mu) and mu >= 0.0):
+        raise ValueError(f"contact {name!r}: mu must be finite and >= 0, got {mu}")
+    if not (math.isfinite(f_min) and f_min >= 0.0):
+        raise ValueError(f"contact {name!r}: f_min must be finite and >= 0, got {f_min}")
+    if not (math.isfinite(f_max) and f_max >= f_min):
+        raise ValueError(f"contact {name!r}: f_max must be finite and >= f_min ({f_min}), got {f_max}")
+
+
+@dataclass
+class PointContact:
+    """A point foot: 3-D ground reaction force at ``frame``'s origin (see the module doc)."""
+
+    frame: str
+    mu: float = 0.7
+    facets: int = 4
+    normal: tuple[float, float, float] | np.ndarray = (0.0, 0.0, 1.0)
+    f_min: float = 0.0
+    f_max: float = DEFAULT_MAX_NORMAL_FORCE
+    name: str = ""
+    dim: int = field(default=3, init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.frame
+        _check_common(self.name, self.mu, self.f_min, self.f_max)
+        if not (isinstance(self.facets, int) and self.facets >= 3):
+            raise ValueError(f"contact {self.name!r}: facets must be an integer >= 3, got {self.facets!r}")
+        self.normal = as_unit_axis(self.normal)
+        basis = _tangent_basis(self.normal)
+        self._cone = _friction_pyramid(self.mu, self.facets) @ basis  # rows on the world force
+
+    def motion_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        """``(J_c, -Jdot_c v)``: the contact point's acceleration rows (3 x nv) and their right side."""
+        return ev.jacobian(self.frame)[:3], -ev.bias_acceleration(self.frame)[:3]
+
+    def force_inequalities(self, ev: Evaluation, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid and the normal-force bounds."""
+        D = np.vstack([self._cone, self.normal])
+        lower = np.concatenate([np.full(self.facets, -np.inf), [min(self.f_min, scale * self.f_max)]])
+        upper = np.concatenate([np.zeros(self.facets), [scale * self.f_max]])
+        return D, lower, upper
+
+
+@dataclass
+class SurfaceContact:
+    """A sole or a grasp: 6-D wrench at ``frame``'s origin, normal along the frame's z (module doc)."""
+
+    frame: str
+    half_length: float
+    half_width: float
+    mu: float = 0.7
+    f_min: float = 0.0
+    f_max: float = DEFAULT_MAX_NORMAL_FORCE
+    name: str = ""
+    dim: int = field(default=6, init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.frame
+        _check_common(self.name, self.mu, self.f_min, self.f_max)
+        for side in ("half_length", "half_width"):
+            value = getattr(self, side)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"contact {self.name!r}: {side} must be finite and > 0, got {value}")
+        self._local_cone = _wrench_cone(self.mu * math.cos(math.pi / 4), self.half_length, self.half_width)
+
+    def motion_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        """``(J_c, -Jdot_c v)``: the sole's linear and angular acceleration rows (6 x nv)."""
+        return ev.jacobian(self.frame), -ev.bias_acceleration(self.frame)
+
+    def force_inequalities(self, ev: Evaluation, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, lower, upper)`` on the world wrench: the sole-frame wrench cone and the normal bounds."""
+        C = ev.placement(self.frame)[:3, :3]
+        to_local = np.zeros((6, 6))
+        to_local[:3, :3] = to_local[3:, 3:] = C.T
+        D = np.vstack([self._local_cone, np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])]) @ to_local
+        rows = self._local_cone.shape[0]
+        lower = np.concatenate([np.full(rows, -np.inf), [min(self.f_min, scale * self.f_max)]])
+        upper = np.concatenate([np.zeros(rows), [scale * self.f_max]])
+        return D, lower, upper
+
+
+def _wrench_cone(mu: float, X: float, Y: float) -> np.ndarray:
+    """Rows ``U``, ``U w <= 0`` for the local wrench ``w = [fx fy fz tx ty tz]`` (Caron et al. 2015, §III).
+
+    Corner forces in the pyramid ``|fx|, |fy| <= mu fz`` at ``(+-X, +-Y, 0)``: friction (4 rows), centre
+    of pressure ``|tx| <= Y fz``, ``|ty| <= X fz`` (4 rows), and the yaw bounds ``tz_min <= tz <= tz_max``
+    with ``tz_min = -mu (X + Y) fz + |Y fx - mu tx| + |X fy - mu ty|`` and ``tz_max = mu (X + Y) fz -
+    |Y fx + mu tx| - |X fy + mu ty|`` (8 rows, the absolute values expanded).
+    """
+    rows = [
+        [1, 0, -mu, 0, 0, 0], [-1, 0, -mu, 0, 0, 0], [0, 1, -mu, 0, 0, 0], [0, -1, -mu, 0, 0, 0],
+        [0, 0, -Y, 1, 0, 0], [0, 0, -Y, -1, 0, 0], [0, 0, -X, 0, 1, 0], [0, 0, -X, 0, -1, 0],
+    ]
+    for s1 in (1, -1):
+        for s2 in (1, -1):
+            # tz >= -mu (X+Y) fz + s1 (Y fx - mu tx) + s2 (X fy - mu ty)
+            rows.append([s1 * Y, s2 * X, -mu * (X + Y), -s1 * mu, -s2 * mu, -1])
+            # tz <= mu (X+Y) fz - s1 (Y fx + mu tx) - s2 (X fy + mu ty)
+            rows.append([s1 * Y, s2 * X, -mu * (X + Y), s1 * mu, s2 * mu, 1])
+    return np.array(rows, dtype=float)
+
+
+Contact = PointContact | SurfaceContact

@@ -1,0 +1,365 @@
+"""The whole-body controller: inverse dynamics as a QP, weighted or as a strict hierarchy (Seed 000 §3.10).
+
+Decision vector ``x = [qdd; f_1 .. f_nc]`` (``layout.VariableLayout``), ``tau`` recovered from the actuated
+rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or ``x = [qdd; f; tau]`` with
+``torque_variables=True`` (Seed 000 (3.108)-(3.109)). Every tick (``update``):
+
+1. one ``Evaluation`` at ``(q, v)`` (``kinodyn.control.evaluation``);
+2. the hard equalities ``E x = e``: the unactuated (floating-base) rows of the equations of motion
+   ``M_u qdd + h_u = J_cu^T f`` (all rows with ``-S^T tau`` when tau is a variable) and every active contact's
+   ``J_c qdd + Jdot_c v = 0``; the hard inequalities ``l <= C x <= u``: friction cones and force bounds,
+   torque limits, and the joint position/velocity limits as acceleration bounds (``limits.JointLimits``);
+3. the equalities are eliminated exactly: ``x = x_0 + Z z`` with ``x_0`` their minimum-norm solution and
+   ``Z`` an orthonormal basis of their null space (SVD with a rank tolerance). An inconsistent set (no
+   ``x`` satisfies them) is reported, never solved in the least-squares sense;
+4. each priority level ``k`` (weighted mode: one level holding every task) solves the QP
+   ``min_z ||W_k^(1/2) (A_k (x + Z z) - b_k)||^2 + eps ||z||^2`` s.t. ``l <= C (x + Z z) <= u``, then
+   ``x += Z z`` and ``Z <- Z N(A_k Z)``: the next levels move only in the null space of every higher
+   level's rows, so a level's optimum is kept exactly (the exact null-space form of the sequence of
+   constrained optimisations (3.107) with the iterative projection (3.103)-(3.106); not seed 003's
+   (41)-(42), see its inventory's erratum). Inequalities hold at every level; a level that cannot satisfy
+   them returns the solver's status.
+
+A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.evaluation import Evaluation, Evaluator
+from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
+from kinodyn.control.wbc.contacts import Contact
+from kinodyn.control.wbc.layout import VariableLayout
+from kinodyn.control.wbc.limits import JointLimits
+from kinodyn.control.wbc.tasks.base import Task
+from kinodyn.model import Model
+
+MODES = ("weighted", "hierarchical")
+DEFAULT_REGULARIZATION = 1e-10
+RANK_TOLERANCE = 1e-9  # relative to the largest singular value
+EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
+
+
+@dataclass(frozen=True)
+class WBCResult:
+    """One tick's answer. ``tau`` (the actuated joints, model order) is ``None`` unless ``ok``."""
+
+    status: str
+    message: str
+    tau: np.ndarray | None
+    qdd: np.ndarray | None
+    forces: dict[str, np.ndarray]
+    task_errors: dict[str, np.ndarray]
+    evaluation: Evaluation
+    dynamics_residual: float = math.nan  # max |M qdd + h - S^T tau - J_c^T f|
+    contact_acceleration: float = math.nan  # max |J_c qdd + Jdot_c v|
+    levels: int = 0  # priority levels solved
+    x: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == QPStatus.SOLVED.value
+
+
+@dataclass
+class _ContactState:
+    contact: Contact
+    target: bool  # wanted in stance
+    scale: float  # force-bound ramp factor in [0, 1]
+    rate: float = math.inf  # 1 / ramp duration
+
+
+def _null_space(A: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(V_range, V_null)``: orthonormal bases of the row space and the null space of ``A``."""
+    n = A.shape[1]
+    if A.shape[0] == 0:
+        return np.zeros((n, 0)), np.eye(n)
+    _, s, Vt = np.linalg.svd(A)
+    rank = int(np.count_nonzero(s > tolerance * max(s[0], 1.0))) if s.size else 0
+    return Vt[:rank].T, Vt[rank:].T
+
+
+class WholeBodyController:
+    """Whole-body inverse-dynamics QP for ``model`` (see the module doc).
+
+    ``contacts`` start in stance. ``solver``: a name of ``kinodyn.control.qp.SOLVERS``. ``regularization``:
+    the ridge ``eps`` of every level (a unique solution when the tasks leave directions free; 0 when they
+    determine ``x``). ``limits``: ``JointLimits`` (default: the URDF's, ``JointLimits.from_model``).
+    """
+
+    def __init__(self, model: Model, contacts: Iterable[Contact] = (), *, mode: str = "weighted",
+                 solver: str = DEFAULT_SOLVER, torque_variables: bool = False,
+                 regularization: float = DEFAULT_REGULARIZATION, limits: JointLimits | None = None,
+                 solver_options: dict[str, Any] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if not (math.isfinite(regularization) and regularization >= 0.0):
+            raise ValueError(f"regularization must be finite and >= 0, got {regularization}")
+        self.model = model
+        self.mode = mode
+        self.torque_variables = bool(torque_variables)
+        self.regularization = float(regularization)
+        self.limits = limits if limits is not None else JointLimits.from_model(model)
+        self._solver_name = solver
+        self._solver_options = dict(solver_options or {})
+        make_solver(solver, **self._solver_options)  # fail now on a bad name or option
+        self._solvers: dict[int, Any] = {}
+        self._warm: dict[int, QPResult] = {}
+        self._first_v = 6 if model.floating_base else 0
+        self._first_q = 7 if model.floating_base else 0
+        self._contacts: dict[str, _ContactState] = {}
+        for contact in contacts:
+            self.add_contact(contact)
+        self._tasks: list[tuple[int, Task]] = []
+        self._evaluator: Evaluator | None = None
+        self._layouts: dict[tuple[str, ...], VariableLayout] = {}
+        self._t: float | None = None
+
+    # ----- configuration -------------------------------------------------------------------------------
+
+    def add_contact(self, contact: Contact, active: bool = True) -> None:
+        if contact.name in self._contacts:
+            raise ValueError(f"contact {contact.name!r} already exists")
+        self.model.frame_id(contact.frame)  # KeyError naming close frames
+        self._contacts[contact.name] = _ContactState(contact, active, 1.0 if active else 0.0)
+        self._evaluator = None
+
+    def add_task(self, task: Task, level: int = 1) -> None:
+        """Add ``task`` at priority ``level`` (>= 1, smaller is higher; ignored in weighted mode)."""
+        if not (isinstance(level, int) and level >= 1):
+            raise ValueError(f"task level must be an integer >= 1 (0 is the hard constraints), got {level!r}")
+        if any(t.name == task.name for _, t in self._tasks):
+            raise ValueError(f"a task named {task.name!r} already exists")
+        self._tasks.append((level, task))
+        self._evaluator = None
+
+    def remove_task(self, name: str) -> None:
+        kept = [(lv, t) for lv, t in self._tasks if t.name != name]
+        if len(kept) == len(self._tasks):
+            raise KeyError(f"no task {name!r}; tasks: {[t.name for _, t in self._tasks]}")
+        self._tasks = kept
+
+    def task(self, name: str) -> Task:
+        for _, t in self._tasks:
+            if t.name == name:
+                return t
+        raise KeyError(f"no task {name!r}; tasks: {[t.name for _, t in self._tasks]}")
+
+    def set_contact_active(self, name: str, active: bool, ramp: float = 0.0) -> None:
+        """Switch a contact to stance (``True``) or swing, ramping its force bound over ``ramp`` seconds.
+
+        Switching off keeps the contact's constraint while its maximal normal force goes linearly to 0, then
+        drops it; switching on adds the constraint at once with the force bound rising from 0.
+        """
+        try:
+            state = self._contacts[name]
+        except KeyError:
+            raise KeyError(f"no contact {name!r}; contacts: {list(self._contacts)}") from None
+        if not (math.isfinite(ramp) and ramp >= 0.0):
+            raise ValueError(f"ramp must be finite and >= 0 s, got {ramp}")
+        state.target = bool(active)
+        state.rate = math.inf if ramp == 0.0 else 1.0 / ramp
+        if ramp == 0.0:
+            state.scale = 1.0 if active else 0.0
+
+    def active_contacts(self) -> tuple[str, ...]:
+        """Contacts holding a constraint this tick: in stance, or ramping down towards swing."""
+        return tuple(n for n, s in self._contacts.items() if s.target or s.scale > 0.0)
+
+    # ----- one tick ----------------------------------------------------------------------------------------
+
+    def update(self, q: Any, v: Any, t: float | None = None) -> WBCResult:
+        """Solve the tick at ``(q, v)``; ``t`` [s] advances the contact ramps (``None``: no ramp progress)."""
+        self._advance_ramps(t)
+        ev = self._evaluation(q, v)
+        layout = self._layout()
+        Jc, contact_rhs = self._contact_jacobians(ev, layout)
+        E, e = self._equalities(ev, layout, Jc, contact_rhs)
+        C, lower, upper = self._inequalities(ev, layout, Jc)
+        x, Z = self._eliminate(E, e)
+        if x is None:
+            return self._failure(ev, "infeasible", "the equations of motion and the contact constraints have "
+                                 "no common solution; check for contacts on immobile or duplicated frames")
+        levels = self._levels()
+        solved = 0
+        for k, tasks in enumerate(levels):
+            A, b = self._stack(tasks, ev, layout)
+            AZ = A @ Z
+            result = self._solve_level(k, AZ, b - A @ x, C @ Z, lower - C @ x, upper - C @ x)
+            if result.status is not QPStatus.SOLVED:
+                return self._failure(ev, result.status.value, f"priority level {k + 1} of {len(levels)}: the "
+                                     f"QP solver returned {result.status.value!r} (hard constraints: "
+                                     "friction cones, force bounds, torque and joint limits)")
+            x = x + Z @ result.x
+            solved += 1
+            if k + 1 < len(levels):
+                Z = Z @ _null_space(AZ, RANK_TOLERANCE)[1]
+                if Z.shape[1] == 0:
+                    break
+        for tasks in levels[solved:]:  # levels left without freedom: refresh their errors for reporting
+            for task in tasks:
+                task.rows(ev, layout)
+        return self._success(ev, layout, x, solved, Jc, contact_rhs)
+
+    # ----- pieces -----------------------------------------------------------------------------------------
+
+    def _advance_ramps(self, t: float | None) -> None:
+        if t is not None and not math.isfinite(t):
+            raise ValueError(f"t must be finite, got {t}")
+        dt = 0.0 if t is None or self._t is None else max(0.0, t - self._t)
+        if t is not None:
+            self._t = t
+        for state in self._contacts.values():
+            step = dt * state.rate if math.isfinite(state.rate) else 1.0
+            state.scale = min(1.0, state.scale + step) if state.target else max(0.0, state.scale - step)
+
+    def _evaluation(self, q: Any, v: Any) -> Evaluation:
+        if self._evaluator is None:
+            frames = [s.contact.frame for s in self._contacts.values()]
+            frames += [f for _, task in self._tasks for f in task.frames]
+            self._evaluator = Evaluator(self.model, frames)
+        return self._evaluator.evaluate(q, v)
+
+    def _layout(self) -> VariableLayout:
+        names = self.active_contacts()
+        layout = self._layouts.get(names)
+        if layout is None:
+            dims = [(n, self._contacts[n].contact.dim) for n in names]
+            n_tau = self.model.nv - self._first_v
+            layout = VariableLayout.build(self.model.nv, dims, n_tau, self.torque_variables)
+            self._layouts[names] = layout
+        return layout
+
+    def _contact_jacobians(self, ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
+        """Stacked ``J_c`` of the active contacts (in layout order) and ``-Jdot_c v``."""
+        rows = [self._contacts[n].contact.motion_rows(ev) for n in layout.contact_names]
+        if not rows:
+            return np.zeros((0, self.model.nv)), np.zeros(0)
+        return np.vstack([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+
+    def _equalities(self, ev: Evaluation, layout: VariableLayout, Jc: np.ndarray,
+                    contact_rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nv, fv = self.model.nv, self._first_v
+        dyn_rows = nv if self.torque_variables else fv
+        E = np.zeros((dyn_rows + Jc.shape[0], layout.size))
+        e = np.empty(E.shape[0])
+        E[:dyn_rows, layout.qdd] = ev.mass_matrix[:dyn_rows]
+        E[:dyn_rows, layout.forces] = -Jc.T[:dyn_rows]
+        e[:dyn_rows] = -ev.nonlinear_effects[:dyn_rows]
+        if self.torque_variables:
+            E[fv:nv, layout.tau] = -np.eye(nv - fv)
+        E[dyn_rows:, layout.qdd] = Jc
+        e[dyn_rows:] = contact_rhs
+        return E, e
+
+    def _inequalities(self, ev: Evaluation, layout: VariableLayout,
+                      Jc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        n = layout.size
+        for name in layout.contact_names:
+            state = self._contacts[name]
+            D, lo, hi = state.contact.force_inequalities(ev, state.scale)
+            rows = np.zeros((D.shape[0], n))
+            rows[:, layout.force(name)] = D
+            blocks.append((rows, lo, hi))
+        fv, nv = self._first_v, self.model.nv
+        effort = self.limits.effort
+        limited = np.flatnonzero(np.isfinite(effort))
+        if limited.size:
+            rows = np.zeros((limited.size, n))
+            if self.torque_variables:
+                rows[:, layout.tau] = np.eye(nv - fv)[limited]
+                bias = np.zeros(limited.size)
+            else:
+                rows[:, layout.qdd] = ev.mass_matrix[fv + limited]
+                rows[:, layout.forces] = -Jc.T[fv + limited]
+                bias = ev.nonlinear_effects[fv + limited]
+            blocks.append((rows, -effort[limited] - bias, effort[limited] - bias))
+        lo, hi = self.limits.acceleration_bounds(ev.q[self._first_q:], ev.v[fv:])
+        bounded = np.flatnonzero(np.isfinite(lo) | np.isfinite(hi))
+        if bounded.size:
+            rows = np.zeros((bounded.size, n))
+            rows[np.arange(bounded.size), fv + bounded] = 1.0
+            blocks.append((rows, lo[bounded], hi[bounded]))
+        if not blocks:
+            return np.zeros((0, n)), np.zeros(0), np.zeros(0)
+        return (np.vstack([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
+                np.concatenate([b[2] for b in blocks]))
+
+    @staticmethod
+    def _eliminate(E: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """Minimum-norm solution of ``E x = e`` and a null-space basis; ``(None, _)`` when inconsistent."""
+        n = E.shape[1]
+        if E.shape[0] == 0:
+            return np.zeros(n), np.eye(n)
+        U, s, Vt = np.linalg.svd(E)
+        rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
+        x = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank])
+        scale = 1.0 + np.max(np.abs(e), initial=0.0)
+        if np.max(np.abs(E @ x - e), initial=0.0) > EQUALITY_TOLERANCE * scale:
+            return None, Vt[rank:].T
+        return x, Vt[rank:].T
+
+    def _levels(self) -> list[list[Task]]:
+        if self.mode == "weighted" or not self._tasks:
+            return [[t for _, t in self._tasks]]
+        numbers = sorted({lv for lv, _ in self._tasks})
+        return [[t for lv, t in self._tasks if lv == number] for number in numbers]
+
+    @staticmethod
+    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
+        """The level's rows scaled by the square roots of the task weights."""
+        A_rows, b_rows = [], []
+        for task in tasks:
+            rows = task.rows(ev, layout)
+            if rows.A.shape[0] == 0:  # e.g. a force task on a contact in swing
+                continue
+            scale = np.sqrt(task.weight)
+            A_rows.append(rows.A * scale[:, None])
+            b_rows.append(rows.b * scale)
+        if not A_rows:
+            return np.zeros((0, layout.size)), np.zeros(0)
+        return np.vstack(A_rows), np.concatenate(b_rows)
+
+    def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
+                     hi: np.ndarray) -> QPResult:
+        nz = AZ.shape[1]
+        H = AZ.T @ AZ + self.regularization * np.eye(nz)
+        g = -AZ.T @ r
+        solver = self._solvers.get(k)
+        if solver is None:
+            solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)
+        result = solver.solve(QP(H=H, g=g, C=CZ, l=lo, u=hi), warm_start=self._warm.get(k))
+        if result.ok:  # the solver uses it only on a problem of the same shape
+            self._warm[k] = result
+        return result
+
+    def _failure(self, ev: Evaluation, status: str, message: str) -> WBCResult:
+        return WBCResult(status, message, None, None, {}, self._task_errors(), ev)
+
+    def _task_errors(self) -> dict[str, np.ndarray]:
+        return {t.name: t.error.copy() for _, t in self._tasks}
+
+    def _success(self, ev: Evaluation, layout: VariableLayout, x: np.ndarray, levels: int, Jc: np.ndarray,
+                 contact_rhs: np.ndarray) -> WBCResult:
+        fv = self._first_v
+        qdd = x[layout.qdd]
+        generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - Jc.T @ x[layout.forces]
+        tau = x[layout.tau] if self.torque_variables else generalized[fv:]
+        residual = generalized.copy()
+        residual[fv:] -= tau
+        contact_acc = Jc @ qdd - contact_rhs
+        if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(x))):
+            return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
+        effort = self.limits.effort
+        tau = np.clip(tau, -effort, effort)  # the QP held the limits to its tolerance; never exceed them
+        forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
+        return WBCResult(QPStatus.SOLVED.value, "solved", tau, qdd.copy(), forces, self._task_errors(), ev,
+                         float(np.max(np.abs(residual), initial=0.0)),
+                         float(np.max(np.abs(contact_acc), initial=0.0)), levels, x)

@@ -1,0 +1,67 @@
+"""Joint limits of the whole-body QP: torque limits, and position/velocity limits as acceleration bounds.
+
+Not in the seeds (seed 000 inventory §4.2-§4.3). Torque limits are the URDF ``<limit effort>``. Position
+and velocity limits become bounds on the joint accelerations over a look-ahead ``horizon`` (the scheme of
+Del Prete, "Joint position and velocity bounds in discrete-time acceleration/torque control of robot
+manipulators", RA-L 2018, in its simple form): with ``h`` the horizon,
+
+- velocity: ``(v_min - v) / h <= qdd <= (v_max - v) / h``;
+- position: ``2 (q_min - q - v h) / h^2 <= qdd <= 2 (q_max - q - v h) / h^2`` (the joint stops at the
+  limit after ``h`` at constant acceleration);
+
+intersected and capped at ``max_acceleration`` in magnitude. Where the two ranges do not intersect (a joint
+already past a limit and moving outwards), the bound becomes the single value that decelerates hardest
+towards the allowed range, so the QP stays feasible and the joint is brought back.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinodyn.model import Model
+
+DEFAULT_HORIZON = 0.02  # s
+DEFAULT_MAX_ACCELERATION = 1.0e3  # rad/s^2 or m/s^2
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Bounds on the actuated joints of ``model`` (the last ``n`` velocity coordinates)."""
+
+    effort: np.ndarray  # (n,) >= 0, inf where the URDF gives none
+    lower: np.ndarray  # (n,) position, -inf for continuous joints
+    upper: np.ndarray
+    velocity: np.ndarray  # (n,) >= 0
+    horizon: float = DEFAULT_HORIZON
+    max_acceleration: float = DEFAULT_MAX_ACCELERATION
+
+    @classmethod
+    def from_model(cls, model: Model, horizon: float = DEFAULT_HORIZON,
+                   max_acceleration: float = DEFAULT_MAX_ACCELERATION) -> JointLimits:
+        if not (math.isfinite(horizon) and horizon > 0.0):
+            raise ValueError(f"joint limit horizon must be finite and > 0 s, got {horizon}")
+        if not (math.isfinite(max_acceleration) and max_acceleration > 0.0):
+            raise ValueError(f"max_acceleration must be finite and > 0, got {max_acceleration}")
+        first_v = 6 if model.floating_base else 0
+        first_q = 7 if model.floating_base else 0
+        one_q_per_v = model.nq - first_q == model.nv - first_v
+        lower = model.lower_limit[first_q:] if one_q_per_v else np.full(model.nv - first_v, -np.inf)
+        upper = model.upper_limit[first_q:] if one_q_per_v else np.full(model.nv - first_v, np.inf)
+        return cls(model.effort_limit[first_v:].copy(), lower.copy(), upper.copy(),
+                   model.velocity_limit[first_v:].copy(), horizon, max_acceleration)
+
+    def acceleration_bounds(self, q_joints: np.ndarray,
+                            v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
+        h = self.horizon
+        lo = np.maximum((-self.velocity - v_joints) / h, 2.0 * (self.lower - q_joints - v_joints * h) / h**2)
+        hi = np.minimum((self.velocity - v_joints) / h, 2.0 * (self.upper - q_joints - v_joints * h) / h**2)
+        crossed = lo > hi
+        # Past a limit: the one acceleration that turns the joint back hardest (the tighter bound wins).
+        lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)
+        hi = np.where(crossed, lo, hi)
+        a = self.max_acceleration
+        return np.clip(lo, -a, a), np.clip(hi, -a, a)
