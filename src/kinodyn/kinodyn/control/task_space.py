@@ -20,9 +20,9 @@ Singular or ill-conditioned tasks: ``J M^-1 J^T = U diag(s) U^T`` is inverted as
 ``f(s) = 1/s`` for ``s >= eps`` and ``f(s) = s / eps^2`` below, ``eps = rcond * max(s)``: the damped least
 squares of the eigenvalues with the variable damping ``lambda^2 = eps^2 - s^2`` (Chiaverini 1997), continuous
 at ``eps`` and going to zero force in a lost direction. Directions above ``eps`` stay exact. The default
-``RCOND = 1e-6`` keeps the arm7 exact in 99 % of uniformly random configurations (the ``min/max``
-eigenvalue ratio of its 6-D ``ee_link`` task is below 1e-6 in 1 %, 1.9e-4 at the median; its ready pose
-2.8e-4), and caps the apparent inertia at ``1 / eps``.
+``RCOND = 1e-6`` keeps the arm7's 6-D ``ee_link`` task exact in 98.7 % of 10,000 uniformly random
+configurations (the ``min/max`` eigenvalue ratio is below 1e-6 in 1.3 %, 1.9e-4 at the median, 2.8e-4 at the
+ready pose), and caps the apparent inertia at ``1 / eps``.
 
 These laws are for fixed-base models: a floating base cannot be actuated along its own six coordinates, so
 the task forces must come from contacts: the whole-body QP (``kinodyn.control.wbc``).
