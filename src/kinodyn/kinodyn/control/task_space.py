@@ -70,7 +70,12 @@ def jacobian_transpose_control(ev: Evaluation, frame: str, pose_ref: Any, kp: An
 def dynamically_consistent_pinv(M: Any, J: Any, rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:
     """``(Jbar, Lambda)``: ``Lambda = (J M^-1 J^T)^-1`` (damped below ``rcond``, module doc) and
     ``Jbar = M^-1 J^T Lambda`` for ``M`` (n, n) symmetric positive definite and ``J`` (m, n)."""
-    M_inv_JT, Lam = _task_inertia(np.asarray(M, dtype=float), np.asarray(J, dtype=float), rcond)
+    M, J = np.asarray(M, dtype=float), np.asarray(J, dtype=float)
+    if M.ndim != 2 or J.ndim != 2 or M.shape != (J.shape[1], J.shape[1]) or J.shape[0] == 0:
+        raise ValueError(f"M must be (n, n) and J (m, n) with m >= 1, got M {M.shape} and J {J.shape}")
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(J))):
+        raise ValueError("M and J must be finite (NaN or inf found)")
+    M_inv_JT, Lam = _task_inertia(M, J, rcond)
     return M_inv_JT @ Lam, Lam
 
 
@@ -97,8 +102,9 @@ def _task_inertia(M: np.ndarray, J: np.ndarray, rcond: float) -> tuple[np.ndarra
     if not (np.isfinite(rcond) and 0.0 < rcond < 1.0):
         raise ValueError(f"rcond must be in (0, 1), got {rcond}")
     M_inv_JT = np.linalg.solve(M, J.T)
-    s, U = np.linalg.eigh(0.5 * (J @ M_inv_JT + (J @ M_inv_JT).T))
-    eps = rcond * s[-1] if s.size else 0.0
+    inverse_inertia = J @ M_inv_JT
+    s, U = np.linalg.eigh(0.5 * (inverse_inertia + inverse_inertia.T))
+    eps = rcond * s[-1]
     if not eps > 0.0:  # J = 0: no task direction can be accelerated
         return M_inv_JT, np.zeros((J.shape[0], J.shape[0]))
     f = np.where(s >= eps, 1.0 / np.maximum(s, eps), np.maximum(s, 0.0) / eps**2)

@@ -247,6 +247,12 @@ def test_task_space_laws_refuse_a_floating_base_and_bad_inputs():
         operational_space_control(arm, "ee_link", [math.nan] * 6)
     with pytest.raises(ValueError, match="tau0"):
         operational_space_control(arm, "ee_link", np.zeros(6), tau0=np.zeros(6))
+    with pytest.raises(ValueError, match="M must be"):
+        dynamically_consistent_pinv(np.eye(7), np.zeros((6, 6)))
+    with pytest.raises(ValueError, match="finite"):
+        dynamically_consistent_pinv(np.full((2, 2), math.nan), np.ones((1, 2)))
+    with pytest.raises(ValueError, match="rcond"):
+        operational_space_control(arm, "ee_link", np.zeros(6), rcond=0.0)
     with pytest.raises(KeyError, match="not evaluated"):
         task_acceleration(arm, "link3", np.eye(4), 1.0, 1.0)
 
