@@ -79,7 +79,7 @@ tsid_hash=$(cd "$ROOT" && cat scripts/install_tsid.py requirements/constraints.t
 if stamp_matches tsid "$tsid_hash" && [ -x "$VENV/tsid/bin/python" ]; then
   log "TSID environment up to date"
 else
-  log "TSID environment .venv/tsid (first run: about half a minute)"
+  log "TSID environment .venv/tsid (first run: under a minute)"
   python "$ROOT/scripts/install_tsid.py" --venv "$VENV/tsid" --constraints "$ROOT/requirements/constraints.txt" \
     || die "installing TSID failed (see the line above)"
   stamp_write tsid "$tsid_hash"
