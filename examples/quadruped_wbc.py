@@ -37,8 +37,8 @@ def main() -> None:
                   f"final max |v| {f.final_speed:.2e}")
         elif name == "sway":
             f = sway(robot)
-            print(f"RMS error after {f.settle:.0f} s (roll, pitch, yaw) {f.rms_angles} rad, height "
-                  f"{f.rms_height * 1e3:.2f} mm; max over the run {f.max_angles} rad, "
+            print(f"RMS error after {f.settle:.0f} s (roll, pitch, yaw) {f.rms_angles * 1e3} mrad, height "
+                  f"{f.rms_height * 1e3:.3f} mm; max over the run {f.max_angles * 1e3} mrad, "
                   f"{f.max_height * 1e3:.2f} mm; feet slipped <= {f.max_slip * 1e3:.2f} mm")
         elif name == "three-legs":
             f = three_legs(robot)
