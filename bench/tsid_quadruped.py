@@ -19,6 +19,8 @@ equality,joint-posture}.cpp, src/solvers/solver-HQP-eiquadprog-fast.cpp, src/rob
   ``addRigidContact(contact, w)``: ``diag(1, 1, 1e-3) f = diag(1, 1, 1e-3) f_ref`` (``f_ref = 0``) with weight
   ``w`` (world axes for the default normal ``e_z``).
 
+``kinodyn_controller`` poses the same problem to kinodyn's WholeBodyController (docs/wbc-vs-tsid.md).
+
 The tick (``TsidQuadruped.tick``) is what a Python control loop calls: computeProblemData (TSID's
 computeAllTerms, i.e. the evaluation) + solve + getActuatorForces.
 
@@ -27,7 +29,7 @@ against Pinocchio 4.0.0, the project pins 4.1.0), so the project's side uses ``T
 process of that environment running this file with ``--serve``, which answers ``solve``, ``qp`` and
 ``tick_times`` (ticks timed inside the worker, the loop driven from Python as a user's would be).
 
-    python bench/tsid_quadruped.py     # TSID's tick alone: median and p99 over random standing states
+    python bench/tsid_quadruped.py     # TSID's tick and kinodyn's on the same states: median, p99, ratio
 """
 
 from __future__ import annotations
@@ -251,6 +253,41 @@ class TsidProcess:
         self.close()
 
 
+def kinodyn_problem(model: Any, problem: StandingProblem, com_ref: np.ndarray) -> tuple[list, list]:
+    """TSID's contacts and tasks in kinodyn's terms (docs/wbc-vs-tsid.md): ``mu = sqrt(2) mu_T`` with 4
+    facets, the force regularisation as per-row weighted ``ContactForceTask``s."""
+    from kinodyn.control.wbc import PointContact
+    from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, ContactForceTask, PostureTask
+
+    p = problem
+    contacts = [PointContact(foot, mu=np.sqrt(2.0) * p.mu, facets=4, f_min=p.f_min, f_max=p.f_max)
+                for foot in FEET]
+    com = ComTask(p.com_kp, p.com_kd, p.com_weight)
+    com.set_reference(com_ref)
+    base = BaseOrientationTask(model, p.base_kp, p.base_kd, p.base_weight)
+    base.set_reference(np.eye(3))
+    posture = PostureTask(model, np.asarray(p.q_ref)[7:], p.posture_kp, p.posture_kd, p.posture_weight)
+    force_weight = p.force_weight * np.square(FORCE_AXIS_WEIGHTS)
+    forces = [ContactForceTask(foot, 3, None, force_weight) for foot in FEET]
+    return contacts, [com, base, posture, *forces]
+
+
+def kinodyn_controller(model: Any, problem: StandingProblem, com_ref: np.ndarray, **options: Any) -> Any:
+    """kinodyn's weighted WholeBodyController on TSID's problem: TSID's Hessian regularisation as its ridge,
+    no joint or torque limits (TSID's problem has none). ``options``: more WholeBodyController keywords."""
+    from kinodyn.control.wbc import JointLimits, WholeBodyController
+
+    n = model.nv - 6
+    unlimited = JointLimits(np.full(n, np.inf), np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf),
+                            max_acceleration=np.inf)
+    contacts, tasks = kinodyn_problem(model, problem, com_ref)
+    wbc = WholeBodyController(model, contacts, mode="weighted", regularization=HESSIAN_REGULARIZATION,
+                              limits=unlimited, **options)
+    for task in tasks:
+        wbc.add_task(task)
+    return wbc
+
+
 def quaternion_from_rotation_vector(r: np.ndarray) -> np.ndarray:
     """Unit quaternion (x, y, z, w) of the rotation by ``|r|`` about ``r``."""
     angle = float(np.linalg.norm(r))
@@ -275,12 +312,26 @@ def random_standing_states(n: int, rng: np.random.Generator, q0: np.ndarray | No
 
 
 def main() -> None:
+    from kinodyn.control.qp import DEFAULT_SOLVER
+
+    import kinodyn as kd
+
     states = random_standing_states(200, np.random.default_rng(0))
-    with TsidProcess() as anchor:
-        times = anchor.tick_times(states, 5) * 1e3
-    print("TSID quadruped tick (4 point contacts, CoM + base orientation + posture, weighted, "
-          f"eiquadprog-fast, driven from Python): median {statistics.median(times):.3f} ms, "
-          f"p99 {np.percentile(times, 99):.3f} ms over {times.size} ticks")
+    model = kd.Model.from_urdf(URDF, floating_base=True)
+    with TsidProcess(joint_names=model.joint_names) as anchor:
+        theirs = anchor.tick_times(states, 5) * 1e3
+        wbc = kinodyn_controller(model, anchor.problem, anchor.com_ref)
+    ours = []
+    for _ in range(5):
+        for q, v in states:
+            t0 = time.perf_counter()
+            wbc.update(q, v)
+            ours.append((time.perf_counter() - t0) * 1e3)
+    for label, times in (("TSID (eiquadprog-fast)", theirs), (f"kinodyn ({DEFAULT_SOLVER})", np.array(ours))):
+        print(f"{label:24s} quadruped tick (4 point contacts, CoM + base orientation + posture + 4 force "
+              f"regularisations, weighted, driven from Python): median {statistics.median(times):.3f} ms, "
+              f"p99 {np.percentile(times, 99):.3f} ms over {times.size} ticks")
+    print(f"kinodyn / TSID, medians: {statistics.median(ours) / statistics.median(theirs):.1f}")
 
 
 if __name__ == "__main__":

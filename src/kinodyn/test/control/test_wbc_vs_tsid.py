@@ -3,7 +3,7 @@
 The quadruped stands on four point contacts with CoM, base orientation and posture tasks. TSID 1.10.0 runs
 in its own environment (bench/tsid_quadruped.py, ``TsidProcess``: its wheels are built against Pinocchio
 4.0.0, the project pins 4.1.0); that module's docstring states what TSID poses, read from its sources.
-kinodyn poses the same problem:
+kinodyn poses the same problem (``tq.kinodyn_controller``; docs/wbc-vs-tsid.md):
 
 - TSID's point contacts with ``useLocalFrame(False)`` (its default puts ``J_c``, ``f`` and the cone in the
   foot's own axes): forces in world axes, ``J qdd = -Jdot v`` with the classical drift, as kinodyn's;
@@ -30,7 +30,6 @@ force active (asserted, so the comparison covers active inequalities).
 from __future__ import annotations
 
 import importlib.util
-import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,8 +37,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.control.evaluation import Evaluator
-from kinodyn.control.wbc import JointLimits, PointContact, VariableLayout, WholeBodyController
-from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, ContactForceTask, PostureTask
+from kinodyn.control.wbc import VariableLayout
 
 import kinodyn as kd
 
@@ -66,33 +64,6 @@ def tsid(model: kd.Model) -> Iterator[tq.TsidProcess]:
         yield process
 
 
-def kinodyn_problem(model: kd.Model, com_ref: np.ndarray) -> tuple[list[PointContact], list]:
-    """The contacts and tasks of TSID's problem in kinodyn's terms (see the module doc)."""
-    p = PROBLEM
-    contacts = [PointContact(foot, mu=math.sqrt(2.0) * p.mu, facets=4, f_min=p.f_min, f_max=p.f_max)
-                for foot in tq.FEET]
-    com = ComTask(p.com_kp, p.com_kd, p.com_weight)
-    com.set_reference(com_ref)
-    base = BaseOrientationTask(model, p.base_kp, p.base_kd, p.base_weight)
-    base.set_reference(np.eye(3))
-    posture = PostureTask(model, p.q_ref[7:], p.posture_kp, p.posture_kd, p.posture_weight)
-    force_weight = p.force_weight * np.square(tq.FORCE_AXIS_WEIGHTS)
-    forces = [ContactForceTask(foot, 3, None, force_weight) for foot in tq.FEET]
-    return contacts, [com, base, posture, *forces]
-
-
-def controller(model: kd.Model, com_ref: np.ndarray) -> WholeBodyController:
-    n = model.nv - 6
-    unlimited = JointLimits(np.full(n, np.inf), np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf),
-                            max_acceleration=np.inf)
-    contacts, tasks = kinodyn_problem(model, com_ref)
-    wbc = WholeBodyController(model, contacts, mode="weighted", regularization=tq.HESSIAN_REGULARIZATION,
-                              limits=unlimited)
-    for task in tasks:
-        wbc.add_task(task)
-    return wbc
-
-
 def test_com_reference_agrees(model: kd.Model, tsid: tq.TsidProcess) -> None:
     """TSID's CoM reference (Pinocchio's CoM of q_ref) is kinodyn's: both controllers track one target."""
     np.testing.assert_allclose(tsid.com_ref, model.com(PROBLEM.q_ref), rtol=0.0, atol=1e-12)
@@ -103,7 +74,7 @@ def test_tsid_poses_the_described_qp(model: kd.Model, tsid: tq.TsidProcess, k: i
     """TSID's QP (``min 1/2 x^T H x + g^T x``, ``CE x + ce0 = 0``, ``CI x + ci0 >= 0``) is as described."""
     q, v = STATES[k]
     qp = tsid.qp(q, v)
-    contacts, tasks = kinodyn_problem(model, tsid.com_ref)
+    contacts, tasks = tq.kinodyn_problem(model, PROBLEM, tsid.com_ref)
     ev = Evaluator(model, [*tq.FEET, "base_link"]).evaluate(q, v)
     layout = VariableLayout.build(model.nv, [(foot, 3) for foot in tq.FEET], model.nv - 6)
     n = layout.size
@@ -142,7 +113,7 @@ def test_tsid_poses_the_described_qp(model: kd.Model, tsid: tq.TsidProcess, k: i
 
 def test_same_solution_as_tsid(model: kd.Model, tsid: tq.TsidProcess) -> None:
     """qdd, forces and tau agree to 1e-6 on every state; active friction facets and f_min are covered."""
-    wbc = controller(model, tsid.com_ref)
+    wbc = tq.kinodyn_controller(model, PROBLEM, tsid.com_ref)
     active_facets = active_minimum = 0
     for q, v in STATES:
         theirs = tsid.solve(q, v)
