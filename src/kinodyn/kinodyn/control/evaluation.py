@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy import empty, ndarray
 
 from kinodyn._kernels import evaluation as _k
 from kinodyn._kernels.entry import IN1, KF, KI, OUT1, Kernel
+from kinodyn.dynamics._inputs import F64
 from kinodyn.kinematics import center_of_mass
 from kinodyn.model import Model
 
@@ -87,11 +89,13 @@ class Evaluator:
     def evaluate(self, q: Any, v: Any) -> Evaluation:
         """Everything in ``Evaluation`` at ``(q, v)``; see the class doc for the errors."""
         m = self.model
-        q = m.check_q(q)
-        v = m.check_v(v)
+        if type(q) is not ndarray or q.dtype is not F64 or q.shape != m._q_shape:  # the common case inline
+            q = m.check_q(q)
+        if type(v) is not ndarray or v.dtype is not F64 or v.shape != m._v_shape:
+            v = m.check_v(v)
         o_M, o_h, o_g, o_T, o_J, o_b, o_c, o_Jc, o_bc, o_A, o_Ab, o_q, o_v, size = self._layout
         s_M, s_T, s_J, s_b, s_Jc, s_A = self._shapes
-        out = np.empty(size)
+        out = empty(size)
         ki, kf = m.kernel_data
         status = _EVALUATE.call(ki, kf, q, v, self._ids, out)
         if status:

@@ -233,6 +233,16 @@ def test_non_finite_input_is_refused(quadruped: kd.Model, which: str, index: int
         Evaluator(quadruped, QUADRUPED_FEET).evaluate(q, v)
 
 
+def test_lists_and_strided_inputs_give_the_float64_result(quadruped: kd.Model) -> None:
+    evaluator = Evaluator(quadruped, QUADRUPED_FEET)
+    q, v = states(quadruped)[0]
+    expected = evaluator.evaluate(q, v)
+    strided_q, strided_v = np.repeat(q, 2)[::2], np.repeat(v, 2)[::2]
+    for ev in (evaluator.evaluate(list(q), list(v)), evaluator.evaluate(strided_q, strided_v)):
+        for field in ("q", "v", "mass_matrix", "nonlinear_effects", "jacobians", "centroidal_bias"):
+            np.testing.assert_array_equal(getattr(ev, field), getattr(expected, field))
+
+
 def test_zero_quaternion_and_wrong_sizes_are_refused(quadruped: kd.Model) -> None:
     evaluator = Evaluator(quadruped, QUADRUPED_FEET)
     q, v = states(quadruped)[0]
