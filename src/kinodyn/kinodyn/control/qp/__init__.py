@@ -1,6 +1,6 @@
-"""QP solvers behind one small interface (issue 10, point 5): DAQP and ProxQP (dense), OSQP (sparse).
+"""QP solvers behind one small interface (issue 10, point 5): DAQP (dense), OSQP (sparse).
 
-    solver = make_solver("daqp")                 # or "proxsuite", "osqp"; options per backend
+    solver = make_solver("daqp")                 # or "osqp"; options per backend
     result = solver.solve(QP(H, g, A=A, b=b, C=C, l=l, u=u, lb=lb, ub=ub), warm_start=previous)
     result.ok, result.status, result.x, result.iterations
 
@@ -12,10 +12,9 @@ from __future__ import annotations
 from kinodyn.control.qp.daqp_solver import DaqpSolver
 from kinodyn.control.qp.osqp_solver import OsqpSolver
 from kinodyn.control.qp.problem import QP, KKTResiduals, QPResult, QPStatus, kkt_residuals
-from kinodyn.control.qp.proxsuite_solver import ProxsuiteSolver
 from kinodyn.control.qp.solver import QPSolver, SolverBase
 
-_BACKENDS: dict[str, type[SolverBase]] = {cls.name: cls for cls in (DaqpSolver, ProxsuiteSolver, OsqpSolver)}
+_BACKENDS: dict[str, type[SolverBase]] = {cls.name: cls for cls in (DaqpSolver, OsqpSolver)}
 SOLVERS: tuple[str, ...] = tuple(_BACKENDS)
 DEFAULT_SOLVER = "daqp"
 
@@ -36,7 +35,6 @@ __all__ = [
     "DaqpSolver",
     "KKTResiduals",
     "OsqpSolver",
-    "ProxsuiteSolver",
     "QPResult",
     "QPSolver",
     "QPStatus",
