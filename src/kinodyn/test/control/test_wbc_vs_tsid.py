@@ -100,7 +100,7 @@ def test_tsid_poses_the_described_qp(model: kd.Model, tsid: tq.TsidProcess, k: i
     # Inequalities as sets of rows [c, c0] meaning c x + c0 >= 0; TSID's infinite sides are +-1e10.
     ours = []
     for contact in contacts:
-        D, lower, upper = contact.force_inequalities(ev, 1.0)
+        D, lower, upper = contact.force_inequalities(ev, contact.f_max)
         block = np.zeros((D.shape[0], n))
         block[:, layout.force(contact.name)] = D
         ours += [np.r_[row, -lo] for row, lo in zip(block, lower, strict=True) if np.isfinite(lo)]

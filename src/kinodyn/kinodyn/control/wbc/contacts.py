@@ -14,8 +14,9 @@ the equations of motion ``M qdd + h = S^T tau + J_c^T f``; ``f`` is the ground's
   ``mu``: friction, centre of pressure in the sole, and the yaw-torque bounds; exactly the wrenches four
   corner forces can produce.
 
-Switching: ``scale`` in [0, 1] multiplies the force bounds; the controller ramps it to 0 before it drops a
-contact (stance -> swing) and from 0 when it adds one, so forces and torques do not jump.
+Switching: the controller passes the upper bound of the normal force, ``f_upper``; it ramps it linearly
+from the contact's normal force at the switch down to 0 before it drops a contact (stance -> swing), and from
+0 up to ``f_max`` when it adds one, so forces and torques do not jump.
 """
 
 from __future__ import annotations
@@ -81,11 +82,15 @@ class PointContact:
         """``(J_c, -Jdot_c v)``: the contact point's acceleration rows (3 x nv) and their right side."""
         return ev.jacobian(self.frame)[:3], -ev.bias_acceleration(self.frame)[:3]
 
-    def force_inequalities(self, ev: Evaluation, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid and the normal-force bounds."""
+    def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
+        return float(self.normal @ f)
+
+    def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid and the normal force in
+        ``[min(f_min, f_upper), f_upper]``."""
         D = np.vstack([self._cone, self.normal])
-        lower = np.concatenate([np.full(self.facets, -np.inf), [min(self.f_min, scale * self.f_max)]])
-        upper = np.concatenate([np.zeros(self.facets), [scale * self.f_max]])
+        lower = np.concatenate([np.full(self.facets, -np.inf), [min(self.f_min, f_upper)]])
+        upper = np.concatenate([np.zeros(self.facets), [f_upper]])
         return D, lower, upper
 
 
@@ -115,15 +120,19 @@ class SurfaceContact:
         """``(J_c, -Jdot_c v)``: the sole's linear and angular acceleration rows (6 x nv)."""
         return ev.jacobian(self.frame), -ev.bias_acceleration(self.frame)
 
-    def force_inequalities(self, ev: Evaluation, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D, lower, upper)`` on the world wrench: the sole-frame wrench cone and the normal bounds."""
+    def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
+        return float(ev.placement(self.frame)[:3, 2] @ f[:3])
+
+    def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, lower, upper)`` on the world wrench: the sole-frame wrench cone and the normal force in
+        ``[min(f_min, f_upper), f_upper]``."""
         C = ev.placement(self.frame)[:3, :3]
         to_local = np.zeros((6, 6))
         to_local[:3, :3] = to_local[3:, 3:] = C.T
         D = np.vstack([self._local_cone, np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])]) @ to_local
         rows = self._local_cone.shape[0]
-        lower = np.concatenate([np.full(rows, -np.inf), [min(self.f_min, scale * self.f_max)]])
-        upper = np.concatenate([np.zeros(rows), [scale * self.f_max]])
+        lower = np.concatenate([np.full(rows, -np.inf), [min(self.f_min, f_upper)]])
+        upper = np.concatenate([np.zeros(rows), [f_upper]])
         return D, lower, upper
 
 

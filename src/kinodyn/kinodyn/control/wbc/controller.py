@@ -73,6 +73,13 @@ class _ContactState:
     target: bool  # wanted in stance
     scale: float  # force-bound ramp factor in [0, 1]
     rate: float = math.inf  # 1 / ramp duration
+    ramp_from: float = math.nan  # normal force at the stance -> swing switch (the bound ramps down from it)
+    last_normal: float = math.nan  # normal force of the last solved tick
+
+    def upper_normal_force(self) -> float:
+        """The normal-force bound this tick: ``scale`` times ``f_max``, or times the force at the switch."""
+        start = self.contact.f_max if self.target or math.isnan(self.ramp_from) else self.ramp_from
+        return self.scale * min(start, self.contact.f_max)
 
 
 def _null_space(A: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
@@ -106,6 +113,7 @@ class WholeBodyController:
         self.torque_variables = bool(torque_variables)
         self.regularization = float(regularization)
         self.limits = limits if limits is not None else JointLimits.from_model(model)
+        self._torque_limited = np.flatnonzero(np.isfinite(self.limits.effort))
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -163,10 +171,14 @@ class WholeBodyController:
             raise KeyError(f"no contact {name!r}; contacts: {list(self._contacts)}") from None
         if not (math.isfinite(ramp) and ramp >= 0.0):
             raise ValueError(f"ramp must be finite and >= 0 s, got {ramp}")
+        leaving = state.target and not active
         state.target = bool(active)
         state.rate = math.inf if ramp == 0.0 else 1.0 / ramp
         if ramp == 0.0:
             state.scale = 1.0 if active else 0.0
+        elif leaving:  # the bound starts at the force of the last tick (f_max before any)
+            state.ramp_from = max(state.last_normal, 0.0) if math.isfinite(state.last_normal) else math.nan
+            state.scale = 1.0
 
     def active_contacts(self) -> tuple[str, ...]:
         """Contacts holding a constraint this tick: in stance, or ramping down towards swing."""
@@ -260,51 +272,58 @@ class WholeBodyController:
 
     def _inequalities(self, ev: Evaluation, layout: VariableLayout,
                       Jc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        n = layout.size
+        """``l <= C x <= u``: contact force cones and bounds, torque limits, joint acceleration bounds."""
+        fv, nv = self._first_v, self.model.nv
+        cones = []
         for name in layout.contact_names:
             state = self._contacts[name]
-            D, lo, hi = state.contact.force_inequalities(ev, state.scale)
-            rows = np.zeros((D.shape[0], n))
-            rows[:, layout.force(name)] = D
-            blocks.append((rows, lo, hi))
-        fv, nv = self._first_v, self.model.nv
-        effort = self.limits.effort
-        limited = np.flatnonzero(np.isfinite(effort))
-        if limited.size:
-            rows = np.zeros((limited.size, n))
-            if self.torque_variables:
-                rows[:, layout.tau] = np.eye(nv - fv)[limited]
-                bias = np.zeros(limited.size)
-            else:
-                rows[:, layout.qdd] = ev.mass_matrix[fv + limited]
-                rows[:, layout.forces] = -Jc.T[fv + limited]
-                bias = ev.nonlinear_effects[fv + limited]
-            blocks.append((rows, -effort[limited] - bias, effort[limited] - bias))
-        lo, hi = self.limits.acceleration_bounds(ev.q[self._first_q:], ev.v[fv:])
-        bounded = np.flatnonzero(np.isfinite(lo) | np.isfinite(hi))
-        if bounded.size:
-            rows = np.zeros((bounded.size, n))
-            rows[np.arange(bounded.size), fv + bounded] = 1.0
-            blocks.append((rows, lo[bounded], hi[bounded]))
-        if not blocks:
-            return np.zeros((0, n)), np.zeros(0), np.zeros(0)
-        return (np.vstack([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
-                np.concatenate([b[2] for b in blocks]))
+            bounds = state.contact.force_inequalities(ev, state.upper_normal_force())
+            cones.append((layout.force(name), *bounds))
+        limited = self._torque_limited
+        n_cone = sum(D.shape[0] for _, D, _, _ in cones)
+        n_rows = n_cone + limited.size + nv - fv
+        C = np.zeros((n_rows, layout.size))
+        lower, upper = np.empty(n_rows), np.empty(n_rows)
+        row = 0
+        for cols, D, lo, hi in cones:
+            end = row + D.shape[0]
+            C[row:end, cols] = D
+            lower[row:end], upper[row:end] = lo, hi
+            row = end
+        effort = self.limits.effort[limited]
+        end = row + limited.size
+        if self.torque_variables:
+            C[row + np.arange(limited.size), layout.tau.start + limited] = 1.0
+            lower[row:end], upper[row:end] = -effort, effort
+        else:  # tau = (M qdd + h - J_c^T f)[actuated]
+            C[row:end, layout.qdd] = ev.mass_matrix[fv + limited]
+            C[row:end, layout.forces] = -Jc.T[fv + limited]
+            bias = ev.nonlinear_effects[fv + limited]
+            lower[row:end], upper[row:end] = -effort - bias, effort - bias
+        row = end
+        C[row + np.arange(nv - fv), fv + np.arange(nv - fv)] = 1.0
+        lower[row:], upper[row:] = self.limits.acceleration_bounds(ev.q[self._first_q:], ev.v[fv:])
+        return C, lower, upper
 
     @staticmethod
     def _eliminate(E: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-        """Minimum-norm solution of ``E x = e`` and a null-space basis; ``(None, _)`` when inconsistent."""
-        n = E.shape[1]
-        if E.shape[0] == 0:
+        """Minimum-norm solution of ``E x = e`` and an orthonormal null-space basis; ``(None, _)`` when the
+        rows are inconsistent. Full row rank (the usual case): QR of ``E^T``; otherwise the SVD."""
+        m, n = E.shape
+        if m == 0:
             return np.zeros(n), np.eye(n)
-        U, s, Vt = np.linalg.svd(E)
-        rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
-        x = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank])
-        scale = 1.0 + np.max(np.abs(e), initial=0.0)
-        if np.max(np.abs(E @ x - e), initial=0.0) > EQUALITY_TOLERANCE * scale:
-            return None, Vt[rank:].T
-        return x, Vt[rank:].T
+        Q, R = np.linalg.qr(E.T, mode="complete")
+        diagonal = np.abs(np.diag(R))
+        if diagonal.min() > RANK_TOLERANCE * max(diagonal.max(), 1.0):
+            x, Z = Q[:, :m] @ np.linalg.solve(R[:m].T, e), Q[:, m:]
+        else:
+            U, s, Vt = np.linalg.svd(E)
+            rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
+            x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
+        scale = 1.0 + np.max(np.abs(e))
+        if np.max(np.abs(E @ x - e)) > EQUALITY_TOLERANCE * scale:
+            return None, Z
+        return x, Z
 
     def _levels(self) -> list[list[Task]]:
         if self.mode == "weighted" or not self._tasks:
@@ -360,6 +379,8 @@ class WholeBodyController:
         effort = self.limits.effort
         tau = np.clip(tau, -effort, effort)  # the QP held the limits to its tolerance; never exceed them
         forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
+        for name, state in self._contacts.items():
+            state.last_normal = state.contact.normal_force(ev, forces[name]) if name in forces else 0.0
         return WBCResult(QPStatus.SOLVED.value, "solved", tau, qdd.copy(), forces, self._task_errors(), ev,
                          float(np.max(np.abs(residual), initial=0.0)),
                          float(np.max(np.abs(contact_acc), initial=0.0)), levels, x)
