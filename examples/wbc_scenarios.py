@@ -106,8 +106,7 @@ class Quadruped:
         q0 = standing_configuration(model, NOMINAL_JOINTS, contact.spheres[0].radius)
         simulator.reset(q0)
         mu = FRICTION_MARGIN * contact.friction
-        weight = float(-model.gravity[2] * model.mass.sum())  # f_max: one foot never carries more than it all
-        contacts = [PointContact(foot, mu=mu, f_max=weight) for foot in FEET]
+        contacts = [PointContact(foot, mu=mu) for foot in FEET]
         wbc = WholeBodyController(model, contacts, mode=mode)
         kp, kd_ = pd_gains(BASE_HZ)
         com = ComTask(kp, kd_, mask=(True, True, False))

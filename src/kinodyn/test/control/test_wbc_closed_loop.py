@@ -96,8 +96,8 @@ def test_lifts_one_foot_and_stands_on_three(robot: scenarios.Quadruped) -> None:
     f = scenarios.three_legs(robot, lift=0.05)
     print(f"\n{f}")
     assert f.support_margin > 0.05  # the CoM well inside the support triangle when the foot lets go
-    assert max(f.torque_jumps) < 0.2  # the bound at the switch (ramp start and release)
-    assert f.max_tick_jump < 0.2  # and between any two ticks of the run
+    assert max(f.torque_jumps) < 0.05  # the bound is 0.2 at the switch (ramp start and release)
+    assert f.max_tick_jump < 0.05  # and between any two ticks of the run (measured 1.7 %)
     assert f.lift == pytest.approx(0.05, abs=2e-3)
     assert f.max_height_error < 1e-3
     assert f.max_slip < 2e-3
