@@ -34,11 +34,6 @@ from kinodyn._kernels.common import JOINT_FREEFLYER, matrices_view, rows_view, u
 from kinodyn._kernels.dyn_crba import centroidal_composites, crba_composites
 from kinodyn._kernels.dyn_world import inline, joint_nv, subtree_inertias_into, world_bodies
 
-# Field order in the output block; ``block_layout`` gives their offsets.
-FIELDS = ("mass_matrix", "nonlinear_effects", "gravity_torques", "placements", "jacobians",
-          "bias_accelerations", "com", "com_jacobian", "com_bias_acceleration", "centroidal_matrix",
-          "centroidal_bias", "q", "v")
-
 OK = 0
 Q_NOT_FINITE = 1
 V_NOT_FINITE = 2
@@ -47,8 +42,9 @@ ZERO_QUATERNION = 3
 
 @njit(cache=True)
 def block_layout(nq: int, nv: int, k: int) -> tuple[int, ...]:
-    """Offsets of the ``FIELDS`` in the output block (``nq``, ``nv``: sizes of q and v; ``k`` frames), then
-    the size of the block."""
+    """Offsets in the output block of M (nv, nv), h (nv), g (nv), placements (k, 4, 4), Jacobians (k, 6, nv),
+    Jdot v (k, 6), CoM (3), J_com (3, nv), Jcom_dot v (3), A_G (6, nv), Adot_G v (6), q (nq) and v (nv),
+    then the size of the block (``k`` frames)."""
     o_M = 0
     o_h = o_M + nv * nv
     o_g = o_h + nv
