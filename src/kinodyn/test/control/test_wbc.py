@@ -83,23 +83,22 @@ def test_equalities_exact_and_inequalities_held(quadruped: kd.Model, mode: str, 
         check_solution(quadruped, wbc.update(q, v), q, v, INEQUALITY_TOL[solver])
 
 
-def test_a_solver_that_fails_is_reported_never_used(quadruped: kd.Model) -> None:
+def test_a_failed_lower_level_leaves_the_higher_levels_answer(quadruped: kd.Model) -> None:
     """OSQP (ADMM) on the strict hierarchy's second level (posture weight 1e-2 beside force weights 1e-5, a
-    condition number ~1e8) stops at its iteration cap on some states (docs/wbc.md): every tick is either a
-    checked solution or a failure with its status and no torque."""
+    condition number ~1e8) stops at its iteration cap on some states (docs/wbc.md): those ticks answer with
+    level 1 (every hard constraint held, checked) and say that level 2 was left unsolved."""
     rng = np.random.default_rng(3)
     q, v = standing(quadruped)
     wbc = standing_controller(quadruped, q, "hierarchical", "osqp", levels=(1, 1, 2))
-    statuses = []
+    partial = 0
     for _ in range(5):
         q, v = standing(quadruped, rng)
         r = wbc.update(q, v)
-        statuses.append(r.status)
-        if r.ok:
-            check_solution(quadruped, r, q, v, INEQUALITY_TOL["osqp"])
-        else:
-            assert r.tau is None and r.qdd is None and "priority level 2" in r.message
-    assert "solved" in statuses and set(statuses) - {"solved"}
+        check_solution(quadruped, r, q, v, INEQUALITY_TOL["osqp"])
+        if r.levels < 2:
+            partial += 1
+            assert "levels 1-1 solved; priority level 2 of 2" in r.message and "left unsolved" in r.message
+    assert 0 < partial < 5
 
 
 def test_torque_variables_give_the_same_solution(quadruped: kd.Model) -> None:

@@ -76,7 +76,9 @@ class PointContact:
             raise ValueError(f"contact {self.name!r}: facets must be an integer >= 3, got {self.facets!r}")
         self.normal = as_unit_axis(self.normal)
         basis = _tangent_basis(self.normal)
-        self._cone = _friction_pyramid(self.mu, self.facets) @ basis  # rows on the world force
+        self._D = np.vstack([_friction_pyramid(self.mu, self.facets) @ basis, self.normal])  # on world forces
+        self._lower = np.full(self.facets + 1, -np.inf)
+        self._upper = np.zeros(self.facets + 1)
 
     def motion_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """``(J_c, -Jdot_c v)``: the contact point's acceleration rows (3 x nv) and their right side."""
@@ -88,10 +90,9 @@ class PointContact:
     def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid and the normal force in
         ``[min(f_min, f_upper), f_upper]``."""
-        D = np.vstack([self._cone, self.normal])
-        lower = np.concatenate([np.full(self.facets, -np.inf), [min(self.f_min, f_upper)]])
-        upper = np.concatenate([np.zeros(self.facets), [f_upper]])
-        return D, lower, upper
+        lower, upper = self._lower.copy(), self._upper.copy()
+        lower[-1], upper[-1] = min(self.f_min, f_upper), f_upper
+        return self._D, lower, upper
 
 
 @dataclass

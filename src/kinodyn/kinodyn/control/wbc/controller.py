@@ -20,7 +20,11 @@ rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or `
    (41)-(42), see its inventory's erratum). Inequalities hold at every level; a level that cannot satisfy
    them returns the solver's status.
 
-A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``.
+A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``. When a
+level below the first fails, the answer of the levels above stands (it meets every hard constraint and
+the higher-priority tasks): ``ok`` with ``levels`` short of the controller's and the failure in
+``message``. Measured: DAQP 0.11 calls 1 % of the third levels of the bench's hierarchy (force
+regularisation, row weights down to 1e-11, degenerate active sets) infeasible although ``z = 0`` is feasible.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class WBCResult:
     evaluation: Evaluation
     dynamics_residual: float = math.nan  # max |M qdd + h - S^T tau - J_c^T f|
     contact_acceleration: float = math.nan  # max |J_c qdd + Jdot_c v|
-    levels: int = 0  # priority levels solved
+    levels: int = 0  # priority levels solved (fewer than the controller's when a lower level failed: message)
     x: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -203,11 +207,24 @@ class WholeBodyController:
         for k, tasks in enumerate(levels):
             A, b = self._stack(tasks, ev, layout)
             AZ = A @ Z
-            result = self._solve_level(k, AZ, b - A @ x, C @ Z, lower - C @ x, upper - C @ x)
+            CZ, Cx = C @ Z, C @ x
+            low, high = lower - Cx, upper - Cx
+            if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
+                # sit past a bound by the solver's tolerance); drop the rows z cannot change
+                low, high = np.minimum(low, 0.0), np.maximum(high, 0.0)
+                row_size = np.abs(CZ).max(axis=1)
+                movable = row_size > RANK_TOLERANCE * max(1.0, float(row_size.max(initial=0.0)))
+                CZ, low, high = CZ[movable], low[movable], high[movable]
+            result = self._solve_level(k, AZ, b - A @ x, CZ, low, high)
             if result.status is not QPStatus.SOLVED:
-                return self._failure(ev, result.status.value, f"priority level {k + 1} of {len(levels)}: the "
-                                     f"QP solver returned {result.status.value!r} (hard constraints: "
-                                     "friction cones, force bounds, torque and joint limits)")
+                failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
+                          f"{result.status.value!r}")
+                if k == 0:
+                    return self._failure(ev, result.status.value, f"{failed} (hard constraints: friction "
+                                         "cones, force bounds, torque and joint limits)")
+                # The levels above are solved and x meets every hard constraint: answer with them, and say so.
+                note = f"levels 1-{k} solved; {failed}: lower levels left unsolved"
+                return self._success(ev, layout, x, solved, Jc, contact_rhs, note)
             x = x + Z @ result.x
             solved += 1
             if k + 1 < len(levels):
@@ -366,7 +383,7 @@ class WholeBodyController:
         return {t.name: t.error.copy() for _, t in self._tasks}
 
     def _success(self, ev: Evaluation, layout: VariableLayout, x: np.ndarray, levels: int, Jc: np.ndarray,
-                 contact_rhs: np.ndarray) -> WBCResult:
+                 contact_rhs: np.ndarray, message: str = "solved") -> WBCResult:
         fv = self._first_v
         qdd = x[layout.qdd]
         generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - Jc.T @ x[layout.forces]
@@ -381,6 +398,6 @@ class WholeBodyController:
         forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
         for name, state in self._contacts.items():
             state.last_normal = state.contact.normal_force(ev, forces[name]) if name in forces else 0.0
-        return WBCResult(QPStatus.SOLVED.value, "solved", tau, qdd.copy(), forces, self._task_errors(), ev,
+        return WBCResult(QPStatus.SOLVED.value, message, tau, qdd.copy(), forces, self._task_errors(), ev,
                          float(np.max(np.abs(residual), initial=0.0)),
                          float(np.max(np.abs(contact_acc), initial=0.0)), levels, x)

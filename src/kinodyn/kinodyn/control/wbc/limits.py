@@ -64,4 +64,4 @@ class JointLimits:
         lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)
         hi = np.where(crossed, lo, hi)
         a = self.max_acceleration
-        return np.clip(lo, -a, a), np.clip(hi, -a, a)
+        return np.minimum(np.maximum(lo, -a), a), np.minimum(np.maximum(hi, -a), a)

@@ -1,0 +1,111 @@
+"""Whole-body controller tick on the quadruped, in one run: kinodyn's modes, solvers and layouts, and TSID.
+
+The tick is what a control loop calls per period: evaluation + QP build + solve + torques
+(``WholeBodyController.update``). The problem is TSID's standing quadruped (bench/tsid_quadruped.py): 4 point
+contacts; CoM, base orientation, posture and one force regularisation per foot. Rows:
+
+- weighted, TSID's problem exactly (no joint or torque limits), per QP solver: the figure against TSID;
+- weighted with the URDF's torque limits and joint position/velocity limits as acceleration bounds (44 more
+  inequality rows), with ``tau`` recovered from the actuated rows and with ``tau`` as variables;
+- a strict 3-level hierarchy (CoM + base orientation; posture; forces), with the URDF limits;
+- TSID 1.10.0 (eiquadprog-fast) driven from Python on the same states, when ``.venv/tsid`` exists
+  (scripts/install_tsid.py), and the ratio kinodyn / TSID of the medians.
+
+    python bench/bench_wbc.py [--states 200] [--passes 5]
+
+Each state is solved once per pass, states in sequence (warm starts carry over as in a loop); times are
+per tick over all passes. The machine may be shared: compare figures from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tsid_quadruped as anchor
+from kinodyn.control.qp import SOLVERS
+from kinodyn.control.wbc import JointLimits, WholeBodyController
+
+import kinodyn as kd
+
+States = list[tuple[np.ndarray, np.ndarray]]
+
+
+def urdf_limited(model: kd.Model, problem: anchor.StandingProblem, com_ref: np.ndarray, mode: str,
+                 levels: tuple[int, ...], **options: object) -> WholeBodyController:
+    """TSID's contacts and tasks with the URDF's limits, tasks at ``levels`` (com, base, posture, forces)."""
+    contacts, tasks = anchor.kinodyn_problem(model, problem, com_ref)
+    wbc = WholeBodyController(model, contacts, mode=mode, limits=JointLimits.from_model(model),
+                              regularization=anchor.HESSIAN_REGULARIZATION, **options)
+    for task, level in zip(tasks, (*levels[:3], *[levels[3]] * (len(tasks) - 3)), strict=True):
+        wbc.add_task(task, level)
+    return wbc
+
+
+def tick_times(wbc: WholeBodyController, states: States, passes: int) -> tuple[np.ndarray, int]:
+    """Milliseconds per tick, and the number of failed ticks."""
+    times, failures = [], 0
+    for _ in range(passes):
+        for q, v in states:
+            t0 = time.perf_counter()
+            result = wbc.update(q, v)
+            times.append((time.perf_counter() - t0) * 1e3)
+            failures += not result.ok
+    return np.array(times), failures
+
+
+def row(label: str, times: np.ndarray, failures: int | None = None) -> float:
+    median = statistics.median(times)
+    failed = "" if failures is None else f"  failed ticks {failures}"
+    print(f"{label:58s} median {median:6.3f} ms  p99 {np.percentile(times, 99):6.3f} ms  "
+          f"max {times.max():6.3f} ms{failed}")
+    return median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--states", type=int, default=200)
+    parser.add_argument("--passes", type=int, default=5)
+    args = parser.parse_args()
+    model = kd.Model.from_urdf(anchor.URDF, floating_base=True)
+    problem = anchor.StandingProblem()
+    q0 = anchor.standing_configuration()
+    com_ref = model.com(q0) + np.array([0.01, 0.0, 0.0])
+    states = anchor.random_standing_states(args.states, np.random.default_rng(0), q0)
+    print(f"quadruped, 4 point contacts, CoM + base orientation + posture + 4 force regularisations; "
+          f"{args.states} states x {args.passes} passes")
+
+    builds: dict[str, Callable[[], WholeBodyController]] = {}
+    for solver in SOLVERS:
+        builds[f"weighted, TSID's problem, {solver}"] = (
+            lambda s=solver: anchor.kinodyn_controller(model, problem, com_ref, solver=s))
+    for variables in (False, True):
+        layout = "[qdd; f; tau]" if variables else "[qdd; f], tau recovered"
+        builds[f"weighted, URDF limits, {layout}"] = (
+            lambda t=variables: urdf_limited(model, problem, com_ref, "weighted", (1, 1, 1, 1), torque_variables=t))
+    builds["strict hierarchy, 3 levels, URDF limits"] = (
+        lambda: urdf_limited(model, problem, com_ref, "hierarchical", (1, 1, 2, 3)))
+    medians = {}
+    for label, build in builds.items():
+        wbc = build()
+        wbc.update(*states[0])  # compiled kernels loaded, solver set up
+        medians[label] = row(label, *tick_times(wbc, states, args.passes))
+
+    if not anchor.TSID_PYTHON.exists():
+        print(f"TSID: not installed ({anchor.TSID_PYTHON} missing; run python scripts/install_tsid.py)")
+        return
+    with anchor.TsidProcess(joint_names=model.joint_names) as tsid:
+        theirs = row("TSID 1.10.0 (eiquadprog-fast), TSID's problem", tsid.tick_times(states, args.passes) * 1e3)
+    ours = medians[f"weighted, TSID's problem, {SOLVERS[0]}"]
+    print(f"kinodyn ({SOLVERS[0]}) / TSID, medians on TSID's problem: {ours / theirs:.1f}")
+
+
+if __name__ == "__main__":
+    main()
