@@ -89,7 +89,8 @@ def main() -> None:
     for variables in (False, True):
         layout = "[qdd; f; tau]" if variables else "[qdd; f], tau recovered"
         builds[f"weighted, URDF limits, {layout}"] = (
-            lambda t=variables: urdf_limited(model, problem, com_ref, "weighted", (1, 1, 1, 1), torque_variables=t))
+            lambda t=variables: urdf_limited(model, problem, com_ref, "weighted", (1, 1, 1, 1),
+                                             torque_variables=t))
     builds["strict hierarchy, 3 levels, URDF limits"] = (
         lambda: urdf_limited(model, problem, com_ref, "hierarchical", (1, 1, 2, 3)))
     medians = {}
@@ -102,7 +103,8 @@ def main() -> None:
         print(f"TSID: not installed ({anchor.TSID_PYTHON} missing; run python scripts/install_tsid.py)")
         return
     with anchor.TsidProcess(joint_names=model.joint_names) as tsid:
-        theirs = row("TSID 1.10.0 (eiquadprog-fast), TSID's problem", tsid.tick_times(states, args.passes) * 1e3)
+        tsid_times = tsid.tick_times(states, args.passes) * 1e3
+        theirs = row("TSID 1.10.0 (eiquadprog-fast), TSID's problem", tsid_times)
     ours = medians[f"weighted, TSID's problem, {SOLVERS[0]}"]
     print(f"kinodyn ({SOLVERS[0]}) / TSID, medians on TSID's problem: {ours / theirs:.1f}")
 
