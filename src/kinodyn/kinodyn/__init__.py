@@ -3,7 +3,7 @@
 The core never imports ROS. See ARCHITECTURE.md §2 for the public API.
 """
 
-from kinodyn import sim
+from kinodyn import control, sim
 from kinodyn.ik import FrameTask, IKResult, solve_ik
 from kinodyn.model import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.urdf import URDFError, URDFWarning
@@ -18,6 +18,7 @@ __all__ = [
     "Model",
     "URDFError",
     "URDFWarning",
+    "control",
     "sim",
     "solve_ik",
 ]

@@ -1,1 +1,39 @@
-"""Control laws and the whole-body QP controller (Seed 000 §3.8-§3.10; Seed 003 §2.6, §3.7)."""
+"""Control laws and the whole-body QP controller (Seed 000 §3.8-§3.10; Seed 003 §2.6, §3.6-§3.7).
+
+- ``Evaluator`` / ``Evaluation``: everything a control tick reads at ``(q, v)``, from one compiled pass.
+- Joint space (§3.8): ``pd``, ``pd_gravity``, ``computed_torque``, ``gains_from_frequency``.
+- Task space (§3.9): ``jacobian_transpose_control``, ``operational_space_control``,
+  ``dynamically_consistent_pinv``, ``pose_error``, ``task_acceleration``.
+- ``kinodyn.control.wbc``: the whole-body QP (contacts, tasks, limits, weighted and strict hierarchy);
+  ``kinodyn.control.qp``: the QP solvers behind one interface. docs/wbc.md.
+"""
+
+from kinodyn.control.evaluation import Evaluation, Evaluator
+from kinodyn.control.joint_space import computed_torque, gains_from_frequency, pd, pd_gravity
+from kinodyn.control.task_space import (
+    RCOND,
+    dynamically_consistent_pinv,
+    jacobian_transpose_control,
+    operational_space_control,
+    pose_error,
+    task_acceleration,
+)
+from kinodyn.control.trajectories import Figure8, PointReference, rms
+
+__all__ = [
+    "RCOND",
+    "Evaluation",
+    "Evaluator",
+    "Figure8",
+    "PointReference",
+    "computed_torque",
+    "dynamically_consistent_pinv",
+    "gains_from_frequency",
+    "jacobian_transpose_control",
+    "operational_space_control",
+    "pd",
+    "pd_gravity",
+    "pose_error",
+    "rms",
+    "task_acceleration",
+]
