@@ -73,7 +73,9 @@ class DaqpSolver(SolverBase):
         sense = np.zeros(bupper.size, dtype=np.int32)
         sense[ms : ms + neq] = _EQUALITY
         if warm is not None:
-            previous = np.concatenate(([warm.w] if qp.has_bounds else []) + [np.zeros(neq), warm.z])
+            # SolverBase passes only a SOLVED result of this shape: z set, w set exactly with bounds
+            assert warm.z is not None and (warm.w is not None) == qp.has_bounds
+            previous = np.concatenate(([warm.w] if warm.w is not None else []) + [np.zeros(neq), warm.z])
             sense[previous > 0.0] |= _ACTIVE
             sense[previous < 0.0] |= _ACTIVE | _LOWER
         x, _, exitflag, info = daqp.solve(

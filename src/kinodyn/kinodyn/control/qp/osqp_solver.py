@@ -88,24 +88,25 @@ class OsqpSolver(SolverBase):
         self._pattern: _Pattern | None = None
         self._shape: tuple[int, int, int, bool] | None = None
 
-    def _load(self, qp: QP, stacked: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
-        """Set up OSQP for a new shape, or update the numbers of the current one."""
+    def _load(self, qp: QP, stacked: np.ndarray, low: np.ndarray, high: np.ndarray) -> osqp.OSQP:
+        """Set up OSQP for a new shape, or update the numbers of the current one; returns the solver."""
         if self._shape != qp.shape:
-            self._pattern = _Pattern(qp.n, qp.n_eq + qp.n_in, qp.has_bounds)
-            self._solver = osqp.OSQP()
-            self._solver.setup(
-                self._pattern.P(qp.H), qp.g, self._pattern.M(stacked), low, high, **self.settings
-            )
+            pattern, solver = _Pattern(qp.n, qp.n_eq + qp.n_in, qp.has_bounds), osqp.OSQP()
+            self._pattern, self._solver = pattern, solver
+            solver.setup(pattern.P(qp.H), qp.g, pattern.M(stacked), low, high, **self.settings)
             self._shape = qp.shape
-        else:
-            pattern = self._pattern
-            self._solver.update(
-                q=qp.g,
-                l=low,
-                u=high,
-                Px=qp.H[pattern.p_rows, pattern.p_cols],
-                Ax=stacked[pattern.m_rows, pattern.m_cols],
-            )
+            return solver
+        # self._shape is set only after a successful setup of self._pattern and self._solver
+        assert self._pattern is not None and self._solver is not None
+        pattern, solver = self._pattern, self._solver
+        solver.update(
+            q=qp.g,
+            l=low,
+            u=high,
+            Px=qp.H[pattern.p_rows, pattern.p_cols],
+            Ax=stacked[pattern.m_rows, pattern.m_cols],
+        )
+        return solver
 
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
         parts = [qp.A, qp.C] + ([np.eye(qp.n)] if qp.has_bounds else [])
@@ -113,19 +114,20 @@ class OsqpSolver(SolverBase):
         low = np.maximum(np.concatenate([qp.b, qp.l] + ([qp.lb] if qp.has_bounds else [])), -_INF)
         high = np.minimum(np.concatenate([qp.b, qp.u] + ([qp.ub] if qp.has_bounds else [])), _INF)
         try:
-            self._load(qp, stacked, low, high)
+            solver = self._load(qp, stacked, low, high)
         except osqp.OSQPException as error:  # OSQP refuses the data (code 4: P not positive semidefinite)
             self._shape = None
             code = error.args[0] if error.args else None
             status = QPStatus.NONCONVEX if code == _NONCONVEX_SETUP_ERROR else QPStatus.NUMERICAL_ERROR
             return RawSolution(status, 0, f"osqp refused the problem (error code {code})")
         if warm is None:
-            self._solver.warm_start(x=np.zeros(qp.n), y=np.zeros(stacked.shape[0]))
+            solver.warm_start(x=np.zeros(qp.n), y=np.zeros(stacked.shape[0]))
         else:
-            self._solver.warm_start(
-                x=warm.x, y=np.concatenate([warm.y, warm.z] + ([warm.w] if qp.has_bounds else []))
-            )
-        result = self._solver.solve(raise_error=False)
+            # SolverBase passes only a SOLVED result of this shape: y, z set, w set exactly with bounds
+            assert warm.y is not None and warm.z is not None and (warm.w is not None) == qp.has_bounds
+            multipliers = [warm.y, warm.z] + ([warm.w] if warm.w is not None else [])
+            solver.warm_start(x=warm.x, y=np.concatenate(multipliers))
+        result = solver.solve(raise_error=False)
         info = result.info
         status = _STATUS.get(info.status_val, QPStatus.NUMERICAL_ERROR)
         message = f"osqp {info.status} (polish {info.status_polish})"

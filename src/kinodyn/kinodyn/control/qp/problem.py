@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 SYMMETRY_TOL = 1e-10
 """Relative asymmetry ``max|H - H'| / max(1, max|H|)`` above which H is refused."""
@@ -56,49 +57,60 @@ def _matrix(name: str, value: object, rows: int | None, cols: int) -> np.ndarray
     return array
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class QP:
     """A convex QP, validated and normalised on construction (absent blocks become empty, missing sides
-    +-inf). Raises ValueError naming the field for a wrong shape, NaN, an infinite matrix or cost entry, or
-    an asymmetric H.
+    +-inf, so only ``lb``/``ub`` stay None: both or neither). Raises ValueError naming the field for a wrong
+    shape, NaN, an infinite matrix or cost entry, or an asymmetric H.
     Inconsistent bounds (``l > u``) are not an input error: solvers report them as INFEASIBLE.
     """
 
     H: np.ndarray
     g: np.ndarray
-    A: np.ndarray | None = None
-    b: np.ndarray | None = None
-    C: np.ndarray | None = None
-    l: np.ndarray | None = None  # noqa: E741 (the QP literature's name)
-    u: np.ndarray | None = None
-    lb: np.ndarray | None = None
-    ub: np.ndarray | None = None
+    A: np.ndarray
+    b: np.ndarray
+    C: np.ndarray
+    l: np.ndarray  # noqa: E741 (the QP literature's name)
+    u: np.ndarray
+    lb: np.ndarray | None
+    ub: np.ndarray | None
 
-    def __post_init__(self) -> None:
-        H = np.asarray(self.H, dtype=float)
+    def __init__(
+        self,
+        H: ArrayLike,
+        g: ArrayLike,
+        A: ArrayLike | None = None,
+        b: ArrayLike | None = None,
+        C: ArrayLike | None = None,
+        l: ArrayLike | None = None,  # noqa: E741 (the QP literature's name)
+        u: ArrayLike | None = None,
+        lb: ArrayLike | None = None,
+        ub: ArrayLike | None = None,
+    ) -> None:
+        H = np.asarray(H, dtype=float)
         if H.ndim != 2 or H.shape[0] != H.shape[1] or H.shape[0] == 0:
             raise ValueError(f"QP.H must be a non-empty square matrix, got shape {H.shape}")
         n = H.shape[0]
         H = _matrix("H", H, n, n)
         if np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
             raise ValueError("QP.H is not symmetric: pass (H + H.T) / 2 if that is what you mean")
-        g = _vector("g", self.g, n, allow_inf=False)
-        if (self.A is None) != (self.b is None):
+        g = _vector("g", g, n, allow_inf=False)
+        if (A is None) != (b is None):
             raise ValueError("QP.A and QP.b come together: pass both or neither")
-        A = np.zeros((0, n)) if self.A is None else _matrix("A", self.A, None, n)
-        b = np.zeros(0) if self.b is None else _vector("b", self.b, A.shape[0], allow_inf=False)
-        if self.C is None and (self.l is not None or self.u is not None):
+        A = np.zeros((0, n)) if A is None else _matrix("A", A, None, n)
+        b = np.zeros(0) if b is None else _vector("b", b, A.shape[0], allow_inf=False)
+        if C is None and (l is not None or u is not None):
             raise ValueError("QP.l / QP.u given without QP.C: pass the constraint matrix C")
-        C = np.zeros((0, n)) if self.C is None else _matrix("C", self.C, None, n)
+        c_given = C is not None
+        C = np.zeros((0, n)) if C is None else _matrix("C", C, None, n)
         m = C.shape[0]
-        if self.C is not None and self.l is None and self.u is None:
+        if c_given and l is None and u is None:
             raise ValueError("QP.C given without QP.l or QP.u: pass at least one side")
-        l = np.full(m, -np.inf) if self.l is None else _vector("l", self.l, m, allow_inf=True)  # noqa: E741 (the QP literature\'s name)
-        u = np.full(m, np.inf) if self.u is None else _vector("u", self.u, m, allow_inf=True)
-        lb = ub = None
-        if self.lb is not None or self.ub is not None:
-            lb = np.full(n, -np.inf) if self.lb is None else _vector("lb", self.lb, n, allow_inf=True)
-            ub = np.full(n, np.inf) if self.ub is None else _vector("ub", self.ub, n, allow_inf=True)
+        l = np.full(m, -np.inf) if l is None else _vector("l", l, m, allow_inf=True)  # noqa: E741 (the QP literature\'s name)
+        u = np.full(m, np.inf) if u is None else _vector("u", u, m, allow_inf=True)
+        if lb is not None or ub is not None:
+            lb = np.full(n, -np.inf) if lb is None else _vector("lb", lb, n, allow_inf=True)
+            ub = np.full(n, np.inf) if ub is None else _vector("ub", ub, n, allow_inf=True)
         for name, value in (
             ("H", H),
             ("g", g),
@@ -133,13 +145,19 @@ class QP:
         return self.lb is not None
 
     @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The variable bounds ``(lb, ub)``, or None without them (construction sets both or neither)."""
+        return None if self.lb is None or self.ub is None else (self.lb, self.ub)
+
+    @property
     def shape(self) -> tuple[int, int, int, bool]:
         """(n, n_eq, n_in, has_bounds): a warm start carries over only between problems of one shape."""
         return self.n, self.n_eq, self.n_in, self.has_bounds
 
     def bounds_consistent(self) -> bool:
         """False when some ``l > u`` / ``lb > ub`` or a side excludes every finite value (infeasible)."""
-        pairs = [(self.l, self.u)] + ([(self.lb, self.ub)] if self.lb is not None else [])
+        bounds = self.bounds
+        pairs = [(self.l, self.u)] + ([bounds] if bounds is not None else [])
         return all(bool(np.all((lo <= hi) & (lo < np.inf) & (hi > -np.inf))) for lo, hi in pairs)
 
     def objective(self, x: np.ndarray) -> float:
@@ -149,8 +167,8 @@ class QP:
     def primal_residual(self, x: np.ndarray) -> float:
         """Largest violation of any constraint at x (infinity norm)."""
         parts = [np.abs(self.A @ x - self.b), _violation(self.C @ x, self.l, self.u)]
-        if self.lb is not None:
-            parts.append(_violation(x, self.lb, self.ub))
+        if (bounds := self.bounds) is not None:
+            parts.append(_violation(x, *bounds))
         return max((float(p.max()) for p in parts if p.size), default=0.0)
 
 
@@ -208,12 +226,16 @@ def kkt_residuals(qp: QP, result: QPResult) -> KKTResiduals:
     """Stationarity, primal feasibility and complementarity (with multiplier signs) of a SOLVED result."""
     if not result.ok:
         raise ValueError(f"kkt_residuals needs a SOLVED result, got {result.status.name}")
-    x, y, z = result.x, result.y, result.z
+    x, y, z, w = result.x, result.y, result.z, result.w
+    if x is None or y is None or z is None:
+        raise ValueError("kkt_residuals: the SOLVED result lacks x, y or z")
     grad = qp.H @ x + qp.g + qp.A.T @ y + qp.C.T @ z
     comp = [_complementarity(qp.C @ x, z, qp.l, qp.u)]
-    if qp.lb is not None:
-        grad = grad + result.w
-        comp.append(_complementarity(x, result.w, qp.lb, qp.ub))
+    if (bounds := qp.bounds) is not None:
+        if w is None:
+            raise ValueError("kkt_residuals: the SOLVED result of a QP with bounds lacks w")
+        grad = grad + w
+        comp.append(_complementarity(x, w, *bounds))
     return KKTResiduals(
         stationarity=float(np.abs(grad).max()),
         primal=qp.primal_residual(x),

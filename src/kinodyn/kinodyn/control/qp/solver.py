@@ -22,7 +22,10 @@ from kinodyn.control.qp.problem import QP, QPResult, QPStatus
 class QPSolver(Protocol):
     """What the whole-body controller needs from a QP backend."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The backend's name (one of ``kinodyn.control.qp.SOLVERS``), reported in every QPResult."""
+        ...
 
     def solve(self, qp: QP, warm_start: QPResult | None = None) -> QPResult:
         """Solve ``qp``, starting from ``warm_start`` when it applies."""
@@ -94,6 +97,7 @@ class SolverBase(abc.ABC):
                 message=message,
                 shape=qp.shape,
             )
+        assert raw.x is not None  # _rejection turns a SOLVED answer without x into NUMERICAL_ERROR
         return QPResult(
             status,
             raw.x,
@@ -111,11 +115,13 @@ class SolverBase(abc.ABC):
     def _rejection(self, qp: QP, raw: RawSolution) -> str:
         """Why a solution the backend calls optimal is not one ('' when it is acceptable): non-finite, or a
         primal or stationarity residual above ``acceptance_tol`` times the problem's scale."""
-        parts = [raw.x, raw.y, raw.z] + ([raw.w] if qp.has_bounds else [])
-        if any(p is None or not np.isfinite(p).all() for p in parts):
+        x, y, z = raw.x, raw.y, raw.z
+        w = raw.w if qp.has_bounds else np.zeros(qp.n)
+        if x is None or y is None or z is None or w is None or not all(
+            np.isfinite(p).all() for p in (x, y, z, w)
+        ):
             return "non-finite or missing solution"
-        x = raw.x
-        gradient = qp.H @ x + qp.g + qp.A.T @ raw.y + qp.C.T @ raw.z + (raw.w if qp.has_bounds else 0.0)
+        gradient = qp.H @ x + qp.g + qp.A.T @ y + qp.C.T @ z + w
         scale = max(1.0, *(float(np.abs(v).max()) for v in (x, qp.g, qp.H @ x, qp.b, qp.C @ x) if v.size))
         limit = self.acceptance_tol * scale
         for what, residual in (
