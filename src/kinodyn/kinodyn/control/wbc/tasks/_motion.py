@@ -15,14 +15,6 @@ from kinodyn.control.wbc.tasks.base import TaskRows
 from kinodyn.spatial.rotations import as_vector
 
 
-def selection(mask: Any, dim: int, name: str) -> np.ndarray:
-    """``mask`` as ``dim`` booleans with at least one True; ``ValueError`` otherwise."""
-    arr = np.asarray(mask)
-    if arr.shape != (dim,) or arr.dtype != np.bool_ or not arr.any():
-        raise ValueError(f"{name} must be {dim} booleans with at least one True, got {mask!r}")
-    return arr
-
-
 def optional_vector(value: Any, dim: int, name: str) -> np.ndarray:
     """A finite ``dim`` vector, zeros for ``None``."""
     return np.zeros(dim) if value is None else as_vector(value, dim, name)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kinodyn.control._inputs import gain
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
 
@@ -24,16 +25,6 @@ class TaskRows:
 
     A: np.ndarray
     b: np.ndarray
-
-
-def gain(value: Any, dim: int, name: str) -> np.ndarray:
-    """A scalar or a ``dim`` vector of finite non-negative numbers, as a ``dim`` vector."""
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(dim, float(arr))
-    if arr.shape != (dim,) or not np.all(np.isfinite(arr)) or np.any(arr < 0.0):
-        raise ValueError(f"{name} must be a finite number >= 0 or {dim} of them, got {value!r}")
-    return arr
 
 
 class Task(ABC):

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import optional_vector, selection
+from kinodyn.control.wbc.tasks._motion import optional_vector
 from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
 from kinodyn.control.wbc.tasks.frame import FrameTask
 from kinodyn.model import JOINT_FREEFLYER, Model

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, selection
+from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector
 from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
 
 

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration, selection
+from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration
 from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
 from kinodyn.spatial.rotations import as_vector
 
