@@ -30,6 +30,7 @@ from kinodyn._kernels.dyn_world import (
     cholesky_solve,
     fill_world_bodies,
     inline,
+    joint_twist,
     world_bodies,
 )
 
@@ -78,15 +79,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
         iv = idx_v[i]
         pi = parent[i]
         if jt == JOINT_FREEFLYER:
-            s0 = s1 = s2 = s3 = s4 = s5 = 0.0
-            for c in range(6):
-                x = v[iv + c]
-                s0 += S[i, 0, c] * x
-                s1 += S[i, 1, c] * x
-                s2 += S[i, 2, c] * x
-                s3 += S[i, 3, c] * x
-                s4 += S[i, 4, c] * x
-                s5 += S[i, 5, c] * x
+            s0, s1, s2, s3, s4, s5 = joint_twist(S, i, v, iv, 6, 1.0)
         elif jt == JOINT_NONE:
             s0 = s1 = s2 = s3 = s4 = s5 = 0.0
         else:

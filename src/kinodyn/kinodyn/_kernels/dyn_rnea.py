@@ -30,7 +30,7 @@ from kinodyn._kernels.common import (
 )
 from kinodyn._kernels.dyn_local import LocalBodies, local_bodies_in
 from kinodyn._kernels.dyn_parallel import chunk_bounds
-from kinodyn._kernels.dyn_world import WorldBodies, inline, joint_nv
+from kinodyn._kernels.dyn_world import WorldBodies, body_wrench, inline, joint_nv, joint_twist
 
 NO_WRENCHES = np.zeros((0, 6))  # a global array: numba freezes it into the compiled kernels
 
@@ -43,14 +43,9 @@ def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) ->
         V[0, k] = 0.0
     for i in range(1, md.nbodies):
         p = parent[i]
-        n = joint_nv(joint_type[i])
-        iv = idx_v[i]
-        m = multiplier[i]
-        for k in range(6):
-            s = 0.0
-            for c in range(n):
-                s += S[i, k, c] * v[iv + c]
-            V[i, k] = V[p, k] + m * s
+        s0, s1, s2, s3, s4, s5 = joint_twist(S, i, v, idx_v[i], joint_nv(joint_type[i]), multiplier[i])
+        V[i, 0], V[i, 1], V[i, 2] = V[p, 0] + s0, V[p, 1] + s1, V[p, 2] + s2
+        V[i, 3], V[i, 4], V[i, 5] = V[p, 3] + s3, V[p, 4] + s4, V[p, 5] + s5
 
 
 @inline
@@ -151,24 +146,9 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = vx, vy, vz, wx, wy, wz
         X[nb + i, 0], X[nb + i, 1], X[nb + i, 2] = ax, ay, az
         X[nb + i, 3], X[nb + i, 4], X[nb + i, 5] = bx, by, bz
-        # F = I A + V x* (I V) - f_ext with I V = [m v + w x h; I_o w + h x v]
-        mi = mass[i]
-        h0, h1, h2 = h[i, 0], h[i, 1], h[i, 2]
-        i00, i01, i02 = inertia[i, 0, 0], inertia[i, 0, 1], inertia[i, 0, 2]
-        i10, i11, i12 = inertia[i, 1, 0], inertia[i, 1, 1], inertia[i, 1, 2]
-        i20, i21, i22 = inertia[i, 2, 0], inertia[i, 2, 1], inertia[i, 2, 2]
-        f0 = mi * vx + wy * h2 - wz * h1
-        f1 = mi * vy + wz * h0 - wx * h2
-        f2 = mi * vz + wx * h1 - wy * h0
-        n0 = i00 * wx + i01 * wy + i02 * wz + h1 * vz - h2 * vy
-        n1 = i10 * wx + i11 * wy + i12 * wz + h2 * vx - h0 * vz
-        n2 = i20 * wx + i21 * wy + i22 * wz + h0 * vy - h1 * vx
-        g0 = wy * f2 - wz * f1 + mi * ax + by * h2 - bz * h1
-        g1 = wz * f0 - wx * f2 + mi * ay + bz * h0 - bx * h2
-        g2 = wx * f1 - wy * f0 + mi * az + bx * h1 - by * h0
-        g3 = wy * n2 - wz * n1 + vy * f2 - vz * f1 + i00 * bx + i01 * by + i02 * bz + h1 * az - h2 * ay
-        g4 = wz * n0 - wx * n2 + vz * f0 - vx * f2 + i10 * bx + i11 * by + i12 * bz + h2 * ax - h0 * az
-        g5 = wx * n1 - wy * n0 + vx * f1 - vy * f0 + i20 * bx + i21 * by + i22 * bz + h0 * ay - h1 * ax
+        # F = I A + V x* (I V) - f_ext
+        g0, g1, g2, g3, g4, g5 = body_wrench(mass[i], h, inertia, i, vx, vy, vz, wx, wy, wz,
+                                             ax, ay, az, bx, by, bz)
         if with_fext:
             g0 -= fext[i, 0]
             g1 -= fext[i, 1]

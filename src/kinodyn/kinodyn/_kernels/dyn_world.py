@@ -17,6 +17,8 @@ Functions (all ``njit(cache=True)``):
 - ``world_bodies(md, q) -> WorldBodies``: placements, joint columns and inertias of every body
   (``allocate_world_bodies(nb)`` + ``fill_world_bodies(md, q, W)``, for loops that reuse ``W``)
 - ``inertia_times(m, h, I, x, out)``: ``out = I x`` for a ``(m, h, I_O)`` inertia
+- ``joint_twist(S, i, v, iv, n, scale)`` / ``body_wrench(m, h, I, i, v, w, a, b)``: a joint's twist ``S qd``
+  and a body's ``I A + V x* (I V)``, as scalars (the recursions keep 6-vectors in registers)
 - ``force_cross(V, f, out)``: ``out = V x* f`` (Seed 001 Def. 8.4, (8.39), reordered)
 - ``add_motion_cross(V, W, scale, out)``: ``out += scale (V x W)`` (Seed 001 Def. 8.3, (8.37))
 - ``external_wrenches_world(fext, W, out)``: body-frame wrenches (about the body origin) to world
@@ -196,6 +198,47 @@ def _world_inertia(m: float, com: np.ndarray, Ic: np.ndarray, C: np.ndarray, r: 
                 value += m * cc
             I_O[a, b] = value
             I_O[b, a] = value
+
+
+@inline
+def joint_twist(S: np.ndarray, i: int, v: np.ndarray, iv: int, n: int,
+                scale: float) -> tuple[float, float, float, float, float, float]:
+    """``scale S_i v[iv:iv+n]``: the twist body ``i``'s joint adds (``n`` columns of ``S``; ``scale``: the
+    mimic multiplier)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    for c in range(n):
+        x = scale * v[iv + c]
+        s0 += S[i, 0, c] * x
+        s1 += S[i, 1, c] * x
+        s2 += S[i, 2, c] * x
+        s3 += S[i, 3, c] * x
+        s4 += S[i, 4, c] * x
+        s5 += S[i, 5, c] * x
+    return s0, s1, s2, s3, s4, s5
+
+
+@inline
+def body_wrench(m: float, h: np.ndarray, inertia: np.ndarray, i: int, v0: float, v1: float, v2: float,
+                w0: float, w1: float, w2: float, a0: float, a1: float, a2: float, b0: float, b1: float,
+                b2: float) -> tuple[float, float, float, float, float, float]:
+    """``I A + V x* (I V)`` of body ``i`` (twist ``[v; w]``, acceleration ``[a; b]``, world axes), with
+    ``I V = [m v + w x h; I_O w + h x v]``: the net wrench its motion needs (Seed 001 (8.46), reordered)."""
+    h0, h1, h2 = h[i, 0], h[i, 1], h[i, 2]
+    i00, i01, i02 = inertia[i, 0, 0], inertia[i, 0, 1], inertia[i, 0, 2]
+    i10, i11, i12 = inertia[i, 1, 0], inertia[i, 1, 1], inertia[i, 1, 2]
+    i20, i21, i22 = inertia[i, 2, 0], inertia[i, 2, 1], inertia[i, 2, 2]
+    f0 = m * v0 + w1 * h2 - w2 * h1
+    f1 = m * v1 + w2 * h0 - w0 * h2
+    f2 = m * v2 + w0 * h1 - w1 * h0
+    n0 = i00 * w0 + i01 * w1 + i02 * w2 + h1 * v2 - h2 * v1
+    n1 = i10 * w0 + i11 * w1 + i12 * w2 + h2 * v0 - h0 * v2
+    n2 = i20 * w0 + i21 * w1 + i22 * w2 + h0 * v1 - h1 * v0
+    return (w1 * f2 - w2 * f1 + m * a0 + b1 * h2 - b2 * h1,
+            w2 * f0 - w0 * f2 + m * a1 + b2 * h0 - b0 * h2,
+            w0 * f1 - w1 * f0 + m * a2 + b0 * h1 - b1 * h0,
+            w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1 + i00 * b0 + i01 * b1 + i02 * b2 + h1 * a2 - h2 * a1,
+            w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2 + i10 * b0 + i11 * b1 + i12 * b2 + h2 * a0 - h0 * a2,
+            w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0 + i20 * b0 + i21 * b1 + i22 * b2 + h0 * a1 - h1 * a0)
 
 
 @inline

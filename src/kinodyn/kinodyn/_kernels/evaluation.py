@@ -32,7 +32,14 @@ from numpy.lib.stride_tricks import as_strided
 
 from kinodyn._kernels.common import JOINT_FREEFLYER, matrices_view, rows_view, unpack
 from kinodyn._kernels.dyn_crba import centroidal_composites, crba_composites
-from kinodyn._kernels.dyn_world import inline, joint_nv, subtree_inertias_into, world_bodies
+from kinodyn._kernels.dyn_world import (
+    body_wrench,
+    inline,
+    joint_nv,
+    joint_twist,
+    subtree_inertias_into,
+    world_bodies,
+)
 
 OK = 0
 Q_NOT_FINITE = 1
@@ -156,15 +163,7 @@ def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.n
         n = joint_nv(joint_type[i])
         iv = idx_v[i]
         m = multiplier[i]
-        s0 = s1 = s2 = s3 = s4 = s5 = 0.0
-        for c in range(n):
-            x = m * v[iv + c]
-            s0 += S[i, 0, c] * x
-            s1 += S[i, 1, c] * x
-            s2 += S[i, 2, c] * x
-            s3 += S[i, 3, c] * x
-            s4 += S[i, 4, c] * x
-            s5 += S[i, 5, c] * x
+        s0, s1, s2, s3, s4, s5 = joint_twist(S, i, v, iv, n, m)
         u0, u1, u2, y0, y1, y2 = V[p, 0], V[p, 1], V[p, 2], V[p, 3], V[p, 4], V[p, 5]
         # A_i = A_p + V_p x (S qd)
         a0 = A[p, 0] + y1 * s2 - y2 * s1 + u1 * s5 - u2 * s4
@@ -176,23 +175,8 @@ def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.n
         v0, v1, v2, w0, w1, w2 = u0 + s0, u1 + s1, u2 + s2, y0 + s3, y1 + s4, y2 + s5
         V[i, 0], V[i, 1], V[i, 2], V[i, 3], V[i, 4], V[i, 5] = v0, v1, v2, w0, w1, w2
         A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5] = a0, a1, a2, b0, b1, b2
-        mi = mass[i]
-        h0, h1, h2 = hw[i, 0], hw[i, 1], hw[i, 2]
-        i00, i01, i02 = inertia[i, 0, 0], inertia[i, 0, 1], inertia[i, 0, 2]
-        i10, i11, i12 = inertia[i, 1, 0], inertia[i, 1, 1], inertia[i, 1, 2]
-        i20, i21, i22 = inertia[i, 2, 0], inertia[i, 2, 1], inertia[i, 2, 2]
-        f0 = mi * v0 + w1 * h2 - w2 * h1
-        f1 = mi * v1 + w2 * h0 - w0 * h2
-        f2 = mi * v2 + w0 * h1 - w1 * h0
-        n0 = i00 * w0 + i01 * w1 + i02 * w2 + h1 * v2 - h2 * v1
-        n1 = i10 * w0 + i11 * w1 + i12 * w2 + h2 * v0 - h0 * v2
-        n2 = i20 * w0 + i21 * w1 + i22 * w2 + h0 * v1 - h1 * v0
-        F[i, 0] = w1 * f2 - w2 * f1 + mi * a0 + b1 * h2 - b2 * h1
-        F[i, 1] = w2 * f0 - w0 * f2 + mi * a1 + b2 * h0 - b0 * h2
-        F[i, 2] = w0 * f1 - w1 * f0 + mi * a2 + b0 * h1 - b1 * h0
-        F[i, 3] = w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1 + i00 * b0 + i01 * b1 + i02 * b2 + h1 * a2 - h2 * a1
-        F[i, 4] = w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2 + i10 * b0 + i11 * b1 + i12 * b2 + h2 * a0 - h0 * a2
-        F[i, 5] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0 + i20 * b0 + i21 * b1 + i22 * b2 + h0 * a1 - h1 * a0
+        F[i, 0], F[i, 1], F[i, 2], F[i, 3], F[i, 4], F[i, 5] = body_wrench(
+            mass[i], hw, inertia, i, v0, v1, v2, w0, w1, w2, a0, a1, a2, b0, b1, b2)
     for i in range(nb - 1, 0, -1):
         p = parent[i]
         for a in range(6):
