@@ -1,0 +1,18 @@
+"""Legged state estimation from IMU and leg kinematics (seed 003 §5; docs/estimation.md).
+
+- ``NoiseParameters``: noise densities and initial standard deviations.
+- ``LeggedFilter`` (protocol), ``FootMeasurement``, ``UpdateReport``, ``NavigationState``.
+- ``ErrorStateEKF``: the error-state EKF with feet in the state (seed 003 §5.2-§5.3).
+- ``consistency``: chi-square bounds, gates and NEES.
+"""
+
+from kinodyn.estimation.filter import FootMeasurement, LeggedFilter, NavigationState, UpdateReport
+from kinodyn.estimation.noise import NoiseParameters
+
+__all__ = [
+    "FootMeasurement",
+    "LeggedFilter",
+    "NavigationState",
+    "NoiseParameters",
+    "UpdateReport",
+]

@@ -1,0 +1,140 @@
+"""The interface every legged state filter implements, and the values it exchanges (seed 003 §5.3).
+
+Conventions (docs/estimation.md, "Conventions"; /work/notes/est-design.md): the filters estimate the IMU
+frame: ``position``/``velocity`` of its origin in the world (odom) frame, ``rotation`` = ``C_WI`` (IMU to
+world), accelerometer and gyroscope biases in the IMU frame, and one world position per foot in contact.
+Quaternions, when used, are Hamilton and stored (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from kinodyn.spatial.rotations import FloatArray
+
+
+def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArray:
+    """``value`` as a float64 array of ``shape`` with finite entries, else ValueError naming ``name``."""
+    array = np.array(value, dtype=np.float64)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} has non-finite entries: {array.tolist()}")
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True)
+class FootMeasurement:
+    """One foot's position in the IMU frame from forward kinematics of the measured joints, with its
+    covariance (encoder noise through the leg Jacobian); the stance relation (115) in the IMU frame."""
+
+    name: str
+    position: FloatArray
+    covariance: FloatArray
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("FootMeasurement.name must be a non-empty foot link name")
+        position = _finite_array(f"foot {self.name!r} position", self.position, (3,))
+        covariance = _finite_array(f"foot {self.name!r} covariance", self.covariance, (3, 3))
+        scale = max(1.0, float(np.abs(covariance).max()))
+        if not np.allclose(covariance, covariance.T, rtol=0.0, atol=1e-12 * scale):
+            raise ValueError(f"foot {self.name!r} covariance is not symmetric")
+        object.__setattr__(self, "position", position)
+        object.__setattr__(self, "covariance", covariance)
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    """What one ``update_contacts`` call did: feet applied, gated out, appended and marginalised, and the
+    normalised innovation squared ``nu^T S^-1 nu`` of the applied stacked innovation (nan if none)."""
+
+    used: tuple[str, ...]
+    rejected: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    nis: float
+    dof: int
+
+
+@runtime_checkable
+class LeggedFilter(Protocol):
+    """A filter over the IMU navigation state, its biases and the feet in contact (seed 003 §5.2-§5.3).
+
+    ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt``; ``update_contacts`` takes exactly
+    the feet in contact now: new ones are appended (``d = p + C r`` with the covariance propagated from P and
+    the measurement covariance, no information gain), feet in the state that are not given are marginalised,
+    the others are corrected by the stance relation with a per-foot chi-square gate.
+    """
+
+    def initialize(
+        self,
+        rotation: FloatArray,
+        position: FloatArray,
+        velocity: FloatArray,
+        accelerometer_bias: FloatArray,
+        gyroscope_bias: FloatArray,
+    ) -> None: ...
+
+    def propagate(self, angular_velocity: FloatArray, linear_acceleration: FloatArray, dt: float) -> None: ...
+
+    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport: ...
+
+    @property
+    def position(self) -> FloatArray: ...
+
+    @property
+    def velocity(self) -> FloatArray: ...
+
+    @property
+    def rotation(self) -> FloatArray: ...
+
+    @property
+    def accelerometer_bias(self) -> FloatArray: ...
+
+    @property
+    def gyroscope_bias(self) -> FloatArray: ...
+
+    @property
+    def feet(self) -> tuple[str, ...]: ...
+
+    def foot_position(self, name: str) -> FloatArray: ...
+
+    def navigation_covariance(self) -> FloatArray:
+        """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (world dp, dv; local
+        dtheta, ``C_true = C Exp(dtheta)``)."""
+        ...
+
+    def nees(self, position: FloatArray, velocity: FloatArray, rotation: FloatArray) -> float:
+        """9-dof normalised estimation error squared of ``[p, v, theta]`` against the truth, in the
+        filter's own error convention."""
+        ...
+
+
+@dataclass(frozen=True)
+class NavigationState:
+    """A snapshot of a filter's navigation state and its 15x15 covariance (``navigation_covariance``)."""
+
+    rotation: FloatArray
+    position: FloatArray
+    velocity: FloatArray
+    accelerometer_bias: FloatArray
+    gyroscope_bias: FloatArray
+    covariance: FloatArray
+
+    @classmethod
+    def of(cls, legged_filter: LeggedFilter) -> NavigationState:
+        """Copy the current state of ``legged_filter``."""
+        return cls(
+            rotation=np.array(legged_filter.rotation),
+            position=np.array(legged_filter.position),
+            velocity=np.array(legged_filter.velocity),
+            accelerometer_bias=np.array(legged_filter.accelerometer_bias),
+            gyroscope_bias=np.array(legged_filter.gyroscope_bias),
+            covariance=np.array(legged_filter.navigation_covariance()),
+        )
