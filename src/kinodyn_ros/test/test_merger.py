@@ -1,0 +1,166 @@
+"""StampMerger: header-stamp order, independence of the arrival interleaving, dead streams, jumps back.
+
+The expected order is computed by a second, direct route: drop every message not stamped after the newest of
+its own stream, then ``sorted`` by (stamp, stream rank, index in the stream).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
+
+STREAMS = ("imu", "contacts", "joint_states")
+MS = 1_000_000
+NEVER = 10**18  # a stream timeout no test reaches: only the watermark releases
+
+
+def streams_with_faults(seed: int) -> dict[str, list[int]]:
+    """Per-stream stamps (ns): 500 Hz IMU, 100 Hz contacts, 250 Hz joints, each with duplicated and swapped
+    messages and a gap, on a common time base with equal stamps across streams."""
+    rng = random.Random(seed)
+    result = {}
+    for name, period in (("imu", 2 * MS), ("contacts", 10 * MS), ("joint_states", 4 * MS)):
+        stamps = [1_000 * MS + k * period for k in range(300)]
+        for _ in range(8):
+            i = rng.randrange(1, len(stamps) - 1)
+            if rng.random() < 0.5:
+                stamps.insert(i, stamps[i])  # duplicate
+            else:
+                stamps[i], stamps[i + 1] = stamps[i + 1], stamps[i]  # out of order
+        gap = rng.randrange(50, 250)
+        del stamps[gap : gap + 5]  # a dropout of five periods (at most 50 ms)
+        result[name] = stamps
+    return result
+
+
+def expected_order(streams: dict[str, list[int]]) -> list[tuple[int, str, int]]:
+    kept = []
+    for rank, name in enumerate(STREAMS):
+        newest = None
+        for index, stamp in enumerate(streams[name]):
+            if newest is None or stamp > newest:
+                kept.append((stamp, rank, index, name))
+                newest = stamp
+    return [(stamp, name, index) for stamp, _, index, name in sorted(kept)]
+
+
+def feed(merger: StampMerger, arrivals: list[tuple[str, int, int]]) -> tuple[list, list[Verdict]]:
+    released: list = []
+    verdicts = []
+    for name, index, stamp in arrivals:
+        verdicts.append(merger.push(name, stamp, index))
+        released.extend(merger.ready())
+    released.extend(merger.flush())
+    return [(e.stamp_ns, e.stream, e.payload) for e in released], verdicts
+
+
+def interleave(streams: dict[str, list[int]], rng: random.Random, max_lag_ns: int | None) -> list:
+    """One arrival order keeping each stream's own order: fully random when ``max_lag_ns`` is None, else
+    each message arriving at its nominal stamp plus a random lag below ``max_lag_ns``."""
+    if max_lag_ns is None:
+        queues = {name: list(enumerate(stamps)) for name, stamps in streams.items()}
+        arrivals = []
+        while any(queues.values()):
+            name = rng.choice([n for n, q in queues.items() if q])
+            index, stamp = queues[name].pop(0)
+            arrivals.append((name, index, stamp))
+        return arrivals
+    timed = []
+    for name, stamps in streams.items():
+        clock = 0
+        for index, stamp in enumerate(stamps):
+            clock = max(clock + 1, stamp + rng.randrange(max_lag_ns))  # a stream arrives in its own order
+            timed.append((clock, rng.random(), name, index, stamp))
+    return [(name, index, stamp) for _, _, name, index, stamp in sorted(timed)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_output_depends_only_on_each_streams_order(seed: int) -> None:
+    streams = streams_with_faults(seed)
+    expected = expected_order(streams)
+    rng = random.Random(100 + seed)
+    outputs = []
+    # with a timeout, a stream must not fall stream_timeout behind on arrival: its gaps (at most 70 ms of
+    # stamps) plus the arrival lag stay below the 100 ms timeout
+    for max_lag in (None, None, None, 20 * MS, 25 * MS):
+        merger = StampMerger(STREAMS, NEVER if max_lag is None else 100 * MS, 1_000 * MS)
+        released, _ = feed(merger, interleave(streams, rng, max_lag))
+        outputs.append(released)
+        assert merger.counts.late == merger.counts.stale == merger.counts.resets == 0
+        assert merger.counts.duplicate == sum(len(s) for s in streams.values()) - len(expected)
+    assert all(out == expected for out in outputs)
+    stamps = [stamp for stamp, _, _ in expected]
+    assert stamps == sorted(stamps) and len(set(stamps)) < len(stamps)  # equal stamps across streams occur
+
+
+def test_equal_stamps_release_imu_then_contacts_then_joint_states() -> None:
+    merger = StampMerger(STREAMS, NEVER, 1_000 * MS)
+    for name in ("joint_states", "contacts", "imu"):
+        assert merger.push(name, 5 * MS, name) is Verdict.ACCEPTED
+    assert [e.stream for e in merger.ready()] == ["imu", "contacts", "joint_states"]
+
+
+def test_release_waits_for_every_live_stream() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    for k in range(5):
+        merger.push("imu", k * 2 * MS, k)
+    assert merger.ready() == [] and merger.pending == 5  # joints not heard yet, within the timeout
+    merger.push("joint_states", 4 * MS, "j")
+    assert [(e.stamp_ns, e.stream) for e in merger.ready()] == [
+        (0, "imu"), (2 * MS, "imu"), (4 * MS, "imu"), (4 * MS, "joint_states")
+    ]
+
+
+def test_a_silent_stream_is_left_out_after_the_timeout_and_its_late_messages_dropped() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    merger.push("joint_states", 0, "j0")
+    for k in range(1, 60):  # imu to 118 ms: the joints (newest 0) fall more than 100 ms behind at 102 ms
+        merger.push("imu", 2 * k * MS, k)
+    assert merger.excluded == {"joint_states"}
+    released = merger.ready()
+    assert released[-1].stamp_ns == 118 * MS and len(released) == 60
+    assert merger.push("joint_states", 50 * MS, "late") is Verdict.LATE
+    assert merger.counts.late == 1 and merger.counts.by_stream == {"imu": 0, "joint_states": 1}
+    assert merger.excluded == {"joint_states"}  # 50 ms was not taken: the stream is still behind
+    assert merger.push("joint_states", 120 * MS, "back") is Verdict.ACCEPTED
+    assert merger.excluded == frozenset()
+    merger.push("imu", 122 * MS, "after")
+    assert [e.payload for e in merger.ready()] == ["back"]  # 122 ms waits for the joints again
+
+
+def test_a_jump_back_ends_the_epoch_with_one_reset_and_drops_the_old_epochs_stragglers() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    for k in range(10):
+        merger.push("imu", (5_000 + 2 * k) * MS, ("imu", k))
+        merger.push("joint_states", (5_000 + 2 * k) * MS, ("joint_states", k))
+    merger.push("imu", 5_020 * MS, "last of the old epoch")
+    assert merger.pending == 1
+    merger.ready()
+    assert merger.push("imu", 3 * MS, "first of the new epoch") is Verdict.RESET
+    assert merger.push("joint_states", 5_020 * MS, "straggler") is Verdict.STALE
+    assert merger.push("joint_states", 3 * MS, "joints jump too") is Verdict.ACCEPTED
+    released = merger.ready()
+    assert [r.payload if isinstance(r, Event) else r for r in released] == [
+        "last of the old epoch",
+        Reset("imu", 5_020 * MS, 3 * MS),
+        "first of the new epoch",
+        "joints jump too",
+    ]
+    assert merger.counts.resets == 1 and merger.counts.stale == 1
+
+
+def test_a_small_step_back_is_a_dropped_message_not_a_reset() -> None:
+    merger = StampMerger(("imu",), 100 * MS, 1_000 * MS)
+    merger.push("imu", 2_000 * MS, 0)
+    assert merger.push("imu", 1_500 * MS, 1) is Verdict.DUPLICATE
+    assert merger.push("imu", 999 * MS, 2) is Verdict.RESET
+
+
+@pytest.mark.parametrize(
+    ("streams", "timeout", "jump"), [((), 1, 1), (("a", "a"), 1, 1), (("a",), 0, 1), (("a",), 1, -1)]
+)
+def test_bad_construction_is_refused(streams, timeout: int, jump: int) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        StampMerger(streams, timeout, jump)
