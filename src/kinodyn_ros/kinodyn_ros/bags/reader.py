@@ -1,0 +1,58 @@
+"""Read a rosbag2 bag by the message definitions it stores (issue 11 item 4, ANCHORS.md §6).
+
+rosbags' AnyReader builds the typestore from each topic's stored definition (ros2msg or ros2idl) and checks it
+against the stored RIHS01 hash, so a bag recorded before a message changed reads with its own layout. A bag
+that stores no definitions is read with the installed types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rosbags.highlevel import AnyReader, AnyReaderError
+
+from kinodyn_ros.bags.typestore import installed_typestore
+
+
+class BagError(RuntimeError):
+    """A path that is no readable rosbag2 bag, or a topic it lacks; the message says which and what to do."""
+
+
+@contextmanager
+def open_bag(path: str | Path) -> Iterator[AnyReader]:
+    """The opened bag directory (metadata.yaml + storage files) as a rosbags AnyReader."""
+    path = Path(path)
+    if not (path / "metadata.yaml").is_file():
+        raise BagError(f"{path} is no rosbag2 bag: give the bag directory, the one holding metadata.yaml")
+    try:
+        reader = AnyReader([path], default_typestore=installed_typestore())
+        reader.open()
+    except AnyReaderError as error:
+        raise BagError(f"cannot read bag {path}: {error}") from None
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def select_connections(reader: AnyReader, topics: Iterable[str] | None) -> list:
+    """The bag's connections on ``topics`` (all when None); a topic the bag does not have is an error."""
+    if topics is None:
+        return list(reader.connections)
+    wanted = set(topics)
+    missing = wanted - {connection.topic for connection in reader.connections}
+    if missing:
+        raise BagError(f"bag has no topic {', '.join(sorted(missing))} (see `kinodyn bag info`)")
+    return [connection for connection in reader.connections if connection.topic in wanted]
+
+
+def read_messages(
+    path: str | Path, topics: Iterable[str] | None = None
+) -> Iterator[tuple[str, str, int, object]]:
+    """``(topic, msgtype, t_ns, message)`` in bag-time order; ``message`` is a rosbags object with the ROS
+    field names, deserialised by the definition stored in the bag."""
+    with open_bag(path) as reader:
+        for connection, t_ns, raw in reader.messages(connections=select_connections(reader, topics)):
+            yield connection.topic, connection.msgtype, t_ns, reader.deserialize(raw, connection.msgtype)
