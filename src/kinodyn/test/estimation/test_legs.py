@@ -1,0 +1,194 @@
+"""LegKinematics and ImuExtrinsics against Pinocchio (test-only reference) and finite differences.
+
+Two robots with different leg counts: the quadruped with its IMU moved off the base origin and rotated, and
+a hexapod (hexapod.urdf, six 3-joint legs, rotated IMU).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from kinodyn.estimation.legs import ImuExtrinsics, LegKinematics, find_leg
+from kinodyn.spatial import so3_exp
+
+import kinodyn as kd
+
+HERE = Path(__file__).resolve().parent
+QUADRUPED = HERE.parents[3] / "urdf" / "quadruped.urdf"
+HEXAPOD = HERE / "hexapod.urdf"
+QUADRUPED_FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
+HEXAPOD_FEET = [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]
+IMU_ORIGIN = '<origin xyz="0.0 0.0 0.05" rpy="0.0 0.0 0.0" />'
+
+
+def quadruped_offset_imu_xml() -> str:
+    """urdf/quadruped.urdf with the IMU 12 cm forward, 4 cm right, 6 cm up and rotated (roll, pitch, yaw)."""
+    text = QUADRUPED.read_text()
+    assert text.count(IMU_ORIGIN) == 1
+    return text.replace(IMU_ORIGIN, '<origin xyz="0.12 -0.04 0.06" rpy="0.4 -0.3 2.0" />')
+
+
+ROBOTS = {
+    "quadruped": (quadruped_offset_imu_xml, "imu_link", QUADRUPED_FEET),
+    "hexapod": (HEXAPOD.read_text, "imu", HEXAPOD_FEET),
+}
+
+
+def pin_model(xml: str) -> tuple[pin.Model, pin.Data]:
+    model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
+    return model, model.createData()
+
+
+def pin_q(model: kd.Model, pmodel: pin.Model, joints: np.ndarray) -> np.ndarray:
+    """Pinocchio configuration with the base at identity and kinodyn's joint vector mapped by name."""
+    q = pin.neutral(pmodel)
+    for i, name in enumerate(model.joint_names):
+        q[pmodel.joints[pmodel.getJointId(name)].idx_q] = joints[i]
+    return q
+
+
+def pin_columns(model: kd.Model, pmodel: pin.Model) -> list[int]:
+    return [pmodel.joints[pmodel.getJointId(name)].idx_v for name in model.joint_names]
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_feet_and_covariance_match_pinocchio(robot: str) -> None:
+    source, imu, feet = ROBOTS[robot]
+    xml = source()
+    model = kd.Model.from_urdf(xml, floating_base=True)
+    pmodel, pdata = pin_model(xml)
+    legs = LegKinematics(model, imu, feet)
+    rng = np.random.default_rng(3)
+    sigma = 2e-3
+    columns = pin_columns(model, pmodel)
+    for _ in range(20):
+        joints = model.random_configuration(rng)[7:]
+        measured = legs.measure(joints, sigma)
+        assert [m.name for m in measured] == feet
+        q = pin_q(model, pmodel, joints)
+        pin.computeJointJacobians(pmodel, pdata, q)
+        pin.updateFramePlacements(pmodel, pdata)
+        imu_pose = pdata.oMf[pmodel.getFrameId(imu)]
+        for m in measured:
+            fid = pmodel.getFrameId(m.name)
+            expected = imu_pose.rotation.T @ (pdata.oMf[fid].translation - imu_pose.translation)
+            np.testing.assert_allclose(m.position, expected, rtol=0, atol=1e-12)
+            J = pin.getFrameJacobian(pmodel, pdata, fid, pin.LOCAL_WORLD_ALIGNED)[:3, columns]
+            J_imu = imu_pose.rotation.T @ J
+            np.testing.assert_allclose(m.covariance, sigma**2 * J_imu @ J_imu.T, rtol=1e-10, atol=1e-18)
+
+
+def test_covariance_matches_finite_differences_of_the_foot_position() -> None:
+    """Covariance = sigma^2 J J^T with J the derivative of the IMU-frame foot position in the joints."""
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    legs = LegKinematics(model, "imu", HEXAPOD_FEET)
+    joints = model.random_configuration(7)[7:]
+    h = 1e-6
+    columns = []
+    for j in range(joints.size):
+        step = np.zeros_like(joints)
+        step[j] = h
+        plus = np.array([m.position for m in legs.measure(joints + step, 0.0)])
+        minus = np.array([m.position for m in legs.measure(joints - step, 0.0)])
+        columns.append((plus - minus) / (2 * h))
+    jacobians = np.stack(columns, axis=-1)  # (feet, 3, joints)
+    for m, J in zip(legs.measure(joints, 1.0), jacobians, strict=True):
+        np.testing.assert_allclose(m.covariance, J @ J.T, rtol=1e-7, atol=1e-9)
+
+
+def test_a_nan_joint_leaves_out_only_its_foot() -> None:
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    legs = LegKinematics(model, "imu", HEXAPOD_FEET)
+    joints = model.random_configuration(1)[7:]
+    reference = {m.name: m for m in legs.measure(joints, 1e-3)}
+    joints[model.joint_id("LM_knee")] = np.nan
+    measured = legs.measure(joints, 1e-3)
+    assert [m.name for m in measured] == [f for f in HEXAPOD_FEET if f != "LM_foot"]
+    for m in measured:
+        np.testing.assert_array_equal(m.position, reference[m.name].position)
+
+
+def test_legs_are_found_from_the_tree() -> None:
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    leg = find_leg(model, "RM_foot")
+    assert [model.joint_names[j] for j in leg.joints] == ["RM_yaw", "RM_hip", "RM_knee"]
+    with pytest.raises(ValueError, match="rigidly attached to the root link"):
+        find_leg(model, "imu")
+
+
+def test_bad_configuration_is_refused_with_a_clear_message() -> None:
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    with pytest.raises(ValueError, match=r"not a link of robot 'hexapod'.*'LF_foot'"):
+        LegKinematics(model, "imu_link", HEXAPOD_FEET)
+    with pytest.raises(ValueError, match="foot 'LF_toe' is not a link"):
+        LegKinematics(model, "imu", ["LF_toe"])
+    with pytest.raises(ValueError, match="distinct"):
+        LegKinematics(model, "imu", ["LF_foot", "LF_foot"])
+    with pytest.raises(ValueError, match="moves with joint"):
+        ImuExtrinsics.from_model(model, "LF_tibia")
+    with pytest.raises(ValueError, match="floating_base=True"):
+        ImuExtrinsics.from_model(kd.Model.from_urdf(HEXAPOD), "imu")
+    legs = LegKinematics(model, "imu", HEXAPOD_FEET)
+    with pytest.raises(ValueError, match=r"shape \(18,\)"):
+        legs.measure(np.zeros(12), 1e-3)
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_extrinsics_match_pinocchio(robot: str) -> None:
+    source, imu, _ = ROBOTS[robot]
+    xml = source()
+    extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(xml, floating_base=True), imu)
+    pmodel, pdata = pin_model(xml)
+    pin.framesForwardKinematics(pmodel, pdata, pin.neutral(pmodel))
+    pose = pdata.oMf[pmodel.getFrameId(imu)]
+    np.testing.assert_allclose(extrinsics.rotation, pose.rotation, atol=1e-14)
+    np.testing.assert_allclose(extrinsics.translation, pose.translation, atol=1e-14)
+    assert np.linalg.norm(extrinsics.translation) > 0.1 and not np.allclose(extrinsics.rotation, np.eye(3))
+
+
+def rigid_imu_state(extrinsics: ImuExtrinsics, C_WB, p_B, v_body, w_body):
+    """The IMU's state of a base moving as given (rigid-body velocity transfer, the other direction)."""
+    C_BI, r_BI = extrinsics.rotation, extrinsics.translation
+    return (C_WB @ C_BI, p_B + C_WB @ r_BI, C_WB @ (v_body + np.cross(w_body, r_BI)), C_BI.T @ w_body)
+
+
+def test_base_state_inverts_the_rigid_body_transfer() -> None:
+    extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
+                                          "imu_link")
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        C_WB, p_B = so3_exp(rng.normal(size=3)), rng.normal(size=3)
+        v_body, w_body = rng.normal(size=3), rng.normal(size=3)
+        base = extrinsics.base_state(*rigid_imu_state(extrinsics, C_WB, p_B, v_body, w_body))
+        np.testing.assert_allclose(base.rotation, C_WB, atol=1e-14)
+        np.testing.assert_allclose(base.position, p_B, atol=1e-14)
+        np.testing.assert_allclose(base.linear_velocity, v_body, atol=1e-14)
+        np.testing.assert_allclose(base.angular_velocity, w_body, atol=1e-14)
+
+
+def test_output_jacobians_match_finite_differences() -> None:
+    """Perturb the IMU state (p, v, local theta, b_g, gyro noise) and difference the base outputs."""
+    extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
+                                          "imu_link")
+    rng = np.random.default_rng(11)
+    C, p, v, w = so3_exp(rng.normal(size=3)), rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+    estimate = extrinsics.base_state(C, p, v, w)
+
+    def outputs(dx: np.ndarray) -> np.ndarray:
+        """Published errors (true - estimate) for an error dx = [dp, dv, dtheta, db_a, db_g, n_g]."""
+        true_w = w - dx[12:15] - dx[15:18]  # w_hat = w_m - b_g_hat = w_true + db_g + n_g
+        true = extrinsics.base_state(C @ so3_exp(dx[6:9]), p + dx[:3], v + dx[3:6], true_w)
+        d_theta_world = kd.spatial.so3_log(true.rotation @ estimate.rotation.T)
+        return np.concatenate([true.position - estimate.position, d_theta_world,
+                               true.linear_velocity - estimate.linear_velocity,
+                               true.angular_velocity - estimate.angular_velocity])
+
+    h = 1e-6
+    numeric = np.stack([(outputs(h * e) - outputs(-h * e)) / (2 * h) for e in np.eye(18)], axis=1)
+    pose, twist = extrinsics.output_jacobians(C, v)
+    np.testing.assert_allclose(pose, numeric[:6, :15], atol=1e-8)
+    np.testing.assert_allclose(numeric[:6, 15:], 0.0, atol=1e-8)
+    np.testing.assert_allclose(twist, numeric[6:], atol=1e-8)
