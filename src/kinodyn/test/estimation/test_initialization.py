@@ -1,0 +1,92 @@
+"""StandingInitializer: attitude and biases from a standing window of IMU samples (seed 003 (114) at rest)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from kinodyn.estimation.initialization import StandingInitializer
+from kinodyn.spatial import euler_to_matrix, matrix_to_euler
+
+G = 9.81
+RATE = 400.0
+C_BI = euler_to_matrix([2.0, -0.3, 0.4], "zyx")  # an IMU mounted yawed, pitched and rolled in the base
+
+
+def standing_samples(C_WB, accelerometer_bias, gyroscope_bias, count, rng=None, noise=(0.0, 0.0)):
+    """Readings of an IMU at rest on a base with attitude C_WB (seed 003 (114) with a = 0, w = 0)."""
+    C_WI = C_WB @ C_BI
+    a = C_WI.T @ np.array([0.0, 0.0, G]) + accelerometer_bias
+    w = np.asarray(gyroscope_bias, dtype=float)
+    rng = np.random.default_rng(rng)
+    for k in range(count):
+        yield (k / RATE, w + noise[1] * rng.normal(size=3), a + noise[0] * rng.normal(size=3))
+
+
+@pytest.mark.parametrize("yaw", [0.0, 1.3, -2.9])
+def test_roll_pitch_and_biases_of_a_tilted_standing_robot(yaw: float) -> None:
+    roll, pitch = 0.12, -0.2
+    C_WB = euler_to_matrix([yaw, pitch, roll], "zyx")
+    gyro_bias = np.array([0.004, -0.002, 0.003])
+    # a bias along gravity (as seen by the IMU) is observable at rest: it is recovered exactly
+    along = 0.07 * (C_WB @ C_BI).T @ np.array([0.0, 0.0, 1.0])
+    init = StandingInitializer(C_BI, duration=0.5, gravity=G)
+    done = [init.add(*s) for s in standing_samples(C_WB, along, gyro_bias, int(0.5 * RATE) + 1)]
+    assert done[-1] and not any(done[:-1])
+    base_yaw, base_pitch, base_roll = matrix_to_euler(init.rotation @ C_BI.T, "zyx")
+    assert base_yaw == pytest.approx(0.0, abs=1e-14)
+    assert (base_pitch, base_roll) == pytest.approx((pitch, roll), abs=1e-12)
+    np.testing.assert_allclose(init.gyroscope_bias, gyro_bias, atol=1e-15)
+    np.testing.assert_allclose(init.accelerometer_bias, along, atol=1e-12)
+
+
+def test_a_horizontal_bias_becomes_a_tilt_that_explains_the_readings() -> None:
+    """Only the bias along gravity is observable: the result reproduces the mean specific force."""
+    C_WB = euler_to_matrix([0.0, 0.05, -0.1], "zyx")
+    bias = np.array([0.05, -0.04, 0.03])
+    rng = np.random.default_rng(0)
+    samples = list(standing_samples(C_WB, bias, np.zeros(3), 400, rng, noise=(0.02, 0.001)))
+    init = StandingInitializer(C_BI, duration=0.5, gravity=G)
+    assert any(init.add(*s) for s in samples)
+    mean_a = np.mean([a for *_, a in samples[: int(0.5 * RATE) + 1]], axis=0)
+    mean_w = np.mean([w for _, w, _ in samples[: int(0.5 * RATE) + 1]], axis=0)
+    np.testing.assert_allclose(init.rotation.T @ [0.0, 0.0, G] + init.accelerometer_bias, mean_a, atol=1e-12)
+    np.testing.assert_allclose(init.gyroscope_bias, mean_w, atol=1e-15)
+    # the tilt error is bounded by the horizontal bias over g
+    true_C_WI = C_WB @ C_BI
+    angle = np.arccos(np.clip((np.trace(init.rotation.T @ true_C_WI) - 1) / 2, -1, 1))
+    assert angle < 1.5 * np.linalg.norm(bias) / G
+
+
+@pytest.mark.parametrize(("gyro", "accel", "reason"), [
+    ([0.0, 0.3, 0.0], [0.0, 0.0, 0.0], "gyro 0.3"),
+    ([0.0, 0.0, 0.0], [0.0, 0.0, 2.0], r"\| \|a\| - g \|"),
+    ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], "off the window's mean"),
+])
+def test_motion_restarts_the_window(gyro: list[float], accel: list[float], reason: str) -> None:
+    C_WB = euler_to_matrix([0.0, 0.1, 0.0], "zyx")
+    samples = list(standing_samples(C_WB, np.zeros(3), np.zeros(3), 600))
+    init = StandingInitializer(C_BI, duration=0.5, gravity=G)
+    moved = 120  # 0.3 s in: one sample shows motion
+    for k, (t, w, a) in enumerate(samples):
+        if k == moved:
+            w, a = w + np.array(gyro), a + np.array(accel)
+        if init.add(t, w, a):
+            break
+    assert init.restarts == 1
+    assert init.restart_reason is not None
+    assert re.search(reason, init.restart_reason)
+    assert k == moved + 1 + int(0.5 * RATE)  # a full window after the discarded moving sample
+    assert init.elapsed == pytest.approx(0.5)
+
+
+def test_results_are_refused_before_the_window_is_complete() -> None:
+    init = StandingInitializer(C_BI, duration=0.5)
+    assert not init.add(0.0, np.zeros(3), [0.0, 0.0, G])
+    with pytest.raises(RuntimeError, match="wait until add"):
+        _ = init.rotation
+    with pytest.raises(ValueError, match="finite"):
+        init.add(0.01, [np.nan, 0.0, 0.0], [0.0, 0.0, G])
+    with pytest.raises(ValueError, match="duration"):
+        StandingInitializer(C_BI, duration=0.0)
