@@ -3,6 +3,7 @@
     kinodyn up config/planar_demo.yaml [--timeout SECONDS] [--stop-timeout SECONDS]
     kinodyn list config/planar_demo.yaml
     kinodyn nodes
+    kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_ros.bags, docs/bags.md)
 
 A graph may also be named without its path (`kinodyn up planar_demo`): it is then looked up in the installed
 `share/kinodyn_bringup/config/`. A graph file that cannot be started gives one error line and exit code 2.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from kinodyn_ros.bags.cli import add_bag_parser, run_bag
 from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
 from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
 from kinodyn_ros.launcher.supervisor import run_graph
@@ -61,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kinodyn", description="Start and inspect kinodyn node graphs (docs/launcher.md)."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes,bag}")
     up = commands.add_parser(
         "up", help="start every node of a graph; stop all on Ctrl-C, SIGTERM, --timeout or when one exits"
     )
@@ -76,12 +78,15 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("list", help="print a graph's nodes with their executables and parameters")
     show.add_argument("graph", help="graph file (config/<graph>.yaml) or the name of an installed graph")
     commands.add_parser("nodes", help="list the executables of the kinodyn packages")
+    add_bag_parser(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "bag":
+        return run_bag(args)
     for option in ("timeout", "stop_timeout"):
         value = getattr(args, option, None)
         if value is not None and value <= 0:

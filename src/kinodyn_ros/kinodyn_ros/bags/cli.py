@@ -1,0 +1,28 @@
+"""The `kinodyn bag record | play | info` subcommands (docs/bags.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kinodyn_ros.bags import info, play, record
+
+_VERBS = {
+    "record": (record, "record topics into a rosbag2 bag (MCAP by default) until Ctrl-C"),
+    "play": (play, "publish a bag's messages with their recorded timing"),
+    "info": (info, "print a bag's files, duration, start, end and topics as `ros2 bag info`"),
+}
+
+
+def add_bag_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `bag` with its verbs on the `kinodyn` command's subparsers."""
+    bag = commands.add_parser("bag", help="record, play and inspect rosbag2 bags (docs/bags.md)")
+    verbs = bag.add_subparsers(dest="verb", required=True, metavar="{record,play,info}")
+    for name, (module, text) in _VERBS.items():
+        parser = verbs.add_parser(name, help=text, description=module.__doc__.split("\n\n")[0])
+        module.add_arguments(parser)
+        parser.set_defaults(run_bag=module.run)
+
+
+def run_bag(args: argparse.Namespace) -> int:
+    """Run the chosen verb; its exit code."""
+    return args.run_bag(args)

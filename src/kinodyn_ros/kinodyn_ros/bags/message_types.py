@@ -1,0 +1,17 @@
+"""The rclpy message class of a ROS type name, for raw subscriptions and publishers (bags record and play)."""
+
+from __future__ import annotations
+
+import importlib
+
+
+def message_class(msgtype: str) -> type | None:
+    """The generated Python class of ``pkg/msg/Name``; None when its package is not importable here."""
+    parts = msgtype.split("/")
+    if len(parts) != 3:
+        return None
+    package, kind, name = parts
+    try:
+        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+    except (ImportError, AttributeError):
+        return None

@@ -1,0 +1,191 @@
+"""`kinodyn bag record`: record topics into a rosbag2 bag as `ros2 bag record` does (ANCHORS.md §6).
+
+Each topic is subscribed raw (the CDR bytes as received, never deserialised) with the type the graph reports,
+once a publisher offers it; the subscription requests what every publisher offers (rosbag2's
+adapt_request_to_offers: transient_local is kept for /tf_static and /robot_description) and the offered
+profiles are stored with the topic. A message's bag time is the recorder's clock at reception: the system
+clock, or with ``--use-sim-time`` the latest /clock (nothing is written before the first /clock, as rosbag2).
+SIGINT or SIGTERM (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import time
+from collections import Counter
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from types import FrameType
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
+
+from kinodyn_ros.bags.message_types import message_class
+from kinodyn_ros.bags.qos import from_rclpy, request_for_offers
+from kinodyn_ros.bags.writer import STORAGES, BagWriter
+
+DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
+
+
+class Recorder:
+    """Subscribes the wanted topics as publishers appear and writes what arrives to ``writer``."""
+
+    def __init__(self, node: Node, writer: BagWriter, topics: list[str], exclude: list[str]) -> None:
+        self.node = node
+        self.writer = writer
+        self.topics = set(topics)  # empty: every topic
+        self.exclude = set(exclude)
+        self.counts: Counter[str] = Counter()
+        self.before_clock = 0  # messages dropped because /clock had not started (use_sim_time)
+        self._subscriptions: dict[str, object] = {}
+        self._refused: set[str] = set()
+        self.first_time_ns: int | None = None
+
+    def discover(self) -> None:
+        """Subscribe every wanted topic that has a publisher now and is not subscribed yet."""
+        for topic, types in self.node.get_topic_names_and_types():
+            wanted = topic in self.topics if self.topics else topic not in self.exclude
+            if wanted and topic not in self._subscriptions and topic not in self._refused:
+                self._subscribe(topic, types)
+
+    def _refuse(self, topic: str, reason: str) -> None:
+        self._refused.add(topic)
+        self.node.get_logger().error(f"not recording {topic}: {reason}")
+
+    def _subscribe(self, topic: str, types: list[str]) -> None:
+        publishers = [
+            info for info in self.node.get_publishers_info_by_topic(topic) if info.topic_type == types[0]
+        ]
+        if not publishers:
+            return  # only subscribers so far: the offered QoS is unknown until a publisher appears
+        msgtype = types[0]
+        if len(types) > 1:
+            self.node.get_logger().warning(f"{topic} carries several types {types}; recording {msgtype} only")
+        cls = message_class(msgtype)
+        if cls is None or msgtype not in self.writer.typestore.fielddefs:
+            self._refuse(topic, f"its type {msgtype} is not installed here; source the workspace that has it")
+            return
+        graph_hash = publishers[0].topic_type_hash
+        stored_hash = self.writer.typestore.hash_rihs01(msgtype)
+        if str(graph_hash).startswith("RIHS01_") and str(graph_hash) != stored_hash:
+            self.node.get_logger().warning(
+                f"{topic}: the publisher's {msgtype} ({graph_hash}) differs from the installed definition "
+                f"({stored_hash}) that the bag stores; rebuild the interfaces so that they agree"
+            )
+        offers = [from_rclpy(info.qos_profile) for info in publishers]
+        self.writer.add_topic(topic, msgtype, qos=offers, type_hash=stored_hash)
+        self._subscriptions[topic] = self.node.create_subscription(
+            cls, topic, partial(self._receive, topic), request_for_offers(offers), raw=True
+        )
+
+    def _receive(self, topic: str, data: bytes) -> None:
+        now = self.node.get_clock().now().nanoseconds
+        if now == 0:
+            self.before_clock += 1
+            return
+        if self.first_time_ns is None:
+            self.first_time_ns = now
+        self.writer.write(topic, now, data)
+        self.counts[topic] += 1
+
+    def elapsed(self) -> float:
+        """Seconds of the recorder's clock since the first recorded message (0 before it)."""
+        if self.first_time_ns is None:
+            return 0.0
+        return (self.node.get_clock().now().nanoseconds - self.first_time_ns) * 1e-9
+
+    def progress(self) -> str:
+        per_topic = ", ".join(f"{topic} {count}" for topic, count in sorted(self.counts.items()))
+        waiting = sorted(self.topics - set(self._subscriptions) - self._refused)
+        line = f"{sum(self.counts.values())} messages ({per_topic or 'none yet'})"
+        if waiting:
+            line += f"; waiting for a publisher on {', '.join(waiting)}"
+        if self.before_clock:
+            line += f"; {self.before_clock} dropped before the first /clock"
+        return line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("topics", nargs="*", help="topics to record (or --all)")
+    parser.add_argument("-a", "--all", action="store_true", help="record every topic of the graph")
+    parser.add_argument(
+        "--exclude", nargs="+", default=[], metavar="TOPIC", help="with --all: topics not to record"
+    )
+    parser.add_argument("-o", "--output", help="bag directory to create (default rosbag2_<date>-<time>)")
+    parser.add_argument("-s", "--storage", choices=sorted(STORAGES), default="mcap", help="default mcap")
+    parser.add_argument(
+        "--use-sim-time", action="store_true", help="bag time from /clock instead of the system clock"
+    )
+    parser.add_argument(
+        "--duration", type=float, metavar="SECONDS",
+        help="stop after this many seconds of the recorder's clock (simulated time with --use-sim-time), "
+        "counted from the first recorded message",
+    )
+    parser.add_argument(
+        "--progress-period", type=float, default=5.0, metavar="SECONDS",
+        help="wall seconds between progress lines (default 5)",
+    )
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    """The usage error of these arguments, None when they are fine."""
+    if bool(args.topics) == bool(args.all):
+        return "give the topics to record, or --all (not both)"
+    if args.exclude and not args.all:
+        return "--exclude goes with --all"
+    if args.duration is not None and not args.duration > 0:
+        return f"--duration must be positive, got {args.duration:g}"
+    if not args.progress_period > 0:
+        return f"--progress-period must be positive, got {args.progress_period:g}"
+    output = Path(args.output) if args.output else None
+    if output is not None and output.exists():
+        return f"{output} exists; give a new bag directory with -o"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record until SIGINT/SIGTERM or --duration; exit code 0 with a closed bag, 2 on a usage error."""
+    error = _check(args)
+    if error is not None:
+        print(f"kinodyn bag record: error: {error}", flush=True)
+        return 2
+    output = Path(args.output or datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S"))
+    stop: list[int] = []
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.append(signum)
+
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    sim_time = Parameter("use_sim_time", value=args.use_sim_time)
+    node = Node("kinodyn_bag_recorder", parameter_overrides=[sim_time])
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    log = node.get_logger()
+    try:
+        with BagWriter(output, storage=args.storage) as writer:
+            recorder = Recorder(node, writer, args.topics, args.exclude)
+            log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
+            next_discovery = time.monotonic()
+            next_progress = next_discovery + args.progress_period
+            while not stop and (args.duration is None or recorder.elapsed() < args.duration):
+                now = time.monotonic()
+                if now >= next_discovery:
+                    recorder.discover()
+                    next_discovery = now + DISCOVERY_PERIOD
+                if now >= next_progress:
+                    log.info(recorder.progress())
+                    next_progress = now + args.progress_period
+                executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
+        log.info(f"bag {output} closed: {recorder.progress()}")
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
