@@ -70,14 +70,17 @@ class BagWriter:
         return tuple(self._connections)
 
     def write(self, topic: str, t_ns: int, message: bytes | memoryview | Any) -> None:
-        """Store one message received at ``t_ns`` (bag time, ns): CDR bytes as received, an rclpy message, or
-        a rosbags message object of the topic's type."""
+        """Store one message received at ``t_ns`` (bag time, ns): CDR bytes as received (stored unchanged), an
+        rclpy message, or a rosbags message object of the topic's type.
+
+        Message objects are serialised by rosbags, whose CDR padding bytes are zero: rclpy's
+        serialize_message leaves alignment padding uninitialised (the same JointState twice can give two
+        byte strings), and two runs writing the same messages must give the same bag."""
         connection = self._connections[topic]
         if not isinstance(message, bytes | memoryview):
             if hasattr(type(message), "get_fields_and_field_types"):
-                message = serialize_message(message)
-            else:
-                message = self.typestore.serialize_cdr(message, connection.msgtype)
+                message = self.typestore.deserialize_cdr(serialize_message(message), connection.msgtype)
+            message = self.typestore.serialize_cdr(message, connection.msgtype)
         self._writer.write(connection, int(t_ns), message)
 
     def close(self) -> None:

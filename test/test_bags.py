@@ -1,0 +1,474 @@
+"""kinodyn_ros.bags: the files are rosbag2's format (ANCHORS.md §6), messages round-trip, a bag reads by the
+definitions it stores, the QoS rules are rosbag2's, `kinodyn bag info` prints as `ros2 bag info`.
+
+Second sources: rosbag2's metadata keys and sqlite3 schema (ANCHORS.md §6, sqlite_storage.cpp), the MCAP
+specification (parsed here by hand, not through rosbags), the RIHS01 hashes rosidl generated into the
+installed share/*/msg/*.json, rclpy's own serialisation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import struct
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, TransformStamped, Vector3
+from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_messages
+from kinodyn_ros.bags.info import format_info, format_seconds, format_size
+from kinodyn_ros.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
+from kinodyn_ros.launcher.cli import main as kinodyn
+from nav_msgs.msg import Odometry
+from rclpy.duration import Duration
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
+from rosbags.interfaces import QosDurability, QosReliability
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState
+
+from kinodyn_interfaces.msg import ContactStates
+from tf2_msgs.msg import TFMessage
+
+STORAGES = ("mcap", "sqlite3")
+# rosbag2 Jazzy metadata.yaml (ANCHORS.md §6, rosbag2_storage yaml.hpp for version 9)
+METADATA_KEYS = {
+    "version",
+    "storage_identifier",
+    "duration",
+    "starting_time",
+    "message_count",
+    "topics_with_message_count",
+    "compression_format",
+    "compression_mode",
+    "relative_file_paths",
+    "files",
+    "custom_data",
+    "ros_distro",
+}
+TOPIC_KEYS = {"name", "type", "serialization_format", "offered_qos_profiles", "type_description_hash"}
+QOS_KEYS = {
+    "history",
+    "depth",
+    "reliability",
+    "durability",
+    "deadline",
+    "lifespan",
+    "liveliness",
+    "liveliness_lease_duration",
+    "avoid_ros_namespace_conventions",
+}
+MCAP_MAGIC = b"\x89MCAP0\r\n"
+INFINITE = 9223372036854775807  # RMW_DURATION_INFINITE in ns
+
+
+def _stamp(rng: np.random.Generator) -> Time:
+    return Time(sec=int(rng.integers(0, 2**31 - 1)), nanosec=int(rng.integers(0, 10**9)))
+
+
+def sample_messages(rng: np.random.Generator) -> dict[str, tuple[str, object]]:
+    """One message with random content of every type the suite records or writes."""
+    imu = Imu()
+    imu.header.stamp, imu.header.frame_id = _stamp(rng), "imu_link"
+    imu.angular_velocity = Vector3(x=rng.normal(), y=rng.normal(), z=rng.normal())
+    imu.linear_acceleration = Vector3(x=rng.normal(), y=rng.normal(), z=9.81 + rng.normal())
+    imu.orientation_covariance[0] = -1.0
+    joints = JointState(
+        name=["hip", "knee"],
+        position=list(rng.normal(size=2)),
+        velocity=list(rng.normal(size=2)),
+        effort=list(rng.normal(size=2)),
+    )
+    joints.header.stamp = _stamp(rng)
+    contacts = ContactStates(
+        names=["lf_foot", "rh_foot"],
+        in_contact=[True, False],
+        points=[Point(x=rng.normal()), Point(y=rng.normal())],
+        forces=[Vector3(z=abs(rng.normal()) * 100), Vector3()],
+    )
+    contacts.header.stamp = _stamp(rng)
+    odometry = Odometry(child_frame_id="base_link")
+    odometry.header.frame_id = "odom"
+    odometry.pose.pose.position.x = rng.normal()
+    odometry.pose.covariance = list(rng.normal(size=36))
+    odometry.twist.covariance = list(rng.normal(size=36))
+    transform = TransformStamped(child_frame_id="imu_link")
+    transform.header.frame_id = "base_link"
+    transform.transform.translation.x = rng.normal()
+    diagnostics = DiagnosticArray(
+        status=[
+            DiagnosticStatus(
+                level=DiagnosticStatus.WARN,
+                name="state_estimator",
+                message="ok",
+                values=[KeyValue(key="nis", value=f"{rng.normal():.6f}")],
+            )
+        ]
+    )
+    return {
+        "/imu/data": ("sensor_msgs/msg/Imu", imu),
+        "/joint_states": ("sensor_msgs/msg/JointState", joints),
+        "/contacts": ("kinodyn_interfaces/msg/ContactStates", contacts),
+        "/odometry/filtered": ("nav_msgs/msg/Odometry", odometry),
+        "/tf_static": ("tf2_msgs/msg/TFMessage", TFMessage(transforms=[transform])),
+        "/diagnostics": ("diagnostic_msgs/msg/DiagnosticArray", diagnostics),
+        "/clock": ("rosgraph_msgs/msg/Clock", Clock(clock=_stamp(rng))),
+    }
+
+
+def write_sample_bag(path: Path, storage: str, rng: np.random.Generator) -> dict[str, tuple[str, object]]:
+    messages = sample_messages(rng)
+    with BagWriter(path, storage=storage) as bag:
+        for topic, (msgtype, _) in messages.items():
+            bag.add_topic(topic, msgtype, qos="transient_local" if topic == "/tf_static" else "default")
+        for k, (topic, (_, message)) in enumerate(messages.items()):
+            bag.write(topic, 1_700_000_000_000_000_000 + k * 10_000_000, message)
+    return messages
+
+
+def installed_hash(msgtype: str) -> str:
+    """The RIHS01 hash rosidl generated for ``msgtype`` (share/<pkg>/msg/<Name>.json in AMENT_PREFIX_PATH)."""
+    package, _, name = msgtype.split("/")
+    for prefix in os.environ["AMENT_PREFIX_PATH"].split(os.pathsep):
+        path = Path(prefix, "share", package, "msg", f"{name}.json")
+        if path.is_file():
+            hashes = json.loads(path.read_text())["type_hashes"]
+            return next(h["hash_string"] for h in hashes if h["type_name"] == msgtype)
+    raise FileNotFoundError(msgtype)
+
+
+# ---------------------------------------------------------------- metadata.yaml
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_metadata_is_rosbag2_version_9(tmp_path: Path, storage: str) -> None:
+    messages = write_sample_bag(tmp_path / "bag", storage, np.random.default_rng(0))
+    meta = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert set(meta) == METADATA_KEYS
+    assert meta["version"] == 9
+    assert meta["storage_identifier"] == storage
+    suffix = ".mcap" if storage == "mcap" else ".db3"
+    assert meta["relative_file_paths"] == [f"bag{suffix}"]
+    assert (tmp_path / "bag" / f"bag{suffix}").is_file()
+    assert meta["message_count"] == len(messages)
+    assert meta["starting_time"]["nanoseconds_since_epoch"] == 1_700_000_000_000_000_000
+    assert meta["duration"]["nanoseconds"] == (len(messages) - 1) * 10_000_000
+    assert meta["files"][0]["message_count"] == len(messages)
+    entries = {e["topic_metadata"]["name"]: e for e in meta["topics_with_message_count"]}
+    assert set(entries) == set(messages)
+    for topic, (msgtype, _) in messages.items():
+        metadata = entries[topic]["topic_metadata"]
+        assert set(metadata) == TOPIC_KEYS
+        assert entries[topic]["message_count"] == 1
+        assert metadata["type"] == msgtype and metadata["serialization_format"] == "cdr"
+        assert metadata["type_description_hash"] == installed_hash(msgtype)
+        (qos,) = metadata["offered_qos_profiles"]  # version 9: a YAML list with policy names, not numbers
+        assert set(qos) == QOS_KEYS
+        assert qos["durability"] == ("transient_local" if topic == "/tf_static" else "volatile")
+        assert qos["reliability"] == "reliable" and qos["history"] == "keep_last"
+
+
+def test_typestore_hashes_equal_rosidl_hashes() -> None:
+    store = installed_typestore()
+    for msgtype in (
+        "kinodyn_interfaces/msg/ContactStates",
+        "kinodyn_interfaces/msg/JointPDCommand",
+        "kinodyn_interfaces/msg/ControllerState",
+        "tf2_msgs/msg/TFMessage",
+        "sensor_msgs/msg/Imu",
+        "nav_msgs/msg/Odometry",
+        "diagnostic_msgs/msg/DiagnosticArray",
+    ):
+        assert store.hash_rihs01(msgtype) == installed_hash(msgtype), msgtype
+
+
+# ---------------------------------------------------------------- storage files
+
+
+def mcap_records(data: bytes) -> list[tuple[int, bytes]]:
+    """``(opcode, content)`` of every record, chunks opened (MCAP specification: opcode u8, length u64)."""
+    assert data[:8] == MCAP_MAGIC and data[-8:] == MCAP_MAGIC
+    records, position = [], 8
+    while position < len(data) - 8:
+        opcode, length = struct.unpack_from("<BQ", data, position)
+        content = data[position + 9 : position + 9 + length]
+        position += 9 + length
+        if opcode == 0x06:  # chunk: start, end, uncompressed size, crc, compression, records
+            (compression_length,) = struct.unpack_from("<I", content, 28)
+            assert content[32 : 32 + compression_length] == b""  # written uncompressed
+            inner_start = 32 + compression_length + 8
+            records += mcap_records(MCAP_MAGIC + content[inner_start:] + MCAP_MAGIC)
+        else:
+            records.append((opcode, content))
+    return records
+
+
+def _string(content: bytes, position: int) -> tuple[str, int]:
+    (length,) = struct.unpack_from("<I", content, position)
+    return content[position + 4 : position + 4 + length].decode(), position + 4 + length
+
+
+def test_mcap_file_follows_the_ros2_profile(tmp_path: Path) -> None:
+    messages = write_sample_bag(tmp_path / "bag", "mcap", np.random.default_rng(1))
+    records = mcap_records((tmp_path / "bag" / "bag.mcap").read_bytes())
+    header = next(content for opcode, content in records if opcode == 0x01)
+    assert _string(header, 0)[0] == "ros2"
+    schemas = {}
+    for opcode, content in records:
+        if opcode == 0x03:
+            (schema_id,) = struct.unpack_from("<H", content, 0)
+            name, position = _string(content, 2)
+            encoding, position = _string(content, position)
+            schemas[schema_id] = (name, encoding, _string(content, position)[0])
+    channels = {}
+    for opcode, content in records:
+        if opcode == 0x04:
+            channel_id, schema_id = struct.unpack_from("<HH", content, 0)
+            topic, position = _string(content, 4)
+            encoding, position = _string(content, position + 0)
+            metadata_length = struct.unpack_from("<I", content, position)[0]
+            key, inner = _string(content, position + 4)
+            value, inner = _string(content, inner)
+            assert inner == position + 4 + metadata_length
+            channels[channel_id] = (topic, schemas[schema_id], encoding, {key: value})
+    assert {topic for topic, *_ in channels.values()} == set(messages)
+    for topic, (name, schema_encoding, _), encoding, metadata in channels.values():
+        assert name == messages[topic][0] and schema_encoding == "ros2msg" and encoding == "cdr"
+        assert set(yaml.safe_load(metadata["offered_qos_profiles"])[0]) == QOS_KEYS
+    contacts_schema = next(s for t, s, *_ in channels.values() if t == "/contacts")[2]
+    assert contacts_schema.startswith("std_msgs/Header header\nstring[] names\nbool[] in_contact\n")
+    assert "MSG: geometry_msgs/Point" in contacts_schema
+    payloads = {}
+    for opcode, content in records:
+        if opcode == 0x05:
+            channel_id, _, log_time, publish_time = struct.unpack_from("<HIQQ", content, 0)
+            assert log_time == publish_time
+            payloads[channels[channel_id][0]] = content[22:]
+    for topic, (_, message) in messages.items():
+        assert deserialize_message(payloads[topic], type(message)) == message
+
+
+def test_sqlite3_file_has_rosbag2_schema(tmp_path: Path) -> None:
+    messages = write_sample_bag(tmp_path / "bag", "sqlite3", np.random.default_rng(2))
+    with sqlite3.connect(tmp_path / "bag" / "bag.db3") as db:
+        columns = {
+            table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        assert columns == {
+            "schema": ["schema_version", "ros_distro"],
+            "metadata": ["id", "metadata_version", "metadata"],
+            "topics": [
+                "id",
+                "name",
+                "type",
+                "serialization_format",
+                "offered_qos_profiles",
+                "type_description_hash",
+            ],
+            "message_definitions": [
+                "id",
+                "topic_type",
+                "encoding",
+                "encoded_message_definition",
+                "type_description_hash",
+            ],
+            "messages": ["id", "topic_id", "timestamp", "data"],
+        }
+        topics = {
+            name: (topic_id, qos)
+            for topic_id, name, qos in db.execute("SELECT id, name, offered_qos_profiles FROM topics")
+        }
+        assert set(topics) == set(messages)
+        assert "durability: transient_local" in topics["/tf_static"][1]
+        encodings = {encoding for (encoding,) in db.execute("SELECT encoding FROM message_definitions")}
+        assert encodings == {"ros2msg"}
+        rows = dict(db.execute("SELECT topic_id, data FROM messages"))
+        for topic, (_, message) in messages.items():
+            assert deserialize_message(rows[topics[topic][0]], type(message)) == message
+
+
+# ---------------------------------------------------------------- reading
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_every_message_type_round_trips(tmp_path: Path, storage: str) -> None:
+    messages = write_sample_bag(tmp_path / "bag", storage, np.random.default_rng(3))
+    with open_bag(tmp_path / "bag") as reader:
+        raw = {connection.topic: bytes(data) for connection, _, data in reader.messages()}
+    for topic, (_, message) in messages.items():
+        assert deserialize_message(raw[topic], type(message)) == message, topic
+    objects = {topic: message for topic, _, _, message in read_messages(tmp_path / "bag")}
+    imu = messages["/imu/data"][1]
+    assert objects["/imu/data"].linear_acceleration.z == imu.linear_acceleration.z
+    assert objects["/imu/data"].header.frame_id == "imu_link"
+    contacts = messages["/contacts"][1]
+    assert list(objects["/contacts"].in_contact) == list(contacts.in_contact)
+    assert objects["/contacts"].forces[0].z == contacts.forces[0].z
+    np.testing.assert_array_equal(
+        objects["/odometry/filtered"].pose.covariance, messages["/odometry/filtered"][1].pose.covariance
+    )
+    assert (
+        objects["/diagnostics"].status[0].values[0].value
+        == messages["/diagnostics"][1].status[0].values[0].value
+    )
+    times = [t for _, _, t, _ in read_messages(tmp_path / "bag", topics=["/clock", "/imu/data"])]
+    assert times == sorted(times) and len(times) == 2
+
+
+def test_written_bytes_do_not_depend_on_the_run(tmp_path: Path) -> None:
+    """rclpy leaves CDR padding uninitialised; the writer's bytes are the same every time."""
+    message = JointState(name=["a"], position=[1.0], velocity=[2.0], effort=[3.0])
+    message.header.frame_id = "x"
+    payloads = set()
+    for k in range(20):
+        with BagWriter(tmp_path / f"bag{k}") as bag:
+            bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+            bag.write("/joint_states", 1, message)
+        with open_bag(tmp_path / f"bag{k}") as reader:
+            payloads.add(bytes(next(reader.messages())[2]))
+    assert len(payloads) == 1
+    assert deserialize_message(payloads.pop(), JointState) == message
+    rclpy_payloads = {serialize_message(message) for _ in range(200)}
+    assert all(deserialize_message(raw, JointState) == message for raw in rclpy_payloads)
+
+
+OLD_CONTACT_STATES = "std_msgs/Header header\nstring[] names\nbool[] in_contact\n"
+
+
+def test_a_bag_reads_by_its_stored_definition(tmp_path: Path) -> None:
+    """A ContactStates bag from before `points` and `forces` existed reads with its own layout."""
+    old = get_typestore(Stores.ROS2_KILTED)
+    old.register(get_types_from_msg(OLD_CONTACT_STATES, "kinodyn_interfaces/msg/ContactStates"))
+    message = old.types["kinodyn_interfaces/msg/ContactStates"](
+        header=old.types["std_msgs/msg/Header"](
+            stamp=old.types["builtin_interfaces/msg/Time"](sec=3, nanosec=4), frame_id="odom"
+        ),
+        names=["lf_foot", "rf_foot", "lh_foot"],
+        in_contact=np.array([True, False, True]),
+    )
+    with BagWriter(tmp_path / "old", typestore=old) as bag:
+        bag.add_topic("/contacts", "kinodyn_interfaces/msg/ContactStates")
+        bag.write("/contacts", 5, message)
+    stored_hash = yaml.safe_load((tmp_path / "old" / "metadata.yaml").read_text())[
+        "rosbag2_bagfile_information"
+    ]["topics_with_message_count"][0]["topic_metadata"]["type_description_hash"]
+    assert stored_hash != installed_hash("kinodyn_interfaces/msg/ContactStates")
+    ((topic, msgtype, t_ns, read),) = list(read_messages(tmp_path / "old"))
+    assert (topic, msgtype, t_ns) == ("/contacts", "kinodyn_interfaces/msg/ContactStates", 5)
+    assert read.names == ["lf_foot", "rf_foot", "lh_foot"]
+    assert list(read.in_contact) == [True, False, True]
+    assert (read.header.stamp.sec, read.header.stamp.nanosec, read.header.frame_id) == (3, 4, "odom")
+    assert not hasattr(read, "points")
+    with open_bag(tmp_path / "old") as reader:  # the installed definition cannot decode these bytes
+        raw = bytes(next(reader.messages())[2])
+    with pytest.raises(Exception):  # noqa: B017 (rosbags raises its SerdeError, rclpy a RuntimeError)
+        installed_typestore().deserialize_cdr(raw, "kinodyn_interfaces/msg/ContactStates")
+
+
+def test_writer_refusals(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="storage 'rosbag1'"):
+        BagWriter(tmp_path / "a", storage="rosbag1")
+    with BagWriter(tmp_path / "b") as bag:
+        with pytest.raises(ValueError, match="not installed"):
+            bag.add_topic("/x", "missing_msgs/msg/Nothing")
+        with pytest.raises(ValueError, match="QoS preset"):
+            bag.add_topic("/x", "std_msgs/msg/String", qos="latched")
+        bag.add_topic("/x", "std_msgs/msg/String")
+        with pytest.raises(ValueError, match="already in the bag"):
+            bag.add_topic("/x", "std_msgs/msg/String")
+
+
+# ---------------------------------------------------------------- QoS
+
+
+def test_recorded_qos_of_an_endpoint() -> None:
+    reported = QoSProfile(depth=0, history=HistoryPolicy.UNKNOWN, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    for name in ("deadline", "lifespan", "liveliness_lease_duration"):
+        setattr(reported, name, Duration(nanoseconds=INFINITE))
+    qos = from_rclpy(reported)
+    assert qos.durability == QosDurability.TRANSIENT_LOCAL and qos.reliability == QosReliability.RELIABLE
+    assert (qos.deadline.sec, qos.deadline.nsec) == (9223372036, 854775807)  # as rosbag2's sample metadata
+    assert offer_for_recorded([qos]).deadline.nanoseconds == INFINITE
+
+
+def test_request_and_offer_follow_rosbag2() -> None:
+    latched, default, sensor = PRESETS["transient_local"], PRESETS["default"], PRESETS["sensor"]
+    request = request_for_offers([latched, latched])
+    assert (
+        request.durability == DurabilityPolicy.TRANSIENT_LOCAL and request.history == HistoryPolicy.KEEP_ALL
+    )
+    mixed = request_for_offers([default, sensor])
+    assert (
+        mixed.reliability == ReliabilityPolicy.BEST_EFFORT and mixed.durability == DurabilityPolicy.VOLATILE
+    )
+    assert mixed.history == HistoryPolicy.KEEP_LAST and mixed.depth == 10
+    offer = offer_for_recorded([latched])
+    assert offer.durability == DurabilityPolicy.TRANSIENT_LOCAL and offer.depth == 10
+    fallback = offer_for_recorded([latched, sensor])
+    assert (
+        fallback.reliability == ReliabilityPolicy.RELIABLE
+        and fallback.durability == DurabilityPolicy.VOLATILE
+    )
+    assert offer_for_recorded([sensor]).reliability == ReliabilityPolicy.BEST_EFFORT
+
+
+# ---------------------------------------------------------------- info and the command line
+
+
+def test_info_prints_as_ros2_bag_info(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        write_sample_bag(tmp_path / "bag", "mcap", np.random.default_rng(4))
+        text = format_info(tmp_path / "bag")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    size = format_size((tmp_path / "bag" / "bag.mcap").stat().st_size)
+    topics = sorted(sample_messages(np.random.default_rng(4)).items())
+    topic_lines = [f"Topic: {t} | Type: {m} | Count: 1 | Serialization Format: cdr" for t, (m, _) in topics]
+    assert text.splitlines() == [
+        "",
+        "Files:             bag.mcap",
+        f"Bag size:          {size}",
+        "Storage id:        mcap",
+        "ROS Distro:        rosbags",
+        "Duration:          0.060000000s",
+        "Start:             Nov 14 2023 22:13:20.000000000 (1700000000.000000000)",
+        "End:               Nov 14 2023 22:13:20.060000000 (1700000000.060000000)",
+        "Messages:          7",
+        "Topic information: " + topic_lines[0],
+        *("                   " + line for line in topic_lines[1:]),
+        "Service:           0",
+        "Service information: ",
+    ]
+    assert (format_size(1023), format_size(1024), format_size(5 * 1024**2 + 1)) == (
+        "1023 B",
+        "1.0 KiB",
+        "5.0 MiB",
+    )
+    assert format_seconds(12_000_000_345) == "12.000000345"
+
+
+def test_command_line_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert kinodyn(["bag", "info", str(tmp_path)]) == 2
+    assert "no rosbag2 bag" in capsys.readouterr().out
+    assert kinodyn(["bag", "play", str(tmp_path / "nothing")]) == 2
+    assert kinodyn(["bag", "play", str(tmp_path), "--rate", "0"]) == 2
+    assert "--rate must be positive" in capsys.readouterr().out
+    assert kinodyn(["bag", "record"]) == 2
+    assert "give the topics to record, or --all" in capsys.readouterr().out
+    assert kinodyn(["bag", "record", "/a", "--duration", "-1"]) == 2
+    write_sample_bag(tmp_path / "bag", "mcap", np.random.default_rng(5))
+    assert kinodyn(["bag", "record", "/a", "-o", str(tmp_path / "bag")]) == 2
+    assert "exists" in capsys.readouterr().out
+    assert kinodyn(["bag", "play", str(tmp_path / "bag"), "--topics", "/nothing"]) == 2
+    assert "bag has no topic /nothing" in capsys.readouterr().out
