@@ -1,0 +1,36 @@
+"""Robots shared by the estimation tests: the quadruped with its IMU well off the base origin and rotated.
+
+``quadruped_offset_imu.urdf`` (next to this file) is urdf/quadruped.urdf with only the ``imu_joint`` origin
+changed; ``quadruped_offset_imu_xml()`` builds it and test_synthetic.py checks the stored file equals it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import kinodyn as kd
+
+HERE = Path(__file__).resolve().parent
+QUADRUPED_URDF = HERE.parents[3] / "urdf" / "quadruped.urdf"
+OFFSET_IMU_URDF = HERE / "quadruped_offset_imu.urdf"
+QUADRUPED_FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+QUADRUPED_IMU = "imu_link"
+# Nominal stance of urdf/quadruped.urdf (urdf/README.md), model joint order.
+QUADRUPED_STANDING_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+IMU_ORIGIN = '<origin xyz="0.0 0.0 0.05" rpy="0.0 0.0 0.0" />'
+OFFSET_IMU_ORIGIN = '<origin xyz="0.12 -0.04 0.06" rpy="0.1 -0.2 1.2" />'
+
+
+def quadruped_offset_imu_xml() -> str:
+    """urdf/quadruped.urdf with the IMU 12 cm forward, 4 cm right, 6 cm up, rotated (rpy 0.1, -0.2, 1.2)."""
+    text = QUADRUPED_URDF.read_text()
+    if text.count(IMU_ORIGIN) != 1:
+        raise AssertionError(f"{QUADRUPED_URDF} no longer has the imu_joint origin {IMU_ORIGIN}")
+    return text.replace(IMU_ORIGIN, OFFSET_IMU_ORIGIN)
+
+
+def quadruped_offset_imu_model() -> kd.Model:
+    """The floating-base model of ``quadruped_offset_imu.urdf``."""
+    return kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True)
