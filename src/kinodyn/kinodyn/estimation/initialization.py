@@ -65,6 +65,11 @@ class StandingInitializer:
         return 0.0 if self._count == 0 else self._last - self._start
 
     @property
+    def samples(self) -> int:
+        """Samples in the current window."""
+        return self._count
+
+    @property
     def done(self) -> bool:
         return self._count >= MIN_SAMPLES and self.elapsed >= self.duration - STAMP_RESOLUTION
 
