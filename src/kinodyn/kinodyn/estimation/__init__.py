@@ -6,10 +6,12 @@
 - ``consistency``: chi-square bounds, gates and NEES.
 """
 
+from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.filter import FootMeasurement, LeggedFilter, NavigationState, UpdateReport
 from kinodyn.estimation.noise import NoiseParameters
 
 __all__ = [
+    "ErrorStateEKF",
     "FootMeasurement",
     "LeggedFilter",
     "NavigationState",

@@ -1,0 +1,256 @@
+"""Compiled steps of the error-state EKF with feet in the state (seed 003 §5.2-§5.3; kinodyn.estimation.eskf).
+
+State layout: error ``[dp, dv, dtheta, db_a, db_g, dd_1 .. dd_K]`` (n = 15 + 3K), local orientation error
+``C_true = C Exp(dtheta)``. Every function works in place on caller-owned arrays; P is n x n, C-contiguous.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from kinodyn._kernels.common import skew
+from kinodyn.spatial.lie import SMALL_ANGLE
+
+NAV = 15
+"""Size of the navigation error ``[dp, dv, dtheta, db_a, db_g]``."""
+P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
+"""First index of each navigation block."""
+
+
+@njit(cache=True)
+def so3_exp(phi: np.ndarray, out: np.ndarray) -> None:
+    """``out = Exp(phi)`` by Rodrigues, with the Taylor series of its coefficients below SMALL_ANGLE
+    (seed 000 (2.48); truncation below 1e-16 there, as in kinodyn.spatial.lie)."""
+    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    if t2 < SMALL_ANGLE * SMALL_ANGLE:
+        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
+        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+    else:
+        t = math.sqrt(t2)
+        a = math.sin(t) / t
+        b = (1.0 - math.cos(t)) / t2
+    K = np.empty((3, 3))
+    skew(phi, K)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = a * K[i, j] + b * (K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j])
+        out[i, i] += 1.0
+
+
+@njit(cache=True)
+def transition(C: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: float, F: np.ndarray) -> None:
+    """15x15 error transition of one step (seed 003 (111)), with the exact ``F_thth = Exp(w dt)^T`` (Solà
+    2017 §5.4.3; (111) has its first-order ``I - [w]x dt``); ``specific_force = a_m - b_a``,
+    ``rate = w_m - b_g``, C the nominal at the step's start."""
+    F[:, :] = 0.0
+    for i in range(NAV):
+        F[i, i] = 1.0
+    Sf = np.empty((3, 3))
+    skew(specific_force, Sf)
+    phi = rate * dt
+    E = np.empty((3, 3))
+    so3_exp(phi, E)
+    for i in range(3):
+        F[P_ + i, V_ + i] = dt
+        F[TH_ + i, BG_ + i] = -dt
+        for j in range(3):
+            F[V_ + i, TH_ + j] = -dt * (C[i, 0] * Sf[0, j] + C[i, 1] * Sf[1, j] + C[i, 2] * Sf[2, j])
+            F[V_ + i, BA_ + j] = -dt * C[i, j]
+            F[TH_ + i, TH_ + j] = E[j, i]
+
+
+@njit(cache=True)
+def propagate(
+    C: np.ndarray,
+    p: np.ndarray,
+    v: np.ndarray,
+    P: np.ndarray,
+    specific_force: np.ndarray,
+    rate: np.ndarray,
+    dt: float,
+    gravity: np.ndarray,
+    q_nav: np.ndarray,
+    q_foot: float,
+    F: np.ndarray,
+) -> None:
+    """One IMU step: ``P <- F P F^T + Q`` (seed 003 (112), F of ``transition`` into ``F``, Q diagonal:
+    ``q_nav`` (15) then ``q_foot`` per foot), then the exact nominal step (110) of C, p, v."""
+    n = P.shape[0]
+    transition(C, specific_force, rate, dt, F)
+    # rows: B = F P[:15, :]
+    B = np.zeros((NAV, n))
+    for i in range(NAV):
+        for k in range(NAV):
+            f = F[i, k]
+            if f != 0.0:
+                for j in range(n):
+                    B[i, j] += f * P[k, j]
+    # columns: P[:15, :15] = B[:, :15] F^T, P[:15, 15:] = B[:, 15:] and its transpose
+    for i in range(NAV):
+        for j in range(NAV):
+            s = 0.0
+            for k in range(NAV):
+                s += B[i, k] * F[j, k]
+            P[i, j] = s
+        for j in range(NAV, n):
+            P[i, j] = B[i, j]
+            P[j, i] = B[i, j]
+    for i in range(NAV):
+        P[i, i] += q_nav[i]
+    for i in range(NAV, n):
+        P[i, i] += q_foot
+    a = C @ specific_force + gravity
+    for i in range(3):
+        p[i] += v[i] * dt + 0.5 * a[i] * dt * dt
+        v[i] += a[i] * dt
+    E = np.empty((3, 3))
+    so3_exp(rate * dt, E)
+    C[:, :] = C @ E
+
+
+@njit(cache=True)
+def _stance_rows(
+    C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray
+) -> None:
+    """``HP = H P`` (3 x n) of the stance relation ``h = d - p - C r`` (seed 003 §5.3: dh/ddp = -I,
+    dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``."""
+    Sr = np.empty((3, 3))
+    skew(r, Sr)
+    A[:, :] = C @ Sr
+    d0 = NAV + 3 * slot
+    n = P.shape[0]
+    for i in range(3):
+        for j in range(n):
+            HP[i, j] = (
+                P[d0 + i, j]
+                - P[P_ + i, j]
+                + A[i, 0] * P[TH_, j]
+                + A[i, 1] * P[TH_ + 1, j]
+                + A[i, 2] * P[TH_ + 2, j]
+            )
+
+
+@njit(cache=True)
+def _times_h_transpose(M: np.ndarray, slot: int, A: np.ndarray, out: np.ndarray, col: int) -> None:
+    """``out[:, col:col+3] = M H^T`` for the stance Jacobian H of the foot in ``slot`` (A = C [r]x)."""
+    d0 = NAV + 3 * slot
+    for i in range(M.shape[0]):
+        for j in range(3):
+            out[i, col + j] = (
+                M[i, d0 + j]
+                - M[i, P_ + j]
+                + M[i, TH_] * A[j, 0]
+                + M[i, TH_ + 1] * A[j, 1]
+                + M[i, TH_ + 2] * A[j, 2]
+            )
+
+
+@njit(cache=True)
+def update(
+    C: np.ndarray,
+    p: np.ndarray,
+    v: np.ndarray,
+    biases: np.ndarray,
+    feet: np.ndarray,
+    P: np.ndarray,
+    slots: np.ndarray,
+    positions: np.ndarray,
+    covariances: np.ndarray,
+    gate: float,
+    used: np.ndarray,
+    nis_feet: np.ndarray,
+) -> float:
+    """Stance update of the feet in state ``slots`` measured at ``positions`` (IMU frame, covariances
+    likewise), seed 003 (113) and §5.3: innovation ``nu = 0 - h = p + C r - d``; a foot whose own 3-dof NIS
+    (into ``nis_feet``) exceeds ``gate`` is left out (``used`` False); the others are applied together,
+    P by the Joseph form ``(I-KH) P (I-KH)^T + K N K^T`` using H's sparsity; then the reset: injection
+    (``C <- C Exp(dtheta)``) and ``P <- G P G^T``, ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3).
+    ``biases`` = ``[b_a, b_g]`` (6). Returns the stacked NIS (nan if no foot is used)."""
+    n = P.shape[0]
+    m = slots.shape[0]
+    HP_all = np.empty((m, 3, n))
+    A_all = np.empty((m, 3, 3))
+    N_w = np.empty((m, 3, 3))
+    nu_all = np.empty((m, 3))
+    S1 = np.empty((3, 3))
+    for k in range(m):
+        _stance_rows(C, P, slots[k], positions[k], HP_all[k], A_all[k])
+        N_w[k] = C @ covariances[k] @ C.T
+        nu_all[k] = p + C @ positions[k] - feet[slots[k]]
+        _times_h_transpose(HP_all[k], slots[k], A_all[k], S1, 0)
+        S1 += N_w[k]
+        nis_feet[k] = nu_all[k] @ np.linalg.solve(S1, nu_all[k])
+        used[k] = nis_feet[k] <= gate
+    count = 0
+    for k in range(m):
+        if used[k]:
+            count += 1
+    if count == 0:
+        return np.nan
+    rows = 3 * count
+    HP = np.empty((rows, n))
+    nu = np.empty(rows)
+    Nm = np.zeros((rows, rows))
+    order = np.empty(count, dtype=np.int64)
+    c = 0
+    for k in range(m):
+        if used[k]:
+            order[c] = k
+            HP[3 * c : 3 * c + 3] = HP_all[k]
+            nu[3 * c : 3 * c + 3] = nu_all[k]
+            Nm[3 * c : 3 * c + 3, 3 * c : 3 * c + 3] = N_w[k]
+            c += 1
+    S = np.empty((rows, rows))
+    for c in range(count):
+        k = order[c]
+        _times_h_transpose(HP, slots[k], A_all[k], S, 3 * c)
+    S += Nm
+    S = 0.5 * (S + S.T)
+    L = np.linalg.cholesky(S)
+    # K^T = S^-1 H P via the Cholesky factor
+    Y = np.linalg.solve(L, HP)
+    Kt = np.linalg.solve(L.T, Y)
+    w = np.linalg.solve(L, nu)
+    nis = w @ w
+    dx = Kt.T @ nu
+    # Joseph form with sparse H: M = P - K (H P); P <- M - (M H^T) K^T + K N K^T
+    K = np.ascontiguousarray(Kt.T)
+    M = P - K @ HP
+    MHt = np.empty((n, rows))
+    for c in range(count):
+        k = order[c]
+        _times_h_transpose(M, slots[k], A_all[k], MHt, 3 * c)
+    KN = K @ Nm
+    Pn = M - MHt @ Kt + KN @ Kt
+    # reset: injection and P <- G P G^T
+    dth = dx[TH_ : TH_ + 3]
+    G = np.empty((3, 3))
+    skew(0.5 * dth, G)
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = -G[i, j]
+        G[i, i] += 1.0
+    rows_th = G @ Pn[TH_ : TH_ + 3]
+    Pn[TH_ : TH_ + 3] = rows_th
+    cols_th = np.ascontiguousarray(Pn[:, TH_ : TH_ + 3]) @ G.T
+    Pn[:, TH_ : TH_ + 3] = cols_th
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.5 * (Pn[i, j] + Pn[j, i])
+            P[i, j] = s
+            P[j, i] = s
+    for i in range(3):
+        p[i] += dx[P_ + i]
+        v[i] += dx[V_ + i]
+    for i in range(6):
+        biases[i] += dx[BA_ + i]
+    for f in range(feet.shape[0]):
+        for i in range(3):
+            feet[f, i] += dx[NAV + 3 * f + i]
+    E = np.empty((3, 3))
+    so3_exp(np.ascontiguousarray(dth), E)
+    C[:, :] = C @ E
+    return nis

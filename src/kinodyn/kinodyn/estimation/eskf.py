@@ -1,0 +1,257 @@
+"""Error-state EKF of the IMU navigation state with the feet in contact in the state (seed 003 §5.2-§5.3).
+
+Nominal state: ``p, v`` (world) of the IMU origin, ``C = C_WI``, biases ``b_a, b_g`` (IMU frame), one world
+position ``d_k`` per foot in contact (Bloesch et al. 2012). Error ``[dp, dv, dtheta, db_a, db_g, dd_1..dd_K]``
+with the local orientation error ``C_true = C Exp(dtheta)`` (seed 003 (109)).
+
+- propagate: exact nominal step (110), ``P <- F P F^T + Q`` with F (111) extended by identity foot blocks and
+  Q from the continuous densities (Solà 2017 §5.4.3, docs/estimation.md "ESKF");
+- update_contacts: lift-off marginalises a foot (its rows and columns are dropped); a foot in contact is
+  corrected by the stance relation ``0 = d - p - C r`` (seed 003 §5.3) unless its own NIS exceeds the
+  chi-square gate; the applied feet go through one Joseph-form update (113) and the reset (injection,
+  ``P <- G P G^T``); a touchdown appends ``d = p + C r`` with the covariance of that expression (from P and
+  the measurement covariance), which adds no information to the rest of the state.
+The compiled steps are in kinodyn._kernels.estimation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kinodyn._kernels import estimation as kernels
+from kinodyn.estimation.consistency import gate, nees
+from kinodyn.estimation.filter import FootMeasurement, UpdateReport
+from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.spatial.lie import so3_log
+from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
+
+NAV = kernels.NAV
+
+
+def _vector3(name: str, value: ArrayLike) -> FloatArray:
+    array = np.array(value, dtype=np.float64)
+    if array.shape != (3,) or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be a finite 3-vector, got {value!r}")
+    return array
+
+
+class ErrorStateEKF:
+    """The error-state EKF (a ``LeggedFilter``); ``gravity`` is the magnitude of g along world -z (m/s^2),
+    ``gate_probability`` the per-foot chi-square gate of the stance update."""
+
+    def __init__(
+        self, noise: NoiseParameters | None = None, gate_probability: float = 0.9999, gravity: float = 9.81
+    ) -> None:
+        if not (np.isfinite(gravity) and gravity > 0.0):
+            raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
+        self.noise = noise if noise is not None else NoiseParameters()
+        self.gate = gate(3, gate_probability)
+        self._gravity = np.array([0.0, 0.0, -gravity])
+        n = self.noise
+        self._densities = np.repeat(
+            [
+                0.0,
+                n.accelerometer_noise_density**2,
+                n.gyroscope_noise_density**2,
+                n.accelerometer_random_walk**2,
+                n.gyroscope_random_walk**2,
+            ],
+            3,
+        )
+        self._q_nav = np.zeros(NAV)
+        self._F = np.zeros((NAV, NAV))
+        self._initialized = False
+        self._set_state(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+
+    def _set_state(
+        self, C: FloatArray, p: FloatArray, v: FloatArray, b_a: FloatArray, b_g: FloatArray
+    ) -> None:
+        self._C = np.array(C, dtype=np.float64, order="C")  # a copy: the caller keeps its matrix
+        self._p, self._v = p.copy(), v.copy()
+        self._biases = np.concatenate([b_a, b_g])
+        self._names: list[str] = []
+        self._feet = np.zeros((0, 3))
+        n = self.noise
+        std = np.repeat(
+            [
+                n.initial_position,
+                n.initial_velocity,
+                n.initial_orientation,
+                n.initial_accelerometer_bias,
+                n.initial_gyroscope_bias,
+            ],
+            3,
+        )
+        self._P = np.diag(std**2)
+
+    def initialize(
+        self,
+        rotation: ArrayLike,
+        position: ArrayLike,
+        velocity: ArrayLike,
+        accelerometer_bias: ArrayLike,
+        gyroscope_bias: ArrayLike,
+    ) -> None:
+        """Start from this nominal state with the initial standard deviations of ``noise`` and no feet."""
+        self._set_state(
+            as_rotation_matrix(rotation),
+            _vector3("position", position),
+            _vector3("velocity", velocity),
+            _vector3("accelerometer_bias", accelerometer_bias),
+            _vector3("gyroscope_bias", gyroscope_bias),
+        )
+        self._initialized = True
+
+    def _require_initialized(self) -> None:
+        if not self._initialized:
+            raise RuntimeError("ErrorStateEKF: call initialize() before propagate() or update_contacts()")
+
+    def propagate(self, angular_velocity: ArrayLike, linear_acceleration: ArrayLike, dt: float) -> None:
+        """One IMU step with the raw readings ``w_m``, ``a_m`` (IMU frame) held over ``dt`` seconds."""
+        self._require_initialized()
+        w_m = _vector3("angular_velocity", angular_velocity)
+        a_m = _vector3("linear_acceleration", linear_acceleration)
+        if not (np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
+        np.multiply(self._densities, dt, out=self._q_nav)
+        kernels.propagate(
+            self._C,
+            self._p,
+            self._v,
+            self._P,
+            a_m - self._biases[:3],
+            w_m - self._biases[3:],
+            float(dt),
+            self._gravity,
+            self._q_nav,
+            self.noise.foot_random_walk**2 * dt,
+            self._F,
+        )
+
+    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
+        """Apply the contact set ``feet`` (exactly the feet in contact now): marginalise the feet that
+        lifted off, correct the ones in the state (gated), then append the ones that touched down."""
+        self._require_initialized()
+        given = {foot.name: foot for foot in feet}
+        if len(given) != len(feet):
+            raise ValueError(f"update_contacts: duplicate foot names in {[foot.name for foot in feet]}")
+        removed = tuple(name for name in self._names if name not in given)
+        if removed:
+            self._remove(removed)
+        measured = [given[name] for name in self._names]
+        used: tuple[str, ...] = ()
+        rejected: tuple[str, ...] = ()
+        nis = float("nan")
+        if measured:
+            slots = np.arange(len(measured), dtype=np.int64)
+            positions = np.array([foot.position for foot in measured])
+            covariances = np.array([foot.covariance for foot in measured])
+            accepted = np.zeros(len(measured), dtype=np.bool_)
+            nis = kernels.update(
+                self._C,
+                self._p,
+                self._v,
+                self._biases,
+                self._feet,
+                self._P,
+                slots,
+                positions,
+                covariances,
+                self.gate,
+                accepted,
+                np.empty(len(measured)),
+            )
+            used = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if ok)
+            rejected = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if not ok)
+        added = tuple(foot.name for foot in feet if foot.name not in self._names)
+        for name in added:
+            self._append(given[name])
+        return UpdateReport(used, rejected, added, removed, float(nis), 3 * len(used))
+
+    def _remove(self, names: Sequence[str]) -> None:
+        """Marginalise feet: drop their state and their rows and columns of P."""
+        slots = [self._names.index(name) for name in names]
+        keep = np.ones(self._P.shape[0], dtype=bool)
+        for slot in slots:
+            keep[NAV + 3 * slot : NAV + 3 * slot + 3] = False
+        self._P = np.ascontiguousarray(self._P[np.ix_(keep, keep)])
+        self._feet = np.delete(self._feet, slots, axis=0)
+        self._names = [name for name in self._names if name not in names]
+
+    def _append(self, foot: FootMeasurement) -> None:
+        """Augment the state with ``d = p + C r``: ``J = dd/ddx = [I, 0, -C[r]x, 0, 0, 0..]``, so
+        ``P_dx = J P`` and ``P_dd = J P J^T + C N C^T``."""
+        n = self._P.shape[0]
+        J = np.zeros((3, n))
+        J[:, 0:3] = np.eye(3)
+        J[:, 6:9] = -self._C @ skew(foot.position)
+        JP = J @ self._P
+        P_dd = JP @ J.T + self._C @ foot.covariance @ self._C.T
+        P = np.empty((n + 3, n + 3))
+        P[:n, :n] = self._P
+        P[n:, :n] = JP
+        P[:n, n:] = JP.T
+        P[n:, n:] = 0.5 * (P_dd + P_dd.T)
+        self._P = P
+        self._feet = np.vstack([self._feet, self._p + self._C @ foot.position])
+        self._names.append(foot.name)
+
+    @property
+    def initialized(self) -> bool:
+        return self._initialized
+
+    @property
+    def position(self) -> FloatArray:
+        return self._p.copy()
+
+    @property
+    def velocity(self) -> FloatArray:
+        return self._v.copy()
+
+    @property
+    def rotation(self) -> FloatArray:
+        return self._C.copy()
+
+    @property
+    def accelerometer_bias(self) -> FloatArray:
+        return self._biases[:3].copy()
+
+    @property
+    def gyroscope_bias(self) -> FloatArray:
+        return self._biases[3:].copy()
+
+    @property
+    def feet(self) -> tuple[str, ...]:
+        return tuple(self._names)
+
+    @property
+    def covariance(self) -> FloatArray:
+        """The full error covariance, ``15 + 3 K`` square, in state order."""
+        return self._P.copy()
+
+    @property
+    def transition_matrix(self) -> FloatArray:
+        """The 15x15 navigation block of the last propagation's F."""
+        return self._F.copy()
+
+    def foot_position(self, name: str) -> FloatArray:
+        """World position of the foot ``name`` (KeyError if it is not in the state)."""
+        if name not in self._names:
+            raise KeyError(f"foot {name!r} is not in the state (feet: {self._names})")
+        return self._feet[self._names.index(name)].copy()
+
+    def navigation_covariance(self) -> FloatArray:
+        return self._P[:NAV, :NAV].copy()
+
+    def nees(self, position: ArrayLike, velocity: ArrayLike, rotation: ArrayLike) -> float:
+        error = np.concatenate(
+            [
+                _vector3("position", position) - self._p,
+                _vector3("velocity", velocity) - self._v,
+                so3_log(self._C.T @ as_rotation_matrix(rotation)),
+            ]
+        )
+        return nees(error, self._P[:9, :9])
