@@ -1,0 +1,90 @@
+"""Legged state estimation benchmark (issue 11 item 7).
+
+Section "filter step": the time of one IMU propagation plus one kinematic update with 4 feet in contact
+(``propagate`` + ``update_contacts``), per filter (ESKF and invariant EKF), on a
+standing robot swaying with noisy readings at 500 Hz; the foot measurements are built before the timed call
+(their forward kinematics belong to the leg model, not to the filter). Prints the median and p99 over
+``--ticks`` ticks after an untimed warm-up (the compiled kernels load from the numba cache). Target: median
+<= 100 us.
+
+    python bench/bench_estimation.py [--ticks 5000] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
+from kinodyn.estimation.invariant import InvariantEKF
+
+TARGET_US = 100.0
+RATE = 500.0
+FEET = {
+    "lf": [0.25, 0.15, -0.3],
+    "rf": [0.25, -0.15, -0.3],
+    "lh": [-0.25, 0.15, -0.3],
+    "rh": [-0.25, -0.15, -0.3],
+}
+
+
+FILTERS = {"eskf": ErrorStateEKF, "invariant": InvariantEKF}
+
+
+def inputs(
+    rng: np.random.Generator, ticks: int
+) -> list[tuple[np.ndarray, np.ndarray, list[FootMeasurement]]]:
+    """Per tick: gyro and accelerometer readings of a gently swaying IMU, and the 4 stance feet it sees."""
+    noise = NoiseParameters()
+    dt = 1.0 / RATE
+    out = []
+    for k in range(ticks):
+        t = k * dt
+        w = np.array(
+            [0.3 * np.sin(2 * t), 0.2 * np.cos(3 * t), 0.1]
+        ) + noise.gyroscope_noise_density * np.sqrt(RATE) * rng.standard_normal(3)
+        a = np.array([0.2 * np.sin(4 * t), 0.1, 9.81]) + noise.accelerometer_noise_density * np.sqrt(
+            RATE
+        ) * rng.standard_normal(3)
+        feet = [
+            FootMeasurement(name, np.array(r) + 1e-3 * rng.standard_normal(3), 1e-6 * np.eye(3))
+            for name, r in FEET.items()
+        ]
+        out.append((w, a, feet))
+    return out
+
+
+def filter_step(ticks: int, seed: int) -> None:
+    """Section "filter step": median and p99 per filter against the target."""
+    data = inputs(np.random.default_rng(seed), ticks)
+    dt = 1.0 / RATE
+    print(f"filter step: propagate + update_contacts with {len(FEET)} feet, {ticks} ticks at {RATE:.0f} Hz")
+    print(f"  {'filter':10s} {'median':>9s} {'p99':>9s} {'target':>8s}")
+    for name, cls in FILTERS.items():
+        f = cls(NoiseParameters())
+        f.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+        for w, a, feet in data[:200]:  # untimed: loads the kernels, feet touch down
+            f.propagate(w, a, dt)
+            f.update_contacts(feet)
+        times = np.empty(ticks)
+        for k, (w, a, feet) in enumerate(data):
+            t0 = time.perf_counter()
+            f.propagate(w, a, dt)
+            f.update_contacts(feet)
+            times[k] = time.perf_counter() - t0
+        median = float(np.median(times)) * 1e6
+        verdict = "ok" if median <= TARGET_US else "MISSED"
+        print(f"  {name:10s} {median:7.1f}us {np.percentile(times, 99) * 1e6:7.1f}us {verdict:>8s}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    filter_step(args.ticks, args.seed)
+
+
+if __name__ == "__main__":
+    main()
