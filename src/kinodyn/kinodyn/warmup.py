@@ -1,8 +1,9 @@
 """Compile every numba kernel of the core once, so the on-disk cache holds them before first use.
 
 ``python -m kinodyn.warmup`` calls each public algorithm on a small fixed-base model (revolute, continuous
-and prismatic joints, a fixed link) and on the same model with a free-flyer base. The first run in an
-environment compiles (about a minute on two cores); later runs load the cache and take about a second.
+and prismatic joints, a fixed link) and on the same model with a free-flyer base, and steps the legged filters
+of kinodyn.estimation. The first run in an environment compiles (about a minute on two cores); later runs
+load the cache and take about a second.
 ``scripts/setup.sh`` runs it whenever the core's sources change, so no user or test pays the compile time.
 """
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
+from kinodyn.estimation import ErrorStateEKF, FootMeasurement, LeggedFilter
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 
@@ -69,6 +71,15 @@ def _exercise(model: Model, rng: np.random.Generator) -> None:
         dynamics.aba_batch(model, Q[:n], V[:n], dynamics.rnea_batch(model, Q[:n], V[:n], A[:n]))
 
 
+def _exercise_filter(legged: LeggedFilter) -> None:
+    """A touchdown, then propagations and stance updates of one foot (compiles the filter kernels)."""
+    legged.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+    foot = [FootMeasurement("foot", np.array([0.1, 0.0, -0.3]), 1e-6 * np.eye(3))]
+    for _ in range(3):
+        legged.update_contacts(foot)
+        legged.propagate(np.zeros(3), np.array([0.0, 0.0, 9.81]), 0.002)
+
+
 def warm_up() -> float:
     """Call every compiled algorithm once; return the seconds it took."""
     start = time.perf_counter()
@@ -88,6 +99,7 @@ def warm_up() -> float:
                 simulator.step(np.zeros(floating.nv))
     fixed = Model.from_urdf(WARMUP_URDF)
     solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
+    _exercise_filter(ErrorStateEKF())
     return time.perf_counter() - start
 
 

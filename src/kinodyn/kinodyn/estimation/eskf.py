@@ -150,20 +150,26 @@ class ErrorStateEKF:
             positions = np.array([foot.position for foot in measured])
             covariances = np.array([foot.covariance for foot in measured])
             accepted = np.zeros(len(measured), dtype=np.bool_)
-            nis = kernels.update(
-                self._C,
-                self._p,
-                self._v,
-                self._biases,
-                self._feet,
-                self._P,
-                slots,
-                positions,
-                covariances,
-                self.gate,
-                accepted,
-                np.empty(len(measured)),
-            )
+            try:
+                nis = kernels.update(
+                    self._C,
+                    self._p,
+                    self._v,
+                    self._biases,
+                    self._feet,
+                    self._P,
+                    slots,
+                    positions,
+                    covariances,
+                    self.gate,
+                    accepted,
+                    np.empty(len(measured)),
+                )
+            except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
+                raise ValueError(
+                    "update_contacts: innovation covariance not positive definite (a foot covariance that is "
+                    "not positive semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
+                ) from exc
             used = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if ok)
             rejected = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if not ok)
         added = tuple(foot.name for foot in feet if foot.name not in self._names)

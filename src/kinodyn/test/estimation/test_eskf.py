@@ -285,6 +285,12 @@ def test_bad_input_raises_clear_errors():
         FootMeasurement("a", [0.0, np.inf, 0.0], np.eye(3))
     with pytest.raises(ValueError, match="gravity"):
         ErrorStateEKF(gravity=-1.0)
+    f.update_contacts([FootMeasurement("a", np.zeros(3), 1e-6 * np.eye(3))])
+    state = (f.position, f.covariance)
+    with pytest.raises(ValueError, match="not positive definite"):
+        f.update_contacts([FootMeasurement("a", np.zeros(3), -np.eye(3))])
+    np.testing.assert_array_equal(f.position, state[0])
+    np.testing.assert_array_equal(f.covariance, state[1])
 
 
 def test_monte_carlo_nees_and_nis_inside_chi2_bounds():
