@@ -11,7 +11,7 @@ Legs are found from the tree (the joints on the path root -> foot), for any numb
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -60,6 +60,18 @@ class ImuExtrinsics:
 
     rotation: FloatArray
     translation: FloatArray
+    lever: FloatArray = field(init=False)
+    _lever_skew: FloatArray = field(init=False, repr=False)  # [u]x
+    _gyro_noise_map: FloatArray = field(init=False, repr=False)  # twist Jacobian of n_g, times its transpose
+
+    def __post_init__(self) -> None:
+        rotation = np.array(self.rotation, dtype=np.float64)
+        translation = np.array(self.translation, dtype=np.float64)
+        lever = rotation.T @ translation
+        noise = np.vstack([-rotation @ skew(lever), -rotation])
+        for name, value in (("rotation", rotation), ("translation", translation), ("lever", lever),
+                            ("_lever_skew", skew(lever)), ("_gyro_noise_map", noise @ noise.T)):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_model(cls, model: Model, imu_frame: str) -> ImuExtrinsics:
@@ -77,21 +89,16 @@ class ImuExtrinsics:
         translation = C_root.T @ (model.frame_translation[imu] - model.frame_translation[root])
         return cls(rotation=rotation, translation=translation)
 
-    @property
-    def lever(self) -> FloatArray:
-        return self.rotation.T @ self.translation
-
     def base_state(self, rotation: FloatArray, position: FloatArray, velocity: FloatArray,
                    angular_velocity: FloatArray) -> BaseState:
         """Base state from the IMU's ``rotation`` C_WI, world ``position`` and ``velocity`` and its
         bias-corrected ``angular_velocity`` (IMU frame): ``C_WB = C_WI C_BI^T``, ``p_B = p - C_WI u``,
         ``v_B = v + w_W x (p_B - p)``, published in the base frame (rigid-body velocity transfer)."""
-        u = self.lever
         C_BI = self.rotation
         return BaseState(
             rotation=rotation @ C_BI.T,
-            position=position - rotation @ u,
-            linear_velocity=C_BI @ (rotation.T @ velocity - np.cross(angular_velocity, u)),
+            position=position - rotation @ self.lever,
+            linear_velocity=C_BI @ (rotation.T @ velocity + self._lever_skew @ angular_velocity),
             angular_velocity=C_BI @ angular_velocity,
         )
 
@@ -102,17 +109,27 @@ class ImuExtrinsics:
         ``dtheta``: ``C_true = C Exp(dtheta)``); twist ``[dv_B; dw_B]`` (base frame) from
         ``[dp, dv, dtheta, db_a, db_g, n_g]`` (6x18, ``n_g`` the gyro reading's white noise).
         """
-        u, C_BI = self.lever, self.rotation
+        C_BI = self.rotation
         pose = np.zeros((6, 15))
         pose[:3, :3] = np.eye(3)
-        pose[:3, 6:9] = rotation @ skew(u)
+        pose[:3, 6:9] = rotation @ self._lever_skew
         pose[3:, 6:9] = rotation
         twist = np.zeros((6, 18))
         twist[:3, 3:6] = C_BI @ rotation.T
         twist[:3, 6:9] = C_BI @ skew(rotation.T @ velocity)
-        twist[:3, 12:15] = twist[:3, 15:18] = -C_BI @ skew(u)
+        twist[:3, 12:15] = twist[:3, 15:18] = -C_BI @ self._lever_skew
         twist[3:, 12:15] = twist[3:, 15:18] = -C_BI
         return pose, twist
+
+    def output_covariances(self, rotation: FloatArray, velocity: FloatArray, covariance: FloatArray,
+                           gyro_variance: float) -> tuple[FloatArray, FloatArray]:
+        """Pose and twist covariances ``J P J^T`` (``output_jacobians``) from the 15x15 navigation
+        ``covariance`` and the variance of one gyro reading's white noise, symmetrised."""
+        pose_map, twist_map = self.output_jacobians(rotation, velocity)
+        pose = pose_map @ covariance @ pose_map.T
+        twist_nav = twist_map[:, :15]
+        twist = twist_nav @ covariance @ twist_nav.T + gyro_variance * self._gyro_noise_map
+        return 0.5 * (pose + pose.T), 0.5 * (twist + twist.T)
 
 
 @dataclass(frozen=True)
@@ -157,6 +174,9 @@ class LegKinematics:
         self._evaluator = Evaluator(model, self.feet)
         self._q = model.neutral()
         self._v = np.zeros(model.nv)
+        self._members = np.zeros((len(self.legs), self.joint_count), dtype=bool)  # leg k uses joint j
+        for k, leg in enumerate(self.legs):
+            self._members[k, list(leg.joints)] = True
 
     def measure(self, joint_positions: FloatArray, encoder_noise: float) -> list[FootMeasurement]:
         """Feet in the IMU frame and their covariances ``C_BI^T J sigma^2 J^T C_BI``; see the class doc."""
@@ -166,22 +186,16 @@ class LegKinematics:
                              f"model.joint_names, got {positions.shape}")
         if not (np.isfinite(encoder_noise) and encoder_noise >= 0.0):
             raise ValueError(f"encoder_noise must be finite and >= 0, got {encoder_noise!r}")
-        finite = np.isfinite(positions)
+        missing = ~np.isfinite(positions)
         q = self._q
-        q[FREE_FLYER_NQ:] = np.where(finite, positions, 0.0)
+        q[FREE_FLYER_NQ:] = positions
+        q[FREE_FLYER_NQ:][missing] = 0.0
         evaluation = self._evaluator.evaluate(q, self._v)
         C_IB = self.extrinsics.rotation.T
-        r_BI = self.extrinsics.translation
-        variance = encoder_noise * encoder_noise
-        feet = []
-        for k, leg in enumerate(self.legs):
-            if not finite[list(leg.joints)].all():
-                continue
-            J = C_IB @ evaluation.jacobians[k, :3, FREE_FLYER_NV:]
-            covariance = variance * (J @ J.T)
-            feet.append(FootMeasurement(
-                name=leg.foot,
-                position=C_IB @ (evaluation.placements[k, :3, 3] - r_BI),
-                covariance=0.5 * (covariance + covariance.T),
-            ))
-        return feet
+        J = C_IB @ evaluation.jacobians[:, :3, FREE_FLYER_NV:]  # (feet, 3, joints), IMU axes
+        covariances = (encoder_noise * encoder_noise) * (J @ J.transpose(0, 2, 1))
+        covariances = 0.5 * (covariances + covariances.transpose(0, 2, 1))
+        positions_imu = (evaluation.placements[:, :3, 3] - self.extrinsics.translation) @ C_IB.T
+        complete = ~(self._members & missing).any(axis=1)
+        return [FootMeasurement(leg.foot, positions_imu[k], covariances[k])
+                for k, leg in enumerate(self.legs) if complete[k]]
