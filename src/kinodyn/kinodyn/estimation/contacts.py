@@ -21,6 +21,8 @@ from kinodyn.estimation.legs import FREE_FLYER_NQ, FREE_FLYER_NV, check_floating
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray
 
+SINGULAR_DETERMINANT = 1e-9  # m^3: below it a 3-joint leg is solved by least squares (stretched leg)
+
 
 class ContactDetector:
     """Contact state of each foot from the joint efforts, with hysteresis on the world-z ground reaction:
@@ -75,7 +77,9 @@ class ContactDetector:
                 self.forces[foot] = np.full(3, np.nan)
                 continue
             J_T = evaluation.jacobians[k][:3, FREE_FLYER_NV + joints].T
-            force = np.linalg.lstsq(J_T, h[joints] - efforts[joints], rcond=None)[0]
+            rhs = h[joints] - efforts[joints]
+            square = len(joints) == 3 and abs(np.linalg.det(J_T)) > SINGULAR_DETERMINANT
+            force = np.linalg.solve(J_T, rhs) if square else np.linalg.lstsq(J_T, rhs, rcond=None)[0]
             self.forces[foot] = force
             if self.contacts[foot]:
                 self.contacts[foot] = bool(force[2] >= self.off_threshold)
