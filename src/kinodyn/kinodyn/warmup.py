@@ -15,7 +15,7 @@ import numpy as np
 
 from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
-from kinodyn.estimation import ErrorStateEKF, FootMeasurement, LeggedFilter
+from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedFilter
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 
@@ -100,6 +100,7 @@ def warm_up() -> float:
     fixed = Model.from_urdf(WARMUP_URDF)
     solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
     _exercise_filter(ErrorStateEKF())
+    _exercise_filter(InvariantEKF())
     return time.perf_counter() - start
 
 
