@@ -112,6 +112,7 @@ class SyntheticRun:
     joint_efforts: np.ndarray
     contacts: np.ndarray  # (N, K) bool
     foot_positions: np.ndarray  # (N, K, 3) world
+    contact_forces: np.ndarray  # (N, K, 3) world, ground reaction on the robot (zero in swing)
     motion: BaseMotion  # the analytic base motion, to evaluate at any time
     faults: Faults | None = field(default=None)
 
@@ -371,9 +372,10 @@ class _Synthesizer:
                          " is out of reach; lower the speed, the turn rate or the step height")
 
     def rates(self, q: np.ndarray, base_twist: np.ndarray, base_accel: np.ndarray, foot_velocity: np.ndarray,
-              foot_accel: np.ndarray, stance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Joint velocities (leg Jacobian solve) and efforts: ``M v̇ + h = S^T τ + Σ J_k^T f_k`` with the
-        least-norm stance forces ``f_k`` that balance the base rows (seed 003 §3.7)."""
+              foot_accel: np.ndarray, stance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Joint velocities (leg Jacobian solve), efforts and contact forces (K, 3):
+        ``M v̇ + h = S^T τ + Σ J_k^T f_k`` with the least-norm stance forces ``f_k`` that balance the base
+        rows (seed 003 §3.7)."""
         m = self.model
         v = np.concatenate([base_twist, np.zeros(m.nv - 6)])
         ev = self.evaluator.evaluate(q, v)
@@ -391,7 +393,9 @@ class _Synthesizer:
         contact_jac = np.concatenate([ev.jacobians[k, :3] for k in np.flatnonzero(stance)], axis=0)
         forces = np.linalg.lstsq(contact_jac[:, :6].T, generalized[:6], rcond=None)[0]
         tau = generalized - contact_jac.T @ forces
-        return v[6:], tau[6:]
+        per_foot = np.zeros((len(self.legs), 3))
+        per_foot[stance] = forces.reshape(-1, 3)
+        return v[6:], tau[6:], per_foot
 
 
 def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: float = 36.0,
@@ -445,7 +449,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
     nk, nj = len(legs), len(model.joint_names)
     q_true, qd_true, tau = np.zeros((n, nj)), np.zeros((n, nj)), np.zeros((n, nj))
     contacts = np.zeros((n, nk), dtype=bool)
-    foot_pos = np.zeros((n, nk, 3))
+    foot_pos, foot_force = np.zeros((n, nk, 3)), np.zeros((n, nk, 3))
     quat = np.array([matrix_to_quat(c) for c in base.rotation])
     lin_b = np.einsum("nji,nj->ni", base.rotation, base.velocity)
     ang_b = np.einsum("nji,nj->ni", base.rotation, base.angular_velocity)
@@ -469,7 +473,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
                                                         step_height)
         q = synth.solve(np.concatenate([base.position[i], quat[i]]), foot_pos[i], ti)
         q_true[i] = q[joint_q]
-        velocities, efforts = synth.rates(q, np.concatenate([lin_b[i], ang_b[i]]),
+        velocities, efforts, foot_force[i] = synth.rates(q, np.concatenate([lin_b[i], ang_b[i]]),
                                           np.concatenate([lin_acc_b[i], ang_acc_b[i]]), vel, acc, contacts[i])
         qd_true[i], tau[i] = velocities[joint_v - 6], efforts[joint_v - 6]
 
@@ -494,7 +498,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
         joint_positions=q_true + noise.encoder_noise * rng.standard_normal(q_true.shape),
         joint_velocities=qd_true + noise.encoder_velocity_noise * rng.standard_normal(qd_true.shape),
         joint_efforts=tau + noise.effort_noise * rng.standard_normal(tau.shape),
-        contacts=contacts, foot_positions=foot_pos, motion=motion,
+        contacts=contacts, foot_positions=foot_pos, contact_forces=foot_force, motion=motion,
     )
 
 
@@ -517,6 +521,10 @@ def inject_faults(run: SyntheticRun, seed: int = 1, dropouts: int = 6, spikes: i
     n = len(run.t)
     first = int(np.searchsorted(run.t, run.walk_start + 0.5))  # leave the initialisation window clean
     candidates = np.arange(first, n - 60)
+    if len(candidates) < max(dropouts, spikes, nan_readings, flickers):
+        raise ValueError("the run is too short for the faults: they go after "
+                         f"t = {run.walk_start + 0.5:.2f} s (the initialisation window stays clean); "
+                         "synthesise a longer run")
     dropped = np.zeros(n, dtype=bool)
     for start in rng.choice(candidates, dropouts, replace=False):
         dropped[start:start + round(rng.uniform(0.02, 0.1) * run.rate)] = True

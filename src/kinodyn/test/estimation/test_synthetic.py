@@ -226,12 +226,14 @@ def test_efforts_balance_the_base(model):
                         standing_joints=QUADRUPED_STANDING_JOINTS)
     weight = float(model.mass.sum()) * 9.81
     standing = leg_forces(run, 100)
+    assert np.allclose(standing, run.contact_forces[100], rtol=0.0, atol=1e-6)
     assert np.allclose(standing[:, :2], 0.0, atol=1e-6)
     assert standing[:, 2].sum() == pytest.approx(weight, rel=1e-9)
     walking = [leg_forces(run, i) for i in range(int(2.0 * RATE), int(4.0 * RATE) - 1, 5)]
     for i, forces in zip(range(int(2.0 * RATE), int(4.0 * RATE) - 1, 5), walking, strict=True):
         swing = ~run.contacts[i]
         assert np.abs(forces[swing]).max(initial=0.0) < 0.05  # swing legs carry nothing (FD accelerations)
+        assert np.abs(forces - run.contact_forces[i]).max() < 0.05
     assert np.mean([f[:, 2].sum() for f in walking]) == pytest.approx(weight, rel=0.02)
 
 
