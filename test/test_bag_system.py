@@ -89,7 +89,8 @@ def record(bag: Path, spawn) -> None:
                 contacts.publish(message)
             step += 1
             talker.executor.spin_once(timeout_sec=0.005)
-        assert recorder.wait(timeout=30) == 0, recorder.log_path.read_text()
+        assert wait_for(lambda: recorder.poll() is not None, timeout=30), recorder.log_path.read_text()
+        assert recorder.returncode == 0, recorder.log_path.read_text()
     finally:
         talker.close()
 
@@ -158,4 +159,3 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
     assert clocks == sorted(clocks) and clocks[0] >= meta["starting_time"]["nanoseconds_since_epoch"]
     # the player's clock (bag time of the wall instant), not the recorded one (whole 10 ms steps)
     assert sum(clock % STEP_NS == 0 for clock in clocks) <= 1 < len(clocks)
-    assert wait_for(lambda: player.poll() is not None, timeout=1)
