@@ -22,7 +22,7 @@ def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArra
     array = np.array(value, dtype=np.float64)
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ValueError(f"{name} has non-finite entries: {array.tolist()}")
     array.setflags(write=False)
     return array
@@ -42,9 +42,21 @@ class FootMeasurement:
             raise ValueError("FootMeasurement.name must be a non-empty foot link name")
         position = _finite_array(f"foot {self.name!r} position", self.position, (3,))
         covariance = _finite_array(f"foot {self.name!r} covariance", self.covariance, (3, 3))
-        scale = max(1.0, float(np.abs(covariance).max()))
-        if not np.allclose(covariance, covariance.T, rtol=0.0, atol=1e-12 * scale):
-            raise ValueError(f"foot {self.name!r} covariance is not symmetric")
+        (a, b, c), (b2, d, e), (c2, e2, f) = covariance.tolist()
+        scale = max(abs(a), abs(d), abs(f))
+        tolerance = 1e-12 * scale
+        if abs(b - b2) > tolerance or abs(c - c2) > tolerance or abs(e - e2) > tolerance:
+            raise ValueError(f"foot {self.name!r} covariance is not symmetric: {covariance.tolist()}")
+        # positive semi-definite <=> every principal minor of order k >= 0 (to rounding, scale^k)
+        determinant = a * (d * f - e * e) - b * (b * f - c * e) + c * (b * e - c * d)
+        if (
+            min(a, d, f) < -tolerance
+            or min(a * d - b * b, a * f - c * c, d * f - e * e) < -tolerance * scale
+            or determinant < -tolerance * scale * scale
+        ):
+            raise ValueError(
+                f"foot {self.name!r} covariance is not positive semi-definite: {covariance.tolist()}"
+            )
         object.__setattr__(self, "position", position)
         object.__setattr__(self, "covariance", covariance)
 

@@ -285,10 +285,18 @@ def test_bad_input_raises_clear_errors():
         FootMeasurement("a", [0.0, np.inf, 0.0], np.eye(3))
     with pytest.raises(ValueError, match="gravity"):
         ErrorStateEKF(gravity=-1.0)
-    f.update_contacts([FootMeasurement("a", np.zeros(3), 1e-6 * np.eye(3))])
+    with pytest.raises(ValueError, match="not symmetric"):
+        FootMeasurement("a", np.zeros(3), [[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    for indefinite in (-np.eye(3), [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]):
+        with pytest.raises(ValueError, match="positive semi-definite"):
+            FootMeasurement("a", np.zeros(3), indefinite)
+    FootMeasurement("a", np.zeros(3), [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])  # singular is fine
+    exact = NoiseParameters(**{name: 0.0 for name in NoiseParameters.__dataclass_fields__})
+    f = _filter(exact)
+    f.update_contacts([FootMeasurement("a", np.zeros(3), np.zeros((3, 3)))])
     state = (f.position, f.covariance)
-    with pytest.raises(ValueError, match="not positive definite"):
-        f.update_contacts([FootMeasurement("a", np.zeros(3), -np.eye(3))])
+    with pytest.raises(ValueError, match="not positive definite"):  # S = 0: nothing is uncertain
+        f.update_contacts([FootMeasurement("a", np.zeros(3), np.zeros((3, 3)))])
     np.testing.assert_array_equal(f.position, state[0])
     np.testing.assert_array_equal(f.covariance, state[1])
 
