@@ -1,0 +1,255 @@
+"""LeggedEstimator on an exact synthetic motion of the hexapod (six legs, IMU off the base origin, rotated).
+
+The truth is built from IMU readings that are constant over each sample interval in the phases used (at
+rest; translation with a constant world acceleration; constant velocity with a constant yaw rate about the
+vertical through the IMU), so the filters' zero-order-hold propagation is exact and a noiseless run must
+reproduce the truth to rounding. The feet stay fixed in the world; the joint angles come from Newton IK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kinodyn.control.evaluation import Evaluator
+from kinodyn.estimation.estimator import LeggedEstimator
+from kinodyn.estimation.legs import ImuExtrinsics
+from kinodyn.spatial import euler_to_matrix, quat_to_matrix, so3_exp, so3_log
+
+import kinodyn as kd
+
+HERE = Path(__file__).resolve().parent
+HEXAPOD = HERE / "hexapod.urdf"
+FEET = [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]
+QUADRUPED = HERE.parents[3] / "urdf" / "quadruped.urdf"
+QUADRUPED_FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
+STANDING_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+G = np.array([0.0, 0.0, -9.81])
+RATE = 500.0
+YAW_RATE = 0.3  # rad/s
+ACCELERATION = np.array([0.3, 0.1, 0.0])  # m/s^2, world, during the second phase
+
+
+@dataclass
+class Truth:
+    t: np.ndarray
+    gyro: np.ndarray  # (T, 3) readings
+    accel: np.ndarray
+    joints: np.ndarray  # (T, n)
+    base_position: np.ndarray
+    base_rotation: np.ndarray  # (T, 3, 3)
+    base_angular_velocity: np.ndarray  # (T, 3), base frame
+
+
+def leg_ik(model: kd.Model, evaluator: Evaluator, targets: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """Joint angles putting each foot at ``targets`` (base frame, base at identity), by Newton."""
+    q = model.neutral()
+    q[7:] = joints
+    v = np.zeros(model.nv)
+    for _ in range(20):
+        e = evaluator.evaluate(q, v)
+        error = (targets - e.placements[:, :3, 3]).ravel()
+        if np.abs(error).max() < 1e-13:
+            return q[7:]
+        q[7:] += np.linalg.solve(e.jacobians[:, :3, 6:].reshape(-1, model.nv - 6), error)
+    raise AssertionError(f"IK did not converge: error {np.abs(error).max():.2e} m")
+
+
+def hexapod_truth(model: kd.Model, duration: float = 2.0) -> Truth:
+    extrinsics = ImuExtrinsics.from_model(model, "imu")
+    C_BI, r_BI = extrinsics.rotation, extrinsics.translation
+    C_WB0 = euler_to_matrix([0.0, -0.05, 0.08], "zyx")  # standing tilted; yaw 0 as the estimator starts
+    C, p, v = C_WB0 @ C_BI, C_WB0 @ r_BI, np.zeros(3)  # IMU state; base at the odom origin
+    b_g = np.array([0.003, -0.002, 0.001])
+    b_a = 0.05 * C.T @ [0.0, 0.0, 1.0]  # along gravity: observable at rest, recovered exactly
+    evaluator = Evaluator(model, FEET)
+    joints = np.zeros(model.nq - 7)
+    q0 = model.neutral()
+    feet_base = evaluator.evaluate(q0, np.zeros(model.nv)).placements[:, :3, 3]
+    feet_world = feet_base @ C_WB0.T  # base at the origin
+    out: dict[str, list] = {k: [] for k in ("t", "gyro", "accel", "joints", "pb", "Cb", "wb")}
+    steps = round(duration * RATE)
+    dt = 1.0 / RATE
+    for k in range(steps):
+        t = k / RATE
+        if t < 0.6 - 1e-9:
+            a_world, w = np.zeros(3), np.zeros(3)
+        elif t < 1.0 - 1e-9:
+            a_world, w = ACCELERATION, np.zeros(3)
+        else:
+            a_world, w = np.zeros(3), C.T @ [0.0, 0.0, YAW_RATE]
+        C_WB = C @ C_BI.T
+        p_B = p - C_WB @ r_BI
+        joints = leg_ik(model, evaluator, (feet_world - p_B) @ C_WB, joints)
+        out["t"].append(t)
+        out["gyro"].append(w + b_g)
+        out["accel"].append(C.T @ (a_world - G) + b_a)
+        out["joints"].append(joints.copy())
+        out["pb"].append(p_B)
+        out["Cb"].append(C_WB)
+        out["wb"].append(C_BI @ w)
+        p = p + v * dt + 0.5 * a_world * dt * dt
+        v = v + a_world * dt
+        C = C @ so3_exp(w * dt)
+    return Truth(*(np.array(out[k]) for k in ("t", "gyro", "accel", "joints", "pb", "Cb", "wb")))
+
+
+@pytest.fixture(scope="module")
+def hexapod() -> tuple[kd.Model, Truth]:
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    return model, hexapod_truth(model)
+
+
+def run(estimator: LeggedEstimator, truth: Truth, faults: dict | None = None) -> dict[int, object]:
+    """Feed the stream in stamp order (IMU, then joints, at each stamp); ``faults`` maps sample -> kind."""
+    faults = faults or {}
+    estimator.add_contacts(0.0, dict.fromkeys(FEET, True))
+    estimates = {}
+    zeros = np.zeros(truth.joints.shape[1])
+    for k, t in enumerate(truth.t):
+        gyro, accel, joints = truth.gyro[k].copy(), truth.accel[k].copy(), truth.joints[k].copy()
+        fault = faults.get(k)
+        if fault == "imu_nan":
+            accel[1] = np.nan
+        elif fault == "accel_spike":
+            accel[2] += 120.0
+        elif fault == "gyro_spike":
+            gyro[0] = 50.0
+        elif fault == "joint_nan":
+            joints[4] = np.nan  # LM_hip
+        estimate = estimator.add_imu(t, gyro, accel)
+        if fault == "duplicate":
+            assert estimator.add_imu(t, gyro, accel) is None
+        if estimate is not None:
+            estimates[k] = estimate
+        estimator.add_joint_state(t, joints, zeros, zeros)
+        if fault == "late_joints":
+            estimator.add_joint_state(t - 0.5 / RATE, joints, zeros, zeros)
+    return estimates
+
+
+def assert_matches_truth(estimates: dict, truth: Truth, tolerance: float) -> None:
+    assert len(estimates) > 0.7 * len(truth.t)
+    for k, e in estimates.items():
+        C_WB = truth.base_rotation[k]
+        np.testing.assert_allclose(e.position, truth.base_position[k], atol=tolerance)
+        assert np.linalg.norm(so3_log(quat_to_matrix(e.orientation).T @ C_WB)) < tolerance
+        np.testing.assert_allclose(e.angular_velocity, truth.base_angular_velocity[k], atol=tolerance)
+        # base velocity by central differences of the true base positions (independent of the lever-arm
+        # formula), in the base frame; O(dt^2) accurate
+        if 0 < k < len(truth.t) - 1 and k + 1 in estimates and abs(truth.t[k] - 1.0) > 1.5 / RATE \
+                and abs(truth.t[k] - 0.6) > 1.5 / RATE:
+            v_world = (truth.base_position[k + 1] - truth.base_position[k - 1]) * RATE / 2
+            np.testing.assert_allclose(e.linear_velocity, C_WB.T @ v_world, atol=1e-5)
+        for cov in (e.pose_covariance, e.twist_covariance):
+            assert np.all(np.isfinite(cov)) and np.allclose(cov, cov.T)
+            assert np.linalg.eigvalsh(cov).min() > 0.0
+
+
+@pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
+def test_noiseless_motion_is_reproduced(hexapod, filter_name: str) -> None:
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET, filter=filter_name, init_duration=0.5)
+    estimates = run(estimator, truth)
+    assert min(estimates) == int(0.5 * RATE)  # the first estimate closes the standing window
+    assert_matches_truth(estimates, truth, 1e-6)
+    last = estimates[max(estimates)]
+    # the base really moved, rotated, and its origin swings around the IMU (lever arm)
+    assert np.linalg.norm(last.position) > 0.1 and abs(last.angular_velocity).max() > 0.2
+    assert set(last.contacts) == set(FEET) and estimator.counters["feet_rejected"] == 0
+    assert "running: 6 of 6 feet" in estimator.status
+
+
+@pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
+def test_nan_spikes_duplicates_and_late_samples_are_dropped(hexapod, filter_name: str) -> None:
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET, filter=filter_name)
+    faults = {350: "imu_nan", 420: "accel_spike", 700: "gyro_spike", 800: "duplicate", 850: "joint_nan",
+              900: "late_joints", 100: "accel_spike", 120: "imu_nan"}
+    estimates = run(estimator, truth, faults)
+    c = estimator.counters
+    assert (c["imu_rejected"], c["imu_out_of_order"]) == (5, 1)
+    assert (c["feet_without_joints"], c["joint_states_out_of_order"]) == (1, 1)
+    assert c["initialization_restarts"] == 0
+    for k in (350, 420, 700, 120, 100):
+        assert k not in estimates
+    # every dropped sample lies inside a phase of constant readings: the held sample replaces it exactly
+    assert_matches_truth(estimates, truth, 1e-6)
+
+
+def test_a_long_imu_gap_restarts_the_initialisation(hexapod) -> None:
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET, max_imu_gap=0.1)
+    for k in range(300):
+        estimator.add_imu(truth.t[k], truth.gyro[k], truth.accel[k])
+    assert estimator.initialized
+    assert estimator.add_imu(truth.t[299] + 0.2, truth.gyro[0], truth.accel[0]) is None
+    assert not estimator.initialized and estimator.counters["resets"] == 1
+    assert "max_imu_gap" in estimator.last_problem and estimator.status.startswith("initializing")
+
+
+def test_motion_during_initialisation_restarts_the_window(hexapod) -> None:
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET, init_duration=0.5)
+    for k in range(400):
+        gyro = truth.gyro[k] + ([0.0, 0.0, 0.2] if k == 100 else 0.0)
+        estimate = estimator.add_imu(truth.t[k], gyro, truth.accel[k])
+        assert (estimate is None) == (k < 101 + int(0.5 * RATE))
+        if k == 150:
+            assert "window restarted: moving: gyro" in estimator.status
+    assert estimator.counters["initialization_restarts"] == 1
+
+
+def test_detected_contacts_feed_the_filter() -> None:
+    """Contact source "detection": efforts of two loaded feet (RNEA with their forces) put exactly those two
+    feet in the filter's state."""
+    model = kd.Model.from_urdf(QUADRUPED, floating_base=True)
+    estimator = LeggedEstimator(model, "imu_link", QUADRUPED_FEET, contact_source="detection")
+    a_rest = np.array([0.0, 0.0, 9.81])
+    for k in range(300):
+        estimator.add_imu(k / RATE, np.zeros(3), a_rest)
+    assert estimator.initialized
+    q = model.neutral()
+    q[7:] = STANDING_JOINTS
+    loads = {"LF_FOOT": 180.0, "RH_FOOT": 180.0}
+    f_ext = {foot: np.concatenate([model.frame_placement(q, foot)[:3, :3].T @ [0.0, 0.0, fz], np.zeros(3)])
+             for foot, fz in loads.items()}
+    efforts = model.rnea(q, np.zeros(model.nv), np.zeros(model.nv), f_ext)[6:]
+    estimator.add_contacts(0.6, dict.fromkeys(QUADRUPED_FEET, True))  # ignored with detection
+    report = estimator.add_joint_state(299 / RATE, STANDING_JOINTS, np.zeros(12), efforts)
+    assert report is not None and set(report.added) == set(loads)
+    assert set(estimator.filter.feet) == set(loads) and estimator.counters["contacts_ignored"] == 1
+
+
+def test_configuration_errors_are_refused() -> None:
+    model = kd.Model.from_urdf(QUADRUPED, floating_base=True)
+    with pytest.raises(ValueError, match="filter must be one of"):
+        LeggedEstimator(model, "imu_link", QUADRUPED_FEET, filter="ukf")
+    with pytest.raises(ValueError, match="contact_source must be one of"):
+        LeggedEstimator(model, "imu_link", QUADRUPED_FEET, contact_source="force_sensor")
+    with pytest.raises(ValueError, match="not a link"):
+        LeggedEstimator(model, "imu", QUADRUPED_FEET)
+    estimator = LeggedEstimator(model, "imu_link", QUADRUPED_FEET)
+    with pytest.raises(ValueError, match=r"unknown feet \['LF_foot'\]"):
+        estimator.add_contacts(0.0, {"LF_foot": True})
+    assert estimator.add_joint_state(0.0, STANDING_JOINTS, np.zeros(12), np.zeros(12)) is None
+
+
+def test_a_failed_update_is_counted_and_the_estimate_goes_on(hexapod) -> None:
+    """A filter that refuses an update (ValueError, state untouched) does not stop the estimator."""
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET)
+    estimator.add_contacts(0.0, dict.fromkeys(FEET, True))
+    for k in range(260):
+        estimator.add_imu(truth.t[k], truth.gyro[k], truth.accel[k])
+
+    def refuse(feet):
+        raise ValueError("innovation covariance is not positive definite")
+
+    estimator.filter.update_contacts = refuse
+    zeros = np.zeros(truth.joints.shape[1])
+    assert estimator.add_joint_state(truth.t[259], truth.joints[259], zeros, zeros) is None
+    assert estimator.counters["updates_failed"] == 1 and "not positive definite" in estimator.last_problem
+    assert estimator.add_imu(truth.t[260], truth.gyro[260], truth.accel[260]) is not None
