@@ -22,7 +22,8 @@ kinematic update sees the IMU propagated to its stamp), then arrival within the 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -40,11 +41,14 @@ class Verdict(Enum):
 
 @dataclass(frozen=True)
 class Event:
-    """One released message."""
+    """One released message; ``dropped`` counts, by cause (a Verdict value or a caller's ``drop`` cause), the
+    messages of its stream dropped since the stream's previous accepted one, so counts read in release order
+    are as deterministic as the events."""
 
     stamp_ns: int
     stream: str
     payload: Any
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class _Stream:
     rank: int
     epoch: int = 0
     newest_ns: int | None = None
+    dropped: Counter[str] = field(default_factory=Counter)  # since the last accepted message
 
 
 @dataclass
@@ -133,18 +138,25 @@ class StampMerger:
             self.counts.resets += 1
         elif verdict is not Verdict.ACCEPTED:
             setattr(self.counts, verdict.value, getattr(self.counts, verdict.value) + 1)
-            self.counts.by_stream[stream_name] += 1
+            self.drop(stream_name, verdict.value)
             return verdict
         stream.epoch = self._epoch
         stream.newest_ns = stamp_ns
         if self._epoch_start_ns is None:
             self._epoch_start_ns = stamp_ns
         self._newest_ns = stamp_ns if self._newest_ns is None else max(self._newest_ns, stamp_ns)
-        event = Event(stamp_ns, stream_name, payload)
+        event = Event(stamp_ns, stream_name, payload, dict(stream.dropped))
+        stream.dropped.clear()
         heapq.heappush(self._heap, (stamp_ns, stream.rank, self._sequence, event))
         self._sequence += 1
         self._ready.extend(self._pop_until(self._watermark()))
         return verdict
+
+    def drop(self, stream_name: str, cause: str) -> None:
+        """Count a message of ``stream_name`` dropped for ``cause``; it is reported with the stream's next
+        released event (``Event.dropped``)."""
+        self._streams[stream_name].dropped[cause] += 1
+        self.counts.by_stream[stream_name] += 1
 
     def _classify(self, stream: _Stream, stamp_ns: int) -> Verdict:
         if stream.newest_ns is None:

@@ -1,0 +1,186 @@
+"""Messages in and out of the state estimator (issue 11 item 3; docs/nodes/state_estimator.md).
+
+Inputs are read by field name only, so rclpy messages and the message objects of the ``rosbags`` library (same
+field names) both work: that lets the node and ``kinodyn estimate`` share this code. Outputs are rclpy
+messages: nav_msgs/Odometry (REP-105 ``odom`` -> root link, twist in the child frame), the same pose as a
+tf2_msgs/TFMessage, and diagnostic_msgs/DiagnosticArray.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TransformStamped
+from nav_msgs.msg import Odometry
+
+from kinodyn_ros.conversions import InputError, quoted
+from tf2_msgs.msg import TFMessage
+
+NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class ImuSample:
+    """The readings of one sensor_msgs/Imu (IMU frame); non-finite values are left to the estimator's gate."""
+
+    frame_id: str
+    angular_velocity: np.ndarray
+    linear_acceleration: np.ndarray
+
+
+@dataclass(frozen=True)
+class JointSample:
+    """One sensor_msgs/JointState in the model's joint order, NaN for a joint the message does not carry."""
+
+    positions: np.ndarray
+    velocities: np.ndarray
+    efforts: np.ndarray
+
+
+def ns_to_time(ns: int) -> Time:
+    return Time(sec=ns // NS, nanosec=ns % NS)
+
+
+def _vector(v: Any) -> np.ndarray:
+    return np.array([v.x, v.y, v.z], dtype=np.float64)
+
+
+def imu_sample(msg: Any) -> ImuSample:
+    """Angular velocity and linear acceleration of a sensor_msgs/Imu; its orientation is not used (REP-145:
+    an orientation covariance starting with -1 means the IMU gives none)."""
+    return ImuSample(msg.header.frame_id, _vector(msg.angular_velocity), _vector(msg.linear_acceleration))
+
+
+def _names(names: Sequence[str], what: str) -> list[str]:
+    names = list(names)
+    duplicates = sorted(n for n, count in Counter(names).items() if count > 1)
+    if duplicates:
+        raise InputError("duplicate_names", f"{what} names {', '.join(map(quoted, duplicates[:5]))} twice")
+    return names
+
+
+class JointMap:
+    """Puts sensor_msgs/JointState values into the model's joint order by name; unknown names are ignored
+    (a robot may publish joints the estimator does not need, e.g. a head)."""
+
+    def __init__(self, joint_names: Sequence[str]) -> None:
+        self._index = {name: i for i, name in enumerate(joint_names)}
+
+    def sample(self, msg: Any) -> JointSample:
+        """Raises InputError when a value list is neither empty nor one per name (positions: one per name),
+        or a name repeats."""
+        names = _names(msg.name, "JointState")
+        if len(msg.position) != len(names):
+            raise InputError(
+                "length_mismatch",
+                f"JointState has {len(names)} names but {len(msg.position)} positions; each name needs one",
+                "position",
+            )
+        rows = [self._index.get(name, -1) for name in names]
+        known = np.array([r >= 0 for r in rows], dtype=bool)
+        target = np.array([r for r in rows if r >= 0], dtype=np.intp)
+        values = []
+        for field in ("position", "velocity", "effort"):
+            given = np.asarray(getattr(msg, field), dtype=np.float64)
+            if given.size not in (0, len(names)):
+                raise InputError(
+                    "length_mismatch",
+                    f"JointState has {len(names)} names but {given.size} {field} values; {field} must be "
+                    "empty or have one value per name",
+                    field,
+                )
+            out = np.full(len(self._index), np.nan)
+            if given.size:
+                out[target] = given[known]
+            values.append(out)
+        return JointSample(*values)
+
+
+def contact_flags(msg: Any) -> dict[str, bool]:
+    """``{foot link: in contact}`` of a kinodyn_interfaces/ContactStates (``names`` and ``in_contact`` of
+    equal length, names distinct and non-empty; InputError otherwise)."""
+    names = _names(msg.names, "ContactStates")
+    if len(msg.in_contact) != len(names):
+        raise InputError(
+            "length_mismatch",
+            f"ContactStates has {len(names)} names but {len(msg.in_contact)} in_contact flags; give one "
+            "per name",
+        )
+    if any(not name for name in names):
+        raise InputError("empty_name", "ContactStates has an empty name; each entry must name a foot link")
+    return {name: bool(flag) for name, flag in zip(names, msg.in_contact, strict=True)}
+
+
+def _set_vector(target: Any, values: np.ndarray) -> None:
+    target.x, target.y, target.z = (float(v) for v in values)
+
+
+def _set_quaternion(target: Any, xyzw: np.ndarray) -> None:
+    target.x, target.y, target.z, target.w = (float(v) for v in xyzw)
+
+
+def odometry_message(estimate: Any, stamp_ns: int, odom_frame: str, base_frame: str) -> Odometry:
+    """nav_msgs/Odometry of a ``kinodyn.estimation.Estimate``: pose of the base in ``odom_frame`` with its
+    covariance in that frame, twist in the base (child) frame with its covariance there, stamped ``stamp_ns``
+    (the IMU message's stamp; REP-105, the convention robot_localization uses)."""
+    msg = Odometry()
+    msg.header.stamp = ns_to_time(stamp_ns)
+    msg.header.frame_id = odom_frame
+    msg.child_frame_id = base_frame
+    _set_vector(msg.pose.pose.position, estimate.position)
+    _set_quaternion(msg.pose.pose.orientation, estimate.orientation)
+    msg.pose.covariance = np.asarray(estimate.pose_covariance, dtype=np.float64).ravel()
+    _set_vector(msg.twist.twist.linear, estimate.linear_velocity)
+    _set_vector(msg.twist.twist.angular, estimate.angular_velocity)
+    msg.twist.covariance = np.asarray(estimate.twist_covariance, dtype=np.float64).ravel()
+    return msg
+
+
+ESTIMATE_FIELDS = (
+    "position", "orientation", "linear_velocity", "angular_velocity", "pose_covariance", "twist_covariance"
+)
+"""The numbers of an Estimate that ``odometry_message`` publishes."""
+
+
+def non_finite_estimate_field(estimate: Any) -> str | None:
+    """The first of ESTIMATE_FIELDS of ``estimate`` holding a NaN or an infinity, None when all are finite
+    (one vectorised test: this runs for every IMU message)."""
+    values = np.concatenate([np.ravel(getattr(estimate, name)) for name in ESTIMATE_FIELDS])
+    if np.isfinite(values).all():
+        return None
+    return next(name for name in ESTIMATE_FIELDS if not np.isfinite(getattr(estimate, name)).all())
+
+
+def transform_message(odometry: Odometry) -> TFMessage:
+    """The pose of ``odometry`` as the transform ``header.frame_id -> child_frame_id`` (tf2's convention)."""
+    t = TransformStamped()
+    t.header = odometry.header
+    t.child_frame_id = odometry.child_frame_id
+    p, q = odometry.pose.pose.position, odometry.pose.pose.orientation
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = p.x, p.y, p.z
+    t.transform.rotation = q
+    return TFMessage(transforms=[t])
+
+
+LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
+
+
+def diagnostics_message(
+    stamp_ns: int, name: str, hardware_id: str, level: str, message: str, values: Mapping[str, Any]
+) -> DiagnosticArray:
+    """One DiagnosticStatus (``level`` ok|warn|error) with ``values`` as key/value strings; floats are
+    written with ``repr`` (round-trip exact), so NaN shows as 'nan' (e.g. no NIS yet)."""
+    status = DiagnosticStatus(level=LEVELS[level], name=name, message=message, hardware_id=hardware_id)
+    status.values = [
+        KeyValue(key=key, value=repr(float(v)) if isinstance(v, float) else str(v))
+        for key, v in values.items()
+    ]
+    array = DiagnosticArray(status=[status])
+    array.header.stamp = ns_to_time(stamp_ns)
+    return array

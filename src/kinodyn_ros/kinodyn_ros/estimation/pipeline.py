@@ -1,0 +1,455 @@
+"""The state estimator's message pipeline, shared by the node and ``kinodyn estimate`` (issue 11 items 3, 5).
+
+Messages (rclpy or rosbags objects) go into a ``StampMerger`` by header stamp; the released events drive
+``kinodyn.estimation.LeggedEstimator`` (seed 003 §5.3: IMU propagation, leg-kinematics update); every IMU
+message then gives one nav_msgs/Odometry and its TF, and diagnostics come every ``1 / diagnostics_rate``
+seconds of stamp time. Nothing here reads a clock or runs an executor: the outputs depend only on the
+messages of each stream in their order, so a live run and an offline run over the same bag agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+from kinodyn.estimation.estimator import LeggedEstimator
+from kinodyn.estimation.noise import NoiseParameters
+
+from kinodyn import Model
+from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns
+from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
+from kinodyn_ros.estimation.messages import (
+    ImuSample,
+    JointMap,
+    contact_flags,
+    diagnostics_message,
+    imu_sample,
+    non_finite_estimate_field,
+    odometry_message,
+    transform_message,
+)
+from kinodyn_ros.problem_log import DistinctProblemLog, error_text
+
+FILTERS = ("eskf", "invariant")
+CONTACT_SOURCES = ("message", "schedule", "detection")
+NS = 1_000_000_000
+OUTPUT_PARAMETERS = frozenset({"odom_frame", "base_frame", "diagnostics_rate"})
+"""Parameters a running estimator takes without starting over (they only shape the published messages)."""
+PROBLEM_COUNTERS = (
+    "imu_rejected", "imu_out_of_order", "joint_states_out_of_order", "joint_states_without_imu",
+    "feet_rejected", "feet_without_joints", "initialization_restarts", "resets",
+)
+"""LeggedEstimator counters of data faults: an increase is one (throttled) warning with its last_problem."""
+DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused")
+"""Why a message was not used: the merger's verdicts, unusable ("bad"), refused by the estimator."""
+DROP_REASONS = {
+    Verdict.DUPLICATE: "not after the newest message of its topic (duplicated or out of order)",
+    Verdict.LATE: "its topic was silent for more than stream_timeout and the estimate moved past this stamp",
+    Verdict.STALE: "older than a jump back of the time on another topic",
+}
+
+
+@dataclass(frozen=True)
+class EstimatorParameters:
+    """Everything the pipeline is configured by; the node's parameters carry the same names, flat (the
+    ``noise`` fields by their own names). docs/nodes/state_estimator.md lists them with their units."""
+
+    filter: str = "eskf"
+    contact_source: str = "message"
+    feet: tuple[str, ...] = ()  # empty: the names of the first contacts message
+    imu_frame: str = ""  # empty: the Imu messages' header.frame_id
+    noise: NoiseParameters = field(default_factory=NoiseParameters)
+    init_duration: float = 0.5
+    gate_probability: float = 0.9999
+    accel_limit: float = 8.0 * 9.81
+    gyro_limit: float = 35.0
+    max_imu_gap: float = 0.5
+    init_max_gyro: float = 0.05
+    init_max_accel_deviation: float = 0.5
+    contact_on_threshold: float = 0.0  # both 0: 0.3 and 0.15 of the weight one foot carries
+    contact_off_threshold: float = 0.0
+    stream_timeout: float = 0.25
+    reset_jump: float = 1.0
+    odom_frame: str = "odom"
+    base_frame: str = ""  # empty: the URDF root link
+    diagnostics_rate: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.filter not in FILTERS:
+            raise ValueError(f"parameter filter must be one of {', '.join(FILTERS)}, got {self.filter!r}")
+        if self.contact_source not in CONTACT_SOURCES:
+            raise ValueError(
+                f"parameter contact_source must be one of {', '.join(CONTACT_SOURCES)}, got "
+                f"{self.contact_source!r}"
+            )
+        feet = tuple(self.feet)
+        if any(not foot for foot in feet) or len(set(feet)) != len(feet):
+            raise ValueError(f"parameter feet must be distinct, non-empty link names, got {list(feet)}")
+        if self.contact_source == "detection" and not feet:
+            raise ValueError("contact_source detection needs parameter feet (the foot links to watch)")
+        object.__setattr__(self, "feet", feet)
+        for name in ("init_duration", "accel_limit", "gyro_limit", "max_imu_gap", "init_max_gyro",
+                     "init_max_accel_deviation", "stream_timeout", "reset_jump", "diagnostics_rate"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
+        if not 0.0 < self.gate_probability < 1.0:
+            raise ValueError(f"parameter gate_probability must be in (0, 1), got {self.gate_probability}")
+        on, off = self.contact_on_threshold, self.contact_off_threshold
+        if (on, off) != (0.0, 0.0) and not (math.isfinite(off) and off < on < math.inf):
+            raise ValueError(
+                "parameters contact_off_threshold < contact_on_threshold must be finite (N), or both 0 (from "
+                f"the robot's weight), got {off} and {on}"
+            )
+        if not self.odom_frame:
+            raise ValueError("parameter odom_frame must name the odometry frame (REP-105: 'odom')")
+
+    @classmethod
+    def flat_defaults(cls) -> dict[str, Any]:
+        """Parameter name -> default value, the noise fields flattened (what the node declares)."""
+        return cls().flat()
+
+    def flat(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "noise":
+                values.update({n.name: getattr(self.noise, n.name) for n in fields(NoiseParameters)})
+            else:
+                values[f.name] = list(self.feet) if f.name == "feet" else getattr(self, f.name)
+        return values
+
+    @classmethod
+    def from_flat(cls, values: Mapping[str, Any]) -> EstimatorParameters:
+        """From flat parameter values (a node's parameters, a ROS params file's ``ros__parameters``); names
+        not given keep their defaults, an unknown name is a ValueError listing the accepted ones."""
+        noise_names = {n.name for n in fields(NoiseParameters)}
+        own = {f.name for f in fields(cls)} - {"noise"}
+        unknown = sorted(set(values) - own - noise_names)
+        if unknown:
+            raise ValueError(
+                f"unknown estimator parameter(s) {', '.join(unknown)}; accepted: "
+                f"{', '.join(sorted(own | noise_names))}"
+            )
+        noise = NoiseParameters(**{k: v for k, v in values.items() if k in noise_names})
+        kwargs = {k: v for k, v in values.items() if k in own}
+        if "feet" in kwargs:
+            kwargs["feet"] = tuple(kwargs["feet"])
+        return cls(noise=noise, **kwargs)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One message to publish: ``kind`` is ``odometry``, ``tf`` or ``diagnostics``."""
+
+    kind: str
+    message: Any
+
+
+@dataclass
+class PipelineCounts:
+    """What the pipeline did, counted in release (stamp) order, so the counts are as deterministic as the
+    outputs: a dropped message is counted with the next released message of its topic (``Event.dropped``)."""
+
+    processed: Counter[str] = field(default_factory=Counter)  # released messages per stream
+    dropped: Counter[str] = field(default_factory=Counter)  # by cause: duplicate, late, stale, bad, refused
+    waiting: int = 0  # released before the estimator could be built (imu frame or feet unknown)
+    non_finite: int = 0  # estimates not published because a number was not finite (the filter is reset)
+    odometry: int = 0
+    resets: int = 0  # jumps back in time
+
+
+class EstimatorPipeline:
+    """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
+
+    def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
+                 diagnostics_name: str = "state_estimator") -> None:
+        if not model.floating_base:
+            raise ValueError("the state estimator needs the floating-base model of the robot")
+        self._model = model
+        self._joints = JointMap(model.joint_names)
+        self._log = logger
+        self._problems = DistinctProblemLog(logger)
+        self._diagnostics_name = diagnostics_name
+        self.counts = PipelineCounts()
+        self._outputs: list[Output] = []
+        self._configure(params)
+
+    # configuration -----------------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> EstimatorParameters:
+        return self._params
+
+    @property
+    def base_frame(self) -> str:
+        return self._params.base_frame or self._model.body_names[1]  # body 1: the root link on the free flyer
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """The merged streams: the contacts stream only when contacts come from messages."""
+        if self._params.contact_source == "detection":
+            return ("imu", "joint_states")
+        return ("imu", "contacts", "joint_states")
+
+    def _configure(self, params: EstimatorParameters) -> None:
+        if params.imu_frame and params.imu_frame not in self._model.frame_names:
+            raise ValueError(self._unknown_link("parameter imu_frame", params.imu_frame))
+        unknown = [foot for foot in params.feet if foot not in self._model.frame_names]
+        if unknown:
+            raise ValueError(self._unknown_link("parameter feet", unknown[0]))
+        self._params = params
+        self._merger = StampMerger(
+            self.streams, round(params.stream_timeout * NS), round(params.reset_jump * NS)
+        )
+        self._excluded: frozenset[str] = frozenset()
+        self._estimator: LeggedEstimator | None = None
+        self._imu_frame = params.imu_frame
+        self._feet = params.feet
+        self._next_diagnostics_ns: int | None = None
+        self._nis: list[float] = []
+        self._last_nis = math.nan
+        self._last_ns: dict[str, int] = {}  # stamp of the last processed event per stream (this epoch)
+        self._now_ns: int | None = None  # stamp of the last processed event
+
+    def reconfigure(self, params: EstimatorParameters) -> bool:
+        """Apply new parameters. Output parameters (OUTPUT_PARAMETERS) apply at once; any other change drops
+        what is buffered and starts the filter over, with one log line naming the changed parameters.
+        Returns whether the filter was reset."""
+        old, new = self._params.flat(), params.flat()
+        changed = sorted(name for name in new if new[name] != old[name])
+        if all(name in OUTPUT_PARAMETERS for name in changed):
+            self._params = params
+            return False
+        self._configure(params)
+        self._log.info(
+            f"estimator reset: parameter(s) {', '.join(changed)} changed; initialising again from the next "
+            "messages"
+        )
+        return True
+
+    def _unknown_link(self, what: str, name: str) -> str:
+        return f"{what} {quoted(name)} is not a link of the URDF; links: {', '.join(self._model.frame_names)}"
+
+    # input -------------------------------------------------------------------------------------------------
+
+    def on_imu(self, msg: Any) -> None:
+        """A sensor_msgs/Imu; its ``header.frame_id`` must be a URDF link (the IMU's), unless ``imu_frame``
+        is set."""
+        self._take("imu", "imu message", lambda: self._imu(msg), msg)
+
+    def on_joint_state(self, msg: Any) -> None:
+        """A sensor_msgs/JointState, mapped by name (unknown names ignored, missing joints NaN)."""
+        self._take("joint_states", "joint_states message", lambda: self._joints.sample(msg), msg)
+
+    def on_contacts(self, msg: Any) -> None:
+        """A kinodyn_interfaces/ContactStates (measured contacts or a controller's schedule)."""
+        if self._params.contact_source == "detection":
+            return  # the node does not subscribe then; a bag may still carry the topic
+        self._take("contacts", "contacts message", lambda: contact_flags(msg), msg)
+
+    def _imu(self, msg: Any) -> ImuSample:
+        sample = imu_sample(msg)
+        if self._params.imu_frame:
+            return sample
+        if sample.frame_id not in self._model.frame_names:
+            raise InputError(
+                "imu_frame", self._unknown_link("Imu header.frame_id", sample.frame_id)
+                + "; set parameter imu_frame to the IMU's link if the driver's frame is named otherwise",
+            )
+        if self._imu_frame and sample.frame_id != self._imu_frame:
+            raise InputError(
+                "imu_frame_changed",
+                f"Imu header.frame_id {quoted(sample.frame_id)} differs from the first message's "
+                f"{self._imu_frame!r}; one IMU per estimator",
+            )
+        return sample
+
+    def _take(self, stream: str, what: str, convert: Any, msg: Any) -> None:
+        try:
+            stamp = stamp_to_ns(msg.header.stamp)
+            payload = convert()
+        except (InputError, AttributeError, TypeError, ValueError) as exc:
+            self._merger.drop(stream, "bad")
+            self._problems.warn((what, getattr(exc, "key", type(exc).__name__)),
+                                f"ignoring {what}: {error_text(exc)}")
+            return
+        if stream == "imu" and not self._imu_frame:
+            self._imu_frame = payload.frame_id
+        verdict = self._merger.push(stream, stamp, payload)
+        if verdict in DROP_REASONS:
+            self._problems.warn(
+                ("merger", verdict, stream),
+                f"dropping {verdict.value} {what} stamped {stamp / NS:.9f} s: {DROP_REASONS[verdict]}",
+            )
+        self._report_excluded()
+        self._process(self._merger.ready())
+
+    def _report_excluded(self) -> None:
+        """One line when a stream is left out for silence, one when it is back (arrival order: logs only)."""
+        excluded = self._merger.excluded
+        for name in sorted(excluded - self._excluded):
+            self._log.warning(
+                f"{name} silent for more than stream_timeout ({self._params.stream_timeout} s of stamp "
+                "time): estimating without it until it comes back"
+            )
+        for name in sorted(self._excluded - excluded):
+            self._log.info(f"{name} is back")
+        self._excluded = excluded
+
+    # processing --------------------------------------------------------------------------------------------
+
+    def _process(self, items: Iterable[Event | Reset]) -> None:
+        for item in items:
+            if isinstance(item, Reset):
+                self.counts.resets += 1
+                self._last_ns.clear()
+                self._reset(
+                    f"time jumped back on {item.stream} from {item.from_ns / NS:.9f} s to "
+                    f"{item.to_ns / NS:.9f} s (a bag played in a loop, or a restarted clock)"
+                )
+                continue
+            self.counts.processed[item.stream] += 1
+            self.counts.dropped.update(item.dropped)
+            self._last_ns[item.stream] = self._now_ns = item.stamp_ns
+            try:
+                self._event(item)
+            except ValueError as exc:  # the estimator refused the input (e.g. contacts naming unknown feet)
+                self.counts.dropped["refused"] += 1
+                self._problems.warn(("estimator", item.stream), f"ignoring {item.stream} message: {exc}")
+            self._diagnostics(item.stamp_ns)
+
+    def _reset(self, reason: str) -> None:
+        if self._estimator is not None:
+            self._estimator.reset()
+        self._next_diagnostics_ns = None
+        self._nis.clear()
+        self._last_nis = math.nan
+        self._log.info(f"estimator reset: {reason}; initialising again")
+
+    def _ensure_estimator(self, event: Event) -> LeggedEstimator | None:
+        if self._estimator is not None:
+            return self._estimator
+        if event.stream == "contacts" and not self._feet:
+            self._feet = tuple(event.payload)
+        if not (self._imu_frame and self._feet):
+            self.counts.waiting += 1
+            return None
+        p = self._params
+        automatic = (p.contact_on_threshold, p.contact_off_threshold) == (0.0, 0.0)
+        self._estimator = LeggedEstimator(
+            self._model, self._imu_frame, self._feet, filter=p.filter, noise=p.noise,
+            contact_source=p.contact_source, init_duration=p.init_duration,
+            gate_probability=p.gate_probability, accel_limit=p.accel_limit, gyro_limit=p.gyro_limit,
+            max_imu_gap=p.max_imu_gap, init_max_gyro=p.init_max_gyro,
+            init_max_accel_deviation=p.init_max_accel_deviation,
+            contact_on_threshold=None if automatic else p.contact_on_threshold,
+            contact_off_threshold=None if automatic else p.contact_off_threshold,
+        )
+        self._log.info(
+            f"estimating {self.base_frame!r} in {p.odom_frame!r} with the {p.filter} filter: IMU "
+            f"{self._imu_frame!r}, feet {', '.join(self._feet)}, contacts from {p.contact_source}"
+        )
+        return self._estimator
+
+    def _event(self, event: Event) -> None:
+        estimator = self._ensure_estimator(event)
+        if estimator is None:
+            return
+        t = event.stamp_ns / NS
+        before = [estimator.counters[name] for name in PROBLEM_COUNTERS]
+        if event.stream == "contacts":
+            estimator.add_contacts(t, event.payload)
+        elif event.stream == "joint_states":
+            sample = event.payload
+            report = estimator.add_joint_state(t, sample.positions, sample.velocities, sample.efforts)
+            if report is not None and report.dof:
+                self._last_nis = report.nis
+                self._nis.append(report.nis / report.dof)
+        else:
+            sample = event.payload
+            estimate = estimator.add_imu(t, sample.angular_velocity, sample.linear_acceleration)
+            if estimate is not None:
+                self._publish_estimate(estimate, event.stamp_ns)
+        for name, count in zip(PROBLEM_COUNTERS, before, strict=True):
+            if estimator.counters[name] != count:
+                self._problems.warn(("estimator", name), f"{event.stream}: {estimator.last_problem}")
+
+    def _publish_estimate(self, estimate: Any, stamp_ns: int) -> None:
+        bad = non_finite_estimate_field(estimate)
+        if bad is not None:
+            self.counts.non_finite += 1
+            self._problems.error(
+                ("non_finite_estimate",),
+                f"the estimate at {stamp_ns / NS:.9f} s has a non-finite {bad}: not published, filter reset "
+                "(please report it with the input)",
+            )
+            self._reset("the estimate was not finite")
+            return
+        odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
+        self.counts.odometry += 1
+        self._outputs.append(Output("odometry", odometry))
+        self._outputs.append(Output("tf", transform_message(odometry)))
+
+    def _diagnostics(self, stamp_ns: int) -> None:
+        period = round(NS / self._params.diagnostics_rate)
+        if self._next_diagnostics_ns is not None and stamp_ns < self._next_diagnostics_ns:
+            return
+        self._next_diagnostics_ns = (stamp_ns // period + 1) * period
+        level, message, values = self.health()
+        msg = diagnostics_message(stamp_ns, self._diagnostics_name, self.base_frame, level, message, values)
+        self._nis.clear()
+        self._outputs.append(Output("diagnostics", msg))
+
+    def silent_streams(self) -> list[str]:
+        """Streams with no processed message in the last ``stream_timeout`` of stamp time (from the processed
+        stamps, so the diagnostics stay deterministic; the merger's own exclusion follows arrival)."""
+        if self._now_ns is None:
+            return []
+        limit = self._now_ns - round(self._params.stream_timeout * NS)
+        return [s for s in self.streams if self._last_ns.get(s, -1) < limit]
+
+    def health(self) -> tuple[str, str, dict[str, Any]]:
+        """``(level, message, values)`` of the diagnostics: ok when estimating from every stream, warn while
+        initialising or with a stream silent. Every value follows from the messages processed so far."""
+        estimator = self._estimator
+        counts = self.counts
+        silent = self.silent_streams()
+        values: dict[str, Any] = {
+            "filter": self._params.filter,
+            "contact_source": self._params.contact_source,
+            "initialized": bool(estimator is not None and estimator.initialized),
+            "nis_last": float(self._last_nis),
+            "nis_per_dof_mean": float(np.mean(self._nis)) if self._nis else math.nan,
+            "nis_updates": len(self._nis),
+            "feet_in_contact": ", ".join(estimator.filter.feet) if estimator is not None else "",
+            **{f"{stream}_messages": counts.processed[stream] for stream in self.streams},
+            **{f"dropped_{cause}": counts.dropped[cause] for cause in DROP_CAUSES},
+            "resets": counts.resets,
+            "silent_streams": ", ".join(silent),
+            "non_finite_estimates": counts.non_finite,
+        }
+        if estimator is not None:
+            values.update({f"estimator_{k}": v for k, v in estimator.counters.items()})
+        if estimator is None:
+            return "warn", "waiting for the IMU frame and the feet (first Imu and contacts messages)", values
+        if not estimator.initialized:
+            return "warn", estimator.status, values
+        if silent:
+            return "warn", f"estimating without {', '.join(silent)} (silent); {estimator.status}", values
+        return "ok", estimator.status, values
+
+    # output ------------------------------------------------------------------------------------------------
+
+    def drain(self) -> list[Output]:
+        """The outputs produced since the last call, in stamp order."""
+        outputs, self._outputs = self._outputs, []
+        return outputs
+
+    def flush(self) -> list[Output]:
+        """Process everything still buffered (end of a bag), then ``drain``."""
+        self._process(self._merger.flush())
+        return self.drain()

@@ -1,0 +1,322 @@
+"""The state estimator's messages and pipeline without DDS: conversions from rclpy and rosbags messages, the
+parameters, and the pipeline on a short exact stream (ordering, faults, resets, finite outputs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kinodyn_ros.conversions import InputError
+from kinodyn_ros.estimation.messages import (
+    JointMap,
+    contact_flags,
+    diagnostics_message,
+    imu_sample,
+    odometry_message,
+    transform_message,
+)
+from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
+from kinodyn_ros.finite import non_finite_field
+from nav_msgs.msg import Odometry
+from rosbags.typesys import Stores, get_typestore
+from sensor_msgs.msg import Imu, JointState
+
+from kinodyn import Model
+from kinodyn_interfaces.msg import ContactStates
+
+BAG_TYPES = get_typestore(Stores.ROS2_JAZZY)
+
+
+def rosbags_joint_state(names, position, velocity=(), effort=()):
+    t = BAG_TYPES.types
+    header = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=3, nanosec=5), frame_id="")
+    return t["sensor_msgs/msg/JointState"](
+        header=header, name=list(names), position=np.array(position, dtype=np.float64),
+        velocity=np.array(velocity, dtype=np.float64), effort=np.array(effort, dtype=np.float64),
+    )
+
+
+def rclpy_joint_state(names, position, velocity=(), effort=()):
+    return JointState(name=list(names), position=list(position), velocity=list(velocity), effort=list(effort))
+
+
+@pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
+def test_joint_states_are_mapped_by_name_unknown_ignored_missing_nan(make) -> None:
+    joints = JointMap(("a", "b", "c"))
+    sample = joints.sample(make(["c", "head", "a"], [3.0, 9.0, 1.0], [30.0, 90.0, 10.0]))
+    np.testing.assert_array_equal(sample.positions, [1.0, np.nan, 3.0])
+    np.testing.assert_array_equal(sample.velocities, [10.0, np.nan, 30.0])
+    assert np.all(np.isnan(sample.efforts))  # none given
+
+
+@pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
+@pytest.mark.parametrize(
+    ("names", "position", "velocity", "match"),
+    [
+        (["a", "b"], [1.0], [], "2 names but 1 positions"),
+        (["a", "b"], [1.0, 2.0], [1.0], "2 names but 1 velocity values"),
+        (["a", "a"], [1.0, 2.0], [], "names 'a' twice"),
+    ],
+)
+def test_inconsistent_joint_states_are_refused(make, names, position, velocity, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        JointMap(("a", "b")).sample(make(names, position, velocity))
+
+
+def test_imu_readings_from_rclpy_and_rosbags_messages_agree() -> None:
+    msg = Imu()
+    msg.header.frame_id = "imu_link"
+    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = 0.1, -0.2, 0.3
+    msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = 1.0, 2.0, 9.0
+    msg.orientation_covariance[0] = -1.0  # REP-145: no orientation
+    t = BAG_TYPES.types
+    vector = t["geometry_msgs/msg/Vector3"]
+    bag_msg = t["sensor_msgs/msg/Imu"](
+        header=t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
+                                        frame_id="imu_link"),
+        orientation=t["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+        orientation_covariance=np.array([-1.0] + [0.0] * 8),
+        angular_velocity=vector(x=0.1, y=-0.2, z=0.3), angular_velocity_covariance=np.zeros(9),
+        linear_acceleration=vector(x=1.0, y=2.0, z=9.0), linear_acceleration_covariance=np.zeros(9),
+    )
+    for sample in (imu_sample(msg), imu_sample(bag_msg)):
+        assert sample.frame_id == "imu_link"
+        np.testing.assert_array_equal(sample.angular_velocity, [0.1, -0.2, 0.3])
+        np.testing.assert_array_equal(sample.linear_acceleration, [1.0, 2.0, 9.0])
+
+
+def test_contact_flags() -> None:
+    assert contact_flags(ContactStates(names=["LF_FOOT", "RH_FOOT"], in_contact=[True, False])) == {
+        "LF_FOOT": True, "RH_FOOT": False
+    }
+    with pytest.raises(InputError, match="2 names but 1 in_contact"):
+        contact_flags(ContactStates(names=["LF_FOOT", "RH_FOOT"], in_contact=[True]))
+    with pytest.raises(InputError, match="empty name"):
+        contact_flags(ContactStates(names=[""], in_contact=[True]))
+
+
+class FakeEstimate:
+    position = np.array([1.0, 2.0, 0.5])
+    orientation = np.array([0.0, 0.0, math.sin(0.25), math.cos(0.25)])  # yaw 0.5 rad
+    linear_velocity = np.array([0.3, 0.0, 0.0])
+    angular_velocity = np.array([0.0, 0.0, 0.1])
+    pose_covariance = np.diag(np.arange(1.0, 7.0))
+    twist_covariance = np.diag(np.arange(7.0, 13.0))
+
+
+def test_odometry_tf_and_diagnostics_messages() -> None:
+    odometry = odometry_message(FakeEstimate(), 12_000_000_345, "odom", "base_link")
+    assert isinstance(odometry, Odometry)
+    assert (odometry.header.stamp.sec, odometry.header.stamp.nanosec) == (12, 345)
+    assert (odometry.header.frame_id, odometry.child_frame_id) == ("odom", "base_link")
+    p, q = odometry.pose.pose.position, odometry.pose.pose.orientation
+    assert [p.x, p.y, p.z, q.x, q.y, q.z, q.w] == [1.0, 2.0, 0.5, 0.0, 0.0, math.sin(0.25), math.cos(0.25)]
+    assert odometry.twist.twist.linear.x == 0.3 and odometry.twist.twist.angular.z == 0.1
+    np.testing.assert_array_equal(np.reshape(odometry.pose.covariance, (6, 6)), FakeEstimate.pose_covariance)
+    np.testing.assert_array_equal(
+        np.reshape(odometry.twist.covariance, (6, 6)), FakeEstimate.twist_covariance
+    )
+    (tf,) = transform_message(odometry).transforms
+    assert (tf.header.frame_id, tf.child_frame_id) == ("odom", "base_link")
+    assert tf.header.stamp == odometry.header.stamp
+    assert (tf.transform.translation.y, tf.transform.rotation.w) == (2.0, math.cos(0.25))
+    diagnostics = diagnostics_message(7, "state_estimator", "base_link", "warn", "initialising",
+                                      {"nis_last": math.nan, "initialized": False, "resets": 2})
+    (status,) = diagnostics.status
+    assert status.level == b"\x01" and status.message == "initialising"
+    values = {kv.key: kv.value for kv in status.values}
+    assert values == {"nis_last": "nan", "initialized": "False", "resets": "2"}
+    assert non_finite_field(diagnostics) is None and non_finite_field(odometry) is None
+
+
+def test_parameters_round_trip_and_refuse_bad_values() -> None:
+    flat = EstimatorParameters.flat_defaults()
+    assert flat["accelerometer_noise_density"] == 2.0e-3 and flat["feet"] == [] and flat["filter"] == "eskf"
+    params = EstimatorParameters.from_flat(
+        {"filter": "invariant", "feet": ["LF_FOOT"], "encoder_noise": 2e-3}
+    )
+    assert params.filter == "invariant" and params.feet == ("LF_FOOT",) and params.noise.encoder_noise == 2e-3
+    assert EstimatorParameters.from_flat(params.flat()) == params
+    for bad, match in [
+        ({"filter": "ukf"}, "filter must be one of eskf, invariant"),
+        ({"contact_source": "guess"}, "contact_source must be one of"),
+        ({"contact_source": "detection"}, "detection needs parameter feet"),
+        ({"feet": ["a", "a"]}, "feet must be distinct"),
+        ({"stream_timeout": 0.0}, "stream_timeout must be a positive"),
+        ({"gate_probability": 1.0}, r"gate_probability must be in \(0, 1\)"),
+        ({"contact_on_threshold": 10.0, "contact_off_threshold": 10.0}, "contact_off_threshold < "),
+        ({"gyroscope_noise_density": -1.0}, "gyroscope_noise_density"),
+        ({"odom_frame": ""}, "odom_frame must name"),
+        ({"stream_timout": 1.0}, "unknown estimator parameter.*stream_timout"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            EstimatorParameters.from_flat(bad)
+
+
+# the pipeline on the standing stream of test/fixtures/estimator_stream.py ----------------------------------
+
+REPO = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("estimator_stream", REPO / "test/fixtures/estimator_stream.py")
+stream = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stream)
+
+
+class Logger:
+    """Stands in for an rclpy or logging logger: keeps ``(level, line)`` of every line."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def info(self, line: str) -> None:
+        self.lines.append(("info", line))
+
+    def warning(self, line: str) -> None:
+        self.lines.append(("warning", line))
+
+    def error(self, line: str) -> None:
+        self.lines.append(("error", line))
+
+
+@pytest.fixture(scope="module")
+def model() -> Model:
+    return Model.from_urdf(REPO / "urdf" / "quadruped.urdf", floating_base=True)
+
+
+def feed(pipeline: EstimatorPipeline, messages) -> list[Output]:
+    take = {
+        "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
+    }
+    outputs: list[Output] = []
+    for topic, msg in messages:
+        take[topic](msg)
+        outputs.extend(pipeline.drain())
+    return outputs
+
+
+def run(model: Model, messages, logger: Logger, params: EstimatorParameters | None = None) -> list[Output]:
+    pipeline = EstimatorPipeline(model, params or EstimatorParameters(), logger)
+    return feed(pipeline, messages) + pipeline.flush()
+
+
+def of_kind(outputs: list[Output], kind: str) -> list:
+    return [o.message for o in outputs if o.kind == kind]
+
+
+def pose_twist(odometry: Odometry) -> np.ndarray:
+    p, q = odometry.pose.pose.position, odometry.pose.pose.orientation
+    v, w = odometry.twist.twist.linear, odometry.twist.twist.angular
+    return np.array([p.x, p.y, p.z, q.x, q.y, q.z, q.w - 1.0, v.x, v.y, v.z, w.x, w.y, w.z])
+
+
+def stamps(messages: list) -> list[int]:
+    return [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in messages]
+
+
+def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_periodic_diagnostics(model) -> None:
+    log = Logger()
+    count = 800  # 2 s at 400 Hz
+    outputs = run(model, stream.standing(model, count), log)
+    odometry, tf, diagnostics = (of_kind(outputs, k) for k in ("odometry", "tf", "diagnostics"))
+    imu_stamps = [stream.START_NS + k * stream.IMU_PERIOD_NS for k in range(count)]
+    # the first IMU message comes before the first contacts message (same stamp, IMU first): no feet yet;
+    # the next 0.5 s initialise (the window closes with the sample that completes it: the first output)
+    first = imu_stamps.index(stamps(odometry)[0])
+    assert stamps(odometry) == imu_stamps[first:] and 0.5e9 <= imu_stamps[first] - stream.START_NS <= 0.51e9
+    assert all((o.header.frame_id, o.child_frame_id) == ("odom", "base_link") for o in odometry)
+    assert np.abs(np.array([pose_twist(o) for o in odometry])).max() < 1e-12  # exact data: origin, at rest
+    for o in odometry:
+        for covariance in (o.pose.covariance, o.twist.covariance):
+            c = np.reshape(covariance, (6, 6))
+            assert np.array_equal(c, c.T) and np.linalg.eigvalsh(c).min() > 0.0
+    assert [t.transforms[0].header for t in tf] == [o.header for o in odometry]
+    # 2 Hz of stamp time: the first event, then the first event at or after each multiple of 0.5 s
+    assert stamps(diagnostics) == [100_000_000_000, 100_500_000_000, 101_000_000_000, 101_500_000_000]
+    levels = [d.status[0].level for d in diagnostics]
+    assert levels[:2] == [b"\x01", b"\x01"] and levels[2:] == [b"\x00", b"\x00"]  # warn initialising, then ok
+    assert not [line for line in log.lines if line[0] != "info"]
+
+
+def test_faults_are_survived_with_one_line_each_and_finite_outputs(model) -> None:
+    log = Logger()
+    outputs = run(model, stream.faulty(model), log)
+    odometry = of_kind(outputs, "odometry")
+    assert all(non_finite_field(o.message) is None for o in outputs)
+    assert np.abs(np.array([pose_twist(o) for o in odometry])).max() < 1e-9  # the spike did not throw it
+    warnings = [line for level, line in log.lines if level == "warning"]
+    assert len(warnings) == 4, warnings
+    assert "non-finite value" in warnings[0]  # the NaN sample; the spike is the same cause (throttled)
+    assert "unmeasured leg joints" in warnings[1]
+    assert warnings[2].startswith("dropping duplicate joint_states message stamped 101.300000000 s")
+    assert warnings[3].startswith("dropping duplicate imu message stamped 101.750000000 s")
+    # every IMU message after initialisation gives one odometry, except the two rejected and the 24 dropped
+    imu = [m for topic, m in stream.faulty(model) if topic == "imu/data"]
+    expected = sorted(set(stamps(imu)) - set(stamps(imu)[450:451]) - set(stamps(imu)[480:481]))
+    first = expected.index(stamps(odometry)[0])
+    assert stamps(odometry) == expected[first:]
+
+
+def test_a_jump_back_resets_once_and_estimates_again(model) -> None:
+    log = Logger()
+    outputs = run(model, stream.faulty(model) + stream.looped(model), log)
+    resets = [line for level, line in log.lines if "estimator reset" in line]
+    assert resets == [
+        "estimator reset: time jumped back on imu from 101.997500000 s to 100.000000000 s (a bag played in a "
+        "loop, or a restarted clock); initialising again"
+    ]
+    odometry = stamps(of_kind(outputs, "odometry"))
+    jump = next(i for i in range(1, len(odometry)) if odometry[i] < odometry[i - 1])
+    assert 0.5e9 <= odometry[jump] - stream.START_NS <= 0.51e9  # initialised again from the looped stream
+    assert odometry[jump:] == sorted(odometry[jump:])
+    assert odometry[-1] == stream.START_NS + 399 * stream.IMU_PERIOD_NS
+
+
+def test_output_is_identical_for_any_interleaving_of_the_topics(model) -> None:
+    """Each topic arrives in its own order, each message up to 30 ms after its stamp (less than
+    stream_timeout, 250 ms): the outputs (odometry, TF, diagnostics) are equal field by field."""
+    messages = stream.faulty(model)
+    reference = run(model, messages, Logger())
+    rng = random.Random(4)
+    for _ in range(2):
+        arrivals, last = [], {}
+        for topic, msg in messages:
+            arrival = max(last.get(topic, 0) + 1, stamps([msg])[0] + rng.randrange(30_000_000))
+            last[topic] = arrival
+            arrivals.append((arrival, len(arrivals), topic, msg))
+        shuffled = [(topic, msg) for _, _, topic, msg in sorted(arrivals, key=lambda a: a[:2])]
+        assert shuffled != messages
+        assert run(model, shuffled, Logger()) == reference  # field by field, exactly (rclpy's __eq__)
+
+
+def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped(model) -> None:
+    log = Logger()
+    messages = stream.standing(model, 400)
+    for _, msg in messages[:30]:
+        if isinstance(msg, Imu):
+            msg.header.frame_id = "camera"
+    outputs = run(model, messages, log)
+    bad = [line for level, line in log.lines if level == "warning"]
+    assert len(bad) == 1
+    assert bad[0].startswith("ignoring imu message: Imu header.frame_id 'camera' is not a link")
+    assert "set parameter imu_frame" in bad[0] and of_kind(outputs, "odometry")
+    overridden = run(model, messages, Logger(), EstimatorParameters(imu_frame="imu_link"))
+    assert len(of_kind(overridden, "odometry")) > len(of_kind(outputs, "odometry"))  # frame_id not read
+
+
+def test_reconfigure_resets_for_filter_parameters_only(model) -> None:
+    log = Logger()
+    pipeline = EstimatorPipeline(model, EstimatorParameters(), log)
+    feed(pipeline, stream.standing(model, 400))
+    assert pipeline.health()[0] == "ok"
+    assert not pipeline.reconfigure(EstimatorParameters(odom_frame="world", diagnostics_rate=5.0))
+    assert pipeline.health()[0] == "ok" and pipeline.params.odom_frame == "world"
+    assert pipeline.reconfigure(EstimatorParameters(odom_frame="world", filter="invariant"))
+    assert pipeline.health()[1].startswith("waiting")
+    assert log.lines[-1] == (
+        "info",
+        "estimator reset: parameter(s) diagnostics_rate, filter changed; initialising again from the next "
+        "messages",
+    )
