@@ -12,14 +12,16 @@ from kinodyn.estimation.contacts import ContactDetector
 import kinodyn as kd
 from kinodyn import sim
 
+from .robots import QUADRUPED_FEET
+from .robots import QUADRUPED_STANDING_JOINTS as STANDING_JOINTS
+from .robots import QUADRUPED_URDF as QUADRUPED
+
 HERE = Path(__file__).resolve().parent
-QUADRUPED = HERE.parents[3] / "urdf" / "quadruped.urdf"
 HEXAPOD = HERE / "hexapod.urdf"
 ROBOTS = {
-    "quadruped": (QUADRUPED, ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]),
+    "quadruped": (QUADRUPED, list(QUADRUPED_FEET)),
     "hexapod": (HEXAPOD, [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]),
 }
-STANDING_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
 STANDING_HEIGHT = 0.5252  # m, base above the ground in the nominal stance (urdf/README.md)
 
 

@@ -20,12 +20,13 @@ from kinodyn.spatial import euler_to_matrix, quat_to_matrix, so3_exp, so3_log
 
 import kinodyn as kd
 
+from .robots import QUADRUPED_FEET
+from .robots import QUADRUPED_STANDING_JOINTS as STANDING_JOINTS
+from .robots import QUADRUPED_URDF as QUADRUPED
+
 HERE = Path(__file__).resolve().parent
 HEXAPOD = HERE / "hexapod.urdf"
 FEET = [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]
-QUADRUPED = HERE.parents[3] / "urdf" / "quadruped.urdf"
-QUADRUPED_FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
-STANDING_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
 G = np.array([0.0, 0.0, -9.81])
 RATE = 500.0
 YAW_RATE = 0.3  # rad/s

@@ -16,23 +16,13 @@ from kinodyn.spatial import so3_exp
 
 import kinodyn as kd
 
+from .robots import QUADRUPED_FEET, QUADRUPED_IMU, quadruped_offset_imu_xml
+
 HERE = Path(__file__).resolve().parent
-QUADRUPED = HERE.parents[3] / "urdf" / "quadruped.urdf"
 HEXAPOD = HERE / "hexapod.urdf"
-QUADRUPED_FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
 HEXAPOD_FEET = [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]
-IMU_ORIGIN = '<origin xyz="0.0 0.0 0.05" rpy="0.0 0.0 0.0" />'
-
-
-def quadruped_offset_imu_xml() -> str:
-    """urdf/quadruped.urdf with the IMU 12 cm forward, 4 cm right, 6 cm up and rotated (roll, pitch, yaw)."""
-    text = QUADRUPED.read_text()
-    assert text.count(IMU_ORIGIN) == 1
-    return text.replace(IMU_ORIGIN, '<origin xyz="0.12 -0.04 0.06" rpy="0.4 -0.3 2.0" />')
-
-
 ROBOTS = {
-    "quadruped": (quadruped_offset_imu_xml, "imu_link", QUADRUPED_FEET),
+    "quadruped": (quadruped_offset_imu_xml, QUADRUPED_IMU, list(QUADRUPED_FEET)),
     "hexapod": (HEXAPOD.read_text, "imu", HEXAPOD_FEET),
 }
 
@@ -157,7 +147,7 @@ def rigid_imu_state(extrinsics: ImuExtrinsics, C_WB, p_B, v_body, w_body):
 
 def test_base_state_inverts_the_rigid_body_transfer() -> None:
     extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
-                                          "imu_link")
+                                          QUADRUPED_IMU)
     rng = np.random.default_rng(5)
     for _ in range(10):
         C_WB, p_B = so3_exp(rng.normal(size=3)), rng.normal(size=3)
@@ -172,7 +162,7 @@ def test_base_state_inverts_the_rigid_body_transfer() -> None:
 def test_output_jacobians_match_finite_differences() -> None:
     """Perturb the IMU state (p, v, local theta, b_g, gyro noise) and difference the base outputs."""
     extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
-                                          "imu_link")
+                                          QUADRUPED_IMU)
     rng = np.random.default_rng(11)
     C, p, v, w = so3_exp(rng.normal(size=3)), rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     estimate = extrinsics.base_state(C, p, v, w)
