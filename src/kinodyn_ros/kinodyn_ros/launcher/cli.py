@@ -4,6 +4,7 @@
     kinodyn list config/planar_demo.yaml
     kinodyn nodes
     kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_ros.bags, docs/bags.md)
+    kinodyn estimate BAG --urdf URDF --output OUT ...   (offline re-estimation, docs/offline-estimation.md)
 
 A graph may also be named without its path (`kinodyn up planar_demo`): it is then looked up in the installed
 `share/kinodyn_bringup/config/`. A graph file that cannot be started gives one error line and exit code 2.
@@ -18,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from kinodyn_ros.bags.cli import add_bag_parser, run_bag
+from kinodyn_ros.estimation.estimate_cli import add_estimate_parser, run_estimate
 from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
 from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
 from kinodyn_ros.launcher.supervisor import run_graph
@@ -63,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kinodyn", description="Start and inspect kinodyn node graphs (docs/launcher.md)."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes,bag}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes,bag,estimate}")
     up = commands.add_parser(
         "up", help="start every node of a graph; stop all on Ctrl-C, SIGTERM, --timeout or when one exits"
     )
@@ -79,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("graph", help="graph file (config/<graph>.yaml) or the name of an installed graph")
     commands.add_parser("nodes", help="list the executables of the kinodyn packages")
     add_bag_parser(commands)
+    add_estimate_parser(commands)
     return parser
 
 
@@ -87,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "bag":
         return run_bag(args)
+    if args.command == "estimate":
+        return run_estimate(args)
     for option in ("timeout", "stop_timeout"):
         value = getattr(args, option, None)
         if value is not None and value <= 0:

@@ -1,0 +1,60 @@
+"""The `kinodyn estimate` subcommand's arguments (docs/offline-estimation.md); the work is in ``offline``,
+imported only when the command runs (the estimator takes seconds to import; `kinodyn up` need not wait)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+USAGE_ERROR = 2
+CONTACT_TOPICS = {"message": "/contacts", "schedule": "/contact_schedule"}
+"""Default contacts topic per contact_source (the node's topic names); detection reads none."""
+STORAGE_CHOICES = ("mcap", "sqlite3")
+
+
+def add_estimate_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `estimate` on the `kinodyn` command's subparsers."""
+    parser = commands.add_parser(
+        "estimate", help="re-estimate the base state from a bag, offline (docs/offline-estimation.md)",
+        description="Run the state_estimator's filter over a bag in header-stamp order and write the "
+                    "estimates as a bag (/odometry/filtered, /diagnostics).",
+    )
+    parser.add_argument("bag", help="input rosbag2 bag directory")
+    parser.add_argument("--urdf", required=True, help="URDF file of the robot (its root link is the base)")
+    parser.add_argument("--output", required=True, help="output bag directory (must not exist)")
+    parser.add_argument("--params", help="ROS 2 params file of the state_estimator node")
+    parser.add_argument("--imu-topic", default="/imu/data", help="sensor_msgs/Imu topic (default /imu/data)")
+    parser.add_argument("--joint-states-topic", default="/joint_states",
+                        help="sensor_msgs/JointState topic (default /joint_states)")
+    parser.add_argument("--contacts-topic",
+                        help="kinodyn_interfaces/ContactStates topic (default /contacts; /contact_schedule "
+                             "for contact_source schedule; none is read for detection)")
+    parser.add_argument("--ground-truth-topic",
+                        help="nav_msgs/Odometry of the true base: print the drift and error figures")
+    parser.add_argument("--storage", choices=STORAGE_CHOICES, default="mcap", help="output storage (mcap)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    """`kinodyn estimate`: 0 when estimates were written, 1 when the filter produced none, 2 on bad input
+    (one error line)."""
+    from kinodyn_ros.bags.reader import BagError
+    from kinodyn_ros.estimation import offline
+
+    try:
+        params = offline.parameters_from_file(args.params) if args.params else offline.EstimatorParameters()
+        contacts = None
+        if params.contact_source != "detection":
+            contacts = args.contacts_topic or CONTACT_TOPICS[params.contact_source]
+        topics = offline.Topics(args.imu_topic, args.joint_states_topic, contacts, args.ground_truth_topic)
+        model = offline.load_model(args.urdf)
+        result = offline.estimate_bag(args.bag, model, params, args.output, topics, args.storage,
+                                      progress=not args.quiet)
+    except (BagError, ValueError, KeyError) as exc:
+        print(f"kinodyn estimate: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    print(offline.summary_text(result, args.output))
+    if not result.estimates.t:
+        print(f"kinodyn estimate: no estimate was produced ({result.status})", file=sys.stderr)
+        return 1
+    return 0
