@@ -63,14 +63,21 @@ class ImuExtrinsics:
     lever: FloatArray = field(init=False)
     _lever_skew: FloatArray = field(init=False, repr=False)  # [u]x
     _gyro_noise_map: FloatArray = field(init=False, repr=False)  # twist Jacobian of n_g, times its transpose
+    _pose_map: FloatArray = field(init=False, repr=False)  # the constant blocks of output_jacobians
+    _twist_map: FloatArray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         rotation = np.array(self.rotation, dtype=np.float64)
         translation = np.array(self.translation, dtype=np.float64)
         lever = rotation.T @ translation
         noise = np.vstack([-rotation @ skew(lever), -rotation])
+        pose = np.zeros((6, 15))
+        pose[:3, :3] = np.eye(3)
+        twist = np.zeros((6, 18))
+        twist[:, 12:15] = twist[:, 15:18] = noise
         for name, value in (("rotation", rotation), ("translation", translation), ("lever", lever),
-                            ("_lever_skew", skew(lever)), ("_gyro_noise_map", noise @ noise.T)):
+                            ("_lever_skew", skew(lever)), ("_gyro_noise_map", noise @ noise.T),
+                            ("_pose_map", pose), ("_twist_map", twist)):
             object.__setattr__(self, name, value)
 
     @classmethod
@@ -110,15 +117,13 @@ class ImuExtrinsics:
         ``[dp, dv, dtheta, db_a, db_g, n_g]`` (6x18, ``n_g`` the gyro reading's white noise).
         """
         C_BI = self.rotation
-        pose = np.zeros((6, 15))
-        pose[:3, :3] = np.eye(3)
+        pose = self._pose_map.copy()
         pose[:3, 6:9] = rotation @ self._lever_skew
         pose[3:, 6:9] = rotation
-        twist = np.zeros((6, 18))
+        twist = self._twist_map.copy()
         twist[:3, 3:6] = C_BI @ rotation.T
-        twist[:3, 6:9] = C_BI @ skew(rotation.T @ velocity)
-        twist[:3, 12:15] = twist[:3, 15:18] = -C_BI @ self._lever_skew
-        twist[3:, 12:15] = twist[3:, 15:18] = -C_BI
+        x, y, z = rotation.T @ velocity
+        twist[:3, 6:9] = C_BI @ np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])  # C_BI [C^T v]x
         return pose, twist
 
     def output_covariances(self, rotation: FloatArray, velocity: FloatArray, covariance: FloatArray,
