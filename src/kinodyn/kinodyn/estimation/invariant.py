@@ -208,8 +208,9 @@ class InvariantEKF:
         ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0.
         """
         self._require_initialized()
-        omega_m = as_vector(angular_velocity, 3, "angular_velocity")
-        accel_m = as_vector(linear_acceleration, 3, "linear_acceleration")
+        # fresh contiguous writable copies: one compiled signature whatever the caller passes
+        omega_m = np.array(as_vector(angular_velocity, 3, "angular_velocity"))
+        accel_m = np.array(as_vector(linear_acceleration, 3, "linear_acceleration"))
         if not math.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
         n = self._cov.shape[0]
