@@ -24,6 +24,7 @@ setup(
             "ee_pose_printer = kinodyn_ros.nodes.ee_pose_printer:main",
             "kinematics = kinodyn_ros.nodes.kinematics:main",
             "dynamics = kinodyn_ros.nodes.dynamics:main",
+            "state_estimator = kinodyn_ros.nodes.state_estimator:main",
         ],
     },
 )

@@ -130,25 +130,60 @@ def test_a_silent_stream_is_left_out_after_the_timeout_and_its_late_messages_dro
     assert [e.payload for e in merger.ready()] == ["back"]  # 122 ms waits for the joints again
 
 
-def test_a_jump_back_ends_the_epoch_with_one_reset_and_drops_the_old_epochs_stragglers() -> None:
+def test_a_jump_back_waits_for_every_stream_then_resets_once() -> None:
     merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
     for k in range(10):
         merger.push("imu", (5_000 + 2 * k) * MS, ("imu", k))
         merger.push("joint_states", (5_000 + 2 * k) * MS, ("joint_states", k))
     merger.push("imu", 5_020 * MS, "last of the old epoch")
-    assert merger.pending == 1
     merger.ready()
     assert merger.push("imu", 3 * MS, "first of the new epoch") is Verdict.RESET
-    assert merger.push("joint_states", 5_020 * MS, "straggler") is Verdict.STALE
-    assert merger.push("joint_states", 3 * MS, "joints jump too") is Verdict.ACCEPTED
+    assert merger.push("imu", 5 * MS, "second of the new epoch") is Verdict.ACCEPTED
+    assert merger.push("joint_states", 5_020 * MS, "joints finish the old epoch") is Verdict.ACCEPTED
+    assert merger.push("joint_states", 3 * MS, "joints jump too") is Verdict.RESET
     released = merger.ready()
     assert [r.payload if isinstance(r, Event) else r for r in released] == [
         "last of the old epoch",
+        "joints finish the old epoch",
         Reset("imu", 5_020 * MS, 3 * MS),
         "first of the new epoch",
         "joints jump too",
     ]
-    assert merger.counts.resets == 1 and merger.counts.stale == 1
+    assert merger.counts.resets == 1 and merger.pending == 1  # the imu at 5 ms waits for the joints
+
+
+def test_a_stream_silent_at_the_jump_is_left_behind_and_its_old_messages_are_stale() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    merger.push("joint_states", 5_000 * MS, "j", arrival_ns=0)
+    merger.push("imu", 5_000 * MS, "i", arrival_ns=0)
+    assert [e.payload for e in merger.ready()] == ["i", "j"]
+    merger.push("imu", 3 * MS, "new epoch", arrival_ns=50 * MS)
+    assert merger.ready() == []  # the joints arrived 50 ms ago: they may still finish the old epoch
+    merger.push("imu", 5 * MS, "new epoch 2", arrival_ns=150 * MS)  # 150 ms without joints: silent
+    assert merger.ready() == [Reset("imu", 5_000 * MS, 3 * MS)]  # the new epoch waits for the joints...
+    merger.push("imu", 200 * MS, "new epoch 3", arrival_ns=300 * MS)  # ...for stream_timeout again
+    assert [e.payload for e in merger.ready()] == ["new epoch", "new epoch 2", "new epoch 3"]
+    assert merger.push("joint_states", 5_002 * MS, "old", arrival_ns=310 * MS) is Verdict.STALE
+    assert merger.push("joint_states", 7 * MS, "back, too late", arrival_ns=320 * MS) is Verdict.LATE
+    assert merger.push("joint_states", 300 * MS, "back", arrival_ns=330 * MS) is Verdict.ACCEPTED
+    assert merger.counts.resets == 1
+
+
+def test_with_arrival_times_a_stream_behind_in_stamps_but_arriving_is_waited_for() -> None:
+    """A busy executor hands each topic one message per round: the 100 Hz stream runs ahead in stamps.
+    Nothing is left out while every stream keeps arriving, so the order stays the stamp order."""
+    merger = StampMerger(("imu", "contacts"), 100 * MS, 1_000 * MS)
+    released = []
+    for k in range(200):  # one message of each per round, arrival 1 ms apart
+        merger.push("imu", 2 * k * MS, k, arrival_ns=2 * k * MS)
+        merger.push("contacts", 10 * k * MS, k, arrival_ns=2 * k * MS + MS)
+        released += merger.ready()
+    assert merger.excluded == frozenset() and merger.counts.late == 0
+    assert [e.stamp_ns for e in released] == sorted(e.stamp_ns for e in released)
+    assert released[-1].stamp_ns == 398 * MS  # the imu's newest: contacts beyond it wait
+    for k in range(200, 1045):  # the contacts stopped at 1990 ms: silent once 100 ms behind (2090 ms)
+        merger.push("imu", 2 * k * MS, k, arrival_ns=2 * k * MS)
+        assert merger.excluded == (frozenset({"contacts"}) if 2 * k > 2090 else frozenset())
 
 
 def test_a_small_step_back_is_a_dropped_message_not_a_reset() -> None:

@@ -6,14 +6,16 @@ The decisions are taken per stream, from that stream's own stamps, so the releas
 order of the messages within each stream, never on how the streams interleave on arrival:
 
 - a message stamped at or before the newest one its stream already delivered is dropped (duplicate or out of
-  order, counted in ``dropped``);
-- a stream whose newest stamp is more than ``stream_timeout`` behind the newest stamp of any stream is left
-  out of the watermark until it catches up (a dead sensor does not stall the others); the messages it then
-  delivers stamped before the last released one are dropped (``late``). The one place where arrival matters:
-  a stream that lags by more than ``stream_timeout`` on arrival is treated as silent;
-- a stream that jumps back by more than ``reset_jump`` (a bag played in a loop, a restarted clock) ends the
-  epoch: everything buffered is released, a ``Reset`` follows, and the other streams' messages of the old
-  epoch still to come are dropped (``stale``) until they jump back too.
+  order; counted with the stream's next released event, ``Event.dropped``);
+- a stream is silent when its newest stamp is more than ``stream_timeout`` behind the newest stamp of any
+  stream and, when the caller gives arrival times, nothing of it has arrived for ``stream_timeout`` either (a
+  stream queued behind the others in a busy executor is late, not silent). A silent stream is left out of the
+  watermark until it speaks again (a dead sensor does not stall the others); the messages it then delivers
+  stamped before the last released one are dropped (``late``);
+- a stream that jumps back by more than ``reset_jump`` (a bag played in a loop, a restarted clock) leaves the
+  epoch: its new messages wait while the others finish the old epoch. Once every stream has jumped or is
+  silent, the old epoch is released, then a ``Reset``, then the new epoch. A stream still in the old epoch
+  after that (it was silent) has its old messages dropped (``stale``) until it jumps back too.
 
 At equal stamps the order is the order of ``streams`` (imu, contacts, joint_states for the estimator: a
 kinematic update sees the IMU propagated to its stamp), then arrival within the stream.
@@ -34,9 +36,9 @@ class Verdict(Enum):
 
     ACCEPTED = "accepted"
     DUPLICATE = "duplicate"  # stamped at or before the newest message of its stream
-    LATE = "late"  # its stream was left out and the merger has released past its stamp
-    STALE = "stale"  # a message of an epoch that another stream has already left by a jump back
-    RESET = "reset"  # a jump back of more than reset_jump: accepted as the first message of a new epoch
+    LATE = "late"  # its stream was silent and the merger has released past its stamp
+    STALE = "stale"  # a message of an epoch that the other streams have left by a jump back
+    RESET = "reset"  # a jump back of more than reset_jump: kept as the first message of the next epoch
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Reset:
-    """The epoch ended: ``stream`` jumped back from ``from_ns`` to ``to_ns``."""
+    """The epoch ended: ``stream`` (the first of the merger's streams that jumped) went from ``from_ns`` back
+    to ``to_ns``."""
 
     stream: str
     from_ns: int
@@ -65,12 +68,15 @@ class _Stream:
     rank: int
     epoch: int = 0
     newest_ns: int | None = None
+    arrival_ns: int | None = None  # caller's arrival time of the newest message
     dropped: Counter[str] = field(default_factory=Counter)  # since the last accepted message
+    next_epoch: list[tuple[int, Any]] | None = None  # messages after a jump back, waiting for the others
+    jumped_from_ns: int = 0
 
 
 @dataclass
 class MergerCounts:
-    """Messages not released, by cause, and resets since construction."""
+    """Messages not released, by cause, and resets since construction (in arrival order)."""
 
     duplicate: int = 0
     late: int = 0
@@ -95,6 +101,8 @@ class StampMerger:
         self._jump_ns = int(reset_jump_ns)
         self.counts = MergerCounts(by_stream={name: 0 for name in streams})
         self._epoch = 0
+        self._arrival_ns: int | None = None  # newest arrival time the caller gave
+        self._ready: list[Event | Reset] = []
         self._clear()
 
     def _clear(self) -> None:
@@ -102,19 +110,36 @@ class StampMerger:
         self._sequence = 0
         self._released_ns: int | None = None  # stamp of the last released event of this epoch
         self._epoch_start_ns: int | None = None  # first stamp of this epoch (reference of unheard streams)
+        self._epoch_start_arrival_ns = self._arrival_ns
         self._newest_ns: int | None = None  # newest stamp of any stream in this epoch
-        self._ready: list[Event | Reset] = []
+
+    # silence -----------------------------------------------------------------------------------------------
 
     @property
     def excluded(self) -> frozenset[str]:
-        """Streams currently left out of the watermark (silent for more than stream_timeout of stamp time)."""
-        if self._newest_ns is None:
-            return frozenset()
+        """Streams left out of the watermark: silent (module docstring) or waiting in the next epoch."""
         return frozenset(
-            name
-            for name, stream in self._streams.items()
-            if self._reference(stream) < self._newest_ns - self._timeout_ns
+            name for name, s in self._streams.items() if s.next_epoch is not None or self._silent(s)
         )
+
+    @property
+    def silent(self) -> frozenset[str]:
+        """Streams left out for silence (module docstring)."""
+        return frozenset(
+            name for name, s in self._streams.items() if s.next_epoch is None and self._silent(s)
+        )
+
+    def _silent(self, stream: _Stream) -> bool:
+        if self._newest_ns is None:
+            return False
+        behind = self._reference(stream) < self._newest_ns - self._timeout_ns
+        if self._arrival_ns is None:
+            return behind
+        if not (behind or self._ending):  # at the end of an epoch the stamps stop moving: arrival decides
+            return False
+        current = stream.epoch == self._epoch and stream.arrival_ns is not None
+        arrival = stream.arrival_ns if current else self._epoch_start_arrival_ns
+        return arrival is None or arrival < self._arrival_ns - self._timeout_ns
 
     def _reference(self, stream: _Stream) -> int:
         """The newest stamp of ``stream`` in this epoch; for a stream not heard yet, just before the epoch's
@@ -124,32 +149,29 @@ class StampMerger:
         assert self._epoch_start_ns is not None
         return self._epoch_start_ns - 1
 
-    def push(self, stream_name: str, stamp_ns: int, payload: Any) -> Verdict:
-        """Offer one message; released events (and resets) are then available from ``ready``."""
+    # input -------------------------------------------------------------------------------------------------
+
+    def push(self, stream_name: str, stamp_ns: int, payload: Any, arrival_ns: int | None = None) -> Verdict:
+        """Offer one message (``arrival_ns``: when it arrived, on any monotonic clock, or None when replaying
+        a log: silence is then judged by stamps alone). Released events are then available from ``ready``."""
         stream = self._streams[stream_name]
+        if arrival_ns is not None:
+            self._arrival_ns = arrival_ns if self._arrival_ns is None else max(self._arrival_ns, arrival_ns)
         verdict = self._classify(stream, stamp_ns)
-        if verdict is Verdict.RESET:
-            ready = [*self._ready, *self._pop_until(None)]
+        if verdict is Verdict.ACCEPTED and stream.next_epoch is not None:
+            stream.next_epoch.append((stamp_ns, payload))
+            stream.arrival_ns = arrival_ns
+        elif verdict is Verdict.RESET:
             assert stream.newest_ns is not None
-            ready.append(Reset(stream_name, stream.newest_ns, stamp_ns))
-            self._epoch += 1
-            self._clear()
-            self._ready = ready
-            self.counts.resets += 1
-        elif verdict is not Verdict.ACCEPTED:
+            stream.next_epoch, stream.jumped_from_ns = [(stamp_ns, payload)], stream.newest_ns
+            stream.arrival_ns = arrival_ns
+        elif verdict is Verdict.ACCEPTED:
+            stream.arrival_ns = arrival_ns
+            self._accept(stream_name, stream, stamp_ns, payload)
+        else:
             setattr(self.counts, verdict.value, getattr(self.counts, verdict.value) + 1)
             self.drop(stream_name, verdict.value)
-            return verdict
-        stream.epoch = self._epoch
-        stream.newest_ns = stamp_ns
-        if self._epoch_start_ns is None:
-            self._epoch_start_ns = stamp_ns
-        self._newest_ns = stamp_ns if self._newest_ns is None else max(self._newest_ns, stamp_ns)
-        event = Event(stamp_ns, stream_name, payload, dict(stream.dropped))
-        stream.dropped.clear()
-        heapq.heappush(self._heap, (stamp_ns, stream.rank, self._sequence, event))
-        self._sequence += 1
-        self._ready.extend(self._pop_until(self._watermark()))
+        self._release()
         return verdict
 
     def drop(self, stream_name: str, cause: str) -> None:
@@ -159,11 +181,15 @@ class StampMerger:
         self.counts.by_stream[stream_name] += 1
 
     def _classify(self, stream: _Stream, stamp_ns: int) -> Verdict:
+        if stream.next_epoch is not None:  # waiting in the next epoch: only its own order counts there
+            return Verdict.ACCEPTED if stamp_ns > stream.next_epoch[-1][0] else Verdict.DUPLICATE
         if stream.newest_ns is None:
             return self._unless_late(stamp_ns)
         if stamp_ns < stream.newest_ns - self._jump_ns:
-            # a jump back: the first stream to jump starts the next epoch, the others join it when they jump
-            return Verdict.RESET if stream.epoch == self._epoch else self._join(stream, stamp_ns)
+            if stream.epoch == self._epoch:
+                return Verdict.RESET
+            stream.epoch, stream.newest_ns = self._epoch, None  # back from an old epoch: joins this one
+            return self._unless_late(stamp_ns)
         if stream.epoch < self._epoch:
             return Verdict.STALE
         if stamp_ns <= stream.newest_ns:
@@ -171,20 +197,52 @@ class StampMerger:
         return self._unless_late(stamp_ns)
 
     def _unless_late(self, stamp_ns: int) -> Verdict:
-        """LATE when the merger has released past ``stamp_ns`` (its stream was left out), else ACCEPTED."""
+        """LATE when the merger has released past ``stamp_ns`` (its stream was silent), else ACCEPTED."""
         if self._released_ns is not None and stamp_ns < self._released_ns:
             return Verdict.LATE
         return Verdict.ACCEPTED
 
-    def _join(self, stream: _Stream, stamp_ns: int) -> Verdict:
-        """A stream of an older epoch jumped back: it joins the current epoch (no second reset)."""
+    def _accept(self, stream_name: str, stream: _Stream, stamp_ns: int, payload: Any) -> None:
         stream.epoch = self._epoch
-        stream.newest_ns = None
-        return self._unless_late(stamp_ns)
+        stream.newest_ns = stamp_ns
+        if self._epoch_start_ns is None:
+            self._epoch_start_ns = stamp_ns
+        self._newest_ns = stamp_ns if self._newest_ns is None else max(self._newest_ns, stamp_ns)
+        event = Event(stamp_ns, stream_name, payload, dict(stream.dropped))
+        stream.dropped.clear()
+        heapq.heappush(self._heap, (stamp_ns, stream.rank, self._sequence, event))
+        self._sequence += 1
 
-    def _watermark(self) -> int:
+    # output ------------------------------------------------------------------------------------------------
+
+    def _release(self) -> None:
         excluded = self.excluded
-        return min(self._reference(s) for name, s in self._streams.items() if name not in excluded)
+        live = [s for name, s in self._streams.items() if name not in excluded]
+        if live:
+            self._ready.extend(self._pop_until(min(self._reference(s) for s in live)))
+        elif self._ending:  # every stream jumped back or is silent: the epoch ends
+            self._next_epoch()
+            self._release()
+
+    @property
+    def _ending(self) -> bool:
+        """Some stream jumped back and waits for the others to finish the epoch."""
+        return any(s.next_epoch is not None for s in self._streams.values())
+
+    def _next_epoch(self) -> None:
+        """Release the old epoch, then a Reset, then take the waiting streams' messages into the next one."""
+        jumped = sorted((s.rank, name, s) for name, s in self._streams.items() if s.next_epoch is not None)
+        self._ready.extend(self._pop_until(None))
+        _, first_name, first = jumped[0]
+        assert first.next_epoch is not None
+        self._ready.append(Reset(first_name, first.jumped_from_ns, first.next_epoch[0][0]))
+        self.counts.resets += 1
+        self._epoch += 1
+        self._clear()
+        for _, name, stream in jumped:
+            waiting, stream.next_epoch = stream.next_epoch or [], None
+            for stamp_ns, payload in waiting:
+                self._accept(name, stream, stamp_ns, payload)
 
     def _pop_until(self, watermark: int | None) -> Iterator[Event]:
         while self._heap and (watermark is None or self._heap[0][0] <= watermark):
@@ -198,11 +256,13 @@ class StampMerger:
         return ready
 
     def flush(self) -> list[Event | Reset]:
-        """Release everything buffered (the end of a bag: no more messages will come)."""
+        """Release everything buffered, an old epoch before the next (end of a bag: nothing more comes)."""
+        while self._ending:
+            self._next_epoch()
         self._ready.extend(self._pop_until(None))
         return self.ready()
 
     @property
     def pending(self) -> int:
-        """Messages accepted and not yet released."""
-        return len(self._heap)
+        """Messages accepted and not yet released (both epochs)."""
+        return len(self._heap) + sum(len(s.next_epoch or ()) for s in self._streams.values())

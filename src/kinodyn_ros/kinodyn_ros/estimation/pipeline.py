@@ -49,7 +49,7 @@ DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused")
 DROP_REASONS = {
     Verdict.DUPLICATE: "not after the newest message of its topic (duplicated or out of order)",
     Verdict.LATE: "its topic was silent for more than stream_timeout and the estimate moved past this stamp",
-    Verdict.STALE: "older than a jump back of the time on another topic",
+    Verdict.STALE: "it belongs to the time before a jump back that the other topics made",
 }
 
 
@@ -236,20 +236,21 @@ class EstimatorPipeline:
 
     # input -------------------------------------------------------------------------------------------------
 
-    def on_imu(self, msg: Any) -> None:
+    def on_imu(self, msg: Any, arrival_ns: int | None = None) -> None:
         """A sensor_msgs/Imu; its ``header.frame_id`` must be a URDF link (the IMU's), unless ``imu_frame``
-        is set."""
-        self._take("imu", "imu message", lambda: self._imu(msg), msg)
+        is set. ``arrival_ns`` (every ``on_*``): when it arrived on a monotonic clock, for a live node (a
+        topic still arriving is not taken for silent); None when replaying a bag."""
+        self._take("imu", "imu message", lambda: self._imu(msg), msg, arrival_ns)
 
-    def on_joint_state(self, msg: Any) -> None:
+    def on_joint_state(self, msg: Any, arrival_ns: int | None = None) -> None:
         """A sensor_msgs/JointState, mapped by name (unknown names ignored, missing joints NaN)."""
-        self._take("joint_states", "joint_states message", lambda: self._joints.sample(msg), msg)
+        self._take("joint_states", "joint_states message", lambda: self._joints.sample(msg), msg, arrival_ns)
 
-    def on_contacts(self, msg: Any) -> None:
+    def on_contacts(self, msg: Any, arrival_ns: int | None = None) -> None:
         """A kinodyn_interfaces/ContactStates (measured contacts or a controller's schedule)."""
         if self._params.contact_source == "detection":
             return  # the node does not subscribe then; a bag may still carry the topic
-        self._take("contacts", "contacts message", lambda: contact_flags(msg), msg)
+        self._take("contacts", "contacts message", lambda: contact_flags(msg), msg, arrival_ns)
 
     def _imu(self, msg: Any) -> ImuSample:
         sample = imu_sample(msg)
@@ -268,7 +269,7 @@ class EstimatorPipeline:
             )
         return sample
 
-    def _take(self, stream: str, what: str, convert: Any, msg: Any) -> None:
+    def _take(self, stream: str, what: str, convert: Any, msg: Any, arrival_ns: int | None) -> None:
         try:
             stamp = stamp_to_ns(msg.header.stamp)
             payload = convert()
@@ -279,7 +280,7 @@ class EstimatorPipeline:
             return
         if stream == "imu" and not self._imu_frame:
             self._imu_frame = payload.frame_id
-        verdict = self._merger.push(stream, stamp, payload)
+        verdict = self._merger.push(stream, stamp, payload, arrival_ns)
         if verdict in DROP_REASONS:
             self._problems.warn(
                 ("merger", verdict, stream),
@@ -290,7 +291,7 @@ class EstimatorPipeline:
 
     def _report_excluded(self) -> None:
         """One line when a stream is left out for silence, one when it is back (arrival order: logs only)."""
-        excluded = self._merger.excluded
+        excluded = self._merger.silent
         for name in sorted(excluded - self._excluded):
             self._log.warning(
                 f"{name} silent for more than stream_timeout ({self._params.stream_timeout} s of stamp "

@@ -1,0 +1,151 @@
+"""state_estimator: legged odometry from an IMU, joint states and contacts (docs/nodes/state_estimator.md).
+
+Subscribes ``imu/data`` (sensor_msgs/Imu), ``joint_states`` and ``contacts`` or ``contact_schedule``
+(kinodyn_interfaces/ContactStates); publishes ``odometry/filtered`` (nav_msgs/Odometry, ``odom`` -> URDF root
+link, twist in the child frame), ``/tf`` and ``/diagnostics``. The work is EstimatorPipeline's (messages in
+header stamp order, kinodyn.estimation.LeggedEstimator, seed 003 §5.3); this node only moves messages, so its
+output is the one ``kinodyn estimate`` computes offline from a bag of the same messages.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+)
+from sensor_msgs.msg import Imu, JointState
+
+from kinodyn_interfaces.msg import ContactStates
+from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.nodes.state_publisher import TF_QOS
+from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.robot_description import declare_and_load_model
+from tf2_msgs.msg import TFMessage
+
+NODE_NAME = "state_estimator"
+OUTPUT_QOS = QoSProfile(
+    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+)
+"""odometry/filtered and /diagnostics: reliable, so both reliable and best-effort subscribers match."""
+NODE_ONLY = ("publish_tf", "qos_depth", "qos_reliable")
+CONTACT_TOPICS = {"message": "contacts", "schedule": "contact_schedule"}
+
+
+def input_qos(depth: int, reliable: bool) -> QoSProfile:
+    """Sensor-data QoS (best effort, volatile) with ``depth``; reliable when ``reliable`` (a bag replay that
+    must not lose a message)."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+class StateEstimator(Node):
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        model, _, source = declare_and_load_model(self, floating_base=True)
+        defaults = EstimatorParameters.flat_defaults()
+        params = EstimatorParameters.from_flat({name: self._declare(name, v) for name, v in defaults.items()})
+        self._publish_tf = bool(self.declare_parameter("publish_tf", True).value)
+        depth = self.declare_parameter("qos_depth", 100).value
+        if depth < 1:
+            raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
+        reliable = bool(self.declare_parameter("qos_reliable", False).value)
+        self._qos = input_qos(depth, reliable)
+        self._problems = DistinctProblemLog(self.get_logger())
+        self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME)
+        self._odometry = self.create_publisher(Odometry, "odometry/filtered", OUTPUT_QOS)
+        self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", OUTPUT_QOS)
+        self.create_subscription(Imu, "imu/data", self._input(self._pipeline.on_imu), self._qos)
+        self.create_subscription(
+            JointState, "joint_states", self._input(self._pipeline.on_joint_state), self._qos
+        )
+        self._contacts_subscription: Any = None
+        self._subscribe_contacts()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.get_logger().info(
+            f"URDF from {source}: estimating {self._pipeline.base_frame!r} in {params.odom_frame!r}, filter "
+            f"{params.filter}, contacts from {params.contact_source}, inputs "
+            f"{'reliable' if reliable else 'best effort'} depth {depth}"
+        )
+
+    def _declare(self, name: str, default: Any) -> Any:
+        if name == "feet":  # an empty list has no type of its own
+            descriptor = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
+            return list(self.declare_parameter(name, Parameter.Type.STRING_ARRAY, descriptor).value or [])
+        return self.declare_parameter(name, default).value
+
+    def _subscribe_contacts(self) -> None:
+        """Subscribe the contact topic the contact source reads (none for detection)."""
+        if self._contacts_subscription is not None:
+            self.destroy_subscription(self._contacts_subscription)
+            self._contacts_subscription = None
+        topic = CONTACT_TOPICS.get(self._pipeline.params.contact_source)
+        if topic is not None:
+            self._contacts_subscription = self.create_subscription(
+                ContactStates, topic, self._input(self._pipeline.on_contacts), self._qos
+            )
+
+    def _input(self, take: Any) -> Any:
+        """A subscription callback: the message and its arrival time (which tells a topic queued behind the
+        others from a silent one, EstimatorPipeline.on_imu) to the pipeline, then publish what came out."""
+
+        def callback(msg: Any) -> None:
+            take(msg, time.monotonic_ns())
+            self._publish()
+
+        return callback
+
+    def _publish(self) -> None:
+        for output in self._pipeline.drain():
+            if output.kind == "odometry":
+                publish_finite(self._odometry, output.message, self._problems)
+            elif output.kind == "tf":
+                if self._publish_tf:
+                    publish_finite(self._tf, output.message, self._problems)
+            else:
+                publish_finite(self._diagnostics, output.message, self._problems)
+
+    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Validate and apply live changes: output parameters at once, the others restart the filter."""
+        node_only = [p.name for p in parameters if p.name in NODE_ONLY and p.name != "publish_tf"]
+        if node_only:
+            return SetParametersResult(
+                successful=False, reason=f"{', '.join(node_only)} apply at start-up only: restart the node"
+            )
+        changes = {p.name: p.value for p in parameters if p.name not in NODE_ONLY}
+        try:
+            params = EstimatorParameters.from_flat({**self._pipeline.params.flat(), **changes})
+            source_changed = params.contact_source != self._pipeline.params.contact_source
+            self._pipeline.reconfigure(params)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        if source_changed:
+            self._subscribe_contacts()
+        for p in parameters:
+            if p.name == "publish_tf":
+                self._publish_tf = bool(p.value)
+        return SetParametersResult(successful=True)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, StateEstimator, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,158 @@
+"""state_estimator as a process over DDS (issue 11 item 3), fed by test/fixtures/estimator_stream.py.
+
+The stream is the quadruped standing still (exact data) with a NaN and a 15 g accelerometer spike, a NaN
+joint, a duplicated and an out-of-order message, a 60 ms IMU dropout, then the start again with its original
+stamps (time jumps back). The node's odometry must equal, field by field, what EstimatorPipeline computes from
+the same messages in this process (the estimate depends on the messages, not on their arrival), be the origin
+at rest, carry the frames odom -> base_link, and the jump back must reset the filter with one log line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import math
+import subprocess
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.finite import non_finite_field
+from kinodyn_ros.nodes.state_estimator import OUTPUT_QOS
+from kinodyn_ros.nodes.state_publisher import TF_QOS
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+
+from kinodyn import Model
+from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
+from test.ros_listener import Listener
+from tf2_msgs.msg import TFMessage
+
+pytestmark = pytest.mark.system
+
+BIN = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
+QUADRUPED = REPO / "urdf" / "quadruped.urdf"
+STREAM = REPO / "test" / "fixtures" / "estimator_stream.py"
+_spec = importlib.util.spec_from_file_location("estimator_stream", STREAM)
+stream = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stream)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    node = Listener("state_estimator_test")
+    try:
+        yield node
+    finally:
+        node.close()
+
+
+def start_estimator(spawn, *params: str):
+    args = [str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
+            "-p", "qos_reliable:=true", "-p", "qos_depth:=2000"]
+    for param in params:
+        args += ["-p", param]
+    proc = spawn(args, "state_estimator")
+    assert wait_for(lambda: "URDF from" in proc.log_path.read_text(), 30), proc.log_path.read_text()
+    return proc
+
+
+def offline_odometry(model: Model, messages) -> list[Odometry]:
+    pipeline = EstimatorPipeline(model, EstimatorParameters(), logging.getLogger("offline"))
+    take = {
+        "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
+    }
+    for topic, msg in messages:
+        take[topic](msg)
+    # no flush: like the live node, the last IMU messages wait for a contacts message past their stamp
+    return [o.message for o in pipeline.drain() if o.kind == "odometry"]
+
+
+def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_a_jump_back(
+    spawn, listener: Listener
+) -> None:
+    model = Model.from_urdf(QUADRUPED, floating_base=True)
+    expected = offline_odometry(model, stream.faulty(model) + stream.looped(model))
+    node = start_estimator(spawn)
+    odometry: list[Odometry] = []
+    tf: list[TFMessage] = []
+    diagnostics: list[DiagnosticArray] = []
+    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, OUTPUT_QOS)
+    listener.node.create_subscription(TFMessage, "/tf", tf.append, TF_QOS)
+    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, OUTPUT_QOS)
+    publisher = spawn([PYTHON, str(STREAM), str(QUADRUPED)], "estimator_stream")
+    done = listener.spin_until(lambda: len(odometry) >= len(expected), 90)
+    listener.spin_for(0.5)  # nothing more may come
+    log = node.log_path.read_text()
+    assert done, f"{len(odometry)} of {len(expected)} odometry\n{log}\n{publisher.log_path.read_text()}"
+    assert node.poll() is None, log
+
+    assert len(odometry) == len(expected) and odometry == expected  # field by field, exactly
+    assert all(non_finite_field(o) is None for o in odometry)
+    assert {(o.header.frame_id, o.child_frame_id) for o in odometry} == {("odom", "base_link")}
+    pose = np.array([[o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z,
+                      o.twist.twist.linear.x, o.twist.twist.angular.z, o.pose.pose.orientation.w - 1.0]
+                     for o in odometry])
+    assert np.abs(pose).max() < 1e-9  # standing still at the odom origin through the spike and the NaNs
+    assert [t.transforms[0].header for t in tf] == [o.header for o in odometry]
+    assert [t.transforms[0].child_frame_id for t in tf] == ["base_link"] * len(tf)
+
+    resets = [line for line in log.splitlines() if "estimator reset" in line]
+    assert len(resets) == 1, log
+    assert "time jumped back on imu from 101.997500000 s to 100.000000000 s" in resets[0]
+    assert "Traceback" not in log and "[ERROR]" not in log, log
+    statuses = [d.status[0] for d in diagnostics]
+    assert statuses and all(s.name == "state_estimator" for s in statuses)
+    levels = [s.level for s in statuses]
+    assert DiagnosticStatus.OK in levels and DiagnosticStatus.WARN in levels  # running; initialising
+    values = [{kv.key: kv.value for kv in s.values} for s in statuses]
+    assert values[-1]["resets"] == "1" and values[-1]["filter"] == "eskf"
+    assert any(math.isfinite(float(v["nis_per_dof_mean"])) for v in values)  # NIS of the stance updates
+
+
+def set_parameter(listener: Listener, name: str, value: ParameterValue) -> tuple[bool, str]:
+    client = listener.node.create_client(SetParameters, "/state_estimator/set_parameters")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(SetParameters.Request(parameters=[Parameter(name=name, value=value)]))
+    assert listener.spin_until(future.done, 20)
+    result = future.result().results[0]
+    return result.successful, result.reason
+
+
+def test_live_parameter_changes_are_validated_and_a_filter_change_resets_once(spawn, listener) -> None:
+    node = start_estimator(spawn)
+    string = ParameterType.PARAMETER_STRING
+    assert set_parameter(listener, "filter", ParameterValue(type=string, string_value="ukf")) == (
+        False, "parameter filter must be one of eskf, invariant, got 'ukf'"
+    )
+    ok, reason = set_parameter(listener, "qos_depth", ParameterValue(type=ParameterType.PARAMETER_INTEGER,
+                                                                    integer_value=5))
+    assert not ok and "start-up only" in reason
+    assert set_parameter(listener, "filter", ParameterValue(type=string, string_value="invariant"))[0]
+    assert set_parameter(listener, "odom_frame", ParameterValue(type=string, string_value="world"))[0]
+    assert wait_for(lambda: "parameter(s) filter changed" in node.log_path.read_text(), 10)
+    log = node.log_path.read_text()
+    assert len([line for line in log.splitlines() if "estimator reset" in line]) == 1, log  # odom_frame: none
+    assert node.poll() is None
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [("filter:=ukf", "parameter filter must be one of eskf, invariant, got 'ukf'"),
+     ("imu_frame:=camera", "parameter imu_frame 'camera' is not a link of the URDF"),
+     ("contact_source:=detection", "contact_source detection needs parameter feet")],
+)
+def test_a_bad_configuration_is_one_error_line_and_exit_code_1(spawn, param: str, message: str) -> None:
+    proc = spawn([str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
+                  "-p", param], "state_estimator_bad")
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"state_estimator kept running with {param}")
+    log = proc.log_path.read_text()
+    errors = [line for line in log.splitlines() if "[ERROR]" in line]
+    assert code == 1 and len(errors) == 1 and message in errors[0], log
+    assert "Traceback" not in log
