@@ -39,7 +39,9 @@ OUTPUT_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
 )
 """odometry/filtered and /diagnostics: reliable, so both reliable and best-effort subscribers match."""
-NODE_ONLY = ("publish_tf", "qos_depth", "qos_reliable")
+STARTUP_ONLY = ("qos_depth", "qos_reliable", "robot_description", "robot_description_file")
+"""Parameters a running node refuses to change (restart it)."""
+ESTIMATOR_PARAMETERS = frozenset(EstimatorParameters.flat_defaults())
 CONTACT_TOPICS = {"message": "contacts", "schedule": "contact_schedule"}
 
 
@@ -123,20 +125,21 @@ class StateEstimator(Node):
 
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """Validate and apply live changes: output parameters at once, the others restart the filter."""
-        node_only = [p.name for p in parameters if p.name in NODE_ONLY and p.name != "publish_tf"]
-        if node_only:
+        startup = [p.name for p in parameters if p.name in STARTUP_ONLY]
+        if startup:
             return SetParametersResult(
-                successful=False, reason=f"{', '.join(node_only)} apply at start-up only: restart the node"
+                successful=False, reason=f"{', '.join(startup)} apply at start-up only: restart the node"
             )
-        changes = {p.name: p.value for p in parameters if p.name not in NODE_ONLY}
-        try:
-            params = EstimatorParameters.from_flat({**self._pipeline.params.flat(), **changes})
-            source_changed = params.contact_source != self._pipeline.params.contact_source
-            self._pipeline.reconfigure(params)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
-        if source_changed:
-            self._subscribe_contacts()
+        changes = {p.name: p.value for p in parameters if p.name in ESTIMATOR_PARAMETERS}
+        if changes:
+            try:
+                params = EstimatorParameters.from_flat({**self._pipeline.params.flat(), **changes})
+                source_changed = params.contact_source != self._pipeline.params.contact_source
+                self._pipeline.reconfigure(params)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            if source_changed:
+                self._subscribe_contacts()
         for p in parameters:
             if p.name == "publish_tf":
                 self._publish_tf = bool(p.value)
