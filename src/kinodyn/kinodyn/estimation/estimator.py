@@ -4,9 +4,11 @@ docs/estimation.md, "Estimator").
 It owns the sequencing that the filters leave to their caller, and no clock but the stamps it is given (the
 node and the offline tool feed it the same events, so their outputs agree):
 
-- IMU gating: a sample with a non-finite reading, ``|a_m| > accel_limit`` or ``|w_m| > gyro_limit`` is
-  dropped (counted); the previous sample is then held over the gap. A sample whose stamp is not after the
-  previous one's is dropped (counted). A gap longer than ``max_imu_gap`` restarts the initialisation.
+- IMU gating: a sample with a non-finite reading, ``|a_m| > accel_limit`` or ``|w_m| > gyro_limit``, or whose
+  specific force jumps by more than ``accel_jump_limit`` from the last accepted one without the next sample
+  confirming the jump (a one-sample spike), is dropped (counted); the previous sample is then held over the
+  gap. A sample whose stamp is not after the previous one's is dropped (counted). A gap longer than
+  ``max_imu_gap`` restarts the initialisation.
 - initialisation from a standing window (``StandingInitializer``): base position and yaw zero in odom.
 - propagation by zero-order hold: the filter steps from the last event's stamp to the new one with the last
   accepted IMU sample, so a joint state between two IMU samples is applied at its own stamp.
@@ -86,7 +88,8 @@ class LeggedEstimator:
         self, model: Model, imu_frame: str, feet: Sequence[str], filter: str = "eskf",
         noise: NoiseParameters | None = None, contact_source: str = "message", init_duration: float = 0.5,
         gate_probability: float = 0.9999, accel_limit: float = 8 * 9.81, gyro_limit: float = 35.0,
-        max_imu_gap: float = 0.5, init_max_gyro: float = 0.05, init_max_accel_deviation: float = 0.5,
+        accel_jump_limit: float = 30.0, max_imu_gap: float = 0.5, init_max_gyro: float = 0.05,
+        init_max_accel_deviation: float = 0.5,
         contact_on_threshold: float | None = None, contact_off_threshold: float | None = None,
     ) -> None:
         check_floating(model)
@@ -107,6 +110,7 @@ class LeggedEstimator:
         self.feet = self.legs.feet
         self.accel_limit = _positive("accel_limit", accel_limit)
         self.gyro_limit = _positive("gyro_limit", gyro_limit)
+        self.accel_jump_limit = _positive("accel_jump_limit", accel_jump_limit)
         self.max_imu_gap = _positive("max_imu_gap", max_imu_gap)
         self._gravity = gravity
         self._gate_probability = gate_probability
@@ -136,6 +140,7 @@ class LeggedEstimator:
         self._imu_stamp = -math.inf  # stamp of the held sample
         self._held_w = np.zeros(3)
         self._held_a = np.zeros(3)
+        self._jump: FloatArray | None = None  # a dropped jump, accepted if the next sample confirms it
         self._interval = math.nan  # last IMU sample interval, for the gyro noise of the twist covariance
         self._contacts: dict[str, bool] | None = None
         self._nis = math.nan
@@ -180,6 +185,11 @@ class LeggedEstimator:
             last = max(self._imu_stamp, self._time)
             self.last_problem = f"IMU stamp {stamp:.9f} s is not after the last event ({last:.9f} s): dropped"
             return None
+        problem = self._jump_problem(a)
+        if problem:
+            self.counters["imu_rejected"] += 1
+            self.last_problem = problem
+            return None
         if stamp - self._imu_stamp > self.max_imu_gap and self._imu_stamp > -math.inf:
             self.last_problem = (f"IMU gap of {stamp - self._imu_stamp:.3f} s > max_imu_gap "
                                  f"{self.max_imu_gap:g} s: initialising again")
@@ -192,6 +202,7 @@ class LeggedEstimator:
             restarts = self._initializer.restarts
             done = self._initializer.add(stamp, w, a)
             self.counters["initialization_restarts"] += self._initializer.restarts - restarts
+            self._held_w, self._held_a = w, a
             if not done:
                 return None
             self._start(stamp)
@@ -213,6 +224,19 @@ class LeggedEstimator:
             return (f"IMU |w| = {gyro:.1f} rad/s > gyro_limit {self.gyro_limit:g}: dropped as a spike, "
                     "the previous sample is held")
         return ""
+
+    def _jump_problem(self, a: FloatArray) -> str:
+        """A one-sample spike: ``a`` jumps from the held sample and does not confirm a previous jump."""
+        jump = float(np.linalg.norm(a - self._held_a))
+        if self._imu_stamp == -math.inf or jump <= self.accel_jump_limit:
+            self._jump = None
+            return ""
+        confirmed = self._jump is not None and float(np.linalg.norm(a - self._jump)) <= self.accel_jump_limit
+        self._jump = None if confirmed else a
+        if confirmed:
+            return ""
+        return (f"IMU specific force jumped by {jump:.1f} m/s^2 > accel_jump_limit "
+                f"{self.accel_jump_limit:g}: dropped as a spike (a jump the next sample confirms is kept)")
 
     def _start(self, stamp: float) -> None:
         """Initialise the filter from the standing window: base at the odom origin, zero yaw, at rest."""

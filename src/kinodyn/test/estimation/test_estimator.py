@@ -16,11 +16,13 @@ import pytest
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.estimation.estimator import LeggedEstimator
 from kinodyn.estimation.legs import ImuExtrinsics
+from kinodyn.estimation.metrics import Trajectory, accuracy
+from kinodyn.estimation.synthetic import inject_faults, trotting_walk
 from kinodyn.spatial import euler_to_matrix, quat_to_matrix, so3_exp, so3_log
 
 import kinodyn as kd
 
-from .robots import QUADRUPED_FEET
+from .robots import QUADRUPED_FEET, QUADRUPED_IMU, quadruped_offset_imu_model
 from .robots import QUADRUPED_STANDING_JOINTS as STANDING_JOINTS
 from .robots import QUADRUPED_URDF as QUADRUPED
 
@@ -254,3 +256,46 @@ def test_a_failed_update_is_counted_and_the_estimate_goes_on(hexapod) -> None:
     assert estimator.add_joint_state(truth.t[259], truth.joints[259], zeros, zeros) is None
     assert estimator.counters["updates_failed"] == 1 and "not positive definite" in estimator.last_problem
     assert estimator.add_imu(truth.t[260], truth.gyro[260], truth.accel[260]) is not None
+
+
+@pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
+def test_a_noisy_trot_with_injected_faults_stays_finite_and_on_track(filter_name: str) -> None:
+    """kinodyn.estimation.synthetic's trot (BMI088 noise, encoder noise, offset rotated IMU) with dropouts,
+    accelerometer spikes of 50-200 m/s^2, NaN IMU and joint readings, contact flicker and duplicates: every
+    estimate is finite and the drift stays within the issue's 2 % for faulted data."""
+    model = quadruped_offset_imu_model()
+    run = inject_faults(trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=6.0, seed=3,
+                                      standing_joints=STANDING_JOINTS), seed=4, dropouts=0)
+    faults = run.faults
+    estimator = LeggedEstimator(model, QUADRUPED_IMU, QUADRUPED_FEET, filter=filter_name)
+    estimates = []
+    for k, t in enumerate(run.t):
+        for _ in range(2 if faults.duplicated[k] else 1):
+            if not faults.imu_dropped[k]:
+                estimate = estimator.add_imu(t, run.imu_angular_velocity[k], run.imu_linear_acceleration[k])
+                if estimate is not None:
+                    estimates.append(estimate)
+            estimator.add_contacts(t, dict(zip(QUADRUPED_FEET, run.contacts[k].tolist(), strict=True)))
+            estimator.add_joint_state(t, run.joint_positions[k], run.joint_velocities[k],
+                                      run.joint_efforts[k])
+    for e in estimates:
+        values = (e.position, e.orientation, e.linear_velocity, e.angular_velocity, e.pose_covariance,
+                  e.twist_covariance)
+        assert all(np.all(np.isfinite(x)) for x in values)
+    c = estimator.counters
+    gyro, accel = run.imu_angular_velocity, run.imu_linear_acceleration
+    bad = ~np.isfinite(gyro).all(axis=1) | ~np.isfinite(accel).all(axis=1)
+    bad[faults.accel_spikes] = True  # over accel_limit or, below it, a one-sample jump > accel_jump_limit
+    sent = ~faults.imu_dropped
+    copies = np.where(faults.duplicated, 2, 1)
+    assert bad[sent].sum() >= 10  # some NaN and over-range spikes reached the estimator
+    assert c["imu_rejected"] == (copies * (bad & sent)).sum()
+    assert c["imu_out_of_order"] == (faults.duplicated & sent & ~bad).sum()
+    assert c["feet_without_joints"] > 0 and c["resets"] == 0
+    report = accuracy(Trajectory(run.t, run.position, run.quaternion, run.linear_velocity),
+                      Trajectory(*(np.array([getattr(e, name) for e in estimates])
+                                   for name in ("stamp", "position", "orientation", "linear_velocity"))))
+    print(f"\n{filter_name}: drift {100 * report.drift:.2f} % of {report.path_length:.2f} m, roll/pitch RMSE "
+          f"{report.roll_rmse_deg:.3f}/{report.pitch_rmse_deg:.3f} deg, velocity RMSE "
+          f"{report.velocity_rmse:.4f} m/s; counters {c}")
+    assert report.path_length > 1.5 and report.drift < 0.02
