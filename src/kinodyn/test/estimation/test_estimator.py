@@ -299,3 +299,18 @@ def test_a_noisy_trot_with_injected_faults_stays_finite_and_on_track(filter_name
           f"{report.roll_rmse_deg:.3f}/{report.pitch_rmse_deg:.3f} deg, velocity RMSE "
           f"{report.velocity_rmse:.4f} m/s; counters {c}")
     assert report.path_length > 1.5 and report.drift < 0.02
+
+
+def test_a_one_sample_accelerometer_jump_is_dropped_and_a_confirmed_one_kept(hexapod) -> None:
+    model, truth = hexapod
+    estimator = LeggedEstimator(model, "imu", FEET, accel_jump_limit=30.0)
+    for k in range(300):
+        estimator.add_imu(truth.t[k], truth.gyro[k], truth.accel[k])
+    spike = truth.accel[300] + [40.0, 0.0, 0.0]  # below accel_limit (78.5 m/s^2), a 40 m/s^2 jump
+    assert estimator.add_imu(truth.t[300], truth.gyro[300], spike) is None
+    assert "accel_jump_limit" in estimator.last_problem
+    assert estimator.add_imu(truth.t[301], truth.gyro[301], truth.accel[301]) is not None
+    step = truth.accel[302] + [35.0, 0.0, 0.0]  # a step that the next sample confirms
+    assert estimator.add_imu(truth.t[302], truth.gyro[302], step) is None
+    assert estimator.add_imu(truth.t[303], truth.gyro[303], step + np.array([1.0, 0.0, 0.0])) is not None
+    assert estimator.counters["imu_rejected"] == 2
