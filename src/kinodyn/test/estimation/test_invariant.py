@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import scipy.linalg
-from kinodyn.estimation import FootMeasurement, InvariantEKF, NoiseParameters
+from kinodyn.estimation import FootMeasurement, InvariantEKF, LeggedFilter, NoiseParameters
 from kinodyn.estimation.consistency import chi2_bounds
 from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.invariant import sek3_exp, sek3_log
@@ -307,6 +307,7 @@ def test_navigation_covariance_matches_sampled_eskf_errors() -> None:
 
 def test_initial_covariance_is_the_eskf_one() -> None:
     ekf = filter_at(np.random.default_rng(7), NoiseParameters(), feet=0)
+    assert isinstance(ekf, LeggedFilter)
     n = ekf.noise
     std = np.repeat([n.initial_position, n.initial_velocity, n.initial_orientation,
                      n.initial_accelerometer_bias, n.initial_gyroscope_bias], 3)
