@@ -199,3 +199,45 @@ def test_a_small_step_back_is_a_dropped_message_not_a_reset() -> None:
 def test_bad_construction_is_refused(streams, timeout: int, jump: int) -> None:
     with pytest.raises(ValueError, match="must be"):
         StampMerger(streams, timeout, jump)
+
+
+def test_flush_ends_a_waiting_epoch_old_events_first() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    merger.push("imu", 5_000 * MS, "old imu")
+    merger.push("joint_states", 4_998 * MS, "old joints")
+    assert merger.push("imu", 2 * MS, "new imu") is Verdict.RESET  # the joints never jump (the bag ended)
+    assert merger.pending == 2
+    assert [r.payload if isinstance(r, Event) else r for r in merger.flush()] == [
+        "old joints", "old imu", Reset("imu", 5_000 * MS, 2 * MS), "new imu"
+    ]
+    assert merger.pending == 0
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_arrival_times_do_not_change_the_output_while_every_stream_arrives(seed: int) -> None:
+    """As test_output_depends_only_on_each_streams_order, with arrival times given (a live node): the IMU
+    falls behind by up to 300 ms (a backlog building up: more than stream_timeout in stamps) but keeps
+    arriving, so nothing is left out. (At start-up a stream not heard for stream_timeout is taken for silent:
+    one that never comes cannot be told from a late one.)"""
+    streams = streams_with_faults(seed)
+    rng = random.Random(200 + seed)
+    arrivals = []
+    for name, stamps in streams.items():
+        clock = 0
+        for index, stamp in enumerate(stamps):
+            backlog = min(index * 3 * MS // 2, 300 * MS) if name == "imu" else 0
+            clock = max(clock + 1, stamp + backlog + rng.randrange(2 * MS))
+            arrivals.append((clock, name, index, stamp))
+    arrivals.sort()
+    merger = StampMerger(STREAMS, 100 * MS, 1_000 * MS)
+    released = []
+    for clock, name, index, stamp in arrivals:
+        merger.push(name, stamp, index, arrival_ns=clock)
+        released += merger.ready()
+    released += merger.flush()
+    assert [(e.stamp_ns, e.stream, e.payload) for e in released] == expected_order(streams)
+    assert merger.counts.late == 0  # (the streams end at different stamps: only then is one left out)
+    without_arrival = StampMerger(STREAMS, 100 * MS, 1_000 * MS)
+    for _, name, index, stamp in arrivals:
+        without_arrival.push(name, stamp, index)
+    assert without_arrival.counts.late > 0  # judged by stamps alone, the backlog would have cost messages
