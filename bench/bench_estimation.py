@@ -7,7 +7,12 @@ standing robot swaying with noisy readings at 500 Hz; the foot measurements are 
 ``--ticks`` ticks after an untimed warm-up (the compiled kernels load from the numba cache). Target: median
 <= 100 us.
 
-    python bench/bench_estimation.py [--ticks 5000] [--seed 0]
+Section "offline": `kinodyn estimate`'s real-time factor (bag seconds per wall second of
+kinodyn_ros.estimation.offline.estimate_bag) on a synthetic trot bag of ``--offline-seconds`` s with 500 Hz
+Imu, JointState and ContactStates messages (kinodyn_ros.estimation.synthetic_bag), and the share of the time
+spent decoding the bag alone. Target: >= 20x real time.
+
+    python bench/bench_estimation.py [--ticks 5000] [--seed 0] [--offline-seconds 10]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
 from kinodyn.estimation.invariant import InvariantEKF
 
 TARGET_US = 100.0
+OFFLINE_TARGET = 20.0  # x real time (issue 11 item 7)
 RATE = 500.0
 FEET = {
     "lf": [0.25, 0.15, -0.3],
@@ -78,12 +84,51 @@ def filter_step(ticks: int, seed: int) -> None:
         print(f"  {name:10s} {median:7.1f}us {np.percentile(times, 99) * 1e6:7.1f}us {verdict:>8s}")
 
 
+def offline(seconds: float, seed: int) -> None:
+    """Section "offline": real-time factor of `kinodyn estimate` (ESKF and invariant) against the target."""
+    import io
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from kinodyn_ros.bags.reader import read_messages
+    from kinodyn_ros.estimation.offline import StderrLog, Topics, estimate_bag, load_model
+    from kinodyn_ros.estimation.pipeline import EstimatorParameters
+    from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "bench"))
+    from estimation_accuracy import synthesize
+
+    urdf = root / "src/kinodyn/test/estimation/quadruped_offset_imu.urdf"
+    model = load_model(urdf)
+    with tempfile.TemporaryDirectory() as tmp:
+        bag = Path(tmp) / "bag"
+        write_synthetic_bag(synthesize(seconds, seed), bag)
+        t0 = time.perf_counter()
+        count = sum(1 for _ in read_messages(bag, Topics().inputs()))
+        decode = time.perf_counter() - t0
+        print(f"offline: kinodyn estimate, a {seconds:g} s bag ({count} input messages, 500 Hz per topic)")
+        print(f"  decoding the bag alone: {seconds / decode:6.1f}x real time")
+        print(f"  {'filter':10s} {'x real time':>12s} {'us per IMU':>11s} {'target':>8s}")
+        for name in FILTERS:
+            out = Path(tmp) / f"out-{name}"
+            result = estimate_bag(bag, model, EstimatorParameters(filter=name), out, Topics(),
+                                  log=StderrLog(io.StringIO()))  # its log lines are not the bench's
+            factor = result.duration / result.wall_time
+            per_imu = result.wall_time / result.inputs["/imu/data"].count * 1e6
+            verdict = "ok" if factor >= OFFLINE_TARGET else "MISSED"
+            print(f"  {name:10s} {factor:11.1f}x {per_imu:10.0f} {verdict:>8s}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--offline-seconds", type=float, default=10.0, help="bag length of section offline")
     args = parser.parse_args()
     filter_step(args.ticks, args.seed)
+    offline(args.offline_seconds, args.seed)
 
 
 if __name__ == "__main__":
