@@ -30,7 +30,7 @@ from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeli
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.nodes.state_publisher import TF_QOS
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_load_model
 from tf2_msgs.msg import TFMessage
 
@@ -73,9 +73,9 @@ class StateEstimator(Node):
         self._odometry = self.create_publisher(Odometry, "odometry/filtered", OUTPUT_QOS)
         self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", OUTPUT_QOS)
-        self.create_subscription(Imu, "imu/data", self._input(self._pipeline.on_imu), self._qos)
+        self.create_subscription(Imu, "imu/data", self._input("imu/data", self._pipeline.on_imu), self._qos)
         self.create_subscription(
-            JointState, "joint_states", self._input(self._pipeline.on_joint_state), self._qos
+            JointState, "joint_states", self._input("joint_states", self._pipeline.on_joint_state), self._qos
         )
         self._contacts_subscription: Any = None
         self._subscribe_contacts()
@@ -100,18 +100,19 @@ class StateEstimator(Node):
         topic = CONTACT_TOPICS.get(self._pipeline.params.contact_source)
         if topic is not None:
             self._contacts_subscription = self.create_subscription(
-                ContactStates, topic, self._input(self._pipeline.on_contacts), self._qos
+                ContactStates, topic, self._input(topic, self._pipeline.on_contacts), self._qos
             )
 
-    def _input(self, take: Any) -> Any:
+    def _input(self, topic: str, take: Any) -> Any:
         """A subscription callback: the message and its arrival time (which tells a topic queued behind the
-        others from a silent one, EstimatorPipeline.on_imu) to the pipeline, then publish what came out."""
+        others from a silent one, EstimatorPipeline.on_imu) to the pipeline, then publish what came out. The
+        pipeline logs bad input itself; anything else failing is one error line and the node goes on."""
 
         def callback(msg: Any) -> None:
             take(msg, time.monotonic_ns())
             self._publish()
 
-        return callback
+        return dropping_bad_messages(self._problems, f"{topic} message", callback)
 
     def _publish(self) -> None:
         for output in self._pipeline.drain():
