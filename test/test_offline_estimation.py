@@ -196,12 +196,17 @@ def test_accuracy_acceptance(trot, filter_name: str, faults: bool, tmp_path: Pat
         assert report.velocity_rmse <= limits["velocity"], figures
 
 
+@pytest.fixture(scope="module")
+def monte_carlo_runs() -> list:
+    """Three 37 s trots with independent noise (seeds 10-12)."""
+    return [_synthesize(37.0, seed) for seed in (10, 11, 12)]
+
+
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_nees_inside_its_monte_carlo_bounds(filter_name: str) -> None:
+def test_nees_inside_its_monte_carlo_bounds(monte_carlo_runs: list, filter_name: str) -> None:
     """Bar-Shalom 2001 §5.4.2: the per-stamp NEES mean over 3 independent-noise runs inside the 95 % bounds
     of chi-square(27)/3 at >= 90 % of the stamps (95 % expected), and its overall mean inside the bounds."""
-    runs = [_synthesize(37.0, seed) for seed in (10, 11, 12)]
-    check = accuracy_bench.nees_check([accuracy_bench.estimate_run(r, filter_name) for r in runs])
+    check = accuracy_bench.nees_check([accuracy_bench.estimate_run(r, filter_name) for r in monte_carlo_runs])
     figures = f"{filter_name}: {check}"
     assert check.lower <= check.mean <= check.upper, figures
     assert check.inside >= 0.90, figures

@@ -36,8 +36,12 @@ class OdometrySeries:
         return len(self.t)
 
     def trajectory(self) -> Trajectory:
-        return Trajectory(np.array(self.t), np.reshape(self.position, (-1, 3)),
-                          np.reshape(self.quaternion, (-1, 4)), np.reshape(self.linear_velocity, (-1, 3)))
+        """The messages in stamp order, one per stamp (the first stored): a bag may hold a message twice or
+        late in bag order."""
+        t, first = np.unique(np.array(self.t), return_index=True)
+        return Trajectory(t, np.reshape(self.position, (-1, 3))[first],
+                          np.reshape(self.quaternion, (-1, 4))[first],
+                          np.reshape(self.linear_velocity, (-1, 3))[first])
 
 
 def accuracy_lines(truth: OdometrySeries, estimate: OdometrySeries) -> list[str]:
