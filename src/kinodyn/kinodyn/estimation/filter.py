@@ -8,6 +8,7 @@ Quaternions, when used, are Hamilton and stored (x, y, z, w).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -26,6 +27,15 @@ def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArra
         raise ValueError(f"{name} has non-finite entries: {array.tolist()}")
     array.setflags(write=False)
     return array
+
+
+def checked_input_variance(value: tuple[float, float]) -> tuple[float, float]:
+    """``propagate``'s ``input_variance`` as two finite floats >= 0 (accelerometer, gyroscope), else
+    ValueError."""
+    accelerometer, gyroscope = (float(x) for x in value)
+    if not (0.0 <= accelerometer < math.inf and 0.0 <= gyroscope < math.inf):
+        raise ValueError(f"input_variance must be two finite variances >= 0, got {value!r}")
+    return accelerometer, gyroscope
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,18 @@ class FootMeasurement:
         object.__setattr__(self, "position", position)
         object.__setattr__(self, "covariance", covariance)
 
+    @classmethod
+    def computed(cls, name: str, position: FloatArray, covariance: FloatArray) -> FootMeasurement:
+        """A measurement from values kinodyn computed itself (``LegKinematics``: finite joints through the
+        compiled leg FK, covariance ``J sigma^2 J^T`` symmetric by construction), stored read-only without the
+        input checks of ``__init__`` (they cost more than the FK in the 500 Hz loop). Only for such values:
+        anything else goes through ``FootMeasurement(...)``."""
+        measurement = object.__new__(cls)
+        object.__setattr__(measurement, "name", name)
+        object.__setattr__(measurement, "position", position)
+        object.__setattr__(measurement, "covariance", covariance)
+        return measurement
+
 
 @dataclass(frozen=True)
 class UpdateReport:
@@ -78,7 +100,11 @@ class UpdateReport:
 class LeggedFilter(Protocol):
     """A filter over the IMU navigation state, its biases and the feet in contact (seed 003 §5.2-§5.3).
 
-    ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt``; ``update_contacts`` takes exactly
+    ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt`` and, optionally, the variances
+    ``input_variance = (accelerometer, gyroscope)`` ((m/s^2)^2, (rad/s)^2) of an unknown error of those
+    readings that stays constant over the step (a reading held beyond its period: the estimator's gap noise),
+    which enters the process noise like the white noise does: ``variance * dt^2`` on the velocity and the
+    angle, through the filter's own input map; ``update_contacts`` takes exactly
     the feet in contact now: new ones are appended (``d = p + C r`` with the covariance propagated from P and
     the measurement covariance, no information gain), feet in the state that are not given are marginalised,
     the others are corrected by the stance relation with a per-foot chi-square gate.
@@ -93,7 +119,13 @@ class LeggedFilter(Protocol):
         gyroscope_bias: FloatArray,
     ) -> None: ...
 
-    def propagate(self, angular_velocity: FloatArray, linear_acceleration: FloatArray, dt: float) -> None: ...
+    def propagate(
+        self,
+        angular_velocity: FloatArray,
+        linear_acceleration: FloatArray,
+        dt: float,
+        input_variance: tuple[float, float] = (0.0, 0.0),
+    ) -> None: ...
 
     def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport: ...
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluator
+from kinodyn._kernels import legs as _legs
+from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT2, Kernel
 from kinodyn.estimation.filter import FootMeasurement
 from kinodyn.model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.spatial.rotations import FloatArray, skew
@@ -176,12 +177,15 @@ class LegKinematics:
         self.legs = tuple(find_leg(model, foot) for foot in feet)
         self.feet = tuple(feet)
         self.joint_count = model.nq - FREE_FLYER_NQ
-        self._evaluator = Evaluator(model, self.feet)
+        self._frames = np.array([model.frame_id(foot) for foot in self.feet], dtype=np.int64)
+        self._frames.setflags(write=False)
+        self._C_IB = np.ascontiguousarray(self.extrinsics.rotation.T)
         self._q = model.neutral()
-        self._v = np.zeros(model.nv)
+        self._jacobian = np.zeros((6, model.nv))  # scratch of the kernel
         self._members = np.zeros((len(self.legs), self.joint_count), dtype=bool)  # leg k uses joint j
         for k, leg in enumerate(self.legs):
             self._members[k, list(leg.joints)] = True
+        self._all = np.ones(len(self.legs), dtype=bool)
 
     def measure(self, joint_positions: FloatArray, encoder_noise: float) -> list[FootMeasurement]:
         """Feet in the IMU frame and their covariances ``C_BI^T J sigma^2 J^T C_BI``; see the class doc."""
@@ -195,12 +199,14 @@ class LegKinematics:
         q = self._q
         q[FREE_FLYER_NQ:] = positions
         q[FREE_FLYER_NQ:][missing] = 0.0
-        evaluation = self._evaluator.evaluate(q, self._v)
-        C_IB = self.extrinsics.rotation.T
-        J = C_IB @ evaluation.jacobians[:, :3, FREE_FLYER_NV:]  # (feet, 3, joints), IMU axes
-        covariances = (encoder_noise * encoder_noise) * (J @ J.transpose(0, 2, 1))
-        covariances = 0.5 * (covariances + covariances.transpose(0, 2, 1))
-        positions_imu = (evaluation.placements[:, :3, 3] - self.extrinsics.translation) @ C_IB.T
-        complete = ~(self._members & missing).any(axis=1)
-        return [FootMeasurement(leg.foot, positions_imu[k], covariances[k])
+        out = np.empty((len(self.legs), 12))
+        ki, kf = self.model.kernel_data
+        _FEET_IN_IMU.call(ki, kf, q, self._frames, self._C_IB, self.extrinsics.translation, FREE_FLYER_NV,
+                          float(encoder_noise) ** 2, self._jacobian, out)
+        out.setflags(write=False)
+        complete = ~(self._members & missing).any(axis=1) if missing.any() else self._all
+        return [FootMeasurement.computed(leg.foot, out[k, :3], out[k, 3:].reshape(3, 3))
                 for k, leg in enumerate(self.legs) if complete[k]]
+
+
+_FEET_IN_IMU = Kernel(_legs.feet_in_imu, KI, KF, IN1, KI, IN2, IN1, INT, FLOAT, OUT2, OUT2)

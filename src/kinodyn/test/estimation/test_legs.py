@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from kinodyn.estimation import FootMeasurement
 from kinodyn.estimation.legs import ImuExtrinsics, LegKinematics, find_leg
 from kinodyn.spatial import so3_exp
 
@@ -99,6 +100,20 @@ def test_a_nan_joint_leaves_out_only_its_foot() -> None:
     assert [m.name for m in measured] == [f for f in HEXAPOD_FEET if f != "LM_foot"]
     for m in measured:
         np.testing.assert_array_equal(m.position, reference[m.name].position)
+
+
+def test_measurements_pass_the_checks_they_skip_and_are_read_only() -> None:
+    """measure builds FootMeasurement.computed (no input checks): its values must pass those checks (finite,
+    symmetric, positive semi-definite), exactly, and nobody may change them afterwards."""
+    model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
+    legs = LegKinematics(model, "imu", HEXAPOD_FEET)
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        for m in legs.measure(model.random_configuration(rng)[7:], 1e-3):
+            checked = FootMeasurement(m.name, m.position, m.covariance)
+            np.testing.assert_array_equal(checked.covariance, m.covariance)
+            np.testing.assert_array_equal(m.covariance, m.covariance.T)
+            assert not m.position.flags.writeable and not m.covariance.flags.writeable
 
 
 def test_legs_are_found_from_the_tree() -> None:
