@@ -20,6 +20,7 @@ from rosbags.interfaces import Connection, Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys.store import Typestore
 
+from kinodyn_ros.bags.cdr import ENCODERS
 from kinodyn_ros.bags.qos import PRESETS
 from kinodyn_ros.bags.typestore import installed_typestore
 
@@ -75,12 +76,18 @@ class BagWriter:
 
         Message objects are serialised by rosbags, whose CDR padding bytes are zero: rclpy's
         serialize_message leaves alignment padding uninitialised (the same JointState twice can give two
-        byte strings), and two runs writing the same messages must give the same bag."""
+        byte strings), and two runs writing the same messages must give the same bag. Types in
+        ``kinodyn_ros.bags.cdr.ENCODERS`` (nav_msgs/Odometry) are packed directly into those same bytes."""
         connection = self._connections[topic]
         if not isinstance(message, bytes | memoryview):
-            if hasattr(type(message), "get_fields_and_field_types"):
-                message = self.typestore.deserialize_cdr(serialize_message(message), connection.msgtype)
-            message = self.typestore.serialize_cdr(message, connection.msgtype)
+            from_rclpy = hasattr(type(message), "get_fields_and_field_types")
+            encoder = ENCODERS.get(connection.msgtype) if from_rclpy else None
+            if encoder is not None:
+                message = encoder(message)  # the bytes of the round trip below, without it
+            else:
+                if from_rclpy:
+                    message = self.typestore.deserialize_cdr(serialize_message(message), connection.msgtype)
+                message = self.typestore.serialize_cdr(message, connection.msgtype)
         self._writer.write(connection, int(t_ns), message)
 
     def close(self) -> None:
