@@ -25,6 +25,7 @@ from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_mess
 from kinodyn_ros.bags.cdr import odometry_cdr
 from kinodyn_ros.bags.info import format_info, format_seconds, format_size
 from kinodyn_ros.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
+from kinodyn_ros.bags.reader import fast_decoder
 from kinodyn_ros.launcher.cli import main as kinodyn
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
@@ -498,3 +499,60 @@ def test_command_line_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "exists" in capsys.readouterr().out
     assert kinodyn(["bag", "play", str(tmp_path / "bag"), "--topics", "/nothing"]) == 2
     assert "bag has no topic /nothing" in capsys.readouterr().out
+
+
+def _same(a: object, b: object) -> None:
+    """Field-by-field equality of two rosbags message objects (arrays by value)."""
+    assert type(a) is type(b)
+    for name in a.__dataclass_fields__:  # type: ignore[attr-defined]
+        x, y = getattr(a, name), getattr(b, name)
+        if hasattr(x, "__dataclass_fields__"):
+            _same(x, y)
+        elif isinstance(x, list) and x and hasattr(x[0], "__dataclass_fields__"):
+            assert len(x) == len(y)
+            for u, w in zip(x, y, strict=True):
+                _same(u, w)
+        else:
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_fast_decoders_give_rosbags_objects(tmp_path: Path) -> None:
+    """The reader's decoders of Imu, JointState and ContactStates (used when the stored hash is the installed
+    one) give exactly what rosbags' deserializer gives, for frame ids of every padding, empty and repeated
+    lists, and names that change between messages; a truncated payload is refused."""
+    rng = np.random.default_rng(11)
+    messages = []
+    for k in range(12):
+        frame = "f" * (k % 9)
+        imu = Imu()
+        imu.header.frame_id, imu.header.stamp = frame, Time(sec=k, nanosec=7 * k)
+        imu.angular_velocity = Vector3(x=rng.normal(), y=rng.normal(), z=rng.normal())
+        imu.linear_acceleration.z = rng.normal()
+        imu.orientation.w, imu.orientation_covariance[0] = rng.normal(), -1.0
+        imu.linear_acceleration_covariance = rng.normal(size=9)
+        count = (k // 3) % 3 * 2  # 0, 2, 4 joints: empty lists and a name list that changes
+        names = [f"joint_{j}" + "x" * (k % 2) for j in range(count)]
+        joints = JointState(name=names, position=list(rng.normal(size=count)),
+                            velocity=list(rng.normal(size=count)) if k % 2 else [], effort=[])
+        joints.header.frame_id = frame
+        contacts = ContactStates(names=names, in_contact=[bool(j % 2) for j in range(count)],
+                                 points=[Point(x=rng.normal()) for _ in range(count)],
+                                 forces=[Vector3(z=rng.normal()) for _ in range(count)])
+        contacts.header.frame_id = frame
+        messages += [("/imu/data", imu), ("/joint_states", joints), ("/contacts", contacts)]
+    with BagWriter(tmp_path / "bag") as bag:
+        bag.add_topic("/imu/data", "sensor_msgs/msg/Imu")
+        bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+        bag.add_topic("/contacts", "kinodyn_interfaces/msg/ContactStates")
+        for t, (topic, message) in enumerate(messages):
+            bag.write(topic, t + 1, message)
+    with open_bag(tmp_path / "bag") as reader:
+        decoders = {c.topic: fast_decoder(reader, c) for c in reader.connections}
+        assert all(decoders.values())
+        for connection, _, raw in reader.messages():
+            decoded = decoders[connection.topic](raw)
+            _same(decoded, reader.deserialize(raw, connection.msgtype))
+            with pytest.raises((ValueError, struct.error)):
+                decoders[connection.topic](raw[:-5] if len(raw) > 40 else raw[:10])
+    fast = [m for _, _, _, m in read_messages(tmp_path / "bag")]
+    assert [m.header.stamp.sec for m in fast] == [m.header.stamp.sec for _, m in messages]

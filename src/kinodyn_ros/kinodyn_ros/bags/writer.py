@@ -86,9 +86,18 @@ class BagWriter:
                 message = encoder(message)  # the bytes of the round trip below, without it
             else:
                 if from_rclpy:
-                    message = self.typestore.deserialize_cdr(serialize_message(message), connection.msgtype)
+                    message = self._from_rclpy(serialize_message(message), connection.msgtype)
                 message = self.typestore.serialize_cdr(message, connection.msgtype)
         self._writer.write(connection, int(t_ns), message)
+
+    def _from_rclpy(self, raw: bytes, msgtype: str) -> Any:
+        """The rosbags object of rclpy's CDR. rclpy's buffer can end with unused bytes past the message (8
+        after an empty JointState), which rosbags' ``deserialize_cdr`` refuses: decode by the definition and
+        ignore them."""
+        if raw[:2] != b"\x00\x01":
+            raise ValueError(f"rclpy gave {msgtype} as CDR that is not little endian")
+        msgdef = self.typestore.get_msgdef(msgtype)
+        return msgdef.deserialize_cdr_le(raw[4:], 0, msgdef.cls, self.typestore)[0]
 
     def close(self) -> None:
         """Finish the storage file and write metadata.yaml."""
