@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from kinodyn._kernels import estimation as kernels
 from kinodyn.estimation.consistency import gate, nees
-from kinodyn.estimation.filter import FootMeasurement, UpdateReport
+from kinodyn.estimation.filter import FootMeasurement, UpdateReport, checked_input_variance
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
@@ -109,14 +109,26 @@ class ErrorStateEKF:
         if not self._initialized:
             raise RuntimeError("ErrorStateEKF: call initialize() before propagate() or update_contacts()")
 
-    def propagate(self, angular_velocity: ArrayLike, linear_acceleration: ArrayLike, dt: float) -> None:
-        """One IMU step with the raw readings ``w_m``, ``a_m`` (IMU frame) held over ``dt`` seconds."""
+    def propagate(
+        self,
+        angular_velocity: ArrayLike,
+        linear_acceleration: ArrayLike,
+        dt: float,
+        input_variance: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
+        """One IMU step with the raw readings ``w_m``, ``a_m`` (IMU frame) held over ``dt`` seconds;
+        ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step adds
+        ``variance * dt^2`` to the velocity and angle blocks of Q (``LeggedFilter.propagate``)."""
         self._require_initialized()
         w_m = _vector3("angular_velocity", angular_velocity)
         a_m = _vector3("linear_acceleration", linear_acceleration)
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
+        accelerometer, gyroscope = checked_input_variance(input_variance)
         np.multiply(self._densities, dt, out=self._q_nav)
+        if accelerometer or gyroscope:
+            self._q_nav[3:6] += accelerometer * dt * dt
+            self._q_nav[6:9] += gyroscope * dt * dt
         kernels.propagate(
             self._C,
             self._p,

@@ -28,7 +28,7 @@ import numpy as np
 
 from kinodyn._kernels import invariant as kernels
 from kinodyn.estimation.consistency import gate, nees
-from kinodyn.estimation.filter import FootMeasurement, UpdateReport
+from kinodyn.estimation.filter import FootMeasurement, UpdateReport, checked_input_variance
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
@@ -201,11 +201,20 @@ class InvariantEKF:
         return nees(np.concatenate([xi_pv[0], xi_pv[1], xi_theta]), self._cov[:9, :9])
 
     # ----------------------------------------------------------------------------------- propagation
-    def propagate(self, angular_velocity: FloatArray, linear_acceleration: FloatArray, dt: float) -> None:
+    def propagate(
+        self,
+        angular_velocity: FloatArray,
+        linear_acceleration: FloatArray,
+        dt: float,
+        input_variance: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
         """One IMU step: nominal strapdown (seed 003 (110)) and ``P <- Phi P Phi^T + Q`` (Hartley §3.2, §6;
         the kernel kinodyn._kernels.invariant.propagate states Phi and Q).
 
-        ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0.
+        ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0;
+        ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step enters
+        through the same bias columns as the white noise: the kernel's density ``s`` becomes
+        ``sqrt(s^2 + variance dt)``, so ``s^2/dt`` grows by the variance (``LeggedFilter.propagate``).
         """
         self._require_initialized()
         # fresh contiguous writable copies: one compiled signature whatever the caller passes
@@ -213,12 +222,18 @@ class InvariantEKF:
         accel_m = np.array(as_vector(linear_acceleration, 3, "linear_acceleration"))
         if not math.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
+        accelerometer, gyroscope = checked_input_variance(input_variance)
+        noise = self._noise
+        if accelerometer or gyroscope:
+            noise = noise.copy()
+            noise[0] = math.sqrt(noise[0] ** 2 + accelerometer * dt)
+            noise[1] = math.sqrt(noise[1] ** 2 + gyroscope * dt)
         n = self._cov.shape[0]
         if self._phi.shape[0] != n:
             self._phi = np.empty((n, n))
         kernels.propagate(
             self._C, self._p, self._v, self._biases, self._d, self._cov,
-            omega_m, accel_m, float(dt), self._g, self._noise, self._phi,
+            omega_m, accel_m, float(dt), self._g, noise, self._phi,
         )
 
     # ---------------------------------------------------------------------------------------- update
