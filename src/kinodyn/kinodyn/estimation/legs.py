@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinodyn._kernels import legs as _legs
-from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT2, Kernel
+from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.estimation.filter import FootMeasurement
 from kinodyn.model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.spatial.rotations import FloatArray, skew
@@ -137,6 +137,32 @@ class ImuExtrinsics:
         twist = twist_nav @ covariance @ twist_nav.T + gyro_variance * self._gyro_noise_map
         return 0.5 * (pose + pose.T), 0.5 * (twist + twist.T)
 
+    def base_output(self, rotation: FloatArray, position: FloatArray, velocity: FloatArray,
+                    angular_velocity: FloatArray, covariance: FloatArray, gyro_variance: float) -> BaseOutput:
+        """What the estimator publishes, in one compiled pass: ``base_state``, the base orientation as a
+        quaternion (``matrix_to_quat``) and ``output_covariances``, from the IMU state and its 15x15
+        navigation ``covariance`` (all finite: the caller checks the filter state once per output)."""
+        out = np.empty(85)
+        _BASE_OUTPUT.call(rotation, position, velocity, angular_velocity, covariance, self.rotation,
+                          self.lever, float(gyro_variance), out)
+        out.setflags(write=False)
+        return BaseOutput(out[0:3], out[3:7], out[7:10], out[10:13], out[13:49].reshape(6, 6),
+                          out[49:85].reshape(6, 6))
+
+
+@dataclass(frozen=True)
+class BaseOutput:
+    """``ImuExtrinsics.base_output``: base ``position`` and ``orientation`` (x, y, z, w) in the world,
+    ``linear_velocity`` and ``angular_velocity`` in the base frame, 6x6 ``pose_covariance`` (world) and
+    ``twist_covariance`` (base frame), read-only."""
+
+    position: FloatArray
+    orientation: FloatArray
+    linear_velocity: FloatArray
+    angular_velocity: FloatArray
+    pose_covariance: FloatArray
+    twist_covariance: FloatArray
+
 
 @dataclass(frozen=True)
 class Leg:
@@ -210,3 +236,4 @@ class LegKinematics:
 
 
 _FEET_IN_IMU = Kernel(_legs.feet_in_imu, KI, KF, IN1, KI, IN2, IN1, INT, FLOAT, OUT2, OUT2)
+_BASE_OUTPUT = Kernel(_legs.base_output, IN2, IN1, IN1, IN1, IN2, IN2, IN1, FLOAT, OUT1)

@@ -197,3 +197,30 @@ def test_output_jacobians_match_finite_differences() -> None:
     np.testing.assert_allclose(pose, numeric[:6, :15], atol=1e-8)
     np.testing.assert_allclose(numeric[:6, 15:], 0.0, atol=1e-8)
     np.testing.assert_allclose(twist, numeric[6:], atol=1e-8)
+
+
+@pytest.mark.parametrize("angle", [0.3, 3.1, np.pi])  # every Shepperd pivot, and the half turn
+def test_base_output_equals_the_reference_steps(angle: float) -> None:
+    """The compiled base_output = base_state, matrix_to_quat and output_covariances (the finite-difference
+    checked Jacobians) composed in numpy, for random states and covariances."""
+    extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
+                                          QUADRUPED_IMU)
+    rng = np.random.default_rng(int(angle * 10))
+    for axis in (*np.eye(3), *rng.normal(size=(5, 3))):
+        C = so3_exp(angle * axis / np.linalg.norm(axis)) @ extrinsics.rotation  # C_WB is the given turn
+        p, v, w = rng.normal(size=(3, 3))
+        A = rng.normal(size=(15, 15))
+        P = A @ A.T
+        out = extrinsics.base_output(C, p, v, w, P, 0.01)
+        base = extrinsics.base_state(C, p, v, w)
+        pose, twist = extrinsics.output_covariances(C, v, P, 0.01)
+        expected = kd.spatial.matrix_to_quat(base.rotation)
+        np.testing.assert_allclose(out.orientation, expected, rtol=0, atol=1e-14)
+        assert out.orientation[3] >= 0.0
+        for value, reference in ((out.position, base.position), (out.linear_velocity, base.linear_velocity),
+                                 (out.angular_velocity, base.angular_velocity), (out.pose_covariance, pose),
+                                 (out.twist_covariance, twist)):
+            np.testing.assert_allclose(value, reference, rtol=1e-13, atol=1e-13 * np.abs(reference).max())
+        np.testing.assert_array_equal(out.pose_covariance, out.pose_covariance.T)
+        np.testing.assert_array_equal(out.twist_covariance, out.twist_covariance.T)
+        assert not out.pose_covariance.flags.writeable
