@@ -59,6 +59,21 @@ def test_joint_states_are_mapped_by_name_unknown_ignored_missing_nan(make) -> No
 
 
 @pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
+def test_joint_map_follows_a_name_list_that_changes(make) -> None:
+    """The kept layout of the last name list is not reused for another list: reordered, shorter, then
+    duplicated names (refused, and the next good message maps correctly)."""
+    joints = JointMap(("a", "b", "c"))
+    joints.sample(make(["a", "b", "c"], [1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(joints.sample(make(["c", "b", "a"], [3.0, 2.0, 1.0])).positions, [1, 2, 3])
+    np.testing.assert_array_equal(joints.sample(make(["b"], [2.0])).positions, [np.nan, 2.0, np.nan])
+    with pytest.raises(InputError, match="names 'b' twice"):
+        joints.sample(make(["b", "b"], [2.0, 2.0]))
+    with pytest.raises(InputError, match="names 'b' twice"):
+        joints.sample(make(["b", "b"], [2.0, 2.0]))
+    np.testing.assert_array_equal(joints.sample(make(["b", "a"], [5.0, 4.0])).positions, [4.0, 5.0, np.nan])
+
+
+@pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
 @pytest.mark.parametrize(
     ("names", "position", "velocity", "match"),
     [

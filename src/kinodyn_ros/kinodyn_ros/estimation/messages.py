@@ -67,37 +67,48 @@ def _names(names: Sequence[str], what: str) -> list[str]:
 
 class JointMap:
     """Puts sensor_msgs/JointState values into the model's joint order by name; unknown names are ignored
-    (a robot may publish joints the estimator does not need, e.g. a head)."""
+    (a robot may publish joints the estimator does not need, e.g. a head). The layout of the last name list
+    is kept: a driver sends the same names in every message, so they are checked and mapped once."""
 
     def __init__(self, joint_names: Sequence[str]) -> None:
         self._index = {name: i for i, name in enumerate(joint_names)}
+        self._names: list[str] | None = None
+        self._known = self._target = np.zeros(0, dtype=np.intp)
+
+    def _layout(self, names: Sequence[str]) -> None:
+        """Checks ``names`` (distinct) and keeps which message entries go to which model joint."""
+        names = _names(names, "JointState")
+        rows = [self._index.get(name, -1) for name in names]
+        self._known = np.array([k for k, r in enumerate(rows) if r >= 0], dtype=np.intp)
+        self._target = np.array([r for r in rows if r >= 0], dtype=np.intp)
+        self._names = names
 
     def sample(self, msg: Any) -> JointSample:
         """Raises InputError when a value list is neither empty nor one per name (positions: one per name),
         or a name repeats."""
-        names = _names(msg.name, "JointState")
-        if len(msg.position) != len(names):
+        if msg.name != self._names:
+            self._names = None
+            self._layout(msg.name)
+        count = len(self._names)  # type: ignore[arg-type]
+        if len(msg.position) != count:
             raise InputError(
                 "length_mismatch",
-                f"JointState has {len(names)} names but {len(msg.position)} positions; each name needs one",
+                f"JointState has {count} names but {len(msg.position)} positions; each name needs one",
                 "position",
             )
-        rows = [self._index.get(name, -1) for name in names]
-        known = np.array([r >= 0 for r in rows], dtype=bool)
-        target = np.array([r for r in rows if r >= 0], dtype=np.intp)
         values = []
         for field in ("position", "velocity", "effort"):
             given = np.asarray(getattr(msg, field), dtype=np.float64)
-            if given.size not in (0, len(names)):
+            if given.size not in (0, count):
                 raise InputError(
                     "length_mismatch",
-                    f"JointState has {len(names)} names but {given.size} {field} values; {field} must be "
+                    f"JointState has {count} names but {given.size} {field} values; {field} must be "
                     "empty or have one value per name",
                     field,
                 )
             out = np.full(len(self._index), np.nan)
             if given.size:
-                out[target] = given[known]
+                out[self._target] = given[self._known]
             values.append(out)
         return JointSample(*values)
 
