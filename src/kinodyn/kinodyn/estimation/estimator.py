@@ -373,12 +373,12 @@ class LeggedEstimator:
             self.last_problem = "the filter state became non-finite: initialising again"
             self.reset()
             return None
-        base = self.extrinsics.base_state(C, p, v, self._held_w - b_g)
-        pose, twist = self.extrinsics.output_covariances(
-            C, v, P, self.noise.gyroscope_noise_density**2 / self._interval)
+        base = self.extrinsics.base_output(
+            C, p, v, self._held_w - b_g, P, self.noise.gyroscope_noise_density**2 / self._interval)
         return Estimate(
-            stamp=stamp, position=base.position, orientation=matrix_to_quat(base.rotation),
+            stamp=stamp, position=base.position, orientation=base.orientation,
             linear_velocity=base.linear_velocity, angular_velocity=base.angular_velocity,
-            pose_covariance=pose, twist_covariance=twist, nis=self._nis, contacts=f.feet,
+            pose_covariance=base.pose_covariance, twist_covariance=base.twist_covariance, nis=self._nis,
+            contacts=f.feet,
         )
 
