@@ -85,6 +85,11 @@ class _Cursor:
         self.pos += 8 * count
         return values
 
+    def vectors(self, make: Callable[..., Any]) -> list[Any]:
+        """A sequence of 3-double messages (Point, Vector3): 24 bytes each, so one aligned block."""
+        values = self.doubles(3 * self.uint32())
+        return [make(*values[k:k + 3]) for k in range(0, len(values), 3)]
+
     def double_array(self, count: int) -> np.ndarray:
         values = np.frombuffer(self.raw, "<f8", count, self._align(8) if count else self.pos)
         self.pos += 8 * count
@@ -146,8 +151,8 @@ def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -
     flags = np.frombuffer(cursor.raw, np.uint8, count, cursor.pos).astype(bool)
     cursor.pos += count
     point, vector = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Vector3"]
-    points = [point(*cursor.doubles(3)) for _ in range(cursor.uint32())]
-    forces = [vector(*cursor.doubles(3)) for _ in range(cursor.uint32())]
+    points = cursor.vectors(point)
+    forces = cursor.vectors(vector)
     return cursor.end(types["kinodyn_interfaces/msg/ContactStates"](header, names, flags, points, forces))
 
 
