@@ -167,6 +167,8 @@ class BaseMotion:
     roll: float = 0.02  # rad, at the gait frequency
     pitch: float = 0.015  # rad, at twice the gait frequency
     duration: float = 36.0
+    _knots: np.ndarray = field(init=False, repr=False)  # integration grid of the path [s]
+    _cumulative: np.ndarray = field(init=False, repr=False)  # (len(_knots), 2) path position at each knot
 
     def __post_init__(self) -> None:
         knots = np.arange(0.0, self.duration + 2.0 * _KNOT_STEP, _KNOT_STEP)
@@ -286,7 +288,8 @@ def legs_of(model: Model, feet: Sequence[str]) -> list[Leg]:
         raise ValueError("the synthesis needs a floating-base model "
                          "(Model.from_urdf(..., floating_base=True))")
     body_joint = {int(b): j for j, b in enumerate(model.joint_body)}
-    legs, owner = [], {}
+    legs: list[Leg] = []
+    owner: dict[int, str] = {}
     for foot in feet:
         body = int(model.frame_body[model.frame_id(foot)])
         joints = []
