@@ -63,6 +63,42 @@ def transition(C: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: 
 
 
 @njit(cache=True)
+def _constrain_rows(A: np.ndarray, u: np.ndarray, w: np.ndarray) -> None:
+    """``A <- A - (A u - w) u^T`` for a unit ``u``: the smallest change of A (Frobenius) with ``A u = w``
+    (Hesch et al. 2014, IJRR 33(1), eq. 40)."""
+    for i in range(3):
+        r = A[i, 0] * u[0] + A[i, 1] * u[1] + A[i, 2] * u[2] - w[i]
+        for j in range(3):
+            A[i, j] -= r * u[j]
+
+
+@njit(cache=True)
+def _cross_up(x: np.ndarray) -> np.ndarray:
+    """``e_z x x``: the world-yaw direction of a world point or velocity ``x``."""
+    return np.array([-x[1], x[0], 0.0])
+
+
+@njit(cache=True)
+def constrain_transition(
+    F: np.ndarray, C_new: np.ndarray, p_new: np.ndarray, v_new: np.ndarray, prior_C: np.ndarray,
+    prior_p: np.ndarray, prior_v: np.ndarray, dt: float,
+) -> None:
+    """Observability constraint of the transition (OC-EKF: Hesch et al. 2014 §V-B; Bloesch et al. 2013 for
+    legged robots): F maps the unobservable yaw direction at the last prior ``(prior_C, prior_p, prior_v)``,
+    ``[e x p; e x v; C^T e; 0; 0]`` (e = world up, local angle error), onto the one at the new prior
+    ``(C_new, p_new, v_new)``: ``F_thth = C_new^T prior_C``, and ``F_vth``, ``F_pth`` changed least so that
+    their rows agree (the position directions ``[I; 0; 0; 0; 0; I..]`` are kept by any F of this form)."""
+    u = np.ascontiguousarray(prior_C[2])  # prior_C^T e
+    F[TH_ : TH_ + 3, TH_ : TH_ + 3] = C_new.T @ prior_C
+    A = np.ascontiguousarray(F[V_ : V_ + 3, TH_ : TH_ + 3])
+    _constrain_rows(A, u, _cross_up(v_new - prior_v))
+    F[V_ : V_ + 3, TH_ : TH_ + 3] = A
+    A = np.ascontiguousarray(F[P_ : P_ + 3, TH_ : TH_ + 3])
+    _constrain_rows(A, u, _cross_up(p_new - prior_p - prior_v * dt))
+    F[P_ : P_ + 3, TH_ : TH_ + 3] = A
+
+
+@njit(cache=True)
 def propagate(
     C: np.ndarray,
     p: np.ndarray,
@@ -75,11 +111,25 @@ def propagate(
     q_nav: np.ndarray,
     q_foot: float,
     F: np.ndarray,
+    constrain: bool,
+    prior_C: np.ndarray,
+    prior_p: np.ndarray,
+    prior_v: np.ndarray,
 ) -> None:
     """One IMU step: ``P <- F P F^T + Q`` (seed 003 (112), F of ``transition`` into ``F``, Q diagonal:
-    ``q_nav`` (15) then ``q_foot`` per foot), then the exact nominal step (110) of C, p, v."""
+    ``q_nav`` (15) then ``q_foot`` per foot), then the exact nominal step (110) of C, p, v. With
+    ``constrain``, F is ``constrain_transition``'s; either way the new nominal becomes the prior
+    ``prior_C, prior_p, prior_v`` (the linearisation point of the next update's constraint)."""
     n = P.shape[0]
     transition(C, specific_force, rate, dt, F)
+    a = C @ specific_force + gravity
+    E = np.empty((3, 3))
+    so3_exp(rate * dt, E)
+    C_new = C @ E
+    p_new = p + (v * dt + 0.5 * a * dt * dt)
+    v_new = v + a * dt
+    if constrain:
+        constrain_transition(F, C_new, p_new, v_new, prior_C, prior_p, prior_v, dt)
     # rows: B = F P[:15, :]
     B = np.zeros((NAV, n))
     for i in range(NAV):
@@ -102,24 +152,28 @@ def propagate(
         P[i, i] += q_nav[i]
     for i in range(NAV, n):
         P[i, i] += q_foot
-    a = C @ specific_force + gravity
-    for i in range(3):
-        p[i] += v[i] * dt + 0.5 * a[i] * dt * dt
-        v[i] += a[i] * dt
-    E = np.empty((3, 3))
-    so3_exp(rate * dt, E)
-    C[:, :] = C @ E
+    p[:] = p_new
+    v[:] = v_new
+    C[:, :] = C_new
+    prior_C[:, :] = C_new
+    prior_p[:] = p_new
+    prior_v[:] = v_new
 
 
 @njit(cache=True)
 def _stance_rows(
-    C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray
+    C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray,
+    constrain: bool, u: np.ndarray, w: np.ndarray,
 ) -> None:
     """``HP = H P`` (3 x n) of the stance relation ``h = d - p - C r`` (seed 003 §5.3: dh/ddp = -I,
-    dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``."""
+    dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``. With ``constrain``, A is
+    changed least so that ``A u = w`` (OC-EKF: H annihilates the yaw direction, ``u`` its angle part,
+    ``w`` = its position part minus the foot's)."""
     Sr = np.empty((3, 3))
     skew(r, Sr)
     A[:, :] = C @ Sr
+    if constrain:
+        _constrain_rows(A, u, w)
     d0 = NAV + 3 * slot
     n = P.shape[0]
     for i in range(3):
@@ -162,13 +216,21 @@ def update(
     gate: float,
     used: np.ndarray,
     nis_feet: np.ndarray,
+    constrain: bool,
+    prior_C: np.ndarray,
+    prior_p: np.ndarray,
+    null_feet: np.ndarray,
 ) -> float:
     """Stance update of the feet in state ``slots`` measured at ``positions`` (IMU frame, covariances
     likewise), seed 003 (113) and §5.3: innovation ``nu = 0 - h = p + C r - d``; a foot whose own 3-dof NIS
     (into ``nis_feet``) exceeds ``gate`` is left out (``used`` False); the others are applied together,
     P by the Joseph form ``(I-KH) P (I-KH)^T + K N K^T`` using H's sparsity; then the reset: injection
     (``C <- C Exp(dtheta)``) and ``P <- G P G^T``, ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3).
-    ``biases`` = ``[b_a, b_g]`` (6). Returns the stacked NIS (nan if no foot is used)."""
+    ``biases`` = ``[b_a, b_g]`` (6). With ``constrain`` (OC-EKF, Hesch et al. 2014 §V-C) each foot's H is
+    changed least so that ``H N = 0`` for the yaw direction N at the last prior (``prior_C``, ``prior_p``;
+    the feet's parts ``null_feet``, fixed at touchdown): the update gives no information about yaw (the
+    position directions are annihilated by any H of this form). Returns the stacked NIS (nan if no foot
+    is used)."""
     n = P.shape[0]
     m = slots.shape[0]
     HP_all = np.empty((m, 3, n))
@@ -176,8 +238,11 @@ def update(
     N_w = np.empty((m, 3, 3))
     nu_all = np.empty((m, 3))
     S1 = np.empty((3, 3))
+    u = np.ascontiguousarray(prior_C[2])
+    up = _cross_up(prior_p)
     for k in range(m):
-        _stance_rows(C, P, slots[k], positions[k], HP_all[k], A_all[k])
+        _stance_rows(C, P, slots[k], positions[k], HP_all[k], A_all[k], constrain, u,
+                     up - null_feet[slots[k]])
         N_w[k] = C @ covariances[k] @ C.T
         nu_all[k] = p + C @ positions[k] - feet[slots[k]]
         _times_h_transpose(HP_all[k], slots[k], A_all[k], S1, 0)

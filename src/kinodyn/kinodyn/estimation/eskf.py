@@ -10,7 +10,15 @@ with the local orientation error ``C_true = C Exp(dtheta)`` (seed 003 (109)).
   corrected by the stance relation ``0 = d - p - C r`` (seed 003 §5.3) unless its own NIS exceeds the
   chi-square gate; the applied feet go through one Joseph-form update (113) and the reset (injection,
   ``P <- G P G^T``); a touchdown appends ``d = p + C r`` with the covariance of that expression (from P and
-  the measurement covariance), which adds no information to the rest of the state.
+  the measurement covariance), which adds no information to the rest of the state;
+- observability constraint (OC-EKF; Bloesch et al. 2013, "State estimation for legged robots on unstable and
+  slippery terrain", IROS; Hesch et al. 2014, "Consistency analysis and improvement of vision-aided inertial
+  navigation", IEEE T-RO 30(1) / Huang, Mourikis, Roumeliotis 2010 on EKF inconsistency): the absolute
+  position and the yaw about gravity are unobservable, but F and H linearised at estimates that change at
+  every update make the yaw look observable, so P's yaw (and then x/y) shrinks without information.
+  The yaw direction ``N = [e x p; e x v; C^T e; 0; 0; e x d_k]`` is taken at the last prior (the nominal
+  after propagation); F is changed least so that it maps N at one prior onto N at the next, and each H
+  least so that ``H N = 0`` (the feet's parts of N fixed at touchdown). Position directions need nothing.
 The compiled steps are in kinodyn._kernels.estimation.
 """
 
@@ -23,7 +31,12 @@ from numpy.typing import ArrayLike
 
 from kinodyn._kernels import estimation as kernels
 from kinodyn.estimation.consistency import gate, nees
-from kinodyn.estimation.filter import FootMeasurement, UpdateReport, checked_input_variance
+from kinodyn.estimation.filter import (
+    FootMeasurement,
+    UpdateReport,
+    checked_input_variance,
+    initial_covariance,
+)
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
@@ -40,15 +53,19 @@ def _vector3(name: str, value: ArrayLike) -> FloatArray:
 
 class ErrorStateEKF:
     """The error-state EKF (a ``LeggedFilter``); ``gravity`` is the magnitude of g along world -z (m/s^2),
-    ``gate_probability`` the per-foot chi-square gate of the stance update."""
+    ``gate_probability`` the per-foot chi-square gate of the stance update. ``observability_constrained``
+    (default) makes it an OC-EKF (module doc): no update gives information about the yaw; False is the
+    plain EKF, whose linearisation at changing estimates makes yaw look observable (over-confident)."""
 
     def __init__(
-        self, noise: NoiseParameters | None = None, gate_probability: float = 0.9999, gravity: float = 9.81
+        self, noise: NoiseParameters | None = None, gate_probability: float = 0.9999, gravity: float = 9.81,
+        observability_constrained: bool = True,
     ) -> None:
         if not (np.isfinite(gravity) and gravity > 0.0):
             raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
         self.noise = noise if noise is not None else NoiseParameters()
         self.gate = gate(3, gate_probability)
+        self.observability_constrained = bool(observability_constrained)
         self._gravity = np.array([0.0, 0.0, -gravity])
         n = self.noise
         self._densities = np.repeat(
@@ -67,25 +84,20 @@ class ErrorStateEKF:
         self._set_state(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
 
     def _set_state(
-        self, C: FloatArray, p: FloatArray, v: FloatArray, b_a: FloatArray, b_g: FloatArray
+        self, C: FloatArray, p: FloatArray, v: FloatArray, b_a: FloatArray, b_g: FloatArray,
+        covariance: ArrayLike | None = None,
     ) -> None:
+        P = initial_covariance(self.noise, covariance)
         self._C = np.array(C, dtype=np.float64, order="C")  # a copy: the caller keeps its matrix
         self._p, self._v = p.copy(), v.copy()
         self._biases = np.concatenate([b_a, b_g])
         self._names: list[str] = []
         self._feet = np.zeros((0, 3))
-        n = self.noise
-        std = np.repeat(
-            [
-                n.initial_position,
-                n.initial_velocity,
-                n.initial_orientation,
-                n.initial_accelerometer_bias,
-                n.initial_gyroscope_bias,
-            ],
-            3,
-        )
-        self._P = np.diag(std**2)
+        self._P = P
+        # OC-EKF linearisation point: the last prior (nominal after propagation) and each foot's part of the
+        # yaw direction, fixed at touchdown (kernels.constrain_transition, kernels.update)
+        self._prior_C, self._prior_p, self._prior_v = self._C.copy(), self._p.copy(), self._v.copy()
+        self._null_feet = np.zeros((0, 3))
 
     def initialize(
         self,
@@ -94,14 +106,17 @@ class ErrorStateEKF:
         velocity: ArrayLike,
         accelerometer_bias: ArrayLike,
         gyroscope_bias: ArrayLike,
+        covariance: ArrayLike | None = None,
     ) -> None:
-        """Start from this nominal state with the initial standard deviations of ``noise`` and no feet."""
+        """Start from this nominal state, no feet, with ``covariance`` (15x15, see
+        ``filter.initial_covariance``; None: the initial standard deviations of ``noise``)."""
         self._set_state(
             as_rotation_matrix(rotation),
             _vector3("position", position),
             _vector3("velocity", velocity),
             _vector3("accelerometer_bias", accelerometer_bias),
             _vector3("gyroscope_bias", gyroscope_bias),
+            covariance,
         )
         self._initialized = True
 
@@ -141,6 +156,10 @@ class ErrorStateEKF:
             self._q_nav,
             self.noise.foot_random_walk**2 * dt,
             self._F,
+            self.observability_constrained,
+            self._prior_C,
+            self._prior_p,
+            self._prior_v,
         )
 
     def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
@@ -176,6 +195,10 @@ class ErrorStateEKF:
                     self.gate,
                     accepted,
                     np.empty(len(measured)),
+                    self.observability_constrained,
+                    self._prior_C,
+                    self._prior_p,
+                    self._null_feet,
                 )
             except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
                 raise ValueError(
@@ -197,15 +220,19 @@ class ErrorStateEKF:
             keep[NAV + 3 * slot : NAV + 3 * slot + 3] = False
         self._P = np.ascontiguousarray(self._P[np.ix_(keep, keep)])
         self._feet = np.delete(self._feet, slots, axis=0)
+        self._null_feet = np.delete(self._null_feet, slots, axis=0)
         self._names = [name for name in self._names if name not in names]
 
     def _append(self, foot: FootMeasurement) -> None:
         """Augment the state with ``d = p + C r``: ``J = dd/ddx = [I, 0, -C[r]x, 0, 0, 0..]``, so
-        ``P_dx = J P`` and ``P_dd = J P J^T + C N C^T``."""
+        ``P_dx = J P`` and ``P_dd = J P J^T + C N C^T``; the foot's part of the yaw direction is J applied to
+        the prior's, ``e x p + J_th C_prior^T e``."""
         n = self._P.shape[0]
         J = np.zeros((3, n))
         J[:, 0:3] = np.eye(3)
         J[:, 6:9] = -self._C @ skew(foot.position)
+        up = np.array([-self._prior_p[1], self._prior_p[0], 0.0])
+        self._null_feet = np.vstack([self._null_feet, up + J[:, 6:9] @ self._prior_C[2]])
         JP = J @ self._P
         P_dd = JP @ J.T + self._C @ foot.covariance @ self._C.T
         P = np.empty((n + 3, n + 3))

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.rotations import FloatArray
 
 
@@ -36,6 +37,24 @@ def checked_input_variance(value: tuple[float, float]) -> tuple[float, float]:
     if not (0.0 <= accelerometer < math.inf and 0.0 <= gyroscope < math.inf):
         raise ValueError(f"input_variance must be two finite variances >= 0, got {value!r}")
     return accelerometer, gyroscope
+
+
+def initial_covariance(noise: NoiseParameters, covariance: object = None) -> FloatArray:
+    """The 15x15 initial covariance of ``[dp, dv, dtheta(local), db_a, db_g]`` (ESKF convention) for
+    ``LeggedFilter.initialize``: ``covariance`` checked (finite, symmetric, positive semi-definite), or, if
+    None, the diagonal of ``noise.initial_*`` standard deviations."""
+    if covariance is None:
+        std = np.repeat([noise.initial_position, noise.initial_velocity, noise.initial_orientation,
+                         noise.initial_accelerometer_bias, noise.initial_gyroscope_bias], 3)
+        return np.diag(std**2)
+    P = np.array(_finite_array("covariance", covariance, (15, 15)))
+    scale = max(float(np.abs(P).max()), np.finfo(float).tiny)
+    if float(np.abs(P - P.T).max()) > 1e-9 * scale:
+        raise ValueError("covariance must be symmetric (initial covariance of [dp, dv, dtheta, db_a, db_g])")
+    if float(np.linalg.eigvalsh(P).min()) < -1e-9 * scale:
+        raise ValueError("covariance must be positive semi-definite (initial covariance of [dp, dv, dtheta, "
+                         "db_a, db_g])")
+    return 0.5 * (P + P.T)
 
 
 @dataclass(frozen=True)
@@ -117,7 +136,11 @@ class LeggedFilter(Protocol):
         velocity: FloatArray,
         accelerometer_bias: FloatArray,
         gyroscope_bias: FloatArray,
-    ) -> None: ...
+        covariance: FloatArray | None = None,
+    ) -> None:
+        """Start from this nominal state, no feet, with the 15x15 ``covariance`` of ``[dp, dv, dtheta(local),
+        db_a, db_g]`` in the ESKF convention (``initial_covariance``; None: the diagonal of
+        ``noise.initial_*``)."""
 
     def propagate(
         self,

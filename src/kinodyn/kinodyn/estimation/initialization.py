@@ -13,10 +13,14 @@ import math
 
 import numpy as np
 
-from kinodyn.spatial.rotations import FloatArray, euler_to_matrix
+from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.spatial.rotations import FloatArray, euler_to_matrix, skew
 
 MIN_SAMPLES = 2
 STAMP_RESOLUTION = 1e-9  # s: header stamps are integer nanoseconds
+RESOLUTION = 1e-6
+"""Initial std of the position (m) and the yaw (rad), zero by definition in odom: the float resolution of a
+metre-scale state, kept so that P is positive definite (Cholesky, NEES)."""
 
 
 def level_rotation(specific_force: FloatArray) -> FloatArray:
@@ -129,6 +133,48 @@ class StandingInitializer:
         self._require_done()
         C_BI = self.imu_rotation
         return level_rotation(C_BI @ (self._accel_sum / self._count)) @ C_BI
+
+    def covariance(self, noise: NoiseParameters) -> FloatArray:
+        """15x15 covariance of the initial error ``[dp, dv, dtheta(local), db_a, db_g]`` (ESKF convention,
+        ``LeggedFilter.initialize``; docs/estimation.md "Initialisation").
+
+        Position and yaw are zero by definition in odom (REP-105): variance ``RESOLUTION**2`` only (P stays
+        positive definite). The mean specific force ``|a| u`` (``u`` = gravity's direction in the IMU frame)
+        gives ``a_true = g C^T e_z + b_a``, so a horizontal accelerometer bias (or the window's mean noise
+        ``n``) looks like a tilt, ``u x dtheta = (db_a + n) / g`` with ``db_a = b_a - b^_a`` of horizontal
+        prior ``noise.initial_accelerometer_bias`` and, along ``u``, the mean noise ``sigma_a^2 / T`` (``T``
+        the window's time, ``sigma_a`` the white-noise density): the tilt is exactly correlated with the
+        bias. The zero base yaw (ZYX) makes the error a roll and pitch of the base, ``dtheta = L [u]x (db_a +
+        n) / g`` (``L``: ``_tilt_map``), which turns about ``u`` by ``-sin(pitch) droll``. The gyroscope bias
+        is the mean of the window: ``sigma_g^2 / T``. The velocity keeps ``noise.initial_velocity``."""
+        self._require_done()
+        mean = self._accel_sum / self._count
+        u = mean / np.linalg.norm(mean)
+        T = self.elapsed * self._count / (self._count - 1)  # samples x period
+        sb2 = noise.initial_accelerometer_bias**2
+        mean_a2 = noise.accelerometer_noise_density**2 / T
+        M = self._tilt_map(u) @ skew(u) / self.gravity  # dtheta = M (db_a + n)
+        P_bb = sb2 * (np.eye(3) - np.outer(u, u)) + mean_a2 * np.outer(u, u)
+        P = np.zeros((15, 15))
+        P[0:3, 0:3] = RESOLUTION**2 * np.eye(3)
+        P[3:6, 3:6] = noise.initial_velocity**2 * np.eye(3)
+        P[6:9, 6:9] = M @ (P_bb + mean_a2 * np.eye(3)) @ M.T + RESOLUTION**2 * np.outer(u, u)
+        P[6:9, 9:12] = M @ P_bb
+        P[9:12, 6:9] = P[6:9, 9:12].T
+        P[9:12, 9:12] = P_bb
+        P[12:15, 12:15] = noise.gyroscope_noise_density**2 / T * np.eye(3)
+        return 0.5 * (P + P.T)
+
+    def _tilt_map(self, u: FloatArray) -> FloatArray:
+        """``L`` with ``dtheta = L t`` for a tilt error ``t`` perpendicular to ``u`` (IMU frame): in the base,
+        the error of ``Ry(pitch) Rx(roll)`` is ``e_x droll + Rx(roll)^T e_y dpitch``, whose part across
+        ``u`` must be ``t``."""
+        C_BI = self.imu_rotation
+        u_B = C_BI @ u
+        roll = math.atan2(u_B[1], u_B[2])
+        V = np.array([[1.0, 0.0], [0.0, math.cos(roll)], [0.0, -math.sin(roll)]])  # [e_x, Rx^T e_y]
+        across = (np.eye(3) - np.outer(u_B, u_B)) @ V
+        return C_BI.T @ V @ np.linalg.pinv(across) @ (np.eye(3) - np.outer(u_B, u_B)) @ C_BI
 
     def _require_done(self) -> None:
         if not self.done:

@@ -28,7 +28,12 @@ import numpy as np
 
 from kinodyn._kernels import invariant as kernels
 from kinodyn.estimation.consistency import gate, nees
-from kinodyn.estimation.filter import FootMeasurement, UpdateReport, checked_input_variance
+from kinodyn.estimation.filter import (
+    FootMeasurement,
+    UpdateReport,
+    checked_input_variance,
+    initial_covariance,
+)
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
@@ -92,11 +97,14 @@ class InvariantEKF:
         velocity: FloatArray,
         accelerometer_bias: FloatArray,
         gyroscope_bias: FloatArray,
+        covariance: FloatArray | None = None,
     ) -> None:
-        """Set the state, drop every foot, and set the covariance from ``noise.initial_*`` (ESKF convention:
-        diagonal ``[p, v, theta(local), b_a, b_g]``) mapped to the invariant error by the inverse of the
-        first-order map of ``navigation_covariance``."""
+        """Set the state, drop every foot, and set the covariance: ``covariance`` (15x15 of ``[p, v,
+        theta(local), b_a, b_g]``, ESKF convention, ``filter.initial_covariance``; None: the diagonal of
+        ``noise.initial_*``) mapped to the invariant error by the inverse of the first-order map of
+        ``navigation_covariance``."""
         C = as_rotation_matrix(rotation)
+        P0 = initial_covariance(self.noise, covariance)
         vectors = [
             as_vector(value, 3, name).copy()
             for name, value in (
@@ -111,14 +119,8 @@ class InvariantEKF:
         self._biases = np.concatenate(vectors[2:])
         self._names = []
         self._d = np.zeros((0, 3))
-        n = self.noise
-        std = np.repeat(
-            [n.initial_position, n.initial_velocity, n.initial_orientation,
-             n.initial_accelerometer_bias, n.initial_gyroscope_bias],
-            3,
-        )
         T_inv = self._to_invariant()
-        self._cov = T_inv @ np.diag(std**2) @ T_inv.T
+        self._cov = T_inv @ P0 @ T_inv.T
         self._initialized = True
 
     @property

@@ -23,9 +23,9 @@ FEET = {
 
 
 def _filter(
-    noise: NoiseParameters | None = None, C=None, p=None, v=None, b_a=None, b_g=None
+    noise: NoiseParameters | None = None, C=None, p=None, v=None, b_a=None, b_g=None, constrained=True
 ) -> ErrorStateEKF:
-    f = ErrorStateEKF(noise)
+    f = ErrorStateEKF(noise, observability_constrained=constrained)
     z = np.zeros(3)
     f.initialize(
         np.eye(3) if C is None else C,
@@ -88,7 +88,8 @@ def test_stance_jacobian_matches_central_differences():
     p, d, r = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     n = 15 + 6
     H, A = np.empty((3, n)), np.empty((3, 3))
-    kernels._stance_rows(np.ascontiguousarray(C), np.eye(n), 1, r, H, A)  # H P with P = I is H
+    z = np.zeros(3)
+    kernels._stance_rows(np.ascontiguousarray(C), np.eye(n), 1, r, H, A, False, z, z)  # H P with P = I: H
 
     def h(dx):  # foot in slot 1: columns 18..20
         return (d + dx[18:21]) - (p + dx[0:3]) - C @ so3_exp(dx[6:9]) @ r
@@ -227,11 +228,13 @@ def test_gate_rejects_a_slipped_foot_only():
     np.testing.assert_allclose(f.velocity, ref.velocity, atol=1e-15)
 
 
-def test_update_matches_dense_reference():
+@pytest.mark.parametrize("constrained", [False, True])
+def test_update_matches_dense_reference(constrained):
     """The compiled sparse update against the textbook dense one: H built in full, K = P H^T S^-1, Joseph
-    form, injection and the reset G (seed 003 (113); Solà 2017 §6.3)."""
+    form, injection and the reset G (seed 003 (113); Solà 2017 §6.3). OC-EKF: H's angle block projected so
+    that H annihilates the yaw direction N at the prior (Hesch et al. 2014 eq. 40), checked as ``H N = 0``."""
     rng = np.random.default_rng(11)
-    f = _filter(C=Rotation.random(random_state=12).as_matrix())
+    f = _filter(C=Rotation.random(random_state=12).as_matrix(), constrained=constrained)
     f.update_contacts([FootMeasurement(n, np.array(r), 1e-4 * np.eye(3)) for n, r in FEET.items()])
     for _ in range(20):
         f.propagate(rng.normal(size=3), np.array([0.0, 0.0, 9.81]) + rng.normal(size=3), 5e-3)
@@ -244,13 +247,21 @@ def test_update_matches_dense_reference():
     report = f.update_contacts([FootMeasurement(*m) for m in meas])
     assert report.used == tuple(FEET)
     n = P.shape[0]
+    up = np.array([0.0, 0.0, 1.0])
+    yaw = np.concatenate([np.cross(up, p), np.cross(up, v), C.T @ up, np.zeros(6), np.cross(up, d).ravel()])
+    u = C.T @ up
     H, nu, N = np.zeros((12, n)), np.zeros(12), np.zeros((12, 12))
     for k, (_, r, cov) in enumerate(meas):
         H[3 * k : 3 * k + 3, 0:3] = -np.eye(3)
-        H[3 * k : 3 * k + 3, 6:9] = C @ np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+        A = C @ np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+        if constrained:  # the least change of A with A u = w: A (I - u u^T) + w u^T
+            A = A @ (np.eye(3) - np.outer(u, u)) + np.outer(np.cross(up, p) - np.cross(up, d[k]), u)
+        H[3 * k : 3 * k + 3, 6:9] = A
         H[3 * k : 3 * k + 3, 15 + 3 * k : 18 + 3 * k] = np.eye(3)
         nu[3 * k : 3 * k + 3] = p + C @ r - d[k]
         N[3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = C @ cov @ C.T
+    # the plain H sees yaw through the innovation (H N = -[e]x nu), the constrained one not at all
+    assert (np.abs(H @ yaw).max() < 1e-14) == constrained
     S = H @ P @ H.T + N
     K = P @ H.T @ np.linalg.inv(S)
     dx = K @ nu
@@ -368,3 +379,87 @@ def test_monte_carlo_nees_and_nis_inside_chi2_bounds():
         assert lower <= column.mean() <= upper, (column.mean(), lower, upper)
     lower, upper = chi2_bounds(nis_dof, len(nis))
     assert lower <= np.mean(nis) <= upper, (np.mean(nis), lower, upper)
+
+
+def _yaw_direction(f: ErrorStateEKF, touchdown: dict) -> np.ndarray:
+    """The unobservable yaw direction at f's state, ``[e x p; e x v; C^T e; 0; 0; e x d_k]``, with the feet
+    where they touched down (the OC-EKF keeps N's foot parts: F's foot blocks are identity)."""
+    up = np.array([0.0, 0.0, 1.0])
+    feet = [np.cross(up, touchdown[n]) for n in f.feet]
+    return np.concatenate([np.cross(up, f.position), np.cross(up, f.velocity), f.rotation.T @ up, np.zeros(6),
+                           *feet])
+
+
+def _yaw_over_a_long_stance(constrained: bool) -> tuple[list[float], list[float], list[float]]:
+    """A swaying, yawing body on four fixed feet for 4 s, noisy IMU and kinematics: the information about
+    the yaw direction before and after each update, and the world-yaw variance after each update."""
+    noise = NoiseParameters()
+    dt, sigma = 2e-3, 2e-3
+    rng = np.random.default_rng(7)
+    C = Rotation.from_euler("xyz", [0.05, -0.02, 0.3]).as_matrix()
+    p, v = np.array([0.0, 0.0, 0.4]), np.zeros(3)
+    feet = {n: p + C @ np.array(r) for n, r in FEET.items()}
+    f = _filter(noise, C, p, v, constrained=constrained)
+    before, after, variance = [], [], []
+    touchdown: dict[str, np.ndarray] = {}
+    white = (noise.gyroscope_noise_density / np.sqrt(dt), noise.accelerometer_noise_density / np.sqrt(dt))
+    for k in range(2000):
+        t = k * dt
+        w = np.array([0.4 * np.cos(3 * t), -0.3 * np.sin(2 * t), 0.2])
+        a = np.array([0.3 * np.sin(4 * t), 0.2 * np.cos(3 * t), 0.1 * np.sin(5 * t)])
+        w_m, a_m = w + white[0] * rng.standard_normal(3), C.T @ (a - G) + white[1] * rng.standard_normal(3)
+        f.propagate(w_m, a_m, dt)
+        p, v, C = p + v * dt + 0.5 * a * dt**2, v + a * dt, C @ so3_exp(w * dt)
+        measured = [FootMeasurement(n, _measure(C, p, d, rng, sigma), sigma**2 * np.eye(3))
+                    for n, d in feet.items()]
+        if k:  # the first call appends the feet
+            N = _yaw_direction(f, touchdown)
+            before.append(N @ np.linalg.solve(f.covariance, N))
+        f.update_contacts(measured)
+        if not k:
+            touchdown.update({n: f.foot_position(n) for n in f.feet})
+        else:
+            after.append(N @ np.linalg.solve(f.covariance, N))
+            up = f.rotation.T @ np.array([0.0, 0.0, 1.0])
+            variance.append(up @ f.covariance[6:9, 6:9] @ up)
+    return before, after, variance
+
+
+def test_observability_constraint_gives_no_yaw_information():
+    """OC-EKF (Hesch et al. 2014; Bloesch et al. 2013): the stance update annihilates the yaw direction at the
+    prior, so over 4 s of a swaying, yawing stance the information about it (N^T P^-1 N) stays (changed only
+    by the reset's O(dtheta) rotation of P, 0.8 % measured) and the world-yaw variance does not shrink; the
+    plain EKF gains yaw information at every update (2.6x in all) and its yaw variance falls 2.4x."""
+    before, after, variance = _yaw_over_a_long_stance(constrained=True)
+    gain = np.abs(np.array(after) / np.array(before) - 1.0)
+    assert after[-1] / before[0] < 1.02
+    assert variance[-1] >= variance[0] and min(variance) > 0.99 * variance[0]
+    before, after, plain = _yaw_over_a_long_stance(constrained=False)
+    assert after[-1] / before[0] > 2.0
+    assert plain[-1] < 0.5 * plain[0]
+    assert np.median(gain) < 0.2 * np.median(np.abs(np.array(after) / np.array(before) - 1.0))
+
+
+@pytest.mark.parametrize("kind", ["eskf", "invariant"])
+def test_initialize_takes_a_covariance_in_the_eskf_convention(kind):
+    """``initialize(..., covariance)``: both filters report it back as their navigation covariance (the
+    invariant maps it to its own error and back); a non-symmetric, indefinite or mis-shaped one is refused."""
+    from kinodyn.estimation.invariant import InvariantEKF
+
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(15, 15))
+    P0 = A @ A.T * 1e-4
+    P0[0:3, :] = P0[:, 0:3] = 0.0  # singular (a zero position variance) is allowed
+    f = ErrorStateEKF() if kind == "eskf" else InvariantEKF()
+    state = (Rotation.random(random_state=3).as_matrix(), rng.normal(size=3), rng.normal(size=3), np.zeros(3),
+             np.zeros(3))
+    f.initialize(*state, covariance=P0)
+    np.testing.assert_allclose(f.navigation_covariance(), P0, atol=1e-15)
+    f.initialize(*state)
+    default = f.navigation_covariance()
+    for bad, match in ((P0 + np.triu(np.ones((15, 15)), 1) * 1e-3, "symmetric"),
+                       (-np.eye(15), "positive semi-definite"), (np.eye(9), "shape"),
+                       (np.full((15, 15), np.nan), "non-finite")):
+        with pytest.raises(ValueError, match=match):
+            f.initialize(*state, covariance=bad)
+        np.testing.assert_array_equal(f.navigation_covariance(), default)
