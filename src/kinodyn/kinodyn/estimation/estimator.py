@@ -267,7 +267,8 @@ class LeggedEstimator:
         rotation = init.rotation
         self.filter = self._new_filter()
         self.filter.initialize(rotation, rotation @ self.extrinsics.lever, np.zeros(3),
-                               init.accelerometer_bias, init.gyroscope_bias, init.covariance(self.noise))
+                               init.accelerometer_bias, init.gyroscope_bias,
+                               init.covariance(self.noise, self.extrinsics.lever))
         self._initialized = True
         self._time = stamp
         self._interval = init.elapsed / max(init.samples - 1, 1)

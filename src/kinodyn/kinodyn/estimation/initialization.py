@@ -134,7 +134,7 @@ class StandingInitializer:
         C_BI = self.imu_rotation
         return level_rotation(C_BI @ (self._accel_sum / self._count)) @ C_BI
 
-    def covariance(self, noise: NoiseParameters) -> FloatArray:
+    def covariance(self, noise: NoiseParameters, lever: FloatArray | None = None) -> FloatArray:
         """15x15 covariance of the initial error ``[dp, dv, dtheta(local), db_a, db_g]`` (ESKF convention,
         ``LeggedFilter.initialize``; docs/estimation.md "Initialisation").
 
@@ -146,7 +146,9 @@ class StandingInitializer:
         the window's time, ``sigma_a`` the white-noise density): the tilt is exactly correlated with the
         bias. The zero base yaw (ZYX) makes the error a roll and pitch of the base, ``dtheta = L [u]x (db_a +
         n) / g`` (``L``: ``_tilt_map``), which turns about ``u`` by ``-sin(pitch) droll``. The gyroscope bias
-        is the mean of the window: ``sigma_g^2 / T``. The velocity keeps ``noise.initial_velocity``."""
+        is the mean of the window: ``sigma_g^2 / T``. The velocity keeps ``noise.initial_velocity``. With
+        the IMU started at ``rotation @ lever`` (the base at the origin, ``lever`` in the IMU frame), its
+        position error is that of the tilt, ``dp = -C [lever]x dtheta``."""
         self._require_done()
         mean = self._accel_sum / self._count
         u = mean / np.linalg.norm(mean)
@@ -163,6 +165,10 @@ class StandingInitializer:
         P[9:12, 6:9] = P[6:9, 9:12].T
         P[9:12, 9:12] = P_bb
         P[12:15, 12:15] = noise.gyroscope_noise_density**2 / T * np.eye(3)
+        if lever is not None:
+            J = np.eye(15)
+            J[0:3, 6:9] = -self.rotation @ skew(np.asarray(lever, dtype=np.float64))
+            P = J @ P @ J.T
         return 0.5 * (P + P.T)
 
     def _tilt_map(self, u: FloatArray) -> FloatArray:

@@ -95,7 +95,8 @@ def test_results_are_refused_before_the_window_is_complete() -> None:
 def test_initial_covariance_matches_the_actual_errors() -> None:
     """Monte-Carlo of StandingInitializer.covariance: biases drawn from the prior, white noise at the
     densities; the errors [dtheta (local), db_a, db_g] (truth with the base yaw at zero, as odom starts) have
-    the stated covariance: no yaw, the tilt exactly the horizontal bias (plus the mean noise) over g."""
+    the stated covariance: no yaw, the tilt exactly the horizontal bias (plus the mean noise) over g, the
+    IMU position (started at ``rotation @ lever``) off by the tilt times the lever."""
     from kinodyn.estimation import NoiseParameters
     from kinodyn.spatial.lie import so3_log
 
@@ -106,24 +107,26 @@ def test_initial_covariance_matches_the_actual_errors() -> None:
     count = int(0.5 * RATE) + 1
     sigma = (noise.accelerometer_noise_density * RATE**0.5, noise.gyroscope_noise_density * RATE**0.5)
     errors, P = [], None
+    lever = np.array([-0.12, 0.04, -0.06])  # IMU frame: from the IMU to the base origin
     for _ in range(1500):
         b_a = noise.initial_accelerometer_bias * rng.normal(size=3)
         b_g = np.array([0.003, -0.002, 0.001])
         init = StandingInitializer(C_BI, duration=0.5, gravity=G, max_gyro=0.5, max_accel_deviation=2.0)
         for sample in standing_samples(C_WB, b_a, b_g, count, rng, noise=sigma):
             init.add(*sample)
-        P = init.covariance(noise) if P is None else P
-        errors.append(np.concatenate([so3_log(init.rotation.T @ C_WB @ C_BI), b_a - init.accelerometer_bias,
+        P = init.covariance(noise, lever) if P is None else P
+        errors.append(np.concatenate([C_WB @ C_BI @ lever - init.rotation @ lever,
+                                      so3_log(init.rotation.T @ C_WB @ C_BI), b_a - init.accelerometer_bias,
                                       b_g - init.gyroscope_bias]))
     errors = np.array(errors)
-    P9 = P[6:15, 6:15]
-    np.testing.assert_allclose(P[:3, :3], 1e-12 * np.eye(3))  # position: zero by definition in odom
-    assert np.all(P[:3, 3:] == 0.0)
+    keep_rows = np.r_[0:3, 6:15]
+    P9 = P[np.ix_(keep_rows, keep_rows)]
+    assert np.all(P[0:3, 3:6] == 0.0) and np.all(P[3:6, 6:] == 0.0)
     # the yaw error is the base's zero ZYX yaw after a roll error: -sin(pitch) droll, no more
     up = init.rotation.T @ [0.0, 0.0, 1.0]
-    yaw = errors[:, :3] @ up
+    yaw = errors[:, 3:6] @ up
     assert np.std(yaw) == pytest.approx(np.sqrt(up @ P[6:9, 6:9] @ up), rel=0.08)
-    assert np.std(yaw) > 0.05 * np.std(errors[:, 0])  # the test sees it (pitch 0.1 rad)
+    assert np.std(yaw) > 0.05 * np.std(errors[:, 3])  # the test sees it (pitch 0.1 rad)
     sample = np.cov(errors.T)
     std = np.sqrt(np.diag(P9))
     keep = std > 0  # every entry here: tilt, biases
@@ -131,4 +134,5 @@ def test_initial_covariance_matches_the_actual_errors() -> None:
     # correlations (the tilt-bias ones are +-1 for the bias part) within sampling error
     scale = np.outer(std, std)
     np.testing.assert_allclose((sample - P9)[np.ix_(keep, keep)] / scale[np.ix_(keep, keep)], 0.0, atol=0.09)
-    assert np.abs(P9[0:3, 3:6]).max() / (std[0:3].max() * std[3:6].max()) > 0.8  # strongly correlated
+    correlation = P9 / scale
+    assert np.abs(correlation[3:6, 6:9]).max() > 0.8 and np.abs(correlation[0:3, 3:6]).max() > 0.8
