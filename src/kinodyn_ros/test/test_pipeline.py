@@ -161,7 +161,12 @@ def test_parameters_round_trip_and_refuse_bad_values() -> None:
     )
     assert params.filter == "invariant" and params.feet == ("LF_FOOT",) and params.noise.encoder_noise == 2e-3
     assert EstimatorParameters.from_flat(params.flat()) == params
+    gap = EstimatorParameters.from_flat({"gap_acceleration_noise": 2.0, "gap_rate_noise": 0.0})
+    assert (flat["gap_acceleration_noise"], flat["gap_rate_noise"]) == (5.0, 0.3)
+    assert (gap.gap_acceleration_noise, gap.gap_rate_noise) == (2.0, 0.0)  # 0 disables it
     for bad, match in [
+        ({"gap_acceleration_noise": -1.0}, "gap_acceleration_noise must be finite and >= 0"),
+        ({"gap_rate_noise": float("nan")}, "gap_rate_noise must be finite and >= 0"),
         ({"filter": "ukf"}, "filter must be one of eskf, invariant"),
         ({"contact_source": "guess"}, "contact_source must be one of"),
         ({"contact_source": "detection"}, "detection needs parameter feet"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from kinodyn.estimation.estimator import LeggedEstimator
+from kinodyn.estimation.estimator import GAP_ACCELERATION_NOISE, GAP_RATE_NOISE, LeggedEstimator
 from kinodyn.estimation.noise import NoiseParameters
 
 from kinodyn import Model
@@ -68,6 +68,8 @@ class EstimatorParameters:
     accel_limit: float = 8.0 * 9.81
     gyro_limit: float = 35.0
     max_imu_gap: float = 0.5
+    gap_acceleration_noise: float = GAP_ACCELERATION_NOISE  # m/s^2, 0: off
+    gap_rate_noise: float = GAP_RATE_NOISE  # rad/s, 0: off
     init_max_gyro: float = 0.05
     init_max_accel_deviation: float = 0.5
     contact_on_threshold: float = 0.0  # both 0: 0.3 and 0.15 of the weight one foot carries
@@ -97,6 +99,10 @@ class EstimatorParameters:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
+        for name in ("gap_acceleration_noise", "gap_rate_noise"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"parameter {name} must be finite and >= 0 (0 disables it), got {value}")
         if not 0.0 < self.gate_probability < 1.0:
             raise ValueError(f"parameter gate_probability must be in (0, 1), got {self.gate_probability}")
         on, off = self.contact_on_threshold, self.contact_off_threshold
@@ -345,7 +351,8 @@ class EstimatorPipeline:
             self._model, self._imu_frame, self._feet, filter=p.filter, noise=p.noise,
             contact_source=p.contact_source, init_duration=p.init_duration,
             gate_probability=p.gate_probability, accel_limit=p.accel_limit, gyro_limit=p.gyro_limit,
-            max_imu_gap=p.max_imu_gap, init_max_gyro=p.init_max_gyro,
+            max_imu_gap=p.max_imu_gap, gap_acceleration_noise=p.gap_acceleration_noise,
+            gap_rate_noise=p.gap_rate_noise, init_max_gyro=p.init_max_gyro,
             init_max_accel_deviation=p.init_max_accel_deviation,
             contact_on_threshold=None if automatic else p.contact_on_threshold,
             contact_off_threshold=None if automatic else p.contact_off_threshold,
