@@ -59,12 +59,16 @@ def read_messages(
     """``(topic, msgtype, t_ns, message)`` in bag-time order; ``message`` is a rosbags object with the ROS
     field names, deserialised by the definition stored in the bag."""
     with open_bag(path) as reader:
-        connections = select_connections(reader, topics)
-        decoders = {id(c): fast_decoder(reader, c) for c in connections}
-        for connection, t_ns, raw in reader.messages(connections=connections):
-            decode = decoders[id(connection)]
-            message = decode(raw) if decode else reader.deserialize(raw, connection.msgtype)
-            yield connection.topic, connection.msgtype, t_ns, message
+        yield from reader_messages(reader, select_connections(reader, topics))
+
+
+def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str, str, int, object]]:
+    """``read_messages`` of an opened bag (``open_bag``) on ``connections`` (``select_connections``)."""
+    decoders = {id(c): fast_decoder(reader, c) for c in connections}
+    for connection, t_ns, raw in reader.messages(connections=connections):
+        decode = decoders[id(connection)]
+        message = decode(raw) if decode else reader.deserialize(raw, connection.msgtype)
+        yield connection.topic, connection.msgtype, t_ns, message
 
 
 def fast_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object] | None:

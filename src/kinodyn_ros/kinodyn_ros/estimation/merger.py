@@ -216,8 +216,7 @@ class StampMerger:
     # output ------------------------------------------------------------------------------------------------
 
     def _release(self) -> None:
-        excluded = self.excluded
-        live = [s for name, s in self._streams.items() if name not in excluded]
+        live = [s for s in self._streams.values() if s.next_epoch is None and not self._silent(s)]
         if live:
             self._ready.extend(self._pop_until(min(self._reference(s) for s in live)))
         elif self._ending:  # every stream jumped back or is silent: the epoch ends

@@ -128,28 +128,25 @@ def contact_flags(msg: Any) -> dict[str, bool]:
     return {name: bool(flag) for name, flag in zip(names, msg.in_contact, strict=True)}
 
 
-def _set_vector(target: Any, values: np.ndarray) -> None:
-    target.x, target.y, target.z = (float(v) for v in values)
-
-
-def _set_quaternion(target: Any, xyzw: np.ndarray) -> None:
-    target.x, target.y, target.z, target.w = (float(v) for v in xyzw)
-
-
 def odometry_message(estimate: Any, stamp_ns: int, odom_frame: str, base_frame: str) -> Odometry:
     """nav_msgs/Odometry of a ``kinodyn.estimation.Estimate``: pose of the base in ``odom_frame`` with its
     covariance in that frame, twist in the base (child) frame with its covariance there, stamped ``stamp_ns``
-    (the IMU message's stamp; REP-105, the convention robot_localization uses)."""
+    (the IMU message's stamp; REP-105, the convention robot_localization uses). Filled in place (the
+    default-constructed fields, Python floats by ``tolist``): this runs for every IMU message."""
     msg = Odometry()
-    msg.header.stamp = ns_to_time(stamp_ns)
-    msg.header.frame_id = odom_frame
+    header = msg.header
+    header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, NS)
+    header.frame_id = odom_frame
     msg.child_frame_id = base_frame
-    _set_vector(msg.pose.pose.position, estimate.position)
-    _set_quaternion(msg.pose.pose.orientation, estimate.orientation)
-    msg.pose.covariance = np.asarray(estimate.pose_covariance, dtype=np.float64).ravel()
-    _set_vector(msg.twist.twist.linear, estimate.linear_velocity)
-    _set_vector(msg.twist.twist.angular, estimate.angular_velocity)
-    msg.twist.covariance = np.asarray(estimate.twist_covariance, dtype=np.float64).ravel()
+    pose, twist = msg.pose, msg.twist
+    p, q = pose.pose.position, pose.pose.orientation
+    p.x, p.y, p.z = np.asarray(estimate.position, dtype=np.float64).tolist()
+    q.x, q.y, q.z, q.w = np.asarray(estimate.orientation, dtype=np.float64).tolist()
+    pose.covariance = np.asarray(estimate.pose_covariance, dtype=np.float64).reshape(36)
+    v, w = twist.twist.linear, twist.twist.angular
+    v.x, v.y, v.z = np.asarray(estimate.linear_velocity, dtype=np.float64).tolist()
+    w.x, w.y, w.z = np.asarray(estimate.angular_velocity, dtype=np.float64).tolist()
+    twist.covariance = np.asarray(estimate.twist_covariance, dtype=np.float64).reshape(36)
     return msg
 
 

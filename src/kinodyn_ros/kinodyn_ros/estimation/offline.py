@@ -27,7 +27,7 @@ import yaml
 from kinodyn.spatial import quat_to_matrix
 
 from kinodyn import Model
-from kinodyn_ros.bags.reader import open_bag, read_messages, select_connections
+from kinodyn_ros.bags.reader import open_bag, reader_messages, select_connections
 from kinodyn_ros.bags.writer import BagWriter
 from kinodyn_ros.conversions import stamp_to_ns
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
@@ -206,10 +206,7 @@ def estimate_bag(
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
-    with open_bag(bag) as reader:
-        select_connections(reader, wanted)  # every named topic must be in the bag
-        start_ns, duration_ns = reader.start_time, reader.duration
-    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME)
+    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, transforms=False)
     handlers: dict[str, Callable[[Any], None]] = {topics.imu: pipeline.on_imu,
                                                   topics.joint_states: pipeline.on_joint_state}
     if topics.contacts is not None:
@@ -217,32 +214,34 @@ def estimate_bag(
     inputs = {topic: TopicStats() for topic in topics.inputs()}
     estimates, nis, truth = OdometrySeries(), NisStats(), OdometrySeries() if topics.ground_truth else None
     counts = {"diagnostics": 0}
-    show = _Progress(start_ns, duration_ns, progress)
-    wall = time.perf_counter()
-    with BagWriter(output, storage=storage) as writer:
-        for topic, msgtype in OUTPUT_TOPICS.values():
-            writer.add_topic(topic, msgtype)
+    with open_bag(bag) as reader:
+        connections = select_connections(reader, wanted)  # every named topic must be in the bag
+        start_ns, duration_ns = reader.start_time, reader.duration
+        show = _Progress(start_ns, duration_ns, progress)
+        wall = time.perf_counter()
+        with BagWriter(output, storage=storage) as writer:
+            for topic, msgtype in OUTPUT_TOPICS.values():
+                writer.add_topic(topic, msgtype)
 
-        def write(outputs: Iterable[Output]) -> None:
-            for out in outputs:
-                if out.kind == "odometry":
-                    estimates.add(out.message)
-                elif out.kind == "diagnostics":
-                    nis.add(out.message)
-                    counts["diagnostics"] += 1
-                else:
-                    continue  # the TF repeats the odometry's pose
-                writer.write(OUTPUT_TOPICS[out.kind][0], stamp_to_ns(out.message.header.stamp), out.message)
+            def write(outputs: Iterable[Output]) -> None:
+                for out in outputs:
+                    if out.kind == "odometry":
+                        estimates.add(out.message)
+                    else:
+                        nis.add(out.message)
+                        counts["diagnostics"] += 1
+                    stamp = stamp_to_ns(out.message.header.stamp)
+                    writer.write(OUTPUT_TOPICS[out.kind][0], stamp, out.message)
 
-        for topic, _, t_ns, msg in read_messages(bag, wanted):
-            if topic == topics.ground_truth:
-                truth.add(msg)  # type: ignore[union-attr]
-                continue
-            inputs[topic].add(t_ns)
-            handlers[topic](msg)
-            write(pipeline.drain())
-            show(t_ns)
-        write(pipeline.flush())
+            for topic, _, t_ns, msg in reader_messages(reader, connections):
+                if topic == topics.ground_truth:
+                    truth.add(msg)  # type: ignore[union-attr]
+                    continue
+                inputs[topic].add(t_ns)
+                handlers[topic](msg)
+                write(pipeline.drain())
+                show(t_ns)
+            write(pipeline.flush())
     _, status, values = pipeline.health()
     counters = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
     return OfflineResult(start_ns / NS, duration_ns / NS, inputs, estimates, nis, counts["diagnostics"],

@@ -10,6 +10,7 @@ messages of each stream in their order, so a live run and an offline run over th
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -44,6 +45,7 @@ PROBLEM_COUNTERS = (
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets",
 )
 """LeggedEstimator counters of data faults: an increase is one (throttled) warning with its last_problem."""
+_problem_counts = operator.itemgetter(*PROBLEM_COUNTERS)
 DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused")
 """Why a message was not used: the merger's verdicts, unusable ("bad"), refused by the estimator."""
 DROP_REASONS = {
@@ -172,7 +174,8 @@ class EstimatorPipeline:
     """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
 
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
-                 diagnostics_name: str = "state_estimator") -> None:
+                 diagnostics_name: str = "state_estimator", transforms: bool = True) -> None:
+        """``transforms``: give each estimate's TF output too (False when nobody consumes it: offline)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -180,6 +183,7 @@ class EstimatorPipeline:
         self._log = logger
         self._problems = DistinctProblemLog(logger)
         self._diagnostics_name = diagnostics_name
+        self._transforms = transforms
         self.counts = PipelineCounts()
         self._outputs: list[Output] = []
         self._configure(params)
@@ -320,7 +324,8 @@ class EstimatorPipeline:
                 )
                 continue
             self.counts.processed[item.stream] += 1
-            self.counts.dropped.update(item.dropped)
+            if item.dropped:
+                self.counts.dropped.update(item.dropped)
             self._last_ns[item.stream] = self._now_ns = item.stamp_ns
             try:
                 self._event(item)
@@ -368,7 +373,7 @@ class EstimatorPipeline:
         if estimator is None:
             return
         t = event.stamp_ns / NS
-        before = [estimator.counters[name] for name in PROBLEM_COUNTERS]
+        before = _problem_counts(estimator.counters)
         if event.stream == "contacts":
             estimator.add_contacts(t, event.payload)
         elif event.stream == "joint_states":
@@ -382,9 +387,11 @@ class EstimatorPipeline:
             estimate = estimator.add_imu(t, sample.angular_velocity, sample.linear_acceleration)
             if estimate is not None:
                 self._publish_estimate(estimate, event.stamp_ns)
-        for name, count in zip(PROBLEM_COUNTERS, before, strict=True):
-            if estimator.counters[name] != count:
-                self._problems.warn(("estimator", name), f"{event.stream}: {estimator.last_problem}")
+        after = _problem_counts(estimator.counters)
+        if after != before:
+            for name, old, new in zip(PROBLEM_COUNTERS, before, after, strict=True):
+                if new != old:
+                    self._problems.warn(("estimator", name), f"{event.stream}: {estimator.last_problem}")
 
     def _publish_estimate(self, estimate: Any, stamp_ns: int) -> None:
         bad = non_finite_estimate_field(estimate)
@@ -400,12 +407,13 @@ class EstimatorPipeline:
         odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
         self.counts.odometry += 1
         self._outputs.append(Output("odometry", odometry))
-        self._outputs.append(Output("tf", transform_message(odometry)))
+        if self._transforms:
+            self._outputs.append(Output("tf", transform_message(odometry)))
 
     def _diagnostics(self, stamp_ns: int) -> None:
-        period = round(NS / self._params.diagnostics_rate)
         if self._next_diagnostics_ns is not None and stamp_ns < self._next_diagnostics_ns:
             return
+        period = round(NS / self._params.diagnostics_rate)
         self._next_diagnostics_ns = (stamp_ns // period + 1) * period
         level, message, values = self.health()
         msg = diagnostics_message(stamp_ns, self._diagnostics_name, self.base_frame, level, message, values)
