@@ -74,6 +74,20 @@ def test_joint_map_follows_a_name_list_that_changes(make) -> None:
 
 
 @pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
+def test_joint_states_in_model_order_are_copied(make) -> None:
+    """Names exactly the model's joints in its order (the copying fast path): the values, NaN for an empty
+    list, and arrays of their own (changing the message afterwards changes nothing)."""
+    joints = JointMap(("a", "b", "c"))
+    msg = make(["a", "b", "c"], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    sample = joints.sample(msg)
+    msg.position[0] = 99.0
+    np.testing.assert_array_equal(sample.positions, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(sample.velocities, [4.0, 5.0, 6.0])
+    assert np.all(np.isnan(sample.efforts)) and sample.efforts.shape == (3,)
+    np.testing.assert_array_equal(joints.sample(make(["a", "b"], [7.0, 8.0])).positions, [7.0, 8.0, np.nan])
+
+
+@pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
 @pytest.mark.parametrize(
     ("names", "position", "velocity", "match"),
     [

@@ -74,6 +74,7 @@ class JointMap:
         self._index = {name: i for i, name in enumerate(joint_names)}
         self._names: list[str] | None = None
         self._known = self._target = np.zeros(0, dtype=np.intp)
+        self._identity = False  # the names are the model's joints in its order: values copied as they are
 
     def _layout(self, names: Sequence[str]) -> None:
         """Checks ``names`` (distinct) and keeps which message entries go to which model joint."""
@@ -81,6 +82,7 @@ class JointMap:
         rows = [self._index.get(name, -1) for name in names]
         self._known = np.array([k for k, r in enumerate(rows) if r >= 0], dtype=np.intp)
         self._target = np.array([r for r in rows if r >= 0], dtype=np.intp)
+        self._identity = rows == list(range(len(self._index)))
         self._names = names
 
     def sample(self, msg: Any) -> JointSample:
@@ -106,6 +108,9 @@ class JointMap:
                     "empty or have one value per name",
                     field,
                 )
+            if given.size and self._identity:
+                values.append(given.copy())
+                continue
             out = np.full(len(self._index), np.nan)
             if given.size:
                 out[self._target] = given[self._known]
