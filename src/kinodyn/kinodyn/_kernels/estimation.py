@@ -279,7 +279,7 @@ def update(
     Y = np.linalg.solve(L, HP)
     Kt = np.linalg.solve(L.T, Y)
     w = np.linalg.solve(L, nu)
-    nis = w @ w
+    nis = float(w @ w)
     dx = Kt.T @ nu
     # Joseph form with sparse H: M = P - K (H P); P <- M - (M H^T) K^T + K N K^T
     K = np.ascontiguousarray(Kt.T)

@@ -226,7 +226,7 @@ def update(
     L = np.linalg.cholesky(S)
     Kt = np.linalg.solve(L.T, np.linalg.solve(L, HP))
     w = np.linalg.solve(L, nu)
-    nis = w @ w
+    nis = float(w @ w)
     K = np.ascontiguousarray(Kt.T)
     dx = K @ nu
     # Joseph form with sparse H: M = P - K HP; P <- M - (M H^T) K^T + K N K^T

@@ -230,7 +230,7 @@ class LegKinematics:
         _FEET_IN_IMU.call(ki, kf, q, self._frames, self._C_IB, self.extrinsics.translation, FREE_FLYER_NV,
                           float(encoder_noise) ** 2, self._jacobian, out)
         out.setflags(write=False)
-        complete = ~(self._members & missing).any(axis=1) if missing.any() else self._all
+        complete = np.logical_not(np.any(self._members & missing, axis=1)) if missing.any() else self._all
         return [FootMeasurement.computed(leg.foot, out[k, :3], out[k, 3:].reshape(3, 3))
                 for k, leg in enumerate(self.legs) if complete[k]]
 
