@@ -38,6 +38,14 @@ from kinodyn_ros.problem_log import DistinctProblemLog, error_text
 FILTERS = ("eskf", "invariant")
 CONTACT_SOURCES = ("message", "schedule", "detection")
 NS = 1_000_000_000
+NOISE_PARAMETERS = tuple(
+    n.name for n in fields(NoiseParameters)
+    if n.name not in {"initial_position", "initial_orientation", "initial_gyroscope_bias"}
+)
+"""The NoiseParameters fields the estimator uses: the standing initialisation builds the initial covariance
+(position and yaw exactly known, tilt from the accelerometer-bias prior, gyro bias from the window), so the
+other ``initial_*`` standard deviations, used only by a filter initialised without a covariance, are not
+parameters of the node."""
 OUTPUT_PARAMETERS = frozenset({"odom_frame", "base_frame", "diagnostics_rate"})
 """Parameters a running estimator takes without starting over (they only shape the published messages)."""
 PROBLEM_COUNTERS = (
@@ -125,7 +133,7 @@ class EstimatorParameters:
         values: dict[str, Any] = {}
         for f in fields(self):
             if f.name == "noise":
-                values.update({n.name: getattr(self.noise, n.name) for n in fields(NoiseParameters)})
+                values.update({name: getattr(self.noise, name) for name in NOISE_PARAMETERS})
             else:
                 values[f.name] = list(self.feet) if f.name == "feet" else getattr(self, f.name)
         return values
@@ -134,7 +142,7 @@ class EstimatorParameters:
     def from_flat(cls, values: Mapping[str, Any]) -> EstimatorParameters:
         """From flat parameter values (a node's parameters, a ROS params file's ``ros__parameters``); names
         not given keep their defaults, an unknown name is a ValueError listing the accepted ones."""
-        noise_names = {n.name for n in fields(NoiseParameters)}
+        noise_names = set(NOISE_PARAMETERS)
         own = {f.name for f in fields(cls)} - {"noise"}
         unknown = sorted(set(values) - own - noise_names)
         if unknown:
