@@ -49,7 +49,9 @@ def test_live_node_fed_by_bag_play_equals_kinodyn_estimate(spawn, tmp_path: Path
 
     node = spawn([PYTHON, "-m", "kinodyn_ros.nodes.state_estimator", "--ros-args",
                   "-p", f"robot_description_file:={URDF}", "-p", "qos_reliable:=true",
-                  "-p", f"qos_depth:={DEPTH}"], "state_estimator")
+                  "-p", f"qos_depth:={DEPTH}",
+                  # a stalled machine must not make a topic look silent (the bag's gaps are < 0.25 s)
+                  "-p", "stream_timeout:=5.0"], "state_estimator")
     listener = Listener("replay_listener")
     received: list[Odometry] = []
     try:

@@ -52,7 +52,10 @@ def listener() -> Iterator[Listener]:
 
 def start_estimator(spawn, *params: str):
     args = [str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
-            "-p", "qos_reliable:=true", "-p", "qos_depth:=2000"]
+            "-p", "qos_reliable:=true", "-p", "qos_depth:=2000",
+            # a stalled test machine must not make a topic look silent (wall clock): the streams' own gaps
+            # (a 60 ms IMU dropout) are far below both this and the default 0.25 s the offline run uses
+            "-p", "stream_timeout:=5.0"]
     for param in params:
         args += ["-p", param]
     proc = spawn(args, "state_estimator")
