@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 from kinodyn._kernels import estimation as kernels
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
+    FilterState,
     FootMeasurement,
     UpdateReport,
     checked_input_variance,
@@ -51,7 +52,7 @@ def _vector3(name: str, value: ArrayLike) -> FloatArray:
     return array
 
 
-class ErrorStateEKF:
+class ErrorStateEKF(FilterState):
     """The error-state EKF (a ``LeggedFilter``); ``gravity`` is the magnitude of g along world -z (m/s^2),
     ``gate_probability`` the per-foot chi-square gate of the stance update. ``observability_constrained``
     (default) makes it an OC-EKF (module doc): no update gives information about the yaw; False is the
@@ -245,48 +246,9 @@ class ErrorStateEKF:
         self._names.append(foot.name)
 
     @property
-    def initialized(self) -> bool:
-        return self._initialized
-
-    @property
-    def position(self) -> FloatArray:
-        return self._p.copy()
-
-    @property
-    def velocity(self) -> FloatArray:
-        return self._v.copy()
-
-    @property
-    def rotation(self) -> FloatArray:
-        return self._C.copy()
-
-    @property
-    def accelerometer_bias(self) -> FloatArray:
-        return self._biases[:3].copy()
-
-    @property
-    def gyroscope_bias(self) -> FloatArray:
-        return self._biases[3:].copy()
-
-    @property
-    def feet(self) -> tuple[str, ...]:
-        return tuple(self._names)
-
-    @property
-    def covariance(self) -> FloatArray:
-        """The full error covariance, ``15 + 3 K`` square, in state order."""
-        return self._P.copy()
-
-    @property
     def transition_matrix(self) -> FloatArray:
         """The 15x15 navigation block of the last propagation's F."""
         return self._F.copy()
-
-    def foot_position(self, name: str) -> FloatArray:
-        """World position of the foot ``name`` (KeyError if it is not in the state)."""
-        if name not in self._names:
-            raise KeyError(f"foot {name!r} is not in the state (feet: {self._names})")
-        return self._feet[self._names.index(name)].copy()
 
     def navigation_covariance(self) -> FloatArray:
         return self._P[:NAV, :NAV].copy()

@@ -115,6 +115,61 @@ class UpdateReport:
     dof: int
 
 
+class FilterState:
+    """The nominal state both filters keep, and its read-only accessors (copies): IMU position ``_p``,
+    velocity ``_v`` (world), rotation ``_C`` (C_WI), ``_biases`` = [b_a, b_g] (IMU frame), feet ``_feet``
+    (K x 3, world) named ``_names``, covariance ``_P`` in the filter's own error convention, state order."""
+
+    _p: FloatArray
+    _v: FloatArray
+    _C: FloatArray
+    _biases: FloatArray
+    _feet: FloatArray
+    _names: list[str]
+    _P: FloatArray
+    _initialized: bool
+
+    @property
+    def initialized(self) -> bool:
+        """True once ``initialize`` has run."""
+        return self._initialized
+
+    @property
+    def position(self) -> FloatArray:
+        return self._p.copy()
+
+    @property
+    def velocity(self) -> FloatArray:
+        return self._v.copy()
+
+    @property
+    def rotation(self) -> FloatArray:
+        return self._C.copy()
+
+    @property
+    def accelerometer_bias(self) -> FloatArray:
+        return self._biases[:3].copy()
+
+    @property
+    def gyroscope_bias(self) -> FloatArray:
+        return self._biases[3:].copy()
+
+    @property
+    def feet(self) -> tuple[str, ...]:
+        return tuple(self._names)
+
+    @property
+    def covariance(self) -> FloatArray:
+        """The full error covariance, ``15 + 3 K`` square, in state order and the filter's own convention."""
+        return self._P.copy()
+
+    def foot_position(self, name: str) -> FloatArray:
+        """World position of the foot ``name``; KeyError naming the feet in the state otherwise."""
+        if name not in self._names:
+            raise KeyError(f"foot {name!r} is not in the state (feet in contact: {self._names})")
+        return self._feet[self._names.index(name)].copy()
+
+
 @runtime_checkable
 class LeggedFilter(Protocol):
     """A filter over the IMU navigation state, its biases and the feet in contact (seed 003 §5.2-§5.3).

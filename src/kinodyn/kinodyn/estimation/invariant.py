@@ -29,6 +29,7 @@ import numpy as np
 from kinodyn._kernels import invariant as kernels
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
+    FilterState,
     FootMeasurement,
     UpdateReport,
     checked_input_variance,
@@ -57,7 +58,7 @@ def sek3_log(rotation: FloatArray, columns: FloatArray) -> tuple[FloatArray, Flo
     return xi_theta, columns @ so3_left_jacobian_inverse(xi_theta).T
 
 
-class InvariantEKF:
+class InvariantEKF(FilterState):
     """Right-invariant EKF with biases (Hartley et al. 2020), implementing ``LeggedFilter``.
 
     ``noise`` gives the IMU and foot densities and the initial standard deviations (set in the ESKF
@@ -79,8 +80,8 @@ class InvariantEKF:
         self._p = np.zeros(3)
         self._biases = np.zeros(6)
         self._names: list[str] = []
-        self._d = np.zeros((0, 3))
-        self._cov = np.zeros((NAVIGATION_SIZE, NAVIGATION_SIZE))
+        self._feet = np.zeros((0, 3))
+        self._P = np.zeros((NAVIGATION_SIZE, NAVIGATION_SIZE))
         self._phi = np.empty((NAVIGATION_SIZE, NAVIGATION_SIZE))
         n = self.noise
         self._noise = np.array([
@@ -118,54 +119,14 @@ class InvariantEKF:
         self._p, self._v = vectors[0], vectors[1]
         self._biases = np.concatenate(vectors[2:])
         self._names = []
-        self._d = np.zeros((0, 3))
+        self._feet = np.zeros((0, 3))
         T_inv = self._to_invariant()
-        self._cov = T_inv @ P0 @ T_inv.T
+        self._P = T_inv @ P0 @ T_inv.T
         self._initialized = True
-
-    @property
-    def initialized(self) -> bool:
-        """True once ``initialize`` has run."""
-        return self._initialized
 
     def _require_initialized(self) -> None:
         if not self._initialized:
             raise RuntimeError("InvariantEKF: call initialize() before propagate() or update_contacts()")
-
-    @property
-    def position(self) -> FloatArray:
-        return self._p.copy()
-
-    @property
-    def velocity(self) -> FloatArray:
-        return self._v.copy()
-
-    @property
-    def rotation(self) -> FloatArray:
-        return self._C.copy()
-
-    @property
-    def accelerometer_bias(self) -> FloatArray:
-        return self._biases[:3].copy()
-
-    @property
-    def gyroscope_bias(self) -> FloatArray:
-        return self._biases[3:].copy()
-
-    @property
-    def feet(self) -> tuple[str, ...]:
-        return tuple(self._names)
-
-    @property
-    def covariance(self) -> FloatArray:
-        """The full covariance of the invariant error ``[xi_p, xi_v, xi_theta, db_a, db_g, xi_d...]``."""
-        return self._cov.copy()
-
-    def foot_position(self, name: str) -> FloatArray:
-        """World position of a foot in the state; KeyError naming the feet in the state otherwise."""
-        if name not in self._names:
-            raise KeyError(f"foot {name!r} is not in the state (feet in contact: {self._names})")
-        return self._d[self._names.index(name)].copy()
 
     # ------------------------------------------------------------------------------ error conversions
     def _to_eskf(self) -> FloatArray:
@@ -190,7 +151,7 @@ class InvariantEKF:
         """15x15 covariance of ``[dp, dv, dtheta(local), db_a, db_g]`` (ESKF convention), ``T P T^T`` with
         ``T`` the first-order map ``_to_eskf``."""
         T = self._to_eskf()
-        return T @ self._cov[:NAVIGATION_SIZE, :NAVIGATION_SIZE] @ T.T
+        return T @ self._P[:NAVIGATION_SIZE, :NAVIGATION_SIZE] @ T.T
 
     def nees(self, position: FloatArray, velocity: FloatArray, rotation: FloatArray) -> float:
         """9-dof NEES of the invariant error ``xi = Log(X_true X^-1)`` restricted to ``(p, v, theta)``."""
@@ -200,7 +161,7 @@ class InvariantEKF:
             as_vector(velocity, 3, "velocity") - R_eta @ self._v,
         ])
         xi_theta, xi_pv = sek3_log(R_eta, columns)
-        return nees(np.concatenate([xi_pv[0], xi_pv[1], xi_theta]), self._cov[:9, :9])
+        return nees(np.concatenate([xi_pv[0], xi_pv[1], xi_theta]), self._P[:9, :9])
 
     # ----------------------------------------------------------------------------------- propagation
     def propagate(
@@ -230,11 +191,11 @@ class InvariantEKF:
             noise = noise.copy()
             noise[0] = math.sqrt(noise[0] ** 2 + accelerometer * dt)
             noise[1] = math.sqrt(noise[1] ** 2 + gyroscope * dt)
-        n = self._cov.shape[0]
+        n = self._P.shape[0]
         if self._phi.shape[0] != n:
             self._phi = np.empty((n, n))
         kernels.propagate(
-            self._C, self._p, self._v, self._biases, self._d, self._cov,
+            self._C, self._p, self._v, self._biases, self._feet, self._P,
             omega_m, accel_m, float(dt), self._g, noise, self._phi,
         )
 
@@ -267,7 +228,7 @@ class InvariantEKF:
             accepted = np.zeros(len(present), dtype=np.bool_)
             try:
                 nis = float(kernels.update(
-                    self._C, self._p, self._v, self._biases, self._d, self._cov,
+                    self._C, self._p, self._v, self._biases, self._feet, self._P,
                     slots, positions, covariances, self.gate, accepted, np.empty(len(present)),
                 ))
             except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
@@ -294,19 +255,19 @@ class InvariantEKF:
         index = np.concatenate(
             [np.arange(NAVIGATION_SIZE)] + [NAVIGATION_SIZE + 3 * i + np.arange(3) for i in keep]
         )
-        self._cov = np.ascontiguousarray(self._cov[np.ix_(index, index)])
-        self._d = np.ascontiguousarray(self._d[keep])
+        self._P = np.ascontiguousarray(self._P[np.ix_(index, index)])
+        self._feet = np.ascontiguousarray(self._feet[keep])
         self._names = [self._names[i] for i in keep]
 
     def _append(self, foot: FootMeasurement) -> None:
         """Append ``d = p + C y``: ``xi_d = xi_p - C w`` to first order, so its rows copy those of ``xi_p``
         and add ``C Sigma C^T`` (Hartley §5.4)."""
-        n = self._cov.shape[0]
+        n = self._P.shape[0]
         cov = np.zeros((n + 3, n + 3))
-        cov[:n, :n] = self._cov
-        cov[n:, :n] = self._cov[_P, :]
-        cov[:n, n:] = self._cov[:, _P]
-        cov[n:, n:] = self._cov[_P, _P] + self._C @ foot.covariance @ self._C.T
-        self._cov = cov
-        self._d = np.vstack([self._d, self._p + self._C @ foot.position])
+        cov[:n, :n] = self._P
+        cov[n:, :n] = self._P[_P, :]
+        cov[:n, n:] = self._P[:, _P]
+        cov[n:, n:] = self._P[_P, _P] + self._C @ foot.covariance @ self._C.T
+        self._P = cov
+        self._feet = np.vstack([self._feet, self._p + self._C @ foot.position])
         self._names.append(foot.name)
