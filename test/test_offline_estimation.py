@@ -26,7 +26,7 @@ from kinodyn.estimation.metrics import accuracy
 from kinodyn.estimation.synthetic import inject_faults
 from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.estimation.offline import Topics, estimate_bag, load_model, parameters_from_file
-from kinodyn_ros.estimation.pipeline import EstimatorParameters
+from kinodyn_ros.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters
 from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, write_synthetic_bag
 from kinodyn_ros.estimation.truth import OdometrySeries
 
@@ -46,7 +46,7 @@ def _synthesize(duration: float, seed: int = 0):
 def _params_file(path: Path, run, filter_name: str) -> Path:
     """A ROS 2 params file for the state_estimator node with the synthesis' noise densities."""
     noise = accuracy_bench.matched_noise(run)
-    values = {name: getattr(noise, name) for name in vars(noise)} | {"filter": filter_name}
+    values = {name: getattr(noise, name) for name in NOISE_PARAMETERS} | {"filter": filter_name}
     path.write_text(yaml.safe_dump({"state_estimator": {"ros__parameters": values}}))
     return path
 

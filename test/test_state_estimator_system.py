@@ -20,8 +20,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.finite import non_finite_field
-from kinodyn_ros.nodes.state_estimator import OUTPUT_QOS
-from kinodyn_ros.nodes.state_publisher import TF_QOS
+from kinodyn_ros.nodes.state_estimator import output_qos
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -83,9 +82,12 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
     odometry: list[Odometry] = []
     tf: list[TFMessage] = []
     diagnostics: list[DiagnosticArray] = []
-    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, OUTPUT_QOS)
-    listener.node.create_subscription(TFMessage, "/tf", tf.append, TF_QOS)
-    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, OUTPUT_QOS)
+    # as deep as the node's outputs at qos_depth 2000: a node catching up after a stall publishes in a burst,
+    # and a reliable KEEP_LAST history overwrites what a slow reader has not taken yet
+    deep = output_qos(2000)
+    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep)
+    listener.node.create_subscription(TFMessage, "/tf", tf.append, deep)
+    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)
     publisher = spawn([PYTHON, str(STREAM), str(QUADRUPED)], "estimator_stream")
     done = listener.spin_until(lambda: len(odometry) >= len(expected), 90)
     listener.spin_for(0.5)  # nothing more may come

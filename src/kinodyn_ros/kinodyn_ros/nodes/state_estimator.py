@@ -29,16 +29,19 @@ from kinodyn_interfaces.msg import ContactStates
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.nodes.state_publisher import TF_QOS
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.robot_description import declare_and_load_model
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "state_estimator"
-OUTPUT_QOS = QoSProfile(
-    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
-)
-"""odometry/filtered and /diagnostics: reliable, so both reliable and best-effort subscribers match."""
+def output_qos(depth: int) -> QoSProfile:
+    """odometry/filtered, /tf and /diagnostics: reliable (reliable and best-effort subscribers both match),
+    volatile, keeping ``max(depth, 100)`` messages (100: tf2's depth), so that the burst a node catching up on
+    ``qos_depth`` queued inputs publishes is not overwritten before a reliable reader has it."""
+    return QoSProfile(
+        depth=max(depth, 100), reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE
+    )
+
 STARTUP_ONLY = ("qos_depth", "qos_reliable", "robot_description", "robot_description_file")
 """Parameters a running node refuses to change (restart it)."""
 ESTIMATOR_PARAMETERS = frozenset(EstimatorParameters.flat_defaults())
@@ -70,9 +73,10 @@ class StateEstimator(Node):
         self._qos = input_qos(depth, reliable)
         self._problems = DistinctProblemLog(self.get_logger())
         self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME)
-        self._odometry = self.create_publisher(Odometry, "odometry/filtered", OUTPUT_QOS)
-        self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
-        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", OUTPUT_QOS)
+        outputs = output_qos(depth)
+        self._odometry = self.create_publisher(Odometry, "odometry/filtered", outputs)
+        self._tf = self.create_publisher(TFMessage, "/tf", outputs)
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self.create_subscription(Imu, "imu/data", self._input("imu/data", self._pipeline.on_imu), self._qos)
         self.create_subscription(
             JointState, "joint_states", self._input("joint_states", self._pipeline.on_joint_state), self._qos
