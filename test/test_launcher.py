@@ -591,7 +591,7 @@ def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn) -> 
     finally:
         rclpy.shutdown()
     os.killpg(launcher.pid, signal.SIGINT)
-    assert launcher.wait(timeout=60) == 130
+    assert launcher.wait(timeout=60) == 130, _log_lines(launcher)  # the launcher says why it ended
     lines = _log_lines(launcher)
     for node in graph.nodes:
         assert f"[kinodyn] node '{node.name}' stopped with code 0" in lines, lines
