@@ -34,7 +34,6 @@ from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
     FilterState,
     FootMeasurement,
-    UpdateReport,
     checked_input_variance,
     initial_covariance,
 )
@@ -121,10 +120,6 @@ class ErrorStateEKF(FilterState):
         )
         self._initialized = True
 
-    def _require_initialized(self) -> None:
-        if not self._initialized:
-            raise RuntimeError("ErrorStateEKF: call initialize() before propagate() or update_contacts()")
-
     def propagate(
         self,
         angular_velocity: ArrayLike,
@@ -163,55 +158,15 @@ class ErrorStateEKF(FilterState):
             self._prior_v,
         )
 
-    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
-        """Apply the contact set ``feet`` (exactly the feet in contact now): marginalise the feet that
-        lifted off, correct the ones in the state (gated), then append the ones that touched down."""
-        self._require_initialized()
-        given = {foot.name: foot for foot in feet}
-        if len(given) != len(feet):
-            raise ValueError(f"update_contacts: duplicate foot names in {[foot.name for foot in feet]}")
-        removed = tuple(name for name in self._names if name not in given)
-        if removed:
-            self._remove(removed)
-        measured = [given[name] for name in self._names]
-        used: tuple[str, ...] = ()
-        rejected: tuple[str, ...] = ()
-        nis = float("nan")
-        if measured:
-            slots = np.arange(len(measured), dtype=np.int64)
-            positions = np.array([foot.position for foot in measured])
-            covariances = np.array([foot.covariance for foot in measured])
-            accepted = np.zeros(len(measured), dtype=np.bool_)
-            try:
-                nis = kernels.update(
-                    self._C,
-                    self._p,
-                    self._v,
-                    self._biases,
-                    self._feet,
-                    self._P,
-                    slots,
-                    positions,
-                    covariances,
-                    self.gate,
-                    accepted,
-                    np.empty(len(measured)),
-                    self.observability_constrained,
-                    self._prior_C,
-                    self._prior_p,
-                    self._null_feet,
-                )
-            except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
-                raise ValueError(
-                    "update_contacts: innovation covariance not positive definite (a foot covariance that is "
-                    "not positive semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
-                ) from exc
-            used = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if ok)
-            rejected = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if not ok)
-        added = tuple(foot.name for foot in feet if foot.name not in self._names)
-        for name in added:
-            self._append(given[name])
-        return UpdateReport(used, rejected, added, removed, float(nis), 3 * len(used))
+    def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
+        """The stance relation ``h = d - p - C r`` (seed 003 §5.3), one stacked Joseph-form update of the
+        gated feet and the reset (kernel kinodyn._kernels.estimation.update)."""
+        n = len(accepted)
+        return float(kernels.update(
+            self._C, self._p, self._v, self._biases, self._feet, self._P,
+            np.arange(n, dtype=np.int64), positions, covariances, self.gate, accepted, np.empty(n),
+            self.observability_constrained, self._prior_C, self._prior_p, self._null_feet,
+        ))
 
     def _remove(self, names: Sequence[str]) -> None:
         """Marginalise feet: drop their state and their rows and columns of P."""

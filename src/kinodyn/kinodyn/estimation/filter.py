@@ -163,6 +163,61 @@ class FilterState:
         """The full error covariance, ``15 + 3 K`` square, in state order and the filter's own convention."""
         return self._P.copy()
 
+    def _require_initialized(self) -> None:
+        if not self._initialized:
+            raise RuntimeError(
+                f"{type(self).__name__}: call initialize() before propagate() or update_contacts()"
+            )
+
+    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
+        """Apply the contact set ``feet`` (exactly the feet in contact now): marginalise the feet that lifted
+        off (``_remove``), correct the ones in the state with a per-foot chi-square gate (``_correct``, the
+        filter's own kinematic update), then append the ones that touched down (``_append``, no information
+        gain)."""
+        self._require_initialized()
+        given = {foot.name: foot for foot in feet}
+        if len(given) != len(feet):
+            raise ValueError(f"update_contacts: duplicate foot names in {[foot.name for foot in feet]}")
+        removed = tuple(name for name in self._names if name not in given)
+        if removed:
+            self._remove(removed)
+        measured = [given[name] for name in self._names]
+        used: tuple[str, ...] = ()
+        rejected: tuple[str, ...] = ()
+        nis = float("nan")
+        if measured:
+            accepted = np.zeros(len(measured), dtype=np.bool_)
+            try:
+                nis = self._correct(
+                    np.array([foot.position for foot in measured]),
+                    np.array([foot.covariance for foot in measured]),
+                    accepted,
+                )
+            except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
+                raise ValueError(
+                    "update_contacts: innovation covariance not positive definite (a foot covariance that is "
+                    "not positive semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
+                ) from exc
+            used = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if ok)
+            rejected = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if not ok)
+        added = tuple(foot.name for foot in feet if foot.name not in self._names)
+        for name in added:
+            self._append(given[name])
+        return UpdateReport(used, rejected, added, removed, nis, 3 * len(used))
+
+    def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
+        """Correct with the measurements of every foot in the state, in state order; set ``accepted`` per
+        foot; return the NIS of the applied stacked innovation."""
+        raise NotImplementedError
+
+    def _remove(self, names: Sequence[str]) -> None:
+        """Marginalise the feet ``names``: drop their state and their rows and columns of P."""
+        raise NotImplementedError
+
+    def _append(self, foot: FootMeasurement) -> None:
+        """Augment the state with a foot that touched down, without information gain."""
+        raise NotImplementedError
+
     def foot_position(self, name: str) -> FloatArray:
         """World position of the foot ``name``; KeyError naming the feet in the state otherwise."""
         if name not in self._names:

@@ -31,7 +31,6 @@ from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
     FilterState,
     FootMeasurement,
-    UpdateReport,
     checked_input_variance,
     initial_covariance,
 )
@@ -124,10 +123,6 @@ class InvariantEKF(FilterState):
         self._P = T_inv @ P0 @ T_inv.T
         self._initialized = True
 
-    def _require_initialized(self) -> None:
-        if not self._initialized:
-            raise RuntimeError("InvariantEKF: call initialize() before propagate() or update_contacts()")
-
     # ------------------------------------------------------------------------------ error conversions
     def _to_eskf(self) -> FloatArray:
         """15x15 first-order map from ``[xi_p, xi_v, xi_theta, db_a, db_g]`` to the ESKF error
@@ -200,56 +195,18 @@ class InvariantEKF(FilterState):
         )
 
     # ---------------------------------------------------------------------------------------- update
-    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
-        """Contact bookkeeping and the right-invariant kinematic correction (Hartley §5.3-§5.4).
+    def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
+        """The right-invariant kinematic correction (Hartley §5.3-§5.4): innovation ``nu = C y + p - d``
+        (``= X Y - b`` with ``Y = X^-1 b``), ``H = [-I, 0, 0, 0, 0, .., I, ..]``, ``N = C Sigma_y C^T``, each
+        foot first gated by its own 3-dof NIS (kernel kinodyn._kernels.invariant.update). A new foot is
+        appended at ``d = p + C y`` with ``xi_d = xi_p - C w`` (``_append``)."""
+        n = len(accepted)
+        return float(kernels.update(
+            self._C, self._p, self._v, self._biases, self._feet, self._P,
+            np.arange(n, dtype=np.int64), positions, covariances, self.gate, accepted, np.empty(n),
+        ))
 
-        Feet in the state and not in ``feet`` are marginalised; feet in both are corrected by the innovation
-        ``nu = C y + p - d`` (``= X Y - b`` with ``Y = X^-1 b``), ``H = [-I, 0, 0, 0, 0, .., I, ..]``,
-        ``N = C Sigma_y C^T``, each foot first gated by its own 3-dof NIS (kernel
-        kinodyn._kernels.invariant.update); then the new feet are appended at ``d = p + C y`` with
-        ``xi_d = xi_p - C w`` (no information gain).
-        """
-        self._require_initialized()
-        names = [foot.name for foot in feet]
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate foot names in one contact update: {names}")
-        removed = tuple(name for name in self._names if name not in names)
-        if removed:
-            self._marginalise(removed)
-        present = [foot for foot in feet if foot.name in self._names]
-        new = [foot for foot in feet if foot.name not in self._names]
-        used: tuple[str, ...] = ()
-        rejected: tuple[str, ...] = ()
-        nis = float("nan")
-        if present:
-            slots = np.array([self._names.index(foot.name) for foot in present], dtype=np.int64)
-            positions = np.array([foot.position for foot in present])
-            covariances = np.array([foot.covariance for foot in present])
-            accepted = np.zeros(len(present), dtype=np.bool_)
-            try:
-                nis = float(kernels.update(
-                    self._C, self._p, self._v, self._biases, self._feet, self._P,
-                    slots, positions, covariances, self.gate, accepted, np.empty(len(present)),
-                ))
-            except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
-                raise ValueError(
-                    "update_contacts: innovation covariance not positive definite (a foot covariance that is "
-                    "not positive semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
-                ) from exc
-            used = tuple(foot.name for foot, ok in zip(present, accepted, strict=True) if ok)
-            rejected = tuple(foot.name for foot, ok in zip(present, accepted, strict=True) if not ok)
-        for foot in new:
-            self._append(foot)
-        return UpdateReport(
-            used=used,
-            rejected=rejected,
-            added=tuple(foot.name for foot in new),
-            removed=removed,
-            nis=nis,
-            dof=3 * len(used),
-        )
-
-    def _marginalise(self, names: Sequence[str]) -> None:
+    def _remove(self, names: Sequence[str]) -> None:
         """Drop the feet ``names`` with their rows and columns of P (Hartley §5.4)."""
         keep = [i for i, name in enumerate(self._names) if name not in names]
         index = np.concatenate(
