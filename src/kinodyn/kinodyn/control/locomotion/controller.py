@@ -1,0 +1,384 @@
+"""``LocomotionController``: sit, stand and trot on any legged robot over the whole-body QP.
+
+Inputs are the robot, its feet (frame names) and its nominal standing joint positions; nothing is
+specific to four legs. From the nominal posture's forward kinematics (base at the origin, level): each
+foot's horizontal place under its hip ``r_i`` (the Raibert neutral point, ``footholds``), the nominal
+base height above the feet ``h0`` and the trot's two groups (``gait.alternating_groups``) unless given.
+
+Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
+twist ``(vx, vy, wz)`` in the heading frame):
+
+1. modes: ``sit`` <-> ``stand`` through a minimum-jerk height change (stand-up, sit-down) lasting
+   ``transition_time`` for the whole way between the two heights, less for part of it;
+   ``stand`` <-> ``trot`` through the gait scheduler's safe switch (every foot down);
+   ``request_mode`` walks there one mode at a time;
+2. the command, clipped to the parameters' limits, goes through an acceleration limiter (zero unless
+   trotting); its integral is the reference of the CoM (x, y) and of the base yaw, held within
+   ``max_tracking_error`` of the measured ones (no wind-up when the robot lags);
+3. the gait: a foot whose stance ends within ``contact_ramp`` is unloaded (``set_contact_active`` ramps
+   its force bound to 0 by lift-off); in swing, a ``FrameTask`` on the foot (x, y, z) follows
+   ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold (replanned every
+   tick with the measured velocity); at touchdown the contact is back with its force bound ramping up;
+4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
+   base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the mean
+   height of the loaded feet), the swing feet and the posture; gains from the error dynamics.
+
+The answer carries ``tau``, the joint positions and velocities the QP's accelerations predict over
+``pd_horizon`` (``q + v h + qdd h^2 / 2``, ``v + qdd h``: targets for a joint PD that only corrects what
+happens within a tick), the contact schedule, the footholds and the task errors. A failed QP answers
+``ok == False`` and no torque (``tau``, ``q_des``, ``v_des`` are ``None``); bad inputs raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.evaluation import Evaluation
+from kinodyn.control.joint_space import gains_from_frequency
+from kinodyn.control.locomotion.footholds import raibert_foothold
+from kinodyn.control.locomotion.gait import GaitScheduler, alternating_groups, stand, trot
+from kinodyn.control.locomotion.parameters import MODES, LocomotionParameters
+from kinodyn.control.locomotion.swing import swing_point
+from kinodyn.control.wbc import PointContact, WholeBodyController
+from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
+from kinodyn.model import Model
+from kinodyn.spatial.rotations import as_vector, quat_to_matrix, rot_x, rot_y, rot_z
+
+BASE_MASK = (False, False, True, True, True, True)  # height and orientation
+FOOT_MASK = (True, True, True, False, False, False)
+_EYE4 = np.eye(4)
+
+
+@dataclass(frozen=True)
+class LocomotionOutput:
+    """One tick's answer (module doc). ``mode``: ``sit``, ``standing_up``, ``stand``, ``sitting_down`` or
+    ``trot``; ``stance``: per foot, in stance in the schedule; ``footholds``: per foot in swing, its
+    planned touchdown point (world); ``command``: the rate-limited twist in force; ``solve_time`` [s]."""
+
+    ok: bool
+    status: str
+    message: str
+    mode: str
+    tau: np.ndarray | None
+    q_des: np.ndarray | None
+    v_des: np.ndarray | None
+    stance: dict[str, bool]
+    footholds: dict[str, np.ndarray]
+    task_errors: dict[str, np.ndarray]
+    command: np.ndarray
+    solve_time: float
+
+
+def _pd_gains(frequency_hz: float, damping_ratio: float) -> tuple[float, float]:
+    return gains_from_frequency(2.0 * math.pi * frequency_hz, damping_ratio)
+
+
+def _min_jerk(u: float) -> tuple[float, float, float]:
+    """``s(u) = 10 u^3 - 15 u^4 + 6 u^5`` on [0, 1] (clamped) and its first two derivatives."""
+    if u >= 1.0:
+        return 1.0, 0.0, 0.0
+    u = max(u, 0.0)
+    return (u**3 * (10.0 - 15.0 * u + 6.0 * u * u), 30.0 * u * u * (1.0 - u) ** 2,
+            60.0 * u * (1.0 - u) * (1.0 - 2.0 * u))
+
+
+def _approach(value: np.ndarray, target: np.ndarray, step: np.ndarray) -> None:
+    """Move ``value`` towards ``target`` by at most ``step`` per entry, in place."""
+    np.add(value, np.clip(target - value, -step, step), out=value)
+
+
+def _wrap(angle: float) -> float:
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class LocomotionController:
+    """Sit, stand and trot for ``model`` (floating base) on ``feet`` with ``nominal_joints`` (module doc)."""
+
+    def __init__(self, model: Model, feet: Sequence[str], nominal_joints: Any,
+                 params: LocomotionParameters | None = None,
+                 trot_groups: Sequence[Sequence[str]] | None = None) -> None:
+        if not model.floating_base:
+            raise ValueError("locomotion needs a floating-base model (from_urdf(..., floating_base=True))")
+        self.model, self.params = model, params or LocomotionParameters()
+        p = self.params
+        self.feet = tuple(feet)
+        if len(self.feet) < 3 or len(set(self.feet)) != len(self.feet):
+            raise ValueError(f"locomotion needs at least three distinct feet, got {list(feet)}")
+        for foot in self.feet:
+            model.frame_id(foot)  # KeyError naming close frames
+        n = model.nv - 6
+        self.nominal_joints = as_vector(nominal_joints, n, "nominal joint positions")
+        q0 = model.neutral()
+        q0[7:] = self.nominal_joints
+        stance = np.array([model.frame_placement(q0, foot)[:3, 3] for foot in self.feet])
+        self.hips = np.ascontiguousarray(stance[:, :2])  # nominal (x, y) of each foot, base frame
+        self.nominal_height = float(-stance[:, 2].mean())  # base above the feet's mean
+        if self.nominal_height <= 0.0:
+            raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
+        self.gravity = float(np.linalg.norm(model.gravity))
+        groups = trot_groups if trot_groups is not None else alternating_groups(self.feet, self.hips)
+        self._stand_gait = stand(self.feet)
+        self._trot_gait = trot(groups, p.period, p.duty)
+        self.scheduler = GaitScheduler(self.feet)
+
+        self.wbc = WholeBodyController(model, [PointContact(f, mu=p.friction) for f in self.feet],
+                                       mode=p.wbc_mode, solver=p.solver)
+        kp, kd = _pd_gains(p.base_frequency, p.damping_ratio)
+        self.com_task = ComTask(kp, kd, mask=(True, True, False))
+        self.base_task = FrameTask(model, model.body_names[1], kp, kd, mask=BASE_MASK, name="base")
+        kp_s, kd_s = _pd_gains(p.swing_frequency, p.damping_ratio)
+        self.swing_tasks = {f: FrameTask(model, f, kp_s, kd_s, weight=0.0, mask=FOOT_MASK, name=f"swing_{f}")
+                            for f in self.feet}
+        self.posture_task = PostureTask(model, self.nominal_joints, *_pd_gains(p.posture_frequency,
+                                                                                p.damping_ratio),
+                                        weight=p.posture_weight)
+        self.wbc.add_task(self.com_task, level=1)
+        self.wbc.add_task(self.base_task, level=1)
+        for task in self.swing_tasks.values():
+            self.wbc.add_task(task, level=1)
+        self.wbc.add_task(self.posture_task, level=2)
+
+        self._requested = p.initial_mode
+        self._mode = p.initial_mode
+        self._t: float | None = None
+        self._ev: Evaluation | None = None
+        self._cmd = np.zeros(3)
+        self._cmd_prev = np.zeros(3)
+        self._ref_xy = np.zeros(2)
+        self._ref_yaw = 0.0
+        self._height = (0.0, 0.0, 0.0, 1.0)  # min-jerk profile: from, to, start time, duration
+        self._pose = np.zeros(6)  # standing offsets x, y, height, roll, pitch, yaw (rate limited)
+        self._pose_target = np.zeros(6)
+        self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)
+        self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
+        self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
+        self._loaded = dict.fromkeys(self.feet, True)
+        self._swinging = dict.fromkeys(self.feet, False)
+        self._lift_off = {f: np.zeros(3) for f in self.feet}
+        self._target = {f: np.zeros(3) for f in self.feet}
+        self._swing = np.zeros((3, 3))
+        self._ground = 0.0
+
+    # ----- commands ---------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def request_mode(self, name: str) -> None:
+        """Go to ``sit``, ``stand`` or ``trot``, through the modes between (module doc)."""
+        if name not in MODES:
+            raise ValueError(f"unknown locomotion mode {name!r}; modes: {MODES}")
+        self._requested = name
+
+    def set_pose_offset(self, x: float = 0.0, y: float = 0.0, height: float = 0.0, roll: float = 0.0,
+                        pitch: float = 0.0, yaw: float = 0.0) -> None:
+        """Standing base pose about the nominal stance: shift (x, y, heading frame) and height [m], roll,
+        pitch, yaw [rad]; within ``max_pose_shift`` / ``max_pose_angle``. Reached at the pose rates while
+        standing; zero while trotting or sitting."""
+        offset = np.array([x, y, height, roll, pitch, yaw], dtype=float)
+        limit = np.array([self.params.max_pose_shift] * 3 + [self.params.max_pose_angle] * 3)
+        if not (np.isfinite(offset).all() and (np.abs(offset) <= limit).all()):
+            raise ValueError(f"pose offset (x, y, height, roll, pitch, yaw) = {offset.tolist()} must be "
+                             f"finite and within +-{limit.tolist()} (max_pose_shift, max_pose_angle)")
+        self._pose_target[:] = offset
+
+    # ----- one tick ----------------------------------------------------------------------------------
+
+    def update(self, q: Any, v: Any, t: float, command: Any = (0.0, 0.0, 0.0)) -> LocomotionOutput:
+        """One control tick at the measured state (module doc)."""
+        q, v = self._check_state(q, v)
+        cmd = as_vector(command, 3, "velocity command (vx, vy, wz)")
+        if not math.isfinite(t):
+            raise ValueError(f"t must be finite, got {t}")
+        if self._t is None:
+            self._start(q, t)
+        elif t < self._t:
+            raise ValueError(f"time went backwards: {t} after {self._t}")
+        dt = t - (self._t if self._t is not None else t)
+        self._t = t
+        C = quat_to_matrix(q[3:7])
+        yaw = math.atan2(C[1, 0], C[0, 0])
+        velocity = C @ v[:3]
+        self._step_modes(t)
+        gait_state = self.scheduler.update(t)
+        self._track_command(cmd, dt, yaw)
+        self._set_base_references(t, dt)
+        footholds = self._feet(gait_state, q, yaw, velocity, dt)
+        start = time.perf_counter()
+        result = self.wbc.update(q, v, t)
+        solve_time = time.perf_counter() - start
+        self._ev = result.evaluation
+        stance = {f: gait_state.feet[f].in_stance for f in self.feet}
+        if not result.ok or result.tau is None or result.qdd is None:
+            return LocomotionOutput(False, result.status, result.message, self._mode, None, None, None,
+                                    stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
+        h = self.params.pd_horizon
+        qdd, vj = result.qdd[6:], v[6:]
+        q_des = q[7:] + vj * h + 0.5 * qdd * h * h
+        v_des = vj + qdd * h
+        return LocomotionOutput(True, result.status, result.message, self._mode, result.tau, q_des, v_des,
+                                stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
+
+    # ----- pieces ------------------------------------------------------------------------------------
+
+    def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        m = self.model
+        if q.shape != (m.nq,) or v.shape != (m.nv,):
+            raise ValueError(f"q must have {m.nq} entries and v {m.nv} (floating base first), got "
+                             f"{q.shape} and {v.shape}")
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            raise ValueError("q and v must be finite")
+        if abs(np.linalg.norm(q[3:7]) - 1.0) > 1e-3:
+            raise ValueError(f"the base quaternion q[3:7] = {q[3:7].tolist()} is not a unit quaternion")
+        return q, v
+
+    def _start(self, q: np.ndarray, t: float) -> None:
+        """First tick: references from the measured state, the height heading for the initial mode's."""
+        feet = np.array([self.model.frame_placement(q, f)[:3, 3] for f in self.feet])
+        self._ground = float(feet[:, 2].mean())
+        C = quat_to_matrix(q[3:7])
+        self._ref_yaw = math.atan2(C[1, 0], C[0, 0])
+        self._ref_xy[:] = self.model.com(q)[:2]
+        for f, p in zip(self.feet, feet, strict=True):
+            self.swing_tasks[f].set_reference(_translation(p))
+        self._move_height(q[2] - self._ground, self._mode, t)
+        self._mode = {"sit": "sitting_down", "stand": "standing_up"}[self._mode]
+
+    def _mode_height(self, mode: str) -> float:
+        return self.nominal_height * (self.params.sit_height_ratio if mode == "sit" else 1.0)
+
+    def _move_height(self, start: float, mode: str, t: float) -> None:
+        """A minimum-jerk height profile from ``start`` to ``mode``'s height, ``transition_time`` for the full
+        sit-stand distance (proportionally less for less, at least one millisecond)."""
+        goal = self._mode_height(mode)
+        span = self.nominal_height * (1.0 - self.params.sit_height_ratio)
+        duration = max(self.params.transition_time * abs(goal - start) / span, 1e-3)
+        self._height = (start, goal, t, duration)
+
+    def _height_at(self, t: float) -> tuple[float, float, float]:
+        start, goal, t0, duration = self._height
+        s, ds, dds = _min_jerk((t - t0) / duration)
+        delta = goal - start
+        return start + delta * s, delta * ds / duration, delta * dds / duration**2
+
+    def _step_modes(self, t: float) -> None:
+        """Advance the mode machine one step towards the requested mode (module doc)."""
+        mode, want = self._mode, self._requested
+        t0, duration = self._height[2:]
+        if mode in ("standing_up", "sitting_down") and t >= t0 + duration:
+            mode = "stand" if mode == "standing_up" else "sit"
+        elif mode == "trot" and self.scheduler.gait is self._stand_gait and self.scheduler.pending is None:
+            mode = "stand"
+        if mode == "sit" and want != "sit":
+            self._move_height(self._height_at(t)[0], "stand", t)
+            mode = "standing_up"
+        elif mode == "stand" and want == "sit":
+            self._move_height(self._height_at(t)[0], "sit", t)
+            mode = "sitting_down"
+        elif mode == "stand" and want == "trot":
+            self.scheduler.set_gait(self._trot_gait)
+            mode = "trot"
+        elif mode == "trot" and want != "trot" and self.scheduler.pending is None and \
+                self.scheduler.gait is self._trot_gait:
+            self.scheduler.set_gait(self._stand_gait)
+        self._mode = mode
+
+    def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
+        """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
+        trotting = self._mode == "trot" and self.scheduler.gait is self._trot_gait and \
+            self.scheduler.pending is None
+        target = np.clip(cmd, -self._cmd_limit, self._cmd_limit) if trotting else np.zeros(3)
+        self._cmd_prev[:] = self._cmd
+        _approach(self._cmd, target, self._cmd_rate * dt)
+        c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
+        vx, vy, wz = self._cmd
+        self._ref_xy += dt * np.array([c * vx - s * vy, s * vx + c * vy])
+        self._ref_yaw = _wrap(self._ref_yaw + wz * dt)
+        com = self._ev.com[:2] if self._ev is not None else self._ref_xy
+        lag = self._ref_xy - com
+        distance = float(np.hypot(*lag))
+        limit = self.params.max_tracking_error
+        if distance > limit:
+            self._ref_xy[:] = com + lag * (limit / distance)
+        yaw_lag = _wrap(self._ref_yaw - yaw)
+        if abs(yaw_lag) > limit:
+            self._ref_yaw = _wrap(yaw + math.copysign(limit, yaw_lag))
+
+    def _set_base_references(self, t: float, dt: float) -> None:
+        standing = self._mode == "stand"
+        _approach(self._pose, self._pose_target if standing else np.zeros(6), self._pose_rate * dt)
+        x, y, dz, roll, pitch, dyaw = self._pose
+        c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
+        vx, vy, wz = self._cmd
+        velocity = np.array([c * vx - s * vy, s * vx + c * vy, 0.0])
+        acc_body = (self._cmd - self._cmd_prev) / dt if dt > 0.0 else np.zeros(3)
+        acceleration = np.array([c * acc_body[0] - s * acc_body[1] - wz * velocity[1],
+                                 s * acc_body[0] + c * acc_body[1] + wz * velocity[0], 0.0])
+        position = np.array([self._ref_xy[0] + c * x - s * y, self._ref_xy[1] + s * x + c * y, 0.0])
+        self.com_task.set_reference(position, velocity, acceleration)
+        height, rate, accel = self._height_at(t)
+        pose = np.eye(4)
+        pose[:3, :3] = rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll)
+        pose[2, 3] = self._ground + height + dz
+        self.base_task.set_reference(pose, np.array([0.0, 0.0, rate, 0.0, 0.0, wz]),
+                                     np.array([0.0, 0.0, accel, 0.0, 0.0, acc_body[2]]))
+
+    def _feet(self, gait_state: Any, q: np.ndarray, yaw: float, velocity: np.ndarray,
+              dt: float) -> dict[str, np.ndarray]:
+        """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
+        p = self.params
+        ev = self._ev
+        footholds: dict[str, np.ndarray] = {}
+        loaded_z = []
+        for i, foot in enumerate(self.feet):
+            phase = gait_state.feet[foot]
+            task = self.swing_tasks[foot]
+            position = ev.placement(foot)[:3, 3] if ev is not None else self._lift_off[foot]
+            if phase.in_stance:
+                if self._swinging[foot]:  # touchdown
+                    self._swinging[foot] = False
+                    task.weight[:] = 0.0
+                want_loaded = not (phase.lifts_next and phase.time_left <= p.contact_ramp)
+                if want_loaded != self._loaded[foot]:
+                    ramp = p.contact_ramp if want_loaded else phase.time_left
+                    self.wbc.set_contact_active(foot, want_loaded, ramp=ramp)
+                    self._loaded[foot] = want_loaded
+                if want_loaded:
+                    loaded_z.append(position[2])
+                continue
+            if not self._swinging[foot]:  # lift-off
+                self._swinging[foot] = True
+                self._lift_off[foot][:] = position
+                if self._loaded[foot]:
+                    self.wbc.set_contact_active(foot, False)
+                    self._loaded[foot] = False
+                task.weight[:] = p.swing_weight
+            tau = phase.time_left + 0.5 * phase.stance_duration
+            target = self._target[foot]
+            target[:2] = raibert_foothold(q[:2], yaw, self.hips[i], velocity, self._cmd, tau,
+                                          self._height_at(self._t or 0.0)[0], self.gravity, p.capture_gain,
+                                          p.max_foothold_offset)
+            target[2] = self._ground
+            footholds[foot] = target.copy()
+            swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, p.step_height,
+                        self._swing)
+            task.set_reference(_translation(self._swing[0]), np.r_[self._swing[1], 0.0, 0.0, 0.0],
+                               np.r_[self._swing[2], 0.0, 0.0, 0.0])
+        if loaded_z:
+            self._ground = float(np.mean(loaded_z))
+        return footholds
+
+
+def _translation(p: np.ndarray) -> np.ndarray:
+    T = _EYE4.copy()
+    T[:3, 3] = p
+    return T

@@ -1,0 +1,66 @@
+"""Footholds: the Raibert heuristic with capture-point feedback.
+
+Raibert (1986, "Legged Robots That Balance", ch. 2-3): placing the foot at the *neutral point*, under the
+hip at the middle of the stance, keeps the forward speed; a foot placed ahead of it slows the body down.
+The neutral point of the next stance is predicted with the commanded body twist ``(vx, vy, wz)``
+(heading frame) held constant: the base moves along the arc ``p(tau)`` and turns by ``wz tau``, so with
+``tau`` the time from now to the middle of the next stance (the swing left plus half the stance)
+
+    hip_mid = p + Rz(psi) a(tau) + Rz(psi + wz tau) r_hip,
+    a(tau) = [sin(wz tau) vx - (1 - cos(wz tau)) vy, (1 - cos(wz tau)) vx + sin(wz tau) vy] / wz
+
+(``a = tau [vx, vy]`` when ``wz = 0``), ``r_hip`` the foot's nominal horizontal position in the base
+frame (its place under the hip in the nominal stance). Feedback on the velocity error is the capture
+point of the linear inverted pendulum (Pratt, Carff, Drakunov, Goswami 2006, "Capture point: a step
+toward humanoid push recovery"): a body at height ``z0`` moving ``dv`` faster than wanted comes to rest
+over a point ``sqrt(z0 / g) dv`` ahead, so
+
+    foothold = hip_mid + k sqrt(z0 / g) (v - v_cmd) + (z0 / g) (v_cmd x w_cmd)
+
+with ``k`` the feedback gain (1: the capture point) and the last term the pendulum's zero-moment-point
+offset for the centripetal acceleration of a turn (``p = c - (z0/g) a``, ``a = w x v``). The offset
+from the hip is clipped to ``max_offset`` (the legs' reach).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float, float]:
+    """Displacement over ``tau`` [s] of a body moving at ``(vx, vy)`` in its own heading frame while turning
+    at ``wz``, in the heading frame at the start (module doc's ``a(tau)``)."""
+    angle = wz * tau
+    if abs(angle) < 1e-9:
+        return vx * tau, vy * tau
+    s, c = math.sin(angle) / wz, (1.0 - math.cos(angle)) / wz
+    return s * vx - c * vy, c * vx + s * vy
+
+
+def raibert_foothold(base_xy: np.ndarray, yaw: float, hip: np.ndarray, velocity: np.ndarray,
+                     command: np.ndarray, tau: float, height: float, gravity: float, gain: float,
+                     max_offset: float) -> np.ndarray:
+    """The foothold (x, y), world, of a foot whose next stance is centred ``tau`` [s] from now.
+
+    ``base_xy`` and ``yaw``: the base now; ``hip``: the foot's nominal (x, y) in the base frame;
+    ``velocity``: the base's horizontal velocity now, world; ``command``: ``(vx, vy, wz)`` in the heading
+    frame; ``height`` [m] and ``gravity`` [m/s^2]: the pendulum's; ``gain``: the capture-point feedback gain;
+    ``max_offset`` [m]: the largest distance of the foothold from the predicted hip (module doc).
+    """
+    vx, vy, wz = float(command[0]), float(command[1]), float(command[2])
+    dx, dy = arc_displacement(vx, vy, wz, tau)
+    c0, s0 = math.cos(yaw), math.sin(yaw)
+    c1, s1 = math.cos(yaw + wz * tau), math.sin(yaw + wz * tau)
+    hip_x = base_xy[0] + c0 * dx - s0 * dy + c1 * hip[0] - s1 * hip[1]
+    hip_y = base_xy[1] + s0 * dx + c0 * dy + s1 * hip[0] + c1 * hip[1]
+    v_cmd_x, v_cmd_y = c0 * vx - s0 * vy, s0 * vx + c0 * vy  # the commanded velocity, world
+    capture = gain * math.sqrt(height / gravity)
+    turn = height / gravity
+    off_x = capture * (velocity[0] - v_cmd_x) + turn * v_cmd_y * wz  # (v x w)_x = vy wz
+    off_y = capture * (velocity[1] - v_cmd_y) - turn * v_cmd_x * wz  # (v x w)_y = -vx wz
+    norm = math.hypot(off_x, off_y)
+    if norm > max_offset:
+        off_x, off_y = off_x * max_offset / norm, off_y * max_offset / norm
+    return np.array([hip_x + off_x, hip_y + off_y])

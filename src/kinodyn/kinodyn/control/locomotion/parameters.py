@@ -1,0 +1,84 @@
+"""``LocomotionParameters``: every setting of the ``LocomotionController``, validated at construction.
+
+One field per setting with its unit, so a ROS node maps its parameters 1:1 (docs/locomotion.md lists them).
+Gains are given as the natural frequency of the task's error dynamics and a damping ratio
+(``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Seed 000 (3.78)-(3.79)),
+not as raw gains, so they do not depend on the robot's mass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from kinodyn.control.wbc import MODES as WBC_MODES
+
+MODES = ("sit", "stand", "trot")
+
+_POSITIVE = ("period", "contact_ramp", "base_frequency", "swing_frequency", "posture_frequency",
+             "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
+             "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
+_NON_NEGATIVE = ("step_height", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
+                 "max_foothold_offset", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
+                 "max_pose_shift", "max_pose_angle")
+
+
+@dataclass(frozen=True)
+class LocomotionParameters:
+    """Settings of the ``LocomotionController`` (SI units; docs/locomotion.md)."""
+
+    period: float = 0.5  # s, trot cycle
+    duty: float = 0.6  # stance fraction of the cycle, > 1/2 (both groups down while the load changes hands)
+    step_height: float = 0.08  # m, swing foot clearance at mid-swing
+    contact_ramp: float = 0.04  # s, force ramp at lift-off and touchdown; <= (duty - 1/2) period
+    base_frequency: float = 3.0  # Hz, CoM (x, y), base height and orientation error dynamics
+    swing_frequency: float = 5.0  # Hz, swing feet
+    posture_frequency: float = 1.0  # Hz, joint posture (null space)
+    damping_ratio: float = 1.0  # of every task (1: critical)
+    swing_weight: float = 1.0  # of the swing-foot tasks (the base and CoM tasks have weight 1)
+    posture_weight: float = 1e-4
+    friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
+    capture_gain: float = 1.0  # foothold feedback gain on the capture point (1: the pendulum's)
+    max_foothold_offset: float = 0.15  # m, foothold distance from the predicted hip at most
+    max_forward_velocity: float = 1.0  # m/s, |vx| command clipped to it
+    max_lateral_velocity: float = 0.5  # m/s
+    max_yaw_rate: float = 1.0  # rad/s
+    max_linear_acceleration: float = 1.0  # m/s^2, of the command (rate limiter)
+    max_angular_acceleration: float = 2.0  # rad/s^2
+    max_tracking_error: float = 0.1  # m (and rad for the yaw): the integrated reference stays this close
+    sit_height_ratio: float = 0.5  # base height sitting, as a fraction of the nominal stance's
+    transition_time: float = 1.5  # s, stand-up and sit-down (minimum-jerk height change)
+    max_pose_shift: float = 0.1  # m, standing base pose offsets (x, y, height) at most
+    max_pose_angle: float = 0.35  # rad, standing base roll, pitch, yaw offsets at most
+    pose_linear_rate: float = 0.1  # m/s, how fast the standing pose offsets move
+    pose_angular_rate: float = 0.5  # rad/s
+    pd_horizon: float = 0.002  # s, the desired joint positions/velocities predict this far (the tick)
+    initial_mode: str = "stand"  # at the first update: "sit" or "stand" (height goes there, min-jerk)
+    wbc_mode: str = "weighted"  # or "hierarchical"
+    solver: str = "daqp"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in _POSITIVE and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                            and value > 0.0):
+                raise ValueError(f"locomotion parameter {f.name} must be a finite number > 0, got {value!r}")
+            if f.name in _NON_NEGATIVE and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                                and value >= 0.0):
+                raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0, got {value!r}")
+        if not (0.5 < self.duty < 1.0):
+            raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both trot groups must share "
+                             f"the load while it changes hands, got {self.duty!r}")
+        if self.contact_ramp > (self.duty - 0.5) * self.period + 1e-12:
+            raise ValueError(f"locomotion parameter contact_ramp ({self.contact_ramp} s) must fit in the "
+                             f"time both trot groups are down, (duty - 1/2) period = "
+                             f"{(self.duty - 0.5) * self.period:.4f} s: lower it, or raise duty or period")
+        if not (0.0 < self.sit_height_ratio < 1.0):
+            raise ValueError(f"locomotion parameter sit_height_ratio must be in (0, 1), got "
+                             f"{self.sit_height_ratio!r}")
+        if self.initial_mode not in ("sit", "stand"):
+            raise ValueError(f"locomotion parameter initial_mode must be 'sit' or 'stand', got "
+                             f"{self.initial_mode!r}")
+        if self.wbc_mode not in WBC_MODES:
+            raise ValueError(f"locomotion parameter wbc_mode must be one of {WBC_MODES}, got "
+                             f"{self.wbc_mode!r}")

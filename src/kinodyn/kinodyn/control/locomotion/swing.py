@@ -1,0 +1,72 @@
+"""Swing-foot trajectory: from the lift-off point to the foothold, clearing the ground by a step height.
+
+With ``s = (t - t_lo) / T_sw`` in [0, 1]:
+
+- horizontal: the minimum-jerk blend ``p_xy = p0 + (p1 - p0) m(s)``, ``m(s) = 10 s^3 - 15 s^4 + 6 s^5``
+  (Flash and Hogan 1985): zero velocity and acceleration at both ends;
+- vertical: ``z = z0 + (z1 - z0) m(s) + h b(s)`` with the bump ``b(s) = 64 s^3 (1 - s)^3``: ``b(1/2) = 1``,
+  and ``b``, ``b'``, ``b''`` vanish at both ends, so the foot rises ``h`` above the blend at mid-swing and
+  leaves and reaches the ground with zero velocity and acceleration.
+
+Velocity and acceleration are the exact time derivatives (chain rule, ``ds/dt = 1 / T_sw``), the task's
+feed-forward (Seed 000 §3.9 (3.90)). Outside [0, 1] the foot rests at the nearer end.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _blend(s: float) -> tuple[float, float, float]:
+    """``m(s)``, ``m'(s)``, ``m''(s)`` of the minimum-jerk blend."""
+    return (s**3 * (10.0 - 15.0 * s + 6.0 * s * s), 30.0 * s * s * (1.0 - s) ** 2,
+            60.0 * s * (1.0 - s) * (1.0 - 2.0 * s))
+
+
+def _bump(s: float) -> tuple[float, float, float]:
+    """``b(s) = 64 s^3 (1 - s)^3`` and its first two derivatives."""
+    u = 1.0 - s
+    return (64.0 * s**3 * u**3, 192.0 * s * s * u * u * (u - s),
+            384.0 * s * u * (u * u - 3.0 * s * u + s * s))
+
+
+def swing_point(s: float, duration: float, start: np.ndarray, end: np.ndarray, height: float,
+                out: np.ndarray) -> None:
+    """Fill ``out`` (3 x 3: position, velocity, acceleration rows, world) at swing phase ``s`` of a swing of
+    ``duration`` [s] from ``start`` to ``end`` rising ``height`` [m] (module doc). No allocation."""
+    s = min(max(s, 0.0), 1.0)
+    m, dm, ddm = _blend(s)
+    b, db, ddb = _bump(s)
+    rate = 1.0 / duration
+    for k in range(3):
+        delta = end[k] - start[k]
+        out[0, k] = start[k] + delta * m
+        out[1, k] = delta * dm * rate
+        out[2, k] = delta * ddm * rate * rate
+    out[0, 2] += height * b
+    out[1, 2] += height * db * rate
+    out[2, 2] += height * ddb * rate * rate
+
+
+class SwingTrajectory:
+    """A swing of ``duration`` [s] from ``start`` to ``end`` (world), ``height`` [m] above the blend at its
+    middle. ``sample(s)`` returns the (3, 3) array ``[position; velocity; acceleration]`` (reused)."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, duration: float, height: float) -> None:
+        if not (math.isfinite(duration) and duration > 0.0):
+            raise ValueError(f"swing duration must be finite and > 0 s, got {duration}")
+        if not (math.isfinite(height) and height >= 0.0):
+            raise ValueError(f"step height must be finite and >= 0 m, got {height}")
+        self.start = np.array(start, dtype=float)
+        self.end = np.array(end, dtype=float)
+        if self.start.shape != (3,) or self.end.shape != (3,) or not (
+                np.isfinite(self.start).all() and np.isfinite(self.end).all()):
+            raise ValueError(f"swing start and end must be 3 finite numbers each, got {start!r}, {end!r}")
+        self.duration, self.height = float(duration), float(height)
+        self._out = np.zeros((3, 3))
+
+    def sample(self, s: float) -> np.ndarray:
+        swing_point(s, self.duration, self.start, self.end, self.height, self._out)
+        return self._out
