@@ -1,0 +1,266 @@
+"""``kinodyn_control/CanMotorSystem`` against the emulated motors (emulators/mit_motor.py) on python-can's
+virtual bus, through the resource and controller managers: states and commands with direction and offset, the
+in-motor PD, the lifecycle's special frames, configuration refusals, and each fault (ERROR, controllers in
+safe mode, one error line, motors resting)."""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import can
+import pytest
+from kinodyn_control.hardware.can_motor_protocol import MotorRanges, float_to_uint, uint_to_float
+from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
+from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.manager import HardwareError
+from kinodyn_control.testing import Harness, param, pd_command, robot_xml, system_block
+from std_msgs.msg import Float64MultiArray
+
+CAN = "kinodyn_control/CanMotorSystem"
+R = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=18.0)
+RANGE_PARAMS = "".join(param(k, getattr(R, k)) for k in ("p_max", "v_max", "kp_max", "kd_max", "t_max"))
+P_STEP, T_STEP = 25.0 / 65535, 36.0 / 4095
+
+
+def quantised(x: float, lo: float, hi: float, bits: int) -> float:
+    return uint_to_float(float_to_uint(x, lo, hi, bits), lo, hi, bits)
+
+
+def effort_joint(name: str, can_id: int, direction: int = 1, offset: float = 0.0, extra: str = "",
+                 commands: tuple[str, ...] = ("effort",), states=("position", "velocity", "effort")) -> str:
+    bounds = {"effort": (-10, 10), "position": (-1, 1), "velocity": (-2, 2), "kp": (0, 100), "kd": (0, 5),
+              "current": (-1, 1)}
+    cmd = "".join(f'<command_interface name="{c}">{param("min", bounds[c][0])}{param("max", bounds[c][1])}'
+                  "</command_interface>" for c in commands)
+    st = "".join(f'<state_interface name="{s}"/>' for s in states)
+    return (f'<joint name="{name}">{cmd}{st}{param("can_id", can_id)}{param("direction", direction)}'
+            f'{param("offset", offset)}{extra}</joint>')
+
+
+def block(channel: str, joints: str, params: str = "") -> str:
+    hardware = (param("interface", "virtual") + param("channel", channel) + param("reply_timeout", 0.05)
+                + RANGE_PARAMS + params)
+    return system_block(hardware, joints, plugin=CAN)
+
+
+def settled(predicate: Callable[[], bool], timeout: float = 1.0) -> bool:
+    """``predicate`` once the emulator thread has handled what was sent (polled up to ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return predicate()
+
+
+class Rig:
+    """Two emulated motors (ids 1, 2) serving a unique virtual channel, and a harness over ``joints``."""
+
+    def __init__(self, joints: str | None = None, params: str = "", reply_length: int = 8) -> None:
+        self.channel = f"can-test-{uuid.uuid4().hex[:8]}"
+        self.motors = {i: MitMotor(i, R, inertia=0.01, damping=0.05, reply_length=reply_length)
+                       for i in (1, 2)}
+        self.bank = MitMotorBank(list(self.motors.values()))
+        self.server = BusServer(self.bank, can.Bus(interface="virtual", channel=self.channel)).start()
+        joints = joints or effort_joint("j1", 1) + effort_joint("j2", 2, direction=-1, offset=0.1)
+        self.h = Harness(robot_xml(block(self.channel, joints, params)))
+        self.component = self.h.resources.components["sys"]
+
+    def cycles(self, n: int, period: float = 0.002) -> None:
+        for k in range(n):
+            self.h.manager.cycle(k * period, period)
+            time.sleep(period)
+
+    def close(self) -> None:
+        self.h.manager.shutdown()
+        self.server.stop()
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def test_configure_reads_states_with_direction_and_offset_in_rest_mode(rig: Rig) -> None:
+    rig.motors[1].position, rig.motors[2].position = 0.3, 0.2
+    rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
+    assert rig.h.state("j1/position") == pytest.approx(0.3, abs=P_STEP / 2)
+    assert rig.h.state("j2/position") == pytest.approx(-0.2 + 0.1, abs=P_STEP / 2)
+    assert not rig.motors[1].motor_mode and not rig.motors[2].motor_mode
+    rig.h.resources.set_component_state("sys", LifecycleState.ACTIVE)
+    assert rig.motors[1].motor_mode and rig.motors[2].motor_mode
+    rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
+    assert not rig.motors[1].motor_mode
+
+
+def test_effort_commands_reach_the_motors_with_direction(rig: Rig) -> None:
+    rig.h.activate_hardware()
+    rig.cycles(2)  # no command yet: limp frames (zero gains, the torque code nearest 0: 0 lies between two)
+    assert rig.motors[1].command[2:] == (0.0, 0.0, quantised(0.0, -18.0, 18.0, 12))
+    assert 0.0 < rig.motors[1].command[4] <= T_STEP / 2
+    rig.h.set_command("j1/effort", 2.0)
+    rig.h.set_command("j2/effort", 3.0)
+    rig.cycles(1)
+    q18 = (-18.0, 18.0, 12)
+    assert rig.motors[1].command[4] == pytest.approx(quantised(2.0, *q18), abs=1e-12)
+    assert rig.motors[2].command[4] == pytest.approx(quantised(-3.0, *q18), abs=1e-12)  # direction -1
+    assert rig.motors[1].command[2:4] == (0.0, 0.0)
+    rig.cycles(2)  # the effort state: the torque the motor applied (replies lag one frame), mapped back
+    assert rig.h.state("j2/effort") == pytest.approx(3.0, abs=T_STEP)
+
+
+def test_in_motor_pd_reaches_the_commanded_position() -> None:
+    joints = effort_joint("j1", 1, commands=("position", "velocity", "effort", "kp", "kd"),
+                          offset=0.2) + effort_joint("j2", 2, commands=("position",),
+                                                                  extra=param("kp", 30) + param("kd", 1))
+    rig = Rig(joints)
+    try:
+        rig.h.activate_hardware()
+        for name, value in (("j1/position", 0.5), ("j1/velocity", 0.0), ("j1/effort", 0.0), ("j1/kp", 20.0),
+                            ("j1/kd", 1.0), ("j2/position", -0.4)):
+            rig.h.set_command(name, value)
+        rig.cycles(1)
+        assert rig.motors[1].command[0] == pytest.approx(0.3, abs=P_STEP)  # motor = joint - offset
+        assert rig.motors[2].command[2] == pytest.approx(30.0, abs=500 / 4095)  # the kp param
+        rig.cycles(300)  # 0.6 s of a critically-damped-ish 20 N m/rad loop on 0.01 kg m^2
+        assert rig.h.state("j1/position") == pytest.approx(0.5, abs=0.01)
+        assert rig.h.state("j2/position") == pytest.approx(-0.4, abs=0.01)
+    finally:
+        rig.close()
+
+
+def test_joint_pd_controller_drives_the_motors_and_temperature_is_a_state() -> None:
+    rig = Rig(effort_joint("j1", 1, states=("position", "velocity", "effort", "temperature"))
+              + effort_joint("j2", 2))
+    try:
+        rig.motors[1].temperature = 41
+        rig.h.activate_hardware()
+        rig.h.start("pd", "kinodyn_control/JointPDController",
+                    {"joints": ["j1", "j2"], "watchdog_timeout": 10.0})
+        rig.h.contexts["pd"].subscriptions["/pd/commands"](
+            pd_command(["j2", "j1"], [0.0, 0.0], [0.0, 0.0], [-2.5, 1.5], [0.0, 0.0], [0.0, 0.0]))
+        rig.cycles(3)
+        assert rig.motors[1].command[4] == pytest.approx(1.5, abs=T_STEP / 2)
+        assert rig.motors[2].command[4] == pytest.approx(-2.5, abs=T_STEP / 2)
+        assert rig.h.state("j1/temperature") == 41.0
+    finally:
+        rig.close()
+
+
+def inject(rig: Rig, fault: str) -> None:
+    motor = rig.motors[2]
+    with rig.bank.lock:
+        if fault == "silent":
+            motor.silent = True
+        elif fault == "corrupt":
+            motor.corrupt = True
+        elif fault == "fault flag":
+            motor.error_code = 2
+        elif fault == "over-temperature report":
+            motor.error_code = 1
+        elif fault == "hot":
+            motor.temperature = 95
+        else:
+            rig.bank.bus_off()
+
+
+@pytest.mark.parametrize(("fault", "needle", "rests"), [
+    ("silent", "no reply from motor 0x2 (joint 'j2') within reply_timeout 0.05 s", True),
+    ("corrupt", "corrupt reply from motor 0x2 (joint 'j2'): a reply has 6 or 8 data bytes, this frame has 5",
+     True),
+    ("fault flag", "motor 0x2 (joint 'j2') reports a fault: error code 2 (over-current)", True),
+    ("over-temperature report", "motor 0x2 (joint 'j2') reports over-temperature: error code 1", True),
+    ("hot", "motor 0x2 (joint 'j2') is over-temperature: 95 °C above max_temperature 80.0 °C", True),
+    ("bus off", "the CAN controller reports bus-off on channel", False),
+])
+def test_each_fault_is_an_error_with_controllers_in_safe_mode(rig: Rig, fault: str, needle: str,
+                                                              rests: bool) -> None:
+    rig.h.activate_hardware()
+    rig.h.start("fwd", "kinodyn_control/ForwardCommandController",
+                {"joints": ["j1", "j2"], "interface_name": "effort", "watchdog_timeout": 10.0})
+    rig.h.contexts["fwd"].subscriptions["/fwd/commands"](Float64MultiArray(data=[1.5, -2.5]))
+    rig.cycles(3)
+    assert rig.h.command("j1/effort") == 1.5 and not rig.h.messages("error")
+    inject(rig, fault)
+    rig.cycles(3)
+    errors = rig.h.messages("error")
+    assert len(errors) == 1, errors
+    assert needle in errors[0] and "it is now unconfigured" in errors[0]
+    assert "controller(s) fwd deactivated" in errors[0]
+    assert rig.component.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert rig.h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
+    assert rig.h.command("j1/effort") == 0.0 and rig.h.command("j2/effort") == 0.0  # safe mode
+    # on_error rested every motor the bus still reaches (bus-off: none is reached)
+    assert settled(lambda: rig.motors[1].motor_mode is not rests)
+
+
+def test_a_nan_after_a_command_is_an_error_and_no_frame_carries_it(rig: Rig) -> None:
+    rig.h.activate_hardware()
+    rig.h.set_command("j1/effort", 1.0)
+    rig.cycles(1)
+    frames = rig.motors[1].frames
+    rig.h.set_command("j1/effort", math.nan)
+    rig.cycles(1)
+    assert "unusable command(s): j1/effort = nan after a command was given" in rig.h.messages("error")[0]
+    assert rig.motors[1].command[4] == pytest.approx(1.0, abs=T_STEP)
+    # the read of the failing cycle took the reply already due; on_error sent one rest frame
+    assert settled(lambda: not rig.motors[1].motor_mode) and rig.motors[1].frames == frames + 1
+
+
+def test_a_temperature_interface_needs_8_byte_replies() -> None:
+    rig = Rig(effort_joint("j1", 1, states=("position", "temperature")) + effort_joint("j2", 2),
+              reply_length=6)
+    try:
+        with pytest.raises(HardwareError, match="joint\\(s\\) j1 list a temperature state interface but "
+                                                "their motors' replies carry none"):
+            rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
+    finally:
+        rig.close()
+
+
+def test_a_missing_motor_fails_configure_with_its_name() -> None:
+    rig = Rig(effort_joint("j1", 1) + effort_joint("j2", 5))
+    try:
+        with pytest.raises(HardwareError, match="no reply from motor 0x5 \\(joint 'j2'\\) within"):
+            rig.h.resources.set_component_state("sys", LifecycleState.ACTIVE)
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize(("joints", "params", "needle"), [
+    (effort_joint("j1", 1) + '<joint name="j2"><command_interface name="effort"/></joint>', "",
+     "joint 'j2' has no can_id param"),
+    (effort_joint("j1", 1) + effort_joint("j2", 1), "", "CAN id(s) 0x1 used twice"),
+    (effort_joint("j1", 0) + effort_joint("j2", 2), "", "CAN id(s) 0x0 used twice (or equal to master_id)"),
+    (effort_joint("j1", 1) + effort_joint("j2", 0x800), "", "can_id 2048 is not a standard 11-bit CAN id"),
+    (effort_joint("j1", 1, direction=2) + effort_joint("j2", 2), "", "direction must be 1 or -1"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2), param("bus_speed", 1), "unknown param(s) bus_speed"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2, commands=("position",)), "",
+     "has a position command but no kp command interface and no kp param > 0"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2, commands=("current",)), "",
+     "interface(s) current are not MIT-mode ones"),
+    (effort_joint("j1", 1) + '<joint name="j2"><command_interface name="effort"/>'
+     f'{param("can_id", 2)}</joint>', "",
+     "joint 'j2' command interface effort has [min, max] = [-inf, inf]; its motor encodes [-18.0, 18.0]"),
+])
+def test_bad_configurations_are_refused_at_init(joints: str, params: str, needle: str) -> None:
+    with pytest.raises(HardwareError, match="failed on_init") as info:
+        Harness(robot_xml(block("unused", joints, params)))
+    assert needle in str(info.value)
+
+
+def test_sensors_belong_in_their_own_block() -> None:
+    imu = '<sensor name="imu"><state_interface name="orientation.x"/></sensor>'
+    with pytest.raises(HardwareError, match="drives joints only"):
+        Harness(robot_xml(block("unused", effort_joint("j1", 1) + effort_joint("j2", 2) + imu)))
+
+
+def test_real_hardware_refuses_lockstep(rig: Rig) -> None:
+    rig.h.activate_hardware()
+    from kinodyn_control.hardware.types import ReturnType
+    assert rig.component.prepare_lockstep(0.002) is ReturnType.ERROR
