@@ -30,6 +30,41 @@ INTEGRATORS = ("rk4", "semi_implicit_euler")
 NO_CONTACT = ContactModel(spheres=())
 
 
+def check_step_options(dt: float, integrator: str) -> None:
+    """Raise ``ValueError`` unless ``dt`` is finite and > 0 and ``integrator`` one of ``INTEGRATORS``."""
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    if not (np.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"dt must be finite and > 0, got {dt}")
+
+
+def generalized_forces(model: Model, tau: Any) -> np.ndarray:
+    """``tau`` as finite generalized forces (nv,): joint efforts (n_joints,) get zero base forces in front."""
+    try:
+        tau = np.asarray(tau, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"tau must be an array of numbers [N m or N], got {tau!r:.80}") from None
+    nv, first = model.nv, 6 if model.floating_base else 0
+    if tau.shape == (nv - first,) and first:
+        tau = np.concatenate([np.zeros(first), tau])
+    elif tau.shape != (nv,):
+        raise ValueError(f"tau must have shape ({nv - first},) (joints) or ({nv},) (generalized forces), "
+                         f"got {tau.shape}")
+    if not np.all(np.isfinite(tau)):
+        raise ValueError("tau must be finite")
+    return tau
+
+
+def push_steps(wrench: Any, duration: float, dt: float) -> tuple[np.ndarray, int]:
+    """``(wrench, steps)`` of a push: 6 finite numbers, held ``round(duration / dt)`` steps (at least one)."""
+    w = np.asarray(wrench, dtype=np.float64)
+    if w.shape != (6,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"wrench must be 6 finite numbers [f; tau], got {wrench!r}")
+    if not (np.isfinite(duration) and duration > 0.0):
+        raise ValueError(f"push duration must be finite and > 0, got {duration}")
+    return w, max(1, round(duration / dt))
+
+
 class Simulator:
     """Simulated world of one robot on the ground plane z = 0 (see the module doc).
 
@@ -41,10 +76,7 @@ class Simulator:
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "rk4",
                  contact: ContactModel | None = None, joint_limits: bool = True,
                  joint_friction_velocity: float = 0.1) -> None:
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
-        if not (np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt must be finite and > 0, got {dt}")
+        check_step_options(dt, integrator)
         if not (np.isfinite(joint_friction_velocity) and joint_friction_velocity > 0.0):
             raise ValueError(f"joint_friction_velocity must be finite and > 0, got {joint_friction_velocity}")
         self.model = model
@@ -108,12 +140,7 @@ class Simulator:
         """Apply ``wrench = [f; tau]`` (world axes, about the origin of URDF link ``link``) during the next
         ``round(duration / dt)`` steps (at least one): a push of impulse ``f * steps * dt``."""
         frame = self.model.frame_id(link)
-        w = np.asarray(wrench, dtype=np.float64)
-        if w.shape != (6,) or not np.all(np.isfinite(w)):
-            raise ValueError(f"wrench must be 6 finite numbers [f; tau], got {wrench!r}")
-        if not (np.isfinite(duration) and duration > 0.0):
-            raise ValueError(f"push duration must be finite and > 0, got {duration}")
-        steps = max(1, round(duration / self.dt))
+        w, steps = push_steps(wrench, duration, self.dt)
         body = int(self.model.frame_body[frame])
         self._pushes.append((body, self.model.frame_translation[frame].copy(), w, steps))
         self._update_push_arrays()
@@ -126,19 +153,7 @@ class Simulator:
         self._push_arrays = (body, offset, wrench)
 
     def _generalized_torque(self, tau: Any) -> np.ndarray:
-        try:
-            tau = np.asarray(tau, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"tau must be an array of numbers [N m or N], got {tau!r:.80}") from None
-        nv, first = self.model.nv, self._first_v
-        if tau.shape == (nv - first,) and first:
-            tau = np.concatenate([np.zeros(first), tau])
-        elif tau.shape != (nv,):
-            raise ValueError(f"tau must have shape ({nv - first},) (joints) or ({nv},) (generalized forces), "
-                             f"got {tau.shape}")
-        if not np.all(np.isfinite(tau)):
-            raise ValueError("tau must be finite")
-        return np.clip(tau, -self._effort, self._effort)
+        return np.clip(generalized_forces(self.model, tau), -self._effort, self._effort)
 
     # --- stepping ----------------------------------------------------------------------------
     def step(self, tau: Any) -> None:

@@ -88,7 +88,7 @@ class SimulatorRosInterface:
         self.node.destroy_node()
 
     # --- publishers (control thread) ------------------------------------------------------------------------
-    def publish(self, s: sim.Simulator) -> None:
+    def publish(self, s: sim.PhysicsBackend) -> None:
         stamp = sim_time(s.t)
         try:
             self.clock_pub.publish(Clock(clock=stamp))
@@ -100,7 +100,7 @@ class SimulatorRosInterface:
                 raise
             self.system.logger.debug(f"simulator publish skipped: {exc}")
 
-    def _odometry(self, s: sim.Simulator, stamp: Time) -> Odometry:
+    def _odometry(self, s: sim.PhysicsBackend, stamp: Time) -> Odometry:
         msg = Odometry()
         msg.header.stamp = stamp
         msg.header.frame_id = ODOM_FRAME
@@ -113,7 +113,7 @@ class SimulatorRosInterface:
         ang.x, ang.y, ang.z = (float(x) for x in s.v[3:6])
         return msg
 
-    def _contacts(self, s: sim.Simulator, stamp: Time) -> ContactStates:
+    def _contacts(self, s: sim.PhysicsBackend, stamp: Time) -> ContactStates:
         msg = ContactStates()
         msg.header.stamp = stamp
         msg.header.frame_id = WORLD_FRAME

@@ -1,5 +1,8 @@
 """``kinodyn_control/SimulatedSystem``: the robot simulated by ``kinodyn.sim``, stepped in the control loop.
 
+The physics is a ``kinodyn.sim.PhysicsBackend``: kinodyn's own simulator or MuJoCo (param ``backend``); this
+component holds no backend-specific code.
+
 As gazebo_ros2_control and mujoco_ros2_control do, the physics runs in the controller manager's process and
 is built from the robot description the controller manager was given (``HardwareInfo.urdf``): the
 URDF's kinematics, inertias, limits, damping/friction and collision spheres. ``write`` applies the joints'
@@ -16,6 +19,10 @@ floats on a free-flyer joint. A ``world`` link that is not the root is an error.
 Hardware ``<param>`` (all optional):
 
 - ``floating_base`` (true/false): overrides the convention above;
+- ``backend`` (``kinodyn`` | ``mujoco``; default ``kinodyn``): the physics engine
+  (``kinodyn.sim.create_backend``; docs/simulator.md). With ``mujoco`` the contact is MuJoCo's solver:
+  ``contact`` is ``soft`` or ``none`` and the ``contact_tangential_*`` params (kinodyn's stiction spring) are
+  refused;
 - ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``; default ``rk4``);
 - ``max_steps_per_cycle`` (10): under ``control_node`` every ``write`` advances one control period
   ``round((1 / update_rate) / dt)`` steps (``prepare_control_period``): the controllers keep their rate in
@@ -77,7 +84,8 @@ NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyr
 PUSH_PARAMS = ("max_push_force", "max_push_torque", "max_push_duration")
 PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); max_push_torque: that times 1 m
 MAX_PUSH_DURATION = 10.0  # s, default
-KNOWN_PARAMS = ("floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
+MUJOCO_REFUSED = ("contact_tangential_stiffness", "contact_tangential_damping")
+KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
                 "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS,
                 *PUSH_PARAMS)
 WORLD_LINK = "world"
@@ -124,7 +132,7 @@ def _positive(params: dict[str, str], key: str) -> float:
 class SimulatedSystem(System):
     def __init__(self) -> None:
         super().__init__()
-        self.simulator: sim.Simulator | None = None
+        self.simulator: sim.PhysicsBackend | None = None
         self.imus: list[tuple[str, sim.ImuSensor]] = []
         self.lock = threading.Lock()
         self._requests: list[tuple[str, Any]] = []
@@ -142,6 +150,10 @@ class SimulatedSystem(System):
                                  "parameter)")
             self.floating_base = (_bool(p, "floating_base", True) if "floating_base" in p
                                   else not fixed_to_world(info.urdf))
+            self.backend = p.get("backend", "kinodyn")
+            if self.backend not in sim.BACKENDS:
+                raise ValueError(f"param backend must be one of {', '.join(sim.BACKENDS)}, "
+                                 f"got {self.backend!r}")
             self.dt = _float(p, "dt", 1e-3)
             self.integrator = p.get("integrator", "rk4")
             if self.integrator not in sim.INTEGRATORS:
@@ -157,6 +169,12 @@ class SimulatedSystem(System):
                 raise ValueError(f"param contact must be soft, hard or none, got {self.contact_kind!r}")
             self.contact_params = {field: _float(p, key, 0.0)
                                    for key, field in CONTACT_PARAMS.items() if key in p}
+            if self.backend == "mujoco":
+                refused = [key for key in MUJOCO_REFUSED if key in p]
+                if self.contact_kind == "hard" or refused:
+                    raise ValueError(f"backend mujoco uses MuJoCo's contact solver: contact must be soft or "
+                                     f"none (got {self.contact_kind!r}), and {', '.join(MUJOCO_REFUSED)} "
+                                     f"(kinodyn's stiction spring) do not apply (given: {refused or 'none'})")
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
@@ -191,13 +209,14 @@ class SimulatedSystem(System):
             if self.contact_kind != "none":
                 contact = sim.ContactModel(sim.collision_spheres(urdf), kind=self.contact_kind,
                                            **self.contact_params)
-            self.simulator = sim.Simulator(model, dt=self.dt, integrator=self.integrator, contact=contact)
+            self.simulator = sim.create_backend(self.backend, urdf, model, dt=self.dt,
+                                                integrator=self.integrator, contact=contact)
             self._joint_index = [model.joint_id(j.name) for j in self.info.joints]
             self.initial_q = self._initial_configuration(model)
             self.simulator.reset(self.initial_q)
             self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
                          for k, s in enumerate(self.info.sensors)]
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, ImportError) as exc:  # ImportError: backend mujoco, not installed
             self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
             return CallbackReturn.FAILURE
         self.applied = np.zeros(model.nv)
