@@ -1,0 +1,227 @@
+"""``kinodyn_control/SerialImuSensor``: an Xsens MTi (MTData2 over a serial port, pyserial) as the 10 IMU
+state interfaces.
+
+Protocol: serial_imu_protocol.py (Xsens MT Low Level Communication Protocol, MT0101P). The device must already
+stream MTData2 in measurement mode (its power-up state) with Acceleration (0x4020), RateOfTurn (0x8020) and,
+unless ``orientation`` is ``none``, Quaternion (0x2010), in Float32, Fp1220 or Float64 (set once with MT
+Manager or SetOutputConfiguration); the driver only listens.
+
+The ``<ros2_control type="sensor">`` block holds one ``<sensor>`` whose state interfaces are the 10 of
+``semantic_components::IMUSensor`` and whose ``<param>`` children are (defaults in brackets):
+
+- ``port``: the serial device, e.g. ``/dev/ttyUSB0`` (required);
+- ``baudrate`` [115200, the MTi's default]: an integer > 0;
+- ``timeout`` [0.1 s]: no valid frame carrying a required quantity for this long is a stopped stream;
+- ``orientation`` [``device``]: ``device`` reports the device's quaternion converted to q_ENU,S (REP-103 world
+  frame; the device's NED/NWU choice is read from each packet's coordinate bits); ``none`` for an output
+  without orientation: the four orientation interfaces are 0 and, by REP-145 / sensor_msgs/Imu, the
+  broadcaster's ``static_covariance_orientation`` must start with -1;
+- ``frame_id``: read by the IMU broadcaster (the URDF link aligned with the device's printed axes S).
+
+Units are the device's SI units (m/s², rad/s), vectors in S. Faults go to ros2_control's ERROR (``read``
+returns ERROR, ``last_error`` is the one line the controller manager logs): a corrupt message (checksum, an
+impossible length, a malformed MTData2 packet, a non-finite value, a non-unit quaternion) once the stream has
+been synchronised, a device Error message (MID 0x42), a required quantity missing for ``timeout`` (stream
+stopped), a port that fails. Bytes between messages that start no message (line noise before a preamble) are
+skipped and counted (``reader.skipped``); they are no fault. While ``on_configure`` synchronises (up to
+``timeout``), corrupt candidates are skipped: the port may open in the middle of a message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from time import monotonic, sleep
+
+import serial
+
+from kinodyn_control.hardware.component import Sensor
+from kinodyn_control.hardware.description import HardwareInfo
+from kinodyn_control.hardware.serial_imu_protocol import (
+    MID_ERROR,
+    MID_MTDATA2,
+    ProtocolError,
+    XbusReader,
+    decode_mtdata2,
+)
+from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType
+
+PARAMS = ("port", "baudrate", "timeout", "orientation", "frame_id")
+ORIENTATION_MODES = ("device", "none")
+_QUANTITIES = ("orientation", "angular_velocity", "linear_acceleration")
+MAX_READS = 64  # per poll: a backlog of 256 KiB is read in one cycle, a stream cannot keep it busy forever
+
+
+class SerialImuSensor(Sensor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.port_name = ""
+        self.baudrate = 115200
+        self.timeout = 0.1
+        self.orientation_mode = "device"
+        self.port: serial.Serial | None = None
+        self.reader = XbusReader()
+        self.clock: Callable[[], float] = monotonic  # stamps arrivals [s]; tests may replace it
+        self.last_counter: int | None = None
+        self._seen: dict[str, float] = {}  # quantity -> clock time it last arrived
+
+    # --- on_init --------------------------------------------------------------------------------------------
+    def on_init(self, info: HardwareInfo) -> CallbackReturn:
+        try:
+            self._parse(info)
+        except ValueError as exc:
+            self.last_error = f"SerialImuSensor '{info.name}': {exc}"
+            return CallbackReturn.ERROR
+        return CallbackReturn.SUCCESS
+
+    def _parse(self, info: HardwareInfo) -> None:
+        if info.joints or info.gpios or len(info.sensors) != 1:
+            raise ValueError("needs exactly one <sensor> and no <joint> or <gpio>")
+        if info.params:
+            raise ValueError(f"<hardware> param(s) {', '.join(info.params)} are not used; put port, "
+                             "baudrate, timeout and orientation in the <sensor>'s <param>s")
+        sensor = info.sensors[0]
+        names = sorted(s.name for s in sensor.state_interfaces)
+        if names != sorted(IMU_INTERFACES):
+            raise ValueError(f"<sensor name='{sensor.name}'> must list exactly the state interfaces "
+                             f"{', '.join(IMU_INTERFACES)}; it lists {', '.join(names) or 'none'}")
+        params = sensor.params
+        unknown = sorted(set(params) - set(PARAMS))
+        if unknown:
+            raise ValueError(f"unknown <sensor> param(s) {', '.join(unknown)}; known: {', '.join(PARAMS)}")
+        self.port_name = params.get("port", "")
+        if not self.port_name:
+            raise ValueError('param port is required, e.g. <param name="port">/dev/ttyUSB0</param>')
+        baudrate = params.get("baudrate", str(self.baudrate))
+        if not (baudrate.isdigit() and int(baudrate) > 0):
+            raise ValueError(f"param baudrate '{baudrate}' must be a positive integer (MTi default: 115200)")
+        self.baudrate = int(baudrate)
+        timeout = params.get("timeout", str(self.timeout))
+        try:
+            self.timeout = float(timeout)
+        except ValueError:
+            self.timeout = math.nan
+        if not self.timeout > 0.0:  # NaN too (read_urdf already refuses non-finite numbers)
+            raise ValueError(f"param timeout '{timeout}' must be a number of seconds > 0")
+        self.orientation_mode = params.get("orientation", self.orientation_mode)
+        if self.orientation_mode not in ORIENTATION_MODES:
+            raise ValueError(f"param orientation '{self.orientation_mode}' must be one of "
+                             f"{', '.join(ORIENTATION_MODES)}")
+        self._prefix = sensor.name
+        self._required = _QUANTITIES if self.orientation_mode == "device" else _QUANTITIES[1:]
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    def on_configure(self) -> CallbackReturn:
+        try:
+            self.port = serial.Serial(self.port_name, self.baudrate, timeout=0)
+            self.port.reset_input_buffer()
+        except (serial.SerialException, OSError, ValueError) as exc:
+            self.last_error = f"cannot open IMU port {self.port_name} at {self.baudrate} baud: {exc}"
+            self._close()
+            return CallbackReturn.FAILURE
+        self.reader = XbusReader()
+        self._seen = {}
+        self.last_counter = None
+        self._indices = {name: self.states.index[f"{self._prefix}/{name}"] for name in IMU_INTERFACES}
+        if self.orientation_mode == "none":
+            for axis in "xyzw":
+                self.states.values[self._indices[f"orientation.{axis}"]] = 0.0
+        deadline = monotonic() + self.timeout
+        while monotonic() < deadline:
+            problem = self._poll(synchronised=False)
+            if problem:
+                self.last_error = problem
+                self._close()
+                return CallbackReturn.FAILURE
+            if all(q in self._seen for q in self._required):
+                return CallbackReturn.SUCCESS
+            sleep(0.001)
+        missing = [q for q in self._required if q not in self._seen]
+        self.last_error = (
+            f"no MTData2 with {', '.join(missing)} from {self.port_name} within timeout {self.timeout} s "
+            f"({self.reader.corrupt} corrupt, {self.reader.skipped} unsynchronised bytes): check power, "
+            "cable, baudrate and that the device streams MTData2 with those outputs in measurement mode"
+        )
+        self._close()
+        return CallbackReturn.FAILURE
+
+    def on_cleanup(self) -> CallbackReturn:
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self) -> CallbackReturn:
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self) -> CallbackReturn:
+        """Close the port; the component can be configured again (UNCONFIGURED)."""
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def _close(self) -> None:
+        if self.port is not None:
+            self.port.close()
+            self.port = None
+
+    # --- cyclic ---------------------------------------------------------------------------------------------
+    def read(self, time: float, period: float) -> ReturnType:
+        problem = self._poll(synchronised=True)
+        if not problem:
+            now = self.clock()
+            stale = [q for q in self._required if now - self._seen[q] > self.timeout]
+            if stale:
+                problem = (
+                    f"IMU stream on {self.port_name} stopped: no {', '.join(stale)} for "
+                    f"{now - min(self._seen[q] for q in stale):.3f} s (timeout {self.timeout} s); check the "
+                    "device's power and cable"
+                )
+        if problem:
+            self.last_error = problem
+            return ReturnType.ERROR
+        return ReturnType.OK
+
+    def _poll(self, synchronised: bool) -> str:
+        """Read what the port holds and store the newest value of each quantity; '' or the problem."""
+        assert self.port is not None
+        data = b""
+        try:
+            for _ in range(MAX_READS):  # the tty hands out at most its 4 KiB line buffer per read
+                waiting = self.port.in_waiting
+                if not waiting:
+                    break
+                data += self.port.read(waiting)
+        except (serial.SerialException, OSError) as exc:
+            return f"IMU port {self.port_name} failed: {exc}"
+        corrupt = self.reader.corrupt
+        messages = self.reader.feed(data)
+        if synchronised and self.reader.corrupt > corrupt:
+            return (f"corrupt Xbus message from the IMU on {self.port_name}: {self.reader.last_problem} "
+                    f"({self.reader.corrupt - corrupt} in this read)")
+        now = self.clock()
+        for mid, payload in messages:
+            if mid == MID_ERROR:
+                code = payload[0] if payload else "none"
+                return f"the IMU on {self.port_name} sent an Error message (MID 0x42), error code {code}"
+            if mid != MID_MTDATA2:
+                continue  # acknowledgements and other messages carry no measurement
+            try:
+                sample = decode_mtdata2(payload)
+            except ProtocolError as exc:
+                if synchronised:
+                    return f"corrupt MTData2 from the IMU on {self.port_name}: {exc}"
+                continue
+            self._store(sample.linear_acceleration, "linear_acceleration", now)
+            self._store(sample.angular_velocity, "angular_velocity", now)
+            if self.orientation_mode == "device":
+                self._store(sample.orientation, "orientation", now)
+            if sample.packet_counter is not None:
+                self.last_counter = sample.packet_counter
+        return ""
+
+    def _store(self, values: tuple[float, ...] | None, quantity: str, now: float) -> None:
+        if values is None:
+            return
+        axes = "xyzw" if quantity == "orientation" else "xyz"
+        for axis, value in zip(axes, values, strict=True):
+            self.states.values[self._indices[f"{quantity}.{axis}"]] = value
+        self._seen[quantity] = now

@@ -1,0 +1,362 @@
+"""Xsens MTData2 protocol (serial_imu_protocol.py), the IMU emulator and ``kinodyn_control/SerialImuSensor``.
+
+Byte strings are written by hand from the public specification (MT Low Level Communication Protocol MT0101P;
+MTi User Manual MT0605P): the manual's example messages (ReqDID, GoToConfig, GoToMeasurement), its float
+example (9.81 = 0x411CF5C3), its RotLocal matrices for NWU and NED. The component is driven by the emulator
+over a pseudo-terminal; its states are compared with closed forms of the emulated motion.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from time import monotonic, sleep
+
+import numpy as np
+import pytest
+from kinodyn.spatial import quat_to_matrix
+from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant, constant_rate, level
+from kinodyn_control.hardware.serial_imu import SerialImuSensor
+from kinodyn_control.hardware.serial_imu_protocol import (
+    ImuSample,
+    ProtocolError,
+    XbusReader,
+    decode_mtdata2,
+    encode_message,
+    encode_mtdata2,
+    encode_packet,
+    from_enu,
+    to_enu,
+)
+from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState
+from kinodyn_control.manager import HardwareError
+from kinodyn_control.testing import Harness, param, robot_xml
+
+PLUGIN = "kinodyn_control/SerialImuSensor"
+BROADCASTER = "kinodyn_control/ImuSensorBroadcaster"
+G = 9.81
+DT = 0.002
+
+
+def h(text: str) -> bytes:
+    return bytes.fromhex(text.replace(" ", ""))
+
+
+# --- framing and checksum -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mid", "message"),
+    [(0x00, "FA FF 00 00 01"), (0x30, "FA FF 30 00 D1"), (0x10, "FA FF 10 00 F1")],
+    ids=["ReqDID", "GoToConfig", "GoToMeasurement"],
+)
+def test_messages_of_the_manual(mid: int, message: str) -> None:
+    assert encode_message(mid) == h(message)
+    assert XbusReader().feed(h(message)) == [(mid, b"")]
+
+
+def test_extended_length_message_round_trip() -> None:
+    data = bytes(range(256)) + bytes(44)  # 300 bytes > 254
+    message = encode_message(0x36, data)
+    assert message[:6] == h("FA FF 36 FF 01 2C")  # LEN 0xFF, then 300 big-endian
+    assert sum(message[1:]) % 256 == 0  # the manual's validity rule
+    assert XbusReader().feed(message) == [(0x36, data)]
+
+
+# hand-built MTData2: PacketCounter 42, Quaternion (q0 = 1) ENU Float32, Acceleration (0, 0, 9.81), RateOfTurn
+# (0.5, -0.25, 2.0): 54 = 0x36 data bytes; BID + MID + LEN + DATA sum to 0x7B0 (by hand), so CS = 0x100 - 0xB0
+MTDATA2 = (
+    "10 20 02 00 2A"
+    "20 10 10 3F800000 00000000 00000000 00000000"
+    "40 20 0C 00000000 00000000 411CF5C3"
+    "80 20 0C 3F000000 BE800000 40000000"
+)
+MESSAGE = "FA FF 36 36" + MTDATA2 + "50"
+
+
+def test_hand_built_mtdata2_decodes_to_si_values() -> None:
+    assert sum(h(MESSAGE)[1:]) % 256 == 0
+    ((mid, data),) = XbusReader().feed(h(MESSAGE))
+    assert (mid, data) == (0x36, h(MTDATA2))
+    sample = decode_mtdata2(data)
+    assert sample.packet_counter == 42
+    assert sample.orientation == (0.0, 0.0, 0.0, 1.0)
+    assert sample.angular_velocity == (0.5, -0.25, 2.0)
+    assert sample.linear_acceleration == (0.0, 0.0, struct.unpack(">f", h("411CF5C3"))[0])
+    assert sample.linear_acceleration[2] == pytest.approx(9.81, abs=1e-6)
+    encoded = encode_mtdata2(ImuSample((0.0, 0.0, 0.0, 1.0), (0.5, -0.25, 2.0), (0.0, 0.0, 9.81), 42))
+    assert encode_message(0x36, encoded) == h(MESSAGE)
+
+
+def test_precisions_fp1220_and_float64() -> None:
+    fp1220 = decode_mtdata2(h("40 21 0C 00180000 FFE00000 00000001"))  # 1.5, -2.0, 2^-20
+    assert fp1220.linear_acceleration == (1.5, -2.0, 2.0**-20)
+    double = decode_mtdata2(h("80 23 18 3FF0000000000000 C000000000000000 3FB999999999999A"))
+    assert double.angular_velocity == (1.0, -2.0, 0.1)
+    assert encode_packet(0x4021, (1.5, -2.0, 2.0**-20)) == h("40 21 0C 00180000 FFE00000 00000001")
+
+
+def test_unknown_packets_are_skipped_by_their_size() -> None:
+    sample = decode_mtdata2(h("08 10 04 42168000" "80 20 0C 3F800000 00000000 00000000"))  # Temperature first
+    assert sample.angular_velocity == (1.0, 0.0, 0.0)
+    assert sample.orientation is None and sample.linear_acceleration is None
+
+
+# RotLocal of the MTi User Manual ("NWU and NED reference coordinate frames"): C_L,ENU
+ROT_LOCAL = {
+    "NWU": np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+    "NED": np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]),
+    "ENU": np.eye(3),
+}
+COORDINATE_BITS = {"ENU": 0x0, "NED": 0x4, "NWU": 0x8}
+
+
+@pytest.mark.parametrize("frame", ["ENU", "NED", "NWU"])
+def test_orientation_converted_to_enu_with_rot_local(frame: str) -> None:
+    bits = COORDINATE_BITS[frame]
+    identity = decode_mtdata2(h(f"20 1{bits:X} 10 3F800000 00000000 00000000 00000000"))
+    assert quat_to_matrix(identity.orientation) == pytest.approx(ROT_LOCAL[frame].T, abs=1e-12)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q_ls = rng.normal(size=4)
+        q_ls /= np.linalg.norm(q_ls)
+        q_enu = to_enu(tuple(q_ls), bits)
+        assert quat_to_matrix(q_enu) == pytest.approx(ROT_LOCAL[frame].T @ quat_to_matrix(q_ls), abs=1e-12)
+        assert from_enu(q_enu, bits) == pytest.approx(tuple(q_ls), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ("40 20 0C 00000000 00000000", "announces 12 bytes, 8 remain"),
+        ("40 20 08 00000000 00000000", "has 8 bytes, expected 12"),
+        ("40 22 12 000000000000 000000000000 000000000000", "Fp1632"),
+        ("40 20 0C 7FC00000 00000000 00000000", "non-finite"),
+        ("20 10 10 3F000000 00000000 00000000 00000000", "norm 0.5"),
+        ("20 1C 10 3F800000 00000000 00000000 00000000", "names no earth frame"),
+        ("40 20", "inside a packet header"),
+    ],
+)
+def test_malformed_mtdata2_is_refused(data: str, needle: str) -> None:
+    with pytest.raises(ProtocolError, match=needle):
+        decode_mtdata2(h(data))
+
+
+# --- resynchronisation --------------------------------------------------------------------------------------
+def test_reader_resynchronises_after_garbage_and_a_truncated_frame() -> None:
+    good = h(MESSAGE)
+    reader = XbusReader()
+    stream = b"\x00\x13\x37\xfa\x00" + good + good[:20] + good + b"\xfa\xff\x36\x01\x00\x00" + good
+    assert reader.feed(stream) == [(0x36, h(MTDATA2))] * 3
+    assert reader.corrupt == 2  # the truncated frame and the fake header, each a checksum mismatch
+    assert reader.skipped == 5 + 20 + 6  # every byte outside the three valid messages
+    assert "checksum" in reader.last_problem
+
+
+def test_reader_same_messages_when_fed_byte_by_byte() -> None:
+    stream = b"\x01\x02" + h(MESSAGE) + encode_message(0x36, bytes(300)) + h(MESSAGE)
+    whole = XbusReader().feed(stream)
+    reader = XbusReader()
+    pieces = [m for k in range(len(stream)) for m in reader.feed(stream[k : k + 1])]
+    assert pieces == whole and len(whole) == 3
+    assert reader.corrupt == 0 and reader.skipped == 2
+
+
+# --- the component against the emulator ---------------------------------------------------------------------
+def imu_block(**params: object) -> str:
+    states = "".join(f'<state_interface name="{i}"/>' for i in IMU_INTERFACES)
+    params.setdefault("frame_id", "imu_link")
+    extra = "".join(param(k, v) for k, v in params.items())
+    return (f'<ros2_control name="imu" type="sensor"><hardware><plugin>{PLUGIN}</plugin></hardware>'
+            f'<sensor name="imu_sensor">{states}{extra}</sensor></ros2_control>')
+
+
+class Rig:
+    """Emulator + harness with the IMU component (configured against the streaming emulator, then the stream
+    stopped) and an IMU broadcaster; ``now`` is the component's clock."""
+
+    def __init__(self, emulator: XsensImuEmulator, timeout: float = 0.1, **params: object) -> None:
+        self.emulator = emulator
+        self.harness = Harness(robot_xml(imu_block(port=emulator.port, timeout=timeout, **params), ("j1",)))
+        self.imu: SerialImuSensor = self.harness.resources.components["imu"]
+        self.now = 100.0
+        self.imu.clock = lambda: self.now
+        emulator.start()
+        try:
+            self.harness.activate_hardware()
+        finally:
+            emulator.stop()
+        self.harness.start("imu_broadcaster", BROADCASTER, {"sensor_name": "imu_sensor"})
+
+    def cycle_until(self, done: Callable[[], bool]) -> None:
+        end = monotonic() + 5.0
+        while monotonic() < end:
+            self.harness.manager.cycle(self.now, DT)
+            if done():
+                return
+            sleep(0.001)
+        raise AssertionError("condition not reached within 5 s of cycles")
+
+    def latest(self) -> int:
+        """Emit one message and cycle until the component holds it; its counter."""
+        self.emulator.emit(1)
+        counter = self.emulator.counter - 1
+        self.cycle_until(lambda: self.imu.last_counter == counter)
+        return counter
+
+    def failed(self) -> bool:
+        return self.imu.lifecycle_state is not LifecycleState.ACTIVE
+
+    def state(self, name: str) -> float:
+        return self.harness.state(f"imu_sensor/{name}")
+
+
+@pytest.fixture
+def emulator_factory():
+    made: list[XsensImuEmulator] = []
+
+    def make(*args, **kwargs) -> XsensImuEmulator:
+        made.append(XsensImuEmulator(*args, **kwargs))
+        return made[-1]
+
+    yield make
+    for emulator in made:
+        emulator.close()
+
+
+@pytest.mark.parametrize(("frame", "precision"), [("ENU", "float32"), ("NED", "float64"), ("NWU", "fp1220")])
+def test_component_reports_the_emulated_motion_in_si_and_enu(emulator_factory, frame, precision) -> None:
+    rate, wx = 400.0, 0.7
+    rig = Rig(emulator_factory(constant_rate((wx, 0.0, 0.0)), rate, frame, precision))
+    for _ in range(3):
+        counter = rig.latest()
+        theta = wx * counter / rate  # closed form: a turn about x by theta from level
+        tol = 1e-5 if precision == "fp1220" else 1e-6
+        expected = {
+            "orientation": (math.sin(theta / 2), 0.0, 0.0, math.cos(theta / 2)),
+            "angular_velocity": (wx, 0.0, 0.0),
+            "linear_acceleration": (0.0, G * math.sin(theta), G * math.cos(theta)),
+        }
+        for quantity, values in expected.items():
+            axes = "xyzw" if quantity == "orientation" else "xyz"
+            measured = [rig.state(f"{quantity}.{a}") for a in axes]
+            assert measured == pytest.approx(values, abs=tol * max(1.0, G)), quantity
+        rig.emulator.emit(150)  # let the angle grow
+    msg = rig.harness.contexts["imu_broadcaster"].publishers["/imu_broadcaster/imu"].messages[-1]
+    assert msg.header.frame_id == "imu_link"
+    assert (msg.angular_velocity.x, msg.linear_acceleration.z) == pytest.approx(
+        (rig.state("angular_velocity.x"), rig.state("linear_acceleration.z")))
+    assert not rig.harness.messages("error")
+
+
+def test_garbage_between_messages_is_skipped_not_a_fault(emulator_factory) -> None:
+    rig = Rig(emulator_factory())
+    rig.latest()
+    skipped = rig.imu.reader.skipped
+    rig.emulator.garbage(b"\x00\x13\x37\x55" * 25)
+    rig.latest()
+    assert rig.imu.reader.skipped - skipped == 100
+    assert rig.imu.lifecycle_state is LifecycleState.ACTIVE and not rig.harness.messages("error")
+
+
+def _fault_puts_component_in_error(rig: Rig, needle: str) -> None:
+    rig.cycle_until(rig.failed)
+    assert rig.imu.lifecycle_state is LifecycleState.UNCONFIGURED  # on_error closed the port
+    assert rig.imu.port is None
+    (line,) = rig.harness.messages("error")  # one line: what failed and which controller stopped
+    assert needle in line and "imu_broadcaster" in line, line
+    assert rig.harness.manager.controllers["imu_broadcaster"].state is LifecycleState.INACTIVE
+
+
+@pytest.mark.parametrize(
+    ("inject", "needle"),
+    [
+        (lambda e: e.corrupt(), "checksum mismatch"),
+        (lambda e: e.truncate(), "checksum mismatch"),
+        (lambda e: e.garbage(encode_message(0x36, encode_packet(0x4020, (math.nan, 0.0, 0.0)))),
+         "non-finite"),
+        (lambda e: e.garbage(encode_message(0x42, b"\x04")), "Error message (MID 0x42), error code 4"),
+    ],
+    ids=["checksum", "truncated", "nan", "device-error"],
+)
+def test_corrupt_frame_or_device_error_is_error_state(emulator_factory, inject, needle) -> None:
+    rig = Rig(emulator_factory())
+    rig.latest()
+    inject(rig.emulator)
+    rig.emulator.emit(2)
+    _fault_puts_component_in_error(rig, needle)
+
+
+def test_stream_that_stops_is_error_state_after_timeout(emulator_factory) -> None:
+    rig = Rig(emulator_factory(), timeout=0.1)
+    rig.latest()
+    rig.now += 0.09  # within the timeout: still fine
+    rig.harness.manager.cycle(rig.now, DT)
+    assert rig.imu.lifecycle_state is LifecycleState.ACTIVE
+    rig.now += 0.02
+    _fault_puts_component_in_error(
+        rig, "stopped: no orientation, angular_velocity, linear_acceleration for 0.110")
+
+
+def test_reconfigure_after_error_when_the_stream_is_back(emulator_factory) -> None:
+    rig = Rig(emulator_factory())
+    rig.emulator.corrupt()
+    rig.emulator.emit(1)
+    rig.cycle_until(rig.failed)
+    rig.emulator.start()
+    try:
+        rig.harness.resources.set_component_state("imu", LifecycleState.ACTIVE)
+    finally:
+        rig.emulator.stop()
+    counter = rig.latest()
+    assert rig.imu.last_counter == counter
+
+
+def test_orientation_none_reports_zero_quaternion(emulator_factory) -> None:
+    no_orientation = ImuSample(None, (0.1, 0.2, 0.3), (0.0, 0.0, G))
+    rig = Rig(emulator_factory(constant(no_orientation)), orientation="none")
+    rig.latest()
+    assert [rig.state(f"orientation.{a}") for a in "xyzw"] == [0.0, 0.0, 0.0, 0.0]
+    assert rig.state("angular_velocity.z") == pytest.approx(0.3, abs=1e-7)
+
+
+def test_configure_fails_without_the_required_outputs(emulator_factory) -> None:
+    emulator = emulator_factory(constant(ImuSample(None, (0.0, 0.0, 0.0), (0.0, 0.0, G))))
+    with pytest.raises(HardwareError, match=r"no MTData2 with orientation from \S+ within timeout"):
+        Rig(emulator)
+
+
+def test_configure_fails_on_a_missing_port_or_a_silent_device(emulator_factory) -> None:
+    harness = Harness(robot_xml(imu_block(port="/dev/does-not-exist"), ("j1",)))
+    with pytest.raises(HardwareError, match="cannot open IMU port /dev/does-not-exist"):
+        harness.activate_hardware()
+    silent = emulator_factory()
+    harness = Harness(robot_xml(imu_block(port=silent.port, timeout=0.05), ("j1",)))
+    with pytest.raises(HardwareError, match="no MTData2 with orientation, angular_velocity, linear_acc"):
+        harness.activate_hardware()
+
+
+@pytest.mark.parametrize(
+    ("block", "needle"),
+    [
+        (imu_block(), "param port is required"),
+        (imu_block(port="/dev/x", baudrate="fast"), "baudrate 'fast' must be a positive integer"),
+        (imu_block(port="/dev/x", timeout="soon"), "timeout 'soon' must be a number of seconds > 0"),
+        (imu_block(port="/dev/x", timeout="0"), "timeout '0' must be a number of seconds > 0"),
+        (imu_block(port="/dev/x", orientation="ned"), "orientation 'ned' must be one of device, none"),
+        (imu_block(port="/dev/x", rate="400"), "unknown <sensor> param(s) rate"),
+        (imu_block(port="/dev/x").replace("</plugin>", "</plugin>" + param("port", "/dev/x")),
+         "<hardware> param(s) port are not used"),
+        (imu_block(port="/dev/x").replace('<state_interface name="orientation.w"/>', ""),
+         "must list exactly the state interfaces"),
+    ],
+)
+def test_bad_parameters_refused_at_init(block: str, needle: str) -> None:
+    with pytest.raises(HardwareError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        Harness(robot_xml(block, ("j1",)))
+
+
+def test_emulator_level_default_and_constant_rate_closed_form() -> None:
+    assert level() == ImuSample((0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, G))
+    sample = constant_rate((0.0, 0.0, 0.5))(2.0)  # yaw 1 rad: gravity stays on z
+    assert sample.orientation == pytest.approx((0.0, 0.0, math.sin(0.5), math.cos(0.5)))
+    assert sample.linear_acceleration == pytest.approx((0.0, 0.0, G))
