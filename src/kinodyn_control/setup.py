@@ -23,6 +23,7 @@ setup(
             "kinodyn_control/SimulatedSystem = kinodyn_control.hardware.simulated_system:SimulatedSystem",
             "kinodyn_control/RealDeviceSkeleton = "
             "kinodyn_control.hardware.real_device_skeleton:RealDeviceSkeleton",
+            "kinodyn_control/CanMotorSystem = kinodyn_control.hardware.can_motor:CanMotorSystem",
             "kinodyn_control/SerialImuSensor = kinodyn_control.hardware.serial_imu:SerialImuSensor",
         ],
         "kinodyn_control.controllers": [
