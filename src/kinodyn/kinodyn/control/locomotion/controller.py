@@ -16,12 +16,14 @@ twist ``(vx, vy, wz)`` in the heading frame):
    trotting); its integral is the reference of the CoM (x, y) and of the base yaw, held within
    ``max_tracking_error`` of the measured ones (no wind-up when the robot lags);
 3. the gait: a foot whose stance ends within ``contact_ramp`` is unloaded (``set_contact_active`` ramps
-   its force bound to 0 by lift-off); in swing, a ``FrameTask`` on the foot (x, y, z) follows
+   its force bound to 0 by lift-off; one carrying under 1 % of its share of the weight is released at
+   once); in swing, a ``FrameTask`` on the foot (x, y, z) follows
    ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold (replanned every
    tick with the measured velocity); at touchdown the contact is back with its force bound ramping up;
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
-   base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the mean
-   height of the loaded feet), the swing feet and the posture; gains from the error dynamics.
+   base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
+   loaded foot: the ground estimate, also the swing feet's touchdown height), the swing feet and the
+   posture; gains from the error dynamics.
 
 The answer carries ``tau``, the joint positions and velocities the QP's accelerations predict over
 ``pd_horizon`` (``q + v h + qdd h^2 / 2``, ``v + qdd h``: targets for a joint PD that only corrects what
@@ -164,6 +166,8 @@ class LocomotionController:
         self._target = {f: np.zeros(3) for f in self.feet}
         self._swing = np.zeros((3, 3))
         self._ground = 0.0
+        self._forces: dict[str, np.ndarray] = {}
+        self._release_force = 0.01 * float(model.mass.sum()) * self.gravity / len(self.feet)  # N, see _feet
 
     # ----- commands ---------------------------------------------------------------------------------
 
@@ -215,6 +219,7 @@ class LocomotionController:
         result = self.wbc.update(q, v, t)
         solve_time = time.perf_counter() - start
         self._ev = result.evaluation
+        self._forces = result.forces
         stance = {f: gait_state.feet[f].in_stance for f in self.feet}
         if not result.ok or result.tau is None or result.qdd is None:
             return LocomotionOutput(False, result.status, result.message, self._mode, None, None, None,
@@ -350,6 +355,8 @@ class LocomotionController:
                 want_loaded = not (phase.lifts_next and phase.time_left <= p.contact_ramp)
                 if want_loaded != self._loaded[foot]:
                     ramp = p.contact_ramp if want_loaded else phase.time_left
+                    if not want_loaded and self._normal_force(foot) < self._release_force:
+                        ramp = 0.0  # nothing to ramp down (a ramp from ~0 N leaves the QP one feasible force)
                     self.wbc.set_contact_active(foot, want_loaded, ramp=ramp)
                     self._loaded[foot] = want_loaded
                 if want_loaded:
@@ -374,8 +381,14 @@ class LocomotionController:
             task.set_reference(_translation(self._swing[0]), np.r_[self._swing[1], 0.0, 0.0, 0.0],
                                np.r_[self._swing[2], 0.0, 0.0, 0.0])
         if loaded_z:
-            self._ground = float(np.mean(loaded_z))
+            self._ground = float(min(loaded_z))
         return footholds
+
+
+    def _normal_force(self, foot: str) -> float:
+        """The foot's normal force in the last solved tick (0 when it had none)."""
+        f = self._forces.get(foot)
+        return float(f[2]) if f is not None else 0.0
 
 
 def _translation(p: np.ndarray) -> np.ndarray:

@@ -48,6 +48,7 @@ MODES = ("weighted", "hierarchical")
 DEFAULT_REGULARIZATION = 1e-10
 RANK_TOLERANCE = 1e-9  # relative to the largest singular value
 EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
+RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below this is released
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,8 @@ class WholeBodyController:
         for state in self._contacts.values():
             step = dt * state.rate if math.isfinite(state.rate) else 1.0
             state.scale = min(1.0, state.scale + step) if state.target else max(0.0, state.scale - step)
+            if not state.target and state.scale < RAMP_END:  # the rounding left of a ramp that has ended:
+                state.scale = 0.0  # a bound of ~1e-12 N would leave the QP a single feasible force
 
     def _evaluation(self, q: Any, v: Any) -> Evaluation:
         if self._evaluator is None:
