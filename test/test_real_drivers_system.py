@@ -1,11 +1,13 @@
 """control_node on the real device drivers (issue 14), over DDS: the quadruped's URDF switched to
-``kinodyn_control/CanMotorSystem`` (plugin name and params only, generated here from urdf/quadruped.urdf), its
-12 motors emulated in this process (emulators/mit_motor.py) behind an slcan serial CAN adapter on a
-pseudo-terminal (emulators/slcan_pty.py), which the node opens with python-can's ``slcan`` interface, as it
-would a USB CAN adapter.
+``kinodyn_control/CanMotorSystem`` and ``kinodyn_control/SerialImuSensor`` (plugin names and params only,
+generated from urdf/quadruped.urdf by emulators/quadruped.py), its 12 motors emulated in this process
+(emulators/mit_motor.py) behind an slcan serial CAN adapter on a pseudo-terminal (emulators/slcan_pty.py),
+which the node opens with python-can's ``slcan`` interface as it would a USB CAN adapter, and the IMU an
+emulated Xsens MTi streaming on another pseudo-terminal (emulators/serial_imu.py).
 
 - JointPDController commands reach the motors: the joint states converge to the PD targets, and the
-  emulated motors sit at the same angles in motor coordinates (direction -1 on the right legs).
+  emulated motors sit at the same angles in motor coordinates (direction -1 on the right legs); the IMU
+  broadcaster publishes what the emulated MTi sends.
 - A motor reporting over-temperature stops the node with exit code 1 and one error line naming the motor and
   the controllers put in safe mode, after the driver has put every motor back in rest mode.
 - A motor that does not answer at startup is one error line naming it and exit code 1.
@@ -13,18 +15,18 @@ would a USB CAN adapter.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import yaml
-from kinodyn_control.hardware.can_motor_protocol import MotorRanges
-from kinodyn_control.hardware.emulators.mit_motor import MitMotor, MitMotorBank
+from kinodyn_control.hardware.emulators.mit_motor import MitMotorBank
+from kinodyn_control.hardware.emulators.quadruped import direction, quadruped_motors, real_drivers_urdf
+from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator
 from kinodyn_control.hardware.emulators.slcan_pty import SlcanPtyDevice
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, pd_command
 from rclpy.qos import QoSProfile
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import JointPDCommand
 from test.conftest import REPO, wait_for
@@ -33,71 +35,43 @@ from test.ros_listener import Listener
 pytestmark = pytest.mark.system
 
 CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
-CAN_MOTORS = "kinodyn_control/CanMotorSystem"
-RANGES = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=100.0)
 N = len(QUADRUPED_JOINTS)
+STANCE = dict(zip(QUADRUPED_JOINTS, QUADRUPED_STANCE, strict=True))
 
 
-def direction(joint: str) -> int:
-    return -1 if joint.startswith("R") else 1
-
-
-def can_ids(text: str) -> dict[str, int]:
-    block = ET.fromstring(text).find("ros2_control")
-    assert block is not None
-    return {j.get("name", ""): k + 1 for k, j in enumerate(block.findall("joint"))}
-
-
-def switched_urdf(port: str) -> str:
-    """urdf/quadruped.urdf with its joints on CanMotorSystem: plugin name and params changed, nothing else
-    (the IMU <sensor> leaves the block: a CAN motor bus carries joints only)."""
-    text = (REPO / "urdf" / "quadruped.urdf").read_text()
-    root = ET.fromstring(text)
-    block = root.find("ros2_control")
-    assert block is not None
-    hardware = block.find("hardware")
-    assert hardware is not None and hardware.findtext("plugin") == "kinodyn_control/GenericSystem"
-    hardware.find("plugin").text = CAN_MOTORS  # type: ignore[union-attr]
-    params = {"interface": "slcan", "channel": port, "reply_timeout": 0.05,
-              **{k: getattr(RANGES, k) for k in ("p_max", "v_max", "kp_max", "kd_max", "t_max")}}
-    for key, value in params.items():
-        ET.SubElement(hardware, "param", name=key).text = str(value)
-    ids = can_ids(text)
-    for joint in block.findall("joint"):
-        name = joint.get("name", "")
-        ET.SubElement(joint, "param", name="can_id").text = str(ids[name])
-        ET.SubElement(joint, "param", name="direction").text = str(direction(name))
-    for sensor in block.findall("sensor"):
-        block.remove(sensor)
-    return ET.tostring(root, encoding="unicode")
-
-
-class Motors:
-    """12 emulated motors at the standing pose behind an slcan adapter on a pty."""
+class Devices:
+    """12 emulated motors at the standing pose behind an slcan adapter on a pty, and an emulated MTi (level,
+    at rest) streaming 400 Hz on another pty."""
 
     def __init__(self, missing: str = "") -> None:
-        text = (REPO / "urdf" / "quadruped.urdf").read_text()
-        stance = dict(zip(QUADRUPED_JOINTS, QUADRUPED_STANCE, strict=True))
-        self.by_joint = {j: MitMotor(i, RANGES, inertia=0.02, damping=0.05, position=direction(j) * stance[j])
-                         for j, i in can_ids(text).items() if j != missing}
+        self.by_joint = quadruped_motors(STANCE, missing)
         self.bank = MitMotorBank(list(self.by_joint.values()))
-        self.device = SlcanPtyDevice(self.bank.handle).start()
+        self.adapter = SlcanPtyDevice(self.bank.handle).start()
+        self.imu = XsensImuEmulator(rate=400.0)
+        self.imu.start()
+
+    def close(self) -> None:
+        self.imu.close()
+        self.adapter.stop()
 
 
 @pytest.fixture
-def motors() -> Iterator[Motors]:
-    m = Motors()
+def devices() -> Iterator[Devices]:
+    d = Devices()
     try:
-        yield m
+        yield d
     finally:
-        m.device.stop()
+        d.close()
 
 
-def start(spawn, tmp_path, port: str):
+def start(spawn, tmp_path, devices: Devices):
     urdf = tmp_path / "robot.urdf"
-    urdf.write_text(switched_urdf(port))
+    urdf.write_text(real_drivers_urdf({"interface": "slcan", "channel": devices.adapter.port,
+                                       "reply_timeout": 0.05}, {"port": devices.imu.port}))
     params = {"update_rate": 200, "robot_description_file": str(urdf),
               "joint_state_broadcaster": {"type": "kinodyn_control/JointStateBroadcaster"},
+              "imu_sensor_broadcaster": {"type": "kinodyn_control/ImuSensorBroadcaster",
+                                         "sensor_name": "imu_sensor"},
               "leg_pd_controller": {"type": "kinodyn_control/JointPDController", "joints": QUADRUPED_JOINTS,
                                     "watchdog_timeout": 5.0}}
     param_file = tmp_path / "control_node.yaml"
@@ -109,12 +83,14 @@ def errors_of(proc) -> list[str]:
     return [line for line in proc.log_path.read_text().splitlines() if "[ERROR]" in line]
 
 
-def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, tmp_path, motors) -> None:
-    proc = start(spawn, tmp_path, motors.device.port)
+def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, tmp_path, devices) -> None:
+    proc = start(spawn, tmp_path, devices)
     client = Listener("real_drivers_test")
     try:
         states: list[JointState] = []
+        imu: list[Imu] = []
         client.node.create_subscription(JointState, "/joint_states", states.append, QoSProfile(depth=100))
+        client.node.create_subscription(Imu, "/imu_sensor_broadcaster/imu", imu.append, QoSProfile(depth=100))
         pub = client.node.create_publisher(JointPDCommand, "/leg_pd_controller/commands",
                                            QoSProfile(depth=10))
         target = np.array(QUADRUPED_STANCE) + 0.1
@@ -132,12 +108,17 @@ def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, 
         last = states[-1]
         assert np.isfinite(last.position).all() and np.isfinite(last.effort).all()
         for name, q in zip(last.name, last.position, strict=True):  # the same angle in motor coordinates
-            assert motors.by_joint[name].position == pytest.approx(direction(name) * q, abs=0.02)
-        assert all(m.motor_mode for m in motors.by_joint.values())
+            assert devices.by_joint[name].position == pytest.approx(direction(name) * q, abs=0.02)
+        assert all(m.motor_mode for m in devices.by_joint.values())
+        assert imu and imu[-1].header.frame_id == "imu_link"  # the emulated MTi: level, at rest
+        orientation, acceleration = imu[-1].orientation, imu[-1].linear_acceleration
+        assert (orientation.x, orientation.y, orientation.z, orientation.w) == (0.0, 0.0, 0.0, 1.0)
+        assert (acceleration.x, acceleration.y) == (0.0, 0.0)
+        assert acceleration.z == pytest.approx(9.81, abs=1e-5)  # float32 on the wire
         assert not errors_of(proc)
 
-        with motors.bank.lock:
-            motors.by_joint["LH_KFE"].temperature = 95
+        with devices.bank.lock:
+            devices.by_joint["LH_KFE"].temperature = 95
         proc.wait(timeout=30.0)
         assert proc.returncode == 1, proc.log_path.read_text()
         errors = errors_of(proc)
@@ -145,18 +126,18 @@ def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, 
         assert "component 'quadruped_system' returned an error from read(): motor 0x6 (joint 'LH_KFE') is " \
                "over-temperature: 95 °C above max_temperature 80.0 °C" in errors[0]
         assert "leg_pd_controller deactivated" in errors[0] and errors[0].endswith("exiting with code 1")
-        assert wait_for(lambda: not any(m.motor_mode for m in motors.by_joint.values()), 5.0)
+        assert wait_for(lambda: not any(m.motor_mode for m in devices.by_joint.values()), 5.0)
     finally:
         client.close()
 
 
 def test_a_motor_missing_at_startup_is_one_error_and_exit_code_1(spawn, tmp_path) -> None:
-    motors = Motors(missing="RF_HFE")
+    devices = Devices(missing="RF_HFE")
     try:
-        proc = start(spawn, tmp_path, motors.device.port)
+        proc = start(spawn, tmp_path, devices)
         proc.wait(timeout=60.0)
         errors = errors_of(proc)
         assert proc.returncode == 1 and len(errors) == 1, proc.log_path.read_text()
         assert "no reply from motor 0x8 (joint 'RF_HFE') within reply_timeout 0.05 s" in errors[0]
     finally:
-        motors.device.stop()
+        devices.close()
