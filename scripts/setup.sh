@@ -151,7 +151,7 @@ else
   # numba invalidates a cached kernel only when its own file changes, not a helper it inlines
   # (_kernels/common.py): after any core edit the project's own cache is rebuilt from scratch.
   [ "$NUMBA_CACHE_DIR" = "$VENV/numba-cache" ] && rm -rf "$NUMBA_CACHE_DIR"
-  (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup) \
+  (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup --jobs "$(nproc)") \
     || die "compiling the kernels failed (see the traceback above)"
   stamp_write numba "$core_hash"
 fi

@@ -4,12 +4,17 @@
 and prismatic joints, a fixed link) and on the same model with a free-flyer base, and steps the legged filters
 of kinodyn.estimation. The first run in an environment compiles (about a minute on two cores); later runs
 load the cache and take about a second.
-``scripts/setup.sh`` runs it whenever the core's sources change, so no user or test pays the compile time.
+``scripts/setup.sh`` runs it whenever the core's sources change, so no user or test pays the compile time;
+``--jobs 2`` compiles the kernel groups (``GROUPS``) in two processes, about halving the time on two cores.
 """
 
 from __future__ import annotations
 
+import argparse
+import multiprocessing
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
@@ -41,7 +46,8 @@ WARMUP_URDF = f"""<robot name="warmup">
 </robot>"""
 
 
-def _exercise(model: Model, rng: np.random.Generator) -> None:
+def _exercise_terms(model: Model, rng: np.random.Generator) -> None:
+    """Kinematics and the dynamics terms, one call each."""
     q = model.random_configuration(rng)
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     f_ext = np.zeros((model.nbodies, 6))
@@ -66,6 +72,12 @@ def _exercise(model: Model, rng: np.random.Generator) -> None:
     model.centroidal_momentum_matrix(q)
     model.kinetic_energy(q, v)
     model.potential_energy(q)
+
+
+def _exercise_evaluation(model: Model, rng: np.random.Generator) -> None:
+    """The control evaluation and the batched (serial and threaded) dynamics."""
+    q = model.random_configuration(rng)
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     Evaluator(model, ["tip", "a"]).evaluate(q, v)
     Q, V, A = np.array([q, q]), np.array([v, v]), np.array([a, a])
     for n in (1, 2):  # one row: the serial kernels; two: the threaded ones (with >= 2 numba threads)
@@ -81,12 +93,19 @@ def _exercise_filter(legged: LeggedFilter) -> None:
         legged.propagate(np.zeros(3), np.array([0.0, 0.0, 9.81]), 0.002)
 
 
-def warm_up() -> float:
-    """Call every compiled algorithm once; return the seconds it took."""
-    start = time.perf_counter()
-    rng = np.random.default_rng(0)
+def _warm_model(rng: np.random.Generator) -> None:
     for floating_base in (False, True):
-        _exercise(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+        _exercise_terms(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+
+
+def _warm_control(rng: np.random.Generator) -> None:
+    for floating_base in (False, True):
+        _exercise_evaluation(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+    fixed = Model.from_urdf(WARMUP_URDF)
+    solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
+
+
+def _warm_simulator(rng: np.random.Generator) -> None:
     floating = Model.from_urdf(WARMUP_URDF, floating_base=True)
     spheres = sim.collision_spheres(WARMUP_URDF)
     for integrator in sim.INTEGRATORS:
@@ -98,15 +117,55 @@ def warm_up() -> float:
             simulator.apply_wrench("a", np.ones(6), 0.002)
             for _ in range(3):
                 simulator.step(np.zeros(floating.nv))
-    fixed = Model.from_urdf(WARMUP_URDF)
-    solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
+
+
+def _warm_estimation(rng: np.random.Generator) -> None:
+    floating = Model.from_urdf(WARMUP_URDF, floating_base=True)
     _exercise_filter(ErrorStateEKF())
     _exercise_filter(InvariantEKF())
     legs = LegKinematics(floating, "base", ["tip"])
     legs.measure(np.zeros(3), 1e-3)
     legs.extrinsics.base_output(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.eye(15), 1e-6)
+
+
+# Groups of kernels compiled by separate processes (``--jobs``), of about equal compile time on a cold cache.
+GROUPS: dict[str, tuple[Callable[[np.random.Generator], None], ...]] = {
+    "model": (_warm_model,),
+    "control+simulator+estimation": (_warm_control, _warm_simulator, _warm_estimation),
+}
+
+
+def warm_up(group: str | None = None) -> float:
+    """Call every compiled algorithm of ``group`` (all groups: None) once; return the seconds it took."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for name in GROUPS if group is None else (group,):
+        for exercise in GROUPS[name]:
+            exercise(rng)
     return time.perf_counter() - start
 
 
+def _warm_group(group: str) -> tuple[str, float]:
+    return group, warm_up(group)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1, help="processes compiling the kernel groups")
+    jobs = parser.parse_args().jobs
+    start = time.perf_counter()
+    print(f"[kinodyn.warmup] compiling {len(GROUPS)} kernel groups ({', '.join(GROUPS)}) in "
+          f"{min(jobs, len(GROUPS))} process(es)", flush=True)
+    if jobs <= 1:
+        for group in GROUPS:
+            print(f"[kinodyn.warmup] {group} ready in {warm_up(group):.1f} s", flush=True)
+    else:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(_warm_group, group) for group in GROUPS]):
+                group, seconds = future.result()
+                print(f"[kinodyn.warmup] {group} ready in {seconds:.1f} s", flush=True)
+    print(f"[kinodyn.warmup] numba kernels ready in {time.perf_counter() - start:.1f} s")
+
+
 if __name__ == "__main__":
-    print(f"[kinodyn.warmup] numba kernels ready in {warm_up():.1f} s")
+    main()
