@@ -25,7 +25,7 @@ from urdf_parser_py.urdf import URDF, Box, Cylinder, Sphere
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
 URDF_FILES = sorted(URDF_DIR.glob("*.urdf"))
-SHIPPED = {"planar_2link.urdf", "arm7.urdf", "quadruped.urdf", "quadruped_sim.urdf"}
+SHIPPED = {"planar_2link.urdf", "arm7.urdf", "arm7_sim.urdf", "quadruped.urdf", "quadruped_sim.urdf"}
 PLUGINS = {"kinodyn_control/GenericSystem", "kinodyn_control/SimulatedSystem"}
 STANDARD_JOINT_INTERFACES = {"position", "velocity", "acceleration", "effort"}
 JOINT_STATE_INTERFACES = ["position", "velocity", "effort"]
@@ -235,6 +235,8 @@ def test_ros2_control_block_follows_the_conventions(path: Path) -> None:
     assert hardware is not None and hardware.findtext("plugin").strip() in PLUGINS
     if hardware.findtext("plugin").strip() == "kinodyn_control/GenericSystem":
         assert params(hardware) == {}  # only the plugin: swapping it is all it takes to simulate the robot
+    elif path.name == "arm7_sim.urdf":  # fixed to the world although its root is base_link, no ground
+        assert params(hardware) == {"floating_base": "false", "dt": "0.002", "contact": "none"}
     else:  # SimulatedSystem builds its physics from this URDF; the demo sets one 2 ms step per 500 Hz cycle
         assert params(hardware) == {"dt": "0.002"}
     assert [joint.get("name") for joint in block.findall("joint")] == [j.name for j in movable_joints(robot)]

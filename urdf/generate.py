@@ -26,6 +26,10 @@ MOCK_HARDWARE: Hardware = ("kinodyn_control/GenericSystem", ())
 # The quadruped demo in kinodyn.sim (config/quadruped_sim.yaml): defaults (floating base, RK4, soft ground
 # contact) except one 2 ms physics step per 500 Hz control cycle.
 SIM_HARDWARE: Hardware = ("kinodyn_control/SimulatedSystem", (("dt", "0.002"),))
+# arm7 in kinodyn.sim (config/arm7_wbc.yaml): fixed to the world (its root link is base_link, not world), no
+# ground contact, 2 ms steps; the simulator takes effort commands only, so its joints command effort alone.
+ARM7_SIM_HARDWARE: Hardware = ("kinodyn_control/SimulatedSystem",
+                               (("floating_base", "false"), ("dt", "0.002"), ("contact", "none")))
 # The IMU's 10 standard state interfaces, each with the reading of an IMU at rest and level (identity
 # orientation, no rotation, specific force +g up), so mock hardware reports a plausible IMU from the start.
 IMU_STATE_INTERFACES = {
@@ -498,9 +502,12 @@ def quadruped() -> Robot:
 
 
 def robots() -> dict[str, str]:
-    """File name -> URDF text of every shipped robot (quadruped_sim: the quadruped on simulated hardware)."""
+    """File name -> URDF text of every shipped robot (quadruped_sim, arm7_sim: on simulated hardware)."""
     files = {f"{robot.name}.urdf": render(robot) for robot in (planar_2link(), arm7(), quadruped())}
     files["quadruped_sim.urdf"] = render(dataclasses.replace(quadruped(), hardware=SIM_HARDWARE))
+    arm = arm7()
+    effort_only = tuple(dataclasses.replace(c, command_interfaces=("effort",)) for c in arm.controlled)
+    files["arm7_sim.urdf"] = render(dataclasses.replace(arm, hardware=ARM7_SIM_HARDWARE, controlled=effort_only))
     return files
 
 

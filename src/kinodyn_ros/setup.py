@@ -25,6 +25,7 @@ setup(
             "kinematics = kinodyn_ros.nodes.kinematics:main",
             "dynamics = kinodyn_ros.nodes.dynamics:main",
             "state_estimator = kinodyn_ros.nodes.state_estimator:main",
+            "wbc = kinodyn_ros.nodes.wbc:main",
         ],
     },
 )

@@ -1,0 +1,156 @@
+"""wbc: whole-body control over ROS 2, a thin adapter over kinodyn.control (docs/nodes/wbc.md).
+
+``mode: legged``: kinodyn.control.locomotion.LocomotionController (sit, stand, trot on ``~/cmd_vel``) from
+``joint_states`` and the base state (nav_msgs/Odometry on ``base_state_topic``); also publishes the contact
+schedule. ``mode: arm``: operational space control of ``frame`` towards ``~/target_pose`` with a null-space
+posture. Each joint state is answered by one kinodyn_interfaces/JointPDCommand on ``joint_pd_command``
+stamped with it (lockstep). The logic is WbcCore's (kinodyn_ros/wbc/core.py); this node only moves messages.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from kinodyn.control.locomotion import LocomotionParameters
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.input_bounds import declare_joint_bounds
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.parameters import declare_non_negative
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.robot_description import declare_and_load_model
+from kinodyn_ros.wbc import parameters as dataclass_parameters
+from kinodyn_ros.wbc.arm import ArmController, ArmParameters
+from kinodyn_ros.wbc.core import NODE_NAME, Answer, WbcCore, WbcParameters
+from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+
+MODES = ("legged", "arm")
+STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_state_topic", "qos_depth",
+                "qos_reliable", "base_state_wait", "joint_position_margin", "continuous_position_bound")
+"""Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
+and ``posture`` (legged) themselves."""
+POLL_PERIOD = 0.001  # s of the monotonic clock: how often a joint state waiting for its base state is checked
+
+
+class Wbc(Node):
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        mode: str = self.declare_parameter("mode", "legged").value
+        if mode not in MODES:
+            raise ValueError(f"parameter mode must be one of {', '.join(MODES)}, got {mode!r}")
+        model, _, source = declare_and_load_model(self, floating_base=mode == "legged")
+        bounds = declare_joint_bounds(self, model)
+        self._params = dataclass_parameters.declare_dataclass(self, WbcParameters)
+        depth: int = self.declare_parameter("qos_depth", 10).value
+        if depth < 1:
+            raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
+        reliable = bool(self.declare_parameter("qos_reliable", True).value)
+        self._problems = DistinctProblemLog(self.get_logger())
+        controller: ArmController | LeggedController
+        wait, topic = 0.0, ""
+        if mode == "arm":
+            self._arm = dataclass_parameters.declare_dataclass(self, ArmParameters)
+            controller = ArmController(model, self._arm)
+        else:
+            wait = declare_non_negative(self, "base_state_wait", 0.05)
+            topic = self.declare_parameter("base_state_topic", "odometry/filtered").value
+            self._legged = dataclass_parameters.declare_dataclass(self, LeggedSettings)
+            self._locomotion = dataclass_parameters.declare_dataclass(self, LocomotionParameters)
+            controller = LeggedController(model, self._legged, self._locomotion)
+        self._core = WbcCore(model, controller, self._params, bounds, self._problems, self.get_logger().info,
+                             wait, topic)
+        inputs = QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
+        outputs = QoSProfile(depth=max(depth, 10))
+        self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
+        self._contacts = None
+        self.create_subscription(JointState, "joint_states",
+                                 self._callback("joint_states", self._on_joint_state), inputs)
+        if mode == "legged":
+            self._contacts = self.create_publisher(ContactStates, "contact_schedule", outputs)
+            self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
+            self.create_subscription(TwistStamped, "~/cmd_vel", self._callback("cmd_vel", self._on_cmd_vel),
+                                     inputs)
+            self.create_subscription(PoseStamped, "~/base_pose",
+                                     self._callback("base_pose", self._core.on_base_pose), inputs)
+            if wait > 0.0:
+                self.create_timer(POLL_PERIOD, self._callback("poll", self._poll),
+                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
+        else:
+            self.create_subscription(PoseStamped, "~/target_pose",
+                                     self._callback("target_pose", self._core.on_target_pose), inputs)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        what = (f"frame {self._arm.frame!r} towards ~/target_pose" if mode == "arm" else
+                f"feet {list(self._legged.feet)}, base state from {topic!r}, {self._legged.locomotion_mode}")
+        self.get_logger().info(f"URDF from {source}: {mode} mode, joints {list(model.joint_names)}; {what}")
+
+    # ----- callbacks ---------------------------------------------------------------------------------
+
+    def _callback(self, what: str, take: Any) -> Any:
+        return dropping_bad_messages(self._problems, f"{what} message", take)
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._publish(self._core.on_joint_state(msg, time.monotonic_ns()))
+
+    def _on_base_state(self, msg: Odometry) -> None:
+        self._publish(self._core.on_base_state(msg))
+
+    def _poll(self) -> None:
+        self._publish(self._core.poll(time.monotonic_ns()))
+
+    def _on_cmd_vel(self, msg: TwistStamped) -> None:
+        self._core.on_cmd_vel(msg, self.get_clock().now().nanoseconds)
+
+    def _publish(self, answers: list[Answer]) -> None:
+        for answer in answers:
+            publish_finite(self._command, answer.command, self._problems)
+            if answer.contacts is not None and self._contacts is not None:
+                publish_finite(self._contacts, answer.contacts, self._problems)
+            if answer.diagnostics is not None:
+                publish_finite(self._diagnostics, answer.diagnostics, self._problems)
+
+    # ----- live parameters ---------------------------------------------------------------------------
+
+    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Validate every change first (a bad value changes nothing), then apply."""
+        startup = [p.name for p in parameters if p.name in STARTUP_ONLY]
+        if startup:
+            return SetParametersResult(
+                successful=False, reason=f"{', '.join(startup)} apply at start-up only: restart the node")
+        changes = {p.name: p.value for p in parameters}
+        try:
+            params = dataclass_parameters.apply(self._params, changes)
+            if isinstance(self._core.controller, ArmController):
+                arm = dataclass_parameters.apply(self._arm, changes)
+                self._core.controller.reconfigure(arm)
+                self._arm = arm
+            else:
+                legged = dataclass_parameters.apply(self._legged, changes)
+                locomotion = dataclass_parameters.apply(self._locomotion, changes)
+                self._core.controller.reconfigure(legged, locomotion)
+                self._legged, self._locomotion = legged, locomotion
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self._params = self._core.params = params
+        return SetParametersResult(successful=True)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, Wbc, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Pairs each joint state with the base state (odometry) of its stamp, so a lockstep run is deterministic.
+
+The `wbc` node answers every joint state with one command. With the estimator closing the loop, the odometry
+of stamp ``t_k`` is computed from the joint states and IMU of ``t_k`` and arrives a little after the joint
+states: the node then waits for it (``wait`` wall seconds at most) instead of using the odometry of
+``t_(k-1)``. It waits only while the base stream keeps up (its newest stamp reached the previous joint
+state's), so a silent or initialising estimator costs one wait, not one per tick; the caller judges the age
+of what it gets. Ground-truth odometry from the simulator (stamped after each step, before the next joint
+states) is normally there already. Times are integers in nanoseconds: stamps, and a monotonic clock for the
+wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A joint state (``joints``, stamped ``stamp_ns``) with the newest base state when it was answered
+    (``base`` None if none came yet, ``base_stamp_ns`` its stamp); ``waited_out``: the wait expired."""
+
+    stamp_ns: int
+    joints: Any
+    base: Any
+    base_stamp_ns: int | None
+    waited_out: bool
+
+
+class BaseStateSync:
+    def __init__(self, wait_ns: int) -> None:
+        if wait_ns < 0:
+            raise ValueError(f"the base-state wait must be >= 0, got {wait_ns} ns")
+        self.wait_ns = wait_ns
+        self._base: Any = None
+        self._base_stamp: int | None = None
+        self._answered: int | None = None  # stamp of the last joint state answered
+        self._pending: tuple[int, Any, int] | None = None  # stamp, joints, arrival (monotonic ns)
+        self.timeouts = 0
+
+    def joint_state(self, stamp_ns: int, joints: Any, now_ns: int) -> list[Paired]:
+        """Take a joint state; returns what is ready to answer (a pending one first, then this one unless it
+        waits for its base state)."""
+        ready = [self._release(True)] if self._pending is not None else []
+        if self._base_stamp is not None and self._base_stamp >= stamp_ns:
+            ready.append(self._pair(stamp_ns, joints, False))
+        elif self._keeping_up() and self.wait_ns > 0:
+            self._pending = (stamp_ns, joints, now_ns)
+        else:
+            ready.append(self._pair(stamp_ns, joints, False))
+        return ready
+
+    def base_state(self, stamp_ns: int, base: Any) -> list[Paired]:
+        """Take a base state; returns the pending joint state if this one answers it."""
+        self._base, self._base_stamp = base, stamp_ns
+        if self._pending is not None and stamp_ns >= self._pending[0]:
+            return [self._release(False)]
+        return []
+
+    def poll(self, now_ns: int) -> list[Paired]:
+        """The pending joint state once it has waited ``wait`` (answered with the newest base state)."""
+        if self._pending is not None and now_ns - self._pending[2] >= self.wait_ns:
+            return [self._release(True)]
+        return []
+
+    def _keeping_up(self) -> bool:
+        base, answered = self._base_stamp, self._answered
+        return base is not None and answered is not None and base >= answered
+
+    def _release(self, waited_out: bool) -> Paired:
+        assert self._pending is not None
+        stamp, joints, _ = self._pending
+        self._pending = None
+        self.timeouts += waited_out
+        return self._pair(stamp, joints, waited_out)
+
+    def _pair(self, stamp_ns: int, joints: Any, waited_out: bool) -> Paired:
+        self._answered = stamp_ns if self._answered is None else max(self._answered, stamp_ns)
+        return Paired(stamp_ns, joints, self._base, self._base_stamp, waited_out)

@@ -1,0 +1,106 @@
+"""The joint-level command the `wbc` node sends (kinodyn_interfaces/JointPDCommand): what it may contain.
+
+``JointPDController`` (kinodyn_control/controllers/joint_pd.py) computes ``effort + kp (position - q) +
+kd (velocity - qdot)`` and refuses a whole message with a non-finite value, a negative gain, or a desired
+position, velocity or feed-forward effort outside the URDF limits. ``CommandLimits.finalize`` makes every
+outgoing command acceptable: a command with a non-finite number (or a negative gain) is replaced by damping
+(``kp = 0``, ``kd > 0``, zero feed-forward); a finite one is clipped to the limits (effort saturation is what
+the actuators would do anyway; the count of clipped joints is reported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinodyn import Model
+
+FIELDS = ("position", "velocity", "effort", "kp", "kd")
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """Per-joint arrays in the model's joint order."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return tuple(getattr(self, f) for f in FIELDS)
+
+
+@dataclass(frozen=True)
+class Finalized:
+    """The command to send; ``problem`` is '' unless it had to be replaced by damping (then it says why);
+    ``saturated`` counts the joints whose feed-forward effort was clipped."""
+
+    command: JointCommand
+    problem: str
+    saturated: int
+
+
+class CommandLimits:
+    """The URDF limits of the model's joints, the bounds JointPDController checks."""
+
+    def __init__(self, model: Model) -> None:
+        first = model.nq - len(model.joint_names)  # a floating base's 7 coordinates come first
+        self.names = tuple(model.joint_names)
+        self.lower = np.asarray(model.lower_limit[first:], dtype=float)
+        self.upper = np.asarray(model.upper_limit[first:], dtype=float)
+        vfirst = model.nv - len(model.joint_names)
+        self.velocity = np.asarray(model.velocity_limit[vfirst:], dtype=float)
+        self.effort = np.asarray(model.effort_limit[vfirst:], dtype=float)
+
+    def hold_position(self, q: np.ndarray | None) -> np.ndarray:
+        """``q`` within the position limits, 0 (clipped) where ``q`` is unknown or non-finite."""
+        q = np.zeros(len(self.names)) if q is None else np.nan_to_num(np.asarray(q, float), nan=0.0,
+                                                                     posinf=0.0, neginf=0.0)
+        return np.clip(q, self.lower, self.upper)
+
+    def damping(self, q: np.ndarray | None, kd: float) -> JointCommand:
+        """Pure damping ``-kd qdot``: ``kp = 0``, zero desired velocity and feed-forward; the desired position
+        (unused with ``kp = 0``, but checked by the controller) is ``q`` within the limits."""
+        n = len(self.names)
+        return JointCommand(self.hold_position(q), np.zeros(n), np.zeros(n), np.zeros(n), np.full(n, kd))
+
+    def finalize(self, command: JointCommand, q: np.ndarray | None, damping_kd: float) -> Finalized:
+        """``command`` clipped to the limits, or damping when it holds a non-finite number or a negative gain
+        (the docstring of the module)."""
+        arrays = command.arrays()
+        n = len(self.names)
+        for name, a in zip(FIELDS, arrays, strict=True):
+            if a.shape != (n,):
+                return Finalized(self.damping(q, damping_kd), f"{name} has shape {a.shape}, not ({n},)", 0)
+            if not np.all(np.isfinite(a)):
+                bad = [j for j, ok in zip(self.names, np.isfinite(a), strict=True) if not ok]
+                return Finalized(self.damping(q, damping_kd), f"non-finite {name} for {', '.join(bad)}", 0)
+        position, velocity, effort, kp, kd = arrays
+        if np.any(kp < 0.0) or np.any(kd < 0.0):
+            return Finalized(self.damping(q, damping_kd), "a negative kp or kd", 0)
+        clipped = np.clip(effort, -self.effort, self.effort)
+        return Finalized(
+            JointCommand(np.clip(position, self.lower, self.upper), np.clip(velocity, -self.velocity,
+                                                                            self.velocity),
+                         clipped, kp.copy(), kd.copy()),
+            "",
+            int(np.count_nonzero(clipped != effort)),
+        )
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """One tick of a mode controller. ``command`` None: the controller failed (``status`` and ``message`` say
+    how) and the node sends damping. ``task_errors``: a norm per task; ``stance``: the planned contact per
+    foot (legged); ``solve_time``: seconds in the QP (legged)."""
+
+    command: JointCommand | None
+    status: str
+    message: str = ""
+    task_errors: dict[str, float] | None = None
+    stance: dict[str, bool] | None = None
+    solve_time: float | None = None
+    mode: str = ""  # the locomotion mode (sit, standing_up, stand, sitting_down, trot); '' for an arm

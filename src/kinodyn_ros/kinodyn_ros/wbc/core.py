@@ -1,0 +1,318 @@
+"""What the `wbc` node does with each message, without a node (docs/nodes/wbc.md): testable without DDS.
+
+Every joint state is answered by exactly one JointPDCommand stamped with the joint state's stamp (lockstep,
+docs/simulator.md), whatever happens:
+
+- a usable state: the mode's controller (arm: ``ArmController``; legged: ``LeggedController`` once a base
+  state no older than ``base_state_max_age`` is paired with it, ``hold`` until then);
+- an unusable joint state, a controller that raises, a QP that fails, or a command with a non-finite number:
+  damping (``kp = 0``, ``kd = damping_kd``, no feed-forward), with one log line per cause (throttled);
+- every command is within the URDF limits and finite (``CommandLimits.finalize``) before it leaves.
+
+Legged mode also publishes the contact schedule (kinodyn_interfaces/ContactStates, the feet in stance),
+stamped ``contact_schedule_lead`` after the joint state it answers: the estimator orders its inputs by
+stamp, and the schedule of ``t_k`` must not wait for the command of ``t_k``, which waits for the estimate
+of ``t_k``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Point, PoseStamped, TwistStamped, Vector3
+from kinodyn.spatial.rotations import matrix_to_euler
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+
+from kinodyn import Model
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+from kinodyn_ros.conversions import (
+    InputError,
+    JointStateError,
+    joint_state_positions,
+    joint_state_vector,
+    pose_to_matrix,
+    stamp_to_ns,
+)
+from kinodyn_ros.estimation.messages import diagnostics_message, ns_to_time
+from kinodyn_ros.floating_base import odometry_base_state
+from kinodyn_ros.input_bounds import JointBounds, check_reach, reach_radius
+from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
+from kinodyn_ros.wbc.arm import ArmController
+from kinodyn_ros.wbc.base_sync import BaseStateSync, Paired
+from kinodyn_ros.wbc.command import CommandLimits, JointCommand, TickResult
+from kinodyn_ros.wbc.legged import LeggedController
+
+NS = 1_000_000_000
+NODE_NAME = "wbc"
+
+
+@dataclass(frozen=True)
+class WbcParameters:
+    """The parameters of both modes that the node applies live (docs/nodes/wbc.md)."""
+
+    damping_kd: float = 2.0  # N m s/rad, the fallback's damping
+    base_state_max_age: float = 0.02  # s of stamp time: an older base state is missing (legged)
+    contact_schedule_lead: float = 0.002  # s, the schedule's stamp after the joint state's (legged)
+    target_margin: float = 0.05  # m beyond the frame's reach a target may lie (arm)
+    diagnostics_rate: float = 2.0  # Hz of stamp time
+
+    def __post_init__(self) -> None:
+        for name in ("damping_kd", "base_state_max_age", "diagnostics_rate"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
+        for name in ("contact_schedule_lead", "target_margin"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
+
+
+@dataclass
+class Answer:
+    """What one joint state produces: the command, and (legged) the schedule; diagnostics when due."""
+
+    command: JointPDCommand
+    contacts: ContactStates | None = None
+    diagnostics: DiagnosticArray | None = None
+
+
+class Window:
+    """Counts and timings between two diagnostics messages."""
+
+    def __init__(self) -> None:
+        self.ticks = self.damped = self.held = self.saturated = self.failed = 0
+        self.solve: list[float] = []
+        self.latency: list[float] = []
+
+
+def _stats(values: list[float], prefix: str) -> dict[str, float]:
+    if not values:
+        return {f"{prefix}_median_ms": math.nan, f"{prefix}_max_ms": math.nan}
+    return {f"{prefix}_median_ms": 1e3 * float(np.median(values)), f"{prefix}_max_ms": 1e3 * max(values)}
+
+
+class WbcCore:
+    """The `wbc` node's logic (module doc). ``controller`` is an ``ArmController`` or a ``LeggedController``;
+    ``problems`` logs each distinct problem throttled; ``info`` logs one line."""
+
+    def __init__(self, model: Model, controller: ArmController | LeggedController, params: WbcParameters,
+                 bounds: JointBounds, problems: DistinctProblemLog, info: Callable[[str], Any],
+                 base_state_wait: float = 0.05, base_state_topic: str = "odometry/filtered") -> None:
+        self.model, self.controller, self.params = model, controller, params
+        self.legged = isinstance(controller, LeggedController)
+        self.names = list(model.joint_names)
+        self.root = model.frame_names[0]  # the URDF root link
+        self.limits = CommandLimits(model)
+        self.bounds = bounds
+        self.problems, self.info = problems, info
+        self.sync = BaseStateSync(round(base_state_wait * NS))
+        self.base_state_topic = base_state_topic
+        self._reach = math.inf
+        if isinstance(controller, ArmController):
+            self._reach = reach_radius(model, controller.params.frame)
+        self._cmd = np.zeros(3)
+        self._cmd_stamp: int | None = None
+        self._stance: dict[str, bool] = {}
+        if isinstance(controller, LeggedController):
+            self._stance = dict.fromkeys(controller.settings.feet, True)
+        self._schedule_stamp = -1
+        self._window = Window()
+        self._next_diagnostics: int | None = None
+        self._last: TickResult = TickResult(None, "no joint state yet")
+        self._base_age = math.nan
+        self._waiting_reported = False
+
+    # ----- inputs ------------------------------------------------------------------------------------
+
+    def on_joint_state(self, msg: JointState, received_ns: int) -> list[Answer]:
+        """``received_ns``: the monotonic clock when the message arrived (the tick's latency starts there)."""
+        stamp = stamp_to_ns(msg.header.stamp)
+        if not self.legged:
+            return [self._answer(Paired(stamp, (msg, received_ns), None, None, False))]
+        return [self._answer(p) for p in self.sync.joint_state(stamp, (msg, received_ns), received_ns)]
+
+    def on_base_state(self, msg: Odometry) -> list[Answer]:
+        """A base state (legged): validated, then paired with a joint state that waits for it."""
+        stamp = stamp_to_ns(msg.header.stamp)
+        _, q7, v6 = odometry_base_state(msg, self.root)
+        return [self._answer(p) for p in self.sync.base_state(stamp, (q7, v6))]
+
+    def poll(self, now_ns: int) -> list[Answer]:
+        """Answer a joint state that has waited ``base_state_wait`` for its base state."""
+        return [self._answer(p) for p in self.sync.poll(now_ns)]
+
+    def on_cmd_vel(self, msg: TwistStamped, now_ns: int) -> None:
+        """The body twist command (vx, vy, wz); stamped by ``header.stamp``, or ``now_ns`` when that is 0."""
+        t = msg.twist
+        cmd = np.array([t.linear.x, t.linear.y, t.angular.z])
+        if not np.all(np.isfinite(cmd)):
+            raise InputError("non_finite", f"cmd_vel (vx, vy, wz) = {cmd.tolist()} is not finite; ignored")
+        others = np.array([t.linear.z, t.angular.x, t.angular.y])
+        if np.any(others != 0.0):
+            self.problems.warn(("cmd_vel", "unused"), "cmd_vel: linear.z, angular.x and angular.y are not "
+                               "used (a legged base follows vx, vy and wz only)")
+        stamp = stamp_to_ns(msg.header.stamp)
+        self._cmd, self._cmd_stamp = cmd, stamp if stamp > 0 else now_ns
+
+    def on_target_pose(self, msg: PoseStamped) -> None:
+        """The arm's target pose of ``frame``, in the root link (``header.frame_id`` empty or the root)."""
+        if msg.header.frame_id not in ("", self.root):
+            raise InputError("frame_id", f"target_pose header.frame_id {msg.header.frame_id!r} is not the "
+                             f"URDF root link {self.root!r} (or empty); give the target in {self.root!r}")
+        T = check_reach(pose_to_matrix(msg.pose), self._reach, self.params.target_margin,
+                        self.controller.params.frame)  # type: ignore[union-attr]
+        self.controller.target = T  # type: ignore[union-attr]
+
+    def on_base_pose(self, msg: PoseStamped) -> None:
+        """Standing base pose offsets (legged): position (x, y, height) and orientation (roll, pitch, yaw)."""
+        T = pose_to_matrix(msg.pose)
+        yaw, pitch, roll = matrix_to_euler(T[:3, :3], "zyx")
+        self.controller.set_pose_offset((*T[:3, 3], roll, pitch, yaw))  # type: ignore[union-attr]
+
+    # ----- one answer --------------------------------------------------------------------------------
+
+    def _answer(self, paired: Paired) -> Answer:
+        msg, received_ns = paired.joints
+        stamp = paired.stamp_ns
+        q: np.ndarray | None = None
+        try:
+            q, v = self._joints(msg)
+        except JointStateError as exc:
+            self.problems.warn(("joint_states", exc.key), f"joint_states at t = {stamp / NS:.6f} s unusable: "
+                               f"{exc}; sending damping")
+            result = TickResult(None, "bad_joint_state", str(exc))
+        else:
+            result = self._tick(stamp, q, v, paired)
+        command = result.command
+        if command is None:
+            self._window.damped += 1
+            command = self.limits.damping(q, self.params.damping_kd)
+            if result.status not in ("bad_joint_state", "error"):
+                self._window.failed += 1
+                self.problems.error(("qp", result.status), f"QP failed at t = {stamp / NS:.6f} s "
+                                    f"({result.status}: {result.message}); sending damping (kp 0, kd "
+                                    f"{self.params.damping_kd})")
+        final = self.limits.finalize(command, q, self.params.damping_kd)
+        if final.problem:
+            self._window.damped += 1
+            self.problems.error(("non_finite_command",), f"command for t = {stamp / NS:.6f} s not sent: "
+                                f"{final.problem}; sending damping instead")
+        self._window.saturated += final.saturated > 0
+        if result.stance is not None:
+            self._stance = result.stance
+        self._last = result
+        out = Answer(self._command_message(msg, final.command))
+        if self.legged:
+            out.contacts = self._schedule(stamp)
+        self._window.ticks += 1
+        if result.solve_time is not None:
+            self._window.solve.append(result.solve_time)
+        self._window.latency.append((time.monotonic_ns() - received_ns) / NS)
+        out.diagnostics = self._diagnostics(stamp)
+        return out
+
+    def _joints(self, msg: JointState) -> tuple[np.ndarray, np.ndarray]:
+        if len(msg.velocity) == 0:
+            raise JointStateError("no_velocity", "JointState has no velocities; the controller needs them")
+        q = self.bounds.check_q(joint_state_positions(msg, self.names).values)
+        return q, joint_state_vector(msg, msg.velocity, self.names, "velocity")
+
+    def _tick(self, stamp: int, q: np.ndarray, v: np.ndarray, paired: Paired) -> TickResult:
+        try:
+            if isinstance(self.controller, ArmController):
+                return self.controller.tick(q, v)
+            base = self._base(stamp, paired)
+            if base is None:
+                self._window.held += 1
+                return TickResult(self.controller.hold(), "waiting_for_base_state",
+                                  stance=dict.fromkeys(self.controller.settings.feet, True))
+            q7, v6 = base
+            return self.controller.tick(stamp / NS, np.concatenate([q7, q]), np.concatenate([v6, v]),
+                                        self._command_at(stamp))
+        except Exception as exc:  # the controller refused the state or broke: damping, one line per cause
+            kind = "bad state" if isinstance(exc, INPUT_ERRORS) else type(exc).__name__
+            self.problems.error(("controller", type(exc).__name__),
+                                f"controller failed at t = {stamp / NS:.6f} s ({kind}: {error_text(exc)}); "
+                                "sending damping")
+            return TickResult(None, "error", error_text(exc))
+
+    def _base(self, stamp: int, paired: Paired) -> tuple[np.ndarray, np.ndarray] | None:
+        """The paired base state, or None (logged once per outage) when none or too old."""
+        if paired.base is None or paired.base_stamp_ns is None:
+            age = math.inf
+        else:
+            age = abs(stamp - paired.base_stamp_ns) / NS
+        self._base_age = age
+        if age <= self.params.base_state_max_age:
+            if self._waiting_reported:
+                self.info(f"base state on {self.base_state_topic} back at t = {stamp / NS:.6f} s; "
+                          "controlling")
+                self._waiting_reported = False
+            return paired.base
+        if not self._waiting_reported:
+            self._waiting_reported = True
+            self.problems.warn(("base_state",), f"no base state on {self.base_state_topic} within "
+                               f"base_state_max_age = {self.params.base_state_max_age} s of t = "
+                               f"{stamp / NS:.6f} s (the estimator initialising, or silent); holding the "
+                               "posture")
+        return None
+
+    def _command_at(self, stamp: int) -> np.ndarray:
+        settings = self.controller.settings  # type: ignore[union-attr]
+        if self._cmd_stamp is None or (stamp - self._cmd_stamp) / NS > settings.cmd_vel_timeout:
+            return np.zeros(3)
+        return self._cmd
+
+    # ----- outputs -----------------------------------------------------------------------------------
+
+    def _command_message(self, joint_state: JointState, command: JointCommand) -> JointPDCommand:
+        msg = JointPDCommand()
+        msg.header.stamp = joint_state.header.stamp
+        msg.name = self.names
+        msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (a.tolist() for a in command.arrays())
+        return msg
+
+    def _schedule(self, stamp: int) -> ContactStates | None:
+        at = stamp + round(self.params.contact_schedule_lead * NS)
+        if at <= self._schedule_stamp:  # stamps must increase (the estimator drops the others)
+            return None
+        self._schedule_stamp = at
+        msg = ContactStates()
+        msg.header.stamp = ns_to_time(at)
+        msg.names = list(self._stance)
+        msg.in_contact = list(self._stance.values())
+        msg.points = [Point() for _ in self._stance]  # a schedule has no contact points or forces
+        msg.forces = [Vector3() for _ in self._stance]
+        return msg
+
+    def _diagnostics(self, stamp: int) -> DiagnosticArray | None:
+        if self._next_diagnostics is not None and stamp < self._next_diagnostics:
+            return None
+        period = round(NS / self.params.diagnostics_rate)
+        self._next_diagnostics = (stamp // period + 1) * period
+        w, last = self._window, self._last
+        level = "error" if w.failed else "warn" if (w.damped or w.held) else "ok"
+        values: dict[str, Any] = {"mode": "legged" if self.legged else "arm", "status": last.status,
+                                  "message": last.message, "ticks": w.ticks, "damped_ticks": w.damped,
+                                  "held_ticks": w.held, "qp_failures": w.failed,
+                                  "saturated_ticks": w.saturated}
+        values.update(_stats(w.solve, "solve_time"))
+        values.update(_stats(w.latency, "tick_latency"))
+        if self.legged:
+            values.update(locomotion_mode=last.mode, base_state_age_s=self._base_age,
+                          base_state_waits_expired=self.sync.timeouts,
+                          feet_in_stance=sum(self._stance.values()))
+        for name, error in (last.task_errors or {}).items():
+            values[f"task_error_{name}"] = error
+        message = {"ok": "controlling", "warn": "fallback used (damping or holding)", "error": "QP failures"}
+        self._window = Window()
+        return diagnostics_message(stamp, NODE_NAME, self.root, level, f"{message[level]}: {last.status}",
+                                   values)
+

@@ -1,0 +1,112 @@
+"""The `wbc` node's legged mode: a thin adapter over ``kinodyn.control.locomotion.LocomotionController``.
+
+The node's own legged settings (``LeggedSettings``) sit beside the controller's ``LocomotionParameters``
+(same ROS parameter names as the fields). The command sent on a solved tick is the QP's torque as feed-forward
+with the joint positions and velocities it predicts over ``pd_horizon`` as PD targets (gains ``joint_kp``,
+``joint_kd``; 0 by default: pure torque). A changed ``LocomotionParameters`` rebuilds the controller (the core
+controller fixes its tasks and gait at construction): it starts again from the measured state, standing up to
+the stand height, and then goes to the requested ``locomotion_mode``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from kinodyn.control.locomotion import MODES, LocomotionController, LocomotionParameters
+
+from kinodyn import Model
+from kinodyn_ros.wbc.command import JointCommand, TickResult
+
+
+@dataclass(frozen=True)
+class LeggedSettings:
+    """The legged mode's node parameters (docs/nodes/wbc.md)."""
+
+    feet: tuple[str, ...] = field(default=())
+    posture: tuple[float, ...] = field(default=())  # nominal standing joint positions, URDF joint order
+    locomotion_mode: str = "stand"  # requested: sit, stand or trot
+    joint_kp: float = 0.0  # PD part of the command on a solved tick
+    joint_kd: float = 0.0
+    hold_kp: float = 800.0  # joint PD to the posture while no base state is available
+    hold_kd: float = 10.0
+    cmd_vel_timeout: float = 0.5  # s without cmd_vel: the velocity command goes to zero
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "feet", tuple(self.feet))
+        object.__setattr__(self, "posture", tuple(float(x) for x in self.posture))
+        if len(self.feet) < 3 or len(set(self.feet)) != len(self.feet) or not all(self.feet):
+            raise ValueError(f"parameter feet must name at least three distinct foot frames, got "
+                             f"{list(self.feet)}")
+        if not self.posture or not all(math.isfinite(x) for x in self.posture):
+            raise ValueError("parameter posture must hold the nominal standing joint positions (finite, in "
+                             f"the URDF's joint order), got {list(self.posture)}")
+        if self.locomotion_mode not in MODES:
+            raise ValueError(f"parameter locomotion_mode must be one of {', '.join(MODES)}, got "
+                             f"{self.locomotion_mode!r}")
+        for name in ("joint_kp", "joint_kd", "hold_kp", "hold_kd"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
+        if not (math.isfinite(self.cmd_vel_timeout) and self.cmd_vel_timeout > 0.0):
+            raise ValueError(f"parameter cmd_vel_timeout must be a positive number of seconds, got "
+                             f"{self.cmd_vel_timeout}")
+
+
+class LeggedController:
+    """``LocomotionController`` on ``model`` (floating base) with the node's settings (module doc)."""
+
+    def __init__(self, model: Model, settings: LeggedSettings, params: LocomotionParameters) -> None:
+        if not model.floating_base:
+            raise ValueError("mode legged needs a floating-base model")
+        n = model.nv - 6
+        if len(settings.posture) != n:
+            raise ValueError(f"parameter posture has {len(settings.posture)} values; the URDF has {n} joints "
+                             f"({', '.join(model.joint_names)})")
+        self.model = model
+        self.settings = settings
+        self.params = params
+        self.controller = self._build(params)
+        self._pose_offset: tuple[float, ...] = (0.0,) * 6
+
+    def _build(self, params: LocomotionParameters) -> LocomotionController:
+        controller = LocomotionController(self.model, self.settings.feet, self.settings.posture, params)
+        controller.request_mode(self.settings.locomotion_mode)
+        return controller
+
+    def reconfigure(self, settings: LeggedSettings, params: LocomotionParameters) -> None:
+        """New settings (feet and posture apply at start-up only) and parameters (a rebuild, module doc)."""
+        if settings.feet != self.settings.feet or settings.posture != self.settings.posture:
+            raise ValueError("parameters feet and posture apply at start-up only: restart the node")
+        if params != self.params:
+            controller = self._build(params)
+            controller.set_pose_offset(*self._pose_offset)
+            self.controller, self.params = controller, params
+        self.settings = settings
+        self.controller.request_mode(settings.locomotion_mode)
+
+    def set_pose_offset(self, offset: tuple[float, ...]) -> None:
+        """Standing base pose offsets (x, y, height, roll, pitch, yaw); ValueError beyond the limits."""
+        self.controller.set_pose_offset(*offset)
+        self._pose_offset = tuple(offset)
+
+    def hold(self) -> JointCommand:
+        """Joint PD to the posture (``hold_kp``, ``hold_kd``), no feed-forward: while the base state is
+        missing (the estimator initialising) the robot keeps standing still."""
+        n = len(self.settings.posture)
+        s = self.settings
+        return JointCommand(np.array(s.posture), np.zeros(n), np.zeros(n), np.full(n, s.hold_kp),
+                            np.full(n, s.hold_kd))
+
+    def tick(self, t: float, q: np.ndarray, v: np.ndarray, cmd: np.ndarray) -> TickResult:
+        """One tick at the full floating-base state ``(q, v)`` (kinodyn's convention) with the body twist
+        command ``cmd = (vx, vy, wz)``."""
+        out = self.controller.update(q, v, t, cmd)
+        errors = {name: float(np.linalg.norm(e)) for name, e in out.task_errors.items()}
+        if not out.ok or out.tau is None or out.q_des is None or out.v_des is None:
+            return TickResult(None, out.status, out.message, errors, out.stance, out.solve_time, out.mode)
+        n = out.tau.size
+        s = self.settings
+        command = JointCommand(out.q_des, out.v_des, out.tau, np.full(n, s.joint_kp), np.full(n, s.joint_kd))
+        return TickResult(command, out.status, out.message, errors, out.stance, out.solve_time, out.mode)

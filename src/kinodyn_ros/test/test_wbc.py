@@ -1,0 +1,288 @@
+"""The wbc node's logic without DDS (kinodyn_ros.wbc): the command's checks, the base-state pairing, the arm's
+operational space control (against the model's dynamics, and in closed loop with kinodyn.sim checked with
+Pinocchio), WbcCore answering each joint state, and the node's live parameters (in-process rclpy node)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from kinodyn.control import Evaluator
+from kinodyn_ros.conversions import InputError, matrix_to_pose
+from kinodyn_ros.input_bounds import JointBounds
+from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.wbc.arm import ArmController, ArmParameters
+from kinodyn_ros.wbc.base_sync import BaseStateSync
+from kinodyn_ros.wbc.command import CommandLimits, JointCommand, TickResult
+from kinodyn_ros.wbc.core import WbcCore, WbcParameters
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+import kinodyn as kd
+
+REPO = Path(__file__).resolve().parents[3]
+ARM7 = REPO / "urdf" / "arm7.urdf"
+READY = np.array([0.0, -0.25, 0.0, -0.75, 0.0, 0.5, 0.25]) * math.pi  # urdf/README.md nominal
+NS = 1_000_000_000
+
+
+@pytest.fixture(scope="module")
+def arm() -> kd.Model:
+    return kd.Model.from_urdf(ARM7)
+
+
+def joint_state(model: kd.Model, q, v, stamp_ns: int) -> JointState:
+    msg = JointState(name=list(model.joint_names), position=[float(x) for x in q],
+                     velocity=[float(x) for x in v])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, NS)
+    return msg
+
+
+def make_core(model: kd.Model, logger, params: ArmParameters | None = None) -> WbcCore:
+    controller = ArmController(model, params or ArmParameters())
+    info: list[str] = []
+    return WbcCore(model, controller, WbcParameters(), JointBounds.from_model(model, 0.1, 1e6),
+                   DistinctProblemLog(logger), info.append)
+
+
+# ----- the command ------------------------------------------------------------------------------------------
+
+
+def test_finalize_clips_to_the_urdf_limits_and_counts_saturated_joints(arm) -> None:
+    limits = CommandLimits(arm)
+    n = 7
+    command = JointCommand(np.full(n, 10.0), np.full(n, -100.0), np.r_[200.0, np.zeros(6)], np.ones(n),
+                           np.ones(n))
+    final = limits.finalize(command, READY, 2.0)
+    assert final.problem == "" and final.saturated == 1
+    np.testing.assert_array_equal(final.command.position, arm.upper_limit)
+    np.testing.assert_array_equal(final.command.velocity, -arm.velocity_limit)
+    assert final.command.effort[0] == arm.effort_limit[0] and np.all(final.command.effort[1:] == 0.0)
+
+
+@pytest.mark.parametrize("field", ["position", "velocity", "effort", "kp", "kd"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_a_non_finite_command_becomes_damping(arm, field: str, bad: float) -> None:
+    limits = CommandLimits(arm)
+    arrays = {f: np.zeros(7) for f in ("position", "velocity", "effort", "kp", "kd")}
+    arrays[field][3] = bad
+    final = limits.finalize(JointCommand(**arrays), READY, 2.5)
+    assert f"non-finite {field} for joint4" == final.problem
+    c = final.command
+    assert np.all(c.kp == 0.0) and np.all(c.kd == 2.5)
+    assert np.all(c.effort == 0.0) and np.all(c.velocity == 0.0)
+    np.testing.assert_array_equal(c.position, READY)
+
+
+def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm) -> None:
+    limits = CommandLimits(arm)
+    q = np.r_[math.nan, 100.0, np.zeros(5)]
+    position = limits.damping(q, 1.0).position
+    assert position[0] == 0.0 and position[1] == arm.upper_limit[1]
+    assert np.all(np.isfinite(limits.damping(None, 1.0).position))
+
+
+def test_negative_gains_are_refused(arm) -> None:
+    z = np.zeros(7)
+    final = CommandLimits(arm).finalize(JointCommand(z, z, z, -np.ones(7), z), READY, 1.0)
+    assert final.problem == "a negative kp or kd" and np.all(final.command.kp == 0.0)
+
+
+# ----- base-state pairing -----------------------------------------------------------------------------------
+
+
+def test_sync_answers_at_once_until_the_base_stream_keeps_up_then_waits_for_the_matching_stamp() -> None:
+    sync = BaseStateSync(wait_ns=50_000_000)
+    first = sync.joint_state(0, "j0", now_ns=0)  # no base state ever: no wait
+    assert [(p.stamp_ns, p.base) for p in first] == [(0, None)]
+    assert sync.base_state(0, "b0") == []  # nothing pending
+    assert sync.joint_state(2, "j2", now_ns=10) == []  # the stream reached the last answer: wait for stamp 2
+    assert sync.base_state(1, "b1") == []  # older than the pending joint state
+    paired = sync.base_state(2, "b2")
+    assert [(p.joints, p.base, p.base_stamp_ns, p.waited_out) for p in paired] == [("j2", "b2", 2, False)]
+
+
+def test_sync_releases_after_the_wait_with_the_newest_base_state_and_then_stops_waiting() -> None:
+    sync = BaseStateSync(wait_ns=50)
+    sync.joint_state(0, "j0", 0)
+    sync.base_state(0, "b0")
+    assert sync.joint_state(2, "j2", now_ns=100) == []
+    assert sync.poll(now_ns=149) == []
+    late = sync.poll(now_ns=150)
+    assert [(p.joints, p.base_stamp_ns, p.waited_out) for p in late] == [("j2", 0, True)]
+    assert sync.timeouts == 1
+    # the stream fell behind (0 < 2): the next joint state is answered at once, with what there is
+    assert [(p.joints, p.base) for p in sync.joint_state(4, "j4", 200)] == [("j4", "b0")]
+
+
+def test_sync_uses_a_base_state_already_newer_and_flushes_a_pending_one_on_the_next_joint_state() -> None:
+    sync = BaseStateSync(wait_ns=10**9)
+    sync.base_state(5, "b5")
+    assert [p.base for p in sync.joint_state(4, "j4", 0)] == ["b5"]
+    assert sync.joint_state(6, "j6", 0) == []  # stream kept up with 4: waits for 6
+    out = sync.joint_state(8, "j8", 1)  # 6 never got its base state: answered now; the stream is behind,
+    # so 8 is answered at once too
+    assert [(p.joints, p.base, p.waited_out) for p in out] == [("j6", "b5", True), ("j8", "b5", False)]
+
+
+# ----- the arm's operational space control ------------------------------------------------------------------
+
+
+def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_the_null_space(arm) -> None:
+    """J qdd + Jdot v equals the commanded wdot* with qdd from ABA (a second algorithm), and changing the
+    posture changes tau but not the task acceleration."""
+    rng = np.random.default_rng(3)
+    q = READY + 0.2 * rng.standard_normal(7)
+    v = 0.5 * rng.standard_normal(7)
+    target = arm.frame_placement(READY, "ee_link").copy()
+    target[:3, 3] += [0.05, -0.03, 0.04]
+    ev = Evaluator(arm, ["ee_link"]).evaluate(q, v)
+    results = []
+    for posture in (tuple(READY), tuple(READY + 0.3)):
+        controller = ArmController(arm, ArmParameters(posture=posture))
+        controller.target = target
+        tau = controller.tick(q, v).command.effort
+        qdd = arm.aba(q, v, tau)
+        results.append((tau, ev.jacobian("ee_link") @ qdd + ev.bias_acceleration("ee_link")))
+    p = ArmParameters()
+    from kinodyn.control import pose_error
+    e = pose_error(target, ev.placement("ee_link"))
+    wdot = np.repeat([p.position_kp, p.orientation_kp], 3) * e - np.repeat([p.position_kd, p.orientation_kd],
+                                                                             3) * (ev.jacobian("ee_link") @ v)
+    for _, acceleration in results:
+        np.testing.assert_allclose(acceleration, wdot, rtol=1e-8, atol=1e-8)
+    assert np.abs(results[0][0] - results[1][0]).max() > 1.0  # the posture did act, in the null space
+
+
+def test_arm_settles_within_a_millimetre_in_kinodyn_sim_checked_with_pinocchio(arm) -> None:
+    """arm7 in kinodyn.sim (RK4, 2 ms, the URDF's joint damping and friction) under the controller at 500 Hz;
+    the end effector's position after 1.5 s from Pinocchio's forward kinematics."""
+    sim = kd.sim.Simulator(arm, dt=2e-3, integrator="rk4")
+    sim.reset(READY, np.zeros(7))
+    controller = ArmController(arm, ArmParameters())
+    target = arm.frame_placement(READY, "ee_link").copy()
+    target[:3, 3] += [0.10, -0.05, 0.08]
+    controller.target = target
+    limits = CommandLimits(arm)
+    for _ in range(750):
+        command = limits.finalize(controller.tick(sim.q, sim.v).command, sim.q, 2.0).command
+        sim.step(command.effort)
+    model = pin.buildModelFromUrdf(str(ARM7))
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, sim.q)
+    position = data.oMf[model.getFrameId("ee_link")].translation
+    assert np.linalg.norm(position - target[:3, 3]) < 1e-3
+    assert np.linalg.norm(pin.log3(target[:3, :3] @ data.oMf[model.getFrameId("ee_link")].rotation.T)) < 0.02
+
+
+# ----- WbcCore: one command per joint state -----------------------------------------------------------------
+
+
+def test_core_answers_each_joint_state_with_a_finite_command_stamped_with_it(arm, logger) -> None:
+    core = make_core(arm, logger)
+    answers = core.on_joint_state(joint_state(arm, READY, np.zeros(7), 4_002_000_000), 0)
+    assert len(answers) == 1
+    cmd = answers[0].command
+    assert (cmd.header.stamp.sec, cmd.header.stamp.nanosec) == (4, 2_000_000)
+    assert list(cmd.name) == list(arm.joint_names)
+    assert all(k == 0.0 for k in cmd.kp) and all(k == 0.0 for k in cmd.kd)  # pure torque
+    gravity = arm.gravity_torques(READY)
+    np.testing.assert_allclose(cmd.effort, gravity, atol=1e-9)  # at rest on target: gravity compensation
+    assert answers[0].diagnostics is not None and answers[0].contacts is None
+    values = {kv.key: kv.value for kv in answers[0].diagnostics.status[0].values}
+    assert values["mode"] == "arm" and float(values["task_error_position"]) == 0.0
+    assert logger.lines == []
+
+
+def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, logger) -> None:
+    core = make_core(arm, logger)
+    for k in range(3):
+        bad = joint_state(arm, np.r_[math.nan, READY[1:]], np.zeros(7), k * 2_000_000)
+        answers = core.on_joint_state(bad, 0)
+        cmd = answers[0].command
+        assert all(x == 0.0 for x in cmd.kp) and all(x == 2.0 for x in cmd.kd)
+        assert all(x == 0.0 for x in cmd.effort)
+        assert all(math.isfinite(x) for x in cmd.position)
+    assert len(logger.lines) == 1 and "joint_states at t = 0.000000 s unusable" in logger.lines[0][1]
+    assert "sending damping" in logger.lines[0][1]
+
+
+def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm, logger, monkeypatch) -> None:
+    core = make_core(arm, logger)
+    state = joint_state(arm, READY, np.zeros(7), 0)
+    monkeypatch.setattr(core.controller, "tick", lambda q, v: (_ for _ in ()).throw(RuntimeError("broken")))
+    cmd = core.on_joint_state(state, 0)[0].command
+    assert all(x == 2.0 for x in cmd.kd) and all(x == 0.0 for x in cmd.effort)
+    assert "controller failed at t = 0.000000 s (RuntimeError: broken); sending damping" in \
+        logger.lines[-1][1]
+    nan = JointCommand(READY, np.zeros(7), np.full(7, math.nan), np.zeros(7), np.zeros(7))
+    monkeypatch.setattr(core.controller, "tick", lambda q, v: TickResult(nan, "ok"))
+    cmd = core.on_joint_state(state, 0)[0].command
+    assert all(x == 0.0 for x in cmd.effort) and all(x == 2.0 for x in cmd.kd)
+    assert "non-finite effort" in logger.lines[-1][1]
+    monkeypatch.setattr(core.controller, "tick", lambda q, v: TickResult(None, "infeasible", "no solution"))
+    answer = core.on_joint_state(joint_state(arm, READY, np.zeros(7), 10**9), 0)[0]
+    assert "QP failed at t = 1.000000 s (infeasible: no solution); sending damping" in logger.lines[-1][1]
+    values = {kv.key: kv.value for kv in answer.diagnostics.status[0].values}
+    assert answer.diagnostics.status[0].level == b"\x02" and values["qp_failures"] == "1"
+
+
+def target_msg(T: np.ndarray, frame: str = "base_link") -> PoseStamped:
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.pose = matrix_to_pose(T)
+    return msg
+
+
+def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm, logger) -> None:
+    core = make_core(arm, logger)
+    T = arm.frame_placement(READY, "ee_link").copy()
+    T[:3, 3] += [0.05, 0.0, 0.0]
+    core.on_target_pose(target_msg(T))
+    np.testing.assert_allclose(core.controller.target, T, atol=1e-12)
+    with pytest.raises(InputError, match="not the URDF root link 'base_link'"):
+        core.on_target_pose(target_msg(T, "odom"))
+    far = T.copy()
+    far[:3, 3] = [5.0, 0.0, 0.0]
+    with pytest.raises(InputError, match="beyond the reach of 'ee_link'"):
+        core.on_target_pose(target_msg(far))
+    nan = target_msg(T)
+    nan.pose.position.x = math.nan
+    with pytest.raises(InputError):
+        core.on_target_pose(nan)
+    np.testing.assert_allclose(core.controller.target, T, atol=1e-12)  # unchanged by the refused ones
+
+
+# ----- the node's parameters (in-process, no other process) -------------------------------------------------
+
+
+@pytest.fixture
+def arm_node():
+    from kinodyn_ros.nodes.wbc import Wbc
+
+    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={ARM7}", "-p", "mode:=arm"])
+    node = Wbc()
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node) -> None:
+    ok = arm_node.set_parameters([Parameter("position_kp", value=400.0), Parameter("damping_kd", value=3.0)])
+    assert all(r.successful for r in ok)
+    assert arm_node._core.controller.params.position_kp == 400.0 and arm_node._core.params.damping_kd == 3.0
+    for name, value, reason in (("posture_kd", -1.0, "posture_kd must be a finite number >= 0"),
+                                ("damping_kd", 0.0, "damping_kd must be a positive finite number"),
+                                ("posture", [0.0, 1.0], "posture has 2 values; the URDF has 7 joints"),
+                                ("frame", "link3", "frame applies at start-up only")):
+        result = arm_node.set_parameters([Parameter(name, value=value)])[0]
+        assert not result.successful and reason in result.reason, result.reason
+    assert arm_node._core.controller.params.posture_kd == ArmParameters().posture_kd
+    assert arm_node._core.params.damping_kd == 3.0
