@@ -26,7 +26,9 @@ from kinodyn import sim
 HEXAPOD_URDF = Path(__file__).resolve().parents[1] / "src/kinodyn/test/estimation/hexapod.urdf"
 HEXAPOD_FEET = tuple(f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH"))
 HEXAPOD_FOOT_RADIUS = 0.02  # m: the test URDF's feet are bare frames; the simulator gets a sphere at each
-HEXAPOD_NOMINAL = np.tile([0.0, 0.5, -0.5], 6)  # yaw, hip, knee per leg: the femur up 0.5 rad, tibia vertical
+# yaw, hip, knee per leg (left legs first): femur 0.4 rad above horizontal, tibia vertical (the right legs'
+# joints turn the other way about the same x axis)
+HEXAPOD_NOMINAL = np.concatenate([np.tile([0.0, 0.4, -0.4], 3), np.tile([0.0, -0.4, 0.4], 3)])
 
 Command = Callable[[float], np.ndarray]
 
@@ -71,6 +73,10 @@ class Legged:
 
     @classmethod
     def hexapod(cls, params: LocomotionParameters | None = None, **kw: float) -> Legged:
+        """The test hexapod, tripod gait. Its legs are a third of the quadruped's: step height and foothold
+        reach scaled to them (0.04 m, 0.08 m), every other setting the quadruped's."""
+        params = params or LocomotionParameters(friction=FRICTION_MARGIN * sim.ContactModel(()).friction,
+                                                step_height=0.04, max_foothold_offset=0.08)
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)
         return cls.build(HEXAPOD_URDF, HEXAPOD_FEET, HEXAPOD_NOMINAL, spheres, params, **kw)
 

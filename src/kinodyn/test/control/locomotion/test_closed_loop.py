@@ -1,0 +1,72 @@
+"""The LocomotionController in closed loop with kinodyn's simulator (true state, no ROS; issue 12, point 2).
+
+The scenarios of ``examples/quadruped_trot.py`` (``examples/locomotion_scenarios.py``), shortened: control
+500 Hz, simulator RK4 at 1 ms, soft contact. Bounds: the issue's (velocity RMSE <= 0.1 m/s and 0.1 rad/s
+after the transient, base above 60 % of its height and no body point on the ground after a 120 N push), and
+tighter ones about twice the figures measured when they were written (in the comments). Simulated time only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
+import locomotion_scenarios as scenarios
+
+
+def test_quadruped_sits_down_and_stands_up() -> None:
+    robot = scenarios.Legged.quadruped()
+    f = scenarios.stand_up(robot)
+    ratio = robot.controller.params.sit_height_ratio
+    assert abs(f.sit_height - 0.03 - ratio * robot.controller.nominal_height) < 0.01  # measured 2.7 mm off
+    assert f.final_height_error < 0.006  # 2.9 mm: the feet's soft-contact penetration under load
+    assert f.max_overshoot < 1e-3 and f.max_tilt < 0.01 and f.max_slip < 1e-3  # 0, 0.0 deg, 0.05 mm
+
+
+def test_quadruped_trots_in_place_without_drifting() -> None:
+    f = scenarios.trot(scenarios.Legged.quadruped(), np.zeros(3), duration=2.0, settle=0.5)
+    assert f.drift < 0.01 and f.yaw_drift < 0.01  # measured 0.0 mm, 0.0 mrad
+    assert f.rmse_linear < 0.01 and f.rmse_yaw_rate < 0.03  # 0.0001 m/s, 0.0105 rad/s
+    assert f.min_height_ratio > 0.95 and f.lowest_body > 0.2  # 98.8 %, 0.27 m (the knees)
+
+
+@pytest.mark.parametrize(("command", "linear", "yaw_rate"), [
+    ((0.5, 0.0, 0.0), 0.1, 0.1),  # measured 0.070 m/s, 0.015 rad/s
+    ((0.0, 0.2, 0.0), 0.1, 0.1),  # 0.013 m/s, 0.012 rad/s
+    ((0.0, 0.0, 0.6), 0.1, 0.1),  # 0.0001 m/s, 0.012 rad/s
+])
+def test_quadruped_follows_velocity_commands(command: tuple, linear: float, yaw_rate: float) -> None:
+    # the command is reached at the controller's acceleration limits (1 m/s^2, 2 rad/s^2) within 0.5 s
+    f = scenarios.trot(scenarios.Legged.quadruped(), np.array(command), duration=3.0, settle=1.5)
+    assert f.rmse_linear <= linear and f.rmse_yaw_rate <= yaw_rate
+    np.testing.assert_allclose(f.mean_velocity, command, atol=0.03)
+    assert f.min_height_ratio > 0.95
+
+
+def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
+    f = scenarios.push_while_trotting(scenarios.Legged.quadruped(), force=120.0, duration=0.2, before=0.6,
+                                      after=1.5)
+    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the issue's bounds
+    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # measured 96.4 %, 0.24 m
+    assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
+
+
+def test_hexapod_sits_down_and_stands_up_with_the_same_controller() -> None:
+    robot = scenarios.Legged.hexapod()
+    f = scenarios.stand_up(robot)
+    assert f.final_height_error < 0.003 and f.max_tilt < 0.01 and f.max_slip < 2e-3  # 0.6 mm, 0.0 deg, 0.5 mm
+    assert f.sit_height < 0.7 * robot.nominal_height  # 0.083 m of 0.145 m
+
+
+@pytest.mark.parametrize(("command", "drift"), [((0.0, 0.0, 0.0), 0.01), ((0.2, 0.0, 0.0), None)])
+def test_hexapod_walks_a_tripod_gait_with_the_same_controller(command: tuple, drift: float | None) -> None:
+    f = scenarios.trot(scenarios.Legged.hexapod(), np.array(command), duration=2.5, settle=1.5)
+    assert f.rmse_linear <= 0.1 and f.rmse_yaw_rate <= 0.1  # measured 0.004 / 0.035 m/s, 0.003 rad/s
+    np.testing.assert_allclose(f.mean_velocity, command, atol=0.02)
+    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.1  # 98.5 %, 0.14 m
+    if drift is not None:
+        assert f.drift < drift  # 0.03 mm
