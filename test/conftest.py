@@ -46,8 +46,12 @@ def _claim_domain_id() -> int:
                        "to end or set ROS_DOMAIN_ID")
 
 
-if "ROS_DOMAIN_ID" not in os.environ:
+# A claimed domain is marked with the claiming process: a pytest-xdist worker inherits its controller's
+# environment and claims its own, so parallel workers never share a domain. A user's ROS_DOMAIN_ID is kept.
+_inherited_claim = os.environ.get("KINODYN_TEST_DOMAIN_OWNER", str(os.getpid())) != str(os.getpid())
+if "ROS_DOMAIN_ID" not in os.environ or _inherited_claim:
     os.environ["ROS_DOMAIN_ID"] = str(_claim_domain_id())
+    os.environ["KINODYN_TEST_DOMAIN_OWNER"] = str(os.getpid())
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
