@@ -14,7 +14,7 @@ USB-CAN adapter would be. The cycle is what the controller manager calls: ``Reso
 ``write`` (every motor gets an effort command each cycle).
 
 Run: ``source scripts/env.sh && python bench/bench_drivers.py`` (options: ``--seconds 10 --rate 500
---bus slcan|virtual --imu-only``).
+--bus slcan|virtual --reply-timeout 0.05 --imu-only``).
 """
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ def imu_block(port: str) -> str:
             f'</plugin></hardware><sensor name="imu_sensor">{states}{params}</sensor></ros2_control>')
 
 
-def motor_block(interface: str, channel: str) -> str:
+def motor_block(interface: str, channel: str, reply_timeout: float) -> str:
     joints = "".join(
         f'<joint name="{name}"><command_interface name="effort">{param("min", -10)}{param("max", 10)}'
         f'</command_interface><state_interface name="position"/><state_interface name="velocity"/>'
         f'<state_interface name="effort"/>{param("can_id", k + 1)}</joint>'
         for k, name in enumerate(QUADRUPED_JOINTS)
     )
-    hardware = (param("interface", interface) + param("channel", channel) + param("reply_timeout", 0.05)
-                + "".join(param(k, v) for k, v in RANGES.items()))
+    hardware = "".join(param(k, v) for k, v in (("interface", interface), ("channel", channel),
+                                                ("reply_timeout", reply_timeout), *RANGES.items()))
     return system_block(hardware, joints, name="motors", plugin="kinodyn_control/CanMotorSystem")
 
 
@@ -69,7 +69,7 @@ def serve(imu: XsensImuEmulator, adapter: SlcanPtyDevice | None, stop: Event) ->
         adapter.stop()
 
 
-def run(seconds: float, rate: float, imu_rate: float, bus: str) -> None:
+def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: float) -> None:
     period = 1.0 / rate
     imu = XsensImuEmulator(constant_rate((0.2, -0.1, 0.3)), rate=imu_rate)
     bank = MitMotorBank([MitMotor(k + 1, MotorRanges(**RANGES), inertia=0.01, damping=0.05)
@@ -82,11 +82,11 @@ def run(seconds: float, rate: float, imu_rate: float, bus: str) -> None:
     server = None
     blocks = imu_block(imu.port)
     if adapter is not None:
-        blocks = motor_block("slcan", adapter.port) + blocks
+        blocks = motor_block("slcan", adapter.port, reply_timeout) + blocks
     elif bus == "virtual":
         channel = f"bench-{uuid.uuid4().hex[:8]}"
         server = BusServer(bank, can.Bus(interface="virtual", channel=channel)).start()
-        blocks = motor_block("virtual", channel) + blocks
+        blocks = motor_block("virtual", channel, reply_timeout) + blocks
     harness = None
     try:
         harness = Harness(robot_xml(blocks, tuple(QUADRUPED_JOINTS)))
@@ -140,9 +140,10 @@ def main() -> None:
     parser.add_argument("--imu-rate", type=float, default=400.0, help="MTData2 rate [Hz] (MTi maximum 400)")
     parser.add_argument("--bus", choices=("virtual", "slcan"), default="virtual",
                         help="how the motors are reached")
+    parser.add_argument("--reply-timeout", type=float, default=0.05, help="CanMotorSystem reply_timeout [s]")
     parser.add_argument("--imu-only", action="store_true", help="no motors")
     args = parser.parse_args()
-    run(args.seconds, args.rate, args.imu_rate, "none" if args.imu_only else args.bus)
+    run(args.seconds, args.rate, args.imu_rate, "none" if args.imu_only else args.bus, args.reply_timeout)
 
 
 if __name__ == "__main__":
