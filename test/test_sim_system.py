@@ -9,6 +9,10 @@ Lockstep: an external closed-loop policy (test/lockstep_policy.py, a separate pr
 simulated quadruped with control_node in lockstep, once answering at once and once after random delays of
 0-20 ms; the joint states of the first 300 steps are bit-identical across the two runs, and simulated time
 advances exactly one control period (= one physics step) per step.
+
+MuJoCo backend (issue 12, point 3): the same graph with ``<param name="backend">mujoco</param>`` added, in
+lockstep with the policy process: simulated time advances one period per answered state, odometry and contacts
+are published, a push moves the base that way and a reset brings it back to the initial standing pose.
 """
 
 from __future__ import annotations
@@ -104,11 +108,15 @@ class Session:
         node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, well within the watchdog
 
     def call(self, srv_type, name: str, request):
-        cli = self.client.node.create_client(srv_type, name)
-        assert cli.wait_for_service(timeout_sec=20.0), f"service {name} not offered"
-        future = cli.call_async(request)
-        assert self.client.spin_until(future.done, 10.0)
-        return future.result()
+        return call(self.client, srv_type, name, request)
+
+
+def call(client: Listener, srv_type, name: str, request):
+    cli = client.node.create_client(srv_type, name)
+    assert cli.wait_for_service(timeout_sec=20.0), f"service {name} not offered"
+    future = cli.call_async(request)
+    assert client.spin_until(future.done, 10.0)
+    return future.result()
 
 
 def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
@@ -190,3 +198,56 @@ def test_lockstep_runs_are_bit_identical_whatever_the_answer_delay(spawn, tmp_pa
     positions = prompt["states"][:, 0]
     assert np.ptp(positions, axis=0).max() > 1e-3 and np.abs(prompt["states"][1:, 2]).max() > 1.0
     assert np.array_equal(prompt["states"], delayed["states"])  # bit-identical positions, velocities, efforts
+
+
+MUJOCO_STEPS = 2500  # 5 s of simulated time
+
+
+def test_control_node_on_the_mujoco_backend_in_lockstep(spawn, tmp_path) -> None:
+    urdf = tmp_path / "quadruped_mujoco.urdf"
+    plugin = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
+    text = SIM_URDF.read_text()
+    assert text.count(plugin) == 1
+    urdf.write_text(text.replace(plugin, plugin + '<param name="backend">mujoco</param>'))
+    params = demo_params()
+    params.update(robot_description_file=str(urdf), lockstep=True, lockstep_timeout=0.5)
+    node = start_control_node(spawn, tmp_path, params, "control_node_mujoco")
+    out = tmp_path / "mujoco.npz"
+    policy = spawn([PYTHON, str(POLICY), str(out), str(MUJOCO_STEPS), "0", "7"], "policy_mujoco")
+    client = Listener("mujoco_sim_test")
+    odom: list[Odometry] = []
+    contacts: list[ContactStates] = []
+    try:
+        qos = QoSProfile(depth=50)
+        client.node.create_subscription(Odometry, "/quadruped_system/odometry", odom.append, qos)
+        client.node.create_subscription(ContactStates, "/quadruped_system/contacts", contacts.append, qos)
+        assert client.spin_until(lambda: odom and contacts, 60.0), node.log_path.read_text()
+        push = Push.Request(link="base_link", wrench=Wrench(), duration=0.1)
+        push.wrench.force.y = 150.0
+        start = len(odom)
+        assert call(client, Push, "/quadruped_system/push", push).success
+        assert client.spin_until(lambda: any(m.twist.twist.linear.y > 0.05 for m in odom[start:]), 60.0)
+        before_reset = len(odom)
+        assert call(client, Trigger, "/quadruped_system/reset", Trigger.Request()).success
+
+        def standing_again() -> bool:  # the pushed base back at the initial pose
+            return any(abs(m.pose.pose.position.z - HEIGHT) < 1e-4 and abs(m.pose.pose.position.y) < 1e-4
+                       for m in odom[before_reset:])
+
+        assert client.spin_until(standing_again, 60.0), [m.pose.pose.position for m in odom[before_reset:]]
+        assert policy.wait(timeout=180) == 0, policy.log_path.read_text() + node.log_path.read_text()
+        client.spin_for(0.5)
+    finally:
+        client.close()
+        spawn.stop_all()
+    log = node.log_path.read_text()
+    assert "lockstep, 0.002 s of simulated time per cycle" in log
+    with np.load(out) as record:
+        np.testing.assert_array_equal(record["stamps"], PERIOD_NS * np.arange(MUJOCO_STEPS))
+        np.testing.assert_array_equal(record["clock"], PERIOD_NS * np.arange(1, MUJOCO_STEPS + 1))
+        assert record["duplicates_differ"] == 0
+    last = contacts[-1]
+    assert list(last.names) == [f"{leg}_FOOT" for leg in ("LF", "LH", "RF", "RH")] and all(last.in_contact)
+    assert sum(f.z for f in last.forces) == pytest.approx(36.0 * 9.81, rel=0.05)
+    assert all(-0.01 < p.z < 0.0 for p in last.points)
+    assert abs(odom[-1].pose.pose.position.z - HEIGHT) < 0.03

@@ -4,7 +4,8 @@ The quadruped of urdf/quadruped.urdf with only the plugin changed stands under a
 effort commands; the physics comes from the robot description the manager parsed; the base floats unless the
 URDF's root link is ``world``; the state interfaces are the simulator's (joints, applied effort, IMU); in
 lockstep every write advances exactly one control period and runs are deterministic; reset and push requests
-act at the next write; bad parameters fail on_init with a message naming them.
+act at the next write; bad parameters fail on_init with a message naming them. Standing, lockstep, reset and
+push run on both physics backends (hardware param ``backend``: kinodyn, mujoco).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ REPO = Path(__file__).resolve().parents[3]
 JOINTS = QUADRUPED_JOINTS
 STANDING = np.array(QUADRUPED_STANCE)
 KP, KD = 800.0, 10.0
+BACKENDS = pytest.mark.parametrize("backend", [{}, {"backend": "mujoco"}], ids=["kinodyn", "mujoco"])
 
 
 def sim_urdf(**params: str) -> str:
@@ -59,10 +61,12 @@ def run(h: Harness, cycles: int, period: float = 0.001) -> list[float]:
     return heights
 
 
-def test_quadruped_stands_and_states_are_the_simulators() -> None:
-    h = Harness(sim_urdf())
+@BACKENDS
+def test_quadruped_stands_and_states_are_the_simulators(backend: dict[str, str]) -> None:
+    h = Harness(sim_urdf(**backend))
     h.activate_hardware()
     sim = h.resources.components["quadruped_system"].simulator
+    assert type(sim).__name__ == ("MujocoSimulator" if backend else "Simulator")
     np.testing.assert_allclose(sim.contact_points[:, 2], 0.0, atol=1e-12)  # feet touch the ground
     assert sim.model.floating_base  # root link base_link, not world
     assert sim.q[2] == pytest.approx(QUADRUPED_STANDING_HEIGHT, abs=1e-5)  # urdf/README.md (c), rounded there
@@ -75,12 +79,15 @@ def test_quadruped_stands_and_states_are_the_simulators() -> None:
     np.testing.assert_allclose(imu[3], 1.0, atol=1e-6)  # level base
     np.testing.assert_allclose(imu[7:], [0.0, 0.0, 9.81], atol=1e-3)  # specific force: +g up
     assert sim.t == pytest.approx(2.0)
+    assert sim.in_contact.all()
+    assert sim.contact_forces[:, 2].sum() == pytest.approx(sim.model.mass.sum() * 9.81, rel=0.01)
 
 
-def test_lockstep_advances_exactly_one_period_per_write_and_is_deterministic() -> None:
+@BACKENDS
+def test_lockstep_advances_exactly_one_period_per_write_and_is_deterministic(backend: dict[str, str]) -> None:
     runs = []
     for _ in range(2):
-        h = Harness(sim_urdf())
+        h = Harness(sim_urdf(**backend))
         h.activate_hardware()
         component = h.resources.components["quadruped_system"]
         assert component.prepare_lockstep(0.002) is ReturnType.OK  # 2 steps of dt = 1 ms per cycle
@@ -108,8 +115,9 @@ def test_without_lockstep_a_late_cycle_runs_at_most_max_steps() -> None:
     assert sim.t == pytest.approx(0.010)  # capped at 7 steps
 
 
-def test_reset_and_push_act_at_the_next_write() -> None:
-    h = Harness(sim_urdf(contact="none"))
+@BACKENDS
+def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
+    h = Harness(sim_urdf(contact="none", **backend))
     h.activate_hardware()
     component = h.resources.components["quadruped_system"]
     assert component.prepare_lockstep(0.001) is ReturnType.OK
@@ -140,6 +148,9 @@ def test_reset_and_push_act_at_the_next_write() -> None:
     ({"robot_description_file": "x.urdf"}, "physics comes from the robot description"),
     ({"lockstep": "true"}, "lockstep is a control_node parameter"),
     ({"floating_base": "yes"}, "floating_base must be true or false"),
+    ({"backend": "bullet"}, "param backend must be one of kinodyn, mujoco, got 'bullet'"),
+    ({"backend": "mujoco", "contact": "hard"}, "backend mujoco uses MuJoCo's contact solver"),
+    ({"backend": "mujoco", "contact_tangential_stiffness": "1e4"}, "contact_tangential_stiffness"),
 ])
 def test_bad_parameters_fail_on_init(params: dict[str, str], message: str) -> None:
     with pytest.raises(HardwareError, match=message):

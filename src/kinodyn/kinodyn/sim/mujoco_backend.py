@@ -55,6 +55,17 @@ COMPILER = {"fusestatic": "false", "balanceinertia": "false", "inertiafromgeom":
 DIVERGENCE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                        mujoco.mjtWarning.mjWARN_BADQACC)
 TORSIONAL_FRICTION, ROLLING_FRICTION = 0.005, 1e-4  # MuJoCo's defaults (unused with condim 3)
+_last_warning = [""]  # MuJoCo's last warning text
+
+
+def _keep_warning(text: str) -> None:
+    """MuJoCo's warning handler: keep the text for the divergence error, instead of MuJoCo's default of
+    printing it and appending it to MUJOCO_LOG.TXT in the working directory."""
+    _last_warning[0] = text.strip()
+
+
+if mujoco.get_mju_user_warning() is None:  # a handler the user installed stays
+    mujoco.set_mju_user_warning(_keep_warning)
 
 
 def to_mujoco(q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +275,7 @@ class MujocoSimulator:
             names = [w.name for w, a, b in zip(DIVERGENCE_WARNINGS, warnings, self._warnings, strict=True)
                      if a != b]
             self._warnings = warnings
-            cause = ", ".join(names) if names else "a non-finite state"
+            cause = f"{', '.join(names)}: {_last_warning[0]}" if names else "a non-finite state"
             raise FloatingPointError(f"simulation diverged at t = {self.t:.6f} s (MuJoCo: {cause}); lower "
                                      "dt, the pushes or torques, or the contact stiffness")
         self._applied = np.concatenate([tau[:self._first_v], d.qfrc_actuator[self._vadr]])
