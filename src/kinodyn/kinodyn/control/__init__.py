@@ -6,6 +6,8 @@
   ``dynamically_consistent_pinv``, ``pose_error``, ``task_acceleration``.
 - ``kinodyn.control.wbc``: the whole-body QP (contacts, tasks, limits, weighted and strict hierarchy);
   ``kinodyn.control.qp``: the QP solvers behind one interface. docs/wbc.md.
+- ``kinodyn.control.locomotion``: gaits, swing feet, footholds and the ``LocomotionController`` (sit, stand,
+  trot on a velocity command) over the whole-body QP. docs/locomotion.md.
 """
 
 from kinodyn.control.evaluation import Evaluation, Evaluator

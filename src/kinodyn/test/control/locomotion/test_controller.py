@@ -1,0 +1,98 @@
+"""LocomotionParameters validation, the controller's refusals of bad inputs, and one tick's answer."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
+from kinodyn.control.wbc import PointContact, WholeBodyController
+
+import kinodyn as kd
+
+URDFS = Path(__file__).resolve().parents[5] / "urdf"
+FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+NOMINAL = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+
+
+@pytest.fixture(scope="module")
+def model() -> kd.Model:
+    return kd.Model.from_urdf(URDFS / "quadruped.urdf", floating_base=True)
+
+
+def standing(model: kd.Model) -> np.ndarray:
+    q = model.neutral()
+    q[7:] = NOMINAL
+    q[2] = 0.5252 - 0.03  # urdf/README.md: feet centres on z = 0 here
+    return q
+
+
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("period", 0.0, "period"), ("period", math.inf, "period"), ("step_height", -0.01, "step_height"),
+    ("duty", 0.5, "duty"), ("duty", 1.0, "duty"), ("contact_ramp", 0.06, "contact_ramp"),
+    ("friction", math.nan, "friction"), ("sit_height_ratio", 1.0, "sit_height_ratio"),
+    ("initial_mode", "trot", "initial_mode"), ("wbc_mode", "strict", "wbc_mode"),
+    ("max_yaw_rate", -1.0, "max_yaw_rate"), ("base_frequency", "3", "base_frequency"),
+])
+def test_parameters_refuse_bad_values(field: str, value: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        LocomotionParameters(**{field: value})
+
+
+def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
+    ctl = LocomotionController(model, FEET, NOMINAL)
+    np.testing.assert_allclose(ctl.hips, [[0.25, 0.2], [-0.25, 0.2], [0.25, -0.2], [-0.25, -0.2]], atol=1e-12)
+    assert abs(ctl.nominal_height - 0.4952) < 1e-4  # urdf/README.md: feet 0.4952 m below the base
+    gait = ctl._trot_gait
+    offsets = [gait.offsets[f] for f in ("LF_FOOT", "RH_FOOT", "LH_FOOT", "RF_FOOT")]
+    assert offsets[0] == offsets[1] != offsets[2] == offsets[3]  # diagonal pairs
+
+
+def test_controller_refuses_bad_construction(model: kd.Model) -> None:
+    with pytest.raises(ValueError, match="floating-base"):
+        LocomotionController(kd.Model.from_urdf(URDFS / "arm7.urdf"), ("ee_link",) * 3, np.zeros(7))
+    with pytest.raises(KeyError):
+        LocomotionController(model, ("LF_FOOT", "LH_FOOT", "RF_FOOT", "XX_FOOT"), NOMINAL)
+    with pytest.raises(ValueError, match="nominal joint positions"):
+        LocomotionController(model, FEET, NOMINAL[:6])
+    with pytest.raises(ValueError, match="three distinct feet"):
+        LocomotionController(model, FEET[:2], NOMINAL)
+
+
+def test_one_tick_answers_finite_torques_and_refuses_bad_inputs(model: kd.Model) -> None:
+    ctl = LocomotionController(model, FEET, NOMINAL)
+    q, v = standing(model), np.zeros(model.nv)
+    out = ctl.update(q, v, 0.0, (0.3, 0.0, 0.0))
+    assert out.ok and out.mode in ("standing_up", "stand")
+    assert out.tau is not None and out.q_des is not None and out.v_des is not None
+    assert np.isfinite(out.tau).all() and (np.abs(out.tau) <= model.effort_limit[6:]).all()
+    # at rest in the nominal stance the predicted joint targets stay where the joints are
+    np.testing.assert_allclose(out.q_des, q[7:], atol=1e-4)
+    assert out.stance == dict.fromkeys(FEET, True) and out.footholds == {}
+    np.testing.assert_allclose(out.command, 0.0)  # not trotting: the command is not followed
+    for bad_q, bad_v, match in ((q[:-1], v, "entries"), (np.r_[q[:-1], math.nan], v, "finite"),
+                                (np.r_[q[:3], 0.0, 0.0, 0.0, 2.0, q[7:]], v, "unit quaternion")):
+        with pytest.raises(ValueError, match=match):
+            ctl.update(bad_q, bad_v, 0.01)
+    with pytest.raises(ValueError, match="command"):
+        ctl.update(q, v, 0.01, (math.nan, 0.0, 0.0))
+    with pytest.raises(ValueError, match="backwards"):
+        ctl.update(q, v, -1.0)
+    with pytest.raises(ValueError, match="mode"):
+        ctl.request_mode("gallop")
+    with pytest.raises(ValueError, match="pose offset"):
+        ctl.set_pose_offset(pitch=1.0)
+
+
+def test_a_ramp_left_at_rounding_level_releases_the_contact(model: kd.Model) -> None:
+    """The WBC drops a contact whose swing ramp has ended up at ~1e-12 instead of 0 (a bound of ~1e-9 N
+    left DAQP a single feasible force and it answered 'infeasible' while trotting)."""
+    wbc = WholeBodyController(model, [PointContact(f) for f in FEET])
+    wbc.update(standing(model), np.zeros(model.nv), 0.0)
+    ramp = 0.1 * (1.0 + 1e-11)  # as a ramp computed from a phase's time left can come out: scale 1e-11
+    wbc.set_contact_active("LF_FOOT", False, ramp=ramp)
+    for k in range(1, 6):
+        wbc.update(standing(model), np.zeros(model.nv), 0.02 * k)
+    assert "LF_FOOT" not in wbc.active_contacts()
