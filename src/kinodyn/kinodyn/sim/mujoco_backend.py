@@ -44,7 +44,6 @@ from kinodyn.model import Model
 from kinodyn.sim.contact import ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.simulator import NO_CONTACT, check_step_options, generalized_forces, push_steps
-from kinodyn.spatial import quat_to_matrix
 from kinodyn.urdf import ParsedURDF, read_urdf
 from kinodyn.urdf.document import EXTENSION_ELEMENTS
 
@@ -68,18 +67,25 @@ if mujoco.get_mju_user_warning() is None:  # a handler the user installed stays
     mujoco.set_mju_user_warning(_keep_warning)
 
 
+def rotate(quat_wxyz: np.ndarray, r: np.ndarray, inverse: bool = False) -> np.ndarray:
+    """``C r`` (or ``C^T r``) for the rotation of the unit quaternion ``(w, x, y, z)`` (MuJoCo's
+    ``mju_rotVecQuat``)."""
+    out = np.empty(3)
+    mujoco.mju_rotVecQuat(out, np.ascontiguousarray(r, dtype=np.float64),
+                          quat_wxyz * (1.0, -1.0, -1.0, -1.0) if inverse else quat_wxyz)
+    return out
+
+
 def to_mujoco(q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A free joint's ``(qpos (7,), qvel (6,))`` from kinodyn's base ``q[:7]``, ``v[:6]``."""
-    C = quat_to_matrix(q[3:7])
-    return (np.concatenate([q[:3], [q[6]], q[3:6]]),
-            np.concatenate([C @ v[:3], v[3:6]]))
+    qpos = np.concatenate([q[:3], q[6:7], q[3:6]])
+    return qpos, np.concatenate([rotate(qpos[3:7], v[:3]), v[3:6]])
 
 
 def from_mujoco(qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kinodyn's base ``(q[:7], v[:6])`` from a free joint's ``qpos (7,)``, ``qvel (6,)``."""
-    quat = np.concatenate([qpos[4:7], [qpos[3]]])
-    C = quat_to_matrix(quat)
-    return np.concatenate([qpos[:3], quat]), np.concatenate([C.T @ qvel[:3], qvel[3:6]])
+    q = np.concatenate([qpos[:3], qpos[4:7], qpos[3:4]])
+    return q, np.concatenate([rotate(qpos[3:7], qvel[:3], inverse=True), qvel[3:6]])
 
 
 def urdf_for_mujoco(parsed: ParsedURDF) -> str:
@@ -266,7 +272,8 @@ class MujocoSimulator:
         d = self.data
         d.ctrl[self._actuator] = tau[self._first_v:]
         if self._model.floating_base:  # base forces and torques in the base frame -> the free joint's
-            d.qfrc_applied[:6] = np.concatenate([quat_to_matrix(self._q[3:7]) @ tau[:3], tau[3:6]])
+            d.qfrc_applied[:3] = rotate(d.qpos[3:7], tau[:3])
+            d.qfrc_applied[3:6] = tau[3:6]
         self._apply_pushes()
         mujoco.mj_step(self.mj, d)
         warnings = self._warning_count()
