@@ -161,6 +161,26 @@ def propagate(
 
 
 @njit(cache=True)
+def propagate_readings(
+    C: np.ndarray, p: np.ndarray, v: np.ndarray, biases: np.ndarray, P: np.ndarray, w_m: np.ndarray,
+    a_m: np.ndarray, dt: float, accelerometer_variance: float, gyroscope_variance: float,
+    densities: np.ndarray, foot_density: float, gravity: np.ndarray, F: np.ndarray, q_nav: np.ndarray,
+    constrain: bool, prior_C: np.ndarray, prior_p: np.ndarray, prior_v: np.ndarray,
+) -> None:
+    """``propagate`` from the raw readings ``w_m``, ``a_m`` (IMU frame; ``biases`` = ``[b_a, b_g]``): Q's
+    diagonal ``densities * dt`` (15) plus ``variance * dt^2`` of a reading error constant over the step
+    on the velocity and angle blocks (``ErrorStateEKF.propagate``), ``foot_density * dt`` per foot."""
+    for i in range(NAV):
+        q_nav[i] = densities[i] * dt
+    if accelerometer_variance != 0.0 or gyroscope_variance != 0.0:
+        for i in range(3):
+            q_nav[V_ + i] += accelerometer_variance * dt * dt
+            q_nav[TH_ + i] += gyroscope_variance * dt * dt
+    propagate(C, p, v, P, a_m - biases[:3], w_m - biases[3:], dt, gravity, q_nav, foot_density * dt, F,
+              constrain, prior_C, prior_p, prior_v)
+
+
+@njit(cache=True)
 def _stance_rows(
     C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray,
     constrain: bool, u: np.ndarray, w: np.ndarray,

@@ -153,6 +153,23 @@ def propagate(
 
 
 @njit(cache=True)
+def propagate_readings(
+    C: np.ndarray, p: np.ndarray, v: np.ndarray, biases: np.ndarray, feet: np.ndarray, P: np.ndarray,
+    omega_m: np.ndarray, accel_m: np.ndarray, dt: float, accelerometer_variance: float,
+    gyroscope_variance: float, gravity: np.ndarray, noise: np.ndarray,
+) -> None:
+    """``propagate`` with a reading error constant over the step of the given variances: the white-noise
+    densities ``s`` become ``sqrt(s^2 + variance dt)`` (``InvariantEKF.propagate``); Phi is scratch."""
+    densities = noise
+    if accelerometer_variance != 0.0 or gyroscope_variance != 0.0:
+        densities = noise.copy()
+        densities[0] = math.sqrt(noise[0] ** 2 + accelerometer_variance * dt)
+        densities[1] = math.sqrt(noise[1] ** 2 + gyroscope_variance * dt)
+    n = P.shape[0]
+    propagate(C, p, v, biases, feet, P, omega_m, accel_m, dt, gravity, densities, np.empty((n, n)))
+
+
+@njit(cache=True)
 def update(
     C: np.ndarray,
     p: np.ndarray,

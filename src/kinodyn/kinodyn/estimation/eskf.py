@@ -78,6 +78,8 @@ class ErrorStateEKF(FilterState):
             ],
             3,
         )
+        self._foot_density = n.foot_random_walk**2
+        self._kernel_params = np.concatenate([self._densities, [self._foot_density], self._gravity])
         self._q_nav = np.zeros(NAV)
         self._F = np.zeros((NAV, NAV))
         self._initialized = False
@@ -136,26 +138,10 @@ class ErrorStateEKF(FilterState):
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        np.multiply(self._densities, dt, out=self._q_nav)
-        if accelerometer or gyroscope:
-            self._q_nav[3:6] += accelerometer * dt * dt
-            self._q_nav[6:9] += gyroscope * dt * dt
-        kernels.propagate(
-            self._C,
-            self._p,
-            self._v,
-            self._P,
-            a_m - self._biases[:3],
-            w_m - self._biases[3:],
-            float(dt),
-            self._gravity,
-            self._q_nav,
-            self.noise.foot_random_walk**2 * dt,
-            self._F,
-            self.observability_constrained,
-            self._prior_C,
-            self._prior_p,
-            self._prior_v,
+        kernels.propagate_readings(
+            self._C, self._p, self._v, self._biases, self._P, w_m, a_m, float(dt), accelerometer, gyroscope,
+            self._densities, self._foot_density, self._gravity, self._F, self._q_nav,
+            self.observability_constrained, self._prior_C, self._prior_p, self._prior_v,
         )
 
     def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
@@ -199,6 +185,11 @@ class ErrorStateEKF(FilterState):
         self._P = P
         self._feet = np.vstack([self._feet, self._p + self._C @ foot.position])
         self._names.append(foot.name)
+
+    def kernel_state(self) -> tuple[np.ndarray, ...]:
+        """The arrays the compiled estimator loop works on in place (kinodyn._kernels.estimator)."""
+        return (self._C, self._p, self._v, self._biases, self._feet, self._P, self._F, self._q_nav,
+                self._kernel_params, self._prior_C, self._prior_p, self._prior_v, self._null_feet)
 
     @property
     def transition_matrix(self) -> FloatArray:

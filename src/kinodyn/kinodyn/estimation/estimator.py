@@ -31,13 +31,18 @@ node and the offline tool feed it the same events, so their outputs agree):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numba
 import numpy as np
 
+from kinodyn._kernels import estimator as loop
+from kinodyn._kernels.entry import Kernel
 from kinodyn.estimation.contacts import ContactDetector
 from kinodyn.estimation.eskf import ErrorStateEKF
+from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch, problem_text
 from kinodyn.estimation.filter import LeggedFilter, UpdateReport
 from kinodyn.estimation.initialization import StandingInitializer
 from kinodyn.estimation.invariant import InvariantEKF
@@ -47,12 +52,19 @@ from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat
 
 FILTERS = {"eskf": ErrorStateEKF, "invariant": InvariantEKF}
+FILTER_KINDS = {"eskf": loop.ESKF, "invariant": loop.INVARIANT}
 CONTACT_SOURCES = ("message", "schedule", "detection")
 COUNTERS = (
     "imu_samples", "imu_rejected", "imu_out_of_order", "joint_states", "joint_states_out_of_order",
     "joint_states_without_imu", "updates", "updates_failed", "feet_rejected", "feet_without_joints",
     "contacts_ignored", "initialization_restarts", "resets",
 )
+COUNTER_INDEX = {name: k for k, name in enumerate(COUNTERS)}
+PROBLEM_COUNTERS = frozenset({
+    "imu_rejected", "imu_out_of_order", "joint_states_out_of_order", "joint_states_without_imu",
+    "feet_rejected", "feet_without_joints", "initialization_restarts", "resets", "updates_failed",
+})
+"""Counters of data faults: ``BatchResult.problems`` names those an event increased."""
 # Default detection thresholds, as fractions of the weight each foot carries when all stand. On the synthetic
 # quadruped trot (kinodyn.estimation.synthetic, 6 s) 0.6 / 0.3 gave no swing foot taken for a stance foot (the
 # neglected swing inertia reaches 0.5 of the share) and 4 % of stance samples missed at the transitions.
@@ -144,8 +156,17 @@ class LeggedEstimator:
             on = CONTACT_ON_FRACTION * share if contact_on_threshold is None else contact_on_threshold
             off = CONTACT_OFF_FRACTION * share if contact_off_threshold is None else contact_off_threshold
             self._detector = ContactDetector(model, self.feet, on, off)
-        self.counters = dict.fromkeys(COUNTERS, 0)
+        self._counts = np.zeros(len(COUNTERS), dtype=np.int64)
+        self.counters = Counters(self._counts)
         self.last_problem = ""
+        self._settings = np.array([
+            self.accel_limit, self.gyro_limit, self.accel_jump_limit, self.max_imu_gap,
+            self.gap_acceleration_noise, self.gap_rate_noise, self.noise.encoder_noise**2,
+            self.noise.gyroscope_noise_density**2,
+        ])
+        self._legs_arrays = self.legs.kernel_arrays()
+        self._run: Kernel | None = None  # loop.run compiled for the types of process()'s arguments
+        self._foot_index = {name: k for k, name in enumerate(self.feet)}
         self._start_over()
         self.filter: LeggedFilter = self._new_filter()  # replaced at each (re)initialisation
 
@@ -158,15 +179,12 @@ class LeggedEstimator:
         self._initializer = StandingInitializer(self.extrinsics.rotation, duration, gravity, max_gyro,
                                                 max_deviation)
         self._initialized = False
-        self._time = -math.inf  # stamp the filter has been propagated to
-        self._imu_stamp = -math.inf  # stamp of the held sample
-        self._held_w = np.zeros(3)
-        self._held_a = np.zeros(3)
-        self._jump: FloatArray | None = None  # a dropped jump, accepted if the next sample confirms it
-        self._interval = math.nan  # last IMU sample interval, for the gyro noise of the twist covariance
-        self._period = math.nan  # nominal IMU period (mean interval of the standing window), for gap noise
-        self._contacts: dict[str, bool] | None = None
-        self._nis = math.nan
+        # kinodyn._kernels.estimator's state: [filter time, stamp of the held sample, last IMU interval (gyro
+        # noise of the twist covariance), nominal period (gap noise), NIS, jump waiting for confirmation]
+        self._clock = np.array([-math.inf, -math.inf, math.nan, math.nan, math.nan, 0.0])
+        self._held = np.zeros(6)  # [w, a] of the held sample
+        self._jump = np.zeros(3)  # specific force of a dropped jump, accepted if the next sample confirms it
+        self._flags = np.full(len(self.feet), -1, dtype=np.int8)  # contacts; -1: no contact message yet
 
     def reset(self) -> None:
         """Forget the state and start initialising again (a time jump back, a new bag); counters are kept."""
@@ -185,81 +203,142 @@ class LeggedEstimator:
                     "standing still")
             reason = self._initializer.restart_reason
             return text + (f" (window restarted: {reason})" if reason else "")
-        if self._contacts is None and self._detector is None:
+        if self._flags[0] < 0 and self._detector is None:
             return "running on the IMU alone: no contact message yet"
         feet = self.filter.feet
         return f"running: {len(feet)} of {len(self.feet)} feet in contact" + (
             f"; last problem: {self.last_problem}" if self.last_problem else "")
 
+    # ---------------------------------------------------------------------------------------------- events
+    def contact_row(self, contacts: Mapping[str, bool]) -> np.ndarray:
+        """An ``EventBatch.contacts`` row of ``{foot: in contact}``; ValueError for a name that is not one of
+        ``feet`` (with detection, contacts are ignored: no check)."""
+        row = np.full(len(self.feet), -1, dtype=np.int8)
+        if self._detector is not None:
+            return row
+        unknown = [name for name in contacts if name not in self._foot_index]
+        if unknown:
+            raise ValueError(f"contacts name unknown feet {unknown}; the estimator's feet are "
+                             f"{list(self.feet)}")
+        for name, state in contacts.items():
+            row[self._foot_index[name]] = bool(state)
+        return row
+
+    def process(self, batch: EventBatch) -> BatchResult:
+        """The events of ``batch`` in order (what ``add_imu``, ``add_contacts`` and ``add_joint_state`` do one
+        at a time): the compiled loop (kinodyn._kernels.estimator) runs them and hands back the ones that
+        initialise, reset or change the feet in the filter, which are finished here."""
+        size = len(batch)
+        kinds = np.ascontiguousarray(batch.kinds, dtype=np.int8)
+        stamps = np.ascontiguousarray(batch.stamps, dtype=np.float64)
+        imu = np.ascontiguousarray(batch.imu, dtype=np.float64)
+        contacts = np.ascontiguousarray(batch.contacts, dtype=np.int8)
+        positions = np.ascontiguousarray(batch.joints[:, 0], dtype=np.float64)
+        result = BatchResult.empty(size)
+        problem = np.zeros(size, np.int8)
+        value = np.zeros(size)
+        mask = np.zeros(size, np.int64)
+        start = 0
+        while start < size:
+            f: Any = self.filter  # ErrorStateEKF or InvariantEKF: kernel_state() and gate
+            slots = np.array([self._foot_index[name] for name in f.feet], dtype=np.int64)
+            args = (
+                FILTER_KINDS[self.filter_name], f.kernel_state(),
+                getattr(f, "observability_constrained", False),
+                f.gate, self._clock, self._held, self._jump, self._flags, self._counts, self._settings,
+                self._legs_arrays, self.extrinsics.rotation, self.extrinsics.lever, slots,
+                self._detector is not None, self._initialized, kinds, stamps, imu, contacts, positions,
+                result.estimates, result.status, result.nis, result.dof, problem, value, mask, start,
+            )
+            if self._run is None:  # one signature: every argument is built here with fixed types
+                self._run = Kernel(loop.run, *(numba.typeof(arg) for arg in args))
+            end, escape = self._run.call(*args)
+            self._word(batch, result, problem, value, mask, slots, start, end)
+            if escape == loop.DONE:
+                break
+            before = self._counts.copy()
+            self._finish(escape, batch, end, result)
+            increased = tuple(name for name, old, new in zip(COUNTERS, before, self._counts, strict=True)
+                              if new > old and name in PROBLEM_COUNTERS)
+            if increased:
+                result.problems.append((end, increased, self.last_problem))
+            start = end + 1
+        return result
+
+    def _word(self, batch: EventBatch, result: BatchResult, problem: np.ndarray, value: np.ndarray,
+              mask: np.ndarray, slots: np.ndarray, start: int, end: int) -> None:
+        """Problems and update reports of the events ``start..end`` the compiled loop finished."""
+        for i in np.flatnonzero(problem[start:end]) + start:
+            gated = [self.feet[k] for k in range(len(self.feet)) if mask[i] >> k & 1]
+            counter, self.last_problem = problem_text(int(problem[i]), float(batch.stamps[i]),
+                                                      float(value[i]), gated, self._limits)
+            result.problems.append((int(i), (counter,), self.last_problem))
+        for i in np.flatnonzero(result.status[start:end] == 2) + start:
+            names = tuple(self.feet[k] for k in slots)
+            rejected = tuple(name for k, name in zip(slots, names, strict=True) if mask[i] >> k & 1)
+            used = tuple(name for name in names if name not in rejected)
+            result.reports[int(i)] = UpdateReport(used, rejected, (), (), float(result.nis[i]),
+                                                  int(result.dof[i]))
+
+    @property
+    def _limits(self) -> dict[str, float]:
+        return {"accel_limit": self.accel_limit, "gyro_limit": self.gyro_limit,
+                "accel_jump_limit": self.accel_jump_limit}
+
+    def _finish(self, escape: int, batch: EventBatch, i: int, result: BatchResult) -> None:
+        """The event ``i`` the compiled loop handed back (``loop.ESCAPE_*``)."""
+        stamp = float(batch.stamps[i])
+        if escape == loop.ESCAPE_IMU:
+            if self._initialize(stamp, batch.imu[i]):
+                self._output(result, i)
+        elif escape == loop.ESCAPE_NON_FINITE:
+            self.last_problem = "the filter state became non-finite: initialising again"
+            self.reset()
+        else:
+            positions, velocities, efforts = batch.joints[i]
+            report = self._contact_update(stamp, positions, velocities, efforts)
+            if report is not None:
+                result.status[i] = 2
+                result.nis[i], result.dof[i] = report.nis, report.dof
+                result.reports[i] = report
+
     # ------------------------------------------------------------------------------------------------ IMU
     def add_imu(self, stamp: float, angular_velocity: FloatArray, linear_acceleration: FloatArray
                 ) -> Estimate | None:
         """One IMU sample (IMU frame, raw); the estimate at ``stamp``, or None (initialising, or rejected)."""
-        self.counters["imu_samples"] += 1
-        w = np.array(angular_velocity, dtype=np.float64).reshape(3)
-        a = np.array(linear_acceleration, dtype=np.float64).reshape(3)
-        problem = self._imu_problem(stamp, w, a)
-        if problem:
-            self.counters["imu_rejected"] += 1
-            self.last_problem = problem
+        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
+        batch.kinds[0], batch.stamps[0] = IMU, stamp
+        batch.imu[0, :3] = np.asarray(angular_velocity, dtype=np.float64).reshape(3)
+        batch.imu[0, 3:] = np.asarray(linear_acceleration, dtype=np.float64).reshape(3)
+        result = self.process(batch)
+        if result.status[0] != 1:
             return None
-        if stamp <= self._imu_stamp or stamp < self._time:
-            self.counters["imu_out_of_order"] += 1
-            last = max(self._imu_stamp, self._time)
-            self.last_problem = f"IMU stamp {stamp:.9f} s is not after the last event ({last:.9f} s): dropped"
-            return None
-        problem = self._jump_problem(a)
-        if problem:
-            self.counters["imu_rejected"] += 1
-            self.last_problem = problem
-            return None
-        if stamp - self._imu_stamp > self.max_imu_gap and self._imu_stamp > -math.inf:
-            self.last_problem = (f"IMU gap of {stamp - self._imu_stamp:.3f} s > max_imu_gap "
+        row = result.estimates[0]
+        row.setflags(write=False)
+        return Estimate(stamp=stamp, position=row[0:3], orientation=row[3:7], linear_velocity=row[7:10],
+                        angular_velocity=row[10:13], pose_covariance=row[13:49].reshape(6, 6),
+                        twist_covariance=row[49:85].reshape(6, 6), nis=float(self._clock[loop.NIS]),
+                        contacts=self.filter.feet)
+
+    def _initialize(self, stamp: float, sample: FloatArray) -> bool:
+        """A gated IMU sample while initialising, or after a gap longer than ``max_imu_gap`` (which starts the
+        initialisation over): True once the filter started at ``stamp``."""
+        imu_stamp = float(self._clock[loop.IMU_STAMP])
+        if stamp - imu_stamp > self.max_imu_gap and imu_stamp > -math.inf:
+            self.last_problem = (f"IMU gap of {stamp - imu_stamp:.3f} s > max_imu_gap "
                                  f"{self.max_imu_gap:g} s: initialising again")
             if self._initialized:
                 self.reset()
             else:
                 self._start_over()
-        if not self._initialized:
-            self._imu_stamp = stamp
-            restarts = self._initializer.restarts
-            done = self._initializer.add(stamp, w, a)
-            self.counters["initialization_restarts"] += self._initializer.restarts - restarts
-            self._held_w, self._held_a = w, a
-            if not done:
-                return None
+        self._clock[loop.IMU_STAMP] = stamp
+        restarts = self._initializer.restarts
+        done = self._initializer.add(stamp, sample[:3], sample[3:])
+        self.counters["initialization_restarts"] += self._initializer.restarts - restarts
+        self._held[:] = sample
+        if done:
             self._start(stamp)
-        else:
-            self._propagate_to(stamp, w, a)
-            self._interval = stamp - self._imu_stamp
-            self._imu_stamp = stamp
-        self._held_w, self._held_a = w, a
-        return self._estimate(stamp)
-
-    def _imu_problem(self, stamp: float, w: FloatArray, a: FloatArray) -> str:
-        if not (math.isfinite(stamp) and np.all(np.isfinite(w)) and np.all(np.isfinite(a))):
-            return f"IMU sample at {stamp} s has a non-finite value: dropped, the previous one is held"
-        accel, gyro = float(np.linalg.norm(a)), float(np.linalg.norm(w))
-        if accel > self.accel_limit:
-            return (f"IMU |a| = {accel:.1f} m/s^2 > accel_limit {self.accel_limit:g}: dropped as a spike, "
-                    "the previous sample is held")
-        if gyro > self.gyro_limit:
-            return (f"IMU |w| = {gyro:.1f} rad/s > gyro_limit {self.gyro_limit:g}: dropped as a spike, "
-                    "the previous sample is held")
-        return ""
-
-    def _jump_problem(self, a: FloatArray) -> str:
-        """A one-sample spike: ``a`` jumps from the held sample and does not confirm a previous jump."""
-        jump = float(np.linalg.norm(a - self._held_a))
-        if self._imu_stamp == -math.inf or jump <= self.accel_jump_limit:
-            self._jump = None
-            return ""
-        confirmed = self._jump is not None and float(np.linalg.norm(a - self._jump)) <= self.accel_jump_limit
-        self._jump = None if confirmed else a
-        if confirmed:
-            return ""
-        return (f"IMU specific force jumped by {jump:.1f} m/s^2 > accel_jump_limit "
-                f"{self.accel_jump_limit:g}: dropped as a spike (a jump the next sample confirms is kept)")
+        return done
 
     def _start(self, stamp: float) -> None:
         """Initialise the filter from the standing window: base at the odom origin, zero yaw, at rest."""
@@ -270,45 +349,28 @@ class LeggedEstimator:
                                init.accelerometer_bias, init.gyroscope_bias,
                                init.covariance(self.noise, self.extrinsics.lever))
         self._initialized = True
-        self._time = stamp
-        self._interval = init.elapsed / max(init.samples - 1, 1)
-        self._period = self._interval
+        self._clock[loop.TIME] = stamp
+        self._clock[loop.INTERVAL] = self._clock[loop.PERIOD] = init.elapsed / max(init.samples - 1, 1)
 
-    def _propagate_to(self, stamp: float, w: FloatArray | None = None, a: FloatArray | None = None) -> None:
-        """Step the filter to ``stamp``: with the held sample, or, given the new sample ``(w, a)`` at
-        ``stamp``, with the line between the held and the new sample at the middle of the step (trapezoid);
-        plus the gap noise of the part of the step beyond the nominal period (module doc)."""
-        start = self._time
-        if stamp <= start:
-            return
-        w_step, a_step = self._held_w, self._held_a
-        if w is not None and a is not None:
-            weight = (0.5 * (start + stamp) - self._imu_stamp) / (stamp - self._imu_stamp)
-            w_step = w_step + weight * (w - w_step)
-            a_step = a_step + weight * (a - a_step)
-        s0 = max(start - self._imu_stamp - self._period, 0.0)
-        s1 = max(stamp - self._imu_stamp - self._period, 0.0)
-        variance = (0.0, 0.0)
-        if s1 > 0.0:
-            growth = (s1 * s1 - s0 * s0) / ((stamp - start) * (stamp - start))
-            variance = (self.gap_acceleration_noise**2 * growth, self.gap_rate_noise**2 * growth)
-        self.filter.propagate(w_step, a_step, stamp - start, variance)
-        self._time = stamp
+    def _output(self, result: BatchResult, i: int) -> None:
+        """The estimate of the filter's state into ``result`` (event ``i``); a reset if it is not finite."""
+        f: Any = self.filter
+        if loop.estimate_row(FILTER_KINDS[self.filter_name], f.kernel_state(), self._clock, self._held,
+                             self._settings, self.extrinsics.rotation, self.extrinsics.lever,
+                             result.estimates[i]):
+            result.status[i] = 1
+        else:
+            self.last_problem = "the filter state became non-finite: initialising again"
+            self.reset()
 
     # ----------------------------------------------------------------------------------------- contacts
     def add_contacts(self, stamp: float, contacts: Mapping[str, bool]) -> None:
         """The contact state of the named feet from now on (``message`` and ``schedule`` sources; ignored
         and counted with ``detection``). ValueError for a name that is not one of ``feet``."""
-        if self._detector is not None:
-            self.counters["contacts_ignored"] += 1
-            return
-        unknown = [name for name in contacts if name not in self.feet]
-        if unknown:
-            raise ValueError(f"contacts name unknown feet {unknown}; the estimator's feet are "
-                             f"{list(self.feet)}")
-        if self._contacts is None:
-            self._contacts = dict.fromkeys(self.feet, False)
-        self._contacts.update((name, bool(state)) for name, state in contacts.items())
+        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
+        batch.kinds[0], batch.stamps[0] = CONTACTS, stamp
+        batch.contacts[0] = self.contact_row(contacts)
+        self.process(batch)
 
     # ---------------------------------------------------------------------------------------- joints
     def add_joint_state(self, stamp: float, positions: FloatArray, velocities: FloatArray,
@@ -316,19 +378,15 @@ class LeggedEstimator:
         """One joint state (``model.joint_names`` order, NaN where missing): the kinematic update of the
         feet in contact at ``stamp``; None before initialisation, without contact information, or when the
         sample is out of order or the IMU is silent."""
-        self.counters["joint_states"] += 1
-        if not self._initialized:
-            return None
-        if stamp < self._time:
-            self.counters["joint_states_out_of_order"] += 1
-            self.last_problem = f"joint state at {stamp:.9f} s is older than the filter ({self._time:.9f} s)"
-            return None
-        if stamp - self._imu_stamp > self.max_imu_gap:
-            self.counters["joint_states_without_imu"] += 1
-            self.last_problem = (f"no IMU sample for {stamp - self._imu_stamp:.3f} s: joint state at "
-                                 f"{stamp:.9f} s not used")
-            return None
-        self._propagate_to(stamp)
+        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
+        batch.kinds[0], batch.stamps[0] = JOINTS, stamp
+        batch.joints[0] = positions, velocities, efforts
+        return self.process(batch).reports.get(0)
+
+    def _contact_update(self, stamp: float, positions: FloatArray, velocities: FloatArray,
+                        efforts: FloatArray) -> UpdateReport | None:
+        """The kinematic update of a joint state the compiled loop propagated to: the feet in contact (from
+        the messages or detected) whose legs are measured go to ``update_contacts``."""
         contacts = self._contact_state(positions, velocities, efforts)
         if contacts is None:
             return None
@@ -348,13 +406,15 @@ class LeggedEstimator:
         self.counters["feet_rejected"] += len(report.rejected)
         if report.rejected:
             self.last_problem = f"feet {list(report.rejected)} failed the chi-square gate"
-        self._nis = report.nis
+        self._clock[loop.NIS] = report.nis
         return report
 
     def _contact_state(self, positions: FloatArray, velocities: FloatArray, efforts: FloatArray
                        ) -> dict[str, bool] | None:
         if self._detector is None:
-            return self._contacts
+            if self._flags[0] < 0:
+                return None
+            return {name: bool(flag) for name, flag in zip(self.feet, self._flags, strict=True)}
         base = self._base()
         q = np.concatenate([base.position, matrix_to_quat(base.rotation), positions])
         v = np.concatenate([base.linear_velocity, base.angular_velocity, velocities])
@@ -363,23 +423,27 @@ class LeggedEstimator:
     # ----------------------------------------------------------------------------------------- output
     def _base(self) -> BaseState:
         f = self.filter
-        return self.extrinsics.base_state(f.rotation, f.position, f.velocity, self._held_w - f.gyroscope_bias)
+        w = self._held[:3] - f.gyroscope_bias
+        return self.extrinsics.base_state(f.rotation, f.position, f.velocity, w)
 
-    def _estimate(self, stamp: float) -> Estimate | None:
-        f = self.filter
-        P = f.navigation_covariance()
-        C, p, v, b_g = f.rotation, f.position, f.velocity, f.gyroscope_bias
-        # one sum: a NaN or inf anywhere (or an overflow) makes it non-finite
-        if not math.isfinite(P.sum() + C.sum() + p.sum() + v.sum() + b_g.sum()):
-            self.last_problem = "the filter state became non-finite: initialising again"
-            self.reset()
-            return None
-        base = self.extrinsics.base_output(
-            C, p, v, self._held_w - b_g, P, self.noise.gyroscope_noise_density**2 / self._interval)
-        return Estimate(
-            stamp=stamp, position=base.position, orientation=base.orientation,
-            linear_velocity=base.linear_velocity, angular_velocity=base.angular_velocity,
-            pose_covariance=base.pose_covariance, twist_covariance=base.twist_covariance, nis=self._nis,
-            contacts=f.feet,
-        )
 
+class Counters(MutableMapping[str, int]):
+    """``LeggedEstimator.counters``: the names of COUNTERS over the array the compiled loop counts in."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        self._counts = counts
+
+    def __getitem__(self, name: str) -> int:
+        return int(self._counts[COUNTER_INDEX[name]])
+
+    def __setitem__(self, name: str, value: int) -> None:
+        self._counts[COUNTER_INDEX[name]] = value
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("estimator counters cannot be removed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COUNTERS)
+
+    def __len__(self) -> int:
+        return len(COUNTERS)

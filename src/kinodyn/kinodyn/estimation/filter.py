@@ -18,6 +18,12 @@ import numpy as np
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.rotations import FloatArray
 
+NOT_POSITIVE_DEFINITE = (
+    "update_contacts: innovation covariance not positive definite (a foot covariance that is not positive "
+    "semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
+)
+"""Why ``update_contacts`` refused an update (ValueError, state untouched)."""
+
 
 def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArray:
     """``value`` as a float64 array of ``shape`` with finite entries, else ValueError naming ``name``."""
@@ -194,10 +200,7 @@ class FilterState:
                     accepted,
                 )
             except np.linalg.LinAlgError as exc:  # raised before the kernel writes anything
-                raise ValueError(
-                    "update_contacts: innovation covariance not positive definite (a foot covariance that is "
-                    "not positive semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
-                ) from exc
+                raise ValueError(NOT_POSITIVE_DEFINITE) from exc
             used = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if ok)
             rejected = tuple(foot.name for foot, ok in zip(measured, accepted, strict=True) if not ok)
         added = tuple(foot.name for foot in feet if foot.name not in self._names)

@@ -41,6 +41,8 @@ from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector,
 NAVIGATION_SIZE = 15
 """Size of ``[xi_p, xi_v, xi_theta, db_a, db_g]``; foot k occupies ``15 + 3k .. 18 + 3k``."""
 _P, _V, _TH = slice(0, 3), slice(3, 6), slice(6, 9)
+_UNUSED_15X15, _UNUSED_15, _UNUSED_3X3, _UNUSED_3, _UNUSED_FEET = (
+    np.zeros((15, 15)), np.zeros(15), np.eye(3), np.zeros(3), np.zeros((0, 3)))
 
 
 def sek3_exp(xi_theta: FloatArray, columns: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -81,13 +83,19 @@ class InvariantEKF(FilterState):
         self._names: list[str] = []
         self._feet = np.zeros((0, 3))
         self._P = np.zeros((NAVIGATION_SIZE, NAVIGATION_SIZE))
-        self._phi = np.empty((NAVIGATION_SIZE, NAVIGATION_SIZE))
         n = self.noise
         self._noise = np.array([
             n.accelerometer_noise_density, n.gyroscope_noise_density,
             n.accelerometer_random_walk, n.gyroscope_random_walk, n.foot_random_walk,
         ])
+        self._kernel_params = np.concatenate([self._noise, self._g])
         self._initialized = False
+
+    def kernel_state(self) -> tuple[np.ndarray, ...]:
+        """The arrays the compiled estimator loop works on in place (kinodyn._kernels.estimator; the ESKF's
+        layout: its transition, Q and observability-constraint slots are unused placeholders here)."""
+        return (self._C, self._p, self._v, self._biases, self._feet, self._P, _UNUSED_15X15, _UNUSED_15,
+                self._kernel_params, _UNUSED_3X3, _UNUSED_3, _UNUSED_3, _UNUSED_FEET)
 
     # ----------------------------------------------------------------------------------------- state
     def initialize(
@@ -181,17 +189,9 @@ class InvariantEKF(FilterState):
         if not math.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        noise = self._noise
-        if accelerometer or gyroscope:
-            noise = noise.copy()
-            noise[0] = math.sqrt(noise[0] ** 2 + accelerometer * dt)
-            noise[1] = math.sqrt(noise[1] ** 2 + gyroscope * dt)
-        n = self._P.shape[0]
-        if self._phi.shape[0] != n:
-            self._phi = np.empty((n, n))
-        kernels.propagate(
-            self._C, self._p, self._v, self._biases, self._feet, self._P,
-            omega_m, accel_m, float(dt), self._g, noise, self._phi,
+        kernels.propagate_readings(
+            self._C, self._p, self._v, self._biases, self._feet, self._P, omega_m, accel_m, float(dt),
+            accelerometer, gyroscope, self._g, self._noise,
         )
 
     # ---------------------------------------------------------------------------------------- update

@@ -213,6 +213,14 @@ class LegKinematics:
             self._members[k, list(leg.joints)] = True
         self._all = np.ones(len(self.legs), dtype=bool)
 
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """What the compiled estimator loop needs for ``measure``: the model's kernel data, the scratch
+        configuration, foot frames, ``C_IB``, ``r_BI``, the scratch Jacobian, which joints each leg uses, and
+        the scratch output (feet x 12, kinodyn._kernels.legs.feet_in_imu)."""
+        ki, kf = self.model.kernel_data
+        return (ki, kf, self._q, self._frames, self._C_IB, self.extrinsics.translation, self._jacobian,
+                self._members, np.empty((len(self.legs), 12)))
+
     def measure(self, joint_positions: FloatArray, encoder_noise: float) -> list[FootMeasurement]:
         """Feet in the IMU frame and their covariances ``C_BI^T J sigma^2 J^T C_BI``; see the class doc."""
         positions = np.asarray(joint_positions, dtype=np.float64)
