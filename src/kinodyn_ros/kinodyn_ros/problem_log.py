@@ -21,22 +21,29 @@ class DistinctProblemLog:
         self._last: dict[Hashable, float] = {}
         self._silenced: dict[Hashable, int] = {}
 
+    # Each severity is logged from its own line: rclpy's logger keys its per-call-site context on the calling
+    # line and raises "Logger severity cannot be changed between calls" when one line logs at two severities.
     def warn(self, key: Hashable, message: str) -> None:
-        self._report(key, message, self._logger.warning)
+        text = self._due(key, message)
+        if text is not None:
+            self._logger.warning(text)
 
     def error(self, key: Hashable, message: str) -> None:
-        self._report(key, message, self._logger.error)
+        text = self._due(key, message)
+        if text is not None:
+            self._logger.error(text)
 
-    def _report(self, key: Hashable, message: str, log: Callable[[str], Any]) -> None:
+    def _due(self, key: Hashable, message: str) -> str | None:
+        """The line to log now for ``key``, or None while it is throttled."""
         now = time.monotonic()
         last = self._last.get(key)
         if last is not None and now - last < self._period:
             self._silenced[key] = self._silenced.get(key, 0) + 1
-            return
+            return None
         silenced = self._silenced.pop(key, 0)
         suffix = f" ({silenced} more since the last report)" if silenced else ""
         self._last[key] = now
-        log(message + suffix)
+        return message + suffix
 
 
 def problem_key(context: str, exc: BaseException) -> Hashable:

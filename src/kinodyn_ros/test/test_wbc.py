@@ -286,3 +286,12 @@ def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node) 
         assert not result.successful and reason in result.reason, result.reason
     assert arm_node._core.controller.params.posture_kd == ArmParameters().posture_kd
     assert arm_node._core.params.damping_kd == 3.0
+
+
+def test_problem_log_warns_and_errs_through_one_rclpy_logger() -> None:
+    """rclpy raises 'Logger severity cannot be changed between calls' when one line of code logs at two
+    severities; the wbc node warns (bad input) and errs (QP failure) through one DistinctProblemLog."""
+    problems = DistinctProblemLog(rclpy.logging.get_logger("wbc_problem_log_test"))
+    for k in range(2):
+        problems.warn(("a", k), "a warning")
+        problems.error(("b", k), "an error")
