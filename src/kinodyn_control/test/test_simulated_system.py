@@ -179,15 +179,17 @@ def _pendulum(root: str, extra_link: str = "", params: str = "") -> str:
     return f'<robot name="p">{links}{hinge}{block}</robot>'
 
 
-def test_base_floats_unless_the_root_link_is_world() -> None:
-    fixed = Harness(_pendulum("world"))
+@BACKENDS
+def test_base_floats_unless_the_root_link_is_world(backend: dict[str, str]) -> None:
+    extra = "".join(param(k, v) for k, v in backend.items())
+    fixed = Harness(_pendulum("world", params=extra))
     fixed.activate_hardware()
     s = fixed.resources.components["sys"].simulator
     assert not s.model.floating_base and s.model.nq == 1
     for _ in range(100):
         s.step(np.zeros(1))
     assert s.q[0] < 0.3  # the pendulum swings down about its fixed hinge
-    floating = Harness(_pendulum("base"))
+    floating = Harness(_pendulum("base", params=extra))
     floating.activate_hardware()
     s = floating.resources.components["sys"].simulator
     assert s.model.floating_base and s.model.nq == 8
@@ -195,7 +197,7 @@ def test_base_floats_unless_the_root_link_is_world() -> None:
     for _ in range(100):
         s.step(np.zeros(1))
     assert s.q[2] == pytest.approx(z0 - 0.5 * 9.81 * s.t**2, abs=1e-9)  # free fall of the whole robot
-    overridden = Harness(_pendulum("base", params=param("floating_base", "false")))
+    overridden = Harness(_pendulum("base", params=param("floating_base", "false") + extra))
     overridden.activate_hardware()
     assert not overridden.resources.components["sys"].simulator.model.floating_base
 
