@@ -11,8 +11,14 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import can
+import numpy as np
 import pytest
-from kinodyn_control.hardware.can_motor_protocol import MotorRanges, float_to_uint, uint_to_float
+from kinodyn_control.hardware.can_motor_protocol import (
+    MotorRanges,
+    float_to_uint,
+    pack_command,
+    uint_to_float,
+)
 from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import HardwareError
@@ -55,16 +61,18 @@ def settled(predicate: Callable[[], bool], timeout: float = 1.0) -> bool:
 
 
 class Rig:
-    """Two emulated motors (ids 1, 2) serving a unique virtual channel, and a harness over ``joints``."""
+    """Emulated motors (ids 1, 2 by default: joints j1, j2) serving a unique virtual channel, and a harness
+    over ``joints``."""
 
-    def __init__(self, joints: str | None = None, params: str = "", reply_length: int = 8) -> None:
+    def __init__(self, joints: str | None = None, params: str = "", reply_length: int = 8,
+                 ids: tuple[int, ...] = (1, 2)) -> None:
         self.channel = f"can-test-{uuid.uuid4().hex[:8]}"
         self.motors = {i: MitMotor(i, R, inertia=0.01, damping=0.05, reply_length=reply_length)
-                       for i in (1, 2)}
+                       for i in ids}
         self.bank = MitMotorBank(list(self.motors.values()))
         self.server = BusServer(self.bank, can.Bus(interface="virtual", channel=self.channel)).start()
         joints = joints or effort_joint("j1", 1) + effort_joint("j2", 2, direction=-1, offset=0.1)
-        self.h = Harness(robot_xml(block(self.channel, joints, params)))
+        self.h = Harness(robot_xml(block(self.channel, joints, params), tuple(f"j{i}" for i in ids)))
         self.component = self.h.resources.components["sys"]
 
     def cycles(self, n: int, period: float = 0.002) -> None:
@@ -112,6 +120,56 @@ def test_effort_commands_reach_the_motors_with_direction(rig: Rig) -> None:
     assert rig.motors[1].command[2:4] == (0.0, 0.0)
     rig.cycles(2)  # the effort state: the torque the motor applied (replies lag one frame), mapped back
     assert rig.h.state("j2/effort") == pytest.approx(3.0, abs=T_STEP)
+
+
+def test_command_frames_follow_the_per_joint_rules_byte_for_byte() -> None:
+    """The frames ``write`` sends (all motors packed at once) against ``pack_command`` joint by joint, as the
+    rules say: unset position -> offset with kp 0, unset others -> 0, unlisted kp/kd -> the params, joint ->
+    motor by direction and offset; over random commands within the interfaces' bounds, some left unset."""
+    every = ("position", "velocity", "effort", "kp", "kd")
+    rules = {1: (-1, 0.1, ("effort",), 0.0, 0.0), 2: (1, -0.2, every, 0.0, 0.0),
+             3: (-1, 0.3, ("position", "effort"), 40.0, 0.5), 4: (1, 0.0, ("position", "kd"), 25.0, 0.0)}
+    joints = "".join(effort_joint(f"j{i}", i, d, off, param("kp", kp) + param("kd", kd), commands)
+                     for i, (d, off, commands, kp, kd) in rules.items())
+    rig = Rig(joints, ids=tuple(rules))
+    listener = can.Bus(interface="virtual", channel=rig.channel)
+    bounds = {"effort": (-10, 10), "position": (-1, 1), "velocity": (-2, 2), "kp": (0, 100), "kd": (0, 5)}
+    rng = np.random.default_rng(5)
+    try:
+        rig.h.activate_hardware()
+        while listener.recv(timeout=0.0) is not None:
+            pass
+        for round_ in range(30):
+            given: dict[int, dict[str, float]] = {}
+            for i, (_, _, commands, _, _) in rules.items():
+                given[i] = {}
+                for c in commands:
+                    value = math.nan if round_ == 0 else float(rng.uniform(*bounds[c]))
+                    given[i][c] = value
+                    if not math.isnan(value):
+                        rig.h.set_command(f"j{i}/{c}", value)
+            assert rig.h.resources.write(0.0, 0.002) == []
+            sent = {}
+            while len(sent) < len(rules):
+                message = listener.recv(timeout=1.0)
+                assert message is not None
+                if message.arbitration_id in rules:
+                    sent[message.arbitration_id] = bytes(message.data)
+            assert rig.h.resources.read(0.0, 0.002) == []
+            for i, (d, off, _, kp_param, kd_param) in rules.items():
+                g = {c: given[i].get(c, math.nan) for c in every}
+                kp = g["kp"] if "kp" in given[i] else kp_param
+                kd = g["kd"] if "kd" in given[i] else kd_param
+                position = g["position"]
+                if math.isnan(position):
+                    position, kp = off, 0.0
+                velocity, effort, kp, kd = (0.0 if math.isnan(x) else x
+                                            for x in (g["velocity"], g["effort"], kp, kd))
+                expected = pack_command(d * (position - off), d * velocity, kp, kd, d * effort, R)
+                assert sent[i] == expected, (i, g)
+    finally:
+        listener.shutdown()
+        rig.close()
 
 
 def test_in_motor_pd_reaches_the_commanded_position() -> None:

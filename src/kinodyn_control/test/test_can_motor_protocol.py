@@ -1,6 +1,7 @@
 """MIT-mode packing (can_motor_protocol.py): bit layout against bytes packed by hand from the protocol's byte
 table, clamping, round trips within half a quantisation step, and the uint mapping against exact rational
-arithmetic."""
+arithmetic; the vectorised ``pack_commands``/``unpack_replies`` against the reference functions, row by
+row."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from kinodyn_control.hardware.can_motor_protocol import (
     SET_ZERO,
     FrameError,
     MotorRanges,
+    RangeTable,
     float_to_uint,
     pack_command,
+    pack_commands,
     pack_reply,
     uint_to_float,
     unpack_command,
+    unpack_replies,
     unpack_reply,
 )
 
@@ -99,3 +103,54 @@ def test_a_reply_of_the_wrong_length_is_refused(length: int) -> None:
 def test_ranges_must_be_positive_and_finite() -> None:
     with pytest.raises(ValueError, match="t_max must be a finite number > 0"):
         MotorRanges(12.5, 50.0, 500.0, 5.0, float("nan"))
+
+
+def _random_ranges(rng: np.random.Generator, n: int) -> list[MotorRanges]:
+    return [MotorRanges(*rng.choice([0.5, 4.0, 12.5, 12.56637, 50.0, 95.5, 500.0], 5)) for _ in range(n)]
+
+
+def test_pack_commands_equals_pack_command_row_by_row() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(1, 13))
+        ranges = _random_ranges(rng, n)
+        table = RangeTable.of(ranges)
+        # inside, beyond and exactly on the ranges, and exactly halfway between two codes (round half to even)
+        values = rng.uniform(-1.3, 1.3, (n, 5)) * table.hi
+        values[rng.random((n, 5)) < 0.1] = 0.0
+        edge = rng.random((n, 5)) < 0.1
+        values[edge] = np.where(rng.random(edge.sum()) < 0.5, table.lo[edge], table.hi[edge])
+        codes = rng.integers(0, 4095, (n, 5))
+        half = table.lo + (codes + 0.5) * table.span / (2.0 ** np.array([16, 12, 12, 12, 12]) - 1)
+        tie = rng.random((n, 5)) < 0.1
+        values[tie] = half[tie]
+        packed = pack_commands(values, table)
+        expected = b"".join(pack_command(*map(float, values[k]), ranges[k]) for k in range(n))
+        assert packed == expected
+
+
+def test_pack_commands_bit_layout_against_hand_packed_bytes() -> None:
+    table = RangeTable.of([R, R])
+    ints = np.array([[0x1234, 0xABC, 0x5DE, 0x9F1, 0x2A7], [0xFFFF, 0, 0xFFF, 0, 0x800]])
+    values = table.lo + ints * table.span / (2.0 ** np.array([16, 12, 12, 12, 12]) - 1)
+    assert pack_commands(values, table) == bytes([0x12, 0x34, 0xAB, 0xC5, 0xDE, 0x9F, 0x12, 0xA7,
+                                                  0xFF, 0xFF, 0x00, 0x0F, 0xFF, 0x00, 0x08, 0x00])
+
+
+def test_unpack_replies_equals_unpack_reply_row_by_row() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        n = int(rng.integers(1, 13))
+        ranges = _random_ranges(rng, n)
+        lengths = rng.choice([6, 8], n)
+        raw = rng.integers(0, 256, (n, 8), dtype=np.uint8)
+        replies = unpack_replies(raw.tobytes(), lengths, RangeTable.of(ranges))
+        for k in range(n):
+            reply = unpack_reply(raw[k, :lengths[k]].tobytes(), ranges[k])
+            assert (replies.motor_id[k], replies.position[k], replies.velocity[k], replies.torque[k]) == (
+                reply.motor_id, reply.position, reply.velocity, reply.torque)
+            if reply.temperature is None:
+                assert np.isnan(replies.temperature[k]) and replies.error_code[k] == 0
+            else:
+                assert replies.temperature[k] == reply.temperature
+                assert replies.error_code[k] == reply.error_code

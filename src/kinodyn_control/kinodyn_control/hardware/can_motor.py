@@ -11,6 +11,9 @@ Parameters and interfaces: can_motor_config.py. Lifecycle (ros2_control, ANCHORS
   by ``direction``/``offset``. A command that is infinite, or NaN after a value was given, is ERROR
   (``unusable_commands``).
 - ``read``: the replies to the frames of the previous ``write`` (or to a poll it sends when none is due).
+
+Each cycle packs every motor's command and decodes every reply at once (``pack_commands``/``unpack_replies``,
+arrays built once in ``bind``); ``reply_fault`` reads the reference ``Reply`` of a faulty motor only.
 - ``on_deactivate`` / ``on_error`` / ``on_shutdown``: ``exit motor mode`` on every motor (on_error: as far as
   the bus still works), then ``on_error`` closes the bus and returns SUCCESS (UNCONFIGURED: configure again).
 
@@ -38,9 +41,11 @@ from kinodyn_control.hardware.can_motor_protocol import (
     ENTER_MOTOR_MODE,
     EXIT_MOTOR_MODE,
     OVER_TEMPERATURE,
+    RangeTable,
     Reply,
     describe_fault,
-    pack_command,
+    pack_commands,
+    unpack_replies,
 )
 from kinodyn_control.hardware.component import System
 from kinodyn_control.hardware.description import HardwareInfo
@@ -78,15 +83,28 @@ class CanMotorSystem(System):
             return np.array([[view.index.get(full_name(m.joint, n), -1) for n in names]
                              for m in self.config.motors], dtype=np.intp)
 
+        motors = self.config.motors
         self._state_index = indices(states, STATES)
         self._command_index = indices(commands, COMMANDS)
-        self._last_frames = {m.can_id: EXIT_MOTOR_MODE for m in self.config.motors}
+        self._ids = tuple(m.can_id for m in motors)
+        self._row = {m.can_id: k for k, m in enumerate(motors)}
+        self._table = RangeTable.of([m.ranges for m in motors])
+        self._direction = np.array([m.direction for m in motors])
+        self._offset = np.array([m.offset for m in motors])
+        self._listed = self._command_index >= 0
+        self._listed_index = self._command_index[self._listed]
+        # commands in COMMANDS order; an interface not listed keeps its constant: NaN, or the kp/kd param
+        self._given = np.full((len(motors), len(COMMANDS)), math.nan)
+        self._given[:, 3:] = np.where(self._listed[:, 3:], math.nan, [[m.kp, m.kd] for m in motors])
+        self._state_listed = self._state_index >= 0
+        self._rest = EXIT_MOTOR_MODE * len(motors)
+        self._last_frames = self._rest
 
     # --- lifecycle ------------------------------------------------------------------------------------------
     def _to_all(self, data: bytes) -> str:
         """Send ``data`` to every motor and store the replies; '' or what failed."""
         try:
-            self.bus.send_all({m.can_id: data for m in self.config.motors})
+            self.bus.send_all(self._ids, data * len(self._ids))
             return self._store(self.bus.collect())
         except MotorBusError as exc:
             return str(exc)
@@ -117,12 +135,12 @@ class CanMotorSystem(System):
             self.last_error = problem
             return CallbackReturn.ERROR
         self.commands.values[:] = math.nan
-        self._last_frames = {m.can_id: self._frame(k, m) for k, m in enumerate(self.config.motors)}
+        self._last_frames = self._frames()
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self) -> CallbackReturn:
         problem = self._to_all(EXIT_MOTOR_MODE)
-        self._last_frames = dict.fromkeys(self._last_frames, EXIT_MOTOR_MODE)
+        self._last_frames = self._rest
         if problem:
             self.last_error = problem
             return CallbackReturn.ERROR
@@ -141,7 +159,7 @@ class CanMotorSystem(System):
                 except MotorBusError:
                     break
             self.bus.close()
-        self._last_frames = dict.fromkeys(self._last_frames, EXIT_MOTOR_MODE)
+        self._last_frames = self._rest
         return CallbackReturn.SUCCESS
 
     def on_shutdown(self) -> CallbackReturn:
@@ -154,28 +172,33 @@ class CanMotorSystem(System):
         return CallbackReturn.SUCCESS
 
     # --- cyclic ---------------------------------------------------------------------------------------------
-    def _store(self, replies: dict[int, Reply]) -> str:
-        """Joint states from ``replies``; '' or the first fault a motor reports."""
-        values = self.states.values
-        for k, motor in enumerate(self.config.motors):
-            reply = replies.get(motor.can_id)
-            if reply is None:
-                continue
-            fault = reply_fault(reply, motor, self.config.max_temperature)
-            if fault:
-                return fault
-            measured = (motor.direction * reply.position + motor.offset, motor.direction * reply.velocity,
-                        motor.direction * reply.torque,
-                        math.nan if reply.temperature is None else float(reply.temperature))
-            for i, value in zip(self._state_index[k], measured, strict=True):
-                if i >= 0:
-                    values[i] = value
+    def _store(self, replies: dict[int, bytes]) -> str:
+        """Joint states from ``replies`` (motor id -> reply data); '' or the first fault a motor reports."""
+        data = bytearray(8 * len(self._ids))
+        lengths = np.zeros(len(self._ids), dtype=np.intp)
+        for can_id, reply in replies.items():
+            k = self._row[can_id]
+            data[8 * k:8 * k + len(reply)] = reply
+            lengths[k] = len(reply)
+        r = unpack_replies(bytes(data), lengths, self._table)
+        hot = r.temperature > self.config.max_temperature  # NaN (6-byte reply): False
+        faulty = np.flatnonzero((lengths > 0) & ((r.error_code != 0) | hot))
+        if faulty.size:
+            k = int(faulty[0])
+            first = Reply(int(r.motor_id[k]), float(r.position[k]), float(r.velocity[k]), float(r.torque[k]),
+                          int(r.temperature[k]), int(r.error_code[k]))
+            return reply_fault(first, self.config.motors[k], self.config.max_temperature)
+        d = self._direction
+        measured = np.column_stack((d * r.position + self._offset, d * r.velocity, d * r.torque,
+                                    r.temperature))
+        store = self._state_listed & (lengths > 0)[:, None]
+        self.states.values[self._state_index[store]] = measured[store]
         return ""
 
     def read(self, time: float, period: float) -> ReturnType:
         try:
             if not self.bus.waiting:  # no write since the last read: poll (rest frame while inactive)
-                self.bus.send_all(self._last_frames)
+                self.bus.send_all(self._ids, self._last_frames)
             problem = self._store(self.bus.collect())
         except MotorBusError as exc:
             problem = str(exc)
@@ -184,29 +207,28 @@ class CanMotorSystem(System):
             return ReturnType.ERROR
         return ReturnType.OK
 
-    def _frame(self, k: int, motor: MotorConfig) -> bytes:
-        """Motor ``k``'s command frame from the command interfaces (NaN: not commanded yet)."""
-        given = [self.commands.values[i] if i >= 0 else math.nan for i in self._command_index[k]]
-        position, velocity, effort, kp, kd = given
-        listed = self._command_index[k] >= 0
-        if not listed[3]:
-            kp = motor.kp
-        if not listed[4]:
-            kd = motor.kd
-        if math.isnan(position):
-            position, kp = motor.offset, 0.0
-        velocity, effort, kp, kd = (0.0 if math.isnan(x) else x for x in (velocity, effort, kp, kd))
-        d = motor.direction
-        return pack_command(d * (position - motor.offset), d * velocity, kp, kd, d * effort, motor.ranges)
+    def _frames(self) -> bytes:
+        """Every motor's command frame from the command interfaces, 8 bytes each in ``_ids`` order. Per
+        joint: an unset (NaN) position sends the offset with kp = 0, an unset velocity, effort, kp or kd sends
+        0; an interface not listed sends its constant (kp/kd: the joint's param); joint -> motor by
+        direction/offset."""
+        given = self._given
+        given[self._listed] = self.commands.values[self._listed_index]
+        unset = np.isnan(given[:, 0])
+        value = np.where(np.isnan(given), 0.0, given)  # position, velocity, effort, kp, kd
+        d = self._direction
+        motor = np.column_stack((np.where(unset, 0.0, d * (value[:, 0] - self._offset)), d * value[:, 1],
+                                 np.where(unset, 0.0, value[:, 3]), value[:, 4], d * value[:, 2]))
+        return pack_commands(motor, self._table)
 
     def write(self, time: float, period: float) -> ReturnType:
         problem = self.unusable_commands()
         if problem:
             self.last_error = f"unusable command(s): {problem}; no frame sent"
             return ReturnType.ERROR
-        self._last_frames = {m.can_id: self._frame(k, m) for k, m in enumerate(self.config.motors)}
+        self._last_frames = self._frames()
         try:
-            self.bus.send_all(self._last_frames)
+            self.bus.send_all(self._ids, self._last_frames)
         except MotorBusError as exc:
             self.last_error = str(exc)
             return ReturnType.ERROR

@@ -1,12 +1,14 @@
 """One CAN bus of MIT-mode motors through python-can: send frames, collect the replies within a timeout.
 
 Every frame sent to a motor (command or special frame) is answered by one reply on the master id
-(can_motor_protocol.py), so ``send`` marks the motor as waiting and ``collect`` returns once each waiting
-motor has answered. ``MotorBusError`` (the component turns it into ERROR) is raised for: a send python-can
-refuses (the interface is down or bus-off), a SocketCAN error frame reporting bus-off (``CAN_ERR_BUSOFF`` =
-0x40 in the error class, linux/can/error.h), a motor that has not answered ``reply_timeout`` seconds after the
-frame was sent, a frame on the master id that is no reply (length other than 6 or 8) or names a motor id not
-on this bus. Other error frames (error-warning, error-passive, ...) are reported through ``warn`` once per
+(can_motor_protocol.py), so ``send`` marks the motor as waiting and ``collect`` returns the reply data of
+each waiting motor once all have answered (one pass over the bus, no decoding: the component decodes them
+together).
+``MotorBusError`` (the component turns it into ERROR) is raised for: a send or receive python-can refuses (the
+interface is down or bus-off), a SocketCAN error frame reporting bus-off (``CAN_ERR_BUSOFF`` = 0x40 in the
+error class, linux/can/error.h), a motor that has not answered ``reply_timeout`` seconds after the last frame
+sent, a frame on the master id that is no reply (length other than 6 or 8) or names a motor id not on this
+bus. Other error frames (error-warning, error-passive, ...) are reported through ``warn`` once per
 class; frames on other ids (other devices on the bus) are ignored.
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 import can
 
 from kinodyn_control.hardware.can_motor_config import BusConfig, MotorConfig
-from kinodyn_control.hardware.can_motor_protocol import FrameError, Reply, unpack_reply
+from kinodyn_control.hardware.can_motor_protocol import REPLY_LENGTHS
 
 CAN_ERR_BUSOFF = 0x00000040
 
@@ -38,7 +40,8 @@ class MotorBus:
         self.warn = warn
         self.motors = {m.can_id: m for m in config.motors}
         self.bus: can.BusABC | None = None
-        self._waiting: dict[int, float] = {}  # motor id -> deadline (time.monotonic)
+        self._waiting: set[int] = set()  # motor ids
+        self._deadline = 0.0  # time.monotonic() by which every waiting motor must have answered
         self._warned: set[int] = set()
 
     def open(self) -> None:
@@ -73,30 +76,35 @@ class MotorBus:
         except can.CanError as exc:
             raise MotorBusError(f"sending to {_motor_name(self.motors[can_id])} failed: {exc}; the bus is "
                                 "off or the interface is down (check wiring, termination and power)") from exc
-        self._waiting[can_id] = time.monotonic() + self.config.reply_timeout
+        self._waiting.add(can_id)
+        self._deadline = time.monotonic() + self.config.reply_timeout
 
-    def send_all(self, frames: dict[int, bytes]) -> None:
-        for can_id, data in frames.items():
-            self.send(can_id, data)
+    def send_all(self, ids: tuple[int, ...], data: bytes) -> None:
+        """Send motor ``ids[k]`` its 8 bytes ``data[8k : 8k + 8]``."""
+        for k, can_id in enumerate(ids):
+            self.send(can_id, data[8 * k:8 * k + 8])
 
-    def collect(self) -> dict[int, Reply]:
-        """The replies of every motor waiting for one (motor id -> reply); MotorBusError as above."""
+    def collect(self) -> dict[int, bytes]:
+        """The reply data of every waiting motor (motor id -> 6 or 8 bytes); MotorBusError as above."""
         assert self.bus is not None
-        replies: dict[int, Reply] = {}
+        replies: dict[int, bytes] = {}
         while self._waiting:
-            remaining = max(self._waiting.values()) - time.monotonic()
-            message = self.bus.recv(timeout=max(remaining, 0.0))
+            try:
+                message = self.bus.recv(timeout=max(self._deadline - time.monotonic(), 0.0))
+            except can.CanError as exc:
+                raise MotorBusError(f"receiving on CAN channel '{self.config.channel}' failed: {exc}; the "
+                                    "interface is down or gone (check the adapter and its link)") from exc
             if message is None:
-                late = [m for m, deadline in self._waiting.items() if deadline <= time.monotonic()]
-                if late:
+                if time.monotonic() >= self._deadline:
+                    late = ", ".join(_motor_name(self.motors[m]) for m in sorted(self._waiting))
                     raise MotorBusError(
-                        f"no reply from {', '.join(_motor_name(self.motors[m]) for m in late)} within "
-                        f"reply_timeout {self.config.reply_timeout} s; check its power, wiring and can_id")
+                        f"no reply from {late} within reply_timeout {self.config.reply_timeout} s; check its "
+                        "power, wiring and can_id")
                 continue
             self._take(message, replies)
         return replies
 
-    def _take(self, message: can.Message, replies: dict[int, Reply]) -> None:
+    def _take(self, message: can.Message, replies: dict[int, bytes]) -> None:
         if message.is_error_frame:
             if message.arbitration_id & CAN_ERR_BUSOFF:
                 raise MotorBusError(f"the CAN controller reports bus-off on channel '{self.config.channel}' "
@@ -115,10 +123,8 @@ class MotorBus:
             raise MotorBusError(f"corrupt frame on the master id {self.config.master_id:#x}: data "
                                 f"{data.hex(' ')} names no motor of this bus (ids "
                                 f"{', '.join(hex(i) for i in self.motors)})")
-        try:
-            reply = unpack_reply(data, motor.ranges)
-        except FrameError as exc:
-            raise MotorBusError(f"corrupt reply from {_motor_name(motor)}: {exc} (data {data.hex(' ')})"
-                                ) from exc
-        replies[motor.can_id] = reply
-        self._waiting.pop(motor.can_id, None)
+        if len(data) not in REPLY_LENGTHS:
+            raise MotorBusError(f"corrupt reply from {_motor_name(motor)}: a reply has 6 or 8 data bytes, "
+                                f"this frame has {len(data)} (data {data.hex(' ')})")
+        replies[motor.can_id] = data
+        self._waiting.discard(motor.can_id)

@@ -21,12 +21,20 @@ Actuator Driver Manual" V1.0.8, section 5.3 "MIT power mode communication protoc
   rounds to the nearest integer (half a step of error instead of one; the byte layout is the same).
   Position, velocity and torque ranges are symmetric (``±p_max``, ``±v_max``, ``±t_max``), gains run from 0
   (``[0, kp_max]``, ``[0, kd_max]``), per motor model.
+
+Read as one big-endian integer, a command is the bit field ``p:16 | v:12 | kp:12 | kd:12 | t:12`` and a
+reply ``id:8 | p:16 | v:12 | t:12 [| temperature:8 | error:8]``: ``pack_commands``/``unpack_replies`` pack
+and decode every motor of a bus at once that way (numpy; the same bytes and values as ``pack_command``/
+``unpack_reply`` row by row: the same float operations in the same order, both rounding half to even).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 ENTER_MOTOR_MODE = bytes((0xFF,) * 7 + (0xFC,))
 EXIT_MOTOR_MODE = bytes((0xFF,) * 7 + (0xFD,))
@@ -148,6 +156,67 @@ def unpack_reply(data: bytes, ranges: MotorRanges) -> Reply:
                  uint_to_float(v, -ranges.v_max, ranges.v_max, 12),
                  uint_to_float(t, -ranges.t_max, ranges.t_max, 12),
                  temperature, error_code)
+
+
+COMMAND_BITS = np.array([16, 12, 12, 12, 12])  # position, velocity, kp, kd, torque
+_COMMAND_TOPS = (2.0 ** COMMAND_BITS - 1.0)
+_COMMAND_SHIFTS = np.array([48, 36, 24, 12, 0], dtype=np.uint64)
+
+
+@dataclass(frozen=True)
+class RangeTable:
+    """The ranges of n motors as (n, 5) arrays, columns position, velocity, kp, kd, torque: ``lo``, ``hi`` and
+    ``span = hi - lo``."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    span: np.ndarray
+
+    @classmethod
+    def of(cls, ranges: Sequence[MotorRanges]) -> RangeTable:
+        hi = np.array([[r.p_max, r.v_max, r.kp_max, r.kd_max, r.t_max] for r in ranges], dtype=float)
+        lo = -hi * (1.0, 1.0, 0.0, 0.0, 1.0) + 0.0  # + 0.0: the gains' lower bound is 0, not -0
+        return cls(lo, hi, hi - lo)
+
+
+def pack_commands(values: np.ndarray, table: RangeTable) -> bytes:
+    """The commands of n motors, ``values`` (n, 5): position, velocity, kp, kd, torque per row; motor k's 8
+    bytes are ``[8k, 8k + 8)``, equal to ``pack_command(*values[k], ranges[k])``."""
+    clamped = np.minimum(np.maximum(values, table.lo), table.hi)
+    uints = np.rint((clamped - table.lo) * _COMMAND_TOPS / table.span).astype(np.uint64)
+    return (uints << _COMMAND_SHIFTS).sum(axis=1, dtype=np.uint64).astype(">u8").tobytes()
+
+
+@dataclass(frozen=True)
+class Replies:
+    """Replies of n motors as arrays: motor id, position, velocity, torque; temperature (NaN in a 6-byte
+    reply) and error code (0 in a 6-byte reply)."""
+
+    motor_id: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    torque: np.ndarray
+    temperature: np.ndarray
+    error_code: np.ndarray
+
+
+def unpack_replies(data: bytes, lengths: np.ndarray, table: RangeTable) -> Replies:
+    """Decode n replies, reply k in ``data[8k : 8k + lengths[k]]`` (6 or 8, a 6-byte reply followed by 2
+    ignored bytes), with ``table`` row k; each field equals ``unpack_reply``'s."""
+    words = np.frombuffer(data, dtype=">u8").astype(np.uint64)
+    p = (words >> np.uint64(40)) & np.uint64(0xFFFF)
+    v = (words >> np.uint64(28)) & np.uint64(0xFFF)
+    t = (words >> np.uint64(16)) & np.uint64(0xFFF)
+    long = lengths == 8
+    temperature = ((words >> np.uint64(8)) & np.uint64(0xFF)).astype(np.uint8).view(np.int8).astype(float)
+    return Replies(
+        (words >> np.uint64(56)).astype(np.intp),
+        table.lo[:, 0] + p.astype(float) * table.span[:, 0] / _COMMAND_TOPS[0],
+        table.lo[:, 1] + v.astype(float) * table.span[:, 1] / _COMMAND_TOPS[1],
+        table.lo[:, 4] + t.astype(float) * table.span[:, 4] / _COMMAND_TOPS[4],
+        np.where(long, temperature, math.nan),
+        np.where(long, words & np.uint64(0xFF), 0).astype(np.intp),
+    )
 
 
 def describe_fault(code: int) -> str:
