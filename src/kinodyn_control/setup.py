@@ -26,6 +26,9 @@ setup(
             "kinodyn_control/CanMotorSystem = kinodyn_control.hardware.can_motor:CanMotorSystem",
             "kinodyn_control/SerialImuSensor = kinodyn_control.hardware.serial_imu:SerialImuSensor",
         ],
+        "can.interface": [  # python-can plugin: the emulators' bus between processes
+            "kinodyn_unixcan = kinodyn_control.hardware.emulators.unix_can:UnixCanBus",
+        ],
         "kinodyn_control.controllers": [
             "kinodyn_control/JointStateBroadcaster = "
             "kinodyn_control.controllers.joint_state_broadcaster:JointStateBroadcaster",
