@@ -58,7 +58,7 @@ class WbcParameters:
     """The parameters of both modes that the node applies live (docs/nodes/wbc.md)."""
 
     damping_kd: float = 2.0  # N m s/rad, the fallback's damping
-    base_state_max_age: float = 0.02  # s of stamp time: an older base state is missing (legged)
+    base_state_max_age: float = 0.05  # s of stamp time: an older base state is missing (legged)
     contact_schedule_lead: float = 0.002  # s, the schedule's stamp after the joint state's (legged)
     target_margin: float = 0.05  # m beyond the frame's reach a target may lie (arm)
     diagnostics_rate: float = 2.0  # Hz of stamp time

@@ -3,7 +3,14 @@
 The node's own legged settings (``LeggedSettings``) sit beside the controller's ``LocomotionParameters``
 (same ROS parameter names as the fields). The command sent on a solved tick is the QP's torque as feed-forward
 with the joint positions and velocities it predicts over ``pd_horizon`` as PD targets (gains ``joint_kp``,
-``joint_kd``; 0 by default: pure torque). A changed ``LocomotionParameters`` rebuilds the controller (the core
+``joint_kd``; 0 by default: pure torque). While no base state is available the node holds the posture with a
+joint PD (``hold``); when control starts (again), the command is blended from that hold to the QP's over
+``handover_time``: ``effort = s tau``, ``kp = (1 - s) hold_kp + s joint_kp`` (kd alike), desired position
+and velocity the posture's until ``s = 1``, ``s = (t - t_start + pd_horizon) / handover_time`` (``pd_horizon``
+is the tick, so the first tick has ``s = tick / handover_time``; 0 s: no blend). A switch in one tick from
+the hold's torques to the QP's (quadruped in kinodyn.sim, 1.57 s of hold) drove the knee to its 80 N m limit
+on the next tick and the base up at 0.2 m/s; with a 0.1 s handover the largest torque stays at the stance's
+15 N m. A changed ``LocomotionParameters`` rebuilds the controller (the core
 controller fixes its tasks and gait at construction): it starts again from the measured state, standing up to
 the stand height, and then goes to the requested ``locomotion_mode``.
 """
@@ -32,6 +39,7 @@ class LeggedSettings:
     hold_kp: float = 800.0  # joint PD to the posture while no base state is available
     hold_kd: float = 10.0
     cmd_vel_timeout: float = 0.5  # s without cmd_vel: the velocity command goes to zero
+    handover_time: float = 0.1  # s, blend from the hold to the QP's command when control starts
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feet", tuple(self.feet))
@@ -45,7 +53,7 @@ class LeggedSettings:
         if self.locomotion_mode not in MODES:
             raise ValueError(f"parameter locomotion_mode must be one of {', '.join(MODES)}, got "
                              f"{self.locomotion_mode!r}")
-        for name in ("joint_kp", "joint_kd", "hold_kp", "hold_kd"):
+        for name in ("joint_kp", "joint_kd", "hold_kp", "hold_kd", "handover_time"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
@@ -69,6 +77,7 @@ class LeggedController:
         self.params = params
         self.controller = self._build(params)
         self._pose_offset: tuple[float, ...] = (0.0,) * 6
+        self._control_start: float | None = None  # t of the first tick since the last hold
 
     def _build(self, params: LocomotionParameters) -> LocomotionController:
         controller = LocomotionController(self.model, self.settings.feet, self.settings.posture, params)
@@ -94,10 +103,20 @@ class LeggedController:
     def hold(self) -> JointCommand:
         """Joint PD to the posture (``hold_kp``, ``hold_kd``), no feed-forward: while the base state is
         missing (the estimator initialising) the robot keeps standing still."""
+        self._control_start = None
+        return self._hold_command()
+
+    def _hold_command(self) -> JointCommand:
         n = len(self.settings.posture)
         s = self.settings
         return JointCommand(np.array(s.posture), np.zeros(n), np.zeros(n), np.full(n, s.hold_kp),
                             np.full(n, s.hold_kd))
+
+    def _blend(self, command: JointCommand, s: float) -> JointCommand:
+        """``s`` of ``command`` and ``1 - s`` of the hold (module doc)."""
+        hold = self._hold_command()
+        return JointCommand(hold.position, hold.velocity, s * command.effort,
+                            (1 - s) * hold.kp + s * command.kp, (1 - s) * hold.kd + s * command.kd)
 
     def tick(self, t: float, q: np.ndarray, v: np.ndarray, cmd: np.ndarray) -> TickResult:
         """One tick at the full floating-base state ``(q, v)`` (kinodyn's convention) with the body twist
@@ -109,4 +128,10 @@ class LeggedController:
         n = out.tau.size
         s = self.settings
         command = JointCommand(out.q_des, out.v_des, out.tau, np.full(n, s.joint_kp), np.full(n, s.joint_kd))
+        if self._control_start is None:
+            self._control_start = t
+        elapsed = t - self._control_start + self.params.pd_horizon
+        blend = elapsed / s.handover_time if s.handover_time > 0.0 else 1.0
+        if blend < 1.0:
+            command = self._blend(command, blend)
         return TickResult(command, out.status, out.message, errors, out.stance, out.solve_time, out.mode)
