@@ -121,15 +121,37 @@ def _rms(values: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(values))))
 
 
-def accuracy(truth: Trajectory, estimate: Trajectory, tolerance: float = 1e-6) -> AccuracyReport:
-    """Drift and RMSE figures of ``estimate`` against ``truth`` over their paired stamps (module doc)."""
+@dataclass(frozen=True, eq=False)
+class Alignment:
+    """The paired stamps of two trajectories (``truth_index``, ``estimate_index``), their roll/pitch/yaw
+    (M, 3) in rad, the true positions (M, 3) expressed in the estimate's odom frame (module doc) and the
+    position error (M, 3): estimate minus that aligned truth."""
+
+    truth_index: np.ndarray
+    estimate_index: np.ndarray
+    true_angles: np.ndarray
+    estimate_angles: np.ndarray
+    true_position: np.ndarray
+    position_error: np.ndarray
+
+
+def align(truth: Trajectory, estimate: Trajectory, tolerance: float = 1e-6) -> Alignment:
+    """Pair the stamps and express the truth in the estimate's odom frame: the 4-dof (x, y, z, yaw) transform
+    that makes the first paired poses coincide (module doc)."""
     ti, ei = pair_by_stamp(truth.t, estimate.t, tolerance)
     true_angles, est_angles = _roll_pitch_yaw(truth.rotation[ti]), _roll_pitch_yaw(estimate.rotation[ei])
     dyaw = est_angles[0, 2] - true_angles[0, 2]
     c, s = math.cos(dyaw), math.sin(dyaw)
     yaw_rotation = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     true_position = (truth.position[ti] - truth.position[ti[0]]) @ yaw_rotation.T + estimate.position[ei[0]]
-    error = estimate.position[ei] - true_position
+    return Alignment(ti, ei, true_angles, est_angles, true_position, estimate.position[ei] - true_position)
+
+
+def accuracy(truth: Trajectory, estimate: Trajectory, tolerance: float = 1e-6) -> AccuracyReport:
+    """Drift and RMSE figures of ``estimate`` against ``truth`` over their paired stamps (module doc)."""
+    aligned = align(truth, estimate, tolerance)
+    ti, ei = aligned.truth_index, aligned.estimate_index
+    true_angles, est_angles, error = aligned.true_angles, aligned.estimate_angles, aligned.position_error
     path = float(np.linalg.norm(np.diff(truth.position[ti, :2], axis=0), axis=1).sum())
     final = float(np.linalg.norm(error[-1, :2]))
     angle_error = _wrap(est_angles - true_angles)

@@ -5,6 +5,7 @@
     kinodyn nodes
     kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_ros.bags, docs/bags.md)
     kinodyn estimate BAG --urdf URDF --output OUT ...   (offline re-estimation, docs/offline-estimation.md)
+    kinodyn report BAG [--output report.html] [--urdf URDF] ...   (HTML run report, docs/report.md)
 
 A graph may also be named without its path (`kinodyn up planar_demo`): it is then looked up in the installed
 `share/kinodyn_bringup/config/`. A graph file that cannot be started gives one error line and exit code 2.
@@ -23,6 +24,7 @@ from kinodyn_ros.estimation.estimate_cli import add_estimate_parser, run_estimat
 from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
 from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
 from kinodyn_ros.launcher.supervisor import run_graph
+from kinodyn_ros.report.cli import add_report_parser, run_report
 
 USAGE_ERROR = 2
 
@@ -65,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kinodyn", description="Start and inspect kinodyn node graphs (docs/launcher.md)."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,list,nodes,bag,estimate}")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     metavar="{up,list,nodes,bag,estimate,report}")
     up = commands.add_parser(
         "up", help="start every node of a graph; stop all on Ctrl-C, SIGTERM, --timeout or when one exits"
     )
@@ -82,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("nodes", help="list the executables of the kinodyn packages")
     add_bag_parser(commands)
     add_estimate_parser(commands)
+    add_report_parser(commands)
     return parser
 
 
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_bag(args)
     if args.command == "estimate":
         return run_estimate(args)
+    if args.command == "report":
+        return run_report(args)
     for option in ("timeout", "stop_timeout"):
         value = getattr(args, option, None)
         if value is not None and value <= 0:

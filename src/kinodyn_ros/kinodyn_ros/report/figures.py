@@ -1,0 +1,175 @@
+"""The report's plots as inline SVG (matplotlib's Agg-free SVG backend, no pyplot state).
+
+Text stays text (``svg.fonttype: none``: small, searchable), every element id of a figure is prefixed with
+the figure's name so that the SVGs of one page never share an id, and long series are cut to at most
+``MAX_POINTS`` per line by keeping each bucket's minimum and maximum, so a spike stays visible and a 30 s
+run at 500 Hz stays a few hundred kB.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from kinodyn_ros.report.metrics import (
+    ContactSection,
+    EstimateSection,
+    TorqueSection,
+    TrackingSection,
+    WbcSection,
+)
+
+MAX_POINTS = 1500
+NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
+"""No RDF block: no date (two reports of one bag are identical) and no URIs in the page."""
+TRUTH, ESTIMATE, COMMAND, MEASURED, LIMIT = "#222222", "#1f77b4", "#ff7f0e", "#1f77b4", "#d62728"
+STANCE = "#2ca02c"
+ID = re.compile(r'\bid="([^"]+)"')
+REFERENCE = re.compile(r'(href="#|url\(#)([^")]+)')
+STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "axes.titlesize": 10,
+         "legend.fontsize": 8, "legend.framealpha": 0.8}
+
+
+def decimate(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``max_points`` samples of ``(t, y)``: per bucket the first sample, the minimum and the maximum
+    of ``y`` in time order (NaN ignored)."""
+    if len(t) <= max_points:
+        return t, y
+    buckets = np.array_split(np.arange(len(t)), max_points // 3)
+    keep: list[int] = []
+    for b in buckets:
+        values = y[b]
+        finite = np.isfinite(values)
+        picks = {int(b[0])}
+        if np.any(finite):
+            picks |= {int(b[np.nanargmin(values)]), int(b[np.nanargmax(values)])}
+        keep.extend(sorted(picks))
+    index = np.array(keep)
+    return t[index], y[index]
+
+
+def _svg(figure: Figure, name: str) -> str:
+    """The figure as an ``<svg>`` element (no XML prolog), its ids and references to them prefixed with
+    ``name``."""
+    buffer = io.StringIO()
+    with mpl.rc_context(STYLE):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=NO_METADATA)
+    text = buffer.getvalue()
+    text = ID.sub(rf'id="{name}-\1"', text[text.index("<svg"):])
+    return REFERENCE.sub(rf"\1{name}-\2", text)
+
+
+def _figure(rows: int, height: float = 2.2, width: float = 9.0) -> tuple[Figure, list[Axes]]:
+    with mpl.rc_context(STYLE):
+        figure = Figure(figsize=(width, height * rows), layout="constrained")
+        axes = figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+    return figure, list(axes)
+
+
+def _line(ax: Axes, t: np.ndarray, y: np.ndarray, **style: object) -> None:
+    ax.plot(*decimate(t, y), linewidth=1.0, **style)  # type: ignore[arg-type]
+
+
+def estimate_figures(s: EstimateSection) -> list[str]:
+    """The x-y path, x/y/z against time, and the horizontal error (the drift) against time."""
+    with mpl.rc_context(STYLE):
+        path = Figure(figsize=(5.5, 5.0), layout="constrained")
+        ax = path.subplots()
+    _line(ax, s.truth[:, 0], s.truth[:, 1], color=TRUTH, label="truth (aligned at the start)")
+    _line(ax, s.estimate[:, 0], s.estimate[:, 1], color=ESTIMATE, linestyle="--", label="estimate")
+    ax.plot(s.estimate[0, 0], s.estimate[0, 1], "o", color=TRUTH, markersize=4, label="start")
+    ax.set(xlabel="x [m]", ylabel="y [m]", title="base path (top view, odom frame)", aspect="equal")
+    ax.legend(loc="best")
+    series, axes = _figure(3, 1.8)
+    for k, (ax, axis) in enumerate(zip(axes, "xyz", strict=True)):
+        _line(ax, s.t, s.truth[:, k], color=TRUTH, label="truth")
+        _line(ax, s.t, s.estimate[:, k], color=ESTIMATE, linestyle="--", label="estimate")
+        ax.set_ylabel(f"{axis} [m]")
+    axes[0].legend(loc="best")
+    axes[0].set_title("base position against time")
+    axes[-1].set_xlabel("time [s]")
+    drift, (ax,) = _figure(1, 2.4)
+    _line(ax, s.t, 100.0 * s.horizontal_error, color=LIMIT)
+    ax.set(xlabel="time [s]", ylabel="horizontal error [cm]",
+           title=f"estimate drift: {100.0 * s.accuracy.drift:.2f} % of the {s.accuracy.path_length:.2f} m "
+                 "travelled")
+    return [_svg(path, "path"), _svg(series, "position"), _svg(drift, "drift")]
+
+
+def tracking_figure(s: TrackingSection) -> str:
+    """Commanded against measured vx, vy, wz."""
+    figure, axes = _figure(3, 1.8)
+    for k, (ax, unit) in enumerate(zip(axes, ("vx [m/s]", "vy [m/s]", "wz [rad/s]"), strict=True)):
+        _line(ax, s.t, s.commanded[:, k], color=COMMAND, drawstyle="steps-post", label="commanded")
+        _line(ax, s.t, s.measured[:, k], color=MEASURED, label="measured")
+        ax.set_ylabel(unit)
+        ax.text(0.99, 0.95, f"RMSE {s.rmse[k]:.3f}", transform=ax.transAxes, ha="right", va="top")
+    axes[0].legend(loc="upper left")
+    axes[0].set_title("body velocity in the heading frame")
+    axes[-1].set_xlabel("time [s]")
+    return _svg(figure, "tracking")
+
+
+def contact_figure(s: ContactSection) -> str:
+    """Per foot: the measured normal force, the planned stance as shaded bands."""
+    figure, axes = _figure(len(s.feet), 1.3)
+    for j, (ax, foot) in enumerate(zip(axes, s.feet, strict=True)):
+        if len(s.stance_t):
+            ax.fill_between(s.stance_t, 0, 1, where=s.stance[:, j], step="post", color=STANCE, alpha=0.18,
+                            linewidth=0, transform=ax.get_xaxis_transform(), label="planned stance")
+        if len(s.force_t):
+            _line(ax, s.force_t, s.force[:, j], color=TRUTH, label="normal force")
+        ax.set_ylabel(f"{foot.name}\n[N]")
+    axes[0].legend(loc="upper right", ncol=2)
+    axes[0].set_title("contact normal force and planned stance per foot")
+    axes[-1].set_xlabel("time [s]")
+    return _svg(figure, "contacts")
+
+
+def torque_figure(s: TorqueSection) -> str:
+    """Per joint: max |tau| as a share of its URDF limit (or in N m when no limit is known)."""
+    ratios = np.array([j.ratio for j in s.joints])
+    limited = bool(np.all(np.isfinite(ratios)))
+    values = 100.0 * ratios if limited else np.array([j.max_abs for j in s.joints])
+    height = max(2.0, 0.22 * len(s.joints) + 0.8)
+    with mpl.rc_context(STYLE):
+        figure = Figure(figsize=(9.0, height), layout="constrained")
+        ax = figure.subplots()
+    colors = [LIMIT if limited and v >= 90.0 else ESTIMATE for v in values]
+    ax.barh(range(len(values)), values, color=colors)
+    ax.set_yticks(range(len(values)), [j.name for j in s.joints])
+    ax.invert_yaxis()
+    if limited:
+        ax.axvline(100.0, color=LIMIT, linewidth=1.0)
+        ax.set(xlabel="max |tau| / URDF effort limit [%]", xlim=(0, max(105.0, math.ceil(values.max() + 5))))
+    else:
+        ax.set_xlabel("max |tau| [N m or N] (no URDF limits)")
+    ax.set_title("peak joint torque")
+    return _svg(figure, "torques")
+
+
+def wbc_figures(s: WbcSection) -> list[str]:
+    """The solve-time histogram (per tick) and the per-window median and maximum against time."""
+    out = []
+    if s.solve_times_ms is not None and len(s.solve_times_ms):
+        figure, (ax,) = _figure(1, 2.4)
+        ax.hist(s.solve_times_ms, bins=60, color=ESTIMATE)
+        for value, label in ((s.median_ms, "median"), (s.p99_ms, "p99")):
+            ax.axvline(value, color=LIMIT, linestyle="--" if label == "p99" else "-", linewidth=1.0,
+                       label=f"{label} {value:.3f} ms")
+        ax.set(xlabel="QP solve time [ms]", ylabel="ticks", yscale="log", title="WBC solve time per tick")
+        ax.legend(loc="upper right")
+        out.append(_svg(figure, "wbc_histogram"))
+    figure, (ax,) = _figure(1, 2.2)
+    ax.plot(s.t, s.window_max_ms, ".-", color=LIMIT, linewidth=0.8, markersize=3, label="window max")
+    ax.plot(s.t, s.window_median_ms, ".-", color=ESTIMATE, linewidth=0.8, markersize=3, label="window median")
+    ax.set(xlabel="time [s]", ylabel="solve time [ms]", title="WBC solve time per diagnostics window")
+    ax.legend(loc="upper right")
+    out.append(_svg(figure, "wbc_windows"))
+    return out
