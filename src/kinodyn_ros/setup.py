@@ -26,6 +26,7 @@ setup(
             "dynamics = kinodyn_ros.nodes.dynamics:main",
             "state_estimator = kinodyn_ros.nodes.state_estimator:main",
             "wbc = kinodyn_ros.nodes.wbc:main",
+            "viewer = kinodyn_ros.nodes.viewer:main",
         ],
     },
 )

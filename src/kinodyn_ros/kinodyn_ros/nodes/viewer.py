@@ -1,0 +1,293 @@
+"""viewer: the robot and its overlays in a browser (viser) and as a MarkerArray (docs/nodes/viewer.md).
+
+The robot is drawn from the URDF's primitive geometry placed by /tf and /tf_static; the overlays are the
+estimated and the true base trajectories, contact forces, the support polygon, the centre of mass and the
+planned footholds (kinodyn_ros.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
+``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree.
+Inputs other than /tf are subscribed raw and only the newest message is decoded at each update.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+from geometry_msgs.msg import PoseArray
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
+
+from kinodyn import Model
+from kinodyn_interfaces.msg import ContactStates
+from kinodyn_ros.conversions import (
+    InputError,
+    joint_state_positions,
+    odometry_to_pose,
+    pose_to_matrix,
+    quoted,
+)
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.node_runner import run_node
+from kinodyn_ros.parameters import declare_non_negative, declare_positive
+from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
+from kinodyn_ros.robot_description import declare_and_read, load_urdf
+from kinodyn_ros.tf_buffer import TransformBuffer
+from kinodyn_ros.viewer.browser import BrowserView
+from kinodyn_ros.viewer.geometry import robot_primitives
+from kinodyn_ros.viewer.markers import scene_markers
+from kinodyn_ros.viewer.scene import (
+    Polyline,
+    Scene,
+    center_of_mass,
+    com_ground,
+    force_arrows,
+    place_bodies,
+    support_polygon,
+)
+from tf2_msgs.msg import TFMessage
+
+NODE_NAME = "viewer"
+LATCHED_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+WAIT_FOR_TF = 5.0
+"""Seconds without the robot's transforms before the node says what it is waiting for."""
+PATH_INPUTS = {"odometry": "estimated", "true_odometry": "true"}
+"""Odometry inputs and the trajectory each one draws."""
+T = TypeVar("T")
+
+
+def check_host(host: str) -> None:
+    """Raise ValueError when no server can listen on ``host`` (viser would wait for ever)."""
+    try:
+        family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError as exc:
+        raise ValueError(
+            f"parameter host {host!r}: cannot listen there ({exc}); use 127.0.0.1, 0.0.0.0 (every "
+            "interface) or an address of this machine"
+        ) from None
+
+
+class Viewer(Node):
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        xml, source = declare_and_read(self)
+        urdf = load_urdf(xml, source, self.get_logger())
+        floating_base = bool(self.declare_parameter("floating_base", True).value)
+        self._model = Model.from_urdf(urdf, floating_base=floating_base)
+        self._root = urdf.root_link
+        self._primitives, skipped = robot_primitives(urdf)
+        self._links = tuple(dict.fromkeys(p.link for p in self._primitives))
+        self._frame = self.declare_parameter("fixed_frame", "odom").value
+        aliases = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
+        self._aliases = set(self.declare_parameter("frame_aliases", ["world"], aliases).value or [])
+        host = self.declare_parameter("host", "127.0.0.1").value
+        check_host(host)
+        port = self.declare_parameter("port", 8080).value
+        if not 0 <= port <= 65535:
+            raise ValueError(f"parameter port must be 0 (any free port) to 65535, got {port}")
+        rate = declare_positive(self, "rate_hz", 20.0)
+        length = self.declare_parameter("trajectory_length", 2000).value
+        self._force_scale = declare_non_negative(self, "force_scale", 0.003)
+        self._paths = {path: Polyline(length) for path in PATH_INPUTS.values()}
+        self._contact_overlays: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2, 3)), np.zeros((0, 3)))
+        self._com_point: np.ndarray | None = None
+        self._foothold_points = np.zeros((0, 3))
+        self._problems = DistinctProblemLog(self.get_logger())
+        self._tf = TransformBuffer()
+        self._latest: dict[str, bytes] = {}
+        self._types: dict[str, type] = {}
+        for what, default, msg_type in (
+            ("joint_states", "joint_states", JointState),
+            ("odometry", "odometry/filtered", Odometry),
+            ("true_odometry", "/quadruped_system/odometry", Odometry),
+            ("contacts", "/quadruped_system/contacts", ContactStates),
+            ("footholds", "wbc/footholds", PoseArray),
+        ):
+            self._subscribe_latest(what, self.declare_parameter(f"{what}_topic", default).value, msg_type)
+        self.create_subscription(TFMessage, "/tf", self._tf_callback(static=False), TF_QOS)
+        self.create_subscription(TFMessage, "/tf_static", self._tf_callback(static=True), LATCHED_QOS)
+        self._markers = self.create_publisher(MarkerArray, "~/markers", 1)
+
+        self._browser = BrowserView(host, port, self._primitives)
+        self._started = time.monotonic()
+        self._robot_seen = False
+        self.create_timer(1.0 / rate, self._update, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        shown = "localhost" if host in ("0.0.0.0", "::", "127.0.0.1") else host
+        moved = f" (port {port} was taken)" if port not in (0, self._browser.port) else ""
+        self.get_logger().info(
+            f"URDF from {source}: {len(self._primitives)} primitives on {len(self._links)} links in frame "
+            f"{self._frame!r}; markers on {self._markers.topic_name}; "
+            f"open http://{shown}:{self._browser.port} in a browser{moved}"
+        )
+        if skipped:
+            self.get_logger().warning(
+                f"mesh visuals are not drawn (only box, cylinder and sphere): links {', '.join(skipped)}"
+            )
+
+    # --- inputs ---------------------------------------------------------------------------------------------
+    def _subscribe_latest(self, what: str, topic: str, msg_type: type) -> None:
+        """Keep the newest serialized message of ``topic`` (empty: not subscribed)."""
+        if not topic:
+            return
+        self._types[what] = msg_type
+
+        def keep(data: bytes) -> None:
+            self._latest[what] = data
+
+        self.create_subscription(msg_type, topic, keep, qos_profile_sensor_data, raw=True)
+
+    def _newest(self, what: str) -> Any | None:
+        """The newest message of input ``what``, decoded, once (None when none arrived since)."""
+        data = self._latest.pop(what, None)
+        return None if data is None else deserialize_message(data, self._types[what])
+
+    def _decoded(self, what: str, use: Callable[[Any], T]) -> T | None:
+        """``use(message)`` of the newest message of ``what``; None when none arrived since the last one."""
+        msg = self._newest(what)
+        return None if msg is None else use(msg)
+
+    def _tf_callback(self, static: bool) -> Callable[[TFMessage], None]:
+        def on_tf(msg: TFMessage) -> None:
+            self._guarded(
+                "/tf_static message" if static else "/tf message", lambda: self._tf.add(msg, static)
+            )
+
+        return on_tf
+
+    def _guarded(self, what: str, step: Callable[[], T]) -> T | None:
+        """``step()``, or None with one throttled warning when the input it reads is unusable."""
+        try:
+            return step()
+        except INPUT_ERRORS as exc:
+            self._problems.warn(problem_key(what, exc), f"ignoring {what}: {error_text(exc)}")
+            return None
+
+    def _to_frame(self, frame_id: str) -> np.ndarray:
+        """``T_fixed_frame`` of a message frame: identity for the fixed frame and its aliases, else /tf."""
+        if frame_id == self._frame or frame_id in self._aliases:
+            return np.eye(4)
+        try:
+            return self._tf.lookup(self._frame, frame_id).T
+        except LookupError as exc:
+            raise InputError(
+                "unknown_frame",
+                f"frame {quoted(frame_id)} is neither the fixed frame {self._frame!r} nor one of "
+                f"frame_aliases {sorted(self._aliases)}, and /tf does not connect them ({exc}); set "
+                "fixed_frame or frame_aliases",
+            ) from None
+
+    # --- scene ----------------------------------------------------------------------------------------------
+    def _link_poses(self) -> dict[str, np.ndarray]:
+        poses = {}
+        for link in self._links:
+            try:
+                poses[link] = self._tf.lookup(self._frame, link).T
+            except LookupError as exc:
+                if not self._robot_seen and time.monotonic() - self._started > WAIT_FOR_TF:
+                    self._problems.warn(
+                        ("waiting_for_tf",),
+                        f"robot not drawn: {exc}; is state_publisher "
+                        f"running, and is fixed_frame {self._frame!r} the right frame?",
+                    )
+        self._robot_seen = self._robot_seen or bool(poses)
+        return poses
+
+    def _sample_path(self, what: str) -> None:
+        msg = self._newest(what)
+        if msg is not None:
+            frame, _, T = odometry_to_pose(msg)
+            self._paths[PATH_INPUTS[what]].add((self._to_frame(frame) @ T)[:3, 3])
+
+    def _contacts(self, msg: ContactStates) -> tuple[np.ndarray, np.ndarray]:
+        """``(force arrows, support polygon)`` of a ContactStates message, in the fixed frame."""
+        n = len(msg.names)
+        if not len(msg.in_contact) == len(msg.points) == len(msg.forces) == n:
+            raise InputError(
+                "contacts_sizes",
+                f"ContactStates has {n} names, {len(msg.in_contact)} in_contact, "
+                f"{len(msg.points)} points and {len(msg.forces)} forces; they must be equal",
+            )
+        points = np.array([[p.x, p.y, p.z] for p in msg.points]).reshape(-1, 3)
+        forces = np.array([[f.x, f.y, f.z] for f in msg.forces]).reshape(-1, 3)
+        if not (np.all(np.isfinite(points)) and np.all(np.isfinite(forces))):
+            raise InputError("contacts_non_finite", "ContactStates has a non-finite point or force")
+        T = self._to_frame(msg.header.frame_id)
+        points, forces = points @ T[:3, :3].T + T[:3, 3], forces @ T[:3, :3].T
+        touching = np.asarray(msg.in_contact, dtype=bool)
+        return force_arrows(points, forces, touching, self._force_scale), support_polygon(points[touching])
+
+    def _footholds(self, msg: PoseArray) -> np.ndarray:
+        T = self._to_frame(msg.header.frame_id)
+        return np.array([(T @ pose_to_matrix(p))[:3, 3] for p in msg.poses]).reshape(-1, 3)
+
+    def _com(self, msg: JointState, root: np.ndarray) -> np.ndarray:
+        positions = joint_state_positions(msg, self._model.joint_names)
+        return center_of_mass(self._model, root, positions.values)
+
+    def _update(self) -> None:
+        links = self._link_poses()
+        for what in PATH_INPUTS:
+            self._guarded(f"{what} message", lambda what=what: self._sample_path(what))
+        contacts = self._guarded("contacts message", lambda: self._decoded("contacts", self._contacts))
+        self._contact_overlays = contacts or self._contact_overlays
+        footholds = self._guarded("footholds message", lambda: self._decoded("footholds", self._footholds))
+        self._foothold_points = self._foothold_points if footholds is None else footholds
+        if self._root in links:
+            root = links[self._root]
+            com = self._guarded(
+                "joint_states message",
+                lambda: self._decoded("joint_states", lambda msg: self._com(msg, root)),
+            )
+            self._com_point = self._com_point if com is None else com
+        self._publish(self._scene(links))
+
+    def _scene(self, links: dict[str, np.ndarray]) -> Scene:
+        arrows, support = self._contact_overlays
+        com = self._com_point
+        return Scene(
+            frame=self._frame,
+            bodies=place_bodies(self._primitives, links),
+            estimated_path=self._paths["estimated"].points(),
+            true_path=self._paths["true"].points(),
+            force_arrows=arrows,
+            support_polygon=support,
+            com=com,
+            com_ground=None if com is None else com_ground(com, support),
+            footholds=self._foothold_points,
+            focus=links[self._root][:3, 3] if self._root in links else np.zeros(3),
+        )
+
+    def _publish(self, scene: Scene) -> None:
+        if not scene.is_finite():
+            self._problems.error(
+                ("non_finite_scene",),
+                "not drawing: the scene has a non-finite number (the "
+                "inputs that produced it passed validation; please report it)",
+            )
+            return
+        publish_finite(self._markers, scene_markers(scene), self._problems)
+        self._browser.update(scene)
+
+    def destroy_node(self) -> None:
+        self._browser.stop()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, Viewer, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

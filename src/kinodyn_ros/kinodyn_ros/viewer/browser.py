@@ -1,0 +1,199 @@
+"""A ``Scene`` in the browser, through viser (a three.js client served over HTTP and a websocket; z up).
+
+Scene tree: ``/ground`` (grid, z = 0), ``/robot/<link>.visual_<i>`` one node per URDF primitive (viser's box
+is centred with edges ``dimensions``, its cylinder centred along z with ``radius`` and ``height``, as URDF),
+``/overlays/...`` the trajectories, force arrows, support polygon, CoM and footholds, redrawn on each update.
+A "follow the robot" checkbox (on by default) moves every client's camera with the robot's root link.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import viser
+from kinodyn.spatial import matrix_to_quat
+
+from kinodyn_ros.viewer.geometry import Primitive, Rgba
+from kinodyn_ros.viewer.scene import (
+    COM_COLOR,
+    COM_DIAMETER,
+    DISC_HEIGHT,
+    ESTIMATED_PATH_COLOR,
+    FOOTHOLD_COLOR,
+    FOOTHOLD_DIAMETER,
+    FORCE_COLOR,
+    PATH_WIDTH,
+    SUPPORT_COLOR,
+    SUPPORT_EDGE_COLOR,
+    TRUE_PATH_COLOR,
+    Scene,
+)
+
+CAMERA_OFFSET = np.array([1.1, -1.4, 0.7])
+"""Initial camera position relative to the point it looks at (front right, above) [m]."""
+GROUND_SIZE = 20.0
+LEGEND = (
+    "**kinodyn viewer**  \n"
+    "blue: estimated base path · green: true base path  \n"
+    "red: contact forces · teal: support polygon  \n"
+    "yellow: centre of mass · orange: planned footholds"
+)
+
+
+def rgb(color: Rgba) -> tuple[int, int, int]:
+    """0-255 RGB of a 0-1 RGBA colour (viser takes opacity apart)."""
+    r, g, b, _ = color
+    return round(255 * r), round(255 * g), round(255 * b)
+
+
+def wxyz(T: np.ndarray) -> np.ndarray:
+    """viser's (w, x, y, z) quaternion of the rotation of ``T`` (kinodyn stores (x, y, z, w))."""
+    x, y, z, w = matrix_to_quat(T[:3, :3])
+    return np.array([w, x, y, z])
+
+
+def _segments(points: np.ndarray, closed: bool = False) -> np.ndarray:
+    """Consecutive pairs of a polyline, ``(n - 1, 2, 3)`` (``n`` for a closed one)."""
+    if closed:
+        points = np.vstack([points, points[:1]])
+    return np.stack([points[:-1], points[1:]], axis=1)
+
+
+class BrowserView:
+    """A viser server on ``host:port`` (port 0: any free port) showing ``Scene`` updates."""
+
+    def __init__(self, host: str, port: int, primitives: tuple[Primitive, ...]) -> None:
+        self.server = viser.ViserServer(host=host, port=port, label="kinodyn", verbose=False)
+        scene = self.server.scene
+        scene.set_up_direction("+z")
+        scene.add_grid(
+            "/ground",
+            GROUND_SIZE,
+            GROUND_SIZE,
+            plane="xy",
+            cell_size=0.25,
+            section_size=1.0,
+            cell_color=(210, 212, 216),
+            section_color=(150, 154, 160),
+            plane_color=(245, 246, 248),
+            plane_opacity=1.0,
+            position=(0.0, 0.0, -0.001),
+        )
+        self.server.initial_camera.look_at = (0.0, 0.0, 0.3)
+        self.server.initial_camera.position = tuple(np.array([0.0, 0.0, 0.3]) + CAMERA_OFFSET)
+        self.server.gui.add_markdown(LEGEND)
+        self._follow = self.server.gui.add_checkbox("Follow the robot", initial_value=True)
+        self._bodies = {p.name: self._add_primitive(p) for p in primitives}
+        self._focus: np.ndarray | None = None
+        self._overlays: set[str] = set()
+
+    @property
+    def port(self) -> int:
+        return self.server.get_port()
+
+    def _add_primitive(self, p: Primitive) -> viser.SceneNodeHandle:
+        name = "/robot/" + p.name.replace("/", ".")
+        color, opacity = rgb(p.color), (None if p.color[3] >= 1.0 else p.color[3])
+        scene = self.server.scene
+        if p.kind == "box":
+            return scene.add_box(name, color=color, dimensions=p.scale, opacity=opacity, visible=False)
+        if p.kind == "cylinder":
+            return scene.add_cylinder(
+                name, radius=p.scale[0] / 2, height=p.scale[2], color=color, opacity=opacity, visible=False
+            )
+        return scene.add_icosphere(name, radius=p.scale[0] / 2, color=color, opacity=opacity, visible=False)
+
+    def update(self, s: Scene) -> None:
+        """Draw ``s`` (finite: the caller checked ``Scene.is_finite``)."""
+        with self.server.atomic():
+            placed = set()
+            for body in s.bodies:
+                handle = self._bodies[body.primitive.name]
+                handle.position = body.T[:3, 3]
+                handle.wxyz = wxyz(body.T)
+                handle.visible = True
+                placed.add(body.primitive.name)
+            for name, handle in self._bodies.items():
+                if name not in placed:
+                    handle.visible = False
+            self._draw_overlays(s)
+        if s.bodies:
+            self._move_cameras(s.focus)
+
+    def _draw_overlays(self, s: Scene) -> None:
+        scene = self.server.scene
+        drawn: set[str] = set()
+
+        def lines(name: str, segments: np.ndarray, color: Rgba) -> None:
+            scene.add_line_segments(name, segments, rgb(color), thickness=PATH_WIDTH)
+            drawn.add(name)
+
+        for name, path, color in (
+            ("/overlays/estimated_path", s.estimated_path, ESTIMATED_PATH_COLOR),
+            ("/overlays/true_path", s.true_path, TRUE_PATH_COLOR),
+        ):
+            if len(path) >= 2:
+                lines(name, _segments(path), color)
+        if len(s.force_arrows):
+            scene.add_arrows(
+                "/overlays/forces",
+                s.force_arrows,
+                rgb(FORCE_COLOR),
+                shaft_radius=0.0075,
+                head_radius=0.0175,
+                head_length=0.04,
+            )
+            drawn.add("/overlays/forces")
+        polygon = s.support_polygon
+        if len(polygon) >= 3:
+            faces = np.array([[0, i, i + 1] for i in range(1, len(polygon) - 1)], dtype=np.uint32)
+            scene.add_mesh_simple(
+                "/overlays/support_fill",
+                polygon + np.array([0.0, 0.0, 0.002]),
+                faces,
+                color=rgb(SUPPORT_COLOR),
+                opacity=SUPPORT_COLOR[3],
+                side="double",
+            )
+            drawn.add("/overlays/support_fill")
+        if len(polygon) >= 2:
+            lines("/overlays/support_edge", _segments(polygon, closed=True), SUPPORT_EDGE_COLOR)
+        if s.com is not None and s.com_ground is not None:
+            scene.add_icosphere(
+                "/overlays/com", radius=COM_DIAMETER / 2, color=rgb(COM_COLOR), position=s.com
+            )
+            lines("/overlays/com_line", np.array([[s.com, s.com_ground]]), COM_COLOR)
+            scene.add_cylinder(
+                "/overlays/com_ground",
+                radius=COM_DIAMETER / 2,
+                height=DISC_HEIGHT,
+                color=rgb(COM_COLOR),
+                position=s.com_ground,
+            )
+            drawn.update(("/overlays/com", "/overlays/com_ground"))
+        for i, point in enumerate(s.footholds):
+            name = f"/overlays/foothold_{i}"
+            scene.add_icosphere(name, radius=FOOTHOLD_DIAMETER / 2, color=rgb(FOOTHOLD_COLOR), position=point)
+            drawn.add(name)
+        for name in self._overlays - drawn:
+            scene.remove_by_name(name)
+        self._overlays = drawn
+
+    def _move_cameras(self, focus: np.ndarray) -> None:
+        """Aim every camera at the robot when it first appears; then, with "follow", shift them as it moves
+        (the "Reset View" target and new clients' view always follow)."""
+        if self._focus is not None and np.linalg.norm(focus - self._focus) <= 1e-3:
+            return
+        self.server.initial_camera.look_at = tuple(focus)
+        self.server.initial_camera.position = tuple(focus + CAMERA_OFFSET)
+        for client in self.server.get_clients().values():
+            if self._focus is None:
+                client.camera.look_at = focus
+                client.camera.position = focus + CAMERA_OFFSET
+            elif self._follow.value:
+                delta = focus - self._focus
+                client.camera.look_at = client.camera.look_at + delta
+                client.camera.position = client.camera.position + delta
+        self._focus = focus.copy()
+
+    def stop(self) -> None:
+        self.server.stop()
