@@ -305,6 +305,8 @@ class WbcCore:
                                   "saturated_ticks": w.saturated}
         values.update(_stats(w.solve, "solve_time"))
         values.update(_stats(w.latency, "tick_latency"))
+        values["solve_times_us"] = " ".join(str(round(1e6 * x)) for x in w.solve)  # per tick, for reports
+        values["tick_latencies_us"] = " ".join(str(round(1e6 * x)) for x in w.latency)
         if self.legged:
             values.update(locomotion_mode=last.mode, base_state_age_s=self._base_age,
                           base_state_waits_expired=self.sync.timeouts,
