@@ -14,6 +14,9 @@ from kinodyn.spatial import matrix_to_quat
 
 from kinodyn_ros.viewer.geometry import Primitive, Rgba
 from kinodyn_ros.viewer.scene import (
+    ARROW_HEAD_DIAMETER,
+    ARROW_HEAD_LENGTH,
+    ARROW_SHAFT_DIAMETER,
     COM_COLOR,
     COM_DIAMETER,
     DISC_HEIGHT,
@@ -82,9 +85,9 @@ class BrowserView:
         self.server.initial_camera.position = tuple(np.array([0.0, 0.0, 0.3]) + CAMERA_OFFSET)
         self.server.gui.add_markdown(LEGEND)
         self._follow = self.server.gui.add_checkbox("Follow the robot", initial_value=True)
-        self._bodies = {p.name: self._add_primitive(p) for p in primitives}
+        self.bodies = {p.name: self._add_primitive(p) for p in primitives}
         self._focus: np.ndarray | None = None
-        self._overlays: set[str] = set()
+        self.overlays: dict[str, viser.SceneNodeHandle] = {}
 
     @property
     def port(self) -> int:
@@ -107,12 +110,12 @@ class BrowserView:
         with self.server.atomic():
             placed = set()
             for body in s.bodies:
-                handle = self._bodies[body.primitive.name]
+                handle = self.bodies[body.primitive.name]
                 handle.position = body.T[:3, 3]
                 handle.wxyz = wxyz(body.T)
                 handle.visible = True
                 placed.add(body.primitive.name)
-            for name, handle in self._bodies.items():
+            for name, handle in self.bodies.items():
                 if name not in placed:
                     handle.visible = False
             self._draw_overlays(s)
@@ -120,12 +123,13 @@ class BrowserView:
             self._move_cameras(s.focus)
 
     def _draw_overlays(self, s: Scene) -> None:
+        """(Re)draw every overlay of ``s``; the ones ``s`` no longer has are removed. ``self.overlays`` holds
+        the handles of those drawn, by scene-tree name."""
         scene = self.server.scene
-        drawn: set[str] = set()
+        drawn: dict[str, viser.SceneNodeHandle] = {}
 
         def lines(name: str, segments: np.ndarray, color: Rgba) -> None:
-            scene.add_line_segments(name, segments, rgb(color), thickness=PATH_WIDTH)
-            drawn.add(name)
+            drawn[name] = scene.add_line_segments(name, segments, rgb(color), thickness=PATH_WIDTH)
 
         for name, path, color in (
             ("/overlays/estimated_path", s.estimated_path, ESTIMATED_PATH_COLOR),
@@ -134,49 +138,47 @@ class BrowserView:
             if len(path) >= 2:
                 lines(name, _segments(path), color)
         if len(s.force_arrows):
-            scene.add_arrows(
+            drawn["/overlays/forces"] = scene.add_arrows(
                 "/overlays/forces",
                 s.force_arrows,
                 rgb(FORCE_COLOR),
-                shaft_radius=0.0075,
-                head_radius=0.0175,
-                head_length=0.04,
+                shaft_radius=ARROW_SHAFT_DIAMETER / 2,
+                head_radius=ARROW_HEAD_DIAMETER / 2,
+                head_length=ARROW_HEAD_LENGTH,
             )
-            drawn.add("/overlays/forces")
         polygon = s.support_polygon
         if len(polygon) >= 3:
             faces = np.array([[0, i, i + 1] for i in range(1, len(polygon) - 1)], dtype=np.uint32)
-            scene.add_mesh_simple(
+            drawn["/overlays/support_fill"] = scene.add_mesh_simple(
                 "/overlays/support_fill",
-                polygon + np.array([0.0, 0.0, 0.002]),
+                polygon + np.array([0.0, 0.0, 0.002]),  # just above the ground grid
                 faces,
                 color=rgb(SUPPORT_COLOR),
                 opacity=SUPPORT_COLOR[3],
                 side="double",
             )
-            drawn.add("/overlays/support_fill")
         if len(polygon) >= 2:
             lines("/overlays/support_edge", _segments(polygon, closed=True), SUPPORT_EDGE_COLOR)
         if s.com is not None and s.com_ground is not None:
-            scene.add_icosphere(
+            drawn["/overlays/com"] = scene.add_icosphere(
                 "/overlays/com", radius=COM_DIAMETER / 2, color=rgb(COM_COLOR), position=s.com
             )
             lines("/overlays/com_line", np.array([[s.com, s.com_ground]]), COM_COLOR)
-            scene.add_cylinder(
+            drawn["/overlays/com_ground"] = scene.add_cylinder(
                 "/overlays/com_ground",
                 radius=COM_DIAMETER / 2,
                 height=DISC_HEIGHT,
                 color=rgb(COM_COLOR),
                 position=s.com_ground,
             )
-            drawn.update(("/overlays/com", "/overlays/com_ground"))
         for i, point in enumerate(s.footholds):
             name = f"/overlays/foothold_{i}"
-            scene.add_icosphere(name, radius=FOOTHOLD_DIAMETER / 2, color=rgb(FOOTHOLD_COLOR), position=point)
-            drawn.add(name)
-        for name in self._overlays - drawn:
+            drawn[name] = scene.add_icosphere(
+                name, radius=FOOTHOLD_DIAMETER / 2, color=rgb(FOOTHOLD_COLOR), position=point
+            )
+        for name in self.overlays.keys() - drawn.keys():
             scene.remove_by_name(name)
-        self._overlays = drawn
+        self.overlays = drawn
 
     def _move_cameras(self, focus: np.ndarray) -> None:
         """Aim every camera at the robot when it first appears; then, with "follow", shift them as it moves

@@ -16,6 +16,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from kinodyn_ros.viewer.geometry import Rgba
 from kinodyn_ros.viewer.scene import (
+    ARROW_HEAD_DIAMETER,
+    ARROW_HEAD_LENGTH,
+    ARROW_SHAFT_DIAMETER,
     COM_COLOR,
     COM_DIAMETER,
     DISC_HEIGHT,
@@ -31,9 +34,6 @@ from kinodyn_ros.viewer.scene import (
 )
 
 NAMESPACE = "kinodyn_viewer"
-SHAFT_DIAMETER = 0.015
-HEAD_DIAMETER = 0.035
-HEAD_LENGTH = 0.04
 
 # Marker ids, one per overlay (arrows take FORCE_ID + i).
 ESTIMATED_PATH_ID, TRUE_PATH_ID, SUPPORT_FILL_ID, SUPPORT_EDGE_ID = range(4)
@@ -85,7 +85,11 @@ def scene_markers(scene: Scene) -> MarkerArray:
             markers.append(_line(scene, marker_id, path, color))
     for i, (start, end) in enumerate(scene.force_arrows):
         arrow = _marker(
-            scene, FORCE_ID + i, Marker.ARROW, FORCE_COLOR, (SHAFT_DIAMETER, HEAD_DIAMETER, HEAD_LENGTH)
+            scene,
+            FORCE_ID + i,
+            Marker.ARROW,
+            FORCE_COLOR,
+            (ARROW_SHAFT_DIAMETER, ARROW_HEAD_DIAMETER, ARROW_HEAD_LENGTH),
         )
         arrow.points = _points(np.array([start, end]))
         markers.append(arrow)

@@ -34,6 +34,9 @@ FOOTHOLD_COLOR: Rgba = (0.95, 0.50, 0.05, 1.0)
 
 PATH_WIDTH = 0.012
 """Line width of the trajectories and the support polygon's edges [m]."""
+ARROW_SHAFT_DIAMETER = 0.015
+ARROW_HEAD_DIAMETER = 0.035
+ARROW_HEAD_LENGTH = 0.04
 COM_DIAMETER = 0.06
 """The CoM sphere and the disc that marks its projection on the ground (the disc is DISC_HEIGHT thick)."""
 DISC_HEIGHT = 0.004
