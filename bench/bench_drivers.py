@@ -1,20 +1,27 @@
-"""Speed of the real-device drivers (issue 14, point 5): one read + write cycle of 12 MIT-mode CAN motors
-(``kinodyn_control/CanMotorSystem``) and an Xsens IMU (``kinodyn_control/SerialImuSensor``) at 500 Hz
-against their emulators, timed with ``time.perf_counter``: median, 99th percentile and maximum of the cycle
-against the period, overruns, and the CPU time of the cycle's thread (the drivers' own work, without the
-waits for replies, which depend on how promptly the emulators are scheduled).
+"""Speed of the real-device drivers (issue 14, point 5): the read + write cycle of the quadruped switched to
+the real plugins (emulators/quadruped.py): 12 MIT-mode CAN motors (``kinodyn_control/CanMotorSystem``)
+and an Xsens IMU (``kinodyn_control/SerialImuSensor``), at 500 Hz against their emulators, each in a child
+process of its own, as separate devices would be.
 
-The IMU emulator (hardware/emulators/serial_imu.py) streams MTData2 at ``--imu-rate`` on a pty from a child
-process, as a separate device would. The 12 motors (hardware/emulators/mit_motor.py) are reached through
-python-can, by default on its virtual bus (the closest to SocketCAN's cost per frame: no byte parsing in
-Python), served by a thread of this process since that bus does not cross processes, so the wall-clock cycle
-also holds the GIL handovers to that thread. ``--bus slcan`` puts them in the child process behind an slcan
-serial CAN adapter on a pty (emulators/slcan_pty.py), opened with python-can's ``slcan`` interface as a
-USB-CAN adapter would be. The cycle is what the controller manager calls: ``ResourceManager.read`` then
-``write`` (every motor gets an effort command each cycle).
+The IMU emulator streams MTData2 at ``--imu-rate`` on a pty. The 12 emulated motors are reached through
+python-can, by default on ``--bus unixcan``: the project's interface ``kinodyn_unixcan``
+(emulators/unix_can.py), SocketCAN's frames over a Unix socket, built and parsed by python-can's SocketCAN
+code, so the driver's work per frame is what it is on SocketCAN. ``--bus virtual`` puts them on python-can's
+virtual bus served by a thread of this process (the cycle then shares the interpreter lock with the emulator);
+``--bus slcan`` behind an slcan serial CAN adapter on a pty (emulators/slcan_pty.py), as a USB-CAN adapter.
+
+The cycle timed is the drivers' (``ResourceManager.read`` then ``write``, every motor given an effort command
+each cycle) or, with ``--controllers``, the controller manager's whole ``cycle`` (read, then the joint state
+and IMU broadcasters and a JointPDController holding the standing pose, then write). The loop sleeps until
+each period starts. Printed: median, p99 and maximum of the cycle against the period, overruns, the CPU time
+of the loop's thread (the drivers' own work, without the waits for replies), and the load average at the
+start and the end (1 min): the figures hold for the machine state they ran in. ``--realtime P`` runs the loop
+and the emulators' processes under ``SCHED_FIFO`` priority P (needs CAP_SYS_NICE; ros2_control runs its loop
+so on a robot, and real devices answer from their own hardware), so the wall-clock figures show the cycle
+rather than how long other processes on a loaded machine keep it from a core.
 
 Run: ``source scripts/env.sh && python bench/bench_drivers.py`` (options: ``--seconds 10 --rate 500
---bus slcan|virtual --reply-timeout 0.05 --imu-only``).
+--bus unixcan|virtual|slcan --controllers --realtime 50 --reply-timeout 0.05 --imu-rate 400``).
 """
 
 from __future__ import annotations
@@ -24,76 +31,120 @@ import multiprocessing
 import os
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from multiprocessing.synchronize import Event
 
 import can
 import numpy as np
-from kinodyn_control.hardware.can_motor_protocol import MotorRanges
-from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
+from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotorBank
+from kinodyn_control.hardware.emulators.quadruped import quadruped_motors, real_drivers_urdf
 from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant_rate
 from kinodyn_control.hardware.emulators.slcan_pty import SlcanPtyDevice
-from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState
-from kinodyn_control.testing import QUADRUPED_JOINTS, Harness, param, robot_xml, system_block
+from kinodyn_control.hardware.emulators.unix_can import INTERFACE, UnixCanHub
+from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness, pd_command
 
-RANGES = {"p_max": 12.5, "v_max": 50.0, "kp_max": 500.0, "kd_max": 5.0, "t_max": 18.0}
-
-
-def imu_block(port: str) -> str:
-    states = "".join(f'<state_interface name="{i}"/>' for i in IMU_INTERFACES)
-    params = "".join(param(k, v) for k, v in
-                     (("port", port), ("baudrate", 921600), ("timeout", 0.1), ("frame_id", "imu")))
-    return (f'<ros2_control name="imu" type="sensor"><hardware><plugin>kinodyn_control/SerialImuSensor'
-            f'</plugin></hardware><sensor name="imu_sensor">{states}{params}</sensor></ros2_control>')
+FORK = multiprocessing.get_context("fork")  # the children inherit the emulators' ptys and sockets
 
 
-def motor_block(interface: str, channel: str, reply_timeout: float) -> str:
-    joints = "".join(
-        f'<joint name="{name}"><command_interface name="effort">{param("min", -10)}{param("max", 10)}'
-        f'</command_interface><state_interface name="position"/><state_interface name="velocity"/>'
-        f'<state_interface name="effort"/>{param("can_id", k + 1)}</joint>'
-        for k, name in enumerate(QUADRUPED_JOINTS)
-    )
-    hardware = "".join(param(k, v) for k, v in (("interface", interface), ("channel", channel),
-                                                ("reply_timeout", reply_timeout), *RANGES.items()))
-    return system_block(hardware, joints, name="motors", plugin="kinodyn_control/CanMotorSystem")
+def schedule(priority: int) -> None:
+    """The calling thread under SCHED_FIFO ``priority`` (0: the default time-sharing policy)."""
+    policy = os.SCHED_FIFO if priority else os.SCHED_OTHER
+    os.sched_setscheduler(0, policy, os.sched_param(priority))
 
 
-def serve(imu: XsensImuEmulator, adapter: SlcanPtyDevice | None, stop: Event) -> None:
-    """The child process: the devices stream and answer until ``stop``."""
+@contextmanager
+def child(serve: Callable[[Event], None], priority: int = 0) -> Iterator[None]:
+    """``serve(stop)`` in a child process (SCHED_FIFO ``priority`` if not 0) until the block ends."""
+
+    def run(stop: Event) -> None:
+        if priority:
+            schedule(priority)
+        serve(stop)
+
+    stop = FORK.Event()
+    process = FORK.Process(target=run, args=(stop,), daemon=True)
+    process.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        process.join(5.0)
+        if process.is_alive():
+            process.terminate()
+
+
+def _stream(imu: XsensImuEmulator, stop: Event) -> None:
     imu.start()
-    if adapter is not None:
-        adapter.start()
     stop.wait()
     imu.stop()
-    if adapter is not None:
-        adapter.stop()
 
 
-def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: float) -> None:
+def _adapter(adapter: SlcanPtyDevice, stop: Event) -> None:
+    adapter.start()
+    stop.wait()
+    adapter.stop()
+
+
+def motors(bus: str, stack: ExitStack, priority: int) -> dict[str, object]:
+    """Start the 12 emulated motors (standing pose) on ``bus``; the CanMotorSystem params reaching them."""
+    stance = dict(zip(QUADRUPED_JOINTS, QUADRUPED_STANCE, strict=True))
+    bank = MitMotorBank(list(quadruped_motors(stance).values()))
+    if bus == "unixcan":
+        hub = UnixCanHub(bank.handle)
+        stack.callback(hub.close)
+        stack.enter_context(child(lambda stop: hub.serve(stop.is_set), priority))
+        return {"interface": INTERFACE, "channel": hub.channel}
+    if bus == "slcan":
+        adapter = SlcanPtyDevice(bank.handle)
+        stack.enter_context(child(lambda stop: _adapter(adapter, stop), priority))
+        return {"interface": "slcan", "channel": adapter.port}
+    channel = f"bench-{uuid.uuid4().hex[:8]}"
+    server = BusServer(bank, can.Bus(interface="virtual", channel=channel)).start()
+    stack.callback(server.stop)
+    return {"interface": "virtual", "channel": channel}
+
+
+def start_controllers(h: Harness) -> None:
+    """The broadcasters and a JointPDController holding the standing pose (kp 20, kd 1.2)."""
+    h.start("joint_state_broadcaster", "kinodyn_control/JointStateBroadcaster")
+    h.start("imu_sensor_broadcaster", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "imu_sensor"})
+    h.start("leg_pd_controller", "kinodyn_control/JointPDController",
+            {"joints": QUADRUPED_JOINTS, "watchdog_timeout": 1e6})
+    n = len(QUADRUPED_JOINTS)
+    h.contexts["leg_pd_controller"].subscriptions["/leg_pd_controller/commands"](
+        pd_command(QUADRUPED_JOINTS, QUADRUPED_STANCE, [0.0] * n, [0.0] * n, [20.0] * n, [1.2] * n))
+
+
+def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: float,
+        controllers: bool, priority: int) -> None:
     period = 1.0 / rate
-    imu = XsensImuEmulator(constant_rate((0.2, -0.1, 0.3)), rate=imu_rate)
-    bank = MitMotorBank([MitMotor(k + 1, MotorRanges(**RANGES), inertia=0.01, damping=0.05)
-                         for k in range(len(QUADRUPED_JOINTS))])
-    adapter = SlcanPtyDevice(bank.handle) if bus == "slcan" else None
-    context = multiprocessing.get_context("fork")  # before any thread: the child inherits the ptys
-    stop = context.Event()
-    child = context.Process(target=serve, args=(imu, adapter, stop), daemon=True)
-    child.start()
-    server = None
-    blocks = imu_block(imu.port)
-    if adapter is not None:
-        blocks = motor_block("slcan", adapter.port, reply_timeout) + blocks
-    elif bus == "virtual":
-        channel = f"bench-{uuid.uuid4().hex[:8]}"
-        server = BusServer(bank, can.Bus(interface="virtual", channel=channel)).start()
-        blocks = motor_block("virtual", channel, reply_timeout) + blocks
-    harness = None
-    try:
-        harness = Harness(robot_xml(blocks, tuple(QUADRUPED_JOINTS)))
-        harness.activate_hardware()
-        resources = harness.resources
-        for name in resources.commands.names:
-            harness.set_command(name, 0.5)
+    load = os.getloadavg()[0]
+    with ExitStack() as stack:
+        imu = stack.enter_context(XsensImuEmulator(constant_rate((0.2, -0.1, 0.3)), rate=imu_rate))
+        stack.enter_context(child(lambda stop: _stream(imu, stop), priority))  # before any thread starts here
+        params = motors(bus, stack, priority)
+        h = Harness(real_drivers_urdf({**params, "reply_timeout": reply_timeout},
+                                      {"port": imu.port, "baudrate": 921600}))
+        stack.callback(h.manager.shutdown)
+        h.activate_hardware()
+        resources = h.resources
+        if controllers:
+            start_controllers(h)
+        else:
+            for name in resources.commands.names:
+                h.set_command(name, 0.5)
+
+        def cycle(t: float) -> bool:
+            if controllers:
+                h.manager.cycle(t, period)
+                return not h.messages("error")
+            return not (resources.read(t, period) + resources.write(t, period))
+
+        if priority:
+            schedule(priority)
+            stack.callback(schedule, 0)
         durations = np.empty(int(seconds * rate))
         cpu = np.empty_like(durations)
         start = time.perf_counter()
@@ -102,35 +153,29 @@ def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: f
             while (now := time.perf_counter()) < next_start:
                 time.sleep(max(0.0, next_start - now - 2e-4))
             t0, c0 = time.perf_counter(), time.thread_time()
-            failed = resources.read(k * period, period) + resources.write(k * period, period)
+            ok = cycle(k * period)
             durations[k], cpu[k] = time.perf_counter() - t0, time.thread_time() - c0
-            if failed:
-                raise RuntimeError("; ".join(resources.errors.values()))
+            if not ok:
+                raise RuntimeError("; ".join(resources.errors.values()) or "; ".join(h.messages("error")))
         assert all(c.lifecycle_state is LifecycleState.ACTIVE for c in resources.components.values())
-        what = {"slcan": "12 CAN motors (slcan adapter, other process)",
-                "virtual": "12 CAN motors (virtual bus, thread)", "none": "no motors"}[bus]
-        _report(durations, cpu, period, f"{what} + IMU")
-    finally:
-        if harness is not None:
-            harness.manager.shutdown()
-        stop.set()
-        child.join(5.0)
-        if child.is_alive():
-            child.terminate()
-        if server is not None:
-            server.stop()
-        imu.close()
+    where = {"unixcan": "kinodyn_unixcan, emulator in a child process", "slcan": "slcan adapter on a pty, "
+             "emulator in a child process", "virtual": "python-can virtual bus, emulator on a thread"}[bus]
+    what = "controller manager cycle (read, 3 controllers, write)" if controllers else "read + write cycle"
+    if priority:
+        what += f", SCHED_FIFO {priority}"
+    _report(durations, cpu, period, f"{what}, 12 CAN motors ({where}) + IMU", load)
 
 
-def _report(durations: np.ndarray, cpu: np.ndarray, period: float, what: str) -> None:
+def _report(durations: np.ndarray, cpu: np.ndarray, period: float, what: str, load: float) -> None:
     ms, period_ms = durations * 1e3, period * 1e3
-    print(f"read + write cycle, {what}: {len(ms)} cycles at {1 / period:.0f} Hz (period {period_ms:.2f} ms)")
-    print(f"  median {np.median(ms):.3f} ms ({np.median(ms) / period_ms:.1%} of the period), "
+    print(f"{what}: {len(ms)} cycles at {1 / period:.0f} Hz (period {period_ms:.2f} ms)")
+    print(f"  cycle: median {np.median(ms):.3f} ms ({np.median(ms) / period_ms:.1%} of the period), "
           f"p99 {np.percentile(ms, 99):.3f} ms ({np.percentile(ms, 99) / period_ms:.1%}), "
           f"max {ms.max():.3f} ms; overruns (cycle > period): {int((ms > period_ms).sum())}")
-    print(f"  CPU time of the cycle's thread (the drivers' own work, without waiting): median "
-          f"{np.median(cpu) * 1e3:.3f} ms, p99 {np.percentile(cpu, 99) * 1e3:.3f} ms; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"  CPU time of the loop's thread (the drivers' own work, without waiting): median "
+          f"{np.median(cpu) * 1e3:.3f} ms, p99 {np.percentile(cpu, 99) * 1e3:.3f} ms")
+    print(f"  load average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
+          f"{os.cpu_count()} CPUs")
 
 
 def main() -> None:
@@ -138,12 +183,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=500.0, help="control loop rate [Hz]")
     parser.add_argument("--imu-rate", type=float, default=400.0, help="MTData2 rate [Hz] (MTi maximum 400)")
-    parser.add_argument("--bus", choices=("virtual", "slcan"), default="virtual",
+    parser.add_argument("--bus", choices=("unixcan", "virtual", "slcan"), default="unixcan",
                         help="how the motors are reached")
+    parser.add_argument("--controllers", action="store_true",
+                        help="time the controller manager's cycle with broadcasters and a PD controller")
     parser.add_argument("--reply-timeout", type=float, default=0.05, help="CanMotorSystem reply_timeout [s]")
-    parser.add_argument("--imu-only", action="store_true", help="no motors")
+    parser.add_argument("--realtime", type=int, default=0, metavar="PRIORITY",
+                        help="SCHED_FIFO priority (1-99) of the loop and the emulators; 0: time-sharing")
     args = parser.parse_args()
-    run(args.seconds, args.rate, args.imu_rate, "none" if args.imu_only else args.bus, args.reply_timeout)
+    run(args.seconds, args.rate, args.imu_rate, args.bus, args.reply_timeout, args.controllers, args.realtime)
 
 
 if __name__ == "__main__":

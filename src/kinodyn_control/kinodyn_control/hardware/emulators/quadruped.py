@@ -1,5 +1,5 @@
 """The quadruped (urdf/quadruped.urdf) switched to the real drivers, and its 12 emulated motors: shared by
-test/test_real_drivers_system.py and bench/bench_real_drivers.py.
+test/test_real_drivers_system.py and bench/bench_drivers.py.
 
 ``real_drivers_urdf`` changes plugin names and params only: the joints' block becomes
 ``kinodyn_control/CanMotorSystem`` (each joint's ``can_id`` is its place in the block, 1..12; ``direction`` -1

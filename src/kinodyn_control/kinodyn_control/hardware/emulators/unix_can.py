@@ -39,10 +39,10 @@ def _timestamped(sock: socket.socket) -> socket.socket:
 
 
 def _receive(sock: socket.socket) -> can.Message | None:
-    """The next frame on ``sock``, or None if the peer closed."""
+    """The next frame on ``sock``, or None if the peer closed (end of stream, or reset with frames unread)."""
     try:
         return capture_message(sock)
-    except struct.error:  # a datagram of 0 bytes: end of stream
+    except (struct.error, can.CanOperationError):  # a datagram of 0 bytes, or ECONNRESET
         return None
 
 
