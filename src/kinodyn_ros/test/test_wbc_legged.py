@@ -169,3 +169,25 @@ def test_legged_settings_refuse_bad_values() -> None:
                            ({"cmd_vel_timeout": 0.0}, "cmd_vel_timeout must be a positive number")):
         with pytest.raises(ValueError, match=reason):
             LeggedSettings(**{"feet": FEET, "posture": POSTURE, **kwargs})
+
+
+def test_reconfigure_rebuilds_on_a_locomotion_change_and_refuses_feet_and_posture(logger) -> None:
+    loop = Loop(logger)
+    loop.step(with_base=True)
+    controller = loop.controller
+    controller.set_pose_offset((0.0, 0.0, 0.02, 0.0, 0.0, 0.1))
+    before = controller.controller
+    settings = controller.settings
+    controller.reconfigure(settings, controller.params)  # nothing changed: the same core controller
+    assert controller.controller is before
+    controller.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot"),
+                           LocomotionParameters(period=0.6))
+    assert controller.controller is not before and controller.controller.params.period == 0.6
+    assert controller.controller._requested == "trot"  # (no public accessor in the core controller)
+    np.testing.assert_allclose(controller.controller._pose_target, [0.0, 0.0, 0.02, 0.0, 0.0, 0.1])
+    loop.step(with_base=True)  # the new controller starts from the measured state
+    moved = tuple(x + 0.1 for x in POSTURE)
+    for changed in ({"feet": ("LF_FOOT", "LH_FOOT", "RF_FOOT")}, {"posture": moved}):
+        with pytest.raises(ValueError, match="feet and posture apply at start-up only"):
+            controller.reconfigure(LeggedSettings(**{"feet": FEET, "posture": POSTURE, **changed}),
+                                   controller.params)

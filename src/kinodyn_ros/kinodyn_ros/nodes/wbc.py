@@ -40,7 +40,7 @@ STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_sta
                 "qos_reliable", "base_state_wait", "joint_position_margin", "continuous_position_bound")
 """Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
 and ``posture`` (legged) themselves."""
-POLL_PERIOD = 0.001  # s of the monotonic clock: how often a joint state waiting for its base state is checked
+POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
 
 
 class Wbc(Node):
