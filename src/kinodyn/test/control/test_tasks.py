@@ -157,6 +157,33 @@ def test_frame_task_mask_selects_rows(model: Model) -> None:
     np.testing.assert_array_equal(masked.weight, [1.0, 3.0, 5.0, 6.0])
 
 
+def test_frame_task_half_references_give_the_rows_of_set_reference(model: Model) -> None:
+    """``set_position_reference`` + ``set_orientation_reference`` (the per-tick path of locomotion) give
+    exactly the rows of ``set_reference`` with the same pose, twist and acceleration; a refusal changes
+    nothing."""
+    q, v = state(model, 6)
+    frame = FRAMES[model.name][0]
+    rng = np.random.default_rng(2)
+    pose, twist, acceleration = random_pose(rng), rng.normal(size=6), rng.normal(size=6)
+    whole, halves = FrameTask(model, frame, 30.0, 5.0), FrameTask(model, frame, 30.0, 5.0)
+    whole.set_reference(pose, twist, acceleration)
+    with pytest.raises(RuntimeError, match="no reference"):
+        halves.set_position_reference(pose[:3, 3], twist[:3], acceleration[:3])
+    halves.set_reference(np.eye(4))
+    halves.set_position_reference(pose[:3, 3], twist[:3], acceleration[:3])
+    halves.set_orientation_reference(pose[:3, :3], twist[3:], acceleration[3:])
+    ev = evaluate(model, whole, q, v)
+    a, b = whole.rows(ev, layout_of(model)), halves.rows(ev, layout_of(model))
+    np.testing.assert_array_equal(b.A, a.A)
+    np.testing.assert_array_equal(b.b, a.b)
+    zeros = np.zeros(3)
+    with pytest.raises(ValueError, match="finite"):
+        halves.set_position_reference(zeros, (0.0, np.nan, 0.0), zeros)
+    with pytest.raises(ValueError, match="not a rotation matrix"):
+        halves.set_orientation_reference(np.diag([1.0, 1.0, -1.0]), zeros, zeros)
+    np.testing.assert_array_equal(halves.rows(ev, layout_of(model)).b, a.b)
+
+
 def test_frame_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(KeyError, match="LF_FOTO"):
         FrameTask(quadruped, "LF_FOTO", 1.0, 1.0)

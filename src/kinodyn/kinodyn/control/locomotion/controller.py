@@ -50,7 +50,7 @@ from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
 from kinodyn.model import Model
-from kinodyn.spatial.rotations import as_vector, quat_to_matrix, rot_x, rot_y, rot_z
+from kinodyn.spatial.rotations import as_vector, rot_x, rot_y, rot_z
 
 BASE_MASK = (False, False, True, True, True, True)  # height and orientation
 FOOT_MASK = (True, True, True, False, False, False)
@@ -95,6 +95,15 @@ def _approach(value: np.ndarray, target: np.ndarray, step: np.ndarray) -> None:
     np.add(value, np.clip(target - value, -step, step), out=value)
 
 
+def _rotation(quaternion: np.ndarray) -> np.ndarray:
+    """``C`` of the quaternion ``(x, y, z, w)`` normalised (Seed 000 (2.54) expanded; ``update`` checked
+    that its norm is 1 within 1e-3): ``spatial.quat_to_matrix`` without its input checks, a tick's cost."""
+    x, y, z, w = (quaternion / math.sqrt(float(quaternion @ quaternion))).tolist()
+    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+
+
 def _wrap(angle: float) -> float:
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
@@ -134,6 +143,7 @@ class LocomotionController:
         kp, kd = _pd_gains(p.base_frequency, p.damping_ratio)
         self.com_task = ComTask(kp, kd, mask=(True, True, False))
         self.base_task = FrameTask(model, model.body_names[1], kp, kd, mask=BASE_MASK, name="base")
+        self.base_task.set_reference(_EYE4)  # (every tick sets it; the two halves need one to start from)
         kp_s, kd_s = _pd_gains(p.swing_frequency, p.damping_ratio)
         self.swing_tasks = {f: FrameTask(model, f, kp_s, kd_s, weight=0.0, mask=FOOT_MASK, name=f"swing_{f}")
                             for f in self.feet}
@@ -207,7 +217,7 @@ class LocomotionController:
             raise ValueError(f"time went backwards: {t} after {self._t}")
         dt = t - (self._t if self._t is not None else t)
         self._t = t
-        C = quat_to_matrix(q[3:7])
+        C = _rotation(q[3:7])
         yaw = math.atan2(C[1, 0], C[0, 0])
         velocity = C @ v[:3]
         self._step_modes(t)
@@ -250,7 +260,7 @@ class LocomotionController:
         """First tick: references from the measured state, the height heading for the initial mode's."""
         feet = np.array([self.model.frame_placement(q, f)[:3, 3] for f in self.feet])
         self._ground = float(feet[:, 2].mean())
-        C = quat_to_matrix(q[3:7])
+        C = _rotation(q[3:7])
         self._ref_yaw = math.atan2(C[1, 0], C[0, 0])
         self._ref_xy[:] = self.model.com(q)[:2]
         for f, p in zip(self.feet, feet, strict=True):
@@ -305,7 +315,7 @@ class LocomotionController:
         self._cmd_prev[:] = self._cmd
         _approach(self._cmd, target, self._cmd_rate * dt)
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        vx, vy, wz = self._cmd
+        vx, vy, wz = self._cmd.tolist()
         self._ref_xy += dt * np.array([c * vx - s * vy, s * vx + c * vy])
         self._ref_yaw = _wrap(self._ref_yaw + wz * dt)
         com = self._ev.com[:2] if self._ev is not None else self._ref_xy
@@ -321,21 +331,20 @@ class LocomotionController:
     def _set_base_references(self, t: float, dt: float) -> None:
         standing = self._mode == "stand"
         _approach(self._pose, self._pose_target if standing else np.zeros(6), self._pose_rate * dt)
-        x, y, dz, roll, pitch, dyaw = self._pose
+        x, y, dz, roll, pitch, dyaw = self._pose.tolist()
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        vx, vy, wz = self._cmd
-        velocity = np.array([c * vx - s * vy, s * vx + c * vy, 0.0])
-        acc_body = (self._cmd - self._cmd_prev) / dt if dt > 0.0 else np.zeros(3)
-        acceleration = np.array([c * acc_body[0] - s * acc_body[1] - wz * velocity[1],
-                                 s * acc_body[0] + c * acc_body[1] + wz * velocity[0], 0.0])
-        position = np.array([self._ref_xy[0] + c * x - s * y, self._ref_xy[1] + s * x + c * y, 0.0])
-        self.com_task.set_reference(position, velocity, acceleration)
+        vx, vy, wz = self._cmd.tolist()
+        ax, ay, dwz = ((self._cmd - self._cmd_prev) / dt).tolist() if dt > 0.0 else (0.0, 0.0, 0.0)
+        velocity = (c * vx - s * vy, s * vx + c * vy, 0.0)
+        acceleration = (c * ax - s * ay - wz * velocity[1], s * ax + c * ay + wz * velocity[0], 0.0)
+        ref_x, ref_y = self._ref_xy.tolist()
+        self.com_task.set_reference((ref_x + c * x - s * y, ref_y + s * x + c * y, 0.0), velocity,
+                                    acceleration)
         height, rate, accel = self._height_at(t)
-        pose = np.eye(4)
-        pose[:3, :3] = rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll)
-        pose[2, 3] = self._ground + height + dz
-        self.base_task.set_reference(pose, np.array([0.0, 0.0, rate, 0.0, 0.0, wz]),
-                                     np.array([0.0, 0.0, accel, 0.0, 0.0, acc_body[2]]))
+        self.base_task.set_position_reference((0.0, 0.0, self._ground + height + dz), (0.0, 0.0, rate),
+                                              (0.0, 0.0, accel))
+        self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
+                                                 (0.0, 0.0, wz), (0.0, 0.0, dwz))
 
     def _feet(self, gait_state: Any, q: np.ndarray, yaw: float, velocity: np.ndarray,
               dt: float) -> dict[str, np.ndarray]:
@@ -344,6 +353,7 @@ class LocomotionController:
         ev = self._ev
         footholds: dict[str, np.ndarray] = {}
         loaded_z = []
+        height = self._height_at(self._t or 0.0)[0]
         for i, foot in enumerate(self.feet):
             phase = gait_state.feet[foot]
             task = self.swing_tasks[foot]
@@ -371,15 +381,13 @@ class LocomotionController:
                 task.weight[:] = p.swing_weight
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
-            target[:2] = raibert_foothold(q[:2], yaw, self.hips[i], velocity, self._cmd, tau,
-                                          self._height_at(self._t or 0.0)[0], self.gravity, p.capture_gain,
-                                          p.max_foothold_offset)
+            target[:2] = raibert_foothold(q[:2], yaw, self.hips[i], velocity, self._cmd, tau, height,
+                                          self.gravity, p.capture_gain, p.max_foothold_offset)
             target[2] = self._ground
             footholds[foot] = target.copy()
-            swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, p.step_height,
-                        self._swing)
-            task.set_reference(_translation(self._swing[0]), np.r_[self._swing[1], 0.0, 0.0, 0.0],
-                               np.r_[self._swing[2], 0.0, 0.0, 0.0])
+            swing = self._swing
+            swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, p.step_height, swing)
+            task.set_position_reference(swing[0], swing[1], swing[2])
         if loaded_z:
             self._ground = float(min(loaded_z))
         return footholds

@@ -41,7 +41,7 @@ from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solv
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
-from kinodyn.control.wbc.tasks.base import Task
+from kinodyn.control.wbc.tasks.base import MotionTask, Task
 from kinodyn.model import Model
 
 MODES = ("weighted", "hierarchical")
@@ -353,18 +353,27 @@ class WholeBodyController:
 
     @staticmethod
     def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
-        """The level's rows scaled by the square roots of the task weights."""
-        A_rows, b_rows = [], []
+        """The level's rows scaled by the square roots of the task weights, written into one matrix (a
+        motion task's ``J`` into the ``qdd`` columns only)."""
+        blocks = []
         for task in tasks:
-            rows = task.rows(ev, layout)
-            if rows.A.shape[0] == 0:  # e.g. a force task on a contact in swing
-                continue
-            scale = np.sqrt(task.weight)
-            A_rows.append(rows.A * scale[:, None])
-            b_rows.append(rows.b * scale)
-        if not A_rows:
-            return np.zeros((0, layout.size)), np.zeros(0)
-        return np.vstack(A_rows), np.concatenate(b_rows)
+            if isinstance(task, MotionTask):
+                J, b = task.qdd_rows(ev)
+            else:
+                rows = task.rows(ev, layout)
+                J, b = rows.A, rows.b
+                if b.size == 0:  # e.g. a force task on a contact in swing
+                    continue
+            blocks.append((J, b, np.sqrt(task.weight)))
+        m = sum(b.size for _, b, _ in blocks)
+        A, rhs = np.zeros((m, layout.size)), np.empty(m)
+        row = 0
+        for J, b, scale in blocks:
+            end = row + b.size
+            np.multiply(J, scale[:, None], out=A[row:end, :J.shape[1]])
+            np.multiply(b, scale, out=rhs[row:end])
+            row = end
+        return A, rhs
 
     def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
                      hi: np.ndarray) -> QPResult:

@@ -1,6 +1,6 @@
 """Whole-body tasks, one file each (Seed 000 §3.9-§3.10; Seed 003 §3.7): ``rows(ev, layout) -> A x ≈ b``."""
 
-from kinodyn.control.wbc.tasks.base import Task, TaskRows
+from kinodyn.control.wbc.tasks.base import MotionTask, Task, TaskRows
 from kinodyn.control.wbc.tasks.base_orientation import BaseOrientationTask
 from kinodyn.control.wbc.tasks.centroidal_momentum import CentroidalMomentumTask
 from kinodyn.control.wbc.tasks.com import ComTask
@@ -14,6 +14,7 @@ __all__ = [
     "ComTask",
     "ContactForceTask",
     "FrameTask",
+    "MotionTask",
     "PostureTask",
     "Task",
     "TaskRows",

@@ -1,7 +1,7 @@
-"""Shared algebra of the motion tasks: selection masks, the PD task acceleration and the QP rows.
+"""Shared algebra of the motion tasks: optional reference vectors and the PD task acceleration.
 
 Seed 000 §3.9 (3.80) ``wdot = J qdd + Jdot v`` and (3.89) ``wdot* = kp e + kd (w* - w)`` (with the
-feed-forward ``a_ref`` the seed omits); §3.10 (3.110): rows ``A = [J, 0, 0]``, ``b = wdot* - Jdot v``.
+feed-forward ``a_ref`` the seed omits); the rows (§3.10 (3.110)) are ``base.MotionTask``'s.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks.base import TaskRows
 from kinodyn.spatial.rotations import as_vector
 
 
@@ -24,10 +22,3 @@ def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np
                     v_ref: np.ndarray, velocity: np.ndarray) -> np.ndarray:
     """``a_ref + kp e + kd (v_ref - v)``: the desired task acceleration of (3.89)."""
     return a_ref + kp * error + kd * (v_ref - velocity)
-
-
-def motion_rows(layout: VariableLayout, J: np.ndarray, bias: np.ndarray, desired: np.ndarray) -> TaskRows:
-    """``A[:, qdd] = J`` (zeros elsewhere), ``b = desired - Jdot v`` (3.110)."""
-    A = np.zeros((J.shape[0], layout.size))
-    A[:, layout.qdd] = J
-    return TaskRows(A, desired - bias)

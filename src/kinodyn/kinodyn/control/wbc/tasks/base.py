@@ -1,9 +1,10 @@
 """A whole-body task: its error, Jacobian, ``Jdot v``, gains and weight (Seed 000 §3.10, (3.110)).
 
 A task contributes rows ``A x ≈ b`` over the decision vector ``x`` (``layout.VariableLayout``). Motion
-tasks set ``A[:, layout.qdd] = J`` and ``b = a_ref + kp e + kd (v_ref - J v) - Jdot v``: the desired
-task acceleration of the PD law of §3.9 (3.89) minus the bias of (3.80). A new task is one file with one
-subclass implementing ``rows``.
+tasks (``MotionTask``) set ``A[:, layout.qdd] = J`` and ``b = a_ref + kp e + kd (v_ref - J v) - Jdot v``:
+the desired task acceleration of the PD law of §3.9 (3.89) minus the bias of (3.80); they give the
+controller ``(J, b)`` directly (``qdd_rows``), which it writes into one stacked matrix per tick. A new task
+is one file with one subclass implementing ``rows`` (or ``qdd_rows`` for a motion task).
 """
 
 from __future__ import annotations
@@ -41,3 +42,17 @@ class Task(ABC):
     @abstractmethod
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         """The task's rows at this evaluation; also updates ``self.error``."""
+
+
+class MotionTask(Task):
+    """A task on the accelerations only: ``A = [J, 0, 0]`` (Seed 000 (3.110))."""
+
+    @abstractmethod
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        """``(J, b)``: the rows' ``qdd`` block (``dim x nv``) and right side; also updates ``self.error``."""
+
+    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+        J, b = self.qdd_rows(ev)
+        A = np.zeros((J.shape[0], layout.size))
+        A[:, layout.qdd] = J
+        return TaskRows(A, b)

@@ -12,15 +12,14 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks._motion import optional_vector
-from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.control.wbc.tasks.frame import FrameTask
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial import homogeneous_transform, quat_to_matrix
 
 
-class BaseOrientationTask(Task):
+class BaseOrientationTask(MotionTask):
     """Track a reference orientation of the floating base. ``kp``, ``kd``, ``weight``: a scalar or 3 values
     over ``[rx ry rz]``; ``mask``: 3 booleans selecting those rows."""
 
@@ -51,7 +50,7 @@ class BaseOrientationTask(Task):
         self._frame_task.set_reference(homogeneous_transform(C, np.zeros(3)), np.r_[np.zeros(3), w],
                                        np.r_[np.zeros(3), dw])
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
-        rows = self._frame_task.rows(ev, layout)
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        rows = self._frame_task.qdd_rows(ev)
         self.error = self._frame_task.error
         return rows

@@ -15,12 +15,11 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector
-from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.control.wbc.tasks._motion import optional_vector
+from kinodyn.control.wbc.tasks.base import MotionTask, gain
 
 
-class CentroidalMomentumTask(Task):
+class CentroidalMomentumTask(MotionTask):
     """Track a reference centroidal momentum and its rate (default zero: damp the momentum).
     ``kd``, ``weight``: a scalar or 6 values over ``[linear; angular]``; ``mask``: 6 booleans;
     ``kp``: a scalar or 3 values, the CoM stiffness of the linear rows (needs ``set_reference(com=...)``)."""
@@ -43,7 +42,7 @@ class CentroidalMomentumTask(Task):
         com = None if com is None else optional_vector(com, 3, f"task {self.name!r} reference CoM")
         self.momentum, self.rate, self.com = momentum, rate, com
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         A_G = ev.centroidal_matrix
         e = self.momentum - A_G @ ev.v
         desired = self.rate + self.kd * e
@@ -53,4 +52,4 @@ class CentroidalMomentumTask(Task):
             raise RuntimeError(f"task {self.name!r} has kp > 0 but no reference CoM: "
                                "call set_reference(com=...) or set kp to 0")
         self.error = e[self.mask]
-        return motion_rows(layout, A_G[self.mask], ev.centroidal_bias[self.mask], desired[self.mask])
+        return A_G[self.mask], desired[self.mask] - ev.centroidal_bias[self.mask]

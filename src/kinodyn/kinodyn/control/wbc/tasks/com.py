@@ -13,13 +13,12 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration
-from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.spatial.rotations import as_vector
 
 
-class ComTask(Task):
+class ComTask(MotionTask):
     """Track a reference CoM position (world). ``kp``, ``kd``, ``weight``: a scalar or 3 values over
     ``[x y z]``; ``mask``: 3 booleans selecting the rows."""
 
@@ -40,11 +39,11 @@ class ComTask(Task):
         acceleration = optional_vector(acceleration, 3, f"task {self.name!r} reference CoM acceleration")
         self.position, self.velocity, self.acceleration = position, velocity, acceleration
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         if self.position is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(position) first")
         e = self.position - ev.com
         J = ev.com_jacobian
         desired = pd_acceleration(self.acceleration, self.kp, e, self.kd, self.velocity, J @ ev.v)
         self.error = e[self.mask]
-        return motion_rows(layout, J[self.mask], ev.com_bias_acceleration[self.mask], desired[self.mask])
+        return J[self.mask], desired[self.mask] - ev.com_bias_acceleration[self.mask]

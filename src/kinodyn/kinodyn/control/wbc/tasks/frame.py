@@ -16,12 +16,12 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration
-from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
 from kinodyn.spatial import homogeneous_transform
+from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
 
 ALL_AXES = (True,) * 6
 
@@ -36,7 +36,7 @@ def as_pose(pose: Any) -> np.ndarray:
     return homogeneous_transform(T[:3, :3], T[:3, 3])
 
 
-class FrameTask(Task):
+class FrameTask(MotionTask):
     """Track a reference pose of ``frame``. ``kp``, ``kd``, ``weight``: a scalar or 6 values over
     ``[x y z rx ry rz]``; ``mask``: 6 booleans selecting the rows (world axes)."""
 
@@ -46,6 +46,8 @@ class FrameTask(Task):
         self.frames = (self.frame,)
         label = name if name is not None else self.frame
         self.mask = selection(mask, 6, f"task {label!r} mask")
+        self._rows = np.flatnonzero(self.mask)  # the selected axes, indices
+        self._angular = bool(self.mask[3:].any())  # the orientation error is needed
         super().__init__(label, int(self.mask.sum()), gain(weight, 6, f"task {label!r} weight")[self.mask])
         self.kp = gain(kp, 6, f"task {label!r} kp")
         self.kd = gain(kd, 6, f"task {label!r} kd")
@@ -62,14 +64,51 @@ class FrameTask(Task):
         self.pose, self.twist, self.acceleration = T, twist, acceleration
         self._rotation = np.ascontiguousarray(T[:3, :3])
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+    def set_position_reference(self, position: Any, velocity: Any, acceleration: Any) -> None:
+        """The translational half of ``set_reference`` (3 values each, world), the rest kept: cheaper, for
+        a trajectory sampled every tick. Needs a reference set before."""
+        position = as_vector(position, 3, f"task {self.name!r} reference position")
+        self._set_rates(0, velocity, acceleration, "linear")
+        assert self.pose is not None  # _set_rates refuses a task without a reference
+        pose = self.pose.copy()
+        pose[:3, 3] = position
+        self.pose = pose
+
+    def set_orientation_reference(self, rotation: Any, angular_velocity: Any,
+                                  angular_acceleration: Any) -> None:
+        """The rotational half of ``set_reference``: ``rotation`` (3x3, world <- frame), angular velocity and
+        acceleration (3 each, world), the rest kept. Needs a reference set before."""
+        C = as_rotation_matrix(rotation)
+        self._set_rates(3, angular_velocity, angular_acceleration, "angular")
+        assert self.pose is not None
+        pose = self.pose.copy()
+        pose[:3, :3] = C
+        self.pose, self._rotation = pose, np.ascontiguousarray(C)
+
+    def _set_rates(self, start: int, velocity: Any, acceleration: Any, what: str) -> None:
+        """Entries ``start:start+3`` of the reference twist and acceleration, checked first."""
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
-        T = ev.placement(self.frame)
-        rotation = rotation_error(self._rotation, np.ascontiguousarray(T[:3, :3]))
-        e = np.concatenate([self.pose[:3, 3] - T[:3, 3], rotation])
-        J = ev.jacobian(self.frame)
-        desired = pd_acceleration(self.acceleration, self.kp, e, self.kd, self.twist, J @ ev.v)
-        self.error = e[self.mask]
-        return motion_rows(layout, J[self.mask], ev.bias_acceleration(self.frame)[self.mask],
-                           desired[self.mask])
+        rates = np.array([velocity, acceleration], dtype=float)
+        if rates.shape != (2, 3) or not np.isfinite(rates).all():
+            raise ValueError(f"task {self.name!r} reference {what} velocity and acceleration must be 3 "
+                             f"finite numbers each, got {velocity!r} and {acceleration!r}")
+        twist, accel = self.twist.copy(), self.acceleration.copy()
+        twist[start:start + 3], accel[start:start + 3] = rates
+        self.twist, self.acceleration = twist, accel
+
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        if self.pose is None:
+            raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
+        k = ev.frame_index(self.frame)
+        T = ev.placements[k]
+        e = np.zeros(6)
+        e[:3] = self.pose[:3, 3] - T[:3, 3]
+        if self._angular:  # (position-only tasks skip the log: its rows are not selected)
+            e[3:] = rotation_error(self._rotation, np.ascontiguousarray(T[:3, :3]))
+        rows = self._rows
+        J = ev.jacobians[k][rows]
+        desired = pd_acceleration(self.acceleration[rows], self.kp[rows], e[rows], self.kd[rows],
+                                  self.twist[rows], J @ ev.v)
+        self.error = e[rows]
+        return J, desired - ev.bias_accelerations[k][rows]

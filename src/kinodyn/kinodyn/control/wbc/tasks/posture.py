@@ -13,14 +13,13 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks._motion import motion_rows, optional_vector, pd_acceleration
-from kinodyn.control.wbc.tasks.base import Task, TaskRows, gain
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import as_vector
 
 
-class PostureTask(Task):
+class PostureTask(MotionTask):
     """Hold or track the joints at ``q_ref`` (one value per joint, in ``model.joint_names`` order, within
     the URDF limits). ``kp``, ``kd``, ``weight``: a scalar or one value per joint."""
 
@@ -54,10 +53,9 @@ class PostureTask(Task):
                              f"+-{v_max[outside].tolist()}; clip it to the limits")
         self.q_ref, self.v_ref, self.a_ref = q_ref, v_ref, a_ref
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         target = ev.q.copy()
         target[self._iq:] = self.q_ref
         e = self.model.difference(ev.q, target)[self._iv:]
         self.error = e
-        desired = pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
-        return motion_rows(layout, self._J, np.zeros(self.dim), desired)
+        return self._J, pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
