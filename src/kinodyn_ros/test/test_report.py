@@ -18,12 +18,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kinodyn.estimation.metrics import AccuracyReport
 from kinodyn.spatial import rot_y, rot_z
 from kinodyn_ros.bags.writer import BagWriter
 from kinodyn_ros.launcher.cli import main
 from kinodyn_ros.report.build import load_model, make_report
+from kinodyn_ros.report.figures import intervals
 from kinodyn_ros.report.html import SECTIONS
-from kinodyn_ros.report.metrics import Missing
+from kinodyn_ros.report.metrics import Missing, drift_text
 from kinodyn_ros.report.series import ReportTopics, resolve_topics
 
 import kinodyn as kd
@@ -41,7 +43,8 @@ FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
 GAIT_PERIOD, LATE = 0.5, 0.05  # s; RF_FOOT touches down LATE after its planned stance starts
 STANCE_FORCE, SPIKE = 100.0, 150.0  # N; one LF_FOOT sample carries the spike
 PEAK_JOINT, PEAK_RATIO = "LF_KFE", 0.9
-SLOW_TICKS, SLOW_US, FAST_US = 4, 2000, 400  # of the 400 ticks, 4 take 2 ms, the others 0.4 ms
+SLOW_TICKS, SLOW_US, FAST_US = 4, 2000, 400  # of the 400 ticks, 4 solve in 2 ms, the others in 0.4 ms
+# tick latency: the solve time plus 0.1 ms (plus 1 ms for the slow ticks)
 
 
 def _stamp(types: dict[str, Any], t: float, frame: str = "") -> Any:
@@ -167,9 +170,13 @@ def write_run(path: Path, topics: tuple[str, ...] | None = None, per_tick: bool 
                           else "0", "qp_failures": "1" if k == 99 else "0", "saturated_ticks": "2",
                           "status": "solved" if k != 99 else "infeasible",
                           "solve_time_median_ms": repr(float(np.median(window)) / 1e3),
-                          "solve_time_max_ms": repr(max(window) / 1e3)}
+                          "solve_time_max_ms": repr(max(window) / 1e3),
+                          "tick_latency_median_ms": repr(float(np.median(window)) / 1e3 + 0.1),
+                          "tick_latency_max_ms": repr(max(window) / 1e3 + 1.0)}
                 if per_tick:
                     values["solve_times_us"] = " ".join(str(x) for x in window)
+                    values["tick_latencies_us"] = " ".join(str(x + (1000 if x == SLOW_US else 100))
+                                                           for x in window)
                 messages["/diagnostics"] = _diagnostics(types, t, "wbc", values)
                 if "/diagnostics" in bag.topics:
                     bag.write("/diagnostics", round((T0 + t) * 1e9),
@@ -239,8 +246,11 @@ def test_wbc_solve_times_and_counts(full_report: Any) -> None:
     """400 ticks, 4 of 2 ms: median 0.4 ms, p99 (linear interpolation at rank 0.99 * 399 = 395.01)
     0.4 + 0.01 * 1.6 = 0.416 ms; the estimator's status on the same topic is not counted."""
     w = full_report.metrics.wbc
-    assert w.median_ms == pytest.approx(0.4) and w.max_ms == pytest.approx(2.0)
-    assert w.p99_ms == pytest.approx(0.416)
+    solve = w.timings["QP solve time"]
+    assert solve.median == pytest.approx(0.4) and solve.max == pytest.approx(2.0)
+    assert solve.p99 == pytest.approx(0.416)
+    latency = w.timings["tick latency"]
+    assert latency.median == pytest.approx(0.5) and latency.p99 == pytest.approx(0.5 + 0.01 * 2.5)
     assert w.counts == {"all": 400, "solved": 394, "held (no base state)": 5, "damped (fallback)": 1,
                         "QP failures": 1, "saturated": 16}
     assert w.statuses == {"solved": 7, "infeasible": 1}
@@ -260,7 +270,7 @@ def test_page_is_self_contained_and_holds_every_section(full_report: Any) -> Non
     assert sum(1 for e in root.iter() if e.tag.endswith("svg")) >= 8
     for line in full_report.summary:
         assert line.split()[0] in text
-    assert "0.416" in text and "90.0" in text and "/quadruped_system/odometry" in text
+    assert "0.416" in text and "0.525" in text and "90.0" in text and "/quadruped_system/odometry" in text
 
 
 def test_missing_topics_give_one_line_each(tmp_path: Path) -> None:
@@ -285,10 +295,11 @@ def test_solve_times_from_window_summaries_only(tmp_path: Path) -> None:
     p99."""
     write_run(tmp_path / "run", topics=("/diagnostics",), per_tick=False)
     report = make_report(tmp_path / "run", tmp_path / "r.html")
-    w = report.metrics.wbc
-    assert w.solve_times_ms is None and math.isnan(w.p99_ms)
-    assert w.median_ms == pytest.approx(0.4) and w.max_ms == pytest.approx(2.0)
-    assert "p99</td><td>not in the bag" in report.output.read_text(encoding="utf-8")
+    solve = report.metrics.wbc.timings["QP solve time"]
+    assert solve.per_tick is None and math.isnan(solve.p99)
+    assert solve.median == pytest.approx(0.4) and solve.max == pytest.approx(2.0)
+    assert "the p99 is not in the bag" in report.output.read_text(encoding="utf-8")
+    assert "p99 not in the bag" in report.summary[-3]
 
 
 def test_topics_found_by_type() -> None:
@@ -315,3 +326,19 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert len(err) == 1 and "is no rosbag2 bag" in err[0]
     assert main(["report", str(tmp_path / "run"), "--urdf", str(tmp_path / "none.urdf")]) == 2
     assert "cannot read URDF" in capsys.readouterr().err
+
+
+def test_no_drift_figure_for_a_base_standing_still() -> None:
+    """Drift is error / path: over a few centimetres it is noise over noise, so the page says why not."""
+    standing = AccuracyReport(100, 0.002, 1e-5, 5e-3, 1e-5, 0.0, 0.0, 0.0, 0.0)
+    assert drift_text(standing) == "none: the base travelled 0.00 m (under 0.5 m)"
+    walking = AccuracyReport(100, 2.0, 0.01, 0.005, 0.01, 0.0, 0.0, 0.0, 0.0)
+    assert drift_text(walking) == "0.50 % of 2.00 m"
+
+
+def test_stance_bands_are_the_runs_of_the_schedule() -> None:
+    """Each planned stance is one band from its first stamp to the stamp after its last sample."""
+    t = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    assert intervals(t, np.array([1, 1, 0, 0, 1, 1], bool)) == [(0.0, 0.2), (0.4, pytest.approx(0.1))]
+    assert intervals(t, np.array([0, 1, 1, 1, 0, 0], bool)) == [(0.1, pytest.approx(0.3))]
+    assert intervals(t, np.zeros(6, bool)) == []

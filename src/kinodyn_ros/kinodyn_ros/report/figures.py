@@ -16,6 +16,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from kinodyn_ros.report.metrics import (
     ContactSection,
@@ -23,9 +24,12 @@ from kinodyn_ros.report.metrics import (
     TorqueSection,
     TrackingSection,
     WbcSection,
+    drift_text,
 )
 
 MAX_POINTS = 1500
+PLAIN = FuncFormatter(lambda value, _: f"{value:g}")  # log axes labelled 0.1, 1, 10 rather than 10^k
+MIN_SPAN_M = 0.2  # m, the smallest extent of the path plot (a tenth of it for x/y/z against time)
 NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
 """No RDF block: no date (two reports of one bag are identical) and no URIs in the page."""
 TRUTH, ESTIMATE, COMMAND, MEASURED, LIMIT = "#222222", "#1f77b4", "#ff7f0e", "#1f77b4", "#d62728"
@@ -54,6 +58,15 @@ def decimate(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tupl
     return t[index], y[index]
 
 
+def intervals(t: np.ndarray, on: np.ndarray) -> list[tuple[float, float]]:
+    """``(start, width)`` of each run of ``on`` samples, each sample holding until the next stamp (the last
+    until its own stamp)."""
+    edges = np.diff(np.concatenate([[0], on.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    end_t = np.append(t[1:], t[-1])
+    return [(float(t[a]), float(end_t[b - 1] - t[a])) for a, b in zip(starts, ends, strict=True)]
+
+
 def _svg(figure: Figure, name: str) -> str:
     """The figure as an ``<svg>`` element (no XML prolog), its ids and references to them prefixed with
     ``name``."""
@@ -65,11 +78,21 @@ def _svg(figure: Figure, name: str) -> str:
     return REFERENCE.sub(rf"\1{name}-\2", text)
 
 
-def _figure(rows: int, height: float = 2.2, width: float = 9.0) -> tuple[Figure, list[Axes]]:
+def _figure(rows: int, height: float = 2.2, width: float = 9.0,
+            sharex: bool = True) -> tuple[Figure, list[Axes]]:
     with mpl.rc_context(STYLE):
         figure = Figure(figsize=(width, height * rows), layout="constrained")
-        axes = figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
+        axes = figure.subplots(rows, 1, sharex=sharex, squeeze=False)[:, 0]
     return figure, list(axes)
+
+
+def _min_span(ax: Axes, span: float) -> None:
+    """Widen the y axis to at least ``span`` about its centre: a base standing still is a flat line, not
+    noise blown up to fill the plot."""
+    low, high = ax.get_ylim()
+    if high - low < span:
+        centre = 0.5 * (low + high)
+        ax.set_ylim(centre - span / 2, centre + span / 2)
 
 
 def _line(ax: Axes, t: np.ndarray, y: np.ndarray, **style: object) -> None:
@@ -84,21 +107,27 @@ def estimate_figures(s: EstimateSection) -> list[str]:
     _line(ax, s.truth[:, 0], s.truth[:, 1], color=TRUTH, label="truth (aligned at the start)")
     _line(ax, s.estimate[:, 0], s.estimate[:, 1], color=ESTIMATE, linestyle="--", label="estimate")
     ax.plot(s.estimate[0, 0], s.estimate[0, 1], "o", color=TRUTH, markersize=4, label="start")
-    ax.set(xlabel="x [m]", ylabel="y [m]", title="base path (top view, odom frame)", aspect="equal")
+    ax.set(xlabel="x [m]", ylabel="y [m]", title="base path (top view, odom frame)")
+    points = np.concatenate([s.truth[:, :2], s.estimate[:, :2]])
+    low, high = points.min(axis=0), points.max(axis=0)
+    half = 0.55 * max(*(high - low), MIN_SPAN_M)  # one scale on both axes, 10 % margin
+    (cx, cy) = 0.5 * (low + high)
+    ax.set(xlim=(cx - half, cx + half), ylim=(cy - half, cy + half), aspect="equal")
     ax.legend(loc="best")
     series, axes = _figure(3, 1.8)
     for k, (ax, axis) in enumerate(zip(axes, "xyz", strict=True)):
         _line(ax, s.t, s.truth[:, k], color=TRUTH, label="truth")
         _line(ax, s.t, s.estimate[:, k], color=ESTIMATE, linestyle="--", label="estimate")
         ax.set_ylabel(f"{axis} [m]")
+        _min_span(ax, MIN_SPAN_M / 10)
     axes[0].legend(loc="best")
     axes[0].set_title("base position against time")
     axes[-1].set_xlabel("time [s]")
     drift, (ax,) = _figure(1, 2.4)
     _line(ax, s.t, 100.0 * s.horizontal_error, color=LIMIT)
+    ax.set_ylim(bottom=0.0, top=max(ax.get_ylim()[1], 1.0))
     ax.set(xlabel="time [s]", ylabel="horizontal error [cm]",
-           title=f"estimate drift: {100.0 * s.accuracy.drift:.2f} % of the {s.accuracy.path_length:.2f} m "
-                 "travelled")
+           title=f"estimate horizontal error (drift {drift_text(s.accuracy)})")
     return [_svg(path, "path"), _svg(series, "position"), _svg(drift, "drift")]
 
 
@@ -121,10 +150,11 @@ def contact_figure(s: ContactSection) -> str:
     figure, axes = _figure(len(s.feet), 1.3)
     for j, (ax, foot) in enumerate(zip(axes, s.feet, strict=True)):
         if len(s.stance_t):
-            ax.fill_between(s.stance_t, 0, 1, where=s.stance[:, j], step="post", color=STANCE, alpha=0.18,
-                            linewidth=0, transform=ax.get_xaxis_transform(), label="planned stance")
+            ax.broken_barh(intervals(s.stance_t, s.stance[:, j]), (0.0, 1.0), color=STANCE, alpha=0.18,
+                           linewidth=0, transform=ax.get_xaxis_transform(), label="planned stance")
         if len(s.force_t):
             _line(ax, s.force_t, s.force[:, j], color=TRUTH, label="normal force")
+        ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
         ax.set_ylabel(f"{foot.name}\n[N]")
     axes[0].legend(loc="upper right", ncol=2)
     axes[0].set_title("contact normal force and planned stance per foot")
@@ -155,21 +185,32 @@ def torque_figure(s: TorqueSection) -> str:
 
 
 def wbc_figures(s: WbcSection) -> list[str]:
-    """The solve-time histogram (per tick) and the per-window median and maximum against time."""
+    """Per timing: the per-tick histogram (log bins: times under load span decades), and the per-window
+    median and maximum against time."""
     out = []
-    if s.solve_times_ms is not None and len(s.solve_times_ms):
-        figure, (ax,) = _figure(1, 2.4)
-        ax.hist(s.solve_times_ms, bins=60, color=ESTIMATE)
-        for value, label in ((s.median_ms, "median"), (s.p99_ms, "p99")):
-            ax.axvline(value, color=LIMIT, linestyle="--" if label == "p99" else "-", linewidth=1.0,
-                       label=f"{label} {value:.3f} ms")
-        ax.set(xlabel="QP solve time [ms]", ylabel="ticks", yscale="log", title="WBC solve time per tick")
-        ax.legend(loc="upper right")
+    per_tick = {name: t for name, t in s.timings.items() if t.per_tick is not None and len(t.per_tick)}
+    if per_tick:
+        figure, axes = _figure(len(per_tick), 2.0, sharex=False)
+        for ax, (name, times) in zip(axes, per_tick.items(), strict=True):
+            values = np.maximum(times.per_tick, 1e-3)  # 1 us: a log axis has no 0
+            ax.hist(values, bins=np.geomspace(values.min(), values.max() * 1.0001, 60), color=ESTIMATE)
+            for value, label, style in ((times.median, "median", "-"), (times.p99, "p99", "--")):
+                ax.axvline(value, color=LIMIT, linestyle=style, linewidth=1.0,
+                           label=f"{label} {value:.3f} ms")
+            ax.set(xscale="log", yscale="log", xlabel=f"{name} [ms]", ylabel="ticks")
+            ax.xaxis.set_major_formatter(PLAIN)
+            ax.legend(loc="upper right")
+        axes[0].set_title("WBC timings per tick")
         out.append(_svg(figure, "wbc_histogram"))
-    figure, (ax,) = _figure(1, 2.2)
-    ax.plot(s.t, s.window_max_ms, ".-", color=LIMIT, linewidth=0.8, markersize=3, label="window max")
-    ax.plot(s.t, s.window_median_ms, ".-", color=ESTIMATE, linewidth=0.8, markersize=3, label="window median")
-    ax.set(xlabel="time [s]", ylabel="solve time [ms]", title="WBC solve time per diagnostics window")
-    ax.legend(loc="upper right")
+    figure, axes = _figure(len(s.timings), 1.8)
+    for ax, (name, times) in zip(axes, s.timings.items(), strict=True):
+        ax.plot(s.t, times.window_max, ".-", color=LIMIT, linewidth=0.8, markersize=3, label="window max")
+        ax.plot(s.t, times.window_median, ".-", color=ESTIMATE, linewidth=0.8, markersize=3,
+                label="window median")
+        ax.set(ylabel=f"{name}\n[ms]", yscale="log")
+        ax.yaxis.set_major_formatter(PLAIN)
+    axes[0].legend(loc="upper right")
+    axes[0].set_title("WBC timings per diagnostics window")
+    axes[-1].set_xlabel("time [s]")
     out.append(_svg(figure, "wbc_windows"))
     return out

@@ -19,6 +19,7 @@ from kinodyn_ros.report.metrics import (
     TorqueSection,
     TrackingSection,
     WbcSection,
+    drift_text,
 )
 from kinodyn_ros.report.series import RunSeries
 
@@ -86,7 +87,7 @@ def header(run: RunSeries, metrics: RunMetrics) -> str:
 
 def estimate_body(s: EstimateSection) -> str:
     a = s.accuracy
-    rows = [("drift (final horizontal error / path)", f"{100.0 * a.drift:.3f} %"),
+    rows = [("drift (final horizontal error / path)", drift_text(a)),
             ("path travelled (truth)", f"{a.path_length:.3f} m"),
             ("final horizontal error", f"{a.final_horizontal_error:.4f} m"),
             ("position RMSE", f"{a.position_rmse:.4f} m"),
@@ -126,15 +127,14 @@ def torques_body(s: TorqueSection) -> str:
 
 
 def wbc_body(s: WbcSection) -> str:
-    per_tick = s.solve_times_ms is not None and len(s.solve_times_ms) > 0
-    stats = [("median", _f(s.median_ms) + " ms" + ("" if per_tick else " (tick-weighted median of the "
-                                                       "windows' medians)")),
-             ("p99", _f(s.p99_ms) + " ms" if per_tick else "not in the bag: the wbc's diagnostics carry each "
-              "window's median and maximum, not every tick's solve time"),
-             ("max", _f(s.max_ms) + " ms")]
+    names = list(s.timings)
+    rows = [(stat, *(_f(getattr(s.timings[n], stat)) for n in names)) for stat in ("median", "p99", "max")]
+    notes = [f"{name}: the bag's diagnostics carry each window's median and maximum, not every tick's time: "
+             "the median is the tick-weighted median of the windows' medians, and the p99 is not in the bag"
+             for name, times in s.timings.items() if times.per_tick is None]
     counts = [(k, str(v)) for k, v in s.counts.items()]
     statuses = [(k, str(v)) for k, v in s.statuses.items()]
-    return (table(("QP solve time", ""), stats) + table(("WBC ticks", "count"), counts)
+    return (table(("[ms]", *names), rows) + _notes(notes) + table(("WBC ticks", "count"), counts)
             + table(("status at the end of a window", "windows"), statuses)
             + _figures(figures.wbc_figures(s)))
 

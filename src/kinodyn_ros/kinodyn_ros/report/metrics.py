@@ -8,8 +8,8 @@
 - Contacts: per foot, the measured normal force (the sum over the link's contact spheres) and the planned
   stance; agreement = share of the force samples whose measured contact equals the planned stance in force.
 - Joint torques: max |effort| of joint_states per joint against the URDF's effort limit.
-- WBC: the wbc node's diagnostics windows summed (ticks, held, damped, QP failures, saturated) and its QP
-  solve times (per tick when the diagnostics carry ``solve_times_us``, else the per-window medians and
+- WBC: the wbc node's diagnostics windows summed (ticks, held, damped, QP failures, saturated), its QP solve
+  times and tick latencies (per tick when the diagnostics carry them, else the per-window medians and
   maxima).
 """
 
@@ -23,11 +23,15 @@ import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, accuracy, align
 
 from kinodyn import Model
-from kinodyn_ros.report.series import RunSeries, StampedRows
+from kinodyn_ros.report.series import RunSeries, StampedRows, WbcWindows
 
 CMD_VEL_TIMEOUT = 0.5  # s, the wbc node's default cmd_vel_timeout
+MIN_DRIFT_PATH = 0.5  # m: over a shorter true path, drift (error / path) is no figure of merit
 TWIST = ("vx", "vy", "wz")
-SOLVE_TIMES_KEY = "solve_times_us"
+TIMINGS = {"QP solve time": ("solve_time", "solve_times_us"),
+           "tick latency": ("tick_latency", "tick_latencies_us")}
+"""Per timing of the wbc's diagnostics (docs/nodes/wbc.md): the window keys' prefix and the per-tick key. The
+tick latency runs from the joint state's arrival to its command (the wait for the base state included)."""
 
 
 @dataclass(frozen=True)
@@ -103,16 +107,24 @@ class TorqueSection:
 
 
 @dataclass(frozen=True, eq=False)
+class TickTimes:
+    """One timing of the wbc's ticks [ms]: per tick when the diagnostics carry it (else None, and the median
+    is the tick-weighted median of the windows' medians, the p99 nan), and per window."""
+
+    per_tick: np.ndarray | None
+    median: float
+    p99: float
+    max: float
+    window_median: np.ndarray
+    window_max: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class WbcSection:
     t: np.ndarray  # window stamps, s from the run's start
     counts: dict[str, int]  # ticks: all, solved, held, damped, QP failures, saturated
     statuses: dict[str, int]  # the status at the end of each window: windows per status
-    window_median_ms: np.ndarray
-    window_max_ms: np.ndarray
-    solve_times_ms: np.ndarray | None  # per tick, when the diagnostics carry them
-    median_ms: float
-    p99_ms: float  # nan without per-tick times
-    max_ms: float
+    timings: dict[str, TickTimes]  # TIMINGS' names
 
 
 @dataclass(frozen=True)
@@ -279,11 +291,20 @@ def torque_section(run: RunSeries, t0: float, model: Model | None,
     return TorqueSection(joints, notes)
 
 
-def _per_tick(values: list[dict[str, str]]) -> np.ndarray | None:
-    """Per-tick solve times [ms] from the windows' ``solve_times_us`` (whitespace-separated integers)."""
-    if not values or not all(SOLVE_TIMES_KEY in v for v in values):
-        return None
-    return np.array([float(x) for v in values for x in v[SOLVE_TIMES_KEY].split()]) / 1e3
+def tick_times(w: WbcWindows, prefix: str, per_tick_key: str) -> TickTimes:
+    """One timing of the windows: per tick from ``per_tick_key`` (whitespace-separated integer microseconds)
+    when every window carries it, else from the windows' ``<prefix>_median_ms`` and ``<prefix>_max_ms``."""
+    medians, maxima = w.column(f"{prefix}_median_ms"), w.column(f"{prefix}_max_ms")
+    per_tick = None
+    if all(per_tick_key in v for v in w.values):
+        per_tick = np.array([float(x) for v in w.values for x in v[per_tick_key].split()]) / 1e3
+    if per_tick is not None and len(per_tick):
+        median, p99, peak = (float(x) for x in np.percentile(per_tick, [50, 99, 100]))
+        return TickTimes(per_tick, median, p99, peak, medians, maxima)
+    finite = np.isfinite(medians)
+    median = _weighted_median(medians[finite], w.column("ticks")[finite]) if np.any(finite) else math.nan
+    peak = float(np.nanmax(maxima)) if np.any(np.isfinite(maxima)) else math.nan
+    return TickTimes(None, median, math.nan, peak, medians, maxima)
 
 
 def wbc_section(run: RunSeries, t0: float) -> WbcSection | Missing:
@@ -299,16 +320,8 @@ def wbc_section(run: RunSeries, t0: float) -> WbcSection | Missing:
               "held (no base state)": total["held_ticks"], "damped (fallback)": total["damped_ticks"],
               "QP failures": total["qp_failures"], "saturated": total["saturated_ticks"]}
     statuses = dict(Counter(v.get("status", "?") for v in w.values).most_common())
-    medians, maxima = w.column("solve_time_median_ms"), w.column("solve_time_max_ms")
-    per_tick = _per_tick(w.values)
-    if per_tick is not None and len(per_tick):
-        median, p99, peak = (float(x) for x in np.percentile(per_tick, [50, 99, 100]))
-    else:
-        finite = np.isfinite(medians)
-        weights = w.column("ticks")[finite]
-        median = _weighted_median(medians[finite], weights) if np.any(finite) else math.nan
-        p99, peak = math.nan, float(np.nanmax(maxima)) if np.any(np.isfinite(maxima)) else math.nan
-    return WbcSection(np.array(w.t) - t0, counts, statuses, medians, maxima, per_tick, median, p99, peak)
+    timings = {name: tick_times(w, prefix, key) for name, (prefix, key) in TIMINGS.items()}
+    return WbcSection(np.array(w.t) - t0, counts, statuses, timings)
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
@@ -327,6 +340,13 @@ def run_metrics(run: RunSeries, model: Model | None, model_note: str = "",
                       wbc_section(run, t0))
 
 
+def drift_text(a: AccuracyReport) -> str:
+    """``x.xx % of y.yy m``, or why not: a path shorter than MIN_DRIFT_PATH (a robot standing still)."""
+    if a.path_length < MIN_DRIFT_PATH:
+        return f"none: the base travelled {a.path_length:.2f} m (under {MIN_DRIFT_PATH} m)"
+    return f"{100.0 * a.drift:.2f} % of {a.path_length:.2f} m"
+
+
 def summary_lines(metrics: RunMetrics) -> list[str]:
     """The headline figures, one line each (what `kinodyn report` prints and the demo's summary shows)."""
     lines = []
@@ -334,9 +354,8 @@ def summary_lines(metrics: RunMetrics) -> list[str]:
     if isinstance(e, Missing):
         lines.append("estimator drift   " + e.reason)
     else:
-        a = e.accuracy
-        lines.append(f"estimator drift   {100.0 * a.drift:.2f} % of {a.path_length:.2f} m (final horizontal "
-                     f"error {a.final_horizontal_error:.4f} m)")
+        lines.append(f"estimator drift   {drift_text(e.accuracy)} (final horizontal error "
+                     f"{e.accuracy.final_horizontal_error:.4f} m)")
     v = metrics.tracking
     if isinstance(v, Missing):
         lines.append("velocity RMSE     " + v.reason)
@@ -352,9 +371,11 @@ def summary_lines(metrics: RunMetrics) -> list[str]:
         lines.append(f"joint torques     max |tau| {worst.max_abs:.2f} on {worst.name}{ratio}")
     w = metrics.wbc
     if isinstance(w, Missing):
-        lines.append("WBC solve time    " + w.reason)
-    else:
-        p99 = f"p99 {w.p99_ms:.3f} ms, " if math.isfinite(w.p99_ms) else ""
-        lines.append(f"WBC solve time    median {w.median_ms:.3f} ms, {p99}max {w.max_ms:.3f} ms; "
-                     f"{w.counts['all']} ticks, {w.counts['QP failures']} QP failures")
+        lines.append("WBC               " + w.reason)
+        return lines
+    for name, times in w.timings.items():
+        p99 = f"p99 {times.p99:.3f} ms, " if math.isfinite(times.p99) else "p99 not in the bag, "
+        lines.append(f"WBC {name:<14}median {times.median:.3f} ms, {p99}max {times.max:.3f} ms")
+    lines.append(f"WBC ticks         {w.counts['all']}, {w.counts['QP failures']} QP failures, "
+                 f"{w.counts['damped (fallback)']} damped, {w.counts['held (no base state)']} held")
     return lines
