@@ -22,10 +22,11 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, Vector3
 from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_messages
-from kinodyn_ros.bags.cdr import odometry_cdr
+from kinodyn_ros.bags.cdr import odometry_cdr, odometry_row_cdr
 from kinodyn_ros.bags.info import format_info, format_seconds, format_size
 from kinodyn_ros.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
 from kinodyn_ros.bags.reader import fast_decoder
+from kinodyn_ros.estimation.messages import estimate_fields, odometry_message
 from kinodyn_ros.launcher.cli import main as kinodyn
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
@@ -365,6 +366,15 @@ def test_odometry_encoder_writes_the_bytes_of_rosbags(frames: tuple[str, str]) -
     packed = odometry_cdr(message)
     assert packed == bytes(reference)
     assert deserialize_message(packed, Odometry) == message
+
+
+def test_odometry_of_an_estimate_row_is_packed_like_its_message() -> None:
+    """``odometry_row_cdr`` (kinodyn estimate's writer) gives the bytes of ``odometry_cdr`` of the Odometry
+    that ``odometry_message`` builds from the same estimate row."""
+    row = np.random.default_rng(3).normal(size=85)
+    stamp_ns = 1_700_000_000_123_456_789
+    message = odometry_message(estimate_fields(row), stamp_ns, "odom", "trunk")
+    assert odometry_row_cdr(stamp_ns, "odom", "trunk", row) == odometry_cdr(message)
 
 
 OLD_CONTACT_STATES = "std_msgs/Header header\nstring[] names\nbool[] in_contact\n"

@@ -330,6 +330,32 @@ def test_output_is_identical_for_any_interleaving_of_the_topics(model) -> None:
         assert run(model, shuffled, Logger()) == reference  # field by field, exactly (rclpy's __eq__)
 
 
+def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> None:
+    """The offline pipeline (estimator batches of whatever was released, estimates as rows) gives, on the
+    faulty stream, the live pipeline's Odometry numbers exactly and its diagnostics field by field, whether
+    drained after every message or only at the end."""
+    messages = list(stream.faulty(model))
+    live = run(model, messages, Logger())
+    expected = [np.concatenate([[stamps([m])[0]], pose_twist(m), m.pose.covariance, m.twist.covariance])
+                for m in of_kind(live, "odometry")]
+    for every_message in (True, False):
+        pipeline = EstimatorPipeline(model, EstimatorParameters(), Logger(), offline=True)
+        if every_message:
+            outputs = feed(pipeline, messages) + pipeline.flush()
+        else:
+            take = {"imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state,
+                    "contacts": pipeline.on_contacts}
+            for topic, msg in messages:
+                take[topic](msg)
+            outputs = pipeline.flush()
+        rows = [np.concatenate([[e.stamp_ns], e.row[:6], [e.row[6] - 1.0], e.row[7:]])
+                for e in of_kind(outputs, "odometry")]
+        assert len(expected) > 300 and len(rows) == len(expected)
+        np.testing.assert_array_equal(np.array(rows), np.array(expected))
+        assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
+        assert not of_kind(outputs, "tf")
+
+
 def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped(model) -> None:
     log = Logger()
     messages = stream.standing(model, 400)

@@ -29,22 +29,41 @@ def _string(text: str, offset: int) -> tuple[bytes, int]:
     return b"\x00" * pad + _LENGTH.pack(len(data)) + data, offset + pad + 4 + len(data)
 
 
+def _odometry_strings(frame_id: str, child_frame_id: str) -> tuple[bytes, bytes]:
+    """Odometry's frame_id (with its NUL) and the child_frame_id string with the padding that 8-aligns the
+    doubles after it."""
+    frame = frame_id.encode() + b"\x00"
+    offset = 12 + len(frame)  # payload offset after sec, nanosec, length, frame_id
+    child, offset = _string(child_frame_id, offset)
+    return frame, child + b"\x00" * (-offset % 8)
+
+
 def odometry_cdr(msg: Any) -> bytes:
     """nav_msgs/msg/Odometry: header, child_frame_id, pose (Point, Quaternion, float64[36]), twist (Vector3,
     Vector3, float64[36]); the doubles start 8-aligned after the two strings."""
     stamp = msg.header.stamp
-    frame = msg.header.frame_id.encode() + b"\x00"
-    offset = 12 + len(frame)  # payload offset after sec, nanosec, length, frame_id
-    child, offset = _string(msg.child_frame_id, offset)
+    frame, child = _odometry_strings(msg.header.frame_id, msg.child_frame_id)
     pose, twist = msg.pose, msg.twist
     p, q = pose.pose.position, pose.pose.orientation
     v, w = twist.twist.linear, twist.twist.angular
     return b"".join((
         _HEADER.pack(ENCAPSULATION, stamp.sec, stamp.nanosec, len(frame)), frame, child,
-        b"\x00" * (-offset % 8),
         _POSE.pack(p.x, p.y, p.z, q.x, q.y, q.z, q.w), pose.covariance.astype("<f8", copy=False).tobytes(),
         _TWIST.pack(v.x, v.y, v.z, w.x, w.y, w.z), twist.covariance.astype("<f8", copy=False).tobytes(),
     ))
+
+
+ROW_ORDER = np.r_[0:7, 13:49, 7:13, 49:85]
+"""Odometry's doubles (pose, its covariance, twist, its covariance) from an estimate row (position,
+quaternion, linear and angular velocity, pose and twist covariances: kinodyn.estimation.events)."""
+
+
+def odometry_row_cdr(stamp_ns: int, frame_id: str, child_frame_id: str, row: np.ndarray) -> bytes:
+    """The bytes ``odometry_cdr`` gives for the Odometry of an estimate row stamped ``stamp_ns``."""
+    frame, child = _odometry_strings(frame_id, child_frame_id)
+    sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+    return b"".join((_HEADER.pack(ENCAPSULATION, sec, nanosec, len(frame)), frame, child,
+                     row[ROW_ORDER].astype("<f8", copy=False).tobytes()))
 
 
 ENCODERS: dict[str, Callable[[Any], bytes]] = {"nav_msgs/msg/Odometry": odometry_cdr}

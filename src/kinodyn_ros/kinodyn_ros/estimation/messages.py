@@ -155,6 +155,26 @@ def odometry_message(estimate: Any, stamp_ns: int, odom_frame: str, base_frame: 
     return msg
 
 
+@dataclass(frozen=True)
+class EstimateFields:
+    """The published numbers of one estimate row (``kinodyn.estimation.events.ESTIMATE_SIZE`` values) as
+    views, named as ``kinodyn.estimation.Estimate`` names them."""
+
+    position: np.ndarray
+    orientation: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    pose_covariance: np.ndarray
+    twist_covariance: np.ndarray
+
+
+def estimate_fields(row: np.ndarray) -> EstimateFields:
+    """Views of an estimate row: position, quaternion (x, y, z, w), linear and angular velocity, pose and
+    twist covariances (``ImuExtrinsics.base_output``'s layout)."""
+    return EstimateFields(row[0:3], row[3:7], row[7:10], row[10:13], row[13:49].reshape(6, 6),
+                          row[49:85].reshape(6, 6))
+
+
 ESTIMATE_FIELDS = (
     "position", "orientation", "linear_velocity", "angular_velocity", "pose_covariance", "twist_covariance"
 )

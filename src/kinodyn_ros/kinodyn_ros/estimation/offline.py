@@ -27,6 +27,7 @@ import yaml
 from kinodyn.spatial import quat_to_matrix
 
 from kinodyn import Model
+from kinodyn_ros.bags.cdr import odometry_row_cdr
 from kinodyn_ros.bags.reader import open_bag, reader_messages, select_connections
 from kinodyn_ros.bags.writer import BagWriter
 from kinodyn_ros.conversions import stamp_to_ns
@@ -52,6 +53,8 @@ ROUTINE_COUNTERS = frozenset({
 """Diagnostics counters of normal work; the summary lists the others (drops, rejections, resets)
 when not zero."""
 PROGRESS_PERIOD = 5.0  # s of wall time between progress lines on stderr
+BATCH_MESSAGES = 3000
+"""Input messages read between two estimator batches (EstimatorPipeline defer): ~2 s of 500 Hz inputs."""
 
 
 class StderrLog:
@@ -206,7 +209,7 @@ def estimate_bag(
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
-    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, transforms=False)
+    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True)
     handlers: dict[str, Callable[[Any], None]] = {topics.imu: pipeline.on_imu,
                                                   topics.joint_states: pipeline.on_joint_state}
     if topics.contacts is not None:
@@ -226,21 +229,27 @@ def estimate_bag(
             def write(outputs: Iterable[Output]) -> None:
                 for out in outputs:
                     if out.kind == "odometry":
-                        estimates.add(out.message)
-                    else:
-                        nis.add(out.message)
-                        counts["diagnostics"] += 1
-                    stamp = stamp_to_ns(out.message.header.stamp)
-                    writer.write(OUTPUT_TOPICS[out.kind][0], stamp, out.message)
+                        e = out.message
+                        estimates.add_row(e.stamp_ns, e.row)
+                        writer.write(ODOMETRY_TOPIC, e.stamp_ns,
+                                     odometry_row_cdr(e.stamp_ns, e.frame_id, e.child_frame_id, e.row))
+                        continue
+                    nis.add(out.message)
+                    counts["diagnostics"] += 1
+                    writer.write(DIAGNOSTICS_TOPIC, stamp_to_ns(out.message.header.stamp), out.message)
 
+            pending = 0
             for topic, _, t_ns, msg in reader_messages(reader, connections):
                 if topic == topics.ground_truth:
                     truth.add(msg)  # type: ignore[union-attr]
                     continue
                 inputs[topic].add(t_ns)
                 handlers[topic](msg)
-                write(pipeline.drain())
-                show(t_ns)
+                pending += 1
+                if pending == BATCH_MESSAGES:
+                    pending = 0
+                    write(pipeline.drain())
+                    show(t_ns)
             write(pipeline.flush())
     _, status, values = pipeline.health()
     counters = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -10,7 +10,6 @@ messages of each stream in their order, so a live run and an offline run over th
 from __future__ import annotations
 
 import math
-import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from kinodyn.estimation.estimator import GAP_ACCELERATION_NOISE, GAP_RATE_NOISE, LeggedEstimator
+from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, EventBatch
 from kinodyn.estimation.noise import NoiseParameters
 
 from kinodyn import Model
@@ -28,6 +28,7 @@ from kinodyn_ros.estimation.messages import (
     JointMap,
     contact_flags,
     diagnostics_message,
+    estimate_fields,
     imu_sample,
     non_finite_estimate_field,
     odometry_message,
@@ -53,7 +54,6 @@ PROBLEM_COUNTERS = (
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets",
 )
 """LeggedEstimator counters of data faults: an increase is one (throttled) warning with its last_problem."""
-_problem_counts = operator.itemgetter(*PROBLEM_COUNTERS)
 DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused")
 """Why a message was not used: the merger's verdicts, unusable ("bad"), refused by the estimator."""
 DROP_REASONS = {
@@ -159,10 +159,22 @@ class EstimatorParameters:
 
 @dataclass(frozen=True)
 class Output:
-    """One message to publish: ``kind`` is ``odometry``, ``tf`` or ``diagnostics``."""
+    """One message to publish: ``kind`` is ``odometry`` (offline: an EstimateRow), ``tf`` or
+    ``diagnostics``."""
 
     kind: str
     message: Any
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    """An odometry output of an offline pipeline: its stamp, frames and estimate row (the numbers
+    ``odometry_message`` publishes, kinodyn.estimation.events.ESTIMATE_SIZE; bags.cdr.odometry_row_cdr)."""
+
+    stamp_ns: int
+    frame_id: str
+    child_frame_id: str
+    row: np.ndarray
 
 
 @dataclass
@@ -182,8 +194,10 @@ class EstimatorPipeline:
     """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
 
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
-                 diagnostics_name: str = "state_estimator", transforms: bool = True) -> None:
-        """``transforms``: give each estimate's TF output too (False when nobody consumes it: offline)."""
+                 diagnostics_name: str = "state_estimator", offline: bool = False) -> None:
+        """``offline``: no TF outputs (nobody consumes them); each estimate as an ``EstimateRow`` instead of
+        an Odometry message; the released messages run through the estimator only in ``drain`` and ``flush``,
+        as one batch (the outputs do not depend on when the batches run)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -191,7 +205,7 @@ class EstimatorPipeline:
         self._log = logger
         self._problems = DistinctProblemLog(logger)
         self._diagnostics_name = diagnostics_name
-        self._transforms = transforms
+        self._offline = offline
         self.counts = PipelineCounts()
         self._outputs: list[Output] = []
         self._configure(params)
@@ -305,7 +319,8 @@ class EstimatorPipeline:
                 f"dropping {verdict.value} {what} stamped {stamp / NS:.9f} s: {DROP_REASONS[verdict]}",
             )
         self._report_excluded()
-        self._process(self._merger.ready())
+        if not self._offline:
+            self._process(self._merger.ready())
 
     def _report_excluded(self) -> None:
         """One line when a stream is left out for silence, one when it is back (arrival order: logs only)."""
@@ -322,25 +337,88 @@ class EstimatorPipeline:
     # processing --------------------------------------------------------------------------------------------
 
     def _process(self, items: Iterable[Event | Reset]) -> None:
+        """Released events in order: the runs between resets go to the estimator as batches."""
+        run: list[Event] = []
         for item in items:
-            if isinstance(item, Reset):
-                self.counts.resets += 1
-                self._last_ns.clear()
-                self._reset(
-                    f"time jumped back on {item.stream} from {item.from_ns / NS:.9f} s to "
-                    f"{item.to_ns / NS:.9f} s (a bag played in a loop, or a restarted clock)"
-                )
+            if isinstance(item, Event):
+                run.append(item)
                 continue
-            self.counts.processed[item.stream] += 1
-            if item.dropped:
-                self.counts.dropped.update(item.dropped)
-            self._last_ns[item.stream] = self._now_ns = item.stamp_ns
-            try:
-                self._event(item)
-            except ValueError as exc:  # the estimator refused the input (e.g. contacts naming unknown feet)
-                self.counts.dropped["refused"] += 1
-                self._problems.warn(("estimator", item.stream), f"ignoring {item.stream} message: {exc}")
-            self._diagnostics(item.stamp_ns)
+            self._events(run)
+            run = []
+            self.counts.resets += 1
+            self._last_ns.clear()
+            self._reset(
+                f"time jumped back on {item.stream} from {item.from_ns / NS:.9f} s to "
+                f"{item.to_ns / NS:.9f} s (a bag played in a loop, or a restarted clock)"
+            )
+        self._events(run)
+
+    def _count(self, event: Event) -> None:
+        self.counts.processed[event.stream] += 1
+        if event.dropped:
+            self.counts.dropped.update(event.dropped)
+        self._last_ns[event.stream] = self._now_ns = event.stamp_ns
+
+    def _events(self, events: list[Event]) -> None:
+        """Events of one epoch: before the estimator exists one by one (it is built once the IMU frame and
+        the feet are known), then in batches that end where diagnostics are due."""
+        start = 0
+        while start < len(events) and self._ensure_estimator(events[start]) is None:
+            self._count(events[start])
+            self._diagnostics(events[start].stamp_ns)
+            start += 1
+        while start < len(events):
+            due = self._next_diagnostics_ns
+            end = start
+            if due is not None:
+                while end < len(events) - 1 and events[end].stamp_ns < due:
+                    end += 1
+            self._batch(events[start:end + 1])
+            self._diagnostics(events[end].stamp_ns)
+            start = end + 1
+
+    def _batch(self, events: list[Event]) -> None:
+        """One LeggedEstimator.process call (seed 003 §5.3) over ``events``; a contacts message naming feet
+        the estimator does not have is refused (counted, one warning) and left out."""
+        estimator = self._estimator
+        assert estimator is not None
+        batch = EventBatch.empty(len(events), len(estimator.feet), estimator.legs.joint_count)
+        kept: list[Event] = []
+        for event in events:
+            self._count(event)
+            k = len(kept)
+            payload = event.payload
+            if event.stream == "imu":
+                batch.kinds[k] = IMU
+                batch.imu[k, :3] = payload.angular_velocity
+                batch.imu[k, 3:] = payload.linear_acceleration
+            elif event.stream == "contacts":
+                try:
+                    batch.contacts[k] = estimator.contact_row(payload)
+                except ValueError as exc:
+                    self.counts.dropped["refused"] += 1
+                    self._problems.warn(("estimator", event.stream),
+                                        f"ignoring {event.stream} message: {exc}")
+                    continue
+                batch.kinds[k] = CONTACTS
+            else:
+                batch.kinds[k] = JOINTS
+                batch.joints[k] = payload.positions, payload.velocities, payload.efforts
+            batch.stamps[k] = event.stamp_ns / NS
+            kept.append(event)
+        size = len(kept)
+        result = estimator.process(EventBatch(batch.kinds[:size], batch.stamps[:size], batch.imu[:size],
+                                              batch.contacts[:size], batch.joints[:size]))
+        for index, names, text in result.problems:
+            for name in names:
+                if name in PROBLEM_COUNTERS:
+                    self._problems.warn(("estimator", name), f"{kept[index].stream}: {text}")
+        for k in np.flatnonzero(result.status):
+            if result.status[k] == 1:
+                self._publish_estimate(result.estimates[k], kept[k].stamp_ns)
+            elif result.dof[k]:
+                self._last_nis = float(result.nis[k])
+                self._nis.append(self._last_nis / int(result.dof[k]))
 
     def _reset(self, reason: str) -> None:
         if self._estimator is not None:
@@ -376,32 +454,8 @@ class EstimatorPipeline:
         )
         return self._estimator
 
-    def _event(self, event: Event) -> None:
-        estimator = self._ensure_estimator(event)
-        if estimator is None:
-            return
-        t = event.stamp_ns / NS
-        before = _problem_counts(estimator.counters)
-        if event.stream == "contacts":
-            estimator.add_contacts(t, event.payload)
-        elif event.stream == "joint_states":
-            sample = event.payload
-            report = estimator.add_joint_state(t, sample.positions, sample.velocities, sample.efforts)
-            if report is not None and report.dof:
-                self._last_nis = report.nis
-                self._nis.append(report.nis / report.dof)
-        else:
-            sample = event.payload
-            estimate = estimator.add_imu(t, sample.angular_velocity, sample.linear_acceleration)
-            if estimate is not None:
-                self._publish_estimate(estimate, event.stamp_ns)
-        after = _problem_counts(estimator.counters)
-        if after != before:
-            for name, old, new in zip(PROBLEM_COUNTERS, before, after, strict=True):
-                if new != old:
-                    self._problems.warn(("estimator", name), f"{event.stream}: {estimator.last_problem}")
-
-    def _publish_estimate(self, estimate: Any, stamp_ns: int) -> None:
+    def _publish_estimate(self, row: np.ndarray, stamp_ns: int) -> None:
+        estimate = estimate_fields(row)
         bad = non_finite_estimate_field(estimate)
         if bad is not None:
             self.counts.non_finite += 1
@@ -412,11 +466,14 @@ class EstimatorPipeline:
             )
             self._reset("the estimate was not finite")
             return
-        odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
         self.counts.odometry += 1
+        if self._offline:
+            self._outputs.append(Output("odometry", EstimateRow(stamp_ns, self._params.odom_frame,
+                                                                self.base_frame, row)))
+            return
+        odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
         self._outputs.append(Output("odometry", odometry))
-        if self._transforms:
-            self._outputs.append(Output("tf", transform_message(odometry)))
+        self._outputs.append(Output("tf", transform_message(odometry)))
 
     def _diagnostics(self, stamp_ns: int) -> None:
         if self._next_diagnostics_ns is not None and stamp_ns < self._next_diagnostics_ns:
@@ -469,7 +526,9 @@ class EstimatorPipeline:
     # output ------------------------------------------------------------------------------------------------
 
     def drain(self) -> list[Output]:
-        """The outputs produced since the last call, in stamp order."""
+        """The outputs produced since the last call, in stamp order (deferred: of the messages released)."""
+        if self._offline:
+            self._process(self._merger.ready())
         outputs, self._outputs = self._outputs, []
         return outputs
 
