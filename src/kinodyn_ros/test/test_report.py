@@ -25,8 +25,8 @@ from kinodyn_ros.launcher.cli import main
 from kinodyn_ros.report.build import load_model, make_report
 from kinodyn_ros.report.figures import intervals
 from kinodyn_ros.report.html import SECTIONS
-from kinodyn_ros.report.metrics import Missing, drift_text
-from kinodyn_ros.report.series import ReportTopics, resolve_topics
+from kinodyn_ros.report.metrics import Missing, drift_text, run_metrics
+from kinodyn_ros.report.series import ReportTopics, read_series, resolve_topics
 
 import kinodyn as kd
 
@@ -342,3 +342,27 @@ def test_stance_bands_are_the_runs_of_the_schedule() -> None:
     assert intervals(t, np.array([1, 1, 0, 0, 1, 1], bool)) == [(0.0, 0.2), (0.4, pytest.approx(0.1))]
     assert intervals(t, np.array([0, 1, 1, 1, 0, 0], bool)) == [(0.1, pytest.approx(0.3))]
     assert intervals(t, np.zeros(6, bool)) == []
+
+
+def test_long_bags_show_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A progress line on stderr every PROGRESS_PERIOD of wall time while reading (0 here: every message)."""
+    from kinodyn_ros.report import series
+
+    write_run(tmp_path / "run", topics=("/wbc/cmd_vel",))
+    monkeypatch.setattr(series, "PROGRESS_PERIOD", 0.0)
+    make_report(tmp_path / "run", tmp_path / "r.html", progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    reading = [line for line in lines if line.startswith("kinodyn report: reading")]
+    assert len(reading) == 60 and reading[-1].endswith("100.0 % of 3.0 s of bag time")
+    make_report(tmp_path / "run", tmp_path / "r.html")
+    assert capsys.readouterr().err == ""
+
+
+def test_commands_on_another_clock_are_named(tmp_path: Path) -> None:
+    """cmd_vel stamped after every base state (wall clock against simulated time): one line saying so."""
+    write_run(tmp_path / "run", topics=("/wbc/cmd_vel", "/odometry/filtered"))
+    run = read_series(tmp_path / "run")
+    run.cmd_vel.t[:] = [t + 1e9 for t in run.cmd_vel.t]
+    tracking = run_metrics(run, None).tracking
+    assert isinstance(tracking, Missing) and "one clock" in tracking.reason

@@ -208,7 +208,8 @@ def tracking_section(run: RunSeries, t0: float,
     stamps = run.cmd_vel.stamps()
     keep = t >= stamps[0]
     if not np.any(keep):
-        return Missing(f"velocity tracking: no base velocity on {source} after the first cmd_vel")
+        return Missing(f"velocity tracking: the first cmd_vel ({stamps[0]:.3f} s) is after the last base "
+                       f"state on {source} ({t[-1]:.3f} s): are both stamped by one clock (use_sim_time)?")
     t, velocity = t[keep], velocity[keep]
     commanded = held_command(stamps, run.cmd_vel.array()[:, [run.cmd_vel.names.index(k) for k in TWIST]], t,
                              timeout)
