@@ -155,4 +155,16 @@ else
     || die "compiling the kernels failed (see the traceback above)"
   stamp_write numba "$core_hash"
 fi
+# --- 6. a browser for the viewer's headless test (test/test_viewer_system.py) ----------------------------------
+# Debian's chromium, installed only where it is absent and we are root (CI runs as root on a fresh machine).
+if command -v chromium >/dev/null; then
+  log "chromium found"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  log "installing chromium (apt-get, for the viewer's browser test; about a minute)"
+  mkdir -p "$ROOT/log"
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; } \
+    >"$ROOT/log/apt-chromium.txt" 2>&1 || die "installing chromium failed (log: log/apt-chromium.txt)"
+else
+  log "chromium is absent and this is not root: install it (apt-get install chromium) for test/test_viewer_system.py"
+fi
 log "ready: source scripts/env.sh to use the workspace"

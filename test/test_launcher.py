@@ -48,7 +48,8 @@ def test_every_graph_file_has_one_launch_file() -> None:
 
 
 def _fake_launch_modules(recorded: list[dict[str, Any]]) -> dict[str, types.ModuleType]:
-    """`launch`, `launch.actions`, `launch_ros`, `launch_ros.actions` with the classes a launch file uses."""
+    """`launch` (with `actions`, `conditions`, `substitutions`) and `launch_ros.actions`, with the classes a
+    launch file uses; a condition is evaluated on a dict of launch arguments: ``condition(arguments)``."""
 
     class LaunchDescription:
         def __init__(self, entities: list[Any]) -> None:
@@ -62,10 +63,29 @@ def _fake_launch_modules(recorded: list[dict[str, Any]]) -> dict[str, types.Modu
         def __init__(self, **kwargs: Any) -> None:
             recorded.append(kwargs)
 
-    names = ("launch", "launch.actions", "launch_ros", "launch_ros.actions")
+    class DeclareLaunchArgument:
+        def __init__(self, name: str, default_value: str, description: str) -> None:
+            self.name, self.default_value, self.description = name, default_value, description
+
+    class LaunchConfiguration:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    class IfCondition:
+        def __init__(self, predicate: LaunchConfiguration) -> None:
+            self.predicate = predicate
+
+        def __call__(self, arguments: dict[str, str]) -> bool:
+            return arguments[self.predicate.name].lower() in ("true", "1")
+
+    names = ("launch", "launch.actions", "launch.conditions", "launch.substitutions", "launch_ros",
+             "launch_ros.actions")
     modules = {name: types.ModuleType(name) for name in names}
     modules["launch"].LaunchDescription = LaunchDescription
     modules["launch.actions"].Shutdown = Shutdown
+    modules["launch.actions"].DeclareLaunchArgument = DeclareLaunchArgument
+    modules["launch.conditions"].IfCondition = IfCondition
+    modules["launch.substitutions"].LaunchConfiguration = LaunchConfiguration
     modules["launch"].actions = modules["launch.actions"]
     modules["launch_ros.actions"].Node = Node
     modules["launch_ros"].actions = modules["launch_ros.actions"]
@@ -99,7 +119,11 @@ def test_launch_file_starts_the_nodes_of_its_graph_file(
     graph = load_graph(graph_file)
     listed = _listed_nodes(graph_file, capsys)
 
-    assert len(description.entities) == len(graph.nodes) == len(launched) == len(listed)
+    # then the rviz arguments and the conditional rviz2 node (test/test_viewer_launch.py)
+    assert [node["package"] for node in launched[len(graph.nodes):]] == ["rviz2"]
+    launched = launched[: len(graph.nodes)]
+    assert len(description.entities) == len(graph.nodes) + 3
+    assert len(graph.nodes) == len(launched) == len(listed)
     assert [node["name"] for node in launched] == [node.name for node in graph.nodes] == list(listed)
     for node, spec in zip(launched, graph.nodes, strict=True):
         shown = listed[spec.name]

@@ -4,17 +4,48 @@ Each launch file in launch/ is three lines around `launch_description("<graph>")
 `kinodyn up` start the same nodes with the same parameters from the same file, installed in
 `share/kinodyn_bringup/config/<graph>.yaml`. As under `kinodyn up`, any node that exits shuts the launch down.
 `launch` and `launch_ros` are imported here, not at module level: they exist only on a native ROS 2.
+
+Every launch file also takes `rviz:=true` (default false), which starts `rviz2` with the repository's RViz
+config (`config/kinodyn.rviz`: RobotModel, TF, estimated and true odometry, the viewer's markers) and
+`rviz_fixed_frame` (default `odom`; the root link for a fixed-base arm). Closing RViz does not stop the graph.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kinodyn_ros.launcher.graph import installed_graph, load_graph
+from kinodyn_ros.launcher.graph import BRINGUP_PACKAGE, installed_graph, load_graph
+from kinodyn_ros.launcher.packages import package_share
+
+RVIZ_CONFIG = "config/kinodyn.rviz"
+"""The RViz config, relative to the share directory of kinodyn_bringup."""
+
+
+def rviz_actions() -> list[Any]:
+    """The `rviz` and `rviz_fixed_frame` arguments, and rviz2 with the config when `rviz` is true."""
+    from launch.actions import DeclareLaunchArgument
+    from launch.conditions import IfCondition
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    return [
+        DeclareLaunchArgument("rviz", default_value="false", description="start RViz (config/kinodyn.rviz)"),
+        DeclareLaunchArgument("rviz_fixed_frame", default_value="odom", description="RViz's fixed frame"),
+        Node(
+            package="rviz2",
+            executable="rviz2",
+            name="rviz2",
+            arguments=["-d", str(package_share(BRINGUP_PACKAGE) / RVIZ_CONFIG), "-f",
+                       LaunchConfiguration("rviz_fixed_frame")],
+            output="screen",
+            condition=IfCondition(LaunchConfiguration("rviz")),
+        ),
+    ]
 
 
 def launch_description(graph_name: str) -> Any:
-    """A `launch.LaunchDescription` with one `launch_ros.actions.Node` per node of the graph file."""
+    """A `launch.LaunchDescription` with one `launch_ros.actions.Node` per node of the graph file, then
+    ``rviz_actions()``."""
     from launch import LaunchDescription
     from launch.actions import Shutdown
     from launch_ros.actions import Node
@@ -33,4 +64,5 @@ def launch_description(graph_name: str) -> Any:
             )
             for node in graph.nodes
         ]
+        + rviz_actions()
     )

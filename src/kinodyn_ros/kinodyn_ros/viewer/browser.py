@@ -33,6 +33,8 @@ from kinodyn_ros.viewer.scene import (
 
 CAMERA_OFFSET = np.array([1.1, -1.4, 0.7])
 """Initial camera position relative to the point it looks at (front right, above) [m]."""
+FOLLOW_STEP = 0.05
+"""Horizontal distance [m] the robot moves before following cameras are shifted."""
 GROUND_SIZE = 20.0
 LEGEND = (
     "**kinodyn viewer**  \n"
@@ -68,6 +70,12 @@ class BrowserView:
         self.server = viser.ViserServer(host=host, port=port, label="kinodyn", verbose=False)
         scene = self.server.scene
         scene.set_up_direction("+z")
+        # Default lights and a sky/ground hemisphere instead of viser's HDR environment map, whose decoding
+        # keeps a software-rendered page washed out for many seconds.
+        scene.configure_environment_map(hdri=None)
+        scene.add_light_hemisphere(
+            "/sky", sky_color=(255, 255, 255), ground_color=(120, 120, 130), intensity=2.0
+        )
         scene.add_grid(
             "/ground",
             GROUND_SIZE,
@@ -181,20 +189,22 @@ class BrowserView:
         self.overlays = drawn
 
     def _move_cameras(self, focus: np.ndarray) -> None:
-        """Aim every camera at the robot when it first appears; then, with "follow", shift them as it moves
-        (the "Reset View" target and new clients' view always follow)."""
-        if self._focus is not None and np.linalg.norm(focus - self._focus) <= 1e-3:
+        """Aim the cameras at the robot when it first appears; then, with "follow", shift them with it each
+        time it has moved FOLLOW_STEP horizontally (the "Reset View" target and new clients' view follow
+        too). A client that has not reported its camera yet starts at the initial camera."""
+        if self._focus is not None and np.linalg.norm((focus - self._focus)[:2]) < FOLLOW_STEP:
             return
         self.server.initial_camera.look_at = tuple(focus)
         self.server.initial_camera.position = tuple(focus + CAMERA_OFFSET)
         for client in self.server.get_clients().values():
+            camera = client.camera
+            if camera.update_timestamp == 0.0:
+                continue
             if self._focus is None:
-                client.camera.look_at = focus
-                client.camera.position = focus + CAMERA_OFFSET
+                camera.look_at, camera.position = focus, focus + CAMERA_OFFSET
             elif self._follow.value:
                 delta = focus - self._focus
-                client.camera.look_at = client.camera.look_at + delta
-                client.camera.position = client.camera.position + delta
+                camera.look_at, camera.position = camera.look_at + delta, camera.position + delta
         self._focus = focus.copy()
 
     def stop(self) -> None:
