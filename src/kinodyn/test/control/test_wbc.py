@@ -189,6 +189,27 @@ def test_contact_force_ramps_to_zero_before_the_contact_is_dropped(quadruped: kd
     assert wbc.update(q, v, t=0.12).forces["LF_FOOT"][2] <= 0.1 * 400.0 + 1e-9  # 0.01 s of a 0.1 s ramp
 
 
+def test_a_replaced_contact_takes_its_new_friction_and_keeps_its_ramp(quadruped: kd.Model) -> None:
+    q, v = standing(quadruped)
+    wbc = standing_controller(quadruped, q)
+    wbc.task("com").set_reference(quadruped.com(q) + np.array([0.3, 0.0, 0.0]))  # 30 m/s^2 wanted forward
+    wbc.set_contact_active("LF_FOOT", False, ramp=0.1)
+    before = wbc.update(q, v, t=0.0)
+    ratio = max(abs(f[0]) / f[2] for f in before.forces.values())
+    assert ratio > 0.2  # the friction of CONTACT allows it
+    for foot in FEET:
+        wbc.replace_contact(PointContact(foot, **{**CONTACT, "mu": 0.1}))
+    after = wbc.update(q, v, t=0.01)
+    assert after.ok and "LF_FOOT" in wbc.active_contacts()  # still ramping down
+    pyramid = 0.1 * np.cos(np.pi / 4)  # the 4-facet pyramid inscribed in the cone of mu
+    tangential = [max(abs(f[0]), abs(f[1])) / f[2] for f in after.forces.values() if f[2] > 1e-6]
+    assert max(tangential) == pytest.approx(pyramid, abs=1e-6)  # at the new bound, not beyond
+    with pytest.raises(ValueError, match="frame"):
+        wbc.replace_contact(PointContact("RF_FOOT", name="LF_FOOT"))
+    with pytest.raises(KeyError, match="no contact"):
+        wbc.replace_contact(PointContact("base_link"))
+
+
 def test_surface_contact_wrench_stays_in_its_cone() -> None:
     """arm7 pressing its end effector on a surface: the 6-D contact acceleration is zero and the wrench is
     one four corner forces inside their friction pyramids can produce (the cone's rows)."""

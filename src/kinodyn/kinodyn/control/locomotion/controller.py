@@ -104,6 +104,11 @@ def _rotation(quaternion: np.ndarray) -> np.ndarray:
                      [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
 
 
+def _pose_limit(p: LocomotionParameters) -> np.ndarray:
+    """Bounds of the standing pose offsets (x, y, height, roll, pitch, yaw)."""
+    return np.array([p.max_pose_shift] * 3 + [p.max_pose_angle] * 3)
+
+
 def _wrap(angle: float) -> float:
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
@@ -133,23 +138,20 @@ class LocomotionController:
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
         self.gravity = float(np.linalg.norm(model.gravity))
-        groups = trot_groups if trot_groups is not None else alternating_groups(self.feet, self.hips)
+        self._groups = trot_groups if trot_groups is not None else alternating_groups(self.feet, self.hips)
         self._stand_gait = stand(self.feet)
-        self._trot_gait = trot(groups, p.period, p.duty)
+        self._trot_gait = trot(self._groups, p.period, p.duty)
         self.scheduler = GaitScheduler(self.feet)
 
-        self.wbc = WholeBodyController(model, [PointContact(f, mu=p.friction) for f in self.feet],
-                                       mode=p.wbc_mode, solver=p.solver)
-        kp, kd = _pd_gains(p.base_frequency, p.damping_ratio)
-        self.com_task = ComTask(kp, kd, mask=(True, True, False))
-        self.base_task = FrameTask(model, model.body_names[1], kp, kd, mask=BASE_MASK, name="base")
+        # gains, weights and friction: set by _configure below
+        self.wbc = WholeBodyController(model, [PointContact(f) for f in self.feet], mode=p.wbc_mode,
+                                       solver=p.solver)
+        self.com_task = ComTask(0.0, 0.0, mask=(True, True, False))
+        self.base_task = FrameTask(model, model.body_names[1], 0.0, 0.0, mask=BASE_MASK, name="base")
         self.base_task.set_reference(_EYE4)  # (every tick sets it; the two halves need one to start from)
-        kp_s, kd_s = _pd_gains(p.swing_frequency, p.damping_ratio)
-        self.swing_tasks = {f: FrameTask(model, f, kp_s, kd_s, weight=0.0, mask=FOOT_MASK, name=f"swing_{f}")
+        self.swing_tasks = {f: FrameTask(model, f, 0.0, 0.0, weight=0.0, mask=FOOT_MASK, name=f"swing_{f}")
                             for f in self.feet}
-        self.posture_task = PostureTask(model, self.nominal_joints, *_pd_gains(p.posture_frequency,
-                                                                                p.damping_ratio),
-                                        weight=p.posture_weight)
+        self.posture_task = PostureTask(model, self.nominal_joints, 0.0, 0.0)
         self.wbc.add_task(self.com_task, level=1)
         self.wbc.add_task(self.base_task, level=1)
         for task in self.swing_tasks.values():
@@ -167,9 +169,6 @@ class LocomotionController:
         self._height = (0.0, 0.0, 0.0, 1.0)  # min-jerk profile: from, to, start time, duration
         self._pose = np.zeros(6)  # standing offsets x, y, height, roll, pitch, yaw (rate limited)
         self._pose_target = np.zeros(6)
-        self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)
-        self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
-        self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
         self._loaded = dict.fromkeys(self.feet, True)
         self._swinging = dict.fromkeys(self.feet, False)
         self._lift_off = {f: np.zeros(3) for f in self.feet}
@@ -178,6 +177,7 @@ class LocomotionController:
         self._ground = 0.0
         self._forces: dict[str, np.ndarray] = {}
         self._release_force = 0.01 * float(model.mass.sum()) * self.gravity / len(self.feet)  # N, see _feet
+        self._configure(p)
 
     # ----- commands ---------------------------------------------------------------------------------
 
@@ -197,11 +197,44 @@ class LocomotionController:
         pitch, yaw [rad]; within ``max_pose_shift`` / ``max_pose_angle``. Reached at the pose rates while
         standing; zero while trotting or sitting."""
         offset = np.array([x, y, height, roll, pitch, yaw], dtype=float)
-        limit = np.array([self.params.max_pose_shift] * 3 + [self.params.max_pose_angle] * 3)
+        limit = _pose_limit(self.params)
         if not (np.isfinite(offset).all() and (np.abs(offset) <= limit).all()):
             raise ValueError(f"pose offset (x, y, height, roll, pitch, yaw) = {offset.tolist()} must be "
                              f"finite and within +-{limit.tolist()} (max_pose_shift, max_pose_angle)")
         self._pose_target[:] = offset
+
+    def set_parameters(self, params: LocomotionParameters) -> None:
+        """Apply new ``params`` live, keeping the state (mode, gait clock, contacts, references, pose offset).
+
+        Gains, weights, friction and limits apply from the next tick; a new trot ``period`` or ``duty`` at
+        the gait scheduler's next safe moment (every foot down: at once when standing, at the next double
+        support when trotting); ``sit_height_ratio`` and ``transition_time`` from the next sit-down or
+        stand-up; ``initial_mode`` only before the first ``update``. ``ValueError`` (nothing changed) for a
+        new ``wbc_mode`` or ``solver`` (they shape the QP: build a new controller) or pose limits below the
+        standing pose offset in force."""
+        if not isinstance(params, LocomotionParameters):
+            raise TypeError(f"set_parameters takes a LocomotionParameters, got {type(params).__name__}")
+        old = self.params
+        for name in ("wbc_mode", "solver"):
+            if getattr(params, name) != getattr(old, name):
+                raise ValueError(f"locomotion parameter {name} cannot change live ({getattr(old, name)!r} -> "
+                                 f"{getattr(params, name)!r}): build a new LocomotionController")
+        limit = _pose_limit(params)
+        if (np.abs(self._pose_target) > limit).any():
+            raise ValueError(f"the standing pose offset {self._pose_target.tolist()} exceeds the new limits "
+                             f"+-{limit.tolist()} (max_pose_shift, max_pose_angle): set a smaller one first")
+        self.params = params
+        self._configure(params)
+        if (params.period, params.duty) != (old.period, old.duty):
+            gait, s = trot(self._groups, params.period, params.duty), self.scheduler
+            switch = s.pending is self._trot_gait or (s.gait is self._trot_gait and s.pending is None)
+            self._trot_gait = gait
+            if switch:  # trotting (or about to): the new trot takes over at the scheduler's safe moment
+                s.set_gait(gait)
+        if self._t is None:
+            if self._requested == self._mode:
+                self._requested = params.initial_mode
+            self._mode = params.initial_mode
 
     # ----- one tick ----------------------------------------------------------------------------------
 
@@ -242,6 +275,27 @@ class LocomotionController:
                                 stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
 
     # ----- pieces ------------------------------------------------------------------------------------
+
+    def _configure(self, p: LocomotionParameters) -> None:
+        """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``)."""
+        for frequency, tasks in ((p.base_frequency, (self.com_task, self.base_task)),
+                                 (p.swing_frequency, tuple(self.swing_tasks.values())),
+                                 (p.posture_frequency, (self.posture_task,))):
+            kp, kd = _pd_gains(frequency, p.damping_ratio)
+            for task in tasks:
+                task.kp[:], task.kd[:] = kp, kd
+        for foot, task in self.swing_tasks.items():
+            task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
+            self.wbc.replace_contact(PointContact(foot, mu=p.friction))
+        self.posture_task.weight[:] = p.posture_weight
+        self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)
+        self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
+        self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
+
+    def _trotting(self) -> bool:
+        """Trotting and staying so: a trot in force (or a new trot waiting for its safe moment), no stop."""
+        s = self.scheduler
+        return self._mode == "trot" and s.gait.moves and s.pending is not self._stand_gait
 
     def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
         q = np.asarray(q, dtype=float)
@@ -309,9 +363,7 @@ class LocomotionController:
 
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
         """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
-        trotting = self._mode == "trot" and self.scheduler.gait is self._trot_gait and \
-            self.scheduler.pending is None
-        target = np.clip(cmd, -self._cmd_limit, self._cmd_limit) if trotting else np.zeros(3)
+        target = np.clip(cmd, -self._cmd_limit, self._cmd_limit) if self._trotting() else np.zeros(3)
         self._cmd_prev[:] = self._cmd
         _approach(self._cmd, target, self._cmd_rate * dt)
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)

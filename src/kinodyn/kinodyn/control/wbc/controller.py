@@ -143,6 +143,19 @@ class WholeBodyController:
         self._contacts[contact.name] = _ContactState(contact, active, 1.0 if active else 0.0)
         self._evaluator = None
 
+    def replace_contact(self, contact: Contact) -> None:
+        """Swap the contact named ``contact.name`` for ``contact`` (another friction coefficient or force
+        range, say), keeping its stance and force-bound ramp; the frame and the dimension must be the same."""
+        try:
+            state = self._contacts[contact.name]
+        except KeyError:
+            raise KeyError(f"no contact {contact.name!r}; contacts: {list(self._contacts)}") from None
+        if (contact.frame, contact.dim) != (state.contact.frame, state.contact.dim):
+            raise ValueError(f"contact {contact.name!r} is on frame {state.contact.frame!r} with "
+                             f"{state.contact.dim} force entries; a replacement must be too, got "
+                             f"{contact.frame!r} and {contact.dim}")
+        state.contact = contact
+
     def add_task(self, task: Task, level: int = 1) -> None:
         """Add ``task`` at priority ``level`` (>= 1, smaller is higher; ignored in weighted mode)."""
         if not (isinstance(level, int) and level >= 1):

@@ -9,6 +9,7 @@ tighter ones about twice the figures measured when they were written (in the com
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,34 @@ def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
     assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the issue's bounds
     assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # measured 96.4 %, 0.24 m
     assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
+
+
+def test_quadruped_takes_a_new_trot_period_live_at_the_next_double_support() -> None:
+    """``set_parameters`` while trotting at 0.3 m/s: period 0.5 -> 0.45 s, duty 0.6 -> 0.62, stiffer base; the
+    new gait starts when every foot is down (within half an old period), the command is followed throughout
+    (not ramped down while the switch waits), two feet or more are always down and the body stays up."""
+    robot = scenarios.Legged.quadruped()
+    ctl, s = robot.controller, robot.sim
+    command = np.array([0.3, 0.0, 0.0])
+    scenarios.run(robot, 1.1, lambda _t: command, mode="trot")  # mid-swing of the second pair
+    old = ctl.scheduler.gait
+    ctl.set_parameters(replace(ctl.params, period=0.45, duty=0.62, base_frequency=3.5))
+    switched, velocity = None, []
+    while s.t < 2.5 - 1e-9:
+        out = ctl.update(s.q, s.v, s.t, command)
+        assert out.ok and out.mode == "trot"
+        assert sum(out.stance.values()) >= 2
+        np.testing.assert_allclose(out.command, command, atol=1e-12)
+        if switched is None and ctl.scheduler.gait is not old:
+            switched = s.t
+        for _ in range(robot.steps_per_tick):
+            s.step(out.tau)
+        velocity.append(s.v[0])
+        assert s.q[2] > 0.9 * robot.nominal_height
+    assert switched is not None and 0.1 < switched - 1.1 <= 0.5 * old.period + 1e-9  # measured 0.15 s
+    gait = ctl.scheduler.gait
+    assert (gait.period, gait.duty) == (0.45, 0.62) and ctl.scheduler.pending is None
+    assert abs(np.mean(velocity[-250:]) - 0.3) < 0.03  # the last 0.5 s (base frame ~ heading frame)
 
 
 def test_hexapod_sits_down_and_stands_up_with_the_same_controller() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -96,3 +97,46 @@ def test_a_ramp_left_at_rounding_level_releases_the_contact(model: kd.Model) -> 
     for k in range(1, 6):
         wbc.update(standing(model), np.zeros(model.nv), 0.02 * k)
     assert "LF_FOOT" not in wbc.active_contacts()
+
+
+def test_set_parameters_acts_as_a_controller_built_with_them(model: kd.Model) -> None:
+    """Gains, weights, friction and limits changed live: the next ticks answer the torques of a controller
+    built with the new parameters that saw the same states (standing still: no reference depends on them)."""
+    old = LocomotionParameters()
+    new = replace(old, base_frequency=4.0, swing_frequency=6.0, posture_frequency=2.0, damping_ratio=0.8,
+                  posture_weight=1e-3, swing_weight=2.0, friction=0.4, max_forward_velocity=0.3)
+    live = LocomotionController(model, FEET, NOMINAL, old)
+    built = LocomotionController(model, FEET, NOMINAL, new)
+    q, v = standing(model), np.zeros(model.nv)
+    q[0] += 0.01  # off the reference: the gains matter
+    v[6:] = 0.1
+    for k in range(3):
+        live.update(q, v, 0.002 * k), built.update(q, v, 0.002 * k)
+    live.set_parameters(new)
+    assert live.params is new and live.mode == built.mode
+    a, b = live.update(q, v, 0.006), built.update(q, v, 0.006)
+    assert a.tau is not None and b.tau is not None
+    np.testing.assert_allclose(a.tau, b.tau, rtol=0.0, atol=1e-9)
+    different = LocomotionController(model, FEET, NOMINAL, old)
+    for k in range(4):
+        c = different.update(q, v, 0.002 * k)
+    assert c.tau is not None and np.abs(c.tau - b.tau).max() > 1e-3  # the parameters do change the answer
+
+
+def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None:
+    ctl = LocomotionController(model, FEET, NOMINAL)
+    p = ctl.params
+    with pytest.raises(ValueError, match="wbc_mode cannot change live"):
+        ctl.set_parameters(replace(p, wbc_mode="hierarchical", period=0.4))
+    with pytest.raises(TypeError, match="LocomotionParameters"):
+        ctl.set_parameters({"period": 0.4})  # type: ignore[arg-type]
+    ctl.set_pose_offset(pitch=0.3)
+    with pytest.raises(ValueError, match="pose offset"):
+        ctl.set_parameters(replace(p, max_pose_angle=0.2, period=0.4))
+    assert ctl.params is p and ctl._trot_gait.period == p.period  # nothing changed
+
+
+def test_set_parameters_before_the_first_tick_sets_the_initial_mode(model: kd.Model) -> None:
+    ctl = LocomotionController(model, FEET, NOMINAL)
+    ctl.set_parameters(replace(ctl.params, initial_mode="sit"))
+    assert ctl.update(standing(model), np.zeros(model.nv), 0.0).mode == "sitting_down"
