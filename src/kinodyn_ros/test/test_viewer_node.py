@@ -1,0 +1,110 @@
+"""The viewer node in-process (no other process): its inputs turned into a scene, bad input refused with one
+warning while the node goes on, and its configuration errors. Second source: hand-built messages whose scene
+is known, kinodyn's CoM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Pose, PoseArray, Vector3
+from kinodyn_ros.conversions import transform_stamped
+from kinodyn_ros.nodes.viewer import Viewer, check_host
+from kinodyn_ros.tf_tree import TfTree
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
+
+from kinodyn_interfaces.msg import ContactStates
+from tf2_msgs.msg import TFMessage
+
+URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
+
+
+@pytest.fixture
+def viewer():
+    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "port:=0"])
+    node = Viewer()
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def contacts(frame: str, points: list[list[float]], forces: list[list[float]], touching: list[bool]) -> bytes:
+    msg = ContactStates(names=[f"foot{i}" for i in range(len(touching))], in_contact=touching)
+    msg.header.frame_id = frame
+    msg.points = [Point(x=x, y=y, z=z) for x, y, z in points]
+    msg.forces = [Vector3(x=x, y=y, z=z) for x, y, z in forces]
+    return serialize_message(msg)
+
+
+def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(viewer, caplog) -> None:
+    tree = TfTree.from_urdf(URDF)
+    T_base = np.eye(4)
+    T_base[:3, 3] = [1.0, 2.0, 0.5]
+    stamp = Time(sec=1)
+    for transforms, static in (
+        (tree.static_transforms(), True),
+        (tree.moving_transforms(dict.fromkeys(tree.movable_joint_names, 0.0)), False),
+        ([("odom", "base_link", T_base)], False),
+    ):
+        viewer._tf_callback(static)(
+            TFMessage(transforms=[transform_stamped(p, c, T, stamp) for p, c, T in transforms])
+        )
+    feet = [[1.3, 2.2, 0.0], [0.7, 2.2, 0.0], [1.3, 1.8, 0.0], [0.7, 1.8, 0.0]]
+    viewer._latest["contacts"] = contacts("world", feet, [[0.0, 0.0, 50.0]] * 4, [True, True, True, False])
+    joints = JointState(name=list(viewer._model.joint_names), position=[0.0] * 12)
+    viewer._latest["joint_states"] = serialize_message(joints)
+    footholds = PoseArray(poses=[Pose()])
+    footholds.header.frame_id = "odom"
+    footholds.poses[0].position.x = 1.5
+    footholds.poses[0].orientation.w = 1.0
+    viewer._latest["footholds"] = serialize_message(footholds)
+    viewer._update()
+    links = viewer._link_poses()
+    scene = viewer._scene(links)
+    assert len(scene.bodies) == 17
+    np.testing.assert_allclose(scene.focus, [1.0, 2.0, 0.5])
+    assert len(scene.force_arrows) == 3 and len(scene.support_polygon) == 3
+    np.testing.assert_allclose(scene.force_arrows[0][1] - scene.force_arrows[0][0], [0.0, 0.0, 0.15])
+    q = np.concatenate([[1.0, 2.0, 0.5, 0.0, 0.0, 0.0, 1.0], np.zeros(12)])
+    np.testing.assert_allclose(scene.com, viewer._model.com(q), atol=1e-12)
+    np.testing.assert_allclose(scene.footholds, [[1.5, 0.0, 0.0]])
+
+    # bad input: each dropped with a reason, the previous overlay kept, the node goes on
+    viewer._latest["contacts"] = contacts("world", feet[:2], [[0.0, 0.0, 1.0]] * 4, [True] * 4)
+    bad = PoseArray(header=footholds.header, poses=[Pose()])
+    bad.poses[0].position.y = float("nan")
+    viewer._latest["footholds"] = serialize_message(bad)
+    viewer._latest["joint_states"] = serialize_message(JointState(name=["LF_HAA"], position=[0.0]))
+    viewer._update()
+    again = viewer._scene(viewer._link_poses())
+    np.testing.assert_array_equal(again.force_arrows, scene.force_arrows)
+    np.testing.assert_array_equal(again.footholds, scene.footholds)
+    np.testing.assert_array_equal(again.com, scene.com)
+    viewer._latest["contacts"] = contacts("map", feet, [[0.0, 0.0, 1.0]] * 4, [True] * 4)
+    viewer._update()
+    assert len(viewer._scene(viewer._link_poses()).force_arrows) == 3  # still the last good one
+    problems = viewer._problems._last
+    assert {key[0] for key in problems} >= {"contacts message", "footholds message", "joint_states message"}
+
+
+def test_configuration_errors() -> None:
+    with pytest.raises(ValueError, match=r"parameter host '10\.255\.255\.1': cannot listen there"):
+        check_host("10.255.255.1")
+    check_host("127.0.0.1")
+    for args, message in (
+        (["-p", "port:=70000"], "parameter port must be 0"),
+        (["-p", "trajectory_length:=1"], "at least 2 points"),
+        (["-p", "force_scale:=-1.0"], "force_scale must be a finite number >= 0"),
+    ):
+        rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", *args])
+        try:
+            with pytest.raises(ValueError, match=message):
+                Viewer()
+        finally:
+            rclpy.shutdown()
