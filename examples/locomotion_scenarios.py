@@ -73,10 +73,8 @@ class Legged:
 
     @classmethod
     def hexapod(cls, params: LocomotionParameters | None = None, **kw: float) -> Legged:
-        """The test hexapod, tripod gait. Its legs are a third of the quadruped's: step height and foothold
-        reach scaled to them (0.04 m, 0.08 m), every other setting the quadruped's."""
-        params = params or LocomotionParameters(friction=FRICTION_MARGIN * sim.ContactModel(()).friction,
-                                                step_height=0.04, max_foothold_offset=0.08)
+        """The test hexapod, tripod gait, with the quadruped's settings (its legs are under half as long:
+        the step height and the foothold reach scale with them)."""
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)
         return cls.build(HEXAPOD_URDF, HEXAPOD_FEET, HEXAPOD_NOMINAL, spheres, params, **kw)
 

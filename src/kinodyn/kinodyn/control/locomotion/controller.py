@@ -3,7 +3,9 @@
 Inputs are the robot, its feet (frame names) and its nominal standing joint positions; nothing is
 specific to four legs. From the nominal posture's forward kinematics (base at the origin, level): each
 foot's horizontal place under its hip ``r_i`` (the Raibert neutral point, ``footholds``), the nominal
-base height above the feet ``h0`` and the trot's two groups (``gait.alternating_groups``) unless given.
+base height above the feet ``h0``, the leg length ``L`` (the mean distance of the feet from their legs' first
+joints; ``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``) and the
+trot's two groups (``gait.alternating_groups``) unless given.
 
 Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
 twist ``(vx, vy, wz)`` in the heading frame):
@@ -49,7 +51,7 @@ from kinodyn.control.locomotion.parameters import MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
-from kinodyn.model import Model
+from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial.rotations import as_vector, rot_x, rot_y, rot_z
 
 BASE_MASK = (False, False, True, True, True, True)  # height and orientation
@@ -104,6 +106,22 @@ def _rotation(quaternion: np.ndarray) -> np.ndarray:
                      [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
 
 
+def _leg_lengths(model: Model, q: np.ndarray, feet: Sequence[str]) -> np.ndarray:
+    """Each foot's distance from its leg's first joint (the origin of the first body below the floating
+    base on the way to the foot) at ``q``."""
+    root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
+    lengths = []
+    for foot in feet:
+        body = int(model.frame_body[model.frame_id(foot)])
+        if body == root:
+            raise ValueError(f"foot {foot!r} is on the floating base itself, not on a leg")
+        while model.parent[body] != root:
+            body = int(model.parent[body])
+        hip = model.frame_placement(q, model.body_names[body])[:3, 3]
+        lengths.append(float(np.linalg.norm(model.frame_placement(q, foot)[:3, 3] - hip)))
+    return np.array(lengths)
+
+
 def _pose_limit(p: LocomotionParameters) -> np.ndarray:
     """Bounds of the standing pose offsets (x, y, height, roll, pitch, yaw)."""
     return np.array([p.max_pose_shift] * 3 + [p.max_pose_angle] * 3)
@@ -137,6 +155,7 @@ class LocomotionController:
         self.nominal_height = float(-stance[:, 2].mean())  # base above the feet's mean
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
+        self.leg_length = float(_leg_lengths(model, q0, self.feet).mean())
         self.gravity = float(np.linalg.norm(model.gravity))
         self._groups = trot_groups if trot_groups is not None else alternating_groups(self.feet, self.hips)
         self._stand_gait = stand(self.feet)
@@ -288,6 +307,8 @@ class LocomotionController:
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
         self.posture_task.weight[:] = p.posture_weight
+        self.step_height = p.step_height_ratio * self.leg_length  # m
+        self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
         self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)
         self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
         self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
@@ -434,11 +455,12 @@ class LocomotionController:
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
             target[:2] = raibert_foothold(q[:2], yaw, self.hips[i], velocity, self._cmd, tau, height,
-                                          self.gravity, p.capture_gain, p.max_foothold_offset)
+                                          self.gravity, p.capture_gain, self.max_foothold_offset)
             target[2] = self._ground
             footholds[foot] = target.copy()
             swing = self._swing
-            swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, p.step_height, swing)
+            swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, self.step_height,
+                        swing)
             task.set_position_reference(swing[0], swing[1], swing[2])
         if loaded_z:
             self._ground = float(min(loaded_z))

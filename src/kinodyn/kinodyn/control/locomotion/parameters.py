@@ -1,6 +1,8 @@
 """``LocomotionParameters``: every setting of the ``LocomotionController``, validated at construction.
 
 One field per setting with its unit, so a ROS node maps its parameters 1:1 (docs/locomotion.md lists them).
+Lengths of the legs' motion (step height, foothold reach) are fractions of the robot's leg length (the
+controller measures it in the nominal stance), so the defaults suit any size of robot.
 Gains are given as the natural frequency of the task's error dynamics and a damping ratio
 (``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Seed 000 (3.78)-(3.79)),
 not as raw gains, so they do not depend on the robot's mass.
@@ -18,8 +20,8 @@ MODES = ("sit", "stand", "trot")
 _POSITIVE = ("period", "contact_ramp", "base_frequency", "swing_frequency", "posture_frequency",
              "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
              "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
-_NON_NEGATIVE = ("step_height", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
-                 "max_foothold_offset", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
+_NON_NEGATIVE = ("step_height_ratio", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
+                 "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
 
@@ -29,7 +31,7 @@ class LocomotionParameters:
 
     period: float = 0.5  # s, trot cycle
     duty: float = 0.6  # stance fraction of the cycle, > 1/2 (both groups down while the load changes hands)
-    step_height: float = 0.08  # m, swing foot clearance at mid-swing
+    step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
     contact_ramp: float = 0.04  # s, force ramp at lift-off and touchdown; <= (duty - 1/2) period
     base_frequency: float = 3.0  # Hz, CoM (x, y), base height and orientation error dynamics
     swing_frequency: float = 5.0  # Hz, swing feet
@@ -39,7 +41,7 @@ class LocomotionParameters:
     posture_weight: float = 1e-4
     friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
     capture_gain: float = 1.0  # foothold feedback gain on the capture point (1: the pendulum's)
-    max_foothold_offset: float = 0.15  # m, foothold distance from the predicted hip at most
+    foothold_reach_ratio: float = 0.3  # foothold distance from the predicted hip at most, of the leg length
     max_forward_velocity: float = 1.0  # m/s, |vx| command clipped to it
     max_lateral_velocity: float = 0.5  # m/s
     max_yaw_rate: float = 1.0  # rad/s

@@ -31,7 +31,7 @@ def standing(model: kd.Model) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("field", "value", "match"), [
-    ("period", 0.0, "period"), ("period", math.inf, "period"), ("step_height", -0.01, "step_height"),
+    ("period", 0.0, "period"), ("period", math.inf, "period"), ("step_height_ratio", -0.01, "step_height"),
     ("duty", 0.5, "duty"), ("duty", 1.0, "duty"), ("contact_ramp", 0.06, "contact_ramp"),
     ("friction", math.nan, "friction"), ("sit_height_ratio", 1.0, "sit_height_ratio"),
     ("initial_mode", "trot", "initial_mode"), ("wbc_mode", "strict", "wbc_mode"),
@@ -46,6 +46,11 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     ctl = LocomotionController(model, FEET, NOMINAL)
     np.testing.assert_allclose(ctl.hips, [[0.25, 0.2], [-0.25, 0.2], [0.25, -0.2], [-0.25, -0.2]], atol=1e-12)
     assert abs(ctl.nominal_height - 0.4952) < 1e-4  # urdf/README.md: feet 0.4952 m below the base
+    # leg length: HAA to foot, the 0.1 m HAA-HFE offset across the 0.3 m thigh and shank at +-0.6 rad
+    leg = math.hypot(0.6 * math.cos(0.6), 0.1)
+    assert ctl.leg_length == pytest.approx(leg, abs=1e-12)
+    assert ctl.step_height == pytest.approx(0.16 * leg)
+    assert ctl.max_foothold_offset == pytest.approx(0.3 * leg)
     gait = ctl._trot_gait
     offsets = [gait.offsets[f] for f in ("LF_FOOT", "RH_FOOT", "LH_FOOT", "RF_FOOT")]
     assert offsets[0] == offsets[1] != offsets[2] == offsets[3]  # diagonal pairs
