@@ -20,7 +20,8 @@ import numpy as np
 
 from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
-from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedFilter
+from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
+from kinodyn.estimation.estimator import FILTERS
 from kinodyn.estimation.legs import LegKinematics
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
@@ -126,12 +127,20 @@ def _warm_estimation(rng: np.random.Generator) -> None:
     legs = LegKinematics(floating, "base", ["tip"])
     legs.measure(np.zeros(3), 1e-3)
     legs.extrinsics.base_output(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.eye(15), 1e-6)
+    joints = np.zeros(floating.nv - 6)
+    for name in FILTERS:  # the compiled event loop: initialisation from standing, propagation, stance updates
+        estimator = LeggedEstimator(floating, "base", ["tip"], filter=name, init_duration=0.01)
+        estimator.add_contacts(0.0, {"tip": True})
+        for k in range(10):
+            estimator.add_imu(0.002 * k, np.zeros(3), np.array([0.0, 0.0, 9.81]))
+            estimator.add_joint_state(0.002 * k + 0.001, joints, joints, joints)
 
 
 # Groups of kernels compiled by separate processes (``--jobs``), of about equal compile time on a cold cache.
 GROUPS: dict[str, tuple[Callable[[np.random.Generator], None], ...]] = {
     "model": (_warm_model,),
-    "control+simulator+estimation": (_warm_control, _warm_simulator, _warm_estimation),
+    "control+simulator": (_warm_control, _warm_simulator),
+    "estimation": (_warm_estimation,),
 }
 
 
