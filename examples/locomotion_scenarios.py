@@ -1,11 +1,14 @@
-"""Closed-loop locomotion without ROS (issue 12, point 2): ``kinodyn.sim`` under the ``LocomotionController``.
+"""Closed-loop locomotion without ROS (issue 12, points 2 and 3): a physics backend of ``kinodyn.sim``
+(``"kinodyn"``: kinodyn's simulator, or ``"mujoco"``: MuJoCo's dynamics and contact solver on the same URDF,
+through the ``PhysicsBackend`` protocol) under the ``LocomotionController``.
 
 Shared by ``quadruped_trot.py`` (prints the figures) and ``src/kinodyn/test/control/locomotion/
-test_closed_loop.py`` (asserts them). The controller reads the simulator's true state, runs every
-``steps_per_tick`` simulator steps, and its torque is held in between (zero-order hold); a failed solve
-stops the scenario with ``ControlError``. Simulated time only. Nothing here is tuned to one robot: the
-controller gets the feet, the nominal posture and ``LocomotionParameters`` (gains as error-dynamics
-frequencies); the same code drives the quadruped and the hexapod.
+test_closed_loop.py`` / ``test_closed_loop_mujoco.py`` (assert them). The controller reads the backend's true
+state, runs every ``steps_per_tick`` simulator steps, and its torque is held in between (zero-order hold); a
+failed solve stops the scenario with ``ControlError``. Simulated time only. Nothing here is tuned to one
+robot or one engine: the controller gets the feet, the nominal posture and ``LocomotionParameters`` (gains as
+error-dynamics frequencies, lengths as fractions of the leg length); the same code drives the quadruped and
+the hexapod on either backend.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from kinodyn.control.locomotion import LocomotionController, LocomotionOutput, LocomotionParameters
@@ -38,7 +42,7 @@ class Legged:
     """A legged robot standing in the simulator under the ``LocomotionController``."""
 
     model: kd.Model
-    sim: sim.Simulator
+    sim: sim.PhysicsBackend
     controller: LocomotionController
     feet: tuple[str, ...]
     q0: np.ndarray
@@ -48,10 +52,11 @@ class Legged:
     @classmethod
     def build(cls, urdf: Path, feet: tuple[str, ...], joints: np.ndarray,
               spheres: tuple[sim.ContactSphere, ...], params: LocomotionParameters | None = None,
-              control_hz: float = 500.0, sim_dt: float = 1e-3) -> Legged:
+              control_hz: float = 500.0, sim_dt: float = 1e-3, backend: str = "kinodyn") -> Legged:
+        """``backend``: ``"kinodyn"`` or ``"mujoco"`` (``sim.create_backend``), the same contact spheres."""
         model = kd.Model.from_urdf(urdf, floating_base=True)
         contact = sim.ContactModel(spheres)
-        simulator = sim.Simulator(model, dt=sim_dt, integrator="rk4", contact=contact)
+        simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact)
         q0 = model.neutral()
         q0[7:] = joints
         radius = {s.link: s.radius for s in spheres}
@@ -67,12 +72,12 @@ class Legged:
         return cls(model, simulator, controller, feet, q0, steps, float(q0[2]))
 
     @classmethod
-    def quadruped(cls, params: LocomotionParameters | None = None, **kw: float) -> Legged:
+    def quadruped(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:
         spheres = sim.collision_spheres(QUADRUPED_URDF)
         return cls.build(QUADRUPED_URDF, FEET, NOMINAL_JOINTS, spheres, params, **kw)
 
     @classmethod
-    def hexapod(cls, params: LocomotionParameters | None = None, **kw: float) -> Legged:
+    def hexapod(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:
         """The test hexapod, tripod gait, with the quadruped's settings (its legs are under half as long:
         the step height and the foothold reach scale with them)."""
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)
@@ -201,26 +206,85 @@ def _trot_figures(robot: Legged, trace: Trace, command: np.ndarray, settle: floa
 class PushFigures:
     force: float  # N, lateral (+y, world), on the base
     duration: float  # s
+    mode: str  # "trot" or "stand": what the robot did while pushed
     min_height_ratio: float  # min base height / nominal after the push
     lowest_body: float  # m, the lowest non-foot frame origin after the push
     max_offset: float  # m, largest horizontal base displacement from where the push started
     final_speed: float  # m/s, horizontal base speed at the end
 
 
-def push_while_trotting(robot: Legged, force: float = 120.0, duration: float = 0.2, before: float = 1.0,
-                        after: float = 2.0) -> PushFigures:
-    """Trot in place for ``before`` s, push the base laterally with ``force`` N for ``duration`` s, trot on
-    for ``after`` s."""
-    run(robot, robot.sim.t + before, mode="trot")
+def push(robot: Legged, force: float = 120.0, duration: float = 0.2, before: float = 1.0, after: float = 2.0,
+         mode: str = "trot") -> PushFigures:
+    """Trot in place (``mode="trot"``) or stand for ``before`` s, push the base laterally with ``force`` N for
+    ``duration`` s, go on for ``after`` s."""
+    run(robot, robot.sim.t + before, mode=mode)
     base = robot.model.body_names[1]
     robot.sim.apply_wrench(base, [0.0, force, 0.0, 0.0, 0.0, 0.0], duration)
     start = robot.sim.q[:2].copy()
     trace = run(robot, robot.sim.t + duration + after)
     a = trace.arrays()
-    return PushFigures(force, duration, float(a["height"].min() / robot.nominal_height),
+    return PushFigures(force, duration, mode, float(a["height"].min() / robot.nominal_height),
                        float(a["lowest_body"].min()),
                        float(np.linalg.norm(a["position"][:, :2] - start, axis=1).max()),
                        float(np.linalg.norm(a["velocity"][-1, :2])))
+
+
+@dataclass(frozen=True)
+class RandomRunFigures:
+    seconds: float  # simulated, trotting (after ``settle`` s of standing)
+    commands: np.ndarray  # (k, 4): start time, vx, vy, wz of each command
+    fell_at: float | None  # s: base below 60 % of its nominal height, a body point on the ground, or a failed
+    # solve; None when it never happened
+    reason: str  # why it fell ("" when it did not)
+    rmse_linear: float  # m/s, heading-frame velocity against the command, each one's first second left out
+    rmse_yaw_rate: float  # rad/s
+    min_height_ratio: float  # min base height / nominal
+    lowest_body: float  # m
+
+
+def random_commands(seconds: float, limits: tuple[float, float, float], seed: int = 0) -> np.ndarray:
+    """A seeded sequence of commands ``(start time, vx, vy, wz)``, each held 2-4 s (uniform), every component
+    uniform within ``+-limits``."""
+    rng = np.random.default_rng(seed)
+    rows, t = [], 0.0
+    while t < seconds:
+        rows.append([t, *(rng.uniform(-1.0, 1.0, 3) * np.asarray(limits))])
+        t += rng.uniform(2.0, 4.0)
+    return np.array(rows)
+
+
+def random_run(robot: Legged, seconds: float = 60.0, seed: int = 0, limits: tuple[float, float, float] | None
+               = None, settle: float = 1.0) -> RandomRunFigures:
+    """Stand ``settle`` s, then trot ``seconds`` s on ``random_commands`` within ``limits`` (default: the
+    controller's ``max_forward_velocity``, ``max_lateral_velocity``, ``max_yaw_rate``); stops at a fall."""
+    p = robot.controller.params
+    limits = limits or (p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate)
+    commands = random_commands(seconds, limits, seed)
+    run(robot, settle, mode="stand")
+    t0 = robot.sim.t
+
+    def command(t: float) -> np.ndarray:
+        return commands[np.searchsorted(commands[:, 0], t - t0, side="right") - 1, 1:]
+
+    trace, fell_at, reason = Trace(), None, ""
+    try:
+        while robot.sim.t < t0 + seconds - 1e-9 and fell_at is None:
+            run(robot, min(robot.sim.t + 0.5, t0 + seconds), command, trace, mode="trot")
+            a = trace.arrays()
+            low = np.flatnonzero((a["height"] < 0.6 * robot.nominal_height) | (a["lowest_body"] <= 0.0))
+            if low.size:
+                fell_at, reason = float(a["t"][low[0]]), "base below 60 % or a body point on the ground"
+    except ControlError as exc:
+        fell_at, reason = robot.sim.t, str(exc)
+    a = trace.arrays()
+    wanted = np.array([command(t) for t in a["t"]])
+    started = commands[np.searchsorted(commands[:, 0], a["t"] - t0, side="right") - 1, 0] + t0
+    steady = a["t"] >= started + 1.0
+    error = a["velocity"][steady] - wanted[steady]
+    return RandomRunFigures(seconds, commands, fell_at, reason,
+                            float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1)))),
+                            float(np.sqrt(np.mean(error[:, 2] ** 2))),
+                            float(a["height"].min() / robot.nominal_height), float(a["lowest_body"].min()))
 
 
 def _feet(robot: Legged) -> np.ndarray:

@@ -249,7 +249,9 @@ def test_joint_limits_become_acceleration_bounds(quadruped: kd.Model) -> None:
     q[1], v[1] = limits.upper[1] - 0.01, 1.0  # approaching fast: must brake
     q[2], v[2] = limits.lower[2] - 0.05, -0.5  # past the lower limit moving out: pushed back
     q[3], v[3] = limits.lower[3] - 0.05, -9.0  # ... faster than its velocity limit: disjoint ranges
+    v[4] = 9.0  # within its position range, faster than its velocity limit (8): only not faster still
     lo, hi = limits.acceleration_bounds(q, v)
+    assert hi[4] == 0.0 and lo[4] == pytest.approx((-8.0 - 9.0) / 0.1)
     assert hi[0] == pytest.approx(0.0) and lo[0] < 0.0
     assert hi[1] == pytest.approx(2.0 * (0.01 - 0.1) / 0.01) and hi[1] < 0.0
     assert lo[2] == pytest.approx(2.0 * (0.05 + 0.05) / 0.01) and hi[2] == pytest.approx((8.0 + 0.5) / 0.1)

@@ -9,9 +9,12 @@ manipulators", RA-L 2018, in its simple form): with ``h`` the horizon,
 - position: ``2 (q_min - q - v h) / h^2 <= qdd <= 2 (q_max - q - v h) / h^2`` (the joint stops at the
   limit after ``h`` at constant acceleration);
 
-intersected and capped at ``max_acceleration`` in magnitude. Where the two ranges do not intersect (a joint
-already past a limit and moving outwards), the bound becomes the single value that decelerates hardest
-towards the allowed range, so the QP stays feasible and the joint is brought back.
+intersected and capped at ``max_acceleration`` in magnitude. A joint already faster than its velocity limit
+is only kept from speeding up further (its bound on that side is 0, not the deceleration that would bring
+it back within ``h``): a foot landing late and fast can make that deceleration contradict the contact
+constraints, and the QP infeasible. Where the two ranges do not intersect (a joint already past a position
+limit and moving outwards), the bound becomes the single value that decelerates hardest towards the
+allowed range, so the QP stays feasible and the joint is brought back.
 """
 
 from __future__ import annotations
@@ -57,8 +60,10 @@ class JointLimits:
                             v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
         h = self.horizon
-        lo = np.maximum((-self.velocity - v_joints) / h, 2.0 * (self.lower - q_joints - v_joints * h) / h**2)
-        hi = np.minimum((self.velocity - v_joints) / h, 2.0 * (self.upper - q_joints - v_joints * h) / h**2)
+        lo_v = np.minimum((-self.velocity - v_joints) / h, 0.0)  # (past the limit: not faster, module doc)
+        hi_v = np.maximum((self.velocity - v_joints) / h, 0.0)
+        lo = np.maximum(lo_v, 2.0 * (self.lower - q_joints - v_joints * h) / h**2)
+        hi = np.minimum(hi_v, 2.0 * (self.upper - q_joints - v_joints * h) / h**2)
         crossed = lo > hi
         # Past a limit: the one acceleration that turns the joint back hardest (the tighter bound wins).
         lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)

@@ -49,8 +49,7 @@ def test_quadruped_follows_velocity_commands(command: tuple, linear: float, yaw_
 
 
 def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
-    f = scenarios.push_while_trotting(scenarios.Legged.quadruped(), force=120.0, duration=0.2, before=0.6,
-                                      after=1.5)
+    f = scenarios.push(scenarios.Legged.quadruped(), force=120.0, duration=0.2, before=0.6, after=1.5)
     assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the bounds
     assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # measured 96.4 %, 0.24 m
     assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
