@@ -43,7 +43,6 @@ def stamp_ns(msg) -> int:
 def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
-    launcher = spawn([kinodyn, "up", str(GRAPH.relative_to(REPO))], "launcher")
     model = pin.buildModelFromUrdf(str(URDF))
     data = model.createData()
     ee = model.getFrameId("ee_link")
@@ -55,7 +54,7 @@ def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
     start = ee_pose(READY)
     target = np.eye(4)
     target[:3, :3], target[:3, 3] = start.rotation, start.translation + OFFSET
-    client = Listener("wbc_arm_test")
+    client = Listener("wbc_arm_test")  # subscribed before the graph starts: discovery has time to match
     try:
         states: list[JointState] = []
         commands: dict[int, JointPDCommand] = {}
@@ -65,6 +64,7 @@ def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
         node.create_subscription(JointPDCommand, "/arm_pd_controller/commands",
                                  lambda m: commands.setdefault(stamp_ns(m), m), qos)
         publisher = node.create_publisher(PoseStamped, "/wbc/target_pose", QoSProfile(depth=10))
+        launcher = spawn([kinodyn, "up", str(GRAPH.relative_to(REPO))], "launcher")
         good, bad = PoseStamped(), PoseStamped()
         good.header.frame_id = bad.header.frame_id = "base_link"
         good.pose = matrix_to_pose(target)
