@@ -171,23 +171,22 @@ def test_legged_settings_refuse_bad_values() -> None:
             LeggedSettings(**{"feet": FEET, "posture": POSTURE, **kwargs})
 
 
-def test_reconfigure_rebuilds_on_a_locomotion_change_and_refuses_feet_and_posture(logger) -> None:
+def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_change(logger) -> None:
     loop = Loop(logger)
     loop.step(with_base=True)
     controller = loop.controller
-    controller.set_pose_offset((0.0, 0.0, 0.02, 0.0, 0.0, 0.1))
-    before = controller.controller
-    settings = controller.settings
-    controller.reconfigure(settings, controller.params)  # nothing changed: the same core controller
-    assert controller.controller is before
+    core = controller.controller
     controller.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot"),
-                           LocomotionParameters(period=0.6))
-    assert controller.controller is not before and controller.controller.params.period == 0.6
-    assert controller.controller._requested == "trot"  # (no public accessor in the core controller)
-    np.testing.assert_allclose(controller.controller._pose_target, [0.0, 0.0, 0.02, 0.0, 0.0, 0.1])
-    loop.step(with_base=True)  # the new controller starts from the measured state
+                           LocomotionParameters(period=0.6, swing_frequency=4.0))
+    assert controller.controller is core and core.params.period == 0.6 and core.params.swing_frequency == 4.0
+    assert controller.params.period == 0.6 and controller.settings.locomotion_mode == "trot"
+    loop.step(with_base=True)
     moved = tuple(x + 0.1 for x in POSTURE)
-    for changed in ({"feet": ("LF_FOOT", "LH_FOOT", "RF_FOOT")}, {"posture": moved}):
-        with pytest.raises(ValueError, match="feet and posture apply at start-up only"):
-            controller.reconfigure(LeggedSettings(**{"feet": FEET, "posture": POSTURE, **changed}),
-                                   controller.params)
+    for settings, params, reason in (
+            (LeggedSettings(feet=FEET[:3], posture=POSTURE), controller.params, "feet and posture apply"),
+            (LeggedSettings(feet=FEET, posture=moved), controller.params, "feet and posture apply"),
+            (controller.settings, LocomotionParameters(period=0.6, swing_frequency=4.0, solver="osqp"),
+             "solver cannot change live")):
+        with pytest.raises(ValueError, match=reason):
+            controller.reconfigure(settings, params)
+    assert core.params.solver == "daqp" and controller.params.solver == "daqp"

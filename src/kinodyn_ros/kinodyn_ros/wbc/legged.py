@@ -10,9 +10,9 @@ and velocity the posture's until ``s = 1``, ``s = (t - t_start + pd_horizon) / h
 is the tick, so the first tick has ``s = tick / handover_time``; 0 s: no blend). A switch in one tick from
 the hold's torques to the QP's (quadruped in kinodyn.sim, 1.57 s of hold) drove the knee to its 80 N m limit
 on the next tick and the base up at 0.2 m/s; with a 0.1 s handover the largest torque stays at the stance's
-15 N m. A changed ``LocomotionParameters`` rebuilds the controller (the core
-controller fixes its tasks and gait at construction): it starts again from the measured state, standing up to
-the stand height, and then goes to the requested ``locomotion_mode``.
+15 N m. A changed ``LocomotionParameters`` is applied live by ``LocomotionController.set_parameters`` (the
+state kept; a new trot period at the gait's next safe moment; ``wbc_mode`` and ``solver`` refused: restart
+the node).
 """
 
 from __future__ import annotations
@@ -75,30 +75,24 @@ class LeggedController:
         self.model = model
         self.settings = settings
         self.params = params
-        self.controller = self._build(params)
-        self._pose_offset: tuple[float, ...] = (0.0,) * 6
+        self.controller = LocomotionController(model, settings.feet, settings.posture, params)
+        self.controller.request_mode(settings.locomotion_mode)
         self._control_start: float | None = None  # t of the first tick since the last hold
 
-    def _build(self, params: LocomotionParameters) -> LocomotionController:
-        controller = LocomotionController(self.model, self.settings.feet, self.settings.posture, params)
-        controller.request_mode(self.settings.locomotion_mode)
-        return controller
-
     def reconfigure(self, settings: LeggedSettings, params: LocomotionParameters) -> None:
-        """New settings (feet and posture apply at start-up only) and parameters (a rebuild, module doc)."""
+        """New settings (feet and posture apply at start-up only) and parameters (live, module doc);
+        ValueError with the reason, nothing changed, for what cannot change."""
         if settings.feet != self.settings.feet or settings.posture != self.settings.posture:
             raise ValueError("parameters feet and posture apply at start-up only: restart the node")
         if params != self.params:
-            controller = self._build(params)
-            controller.set_pose_offset(*self._pose_offset)
-            self.controller, self.params = controller, params
+            self.controller.set_parameters(params)
+            self.params = params
         self.settings = settings
         self.controller.request_mode(settings.locomotion_mode)
 
     def set_pose_offset(self, offset: tuple[float, ...]) -> None:
         """Standing base pose offsets (x, y, height, roll, pitch, yaw); ValueError beyond the limits."""
         self.controller.set_pose_offset(*offset)
-        self._pose_offset = tuple(offset)
 
     def hold(self) -> JointCommand:
         """Joint PD to the posture (``hold_kp``, ``hold_kd``), no feed-forward: while the base state is
