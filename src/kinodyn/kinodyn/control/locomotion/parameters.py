@@ -40,7 +40,8 @@ class LocomotionParameters:
     swing_weight: float = 1.0  # of the swing-foot tasks (the base and CoM tasks have weight 1)
     posture_weight: float = 1e-4
     friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
-    capture_gain: float = 1.0  # foothold feedback gain on the capture point (1: the pendulum's)
+    capture_gain: float = 0.6  # foothold feedback gain on the capture point (1: the pendulum's, deadbeat; it
+    # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
     foothold_reach_ratio: float = 0.3  # foothold distance from the predicted hip at most, of the leg length
     max_forward_velocity: float = 1.0  # m/s, |vx| command clipped to it
     max_lateral_velocity: float = 0.5  # m/s
