@@ -6,6 +6,7 @@
     kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_ros.bags, docs/bags.md)
     kinodyn estimate BAG --urdf URDF --output OUT ...   (offline re-estimation, docs/offline-estimation.md)
     kinodyn report BAG [--output report.html] [--urdf URDF] ...   (HTML run report, docs/report.md)
+    kinodyn demo [quadruped|<graph>] [--headless] [--short] ...   (the README's main command, docs/demo.md)
 
 A graph may also be named without its path (`kinodyn up planar_demo`): it is then looked up in the installed
 `share/kinodyn_bringup/config/`. A graph file that cannot be started gives one error line and exit code 2.
@@ -20,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from kinodyn_ros.bags.cli import add_bag_parser, run_bag
+from kinodyn_ros.demo.cli import add_demo_parser
 from kinodyn_ros.estimation.estimate_cli import add_estimate_parser, run_estimate
 from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
 from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
@@ -68,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="kinodyn", description="Start and inspect kinodyn node graphs (docs/launcher.md)."
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{up,list,nodes,bag,estimate,report}")
+                                     metavar="{up,list,nodes,bag,estimate,report,demo}")
     up = commands.add_parser(
         "up", help="start every node of a graph; stop all on Ctrl-C, SIGTERM, --timeout or when one exits"
     )
@@ -86,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     add_bag_parser(commands)
     add_estimate_parser(commands)
     add_report_parser(commands)
+    add_demo_parser(commands)
     return parser
 
 
@@ -98,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_estimate(args)
     if args.command == "report":
         return run_report(args)
+    if args.command == "demo":
+        from kinodyn_ros.demo.run import run_demo  # rclpy and the scenario runner only for the demo
+
+        return run_demo(args)
     for option in ("timeout", "stop_timeout"):
         value = getattr(args, option, None)
         if value is not None and value <= 0:

@@ -1,0 +1,64 @@
+"""The demos `kinodyn demo` runs (docs/demo.md): per demo, its graphs, the topics it records, its robot and
+its scenarios (data for `kinodyn_ros.scenario`). Any other name is a graph of config/ run as `kinodyn up`
+does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kinodyn_ros.scenario.steps import Step
+
+PUSH_FORCE = 120.0  # N, lateral, for 0.2 s while trotting (issue 12's acceptance push)
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A closed-loop demo: a control graph, its browser view, what is recorded and the scenarios."""
+
+    name: str
+    description: str
+    graph: str  # config/<graph>.yaml: the closed loop
+    viewer_graph: str  # config/<viewer_graph>.yaml: the browser view, started unless headless
+    urdf: str  # the robot in urdf/ (the report's effort limits)
+    topics: tuple[str, ...]  # recorded into the run's bag
+    scenario: tuple[Step, ...]  # the full scenario (about 30 s of simulated time)
+    short_scenario: tuple[Step, ...]  # the same parts, a few simulated seconds (tests, CI)
+
+
+QUADRUPED_SCENARIO = (
+    Step("stand up", 3.0, mode="stand"),
+    Step("trot in place", 2.0, mode="trot"),
+    Step("trot forward", 6.0, cmd_vel=(0.4, 0.0, 0.0), settle=1.5, track=True),
+    Step("turn", 5.0, cmd_vel=(0.2, 0.0, 0.5), settle=1.5, track=True),
+    Step("push", 3.0, cmd_vel=(0.2, 0.0, 0.0), push=(0.0, PUSH_FORCE, 0.0)),
+    Step("stop", 2.0),
+    Step("stand", 2.0, mode="stand"),
+)
+"""Stand up, sway (the wbc's base pose), trot forward, turn, a push while trotting, stop: 28.5 s."""
+
+QUADRUPED_SHORT = (
+    Step("stand up", 1.5, mode="stand"),
+    Step("trot forward", 2.5, mode="trot", cmd_vel=(0.3, 0.0, 0.0), settle=1.5, track=True),
+    Step("stop", 1.5, mode="stand", settle=0.5),
+)
+
+QUADRUPED_TOPICS = (
+    "/robot_description", "/tf", "/tf_static", "/joint_states", "/imu_sensor_broadcaster/imu",
+    "/odometry/filtered", "/quadruped_system/odometry", "/quadruped_system/contacts", "/contact_schedule",
+    "/wbc/cmd_vel", "/wbc/base_pose", "/wbc/footholds", "/leg_pd_controller/commands", "/diagnostics",
+)
+
+DEMOS = {
+    "quadruped": Demo(
+        name="quadruped",
+        description="the simulated quadruped in closed loop: kinodyn.sim in lockstep, state estimator, "
+                    "whole-body control, state publisher",
+        graph="quadruped_wbc",
+        viewer_graph="quadruped_viewer",
+        urdf="quadruped_sim.urdf",
+        topics=QUADRUPED_TOPICS,
+        scenario=QUADRUPED_SCENARIO,
+        short_scenario=QUADRUPED_SHORT,
+    ),
+}

@@ -1,0 +1,213 @@
+"""`kinodyn demo`: the README's main command (docs/demo.md).
+
+For a closed-loop demo (`quadruped`): start its graph with `kinodyn up`, the browser view unless `--headless`
+(its URL printed first), a bag recorder on simulated time into `runs/<timestamp>/bag`, then run the
+scenario (`kinodyn_ros.scenario`, one progress line per step with its simulated time), stop everything, write
+`runs/<timestamp>/report.html` (`kinodyn report`'s module) and print the summary table (also in
+`runs/<timestamp>/summary.txt`). Any other name is a graph of config/ run as `kinodyn up` runs it. Ctrl-C or
+SIGTERM stops the scenario and every process; a process of the graph that ends early ends the demo (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from kinodyn_ros.demo.catalog import DEMOS, Demo
+from kinodyn_ros.demo.children import Child, stop_children
+from kinodyn_ros.launcher.packages import package_share
+from kinodyn_ros.report.build import load_model, make_report
+from kinodyn_ros.scenario.metrics import ScenarioResult
+from kinodyn_ros.scenario.runner import ScenarioRunner
+from kinodyn_ros.scenario.steps import Step, load_steps
+
+PREFIX = "demo"
+URL_PATTERN = re.compile(r"open (http://\S+) in a browser")
+VIEWER_WAIT = 60.0  # s of wall time the demo waits for the viewer's URL before it starts the scenario
+STOP_TIMEOUT = 20.0  # s per stage to stop a child: a launcher stops its own nodes in three stages of 5 s
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Console:
+    """Whole lines from several threads: the demo's own (`[demo] ...`), a launcher's (already prefixed with
+    their node's name) and the recorder's (`[bag] ...`); remembers the viewer's URL when its line passes."""
+
+    def __init__(self, stream: IO[str] = sys.stdout) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.url: str | None = None
+        self.url_seen = threading.Event()
+
+    def write(self, line: str) -> None:
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+
+    def say(self, text: str) -> None:
+        self.write(f"[{PREFIX}] {text}")
+
+    def launcher_line(self, line: str) -> None:
+        match = URL_PATTERN.search(line)
+        if match and self.url is None:
+            self.url = match.group(1)
+            self.url_seen.set()
+        self.write(line)
+
+    def prefixed(self, prefix: str) -> Callable[[str], None]:
+        return lambda line: self.write(f"[{prefix}] {line}")
+
+
+def kinodyn_command() -> list[str]:
+    """The `kinodyn` command of this installation (the same Python, the same workspace)."""
+    found = shutil.which("kinodyn")
+    return [found] if found else [sys.executable, "-m", "kinodyn_ros.launcher.cli"]
+
+
+def run_directory(root: Path) -> Path:
+    """A new `root/<YYYYmmdd-HHMMSS>` (a suffix when that second is taken)."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for suffix in [""] + [f"-{k}" for k in range(1, 100)]:
+        path = root / f"{stamp}{suffix}"
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"cannot create a run directory in {root}: 100 runs this second")
+
+
+def chosen_steps(demo: Demo, args: argparse.Namespace) -> list[Step]:
+    if args.scenario is not None:
+        return load_steps(args.scenario)
+    return list(demo.short_scenario if args.short else demo.scenario)
+
+
+def record_command(demo: Demo, bag: Path) -> list[str]:
+    """`kinodyn bag record` of the demo's topics on simulated time (docs/bags.md)."""
+    return [*kinodyn_command(), "bag", "record", "--use-sim-time", "--progress-period", "10", "-o", str(bag),
+            *demo.topics]
+
+
+def wait_for_url(console: Console, children: Sequence[Child], stop: threading.Event) -> None:
+    """Print the viewer's URL once it logged it (at most VIEWER_WAIT s; a stop or a child's end cuts it)."""
+    deadline = time.monotonic() + VIEWER_WAIT
+    while not console.url_seen.wait(0.1):
+        if stop.is_set() or any(child.exit_code() is not None for child in children):
+            return
+        if time.monotonic() > deadline:
+            console.say(f"the viewer logged no URL in {VIEWER_WAIT:g} s; going on without the browser view")
+            return
+    console.say(f"browser view: {console.url}  (open it in a browser)")
+
+
+class ScenarioThread(threading.Thread):
+    """The scenario runner's steps in a thread, so the main thread can watch the signals and the children."""
+
+    def __init__(self, runner: ScenarioRunner, steps: list[Step], console: Console) -> None:
+        super().__init__(name="scenario", daemon=True)
+        self._runner, self._steps, self._console = runner, steps, console
+        self.result: ScenarioResult | None = None
+        self.error = ""
+
+    def run(self) -> None:
+        try:
+            self.result = self._runner.run(self._steps, backend="kinodyn",
+                                           progress=self._console.prefixed("scenario"))
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+
+
+def watch(scenario: ScenarioThread, children: Sequence[Child], stop: threading.Event) -> str:
+    """Wait for the scenario; return why it was cut short ("" when it ran through): a stop request, a child
+    that ended, or the runner's error."""
+    while scenario.is_alive():
+        if stop.is_set():
+            return "stopped by a signal"
+        ended = [child for child in children if child.exit_code() is not None]
+        if ended:
+            return f"'{ended[0].name}' ended with code {ended[0].exit_code()} during the scenario"
+        scenario.join(0.1)
+    return scenario.error
+
+
+def write_report(demo: Demo, bag: Path, run_dir: Path, console: Console) -> list[str]:
+    """report.html of the run's bag (kinodyn report's module); its summary lines."""
+    if not (bag / "metadata.yaml").is_file():
+        console.say(f"no bag was written ({bag}): no report")
+        return []
+    console.say(f"writing the report of {bag}")
+    urdf = package_share("kinodyn_bringup") / "urdf" / demo.urdf
+    report = make_report(bag, run_dir / "report.html", model=load_model(urdf), progress=True)
+    return report.summary
+
+
+def run_closed_loop(demo: Demo, args: argparse.Namespace, console: Console, stop: threading.Event) -> int:
+    """The closed-loop demo: graph, viewer, recorder, scenario, then report and summary. The exit code."""
+    steps = chosen_steps(demo, args)
+    run_dir = run_directory(args.runs_dir)
+    bag = run_dir / "bag"
+    console.say(f"{demo.name}: {demo.description}")
+    console.say(f"scenario: {len(steps)} steps, {sum(s.duration for s in steps):.1f} s of simulated time; "
+                f"run directory {run_dir}")
+    kinodyn = kinodyn_command()
+    runner = ScenarioRunner()  # subscribed before the graph starts, as it asks
+    graph: list[Child] = []
+    recorder: list[Child] = []
+    scenario = ScenarioThread(runner, steps, console)
+    try:
+        graph.append(Child("graph", [*kinodyn, "up", demo.graph], console.launcher_line))
+        if not args.headless:
+            graph.append(Child("viewer", [*kinodyn, "up", demo.viewer_graph], console.launcher_line))
+            wait_for_url(console, graph, stop)
+        recorder.append(Child("bag", record_command(demo, bag), console.prefixed("bag")))
+        scenario.start()
+        cut = watch(scenario, graph + recorder, stop)
+    finally:
+        stop_children(recorder, STOP_TIMEOUT, console.say)
+        codes = stop_children(graph, STOP_TIMEOUT, console.say)
+        if not scenario.is_alive():
+            runner.close()
+    if cut:
+        console.say(f"the scenario did not finish: {cut}")
+    report_lines = write_report(demo, bag, run_dir, console)
+    lines = [scenario.result.summary_table()] if scenario.result is not None and not cut else []
+    lines += [*report_lines, f"bag: {bag}", f"report: {run_dir / 'report.html'}"]
+    if console.url:
+        lines.append(f"browser view (closed now): {console.url}")
+    (run_dir / "summary.txt").write_text("\n".join(lines) + "\n")
+    console.write("\n".join(["", f"=== {demo.name} demo summary ({run_dir / 'summary.txt'}) ===", *lines]))
+    ended = ", ".join(f"{name} (code {code})" for name, code in codes.items())
+    console.say(f"every process stopped: {ended}")
+    if stop.is_set():
+        return 130
+    return 1 if cut else 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """`kinodyn demo`: a closed-loop demo, or any other graph through `kinodyn up`. The exit code."""
+    demo = DEMOS.get(args.demo)
+    if demo is None:
+        from kinodyn_ros.launcher.cli import main as kinodyn_main  # the launcher's own command, unchanged
+
+        timeout = [] if args.seconds is None else ["--timeout", f"{args.seconds:g}"]
+        return kinodyn_main(["up", args.demo, *timeout])
+    console = Console()
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda _s, _f: stop.set()) for signum in STOP_SIGNALS}
+    try:
+        return run_closed_loop(demo, args, console, stop)
+    except ValueError as exc:  # a scenario file or the robot that cannot be used: one line
+        console.say(f"error: {exc}")
+        return 2
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
