@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn.kinematics.forward import frame_placement
 from kinodyn_ros.input_bounds import JointBounds
 from kinodyn_ros.problem_log import DistinctProblemLog
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
@@ -190,3 +191,32 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(settings, params)
     assert core.params.solver == "daqp" and controller.params.solver == "daqp"
+
+
+def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger) -> None:
+    """Trotting in place on kinodyn.sim: every 1 / footholds_rate s a PoseArray in the odometry's frame with
+    the swinging feet's planned footholds (none while standing); each foot lands (its sphere's centre when the
+    schedule puts it down again, from kinodyn's forward kinematics of the simulated state) within 2 cm
+    horizontally of the last foothold published for it."""
+    loop = Loop(logger, LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot"))
+    landed: list[float] = []
+    last: dict[str, np.ndarray] = {}
+    for _ in range(900):  # 1.8 s: stand-up, then trotting
+        loop.step(with_base=True)
+        answer = loop.answers[-1]
+        stance = dict(zip(answer.contacts.names, answer.contacts.in_contact, strict=True)) \
+            if answer.contacts is not None else {}
+        if answer.footholds is not None:
+            assert answer.footholds.header.frame_id == "odom"
+            assert answer.footholds.header.stamp == answer.command.header.stamp
+            swinging = [f for f in FEET if not stance.get(f, True)]
+            assert len(answer.footholds.poses) == len(swinging)
+            for foot, pose in zip(swinging, answer.footholds.poses, strict=True):
+                last[foot] = np.array([pose.position.x, pose.position.y])
+        for foot in [f for f in last if stance.get(f, False)]:  # back in stance: where did it land?
+            p = frame_placement(loop.model, loop.sim.q, foot)[:2, 3]
+            landed.append(float(np.linalg.norm(p - last.pop(foot))))
+    published = [a for a in loop.answers if a.footholds is not None]
+    assert len(published) == 900 // 10  # 50 Hz of 500 Hz ticks
+    assert not published[0].footholds.poses  # standing up: nothing planned
+    assert len(landed) >= 4 and max(landed) < 0.02, landed

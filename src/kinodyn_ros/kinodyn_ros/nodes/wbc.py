@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
@@ -76,11 +76,12 @@ class Wbc(Node):
         outputs = QoSProfile(depth=max(depth, 10))
         self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
-        self._contacts = None
+        self._contacts = self._footholds = None
         self.create_subscription(JointState, "joint_states",
                                  self._callback("joint_states", self._on_joint_state), inputs)
         if mode == "legged":
             self._contacts = self.create_publisher(ContactStates, "contact_schedule", outputs)
+            self._footholds = self.create_publisher(PoseArray, "~/footholds", outputs)
             self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
             self.create_subscription(TwistStamped, "~/cmd_vel", self._callback("cmd_vel", self._on_cmd_vel),
                                      inputs)
@@ -121,6 +122,8 @@ class Wbc(Node):
                 publish_finite(self._contacts, answer.contacts, self._problems)
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self._problems)
+            if answer.footholds is not None and self._footholds is not None:
+                publish_finite(self._footholds, answer.footholds, self._problems)
 
     # ----- live parameters ---------------------------------------------------------------------------
 

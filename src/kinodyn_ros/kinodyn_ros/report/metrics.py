@@ -172,14 +172,19 @@ def heading_velocity(run: RunSeries) -> tuple[str, np.ndarray, np.ndarray] | Non
         return None
     series = run.truth if role == "truth" else run.estimate
     trajectory = series.trajectory()
-    C = trajectory.rotation
-    v_world = np.einsum("nij,nj->ni", C, trajectory.linear_velocity)
-    w_world = np.einsum("nij,nj->ni", C, series.angular_velocity())
+    return run.found[role], trajectory.t, heading_twist(trajectory.rotation, trajectory.linear_velocity,
+                                                        series.angular_velocity())
+
+
+def heading_twist(C: np.ndarray, linear: np.ndarray, angular: np.ndarray) -> np.ndarray:
+    """(N, 3) vx, vy in the heading frame (world axes turned by the base's yaw) and the world wz, from the
+    base orientations ``C`` (N, 3, 3) ``C_WB`` and the base-frame linear and angular velocities (N, 3)."""
+    v_world = np.einsum("nij,nj->ni", C, linear)
+    w_world = np.einsum("nij,nj->ni", C, angular)
     yaw = np.arctan2(C[:, 1, 0], C[:, 0, 0])
     c, s = np.cos(yaw), np.sin(yaw)
-    heading = np.stack([c * v_world[:, 0] + s * v_world[:, 1], -s * v_world[:, 0] + c * v_world[:, 1],
-                        w_world[:, 2]], axis=1)
-    return run.found[role], trajectory.t, heading
+    return np.stack([c * v_world[:, 0] + s * v_world[:, 1], -s * v_world[:, 0] + c * v_world[:, 1],
+                     w_world[:, 2]], axis=1)
 
 
 def held_command(stamps: np.ndarray, values: np.ndarray, t: np.ndarray, timeout: float) -> np.ndarray:

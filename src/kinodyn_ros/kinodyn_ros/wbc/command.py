@@ -95,7 +95,8 @@ class CommandLimits:
 class TickResult:
     """One tick of a mode controller. ``command`` None: the controller failed (``status`` and ``message`` say
     how) and the node sends damping. ``task_errors``: a norm per task; ``stance``: the planned contact per
-    foot (legged); ``solve_time``: seconds in the QP (legged)."""
+    foot (legged); ``footholds``: each swinging foot's planned touchdown point in the base state's frame
+    (legged); ``solve_time``: seconds in the QP (legged)."""
 
     command: JointCommand | None
     status: str
@@ -104,3 +105,4 @@ class TickResult:
     stance: dict[str, bool] | None = None
     solve_time: float | None = None
     mode: str = ""  # the locomotion mode (sit, standing_up, stand, sitting_down, trot); '' for an arm
+    footholds: dict[str, np.ndarray] | None = None

@@ -12,7 +12,8 @@ docs/simulator.md), whatever happens:
 Legged mode also publishes the contact schedule (kinodyn_interfaces/ContactStates, the feet in stance),
 stamped ``contact_schedule_lead`` after the joint state it answers: the estimator orders its inputs by
 stamp, and the schedule of ``t_k`` must not wait for the command of ``t_k``, which waits for the estimate
-of ``t_k``.
+of ``t_k``; and, at ``footholds_rate`` (stamp time), the planned footholds of the swinging feet
+(geometry_msgs/PoseArray in the base state's frame, for viewers).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import Point, PoseStamped, TwistStamped, Vector3
+from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
 from kinodyn.spatial.rotations import matrix_to_euler
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -62,9 +63,10 @@ class WbcParameters:
     contact_schedule_lead: float = 0.002  # s, the schedule's stamp after the joint state's (legged)
     target_margin: float = 0.05  # m beyond the frame's reach a target may lie (arm)
     diagnostics_rate: float = 2.0  # Hz of stamp time
+    footholds_rate: float = 50.0  # Hz of stamp time (legged)
 
     def __post_init__(self) -> None:
-        for name in ("damping_kd", "base_state_max_age", "diagnostics_rate"):
+        for name in ("damping_kd", "base_state_max_age", "diagnostics_rate", "footholds_rate"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
@@ -81,6 +83,7 @@ class Answer:
     command: JointPDCommand
     contacts: ContactStates | None = None
     diagnostics: DiagnosticArray | None = None
+    footholds: PoseArray | None = None
 
 
 class Window:
@@ -125,6 +128,8 @@ class WbcCore:
         self._schedule_stamp = -1
         self._window = Window()
         self._next_diagnostics: int | None = None
+        self._next_footholds: int | None = None
+        self._base_frame = "odom"  # header.frame_id of the last base state
         self._last: TickResult = TickResult(None, "no joint state yet")
         self._base_age = math.nan
         self._waiting_reported = False
@@ -141,7 +146,7 @@ class WbcCore:
     def on_base_state(self, msg: Odometry) -> list[Answer]:
         """A base state (legged): validated, then paired with a joint state that waits for it."""
         stamp = stamp_to_ns(msg.header.stamp)
-        _, q7, v6 = odometry_base_state(msg, self.root)
+        self._base_frame, q7, v6 = odometry_base_state(msg, self.root)
         return [self._answer(p) for p in self.sync.base_state(stamp, (q7, v6))]
 
     def poll(self, now_ns: int) -> list[Answer]:
@@ -211,6 +216,7 @@ class WbcCore:
         out = Answer(self._command_message(msg, final.command))
         if self.legged:
             out.contacts = self._schedule(stamp)
+            out.footholds = self._footholds(msg, result)
         self._window.ticks += 1
         if result.solve_time is not None:
             self._window.solve.append(result.solve_time)
@@ -290,6 +296,22 @@ class WbcCore:
         msg.in_contact = list(self._stance.values())
         msg.points = [Point() for _ in self._stance]  # a schedule has no contact points or forces
         msg.forces = [Vector3() for _ in self._stance]
+        return msg
+
+    def _footholds(self, joint_state: JointState, result: TickResult) -> PoseArray | None:
+        """The swinging feet's planned footholds (none: an empty array), every ``1 / footholds_rate`` s."""
+        stamp = stamp_to_ns(joint_state.header.stamp)
+        if self._next_footholds is not None and stamp < self._next_footholds:
+            return None
+        period = round(NS / self.params.footholds_rate)
+        self._next_footholds = (stamp // period + 1) * period
+        msg = PoseArray()
+        msg.header.stamp = joint_state.header.stamp
+        msg.header.frame_id = self._base_frame
+        for p in (result.footholds or {}).values():
+            pose = Pose()
+            pose.position.x, pose.position.y, pose.position.z = (float(x) for x in p)
+            msg.poses.append(pose)
         return msg
 
     def _diagnostics(self, stamp: int) -> DiagnosticArray | None:

@@ -118,7 +118,8 @@ class LeggedController:
         out = self.controller.update(q, v, t, cmd)
         errors = {name: float(np.linalg.norm(e)) for name, e in out.task_errors.items()}
         if not out.ok or out.tau is None or out.q_des is None or out.v_des is None:
-            return TickResult(None, out.status, out.message, errors, out.stance, out.solve_time, out.mode)
+            return TickResult(None, out.status, out.message, errors, out.stance, out.solve_time, out.mode,
+                              out.footholds)
         n = out.tau.size
         s = self.settings
         command = JointCommand(out.q_des, out.v_des, out.tau, np.full(n, s.joint_kp), np.full(n, s.joint_kd))
@@ -128,4 +129,5 @@ class LeggedController:
         blend = elapsed / s.handover_time if s.handover_time > 0.0 else 1.0
         if blend < 1.0:
             command = self._blend(command, blend)
-        return TickResult(command, out.status, out.message, errors, out.stance, out.solve_time, out.mode)
+        return TickResult(command, out.status, out.message, errors, out.stance, out.solve_time, out.mode,
+                          out.footholds)

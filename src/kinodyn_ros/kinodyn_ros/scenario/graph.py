@@ -1,0 +1,90 @@
+"""The closed-loop graph on a chosen physics backend (docs/closed-loop.md, "Backends").
+
+``SimulatedSystem`` takes its backend from a hardware ``<param name="backend">`` of the URDF the controller
+manager loads (docs/simulator.md). ``backend_graph`` writes, into a directory of the caller's, a copy of the
+graph file whose ``control_node`` loads a copy of its URDF with that param added; the other nodes keep theirs
+(they ignore the ``<ros2_control>`` block). The ``kinodyn`` backend is the graph file as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from kinodyn_ros.launcher.cli import graph_path
+from kinodyn_ros.launcher.graph import load_graph
+
+BACKENDS = ("kinodyn", "mujoco")
+PLUGIN = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
+CONTROL_NODE = "control_node"
+
+
+def backend_urdf(text: str, backend: str) -> str:
+    """``text`` (a URDF on SimulatedSystem) with ``<param name="backend">`` set to ``backend``."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if text.count(PLUGIN) != 1:
+        raise ValueError(f"the URDF must have exactly one {PLUGIN} (found {text.count(PLUGIN)})")
+    text = re.sub(r'\s*<param name="backend">[^<]*</param>', "", text)
+    return text.replace(PLUGIN, f'{PLUGIN}\n      <param name="backend">{backend}</param>')
+
+
+def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -> Path:
+    """The graph file ``graph`` (a path or an installed graph's name) with its control_node on ``backend``;
+    the derived files are written to ``directory``."""
+    path = graph_path(graph)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "kinodyn":
+        return path
+    resolved = {node.name: node for node in load_graph(path).nodes}
+    raw = yaml.safe_load(path.read_text())
+    controllers = [node for node in raw["nodes"] if node["executable"] == CONTROL_NODE]
+    if len(controllers) != 1:
+        raise ValueError(f"{path}: expected one {CONTROL_NODE} node, found {len(controllers)}")
+    node = controllers[0]
+    urdf = Path(resolved[node["name"]].parameters["robot_description_file"])
+    derived = directory / f"{urdf.stem}_{backend}.urdf"
+    derived.write_text(backend_urdf(urdf.read_text(), backend))
+    node["parameters"]["robot_description_file"] = str(derived)
+    out = directory / f"{path.stem}_{backend}.yaml"
+    comment = f"# {path.name} with control_node's SimulatedSystem on the {backend} physics backend.\n"
+    out.write_text(comment + yaml.safe_dump(raw, sort_keys=False))
+    return out
+
+
+def graph_command(graph: Path) -> list[str]:
+    """The command that starts ``graph`` (``kinodyn up``)."""
+    kinodyn = shutil.which("kinodyn")
+    if kinodyn is None:
+        raise RuntimeError("the kinodyn command is not on PATH: source scripts/env.sh")
+    return [kinodyn, "up", str(graph)]
+
+
+def start_graph(graph: Path, log: Path) -> subprocess.Popen:
+    """``kinodyn up graph`` in its own session, its output to ``log`` (stop it with ``stop_graph``)."""
+    with log.open("w") as out:
+        return subprocess.Popen(graph_command(graph), stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_graph(process: subprocess.Popen, timeout: float = 15.0) -> int | None:
+    """SIGINT to the launcher (it stops every node, docs/launcher.md), then SIGTERM and SIGKILL to its
+    session if it has not ended within ``timeout`` s each; its exit code."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            break
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(timeout=timeout)
+        except ProcessLookupError:
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return process.poll()
