@@ -29,13 +29,13 @@ class Demo:
 QUADRUPED_SCENARIO = (
     Step("stand up", 3.0, mode="stand"),
     Step("trot in place", 2.0, mode="trot"),
-    Step("trot forward", 6.0, cmd_vel=(0.4, 0.0, 0.0), settle=1.5, track=True),
-    Step("turn", 5.0, cmd_vel=(0.2, 0.0, 0.5), settle=1.5, track=True),
-    Step("push", 3.0, cmd_vel=(0.2, 0.0, 0.0), push=(0.0, PUSH_FORCE, 0.0)),
+    Step("trot forward", 8.0, cmd_vel=(0.4, 0.0, 0.0), settle=1.5, track=True),
+    Step("turn", 6.0, cmd_vel=(0.2, 0.0, 0.5), settle=1.5, track=True),
+    Step("push", 4.0, cmd_vel=(0.2, 0.0, 0.0), push=(0.0, PUSH_FORCE, 0.0)),
     Step("stop", 2.0),
     Step("stand", 2.0, mode="stand"),
 )
-"""Stand up, sway (the wbc's base pose), trot forward, turn, a push while trotting, stop: 28.5 s."""
+"""Stand up, trot forward, turn, a push while trotting, stop: 27 s of simulated time."""
 
 QUADRUPED_SHORT = (
     Step("stand up", 1.5, mode="stand"),
