@@ -41,5 +41,6 @@ def full() -> list[Step]:
 
 
 def short() -> list[Step]:
-    """The system test's: 2.5 s per tracked command (judged over the last 1.5 s), no random phase."""
-    return acceptance_steps(track=2.5, random=0.0, stand=1.5, recover=1.5)
+    """The system test's: 2 s per tracked command (judged over the last 1 s), 1 s per other step, no random
+    phase (11 s of simulated time)."""
+    return acceptance_steps(track=2.0, random=0.0, stand=1.0, recover=1.0)
