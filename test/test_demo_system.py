@@ -1,0 +1,91 @@
+"""The README's main command, `bash scripts/demo.sh`, headless with the short scenario (issue 13 points 1, 5).
+
+It runs the quadruped closed loop (config/quadruped_wbc.yaml) through stand up, trot forward at 0.3 m/s and
+stop. The test checks the progress lines (one per step, in order, simulated time increasing), the summary
+table (no fall, the trot's measured velocity near its command, estimator drift and WBC tick figures), the bag
+(the graph's topics on simulated time, the commanded 0.3 m/s in it), the report page (self-contained, with its
+figures) and that every process the demo started has ended.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from kinodyn_ros.bags import read_messages
+
+from test.conftest import REPO
+
+pytestmark = pytest.mark.system
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes whose environment holds KINODYN_DEMO_TEST_TAG=tag: the demo and what it started."""
+    needle = f"KINODYN_DEMO_TEST_TAG={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex
+    env = dict(os.environ, KINODYN_DEMO_HEADLESS="1", KINODYN_DEMO_SHORT="1", KINODYN_DEMO_RUNS=str(tmp_path),
+               KINODYN_DEMO_TEST_TAG=tag)
+    demo = spawn(["bash", str(REPO / "scripts" / "demo.sh")], "demo", env=env)
+    code = demo.wait(timeout=1200)  # setup.sh included: it recompiles the kernels after a change to the core
+    log = Path(demo.log_path).read_text()
+    assert code == 0, log[-4000:]
+    assert tagged_processes(tag) == [], "processes of the demo still running"
+
+    # progress: one line per step, in the scenario's order, simulated time increasing
+    steps = re.findall(r"^\[scenario\] t = +([0-9.]+) s: (.+)$", log, re.M)
+    assert [name for _, name in steps] == ["stand up", "trot forward", "stop"], log[-4000:]
+    times = [float(t) for t, _ in steps]
+    assert times[0] > 0 and times[1] - times[0] == pytest.approx(1.5, abs=0.05)
+    assert times[2] - times[1] == pytest.approx(2.5, abs=0.05)
+    assert "browser view" not in log and "[viewer]" not in log, "headless: no viewer expected"
+
+    (run,) = list(tmp_path.iterdir())
+    summary = (run / "summary.txt").read_text()
+    assert summary in log.replace("\r", "")
+    assert "falls: none" in summary
+    trot = re.search(r"^trot forward +[0-9.]+ +\+0\.30 \+0\.00 \+0\.00 +([+-][0-9.]+) ([+-][0-9.]+) "
+                     r"([+-][0-9.]+) +([0-9.]+)", summary, re.M)
+    assert trot, summary
+    vx, vy, wz, rmse = (float(x) for x in trot.groups())
+    assert abs(vx - 0.3) < 0.1 and abs(vy) < 0.1 and abs(wz) < 0.2 and rmse < 0.15, summary
+    assert re.search(r"^estimator drift: [0-9.]+ % of [0-9.]+ m", summary, re.M), summary
+    tick = re.search(r"^wbc tick latency: median ([0-9.]+) ms, p99 ([0-9.]+) ms, max [0-9.]+ ms over "
+                     r"(\d+) ticks", summary, re.M)
+    assert tick and 0 < float(tick[1]) <= float(tick[2]) and int(tick[3]) > 1000, summary
+
+    # the bag: the graph's topics on simulated time, the command in it
+    counts: dict[str, int] = {}
+    commanded = []
+    for topic, _type, t_ns, message in read_messages(run / "bag"):
+        counts[topic] = counts.get(topic, 0) + 1
+        if topic == "/wbc/cmd_vel":
+            commanded.append(message.twist.linear.x)
+            assert t_ns < 60e9, "bag time is simulated time (the scenario lasts seconds)"
+    for topic in ("/joint_states", "/odometry/filtered", "/quadruped_system/odometry", "/contact_schedule",
+                  "/leg_pd_controller/commands", "/diagnostics", "/tf"):
+        assert counts.get(topic, 0) >= (5 if topic == "/diagnostics" else 100), (topic, counts)
+    assert max(commanded) == pytest.approx(0.3)
+
+    # the report: one self-contained page with its figures
+    page = (run / "report.html").read_text()
+    assert page.count("<svg") >= 4
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page)
+    assert "velocity" in page.lower() and "estimate" in page.lower()
