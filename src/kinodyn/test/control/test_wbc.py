@@ -210,6 +210,20 @@ def test_a_replaced_contact_takes_its_new_friction_and_keeps_its_ramp(quadruped:
         wbc.replace_contact(PointContact("base_link"))
 
 
+def test_a_failed_level_is_solved_by_the_fallback_solver_and_said_so(quadruped: kd.Model) -> None:
+    q, v = standing(quadruped, np.random.default_rng(3))
+    reference = standing_controller(quadruped, q).update(q, v)
+    starved = standing_controller(quadruped, q, solver_options={"max_iter": 1})  # DAQP stops at once
+    failed = starved.update(q, v)
+    assert not failed.ok
+    rescued = standing_controller(quadruped, q, solver_options={"max_iter": 1}, fallback_solver="osqp")
+    r = rescued.update(q, v)
+    assert r.ok and r.message == f"solved; level 1: daqp returned {failed.status!r}, osqp solved it"
+    check_solution(quadruped, r, q, v, inequality_tol=1e-5)  # OSQP's tolerance
+    assert reference.tau is not None and r.tau is not None
+    np.testing.assert_allclose(r.tau, reference.tau, atol=0.05)  # the same optimum, to OSQP's accuracy
+
+
 def test_surface_contact_wrench_stays_in_its_cone() -> None:
     """arm7 pressing its end effector on a surface: the 6-D contact acceleration is zero and the wrench is
     one four corner forces inside their friction pyramids can produce (the cone's rows)."""

@@ -164,7 +164,7 @@ class LocomotionController:
 
         # gains, weights and friction: set by _configure below
         self.wbc = WholeBodyController(model, [PointContact(f) for f in self.feet], mode=p.wbc_mode,
-                                       solver=p.solver)
+                                       solver=p.solver, fallback_solver=p.fallback_solver or None)
         self.com_task = ComTask(0.0, 0.0, mask=(True, True, False))
         self.base_task = FrameTask(model, model.body_names[1], 0.0, 0.0, mask=BASE_MASK, name="base")
         self.base_task.set_reference(_EYE4)  # (every tick sets it; the two halves need one to start from)
@@ -229,12 +229,12 @@ class LocomotionController:
         the gait scheduler's next safe moment (every foot down: at once when standing, at the next double
         support when trotting); ``sit_height_ratio`` and ``transition_time`` from the next sit-down or
         stand-up; ``initial_mode`` only before the first ``update``. ``ValueError`` (nothing changed) for a
-        new ``wbc_mode`` or ``solver`` (they shape the QP: build a new controller) or pose limits below the
-        standing pose offset in force."""
+        new ``wbc_mode``, ``solver`` or ``fallback_solver`` (they shape the QP: build a new controller) or
+        pose limits below the standing pose offset in force."""
         if not isinstance(params, LocomotionParameters):
             raise TypeError(f"set_parameters takes a LocomotionParameters, got {type(params).__name__}")
         old = self.params
-        for name in ("wbc_mode", "solver"):
+        for name in ("wbc_mode", "solver", "fallback_solver"):
             if getattr(params, name) != getattr(old, name):
                 raise ValueError(f"locomotion parameter {name} cannot change live ({getattr(old, name)!r} -> "
                                  f"{getattr(params, name)!r}): build a new LocomotionController")

@@ -59,6 +59,7 @@ class LocomotionParameters:
     initial_mode: str = "stand"  # at the first update: "sit" or "stand" (height goes there, min-jerk)
     wbc_mode: str = "weighted"  # or "hierarchical"
     solver: str = "daqp"
+    fallback_solver: str = "osqp"  # asked when ``solver`` fails a tick ("" for none); named in the message
 
     def __post_init__(self) -> None:
         for f in fields(self):

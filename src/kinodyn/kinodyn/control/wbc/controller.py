@@ -100,15 +100,17 @@ def _null_space(A: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray
 class WholeBodyController:
     """Whole-body inverse-dynamics QP for ``model`` (see the module doc).
 
-    ``contacts`` start in stance. ``solver``: a name of ``kinodyn.control.qp.SOLVERS``. ``regularization``:
-    the ridge ``eps`` of every level (a unique solution when the tasks leave directions free; 0 when they
-    determine ``x``). ``limits``: ``JointLimits`` (default: the URDF's, ``JointLimits.from_model``).
+    ``contacts`` start in stance. ``solver``: a name of ``kinodyn.control.qp.SOLVERS``; ``fallback_solver``
+    (one too, or ``None``): asked when ``solver`` fails a level, its answer used and named in the message.
+    ``regularization``: the ridge ``eps`` of every level (a unique solution when the tasks leave directions
+    free; 0 when they determine ``x``). ``limits``: ``JointLimits`` (default: the URDF's,
+    ``JointLimits.from_model``).
     """
 
     def __init__(self, model: Model, contacts: Iterable[Contact] = (), *, mode: str = "weighted",
                  solver: str = DEFAULT_SOLVER, torque_variables: bool = False,
                  regularization: float = DEFAULT_REGULARIZATION, limits: JointLimits | None = None,
-                 solver_options: dict[str, Any] | None = None) -> None:
+                 solver_options: dict[str, Any] | None = None, fallback_solver: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if not (math.isfinite(regularization) and regularization >= 0.0):
@@ -122,6 +124,11 @@ class WholeBodyController:
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
+        self._fallback_name = fallback_solver
+        if fallback_solver is not None:
+            make_solver(fallback_solver)
+        self._fallbacks: dict[int, Any] = {}
+        self._notes: list[str] = []
         self._solvers: dict[int, Any] = {}
         self._warm: dict[int, QPResult] = {}
         self._first_v = 6 if model.floating_base else 0
@@ -218,6 +225,7 @@ class WholeBodyController:
                                  "no common solution; check for contacts on immobile or duplicated frames")
         levels = self._levels()
         solved = 0
+        self._notes.clear()
         for k, tasks in enumerate(levels):
             A, b = self._stack(tasks, ev, layout)
             AZ = A @ Z
@@ -248,7 +256,7 @@ class WholeBodyController:
         for tasks in levels[solved:]:  # levels left without freedom: refresh their errors for reporting
             for task in tasks:
                 task.rows(ev, layout)
-        return self._success(ev, layout, x, solved, Jc, contact_rhs)
+        return self._success(ev, layout, x, solved, Jc, contact_rhs, "; ".join(["solved", *self._notes]))
 
     # ----- pieces -----------------------------------------------------------------------------------------
 
@@ -396,9 +404,20 @@ class WholeBodyController:
         solver = self._solvers.get(k)
         if solver is None:
             solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)
-        result = solver.solve(QP(H=H, g=g, C=CZ, l=lo, u=hi), warm_start=self._warm.get(k))
+        qp = QP(H=H, g=g, C=CZ, l=lo, u=hi)
+        result = solver.solve(qp, warm_start=self._warm.get(k))
         if result.ok:  # the solver uses it only on a problem of the same shape
             self._warm[k] = result
+        elif self._fallback_name is not None:  # a second opinion (measured: DAQP 0.11 called a feasible
+            # level infeasible about once a minute of trotting), said in the answer's message
+            fallback = self._fallbacks.get(k)
+            if fallback is None:
+                fallback = self._fallbacks[k] = make_solver(self._fallback_name)
+            second = fallback.solve(qp)
+            if second.ok:
+                self._notes.append(f"level {k + 1}: {self._solver_name} returned {result.status.value!r}, "
+                                   f"{self._fallback_name} solved it")
+                return second
         return result
 
     def _failure(self, ev: Evaluation, status: str, message: str) -> WBCResult:
