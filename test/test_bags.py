@@ -14,6 +14,7 @@ import sqlite3
 import struct
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, Vector3
 from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_messages
-from kinodyn_ros.bags.cdr import odometry_cdr, odometry_row_cdr
+from kinodyn_ros.bags.cdr import fixed_layout, odometry_cdr, odometry_rows_cdr
 from kinodyn_ros.bags.info import format_info, format_seconds, format_size
 from kinodyn_ros.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
 from kinodyn_ros.bags.reader import fast_decoder
@@ -368,13 +369,15 @@ def test_odometry_encoder_writes_the_bytes_of_rosbags(frames: tuple[str, str]) -
     assert deserialize_message(packed, Odometry) == message
 
 
-def test_odometry_of_an_estimate_row_is_packed_like_its_message() -> None:
-    """``odometry_row_cdr`` (kinodyn estimate's writer) gives the bytes of ``odometry_cdr`` of the Odometry
-    that ``odometry_message`` builds from the same estimate row."""
-    row = np.random.default_rng(3).normal(size=85)
-    stamp_ns = 1_700_000_000_123_456_789
-    message = odometry_message(estimate_fields(row), stamp_ns, "odom", "trunk")
-    assert odometry_row_cdr(stamp_ns, "odom", "trunk", row) == odometry_cdr(message)
+@pytest.mark.parametrize("frames", [("odom", "trunk"), ("o", "base_link"), ("odom_x", "")])
+def test_odometry_of_estimate_rows_is_packed_like_their_messages(frames: tuple[str, str]) -> None:
+    """``odometry_rows_cdr`` (kinodyn estimate's writer) gives, row by row, the bytes of ``odometry_cdr`` of
+    the Odometry that ``odometry_message`` builds from the same estimate row."""
+    rows = np.random.default_rng(3).normal(size=(5, 85))
+    stamps = 1_700_000_000_123_456_789 + np.array([0, 1, 999_999_999, 10**12, 3 * 10**9 + 7])
+    packed = odometry_rows_cdr(stamps, *frames, rows)
+    for stamp_ns, row, cdr in zip(stamps.tolist(), rows, packed, strict=True):
+        assert cdr == odometry_cdr(odometry_message(estimate_fields(row), stamp_ns, *frames))
 
 
 OLD_CONTACT_STATES = "std_msgs/Header header\nstring[] names\nbool[] in_contact\n"
@@ -526,10 +529,9 @@ def _same(a: object, b: object) -> None:
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-def test_fast_decoders_give_rosbags_objects(tmp_path: Path) -> None:
-    """The reader's decoders of Imu, JointState and ContactStates (used when the stored hash is the installed
-    one) give exactly what rosbags' deserializer gives, for frame ids of every padding, empty and repeated
-    lists, and names that change between messages; a truncated payload is refused."""
+def _varied_bag(path: Path) -> list[tuple[str, Any]]:
+    """A bag of Imu, JointState and ContactStates whose frame ids take every padding, with empty and
+    repeated lists and names that change between messages; returns ``(topic, message)`` as written."""
     rng = np.random.default_rng(11)
     messages = []
     for k in range(12):
@@ -550,12 +552,20 @@ def test_fast_decoders_give_rosbags_objects(tmp_path: Path) -> None:
                                  forces=[Vector3(z=rng.normal()) for _ in range(count)])
         contacts.header.frame_id = frame
         messages += [("/imu/data", imu), ("/joint_states", joints), ("/contacts", contacts)]
-    with BagWriter(tmp_path / "bag") as bag:
+    with BagWriter(path) as bag:
         bag.add_topic("/imu/data", "sensor_msgs/msg/Imu")
         bag.add_topic("/joint_states", "sensor_msgs/msg/JointState")
         bag.add_topic("/contacts", "kinodyn_interfaces/msg/ContactStates")
         for t, (topic, message) in enumerate(messages):
             bag.write(topic, t + 1, message)
+    return messages
+
+
+def test_fast_decoders_give_rosbags_objects(tmp_path: Path) -> None:
+    """The reader's decoders of Imu, JointState and ContactStates (used when the stored hash is the installed
+    one) give exactly what rosbags' deserializer gives, for frame ids of every padding, empty and repeated
+    lists, and names that change between messages; a truncated payload is refused."""
+    messages = _varied_bag(tmp_path / "bag")
     with open_bag(tmp_path / "bag") as reader:
         decoders = {c.topic: fast_decoder(reader, c) for c in reader.connections}
         assert all(decoders.values())
@@ -566,3 +576,64 @@ def test_fast_decoders_give_rosbags_objects(tmp_path: Path) -> None:
                 decoders[connection.topic](raw[:-5] if len(raw) > 40 else raw[:10])
     fast = [m for _, _, _, m in read_messages(tmp_path / "bag")]
     assert [m.header.stamp.sec for m in fast] == [m.header.stamp.sec for _, m in messages]
+
+
+LAYOUT_FIELDS = {
+    "sensor_msgs/msg/Imu": lambda m: [[m.header.stamp.sec, m.header.stamp.nanosec], [
+        m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w, *m.orientation_covariance,
+        m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z, *m.angular_velocity_covariance,
+        m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z,
+        *m.linear_acceleration_covariance]],
+    "sensor_msgs/msg/JointState": lambda m: [[m.header.stamp.sec, m.header.stamp.nanosec], m.position,
+                                             m.velocity, m.effort],
+    "kinodyn_interfaces/msg/ContactStates": lambda m: [
+        [m.header.stamp.sec, m.header.stamp.nanosec], m.in_contact,
+        [v for p in m.points for v in (p.x, p.y, p.z)], [v for f in m.forces for v in (f.x, f.y, f.z)]],
+}
+"""rosbags' message values in the order of a FixedLayout's fields (stamp, then the value fields)."""
+
+
+def _structure(message: Any) -> tuple:
+    """What a FixedLayout fixes: the strings and every sequence length."""
+    texts = [message.header.frame_id, *getattr(message, "name", getattr(message, "names", []))]
+    lengths = [len(v) for k, v in vars(message).items() if isinstance(v, list | np.ndarray) and k != "name"]
+    return tuple(texts), tuple(lengths)
+
+
+def test_fixed_layouts_decode_every_message_of_their_layout_as_rosbags(tmp_path: Path) -> None:
+    """``fixed_layout`` of each message, applied to all messages of its type, picks exactly those with the
+    same frame id, names and lengths, and gives their values as rosbags' deserializer does; uninitialised
+    padding (rclpy) does not matter, a changed name or a truncated payload does."""
+    _varied_bag(tmp_path / "bag")
+    with open_bag(tmp_path / "bag") as reader:
+        raws: dict[str, list[bytes]] = {}
+        for connection, _, raw in reader.messages():
+            raws.setdefault(connection.msgtype, []).append(bytes(raw))
+        for msgtype, payloads in raws.items():
+            objects = [reader.deserialize(raw, msgtype) for raw in payloads]
+            for template, template_object in zip(payloads, objects, strict=True):
+                layout = fixed_layout(msgtype, template)
+                matches, records = layout.decode(payloads)
+                expected = [_structure(o) == _structure(template_object) for o in objects]
+                assert matches.tolist() == expected and len(records) == sum(expected)
+                for record, o in zip(records, [o for o, m in zip(objects, expected, strict=True) if m],
+                                     strict=True):
+                    values = LAYOUT_FIELDS[msgtype](o)
+                    names = layout.dtype.names
+                    assert [record[names[0]], record[names[1]]] == values[0]
+                    for name, value in zip(names[2:], values[1:], strict=True):
+                        got = record[name]
+                        np.testing.assert_array_equal(got, np.asarray(value, dtype=got.dtype))
+                with pytest.raises(ValueError):
+                    fixed_layout(msgtype, template[:-5] if len(template) > 40 else template[:10])
+        joint_states = raws["sensor_msgs/msg/JointState"]
+        layout = fixed_layout("sensor_msgs/msg/JointState", joint_states[-1])  # names and lengths given
+        padded = bytearray(joint_states[-1])
+        padding = [k for k in range(4, len(padded)) if k not in set(layout.constant.tolist())
+                   and all(k not in range(o, o + d.itemsize) for d, o in
+                           (layout.dtype.fields[n][:2] for n in layout.dtype.names))]
+        assert padding  # the doubles are 8-aligned after the names
+        padded[padding[0]] = 0xAB
+        renamed = bytearray(joint_states[-1])
+        renamed[layout.constant[-1]] ^= 1  # a byte of the last length or name
+        assert layout.decode([bytes(padded), bytes(renamed)])[0].tolist() == [True, False]

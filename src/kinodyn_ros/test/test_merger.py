@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
 
@@ -241,3 +242,91 @@ def test_arrival_times_do_not_change_the_output_while_every_stream_arrives(seed:
     for _, name, index, stamp in arrivals:
         without_arrival.push(name, stamp, index)
     assert without_arrival.counts.late > 0  # judged by stamps alone, the backlog would have cost messages
+
+
+def push_in_blocks(merger: StampMerger, arrivals: list[tuple[str, int, int]], sizes: list[int]
+                   ) -> tuple[list, list[bool]]:
+    """``arrivals`` through ``push_block`` in blocks of the given sizes, each block one message after the
+    other with ``push`` where push_block declines; the released events and resets, and whether each block
+    went through the arrays."""
+    names = list(STREAMS)
+    released: list = []
+    used: list[bool] = []
+    start = 0
+    for size in sizes:
+        block = arrivals[start:start + size]
+        start += size
+        ranks = np.array([names.index(name) for name, _, _ in block], np.int8)
+        stamps = np.array([stamp for _, _, stamp in block], np.int64)
+        result = merger.push_block(ranks, stamps, lambda i, block=block: block[i][1])
+        used.append(result is not None)
+        if result is None:
+            for name, index, stamp in block:
+                merger.push(name, stamp, index)
+            released.extend(merger.ready())
+            continue
+        for k in result.order.tolist():
+            if k < 0:
+                released.append(result.carried[-1 - k])
+            else:
+                name, index, stamp = block[k]
+                released.append(Event(stamp, name, index, result.dropped.get(k, {})))
+    released.extend(merger.flush())
+    return released, used
+
+
+def arrivals_with(streams: dict[str, list[int]], rng: random.Random) -> list[tuple[str, int, int]]:
+    """Each stream in its own order up to 1.55 s (where the IMU ends), arriving at its stamps plus a random
+    lag below 30 ms."""
+    return [a for a in interleave(streams, rng, 30 * MS) if a[2] <= 1_550 * MS]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_push_block_releases_what_push_releases_one_by_one(seed: int) -> None:
+    """Blocks of random sizes over streams with duplicates and swaps, then with a stream falling silent and
+    a jump back: the arrays release exactly what ``push`` releases (events, their dropped counts, resets)
+    and leave the same state; they decline the blocks holding the silence or the jump."""
+    rng = random.Random(300 + seed)
+    streams = streams_with_faults(seed)
+    clean = arrivals_with(streams, rng)
+    silent = [a for a in clean if not (a[0] == "contacts" and 1_200 * MS <= a[2] < 1_400 * MS)]
+    looped = clean + [(name, index + 1000, stamp) for name, index, stamp in clean]  # jumps back 550 ms
+    for arrivals in (clean, silent, looped):
+        sizes = []
+        while sum(sizes) < len(arrivals):
+            sizes.append(rng.choice([1, 2, 7, 50, 400]))
+        merger = StampMerger(STREAMS, 100 * MS, 300 * MS)
+        released, used = push_in_blocks(merger, arrivals, sizes)
+        reference_all = StampMerger(STREAMS, 100 * MS, 300 * MS)
+        one_by_one, silent_pushes = [], 0
+        for name, index, stamp in arrivals:
+            reference_all.push(name, stamp, index)
+            one_by_one.extend(reference_all.ready())
+            silent_pushes += bool(reference_all.silent)
+        one_by_one.extend(reference_all.flush())
+        assert released == one_by_one
+        assert merger.counts == reference_all.counts and merger.pending == 0
+        assert sum(used) >= len(used) // 2  # most blocks go through the arrays
+        if arrivals is clean:
+            assert all(used) and reference_all.counts.duplicate > 0
+        else:
+            assert reference_all.counts.resets == 1 if arrivals is looped else silent_pushes > 0
+            assert not all(used)  # the silence or the jump was handed over to push
+
+
+def test_push_block_attaches_drops_to_the_next_released_message_of_the_stream() -> None:
+    merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
+    merger.push("imu", 10 * MS, "i0")
+    merger.drop("imu", "bad")  # counted before the block: goes with the next accepted imu message
+    ranks = np.array([0, 0, 1, 0, 0, 1], np.int8)
+    stamps = np.array([10, 12, 12, 11, 14, 13], np.int64) * MS
+    result = merger.push_block(ranks, stamps, lambda i: f"m{i}")
+    assert result is not None
+    assert result.order.tolist() == [-1, 1, 2, 5]  # i0, imu 12, joints 12 and 13 ms; imu 14 ms waits
+    assert result.duplicates.tolist() == [0, 3]
+    assert result.dropped == {1: {"bad": 1, "duplicate": 1}}
+    assert merger.pending == 1 and merger.counts.duplicate == 2
+    later = merger.push_block(np.array([1], np.int8), np.array([20 * MS]), lambda i: "j20")
+    assert later is not None
+    assert [(e.payload, e.dropped) for e in later.carried] == [("m4", {"duplicate": 1})]
+    assert later.order.tolist() == [-1] and merger.pending == 1  # joints 20 ms wait for the imu

@@ -348,8 +348,8 @@ def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> No
             for topic, msg in messages:
                 take[topic](msg)
             outputs = pipeline.flush()
-        rows = [np.concatenate([[e.stamp_ns], e.row[:6], [e.row[6] - 1.0], e.row[7:]])
-                for e in of_kind(outputs, "odometry")]
+        rows = [np.concatenate([[stamp], row[:6], [row[6] - 1.0], row[7:]])
+                for e in of_kind(outputs, "odometry") for stamp, row in zip(e.stamps_ns, e.rows, strict=True)]
         assert len(expected) > 300 and len(rows) == len(expected)
         np.testing.assert_array_equal(np.array(rows), np.array(expected))
         assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")

@@ -214,20 +214,26 @@ class LeggedEstimator:
         """An ``EventBatch.contacts`` row of ``{foot: in contact}``; ValueError for a name that is not one of
         ``feet`` (with detection, contacts are ignored: no check)."""
         row = np.full(len(self.feet), -1, dtype=np.int8)
+        slots = self.contact_slots(list(contacts))
+        row[slots] = [bool(state) for state in contacts.values()][:len(slots)]
+        return row
+
+    def contact_slots(self, names: Sequence[str]) -> np.ndarray:
+        """The ``EventBatch.contacts`` columns of the feet ``names`` (a contacts message's, in its order);
+        ValueError for a name that is not one of ``feet``; none with detection (contacts are ignored)."""
         if self._detector is not None:
-            return row
-        unknown = [name for name in contacts if name not in self._foot_index]
+            return np.zeros(0, np.intp)
+        unknown = [name for name in names if name not in self._foot_index]
         if unknown:
             raise ValueError(f"contacts name unknown feet {unknown}; the estimator's feet are "
                              f"{list(self.feet)}")
-        for name, state in contacts.items():
-            row[self._foot_index[name]] = bool(state)
-        return row
+        return np.array([self._foot_index[name] for name in names], np.intp)
 
-    def process(self, batch: EventBatch) -> BatchResult:
+    def process(self, batch: EventBatch, reports: bool = False) -> BatchResult:
         """The events of ``batch`` in order (what ``add_imu``, ``add_contacts`` and ``add_joint_state`` do one
         at a time): the compiled loop (kinodyn._kernels.estimator) runs them and hands back the ones that
-        initialise, reset or change the feet in the filter, which are finished here."""
+        initialise, reset or change the feet in the filter, which are finished here. ``reports``: fill
+        ``BatchResult.reports`` (an UpdateReport per kinematic update: feet used and rejected)."""
         size = len(batch)
         kinds = np.ascontiguousarray(batch.kinds, dtype=np.int8)
         stamps = np.ascontiguousarray(batch.stamps, dtype=np.float64)
@@ -253,7 +259,7 @@ class LeggedEstimator:
             if self._run is None:  # one signature: every argument is built here with fixed types
                 self._run = Kernel(loop.run, *(numba.typeof(arg) for arg in args))
             end, escape = self._run.call(*args)
-            self._word(batch, result, problem, value, mask, slots, start, end)
+            self._word(batch, result, problem, value, mask, slots if reports else None, start, end)
             if escape == loop.DONE:
                 break
             before = self._counts.copy()
@@ -266,15 +272,18 @@ class LeggedEstimator:
         return result
 
     def _word(self, batch: EventBatch, result: BatchResult, problem: np.ndarray, value: np.ndarray,
-              mask: np.ndarray, slots: np.ndarray, start: int, end: int) -> None:
-        """Problems and update reports of the events ``start..end`` the compiled loop finished."""
+              mask: np.ndarray, slots: np.ndarray | None, start: int, end: int) -> None:
+        """Problems of the events ``start..end`` the compiled loop finished, and their update reports when
+        ``slots`` (the feet in the filter) are given."""
         for i in np.flatnonzero(problem[start:end]) + start:
             gated = [self.feet[k] for k in range(len(self.feet)) if mask[i] >> k & 1]
             counter, self.last_problem = problem_text(int(problem[i]), float(batch.stamps[i]),
                                                       float(value[i]), gated, self._limits)
             result.problems.append((int(i), (counter,), self.last_problem))
+        if slots is None:
+            return
+        names = tuple(self.feet[k] for k in slots)
         for i in np.flatnonzero(result.status[start:end] == 2) + start:
-            names = tuple(self.feet[k] for k in slots)
             rejected = tuple(name for k, name in zip(slots, names, strict=True) if mask[i] >> k & 1)
             used = tuple(name for name in names if name not in rejected)
             result.reports[int(i)] = UpdateReport(used, rejected, (), (), float(result.nis[i]),
@@ -381,7 +390,7 @@ class LeggedEstimator:
         batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
         batch.kinds[0], batch.stamps[0] = JOINTS, stamp
         batch.joints[0] = positions, velocities, efforts
-        return self.process(batch).reports.get(0)
+        return self.process(batch, reports=True).reports.get(0)
 
     def _contact_update(self, stamp: float, positions: FloatArray, velocities: FloatArray,
                         efforts: FloatArray) -> UpdateReport | None:

@@ -49,7 +49,8 @@ class BatchResult:
     """Per event of a batch: ``status`` 1 with its estimate in ``estimates`` (IMU; ESTIMATE_SIZE values), 2
     with the NIS and degrees of freedom of its kinematic update (joint state); ``problems``: ``(event,
     counters that increased, last_problem)`` for each event that counted a data fault; ``reports``: the
-    UpdateReport of each update, by event."""
+    UpdateReport of each update, by event (every update when ``LeggedEstimator.process`` was asked for them,
+    else only those finished outside the compiled loop)."""
 
     status: np.ndarray
     estimates: np.ndarray

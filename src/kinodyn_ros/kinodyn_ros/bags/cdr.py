@@ -5,12 +5,17 @@ rclpy's ``serialize_message`` leaves alignment padding uninitialised (two runs g
 round trip through rosbags' serializer costs ~100 us per nav_msgs/Odometry; these pack the same bytes (little
 endian CDR, padding zero, as rosbags writes: test_bags checks them byte for byte) from an rclpy message in a
 few microseconds. ``ENCODERS`` maps a type name to its encoder; ``BagWriter.write`` uses it.
+
+``fixed_layout`` reads many messages at once: a driver sends the same frame and name lists in every message,
+so every string and sequence length, and with them every offset, repeats; ``FixedLayout`` takes them from
+one message and decodes every message of that layout in one numpy view (``kinodyn estimate``'s input side).
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,12 +63,22 @@ ROW_ORDER = np.r_[0:7, 13:49, 7:13, 49:85]
 quaternion, linear and angular velocity, pose and twist covariances: kinodyn.estimation.events)."""
 
 
-def odometry_row_cdr(stamp_ns: int, frame_id: str, child_frame_id: str, row: np.ndarray) -> bytes:
-    """The bytes ``odometry_cdr`` gives for the Odometry of an estimate row stamped ``stamp_ns``."""
+def odometry_rows_cdr(stamps_ns: np.ndarray, frame_id: str, child_frame_id: str, rows: np.ndarray
+                      ) -> list[bytes]:
+    """The bytes ``odometry_cdr`` gives for the Odometry of each estimate row, stamped ``stamps_ns``: the
+    strings are the same in every message, so the messages are one (rows, bytes) array filled a column block
+    at a time."""
     frame, child = _odometry_strings(frame_id, child_frame_id)
-    sec, nanosec = divmod(stamp_ns, 1_000_000_000)
-    return b"".join((_HEADER.pack(ENCAPSULATION, sec, nanosec, len(frame)), frame, child,
-                     row[ROW_ORDER].astype("<f8", copy=False).tobytes()))
+    head = 16 + len(frame) + len(child)  # encapsulation, sec, nanosec, frame length, the two strings
+    out = np.zeros((len(rows), head + 8 * len(ROW_ORDER)), np.uint8)
+    sec, nanosec = np.divmod(np.asarray(stamps_ns, np.int64), 1_000_000_000)
+    out[:, :4] = np.frombuffer(ENCAPSULATION, np.uint8)
+    out[:, 4:8] = sec.astype("<i4").view(np.uint8).reshape(-1, 4)
+    out[:, 8:12] = nanosec.astype("<u4").view(np.uint8).reshape(-1, 4)
+    out[:, 12:head] = np.frombuffer(_LENGTH.pack(len(frame)) + frame + child, np.uint8)
+    out[:, head:] = np.ascontiguousarray(rows[:, ROW_ORDER], "<f8").view(np.uint8)
+    data, size = out.tobytes(), out.shape[1]
+    return [data[k:k + size] for k in range(0, len(data), size)]
 
 
 ENCODERS: dict[str, Callable[[Any], bytes]] = {"nav_msgs/msg/Odometry": odometry_cdr}
@@ -173,6 +188,140 @@ def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -
     points = cursor.vectors(point)
     forces = cursor.vectors(vector)
     return cursor.end(types["kinodyn_interfaces/msg/ContactStates"](header, names, flags, points, forces))
+
+
+@dataclass(frozen=True)
+class FixedLayout:
+    """One layout of a message type's CDR: its ``size``, the bytes that carry strings and sequence lengths
+    (``constant`` offsets, ``expected`` values: the template's), and ``dtype``, a structured view of a whole
+    message naming the values (``sec``, ``nanosec``, then the type's fields). ``texts`` and ``counts`` are the
+    template's strings (frame_id, names) and sequence lengths, in message order. Alignment padding is not
+    compared (rclpy leaves it uninitialised)."""
+
+    size: int
+    constant: np.ndarray
+    expected: np.ndarray
+    dtype: np.dtype
+    texts: tuple[str, ...]
+    counts: tuple[int, ...]
+
+    def decode(self, raws: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarray]:
+        """``(matches, values)``: which of ``raws`` have this layout (size and constant bytes), and the values
+        of those, one ``dtype`` record each, in order."""
+        matches = np.fromiter(map(len, raws), np.intp, len(raws)) == self.size
+        chosen = raws if matches.all() else [r for r, ok in zip(raws, matches.tolist(), strict=True) if ok]
+        data = np.frombuffer(b"".join(chosen), np.uint8).reshape(-1, self.size)
+        same = (data[:, self.constant] == self.expected).all(axis=1)
+        if not same.all():
+            matches[matches] = same
+            data = data[same]
+        return matches, data.view(self.dtype)[:, 0]
+
+
+class _LayoutCursor(_Cursor):
+    """A ``_Cursor`` walking one message that records its layout: constant bytes and value fields."""
+
+    __slots__ = ("constant", "counts", "fields", "texts")
+
+    def __init__(self, raw: bytes | memoryview) -> None:
+        super().__init__(raw)
+        self.constant: list[range] = [range(0, 2)]  # little-endian CDR
+        self.fields: list[tuple[str, int, np.dtype]] = []
+        self.texts: list[str] = []
+        self.counts: list[int] = []
+
+    def length(self) -> int:
+        """A sequence or string length, constant in the layout."""
+        start = self._align(4)
+        self.constant.append(range(start, start + 4))
+        return self.uint32()
+
+    def text(self) -> str:
+        """A string, constant in the layout (length and bytes)."""
+        start = self._align(4)
+        self.texts.append(self.string())
+        self.constant.append(range(start, self.pos))
+        return self.texts[-1]
+
+    def value(self, name: str, kind: str, count: int | None = None) -> None:
+        """A field of values: one ``kind`` scalar, or ``count`` of them (no alignment when there are none)."""
+        size = np.dtype(kind).itemsize
+        start = self._align(size) if count != 0 else self.pos
+        self.fields.append((name, start, np.dtype(kind if count is None else (kind, (count,)))))
+        self.pos = start + size * (1 if count is None else count)
+
+    def sequence(self, name: str, kind: str, per_item: int = 1) -> None:
+        count = self.length()
+        self.counts.append(count)
+        self.value(name, kind, per_item * count)
+
+    def stamped(self) -> None:
+        """std_msgs/Header: stamp values, frame_id constant."""
+        self.value("sec", "<i4")
+        self.value("nanosec", "<u4")
+        self.text()
+
+    def layout(self) -> FixedLayout:
+        if not 0 <= len(self.raw) - self.pos <= 3:  # CDR pads the end to 4
+            raise ValueError("CDR payload length does not match its message")
+        constant = np.array([k for span in self.constant for k in span], np.intp)
+        names, offsets, formats = zip(*self.fields, strict=True)
+        dtype = np.dtype({"names": list(names), "formats": list(formats), "offsets": list(offsets),
+                          "itemsize": len(self.raw)})
+        return FixedLayout(len(self.raw), constant, np.frombuffer(bytes(self.raw), np.uint8)[constant], dtype,
+                           tuple(self.texts), tuple(self.counts))
+
+
+def _imu_layout(cursor: _LayoutCursor) -> None:
+    """sensor_msgs/msg/Imu: ``values`` are the 37 doubles (orientation, its covariance, angular velocity at
+    13:16, its covariance, linear acceleration at 25:28, its covariance)."""
+    cursor.stamped()
+    cursor.value("values", "<f8", 37)
+
+
+def _named_layout(cursor: _LayoutCursor) -> None:
+    """A header, then ``string[]`` names: ``texts`` frame_id and the names, ``counts`` starts with the name
+    count."""
+    cursor.stamped()
+    cursor.counts.append(cursor.length())
+    for _ in range(cursor.counts[0]):
+        cursor.text()
+
+
+def _joint_state_layout(cursor: _LayoutCursor) -> None:
+    """sensor_msgs/msg/JointState: names, then ``position``, ``velocity`` and ``effort``."""
+    _named_layout(cursor)
+    for name in ("position", "velocity", "effort"):
+        cursor.sequence(name, "<f8")
+
+
+def _contact_states_layout(cursor: _LayoutCursor) -> None:
+    """kinodyn_interfaces/msg/ContactStates: names, then ``in_contact`` (bytes), ``points`` and ``forces``
+    (3 doubles each)."""
+    _named_layout(cursor)
+    cursor.sequence("in_contact", "u1")
+    cursor.sequence("points", "<f8", 3)
+    cursor.sequence("forces", "<f8", 3)
+
+
+_LAYOUTS: dict[str, Callable[[_LayoutCursor], None]] = {
+    "sensor_msgs/msg/Imu": _imu_layout,
+    "sensor_msgs/msg/JointState": _joint_state_layout,
+    "kinodyn_interfaces/msg/ContactStates": _contact_states_layout,
+}
+LAYOUT_TYPES = frozenset(_LAYOUTS)
+
+
+def fixed_layout(msgtype: str, raw: bytes | memoryview) -> FixedLayout:
+    """The layout of ``raw``, a message of ``msgtype`` (one of LAYOUT_TYPES, the installed definitions: use
+    it only where the bag stores them, as DECODERS); ValueError when ``raw`` is not such a message in
+    little-endian CDR."""
+    cursor = _LayoutCursor(raw)
+    try:
+        _LAYOUTS[msgtype](cursor)
+    except (struct.error, IndexError) as exc:
+        raise ValueError(f"malformed {msgtype} CDR: {exc}") from None
+    return cursor.layout()
 
 
 DECODERS: dict[str, Callable[[bytes | memoryview, Mapping[str, Any]], Any]] = {

@@ -64,17 +64,27 @@ def read_messages(
 
 def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str, str, int, object]]:
     """``read_messages`` of an opened bag (``open_bag``) on ``connections`` (``select_connections``)."""
-    decoders = {id(c): fast_decoder(reader, c) for c in connections}
+    decoders = {id(c): message_decoder(reader, c) for c in connections}
     for connection, t_ns, raw in reader.messages(connections=connections):
-        decode = decoders[id(connection)]
-        message = decode(raw) if decode else reader.deserialize(raw, connection.msgtype)
-        yield connection.topic, connection.msgtype, t_ns, message
+        yield connection.topic, connection.msgtype, t_ns, decoders[id(connection)](raw)
+
+
+def stores_installed_definition(reader: AnyReader, connection: Connection) -> bool:
+    """Whether the bag stores the installed definition of the connection's type (equal RIHS01 hash): its
+    CDR is then laid out as ``kinodyn_ros.bags.cdr`` expects."""
+    return connection.digest == reader.default_typestore.hash_rihs01(connection.msgtype)
 
 
 def fast_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object] | None:
     """``kinodyn_ros.bags.cdr``'s decoder of the connection's type when the bag stores the installed
-    definition (its RIHS01 hash equals the installed one), else None (rosbags decodes by the stored one)."""
+    definition, else None (rosbags decodes by the stored one)."""
     decoder = DECODERS.get(connection.msgtype)
-    if decoder is None or connection.digest != reader.default_typestore.hash_rihs01(connection.msgtype):
+    if decoder is None or not stores_installed_definition(reader, connection):
         return None
     return partial(decoder, types=reader.typestore.types)
+
+
+def message_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object]:
+    """Raw CDR of the connection -> message object: ``fast_decoder`` where there is one, else rosbags by the
+    definition the bag stores."""
+    return fast_decoder(reader, connection) or partial(reader.deserialize, typ=connection.msgtype)

@@ -19,16 +19,24 @@ order of the messages within each stream, never on how the streams interleave on
 
 At equal stamps the order is the order of ``streams`` (imu, contacts, joint_states for the estimator: a
 kinematic update sees the IMU propagated to its stamp), then arrival within the stream.
+
+``push_block`` takes many messages of a log at once, in arrays: while no message of the block makes a stream
+silent, jumps back or comes late, each stream's accepted messages are those stamped after its running
+maximum, the watermark only rises, and every accepted message lies above it, so what ``push`` one by one
+would release is the accepted messages up to the final watermark in (stamp, rank, arrival) order: one
+stable sort. Where that does not hold it changes nothing and the caller pushes the messages one by one.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+import numpy as np
 
 
 class Verdict(Enum):
@@ -61,6 +69,22 @@ class Reset:
     stream: str
     from_ns: int
     to_ns: int
+
+
+@dataclass(frozen=True)
+class BlockRelease:
+    """What ``push_block`` released, in order: ``order[k] >= 0`` is the block's message ``order[k]``,
+    ``order[k] < 0`` the event ``carried[-1 - order[k]]`` accepted before the block; ``dropped`` the
+    ``Event.dropped`` counts of the released block messages that have any (by block index); ``duplicates``
+    the block indices dropped as DUPLICATE, in arrival order."""
+
+    order: np.ndarray
+    carried: list[Event]
+    dropped: dict[int, dict[str, int]]
+    duplicates: np.ndarray
+
+
+_NONE = np.iinfo(np.int64).min  # "no stamp" in the block arrays (below every stamp)
 
 
 @dataclass
@@ -173,6 +197,95 @@ class StampMerger:
             self.drop(stream_name, verdict.value)
         self._release()
         return verdict
+
+    def push_block(self, ranks: np.ndarray, stamps: np.ndarray, payload: Callable[[int], Any]
+                   ) -> BlockRelease | None:
+        """Offer the messages of a log (no arrival times) in their arrival order at once: message ``i`` of
+        stream ``streams[ranks[i]]`` stamped ``stamps[i]`` (int64 ns); ``payload(i)`` gives the payload of
+        a message still buffered after the block. Returns what ``push`` one message after the other would
+        have released (module docstring), the merger then in the same state; None, with nothing changed,
+        when a message of the block would make a stream silent, reset the epoch or come late, or the merger
+        is not in a state the arrays reproduce (live arrival times, an epoch ending, a silent stream)."""
+        streams = list(self._streams.values())
+        if (self._arrival_ns is not None or self._ending or self.excluded
+                or any(s.newest_ns is not None and s.epoch != self._epoch for s in streams)):
+            return None
+        ranks, stamps = np.asarray(ranks, np.intp), np.asarray(stamps, np.int64)
+        accepted = np.zeros(len(stamps), bool)
+        for rank, s in enumerate(streams):
+            mine = np.flatnonzero(ranks == rank)
+            x = stamps[mine]
+            before = np.maximum.accumulate(np.r_[_NONE if s.newest_ns is None else s.newest_ns, x])[:-1]
+            if np.any((before != _NONE) & (x < before - self._jump_ns)):
+                return None  # a jump back: a reset
+            accepted[mine] = x > before
+        if self._released_ns is not None and np.any(accepted & (stamps < self._released_ns)):
+            return None  # late (only after a silence, which push would have reported)
+        mark = np.where(accepted, stamps, _NONE)
+        first = self._epoch_start_ns
+        if first is None and accepted.any():
+            first = int(stamps[np.argmax(accepted)])
+        newest = np.maximum.accumulate(np.r_[_NONE if self._newest_ns is None else self._newest_ns, mark])
+        watermark = None
+        for rank, s in enumerate(streams):
+            own = np.r_[_NONE if s.newest_ns is None else s.newest_ns, np.where(ranks == rank, mark, _NONE)]
+            own = np.maximum.accumulate(own)
+            reference = np.where(own == _NONE, -1 if first is None else first - 1, own)
+            if np.any((newest != _NONE) & (reference < newest - self._timeout_ns)):
+                return None  # a stream falls silent
+            if first is not None:
+                watermark = int(reference[-1]) if watermark is None else min(watermark, int(reference[-1]))
+        return self._release_block(ranks, stamps, accepted, payload, watermark, first)
+
+    def _release_block(self, ranks: np.ndarray, stamps: np.ndarray, accepted: np.ndarray,
+                       payload: Callable[[int], Any], watermark: int | None, first: int | None
+                       ) -> BlockRelease:
+        """``push_block``'s state changes and release, once the block is known to be exact in arrays."""
+        names = list(self._streams)
+        dropped: dict[int, dict[str, int]] = {}
+        for rank, name in enumerate(names):
+            s = self._streams[name]
+            mine = np.flatnonzero(ranks == rank)
+            duplicates = np.cumsum(~accepted[mine])
+            kept = np.flatnonzero(accepted[mine])
+            since = np.diff(np.r_[0, duplicates[kept]])  # duplicates since the stream's previous accepted one
+            for k in np.flatnonzero((since > 0) | ((np.arange(len(kept)) == 0) & bool(s.dropped))):
+                if since[k]:
+                    s.dropped["duplicate"] += int(since[k])
+                dropped[int(mine[kept[k]])] = dict(s.dropped)
+                s.dropped.clear()
+            trailing = int(duplicates[-1] - (duplicates[kept[-1]] if len(kept) else 0)) if len(mine) else 0
+            if trailing:
+                s.dropped["duplicate"] += trailing
+            total = len(mine) - len(kept)
+            self.counts.duplicate += total
+            self.counts.by_stream[name] += total
+            if len(kept):
+                s.epoch, s.newest_ns = self._epoch, int(stamps[mine[kept[-1]]])
+        index = np.flatnonzero(accepted)
+        self._epoch_start_ns = first
+        if len(index):
+            top = int(stamps[index].max())
+            self._newest_ns = top if self._newest_ns is None else max(self._newest_ns, top)
+        carried = [entry[3] for entry in self._heap]
+        key_stamps = np.concatenate([np.array([entry[0] for entry in self._heap], np.int64), stamps[index]])
+        key_ranks = np.concatenate([np.array([entry[1] for entry in self._heap], np.intp), ranks[index]])
+        sequences = np.concatenate([np.array([entry[2] for entry in self._heap], np.int64),
+                                    self._sequence + np.arange(len(index), dtype=np.int64)])
+        source = np.concatenate([-1 - np.arange(len(carried), dtype=np.intp), index])
+        order = np.lexsort((sequences, key_ranks, key_stamps))
+        released = order[key_stamps[order] <= watermark] if watermark is not None else order[:0]
+        self._heap = []
+        for k in order[len(released):].tolist():
+            i = int(source[k])
+            event = carried[-1 - i] if i < 0 else Event(int(stamps[i]), names[ranks[i]], payload(i),
+                                                        dropped.pop(i, {}))
+            self._heap.append((int(key_stamps[k]), int(key_ranks[k]), int(sequences[k]), event))
+        heapq.heapify(self._heap)
+        self._sequence += len(index)
+        if len(released):
+            self._released_ns = int(key_stamps[released[-1]])
+        return BlockRelease(source[released], carried, dropped, np.flatnonzero(~accepted))
 
     def drop(self, stream_name: str, cause: str) -> None:
         """Count a message of ``stream_name`` dropped for ``cause``; it is reported with the stream's next

@@ -88,48 +88,62 @@ class JointMap:
     def sample(self, msg: Any) -> JointSample:
         """Raises InputError when a value list is neither empty nor one per name (positions: one per name),
         or a name repeats."""
-        if msg.name != self._names:
+        rows = [np.asarray(getattr(msg, field), dtype=np.float64).reshape(1, -1)
+                for field in ("position", "velocity", "effort")]
+        positions, velocities, efforts = self.rows(msg.name, *rows)[0]
+        return JointSample(positions, velocities, efforts)
+
+    def rows(self, names: Sequence[str], positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
+             ) -> np.ndarray:
+        """``(messages, 3, model joints)``: positions, velocities and efforts of messages that share the name
+        list ``names``, one row per message in each (``(messages, values)``, values 0 or one per name), in
+        the model's order, NaN where not given; InputError as ``sample``."""
+        if list(names) != self._names:
             self._names = None
-            self._layout(msg.name)
-        count = len(self._names)  # type: ignore[arg-type]
-        if len(msg.position) != count:
+            self._layout(names)
+        count = len(names)
+        out = np.full((len(positions), 3, len(self._index)), np.nan)
+        if positions.shape[1] != count:
             raise InputError(
                 "length_mismatch",
-                f"JointState has {count} names but {len(msg.position)} positions; each name needs one",
+                f"JointState has {count} names but {positions.shape[1]} positions; each name needs one",
                 "position",
             )
-        values = []
-        for field in ("position", "velocity", "effort"):
-            given = np.asarray(getattr(msg, field), dtype=np.float64)
-            if given.size not in (0, count):
+        for k, (field, given) in enumerate(zip(("position", "velocity", "effort"),
+                                               (positions, velocities, efforts), strict=True)):
+            if given.shape[1] not in (0, count):
                 raise InputError(
                     "length_mismatch",
-                    f"JointState has {count} names but {given.size} {field} values; {field} must be "
+                    f"JointState has {count} names but {given.shape[1]} {field} values; {field} must be "
                     "empty or have one value per name",
                     field,
                 )
-            if given.size and self._identity:
-                values.append(given.copy())
+            if not given.shape[1]:
                 continue
-            out = np.full(len(self._index), np.nan)
-            if given.size:
-                out[self._target] = given[self._known]
-            values.append(out)
-        return JointSample(*values)
+            if self._identity:
+                out[:, k] = given
+            else:
+                out[:, k, self._target] = given[:, self._known]
+        return out
 
 
-def contact_flags(msg: Any) -> dict[str, bool]:
-    """``{foot link: in contact}`` of a kinodyn_interfaces/ContactStates (``names`` and ``in_contact`` of
-    equal length, names distinct and non-empty; InputError otherwise)."""
-    names = _names(msg.names, "ContactStates")
-    if len(msg.in_contact) != len(names):
+def contact_names(names: Sequence[str], flags: int) -> tuple[str, ...]:
+    """The foot names of a kinodyn_interfaces/ContactStates with ``flags`` in_contact entries: distinct,
+    non-empty, one per flag (InputError otherwise)."""
+    names = _names(names, "ContactStates")
+    if flags != len(names):
         raise InputError(
             "length_mismatch",
-            f"ContactStates has {len(names)} names but {len(msg.in_contact)} in_contact flags; give one "
-            "per name",
+            f"ContactStates has {len(names)} names but {flags} in_contact flags; give one per name",
         )
     if any(not name for name in names):
         raise InputError("empty_name", "ContactStates has an empty name; each entry must name a foot link")
+    return tuple(names)
+
+
+def contact_flags(msg: Any) -> dict[str, bool]:
+    """``{foot link: in contact}`` of a kinodyn_interfaces/ContactStates (``contact_names`` checks)."""
+    names = contact_names(msg.names, len(msg.in_contact))
     return {name: bool(flag) for name, flag in zip(names, msg.in_contact, strict=True)}
 
 

@@ -27,10 +27,11 @@ import yaml
 from kinodyn.spatial import quat_to_matrix
 
 from kinodyn import Model
-from kinodyn_ros.bags.cdr import odometry_row_cdr
-from kinodyn_ros.bags.reader import open_bag, reader_messages, select_connections
+from kinodyn_ros.bags.cdr import odometry_rows_cdr
+from kinodyn_ros.bags.reader import open_bag, select_connections
 from kinodyn_ros.bags.writer import BagWriter
 from kinodyn_ros.conversions import stamp_to_ns
+from kinodyn_ros.estimation.blocks import read_blocks
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
 from kinodyn_ros.estimation.truth import OdometrySeries, accuracy_lines
 from kinodyn_ros.robot_description import load_urdf
@@ -54,7 +55,8 @@ ROUTINE_COUNTERS = frozenset({
 when not zero."""
 PROGRESS_PERIOD = 5.0  # s of wall time between progress lines on stderr
 BATCH_MESSAGES = 3000
-"""Input messages read between two estimator batches (EstimatorPipeline defer): ~2 s of 500 Hz inputs."""
+"""Input messages read as one block (estimation.blocks), between two estimator batches: ~2 s of 500 Hz
+inputs."""
 
 
 class StderrLog:
@@ -121,11 +123,14 @@ class TopicStats:
     first_ns: int = 0
     last_ns: int = 0
 
-    def add(self, t_ns: int) -> None:
+    def add(self, times_ns: np.ndarray) -> None:
+        """Messages at bag times ``times_ns`` (ns, bag order)."""
+        if not len(times_ns):
+            return
         if self.count == 0:
-            self.first_ns = t_ns
-        self.count += 1
-        self.last_ns = t_ns
+            self.first_ns = int(times_ns[0])
+        self.count += len(times_ns)
+        self.last_ns = int(times_ns[-1])
 
     @property
     def rate(self) -> float:
@@ -212,8 +217,10 @@ def estimate_bag(
     pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True)
     handlers: dict[str, Callable[[Any], None]] = {topics.imu: pipeline.on_imu,
                                                   topics.joint_states: pipeline.on_joint_state}
+    stream_of: dict[str, str | None] = {topics.imu: "imu", topics.joint_states: "joint_states"}
     if topics.contacts is not None:
         handlers[topics.contacts] = pipeline.on_contacts
+        stream_of[topics.contacts] = "contacts" if "contacts" in pipeline.streams else None
     inputs = {topic: TopicStats() for topic in topics.inputs()}
     estimates, nis, truth = OdometrySeries(), NisStats(), OdometrySeries() if topics.ground_truth else None
     counts = {"diagnostics": 0}
@@ -230,26 +237,27 @@ def estimate_bag(
                 for out in outputs:
                     if out.kind == "odometry":
                         e = out.message
-                        estimates.add_row(e.stamp_ns, e.row)
-                        writer.write(ODOMETRY_TOPIC, e.stamp_ns,
-                                     odometry_row_cdr(e.stamp_ns, e.frame_id, e.child_frame_id, e.row))
+                        estimates.add_rows(e.stamps_ns, e.rows)
+                        for t_ns, cdr in zip(e.stamps_ns.tolist(), odometry_rows_cdr(
+                                e.stamps_ns, e.frame_id, e.child_frame_id, e.rows), strict=True):
+                            writer.write(ODOMETRY_TOPIC, t_ns, cdr)
                         continue
                     nis.add(out.message)
                     counts["diagnostics"] += 1
                     writer.write(DIAGNOSTICS_TOPIC, stamp_to_ns(out.message.header.stamp), out.message)
 
-            pending = 0
-            for topic, _, t_ns, msg in reader_messages(reader, connections):
-                if topic == topics.ground_truth:
-                    truth.add(msg)  # type: ignore[union-attr]
-                    continue
-                inputs[topic].add(t_ns)
-                handlers[topic](msg)
-                pending += 1
-                if pending == BATCH_MESSAGES:
-                    pending = 0
-                    write(pipeline.drain())
-                    show(t_ns)
+            for block in read_blocks(reader, connections, pipeline.streams, stream_of, model.joint_names,
+                                     BATCH_MESSAGES):
+                for topic, stats in inputs.items():
+                    stats.add(block.times(topic))
+                if truth is not None:
+                    for _, msg in block.messages({topics.ground_truth}):  # type: ignore[arg-type]
+                        truth.add(msg)
+                if block.inputs is None or not pipeline.take_block(block.inputs):
+                    for topic, msg in block.messages(set(handlers)):
+                        handlers[topic](msg)
+                write(pipeline.drain())
+                show(block.items[-1][1])
             write(pipeline.flush())
     _, status, values = pipeline.health()
     counters = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -1,10 +1,12 @@
 """The state estimator's message pipeline, shared by the node and ``kinodyn estimate`` (issue 11 items 3, 5).
 
-Messages (rclpy or rosbags objects) go into a ``StampMerger`` by header stamp; the released events drive
-``kinodyn.estimation.LeggedEstimator`` (seed 003 §5.3: IMU propagation, leg-kinematics update); every IMU
-message then gives one nav_msgs/Odometry and its TF, and diagnostics come every ``1 / diagnostics_rate``
-seconds of stamp time. Nothing here reads a clock or runs an executor: the outputs depend only on the
-messages of each stream in their order, so a live run and an offline run over the same bag agree.
+Messages (rclpy or rosbags objects) go into a ``StampMerger`` by header stamp, or a bag's messages as
+arrays (``take_block``); the released events, as arrays (``Released``), drive
+``kinodyn.estimation.LeggedEstimator`` (seed 003 §5.3: IMU propagation, leg-kinematics update) in batches;
+every IMU message then gives one nav_msgs/Odometry and its TF, and diagnostics come every
+``1 / diagnostics_rate`` seconds of stamp time. Nothing here reads a clock or runs an executor: the outputs
+depend only on the messages of each stream in their order, so a live run and an offline run over the same bag
+agree.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from typing import Any
 
 import numpy as np
 from kinodyn.estimation.estimator import GAP_ACCELERATION_NOISE, GAP_RATE_NOISE, LeggedEstimator
-from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, EventBatch
+from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch
 from kinodyn.estimation.noise import NoiseParameters
 
 from kinodyn import Model
 from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns
+from kinodyn_ros.estimation.blocks import InputBlock
 from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
 from kinodyn_ros.estimation.messages import (
     ImuSample,
@@ -34,6 +37,7 @@ from kinodyn_ros.estimation.messages import (
     odometry_message,
     transform_message,
 )
+from kinodyn_ros.estimation.released import Released
 from kinodyn_ros.problem_log import DistinctProblemLog, error_text
 
 FILTERS = ("eskf", "invariant")
@@ -47,6 +51,8 @@ NOISE_PARAMETERS = tuple(
 (position and yaw exactly known, tilt from the accelerometer-bias prior, gyro bias from the window), so the
 other ``initial_*`` standard deviations, used only by a filter initialised without a covariance, are not
 parameters of the node."""
+KINDS = {"imu": IMU, "contacts": CONTACTS, "joint_states": JOINTS}
+"""The estimator's event kind of each stream."""
 OUTPUT_PARAMETERS = frozenset({"odom_frame", "base_frame", "diagnostics_rate"})
 """Parameters a running estimator takes without starting over (they only shape the published messages)."""
 PROBLEM_COUNTERS = (
@@ -159,7 +165,7 @@ class EstimatorParameters:
 
 @dataclass(frozen=True)
 class Output:
-    """One message to publish: ``kind`` is ``odometry`` (offline: an EstimateRow), ``tf`` or
+    """One message to publish: ``kind`` is ``odometry`` (offline: EstimateRows), ``tf`` or
     ``diagnostics``."""
 
     kind: str
@@ -167,14 +173,14 @@ class Output:
 
 
 @dataclass(frozen=True)
-class EstimateRow:
-    """An odometry output of an offline pipeline: its stamp, frames and estimate row (the numbers
-    ``odometry_message`` publishes, kinodyn.estimation.events.ESTIMATE_SIZE; bags.cdr.odometry_row_cdr)."""
+class EstimateRows:
+    """Odometry outputs of an offline pipeline: their stamps (ns), frames and estimate rows (the numbers
+    ``odometry_message`` publishes, kinodyn.estimation.events.ESTIMATE_SIZE; bags.cdr.odometry_rows_cdr)."""
 
-    stamp_ns: int
+    stamps_ns: np.ndarray
     frame_id: str
     child_frame_id: str
-    row: np.ndarray
+    rows: np.ndarray
 
 
 @dataclass
@@ -195,9 +201,9 @@ class EstimatorPipeline:
 
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
                  diagnostics_name: str = "state_estimator", offline: bool = False) -> None:
-        """``offline``: no TF outputs (nobody consumes them); each estimate as an ``EstimateRow`` instead of
-        an Odometry message; the released messages run through the estimator only in ``drain`` and ``flush``,
-        as one batch (the outputs do not depend on when the batches run)."""
+        """``offline``: no TF outputs (nobody consumes them); the estimates as ``EstimateRows`` instead of
+        Odometry messages; the released messages run through the estimator only in ``drain``, ``flush`` and
+        ``take_block``, as one batch (the outputs do not depend on when the batches run)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -234,6 +240,7 @@ class EstimatorPipeline:
         if unknown:
             raise ValueError(self._unknown_link("parameter feet", unknown[0]))
         self._params = params
+        self._kinds = np.array([KINDS[stream] for stream in self.streams], np.int8)
         self._merger = StampMerger(
             self.streams, round(params.stream_timeout * NS), round(params.reset_jump * NS)
         )
@@ -314,13 +321,38 @@ class EstimatorPipeline:
             self._imu_frame = payload.frame_id
         verdict = self._merger.push(stream, stamp, payload, arrival_ns)
         if verdict in DROP_REASONS:
-            self._problems.warn(
-                ("merger", verdict, stream),
-                f"dropping {verdict.value} {what} stamped {stamp / NS:.9f} s: {DROP_REASONS[verdict]}",
-            )
+            self._warn_dropped(verdict, stream, stamp)
         self._report_excluded()
         if not self._offline:
             self._process(self._merger.ready())
+
+    def _warn_dropped(self, verdict: Verdict, stream: str, stamp: int) -> None:
+        self._problems.warn(
+            ("merger", verdict, stream),
+            f"dropping {verdict.value} {stream} message stamped {stamp / NS:.9f} s: {DROP_REASONS[verdict]}",
+        )
+
+    def take_block(self, block: InputBlock) -> bool:
+        """A bag's input messages in arrival order at once (``kinodyn estimate``): what ``on_*`` one after
+        the other, then ``drain``, would do, when the IMU frame is the one the node accepts and the merger
+        takes the block as arrays (``StampMerger.push_block``: no stream falls silent or jumps back); else
+        False, nothing changed: give the messages one by one."""
+        if self._excluded or block.streams != self.streams:
+            return False
+        frame = self._imu_frame
+        if not self._params.imu_frame and len(block.imu_frames):
+            frame = frame or block.imu_frames[0]
+            if frame not in self._model.frame_names or np.any(block.imu_frames != frame):
+                return False
+        release = self._merger.push_block(block.ranks, block.stamps, block.payload)
+        if release is None:
+            return False
+        self._imu_frame = frame
+        for i in release.duplicates.tolist():
+            self._warn_dropped(Verdict.DUPLICATE, self.streams[block.ranks[i]], int(block.stamps[i]))
+        self._process(self._merger.ready())
+        self._released(Released.of_block(block, release, len(self._model.joint_names)))
+        return True
 
     def _report_excluded(self) -> None:
         """One line when a stream is left out for silence, one when it is back (arrival order: logs only)."""
@@ -353,69 +385,87 @@ class EstimatorPipeline:
             )
         self._events(run)
 
-    def _count(self, event: Event) -> None:
-        self.counts.processed[event.stream] += 1
-        if event.dropped:
-            self.counts.dropped.update(event.dropped)
-        self._last_ns[event.stream] = self._now_ns = event.stamp_ns
-
     def _events(self, events: list[Event]) -> None:
+        if events:
+            self._released(Released.of_events(events, self.streams, len(self._model.joint_names)))
+
+    def _count(self, events: Released, start: int, end: int) -> None:
+        """Counts of the events ``start:end``; the newest stamp of each stream."""
+        ranks = events.ranks[start:end]
+        for rank in np.unique(ranks).tolist():
+            mine = np.flatnonzero(ranks == rank)
+            self.counts.processed[self.streams[rank]] += len(mine)
+            self._last_ns[self.streams[rank]] = int(events.stamps[start + mine[-1]])
+        for k, dropped in events.dropped.items():
+            if start <= k < end:
+                self.counts.dropped.update(dropped)
+        self._now_ns = int(events.stamps[end - 1])
+
+    def _released(self, events: Released) -> None:
         """Events of one epoch: before the estimator exists one by one (it is built once the IMU frame and
         the feet are known), then in batches that end where diagnostics are due."""
-        start = 0
-        while start < len(events) and self._ensure_estimator(events[start]) is None:
-            self._count(events[start])
-            self._diagnostics(events[start].stamp_ns)
+        start, size = 0, len(events)
+        while start < size and self._ensure_estimator(events, start) is None:
+            self._count(events, start, start + 1)
+            self._diagnostics(int(events.stamps[start]))
             start += 1
-        while start < len(events):
+        while start < size:
             due = self._next_diagnostics_ns
             end = start
             if due is not None:
-                while end < len(events) - 1 and events[end].stamp_ns < due:
-                    end += 1
-            self._batch(events[start:end + 1])
-            self._diagnostics(events[end].stamp_ns)
+                end = min(start + int(np.searchsorted(events.stamps[start:], due)), size - 1)
+            self._batch(events, start, end + 1)
+            self._diagnostics(int(events.stamps[end]))
             start = end + 1
 
-    def _batch(self, events: list[Event]) -> None:
-        """One LeggedEstimator.process call (seed 003 §5.3) over ``events``; a contacts message naming feet
-        the estimator does not have is refused (counted, one warning) and left out."""
+    def _batch(self, events: Released, start: int, end: int) -> None:
+        """One LeggedEstimator.process call (seed 003 §5.3) over the events ``start:end``; a contacts message
+        naming feet the estimator does not have is refused (counted, one warning) and left out."""
         estimator = self._estimator
         assert estimator is not None
-        batch = EventBatch.empty(len(events), len(estimator.feet), estimator.legs.joint_count)
-        kept: list[Event] = []
-        for event in events:
-            self._count(event)
-            k = len(kept)
-            payload = event.payload
-            if event.stream == "imu":
-                batch.kinds[k] = IMU
-                batch.imu[k, :3] = payload.angular_velocity
-                batch.imu[k, 3:] = payload.linear_acceleration
-            elif event.stream == "contacts":
-                try:
-                    batch.contacts[k] = estimator.contact_row(payload)
-                except ValueError as exc:
-                    self.counts.dropped["refused"] += 1
-                    self._problems.warn(("estimator", event.stream),
-                                        f"ignoring {event.stream} message: {exc}")
-                    continue
-                batch.kinds[k] = CONTACTS
-            else:
-                batch.kinds[k] = JOINTS
-                batch.joints[k] = payload.positions, payload.velocities, payload.efforts
-            batch.stamps[k] = event.stamp_ns / NS
-            kept.append(event)
-        size = len(kept)
-        result = estimator.process(EventBatch(batch.kinds[:size], batch.stamps[:size], batch.imu[:size],
-                                              batch.contacts[:size], batch.joints[:size]))
+        self._count(events, start, end)
+        contacts = np.full((end - start, len(estimator.feet)), -1, np.int8)
+        keep = np.ones(end - start, bool)
+        layouts = events.contact_layouts[start:end]
+        for layout in np.unique(layouts[layouts >= 0]).tolist():
+            mine = np.flatnonzero(layouts == layout)
+            try:
+                slots = estimator.contact_slots(events.contact_names[layout])
+            except ValueError as exc:
+                keep[mine] = False
+                self.counts.dropped["refused"] += len(mine)
+                for _ in mine:
+                    self._problems.warn(("estimator", "contacts"), f"ignoring contacts message: {exc}")
+                continue
+            contacts[np.ix_(mine, slots)] = events.contact_flags[np.ix_(start + mine, np.arange(len(slots)))]
+        ranks = events.ranks[start:end][keep]
+        stamps_ns = events.stamps[start:end][keep]
+        batch = EventBatch(self._kinds[ranks], np.array([stamp / NS for stamp in stamps_ns.tolist()]),
+                           events.imu[start:end][keep], contacts[keep], events.joints[start:end][keep])
+        result = estimator.process(batch)
         for index, names, text in result.problems:
             for name in names:
                 if name in PROBLEM_COUNTERS:
-                    self._problems.warn(("estimator", name), f"{kept[index].stream}: {text}")
+                    self._problems.warn(("estimator", name), f"{self.streams[ranks[index]]}: {text}")
+        self._outputs_of(result, stamps_ns)
+
+    def _outputs_of(self, result: BatchResult, stamps_ns: np.ndarray) -> None:
+        """The estimates and NIS of a batch, in order; offline, when every estimate is finite, all at once."""
+        estimates = np.flatnonzero(result.status == 1)
+        if self._offline and np.isfinite(result.estimates[estimates]).all():
+            updates = np.flatnonzero((result.status == 2) & (result.dof != 0))
+            if len(updates):
+                self._last_nis = float(result.nis[updates[-1]])
+                self._nis.extend((result.nis[updates] / result.dof[updates]).tolist())
+            if len(estimates):
+                self.counts.odometry += len(estimates)
+                rows = EstimateRows(stamps_ns[estimates], self._params.odom_frame, self.base_frame,
+                                    result.estimates[estimates])
+                self._outputs.append(Output("odometry", rows))
+            return
         for k in np.flatnonzero(result.status):
             if result.status[k] == 1:
-                self._publish_estimate(result.estimates[k], kept[k].stamp_ns)
+                self._publish_estimate(result.estimates[k], int(stamps_ns[k]))
             elif result.dof[k]:
                 self._last_nis = float(result.nis[k])
                 self._nis.append(self._last_nis / int(result.dof[k]))
@@ -428,11 +478,11 @@ class EstimatorPipeline:
         self._last_nis = math.nan
         self._log.info(f"estimator reset: {reason}; initialising again")
 
-    def _ensure_estimator(self, event: Event) -> LeggedEstimator | None:
+    def _ensure_estimator(self, events: Released, k: int) -> LeggedEstimator | None:
         if self._estimator is not None:
             return self._estimator
-        if event.stream == "contacts" and not self._feet:
-            self._feet = tuple(event.payload)
+        if self.streams[events.ranks[k]] == "contacts" and not self._feet:
+            self._feet = events.contact_names[events.contact_layouts[k]]
         if not (self._imu_frame and self._feet):
             self.counts.waiting += 1
             return None
@@ -468,8 +518,9 @@ class EstimatorPipeline:
             return
         self.counts.odometry += 1
         if self._offline:
-            self._outputs.append(Output("odometry", EstimateRow(stamp_ns, self._params.odom_frame,
-                                                                self.base_frame, row)))
+            self._outputs.append(Output("odometry", EstimateRows(np.array([stamp_ns]),
+                                                                 self._params.odom_frame, self.base_frame,
+                                                                 row[None])))
             return
         odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
         self._outputs.append(Output("odometry", odometry))

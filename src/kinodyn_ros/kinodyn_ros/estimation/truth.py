@@ -32,12 +32,13 @@ class OdometrySeries:
         self.quaternion.append([q.x, q.y, q.z, q.w])
         self.linear_velocity.append([twist.linear.x, twist.linear.y, twist.linear.z])
 
-    def add_row(self, stamp_ns: int, row: np.ndarray) -> None:
-        """An estimate row (kinodyn.estimation.events: position, quaternion, linear velocity first)."""
-        self.t.append(stamp_ns / NS)
-        self.position.append(row[0:3].tolist())
-        self.quaternion.append(row[3:7].tolist())
-        self.linear_velocity.append(row[7:10].tolist())
+    def add_rows(self, stamps_ns: np.ndarray, rows: np.ndarray) -> None:
+        """Estimate rows (kinodyn.estimation.events: position, quaternion, linear velocity first) stamped
+        ``stamps_ns``."""
+        self.t.extend(stamp / NS for stamp in stamps_ns.tolist())
+        self.position.extend(rows[:, 0:3].tolist())
+        self.quaternion.extend(rows[:, 3:7].tolist())
+        self.linear_velocity.extend(rows[:, 7:10].tolist())
 
     def __len__(self) -> int:
         return len(self.t)
