@@ -22,6 +22,7 @@ import argparse
 
 import numpy as np
 from locomotion_scenarios import Legged, push, random_run, stand_up, trot
+from wbc_scenarios import ControlError
 
 COMMANDS = {"in-place": (0.0, 0.0, 0.0), "forward": (0.5, 0.0, 0.0), "sideways": (0.0, 0.2, 0.0),
             "yaw": (0.0, 0.0, 0.6)}
@@ -43,32 +44,40 @@ def main() -> None:
     for name in SCENARIOS[:-1] if args.scenario == "all" else (args.scenario,):
         robot = getattr(Legged, args.robot)(backend=args.backend)
         print(f"--- {args.robot} {name} on {args.backend} (control 500 Hz, sim dt 1 ms, rk4)")
-        if name == "stand-up":
-            f = stand_up(robot)
-            print(f"sat at {f.sit_height:.3f} m; stood up to within {f.final_height_error * 1e3:.2f} mm of "
-                  f"{robot.nominal_height:.3f} m, overshoot {f.max_overshoot * 1e3:.2f} mm, tilt <= "
-                  f"{np.degrees(f.max_tilt):.2f} deg, feet slipped <= {f.max_slip * 1e3:.2f} mm")
-        elif name in PUSHES:
-            mode, force = PUSHES[name]
-            f = push(robot, force, mode=mode)
-            print(f"{f.force:g} N for {f.duration:g} s ({f.mode}): base >= {f.min_height_ratio:.1%} of "
-                  f"its nominal height, lowest body point {f.lowest_body:.3f} m, base moved <= "
-                  f"{f.max_offset:.3f} m, speed at the end {f.final_speed:.3f} m/s")
-        elif name == "random":
-            r = random_run(robot, args.random_seconds, args.seed)
-            print(f"{len(r.commands)} commands within (vx, vy, wz) +-{np.abs(r.commands[:, 1:]).max(axis=0)}"
-                  f" over {r.seconds:g} s: " + (f"FELL at {r.fell_at:.2f} s ({r.reason})" if r.fell_at
-                                                  is not None else "no fall")
-                  + f"; RMSE (each command's first second left out) {r.rmse_linear:.4f} m/s, "
-                  f"{r.rmse_yaw_rate:.4f} rad/s; base >= {r.min_height_ratio:.1%} of nominal, lowest body "
-                  f"point {r.lowest_body:.3f} m")
-        else:
-            f = trot(robot, np.array(COMMANDS[name]), args.seconds, args.settle)
-            print(f"command {f.command}: RMSE after {f.settle:g} s {f.rmse_linear:.4f} m/s, "
-                  f"{f.rmse_yaw_rate:.4f} rad/s; mean (vx, vy, wz) {f.mean_velocity}; drift "
-                  f"{f.drift * 1e3:.1f} mm, yaw {f.yaw_drift * 1e3:.1f} mrad; base >= "
-                  f"{f.min_height_ratio:.1%} of nominal, lowest body point {f.lowest_body:.3f} m; QP median "
-                  f"{f.solve_time_median * 1e3:.3f} ms, p99 {f.solve_time_p99 * 1e3:.3f} ms")
+        try:
+            scenario(name, robot, args)
+        except ControlError as exc:
+            print(f"FAILED: {exc}")
+
+
+def scenario(name: str, robot: Legged, args: argparse.Namespace) -> None:
+    """Run scenario ``name`` and print its figures."""
+    if name == "stand-up":
+        f = stand_up(robot)
+        print(f"sat at {f.sit_height:.3f} m; stood up to within {f.final_height_error * 1e3:.2f} mm of "
+              f"{robot.nominal_height:.3f} m, overshoot {f.max_overshoot * 1e3:.2f} mm, tilt <= "
+              f"{np.degrees(f.max_tilt):.2f} deg, feet slipped <= {f.max_slip * 1e3:.2f} mm")
+    elif name in PUSHES:
+        mode, force = PUSHES[name]
+        f = push(robot, force, mode=mode)
+        print(f"{f.force:g} N for {f.duration:g} s ({f.mode}): base >= {f.min_height_ratio:.1%} of "
+              f"its nominal height, lowest body point {f.lowest_body:.3f} m, base moved <= "
+              f"{f.max_offset:.3f} m, speed at the end {f.final_speed:.3f} m/s")
+    elif name == "random":
+        r = random_run(robot, args.random_seconds, args.seed)
+        print(f"{len(r.commands)} commands within (vx, vy, wz) +-{np.abs(r.commands[:, 1:]).max(axis=0)}"
+              f" over {r.seconds:g} s: " + (f"FELL at {r.fell_at:.2f} s ({r.reason})" if r.fell_at
+                                              is not None else "no fall")
+              + f"; RMSE (each command's first second left out) {r.rmse_linear:.4f} m/s, "
+              f"{r.rmse_yaw_rate:.4f} rad/s; base >= {r.min_height_ratio:.1%} of nominal, lowest body "
+              f"point {r.lowest_body:.3f} m")
+    else:
+        f = trot(robot, np.array(COMMANDS[name]), args.seconds, args.settle)
+        print(f"command {f.command}: RMSE after {f.settle:g} s {f.rmse_linear:.4f} m/s, "
+              f"{f.rmse_yaw_rate:.4f} rad/s; mean (vx, vy, wz) {f.mean_velocity}; drift "
+              f"{f.drift * 1e3:.1f} mm, yaw {f.yaw_drift * 1e3:.1f} mrad; base >= "
+              f"{f.min_height_ratio:.1%} of nominal, lowest body point {f.lowest_body:.3f} m; QP median "
+              f"{f.solve_time_median * 1e3:.3f} ms, p99 {f.solve_time_p99 * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

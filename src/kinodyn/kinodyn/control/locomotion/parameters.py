@@ -43,9 +43,9 @@ class LocomotionParameters:
     capture_gain: float = 0.6  # foothold feedback gain on the capture point (1: the pendulum's, deadbeat; it
     # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
     foothold_reach_ratio: float = 0.3  # foothold distance from the predicted hip at most, of the leg length
-    max_forward_velocity: float = 1.0  # m/s, |vx| command clipped to it
-    max_lateral_velocity: float = 0.5  # m/s
-    max_yaw_rate: float = 1.0  # rad/s
+    max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
+    max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md)
+    max_yaw_rate: float = 0.6  # rad/s
     max_linear_acceleration: float = 1.0  # m/s^2, of the command (rate limiter)
     max_angular_acceleration: float = 2.0  # rad/s^2
     max_tracking_error: float = 0.1  # m (and rad for the yaw): the integrated reference stays this close
