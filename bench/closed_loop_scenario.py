@@ -24,6 +24,8 @@ from kinodyn_ros.scenario.cli import run_on, scenario_steps
 from kinodyn_ros.scenario.graph import BACKENDS
 from kinodyn_ros.scenario.metrics import ScenarioResult
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def rows(result: ScenarioResult) -> dict[str, str]:
     out = {}
@@ -59,7 +61,7 @@ def main() -> int:
     steps = scenario_steps(args.scenario)
     results = {}
     for backend in BACKENDS if args.backend == "both" else (args.backend,):
-        results[backend] = run_on(backend, steps, "quadruped_wbc", log_dir)
+        results[backend] = run_on(backend, steps, str(REPO / "config" / "quadruped_wbc.yaml"), log_dir)
         print(results[backend].summary_table(), flush=True)
         for failure in results[backend].failures():
             print(f"  acceptance: {failure}")

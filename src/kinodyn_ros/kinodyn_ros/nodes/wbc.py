@@ -9,6 +9,7 @@ stamped with it (lockstep). The logic is WbcCore's (kinodyn_ros/wbc/core.py); th
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -41,6 +42,10 @@ STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_sta
 """Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
 and ``posture`` (legged) themselves."""
 POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
+FREEZE_AFTER_TICKS = 10
+"""Controlled ticks after which the objects alive are moved out of the garbage collector's reach
+(``gc.freeze``): by then every compiled kernel and cache exists, and a full collection over them took 0.3 s
+(bench/bench_wbc_node.py, docs/nodes/wbc.md "Speed")."""
 
 
 class Wbc(Node):
@@ -77,6 +82,7 @@ class Wbc(Node):
         self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = None
+        self._frozen = False
         self.create_subscription(JointState, "joint_states",
                                  self._callback("joint_states", self._on_joint_state), inputs)
         if mode == "legged":
@@ -124,6 +130,9 @@ class Wbc(Node):
                 publish_finite(self._diagnostics, answer.diagnostics, self._problems)
             if answer.footholds is not None and self._footholds is not None:
                 publish_finite(self._footholds, answer.footholds, self._problems)
+        if not self._frozen and self._core.controlled_ticks >= FREEZE_AFTER_TICKS:
+            gc.freeze()
+            self._frozen = True
 
     # ----- live parameters ---------------------------------------------------------------------------
 

@@ -133,6 +133,7 @@ class WbcCore:
         self._last: TickResult = TickResult(None, "no joint state yet")
         self._base_age = math.nan
         self._waiting_reported = False
+        self.controlled_ticks = 0  # ticks the mode's controller ran (not held, not refused)
 
     # ----- inputs ------------------------------------------------------------------------------------
 
@@ -233,6 +234,7 @@ class WbcCore:
     def _tick(self, stamp: int, q: np.ndarray, v: np.ndarray, paired: Paired) -> TickResult:
         try:
             if isinstance(self.controller, ArmController):
+                self.controlled_ticks += 1
                 return self.controller.tick(q, v)
             base = self._base(stamp, paired)
             if base is None:
@@ -240,6 +242,7 @@ class WbcCore:
                 return TickResult(self.controller.hold(), "waiting_for_base_state",
                                   stance=dict.fromkeys(self.controller.settings.feet, True))
             q7, v6 = base
+            self.controlled_ticks += 1
             return self.controller.tick(stamp / NS, np.concatenate([q7, q]), np.concatenate([v6, v]),
                                         self._command_at(stamp))
         except Exception as exc:  # the controller refused the state or broke: damping, one line per cause
