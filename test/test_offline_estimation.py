@@ -3,31 +3,41 @@
 - Two runs over one bag write byte-identical output bags; the output holds one /odometry/filtered per IMU
   message from the first estimate on, stamped (and stored) at the IMU's header stamps, and equals
   kinodyn.estimation.LeggedEstimator fed the same samples directly (the second source) to 1e-12.
+- The input side in arrays (blocks of the bag decoded at once, merged by one sort) writes the bytes of the
+  message-by-message path on clean and faulted bags, for both filters and contact detection, and hands over
+  to it where a topic falls silent, time jumps back or a message is bad.
 - The summary and the refusals (one error line, exit code 2).
 - The accuracy acceptance on a 36 s trot of the quadruped with its IMU off the base origin (BMI088 noise,
   encoder noise; kinodyn.estimation.synthetic), for both filters: drift <= 1 % of the distance, roll/pitch
   RMSE <= 0.5 deg, base velocity RMSE <= 0.05 m/s, and with dropouts, spikes, NaN readings, contact flicker,
   duplicated and late messages drift <= 2 %; the 9-dof NEES per stamp, averaged over Monte-Carlo runs, inside
-  its 95 % chi-square bounds (bench/estimation_accuracy.py computes the same figures as a table).
+  its 95 % chi-square bounds (bench/estimation_accuracy.py computes the same figures as a table). The 37 s
+  motion is synthesised once: the Monte-Carlo runs are its noise drawn again (``with_noise``, the runs of
+  those seeds).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import io
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import yaml
 from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.metrics import accuracy
-from kinodyn.estimation.synthetic import inject_faults
+from kinodyn.estimation.synthetic import inject_faults, with_noise
 from kinodyn_ros.bags.reader import read_messages
-from kinodyn_ros.estimation.offline import Topics, estimate_bag, load_model, parameters_from_file
-from kinodyn_ros.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters
-from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, write_synthetic_bag
+from kinodyn_ros.bags.writer import BagWriter
+from kinodyn_ros.estimation.offline import StderrLog, Topics, estimate_bag, load_model, parameters_from_file
+from kinodyn_ros.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, TOPICS, write_synthetic_bag
 from kinodyn_ros.estimation.truth import OdometrySeries
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,13 +172,138 @@ def test_params_file_sections_and_node_only_parameters(tmp_path: Path) -> None:
         parameters_from_file(path)
 
 
+# --- the input side in arrays (issue 11 item 7) -------------------------------------------------------------
+
+FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+CONFIGS = {"eskf": {"filter": "eskf"}, "invariant": {"filter": "invariant"},
+           "detection": {"filter": "eskf", "contact_source": "detection", "feet": FEET}}
+
+
+def _stamp(message: Any) -> int:
+    return message.header.stamp.sec * NS + message.header.stamp.nanosec
+
+
+def _rewrite(source: Path, target: Path, edit: Callable[[list], list]) -> Path:
+    """``source``'s messages ``(topic, bag time, rosbags object)``, changed by ``edit``, as a new bag in bag
+    time order."""
+    messages = edit([(topic, t_ns, msg) for topic, _, t_ns, msg in read_messages(source)])
+    with BagWriter(target) as bag:
+        for topic, (msgtype, qos) in TOPICS.items():
+            bag.add_topic(topic, msgtype, qos=qos)
+        for k in sorted(range(len(messages)), key=lambda k: messages[k][1]):
+            bag.write(*messages[k])
+    return target
+
+
+def _looped(messages: list) -> list:
+    """The bag played twice: time jumps back 4 s."""
+    shift = messages[-1][1] - messages[0][1] + 2_000_000
+    return messages + [(topic, t_ns + shift, msg) for topic, t_ns, msg in messages]
+
+
+def _silent(messages: list) -> list:
+    """Contacts missing for 0.4 s, joint states for 0.3 s (stream_timeout 0.25 s)."""
+    start = min(_stamp(m) for _, _, m in messages)
+    gaps = {"/contacts": (2.0e9, 2.4e9), "/joint_states": (3.0e9, 3.3e9)}
+    return [(topic, t, m) for topic, t, m in messages
+            if not gaps.get(topic, (0, 0))[0] <= _stamp(m) - start < gaps.get(topic, (0, 0))[1]]
+
+
+def _odd(messages: list) -> list:
+    """Joint states with other names, order and lists, one with a position missing (bad); contacts in
+    another order and one naming an unknown foot (refused); IMU messages from another link and from an
+    unknown frame (bad)."""
+    start = min(_stamp(m) for _, _, m in messages)
+    for topic, _, m in messages:
+        t = (_stamp(m) - start) / NS
+        if topic == "/joint_states" and 2.0 <= t < 2.3:
+            m.name = ["extra_joint", *m.name[::-1]]
+            m.position, m.velocity = np.r_[0.3, m.position[::-1]], np.zeros(0)
+            m.effort = np.r_[1.0, m.effort[::-1]]
+        elif topic == "/joint_states" and 2.5 <= t < 2.504:
+            m.position = m.position[:-1]
+        elif topic == "/contacts" and 2.6 <= t < 2.8:
+            m.names, m.in_contact = m.names[::-1], m.in_contact[::-1]
+        elif topic == "/contacts" and 2.9 <= t < 2.904:
+            m.names = [*m.names[:3], "NOSE"]
+        elif topic == "/imu/data" and 3.0 <= t < 3.004:
+            m.header.frame_id = "base_link"
+        elif topic == "/imu/data" and 3.2 <= t < 3.202:
+            m.header.frame_id = "camera"
+    return messages
+
+
+@pytest.fixture(scope="module")
+def edited_bags(short_bags: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("edited")
+    return {"clean": short_bags["clean"], "faults": short_bags["faults"],
+            "loop": _rewrite(short_bags["clean"], root / "loop", _looped),
+            "silent": _rewrite(short_bags["clean"], root / "silent", _silent),
+            "odd": _rewrite(short_bags["faults"], root / "odd", _odd)}
+
+
+def _log_lines(text: str) -> set[str]:
+    """Distinct log lines without the throttle's count (it depends on wall time)."""
+    return {re.sub(r" \(\d+ more since the last report\)$", "", line) for line in text.splitlines()}
+
+
+@pytest.mark.parametrize(("bag", "config"), [
+    ("clean", "eskf"), ("clean", "invariant"), ("clean", "detection"), ("faults", "eskf"),
+    ("faults", "invariant"), ("faults", "detection"), ("loop", "eskf"), ("silent", "detection"),
+    ("silent", "invariant"), ("odd", "eskf"),
+])
+def test_arrays_write_the_bytes_of_the_message_by_message_path(edited_bags: dict, bag: str, config: str,
+                                                                tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 700 messages (a 4 s bag: 8-9 blocks) through ``take_block`` write the same bytes, counters,
+    status and log lines as every message given to ``on_*`` one after the other (the path the node takes
+    and the one before the arrays); every block goes through the arrays on the clean and the faulted bag,
+    and the silence, the jump back and the bad messages are handed over to the message path."""
+    model, params = load_model(URDF), EstimatorParameters(**CONFIGS[config])
+    take_block, used = EstimatorPipeline.take_block, []
+
+    def spy(self: EstimatorPipeline, block: Any) -> bool:
+        used.append(take_block(self, block))
+        return used[-1]
+
+    results = {}
+    for path, take in (("arrays", spy), ("messages", lambda self, block: False)):
+        monkeypatch.setattr(EstimatorPipeline, "take_block", take)
+        log = io.StringIO()
+        result = estimate_bag(edited_bags[bag], model, params, tmp_path / path / "out", Topics(),
+                              log=StderrLog(log), block_messages=700)
+        results[path] = (result.counters, result.status, result.diagnostics, len(result.estimates),
+                         [(s.count, s.first_ns, s.last_ns) for s in result.inputs.values()],
+                         _log_lines(log.getvalue()))
+    for name in ("out.mcap", "metadata.yaml"):
+        written = [(tmp_path / path / "out" / name).read_bytes() for path in ("arrays", "messages")]
+        assert written[0] == written[1], name
+    assert results["arrays"] == results["messages"]
+    assert len(used) >= 8 and results["arrays"][3] > 1000
+    if bag in ("clean", "faults"):
+        assert all(used)
+    else:
+        assert any(used) and not all(used), used
+    counters, lines = results["arrays"][0], results["arrays"][5]
+    assert (counters["resets"] == 1) == (bag == "loop"), counters
+    assert (counters["dropped_duplicate"] > 0) == (bag in ("faults", "odd")), counters
+    assert (counters["dropped_bad"] > 0) == (bag == "odd"), counters
+    assert any("silent for more than stream_timeout" in line for line in lines) == (bag == "silent"), lines
+
+
 # --- accuracy acceptance (issue 11 item 6) ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def trot(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The 37 s acceptance run (1 s standing + 36 s trot, seed 0) as a clean and a faulted bag."""
+def trot_run() -> Any:
+    """The 37 s acceptance run: 1 s standing + 36 s trot, noise seed 0."""
+    return _synthesize(37.0, seed=0)
+
+
+@pytest.fixture(scope="module")
+def trot(trot_run: Any, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The acceptance run as a clean and a faulted bag."""
     root = tmp_path_factory.mktemp("trot")
-    run = _synthesize(37.0, seed=0)
+    run = trot_run
     assert run.path_length >= 10.0 and run.t[-1] - run.walk_start >= 30.0
     write_synthetic_bag(run, root / "clean")
     write_synthetic_bag(inject_faults(run, seed=1), root / "faults")
@@ -197,9 +332,10 @@ def test_accuracy_acceptance(trot, filter_name: str, faults: bool, tmp_path: Pat
 
 
 @pytest.fixture(scope="module")
-def monte_carlo_runs() -> list:
-    """Three 37 s trots with independent noise (seeds 10-12)."""
-    return [_synthesize(37.0, seed) for seed in (10, 11, 12)]
+def monte_carlo_runs(trot_run: Any) -> list:
+    """Three 37 s trots with independent noise (seeds 10-12): the acceptance run's motion, its noise drawn
+    again (``with_noise`` gives the runs synthesised with those seeds: test_synthetic)."""
+    return [with_noise(trot_run, seed) for seed in (10, 11, 12)]
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])

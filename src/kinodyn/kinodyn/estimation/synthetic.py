@@ -110,6 +110,7 @@ class SyntheticRun:
     joint_positions: np.ndarray  # measured
     joint_velocities: np.ndarray
     joint_efforts: np.ndarray
+    true_joint_efforts: np.ndarray
     contacts: np.ndarray  # (N, K) bool
     foot_positions: np.ndarray  # (N, K, 3) world
     contact_forces: np.ndarray  # (N, K, 3) world, ground reaction on the robot (zero in swing)
@@ -409,13 +410,13 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
     """Synthesise a trot (see the module doc): still for ``walk_start`` s, then walking at ``speed`` with
     ``turns``. ``standing_joints`` (model joint order; default the middle of each joint's limits) fixes the
     nominal footprint and the standing height (feet at z = 0). ``noise`` defaults to ``SensorNoise.bmi088()``;
-    ``seed`` seeds every random draw."""
+    ``seed`` seeds every random draw (the sensor noise only: ``with_noise`` draws it again for the same
+    motion)."""
     noise = SensorNoise.bmi088() if noise is None else noise
     if not (duration > walk_start >= 0.0 and rate > 0.0 and 0.5 < duty < 1.0 and period > 0.0):
         raise ValueError("need duration > walk_start >= 0, rate > 0, period > 0 and 0.5 < duty < 1 "
                          "(a trot with both pairs in stance in the overlap)")
     legs = legs_of(model, feet)
-    rng = np.random.default_rng(seed)
     standing_q = model.neutral()
     joint_q = model.idx_q[model.joint_body]
     joint_v = model.idx_v[model.joint_body]
@@ -480,13 +481,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
                                           np.concatenate([lin_acc_b[i], ang_acc_b[i]]), vel, acc, contacts[i])
         qd_true[i], tau[i] = velocities[joint_v - 6], efforts[joint_v - 6]
 
-    dt = 1.0 / rate
-    step = math.sqrt(dt)
-    b_a = _random_walk(rng, n, noise.initial_accelerometer_bias, noise.accelerometer_random_walk * step)
-    b_g = _random_walk(rng, n, noise.initial_gyroscope_bias, noise.gyroscope_random_walk * step)
-    white_a = noise.accelerometer_noise_density * math.sqrt(rate)  # density -> per-sample std
-    white_g = noise.gyroscope_noise_density * math.sqrt(rate)
-    return SyntheticRun(
+    exact = SyntheticRun(
         model=model, imu_frame=imu_frame, base_frame=model.body_names[1], feet=tuple(feet),
         joint_names=tuple(model.joint_names), rate=float(rate), walk_start=float(walk_start), noise=noise,
         t=t,
@@ -494,14 +489,36 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
         imu_position=imu.position, imu_velocity=imu.velocity,
         imu_quaternion=np.array([matrix_to_quat(c) for c in imu.rotation]),
         true_imu_angular_velocity=imu.angular_velocity, true_imu_linear_acceleration=imu.specific_force,
-        accelerometer_bias=b_a, gyroscope_bias=b_g,
-        imu_angular_velocity=imu.angular_velocity + b_g + white_g * rng.standard_normal((n, 3)),
-        imu_linear_acceleration=imu.specific_force + b_a + white_a * rng.standard_normal((n, 3)),
+        accelerometer_bias=np.zeros((n, 3)), gyroscope_bias=np.zeros((n, 3)),
+        imu_angular_velocity=imu.angular_velocity, imu_linear_acceleration=imu.specific_force,
         true_joint_positions=q_true, true_joint_velocities=qd_true,
-        joint_positions=q_true + noise.encoder_noise * rng.standard_normal(q_true.shape),
-        joint_velocities=qd_true + noise.encoder_velocity_noise * rng.standard_normal(qd_true.shape),
-        joint_efforts=tau + noise.effort_noise * rng.standard_normal(tau.shape),
+        joint_positions=q_true, joint_velocities=qd_true, joint_efforts=tau, true_joint_efforts=tau,
         contacts=contacts, foot_positions=foot_pos, contact_forces=foot_force, motion=motion,
+    )
+    return with_noise(exact, seed)
+
+
+def with_noise(run: SyntheticRun, seed: int, noise: SensorNoise | None = None) -> SyntheticRun:
+    """``run``'s motion measured with sensor noise drawn from ``seed``: white noise and bias random walks of
+    ``noise`` (default the run's) on its true IMU readings, encoder and effort noise on its true joints
+    (``trotting_walk`` with that seed gives the same run: the motion does not depend on the seed)."""
+    noise = run.noise if noise is None else noise
+    rng = np.random.default_rng(seed)
+    n, rate = len(run.t), run.rate
+    step = math.sqrt(1.0 / rate)
+    b_a = _random_walk(rng, n, noise.initial_accelerometer_bias, noise.accelerometer_random_walk * step)
+    b_g = _random_walk(rng, n, noise.initial_gyroscope_bias, noise.gyroscope_random_walk * step)
+    white_a = noise.accelerometer_noise_density * math.sqrt(rate)  # density -> per-sample std
+    white_g = noise.gyroscope_noise_density * math.sqrt(rate)
+    q, qd, tau = run.true_joint_positions, run.true_joint_velocities, run.true_joint_efforts
+    gyro = run.true_imu_angular_velocity + b_g + white_g * rng.standard_normal((n, 3))
+    accel = run.true_imu_linear_acceleration + b_a + white_a * rng.standard_normal((n, 3))
+    return replace(
+        run, noise=noise, accelerometer_bias=b_a, gyroscope_bias=b_g, faults=None,
+        imu_angular_velocity=gyro, imu_linear_acceleration=accel,
+        joint_positions=q + noise.encoder_noise * rng.standard_normal(q.shape),
+        joint_velocities=qd + noise.encoder_velocity_noise * rng.standard_normal(qd.shape),
+        joint_efforts=tau + noise.effort_noise * rng.standard_normal(tau.shape),
     )
 
 

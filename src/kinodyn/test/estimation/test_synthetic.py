@@ -5,6 +5,8 @@ forces recovered from the joint efforts (the legs' rows) against the base's equi
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import (
@@ -12,6 +14,7 @@ from kinodyn.estimation.synthetic import (
     imu_kinematics,
     inject_faults,
     trotting_walk,
+    with_noise,
 )
 from kinodyn.spatial import so3_log
 
@@ -195,6 +198,23 @@ def test_noiseless_run_and_seed(model):
                       standing_joints=QUADRUPED_STANDING_JOINTS)
     assert np.array_equal(b.imu_linear_acceleration, c.imu_linear_acceleration)
     assert not np.array_equal(a.imu_linear_acceleration, b.imu_linear_acceleration)
+
+
+def test_with_noise_is_the_run_of_that_seed(model):
+    """The motion does not depend on the seed: the noiseless run's motion with the noise of seed 3 drawn
+    again is, array for array, the run synthesised with seed 3 (the Monte-Carlo tests synthesise once)."""
+    a = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=1.5, noise=SensorNoise.none(),
+                      standing_joints=QUADRUPED_STANDING_JOINTS)
+    b = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=1.5, seed=3,
+                      standing_joints=QUADRUPED_STANDING_JOINTS)
+    again = with_noise(a, 3, SensorNoise.bmi088())
+    for f in dataclasses.fields(b):
+        value = getattr(b, f.name)
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(getattr(again, f.name), value, equal_nan=True), f.name
+    assert again.noise == b.noise and again.faults is None
+    assert not np.array_equal(with_noise(b, 4).joint_positions, b.joint_positions)
+    assert np.array_equal(with_noise(b, 4).true_joint_efforts, b.true_joint_efforts)
 
 
 def leg_forces(run, i: int) -> np.ndarray:

@@ -5,7 +5,8 @@
 
 The bag's messages are read in stored (bag-time) order and given to the same ``EstimatorPipeline`` the
 ``state_estimator`` node runs (header-stamp merging, seed 003 §5.3 filter), with no executor and no clock in
-the loop. OUT is a rosbag2 bag with ``/odometry/filtered`` (nav_msgs/Odometry, one per IMU message the
+the loop: in blocks, as arrays where the pipeline takes them (``estimation.blocks``, ``take_block``), else
+one message after the other. OUT is a rosbag2 bag with ``/odometry/filtered`` (nav_msgs/Odometry, one per IMU message the
 filter used) and ``/diagnostics``, each stored at its header stamp, so two runs over one bag write identical
 bytes and the node fed the same bag publishes the same estimates. A summary follows (duration, rates, final
 pose, NIS) and, with ``--ground-truth-topic``, the drift and error figures against that nav_msgs/Odometry
@@ -209,8 +210,10 @@ def estimate_bag(
     storage: str = "mcap",
     progress: bool = False,
     log: Any = None,
+    block_messages: int = BATCH_MESSAGES,
 ) -> OfflineResult:
-    """Run the node's pipeline over ``bag`` and write ``output`` (see the module docstring)."""
+    """Run the node's pipeline over ``bag`` and write ``output`` (see the module docstring); the input is
+    read in blocks of ``block_messages`` messages (estimation.blocks), each one estimator batch."""
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
@@ -247,7 +250,7 @@ def estimate_bag(
                     writer.write(DIAGNOSTICS_TOPIC, stamp_to_ns(out.message.header.stamp), out.message)
 
             for block in read_blocks(reader, connections, pipeline.streams, stream_of, model.joint_names,
-                                     BATCH_MESSAGES):
+                                     block_messages):
                 for topic, stats in inputs.items():
                     stats.add(block.times(topic))
                 if truth is not None:
