@@ -1,6 +1,7 @@
 """`ros2 launch kinodyn_bringup quadruped_viewer.launch.py`: the graph of config/quadruped_viewer.yaml.
 
-The same nodes and parameters as `kinodyn up config/quadruped_viewer.yaml`; the graph file is the single source.
+The same nodes and parameters as `kinodyn up config/quadruped_viewer.yaml`; the graph file is the single
+source.
 """
 
 from kinodyn_ros.launcher.ros2_launch import launch_description

@@ -507,7 +507,8 @@ def robots() -> dict[str, str]:
     files["quadruped_sim.urdf"] = render(dataclasses.replace(quadruped(), hardware=SIM_HARDWARE))
     arm = arm7()
     effort_only = tuple(dataclasses.replace(c, command_interfaces=("effort",)) for c in arm.controlled)
-    files["arm7_sim.urdf"] = render(dataclasses.replace(arm, hardware=ARM7_SIM_HARDWARE, controlled=effort_only))
+    arm_sim = dataclasses.replace(arm, hardware=ARM7_SIM_HARDWARE, controlled=effort_only)
+    files["arm7_sim.urdf"] = render(arm_sim)
     return files
 
 
