@@ -164,16 +164,14 @@ class TopicDecoder:
 
 @dataclass(frozen=True)
 class Block:
-    """One block read from the bag: its ``items`` (connection, bag time, raw CDR) in bag order and, when every
-    input message converts, ``inputs``."""
+    """One block read from the bag: its ``items`` (connection, bag time, raw CDR) in bag order, their
+    ``topics`` and bag ``times`` (ns) as arrays and, when every input message converts, ``inputs``."""
 
     items: list[tuple[Any, int, bytes | memoryview]]
+    topics: np.ndarray
+    times: np.ndarray
     inputs: InputBlock | None
     decoders: Mapping[int, Callable[[Any], Any]]
-
-    def times(self, topic: str) -> np.ndarray:
-        """Bag times (ns) of the block's messages on ``topic``, in bag order."""
-        return np.array([t for c, t, _ in self.items if c.topic == topic], np.int64)
 
     def messages(self, topics: set[str]) -> Iterator[tuple[str, Any]]:
         """``(topic, message object)`` of the block's messages on ``topics``, in bag order."""
@@ -209,7 +207,8 @@ def read_blocks(reader: AnyReader, connections: list, streams: tuple[str, ...],
         if not items:
             return
         arrays = None if topics is None else _input_block(items, topics, streams, len(joint_names))
-        yield Block(items, arrays, decoders)
+        yield Block(items, np.array([c.topic for c, _, _ in items], object),
+                    np.fromiter((t for _, t, _ in items), np.int64, len(items)), arrays, decoders)
 
 
 def _input_block(items: list[tuple[Any, int, bytes | memoryview]], topics: Mapping[int, TopicDecoder],

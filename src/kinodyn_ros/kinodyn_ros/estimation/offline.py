@@ -252,7 +252,7 @@ def estimate_bag(
             for block in read_blocks(reader, connections, pipeline.streams, stream_of, model.joint_names,
                                      block_messages):
                 for topic, stats in inputs.items():
-                    stats.add(block.times(topic))
+                    stats.add(block.times[block.topics == topic])
                 if truth is not None:
                     for _, msg in block.messages({topics.ground_truth}):  # type: ignore[arg-type]
                         truth.add(msg)
@@ -260,7 +260,7 @@ def estimate_bag(
                     for topic, msg in block.messages(set(handlers)):
                         handlers[topic](msg)
                 write(pipeline.drain())
-                show(block.items[-1][1])
+                show(int(block.times[-1]))
             write(pipeline.flush())
     _, status, values = pipeline.health()
     counters = {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
