@@ -33,8 +33,10 @@ import yaml
 from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.metrics import accuracy
 from kinodyn.estimation.synthetic import inject_faults, with_noise
+from kinodyn_ros.bags import reader as bag_reader
 from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.bags.writer import BagWriter
+from kinodyn_ros.estimation import blocks
 from kinodyn_ros.estimation.offline import StderrLog, Topics, estimate_bag, load_model, parameters_from_file
 from kinodyn_ros.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, TOPICS, write_synthetic_bag
@@ -247,18 +249,24 @@ def _log_lines(text: str) -> set[str]:
     return {re.sub(r" \(\d+ more since the last report\)$", "", line) for line in text.splitlines()}
 
 
-@pytest.mark.parametrize(("bag", "config"), [
-    ("clean", "eskf"), ("clean", "invariant"), ("clean", "detection"), ("faults", "eskf"),
-    ("faults", "invariant"), ("faults", "detection"), ("loop", "eskf"), ("silent", "detection"),
-    ("silent", "invariant"), ("odd", "eskf"),
+@pytest.mark.parametrize(("bag", "config", "layouts"), [
+    ("clean", "eskf", True), ("clean", "invariant", True), ("clean", "detection", True),
+    ("faults", "eskf", True), ("faults", "invariant", True), ("faults", "detection", True),
+    ("faults", "invariant", False), ("loop", "eskf", True), ("silent", "detection", True),
+    ("silent", "invariant", True), ("odd", "eskf", True),
 ])
 def test_arrays_write_the_bytes_of_the_message_by_message_path(edited_bags: dict, bag: str, config: str,
-                                                                tmp_path: Path,
+                                                                layouts: bool, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks of 700 messages (a 4 s bag: 8-9 blocks) through ``take_block`` write the same bytes, counters,
     status and log lines as every message given to ``on_*`` one after the other (the path the node takes
     and the one before the arrays); every block goes through the arrays on the clean and the faulted bag,
-    and the silence, the jump back and the bad messages are handed over to the message path."""
+    and the silence, the jump back and the bad messages are handed over to the message path. Without
+    ``layouts`` the bag is read as one whose stored definitions are not the installed ones: each message is
+    decoded into its object by the stored definition, then the block's arrays are built from those."""
+    if not layouts:  # rosbags decodes every message (no fast decoder, no fixed layout)
+        for module in (blocks, bag_reader):
+            monkeypatch.setattr(module, "stores_installed_definition", lambda reader, connection: False)
     model, params = load_model(URDF), EstimatorParameters(**CONFIGS[config])
     take_block, used = EstimatorPipeline.take_block, []
 
