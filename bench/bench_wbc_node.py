@@ -46,10 +46,11 @@ PERIOD = 0.002
 NS = 1_000_000_000
 
 
-def start_node(mode: str) -> subprocess.Popen:
+def start_node(mode: str, priority: int) -> subprocess.Popen:
     args = [str(WBC), "--ros-args", "-r", "__node:=wbc_bench", "-p", f"robot_description_file:={URDF}",
             "-p", "mode:=legged", "-p", f"feet:={FEET}", "-p", f"posture:={POSTURE}",
             "-p", f"locomotion_mode:={mode}", "-p", "base_state_topic:=/bench/odometry",
+            "-p", f"realtime_priority:={priority}",
             "-r", "joint_states:=/bench/joint_states", "-r", "joint_pd_command:=/bench/commands",
             "-r", "contact_schedule:=/bench/contact_schedule"]
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
@@ -67,9 +68,12 @@ def main() -> int:
     parser.add_argument("--mode", choices=("stand", "trot"), default="stand")
     parser.add_argument("--seconds", type=float, default=10.0, help="wall seconds measured")
     parser.add_argument("--warmup", type=float, default=3.0, help="simulated seconds before measuring")
+    parser.add_argument("--realtime", type=int, default=0, metavar="P",
+                        help="the node's realtime_priority (SCHED_FIFO 1-99; 0: time-shared)")
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    node_process = start_node(args.mode)
+    os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
+    node_process = start_node(args.mode, args.realtime)
     rclpy.init()
     node = Node("wbc_bench_driver")
     try:
@@ -154,9 +158,10 @@ def run(node: Node, args: argparse.Namespace) -> int:
     window = [v for s, v in diagnostics if s > measure_from]
     ticks = np.array([float(x) / 1e3 for v in window for x in v.get("tick_latencies_us", "").split()])
     solves = np.array([float(x) / 1e3 for v in window for x in v.get("solve_times_us", "").split()])
-    print(f"wbc node, legged {args.mode}, quadruped, 500 Hz of the wall clock, {args.seconds:.0f} s measured "
-          f"after {args.warmup:.0f} s of warm-up; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} "
-          "CPUs")
+    policy = f"SCHED_FIFO {args.realtime}" if args.realtime else "time-shared"
+    print(f"wbc node ({policy}), legged {args.mode}, quadruped, 500 Hz of the wall clock, "
+          f"{args.seconds:.0f} s measured after {args.warmup:.0f} s of warm-up; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"  ticks answered: {len(round_trips)} in {elapsed:.1f} s ({len(round_trips) / elapsed:.0f} Hz), "
           f"unanswered within 0.5 s: {lost}; base height at the end {simulator.q[2]:.4f} m")
     print(f"  node tick (joint state in -> command out, its monotonic clock): {stats(ticks)}")

@@ -30,6 +30,7 @@ from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.parameters import declare_non_negative
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.realtime import set_fifo_priority
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.arm import ArmController, ArmParameters
@@ -38,7 +39,8 @@ from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
 
 MODES = ("legged", "arm")
 STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_state_topic", "qos_depth",
-                "qos_reliable", "base_state_wait", "joint_position_margin", "continuous_position_bound")
+                "qos_reliable", "base_state_wait", "joint_position_margin", "continuous_position_bound",
+                "realtime_priority")
 """Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
 and ``posture`` (legged) themselves."""
 POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
@@ -99,6 +101,10 @@ class Wbc(Node):
         else:
             self.create_subscription(PoseStamped, "~/target_pose",
                                      self._callback("target_pose", self._core.on_target_pose), inputs)
+        priority: int = self.declare_parameter("realtime_priority", 0).value
+        problem = set_fifo_priority(priority)  # this thread runs the executor (run_node)
+        if problem is not None:
+            self.get_logger().warning(problem)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         what = (f"frame {self._arm.frame!r} towards ~/target_pose" if mode == "arm" else
                 f"feet {list(self._legged.feet)}, base state from {topic!r}, {self._legged.locomotion_mode}")

@@ -1,0 +1,30 @@
+"""kinodyn_ros.realtime: SCHED_FIFO for the calling thread (run in a thread of its own here)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from kinodyn_ros.realtime import set_fifo_priority
+
+
+def _in_thread(priority: int) -> tuple[str | None, int]:
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append((set_fifo_priority(priority), os.sched_getscheduler(0))))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def test_fifo_priority_is_set_on_the_calling_thread_or_the_reason_is_returned() -> None:
+    problem, policy = _in_thread(10)
+    if problem is None:
+        assert policy == os.SCHED_FIFO
+    else:  # no CAP_SYS_NICE here: the thread keeps its policy and the reason says what to do
+        assert policy == os.SCHED_OTHER and "CAP_SYS_NICE" in problem and "realtime_priority 0" in problem
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # this thread untouched
+    assert _in_thread(0) == (None, os.SCHED_OTHER)
+    for bad in (-1, 100):
+        with pytest.raises(ValueError, match="realtime_priority must be 0"):
+            set_fifo_priority(bad)
