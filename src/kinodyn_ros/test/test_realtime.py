@@ -11,7 +11,8 @@ from kinodyn_ros.realtime import set_fifo_priority
 
 def _in_thread(priority: int) -> tuple[str | None, int]:
     out: list = []
-    thread = threading.Thread(target=lambda: out.append((set_fifo_priority(priority), os.sched_getscheduler(0))))
+    thread = threading.Thread(
+        target=lambda: out.append((set_fifo_priority(priority), os.sched_getscheduler(0))))
     thread.start()
     thread.join()
     return out[0]
