@@ -98,6 +98,7 @@ class Trace:
     lowest_body: list[float] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)
     solve_time: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the answers' messages other than "solved" (a fallback)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: np.array(v) for k, v in self.__dict__.items()}
@@ -137,6 +138,8 @@ def run(robot: Legged, until: float, command: Command | None = None, trace: Trac
         trace.lowest_body.append(min(float(model.frame_placement(s.q, k)[2, 3]) for k in body))
         trace.modes.append(out.mode)
         trace.solve_time.append(out.solve_time)
+        if out.message != "solved":
+            trace.notes.append(f"t = {s.t:.3f} s: {out.message}")
     return trace
 
 
@@ -211,6 +214,7 @@ class PushFigures:
     lowest_body: float  # m, the lowest non-foot frame origin after the push
     max_offset: float  # m, largest horizontal base displacement from where the push started
     final_speed: float  # m/s, horizontal base speed at the end
+    notes: tuple[str, ...]  # from the push on: the QP answers' messages other than "solved" (a fallback's)
 
 
 def push(robot: Legged, force: float = 120.0, duration: float = 0.2, before: float = 1.0, after: float = 2.0,
@@ -226,7 +230,7 @@ def push(robot: Legged, force: float = 120.0, duration: float = 0.2, before: flo
     return PushFigures(force, duration, mode, float(a["height"].min() / robot.nominal_height),
                        float(a["lowest_body"].min()),
                        float(np.linalg.norm(a["position"][:, :2] - start, axis=1).max()),
-                       float(np.linalg.norm(a["velocity"][-1, :2])))
+                       float(np.linalg.norm(a["velocity"][-1, :2])), tuple(trace.notes))
 
 
 @dataclass(frozen=True)

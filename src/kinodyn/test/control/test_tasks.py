@@ -291,6 +291,28 @@ def test_com_task_b_closed_form_error_and_mask(model: Model) -> None:
     close_fd(rows.b, -jdot_v[:2])
 
 
+def test_com_task_saturates_the_error_and_the_desired_acceleration(quadruped: Model) -> None:
+    """``max_error`` scales the masked error to its norm before the PD, ``max_acceleration`` the masked
+    desired acceleration (direction kept): the closed form with the clipped vectors; ``error`` unclipped."""
+    q, v = state(quadruped, 41)
+    kp, kd = np.array([30.0, 20.0, 5.0]), np.array([8.0, 6.0, 2.0])
+    c, cdot = quadruped.com(q), quadruped.com_jacobian(q) @ v
+    task = ComTask(kp, kd, mask=[True, True, False])
+    task.set_reference(c + np.array([0.3, -0.4, 9.0]), cdot)  # masked error (0.3, -0.4): norm 0.5; z left out
+    ev = evaluate(quadruped, task, q, v)
+    unclipped = task.rows(ev, layout_of(quadruped)).b
+    bias = unclipped - kp[:2] * [0.3, -0.4]  # -Jdot v (zero velocity error)
+    task.max_error = 0.1
+    clipped = task.rows(ev, layout_of(quadruped)).b
+    np.testing.assert_allclose(task.error, [0.3, -0.4], atol=1e-12)
+    np.testing.assert_allclose(clipped - bias, kp[:2] * [0.06, -0.08], atol=1e-9)
+    task.max_acceleration = 1.0  # the desired (1.8, -1.6) -> norm 1, the same direction
+    desired = task.rows(ev, layout_of(quadruped)).b - bias
+    np.testing.assert_allclose(desired, np.array([1.8, -1.6]) / np.hypot(1.8, -1.6), atol=1e-9)
+    task.max_error, task.max_acceleration = 0.6, 13.0  # not reached (0.5 m, |(9, -8)| = 12): unclipped
+    np.testing.assert_allclose(task.rows(ev, layout_of(quadruped)).b, unclipped, atol=1e-12)
+
+
 def test_com_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(ValueError, match="mask"):
         ComTask(1.0, 1.0, mask=[True] * 6)

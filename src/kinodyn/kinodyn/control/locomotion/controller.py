@@ -307,6 +307,9 @@ class LocomotionController:
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
         self.posture_task.weight[:] = p.posture_weight
+        # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
+        self.com_task.max_acceleration = p.friction * self.gravity
+        self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
         self.step_height = p.step_height_ratio * self.leg_length  # m
         self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
         self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)

@@ -3,10 +3,16 @@
 Seed 000 §3.9 (3.80), (3.89) and §3.10 (3.110) with the CoM Jacobian: ``cdd = J_com qdd + Jdot_com v``;
 seed 003 §3.7 (95) (the CoM acceleration is what the contact forces change).
 ``e = c_ref - c``, ``b = a_ref + kp e + kd (v_ref - J_com v) - Jdot_com v``, masked.
+Saturation (both ``inf`` by default, norms over the masked rows, direction kept): ``max_error`` clips ``e``
+before the PD, ``max_acceleration`` the desired ``a_ref + kp e + kd (v_ref - v)``. A legged robot's CoM
+accelerates horizontally by at most ``mu g`` (the friction cones of its stance feet, seed 003 §3.7 (95)); a
+larger demand only buys itself from the other tasks of a weighted QP (the base height), and a clipped
+demand dominated by ``kp e`` leaves too little damping (a lateral limit cycle after a push, measured).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,6 +37,8 @@ class ComTask(MotionTask):
         self.position: np.ndarray | None = None
         self.velocity = np.zeros(3)
         self.acceleration = np.zeros(3)
+        self.max_error = math.inf  # m, norm of the masked position error at most
+        self.max_acceleration = math.inf  # m/s^2, norm of the masked desired acceleration at most
 
     def set_reference(self, position: Any, velocity: Any = None, acceleration: Any = None) -> None:
         """Reference CoM position, velocity and acceleration, world (``None``: zero)."""
@@ -42,8 +50,15 @@ class ComTask(MotionTask):
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         if self.position is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(position) first")
-        e = self.position - ev.com
-        J = ev.com_jacobian
-        desired = pd_acceleration(self.acceleration, self.kp, e, self.kd, self.velocity, J @ ev.v)
-        self.error = e[self.mask]
-        return J[self.mask], desired[self.mask] - ev.com_bias_acceleration[self.mask]
+        m, J = self.mask, ev.com_jacobian
+        e = (self.position - ev.com)[m]
+        self.error = e
+        desired = pd_acceleration(self.acceleration[m], self.kp[m], _clipped(e, self.max_error), self.kd[m],
+                                  self.velocity[m], J[m] @ ev.v)
+        return J[m], _clipped(desired, self.max_acceleration) - ev.com_bias_acceleration[m]
+
+
+def _clipped(x: np.ndarray, limit: float) -> np.ndarray:
+    """``x`` scaled to the norm ``limit`` when longer."""
+    norm = math.sqrt(float(x @ x))
+    return x * (limit / norm) if norm > limit else x
