@@ -8,17 +8,19 @@
     python examples/quadruped_trot.py push           # 120 N lateral push for 0.2 s while trotting
     python examples/quadruped_trot.py push-standing  # 60 N lateral push for 0.2 s standing
     python examples/quadruped_trot.py random         # 60 s of random commands (seeded, new every 2-4 s)
+    python examples/quadruped_trot.py pushes         # the 120 N trotting push at 8 gait phases, both ways
     python examples/quadruped_trot.py all --backend mujoco --robot hexapod --seconds 6
 
 Each scenario starts from the nominal stance (the quadruped of urdf/README.md, or the test hexapod with a
 tripod gait) on kinodyn's simulator or MuJoCo (``--backend``) and prints its figures (SI units). ``all``
-runs every scenario but ``random``. The scenarios are in locomotion_scenarios.py, which the closed-loop
-tests assert on.
+runs every scenario but ``random`` and ``pushes``. The scenarios are in locomotion_scenarios.py, which the
+closed-loop tests assert on.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import numpy as np
 from locomotion_scenarios import Legged, push, random_run, stand_up, trot
@@ -27,7 +29,8 @@ from wbc_scenarios import ControlError
 COMMANDS = {"in-place": (0.0, 0.0, 0.0), "forward": (0.5, 0.0, 0.0), "sideways": (0.0, 0.2, 0.0),
             "yaw": (0.0, 0.0, 0.6)}
 PUSHES = {"push": ("trot", 120.0), "push-standing": ("stand", 60.0)}
-SCENARIOS = ("stand-up", *COMMANDS, *PUSHES, "random")
+SCENARIOS = ("stand-up", *COMMANDS, *PUSHES, "random", "pushes")
+PHASES = 8  # "pushes": starts at k/PHASES of a gait period (one period of trotting first), k = 0 .. PHASES-1
 
 
 def main() -> None:
@@ -41,17 +44,37 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=2.0, help="left out of the RMSE [s] (default 2)")
     args = parser.parse_args()
     np.set_printoptions(precision=4, suppress=True)
-    for name in SCENARIOS[:-1] if args.scenario == "all" else (args.scenario,):
-        robot = getattr(Legged, args.robot)(backend=args.backend)
+    for name in SCENARIOS[:-2] if args.scenario == "all" else (args.scenario,):
         print(f"--- {args.robot} {name} on {args.backend} (control 500 Hz, sim dt 1 ms, rk4)")
         try:
-            scenario(name, robot, args)
+            scenario(name, lambda: getattr(Legged, args.robot)(backend=args.backend), args)
         except ControlError as exc:
             print(f"FAILED: {exc}")
 
 
-def scenario(name: str, robot: Legged, args: argparse.Namespace) -> None:
-    """Run scenario ``name`` and print its figures."""
+def pushes(make: Callable[[], Legged]) -> None:
+    """The 120 N, 0.2 s lateral push while trotting in place, from a fresh start each time, at ``PHASES``
+    evenly spaced phases of the gait, to +y and -y; 2 s after each; a failure is printed and the rest run."""
+    for k in range(PHASES):
+        for direction in (1.0, -1.0):
+            robot = make()
+            before = robot.controller.params.period * (1.0 + k / PHASES)
+            try:
+                f = push(robot, direction * 120.0, before=before)
+            except ControlError as exc:
+                print(f"phase {k}/{PHASES} {direction * 120:+g} N: FAILED: {exc}")
+                continue
+            print(f"phase {k}/{PHASES} {f.force:+g} N: base >= {f.min_height_ratio:.1%}, lowest body point "
+                  f"{f.lowest_body:.3f} m, moved <= {f.max_offset:.3f} m, speed at the end "
+                  f"{f.final_speed:.3f} m/s, fallback solves {len(f.notes)}")
+
+
+def scenario(name: str, make: Callable[[], Legged], args: argparse.Namespace) -> None:
+    """Run scenario ``name`` on a robot from ``make()`` and print its figures."""
+    if name == "pushes":
+        pushes(make)
+        return
+    robot = make()
     if name == "stand-up":
         f = stand_up(robot)
         print(f"sat at {f.sit_height:.3f} m; stood up to within {f.final_height_error * 1e3:.2f} mm of "
