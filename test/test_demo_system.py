@@ -1,7 +1,8 @@
 """The README's main command, `bash scripts/demo.sh`, headless with the short scenario (issue 13 points 1, 5).
 
-It runs the quadruped closed loop (config/quadruped_wbc.yaml) through stand up, trot forward at 0.3 m/s and
-stop. The test checks the progress lines (one per step, in order, simulated time increasing), the summary
+It runs the quadruped closed loop (config/quadruped_wbc.yaml) through stand up, a sway (roll and a lower base
+on the wbc's ~/base_pose), trot forward at 0.3 m/s and stop. The test checks the progress lines (one per step,
+in order, simulated time increasing), the true base rolling during the sway, the summary
 table (no fall, the trot's measured velocity near its command, estimator drift and WBC tick figures), the bag
 (the graph's topics on simulated time, the commanded 0.3 m/s in it), the report page (self-contained, with its
 figures) and that every process the demo started has ended.
@@ -9,6 +10,7 @@ figures) and that every process the demo started has ended.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import uuid
@@ -51,10 +53,11 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
 
     # progress: one line per step, in the scenario's order, simulated time increasing
     steps = re.findall(r"^\[scenario\] t = +([0-9.]+) s: (.+)$", log, re.M)
-    assert [name for _, name in steps] == ["stand up", "trot forward", "stop"], log[-4000:]
+    assert [name for _, name in steps] == ["stand up", "sway", "trot forward", "stop"], log[-4000:]
     times = [float(t) for t, _ in steps]
     assert times[0] > 0 and times[1] - times[0] == pytest.approx(1.5, abs=0.05)
-    assert times[2] - times[1] == pytest.approx(2.5, abs=0.05)
+    assert times[2] - times[1] == pytest.approx(1.0, abs=0.05)
+    assert times[3] - times[2] == pytest.approx(2.5, abs=0.05)
     assert "browser view" not in log and "[viewer]" not in log, "headless: no viewer expected"
 
     (run,) = list(tmp_path.iterdir())
@@ -74,15 +77,21 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     # the bag: the graph's topics on simulated time, the command in it
     counts: dict[str, int] = {}
     commanded = []
+    sway_roll: list[float] = []  # the true base roll during the sway step
     for topic, _type, t_ns, message in read_messages(run / "bag"):
         counts[topic] = counts.get(topic, 0) + 1
         if topic == "/wbc/cmd_vel":
             commanded.append(message.twist.linear.x)
             assert t_ns < 60e9, "bag time is simulated time (the scenario lasts seconds)"
+        if topic == "/quadruped_system/odometry" and times[1] <= t_ns * 1e-9 <= times[2]:
+            o = message.pose.pose.orientation
+            sway_roll.append(math.atan2(2.0 * (o.w * o.x + o.y * o.z), 1.0 - 2.0 * (o.x ** 2 + o.y ** 2)))
     for topic in ("/joint_states", "/odometry/filtered", "/quadruped_system/odometry", "/contact_schedule",
                   "/leg_pd_controller/commands", "/diagnostics", "/tf"):
         assert counts.get(topic, 0) >= (5 if topic == "/diagnostics" else 100), (topic, counts)
     assert max(commanded) == pytest.approx(0.3)
+    assert counts.get("/wbc/base_pose", 0) >= 2, counts  # the sway's pose and the return to nominal
+    assert max(sway_roll) > 0.1, "the base rolls towards the 0.15 rad the sway asks"
 
     # the report: one self-contained page with its figures
     page = (run / "report.html").read_text()

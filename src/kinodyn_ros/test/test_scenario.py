@@ -21,15 +21,18 @@ def test_steps_from_yaml_and_their_errors(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text("- {name: trot, duration: 2.0, mode: trot}\n"
                     "- {name: go, duration: 3.0, cmd_vel: [0.5, 0, 0], track: true, settle: 1.5}\n"
-                    "- {name: push, duration: 1.0, push: [0, 120, 0], push_duration: 0.2}\n")
-    trot, go, push = load_steps(path)
+                    "- {name: push, duration: 1.0, push: [0, 120, 0], push_duration: 0.2}\n"
+                    "- {name: sway, duration: 1.0, base_pose: [0, 0, -0.05, 0.15, 0, 0]}\n")
+    trot, go, push, sway = load_steps(path)
+    assert sway.base_pose == (0.0, 0.0, -0.05, 0.15, 0.0, 0.0) and trot.base_pose is None
     assert trot.mode == "trot" and go.cmd_vel == (0.5, 0.0, 0.0) and go.track and go.settle == 1.5
     assert push.push == (0.0, 120.0, 0.0) and push.push_link == "base_link"
     for raw, reason in (({"name": "a", "duration": 1.0, "speed": 1}, "unknown keys \\['speed'\\]"),
                         ({"name": "a", "duration": 1.0, "settle": 1.0, "track": True}, "settle must be"),
                         ({"name": "a", "duration": 0.0}, "duration must be"),
                         ({"name": "a", "duration": 1.0, "mode": "run"}, "mode must be one of"),
-                        ({"name": "a", "duration": 1.0, "cmd_vel": [1, math.nan, 0]}, "three finite numbers"),
+                        ({"name": "a", "duration": 1.0, "cmd_vel": [1, math.nan, 0]}, "cmd_vel must be 3"),
+                        ({"name": "a", "duration": 1.0, "base_pose": [0, 0, 0]}, "base_pose must be 6"),
                         ({"duration": 1.0}, "missing 1 required")):
         with pytest.raises(ValueError, match=reason):
             steps_from_data([raw])

@@ -26,8 +26,15 @@ class Demo:
     short_scenario: tuple[Step, ...]  # the same parts, a few simulated seconds (tests, CI)
 
 
+SWAY_ANGLE = 0.15  # rad of roll, then pitch, then yaw, standing (the wbc's ~/base_pose; limit max_pose_angle)
+SWAY_DROP = 0.05  # m the base goes down (limit max_pose_shift)
+
 QUADRUPED_SCENARIO = (
     Step("stand up", 3.0, mode="stand"),
+    Step("sway: roll", 1.0, base_pose=(0.0, 0.0, 0.0, SWAY_ANGLE, 0.0, 0.0)),
+    Step("sway: pitch", 1.0, base_pose=(0.0, 0.0, 0.0, 0.0, SWAY_ANGLE, 0.0)),
+    Step("sway: yaw and down", 1.0, base_pose=(0.0, 0.0, -SWAY_DROP, 0.0, 0.0, SWAY_ANGLE)),
+    Step("sway: back", 1.0, base_pose=(0.0,) * 6),
     Step("trot in place", 2.0, mode="trot"),
     Step("trot forward", 8.0, cmd_vel=(0.4, 0.0, 0.0), settle=1.5, track=True),
     Step("turn", 6.0, cmd_vel=(0.2, 0.0, 0.5), settle=1.5, track=True),
@@ -35,11 +42,13 @@ QUADRUPED_SCENARIO = (
     Step("stop", 2.0),
     Step("stand", 2.0, mode="stand"),
 )
-"""Stand up, trot forward, turn, a push while trotting, stop: 27 s of simulated time."""
+"""Stand up, sway, trot forward, turn, a push while trotting, stop: 31 s of simulated time."""
 
 QUADRUPED_SHORT = (
     Step("stand up", 1.5, mode="stand"),
-    Step("trot forward", 2.5, mode="trot", cmd_vel=(0.3, 0.0, 0.0), settle=1.5, track=True),
+    Step("sway", 1.0, base_pose=(0.0, 0.0, -SWAY_DROP, SWAY_ANGLE, 0.0, 0.0)),
+    Step("trot forward", 2.5, mode="trot", cmd_vel=(0.3, 0.0, 0.0), base_pose=(0.0,) * 6, settle=1.5,
+         track=True),
     Step("stop", 1.5, mode="stand", settle=0.5),
 )
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import TwistStamped, Vector3, Wrench
+from geometry_msgs.msg import PoseStamped, TwistStamped, Vector3, Wrench
+from kinodyn.spatial.rotations import euler_to_matrix, matrix_to_quat
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -44,6 +45,7 @@ class Topics:
     push: str = "/quadruped_system/push"
     estimate: str = "/odometry/filtered"
     cmd_vel: str = "/wbc/cmd_vel"
+    base_pose: str = "/wbc/base_pose"
     wbc_parameters: str = "/wbc/set_parameters"
     diagnostics: str = "/diagnostics"
     wbc_name: str = "wbc"  # the wbc's DiagnosticStatus name
@@ -82,6 +84,7 @@ class ScenarioRunner:
         n.create_subscription(ContactStates, topics.contacts, self._on_contacts, qos)
         n.create_subscription(DiagnosticArray, topics.diagnostics, self._on_diagnostics, qos)
         self._cmd_vel = n.create_publisher(TwistStamped, topics.cmd_vel, 10)
+        self._base_pose = n.create_publisher(PoseStamped, topics.base_pose, 10)
         self._parameters = n.create_client(SetParameters, topics.wbc_parameters)
         self._push = n.create_client(Push, topics.push)
         self._pending: list[tuple[str, Any]] = []  # (what, future) of service calls not answered yet
@@ -130,12 +133,25 @@ class ScenarioRunner:
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = step.cmd_vel
         self._cmd_vel.publish(msg)
 
+    def _publish_base_pose(self, offsets: tuple[float, ...]) -> None:
+        msg = PoseStamped()
+        t = round(self.now() * NS)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t, NS)
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = offsets[:3]
+        roll, pitch, yaw = offsets[3:]
+        q = matrix_to_quat(euler_to_matrix((yaw, pitch, roll), "zyx"))  # kinodyn quaternions: x y z w
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(c) for c in q)
+        self._base_pose.publish(msg)
+
     def _start(self, step: Step) -> None:
         if step.mode is not None:
             value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=step.mode)
             request = SetParameters.Request(parameters=[Parameter(name="locomotion_mode", value=value)])
             self._pending.append((f"{step.name}: locomotion_mode {step.mode}",
                                   self._parameters.call_async(request)))
+        if step.base_pose is not None:
+            self._publish_base_pose(step.base_pose)
         if step.push is not None:
             request = Push.Request(link=step.push_link, wrench=Wrench(force=Vector3(
                 x=step.push[0], y=step.push[1], z=step.push[2])), duration=step.push_duration)

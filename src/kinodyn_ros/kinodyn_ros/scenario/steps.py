@@ -1,10 +1,12 @@
 """A closed-loop scenario as data: a list of timed steps (docs/closed-loop.md, "Scenarios").
 
 Each step lasts ``duration`` seconds of simulated time. At its start the runner requests the wbc's
-``locomotion_mode`` (if ``mode`` is given) and applies ``push`` (a force in world axes on ``push_link`` for
-``push_duration`` s, through the simulator's ``~/push``); during the step it publishes ``cmd_vel`` (vx, vy in
-m/s, wz in rad/s, body frame). Velocity tracking is judged from ``settle`` seconds after the step's start (the
-transient excluded) when ``track`` is true. A scenario is a YAML list of mappings with these keys, or the same
+``locomotion_mode`` (if ``mode`` is given), publishes ``base_pose`` (standing base pose offsets x, y, height
+[m], roll, pitch, yaw [rad] about the nominal stance, on the wbc's ``~/base_pose``) and applies ``push`` (a
+force in world axes on ``push_link`` for ``push_duration`` s, through the simulator's ``~/push``); during the
+step it publishes ``cmd_vel`` (vx, vy in m/s, wz in rad/s, body frame). Velocity tracking is judged from
+``settle`` seconds after the step's start (the transient excluded) when ``track`` is true.
+A scenario is a YAML list of mappings with these keys, or the same
 list built in Python.
 """
 
@@ -28,6 +30,7 @@ class Step:
     duration: float  # s of simulated time
     mode: str | None = None  # wbc locomotion_mode requested at the start (None: unchanged)
     cmd_vel: tuple[float, float, float] = (0.0, 0.0, 0.0)  # vx, vy [m/s], wz [rad/s]
+    base_pose: tuple[float, ...] | None = None  # x, y, height [m], roll, pitch, yaw [rad], at the start
     push: tuple[float, float, float] | None = None  # N, world axes, at the start
     push_duration: float = 0.2  # s
     push_link: str = "base_link"
@@ -38,6 +41,8 @@ class Step:
         object.__setattr__(self, "cmd_vel", _vector(self.cmd_vel, "cmd_vel", self.name))
         if self.push is not None:
             object.__setattr__(self, "push", _vector(self.push, "push", self.name))
+        if self.base_pose is not None:
+            object.__setattr__(self, "base_pose", _vector(self.base_pose, "base_pose", self.name, size=6))
         for key in ("duration", "push_duration"):
             value = getattr(self, key)
             if not (math.isfinite(value) and value > 0.0):
@@ -50,11 +55,11 @@ class Step:
             raise ValueError(f"step {self.name!r}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
 
-def _vector(value: Iterable[float], key: str, name: str) -> tuple[float, float, float]:
+def _vector(value: Iterable[float], key: str, name: str, size: int = 3) -> Any:
     out = tuple(float(x) for x in value)
-    if len(out) != 3 or not all(math.isfinite(x) for x in out):
-        raise ValueError(f"step {name!r}: {key} must be three finite numbers, got {list(value)}")
-    return out  # type: ignore[return-value]
+    if len(out) != size or not all(math.isfinite(x) for x in out):
+        raise ValueError(f"step {name!r}: {key} must be {size} finite numbers, got {list(value)}")
+    return out
 
 
 def steps_from_data(data: Iterable[Mapping[str, Any]]) -> list[Step]:
