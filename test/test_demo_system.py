@@ -43,8 +43,8 @@ def tagged_processes(tag: str) -> list[int]:
 
 def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     tag = uuid.uuid4().hex
-    env = dict(os.environ, KINODYN_DEMO_HEADLESS="1", KINODYN_DEMO_SHORT="1", KINODYN_DEMO_RUNS=str(tmp_path),
-               KINODYN_DEMO_TEST_TAG=tag)
+    env = dict(os.environ, KINODYN_DEMO_HEADLESS="1", KINODYN_DEMO_SHORT="1",
+               KINODYN_DEMO_RUNS=str(tmp_path / "runs"), KINODYN_DEMO_TEST_TAG=tag)
     demo = spawn(["bash", str(REPO / "scripts" / "demo.sh")], "demo", env=env)
     code = demo.wait(timeout=1200)  # setup.sh included: it recompiles the kernels after a change to the core
     log = Path(demo.log_path).read_text()
@@ -60,7 +60,7 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     assert times[3] - times[2] == pytest.approx(2.5, abs=0.05)
     assert "browser view" not in log and "[viewer]" not in log, "headless: no viewer expected"
 
-    (run,) = list(tmp_path.iterdir())
+    (run,) = list((tmp_path / "runs").iterdir())  # tmp_path also holds the spawned processes' logs
     summary = (run / "summary.txt").read_text()
     assert summary in log.replace("\r", "")
     assert "falls: none" in summary
