@@ -29,6 +29,7 @@ from kinodyn.spatial import quat_to_matrix
 
 from kinodyn import Model
 from kinodyn_ros.bags.cdr import odometry_rows_cdr
+from kinodyn_ros.bags.progress import BagProgress
 from kinodyn_ros.bags.reader import open_bag, select_connections
 from kinodyn_ros.bags.writer import BagWriter
 from kinodyn_ros.conversions import stamp_to_ns
@@ -54,7 +55,6 @@ ROUTINE_COUNTERS = frozenset({
 })
 """Diagnostics counters of normal work; the summary lists the others (drops, rejections, resets)
 when not zero."""
-PROGRESS_PERIOD = 5.0  # s of wall time between progress lines on stderr
 BATCH_MESSAGES = 3000
 """Input messages read as one block (estimation.blocks), between two estimator batches: ~2 s of 500 Hz
 inputs."""
@@ -185,22 +185,6 @@ def load_model(urdf: str | Path) -> Model:
     return Model.from_urdf(load_urdf(xml, f"URDF {str(path)!r}", StderrLog()), floating_base=True)
 
 
-class _Progress:
-    """A progress line on stderr every PROGRESS_PERIOD s of wall time (only the display reads the clock)."""
-
-    def __init__(self, start_ns: int, duration_ns: int, enabled: bool) -> None:
-        self._start, self._duration = start_ns, max(duration_ns, 1)
-        self._enabled = enabled
-        self._next = time.monotonic() + PROGRESS_PERIOD
-
-    def __call__(self, t_ns: int) -> None:
-        if self._enabled and time.monotonic() >= self._next:
-            self._next += PROGRESS_PERIOD
-            done = (t_ns - self._start) / NS
-            print(f"kinodyn estimate: {100.0 * done * NS / self._duration:5.1f} % "
-                  f"({done:.1f} of {self._duration / NS:.1f} s of bag time)", file=sys.stderr)
-
-
 def estimate_bag(
     bag: str | Path,
     model: Model,
@@ -230,7 +214,7 @@ def estimate_bag(
     with open_bag(bag) as reader:
         connections = select_connections(reader, wanted)  # every named topic must be in the bag
         start_ns, duration_ns = reader.start_time, reader.duration
-        show = _Progress(start_ns, duration_ns, progress)
+        show = BagProgress("kinodyn estimate:", start_ns, duration_ns, progress)
         wall = time.perf_counter()
         with BagWriter(output, storage=storage) as writer:
             for topic, msgtype in OUTPUT_TOPICS.values():

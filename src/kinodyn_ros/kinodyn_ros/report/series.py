@@ -10,8 +10,6 @@ lacks stays empty and its section says so. Times are header stamps (the clock of
 from __future__ import annotations
 
 import re
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from typing import Any
 import numpy as np
 from kinodyn.estimation.metrics import Trajectory
 
+from kinodyn_ros.bags.progress import BagProgress
 from kinodyn_ros.bags.reader import open_bag, reader_messages
 
 NS = 1_000_000_000
@@ -211,22 +210,6 @@ def _stamp(msg: Any) -> float:
     return stamp.sec + stamp.nanosec / NS
 
 
-class Progress:
-    """A line on stderr every PROGRESS_PERIOD s of wall time while a long bag is read."""
-
-    def __init__(self, start_ns: int, duration_ns: int, enabled: bool) -> None:
-        self._start, self._duration = start_ns, max(duration_ns, 1)
-        self._enabled = enabled
-        self._next = time.monotonic() + PROGRESS_PERIOD
-
-    def __call__(self, t_ns: int) -> None:
-        if self._enabled and time.monotonic() >= self._next:
-            self._next += PROGRESS_PERIOD
-            done = (t_ns - self._start) / self._duration
-            print(f"kinodyn report: reading {100.0 * done:5.1f} % of {self._duration / NS:.1f} s of bag time",
-                  file=sys.stderr)
-
-
 def read_series(bag: str | Path, wanted: ReportTopics = ReportTopics(), progress: bool = False) -> RunSeries:
     """Read ``bag`` once (module doc); a bag that cannot be read raises ``BagError``."""
     with open_bag(bag) as reader:
@@ -243,7 +226,8 @@ def read_series(bag: str | Path, wanted: ReportTopics = ReportTopics(), progress
         handlers = _handlers(run)
         connections = [c for c in reader.connections if c.topic in found.values()]
         by_topic = {topic: handlers[role] for role, topic in found.items()}
-        show = Progress(reader.start_time, reader.duration, progress)
+        show = BagProgress("kinodyn report: reading", reader.start_time, reader.duration, progress,
+                           PROGRESS_PERIOD)
         for topic, _, t_ns, msg in reader_messages(reader, connections):
             try:
                 by_topic[topic](msg, t_ns)
