@@ -82,7 +82,9 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
         counts[topic] = counts.get(topic, 0) + 1
         if topic == "/wbc/cmd_vel":
             commanded.append(message.twist.linear.x)
-            assert t_ns < 60e9, "bag time is simulated time (the scenario lasts seconds)"
+            # simulated time: seconds to minutes (the robot holds its posture until the estimator's first
+            # odometry, longer on a loaded machine), never the wall clock's ~1.8e18 ns since 1970
+            assert t_ns < 3600e9, "bag time is simulated time, not the wall clock"
         if topic == "/quadruped_system/odometry" and times[1] <= t_ns * 1e-9 <= times[2]:
             o = message.pose.pose.orientation
             sway_roll.append(math.atan2(2.0 * (o.w * o.x + o.y * o.z), 1.0 - 2.0 * (o.x ** 2 + o.y ** 2)))
