@@ -615,8 +615,10 @@ def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn) -> 
     finally:
         rclpy.shutdown()
     os.killpg(launcher.pid, signal.SIGINT)
-    assert launcher.wait(timeout=60) == 130, _log_lines(launcher)  # the launcher says why it ended
+    code = launcher.wait(timeout=60)
     lines = _log_lines(launcher)
+    log = "\n".join(lines)  # the whole log on a failure (a list's repr is cut short)
+    assert code == 130, log  # the launcher says why it ended
     for node in graph.nodes:
-        assert f"[kinodyn] node '{node.name}' stopped with code 0" in lines, lines
-    assert not [line for line in lines if "sending SIGTERM" in line], lines
+        assert f"[kinodyn] node '{node.name}' stopped with code 0" in lines, log
+    assert not [line for line in lines if "sending SIGTERM" in line], log
