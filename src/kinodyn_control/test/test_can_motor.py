@@ -183,8 +183,15 @@ def test_in_motor_pd_reaches_the_commanded_position() -> None:
                             ("j1/kd", 1.0), ("j2/position", -0.4)):
             rig.h.set_command(name, value)
         rig.cycles(1)
-        assert rig.motors[1].command[0] == pytest.approx(0.3, abs=P_STEP)  # motor = joint - offset
-        assert rig.motors[2].command[2] == pytest.approx(30.0, abs=500 / 4095)  # the kp param
+
+        def received() -> bool:  # the emulated motors answer from their own thread, later on loaded cores
+            return (rig.motors[1].command[0] == pytest.approx(0.3, abs=P_STEP)  # motor = joint - offset
+                    and rig.motors[2].command[2] == pytest.approx(30.0, abs=500 / 4095))  # the kp param
+
+        deadline = time.monotonic() + 5.0
+        while not received() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert received(), (rig.motors[1].command, rig.motors[2].command)
         rig.cycles(300)  # 0.6 s of a critically-damped-ish 20 N m/rad loop on 0.01 kg m^2
         assert rig.h.state("j1/position") == pytest.approx(0.5, abs=0.01)
         assert rig.h.state("j2/position") == pytest.approx(-0.4, abs=0.01)
