@@ -113,8 +113,9 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
     steps = [(nanoseconds(m.header.stamp) - START_NS) // STEP_NS for _, m in recorded]
     assert steps == list(range(steps[0], steps[0] + len(steps)))  # none lost after the first
     assert len(steps) >= 90
-    for t_ns, message in recorded:  # bag time = simulated time at reception
-        assert abs(t_ns - nanoseconds(message.header.stamp)) <= 10 * STEP_NS
+    for t_ns, message in recorded:  # bag time = simulated time at reception (not the wall clock's ~1.8e18 ns)
+        # a recorder stalled on a loaded machine takes a queued message when /clock (kept last 1) is ahead
+        assert -10 * STEP_NS <= t_ns - nanoseconds(message.header.stamp) <= 50 * STEP_NS
         step = (nanoseconds(message.header.stamp) - START_NS) // STEP_NS
         assert message.linear_acceleration.z == imu_at(step).linear_acceleration.z
     times = [t for _, _, t, _ in read_messages(bag)]

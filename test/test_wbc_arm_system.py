@@ -72,6 +72,9 @@ def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
         bad.pose.position.x = math.nan
         assert client.spin_until(lambda: states and stamp_ns(states[-1]) > 0.2 * NS, 90.0), \
             launcher.log_path.read_text()
+        # the NaN target is sent once: only after the wbc's subscription matched, or it is lost (not rejected)
+        assert client.spin_until(lambda: publisher.get_subscription_count() > 0, 60.0), \
+            launcher.log_path.read_text()
         publisher.publish(bad)
         node.create_timer(0.2, lambda: publisher.publish(good))  # until the wbc has it (discovery)
 

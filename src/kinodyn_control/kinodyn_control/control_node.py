@@ -345,7 +345,7 @@ class ControlNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     try:
-        return run_node(NODE_NAME, ControlNode, args, stop_before_shutdown=True)
+        return run_node(NODE_NAME, ControlNode, args)
     except ControlFaultError:  # logged where raised; run_node destroyed the node and shut the context down
         # Exit now: the interpreter's teardown (garbage-collecting the compiled kernels, the DDS entities)
         # takes 1-3 s more, and whoever supervises the process should learn of the fault at once.

@@ -8,8 +8,7 @@ from types import FrameType
 
 import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
-from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -20,51 +19,57 @@ CONFIGURATION_ERRORS = (RobotDescriptionError, ValueError, ParameterException)
 """What a node constructor raises for bad parameters (wrong value or type) or a bad URDF (kinodyn's
 URDFError is a ValueError)."""
 
+STOP_POLL_PERIOD = 0.1
+"""Longest time (s) between SIGINT/SIGTERM and the spin loop seeing it: the executor wakes this often."""
 
-def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+
+class _StopRequest:
+    """SIGINT and SIGTERM set a flag that the spin loop reads; nothing is raised inside a callback.
+
+    rclpy's own handler shuts the context down before the node is destroyed (a node whose threads publish
+    then publishes on a dead context), and a ``KeyboardInterrupt`` raised by a Python handler can land inside
+    rclpy's C++ message conversion, where pybind11 turns it into ``RuntimeError: Unable to convert call
+    argument`` and the node exits with code 1. A flag does neither.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGINT, self._request)
+        signal.signal(signal.SIGTERM, self._request)
+
+    def _request(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
 
 
-def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None,
-             stop_before_shutdown: bool = False) -> int:
-    """Create the node with ``make_node`` and spin it until shutdown; returns the process exit code.
+def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None) -> int:
+    """Create the node with ``make_node`` and spin it until SIGINT/SIGTERM; returns the process exit code.
 
     A configuration error raised while the node is built, or a parameter given to it that it does not declare
     (``reject_undeclared_parameters``), is logged as one line under ``name`` (no traceback) and gives exit
-    code 1.
-
-    rclpy's own Ctrl-C handler shuts the context down first and only then runs ``on_shutdown`` callbacks, so
-    a node with threads of its own that publish (the control loop) would publish on a dead context. With
-    ``stop_before_shutdown`` SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the spinning thread instead
-    (within one wake-up of the executor: such a node needs a timer), and ``destroy_node`` runs (stopping the
-    threads) before the context is shut down.
+    code 1. On SIGINT or SIGTERM the node is destroyed (stopping any threads of its own) and only then is the
+    context shut down.
     """
-    if stop_before_shutdown:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    else:
-        rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = _StopRequest()
     node = None
-    configured = False
     try:
         node = make_node()
         reject_undeclared_parameters(node)
-        configured = True
-        rclpy.spin(node)
     except CONFIGURATION_ERRORS as exc:
-        if configured:
-            raise
         rclpy.logging.get_logger(name).error(f"{exc}; exiting")
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except rclpy_implementation.RCLError:
-        if rclpy.ok():
-            raise
-        # Ctrl-C shut the context down while a callback was publishing: that is a normal stop.
-    finally:
         if node is not None:
             node.destroy_node()
+        rclpy.try_shutdown()
+        return 1
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        while not stop.requested:
+            executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+    except ExternalShutdownException:
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
         rclpy.try_shutdown()
     return 0

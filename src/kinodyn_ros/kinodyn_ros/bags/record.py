@@ -5,7 +5,9 @@ once a publisher offers it; the subscription requests what every publisher offer
 adapt_request_to_offers: transient_local is kept for /tf_static and /robot_description) and the offered
 profiles are stored with the topic. A message's bag time is the recorder's clock at reception: the system
 clock, or with ``--use-sim-time`` the latest /clock (nothing is written before the first /clock, as rosbag2).
-SIGINT or SIGTERM (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml.
+SIGINT or SIGTERM (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml. At
+``--duration`` the messages already delivered are written first: the time source keeps only the latest /clock,
+so after a stall of the recorder the clock jumps past the end while the data of that stretch is still queued.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
@@ -148,6 +150,18 @@ def _check(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _run_ready_callbacks(executor: Executor) -> None:
+    """Run every callback that is ready now, without waiting for more."""
+    while True:
+        try:
+            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
+        except TimeoutException:
+            return
+        handler()
+        if handler.exception() is not None:
+            raise handler.exception()
+
+
 def run(args: argparse.Namespace) -> int:
     """Record until SIGINT/SIGTERM or --duration; exit code 0 with a closed bag, 2 on a usage error."""
     error = _check(args)
@@ -183,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
                     log.info(recorder.progress())
                     next_progress = now + args.progress_period
                 executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
+            if not stop:
+                _run_ready_callbacks(executor)
         log.info(f"bag {output} closed: {recorder.progress()}")
     finally:
         executor.shutdown()
