@@ -343,7 +343,11 @@ class LeggedEstimator:
         self._clock[loop.IMU_STAMP] = stamp
         restarts = self._initializer.restarts
         done = self._initializer.add(stamp, sample[:3], sample[3:])
-        self.counters["initialization_restarts"] += self._initializer.restarts - restarts
+        if self._initializer.restarts > restarts:
+            self.counters["initialization_restarts"] += self._initializer.restarts - restarts
+            reason = self._initializer.restart_reason
+            self.last_problem = (f"standing window restarted at {stamp:.3f} s: {reason} "
+                                 "(the robot must stand still to initialise)")
         self._held[:] = sample
         if done:
             self._start(stamp)

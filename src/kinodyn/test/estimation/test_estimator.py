@@ -238,6 +238,8 @@ def test_motion_during_initialisation_restarts_the_window(hexapod) -> None:
         if k == 150:
             assert "window restarted: moving: gyro" in estimator.status
     assert estimator.counters["initialization_restarts"] == 1
+    expected = f"standing window restarted at {truth.t[100]:.3f} s: moving: gyro"
+    assert estimator.last_problem.startswith(expected)
 
 
 def test_detected_contacts_feed_the_filter() -> None:
