@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,7 @@ from kinodyn_ros.wbc.legged import LeggedController
 
 NS = 1_000_000_000
 NODE_NAME = "wbc"
+_ZERO_POINT, _ZERO_VECTOR = Point(), Vector3()
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,14 @@ class WbcCore:
     def _joints(self, msg: JointState) -> tuple[np.ndarray, np.ndarray]:
         if len(msg.velocity) == 0:
             raise JointStateError("no_velocity", "JointState has no velocities; the controller needs them")
+        n = len(self.names)
+        sizes_match = len(msg.position) == len(msg.velocity) == n and len(msg.effort) in (0, n)
+        if sizes_match and msg.name == self.names:
+            # the usual message (control_node's: the model's joints in its order): no reordering; the same
+            # checks (finite, within the bounds), a non-finite one left to the full path below to name it
+            q, v = np.array(msg.position, dtype=np.float64), np.array(msg.velocity, dtype=np.float64)
+            if np.isfinite(q).all() and np.isfinite(v).all():
+                return self.bounds.check_q(q), v
         q = self.bounds.check_q(joint_state_positions(msg, self.names).values)
         return q, joint_state_vector(msg, msg.velocity, self.names, "velocity")
 
@@ -285,7 +295,9 @@ class WbcCore:
         msg = JointPDCommand()
         msg.header.stamp = joint_state.header.stamp
         msg.name = self.names
-        msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (a.tolist() for a in command.arrays())
+        # array.array('d') fields are taken as they are (a list is checked value by value: a tick's cost)
+        msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (
+            array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes()) for a in command.arrays())
         return msg
 
     def _schedule(self, stamp: int) -> ContactStates | None:
@@ -297,8 +309,8 @@ class WbcCore:
         msg.header.stamp = ns_to_time(at)
         msg.names = list(self._stance)
         msg.in_contact = list(self._stance.values())
-        msg.points = [Point() for _ in self._stance]  # a schedule has no contact points or forces
-        msg.forces = [Vector3() for _ in self._stance]
+        msg.points = [_ZERO_POINT] * len(self._stance)  # a schedule has no contact points or forces (one
+        msg.forces = [_ZERO_VECTOR] * len(self._stance)  # zero message shared: never changed)
         return msg
 
     def _footholds(self, joint_state: JointState, result: TickResult) -> PoseArray | None:

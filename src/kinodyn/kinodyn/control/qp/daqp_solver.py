@@ -66,16 +66,16 @@ class DaqpSolver(SolverBase):
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
         ms, neq = (qp.n if qp.has_bounds else 0), qp.n_eq
         rows = np.vstack((qp.A, qp.C)) if neq and qp.n_in else (qp.A if neq else qp.C)
-        upper = [qp.ub] if qp.has_bounds else []
-        lower = [qp.lb] if qp.has_bounds else []
-        bupper = np.clip(np.concatenate([*upper, qp.b, qp.u]), -_INF, _INF)
-        blower = np.clip(np.concatenate([*lower, qp.b, qp.l]), -_INF, _INF)
+        bupper = _limited([qp.ub] if qp.has_bounds else [], qp.b, qp.u)
+        blower = _limited([qp.lb] if qp.has_bounds else [], qp.b, qp.l)
         sense = np.zeros(bupper.size, dtype=np.int32)
-        sense[ms : ms + neq] = _EQUALITY
+        if neq:
+            sense[ms : ms + neq] = _EQUALITY
         if warm is not None:
             # SolverBase passes only a SOLVED result of this shape: z set, w set exactly with bounds
             assert warm.z is not None and (warm.w is not None) == qp.has_bounds
-            previous = np.concatenate(([warm.w] if warm.w is not None else []) + [np.zeros(neq), warm.z])
+            parts = ([warm.w] if warm.w is not None else []) + ([np.zeros(neq)] if neq else [])
+            previous = np.concatenate([*parts, warm.z]) if parts else warm.z
             sense[previous > 0.0] |= _ACTIVE
             sense[previous < 0.0] |= _ACTIVE | _LOWER
         x, _, exitflag, info = daqp.solve(
@@ -97,6 +97,14 @@ class DaqpSolver(SolverBase):
             z=lam[ms + neq :],
             w=lam[:ms] if qp.has_bounds else None,
         )
+
+
+def _limited(bounds: list[np.ndarray], b: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """DAQP's bound vector: ``bounds`` (the variable bounds, or none), the equalities' ``b``, then ``side``,
+    infinities at DAQP's ``_INF`` (no concatenation when there is one block: a control tick's common case)."""
+    parts = [*bounds, b] if b.size else bounds
+    values = np.concatenate([*parts, side]) if parts else side
+    return np.minimum(np.maximum(values, -_INF), _INF)
 
 
 def _consistent(A: np.ndarray, b: np.ndarray) -> bool:

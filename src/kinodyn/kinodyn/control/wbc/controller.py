@@ -139,6 +139,7 @@ class WholeBodyController:
         self._tasks: list[tuple[int, Task]] = []
         self._evaluator: Evaluator | None = None
         self._layouts: dict[tuple[str, ...], VariableLayout] = {}
+        self._ridges: dict[tuple[int, float], np.ndarray] = {}  # eps I per size of z
         self._t: float | None = None
 
     # ----- configuration -------------------------------------------------------------------------------
@@ -399,7 +400,10 @@ class WholeBodyController:
     def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
                      hi: np.ndarray) -> QPResult:
         nz = AZ.shape[1]
-        H = AZ.T @ AZ + self.regularization * np.eye(nz)
+        ridge = self._ridges.get((nz, self.regularization))
+        if ridge is None:
+            ridge = self._ridges[(nz, self.regularization)] = self.regularization * np.eye(nz)
+        H = AZ.T @ AZ + ridge
         g = -AZ.T @ r
         solver = self._solvers.get(k)
         if solver is None:

@@ -47,6 +47,10 @@ class FrameTask(MotionTask):
         label = name if name is not None else self.frame
         self.mask = selection(mask, 6, f"task {label!r} mask")
         self._rows = np.flatnonzero(self.mask)  # the selected axes, indices
+        contiguous = self._rows[-1] - self._rows[0] + 1 == self._rows.size
+        # a run of axes is taken as a slice (views, no copies: a tick's cost), others by index
+        self._select: slice | np.ndarray = slice(int(self._rows[0]), int(self._rows[-1]) + 1) \
+            if contiguous else self._rows
         self._angular = bool(self.mask[3:].any())  # the orientation error is needed
         super().__init__(label, int(self.mask.sum()), gain(weight, 6, f"task {label!r} weight")[self.mask])
         self.kp = gain(kp, 6, f"task {label!r} kp")
@@ -106,7 +110,7 @@ class FrameTask(MotionTask):
         e[:3] = self.pose[:3, 3] - T[:3, 3]
         if self._angular:  # (position-only tasks skip the log: its rows are not selected)
             e[3:] = rotation_error(self._rotation, np.ascontiguousarray(T[:3, :3]))
-        rows = self._rows
+        rows = self._select
         J = ev.jacobians[k][rows]
         desired = pd_acceleration(self.acceleration[rows], self.kp[rows], e[rows], self.kd[rows],
                                   self.twist[rows], J @ ev.v)
