@@ -124,8 +124,8 @@ def _warm_estimation(rng: np.random.Generator) -> None:
     floating = Model.from_urdf(WARMUP_URDF, floating_base=True)
     _exercise_filter(ErrorStateEKF())
     _exercise_filter(InvariantEKF())
-    legs = LegKinematics(floating, "base", ["tip"])
-    legs.measure(np.zeros(3), 1e-3)
+    legs = LegKinematics(floating, "base", ["tip"], foot_radius=0.02)
+    legs.measure(np.zeros(3), 1e-3, np.eye(3), ["tip"])  # with the rolling-foot correction
     legs.extrinsics.base_output(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.eye(15), 1e-6)
     joints = np.zeros(floating.nv - 6)
     for name in FILTERS:  # the compiled event loop: initialisation from standing, propagation, stance updates

@@ -21,7 +21,7 @@ from numba import njit
 
 from kinodyn._kernels import estimation as eskf
 from kinodyn._kernels import invariant as iekf
-from kinodyn._kernels.legs import base_output, feet_in_imu
+from kinodyn._kernels.legs import base_output, feet_in_imu, roll_back
 
 IMU, CONTACTS, JOINTS = 0, 1, 2
 """Event kinds."""
@@ -199,7 +199,8 @@ def _joint_event(kind: int, filt: tuple, constrain: bool, gate: float, clock: np
                  nis_out: np.ndarray, dof_out: np.ndarray, problem: np.ndarray, value: np.ndarray,
                  mask: np.ndarray, i: int) -> int:
     """One joint state: order and IMU checks, propagation to its stamp with the held sample, then the
-    kinematic update when the feet in contact with measured legs are exactly the filter's (else ESCAPE_JOINTS:
+    kinematic update (rolling feet measured at their fixed point, ``roll_back``) when the feet in contact with
+    measured legs are exactly the filter's (else ESCAPE_JOINTS:
     touchdown and lift-off change the state's size, unmeasured feet and detection are worded in Python)."""
     counters[JOINT_STATES] += 1
     if not initialized:
@@ -217,7 +218,7 @@ def _joint_event(kind: int, filt: tuple, constrain: bool, gate: float, clock: np
         return ESCAPE_JOINTS
     if flags[0] < 0:  # no contact message yet
         return DONE
-    ki, kf, q, frames, C_IB, r_BI, J, members, fk = legs
+    ki, kf, q, frames, C_IB, r_BI, J, members, fk, radii, touchdown = legs
     nfeet = frames.shape[0]
     count = 0
     for f in range(nfeet):
@@ -245,6 +246,7 @@ def _joint_event(kind: int, filt: tuple, constrain: bool, gate: float, clock: np
         q[first + j] = positions[j] if math.isfinite(positions[j]) else 0.0
     feet_in_imu(ki, kf, q, frames, C_IB, r_BI, J.shape[1] - positions.shape[0], settings[ENCODER_VARIANCE], J,
                 fk)
+    roll_back(filt[0], fk, slots, radii, touchdown)  # rolling feet (LegKinematics.measure's stance feet)
     accepted = np.zeros(count, dtype=np.bool_)
     try:
         nis = _update(kind, filt, constrain, gate, fk, slots, accepted)

@@ -1,7 +1,10 @@
-"""Compiled leg kinematics of the legged estimator: every foot in the IMU frame with its encoder covariance,
-in one pass (seed 003 §5.3 (115); ``kinodyn.estimation.legs.LegKinematics``)."""
+"""Compiled leg kinematics of the legged estimator: every foot in the IMU frame with its encoder covariance
+and orientation, in one pass (seed 003 §5.3 (115); ``kinodyn.estimation.legs.LegKinematics``), and the
+rolling-foot correction of a stance foot's position (``roll_back``; docs/estimation.md "Rolling feet")."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -13,9 +16,10 @@ from kinodyn._kernels.kinematics import _walk_up
 @njit(cache=True)
 def feet_in_imu(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, C_IB: np.ndarray,
                 r_BI: np.ndarray, first_column: int, variance: float, J: np.ndarray, out: np.ndarray) -> None:
-    """Row k of ``out`` (K x 12) = foot ``frames[k]``: its position ``C_IB (r_BF - r_BI)`` in the IMU frame,
+    """Row k of ``out`` (K x 21) = foot ``frames[k]``: its position ``C_IB (r_BF - r_BI)`` in the IMU frame,
     then the row-major 3x3 covariance ``variance * J_I J_I^T`` with ``J_I = C_IB C_BF J_local[:3, first:]``
-    (the leg Jacobian of the foot origin in IMU axes over the joint columns ``first_column:``).
+    (the leg Jacobian of the foot origin in IMU axes over the joint columns ``first_column:``), then the
+    row-major foot orientation ``C_IF = C_IB C_BF``.
 
     ``q`` places the base at the origin (identity orientation), so world = base coordinates; ``J`` (6 x nv)
     is scratch. ``_walk_up`` gives the foot placement ``(C_BF, d)`` and its LOCAL Jacobian.
@@ -42,6 +46,61 @@ def feet_in_imu(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarra
                 for c in range(first_column, nv):
                     s += JI[a, c] * JI[b, c]
                 row[3 + 3 * a + b] = row[3 + 3 * b + a] = variance * s
+        for a in range(3):
+            for b in range(3):
+                row[12 + 3 * a + b] = M[a, b]
+
+
+@njit(cache=True)
+def so3_log(R: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = the rotation vector of ``R`` (angle in [0, pi]); the branches of
+    ``kinodyn.spatial.rotations.matrix_to_rotvec`` (seed 000 (2.49)-(2.50))."""
+    w0, w1, w2 = 0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    angle = math.atan2(math.sqrt(w0 * w0 + w1 * w1 + w2 * w2), c)
+    if c >= 0.0:
+        scale = 1.0 if angle == 0.0 else angle / math.sin(angle)
+        out[0], out[1], out[2] = w0 * scale, w1 * scale, w2 * scale
+        return
+    best = 0
+    for a in range(1, 3):
+        if R[a, a] > R[best, best]:
+            best = a
+    axis = np.empty(3)
+    for a in range(3):  # column ``best`` of n n^T = ((R + R^T)/2 - c I) / (1 - c)
+        axis[a] = (0.5 * (R[a, best] + R[best, a]) - (c if a == best else 0.0)) / (1.0 - c)
+    norm = math.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
+    sign = -1.0 if axis[0] * w0 + axis[1] * w1 + axis[2] * w2 < 0.0 else 1.0
+    for a in range(3):
+        out[a] = sign * angle * axis[a] / norm
+
+
+@njit(cache=True)
+def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray, touchdown: np.ndarray
+              ) -> None:
+    """Move each foot ``feet[k]`` (rows of ``fk``, ``feet_in_imu``) from its sphere's centre to the point
+    that stays fixed while the sphere rolls: ``r -= C^T rho (phi x n)``, ``phi = Log(C C_IF touchdown^T)``
+    (world rotation of the foot since ``touchdown``, its ``C_WF`` then), ``n = e_z``, ``rho = radii``;
+    feet of radius 0 are left as they are. ``C`` = ``C_WI``."""
+    R = np.empty((3, 3))
+    phi = np.empty(3)
+    for k in range(feet.shape[0]):
+        f = feet[k]
+        rho = radii[f]
+        if rho == 0.0:
+            continue
+        row = fk[f]
+        T = touchdown[f]
+        for a in range(3):  # R = C C_IF T^T
+            for b in range(3):
+                s = 0.0
+                for c in range(3):
+                    s += (C[a, 0] * row[12 + c] + C[a, 1] * row[15 + c] + C[a, 2] * row[18 + c]) * T[b, c]
+                R[a, b] = s
+        so3_log(R, phi)
+        d0, d1 = rho * phi[1], -rho * phi[0]  # rho (phi x e_z), world; its z is 0
+        for a in range(3):
+            row[a] -= C[0, a] * d0 + C[1, a] * d1
 
 
 @njit(cache=True, inline="always")

@@ -24,6 +24,9 @@ node and the offline tool feed it the same events, so their outputs agree):
 - contacts from messages, a controller's schedule, or detection from joint efforts (``ContactDetector``);
   the feet in contact with finite leg joints go to ``update_contacts`` (the filter appends, corrects or
   marginalises them).
+- rolling feet: with ``foot_radius`` > 0 a stance foot is measured at the point its rolling sphere keeps
+  fixed (``LegKinematics``, docs/estimation.md "Rolling feet"), from its orientation at touchdown (recorded
+  when the filter appends it) and the filter's current orientation; 0 (the default) measures the foot frame.
 - output: the base pose and twist (``ImuExtrinsics.base_state``) with covariances mapped to first order from
   the filter's 15x15 navigation covariance and the gyro's white noise over one sample.
 """
@@ -110,7 +113,8 @@ class LeggedEstimator:
     """See the module doc. ``feet`` are foot link names (any number); ``filter`` is ``"eskf"`` or
     ``"invariant"``; ``contact_source`` is ``"message"``, ``"schedule"`` (both through ``add_contacts``) or
     ``"detection"`` (from the efforts of ``add_joint_state``, thresholds in newtons, default 0.6 / 0.3 of
-    the weight share of one foot). Configuration errors raise ValueError; data faults are counted in
+    the weight share of one foot); ``foot_radius`` (m, one or one per foot) of rolling spherical feet centred
+    at the foot frames (module doc). Configuration errors raise ValueError; data faults are counted in
     ``counters`` and described by ``last_problem``. Arrays follow ``model.joint_names``; NaN marks a joint
     that was not measured.
     """
@@ -123,6 +127,7 @@ class LeggedEstimator:
         init_max_accel_deviation: float = 0.5,
         contact_on_threshold: float | None = None, contact_off_threshold: float | None = None,
         gap_acceleration_noise: float = GAP_ACCELERATION_NOISE, gap_rate_noise: float = GAP_RATE_NOISE,
+        foot_radius: float | Sequence[float] = 0.0,
     ) -> None:
         check_floating(model)
         if filter not in FILTERS:
@@ -137,7 +142,7 @@ class LeggedEstimator:
         self.noise = noise if noise is not None else NoiseParameters()
         self.filter_name = filter
         self.contact_source = contact_source
-        self.legs = LegKinematics(model, imu_frame, feet)
+        self.legs = LegKinematics(model, imu_frame, feet, foot_radius)
         self.extrinsics = self.legs.extrinsics
         self.feet = self.legs.feet
         self.accel_limit = _positive("accel_limit", accel_limit)
@@ -403,18 +408,21 @@ class LeggedEstimator:
         contacts = self._contact_state(positions, velocities, efforts)
         if contacts is None:
             return None
-        measured = {foot.name: foot for foot in self.legs.measure(positions, self.noise.encoder_noise)}
+        f = self.filter
+        measured = {foot.name: foot for foot in self.legs.measure(positions, self.noise.encoder_noise,
+                                                                  f.rotation, f.feet)}
         in_contact = [name for name in self.feet if contacts[name]]
         missing = [name for name in in_contact if name not in measured]
         if missing:
             self.counters["feet_without_joints"] += len(missing)
             self.last_problem = f"feet {missing} in contact have unmeasured leg joints: not used"
         try:
-            report = self.filter.update_contacts([measured[name] for name in in_contact if name in measured])
+            report = f.update_contacts([measured[name] for name in in_contact if name in measured])
         except ValueError as exc:  # a numerically broken update: the filter left its state untouched
             self.counters["updates_failed"] += 1
             self.last_problem = f"kinematic update at {stamp:.9f} s not applied: {exc}"
             return None
+        self.legs.touch_down(report.added, f.rotation)
         self.counters["updates"] += 1
         self.counters["feet_rejected"] += len(report.rejected)
         if report.rejected:

@@ -1,7 +1,8 @@
 """Exact kinematic synthesis of a trotting legged robot with a noisy IMU and encoders (issue 11 item 6 data).
 
 The base follows an analytic motion (a smooth path with turns, height/roll/pitch oscillations at the gait
-frequency); stance feet stay exactly fixed in the world, swing feet follow smooth arcs, each leg's joints come
+frequency); stance feet stay exactly fixed in the world (or, with ``foot_radius``, roll without slipping:
+spheres centred at the foot frames), swing feet follow smooth arcs, each leg's joints come
 from a Newton solve on the leg's own joints and its velocities from the leg Jacobian. The IMU reads the exact
 specific force and rate at its own point (seed 003 (114) without noise, with the point-acceleration formula
 of seed 003 §2.4 ``a_P = a_B + α × r + ω × (ω × r)``), then white noise and bias random walks of a MEMS data
@@ -19,9 +20,11 @@ import numpy as np
 
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.model import Model
-from kinodyn.spatial.rotations import FloatArray, matrix_to_quat, rot_y, rot_z
+from kinodyn.spatial.lie import so3_log
+from kinodyn.spatial.rotations import FloatArray, matrix_to_quat, rot_y, rot_z, skew
 
 G0 = 9.80665  # standard gravity, m/s^2, to convert data-sheet g units
+UP = np.array([0.0, 0.0, 1.0])  # the ground's normal
 DEFAULT_TURNS = ((5.0, 5.0, 0.5 * math.pi), (13.0, 5.0, -0.5 * math.pi), (21.0, 6.0, -0.6 * math.pi),
                  (30.0, 4.0, 0.4 * math.pi))
 """(start s, duration s, heading change rad) of the default path's turns."""
@@ -376,25 +379,33 @@ class _Synthesizer:
                          " is out of reach; lower the speed, the turn rate or the step height")
 
     def rates(self, q: np.ndarray, base_twist: np.ndarray, base_accel: np.ndarray, foot_velocity: np.ndarray,
-              foot_accel: np.ndarray, stance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              foot_accel: np.ndarray, stance: np.ndarray, radius: float = 0.0
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Joint velocities (leg Jacobian solve), efforts and contact forces (K, 3):
         ``M v̇ + h = S^T τ + Σ J_k^T f_k`` with the least-norm stance forces ``f_k`` that balance the base
-        rows (seed 003 §3.7)."""
+        rows (seed 003 §3.7). A stance foot's ``foot_velocity`` and ``foot_accel`` are those of its contact
+        point, the sphere's material point ``radius`` below the foot frame (zero: rolling without slipping;
+        its Jacobian ``J_P + radius [n]x J_R``, where the ground force acts)."""
         m = self.model
         v = np.concatenate([base_twist, np.zeros(m.nv - 6)])
         ev = self.evaluator.evaluate(q, v)
         vdot = np.concatenate([base_accel, np.zeros(m.nv - 6)])
+        lever = radius * skew(UP)
+
+        def point(k: int | np.integer, rows: np.ndarray) -> np.ndarray:  # a stance foot's contact point
+            return rows[:3] + lever @ rows[3:] if stance[k] and radius > 0.0 else rows[:3]
+
         for k, leg in enumerate(self.legs):
-            jac = ev.jacobians[k, :3]
+            jac = point(k, ev.jacobians[k])
             base_part = jac[:, :6] @ base_twist
             v[leg.v_index] = np.linalg.lstsq(jac[:, leg.v_index], foot_velocity[k] - base_part, rcond=None)[0]
         ev = self.evaluator.evaluate(q, v)
         for k, leg in enumerate(self.legs):
-            jac = ev.jacobians[k, :3]
-            drift = jac[:, :6] @ base_accel + ev.bias_accelerations[k, :3]
+            jac = point(k, ev.jacobians[k])
+            drift = jac[:, :6] @ base_accel + point(k, ev.bias_accelerations[k])
             vdot[leg.v_index] = np.linalg.lstsq(jac[:, leg.v_index], foot_accel[k] - drift, rcond=None)[0]
         generalized = ev.mass_matrix @ vdot + ev.nonlinear_effects
-        contact_jac = np.concatenate([ev.jacobians[k, :3] for k in np.flatnonzero(stance)], axis=0)
+        contact_jac = np.concatenate([point(k, ev.jacobians[k]) for k in np.flatnonzero(stance)], axis=0)
         forces = np.linalg.lstsq(contact_jac[:, :6].T, generalized[:6], rcond=None)[0]
         tau = generalized - contact_jac.T @ forces
         per_foot = np.zeros((len(self.legs), 3))
@@ -406,12 +417,15 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
                   rate: float = 500.0, seed: int = 0, speed: float = 0.45, noise: SensorNoise | None = None,
                   standing_joints: np.ndarray | None = None, walk_start: float = 1.0, period: float = 0.5,
                   duty: float = 0.6, step_height: float = 0.08,
-                  turns: tuple[tuple[float, float, float], ...] = DEFAULT_TURNS) -> SyntheticRun:
+                  turns: tuple[tuple[float, float, float], ...] = DEFAULT_TURNS, foot_radius: float = 0.0
+                  ) -> SyntheticRun:
     """Synthesise a trot (see the module doc): still for ``walk_start`` s, then walking at ``speed`` with
     ``turns``. ``standing_joints`` (model joint order; default the middle of each joint's limits) fixes the
     nominal footprint and the standing height (feet at z = 0). ``noise`` defaults to ``SensorNoise.bmi088()``;
     ``seed`` seeds every random draw (the sensor noise only: ``with_noise`` draws it again for the same
-    motion)."""
+    motion). ``foot_radius`` > 0: the feet are spheres of that radius centred at the foot frames that roll
+    without slipping in stance (``_rolled``), the ground plane ``foot_radius`` below the footholds;
+    ``foot_positions`` are the sphere centres and ``contact_forces`` act at the contact points."""
     noise = SensorNoise.bmi088() if noise is None else noise
     if not (duration > walk_start >= 0.0 and rate > 0.0 and 0.5 < duty < 1.0 and period > 0.0):
         raise ValueError("need duration > walk_start >= 0, rate > 0, period > 0 and 0.5 < duty < 1 "
@@ -461,6 +475,8 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
     lin_acc_b = np.einsum("nji,nj->ni", base.rotation, base.acceleration) - np.cross(ang_b, lin_b)
     ang_acc_b = np.einsum("nji,nj->ni", base.rotation, base.angular_acceleration)
     interval = [0] * nk
+    liftoff_pos = [np.array(holds[0]) for holds in footholds]  # where each foot's last stance ended
+    previous = np.zeros((nk, 3, 3))  # C_WF of every foot at the previous sample (rolling feet)
     for i, ti in enumerate(t):
         vel, acc = np.zeros((nk, 3)), np.zeros((nk, 3))
         for k in range(nk):
@@ -469,16 +485,23 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
             touchdown, liftoff = schedule[k][interval[k]]
             if ti >= touchdown:
                 contacts[i, k] = True
-                foot_pos[i, k] = footholds[k][interval[k]]
+                foot_pos[i, k] = footholds[k][interval[k]] if i == 0 or not contacts[i - 1, k] \
+                    else foot_pos[i - 1, k]
+                liftoff_pos[k] = foot_pos[i, k]
             else:
                 start, length = schedule[k][interval[k] - 1][1], touchdown - schedule[k][interval[k] - 1][1]
-                hold = footholds[k][interval[k] - 1 : interval[k] + 1]
-                foot_pos[i, k], vel[k], acc[k] = _swing(hold[0], hold[1], (ti - start) / length, length,
-                                                        step_height)
-        q = synth.solve(np.concatenate([base.position[i], quat[i]]), foot_pos[i], ti)
+                foot_pos[i, k], vel[k], acc[k] = _swing(liftoff_pos[k], footholds[k][interval[k]],
+                                                        (ti - start) / length, length, step_height)
+        q_base = np.concatenate([base.position[i], quat[i]])
+        if foot_radius > 0.0 and i > 0:
+            q = _rolled(synth, q_base, foot_pos[i], contacts[i] & contacts[i - 1], previous, foot_radius, ti)
+        else:
+            q = synth.solve(q_base, foot_pos[i], ti)
+        previous = synth.evaluator.evaluate(q, np.zeros(model.nv)).placements[:, :3, :3].copy()
         q_true[i] = q[joint_q]
         velocities, efforts, foot_force[i] = synth.rates(q, np.concatenate([lin_b[i], ang_b[i]]),
-                                          np.concatenate([lin_acc_b[i], ang_acc_b[i]]), vel, acc, contacts[i])
+                                          np.concatenate([lin_acc_b[i], ang_acc_b[i]]), vel, acc, contacts[i],
+                                          foot_radius)
         qd_true[i], tau[i] = velocities[joint_v - 6], efforts[joint_v - 6]
 
     exact = SyntheticRun(
@@ -496,6 +519,29 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
         contacts=contacts, foot_positions=foot_pos, contact_forces=foot_force, motion=motion,
     )
     return with_noise(exact, seed)
+
+
+def _rolled(synth: _Synthesizer, q_base: np.ndarray, targets: np.ndarray, rolling: np.ndarray,
+            previous: np.ndarray, radius: float, t: float) -> np.ndarray:
+    """Joint positions with the ``rolling`` feet rolled without slipping from the previous sample: centre
+    ``c_i = c_(i-1) + radius Log(C_WF,i C_WF,(i-1)^T) x n`` (``targets`` holds ``c_(i-1)``, ``previous`` the
+    ``C_WF`` of the previous sample): the no-slip ``v_c = radius omega x n`` integrated with the rotation
+    increment of each sample (exact for a rate constant over the sample), so a stance's displacement is the
+    sum of its increments (not ``Log`` of its total rotation, what the estimator uses). ``C_WF,i`` depends on
+    the joints the centre gives: fixed-point iteration with the leg IK until the centres move < 1e-13 m."""
+    zero = np.zeros(synth.model.nv)
+    base = targets.copy()
+    for _ in range(50):
+        q = synth.solve(q_base, targets, t)
+        rotations = synth.evaluator.evaluate(q, zero).placements[:, :3, :3]
+        moved = base.copy()
+        for k in np.flatnonzero(rolling):
+            moved[k] += radius * np.cross(so3_log(rotations[k] @ previous[k].T), UP)
+        if np.abs(moved - targets).max() < 1e-13:
+            targets[:] = moved
+            return synth.solve(q_base, targets, t)
+        targets[:] = moved
+    raise ValueError(f"rolling feet: the fixed point did not converge at t = {t:.3f} s")
 
 
 def with_noise(run: SyntheticRun, seed: int, noise: SensorNoise | None = None) -> SyntheticRun:
