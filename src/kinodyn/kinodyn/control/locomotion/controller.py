@@ -94,7 +94,7 @@ def _min_jerk(u: float) -> tuple[float, float, float]:
 
 def _approach(value: np.ndarray, target: np.ndarray, step: np.ndarray) -> None:
     """Move ``value`` towards ``target`` by at most ``step`` per entry, in place."""
-    np.add(value, np.clip(target - value, -step, step), out=value)
+    np.add(value, np.minimum(np.maximum(target - value, -step), step), out=value)  # (np.clip's definition)
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:
@@ -330,7 +330,7 @@ class LocomotionController:
                              f"{q.shape} and {v.shape}")
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             raise ValueError("q and v must be finite")
-        if abs(np.linalg.norm(q[3:7]) - 1.0) > 1e-3:
+        if abs(math.sqrt(float(q[3:7] @ q[3:7])) - 1.0) > 1e-3:
             raise ValueError(f"the base quaternion q[3:7] = {q[3:7].tolist()} is not a unit quaternion")
         return q, v
 
@@ -387,7 +387,8 @@ class LocomotionController:
 
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
         """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
-        target = np.clip(cmd, -self._cmd_limit, self._cmd_limit) if self._trotting() else np.zeros(3)
+        target = np.minimum(np.maximum(cmd, -self._cmd_limit), self._cmd_limit) if self._trotting() else \
+            np.zeros(3)
         self._cmd_prev[:] = self._cmd
         _approach(self._cmd, target, self._cmd_rate * dt)
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
@@ -420,7 +421,7 @@ class LocomotionController:
         self.base_task.set_position_reference((0.0, 0.0, self._ground + height + dz), (0.0, 0.0, rate),
                                               (0.0, 0.0, accel))
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
-                                                 (0.0, 0.0, wz), (0.0, 0.0, dwz))
+                                                 (0.0, 0.0, wz), (0.0, 0.0, dwz), known_rotation=True)
 
     def _feet(self, gait_state: Any, q: np.ndarray, yaw: float, velocity: np.ndarray,
               dt: float) -> dict[str, np.ndarray]:

@@ -40,14 +40,17 @@ def swing_point(s: float, duration: float, start: np.ndarray, end: np.ndarray, h
     m, dm, ddm = _blend(s)
     b, db, ddb = _bump(s)
     rate = 1.0 / duration
+    p0, p1 = start.tolist(), end.tolist()  # Python floats: the same arithmetic without numpy scalars
+    position, velocity, acceleration = [], [], []
     for k in range(3):
-        delta = end[k] - start[k]
-        out[0, k] = start[k] + delta * m
-        out[1, k] = delta * dm * rate
-        out[2, k] = delta * ddm * rate * rate
-    out[0, 2] += height * b
-    out[1, 2] += height * db * rate
-    out[2, 2] += height * ddb * rate * rate
+        delta = p1[k] - p0[k]
+        position.append(p0[k] + delta * m)
+        velocity.append(delta * dm * rate)
+        acceleration.append(delta * ddm * rate * rate)
+    position[2] += height * b
+    velocity[2] += height * db * rate
+    acceleration[2] += height * ddb * rate * rate
+    out[:] = (position, velocity, acceleration)
 
 
 class SwingTrajectory:

@@ -66,8 +66,9 @@ class DaqpSolver(SolverBase):
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
         ms, neq = (qp.n if qp.has_bounds else 0), qp.n_eq
         rows = np.vstack((qp.A, qp.C)) if neq and qp.n_in else (qp.A if neq else qp.C)
-        bupper = _limited([qp.ub] if qp.has_bounds else [], qp.b, qp.u)
-        blower = _limited([qp.lb] if qp.has_bounds else [], qp.b, qp.l)
+        bounds = qp.bounds
+        bupper = _limited([bounds[1]] if bounds is not None else [], qp.b, qp.u)
+        blower = _limited([bounds[0]] if bounds is not None else [], qp.b, qp.l)
         sense = np.zeros(bupper.size, dtype=np.int32)
         if neq:
             sense[ms : ms + neq] = _EQUALITY

@@ -92,7 +92,7 @@ class QP:
             raise ValueError(f"QP.H must be a non-empty square matrix, got shape {H.shape}")
         n = H.shape[0]
         H = _matrix("H", H, n, n)
-        if np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
+        if (H != H.T).any() and np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
             raise ValueError("QP.H is not symmetric: pass (H + H.T) / 2 if that is what you mean")
         g = _vector("g", g, n, allow_inf=False)
         if (A is None) != (b is None):
@@ -158,7 +158,7 @@ class QP:
         """False when some ``l > u`` / ``lb > ub`` or a side excludes every finite value (infeasible)."""
         bounds = self.bounds
         pairs = [(self.l, self.u)] + ([bounds] if bounds is not None else [])
-        return all(bool(np.all((lo <= hi) & (lo < np.inf) & (hi > -np.inf))) for lo, hi in pairs)
+        return all(bool(((lo <= hi) & (lo < np.inf) & (hi > -np.inf)).all()) for lo, hi in pairs)
 
     def objective(self, x: np.ndarray) -> float:
         """1/2 x'Hx + g'x."""

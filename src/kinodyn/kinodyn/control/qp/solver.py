@@ -118,9 +118,9 @@ class SolverBase(abc.ABC):
         formed once and empty blocks are skipped: a whole-body control tick solves one of these per level.)"""
         x, y, z = raw.x, raw.y, raw.z
         w = raw.w if qp.has_bounds else None
-        if x is None or y is None or z is None or (qp.has_bounds and w is None) or not all(
-            np.isfinite(p).all() for p in (x, y, z, w) if p is not None
-        ):
+        if x is None or y is None or z is None or (qp.has_bounds and w is None) or not np.isfinite(
+            np.concatenate([p for p in (x, y, z, w) if p is not None])
+        ).all():
             return "non-finite or missing solution"
         Hx = qp.H @ x
         Cx = qp.C @ x
@@ -134,7 +134,7 @@ class SolverBase(abc.ABC):
         if w is not None and (bounds := qp.bounds) is not None:
             gradient += w
             violations.append(_violation(x, *bounds))
-        scale = max(1.0, *(float(np.abs(v).max()) for v in (x, qp.g, Hx, qp.b, Cx) if v.size))
+        scale = max(1.0, float(np.abs(np.concatenate((x, qp.g, Hx, qp.b, Cx))).max()))
         limit = self.acceptance_tol * scale
         primal = max((float(v.max()) for v in violations if v.size), default=0.0)
         for what, residual in (("primal", primal), ("stationarity", float(np.abs(gradient).max()))):

@@ -121,6 +121,13 @@ class WholeBodyController:
         self.regularization = float(regularization)
         self.limits = limits if limits is not None else JointLimits.from_model(model)
         self._torque_limited = np.flatnonzero(np.isfinite(self.limits.effort))
+        self._torque_limit = self.limits.effort[self._torque_limited]
+        self._first_v = 6 if model.floating_base else 0
+        # rows of M, h and J_c^T of the torque-limited joints: a slice when they are all (views, no copies)
+        self._torque_rows: slice | np.ndarray = self._first_v + self._torque_limited
+        if self._torque_limited.size == model.nv - self._first_v:
+            self._torque_rows = slice(self._first_v, model.nv)
+        self._joint_rows = np.arange(model.nv - self._first_v)
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -131,7 +138,6 @@ class WholeBodyController:
         self._notes: list[str] = []
         self._solvers: dict[int, Any] = {}
         self._warm: dict[int, QPResult] = {}
-        self._first_v = 6 if model.floating_base else 0
         self._first_q = 7 if model.floating_base else 0
         self._contacts: dict[str, _ContactState] = {}
         for contact in contacts:
@@ -332,18 +338,19 @@ class WholeBodyController:
             C[row:end, cols] = D
             lower[row:end], upper[row:end] = lo, hi
             row = end
-        effort = self.limits.effort[limited]
+        effort = self._torque_limit
         end = row + limited.size
         if self.torque_variables:
             C[row + np.arange(limited.size), layout.tau.start + limited] = 1.0
             lower[row:end], upper[row:end] = -effort, effort
         else:  # tau = (M qdd + h - J_c^T f)[actuated]
-            C[row:end, layout.qdd] = ev.mass_matrix[fv + limited]
-            C[row:end, layout.forces] = -Jc.T[fv + limited]
-            bias = ev.nonlinear_effects[fv + limited]
+            rows = self._torque_rows
+            C[row:end, layout.qdd] = ev.mass_matrix[rows]
+            C[row:end, layout.forces] = -Jc.T[rows]
+            bias = ev.nonlinear_effects[rows]
             lower[row:end], upper[row:end] = -effort - bias, effort - bias
         row = end
-        C[row + np.arange(nv - fv), fv + np.arange(nv - fv)] = 1.0
+        C[row + self._joint_rows, fv + self._joint_rows] = 1.0
         lower[row:], upper[row:] = self.limits.acceleration_bounds(ev.q[self._first_q:], ev.v[fv:])
         return C, lower, upper
 
@@ -376,10 +383,15 @@ class WholeBodyController:
     @staticmethod
     def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
         """The level's rows scaled by the square roots of the task weights, written into one matrix (a
-        motion task's ``J`` into the ``qdd`` columns only)."""
-        blocks = []
+        motion task's ``J`` into the ``qdd`` columns only). A motion task weighted 0 (a swing task while its
+        foot is in stance) keeps its rows, zero, and only updates its error: the QP's shape stays."""
+        blocks: list[tuple[np.ndarray | None, np.ndarray, np.ndarray]] = []
         for task in tasks:
             if isinstance(task, MotionTask):
+                if not task.weight.any():
+                    task.update_error(ev)
+                    blocks.append((None, np.zeros(task.dim), task.weight))
+                    continue
                 J, b = task.qdd_rows(ev)
             else:
                 rows = task.rows(ev, layout)
@@ -390,10 +402,13 @@ class WholeBodyController:
         m = sum(b.size for _, b, _ in blocks)
         A, rhs = np.zeros((m, layout.size)), np.empty(m)
         row = 0
-        for J, b, scale in blocks:
+        for rows_J, b, scale in blocks:
             end = row + b.size
-            np.multiply(J, scale[:, None], out=A[row:end, :J.shape[1]])
-            np.multiply(b, scale, out=rhs[row:end])
+            if rows_J is None:  # weighted 0: A's rows stay zero
+                rhs[row:end] = 0.0
+            else:
+                np.multiply(rows_J, scale[:, None], out=A[row:end, :rows_J.shape[1]])
+                np.multiply(b, scale, out=rhs[row:end])
             row = end
         return A, rhs
 
@@ -439,13 +454,14 @@ class WholeBodyController:
         residual = generalized.copy()
         residual[fv:] -= tau
         contact_acc = Jc @ qdd - contact_rhs
-        if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(x))):
+        if not (np.isfinite(tau).all() and np.isfinite(x).all()):
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
         effort = self.limits.effort
-        tau = np.clip(tau, -effort, effort)  # the QP held the limits to its tolerance; never exceed them
+        tau = np.minimum(np.maximum(tau, -effort), effort)  # (np.clip) the QP held the limits to its
+        # tolerance; never exceed them
         forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
         for name, state in self._contacts.items():
             state.last_normal = state.contact.normal_force(ev, forces[name]) if name in forces else 0.0
         return WBCResult(QPStatus.SOLVED.value, message, tau, qdd.copy(), forces, self._task_errors(), ev,
-                         float(np.max(np.abs(residual), initial=0.0)),
-                         float(np.max(np.abs(contact_acc), initial=0.0)), levels, x)
+                         float(np.abs(residual).max(initial=0.0)),
+                         float(np.abs(contact_acc).max(initial=0.0)), levels, x)

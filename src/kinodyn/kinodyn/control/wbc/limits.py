@@ -20,7 +20,7 @@ allowed range, so the QP stays feasible and the joint is brought back.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +40,8 @@ class JointLimits:
     velocity: np.ndarray  # (n,) >= 0
     horizon: float = DEFAULT_HORIZON
     max_acceleration: float = DEFAULT_MAX_ACCELERATION
+    _velocity_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): -velocity, velocity
+    _position_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): lower, upper
 
     @classmethod
     def from_model(cls, model: Model, horizon: float = DEFAULT_HORIZON,
@@ -56,17 +58,22 @@ class JointLimits:
         return cls(model.effort_limit[first_v:].copy(), lower.copy(), upper.copy(),
                    model.velocity_limit[first_v:].copy(), horizon, max_acceleration)
 
+    def __post_init__(self) -> None:
+        # both sides of each limit in one array, for acceleration_bounds (frozen: set once here)
+        object.__setattr__(self, "_velocity_sides", np.stack((-self.velocity, self.velocity)))
+        object.__setattr__(self, "_position_sides", np.stack((self.lower, self.upper)))
+
     def acceleration_bounds(self, q_joints: np.ndarray,
                             v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
         h = self.horizon
-        lo_v = np.minimum((-self.velocity - v_joints) / h, 0.0)  # (past the limit: not faster, module doc)
-        hi_v = np.maximum((self.velocity - v_joints) / h, 0.0)
-        lo = np.maximum(lo_v, 2.0 * (self.lower - q_joints - v_joints * h) / h**2)
-        hi = np.minimum(hi_v, 2.0 * (self.upper - q_joints - v_joints * h) / h**2)
+        velocity = (self._velocity_sides - v_joints) / h  # rows: lower, upper side
+        position = 2.0 * (self._position_sides - q_joints - v_joints * h) / h**2
+        lo = np.maximum(np.minimum(velocity[0], 0.0), position[0])  # (past the limit: not faster, module doc)
+        hi = np.minimum(np.maximum(velocity[1], 0.0), position[1])
         crossed = lo > hi
-        # Past a limit: the one acceleration that turns the joint back hardest (the tighter bound wins).
-        lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)
-        hi = np.where(crossed, lo, hi)
+        if crossed.any():  # past a limit: the one acceleration that turns the joint back hardest (the tighter
+            lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)  # bound wins)
+            hi = np.where(crossed, lo, hi)
         a = self.max_acceleration
         return np.minimum(np.maximum(lo, -a), a), np.minimum(np.maximum(hi, -a), a)

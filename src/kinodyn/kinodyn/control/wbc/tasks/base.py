@@ -51,6 +51,11 @@ class MotionTask(Task):
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """``(J, b)``: the rows' ``qdd`` block (``dim x nv``) and right side; also updates ``self.error``."""
 
+    def update_error(self, ev: Evaluation) -> None:
+        """Only ``self.error`` at this evaluation: the controller's call for a task weighted 0, whose rows
+        are zero (a task may compute it without the rows)."""
+        self.qdd_rows(ev)
+
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         J, b = self.qdd_rows(ev)
         A = np.zeros((J.shape[0], layout.size))

@@ -79,10 +79,12 @@ class FrameTask(MotionTask):
         self.pose = pose
 
     def set_orientation_reference(self, rotation: Any, angular_velocity: Any,
-                                  angular_acceleration: Any) -> None:
+                                  angular_acceleration: Any, *, known_rotation: bool = False) -> None:
         """The rotational half of ``set_reference``: ``rotation`` (3x3, world <- frame), angular velocity and
-        acceleration (3 each, world), the rest kept. Needs a reference set before."""
-        C = as_rotation_matrix(rotation)
+        acceleration (3 each, world), the rest kept. Needs a reference set before. ``known_rotation``: the
+        caller built ``rotation`` as a product of elementary rotations (a float 3x3 array), so the check that
+        it is orthonormal with determinant 1 is skipped (a tick's cost); the rates are checked either way."""
+        C = rotation if known_rotation else as_rotation_matrix(rotation)
         self._set_rates(3, angular_velocity, angular_acceleration, "angular")
         assert self.pose is not None
         pose = self.pose.copy()
@@ -101,7 +103,8 @@ class FrameTask(MotionTask):
         twist[start:start + 3], accel[start:start + 3] = rates
         self.twist, self.acceleration = twist, accel
 
-    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+    def _pose_error(self, ev: Evaluation) -> tuple[int, np.ndarray]:
+        """The frame's row in ``ev`` and the 6-D error ``[p_ref - p; log(C_ref C^T)]`` (module doc)."""
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
         k = ev.frame_index(self.frame)
@@ -110,6 +113,13 @@ class FrameTask(MotionTask):
         e[:3] = self.pose[:3, 3] - T[:3, 3]
         if self._angular:  # (position-only tasks skip the log: its rows are not selected)
             e[3:] = rotation_error(self._rotation, np.ascontiguousarray(T[:3, :3]))
+        return k, e
+
+    def update_error(self, ev: Evaluation) -> None:
+        self.error = self._pose_error(ev)[1][self._select]
+
+    def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        k, e = self._pose_error(ev)
         rows = self._select
         J = ev.jacobians[k][rows]
         desired = pd_acceleration(self.acceleration[rows], self.kp[rows], e[rows], self.kd[rows],
