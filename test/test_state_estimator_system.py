@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from kinodyn.sim.collision import collision_spheres
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.finite import non_finite_field
 from kinodyn_ros.nodes.state_estimator import output_qos
@@ -63,7 +64,8 @@ def start_estimator(spawn, *params: str):
 
 
 def offline_odometry(model: Model, messages) -> list[Odometry]:
-    pipeline = EstimatorPipeline(model, EstimatorParameters(), logging.getLogger("offline"))
+    pipeline = EstimatorPipeline(model, EstimatorParameters(), logging.getLogger("offline"),
+                                 spheres=collision_spheres(QUADRUPED))  # as the node reads its URDF
     take = {
         "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
     }

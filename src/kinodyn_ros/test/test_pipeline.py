@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import trotting_walk
+from kinodyn.sim.collision import collision_spheres
 from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.conversions import InputError
 from kinodyn_ros.estimation.messages import (
@@ -190,6 +191,7 @@ def test_parameters_round_trip_and_refuse_bad_values() -> None:
         ({"contact_on_threshold": 10.0, "contact_off_threshold": 10.0}, "contact_off_threshold < "),
         ({"gyroscope_noise_density": -1.0}, "gyroscope_noise_density"),
         ({"odom_frame": ""}, "odom_frame must name"),
+        ({"foot_radius": float("nan")}, "foot_radius must be finite"),
         ({"stream_timout": 1.0}, "unknown estimator parameter.*stream_timout"),
     ]:
         with pytest.raises(ValueError, match=match):
@@ -277,6 +279,20 @@ def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_period
     levels = [d.status[0].level for d in diagnostics]
     assert levels[:2] == [b"\x01", b"\x01"] and levels[2:] == [b"\x00", b"\x00"]  # warn initialising, then ok
     assert not [line for line in log.lines if line[0] != "info"]
+
+
+def test_foot_radius_defaults_to_the_urdf_sphere_at_each_foot(model) -> None:
+    """foot_radius < 0 (the default): each foot's radius from the URDF's spheres the node and kinodyn estimate
+    pass (the quadruped's 3 cm), 0 without spheres; a radius >= 0 is taken as given (docs/estimation.md
+    "Rolling feet")."""
+    spheres = collision_spheres(REPO / "urdf" / "quadruped.urdf")
+    for params, given, expected in [(EstimatorParameters(), spheres, 0.03), (EstimatorParameters(), (), 0.0),
+                                    (EstimatorParameters(foot_radius=0.0), spheres, 0.0),
+                                    (EstimatorParameters(foot_radius=0.01), (), 0.01)]:
+        pipeline = EstimatorPipeline(model, params, Logger(), spheres=given)
+        feed(pipeline, stream.standing(model, 10))
+        assert pipeline._estimator is not None
+        assert pipeline._estimator.legs.radii.tolist() == [expected] * 4
 
 
 def test_faults_are_survived_with_one_line_each_and_finite_outputs(model) -> None:

@@ -38,6 +38,8 @@ def add_estimate_parser(commands: argparse._SubParsersAction) -> None:
 def run_estimate(args: argparse.Namespace) -> int:
     """`kinodyn estimate`: 0 when estimates were written, 1 when the filter produced none, 2 on bad input
     (one error line)."""
+    from kinodyn.sim.collision import collision_spheres
+
     from kinodyn_ros.bags.reader import BagError
     from kinodyn_ros.estimation import offline
 
@@ -49,7 +51,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         topics = offline.Topics(args.imu_topic, args.joint_states_topic, contacts, args.ground_truth_topic)
         model = offline.load_model(args.urdf)
         result = offline.estimate_bag(args.bag, model, params, args.output, topics, args.storage,
-                                      progress=not args.quiet)
+                                      progress=not args.quiet, spheres=collision_spheres(args.urdf))
     except (BagError, ValueError, KeyError) as exc:
         print(f"kinodyn estimate: error: {exc}", file=sys.stderr)
         return USAGE_ERROR

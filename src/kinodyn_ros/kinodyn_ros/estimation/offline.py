@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from kinodyn.sim.collision import ContactSphere
 from kinodyn.spatial import quat_to_matrix
 
 from kinodyn import Model
@@ -195,13 +196,15 @@ def estimate_bag(
     progress: bool = False,
     log: Any = None,
     block_messages: int = BATCH_MESSAGES,
+    spheres: Iterable[ContactSphere] = (),
 ) -> OfflineResult:
     """Run the node's pipeline over ``bag`` and write ``output`` (see the module docstring); the input is
-    read in blocks of ``block_messages`` messages (estimation.blocks), each one estimator batch."""
+    read in blocks of ``block_messages`` messages (estimation.blocks), each one estimator batch. ``spheres``:
+    the URDF's collision spheres, as the node reads them (the default ``foot_radius``)."""
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
-    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True)
+    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True, spheres=spheres)
     handlers: dict[str, Callable[[Any], None]] = {topics.imu: pipeline.on_imu,
                                                   topics.joint_states: pipeline.on_joint_state}
     stream_of: dict[str, str | None] = {topics.imu: "imu", topics.joint_states: "joint_states"}

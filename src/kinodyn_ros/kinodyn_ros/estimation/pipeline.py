@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 from kinodyn.estimation.estimator import GAP_ACCELERATION_NOISE, GAP_RATE_NOISE, LeggedEstimator
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch
+from kinodyn.estimation.legs import foot_radii
 from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.sim.collision import ContactSphere
 
 from kinodyn import Model
 from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns
@@ -86,6 +88,7 @@ class EstimatorParameters:
     max_imu_gap: float = 0.5
     gap_acceleration_noise: float = GAP_ACCELERATION_NOISE  # m/s^2, 0: off
     gap_rate_noise: float = GAP_RATE_NOISE  # rad/s, 0: off
+    foot_radius: float = -1.0  # m, rolling spherical feet; < 0: the URDF's sphere at each foot (else 0)
     init_max_gyro: float = 0.05
     init_max_accel_deviation: float = 0.5
     contact_on_threshold: float = 0.0  # both 0: 0.3 and 0.15 of the weight one foot carries
@@ -115,6 +118,9 @@ class EstimatorParameters:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
+        if not math.isfinite(self.foot_radius):
+            raise ValueError(f"parameter foot_radius must be finite (m; < 0: from the URDF), got "
+                             f"{self.foot_radius}")
         for name in ("gap_acceleration_noise", "gap_rate_noise"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
@@ -200,10 +206,13 @@ class EstimatorPipeline:
     """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
 
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
-                 diagnostics_name: str = "state_estimator", offline: bool = False) -> None:
-        """``offline``: no TF outputs (nobody consumes them); the estimates as ``EstimateRows`` instead of
-        Odometry messages; the released messages run through the estimator only in ``drain``, ``flush`` and
-        ``take_block``, as one batch (the outputs do not depend on when the batches run)."""
+                 diagnostics_name: str = "state_estimator", offline: bool = False,
+                 spheres: Iterable[ContactSphere] = ()) -> None:
+        """``spheres``: the URDF's collision spheres (``kinodyn.sim.collision_spheres``), where a negative
+        ``foot_radius`` takes each foot's radius from. ``offline``: no TF outputs (nobody consumes them); the
+        estimates as ``EstimateRows`` instead of Odometry messages; the released messages run through the
+        estimator only in ``drain``, ``flush`` and ``take_block``, as one batch (the outputs do not depend on
+        when the batches run)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -212,6 +221,7 @@ class EstimatorPipeline:
         self._problems = DistinctProblemLog(logger)
         self._diagnostics_name = diagnostics_name
         self._offline = offline
+        self._spheres = tuple(spheres)
         self.counts = PipelineCounts()
         self._outputs: list[Output] = []
         self._configure(params)
@@ -497,6 +507,8 @@ class EstimatorPipeline:
             init_max_accel_deviation=p.init_max_accel_deviation,
             contact_on_threshold=None if automatic else p.contact_on_threshold,
             contact_off_threshold=None if automatic else p.contact_off_threshold,
+            foot_radius=p.foot_radius if p.foot_radius >= 0.0 else foot_radii(self._model, self._feet,
+                                                                              self._spheres),
         )
         self._log.info(
             f"estimating {self.base_frame!r} in {p.odom_frame!r} with the {p.filter} filter: IMU "

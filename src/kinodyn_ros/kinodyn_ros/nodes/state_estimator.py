@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
+from kinodyn.sim.collision import collision_spheres
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.node import Node
@@ -62,7 +63,7 @@ def input_qos(depth: int, reliable: bool) -> QoSProfile:
 class StateEstimator(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        model, _, source = declare_and_load_model(self, floating_base=True)
+        model, xml, source = declare_and_load_model(self, floating_base=True)
         defaults = EstimatorParameters.flat_defaults()
         params = EstimatorParameters.from_flat({name: self._declare(name, v) for name, v in defaults.items()})
         self._publish_tf = bool(self.declare_parameter("publish_tf", True).value)
@@ -72,7 +73,8 @@ class StateEstimator(Node):
         reliable = bool(self.declare_parameter("qos_reliable", False).value)
         self._qos = input_qos(depth, reliable)
         self._problems = DistinctProblemLog(self.get_logger())
-        self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME)
+        self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME,
+                                           spheres=collision_spheres(xml))
         outputs = output_qos(depth)
         self._odometry = self.create_publisher(Odometry, "odometry/filtered", outputs)
         self._tf = self.create_publisher(TFMessage, "/tf", outputs)
