@@ -116,6 +116,9 @@ class WbcCore:
         self.root = model.frame_names[0]  # the URDF root link
         self.limits = CommandLimits(model)
         self.bounds = bounds
+        index = {n: i for i, n in enumerate(bounds.names)}
+        order = [index[n] for n in self.names]  # the accepted ranges in the model's joint order
+        self._q_lower, self._q_upper = bounds.lower[order], bounds.upper[order]
         self.problems, self.info = problems, info
         self.sync = BaseStateSync(round(base_state_wait * NS))
         self.base_state_topic = base_state_topic
@@ -237,7 +240,9 @@ class WbcCore:
             # checks (finite, within the bounds), a non-finite one left to the full path below to name it
             q, v = np.array(msg.position, dtype=np.float64), np.array(msg.velocity, dtype=np.float64)
             if np.isfinite(q).all() and np.isfinite(v).all():
-                return self.bounds.check_q(q), v
+                if ((q < self._q_lower) | (q > self._q_upper)).any():
+                    self.bounds.check_q(q)  # raises, naming the joints outside their range
+                return q, v
         q = self.bounds.check_q(joint_state_positions(msg, self.names).values)
         return q, joint_state_vector(msg, msg.velocity, self.names, "velocity")
 

@@ -362,15 +362,15 @@ class WholeBodyController:
         if m == 0:
             return np.zeros(n), np.eye(n)
         Q, R = np.linalg.qr(E.T, mode="complete")
-        diagonal = np.abs(np.diag(R))
+        diagonal = np.abs(R.diagonal())
         if diagonal.min() > RANK_TOLERANCE * max(diagonal.max(), 1.0):
             x, Z = Q[:, :m] @ np.linalg.solve(R[:m].T, e), Q[:, m:]
         else:
             U, s, Vt = np.linalg.svd(E)
             rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
             x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
-        scale = 1.0 + np.max(np.abs(e))
-        if np.max(np.abs(E @ x - e)) > EQUALITY_TOLERANCE * scale:
+        scale = 1.0 + np.abs(e).max()
+        if np.abs(E @ x - e).max() > EQUALITY_TOLERANCE * scale:
             return None, Z
         return x, Z
 

@@ -13,6 +13,15 @@ import numpy as np
 from kinodyn.spatial.rotations import as_vector
 
 
+def row_selection(mask: np.ndarray) -> slice | np.ndarray:
+    """The selected rows of a boolean ``mask`` (at least one True): a slice when they are consecutive (a
+    view of the task's arrays, no copy: a control tick's cost), else their indices."""
+    rows = np.flatnonzero(mask)
+    if rows[-1] - rows[0] + 1 == rows.size:
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
+
+
 def optional_vector(value: Any, dim: int, name: str) -> np.ndarray:
     """A finite ``dim`` vector, zeros for ``None``."""
     return np.zeros(dim) if value is None else as_vector(value, dim, name)

@@ -19,7 +19,7 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, row_selection
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.spatial.rotations import as_vector
 
@@ -31,6 +31,7 @@ class ComTask(MotionTask):
     def __init__(self, kp: Any, kd: Any, weight: Any = 1.0, mask: Any = (True, True, True),
                  name: str = "com") -> None:
         self.mask = selection(mask, 3, f"task {name!r} mask")
+        self._select = row_selection(self.mask)
         super().__init__(name, int(self.mask.sum()), gain(weight, 3, f"task {name!r} weight")[self.mask])
         self.kp = gain(kp, 3, f"task {name!r} kp")
         self.kd = gain(kd, 3, f"task {name!r} kd")
@@ -50,7 +51,7 @@ class ComTask(MotionTask):
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         if self.position is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(position) first")
-        m, J = self.mask, ev.com_jacobian
+        m, J = self._select, ev.com_jacobian
         e = (self.position - ev.com)[m]
         self.error = e
         desired = pd_acceleration(self.acceleration[m], self.kp[m], _clipped(e, self.max_error), self.kd[m],

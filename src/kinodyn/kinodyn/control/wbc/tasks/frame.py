@@ -16,7 +16,7 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, row_selection
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
@@ -46,11 +46,9 @@ class FrameTask(MotionTask):
         self.frames = (self.frame,)
         label = name if name is not None else self.frame
         self.mask = selection(mask, 6, f"task {label!r} mask")
-        self._rows = np.flatnonzero(self.mask)  # the selected axes, indices
-        contiguous = self._rows[-1] - self._rows[0] + 1 == self._rows.size
-        # a run of axes is taken as a slice (views, no copies: a tick's cost), others by index
-        self._select: slice | np.ndarray = slice(int(self._rows[0]), int(self._rows[-1]) + 1) \
-            if contiguous else self._rows
+        self._select = row_selection(self.mask)  # the selected axes
+        self._frames: tuple[str, ...] = ()  # the frames of the last evaluation seen, and this frame's row
+        self._row = -1
         self._angular = bool(self.mask[3:].any())  # the orientation error is needed
         super().__init__(label, int(self.mask.sum()), gain(weight, 6, f"task {label!r} weight")[self.mask])
         self.kp = gain(kp, 6, f"task {label!r} kp")
@@ -107,7 +105,9 @@ class FrameTask(MotionTask):
         """The frame's row in ``ev`` and the 6-D error ``[p_ref - p; log(C_ref C^T)]`` (module doc)."""
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
-        k = ev.frame_index(self.frame)
+        if ev.frames is not self._frames:  # (one Evaluator's evaluations share their frames)
+            self._frames, self._row = ev.frames, ev.frame_index(self.frame)
+        k = self._row
         T = ev.placements[k]
         e = np.zeros(6)
         e[:3] = self.pose[:3, 3] - T[:3, 3]

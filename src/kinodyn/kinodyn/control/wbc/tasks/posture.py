@@ -3,7 +3,9 @@
 Seed 000 §3.9 (3.89) in joint space and §3.10 (3.110) with ``J = [0 I]`` over the joint columns of
 ``qdd`` (the last ``nv - 6`` for a floating base) and ``Jdot v = 0``. ``e = q_ref ⊖ q`` over the joints
 through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
-``b = a_ref + kp e + kd (v_ref - v_joints)``.
+``b = a_ref + kp e + kd (v_ref - v_joints)``. (Every joint of a kinodyn model has one coordinate in ``q``
+and one in ``v``, so the joints' part of ``model.difference`` is ``q_ref - q`` entry by entry, the compiled
+``kinodyn._kernels.kinematics.difference``'s formula, written out here: a tick's cost.)
 """
 
 from __future__ import annotations
@@ -54,8 +56,6 @@ class PostureTask(MotionTask):
         self.q_ref, self.v_ref, self.a_ref = q_ref, v_ref, a_ref
 
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
-        target = ev.q.copy()
-        target[self._iq:] = self.q_ref
-        e = self.model.difference(ev.q, target)[self._iv:]
+        e = self.q_ref - ev.q[self._iq:]  # model.difference over the joints: one coordinate each, q1 - q0
         self.error = e
         return self._J, pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
