@@ -212,6 +212,38 @@ def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, 
     assert "sending damping" in logger.lines[0][1]
 
 
+def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(arm, logger) -> None:
+    """The usual message (control_node's: every joint in the model's order) skips the reordering (issue 12
+    point 6); it must read the same positions and velocities, and refuse the same states with the same
+    reasons, as the name-by-name reading (``joint_state_positions`` / ``joint_state_vector``), which a
+    shuffled message still takes."""
+    core = make_core(arm, logger)
+    rng = np.random.default_rng(4)
+    names = list(arm.joint_names)
+    order = rng.permutation(len(names))
+    for _ in range(5):
+        q, v = arm.random_configuration(rng), rng.normal(size=7)
+        in_order = joint_state(arm, q, v, 0)
+        shuffled = JointState(name=[names[k] for k in order], position=[float(q[k]) for k in order],
+                              velocity=[float(v[k]) for k in order])
+        for msg in (in_order, shuffled):
+            q_read, v_read = core._joints(msg)
+            np.testing.assert_array_equal(q_read, q)
+            np.testing.assert_array_equal(v_read, v)
+    beyond = READY.copy()
+    beyond[3] = arm.upper_limit[3] + 0.2  # past the limit plus the 0.1 margin
+    for bad_q, bad_v, reason in ((beyond, np.zeros(7), "joint4 = "), (READY, np.r_[np.inf, np.zeros(6)],
+                                                                       "non-finite velocity for 'joint1'")):
+        errors = []
+        for msg in (joint_state(arm, bad_q, bad_v, 0), JointState(
+                name=[names[k] for k in order], position=[float(bad_q[k]) for k in order],
+                velocity=[float(bad_v[k]) for k in order])):
+            with pytest.raises(InputError) as caught:
+                core._joints(msg)
+            errors.append(str(caught.value))
+        assert all(reason in e for e in errors), errors
+
+
 def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm, logger, monkeypatch) -> None:
     core = make_core(arm, logger)
     state = joint_state(arm, READY, np.zeros(7), 0)
