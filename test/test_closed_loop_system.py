@@ -24,16 +24,7 @@ from test.conftest import REPO
 pytestmark = pytest.mark.system
 
 
-# Issue 12 is open on this point: on MuJoCo the 0.5 m/s forward step measured a velocity RMSE of 0.111 m/s
-# (bound 0.1; 0.095 with ground truth closing the loop): the foot spheres roll in stance and the estimator's
-# point-foot model reads the speed 0.03 m/s low (docs/closed-loop.md).
-# Not strict: the margin is a few mm/s, and the lockstep run's wall-clock base-state wait can change it; an
-# XPASS shows in the summary (-ra).
-MUJOCO_FORWARD_RMSE = pytest.mark.xfail(reason="issue 12 open: MuJoCo forward velocity RMSE 0.111 m/s > 0.1 "
-                                        "(rolling feet vs the estimator's point-foot model)")
-
-
-@pytest.mark.parametrize("backend", ["kinodyn", pytest.param("mujoco", marks=MUJOCO_FORWARD_RMSE)])
+@pytest.mark.parametrize("backend", ["kinodyn", "mujoco"])
 def test_acceptance_short_scenario(spawn, tmp_path, backend: str) -> None:
     graph = backend_graph(backend, tmp_path, str(REPO / "config" / "quadruped_wbc.yaml"))
     holder = []

@@ -3,7 +3,10 @@
 ``SimulatedSystem`` takes its backend from a hardware ``<param name="backend">`` of the URDF the controller
 manager loads (docs/simulator.md). ``backend_graph`` writes, into a directory of the caller's, a copy of the
 graph file whose ``control_node`` loads a copy of its URDF with that param added; the other nodes keep theirs
-(they ignore the ``<ros2_control>`` block). The ``kinodyn`` backend is the graph file as it is.
+(they ignore the ``<ros2_control>`` block), except the ``state_estimator``'s ``foot_radius``, a property of
+the engine's contact: kinodyn.sim's foot spheres pivot in stance (the graph file's value, 0), MuJoCo's roll,
+so there the estimator takes the URDF's radius (docs/estimation.md "Rolling feet"). The ``kinodyn`` backend
+is the graph file as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from kinodyn_ros.launcher.graph import load_graph
 BACKENDS = ("kinodyn", "mujoco")
 PLUGIN = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
 CONTROL_NODE = "control_node"
+ROLLING_FEET = {"kinodyn": False, "mujoco": True}
+"""Whether the engine's contact lets a foot sphere roll (then the estimator's default foot_radius applies)."""
 
 
 def backend_urdf(text: str, backend: str) -> str:
@@ -53,6 +58,10 @@ def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -
     derived = directory / f"{urdf.stem}_{backend}.urdf"
     derived.write_text(backend_urdf(urdf.read_text(), backend))
     node["parameters"]["robot_description_file"] = str(derived)
+    if ROLLING_FEET[backend]:
+        for other in raw["nodes"]:
+            if other["executable"] == "state_estimator":
+                other.get("parameters", {}).pop("foot_radius", None)
     out = directory / f"{path.stem}_{backend}.yaml"
     comment = f"# {path.name} with control_node's SimulatedSystem on the {backend} physics backend.\n"
     out.write_text(comment + yaml.safe_dump(raw, sort_keys=False))
