@@ -95,6 +95,7 @@ def offline(seconds: float, seed: int) -> None:
     import tempfile
     from pathlib import Path
 
+    from kinodyn.sim.collision import collision_spheres
     from kinodyn_ros.bags.reader import open_bag, select_connections
     from kinodyn_ros.estimation.blocks import read_blocks
     from kinodyn_ros.estimation.offline import BATCH_MESSAGES, StderrLog, Topics, estimate_bag, load_model
@@ -131,7 +132,8 @@ def offline(seconds: float, seed: int) -> None:
                 out = Path(tmp) / f"out-{name}-{k}"
                 cpu = time.process_time()
                 result = estimate_bag(bag, model, EstimatorParameters(filter=name), out, Topics(),
-                                      log=StderrLog(io.StringIO()))  # its log lines are not the bench's
+                                      log=StderrLog(io.StringIO()),  # its log lines are not the bench's
+                                      spheres=collision_spheres(urdf))  # as kinodyn estimate: rolling feet
                 runs.append((time.process_time() - cpu, result.wall_time, result.duration,
                              result.inputs["/imu/data"].count))
             cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
