@@ -85,12 +85,14 @@ class Wbc(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = None
         self._frozen = False
+        if mode == "legged":  # before joint_states: the executor takes ready subscriptions in creation order,
+            # so a base state already there is paired before its joint state, which then need not wait for it
+            self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
         self.create_subscription(JointState, "joint_states",
                                  self._callback("joint_states", self._on_joint_state), inputs)
         if mode == "legged":
             self._contacts = self.create_publisher(ContactStates, "contact_schedule", outputs)
             self._footholds = self.create_publisher(PoseArray, "~/footholds", outputs)
-            self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
             self.create_subscription(TwistStamped, "~/cmd_vel", self._callback("cmd_vel", self._on_cmd_vel),
                                      inputs)
             self.create_subscription(PoseStamped, "~/base_pose",
