@@ -21,6 +21,7 @@ class VariableLayout:
     n_tau: int
     torque_variables: bool = False
     _forces: dict[str, slice] = field(init=False, repr=False)
+    _slices: tuple[slice, slice, slice] = field(init=False, repr=False)  # qdd, all forces, tau: made once
 
     def __post_init__(self) -> None:
         forces, start = {}, self.nv
@@ -28,6 +29,8 @@ class VariableLayout:
             forces[name] = slice(start, start + dim)
             start += dim
         object.__setattr__(self, "_forces", forces)
+        tau = slice(start, start + (self.n_tau if self.torque_variables else 0))
+        object.__setattr__(self, "_slices", (slice(0, self.nv), slice(self.nv, start), tau))
 
     @classmethod
     def build(cls, nv: int, contacts: Sequence[tuple[str, int]], n_tau: int,
@@ -36,12 +39,12 @@ class VariableLayout:
 
     @property
     def qdd(self) -> slice:
-        return slice(0, self.nv)
+        return self._slices[0]
 
     @property
     def forces(self) -> slice:
         """All contact force entries."""
-        return slice(self.nv, self.nv + sum(self.contact_dims))
+        return self._slices[1]
 
     def force(self, contact: str) -> slice:
         try:
@@ -51,9 +54,8 @@ class VariableLayout:
 
     @property
     def tau(self) -> slice:
-        start = self.forces.stop
-        return slice(start, start + (self.n_tau if self.torque_variables else 0))
+        return self._slices[2]
 
     @property
     def size(self) -> int:
-        return self.tau.stop
+        return self._slices[2].stop
