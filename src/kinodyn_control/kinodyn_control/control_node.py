@@ -114,9 +114,9 @@ class ControlNode(Node):
         super().__init__(
             NODE_NAME, allow_undeclared_parameters=True, automatically_declare_parameters_from_overrides=True
         )
-        self._check_parameter_names()
-        self.manager: ControllerManager | None = None
+        self.manager: ControllerManager | None = None  # set first: destroy_node works on a node that failed
         self.loop: ControlLoop | LockstepLoop | None = None
+        self._check_parameter_names()
         self._fault = ""
         self._fault_guard = self.create_guard_condition(self._end_on_fault)
         self.update_rate = self._param("update_rate", 100)

@@ -51,25 +51,25 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = _StopRequest()
-    node = None
+    node: Node | None = None
     try:
-        node = make_node()
-        reject_undeclared_parameters(node)
-    except CONFIGURATION_ERRORS as exc:
-        rclpy.logging.get_logger(name).error(f"{exc}; exiting")
+        try:
+            node = make_node()
+            reject_undeclared_parameters(node)
+        except CONFIGURATION_ERRORS as exc:
+            rclpy.logging.get_logger(name).error(f"{exc}; exiting")
+            return 1
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            while not stop.requested:
+                executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+        except ExternalShutdownException:
+            pass
+        finally:
+            executor.shutdown()
+        return 0
+    finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        return 1
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        while not stop.requested:
-            executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
-    except ExternalShutdownException:
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
