@@ -23,7 +23,7 @@ fi
 jobs=${KINODYN_TEST_JOBS:-$(( $(nproc) < 2 ? $(nproc) : 2 ))}
 echo "[test] pytest -m 'not system' in $jobs worker(s)"
 unit=0
-python -m pytest -n "$jobs" --dist loadfile -m "not system" || unit=$?
+python -m pytest -n "$jobs" --dist loadfile -m "not system" --durations=15 || unit=$?
 echo "[test] pytest -m system (one at a time)"
-python -m pytest -m system || exit $?
+python -m pytest -m system --durations=15 || exit $?
 exit "$unit"
