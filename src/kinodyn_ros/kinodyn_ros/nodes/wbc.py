@@ -132,6 +132,8 @@ class Wbc(Node):
     def _publish(self, answers: list[Answer]) -> None:
         for answer in answers:
             publish_finite(self._command, answer.command, self._problems)
+            if answer.received_ns is not None:
+                self._core.record_latency(answer.received_ns, time.monotonic_ns())
             if answer.contacts is not None and self._contacts is not None:
                 publish_finite(self._contacts, answer.contacts, self._problems)
             if answer.diagnostics is not None:

@@ -19,7 +19,6 @@ of ``t_k``; and, at ``footholds_rate`` (stamp time), the planned footholds of th
 from __future__ import annotations
 
 import math
-import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +85,9 @@ class Answer:
     contacts: ContactStates | None = None
     diagnostics: DiagnosticArray | None = None
     footholds: PoseArray | None = None
+    received_ns: int | None = None
+    """When the joint state this command answers arrived (monotonic clock): the node records the tick's
+    latency (``WbcCore.record_latency``) once the command is published."""
 
 
 class Window:
@@ -154,6 +156,10 @@ class WbcCore:
         stamp = stamp_to_ns(msg.header.stamp)
         self._base_frame, q7, v6 = odometry_base_state(msg, self.root)
         return [self._answer(p) for p in self.sync.base_state(stamp, (q7, v6))]
+
+    def record_latency(self, received_ns: int, sent_ns: int) -> None:
+        """One tick's latency, from its joint state's arrival to its command's publication (monotonic ns)."""
+        self._window.latency.append((sent_ns - received_ns) / NS)
 
     def poll(self, now_ns: int) -> list[Answer]:
         """Answer a joint state that has waited ``base_state_wait`` for its base state."""
@@ -226,7 +232,7 @@ class WbcCore:
         self._window.ticks += 1
         if result.solve_time is not None:
             self._window.solve.append(result.solve_time)
-        self._window.latency.append((time.monotonic_ns() - received_ns) / NS)
+        out.received_ns = received_ns
         out.diagnostics = self._diagnostics(stamp)
         return out
 
