@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kinodyn.sim.collision import collision_spheres
 from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.estimation import synthetic_bag
 from kinodyn_ros.estimation.offline import Topics, estimate_bag, load_model
@@ -43,7 +44,8 @@ def test_live_node_fed_by_bag_play_equals_kinodyn_estimate(spawn, tmp_path: Path
     monkeypatch.setitem(synthetic_bag.TOPICS, "/imu/data", ("sensor_msgs/msg/Imu", "default"))  # reliable
     bag = tmp_path / "bag"
     synthetic_bag.write_synthetic_bag(accuracy_bench.synthesize(3.0, seed=5), bag)
-    estimate_bag(bag, load_model(URDF), EstimatorParameters(), tmp_path / "offline", Topics())
+    estimate_bag(bag, load_model(URDF), EstimatorParameters(), tmp_path / "offline", Topics(),
+                 spheres=collision_spheres(URDF))  # as the node and `kinodyn estimate` read the URDF
     expected = [_values(m) for _, _, _, m in read_messages(tmp_path / "offline", ["/odometry/filtered"])]
     assert len(expected) > 900  # 2.5 s of 500 Hz estimates after the 0.5 s initialisation
 

@@ -196,11 +196,13 @@ def estimate_bag(
     progress: bool = False,
     log: Any = None,
     block_messages: int = BATCH_MESSAGES,
-    spheres: Iterable[ContactSphere] = (),
+    *,
+    spheres: Iterable[ContactSphere],
 ) -> OfflineResult:
     """Run the node's pipeline over ``bag`` and write ``output`` (see the module docstring); the input is
     read in blocks of ``block_messages`` messages (estimation.blocks), each one estimator batch. ``spheres``:
-    the URDF's collision spheres, as the node reads them (the default ``foot_radius``)."""
+    the URDF's collision spheres (``kinodyn.sim.collision_spheres``), which the default ``foot_radius`` reads
+    as the node does; required, so that no caller leaves the rolling-foot correction out by forgetting it."""
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
