@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from kinodyn.estimation import LeggedEstimator
+from kinodyn.estimation.metrics import AccuracyReport, Trajectory, accuracy
+from kinodyn.estimation.synthetic import SyntheticRun
 
 import kinodyn as kd
 
@@ -34,3 +37,18 @@ def quadruped_offset_imu_xml() -> str:
 def quadruped_offset_imu_model() -> kd.Model:
     """The floating-base model of ``quadruped_offset_imu.urdf``."""
     return kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True)
+
+
+def track(estimator: LeggedEstimator, run: SyntheticRun) -> AccuracyReport:
+    """Feed ``run`` (a clean synthetic walk of the quadruped) to ``estimator`` sample by sample (IMU,
+    contacts, joint state) and compare its estimates with the run's truth."""
+    estimates = []
+    for k, t in enumerate(run.t):
+        estimate = estimator.add_imu(t, run.imu_angular_velocity[k], run.imu_linear_acceleration[k])
+        if estimate is not None:
+            estimates.append(estimate)
+        estimator.add_contacts(t, dict(zip(QUADRUPED_FEET, run.contacts[k].tolist(), strict=True)))
+        estimator.add_joint_state(t, run.joint_positions[k], run.joint_velocities[k], run.joint_efforts[k])
+    return accuracy(Trajectory(run.t, run.position, run.quaternion, run.linear_velocity),
+                    Trajectory(*(np.array([getattr(e, name) for e in estimates])
+                                 for name in ("stamp", "position", "orientation", "linear_velocity"))))

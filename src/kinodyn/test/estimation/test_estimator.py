@@ -23,7 +23,7 @@ from kinodyn.spatial import euler_to_matrix, quat_to_matrix, so3_exp, so3_log
 
 import kinodyn as kd
 
-from .robots import QUADRUPED_FEET, QUADRUPED_IMU, quadruped_offset_imu_model
+from .robots import QUADRUPED_FEET, QUADRUPED_IMU, quadruped_offset_imu_model, track
 from .robots import QUADRUPED_STANDING_JOINTS as STANDING_JOINTS
 from .robots import QUADRUPED_URDF as QUADRUPED
 
@@ -352,16 +352,7 @@ def test_a_noiseless_trot_is_tracked_to_second_order(filter_name: str) -> None:
     run = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=8.0, seed=0,
                         standing_joints=STANDING_JOINTS, noise=SensorNoise.none())
     estimator = LeggedEstimator(model, QUADRUPED_IMU, QUADRUPED_FEET, filter=filter_name)
-    estimates = []
-    for k, t in enumerate(run.t):
-        estimate = estimator.add_imu(t, run.imu_angular_velocity[k], run.imu_linear_acceleration[k])
-        if estimate is not None:
-            estimates.append(estimate)
-        estimator.add_contacts(t, dict(zip(QUADRUPED_FEET, run.contacts[k].tolist(), strict=True)))
-        estimator.add_joint_state(t, run.joint_positions[k], run.joint_velocities[k], run.joint_efforts[k])
-    report = accuracy(Trajectory(run.t, run.position, run.quaternion, run.linear_velocity),
-                      Trajectory(*(np.array([getattr(e, name) for e in estimates])
-                                   for name in ("stamp", "position", "orientation", "linear_velocity"))))
+    report = track(estimator, run)
     print(f"\n{filter_name}: drift {100 * report.drift:.4f} % of {report.path_length:.2f} m, roll/pitch RMSE "
           f"{report.roll_rmse_deg:.4f}/{report.pitch_rmse_deg:.4f} deg, velocity RMSE "
           f"{report.velocity_rmse:.6f} m/s; feet rejected {estimator.counters['feet_rejected']}")

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.legs import LegKinematics, foot_radii
-from kinodyn.estimation.metrics import Trajectory, accuracy
 from kinodyn.estimation.synthetic import trotting_walk
 from kinodyn.sim import ContactSphere, collision_spheres
 from kinodyn.spatial.lie import so3_exp
@@ -20,6 +19,7 @@ from .robots import (
     QUADRUPED_STANDING_JOINTS,
     QUADRUPED_URDF,
     quadruped_offset_imu_model,
+    track,
 )
 
 RADIUS = 0.03
@@ -114,20 +114,8 @@ def test_a_trot_on_rolling_feet_needs_the_correction(rolling_trot, filter_name: 
     run = rolling_trot
     reports = {}
     for radius in (RADIUS, 0.0):
-        estimator = LeggedEstimator(run.model, QUADRUPED_IMU, QUADRUPED_FEET, filter=filter_name,
-                                    foot_radius=radius)
-        estimates = []
-        for k, t in enumerate(run.t):
-            estimate = estimator.add_imu(t, run.imu_angular_velocity[k], run.imu_linear_acceleration[k])
-            if estimate is not None:
-                estimates.append(estimate)
-            estimator.add_contacts(t, dict(zip(QUADRUPED_FEET, run.contacts[k].tolist(), strict=True)))
-            estimator.add_joint_state(t, run.joint_positions[k], run.joint_velocities[k],
-                                      run.joint_efforts[k])
-        reports[radius] = accuracy(Trajectory(run.t, run.position, run.quaternion, run.linear_velocity),
-                                   Trajectory(*(np.array([getattr(e, name) for e in estimates])
-                                                for name in ("stamp", "position", "orientation",
-                                                             "linear_velocity"))))
+        reports[radius] = track(LeggedEstimator(run.model, QUADRUPED_IMU, QUADRUPED_FEET, filter=filter_name,
+                                                foot_radius=radius), run)
         print(f"\n{filter_name} foot_radius {radius}: drift {100 * reports[radius].drift:.3f} % of "
               f"{reports[radius].path_length:.2f} m, velocity RMSE {reports[radius].velocity_rmse:.4f} m/s")
     good, plain = reports[RADIUS], reports[0.0]
