@@ -4,13 +4,11 @@ rolling-foot correction of a stance foot's position (``roll_back``; docs/estimat
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from kinodyn._kernels.common import unpack
-from kinodyn._kernels.kinematics import _walk_up
+from kinodyn._kernels.kinematics import _walk_up, rotation_log
 
 
 @njit(cache=True)
@@ -52,30 +50,6 @@ def feet_in_imu(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarra
 
 
 @njit(cache=True)
-def so3_log(R: np.ndarray, out: np.ndarray) -> None:
-    """``out`` = the rotation vector of ``R`` (angle in [0, pi]); the branches of
-    ``kinodyn.spatial.rotations.matrix_to_rotvec`` (seed 000 (2.49)-(2.50))."""
-    w0, w1, w2 = 0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])
-    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    angle = math.atan2(math.sqrt(w0 * w0 + w1 * w1 + w2 * w2), c)
-    if c >= 0.0:
-        scale = 1.0 if angle == 0.0 else angle / math.sin(angle)
-        out[0], out[1], out[2] = w0 * scale, w1 * scale, w2 * scale
-        return
-    best = 0
-    for a in range(1, 3):
-        if R[a, a] > R[best, best]:
-            best = a
-    axis = np.empty(3)
-    for a in range(3):  # column ``best`` of n n^T = ((R + R^T)/2 - c I) / (1 - c)
-        axis[a] = (0.5 * (R[a, best] + R[best, a]) - (c if a == best else 0.0)) / (1.0 - c)
-    norm = math.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
-    sign = -1.0 if axis[0] * w0 + axis[1] * w1 + axis[2] * w2 < 0.0 else 1.0
-    for a in range(3):
-        out[a] = sign * angle * axis[a] / norm
-
-
-@njit(cache=True)
 def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray, touchdown: np.ndarray
               ) -> None:
     """Move each foot ``feet[k]`` (rows of ``fk``, ``feet_in_imu``) from its sphere's centre to the point
@@ -83,7 +57,6 @@ def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray
     (world rotation of the foot since ``touchdown``, its ``C_WF`` then), ``n = e_z``, ``rho = radii``;
     feet of radius 0 are left as they are. ``C`` = ``C_WI``."""
     R = np.empty((3, 3))
-    phi = np.empty(3)
     for k in range(feet.shape[0]):
         f = feet[k]
         rho = radii[f]
@@ -97,7 +70,7 @@ def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray
                 for c in range(3):
                     s += (C[a, 0] * row[12 + c] + C[a, 1] * row[15 + c] + C[a, 2] * row[18 + c]) * T[b, c]
                 R[a, b] = s
-        so3_log(R, phi)
+        phi = rotation_log(R)
         d0, d1 = rho * phi[1], -rho * phi[0]  # rho (phi x e_z), world; its z is 0
         for a in range(3):
             row[a] -= C[0, a] * d0 + C[1, a] * d1

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement, rotation_log
 from kinodyn.urdf.numbers import MAX_MAGNITUDE as MAX_TARGET_MAGNITUDE
 
 if TYPE_CHECKING:
@@ -32,25 +32,9 @@ TASK_KINDS = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice
 
 @njit(cache=True)
 def rotation_error(C_target: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Seed 000 (2.235)-(2.236)).
-
-    The log follows Seed 000 (2.49)-(2.50) with the branches of ``kinodyn.spatial.so3_log``:
-    angle ``atan2(|w|, (tr R - 1)/2)`` with ``w = vee(R - R^T)/2``; for angles above π/2 the
-    axis comes from the symmetric part of R (seed 002 (31)-(32)), where w has lost its accuracy.
-    """
-    R = C_target @ C.T
-    w = np.array([0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])])
-    cos_angle = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    sin_angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    angle = math.atan2(sin_angle, cos_angle)
-    if cos_angle >= 0.0:
-        return w if sin_angle == 0.0 else w * (angle / sin_angle)
-    outer = (0.5 * (R + R.T) - cos_angle * np.eye(3)) / (1.0 - cos_angle)
-    i = np.argmax(np.diag(outer))
-    axis = outer[:, i] / math.sqrt(outer[i, i])
-    if axis[0] * w[0] + axis[1] * w[1] + axis[2] * w[2] < 0.0:
-        axis = -axis
-    return axis * (angle / math.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]))
+    """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Seed 000 (2.235)-(2.236));
+    the log is ``kinodyn._kernels.kinematics.rotation_log``."""
+    return rotation_log(C_target @ C.T)
 
 
 class FrameTask:
