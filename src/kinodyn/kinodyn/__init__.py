@@ -3,7 +3,11 @@
 The core never imports ROS. See ARCHITECTURE.md §2 for the public API.
 """
 
-from kinodyn import control, sim
+from kinodyn import (
+    _numba_cache,  # noqa: F401  (first: files the kernels by package, _numba_cache.py)
+    control,
+    sim,
+)
 from kinodyn.ik import FrameTask, IKResult, solve_ik
 from kinodyn.model import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.urdf import URDFError, URDFWarning
