@@ -336,6 +336,33 @@ def test_node_that_ignores_sigint_is_terminated(tmp_path: Path, test_prefix: Pat
     assert "[kinodyn] node 'stubborn' stopped with code -15 (killed by SIGTERM)" in lines
 
 
+def test_node_ignoring_sigint_and_sigterm_with_its_main_thread_ended_is_killed(
+    tmp_path: Path, test_prefix: Path, spawn
+) -> None:
+    """A group leader that is a zombie while its worker thread runs is a live node (it used to count as
+    stopped, and the launcher ended in an AssertionError); SIGTERM and SIGKILL follow, one line each."""
+    pid_file = tmp_path / "stubborn.pids"
+    parameters = {"ignore_sigint": True, "ignore_sigterm": True, "main_thread_exits": True,
+                  "pid_file": str(pid_file)}
+    graph_file = _write_graph(tmp_path, {"stubborn": parameters})
+    launcher = spawn([_kinodyn(), "up", str(graph_file), "--stop-timeout", "1"], "launcher")
+    assert wait_for(lambda: _log_has(launcher, "[stubborn] ready"), timeout=30), _log_lines(launcher)
+    pid = _pids(pid_file)[0]
+    assert wait_for(lambda: "State:\tZ" in Path(f"/proc/{pid}/status").read_text(), timeout=10)
+    assert Path(f"/proc/{pid}/task").exists() and len(list(Path(f"/proc/{pid}/task").iterdir())) >= 1
+    os.killpg(launcher.pid, signal.SIGINT)
+    assert launcher.wait(timeout=30) == 130
+    lines = _log_lines(launcher)
+    assert not Path(f"/proc/{pid}").exists()
+    escalation = [line for line in lines if "still running" in line]
+    assert escalation == [
+        "[kinodyn] node(s) 'stubborn' still running 1 s after SIGINT; sending SIGTERM",
+        "[kinodyn] node(s) 'stubborn' still running 1 s after SIGTERM; sending SIGKILL",
+    ], lines
+    assert "[kinodyn] node 'stubborn' stopped with code -9 (killed by SIGKILL)" in lines
+    assert not [line for line in lines if "Traceback" in line or "Error" in line], lines
+
+
 def test_timeout_stops_the_graph_with_exit_code_0(tmp_path: Path, test_prefix: Path, spawn) -> None:
     graph_file = _write_graph(tmp_path, {"alpha": {}, "beta": {}})
     launcher = spawn([_kinodyn(), "up", str(graph_file), "--timeout", "2"], "launcher")

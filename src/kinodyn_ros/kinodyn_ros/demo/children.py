@@ -46,6 +46,14 @@ class Child:
         """The leader's exit code (negative: killed by that signal), or None while it runs."""
         return self._process.poll()
 
+    def running(self) -> bool:
+        """True while the leader is not reaped or any process of its group is alive (process_group.py)."""
+        return self._process.poll() is None or self.group.running()
+
+    def signal(self, signum: int) -> None:
+        """Send `signum` to every process of the child's group."""
+        self.group.signal(signum)
+
     def wait_output(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until the last output line was handed on."""
         self._pump.join(timeout)
@@ -53,7 +61,7 @@ class Child:
 
 def stop_children(children: Sequence[Child], stop_timeout: float, say: Say) -> dict[str, int | None]:
     """Stop every child still running (SIGINT first, as Ctrl-C would); return each one's exit code."""
-    stop_groups([child.group for child in children], stop_timeout, say)
+    stop_groups(children, stop_timeout, say)
     codes = {}
     for child in children:
         child.wait_output(2.0)

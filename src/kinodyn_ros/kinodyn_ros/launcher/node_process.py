@@ -137,9 +137,9 @@ class NodeProcess:
         return self._process.poll()
 
     def running(self) -> bool:
-        """True while any process of the node's group is alive."""
-        self._process.poll()  # reap the leader so that it does not count as a live process
-        return self.group.running()
+        """True while any process of the node's group is alive or its leader is not reaped yet (a dying
+        multi-threaded leader is a zombie that cannot be reaped until its last thread ended)."""
+        return self._process.poll() is None or self.group.running()
 
     def signal(self, signum: int) -> None:
         """Send `signum` to every process of the node's group."""

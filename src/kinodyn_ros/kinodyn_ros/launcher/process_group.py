@@ -24,18 +24,39 @@ POLL_PERIOD = 0.05  # seconds between checks of a condition
 Say = Callable[[str], None]
 
 
+def _state_and_group(stat_file: Path) -> tuple[str, int]:
+    """State letter and process group of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat file."""
+    state, _ppid, group = stat_file.read_text().rsplit(")", 1)[1].split()[:3]
+    return state, int(group)
+
+
+def _threads_alive(process: Path) -> bool:
+    """True when a thread of the process is not a zombie. A process whose main thread ended shows the state Z
+    while its other threads run (and its parent cannot reap it yet): it is alive."""
+    try:
+        tasks = list((process / "task").iterdir())
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            if _state_and_group(task / "stat")[0] != "Z":
+                return True
+        except OSError:  # the thread ended while we looked
+            continue
+    return False
+
+
 def group_members(pgid: int) -> list[int]:
-    """Pids of the live (not zombie) processes in process group `pgid`."""
+    """Pids of the live processes in process group `pgid`: any thread of theirs not a zombie."""
     members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            state, group = _state_and_group(entry / "stat")
         except OSError:  # the process ended while we looked
             continue
-        state, _ppid, group = stat.rsplit(")", 1)[1].split()[:3]
-        if int(group) == pgid and state != "Z":
+        if group == pgid and (state != "Z" or _threads_alive(entry)):
             members.append(int(entry.name))
     return members
 
