@@ -64,6 +64,14 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     summary = (run / "summary.txt").read_text()
     assert summary in log.replace("\r", "")
     assert "falls: none" in summary
+    # the whole run, start-up included: simulated time to past the last step's end, the first step's start
+    whole = re.search(r"^whole run: ([0-9.]+) s simulated \(([0-9.]+) s before the first step\) in "
+                      r"([0-9.]+) s wall \(([0-9.]+) s before the first step, start-up included\)$",
+                      summary, re.M)
+    assert whole, summary
+    simulated, sim_first, wall, wall_first = (float(x) for x in whole.groups())
+    assert sim_first == pytest.approx(times[0], abs=0.01) and simulated >= times[3] + 1.5 - 0.01, summary
+    assert 0 < wall_first < wall, summary
     trot = re.search(r"^trot forward +[0-9.]+ +\+0\.30 \+0\.00 \+0\.00 +([+-][0-9.]+) ([+-][0-9.]+) "
                      r"([+-][0-9.]+) +([0-9.]+)", summary, re.M)
     assert trot, summary

@@ -110,20 +110,37 @@ def wait_for_url(console: Console, children: Sequence[Child], stop: threading.Ev
 
 
 class ScenarioThread(threading.Thread):
-    """The scenario runner's steps in a thread, so the main thread can watch the signals and the children."""
+    """The scenario runner's steps in a thread, so the main thread can watch the signals and the children.
+    Remembers the wall time (monotonic) and simulated time at which the first step began."""
 
     def __init__(self, runner: ScenarioRunner, steps: list[Step], console: Console) -> None:
         super().__init__(name="scenario", daemon=True)
         self._runner, self._steps, self._console = runner, steps, console
         self.result: ScenarioResult | None = None
         self.error = ""
+        self.first_step: tuple[float, float] | None = None  # (monotonic wall s, simulated s)
+
+    def _progress(self, line: str) -> None:
+        if self.first_step is None:
+            self.first_step = (time.monotonic(), self._runner.now())
+        self._console.prefixed("scenario")(line)
 
     def run(self) -> None:
         try:
-            self.result = self._runner.run(self._steps, backend="kinodyn",
-                                           progress=self._console.prefixed("scenario"))
+            self.result = self._runner.run(self._steps, backend="kinodyn", progress=self._progress)
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
+
+
+def whole_run_line(started: float, scenario: ScenarioThread, simulated: float) -> str:
+    """The whole run, start-up included: wall time from the demo's start until now (every process stopped,
+    report written) and simulated time until the scenario ended, each split at the first step."""
+    wall = time.monotonic() - started
+    if scenario.first_step is None:
+        return f"whole run: {simulated:.2f} s simulated in {wall:.1f} s wall; no step of the scenario began"
+    wall_first, sim_first = scenario.first_step
+    return (f"whole run: {simulated:.2f} s simulated ({sim_first:.2f} s before the first step) in "
+            f"{wall:.1f} s wall ({wall_first - started:.1f} s before the first step, start-up included)")
 
 
 def watch(scenario: ScenarioThread, children: Sequence[Child], stop: threading.Event) -> str:
@@ -152,6 +169,7 @@ def write_report(demo: Demo, bag: Path, run_dir: Path, console: Console) -> list
 
 def run_closed_loop(demo: Demo, args: argparse.Namespace, console: Console, stop: threading.Event) -> int:
     """The closed-loop demo: graph, viewer, recorder, scenario, then report and summary. The exit code."""
+    started = time.monotonic()
     steps = chosen_steps(demo, args)
     run_dir = run_directory(args.runs_dir)
     bag = run_dir / "bag"
@@ -174,12 +192,14 @@ def run_closed_loop(demo: Demo, args: argparse.Namespace, console: Console, stop
     finally:
         stop_children(recorder, STOP_TIMEOUT, console.say)
         codes = stop_children(graph, STOP_TIMEOUT, console.say)
+        simulated = runner.now()  # the newest ground truth: simulated time from the start, start-up included
         if not scenario.is_alive():
             runner.close()
     if cut:
         console.say(f"the scenario did not finish: {cut}")
     report_lines = write_report(demo, bag, run_dir, console)
-    lines = [scenario.result.summary_table()] if scenario.result is not None and not cut else []
+    lines = [whole_run_line(started, scenario, simulated)]
+    lines += [scenario.result.summary_table()] if scenario.result is not None and not cut else []
     lines += [*report_lines, f"bag: {bag}", f"report: {run_dir / 'report.html'}"]
     if console.url:
         lines.append(f"browser view (closed now): {console.url}")
