@@ -249,3 +249,37 @@ def test_infinite_sides_are_unbounded_rows() -> None:
         result = make_solver(name).solve(qp)
         assert result.ok
         np.testing.assert_allclose(result.x, [1.2, 1.8], atol=1e-6)  # on x1 + x2 = 3 and x2 = 1.8
+
+
+def _pinned_qp(offset: float) -> QP:
+    """x0 pinned twice (rows x0 = 1 and 2 x0 = 2 + offset, both l = u): DAQP's initial working set is
+    overdetermined (exit -6); consistent up to ``offset``."""
+    C = np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    side = np.array([1.0, 2.0 + offset, 1.0])
+    return QP(np.eye(3), np.ones(3), C=C, l=np.array([1.0, 2.0 + offset, -1.0]), u=side)
+
+
+def test_daqp_overdetermined_working_set_is_a_failed_solve_the_fallback_solves() -> None:
+    """Exit -6 (rows pinned by l = u, dependent, consistent to 2e-9) is NUMERICAL_ERROR, not an exception;
+    OSQP (the fallback) solves the same problem; contradictory pinned rows are INFEASIBLE."""
+    qp = _pinned_qp(4e-9)
+    daqp_result = make_solver("daqp").solve(qp)
+    assert daqp_result.status is QPStatus.NUMERICAL_ERROR and not daqp_result.ok
+    assert "exitflag -6" in daqp_result.message and "overdetermined" in daqp_result.message
+    rescued = make_solver("osqp").solve(qp)
+    assert rescued.ok and rescued.x is not None
+    np.testing.assert_allclose(rescued.x, [1.0, -0.5, -0.5], atol=1e-6)  # x0 pinned; x1 + x2 >= -1 active
+    contradiction = make_solver("daqp").solve(_pinned_qp(0.5))
+    assert contradiction.status is QPStatus.INFEASIBLE and "contradict" in contradiction.message
+
+
+def test_a_backend_that_raises_is_a_failed_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    import daqp
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("zero-size array to reduction operation")
+
+    monkeypatch.setattr(daqp, "solve", broken)
+    result = make_solver("daqp").solve(_pinned_qp(0.0))
+    assert result.status is QPStatus.NUMERICAL_ERROR and result.x is None
+    assert result.message == "daqp raised ValueError: zero-size array to reduction operation"

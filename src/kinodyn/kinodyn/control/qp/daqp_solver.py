@@ -17,8 +17,9 @@ from kinodyn.control.qp.solver import RawSolution, SolverBase
 
 _INF = 1e30  # DAQP's infinity (constants.h)
 _ACTIVE, _LOWER, _EQUALITY = 1, 2, 5
-_EXITFLAGS = {
+_EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure named by its number
     1: (QPStatus.SOLVED, "optimal"),
+    2: (QPStatus.NUMERICAL_ERROR, "soft optimal (a soft constraint violated; this backend sets none)"),
     -1: (QPStatus.INFEASIBLE, "primal infeasible"),
     -2: (QPStatus.NUMERICAL_ERROR, "cycling detected"),
     -3: (QPStatus.UNBOUNDED, "unbounded"),
@@ -28,7 +29,12 @@ _EXITFLAGS = {
         "H is not positive definite: DAQP needs a strictly convex QP "
         "(or eps_prox < 0 for automatic proximal regularisation)",
     ),
-    -6: (QPStatus.NUMERICAL_ERROR, "linearly dependent equality rows: remove the redundant ones"),
+    -6: (
+        QPStatus.NUMERICAL_ERROR,
+        "overdetermined initial working set: the equalities and the rows pinned by l = u or lb = ub are "
+        "linearly dependent",
+    ),
+    -7: (QPStatus.MAX_ITERATIONS, "time limit reached"),
 }
 
 
@@ -82,9 +88,10 @@ class DaqpSolver(SolverBase):
         x, _, exitflag, info = daqp.solve(
             qp.H, qp.g, np.ascontiguousarray(rows), bupper, blower, sense, **self.settings
         )
-        status, text = _EXITFLAGS.get(exitflag, (QPStatus.NUMERICAL_ERROR, "unexpected exit"))
-        if exitflag == -6 and not _consistent(qp.A, qp.b):
-            status, text = QPStatus.INFEASIBLE, "inconsistent equality rows (A x = b has no solution)"
+        status, text = _EXITFLAGS.get(exitflag, (QPStatus.NUMERICAL_ERROR, "unknown exit flag"))
+        if exitflag == -6 and not _pinned_consistent(qp, self.settings["primal_tol"]):
+            status, text = QPStatus.INFEASIBLE, ("the equalities and the rows pinned by l = u or lb = ub "
+                                                 "contradict each other (no x satisfies them all)")
         message = f"daqp exitflag {exitflag}: {text}"
         if status is not QPStatus.SOLVED:
             return RawSolution(status, int(info["iterations"]), message)
@@ -108,7 +115,20 @@ def _limited(bounds: list[np.ndarray], b: np.ndarray, side: np.ndarray) -> np.nd
     return np.minimum(np.maximum(values, -_INF), _INF)
 
 
-def _consistent(A: np.ndarray, b: np.ndarray) -> bool:
-    """Whether A x = b has a solution (least-squares residual at round-off)."""
-    x = np.linalg.lstsq(A, b, rcond=None)[0]
-    return bool(np.abs(A @ x - b).max() <= 1e-9 * max(1.0, float(np.abs(b).max())))
+def _pinned_consistent(qp: QP, tol: float) -> bool:
+    """Whether the rows DAQP holds from the start (equalities, C rows with ``u - l <= tol``, bounds with
+    ``ub - lb <= tol``) have a common solution (least-squares residual at round-off; none: True)."""
+    rows, rhs = [qp.A], [qp.b]
+    pinned = qp.u - qp.l <= tol
+    rows.append(qp.C[pinned])
+    rhs.append(qp.l[pinned])
+    if qp.bounds is not None:
+        lb, ub = qp.bounds
+        fixed = ub - lb <= tol
+        rows.append(np.eye(qp.n)[fixed])
+        rhs.append(lb[fixed])
+    M, b = np.vstack(rows), np.concatenate(rhs)
+    if b.size == 0:
+        return True
+    x = np.linalg.lstsq(M, b, rcond=None)[0]
+    return bool(np.abs(M @ x - b).max() <= 1e-9 * max(1.0, float(np.abs(b).max())))

@@ -19,7 +19,7 @@ from kinodyn.control.qp.solver import RawSolution, SolverBase
 _INF = float(osqp.constant("OSQP_INFTY"))
 _NONCONVEX_SETUP_ERROR = 4  # OSQP_NONCVX_ERROR (osqp/include/public/osqp_api_constants.h)
 _S = osqp.SolverStatus
-_STATUS = {
+_STATUS = {  # every SolverStatus of osqp 1.1; SOLVED_INACCURATE is a failure too (QPResult.ok is SOLVED only)
     _S.OSQP_SOLVED: QPStatus.SOLVED,
     _S.OSQP_SOLVED_INACCURATE: QPStatus.INACCURATE,
     _S.OSQP_PRIMAL_INFEASIBLE: QPStatus.INFEASIBLE,
@@ -27,7 +27,10 @@ _STATUS = {
     _S.OSQP_DUAL_INFEASIBLE: QPStatus.UNBOUNDED,
     _S.OSQP_DUAL_INFEASIBLE_INACCURATE: QPStatus.UNBOUNDED,
     _S.OSQP_MAX_ITER_REACHED: QPStatus.MAX_ITERATIONS,
+    _S.OSQP_TIME_LIMIT_REACHED: QPStatus.MAX_ITERATIONS,
     _S.OSQP_NON_CVX: QPStatus.NONCONVEX,
+    _S.OSQP_SIGINT: QPStatus.NUMERICAL_ERROR,
+    _S.OSQP_UNSOLVED: QPStatus.NUMERICAL_ERROR,
 }
 
 
@@ -120,14 +123,18 @@ class OsqpSolver(SolverBase):
             code = error.args[0] if error.args else None
             status = QPStatus.NONCONVEX if code == _NONCONVEX_SETUP_ERROR else QPStatus.NUMERICAL_ERROR
             return RawSolution(status, 0, f"osqp refused the problem (error code {code})")
-        if warm is None:
-            solver.warm_start(x=np.zeros(qp.n), y=np.zeros(stacked.shape[0]))
-        else:
-            # SolverBase passes only a SOLVED result of this shape: y, z set, w set exactly with bounds
-            assert warm.y is not None and warm.z is not None and (warm.w is not None) == qp.has_bounds
-            multipliers = [warm.y, warm.z] + ([warm.w] if warm.w is not None else [])
-            solver.warm_start(x=warm.x, y=np.concatenate(multipliers))
-        result = solver.solve(raise_error=False)
+        try:
+            if warm is None:
+                solver.warm_start(x=np.zeros(qp.n), y=np.zeros(stacked.shape[0]))
+            else:
+                # SolverBase passes only a SOLVED result of this shape: y, z set, w set exactly with bounds
+                assert warm.y is not None and warm.z is not None and (warm.w is not None) == qp.has_bounds
+                multipliers = [warm.y, warm.z] + ([warm.w] if warm.w is not None else [])
+                solver.warm_start(x=warm.x, y=np.concatenate(multipliers))
+            result = solver.solve(raise_error=False)
+        except osqp.OSQPException as error:  # the solve itself failed (e.g. the KKT factorisation)
+            self._shape = None  # set the problem up afresh next time
+            return RawSolution(QPStatus.NUMERICAL_ERROR, 0, f"osqp failed: {error}")
         info = result.info
         status = _STATUS.get(info.status_val, QPStatus.NUMERICAL_ERROR)
         message = f"osqp {info.status} (polish {info.status_polish})"

@@ -1,7 +1,8 @@
 """The solver interface every QP backend implements, and the checks they share.
 
 A backend turns a validated :class:`QP` into a :class:`QPResult`. It never raises for a numerical
-reason: infeasible, unbounded, capped or failed solves come back as their status with a message, and a
+reason: infeasible, unbounded, capped or failed solves come back as their status with a message (an
+exception raised inside a backend's call too: NUMERICAL_ERROR naming it, so a caller's fallback runs), and a
 SOLVED result is re-checked here (finite; primal and stationarity residuals within the backend's acceptance
 tolerance) so garbage never passes as a solution. A warm start is the previous :class:`QPResult`; it is
 used only when it was SOLVED on a problem of the same shape (``QP.shape``), and
@@ -74,7 +75,11 @@ class SolverBase(abc.ABC):
         warm = (
             warm_start if warm_start is not None and warm_start.ok and warm_start.shape == qp.shape else None
         )
-        return self._result(qp, self._solve(qp, warm), warm=warm is not None)
+        try:
+            raw = self._solve(qp, warm)
+        except (ArithmeticError, ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+            raw = RawSolution(QPStatus.NUMERICAL_ERROR, 0, f"{self.name} raised {type(exc).__name__}: {exc}")
+        return self._result(qp, raw, warm=warm is not None)
 
     @abc.abstractmethod
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:

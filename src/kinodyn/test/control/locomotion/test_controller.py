@@ -145,3 +145,23 @@ def test_set_parameters_before_the_first_tick_sets_the_initial_mode(model: kd.Mo
     ctl = LocomotionController(model, FEET, NOMINAL)
     ctl.set_parameters(replace(ctl.params, initial_mode="sit"))
     assert ctl.update(standing(model), np.zeros(model.nv), 0.0).mode == "sitting_down"
+
+
+def test_joints_pinned_by_their_limits_fail_the_tick_without_raising(tmp_path: Path) -> None:
+    """Every joint's URDF limits lower = upper (at the posture) and the legs moving: the pinned acceleration
+    bounds of the stance legs contradict each other, DAQP exits -6 (overdetermined initial working set),
+    the fallback (OSQP) finds no solution either, and the tick reports the failure (no exception)."""
+    import re
+
+    text = (URDFS / "quadruped.urdf").read_text()
+    for name, value in zip(re.findall(r'<joint name="(\w+)" type="revolute"', text), NOMINAL, strict=True):
+        text = re.sub(rf'(<joint name="{name}".*?<limit )lower="[^"]*" upper="[^"]*"',
+                      rf'\g<1>lower="{value}" upper="{value}"', text, count=1, flags=re.S)
+    path = tmp_path / "pinned.urdf"
+    path.write_text(text)
+    pinned = kd.Model.from_urdf(path, floating_base=True)
+    assert np.array_equal(pinned.lower_limit[7:], pinned.upper_limit[7:])
+    controller = LocomotionController(pinned, FEET, NOMINAL, LocomotionParameters(initial_mode="stand"))
+    v = np.random.default_rng(1).normal(scale=0.3, size=pinned.nv)
+    out = controller.update(standing(pinned), v, 0.0)
+    assert not out.ok and out.tau is None and out.status == "infeasible", out.message
