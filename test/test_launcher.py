@@ -152,6 +152,19 @@ def test_demo_graphs_use_the_shipped_urdfs() -> None:
             assert urdf.read_text() == (REPO / "urdf" / urdf.name).read_text()
 
 
+def test_every_graph_has_one_publisher_of_the_floating_base_transform() -> None:
+    """state_estimator (publish_tf, default true) and state_publisher (odometry_topic) both turn odometry into
+    /tf: a graph with both would put every odom -> base_link stamp twice on /tf (tf2's TF_REPEATED_DATA)."""
+    checked = 0
+    for graph_file in GRAPH_FILES:
+        publishers = [node.name for node in load_graph(graph_file).nodes
+                      if (node.executable == "state_estimator" and node.parameters.get("publish_tf", True))
+                      or (node.executable == "state_publisher" and node.parameters.get("odometry_topic"))]
+        assert len(publishers) <= 1, f"{graph_file.name}: {publishers} all publish the floating base on /tf"
+        checked += bool(publishers)
+    assert checked >= 1  # quadruped_wbc's estimator
+
+
 # --- 2. the launcher with stand-in nodes --------------------------------------------------------------------
 
 

@@ -126,6 +126,9 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert client.spin_until(lambda: s.states and s.imu and s.odom and s.contacts, 30.0), \
             control_node.log_path.read_text()
         assert list(s.states[-1].name) == JOINTS
+        # ground truth in the simulator's own frame, never the estimator's `odom` (REP-105, docs/simulator.md)
+        assert (s.odom[-1].header.frame_id, s.odom[-1].child_frame_id) == ("world", "base_link")
+        assert s.contacts[-1].header.frame_id == "world"
         # PD commands flow (efforts become non-zero), then restart the simulation from standing under PD
         assert client.spin_until(lambda: any(abs(e) > 1.0 for e in s.states[-1].effort), 10.0)
         before_reset = len(s.odom)

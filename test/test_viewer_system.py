@@ -229,7 +229,7 @@ def test_viewer_draws_the_robot_in_chromium_and_its_markers(spawn, tmp_path: Pat
             launcher.log_path.read_text()
         )
         markers = {m.id: m for m in arrays[-1].markers[1:]}
-        assert markers[4].header.frame_id == "odom"
+        assert markers[4].header.frame_id == "world"
         com = markers[4].pose.position
         assert -1.0 < com.x < 1.0 and -1.0 < com.y < 1.0 and 0.0 < com.z < 0.8  # at the robot, near the start
 

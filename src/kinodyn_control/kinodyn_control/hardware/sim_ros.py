@@ -5,9 +5,13 @@ adapter creates one, named after the ``<ros2_control name>`` (``/<name>``, whate
 and spins it on its own thread:
 
 - ``/clock`` (rosgraph_msgs/Clock): the simulated time after every ``write``;
-- ``~/odometry`` (nav_msgs/Odometry): ground truth of the base, frame ``odom`` -> child ``<root link>``, pose
-  in ``odom``, twist in the child frame (the floating-base ``v`` of kinodyn); fixed-base models publish none;
-- ``~/contacts`` (kinodyn_interfaces/ContactStates): each contact sphere's state and ground reaction;
+- ``~/odometry`` (nav_msgs/Odometry): ground truth of the base, frame ``world`` -> child ``<root link>``, pose
+  in ``world``, twist in the child frame (the floating-base ``v`` of kinodyn); fixed-base models publish none.
+  ``world`` is the simulator's own frame (ground plane z = 0), never ``odom``: ``odom`` is the estimator's
+  (REP-105: its origin is where the estimate started), and two origins under one frame id would draw one of
+  them in the wrong place;
+- ``~/contacts`` (kinodyn_interfaces/ContactStates): each contact sphere's state and ground reaction, in
+  ``world``;
 - ``~/reset`` (std_srvs/Trigger): back to the initial state; ``~/push`` (kinodyn_interfaces/Push): a wrench
   (world axes, about the link origin) on a link for a duration. Both take effect at the next ``write``. A
   refused request (``SimulatedSystem.request_push``: unknown link, non-finite, above the push limits) or a
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
     from kinodyn import sim
     from kinodyn_control.hardware.simulated_system import SimulatedSystem
 
-ODOM_FRAME = "odom"
 WORLD_FRAME = "world"
 
 
@@ -103,7 +106,7 @@ class SimulatorRosInterface:
     def _odometry(self, s: sim.PhysicsBackend, stamp: Time) -> Odometry:
         msg = Odometry()
         msg.header.stamp = stamp
-        msg.header.frame_id = ODOM_FRAME
+        msg.header.frame_id = WORLD_FRAME
         msg.child_frame_id = self.base_link
         p, quat = msg.pose.pose.position, msg.pose.pose.orientation
         p.x, p.y, p.z = (float(x) for x in s.q[:3])

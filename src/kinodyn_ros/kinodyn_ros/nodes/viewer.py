@@ -15,11 +15,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -33,6 +35,8 @@ from kinodyn_ros.conversions import (
     odometry_to_pose,
     pose_to_matrix,
     quoted,
+    stamp_to_ns,
+    transform_stamped,
 )
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.node_runner import run_node
@@ -40,6 +44,7 @@ from kinodyn_ros.parameters import declare_non_negative, declare_positive
 from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_ros.robot_description import declare_and_read, load_urdf
 from kinodyn_ros.tf_buffer import TransformBuffer
+from kinodyn_ros.viewer.anchor import heading_anchor
 from kinodyn_ros.viewer.browser import BrowserView
 from kinodyn_ros.viewer.geometry import robot_primitives
 from kinodyn_ros.viewer.markers import scene_markers
@@ -63,6 +68,8 @@ WAIT_FOR_TF = 5.0
 """Seconds without the robot's transforms before the node says what it is waiting for."""
 PATH_INPUTS = {"odometry": "estimated", "true_odometry": "true"}
 """Odometry inputs and the trajectory each one draws."""
+ANCHOR_STAMP_GAP_NS = 50_000_000
+"""Largest stamp difference [ns] of the estimated and true poses that anchor the estimate's frame."""
 T = TypeVar("T")
 
 
@@ -89,9 +96,11 @@ class Viewer(Node):
         self._root = urdf.root_link
         self._primitives, skipped = robot_primitives(urdf)
         self._links = tuple(dict.fromkeys(p.link for p in self._primitives))
-        self._frame = self.declare_parameter("fixed_frame", "odom").value
+        self._frame = self.declare_parameter("fixed_frame", "world").value
         aliases = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
-        self._aliases = set(self.declare_parameter("frame_aliases", ["world"], aliases).value or [])
+        aliases_value = self.declare_parameter("frame_aliases", Parameter.Type.STRING_ARRAY, aliases).value
+        self._aliases = set(aliases_value or [])
+        self._anchor_pending = bool(self.declare_parameter("anchor_estimate", True).value)
         host = self.declare_parameter("host", "127.0.0.1").value
         check_host(host)
         port = self.declare_parameter("port", 8080).value
@@ -204,11 +213,52 @@ class Viewer(Node):
         self._robot_seen = self._robot_seen or bool(poses)
         return poses
 
-    def _sample_path(self, what: str) -> None:
+    def _base_pose(self, what: str) -> tuple[str, np.ndarray, int] | None:
+        """``(frame, T_frame_base, stamp ns)`` of the newest odometry of ``what`` (None: none new)."""
         msg = self._newest(what)
-        if msg is not None:
-            frame, _, T = odometry_to_pose(msg)
-            self._paths[PATH_INPUTS[what]].add((self._to_frame(frame) @ T)[:3, 3])
+        if msg is None:
+            return None
+        frame, _, T = odometry_to_pose(msg)
+        return frame, T, stamp_to_ns(msg.header.stamp)
+
+    def _anchor(self, estimate: tuple[str, np.ndarray, int], truth: tuple[str, np.ndarray, int]) -> None:
+        """Place the estimate's frame in the fixed frame where the true base was (viewer/anchor.py), once,
+        when /tf does not connect the two and both poses are at most ANCHOR_STAMP_GAP_NS apart."""
+        frame = estimate[0]
+        if frame == self._frame or frame in self._aliases or self._connected(frame):
+            self._anchor_pending = False
+            return
+        if abs(estimate[2] - truth[2]) > ANCHOR_STAMP_GAP_NS:
+            return
+        T = heading_anchor(self._to_frame(truth[0]) @ truth[1], estimate[1])
+        self._tf.add(TFMessage(transforms=[transform_stamped(self._frame, frame, T, Time())]), static=True)
+        self._anchor_pending = False
+        x, y, z = T[:3, 3]
+        self.get_logger().info(
+            f"frame {frame!r} (the estimate's) placed in {self._frame!r} where the true base was at "
+            f"t = {estimate[2] * 1e-9:.3f} s: origin ({x:.3f}, {y:.3f}, {z:.3f}) m, yaw "
+            f"{np.degrees(np.arctan2(T[1, 0], T[0, 0])):.1f} deg"
+        )
+
+    def _connected(self, frame: str) -> bool:
+        try:
+            self._tf.lookup(self._frame, frame)
+        except LookupError:
+            return False
+        return True
+
+    def _sample_paths(self) -> None:
+        """One point per new odometry message on its trajectory; the estimate's frame anchored first."""
+        poses = {what: self._guarded(f"{what} message", lambda what=what: self._base_pose(what))
+                 for what in PATH_INPUTS}
+        estimate, truth = poses["odometry"], poses["true_odometry"]
+        if self._anchor_pending and estimate is not None and truth is not None:
+            self._guarded("true_odometry message", lambda: self._anchor(estimate, truth))
+        for what, pose in poses.items():
+            if pose is not None:
+                path = self._paths[PATH_INPUTS[what]]
+                self._guarded(f"{what} message", lambda path=path, pose=pose:
+                              path.add((self._to_frame(pose[0]) @ pose[1])[:3, 3]))
 
     def _contacts(self, msg: ContactStates) -> tuple[np.ndarray, np.ndarray]:
         """``(force arrows, support polygon)`` of a ContactStates message, in the fixed frame."""
@@ -237,9 +287,8 @@ class Viewer(Node):
         return center_of_mass(self._model, root, positions.values)
 
     def _update(self) -> None:
+        self._sample_paths()
         links = self._link_poses()
-        for what in PATH_INPUTS:
-            self._guarded(f"{what} message", lambda what=what: self._sample_path(what))
         contacts = self._guarded("contacts message", lambda: self._decoded("contacts", self._contacts))
         self._contact_overlays = contacts or self._contact_overlays
         footholds = self._guarded("footholds message", lambda: self._decoded("footholds", self._footholds))
