@@ -17,6 +17,15 @@ that failed, after which ``on_hardware_failure`` gets one message saying what fa
 (the default logs it as an error; control_node logs it and exits non-zero).
 ``enter_lockstep`` switches to lockstep cycles (lockstep.py), in which a cycle waits for the external commands
 answering its state.
+
+Chained controllers (chain.py): a ``ChainableController`` exports state interfaces ``<controller>/<name>``
+that others read. Active controllers update in chain order (exporters first); a switch deactivates readers
+before their exporters and activates exporters first; a controller is not activated while a state interface
+it reads in the same cycle is unavailable (its exporter inactive), and an exporter is not deactivated while
+an active controller that stays active reads it. A controller that the manager stops (unsafe command, ERROR,
+a raise, failed hardware) takes its readers with it, all in safe mode. Each controller's ``update_rate``
+(``<name>.update_rate``, Hz, as ros2_control since Iron) runs it every (loop rate / update_rate)-th cycle;
+0 runs it every cycle, a rate that does not divide the loop rate is refused at load.
 """
 
 from __future__ import annotations
@@ -30,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from kinodyn_control.chain import ChainedStates, chain_order, exporter_of
 from kinodyn_control.controllers.base import ALL, INDIVIDUAL, NONE, Controller, ControllerContext
+from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.hardware.component import HardwareComponent
 from kinodyn_control.hardware.description import RobotDescription
 from kinodyn_control.hardware.types import (
@@ -39,6 +50,7 @@ from kinodyn_control.hardware.types import (
     POSITION,
     VELOCITY,
     InterfaceDescription,
+    InterfaceInfo,
     InterfaceTable,
     LifecycleState,
     LoanedInterfaces,
@@ -210,10 +222,20 @@ class ControllerEntry:
     controller: Controller
     command_names: list[str] = field(default_factory=list)
     state_names: list[str] = field(default_factory=list)
+    divisor: int = 1  # updated every divisor-th cycle (loop rate / update_rate)
+    exported: InterfaceTable | None = None  # its exported state interfaces (a ChainableController)
+    chained: list[str] = field(default_factory=list)  # state interfaces of exporters, read in the same cycle
+    previous_cycle: list[str] = field(default_factory=list)  # ... read from the previous cycle
+    last_time: float | None = None  # time of its latest update
+    dependents_stopped: list[str] = field(default_factory=list)  # readers stopped with it (the last stop)
 
     @property
     def state(self) -> LifecycleState:
         return self.controller.lifecycle_state
+
+    def reads(self, exporter: str) -> list[str]:
+        """The state interfaces of ``exporter`` this controller reads in the same cycle."""
+        return [n for n in self.chained if exporter_of(n) == exporter]
 
 
 class ControllerManager:
@@ -233,11 +255,15 @@ class ControllerManager:
         self._active: list[ControllerEntry] = []
         self.cycle_lock = threading.Lock()
         self.gate: LockstepGate | None = None
+        self._lockstep_stamp: int | None = None  # stamp [ns] of the state the lockstep cycle waits for
+        self.loop_rate: int | None = None  # Hz, known once a loop is entered (per-controller update_rate)
+        self.cycles = 0  # cycles run (a controller with divisor d updates when cycles % d == 0)
         # called (in the control thread) with one message after components failed and their users were stopped
         self.on_hardware_failure: Callable[[str], None] = logger.error
 
     def enter_wall_clock_loop(self, period: float) -> None:
         """Before the first cycle of a wall-clock loop: every component learns the nominal period."""
+        self.loop_rate = round(1.0 / period)
         for name, component in self.resources.components.items():
             if component.prepare_control_period(period) is not ReturnType.OK:
                 raise HardwareError(f"component '{name}': {component.last_error}")
@@ -245,6 +271,7 @@ class ControllerManager:
     def enter_lockstep(self, gate: LockstepGate, period: float) -> None:
         """Before the first cycle: every component must accept lockstep with ``period`` per cycle; from now on
         controllers with unstamped external commands cannot be activated."""
+        self.loop_rate = round(1.0 / period)
         for name, component in self.resources.components.items():
             if component.prepare_lockstep(period) is not ReturnType.OK:
                 raise HardwareError(f"component '{name}': {component.last_error}")
@@ -252,8 +279,12 @@ class ControllerManager:
 
     # --- administration -------------------------------------------------------------------------------------
     def load(self, name: str, type_name: str, params: dict[str, Any]) -> ControllerEntry:
+        """Create and initialise controller ``name``; ``params`` are its parameters, ``update_rate`` the
+        manager's (module doc)."""
         if name in self.controllers:
             raise ControllerError(f"a controller named '{name}' is already loaded")
+        params = dict(params)
+        divisor = self._divisor(name, params.pop("update_rate", 0))
         try:
             controller = self.registry.create(type_name)
             state = controller.init(name, params, self.make_context(name))
@@ -262,13 +293,50 @@ class ControllerManager:
         if state is not LifecycleState.UNCONFIGURED:
             raise ControllerError(f"controller '{name}' failed on_init: {controller.last_error}")
         controller.command_arrived = self._command_arrived
-        entry = ControllerEntry(name, type_name, controller)
+        controller.stamp_problem = self._stamp_problem
+        entry = ControllerEntry(name, type_name, controller, divisor=divisor)
         self.controllers[name] = entry
         return entry
+
+    def _divisor(self, name: str, rate: Any) -> int:
+        """Cycles per update of a controller with ``update_rate`` ``rate`` (0: every cycle)."""
+        if not isinstance(rate, int) or isinstance(rate, bool) or rate < 0:
+            raise ControllerError(f"controller '{name}': update_rate must be an integer >= 0 [Hz] (0: the "
+                                  f"loop rate), got {rate!r}")
+        if rate == 0:
+            return 1
+        loop = self.loop_rate
+        if loop is None:
+            raise ControllerError(f"controller '{name}': update_rate {rate} Hz needs the loop rate, which is "
+                                  "not known before the control loop is set up")
+        if rate > loop or loop % rate:
+            divisors = ", ".join(str(loop // k) for k in range(1, loop + 1) if loop % k == 0)
+            raise ControllerError(
+                f"controller '{name}': update_rate {rate} Hz does not divide the loop rate {loop} Hz (a "
+                f"controller runs every (loop rate / update_rate)-th cycle); use 0 (every cycle) or one of "
+                f"{divisors}")
+        return loop // rate
 
     def _command_arrived(self) -> None:
         if self.gate is not None:
             self.gate.notify()
+
+    def _stamp_problem(self, stamp_ns: int) -> tuple[str, str]:
+        """``(cause, why)`` a command stamped ``stamp_ns`` may not be used now (``('', '')`` when it may): in
+        lockstep only the stamp of the state the cycle in progress published and waits for; outside lockstep
+        the stamp is not used."""
+        if self.gate is None:
+            return "", ""
+        expected = self._lockstep_stamp
+        if expected is None:
+            return "early", (f"header.stamp {stamp_ns / NANOSECONDS:.9f} s arrived before any state was "
+                             "published (lockstep: a command answers a published state)")
+        if stamp_ns == expected:
+            return "", ""
+        cause, side = ("ahead", "ahead of") if stamp_ns > expected else ("behind", "behind")
+        return cause, (f"header.stamp {stamp_ns / NANOSECONDS:.9f} s is {side} the state waiting for its "
+                       f"command, t = {expected / NANOSECONDS:.9f} s (lockstep takes only a command stamped "
+                       "with the joint states it answers); the cycle keeps waiting")
 
     def _entry(self, name: str) -> ControllerEntry:
         if name not in self.controllers:
@@ -297,6 +365,12 @@ class ControllerManager:
             raise ControllerError(f"controller '{name}' failed to configure: {entry.controller.last_error}")
         entry.command_names = self._resolve(entry, "command")
         entry.state_names = self._resolve(entry, "state")
+        controller = entry.controller
+        if isinstance(controller, ChainableController):
+            local = controller.exported_state_interfaces()
+            entry.exported = InterfaceTable(
+                [InterfaceDescription(name, InterfaceInfo(n)) for n in local], "exported state")
+            controller.exported = entry.exported.values
 
     def unload(self, name: str) -> None:
         entry = self._entry(name)
@@ -319,18 +393,25 @@ class ControllerManager:
             raise ControllerError(
                 f"controller '{entry.name}': unknown interface configuration '{config.kind}'"
             )
-        unknown = [n for n in config.names if n not in table.index]
+        if kind == "state":
+            delayed = set(config.previous_cycle)
+            chained = [n for n in config.names if n not in table.index and exporter_of(n) in self.controllers]
+            entry.chained = [n for n in chained if n not in delayed]
+            entry.previous_cycle = [n for n in chained if n in delayed]
+        unknown = [n for n in config.names if n not in table.index
+                   and not (kind == "state" and exporter_of(n) in self.controllers)]
         if unknown:
             entry.controller.cleanup()
             raise ControllerError(
                 f"controller '{entry.name}' needs {kind} interface(s) {', '.join(unknown)}, which "
-                f"no hardware "
-                f"component exports; {kind} interfaces: {', '.join(table.names)}"
+                f"no hardware component (nor, for a state interface, a loaded controller) exports; "
+                f"{kind} interfaces: {', '.join(table.names)}"
             )
         return list(config.names)
 
     # --- switching ------------------------------------------------------------------------------------------
-    def _activation_problem(self, entry: ControllerEntry, releasing: set[str], taking: dict[str, str]) -> str:
+    def _activation_problem(self, entry: ControllerEntry, releasing: set[str], taking: dict[str, str],
+                            starting: set[str] = frozenset()) -> str:
         if entry.state is not LifecycleState.INACTIVE:
             return (
                 f"controller '{entry.name}' is {entry.state.value}; only an inactive "
@@ -361,12 +442,35 @@ class ControllerManager:
                     f"claimed by controller '{taking[name]}' activated in the same switch"
                 )
         for name in entry.state_names:
-            if not self.resources.state_available(name):
+            if name in entry.chained or name in entry.previous_cycle:
+                problem = self._chained_problem(entry, name, releasing, starting)
+                if problem:
+                    return problem
+            elif not self.resources.state_available(name):
                 return (
                     f"Unable to activate controller '{entry.name}' since the state interface "
                     f"'{name}' is not available"
                 )
         return ""
+
+    def _chained_problem(self, entry: ControllerEntry, name: str, releasing: set[str], starting: set[str]
+                         ) -> str:
+        """Why ``entry`` cannot read the exported state interface ``name`` ('' if it can): its exporter must
+        export it and, for a same-cycle input, be active (and stay so) or be activated before it."""
+        exporter = self.controllers.get(exporter_of(name))
+        if exporter is None or exporter.exported is None or name not in exporter.exported.index:
+            owner = f"controller '{exporter_of(name)}'"
+            return (f"Unable to activate controller '{entry.name}' since the state interface '{name}' is not "
+                    f"exported ({owner} is " + ("not loaded" if exporter is None else
+                                                 "not configured or does not export it") + ")")
+        if name in entry.previous_cycle:
+            return ""  # NaN until its exporter runs
+        running = exporter.state is LifecycleState.ACTIVE and exporter.name not in releasing
+        if running or exporter.name in starting:
+            return ""
+        return (f"Unable to activate controller '{entry.name}' since the state interface '{name}' is not "
+                f"available (controller '{exporter.name}', which exports it, is {exporter.state.value}); "
+                f"activate '{exporter.name}' first or in the same switch")
 
     def switch(
         self,
@@ -407,14 +511,31 @@ class ControllerManager:
             else:
                 stopping.append(entry)
         releasing = {e.name for e in stopping}
+        for entry in list(stopping):
+            readers = [e.name for e in self._active if e.name not in releasing and e.reads(entry.name)]
+            if readers:
+                problems.append(f"controller '{entry.name}' cannot be deactivated: active controller(s) "
+                                f"{', '.join(readers)} read its state interfaces; deactivate them in the "
+                                "same switch")
+                stopping.remove(entry)
+        releasing = {e.name for e in stopping}
+        stopping = chain_order(stopping)[::-1]  # readers before their exporters
         starting: list[ControllerEntry] = []
         taking: dict[str, str] = {}
+        requested: list[ControllerEntry] = []
         for name in activate:
             entry = self.controllers.get(name)
             if entry is None:
                 problems.append(f"controller '{name}' is not loaded")
-                continue
-            problem = self._activation_problem(entry, releasing, taking)
+            else:
+                requested.append(entry)
+        try:
+            requested = chain_order(requested)  # exporters first: from the hardware side up
+        except ValueError as exc:
+            problems.append(f"Unable to activate {', '.join(e.name for e in requested)}: {exc}")
+            requested = []
+        for entry in requested:
+            problem = self._activation_problem(entry, releasing, taking, {e.name for e in starting})
             if problem:
                 problems.append(problem)
                 continue
@@ -452,16 +573,23 @@ class ControllerManager:
         return not problems, "; ".join(problems) if problems else "ok"
 
     def _activate(self, entry: ControllerEntry) -> str:
+        states: Any = LoanedInterfaces(entry.state_names, self.resources.states)
+        if entry.chained or entry.previous_cycle:
+            exported = {e.name: e.exported for e in self.controllers.values() if e.exported is not None}
+            states = ChainedStates(entry.state_names, self.resources.states, exported)
         entry.controller.assign_interfaces(
-            LoanedInterfaces(entry.command_names, self.resources.commands, bounded=True),
-            LoanedInterfaces(entry.state_names, self.resources.states),
-        )
+            LoanedInterfaces(entry.command_names, self.resources.commands, bounded=True), states)
         if entry.controller.activate() is not LifecycleState.ACTIVE:
             entry.controller.release_interfaces()
             return f"controller '{entry.name}' failed to activate: {entry.controller.last_error}"
         self.claimed.update(dict.fromkeys(entry.command_names, entry.name))
-        self._active = [e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE]
+        entry.last_time = None
+        self._order_active()
         return ""
+
+    def _order_active(self) -> None:
+        """The active controllers in chain order (exporters first), otherwise in load order."""
+        self._active = chain_order([e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE])
 
     def _deactivate(self, entry: ControllerEntry) -> None:
         if entry.state is LifecycleState.ACTIVE:
@@ -470,31 +598,37 @@ class ControllerManager:
         for name in entry.command_names:
             if self.claimed.get(name) == entry.name:
                 del self.claimed[name]
-        self._active = [e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE]
+        if entry.exported is not None:
+            entry.exported.values[:] = np.nan  # its readers see no value, not a stale one
+        self._order_active()
 
     # --- the control cycle ----------------------------------------------------------------------------------
     def cycle(self, time: float, period: float) -> None:
         """One control cycle: read -> update -> write; ``time`` and ``period`` in seconds."""
         with self.cycle_lock:
             self._stop_users_of(self.resources.read(time, period))
-            for entry in self._active:
+            for entry in list(self._active):
                 self._update(entry, time, period)
             self._stop_users_of(self.resources.write(time, period))
+            self.cycles += 1
 
     def lockstep_cycle(self, time: float, period: float, gate: LockstepGate) -> bool:
         """One lockstep cycle (lockstep.py): read -> controllers without external commands -> wait until every
-        active controller with external commands holds a command stamped >= ``time`` -> those controllers ->
-        write. Returns False (without writing) when ``gate`` was stopped while waiting."""
+        active controller with external commands holds the command stamped ``time`` (the controllers refuse
+        any other stamp: ``_stamp_problem``) -> those controllers -> write. Returns False (without writing)
+        when ``gate`` was stopped while waiting."""
         with self.cycle_lock:
+            self._lockstep_stamp = round(time * NANOSECONDS)
             self._stop_users_of(self.resources.read(time, period))
             for entry in list(self._active):
                 if not entry.controller.EXTERNAL_COMMANDS:
                     self._update(entry, time, period)
 
-        def republish() -> None:
+        def republish() -> None:  # the broadcasters again (not a chain: it would see the same cycle twice)
             with self.cycle_lock:
                 for entry in list(self._active):
-                    if not entry.controller.EXTERNAL_COMMANDS and not entry.command_names:
+                    if not (entry.controller.EXTERNAL_COMMANDS or entry.command_names or entry.exported
+                            or entry.chained or entry.previous_cycle):
                         self._update(entry, time, period)
 
         def missing() -> str:
@@ -511,25 +645,32 @@ class ControllerManager:
                     if entry.controller.EXTERNAL_COMMANDS:
                         self._update(entry, time, period)
                 self._stop_users_of(self.resources.write(time, period))
+                self.cycles += 1
                 return True
         return False
 
     def missing_commands(self, time: float) -> list[tuple[str, int | None]]:
         """``(controller, latest stamp [ns])`` of each active controller with external commands that holds no
-        command stamped >= ``time``."""
+        command stamped exactly ``time``."""
         time_ns = round(time * NANOSECONDS)
         missing = []
         for entry in self._active:
             if entry.controller.EXTERNAL_COMMANDS:
                 stamp = entry.controller.command_stamp()
-                if stamp is None or stamp < time_ns:
+                if stamp != time_ns:
                     missing.append((entry.name, stamp))
         return missing
 
     def _update(self, entry: ControllerEntry, time: float, period: float) -> None:
+        """``entry``'s update when it is active and due (its update_rate); ``period`` then is the time since
+        its previous update (``divisor`` loop periods at its first)."""
+        if entry.state is not LifecycleState.ACTIVE or self.cycles % entry.divisor:
+            return
+        own = period * entry.divisor if entry.last_time is None else time - entry.last_time
+        entry.last_time = time
         try:
             with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
-                result = entry.controller.update(time, period)
+                result = entry.controller.update(time, own)
         except UnsafeCommandError as exc:
             self._stop(entry)
             self.logger.error(f"controller '{entry.name}' wrote an unsafe command: {exc}"
@@ -545,18 +686,31 @@ class ControllerManager:
             self.logger.error(f"controller '{entry.name}' returned {result.name} from update()"
                               f"{self._stopped(entry)}")
 
-    def _stop(self, entry: ControllerEntry) -> None:
-        """Deactivate ``entry`` on the manager's own decision and put its command interfaces in safe mode."""
+    def _stop(self, entry: ControllerEntry) -> list[str]:
+        """Deactivate ``entry`` on the manager's own decision and put its command interfaces in safe mode;
+        the active controllers reading its state interfaces in the same cycle go with it (recursively).
+        Returns the names of those dependents."""
         commands = self.resources.commands
+        readers = [e for e in self._active if e is not entry and e.reads(entry.name)]
         self._deactivate(entry)
         for name in entry.command_names:
             i = commands.index[name]
             commands.values[i] = safe_command(name, float(commands.values[i]), self.resources.states)
+        stopped: list[str] = []
+        for reader in readers:
+            if reader.state is LifecycleState.ACTIVE:
+                stopped += [reader.name, *self._stop(reader)]
+        entry.dependents_stopped = stopped
+        return stopped
 
-    @staticmethod
-    def _stopped(entry: ControllerEntry) -> str:
+    def _stopped(self, entry: ControllerEntry) -> str:
         n = len(entry.command_names)
-        return f"; deactivated it, its {n} command interface(s) in {SAFE_MODE}" if n else "; deactivated it"
+        text = f"; deactivated it, its {n} command interface(s) in {SAFE_MODE}" if n else "; deactivated it"
+        if entry.dependents_stopped:
+            text += (f"; the controller(s) reading its state interfaces deactivated too: "
+                     f"{', '.join(entry.dependents_stopped)}"
+                     f" (their command interfaces in {SAFE_MODE})")
+        return text
 
     def _stop_users_of(self, failed: list[str]) -> None:
         """Stop (safe mode) every active controller using an interface of the components ``failed``; then one
@@ -569,9 +723,8 @@ class ControllerManager:
         for entry in list(self._active):
             used = [n for n in entry.command_names if self.resources.command_owner[n] in broken]
             used += [n for n in entry.state_names if self.resources.state_owner[n] in broken]
-            if used:
-                self._stop(entry)
-                stopped.append(entry.name)
+            if used and entry.state is LifecycleState.ACTIVE:
+                stopped += [entry.name, *self._stop(entry)]
         effect = (f"; controller(s) {', '.join(stopped)} deactivated, their command interfaces in {SAFE_MODE}"
                   if stopped else "")
         states = {n: self.resources.components[n].lifecycle_state for n in sorted(broken)}

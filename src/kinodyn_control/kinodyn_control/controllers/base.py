@@ -28,10 +28,13 @@ NONE = "none"
 
 @dataclass(frozen=True)
 class InterfaceConfiguration:
-    """``kind`` is ALL (every available interface), INDIVIDUAL (``names``) or NONE."""
+    """``kind`` is ALL (every available interface), INDIVIDUAL (``names``) or NONE. ``previous_cycle``: those
+    of ``names`` (state interfaces another controller exports) read as the previous cycle left them
+    (chain.py)."""
 
     kind: str
     names: tuple[str, ...] = ()
+    previous_cycle: tuple[str, ...] = ()
 
 
 PARAMETER_TYPES: dict[str, Callable[[Any], bool]] = {
@@ -76,6 +79,10 @@ def _no_listener() -> None:
     return None
 
 
+def _any_stamp(stamp_ns: int) -> tuple[str, str]:
+    return "", ""
+
+
 class Controller(Lifecycle):
     what = "controller"
     PARAMETERS: ClassVar[dict[str, Parameter]] = {}
@@ -92,6 +99,8 @@ class Controller(Lifecycle):
         self.commands: LoanedInterfaces | None = None
         self.states: LoanedInterfaces | None = None
         self.command_arrived: Callable[[], None] = _no_listener  # set by the manager; per accepted command
+        # set by the manager: ('', '') when a command stamped so may be used now, else (cause, why not)
+        self.stamp_problem: Callable[[int], tuple[str, str]] = _any_stamp
 
     @property
     def name(self) -> str:
