@@ -10,7 +10,9 @@ Parameters and interfaces: can_motor_config.py. Lifecycle (ros2_control, ANCHORS
   towards an undefined target), an unset effort, velocity, kp or kd sends 0; joint values map to the motor's
   by ``direction``/``offset``. A command that is infinite, or NaN after a value was given, is ERROR
   (``unusable_commands``).
-- ``read``: the replies to the frames of the previous ``write`` (or to a poll it sends when none is due).
+- ``read``: the replies to the frames of the previous ``write`` (or to a poll it sends when none is due),
+  each matched to its frame (can_motor_bus.py: the first reply after a frame is its answer, any other reply
+  is dropped and reported).
 
 Each cycle packs every motor's command and decodes every reply at once (``pack_commands``/``unpack_replies``,
 arrays built once in ``bind``); ``reply_fault`` reads the reference ``Reply`` of a faulty motor only.
@@ -19,8 +21,13 @@ arrays built once in ``bind``); ``reply_fault`` reads the reference ``Reply`` of
 
 Faults, each an ERROR of ``read``/``write`` (the controller manager then runs ``on_error``, stops the
 controllers using the joints in safe mode and logs one line with ``last_error``): bus-off or a failed send, a
-motor that does not answer within ``reply_timeout``, a corrupt reply (can_motor_bus.py), a motor reporting a
-non-zero error code, or a temperature above ``max_temperature`` (or error code 1, over-temperature).
+motor that does not answer within ``reply_timeout``, a corrupt reply, unmatched replies in
+``unmatched_fault_cycles`` cycles in a row (can_motor_bus.py), a motor reporting a non-zero error code, or a
+temperature above ``max_temperature`` (or error code 1, over-temperature), and a reading the joint cannot
+have: outside its ``ReadingBounds`` (URDF limits and margins, can_motor_config.py), or a position or velocity
+at an end of what the motor encodes (``Replies.saturated``: the firmware clamps, the true value is unknown; a
+torque at ±t_max is a motor at its torque limit and is checked against the URDF effort limit only). A faulty
+reply's values are not stored.
 """
 
 from __future__ import annotations
@@ -28,10 +35,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from kinodyn_ros.problem_log import DistinctProblemLog
 
 from kinodyn_control.hardware.can_motor_bus import MotorBus, MotorBusError
 from kinodyn_control.hardware.can_motor_config import (
     COMMANDS,
+    RANGE_PARAMS,
     STATES,
     BusConfig,
     MotorConfig,
@@ -50,6 +59,8 @@ from kinodyn_control.hardware.can_motor_protocol import (
 from kinodyn_control.hardware.component import System
 from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import CallbackReturn, InterfaceView, ReturnType, full_name
+
+SATURATION_CHECKED = np.array([True, True, False])  # position, velocity, torque
 
 
 def reply_fault(reply: Reply, motor: MotorConfig, max_temperature: float) -> str:
@@ -72,7 +83,7 @@ class CanMotorSystem(System):
         except ValueError as exc:
             self.last_error = str(exc)
             return CallbackReturn.ERROR
-        self.bus = MotorBus(self.config, self.logger.warning)
+        self.bus = MotorBus(self.config, DistinctProblemLog(self.logger).warn)
         return CallbackReturn.SUCCESS
 
     def bind(self, states: InterfaceView, commands: InterfaceView) -> None:
@@ -97,6 +108,9 @@ class CanMotorSystem(System):
         self._given = np.full((len(motors), len(COMMANDS)), math.nan)
         self._given[:, 3:] = np.where(self._listed[:, 3:], math.nan, [[m.kp, m.kd] for m in motors])
         self._state_listed = self._state_index >= 0
+        self._reading_lo = np.array([m.bounds.lo for m in motors])
+        self._reading_hi = np.array([m.bounds.hi for m in motors])
+        self._encoded = np.array([[r.p_max, r.v_max, r.t_max] for r in (m.ranges for m in motors)])
         self._rest = EXIT_MOTOR_MODE * len(motors)
         self._last_frames = self._rest
 
@@ -191,9 +205,33 @@ class CanMotorSystem(System):
         d = self._direction
         measured = np.column_stack((d * r.position + self._offset, d * r.velocity, d * r.torque,
                                     r.temperature))
+        joint = measured[:, :3]
+        # a torque at an end of its range is a motor at its torque limit (t_max is the model's peak torque)
+        saturated = r.saturated & SATURATION_CHECKED
+        outside = saturated | (joint < self._reading_lo) | (joint > self._reading_hi)
+        outside &= (lengths > 0)[:, None]
+        if outside.any():
+            k, q = (int(i) for i in np.argwhere(outside)[0])
+            return self._implausible(k, q, float(joint[k, q]), bool(saturated[k, q]))
         store = self._state_listed & (lengths > 0)[:, None]
         self.states.values[self._state_index[store]] = measured[store]
         return ""
+
+    def _implausible(self, k: int, quantity: int, value: float, saturated: bool) -> str:
+        """The fault line of motor ``k``'s reading ``value`` of ``STATES[quantity]``."""
+        motor = self.config.motors[k]
+        name, unit = STATES[quantity], motor.bounds.units[quantity]
+        head = f"joint '{motor.joint}' (motor {motor.can_id:#x}) reads {name} {value:.6g} {unit}"
+        if saturated:
+            param = RANGE_PARAMS[quantity]  # p_max, v_max
+            end = self._encoded[k, quantity]
+            return (f"{head}, an end of the range its motor encodes (±{end:g}, {param}; the firmware sends a "
+                    f"value beyond as the end), so the true value is unknown; check the {param} param "
+                    "against the motor's firmware, and the joint's offset and the motor's zero")
+        lo, hi = self._reading_lo[k, quantity], self._reading_hi[k, quantity]
+        return (f"{head}, outside [{lo:.6g}, {hi:.6g}] ({motor.bounds.why[quantity]}); no such reading is "
+                "plausible: check the motor's zero, the joint's direction, offset and can_id, and the URDF "
+                "limits")
 
     def read(self, time: float, period: float) -> ReturnType:
         try:

@@ -1,21 +1,30 @@
-"""One CAN bus of MIT-mode motors through python-can: send frames, collect the replies within a timeout.
+"""One CAN bus of MIT-mode motors through python-can: send frames, match the replies to them within a timeout.
 
 Every frame sent to a motor (command or special frame) is answered by one reply on the master id
-(can_motor_protocol.py), so ``send`` marks the motor as waiting and ``collect`` returns the reply data of
-each waiting motor once all have answered (one pass over the bus, no decoding: the component decodes them
-together).
+(can_motor_protocol.py); a reply carries no sequence number, so it is matched to a frame by motor id and time:
+
+- ``send`` marks the motor as waiting; ``collect`` returns the first reply of each waiting motor once all have
+  answered (one pass over the bus, no decoding: the component decodes them together).
+- A reply from a motor that is not waiting (its frame was already answered, or no frame of this driver asked
+  for one) is unmatched: it is dropped, never taken as the answer to a later frame. ``send_all`` first takes
+  every frame already received (without waiting), so what arrived between two cycles is judged before the new
+  frames go out. An unmatched reply is the second answer to one frame (CAN's duplicate reception, a motor
+  answering twice) or the answer to a frame another node sent: one throttled warning per motor; the same
+  motor sending unmatched replies in ``unmatched_fault_cycles`` cycles in a row (a second device answering
+  for its id, another master commanding it) is a fault.
+
 ``MotorBusError`` (the component turns it into ERROR) is raised for: a send or receive python-can refuses (the
 interface is down or bus-off), a SocketCAN error frame reporting bus-off (``CAN_ERR_BUSOFF`` = 0x40 in the
 error class, linux/can/error.h), a motor that has not answered ``reply_timeout`` seconds after the last frame
 sent, a frame on the master id that is no reply (length other than 6 or 8) or names a motor id not on this
-bus. Other error frames (error-warning, error-passive, ...) are reported through ``warn`` once per
-class; frames on other ids (other devices on the bus) are ignored.
+bus, unmatched replies as above. Other error frames (error-warning, error-passive, ...) are reported through
+``warn`` (throttled per class); frames on other ids (other devices on the bus) are ignored.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import can
@@ -35,14 +44,17 @@ def _motor_name(motor: MotorConfig) -> str:
 
 
 class MotorBus:
-    def __init__(self, config: BusConfig, warn: Callable[[str], None]) -> None:
+    def __init__(self, config: BusConfig, warn: Callable[[Hashable, str], None]) -> None:
+        """``warn(key, line)``: a throttled warning (one per key at a time, e.g. DistinctProblemLog.warn)."""
         self.config = config
         self.warn = warn
         self.motors = {m.can_id: m for m in config.motors}
         self.bus: can.BusABC | None = None
         self._waiting: set[int] = set()  # motor ids
         self._deadline = 0.0  # time.monotonic() by which every waiting motor must have answered
-        self._warned: set[int] = set()
+        self.unmatched: dict[int, int] = {}  # motor id -> unmatched replies since open
+        self._unmatched_now: dict[int, int] = {}  # ... since the last send_all
+        self._streak: dict[int, int] = {}  # motor id -> cycles in a row with unmatched replies
 
     def open(self) -> None:
         options: dict[str, Any] = {} if self.config.bitrate is None else {"bitrate": self.config.bitrate}
@@ -53,6 +65,8 @@ class MotorBus:
                            f"'{self.config.channel}': {exc}; check the interface is up (ip link set can0 up "
                            "type can bitrate 1000000)") from exc
         self._waiting.clear()
+        self._unmatched_now.clear()
+        self._streak.clear()
 
     def close(self) -> None:
         if self.bus is not None:
@@ -80,20 +94,19 @@ class MotorBus:
         self._deadline = time.monotonic() + self.config.reply_timeout
 
     def send_all(self, ids: tuple[int, ...], data: bytes) -> None:
-        """Send motor ``ids[k]`` its 8 bytes ``data[8k : 8k + 8]``."""
+        """Send motor ``ids[k]`` its 8 bytes ``data[8k : 8k + 8]``, after judging the unmatched replies of the
+        cycle that ends here (those received so far included)."""
+        self._drain()
+        self._judge_unmatched()
         for k, can_id in enumerate(ids):
             self.send(can_id, data[8 * k:8 * k + 8])
 
     def collect(self) -> dict[int, bytes]:
-        """The reply data of every waiting motor (motor id -> 6 or 8 bytes); MotorBusError as above."""
-        assert self.bus is not None
+        """The first reply of every waiting motor (motor id -> its 6 or 8 data bytes); MotorBusError as
+        above."""
         replies: dict[int, bytes] = {}
         while self._waiting:
-            try:
-                message = self.bus.recv(timeout=max(self._deadline - time.monotonic(), 0.0))
-            except can.CanError as exc:
-                raise MotorBusError(f"receiving on CAN channel '{self.config.channel}' failed: {exc}; the "
-                                    "interface is down or gone (check the adapter and its link)") from exc
+            message = self._receive(max(self._deadline - time.monotonic(), 0.0))
             if message is None:
                 if time.monotonic() >= self._deadline:
                     late = ", ".join(_motor_name(self.motors[m]) for m in sorted(self._waiting))
@@ -101,22 +114,74 @@ class MotorBus:
                         f"no reply from {late} within reply_timeout {self.config.reply_timeout} s; check its "
                         "power, wiring and can_id")
                 continue
-            self._take(message, replies)
+            reply = self._reply(message)
+            if reply is None:
+                continue
+            can_id, data = reply
+            if can_id in self._waiting:
+                replies[can_id] = data
+                self._waiting.discard(can_id)
+            else:
+                self._unmatch(can_id)
         return replies
 
-    def _take(self, message: can.Message, replies: dict[int, bytes]) -> None:
+    def _drain(self) -> None:
+        """Every frame received so far, without waiting; a reply among them answers no frame of this driver
+        (``send_all`` runs once the previous frames were collected)."""
+        while (message := self._receive(0.0)) is not None:
+            reply = self._reply(message)
+            if reply is not None:
+                self._unmatch(reply[0])
+
+    def _unmatch(self, can_id: int) -> None:
+        self.unmatched[can_id] = self.unmatched.get(can_id, 0) + 1
+        self._unmatched_now[can_id] = self._unmatched_now.get(can_id, 0) + 1
+
+    def _judge_unmatched(self) -> None:
+        """A warning per motor that sent unmatched replies in the cycle now ending; a fault when it did in
+        ``unmatched_fault_cycles`` cycles in a row."""
+        limit = self.config.unmatched_fault_cycles
+        for can_id in self.motors:
+            count = self._unmatched_now.get(can_id, 0)
+            streak = self._streak[can_id] = self._streak.get(can_id, 0) + 1 if count else 0
+            if not count:
+                continue
+            name = _motor_name(self.motors[can_id])
+            if streak >= limit:
+                raise MotorBusError(
+                    f"{name} sent replies no frame of this driver was waiting for in {streak} cycles in a "
+                    f"row (unmatched_fault_cycles {limit}): a second device answers for CAN id "
+                    f"{can_id:#x}, or another node commands it, so its replies cannot be matched to these "
+                    "commands; check the bus for a duplicate id or a second master")
+            self.warn(("unmatched reply", can_id),
+                      f"{name}: dropped {count} reply(ies) no frame of this driver was waiting for (a second "
+                      "answer to one frame, or the answer to a frame another node sent); its readings stay "
+                      f"the answers to this driver's frames ({self.unmatched[can_id]} since configure; "
+                      f"unmatched_fault_cycles {limit} cycles in a row are a fault)")
+        self._unmatched_now.clear()
+
+    def _receive(self, timeout: float) -> can.Message | None:
+        assert self.bus is not None
+        try:
+            return self.bus.recv(timeout=timeout)
+        except can.CanError as exc:
+            raise MotorBusError(f"receiving on CAN channel '{self.config.channel}' failed: {exc}; the "
+                                "interface is down or gone (check the adapter and its link)") from exc
+
+    def _reply(self, message: can.Message) -> tuple[int, bytes] | None:
+        """``(motor id, data)`` of a reply; None for other traffic; MotorBusError for bus-off or a corrupt
+        frame on the master id."""
         if message.is_error_frame:
             if message.arbitration_id & CAN_ERR_BUSOFF:
                 raise MotorBusError(f"the CAN controller reports bus-off on channel '{self.config.channel}' "
                                     f"(error frame class {message.arbitration_id:#x}); check wiring and "
                                     "termination")
-            if message.arbitration_id not in self._warned:
-                self._warned.add(message.arbitration_id)
-                self.warn(f"CAN error frame class {message.arbitration_id:#x} on channel "
-                          f"'{self.config.channel}' (linux/can/error.h); the bus is degraded")
-            return
+            self.warn(("error frame", message.arbitration_id),
+                      f"CAN error frame class {message.arbitration_id:#x} on channel "
+                      f"'{self.config.channel}' (linux/can/error.h); the bus is degraded")
+            return None
         if message.arbitration_id != self.config.master_id or message.is_extended_id:
-            return  # another device's traffic
+            return None  # another device's traffic
         data = bytes(message.data)
         motor = self.motors.get(data[0]) if data else None
         if motor is None:
@@ -126,5 +191,4 @@ class MotorBus:
         if len(data) not in REPLY_LENGTHS:
             raise MotorBusError(f"corrupt reply from {_motor_name(motor)}: a reply has 6 or 8 data bytes, "
                                 f"this frame has {len(data)} (data {data.hex(' ')})")
-        replies[motor.can_id] = data
-        self._waiting.discard(motor.can_id)
+        return motor.can_id, data

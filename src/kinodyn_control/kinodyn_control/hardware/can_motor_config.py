@@ -5,14 +5,22 @@ Hardware ``<param>``: ``interface`` (python-can interface: ``socketcan`` on a ro
 ``slcan`` for a serial adapter), ``channel`` (``can0``, a bus name, a serial port), ``bitrate`` (optional,
 bit/s),
 ``reply_timeout`` (seconds a motor has to answer a frame, default 0.005), ``master_id`` (the CAN id replies
-come on, default 0), ``max_temperature`` (°C; a motor reporting more is over-temperature, default 80). The
-range params ``p_max``, ``v_max``, ``kp_max``, ``kd_max``, ``t_max`` may sit here as defaults for every joint.
+come on, default 0), ``max_temperature`` (°C; a motor reporting more is over-temperature, default 80),
+``unmatched_fault_cycles`` (cycles in a row in which one motor sends replies no frame was waiting for before
+that is a fault, default 3, can_motor_bus.py). The range params ``p_max``, ``v_max``, ``kp_max``, ``kd_max``,
+``t_max`` and the margin params may sit here as defaults for every joint.
 
 Joint ``<param>``: ``can_id`` (1..0x7FF, unique, not the master id), the five ranges (of the motor model's
 firmware, can_motor_protocol.py), ``direction`` (+1 or -1), ``offset`` [rad] and ``kp``/``kd`` (the in-motor
 gains used when the joint has no kp/kd command interface, default 0). Joint and motor coordinates:
 ``q = direction * motor + offset``,
  ``qdot = direction * motor_velocity``, ``effort = direction * motor_torque``.
+
+Readings a joint may report (``ReadingBounds``): its URDF position limits widened by ``position_margin``
+(joint units, default 0.1), its URDF velocity and effort limits widened by the fractions ``velocity_margin``
+and ``effort_margin`` (default 0.5 each: a plausibility gate against readings no motor makes, not a limit on
+the motion); a quantity the URDF does not limit (continuous joint, no ``<limit>``) is bounded only by what the
+motor encodes.
 
 Command interfaces: any of position, velocity, effort, kp, kd (MIT mode: the motor applies
 ``t = kp (p_des - p) + kd (v_des - v) + t_ff``); JointPDController claims effort only and computes its PD
@@ -26,6 +34,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kinodyn.urdf import Joint
+
 from kinodyn_control.hardware.can_motor_protocol import MotorRanges
 from kinodyn_control.hardware.description import ComponentInfo, HardwareInfo
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
@@ -34,9 +44,24 @@ KP, KD, TEMPERATURE = "kp", "kd", "temperature"
 COMMANDS = (POSITION, VELOCITY, EFFORT, KP, KD)
 STATES = (POSITION, VELOCITY, EFFORT, TEMPERATURE)
 RANGE_PARAMS = ("p_max", "v_max", "kp_max", "kd_max", "t_max")
+MARGIN_DEFAULTS = {"position_margin": "0.1", "velocity_margin": "0.5", "effort_margin": "0.5"}
+PER_JOINT = (*RANGE_PARAMS, *MARGIN_DEFAULTS)  # joint params a hardware param may give for every joint
 HARDWARE_PARAMS = ("interface", "channel", "bitrate", "reply_timeout", "master_id", "max_temperature",
-                   *RANGE_PARAMS)
-JOINT_PARAMS = ("can_id", "direction", "offset", KP, KD, *RANGE_PARAMS)
+                   "unmatched_fault_cycles", *PER_JOINT)
+JOINT_PARAMS = ("can_id", "direction", "offset", KP, KD, *PER_JOINT)
+UNITS = {"prismatic": ("m", "m/s", "N")}  # any other joint type: rad, rad/s, N m
+ANGULAR_UNITS = ("rad", "rad/s", "N m")
+
+
+@dataclass(frozen=True)
+class ReadingBounds:
+    """What a joint may read, in joint coordinates: ``lo``/``hi`` per position, velocity, effort (infinite
+    where the URDF gives no limit), ``units``, and ``why`` each bound is what it is (for the fault line)."""
+
+    lo: tuple[float, float, float]
+    hi: tuple[float, float, float]
+    units: tuple[str, str, str]
+    why: tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -50,6 +75,7 @@ class MotorConfig:
     offset: float
     kp: float
     kd: float
+    bounds: ReadingBounds
 
 
 @dataclass(frozen=True)
@@ -60,6 +86,7 @@ class BusConfig:
     reply_timeout: float
     master_id: int
     max_temperature: float
+    unmatched_fault_cycles: int
     motors: tuple[MotorConfig, ...]
 
 
@@ -109,10 +136,34 @@ def _check_bounds(joint: ComponentInfo, motor: MotorConfig) -> None:
             )
 
 
-def _motor(joint: ComponentInfo, defaults: dict[str, str]) -> MotorConfig:
+def _bounds(limits: Joint, params: dict[str, str], where: str) -> ReadingBounds:
+    """The readings ``limits`` (the URDF joint) allows, widened by the margin params."""
+    margins = []
+    for key in MARGIN_DEFAULTS:
+        margin = _number(params[key], f"{where} {key}")
+        if margin < 0.0:
+            raise ValueError(f"{where} {key} must be >= 0, got {margin}")
+        margins.append(margin)
+    position, velocity, effort = margins
+    for key, limit in (("velocity", limits.velocity), ("effort", limits.effort)):
+        if limit == 0.0:
+            raise ValueError(f"{where} has a URDF <limit {key}=\"0\">: its readings are checked against the "
+                             f"URDF limits; give the joint's real {key} limit")
+    units = UNITS.get(limits.type, ANGULAR_UNITS)
+    return ReadingBounds(
+        lo=(limits.lower - position, -limits.velocity * (1.0 + velocity), -limits.effort * (1.0 + effort)),
+        hi=(limits.upper + position, limits.velocity * (1.0 + velocity), limits.effort * (1.0 + effort)),
+        units=units,
+        why=(f"URDF limits [{limits.lower:g}, {limits.upper:g}] {units[0]} ± position_margin {position:g}",
+             f"URDF velocity limit {limits.velocity:g} {units[1]} + velocity_margin {velocity:g} of it",
+             f"URDF effort limit {limits.effort:g} {units[2]} + effort_margin {effort:g} of it"),
+    )
+
+
+def _motor(joint: ComponentInfo, defaults: dict[str, str], limits: Joint) -> MotorConfig:
     where = f"joint '{joint.name}'"
     _unknown(joint.params, JOINT_PARAMS, where)
-    params = {**{k: v for k, v in defaults.items() if k in RANGE_PARAMS}, **joint.params}
+    params = {**MARGIN_DEFAULTS, **{k: v for k, v in defaults.items() if k in PER_JOINT}, **joint.params}
     if "can_id" not in params:
         raise ValueError(f"{where} has no can_id param; give each joint its motor's CAN id")
     missing = [k for k in RANGE_PARAMS if k not in params]
@@ -136,7 +187,8 @@ def _motor(joint: ComponentInfo, defaults: dict[str, str]) -> MotorConfig:
             raise ValueError(f"{where} has a {command} command but no {interface} command interface and no "
                              f"{interface} param > 0: the motor would ignore the {command}")
     motor = MotorConfig(joint.name, _can_id(params["can_id"], f"{where} can_id"), ranges, direction,
-                        _number(params.get("offset", "0"), f"{where} offset"), kp, kd)
+                        _number(params.get("offset", "0"), f"{where} offset"), kp, kd,
+                        _bounds(limits, params, where))
     _check_bounds(joint, motor)
     return motor
 
@@ -158,7 +210,11 @@ def read_config(info: HardwareInfo) -> BusConfig:
     if timeout <= 0.0:
         raise ValueError(f"{where} reply_timeout must be > 0 s, got {timeout}")
     master = _can_id(info.params.get("master_id", "0"), f"{where} master_id")
-    motors = tuple(_motor(j, info.params) for j in info.joints)
+    cycles = info.params.get("unmatched_fault_cycles", "3")
+    if not (cycles.isdigit() and int(cycles) >= 1):
+        raise ValueError(f"{where} unmatched_fault_cycles '{cycles}' must be an integer >= 1")
+    urdf_joints = {j.name: j for j in info.urdf.joints}
+    motors = tuple(_motor(j, info.params, urdf_joints[j.name]) for j in info.joints)
     ids = [m.can_id for m in motors]
     clash = sorted({i for i in ids if ids.count(i) > 1 or i == master})
     if clash:
@@ -171,5 +227,6 @@ def read_config(info: HardwareInfo) -> BusConfig:
         reply_timeout=timeout,
         master_id=master,
         max_temperature=_number(info.params.get("max_temperature", "80"), f"{where} max_temperature"),
+        unmatched_fault_cycles=int(cycles),
         motors=motors,
     )

@@ -190,7 +190,9 @@ def pack_commands(values: np.ndarray, table: RangeTable) -> bytes:
 @dataclass(frozen=True)
 class Replies:
     """Replies of n motors as arrays: motor id, position, velocity, torque; temperature (NaN in a 6-byte
-    reply) and error code (0 in a 6-byte reply)."""
+    reply) and error code (0 in a 6-byte reply); ``saturated`` (n, 3): position, velocity, torque sent as the
+    lowest or highest code, the ends of the range (the firmware clamps a value beyond them to them, so the
+    true value may lie anywhere beyond)."""
 
     motor_id: np.ndarray
     position: np.ndarray
@@ -198,6 +200,7 @@ class Replies:
     torque: np.ndarray
     temperature: np.ndarray
     error_code: np.ndarray
+    saturated: np.ndarray
 
 
 def unpack_replies(data: bytes, lengths: np.ndarray, table: RangeTable) -> Replies:
@@ -216,6 +219,7 @@ def unpack_replies(data: bytes, lengths: np.ndarray, table: RangeTable) -> Repli
         table.lo[:, 4] + t.astype(float) * table.span[:, 4] / _COMMAND_TOPS[4],
         np.where(long, temperature, math.nan),
         np.where(long, words & np.uint64(0xFF), 0).astype(np.intp),
+        np.column_stack([(code == 0) | (code == top) for code, top in ((p, 0xFFFF), (v, 0xFFF), (t, 0xFFF))]),
     )
 
 

@@ -10,8 +10,11 @@ command frame is applied only in motor mode, and every frame addressed to the mo
 ``reply_length``) on the master id.
 
 Faults: ``silent`` (no reply), ``corrupt`` (replies cut to 5 bytes), ``error_code`` and ``temperature`` (in
-8-byte replies), and ``MitMotorBank.bus_off`` (one SocketCAN bus-off error frame, then silence).
-``BusServer`` answers the frames of a python-can bus on a thread.
+8-byte replies), ``double`` (the next n frames are each answered twice), ``misreport`` (replies report these
+values instead of the model's: a reading out of any range), ``MitMotorBank.unsolicited`` (a reply to no frame
+of the driver, as the answer to a frame another node sent: a stray reply) and ``MitMotorBank.bus_off`` (one
+SocketCAN bus-off error frame, then silence). ``BusServer`` answers the frames of a python-can bus on a thread
+(``inject`` sends frames of the devices' own).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class MitMotor:
         self.temperature, self.error_code = temperature, 0
         self.reply_length = reply_length
         self.silent = self.corrupt = False
+        self.double = 0  # the next ``double`` frames are answered twice
+        self.misreport: dict[str, float] = {}  # position/velocity/torque the replies carry instead of the model's
         self.frames = 0  # frames received
         self._time: float | None = None
 
@@ -94,9 +99,14 @@ class MitMotor:
                 return None  # the firmware ignores a frame it cannot read
         if self.silent:
             return None
+        return self.reply()
+
+    def reply(self) -> bytes:
+        """The reply data of the present state (with the ``corrupt``/``misreport`` faults)."""
         temperature = self.temperature if self.reply_length == 8 else None
-        reply = pack_reply(self.can_id, self.position, self.velocity, self.torque, self.ranges, temperature,
-                           self.error_code)
+        state = {"position": self.position, "velocity": self.velocity, "torque": self.torque, **self.misreport}
+        reply = pack_reply(self.can_id, state["position"], state["velocity"], state["torque"], self.ranges,
+                           temperature, self.error_code)
         return reply[:5] if self.corrupt else reply
 
 
@@ -126,9 +136,19 @@ class MitMotorBank:
             if motor is None or message.is_extended_id or message.is_error_frame:
                 return []
             reply = motor.receive(bytes(message.data), self.clock())
+            copies = 1
+            if reply is not None and motor.double:
+                motor.double -= 1
+                copies = 2
         if reply is None:
             return []
-        return [can.Message(arbitration_id=self.master_id, data=reply, is_extended_id=False)]
+        return [can.Message(arbitration_id=self.master_id, data=reply, is_extended_id=False)] * copies
+
+    def unsolicited(self, can_id: int) -> can.Message:
+        """A reply of motor ``can_id`` (its present state) to no frame of the driver."""
+        with self.lock:
+            data = self.motors[can_id].reply()
+        return can.Message(arbitration_id=self.master_id, data=data, is_extended_id=False)
 
 
 class BusServer:
@@ -142,6 +162,11 @@ class BusServer:
     def start(self) -> BusServer:
         self._thread.start()
         return self
+
+    def inject(self, messages: list[can.Message]) -> None:
+        """Send ``messages`` on the bus now, answering nothing (e.g. ``bank.unsolicited``)."""
+        for message in messages:
+            self.bus.send(message)
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -7,7 +7,8 @@ Protocol (Lawicel CAN232 manual, "ASCII commands"; each command ends with CR): `
 ``NKD01`` first). ``tiiildd..`` sends a standard frame (3 hex digits of id, 1 of length, 2 per byte), answered
 ``z`` CR; frames from the bus go out the same way. Anything else is answered with BEL (error).
 ``handle`` maps a frame to the frames the devices answer (e.g. ``MitMotorBank.handle``); error frames cannot
-be carried by slcan and are dropped.
+be carried by slcan and are dropped. ``inject`` queues frames of the devices' own (answering nothing), written
+at the thread's next turn.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class SlcanPtyDevice:
         self.port = os.ttyname(slave)
         self._slave = slave  # kept open so the pty survives between driver sessions
         self._stop = threading.Event()
+        self._injected: list[can.Message] = []
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="slcan-pty", daemon=True)
 
     def start(self) -> SlcanPtyDevice:
@@ -72,14 +75,21 @@ class SlcanPtyDevice:
             return OK
         return REPLIES.get(line, ERROR)
 
+    def inject(self, messages: list[can.Message]) -> None:
+        """Frames the devices send on their own (e.g. ``MitMotorBank.unsolicited``), out within 50 ms."""
+        with self._lock:
+            self._injected += messages
+
     def _run(self) -> None:
         buffer = b""
         while not self._stop.is_set():
             ready, _, _ = select.select([self._master], [], [], 0.05)
-            if not ready:
-                continue
-            buffer += os.read(self._master, 4096)
-            *lines, buffer = buffer.split(b"\r")
-            out = b"".join(self.answer(line) for line in lines if line)
+            with self._lock:
+                injected, self._injected = self._injected, []
+            out = b"".join(encode_frame(m) for m in injected)
+            if ready:
+                buffer += os.read(self._master, 4096)
+                *lines, buffer = buffer.split(b"\r")
+                out += b"".join(self.answer(line) for line in lines if line)
             if out:
                 os.write(self._master, out)
