@@ -1,8 +1,9 @@
 """Lockstep without ROS: the gate's waiting, and the manager's lockstep cycle (lockstep.py, manager.py).
 
 A cycle publishes the state of step k (stamped t_k) before it waits; it neither updates the command
-controllers nor writes until every active controller with external commands holds a command stamped >= t_k;
-a stale stamp does not release it; a stall is logged once and the state re-published; stopping the gate
+controllers nor writes until every active controller with external commands holds the command stamped t_k;
+a command of any other stamp (an earlier cycle's, or one ahead) is refused with one line and does not
+release it; a stall is logged once and the state re-published; stopping the gate
 ends the wait; unstamped command controllers and real hardware are refused in lockstep. Threads are joined
 or polled with generous limits: nothing here asserts a duration.
 """
@@ -131,7 +132,7 @@ def test_cycle_publishes_state_then_waits_for_the_command_stamped_for_it() -> No
         assert poll(lambda n=k + 1: len(states) == n)  # the state of step k is out before the wait
         assert (states[-1].header.stamp.sec, states[-1].header.stamp.nanosec) == (0, t_ns)
         if k > 0:
-            send(h, t_ns - 2_000_000, 9.0)  # answers the previous state: stale, does not release the cycle
+            send(h, t_ns - 2_000_000, 9.0)  # answers the previous state: refused, does not release the cycle
         waiter.thread.join(0.05)
         assert waiter.thread.is_alive()
         assert h.manager.missing_commands(t_ns * 1e-9) == [("pd", None if k == 0 else t_ns - 2_000_000)]
@@ -143,7 +144,44 @@ def test_cycle_publishes_state_then_waits_for_the_command_stamped_for_it() -> No
         waiter.join()
         assert waiter.result is True
         assert h.command("j1/effort") == h.command("j2/effort") == effort  # that step's command, applied
-    assert h.messages("warning") == []  # the 10 ms watchdog runs on simulated time: waiting does not trip it
+    # the 10 ms watchdog runs on simulated time: waiting does not trip it; the stale answers are one line
+    assert h.messages("warning") == [
+        "rejected command on /pd/commands: header.stamp 0.000000000 s is behind the state waiting for its "
+        "command, t = 0.002000000 s (lockstep takes only a command stamped with the joint states it "
+        "answers); the cycle keeps waiting"]
+
+
+def test_a_command_stamped_ahead_is_refused_and_the_cycle_keeps_waiting() -> None:
+    """A command stamped 10 s ahead of the state the cycle waits for (``>=`` took it as "not late" and let
+    the simulation run on it) is refused with one line naming topic, stamp and the expected stamp; the
+    cycle keeps waiting, nothing is written, the watchdog stays quiet; the right stamp releases it."""
+    h, gate = lockstep_arm()
+    for k in range(2):
+        waiter = Waiter(lambda t=k * DT: h.manager.lockstep_cycle(t, DT, gate))
+        if k == 1:
+            send(h, DT_NS + 10 * 1_000_000_000, 7.0)
+            waiter.thread.join(0.05)
+            assert waiter.thread.is_alive()  # still waiting
+            assert h.manager.missing_commands(DT) == [("pd", 0)]
+            assert h.command("j1/effort") == 1.0  # the previous cycle's command, the +10 s one not written
+            assert h.messages("warning") == [
+                "rejected command on /pd/commands: header.stamp 10.002000000 s is ahead of the state waiting "
+                "for its command, t = 0.002000000 s (lockstep takes only a command stamped with the joint "
+                "states it answers); the cycle keeps waiting"]
+        send(h, k * DT_NS, 1.0 + k)
+        waiter.join()
+        assert waiter.result is True
+    assert h.command("j1/effort") == 2.0
+    assert len(h.messages("warning")) == 1  # no watchdog trip
+
+
+def test_a_command_before_the_first_state_is_refused() -> None:
+    h, _ = lockstep_arm()
+    send(h, 0, 1.0)
+    assert h.manager.missing_commands(0.0) == [("pd", None)]
+    assert h.messages("warning") == [
+        "rejected command on /pd/commands: header.stamp 0.000000000 s arrived before any state was published "
+        "(lockstep: a command answers a published state)"]
 
 
 def test_no_command_controller_no_wait_and_stopped_gate_ends_the_cycle() -> None:

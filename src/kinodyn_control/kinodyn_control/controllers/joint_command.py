@@ -4,7 +4,10 @@ A command message arrives on ``~/commands`` (``/<controller>/commands``) in the 
 validated there (``parse``; a rejected message is dropped with one warning per cause, throttled; any other
 failure on one message is one error line per exception type, throttled, and the message is dropped too) and
 handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
-which is simulated time in lockstep) and, for stamped messages, its header stamp (``command_stamp``). Every
+which is simulated time in lockstep) and, for stamped messages, its header stamp (``command_stamp``). The
+watchdog runs on the receipt time, never on the stamp. In lockstep a stamped command is taken only if its
+stamp is the one of the state the cycle waits for (``stamp_problem``, set by the manager); any other is
+dropped with one warning per side (ahead, behind), throttled, naming the stamp and the expected one. Every
 update then writes, per joint: nothing before the first command (ros2_control's "no command yet"), the safe
 command after the watchdog tripped, otherwise ``compute(target, q, qdot)``; the result goes through the URDF
 limits (limits.py).
@@ -108,6 +111,10 @@ class JointCommandController(Controller):
             return
         header = msg.header.stamp if self.STAMPED_COMMANDS else None
         stamp_ns = None if header is None else header.sec * 1_000_000_000 + header.nanosec
+        cause, problem = ("", "") if stamp_ns is None else self.stamp_problem(stamp_ns)
+        if cause:
+            self.problems.warn(f"stamp:{cause}", f"rejected command on /{self.name}/commands: {problem}")
+            return
         self._reference = (target, self.context.now(), stamp_ns)
         self.command_arrived()
 
