@@ -112,7 +112,7 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
     assert "time jumped back on imu from 101.997500000 s to 100.000000000 s" in resets[0]
     assert "Traceback" not in log and "[ERROR]" not in log, log
     statuses = [d.status[0] for d in diagnostics]
-    assert statuses and all(s.name == "state_estimator" for s in statuses)
+    assert statuses and all(s.name == "state_estimator: base state estimate" for s in statuses)
     levels = [s.level for s in statuses]
     assert DiagnosticStatus.OK in levels and DiagnosticStatus.WARN in levels  # running; initialising
     values = [{kv.key: kv.value for kv in s.values} for s in statuses]

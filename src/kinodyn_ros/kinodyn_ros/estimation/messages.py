@@ -218,11 +218,17 @@ def transform_message(odometry: Odometry) -> TFMessage:
 LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
 
 
+def status_name(node: str, task: str) -> str:
+    """A DiagnosticStatus name as diagnostic_updater writes it: ``"<node name>: <task>"``."""
+    return f"{node}: {task}"
+
+
 def diagnostics_message(
     stamp_ns: int, name: str, hardware_id: str, level: str, message: str, values: Mapping[str, Any]
 ) -> DiagnosticArray:
     """One DiagnosticStatus (``level`` ok|warn|error) with ``values`` as key/value strings; floats are
-    written with ``repr`` (round-trip exact), so NaN shows as 'nan' (e.g. no NIS yet)."""
+    written with ``repr`` (round-trip exact), so NaN shows as 'nan' (e.g. no NIS yet). ``name`` is
+    ``status_name(node, task)``; ``hardware_id`` the robot (the URDF's robot name)."""
     status = DiagnosticStatus(level=LEVELS[level], name=name, message=message, hardware_id=hardware_id)
     status.values = [
         KeyValue(key=key, value=repr(float(v)) if isinstance(v, float) else str(v))

@@ -37,6 +37,7 @@ from kinodyn_ros.estimation.messages import (
     imu_sample,
     non_finite_estimate_field,
     odometry_message,
+    status_name,
     transform_message,
 )
 from kinodyn_ros.estimation.released import Released
@@ -544,7 +545,8 @@ class EstimatorPipeline:
         period = round(NS / self._params.diagnostics_rate)
         self._next_diagnostics_ns = (stamp_ns // period + 1) * period
         level, message, values = self.health()
-        msg = diagnostics_message(stamp_ns, self._diagnostics_name, self.base_frame, level, message, values)
+        msg = diagnostics_message(stamp_ns, status_name(self._diagnostics_name, "base state estimate"),
+                                  self._model.name, level, message, values)
         self._nis.clear()
         self._outputs.append(Output("diagnostics", msg))
 

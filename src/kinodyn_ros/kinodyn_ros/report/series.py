@@ -267,7 +267,7 @@ def _handlers(run: RunSeries) -> dict[str, Callable[[Any, int], None]]:
 
     def diagnostics(msg: Any, _: int) -> None:
         for status in msg.status:
-            if status.name == run.wbc_name:
+            if status.name.partition(":")[0] == run.wbc_name:  # diagnostic_updater's "<node>: <task>"
                 run.wbc.add(_stamp(msg), {kv.key: kv.value for kv in status.values})
 
     def description(msg: Any, _: int) -> None:

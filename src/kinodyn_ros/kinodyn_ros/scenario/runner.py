@@ -96,7 +96,7 @@ class ScenarioRunner:
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
-            if status.name == self.topics.wbc_name:
+            if status.name.partition(":")[0] == self.topics.wbc_name:  # "<node>: <task>"
                 self.rec.diagnostics.append((_stamp(msg), {kv.key: kv.value for kv in status.values}))
 
     def now(self) -> float:

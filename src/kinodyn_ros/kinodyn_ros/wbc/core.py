@@ -41,7 +41,7 @@ from kinodyn_ros.conversions import (
     pose_to_matrix,
     stamp_to_ns,
 )
-from kinodyn_ros.estimation.messages import diagnostics_message, ns_to_time
+from kinodyn_ros.estimation.messages import diagnostics_message, ns_to_time, status_name
 from kinodyn_ros.floating_base import odometry_base_state
 from kinodyn_ros.input_bounds import JointBounds, check_reach, reach_radius
 from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
@@ -116,6 +116,7 @@ class WbcCore:
         self.legged = isinstance(controller, LeggedController)
         self.names = list(model.joint_names)
         self.root = model.frame_names[0]  # the URDF root link
+        self.robot = model.name  # the diagnostics' hardware_id
         self.limits = CommandLimits(model)
         self.bounds = bounds
         index = {n: i for i, n in enumerate(bounds.names)}
@@ -363,6 +364,6 @@ class WbcCore:
             values[f"task_error_{name}"] = error
         message = {"ok": "controlling", "warn": "fallback used (damping or holding)", "error": "QP failures"}
         self._window = Window()
-        return diagnostics_message(stamp, NODE_NAME, self.root, level, f"{message[level]}: {last.status}",
-                                   values)
+        return diagnostics_message(stamp, status_name(NODE_NAME, "whole-body control"), self.robot, level,
+                                   f"{message[level]}: {last.status}", values)
 
