@@ -238,14 +238,18 @@ def test_mcap_file_follows_the_ros2_profile(tmp_path: Path) -> None:
             topic, position = _string(content, 4)
             encoding, position = _string(content, position + 0)
             metadata_length = struct.unpack_from("<I", content, position)[0]
-            key, inner = _string(content, position + 4)
-            value, inner = _string(content, inner)
-            assert inner == position + 4 + metadata_length
-            channels[channel_id] = (topic, schemas[schema_id], encoding, {key: value})
+            metadata, inner = {}, position + 4
+            while inner < position + 4 + metadata_length:
+                key, inner = _string(content, inner)
+                metadata[key], inner = _string(content, inner)
+            assert inner == position + 4 + metadata_length == len(content)
+            channels[channel_id] = (topic, schemas[schema_id], encoding, metadata)
     assert {topic for topic, *_ in channels.values()} == set(messages)
     for topic, (name, schema_encoding, _), encoding, metadata in channels.values():
         assert name == messages[topic][0] and schema_encoding == "ros2msg" and encoding == "cdr"
+        assert set(metadata) == {"offered_qos_profiles", "topic_type_hash"}  # rosbag2's mcap_storage.cpp keys
         assert set(yaml.safe_load(metadata["offered_qos_profiles"])[0]) == QOS_KEYS
+        assert metadata["topic_type_hash"] == installed_hash(name)  # RIHS01 as rosidl generated it
     contacts_schema = next(s for t, s, *_ in channels.values() if t == "/contacts")[2]
     assert contacts_schema.startswith("std_msgs/Header header\nstring[] names\nbool[] in_contact\n")
     assert "MSG: geometry_msgs/Point" in contacts_schema

@@ -1,14 +1,17 @@
-"""Read a rosbag2 bag by the message definitions it stores (issue 11 item 4, ANCHORS.md §6).
+"""Read a rosbag2 bag by the message definitions it stores (ANCHORS.md §6, docs/bags.md).
 
-rosbags' AnyReader builds the typestore from each topic's stored definition (ros2msg or ros2idl) and checks it
-against the stored RIHS01 hash, so a bag recorded before a message changed reads with its own layout. A bag
-that stores no definitions is read with the installed types. Where the stored definition is the installed
-one (equal RIHS01 hash), the estimator's 500 Hz inputs are decoded by ``kinodyn_ros.bags.cdr`` into the same
-objects, ~10x faster.
+The bag's storage files are read by ``kinodyn_ros.bags.directory`` (with or without metadata.yaml; MCAP chunk
+CRCs checked, a chunk that fails skipped, counted and reported once on stderr naming the file, topics and bag
+times, and the reading goes on; a file without its summary read by a scan). rosbags' AnyReader builds the
+typestore from each topic's stored definition (ros2msg or ros2idl) and checks it against the stored RIHS01
+hash, so a bag recorded before a message changed reads with its own layout. A bag that stores no definitions
+is read with the installed types. Where the stored definition is the installed one (equal RIHS01 hash), the
+estimator's 500 Hz inputs are decoded by ``kinodyn_ros.bags.cdr`` into the same objects, ~10x faster.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -16,23 +19,47 @@ from pathlib import Path
 
 from rosbags.highlevel import AnyReader, AnyReaderError
 from rosbags.interfaces import Connection
+from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys.store import Typestore
 
 from kinodyn_ros.bags.cdr import DECODERS
+from kinodyn_ros.bags.directory import BagError, StorageBag
 from kinodyn_ros.bags.typestore import installed_typestore
 
+__all__ = ["BagError", "BagReader", "open_bag", "read_messages", "reader_messages", "select_connections"]
 
-class BagError(RuntimeError):
-    """A path that is no readable rosbag2 bag, or a topic it lacks; the message says which and what to do."""
+
+def warn(line: str) -> None:
+    """A reader's report of a damaged or cut storage file: one line on stderr."""
+    print(f"kinodyn bag: warning: {line}", file=sys.stderr, flush=True)
+
+
+class BagReader(AnyReader):
+    """rosbags' AnyReader over one bag directory read by ``StorageBag`` (see the module docstring);
+    ``skipped`` counts the messages of chunks that failed their check."""
+
+    def __init__(self, path: Path, default_typestore: Typestore, report: Callable[[str], None] = warn) -> None:
+        # AnyReader.__init__ would open the directory with rosbags' reader, which needs metadata.yaml and
+        # stops at the first bad chunk; the rest of AnyReader (typestore, hash check, merge) is used as it is.
+        self.paths = [path]
+        self.is2 = True
+        self.stack = None
+        self.connections = []
+        self.default_typestore = default_typestore
+        self.typestore = get_typestore(Stores.EMPTY)
+        self.storage = StorageBag(path, report)
+        self.readers = [self.storage]  # type: ignore[list-item]
+
+    @property
+    def skipped(self) -> int:
+        return self.storage.skipped
 
 
 @contextmanager
-def open_bag(path: str | Path) -> Iterator[AnyReader]:
-    """The opened bag directory (metadata.yaml + storage files) as a rosbags AnyReader."""
-    path = Path(path)
-    if not (path / "metadata.yaml").is_file():
-        raise BagError(f"{path} is no rosbag2 bag: give the bag directory, the one holding metadata.yaml")
+def open_bag(path: str | Path, report: Callable[[str], None] = warn) -> Iterator[BagReader]:
+    """The opened bag directory (storage files, metadata.yaml where there is one) as an AnyReader."""
     try:
-        reader = AnyReader([path], default_typestore=installed_typestore())
+        reader = BagReader(Path(path), installed_typestore(), report)
         reader.open()
     except AnyReaderError as error:
         raise BagError(f"cannot read bag {path}: {error}") from None

@@ -2,6 +2,10 @@
 
 Each topic stores its message definition (ros2msg, dependencies included) and RIHS01 type hash from the
 installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `kinodyn bag play` read it.
+What is written reaches the disk within ``chunk_period`` seconds or ``chunk_size`` bytes (MCAP: a chunk with
+its CRC, ``kinodyn_ros.bags.mcap_storage``; sqlite3: a committed transaction); ``flush_due()`` writes what is
+due when no further message comes. A failed write (a full disk) leaves the bag closed with what it holds:
+``error`` says why, and metadata.yaml counts what the file holds.
 
     with BagWriter("out", storage="mcap") as bag:
         bag.add_topic("/tf_static", "tf2_msgs/msg/TFMessage", qos="transient_local")
@@ -10,7 +14,9 @@ installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,9 +24,13 @@ from typing import Any
 from rclpy.serialization import serialize_message
 from rosbags.interfaces import Connection, Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2.enums import CompressionMode
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys.store import Typestore
 
 from kinodyn_ros.bags.cdr import ENCODERS
+from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE, McapStorage
+from kinodyn_ros.bags.metadata import write_metadata
 from kinodyn_ros.bags.qos import PRESETS
 from kinodyn_ros.bags.typestore import installed_typestore
 
@@ -29,17 +39,57 @@ METADATA_VERSION = 9
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
 
-class BagWriter:
-    """A rosbag2 directory being written; `close()` (or leaving the `with` block) writes metadata.yaml."""
+class Sqlite3Storage(Sqlite3Writer):
+    """rosbags' sqlite3 storage committing its transaction every ``chunk_period`` s or ``chunk_size`` bytes of
+    messages (rosbags' own commits only when the bag is closed, so a crash lost everything)."""
 
-    def __init__(self, path: str | Path, storage: str = "mcap", typestore: Typestore | None = None) -> None:
+    def __init__(self, path: Path, compression: CompressionMode, *, chunk_size: int, chunk_period: float,
+                 clock: Callable[[], float]) -> None:
+        super().__init__(path, compression)
+        self._chunk_size, self._period, self._clock = chunk_size, chunk_period, clock
+        self._opened: float | None = None
+        self._size = 0
+
+    def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
+        super().write(connection, timestamp, data)
+        if self._opened is None:
+            self._opened = self._clock()
+        self._size += len(data)
+        if self._size >= self._chunk_size:
+            self._commit()
+        else:
+            self.flush_due()
+
+    def flush_due(self) -> None:
+        if self._opened is not None and self._clock() - self._opened >= self._period:
+            self._commit()
+
+    def _commit(self) -> None:
+        self.conn.commit()
+        self._opened, self._size = None, 0
+
+
+class BagWriter:
+    """A rosbag2 directory being written; `close()` (or leaving the `with` block) writes metadata.yaml.
+
+    ``chunk_size`` (bytes) and ``chunk_period`` (s of ``clock``, monotonic) bound what a crash can lose."""
+
+    def __init__(self, path: str | Path, storage: str = "mcap", typestore: Typestore | None = None, *,
+                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float = DEFAULT_CHUNK_PERIOD,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if storage not in STORAGES:
             raise ValueError(f"storage '{storage}' is not one of {', '.join(STORAGES)}")
+        if not (chunk_size > 0 and 0 < chunk_period < float("inf")):
+            raise ValueError(f"chunk size {chunk_size} and period {chunk_period} must be positive and finite")
         self.path = Path(path)
         self.storage = storage
         self.typestore = typestore if typestore is not None else installed_typestore()
         self._writer = Writer(self.path, version=METADATA_VERSION, storage_plugin=STORAGES[storage])
+        limits = {"chunk_size": chunk_size, "chunk_period": chunk_period, "clock": clock}
+        self._writer.STORAGE_PLUGINS = {StoragePlugin.MCAP: partial(McapStorage, **limits),  # type: ignore[misc]
+                                        StoragePlugin.SQLITE3: partial(Sqlite3Storage, **limits)}
         self._writer.open()
+        self._storage: McapStorage | Sqlite3Storage = self._writer.storage  # type: ignore[assignment]
         self._connections: dict[str, Connection] = {}
 
     def add_topic(
@@ -99,9 +149,31 @@ class BagWriter:
         msgdef = self.typestore.get_msgdef(msgtype)
         return msgdef.deserialize_cdr_le(raw[4:], 0, msgdef.cls, self.typestore)[0]
 
+    def flush_due(self) -> None:
+        """Write the messages held for ``chunk_period`` s or longer (call it regularly while recording)."""
+        if self._writer.storage is not None:
+            self._storage.flush_due()
+
+    @property
+    def error(self) -> OSError | None:
+        """The failed write that stopped the storage file (a full disk), None while all went to the disk."""
+        return getattr(self._storage, "error", None)
+
+    @property
+    def lost(self) -> int:
+        """Messages taken but not on the disk because a write failed."""
+        return getattr(self._storage, "lost", 0)
+
     def close(self) -> None:
-        """Finish the storage file and write metadata.yaml."""
-        self._writer.close()
+        """Finish the storage file and write metadata.yaml; after a failed write the storage file ends with
+        what it holds and metadata.yaml counts that (as `kinodyn bag reindex` would)."""
+        if self._writer.storage is None:
+            return
+        try:
+            self._writer.close()
+        finally:
+            if self.error is not None:
+                write_metadata(self.path, report=lambda line: None)
 
     def __enter__(self) -> BagWriter:
         return self
