@@ -1,66 +1,140 @@
-"""The bad-input matrix (issue 9, point 7): every named case lands in its expected category, none crashes or
-hangs, none is unsafe. ``python -m pytest test/test_bad_inputs.py -s`` prints the matrix of each part;
-with ``KINODYN_BAD_INPUT_TABLE=<file>`` every case's row (surface, case, input, expected, outcome, what was
-seen) is appended to that file as Markdown. docs/bad-input-matrix.md describes the cases and shows the
-latest matrix."""
+"""The bad-input matrix: every named case lands in its expected category, none crashes, hangs or is unsafe.
+
+One test per case (``test_core_case[<name>]``, ``test_node_case[<name>]``, ...), so one failure names one
+case. The cases of a part run together once per module (a part shares its running graph, or its batches of
+processes), in a module-scoped fixture that also prints the part's matrix (``-s``). With
+``KINODYN_BAD_INPUT_TABLE=<file>`` every case's row (surface, case, input, expected, outcome, what was seen)
+is appended to that file as Markdown. docs/bad-input-matrix.md describes the cases and the latest matrix.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from test.bad_inputs.core_cases import core_cases  # pytest --import-mode=importlib names it so
-from test.bad_inputs.matrix import FORBIDDEN, Result, render, run_in_process, table_rows
+from test.bad_inputs.matrix import FORBIDDEN, Case, Result, render, run_in_process, table_rows
 from test.bad_inputs.node_cases import node_cases, run_node_cases
 from test.bad_inputs.process_cases import (
+    PHYSICS_CASE_NAMES,
     launcher_cases,
     launcher_sigkill_case,
     parameter_cases,
     run_physics_cases,
     run_startup_cases,
 )
+from test.conftest import ProcessSpawner
 from test.ros_listener import Listener
 
+_SCRATCH = Path(tempfile.mkdtemp(prefix="kinodyn-bad-inputs-"))
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
+CORE_CASES = core_cases(_SCRATCH)
+"""Built once at collection: their names parametrise the tests and the fixture runs these same objects."""
+STARTUP_CASES = [*parameter_cases(), *launcher_cases()]
+STARTUP_NAMES = [*(c.name for c in STARTUP_CASES), "launcher_sigkill"]
 
-def check(results: list[Result]) -> None:
-    """Print the matrix, then assert: nothing forbidden, every case in its expected category."""
+
+def _names(cases: Sequence[Case]) -> list[str]:
+    names = [c.name for c in cases]
+    assert len(set(names)) == len(names), "case names are unique"
+    return names
+
+
+def _report(results: list[Result]) -> dict[str, Result]:
+    """Print the part's matrix (and append its rows to KINODYN_BAD_INPUT_TABLE); results by case name."""
     print("\n" + render(results))
     if table := os.environ.get("KINODYN_BAD_INPUT_TABLE"):
         with Path(table).open("a") as out:
             out.write(table_rows(results))
-    forbidden = [f"{r.case.name}: {r.outcome.detail}" for r in results if r.outcome.category in FORBIDDEN]
-    assert not forbidden, "crash/hang or unsafe:\n" + "\n".join(forbidden)
-    off = [
-        f"{r.case.name}: expected {r.case.expected}, got {r.outcome.category}: {r.outcome.detail}"
-        for r in results
-        if not r.ok
-    ]
-    assert not off, "\n".join(off)
+    return {r.case.name: r for r in results}
 
 
-def test_core_urdf_and_simulator_cases(tmp_path: Path) -> None:
-    cases = core_cases(tmp_path)
-    assert len({c.name for c in cases}) == len(cases), "case names are unique"
-    check(run_in_process(cases))
+def check(results: dict[str, Result], name: str) -> None:
+    """Case ``name`` ran, is neither a crash/hang nor unsafe, and landed in its expected category."""
+    assert name in results, f"case {name} did not run (the part stopped before it)"
+    r = results[name]
+    assert r.outcome.category not in FORBIDDEN, f"{name}: {r.outcome.category}: {r.outcome.detail}"
+    assert r.ok, f"{name}: expected {r.case.expected}, got {r.outcome.category}: {r.outcome.detail}"
 
 
-@pytest.mark.system
-def test_topic_service_and_control_node_cases(spawn, tmp_path: Path) -> None:
-    results = list(run_node_cases(spawn, tmp_path))
-    assert len(results) == len(node_cases())
-    check(results)
+@pytest.fixture(scope="module")
+def module_spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessSpawner]:
+    """``spawn`` for a whole part: its processes are stopped when the module's tests end, pass or fail."""
+    spawner = ProcessSpawner(tmp_path_factory.mktemp("bad_inputs_logs"))
+    try:
+        yield spawner
+    finally:
+        spawner.stop_all()
 
 
-@pytest.mark.system
-def test_parameter_launcher_and_physics_fault_cases(spawn, tmp_path: Path) -> None:
-    cases = [*parameter_cases(), *launcher_cases()]
-    results = list(run_startup_cases(spawn, cases, tmp_path))
-    results.append(launcher_sigkill_case(spawn, tmp_path))
+def _collect(run: Callable[[], Iterator[Result]]) -> dict[str, Result]:
+    """The results of a part; a part that stops early keeps those it has (the rest report "did not run")."""
+    results: list[Result] = []
+    try:
+        results.extend(run())
+    finally:
+        _report(results)
+    return {r.case.name: r for r in results}
+
+
+@pytest.fixture(scope="module")
+def core_results() -> dict[str, Result]:
+    return _report(run_in_process(CORE_CASES))
+
+
+@pytest.fixture(scope="module")
+def node_results(module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    return _collect(lambda: run_node_cases(module_spawn, tmp_path_factory.mktemp("node_cases")))
+
+
+@pytest.fixture(scope="module")
+def startup_results(
+    module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Result]:
+    tmp = tmp_path_factory.mktemp("startup_cases")
+
+    def run() -> Iterator[Result]:
+        yield from run_startup_cases(module_spawn, STARTUP_CASES, tmp)
+        yield launcher_sigkill_case(module_spawn, tmp)
+
+    return _collect(run)
+
+
+@pytest.fixture(scope="module")
+def physics_results(
+    module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Result]:
     listener = Listener("bad_inputs_physics")
     try:
-        results += run_physics_cases(spawn, tmp_path, listener)
+        return _collect(lambda: run_physics_cases(module_spawn, tmp_path_factory.mktemp("physics"), listener))
     finally:
         listener.close()
-    check(results)
+
+
+@pytest.mark.parametrize("name", _names(CORE_CASES))
+def test_core_case(core_results: dict[str, Result], name: str) -> None:
+    check(core_results, name)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("name", _names(node_cases()))
+def test_node_case(node_results: dict[str, Result], name: str) -> None:
+    check(node_results, name)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("name", STARTUP_NAMES)
+def test_startup_case(startup_results: dict[str, Result], name: str) -> None:
+    check(startup_results, name)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("name", PHYSICS_CASE_NAMES)
+def test_physics_case(physics_results: dict[str, Result], name: str) -> None:
+    check(physics_results, name)

@@ -610,6 +610,10 @@ def sim_params() -> dict[str, Any]:
         "leg_pd_controller": {"type": "kinodyn_control/JointPDController", "joints": list(QUADRUPED_JOINTS)},
     }
 
+PHYSICS_FAULT = "push_1e8_breaks_physics"
+PHYSICS_CASE_NAMES = [*(c[0] for c in PUSH_CASES), PHYSICS_FAULT]
+"""Every case run_physics_cases yields, in its order."""
+
 
 def run_physics_cases(spawn: Callable[..., Any], tmp: Path, listener: Listener) -> Iterator[Result]:
     """control_node on the simulated quadruped with ``max_push_force`` raised to 1e9 N in its URDF: the push
@@ -647,7 +651,7 @@ def run_physics_cases(spawn: Callable[..., Any], tmp: Path, listener: Listener) 
         yield Result(c, classify_node(c, seen, set()))
     fault = Case(
         PHYSICS,
-        "push_1e8_breaks_physics",
+        PHYSICS_FAULT,
         "~/push 1e8 N on a foot for 0.1 s (max_push_force raised to 1e9): the physics fails",
         CLEAR,
         None,
