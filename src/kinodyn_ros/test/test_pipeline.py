@@ -381,7 +381,7 @@ def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped
     outputs = run(model, messages, log)
     bad = [line for level, line in log.lines if level == "warning"]
     assert len(bad) == 1
-    assert bad[0].startswith("ignoring imu message: Imu header.frame_id 'camera' is not a link")
+    assert bad[0].startswith("ignoring imu/data message: Imu header.frame_id 'camera' is not a link")
     assert "set parameter imu_frame" in bad[0] and of_kind(outputs, "odometry")
     overridden = run(model, messages, Logger(), EstimatorParameters(imu_frame="imu_link"))
     assert len(of_kind(overridden, "odometry")) > len(of_kind(outputs, "odometry"))  # frame_id not read

@@ -8,7 +8,8 @@ returns the index of that event and why; the caller finishes that event and call
 
 State arrays (owned by LeggedEstimator, read and written in place): ``clock`` = [filter time, stamp of the
 held sample, last IMU interval, nominal period, NIS of the last update, a jump waiting for confirmation
-(0/1)], ``held`` = [w, a] of the held sample, ``jump`` = the specific force of that jump, ``flags`` = contact
+(0/1), since when no foot is in the filter (-inf: feet in it)], ``held`` = [w, a] of the held sample,
+``jump`` = the specific force of that jump, ``flags`` = contact
 per foot (-1: no contact message yet), ``counters`` in the order of ``estimator.COUNTERS``.
 """
 
@@ -25,11 +26,13 @@ from kinodyn._kernels.legs import base_output, feet_in_imu, roll_back
 
 IMU, CONTACTS, JOINTS = 0, 1, 2
 """Event kinds."""
-TIME, IMU_STAMP, INTERVAL, PERIOD, NIS, JUMP = 0, 1, 2, 3, 4, 5
-"""Slots of ``clock``."""
-ACCEL_LIMIT, GYRO_LIMIT, JUMP_LIMIT, MAX_GAP, GAP_ACCEL, GAP_RATE, ENCODER_VARIANCE, GYRO_DENSITY = range(8)
+TIME, IMU_STAMP, INTERVAL, PERIOD, NIS, JUMP, IMU_ONLY = 0, 1, 2, 3, 4, 5, 6
+"""Slots of ``clock`` (IMU_ONLY: since when the filter has no foot, -inf while it has one)."""
+(ACCEL_LIMIT, GYRO_LIMIT, JUMP_LIMIT, MAX_GAP, GAP_ACCEL, GAP_RATE, ENCODER_VARIANCE, GYRO_DENSITY,
+ IMU_ONLY_ACCEL) = range(9)
 """Slots of ``settings`` (GAP_*: the gap noise standard deviations; ENCODER_VARIANCE and GYRO_DENSITY: the
-squares of the encoder noise and of the gyro noise density)."""
+squares of the encoder noise and of the gyro noise density; IMU_ONLY_ACCEL: the standard deviation of the
+acceleration error while no foot is in contact)."""
 (IMU_SAMPLES, IMU_REJECTED, IMU_OUT_OF_ORDER, JOINT_STATES, JOINT_STATES_OUT_OF_ORDER,
  JOINT_STATES_WITHOUT_IMU, UPDATES, UPDATES_FAILED, FEET_REJECTED, FEET_WITHOUT_JOINTS,
  CONTACTS_IGNORED) = range(11)
@@ -79,7 +82,29 @@ def propagate_to(kind: int, filt: tuple, constrain: bool, clock: np.ndarray, hel
     else:
         iekf.propagate_readings(C, p, v, biases, feet, P, w, a, dt, accelerometer, gyroscope, params[5:8],
                                 params[:5])
+    since = clock[IMU_ONLY]
+    if settings[IMU_ONLY_ACCEL] > 0.0 and since > -math.inf and P.shape[0] == 15:
+        _grow_imu_only(P, settings[IMU_ONLY_ACCEL] ** 2, max(start - since, 0.0), max(stamp - since, 0.0))
     clock[TIME] = stamp
+
+
+@njit(cache=True)
+def _grow_imu_only(P: np.ndarray, variance: float, s0: float, s1: float) -> None:
+    """Add to the position and velocity blocks (both filters: rows 0-2 and 3-5, world axes) what an unknown
+    acceleration error ``e`` ~ N(0, variance I), constant since the last foot left, adds from ``s0`` to ``s1``
+    s after that: its error ``[s^2/2, s] e`` at ``s1`` minus the one at ``s0`` carried by the step's
+    transition (``p += v dt``), so that the sum over any cut of the interval is ``variance`` times
+    ``[[s^4/4, s^3/2], [s^3/2, s^2]]`` at its end."""
+    dt = s1 - s0
+    carried_p = 0.5 * s0 * s0 + s0 * dt
+    pp = variance * (0.25 * s1 ** 4 - carried_p * carried_p)
+    pv = variance * (0.5 * s1 ** 3 - carried_p * s0)
+    vv = variance * (s1 * s1 - s0 * s0)
+    for i in range(3):
+        P[i, i] += pp
+        P[i, 3 + i] += pv
+        P[3 + i, i] += pv
+        P[3 + i, 3 + i] += vv
 
 
 @njit(cache=True)

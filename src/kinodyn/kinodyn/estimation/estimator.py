@@ -27,6 +27,10 @@ node and the offline tool feed it the same events, so their outputs agree):
 - rolling feet: with ``foot_radius`` > 0 a stance foot is measured at the point its rolling sphere keeps
   fixed (``LegKinematics``, docs/estimation.md "Rolling feet"), from its orientation at touchdown (recorded
   when the filter appends it) and the filter's current orientation; 0 (the default) measures the foot frame.
+- on the IMU alone (no foot in the filter): an unknown acceleration error, constant with standard deviation
+  ``imu_only_acceleration_noise`` per axis since the last foot left, grows the position and velocity
+  covariance as ``sigma^2 s^4 / 4`` and ``sigma^2 s^2`` (``imu_only_since``, ``status``), so the covariance
+  keeps up with the drift the noise densities alone understate.
 - output: the base pose and twist (``ImuExtrinsics.base_state``) with covariances mapped to first order from
   the filter's 15x15 navigation covariance and the gyro's white noise over one sample.
 """
@@ -77,6 +81,9 @@ CONTACT_OFF_FRACTION = 0.3
 # 5.4 / 8.7 m/s^2 (norm, RMS) over 50 / 100 ms and the rate by 0.33 / 0.55 rad/s (docs/estimation.md).
 GAP_ACCELERATION_NOISE = 5.0
 GAP_RATE_NOISE = 0.3
+IMU_ONLY_ACCELERATION_NOISE = 0.2
+"""m/s^2 per axis: the acceleration error the filter's densities leave out (a residual accelerometer bias or
+scale error, a tilt error of about 1 deg times g, vibration) while no foot bounds the velocity; 0 disables."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,7 @@ class LeggedEstimator:
         contact_on_threshold: float | None = None, contact_off_threshold: float | None = None,
         gap_acceleration_noise: float = GAP_ACCELERATION_NOISE, gap_rate_noise: float = GAP_RATE_NOISE,
         foot_radius: float | Sequence[float] = 0.0,
+        imu_only_acceleration_noise: float = IMU_ONLY_ACCELERATION_NOISE,
     ) -> None:
         check_floating(model)
         if filter not in FILTERS:
@@ -151,6 +159,8 @@ class LeggedEstimator:
         self.max_imu_gap = _positive("max_imu_gap", max_imu_gap)
         self.gap_acceleration_noise = _non_negative("gap_acceleration_noise", gap_acceleration_noise)
         self.gap_rate_noise = _non_negative("gap_rate_noise", gap_rate_noise)
+        self.imu_only_acceleration_noise = _non_negative("imu_only_acceleration_noise",
+                                                         imu_only_acceleration_noise)
         self._gravity = gravity
         self._gate_probability = gate_probability
         self._init_args = (_positive("init_duration", init_duration), gravity, init_max_gyro,
@@ -167,7 +177,7 @@ class LeggedEstimator:
         self._settings = np.array([
             self.accel_limit, self.gyro_limit, self.accel_jump_limit, self.max_imu_gap,
             self.gap_acceleration_noise, self.gap_rate_noise, self.noise.encoder_noise**2,
-            self.noise.gyroscope_noise_density**2,
+            self.noise.gyroscope_noise_density**2, self.imu_only_acceleration_noise,
         ])
         self._legs_arrays = self.legs.kernel_arrays()
         self._run: Kernel | None = None  # loop.run compiled for the types of process()'s arguments
@@ -185,8 +195,9 @@ class LeggedEstimator:
                                                 max_deviation)
         self._initialized = False
         # kinodyn._kernels.estimator's state: [filter time, stamp of the held sample, last IMU interval (gyro
-        # noise of the twist covariance), nominal period (gap noise), NIS, jump waiting for confirmation]
-        self._clock = np.array([-math.inf, -math.inf, math.nan, math.nan, math.nan, 0.0])
+        # noise of the twist covariance), nominal period (gap noise), NIS, jump waiting for confirmation,
+        # since when no foot is in the filter (-inf: feet in it)]
+        self._clock = np.array([-math.inf, -math.inf, math.nan, math.nan, math.nan, 0.0, -math.inf])
         self._held = np.zeros(6)  # [w, a] of the held sample
         self._jump = np.zeros(3)  # specific force of a dropped jump, accepted if the next sample confirms it
         self._flags = np.full(len(self.feet), -1, dtype=np.int8)  # contacts; -1: no contact message yet
@@ -201,6 +212,13 @@ class LeggedEstimator:
         return self._initialized
 
     @property
+    def imu_only_since(self) -> float | None:
+        """Since when (stamp, s) the initialised filter has had no foot in contact: it runs on the IMU alone;
+        None while a foot is in it, or before initialisation."""
+        since = float(self._clock[loop.IMU_ONLY])
+        return since if self._initialized and since > -math.inf else None
+
+    @property
     def status(self) -> str:
         """One line on the estimator's health."""
         if not self._initialized:
@@ -210,6 +228,10 @@ class LeggedEstimator:
             return text + (f" (window restarted: {reason})" if reason else "")
         if self._flags[0] < 0 and self._detector is None:
             return "running on the IMU alone: no contact message yet"
+        since = self.imu_only_since
+        if since is not None:
+            return (f"running on the IMU alone: no foot in contact since {since:.3f} s (position and "
+                    "velocity drift; covariance grown for it)")
         feet = self.filter.feet
         return f"running: {len(feet)} of {len(self.feet)} feet in contact" + (
             f"; last problem: {self.last_problem}" if self.last_problem else "")
@@ -368,6 +390,7 @@ class LeggedEstimator:
                                init.covariance(self.noise, self.extrinsics.lever))
         self._initialized = True
         self._clock[loop.TIME] = stamp
+        self._clock[loop.IMU_ONLY] = stamp  # no foot in the filter until the first kinematic update
         self._clock[loop.INTERVAL] = self._clock[loop.PERIOD] = init.elapsed / max(init.samples - 1, 1)
 
     def _output(self, result: BatchResult, i: int) -> None:
@@ -423,6 +446,10 @@ class LeggedEstimator:
             self.last_problem = f"kinematic update at {stamp:.9f} s not applied: {exc}"
             return None
         self.legs.touch_down(report.added, f.rotation)
+        if f.feet:
+            self._clock[loop.IMU_ONLY] = -math.inf
+        elif self._clock[loop.IMU_ONLY] == -math.inf:
+            self._clock[loop.IMU_ONLY] = stamp
         self.counters["updates"] += 1
         self.counters["feet_rejected"] += len(report.rejected)
         if report.rejected:

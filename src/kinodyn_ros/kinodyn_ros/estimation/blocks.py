@@ -35,7 +35,8 @@ CONVERSION_ERRORS = (InputError, AttributeError, TypeError, ValueError)
 @dataclass(frozen=True)
 class InputBlock:
     """Input messages in arrival order as arrays (``EstimatorPipeline.take_block``). Message ``i`` is of
-    stream ``streams[ranks[i]]``, stamped ``stamps[i]`` (header, ns), row ``rows[i]`` of its stream's arrays:
+    stream ``streams[ranks[i]]``, stamped ``stamps[i]`` (header, ns), logged at ``times[i]`` (the bag's
+    time, ns), row ``rows[i]`` of its stream's arrays:
     ``imu`` [w, a] (IMU frame) with ``imu_frames`` (header.frame_id); ``joints`` positions, velocities and
     efforts in the model's joint order (NaN where not given); ``contact_flags`` (1 in contact, 0 not; padded)
     of the feet ``contact_names[contact_layouts[row]]``."""
@@ -43,6 +44,7 @@ class InputBlock:
     streams: tuple[str, ...]
     ranks: np.ndarray
     stamps: np.ndarray
+    times: np.ndarray
     rows: np.ndarray
     imu: np.ndarray
     imu_frames: np.ndarray
@@ -173,11 +175,11 @@ class Block:
     inputs: InputBlock | None
     decoders: Mapping[int, Callable[[Any], Any]]
 
-    def messages(self, topics: set[str]) -> Iterator[tuple[str, Any]]:
-        """``(topic, message object)`` of the block's messages on ``topics``, in bag order."""
-        for connection, _, raw in self.items:
+    def messages(self, topics: set[str]) -> Iterator[tuple[str, int, Any]]:
+        """``(topic, bag time in ns, message object)`` of the block's messages on ``topics``, in bag order."""
+        for connection, time_ns, raw in self.items:
             if connection.topic in topics:
-                yield connection.topic, self.decoders[connection.id](raw)
+                yield connection.topic, time_ns, self.decoders[connection.id](raw)
 
 
 def read_blocks(reader: AnyReader, connections: list, streams: tuple[str, ...],
@@ -215,6 +217,7 @@ def _input_block(items: list[tuple[Any, int, bytes | memoryview]], topics: Mappi
                  streams: tuple[str, ...], joints: int) -> InputBlock | None:
     """The arrays of a block's input messages (the estimator's streams), None when one does not convert."""
     ids = np.fromiter((c.id for c, _, _ in items), np.int64, len(items))
+    times = np.fromiter((t for _, t, _ in items), np.int64, len(items))
     raws = [raw for _, _, raw in items]
     picked = [np.flatnonzero(ids == cid) for cid in topics]
     order = np.sort(np.concatenate([np.zeros(0, np.intp), *picked]))
@@ -232,6 +235,6 @@ def _input_block(items: list[tuple[Any, int, bytes | memoryview]], topics: Mappi
         stamps[index] = result.stamps
     empty = _Decoded("", 0, joints)
     imu, joint_states, contacts = (decoded.get(s, empty) for s in ("imu", "joint_states", "contacts"))
-    return InputBlock(streams, ranks[order], stamps[order], rows[order], imu.imu, imu.imu_frames,
-                      joint_states.joints, contacts.contact_layouts, contacts.contact_flags(),
+    return InputBlock(streams, ranks[order], stamps[order], times[order], rows[order], imu.imu,
+                      imu.imu_frames, joint_states.joints, contacts.contact_layouts, contacts.contact_flags(),
                       contacts.contact_names)

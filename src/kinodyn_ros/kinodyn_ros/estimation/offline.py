@@ -206,9 +206,12 @@ def estimate_bag(
     if Path(output).exists():
         raise ValueError(f"output {output} exists already: give a new path (a bag is a new directory)")
     wanted = topics.inputs() + ((topics.ground_truth,) if topics.ground_truth else ())
-    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True, spheres=spheres)
-    handlers: dict[str, Callable[[Any], None]] = {topics.imu: pipeline.on_imu,
-                                                  topics.joint_states: pipeline.on_joint_state}
+    stream_topics = {"imu": topics.imu, "joint_states": topics.joint_states,
+                     "contacts": topics.contacts or ""}
+    pipeline = EstimatorPipeline(model, params, log or StderrLog(), NODE_NAME, offline=True, spheres=spheres,
+                                 topics=stream_topics, clock_name="its bag time")
+    handlers: dict[str, Callable[..., None]] = {topics.imu: pipeline.on_imu,
+                                                topics.joint_states: pipeline.on_joint_state}
     stream_of: dict[str, str | None] = {topics.imu: "imu", topics.joint_states: "joint_states"}
     if topics.contacts is not None:
         handlers[topics.contacts] = pipeline.on_contacts
@@ -243,11 +246,11 @@ def estimate_bag(
                 for topic, stats in inputs.items():
                     stats.add(block.times[block.topics == topic])
                 if truth is not None:
-                    for _, msg in block.messages({topics.ground_truth}):  # type: ignore[arg-type]
+                    for _, _, msg in block.messages({topics.ground_truth}):  # type: ignore[arg-type]
                         truth.add(msg)
                 if block.inputs is None or not pipeline.take_block(block.inputs):
-                    for topic, msg in block.messages(set(handlers)):
-                        handlers[topic](msg)
+                    for topic, time_ns, msg in block.messages(set(handlers)):
+                        handlers[topic](msg, clock_ns=time_ns)  # the bag's time bounds the stamp
                 write(pipeline.drain())
                 show(int(block.times[-1]))
             write(pipeline.flush())

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from kinodyn.estimation.estimator import GAP_ACCELERATION_NOISE, GAP_RATE_NOISE, LeggedEstimator
+from kinodyn.estimation.estimator import (
+    GAP_ACCELERATION_NOISE,
+    GAP_RATE_NOISE,
+    IMU_ONLY_ACCELERATION_NOISE,
+    LeggedEstimator,
+)
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch
 from kinodyn.estimation.legs import foot_radii
 from kinodyn.estimation.noise import NoiseParameters
@@ -27,6 +32,7 @@ from kinodyn.sim.collision import ContactSphere
 from kinodyn import Model
 from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns
 from kinodyn_ros.estimation.blocks import InputBlock
+from kinodyn_ros.estimation.imu_gaps import ImuGaps
 from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
 from kinodyn_ros.estimation.messages import (
     ImuSample,
@@ -41,6 +47,8 @@ from kinodyn_ros.estimation.messages import (
     transform_message,
 )
 from kinodyn_ros.estimation.released import Released
+from kinodyn_ros.estimation.stamps import CAUSES as STAMP_CAUSES
+from kinodyn_ros.estimation.stamps import StampBounds
 from kinodyn_ros.problem_log import DistinctProblemLog, error_text
 
 FILTERS = ("eskf", "invariant")
@@ -63,8 +71,11 @@ PROBLEM_COUNTERS = (
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets",
 )
 """LeggedEstimator counters of data faults: an increase is one (throttled) warning with its last_problem."""
-DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused")
-"""Why a message was not used: the merger's verdicts, unusable ("bad"), refused by the estimator."""
+DROP_CAUSES = ("duplicate", "late", "stale", "bad", "refused", *STAMP_CAUSES)
+"""Why a message was not used: the merger's verdicts, unusable ("bad"), refused by the estimator, stamped
+ahead of the clock ("ahead") or in another clock domain ("clock"; estimation.stamps)."""
+TOPICS = {"imu": "imu/data", "joint_states": "joint_states", "contacts": "contacts"}
+"""The node's topic of each stream (the lines name topics); ``contact_schedule`` for the schedule source."""
 DROP_REASONS = {
     Verdict.DUPLICATE: "not after the newest message of its topic (duplicated or out of order)",
     Verdict.LATE: "its topic was silent for more than stream_timeout and the estimate moved past this stamp",
@@ -96,6 +107,10 @@ class EstimatorParameters:
     contact_off_threshold: float = 0.0
     stream_timeout: float = 0.25
     reset_jump: float = 1.0
+    max_stamp_lead: float = 0.5  # s a stamp may be ahead of the clock
+    max_stamp_lag: float = 300.0  # s beyond which a stamp is of another clock domain (ahead or behind)
+    imu_rate: float = 0.0  # Hz, nominal IMU rate for the missing-sample count; 0: from the first intervals
+    imu_only_acceleration_noise: float = IMU_ONLY_ACCELERATION_NOISE  # m/s^2 while no foot is in contact
     odom_frame: str = "odom"
     base_frame: str = ""  # empty: the URDF root link
     diagnostics_rate: float = 2.0
@@ -122,7 +137,11 @@ class EstimatorParameters:
         if not math.isfinite(self.foot_radius):
             raise ValueError(f"parameter foot_radius must be finite (m; < 0: from the URDF), got "
                              f"{self.foot_radius}")
-        for name in ("gap_acceleration_noise", "gap_rate_noise"):
+        StampBounds(self.max_stamp_lead, self.max_stamp_lag)
+        if not (math.isfinite(self.imu_rate) and self.imu_rate >= 0.0):
+            raise ValueError(f"parameter imu_rate must be finite and >= 0 (Hz; 0: from the stamps), got "
+                             f"{self.imu_rate}")
+        for name in ("gap_acceleration_noise", "gap_rate_noise", "imu_only_acceleration_noise"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"parameter {name} must be finite and >= 0 (0 disables it), got {value}")
@@ -208,12 +227,14 @@ class EstimatorPipeline:
 
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
                  diagnostics_name: str = "state_estimator", offline: bool = False,
-                 spheres: Iterable[ContactSphere] = ()) -> None:
+                 spheres: Iterable[ContactSphere] = (), topics: Mapping[str, str] | None = None,
+                 clock_name: str = "the node's clock") -> None:
         """``spheres``: the URDF's collision spheres (``kinodyn.sim.collision_spheres``), where a negative
         ``foot_radius`` takes each foot's radius from. ``offline``: no TF outputs (nobody consumes them); the
         estimates as ``EstimateRows`` instead of Odometry messages; the released messages run through the
         estimator only in ``drain``, ``flush`` and ``take_block``, as one batch (the outputs do not depend on
-        when the batches run)."""
+        when the batches run). ``topics``: the topic of each stream, as the lines name them (default
+        TOPICS); ``clock_name``: what the ``clock_ns`` of ``on_*`` is, as the lines name it."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -223,6 +244,8 @@ class EstimatorPipeline:
         self._diagnostics_name = diagnostics_name
         self._offline = offline
         self._spheres = tuple(spheres)
+        self._topics = dict(topics) if topics is not None else None
+        self._clock_name = clock_name
         self.counts = PipelineCounts()
         self._outputs: list[Output] = []
         self._configure(params)
@@ -251,6 +274,8 @@ class EstimatorPipeline:
         if unknown:
             raise ValueError(self._unknown_link("parameter feet", unknown[0]))
         self._params = params
+        self._bounds = StampBounds(params.max_stamp_lead, params.max_stamp_lag)
+        self._imu_gaps = ImuGaps(params.imu_rate)
         self._kinds = np.array([KINDS[stream] for stream in self.streams], np.int8)
         self._merger = StampMerger(
             self.streams, round(params.stream_timeout * NS), round(params.reset_jump * NS)
@@ -264,6 +289,8 @@ class EstimatorPipeline:
         self._last_nis = math.nan
         self._last_ns: dict[str, int] = {}  # stamp of the last processed event per stream (this epoch)
         self._now_ns: int | None = None  # stamp of the last processed event
+        self._imu_window = (0, 0)  # IMU samples received and missing over the last diagnostics period
+        self._imu_only_reported = False
 
     def reconfigure(self, params: EstimatorParameters) -> bool:
         """Apply new parameters. Output parameters (OUTPUT_PARAMETERS) apply at once; any other change drops
@@ -286,21 +313,32 @@ class EstimatorPipeline:
 
     # input -------------------------------------------------------------------------------------------------
 
-    def on_imu(self, msg: Any, arrival_ns: int | None = None) -> None:
+    def on_imu(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A sensor_msgs/Imu; its ``header.frame_id`` must be a URDF link (the IMU's), unless ``imu_frame``
         is set. ``arrival_ns`` (every ``on_*``): when it arrived on a monotonic clock, for a live node (a
-        topic still arriving is not taken for silent); None when replaying a bag."""
-        self._take("imu", "imu message", lambda: self._imu(msg), msg, arrival_ns)
+        topic still arriving is not taken for silent); None when replaying a bag. ``clock_ns``: the
+        receiver's clock when it arrived (the node's ROS clock; a bag's log time), which bounds the stamp
+        (estimation.stamps: ``max_stamp_lead``, ``max_stamp_lag``); None only for a caller without a clock
+        (tests of the ordering), whose stamps are then not bounded."""
+        self._take("imu", lambda: self._imu(msg), msg, arrival_ns, clock_ns)
 
-    def on_joint_state(self, msg: Any, arrival_ns: int | None = None) -> None:
+    def on_joint_state(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A sensor_msgs/JointState, mapped by name (unknown names ignored, missing joints NaN)."""
-        self._take("joint_states", "joint_states message", lambda: self._joints.sample(msg), msg, arrival_ns)
+        self._take("joint_states", lambda: self._joints.sample(msg), msg, arrival_ns, clock_ns)
 
-    def on_contacts(self, msg: Any, arrival_ns: int | None = None) -> None:
+    def on_contacts(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A kinodyn_interfaces/ContactStates (measured contacts or a controller's schedule)."""
         if self._params.contact_source == "detection":
             return  # the node does not subscribe then; a bag may still carry the topic
-        self._take("contacts", "contacts message", lambda: contact_flags(msg), msg, arrival_ns)
+        self._take("contacts", lambda: contact_flags(msg), msg, arrival_ns, clock_ns)
+
+    def topic(self, stream: str) -> str:
+        """The topic of ``stream`` (the constructor's ``topics``, else the node's)."""
+        if self._topics is not None:
+            return self._topics.get(stream, stream)
+        if stream == "contacts" and self._params.contact_source == "schedule":
+            return "contact_schedule"
+        return TOPICS[stream]
 
     def _imu(self, msg: Any) -> ImuSample:
         sample = imu_sample(msg)
@@ -319,7 +357,9 @@ class EstimatorPipeline:
             )
         return sample
 
-    def _take(self, stream: str, what: str, convert: Any, msg: Any, arrival_ns: int | None) -> None:
+    def _take(self, stream: str, convert: Any, msg: Any, arrival_ns: int | None, clock_ns: int | None
+              ) -> None:
+        what = f"{self.topic(stream)} message"
         try:
             stamp = stamp_to_ns(msg.header.stamp)
             payload = convert()
@@ -327,6 +367,8 @@ class EstimatorPipeline:
             self._merger.drop(stream, "bad")
             self._problems.warn((what, getattr(exc, "key", type(exc).__name__)),
                                 f"ignoring {what}: {error_text(exc)}")
+            return
+        if clock_ns is not None and self._refused(stream, stamp, clock_ns):
             return
         if stream == "imu" and not self._imu_frame:
             self._imu_frame = payload.frame_id
@@ -336,6 +378,18 @@ class EstimatorPipeline:
         self._report_excluded()
         if not self._offline:
             self._process(self._merger.ready())
+
+    def _refused(self, stream: str, stamp_ns: int, clock_ns: int) -> bool:
+        """Whether the stamp is out of bounds of the clock (estimation.stamps); then dropped, counted and one
+        line (throttled per topic and cause) naming topic, stamp and clock."""
+        cause = self._bounds.judge(stamp_ns, clock_ns)
+        if cause is None:
+            return False
+        self._merger.drop(stream, cause)
+        topic = self.topic(stream)
+        self._problems.warn(("stamp", stream, cause),
+                            self._bounds.reason(cause, topic, stamp_ns, clock_ns, self._clock_name))
+        return True
 
     def _warn_dropped(self, verdict: Verdict, stream: str, stamp: int) -> None:
         self._problems.warn(
@@ -348,7 +402,8 @@ class EstimatorPipeline:
         the other, then ``drain``, would do, when the IMU frame is the one the node accepts and the merger
         takes the block as arrays (``StampMerger.push_block``: no stream falls silent or jumps back); else
         False, nothing changed: give the messages one by one."""
-        if self._excluded or block.streams != self.streams:
+        if self._excluded or block.streams != self.streams or np.any(self._bounds.refused(block.stamps,
+                                                                                           block.times)):
             return False
         frame = self._imu_frame
         if not self._params.imu_frame and len(block.imu_frames):
@@ -390,6 +445,7 @@ class EstimatorPipeline:
             run = []
             self.counts.resets += 1
             self._last_ns.clear()
+            self._imu_gaps.restart()
             self._reset(
                 f"time jumped back on {item.stream} from {item.from_ns / NS:.9f} s to "
                 f"{item.to_ns / NS:.9f} s (a bag played in a loop, or a restarted clock)"
@@ -407,6 +463,8 @@ class EstimatorPipeline:
             mine = np.flatnonzero(ranks == rank)
             self.counts.processed[self.streams[rank]] += len(mine)
             self._last_ns[self.streams[rank]] = int(events.stamps[start + mine[-1]])
+            if self.streams[rank] == "imu":
+                self._imu_gaps.add(events.stamps[start + mine])
         for k, dropped in events.dropped.items():
             if start <= k < end:
                 self.counts.dropped.update(dropped)
@@ -504,7 +562,8 @@ class EstimatorPipeline:
             contact_source=p.contact_source, init_duration=p.init_duration,
             gate_probability=p.gate_probability, accel_limit=p.accel_limit, gyro_limit=p.gyro_limit,
             max_imu_gap=p.max_imu_gap, gap_acceleration_noise=p.gap_acceleration_noise,
-            gap_rate_noise=p.gap_rate_noise, init_max_gyro=p.init_max_gyro,
+            gap_rate_noise=p.gap_rate_noise, imu_only_acceleration_noise=p.imu_only_acceleration_noise,
+            init_max_gyro=p.init_max_gyro,
             init_max_accel_deviation=p.init_max_accel_deviation,
             contact_on_threshold=None if automatic else p.contact_on_threshold,
             contact_off_threshold=None if automatic else p.contact_off_threshold,
@@ -543,12 +602,45 @@ class EstimatorPipeline:
         if self._next_diagnostics_ns is not None and stamp_ns < self._next_diagnostics_ns:
             return
         period = round(NS / self._params.diagnostics_rate)
+        first = self._next_diagnostics_ns is None
         self._next_diagnostics_ns = (stamp_ns // period + 1) * period
+        self._imu_window = self._imu_gaps.take_window()
+        received, missing = self._imu_window
+        if missing:
+            self._problems.warn(("imu_missing",), (
+                f"{self.topic('imu')}: {missing} IMU samples missing over the "
+                f"{'first' if first else f'last {period / NS:g} s of'} stamps, {received} received "
+                f"({100.0 * missing / (missing + received):.1f} % lost at the nominal "
+                f"{self._imu_gaps.rate:.6g} Hz): a sensor dropout, a lossy link, or this node's input queue "
+                "overflowing (qos_depth) because it cannot keep up with the IMU rate"))
+        self._report_imu_only(stamp_ns)
         level, message, values = self.health()
         msg = diagnostics_message(stamp_ns, status_name(self._diagnostics_name, "base state estimate"),
                                   self._model.name, level, message, values)
         self._nis.clear()
         self._outputs.append(Output("diagnostics", msg))
+
+    def _imu_only_since(self) -> float | None:
+        """Since when (s) the estimator has run on the IMU alone, when that has lasted at least one
+        diagnostics period by the last processed stamp (a gait's flight phases are shorter); else None."""
+        since = None if self._estimator is None else self._estimator.imu_only_since
+        if since is None or self._now_ns is None:
+            return None
+        return since if self._now_ns / NS - since >= 1.0 / self._params.diagnostics_rate else None
+
+    def _report_imu_only(self, stamp_ns: int) -> None:
+        """One line (throttled) while the estimator runs on the IMU alone, one when feet are back."""
+        since = self._imu_only_since()
+        if since is not None:
+            self._problems.warn(("imu_only",), (
+                f"running on the IMU alone since {since:.3f} s (no foot in contact at "
+                f"{stamp_ns / NS:.3f} s): "
+                "position and velocity drift; their covariance grows with imu_only_acceleration_noise "
+                f"{self._params.imu_only_acceleration_noise:g} m/s^2"))
+            self._imu_only_reported = True
+        elif since is None and self._imu_only_reported:
+            self._log.info("feet in contact again: the leg kinematics correct the estimate")
+            self._imu_only_reported = False
 
     def silent_streams(self) -> list[str]:
         """Streams with no processed message in the last ``stream_timeout`` of stamp time (from the processed
@@ -577,6 +669,10 @@ class EstimatorPipeline:
             "resets": counts.resets,
             "silent_streams": ", ".join(silent),
             "non_finite_estimates": counts.non_finite,
+            "imu_rate_nominal": float(self._imu_gaps.rate),
+            "imu_samples_missing": self._imu_gaps.missing,
+            "imu_missing_percent": float(100.0 * self._imu_window[1] / max(sum(self._imu_window), 1)),
+            "imu_only": self._imu_only_since() is not None,
         }
         if estimator is not None:
             values.update({f"estimator_{k}": v for k, v in estimator.counters.items()})
@@ -586,6 +682,9 @@ class EstimatorPipeline:
             return "warn", estimator.status, values
         if silent:
             return "warn", f"estimating without {', '.join(silent)} (silent); {estimator.status}", values
+        if values["imu_only"] or self._imu_window[1]:
+            lost = f"; {self._imu_window[1]} IMU samples missing" if self._imu_window[1] else ""
+            return "warn", estimator.status + lost, values
         return "ok", estimator.status, values
 
     # output ------------------------------------------------------------------------------------------------

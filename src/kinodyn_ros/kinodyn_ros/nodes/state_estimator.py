@@ -115,7 +115,7 @@ class StateEstimator(Node):
         pipeline logs bad input itself; anything else failing is one error line and the node goes on."""
 
         def callback(msg: Any) -> None:
-            take(msg, time.monotonic_ns())
+            take(msg, time.monotonic_ns(), self.get_clock().now().nanoseconds)  # the clock bounds its stamp
             self._publish()
 
         return dropping_bad_messages(self._problems, f"{topic} message", callback)
