@@ -241,6 +241,31 @@ def inject(rig: Rig, fault: str) -> None:
             rig.bank.bus_off()
 
 
+def running(rig: Rig, efforts: tuple[float, float] = (1.5, -2.5)) -> None:
+    """Hardware active, a ForwardCommandController holding ``efforts`` on j1, j2, 3 cycles without error."""
+    rig.h.activate_hardware()
+    rig.h.start("fwd", "kinodyn_control/ForwardCommandController",
+                {"joints": ["j1", "j2"], "interface_name": "effort", "watchdog_timeout": 10.0})
+    rig.h.contexts["fwd"].subscriptions["/fwd/commands"](Float64MultiArray(data=list(efforts)))
+    rig.cycles(3)
+    assert rig.h.command("j1/effort") == efforts[0] and not rig.h.messages("error")
+
+
+def assert_fault(rig: Rig, needle: str, rests: bool = True, cycles: int = 3) -> None:
+    """After ``cycles`` more cycles: one error line with ``needle``, the component UNCONFIGURED, the
+    controller stopped with its commands in safe mode, every motor the bus reaches resting."""
+    rig.cycles(cycles)
+    errors = rig.h.messages("error")
+    assert len(errors) == 1, errors
+    assert needle in errors[0] and "it is now unconfigured" in errors[0], errors[0]
+    assert "controller(s) fwd deactivated" in errors[0]
+    assert rig.component.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert rig.h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
+    assert rig.h.command("j1/effort") == 0.0 and rig.h.command("j2/effort") == 0.0  # safe mode
+    # on_error rested every motor the bus still reaches (bus-off: none is reached)
+    assert settled(lambda: rig.motors[1].motor_mode is not rests)
+
+
 @pytest.mark.parametrize(("fault", "needle", "rests"), [
     ("silent", "no reply from motor 0x2 (joint 'j2') within reply_timeout 0.05 s", True),
     ("corrupt", "corrupt reply from motor 0x2 (joint 'j2'): a reply has 6 or 8 data bytes, this frame has 5",
@@ -252,23 +277,148 @@ def inject(rig: Rig, fault: str) -> None:
 ])
 def test_each_fault_is_an_error_with_controllers_in_safe_mode(rig: Rig, fault: str, needle: str,
                                                               rests: bool) -> None:
-    rig.h.activate_hardware()
-    rig.h.start("fwd", "kinodyn_control/ForwardCommandController",
-                {"joints": ["j1", "j2"], "interface_name": "effort", "watchdog_timeout": 10.0})
-    rig.h.contexts["fwd"].subscriptions["/fwd/commands"](Float64MultiArray(data=[1.5, -2.5]))
-    rig.cycles(3)
-    assert rig.h.command("j1/effort") == 1.5 and not rig.h.messages("error")
+    running(rig)
     inject(rig, fault)
-    rig.cycles(3)
-    errors = rig.h.messages("error")
-    assert len(errors) == 1, errors
-    assert needle in errors[0] and "it is now unconfigured" in errors[0]
-    assert "controller(s) fwd deactivated" in errors[0]
-    assert rig.component.lifecycle_state is LifecycleState.UNCONFIGURED
-    assert rig.h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
-    assert rig.h.command("j1/effort") == 0.0 and rig.h.command("j2/effort") == 0.0  # safe mode
-    # on_error rested every motor the bus still reaches (bus-off: none is reached)
-    assert settled(lambda: rig.motors[1].motor_mode is not rests)
+    assert_fault(rig, needle, rests)
+
+
+# --- replies matched to frames ----------------------------------------------------------------------------
+def effort_steps(rig: Rig, steps: int, before: Callable[[int], None] = lambda k: None) -> None:
+    """``steps`` write/read pairs, each with a new effort on j2; the effort read back after each must be the
+    previous step's command: the motor reports the torque it applied until the frame it answers (one frame
+    late, as the firmware's filtered current), so a reply taken one frame late reads two steps back."""
+    previous = None
+    for k in range(steps):
+        before(k)
+        command = (-1.0) ** k * (0.5 + 0.1 * k)
+        rig.h.set_command("j2/effort", command)
+        assert rig.h.resources.write(0.0, 0.002) == [], rig.h.resources.errors
+        assert rig.h.resources.read(0.0, 0.002) == [], rig.h.resources.errors
+        if previous is not None:
+            assert rig.h.state("j2/effort") == pytest.approx(previous, abs=T_STEP), (k, previous)
+        previous = command
+
+
+def test_a_stray_reply_between_cycles_is_dropped_and_reported(rig: Rig) -> None:
+    """A reply no frame asked for (here sent between two cycles, as a motor answers another node's frame) is
+    not taken as the answer to the next frame: every later reading is still the answer to its own frame."""
+    rig.h.activate_hardware()
+
+    def stray(k: int) -> None:
+        if k == 3:
+            rig.server.inject([rig.bank.unsolicited(2)])
+
+    effort_steps(rig, 12, stray)
+    assert rig.component.bus.unmatched == {2: 1}
+    (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
+    assert warning.startswith("motor 0x2 (joint 'j2'): dropped 1 reply(ies) no frame of this driver was "
+                              "waiting for"), warning
+    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_a_double_reply_is_dropped_and_reported(rig: Rig) -> None:
+    """A frame answered twice: the first reply is the answer, the second is dropped and reported (whether it
+    arrives while the other motors' replies are awaited or before the next frames go out)."""
+    rig.h.activate_hardware()
+
+    def double(k: int) -> None:
+        if k == 3:
+            with rig.bank.lock:
+                rig.motors[2].double = 1
+
+    effort_steps(rig, 12, double)
+    assert rig.motors[2].double == 0  # the emulator did answer one frame twice
+    assert rig.component.bus.unmatched == {2: 1}
+    (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
+    assert "motor 0x2 (joint 'j2'): dropped 1 reply(ies)" in warning
+    assert "a second answer to one frame" in warning
+    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_unmatched_replies_in_consecutive_cycles_are_a_fault(rig: Rig) -> None:
+    """Every frame answered twice (two devices with one id, or a second master): the replies of a cycle are
+    judged when the next frames go out, so the third cycle in a row (unmatched_fault_cycles 3) is a fault at
+    the fourth write, after a warning (throttled)."""
+    running(rig)
+    with rig.bank.lock:
+        rig.motors[2].double = 1000
+    assert_fault(rig, "motor 0x2 (joint 'j2') sent replies no frame of this driver was waiting for in 3 "
+                      "cycles in a row (unmatched_fault_cycles 3): a second device answers for CAN id 0x2",
+                 cycles=4)
+    dropped = [m for m in rig.h.messages("warning") if "motor 0x2 (joint 'j2'): dropped" in m]
+    assert len(dropped) == 1, rig.h.records  # throttled
+
+
+# --- readings checked -------------------------------------------------------------------------------------
+@pytest.fixture
+def strict() -> Iterator[Rig]:
+    """Rig with the default margins: j1, j2 read within [-1.1, 1.1] rad, ±3 rad/s, ±15 N m."""
+    r = Rig(params="")
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize(("misreport", "needle"), [
+    ({"position": -1.5}, "joint 'j2' (motor 0x2) reads position 1.600"),  # quantised: 1.60015
+    ({"velocity": 3.2}, "joint 'j2' (motor 0x2) reads velocity -3.2"),
+    ({"torque": -16.0}, "joint 'j2' (motor 0x2) reads effort 15.99"),  # quantised: 15.9956
+])
+def test_a_reading_outside_the_joints_urdf_limits_is_a_fault(strict: Rig, misreport: dict[str, float],
+                                                               needle: str) -> None:
+    running(strict, (0.05, -0.05))
+    stored = strict.h.state("j2/position")
+    with strict.bank.lock:
+        strict.motors[2].misreport = misreport
+    assert_fault(strict, needle)
+    assert "no such reading is plausible" in strict.h.messages("error")[0]
+    if "position" in misreport:
+        assert "rad, outside [-1.1, 1.1] (URDF limits [-1, 1] rad ± position_margin 0.1)" in \
+            strict.h.messages("error")[0]
+    if "velocity" in misreport:
+        assert "outside [-3, 3] (URDF velocity limit 2 rad/s + velocity_margin 0.5 of it)" in \
+            strict.h.messages("error")[0]
+    if "torque" in misreport:
+        assert "outside [-15, 15] (URDF effort limit 10 N m + effort_margin 0.5 of it)" in \
+            strict.h.messages("error")[0]
+    assert abs(strict.h.state("j2/position") - stored) < 0.1  # the refused reply was not stored
+
+
+@pytest.mark.parametrize(("misreport", "needle"), [
+    ({"position": 1e6}, "joint 'j2' (motor 0x2) reads position -12.4 rad, an end of the range its motor "
+                        "encodes (±12.5, p_max;"),
+    ({"velocity": -1e6}, "joint 'j2' (motor 0x2) reads velocity 50 rad/s, an end of the range its motor "
+                         "encodes (±50, v_max;"),
+])
+def test_a_reading_at_an_end_of_the_encodable_range_is_a_fault(rig: Rig, misreport: dict[str, float],
+                                                                 needle: str) -> None:
+    """With margins wide enough that only the encodable range applies: a value the firmware clamped."""
+    running(rig, (0.05, -0.05))
+    with rig.bank.lock:
+        rig.motors[2].misreport = misreport
+    assert_fault(rig, needle)
+    assert "so the true value is unknown" in rig.h.messages("error")[0]
+
+
+def test_a_torque_at_t_max_is_a_motor_at_its_limit_not_a_fault(rig: Rig) -> None:
+    running(rig, (0.05, -0.05))
+    with rig.bank.lock:
+        rig.motors[2].misreport = {"torque": 18.0}  # the code of +t_max; effort_margin 0.8: 18 N m allowed
+    rig.cycles(5)
+    assert rig.h.state("j2/effort") == -18.0 and not rig.h.messages("error")
+
+
+def test_a_joint_outside_its_limits_fails_configure_naming_it() -> None:
+    rig = Rig(params="")
+    try:
+        rig.motors[1].position = 1.3
+        with pytest.raises(HardwareError, match=r"failed to configure: joint 'j1' \(motor 0x1\) reads "
+                                                r"position 1.29988 rad, outside \[-1.1, 1.1\]"):
+            rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
+        assert math.isnan(rig.h.state("j1/position")) or rig.h.state("j1/position") != pytest.approx(1.3)
+    finally:
+        rig.close()
 
 
 def test_a_nan_after_a_command_is_an_error_and_no_frame_carries_it(rig: Rig) -> None:
@@ -311,7 +461,14 @@ def test_a_missing_motor_fails_configure_with_its_name() -> None:
     (effort_joint("j1", 0) + effort_joint("j2", 2), "", "CAN id(s) 0x0 used twice (or equal to master_id)"),
     (effort_joint("j1", 1) + effort_joint("j2", 0x800), "", "can_id 2048 is not a standard 11-bit CAN id"),
     (effort_joint("j1", 1, direction=2) + effort_joint("j2", 2), "", "direction must be 1 or -1"),
-    (effort_joint("j1", 1) + effort_joint("j2", 2), LOOSE + param("bus_speed", 1), "unknown param(s) bus_speed"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2), LOOSE + param("bus_speed", 1),
+     "unknown param(s) bus_speed"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2), LOOSE + param("position_margin", -0.1),
+     "joint 'j1' position_margin must be >= 0, got -0.1"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2, extra=param("velocity_margin", "wide")), "",
+     "joint 'j2' velocity_margin 'wide' is not a number"),
+    (effort_joint("j1", 1) + effort_joint("j2", 2), LOOSE + param("unmatched_fault_cycles", 0),
+     "unmatched_fault_cycles '0' must be an integer >= 1"),
     (effort_joint("j1", 1) + effort_joint("j2", 2, commands=("position",)), "",
      "has a position command but no kp command interface and no kp param > 0"),
     (effort_joint("j1", 1) + effort_joint("j2", 2, commands=("current",)), "",
@@ -336,3 +493,10 @@ def test_real_hardware_refuses_lockstep(rig: Rig) -> None:
     rig.h.activate_hardware()
     from kinodyn_control.hardware.types import ReturnType
     assert rig.component.prepare_lockstep(0.002) is ReturnType.ERROR
+
+
+def test_a_urdf_limit_of_zero_is_refused_at_init() -> None:
+    """The readings are checked against the URDF limits: a velocity limit of 0 would refuse every motion."""
+    xml = robot_xml(block("unused", effort_joint("j1", 1) + effort_joint("j2", 2)))
+    with pytest.raises(HardwareError, match='joint \'j1\' has a URDF <limit velocity="0">'):
+        Harness(xml.replace('velocity="2"', 'velocity="0"', 1))
