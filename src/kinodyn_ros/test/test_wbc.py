@@ -47,7 +47,7 @@ def make_core(model: kd.Model, logger, params: ArmParameters | None = None) -> W
     controller = ArmController(model, params or ArmParameters())
     info: list[str] = []
     return WbcCore(model, controller, WbcParameters(), JointBounds.from_model(model, 0.1, 1e6),
-                   DistinctProblemLog(logger), info.append)
+                   DistinctProblemLog(logger), info.append, clock=lambda: 0)
 
 
 # ----- the command ------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ class Loop:
         self.infos: list[str] = []
         self.core = WbcCore(self.model, self.controller, WbcParameters(),
                             JointBounds.from_model(self.model, 0.1, 1e6), DistinctProblemLog(logger),
-                            self.infos.append, base_state_wait=0.0)
+                            self.infos.append, base_state_wait=0.0, clock=lambda: self.k * DT_NS)
         self.k = 0
         self.answers: list = []
 
@@ -167,7 +167,8 @@ def test_legged_settings_refuse_bad_values() -> None:
                            ({"posture": ()}, "nominal standing joint positions"),
                            ({"locomotion_mode": "gallop"}, "must be one of sit, stand, trot"),
                            ({"hold_kp": -1.0}, "hold_kp must be a finite number >= 0"),
-                           ({"cmd_vel_timeout": 0.0}, "cmd_vel_timeout must be a positive number")):
+                           ({"cmd_vel_timeout": 0.0}, "cmd_vel_timeout must be a positive finite number"),
+                           ({"base_jump_angle": math.nan}, "base_jump_angle must be a positive finite")):
         with pytest.raises(ValueError, match=reason):
             LeggedSettings(**{"feet": FEET, "posture": POSTURE, **kwargs})
 

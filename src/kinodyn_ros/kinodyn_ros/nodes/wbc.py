@@ -76,7 +76,7 @@ class Wbc(Node):
             self._locomotion = dataclass_parameters.declare_dataclass(self, LocomotionParameters)
             controller = LeggedController(model, self._legged, self._locomotion)
         self._core = WbcCore(model, controller, self._params, bounds, self._problems, self.get_logger().info,
-                             wait, topic)
+                             wait, topic, clock=lambda: self.get_clock().now().nanoseconds)
         inputs = QoSProfile(
             history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)

@@ -9,6 +9,16 @@ docs/simulator.md), whatever happens:
   damping (``kp = 0``, ``kd = damping_kd``, no feed-forward), with one log line per cause (throttled);
 - every command is within the URDF limits and finite (``CommandLimits.finalize``) before it leaves.
 
+Stamps are claims, bounded against the node's clock (``clock``: the ROS clock, simulated time with
+``use_sim_time``): a joint state, base state, cmd_vel or pose stamped more than ``max_stamp_lead`` ahead
+of it is refused with one line (a joint state refused so is not answered: its command would carry the
+future stamp and the controller's time would jump there). A cmd_vel is judged by its receipt time: it
+counts until ``cmd_vel_timeout`` after it arrived, whatever its stamp; one stamped more than
+``cmd_vel_timeout`` behind the clock is stale and refused. While the clock reads 0 (simulated time before
+the first /clock) stamps cannot be judged and are taken. Base states also pass the plausibility gate
+(base_gate.py): a refused one is not used, the joint states are answered with the last accepted one while
+it is within ``base_state_max_age`` and then with the hold (legged.py).
+
 Legged mode also publishes the contact schedule (kinodyn_interfaces/ContactStates, the feet in stance),
 stamped ``contact_schedule_lead`` after the joint state it answers: the estimator orders its inputs by
 stamp, and the schedule of ``t_k`` must not wait for the command of ``t_k``, which waits for the estimate
@@ -46,6 +56,7 @@ from kinodyn_ros.floating_base import odometry_base_state
 from kinodyn_ros.input_bounds import JointBounds, check_reach, reach_radius
 from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
 from kinodyn_ros.wbc.arm import ArmController
+from kinodyn_ros.wbc.base_gate import BaseStateGate
 from kinodyn_ros.wbc.base_sync import BaseStateSync, Paired
 from kinodyn_ros.wbc.command import CommandLimits, JointCommand, TickResult
 from kinodyn_ros.wbc.legged import LeggedController
@@ -65,9 +76,11 @@ class WbcParameters:
     target_margin: float = 0.05  # m beyond the frame's reach a target may lie (arm)
     diagnostics_rate: float = 2.0  # Hz of stamp time
     footholds_rate: float = 50.0  # Hz of stamp time (legged)
+    max_stamp_lead: float = 0.1  # s: an input stamped further ahead of the node's clock is refused
 
     def __post_init__(self) -> None:
-        for name in ("damping_kd", "base_state_max_age", "diagnostics_rate", "footholds_rate"):
+        for name in ("damping_kd", "base_state_max_age", "diagnostics_rate", "footholds_rate",
+                     "max_stamp_lead"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
@@ -95,6 +108,7 @@ class Window:
 
     def __init__(self) -> None:
         self.ticks = self.damped = self.held = self.saturated = self.failed = 0
+        self.refused_stamps = self.refused_base_states = 0
         self.solve: list[float] = []
         self.latency: list[float] = []
 
@@ -107,11 +121,13 @@ def _stats(values: list[float], prefix: str) -> dict[str, float]:
 
 class WbcCore:
     """The `wbc` node's logic (module doc). ``controller`` is an ``ArmController`` or a ``LeggedController``;
-    ``problems`` logs each distinct problem throttled; ``info`` logs one line."""
+    ``problems`` logs each distinct problem throttled; ``info`` logs one line; ``clock`` reads the node's
+    clock [ns] (the ROS clock: simulated time with ``use_sim_time``)."""
 
     def __init__(self, model: Model, controller: ArmController | LeggedController, params: WbcParameters,
                  bounds: JointBounds, problems: DistinctProblemLog, info: Callable[[str], Any],
-                 base_state_wait: float = 0.05, base_state_topic: str = "odometry/filtered") -> None:
+                 base_state_wait: float = 0.05, base_state_topic: str = "odometry/filtered", *,
+                 clock: Callable[[], int]) -> None:
         self.model, self.controller, self.params = model, controller, params
         self.legged = isinstance(controller, LeggedController)
         self.names = list(model.joint_names)
@@ -124,12 +140,14 @@ class WbcCore:
         self._q_lower, self._q_upper = bounds.lower[order], bounds.upper[order]
         self.problems, self.info = problems, info
         self.sync = BaseStateSync(round(base_state_wait * NS))
+        self.gate = BaseStateGate()
+        self.clock = clock
         self.base_state_topic = base_state_topic
         self._reach = math.inf
         if isinstance(controller, ArmController):
             self._reach = reach_radius(model, controller.params.frame)
         self._cmd = np.zeros(3)
-        self._cmd_stamp: int | None = None
+        self._cmd_received: int | None = None  # node clock [ns] when the cmd_vel in force arrived
         self._stance: dict[str, bool] = {}
         if isinstance(controller, LeggedController):
             self._stance = dict.fromkeys(controller.settings.feet, True)
@@ -146,17 +164,40 @@ class WbcCore:
     # ----- inputs ------------------------------------------------------------------------------------
 
     def on_joint_state(self, msg: JointState, received_ns: int) -> list[Answer]:
-        """``received_ns``: the monotonic clock when the message arrived (the tick's latency starts there)."""
+        """``received_ns``: the monotonic clock when the message arrived (the tick's latency starts there).
+        A joint state stamped ahead of the clock is refused (InputError) and not answered."""
         stamp = stamp_to_ns(msg.header.stamp)
+        self._check_lead("joint_states", stamp, "not answered")
         if not self.legged:
             return [self._answer(Paired(stamp, (msg, received_ns), None, None, False))]
         return [self._answer(p) for p in self.sync.joint_state(stamp, (msg, received_ns), received_ns)]
 
     def on_base_state(self, msg: Odometry) -> list[Answer]:
-        """A base state (legged): validated, then paired with a joint state that waits for it."""
+        """A base state (legged): validated (stamp, content, plausibility), then paired with a joint state
+        that waits for it."""
         stamp = stamp_to_ns(msg.header.stamp)
-        self._base_frame, q7, v6 = odometry_base_state(msg, self.root)
+        self._check_lead(self.base_state_topic, stamp, "not used")
+        frame, q7, v6 = odometry_base_state(msg, self.root)
+        refusal = self.gate.check(stamp, q7, v6, self.controller.settings)  # type: ignore[union-attr]
+        if refusal is not None:
+            self._window.refused_base_states += 1
+            raise InputError("implausible", f"base state at t = {stamp / NS:.6f} s refused: "
+                             f"{refusal.text}; controlling on the last accepted one while it is within "
+                             f"base_state_max_age = {self.params.base_state_max_age} s, then holding the "
+                             "posture", refusal.cause)
+        self._base_frame = frame
         return [self._answer(p) for p in self.sync.base_state(stamp, (q7, v6))]
+
+    def _check_lead(self, topic: str, stamp: int, consequence: str) -> None:
+        """InputError unless ``stamp`` is at most ``max_stamp_lead`` ahead of the clock (module doc)."""
+        now = self.clock()
+        if now > 0 and stamp - now > round(self.params.max_stamp_lead * NS):
+            self._window.refused_stamps += 1
+            raise InputError("stamp_ahead", f"{topic} stamped t = {stamp / NS:.6f} s is "
+                             f"{(stamp - now) / NS:.6f} s ahead of this node's clock (t = {now / NS:.6f} s; "
+                             f"max_stamp_lead = {self.params.max_stamp_lead} s): refused, {consequence}; "
+                             "check the publisher's clock (in simulation every node runs with use_sim_time)",
+                             topic)
 
     def record_latency(self, received_ns: int, sent_ns: int) -> None:
         """One tick's latency, from its joint state's arrival to its command's publication (monotonic ns)."""
@@ -167,7 +208,9 @@ class WbcCore:
         return [self._answer(p) for p in self.sync.poll(now_ns)]
 
     def on_cmd_vel(self, msg: TwistStamped, now_ns: int) -> None:
-        """The body twist command (vx, vy, wz); stamped by ``header.stamp``, or ``now_ns`` when that is 0."""
+        """The body twist command (vx, vy, wz), received at ``now_ns`` (the node's clock): it counts until
+        ``cmd_vel_timeout`` after that. A stamp (0: none) more than ``max_stamp_lead`` ahead of ``now_ns`` or
+        more than ``cmd_vel_timeout`` behind it is refused (InputError)."""
         t = msg.twist
         cmd = np.array([t.linear.x, t.linear.y, t.angular.z])
         if not np.all(np.isfinite(cmd)):
@@ -177,10 +220,20 @@ class WbcCore:
             self.problems.warn(("cmd_vel", "unused"), "cmd_vel: linear.z, angular.x and angular.y are not "
                                "used (a legged base follows vx, vy and wz only)")
         stamp = stamp_to_ns(msg.header.stamp)
-        self._cmd, self._cmd_stamp = cmd, stamp if stamp > 0 else now_ns
+        if stamp > 0:
+            self._check_lead("cmd_vel", stamp, "the previous command stays in force")
+            timeout = self.controller.settings.cmd_vel_timeout  # type: ignore[union-attr]
+            if now_ns > 0 and now_ns - stamp > round(timeout * NS):
+                self._window.refused_stamps += 1
+                raise InputError("stamp_stale", f"cmd_vel stamped t = {stamp / NS:.6f} s is "
+                                 f"{(now_ns - stamp) / NS:.6f} s behind this node's clock (t = "
+                                 f"{now_ns / NS:.6f} s), older than cmd_vel_timeout = {timeout} s: stale, "
+                                 "refused; check the publisher's clock, or send stamp 0 (taken as received)")
+        self._cmd, self._cmd_received = cmd, now_ns
 
     def on_target_pose(self, msg: PoseStamped) -> None:
         """The arm's target pose of ``frame``, in the root link (``header.frame_id`` empty or the root)."""
+        self._check_lead("target_pose", stamp_to_ns(msg.header.stamp), "the previous target stays")
         if msg.header.frame_id not in ("", self.root):
             raise InputError("frame_id", f"target_pose header.frame_id {msg.header.frame_id!r} is not the "
                              f"URDF root link {self.root!r} (or empty); give the target in {self.root!r}")
@@ -190,6 +243,7 @@ class WbcCore:
 
     def on_base_pose(self, msg: PoseStamped) -> None:
         """Standing base pose offsets (legged): position (x, y, height) and orientation (roll, pitch, yaw)."""
+        self._check_lead("base_pose", stamp_to_ns(msg.header.stamp), "the previous pose stays")
         T = pose_to_matrix(msg.pose)
         yaw, pitch, roll = matrix_to_euler(T[:3, :3], "zyx")
         self.controller.set_pose_offset((*T[:3, 3], roll, pitch, yaw))  # type: ignore[union-attr]
@@ -266,7 +320,7 @@ class WbcCore:
             q7, v6 = base
             self.controlled_ticks += 1
             return self.controller.tick(stamp / NS, np.concatenate([q7, q]), np.concatenate([v6, v]),
-                                        self._command_at(stamp))
+                                        self._command_at())
         except Exception as exc:  # the controller refused the state or broke: damping, one line per cause
             kind = "bad state" if isinstance(exc, INPUT_ERRORS) else type(exc).__name__
             self.problems.error(("controller", type(exc).__name__),
@@ -295,9 +349,11 @@ class WbcCore:
                                "posture")
         return None
 
-    def _command_at(self, stamp: int) -> np.ndarray:
+    def _command_at(self) -> np.ndarray:
+        """The cmd_vel in force: zero once ``cmd_vel_timeout`` passed since it arrived (the node's clock)."""
         settings = self.controller.settings  # type: ignore[union-attr]
-        if self._cmd_stamp is None or (stamp - self._cmd_stamp) / NS > settings.cmd_vel_timeout:
+        timeout = round(settings.cmd_vel_timeout * NS)
+        if self._cmd_received is None or self.clock() - self._cmd_received > timeout:
             return np.zeros(3)
         return self._cmd
 
@@ -347,11 +403,12 @@ class WbcCore:
         period = round(NS / self.params.diagnostics_rate)
         self._next_diagnostics = (stamp // period + 1) * period
         w, last = self._window, self._last
-        level = "error" if w.failed else "warn" if (w.damped or w.held) else "ok"
+        level = "error" if w.failed else "warn" if (w.damped or w.held or w.refused_stamps or
+                                                       w.refused_base_states) else "ok"
         values: dict[str, Any] = {"mode": "legged" if self.legged else "arm", "status": last.status,
                                   "message": last.message, "ticks": w.ticks, "damped_ticks": w.damped,
                                   "held_ticks": w.held, "qp_failures": w.failed,
-                                  "saturated_ticks": w.saturated}
+                                  "saturated_ticks": w.saturated, "refused_stamps": w.refused_stamps}
         values.update(_stats(w.solve, "solve_time"))
         values.update(_stats(w.latency, "tick_latency"))
         values["solve_times_us"] = " ".join(str(round(1e6 * x)) for x in w.solve)  # per tick, for reports
@@ -359,10 +416,12 @@ class WbcCore:
         if self.legged:
             values.update(locomotion_mode=last.mode, base_state_age_s=self._base_age,
                           base_state_waits_expired=self.sync.timeouts,
-                          feet_in_stance=sum(self._stance.values()))
+                          feet_in_stance=sum(self._stance.values()),
+                          refused_base_states=w.refused_base_states)
         for name, error in (last.task_errors or {}).items():
             values[f"task_error_{name}"] = error
-        message = {"ok": "controlling", "warn": "fallback used (damping or holding)", "error": "QP failures"}
+        message = {"ok": "controlling", "warn": "fallback used (damping or holding) or input refused",
+                   "error": "QP failures"}
         self._window = Window()
         return diagnostics_message(stamp, status_name(NODE_NAME, "whole-body control"), self.robot, level,
                                    f"{message[level]}: {last.status}", values)

@@ -40,6 +40,10 @@ class LeggedSettings:
     hold_kd: float = 10.0
     cmd_vel_timeout: float = 0.5  # s without cmd_vel: the velocity command goes to zero
     handover_time: float = 0.1  # s, blend from the hold to the QP's command when control starts
+    base_max_speed: float = 5.0  # m/s: the base state gate (base_gate.py)
+    base_max_rate: float = 10.0  # rad/s
+    base_jump_position: float = 0.05  # m allowed on top of base_max_speed |dt|
+    base_jump_angle: float = 0.1  # rad allowed on top of base_max_rate |dt|
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feet", tuple(self.feet))
@@ -57,9 +61,11 @@ class LeggedSettings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
-        if not (math.isfinite(self.cmd_vel_timeout) and self.cmd_vel_timeout > 0.0):
-            raise ValueError(f"parameter cmd_vel_timeout must be a positive number of seconds, got "
-                             f"{self.cmd_vel_timeout}")
+        for name in ("cmd_vel_timeout", "base_max_speed", "base_max_rate", "base_jump_position",
+                     "base_jump_angle"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
 
 
 class LeggedController:
