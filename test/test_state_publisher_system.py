@@ -14,9 +14,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Time
 from kinodyn_ros.nodes.ee_pose_printer import STATIC_LISTENER_QOS
 from kinodyn_ros.nodes.state_publisher import LATCHED_QOS, TF_QOS
 from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from urdf_parser_py import urdf as urdf_model
@@ -190,6 +192,41 @@ def test_floating_base_from_odometry_partial_joint_states_and_frame_prefix(spawn
     parent, T, _ = static["robot1/imu_link"]
     assert parent == "robot1/base_link"
     np.testing.assert_allclose(T, transform(np.eye(3), (0.0, 0.0, 0.05)), rtol=0, atol=TOL)
+
+
+def test_tf_goes_out_at_publish_frequency_of_simulated_time(spawn, listener: Listener) -> None:
+    """1000 joint states over 2 s of simulated time (a 500 Hz loop) give about 2 s x publish_frequency /tf
+    messages, each stamped with one of the joint states' stamps, ascending, the last one the newest."""
+    publisher = spawn(
+        [str(BIN / "state_publisher"), "--ros-args", "-p", f"robot_description_file:={PLANAR}",
+         "-p", "use_sim_time:=true", "-p", "publish_frequency:=10.0"],
+        "state_publisher",
+    )
+    assert wait_for(lambda: "URDF from" in publisher.log_path.read_text(), 20), publisher.log_path.read_text()
+    dynamics = collect(listener, TFMessage, "/tf", TF_QOS)
+    clock_pub = listener.node.create_publisher(Clock, "/clock", 10)
+    joints_pub = listener.node.create_publisher(JointState, "joint_states", 100)
+    assert listener.spin_until(
+        lambda: clock_pub.get_subscription_count() and joints_pub.get_subscription_count(), 10
+    )
+    sent = []
+    for k in range(1, 1001):  # 2 ms steps: clock, then the joint state stamped with it
+        stamp = Time(sec=100 + (2 * k) // 1000, nanosec=(2 * k) % 1000 * 1_000_000)
+        clock_pub.publish(Clock(clock=stamp))
+        msg = JointState(name=["joint1", "joint2"], position=[0.001 * k, -0.001 * k])
+        msg.header.stamp = stamp
+        joints_pub.publish(msg)
+        sent.append((stamp.sec, stamp.nanosec))
+        listener.spin_until(lambda: False, 0.002)
+    last = Time(sec=103)  # one more tick of the timer after the last joint state
+    for _ in range(20):
+        clock_pub.publish(Clock(clock=last))
+        listener.spin_until(lambda: False, 0.05)
+    newest = lambda: transforms_by_child(dynamics[-1])["link1"][2]  # noqa: E731
+    assert listener.spin_until(lambda: dynamics and newest() == sent[-1], 10)
+    stamps = [transforms_by_child(m)["link1"][2] for m in dynamics]
+    assert 2 <= len(stamps) <= 2 * 10 + 3, stamps  # not one per joint state (1000)
+    assert stamps == sorted(set(stamps)) and set(stamps) <= set(sent)
 
 
 def test_joint_motion_stays_within_limits_and_spans_them(spawn, listener: Listener) -> None:

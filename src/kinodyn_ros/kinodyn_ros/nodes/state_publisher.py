@@ -1,14 +1,16 @@
 """state_publisher: robot_state_publisher's job for kinodyn (docs/nodes/state_publisher.md).
 
-Publishes the URDF on `robot_description`, every fixed joint on `/tf_static` (one TFMessage), the movable
-joints named in each `joint_states` message on `/tf` stamped with that message's stamp, and, when
-`odometry_topic` is set, the floating base `odom -> root link` from nav_msgs/Odometry.
+Publishes the URDF on `robot_description`, every fixed joint on `/tf_static` (one TFMessage), at
+`publish_frequency` (on the node's clock) the movable joints whose position changed since the last `/tf`
+message, each stamped with its `joint_states` message's stamp, and, when `odometry_topic` is set, the floating
+base `odom -> root link` from nav_msgs/Odometry.
 """
 
 from __future__ import annotations
 
 import math
 
+from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -48,15 +50,14 @@ class StatePublisher(Node):
         urdf = load_urdf(xml, source, self.get_logger())
         self._tree = TfTree.from_urdf(urdf)
         self._bounds = declare_joint_bounds(self, Model.from_urdf(urdf))  # the limits; urdf is validated
-        frequency = self.declare_parameter("publish_frequency", 20.0).value
+        frequency = self.declare_parameter("publish_frequency", 50.0).value
         if not (math.isfinite(frequency) and frequency > 0.0):
             raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
-        self._publish_interval_ns = int(1e9 / frequency)
         self._ignore_timestamp = bool(self.declare_parameter("ignore_timestamp", False).value)
         self._prefix = self.declare_parameter("frame_prefix", "").value
         odometry_topic = self.declare_parameter("odometry_topic", "").value
         self._problems = DistinctProblemLog(self.get_logger())
-        self._last_publish_ns: dict[str, int] = {}
+        self._pending: dict[str, tuple[float, Time]] = {}  # joint -> newest (position, stamp) not yet on /tf
 
         description = self.create_publisher(String, "robot_description", LATCHED_QOS)
         description.publish(String(data=xml))
@@ -70,6 +71,8 @@ class StatePublisher(Node):
             dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
             qos_profile_sensor_data,
         )
+        if not self._ignore_timestamp:
+            self.create_timer(1.0 / frequency, self._publish_pending)
         if odometry_topic:
             self.create_subscription(
                 Odometry,
@@ -92,13 +95,21 @@ class StatePublisher(Node):
             ]
         )
 
-    def _due(self, names: tuple[str, ...], stamp_ns: int) -> bool:
-        """robot_state_publisher's rate limit: publish when the stamp is at least one publish interval past
-        the oldest last-published stamp of the joints in the message (a joint never published is due)."""
-        if self._ignore_timestamp:
-            return True
-        last = [self._last_publish_ns[n] for n in names if n in self._last_publish_ns]
-        return len(last) < len(names) or stamp_ns >= min(last) + self._publish_interval_ns
+    def _publish_joints(self, positions: dict[str, float], stamp: Time) -> None:
+        transforms = self._tree.moving_transforms(positions)
+        publish_finite(self._tf, self._tf_message(transforms, stamp), self._problems)
+
+    def _publish_pending(self) -> None:
+        """The joints received since the last tick, one /tf message per joint_states stamp among them."""
+        pending, self._pending = self._pending, {}
+        by_stamp: dict[tuple[int, int], dict[str, float]] = {}
+        stamps: dict[tuple[int, int], Time] = {}
+        for name, (position, stamp) in pending.items():
+            key = (stamp.sec, stamp.nanosec)
+            by_stamp.setdefault(key, {})[name] = position
+            stamps[key] = stamp
+        for key in sorted(by_stamp):
+            self._publish_joints(by_stamp[key], stamps[key])
 
     def _on_joint_state(self, msg: JointState) -> None:
         """/tf for the joints of ``msg``; a message that is not usable raises InputError (dropped, logged)."""
@@ -109,13 +120,15 @@ class StatePublisher(Node):
             ignored_names=self._tree.mimic_joint_names,
         )
         self._bounds.check(positions.names, positions.values)
-        stamp_ns = stamp_to_ns(msg.header.stamp)
-        if not positions.names or not self._due(positions.names, stamp_ns):
+        stamp_to_ns(msg.header.stamp)  # a stamp rclpy can represent
+        if not positions.names:
             return
-        for name in positions.names:
-            self._last_publish_ns[name] = stamp_ns
-        transforms = self._tree.moving_transforms(dict(zip(positions.names, positions.values, strict=True)))
-        publish_finite(self._tf, self._tf_message(transforms, msg.header.stamp), self._problems)
+        values = dict(zip(positions.names, positions.values, strict=True))
+        if self._ignore_timestamp:
+            self._publish_joints(values, msg.header.stamp)
+            return
+        for name, value in values.items():
+            self._pending[name] = (value, msg.header.stamp)
 
     def _on_odometry(self, msg: Odometry) -> None:
         """The floating base on /tf; a message that is not usable raises InputError (dropped, logged)."""
