@@ -297,6 +297,114 @@ def test_stream_that_stops_is_error_state_after_timeout(emulator_factory) -> Non
         rig, "stopped: no orientation, angular_velocity, linear_acceleration for 0.110")
 
 
+# --- readings and packet counters checked ------------------------------------------------------------------
+GYRO_RANGE = math.radians(2000.0)  # the defaults: MTi 1-series, 2000 deg/s and 16 g
+ACCEL_RANGE = 16 * 9.80665
+
+
+@pytest.mark.parametrize(
+    ("precision", "wrong", "needle"),
+    [
+        ("float32", ImuSample(None, (1e6, 0.0, 0.0), None),
+         "reports angular_velocity.x = 1e+06 rad/s, beyond its full-scale range ±34.9066 rad/s (gyro_range)"),
+        ("float32", ImuSample(None, None, (0.0, 0.0, 3e38)),
+         "reports linear_acceleration.z = 3e+38 m/s², beyond its full-scale range ±156.906 m/s² "
+         "(accel_range)"),
+        ("float64", ImuSample(None, None, (-1e308, 0.0, G)),
+         "reports linear_acceleration.x = -1e+308 m/s², beyond its full-scale range ±156.906 m/s²"),
+    ],
+    ids=["rate-1e6", "acceleration-3e38", "float64-1e308"],
+)
+def test_a_reading_beyond_the_full_scale_range_is_a_fault_and_never_broadcast(emulator_factory, precision,
+                                                                              wrong, needle) -> None:
+    rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0)), precision=precision))
+    rig.latest()
+    rig.emulator.misreport(wrong)
+    rig.emulator.emit(2)
+    _fault_puts_component_in_error(rig, needle)
+    published = rig.harness.contexts["imu_broadcaster"].publishers["/imu_broadcaster/imu"].messages
+    assert published
+    for msg in published:
+        w, a = msg.angular_velocity, msg.linear_acceleration
+        assert max(abs(w.x), abs(w.y), abs(w.z)) <= GYRO_RANGE
+        assert max(abs(a.x), abs(a.y), abs(a.z)) <= ACCEL_RANGE
+    assert abs(rig.state("angular_velocity.x")) < 1.0 and abs(rig.state("linear_acceleration.z")) < 2 * G
+
+
+def test_full_scale_ranges_are_parameters(emulator_factory) -> None:
+    """A rate within a narrower configured range is taken; beyond it is a fault naming the param."""
+    rig = Rig(emulator_factory(constant_rate((2.0, 0.0, 0.0))), gyro_range=2.5, accel_range=20.0)
+    rig.latest()
+    assert rig.state("angular_velocity.x") == pytest.approx(2.0, abs=1e-6)
+    rig.emulator.misreport(ImuSample(None, (2.6, 0.0, 0.0), None))
+    rig.emulator.emit(1)
+    _fault_puts_component_in_error(rig, "angular_velocity.x = 2.6 rad/s, beyond its full-scale range ±2.5 "
+                                        "rad/s (gyro_range)")
+
+
+def _stale_read(rig: Rig, count: int) -> None:
+    """Replay the last message once and cycle until the component has counted ``count`` stale packets."""
+    rig.emulator.replay(1)
+    rig.emulator.emit(1)
+    rig.cycle_until(lambda: rig.imu.stale == count or rig.failed())
+
+
+def test_a_replayed_packet_is_not_taken_as_new(emulator_factory) -> None:
+    """The same packet again (same PacketCounter) is not stored and does not keep the stream alive: within
+    ``timeout`` of the last new packet the stream stops although a replay arrived after it."""
+    rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))), timeout=0.1)
+    counter = rig.latest()
+    rig.now += 0.06
+    _stale_read(rig, 1)
+    assert rig.imu.last_counter == counter and not rig.failed()
+    (warning,) = [m for m in rig.harness.messages("warning") if "does not advance" in m]
+    assert f"sent 1 packet(s) whose PacketCounter does not advance past {counter}" in warning
+    assert "not taken as new" in warning
+    rig.now += 0.05  # 0.11 s after the last new packet, 0.05 s after the replay
+    _fault_puts_component_in_error(rig, "stopped: no orientation, angular_velocity, linear_acceleration for "
+                                        "0.110")
+
+
+def test_a_new_packet_after_a_replay_is_taken(emulator_factory) -> None:
+    rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))))
+    counter = rig.latest()
+    _stale_read(rig, 1)
+    assert rig.latest() == counter + 1  # the emulator's counter did not advance for the replay
+    assert not rig.failed() and not rig.harness.messages("error")
+
+
+def test_replayed_packets_in_consecutive_reads_are_a_fault(emulator_factory) -> None:
+    rig = Rig(emulator_factory(), stale_fault_cycles=3)
+    counter = rig.latest()
+    _stale_read(rig, 1)
+    _stale_read(rig, 2)
+    assert not rig.failed()
+    _stale_read(rig, 3)
+    _fault_puts_component_in_error(
+        rig, f"sent only packet(s) whose PacketCounter does not advance past {counter} (the same packet "
+             "again, an old one, or a device that restarted) in 3 reads in a row (stale_fault_cycles 3)")
+
+
+def test_an_older_packet_counter_is_not_taken(emulator_factory) -> None:
+    """A packet behind the last one (an old packet, or a device that restarted) is not taken either."""
+    rig = Rig(emulator_factory())
+    counter = rig.latest()
+    old = ImuSample((0.0, 0.0, 0.0, 1.0), (0.5, 0.0, 0.0), (0.0, 0.0, G), counter - 3)
+    rig.emulator.garbage(encode_message(0x36, encode_mtdata2(old)))
+    rig.emulator.emit(1)
+    rig.cycle_until(lambda: rig.imu.last_counter == counter + 1)
+    assert rig.imu.stale == 1 and rig.state("angular_velocity.x") == 0.0
+
+
+def test_a_message_without_packet_counter_is_a_fault(emulator_factory) -> None:
+    rig = Rig(emulator_factory())
+    rig.latest()
+    rig.emulator.garbage(encode_message(0x36, encode_mtdata2(level())))  # level(): no counter
+    rig.emulator.emit(1)
+    _fault_puts_component_in_error(rig, "carries no PacketCounter (XDI 0x1020): add it to the device's "
+                                        "output")
+
+
 def test_reconfigure_after_error_when_the_stream_is_back(emulator_factory) -> None:
     rig = Rig(emulator_factory())
     rig.emulator.corrupt()
@@ -344,6 +452,9 @@ def test_configure_fails_on_a_missing_port_or_a_silent_device(emulator_factory) 
         (imu_block(port="/dev/x", timeout="0"), "timeout '0' must be a number of seconds > 0"),
         (imu_block(port="/dev/x", orientation="ned"), "orientation 'ned' must be one of device, none"),
         (imu_block(port="/dev/x", rate="400"), "unknown <sensor> param(s) rate"),
+        (imu_block(port="/dev/x", gyro_range="-1"), "param gyro_range '-1' must be the device's gyroscope"),
+        (imu_block(port="/dev/x", accel_range="16g"), "param accel_range '16g' must be the device's accel"),
+        (imu_block(port="/dev/x", stale_fault_cycles="0"), "param stale_fault_cycles '0' must be an integer"),
         (imu_block(port="/dev/x").replace("</plugin>", "</plugin>" + param("port", "/dev/x")),
          "<hardware> param(s) port are not used"),
         (imu_block(port="/dev/x").replace('<state_interface name="orientation.w"/>', ""),

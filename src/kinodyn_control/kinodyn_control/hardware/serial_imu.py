@@ -16,15 +16,28 @@ The ``<ros2_control type="sensor">`` block holds one ``<sensor>`` whose state in
   frame; the device's NED/NWU choice is read from each packet's coordinate bits); ``none`` for an output
   without orientation: the four orientation interfaces are 0 and, by REP-145 / sensor_msgs/Imu, the
   broadcaster's ``static_covariance_orientation`` must start with -1;
+- ``gyro_range`` [34.907 rad/s = 2000 °/s] and ``accel_range`` [156.91 m/s² = 16 g]: the device's full-scale
+  ranges (defaults: the MTi 1-series'); a rate of turn or acceleration component beyond them is no
+  measurement;
+- ``stale_fault_cycles`` [3]: reads in a row that receive only packets whose PacketCounter does not advance
+  before that is a fault;
 - ``frame_id``: read by the IMU broadcaster (the URDF link aligned with the device's printed axes S).
 
-Units are the device's SI units (m/s², rad/s), vectors in S. Faults go to ros2_control's ERROR (``read``
-returns ERROR, ``last_error`` is the one line the controller manager logs): a corrupt message (checksum, an
-impossible length, a malformed MTData2 packet, a non-finite value, a non-unit quaternion) once the stream has
-been synchronised, a device Error message (MID 0x42), a required quantity missing for ``timeout`` (stream
-stopped), a port that fails. Bytes between messages that start no message (line noise before a preamble) are
-skipped and counted (``reader.skipped``); they are no fault. While ``on_configure`` synchronises (up to
-``timeout``), corrupt candidates are skipped: the port may open in the middle of a message.
+Units are the device's SI units (m/s², rad/s), vectors in S. Every MTData2 message must carry a PacketCounter
+(uint16, +1 per sample, wrapping): a packet is new when its counter is ahead of the last one taken by 1 to
+2^15 - 1 (serial number arithmetic, RFC 1982; a gap is lost packets); any other (the same counter: a replayed
+or repeated packet; one behind: an old packet, or a device that restarted) is not taken: its values are not
+stored and do not count as the stream being alive, with a throttled warning, and a fault once reads received
+nothing else ``stale_fault_cycles`` times in a row.
+
+Faults go to ros2_control's ERROR (``read`` returns ERROR, ``last_error`` is the one line the controller
+manager logs): a corrupt message (checksum, an impossible length, a malformed MTData2 packet, a non-finite
+value, a non-unit quaternion) once the stream has been synchronised, a reading beyond the full-scale ranges, a
+message without PacketCounter, a counter that does not advance as above, a device Error message (MID 0x42), a
+required quantity missing for ``timeout`` (stream stopped), a port that fails. A faulty message's values are
+not stored. Bytes between messages that start no message (line noise before a preamble) are skipped and
+counted (``reader.skipped``); they are no fault. While ``on_configure`` synchronises (up to ``timeout``),
+corrupt candidates are skipped: the port may open in the middle of a message.
 """
 
 from __future__ import annotations
@@ -34,22 +47,36 @@ from collections.abc import Callable
 from time import monotonic, sleep
 
 import serial
+from kinodyn_ros.problem_log import DistinctProblemLog
 
 from kinodyn_control.hardware.component import Sensor
 from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.serial_imu_protocol import (
     MID_ERROR,
     MID_MTDATA2,
+    XDI_PACKET_COUNTER,
+    ImuSample,
     ProtocolError,
     XbusReader,
     decode_mtdata2,
 )
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType
 
-PARAMS = ("port", "baudrate", "timeout", "orientation", "frame_id")
+PARAMS = ("port", "baudrate", "timeout", "orientation", "gyro_range", "accel_range", "stale_fault_cycles",
+          "frame_id")
 ORIENTATION_MODES = ("device", "none")
 _QUANTITIES = ("orientation", "angular_velocity", "linear_acceleration")
 MAX_READS = 64  # per poll: a backlog of 256 KiB is read in one cycle, a stream cannot keep it busy forever
+STANDARD_GRAVITY = 9.80665
+# full-scale ranges of the MTi 1-series (datasheet MT0512P, "Sensors specifications")
+GYRO_RANGE = math.radians(2000.0)
+ACCEL_RANGE = 16.0 * STANDARD_GRAVITY
+COUNTER_MODULUS = 1 << 16
+
+
+def advances(counter: int, last: int | None) -> bool:
+    """``counter`` is ahead of ``last`` by 1 .. 2^15 - 1 (mod 2^16), or there is no ``last`` yet."""
+    return last is None or 0 < (counter - last) % COUNTER_MODULUS < COUNTER_MODULUS // 2
 
 
 class SerialImuSensor(Sensor):
@@ -61,8 +88,13 @@ class SerialImuSensor(Sensor):
         self.orientation_mode = "device"
         self.port: serial.Serial | None = None
         self.reader = XbusReader()
+        self.gyro_range = GYRO_RANGE
+        self.accel_range = ACCEL_RANGE
+        self.stale_fault_cycles = 3
         self.clock: Callable[[], float] = monotonic  # stamps arrivals [s]; tests may replace it
-        self.last_counter: int | None = None
+        self.last_counter: int | None = None  # PacketCounter of the last packet taken
+        self.stale = 0  # packets not taken since configure: their counter did not advance
+        self._stale_reads = 0  # reads in a row that received only such packets
         self._seen: dict[str, float] = {}  # quantity -> clock time it last arrived
 
     # --- on_init --------------------------------------------------------------------------------------------
@@ -72,6 +104,7 @@ class SerialImuSensor(Sensor):
         except ValueError as exc:
             self.last_error = f"SerialImuSensor '{info.name}': {exc}"
             return CallbackReturn.ERROR
+        self.problems = DistinctProblemLog(self.logger)
         return CallbackReturn.SUCCESS
 
     def _parse(self, info: HardwareInfo) -> None:
@@ -96,13 +129,15 @@ class SerialImuSensor(Sensor):
         if not (baudrate.isdigit() and int(baudrate) > 0):
             raise ValueError(f"param baudrate '{baudrate}' must be a positive integer (MTi default: 115200)")
         self.baudrate = int(baudrate)
-        timeout = params.get("timeout", str(self.timeout))
-        try:
-            self.timeout = float(timeout)
-        except ValueError:
-            self.timeout = math.nan
-        if not self.timeout > 0.0:  # NaN too (read_urdf already refuses non-finite numbers)
-            raise ValueError(f"param timeout '{timeout}' must be a number of seconds > 0")
+        self.timeout = _positive(params, "timeout", self.timeout, "a number of seconds > 0")
+        self.gyro_range = _positive(params, "gyro_range", self.gyro_range,
+                                    "the device's gyroscope full-scale range in rad/s, > 0")
+        self.accel_range = _positive(params, "accel_range", self.accel_range,
+                                     "the device's accelerometer full-scale range in m/s², > 0")
+        cycles = params.get("stale_fault_cycles", str(self.stale_fault_cycles))
+        if not (cycles.isdigit() and int(cycles) >= 1):
+            raise ValueError(f"param stale_fault_cycles '{cycles}' must be an integer >= 1")
+        self.stale_fault_cycles = int(cycles)
         self.orientation_mode = params.get("orientation", self.orientation_mode)
         if self.orientation_mode not in ORIENTATION_MODES:
             raise ValueError(f"param orientation '{self.orientation_mode}' must be one of "
@@ -122,6 +157,7 @@ class SerialImuSensor(Sensor):
         self.reader = XbusReader()
         self._seen = {}
         self.last_counter = None
+        self.stale = self._stale_reads = 0
         self._indices = {name: self.states.index[f"{self._prefix}/{name}"] for name in IMU_INTERFACES}
         if self.orientation_mode == "none":
             for axis in "xyzw":
@@ -198,6 +234,7 @@ class SerialImuSensor(Sensor):
             return (f"corrupt Xbus message from the IMU on {self.port_name}: {self.reader.last_problem} "
                     f"({self.reader.corrupt - corrupt} in this read)")
         now = self.clock()
+        taken = stale = 0
         for mid, payload in messages:
             if mid == MID_ERROR:
                 code = payload[0] if payload else "none"
@@ -210,18 +247,74 @@ class SerialImuSensor(Sensor):
                 if synchronised:
                     return f"corrupt MTData2 from the IMU on {self.port_name}: {exc}"
                 continue
+            problem = self._implausible(sample)
+            if problem:
+                return problem
+            assert sample.packet_counter is not None  # _implausible refuses a packet without one
+            if not advances(sample.packet_counter, self.last_counter):
+                stale += 1
+                continue
+            taken += 1
+            self.last_counter = sample.packet_counter
             self._store(sample.linear_acceleration, "linear_acceleration", now)
             self._store(sample.angular_velocity, "angular_velocity", now)
             if self.orientation_mode == "device":
                 self._store(sample.orientation, "orientation", now)
-            if sample.packet_counter is not None:
-                self.last_counter = sample.packet_counter
+        return self._judge_stale(taken, stale)
+
+    def _implausible(self, sample: ImuSample) -> str:
+        """'' for a packet with a PacketCounter and readings within the full-scale ranges, else the fault."""
+        if sample.packet_counter is None:
+            return (f"MTData2 from the IMU on {self.port_name} carries no PacketCounter (XDI "
+                    f"0x{XDI_PACKET_COUNTER:04X}): add it to the device's output configuration; without it a "
+                    "repeated packet cannot be told from a new one")
+        for quantity, values, limit, unit, param in (
+                ("angular_velocity", sample.angular_velocity, self.gyro_range, "rad/s", "gyro_range"),
+                ("linear_acceleration", sample.linear_acceleration, self.accel_range, "m/s²", "accel_range")):
+            for axis, value in zip("xyz", values or (), strict=False):
+                if abs(value) > limit:
+                    return (f"the IMU on {self.port_name} reports {quantity}.{axis} = {value:.6g} {unit}, "
+                            f"beyond its full-scale range ±{limit:.6g} {unit} ({param}): no sensor measures "
+                            f"that; check the device's output configuration, or set {param} to the device's "
+                            "range")
+        return ""
+
+    def _judge_stale(self, taken: int, stale: int) -> str:
+        """Count packets not taken; '' or the fault once reads received only those ``stale_fault_cycles``
+        times in a row."""
+        if not stale:
+            self._stale_reads = 0 if taken else self._stale_reads
+            return ""
+        self.stale += stale
+        self._stale_reads = 0 if taken else self._stale_reads + 1
+        what = (f"packet(s) whose PacketCounter does not advance past {self.last_counter} (the same packet "
+                "again, an old one, or a device that restarted)")
+        if self._stale_reads >= self.stale_fault_cycles:
+            return (f"the IMU on {self.port_name} sent only {what} in {self._stale_reads} reads in a row "
+                    f"(stale_fault_cycles {self.stale_fault_cycles}); its readings are not new: check the "
+                    "device and the serial adapter")
+        self.problems.warn("stale", f"the IMU on {self.port_name} sent {stale} {what}; not taken as new "
+                                    f"({self.stale} since configure; {self.stale_fault_cycles} reads in a "
+                                    "row with nothing else are a fault)")
         return ""
 
     def _store(self, values: tuple[float, ...] | None, quantity: str, now: float) -> None:
+        """Write ``values`` to the quantity's state interfaces; it arrived at ``now``."""
         if values is None:
             return
         axes = "xyzw" if quantity == "orientation" else "xyz"
         for axis, value in zip(axes, values, strict=True):
             self.states.values[self._indices[f"{quantity}.{axis}"]] = value
         self._seen[quantity] = now
+
+
+def _positive(params: dict[str, str], key: str, default: float, what: str) -> float:
+    """Param ``key`` as a finite number > 0 (``default`` when absent); ValueError naming ``what`` it is."""
+    text = params.get(key, str(default))
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"param {key} '{text}' must be {what}")
+    return value

@@ -7,9 +7,12 @@ precision. ``emit(n)`` writes messages now (deterministic tests); ``start()`` st
 thread, as the device's clock would, until ``stop()``.
 
 Faults, applied to the next messages written: ``corrupt(n)`` flips the checksum byte, ``truncate()`` sends a
-message cut in half, ``garbage(data)`` writes bytes before the next message; a stopped stream is ``stop()``
-(or no ``emit``). A device cannot wait for its reader: when the pty's buffer is full, the rest of a message
-waits for the next write and whole messages that find the buffer full are dropped (``dropped``).
+message cut in half, ``garbage(data)`` writes bytes before the next message, ``replay(n)`` sends the last
+message again (same bytes, same PacketCounter) instead of a new one, ``misreport(sample, n)`` sends the
+quantities ``sample`` gives instead of the motion's (e.g. a rate beyond any gyroscope's range); a stopped
+stream is ``stop()`` (or no ``emit``). A device cannot wait for its reader: when the pty's buffer is full, the
+rest of a message waits for the next write and whole messages that find the buffer full are dropped
+(``dropped``).
 
 Motions (functions of device time [s] to an ``ImuSample``): ``constant(sample)``, and
 ``constant_rate(omega)``: the sensor turning in place at the body rate ``omega`` from ``initial``, so
@@ -78,6 +81,10 @@ class XsensImuEmulator:
         self._corrupt = 0
         self._truncate = 0
         self._garbage = b""
+        self._replay = 0
+        self._misreport: ImuSample | None = None
+        self._misreported = 0
+        self._last = b""
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
@@ -89,17 +96,31 @@ class XsensImuEmulator:
         return ImuSample(state.orientation, state.angular_velocity, state.linear_acceleration,
                          counter & 0xFFFF)
 
-    def message(self, counter: int) -> bytes:
-        """The whole Xbus message number ``counter``, without faults."""
-        data = encode_mtdata2(self.sample(counter), self.coordinates, self.precision)
+    def message(self, counter: int, sample: ImuSample | None = None) -> bytes:
+        """The whole Xbus message number ``counter`` (carrying ``sample`` if given), without faults."""
+        data = encode_mtdata2(sample or self.sample(counter), self.coordinates, self.precision)
         return encode_message(MID_MTDATA2, data)
 
     def emit(self, n: int = 1) -> None:
-        """Write the next ``n`` messages (with any fault injected) now."""
+        """Write the next ``n`` messages (with any fault injected) now; a replayed one is not a new one."""
         with self._lock:
             for _ in range(n):
-                self._write(self._faulty(self.message(self.counter)))
+                if self._replay and self._last:
+                    self._replay -= 1
+                    self._write(self._faulty(self._last))
+                    continue
+                self._last = self.message(self.counter, self._misreported_sample(self.counter))
+                self._write(self._faulty(self._last))
                 self.counter += 1
+
+    def _misreported_sample(self, counter: int) -> ImuSample | None:
+        if not self._misreported or self._misreport is None:
+            return None
+        self._misreported -= 1
+        real, wrong = self.sample(counter), self._misreport
+        return ImuSample(wrong.orientation or real.orientation,
+                         wrong.angular_velocity or real.angular_velocity,
+                         wrong.linear_acceleration or real.linear_acceleration, real.packet_counter)
 
     def _faulty(self, message: bytes) -> bytes:
         if self._corrupt:
@@ -137,6 +158,16 @@ class XsensImuEmulator:
         """``data`` is written just before the next message."""
         with self._lock:
             self._garbage += data
+
+    def replay(self, n: int = 1) -> None:
+        """The next ``n`` messages are the last one again, byte for byte (its PacketCounter not advanced)."""
+        with self._lock:
+            self._replay += n
+
+    def misreport(self, sample: ImuSample, n: int = 1) -> None:
+        """The next ``n`` new messages carry the quantities ``sample`` gives (not None), not the motion's."""
+        with self._lock:
+            self._misreport, self._misreported = sample, n
 
     # --- streaming ------------------------------------------------------------------------------------------
     def start(self) -> None:
