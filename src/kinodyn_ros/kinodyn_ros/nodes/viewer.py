@@ -52,7 +52,9 @@ from kinodyn_ros.viewer.scene import (
     Polyline,
     Scene,
     center_of_mass,
+    check_bounded,
     com_ground,
+    evenly_picked,
     force_arrows,
     place_bodies,
     support_polygon,
@@ -109,6 +111,12 @@ class Viewer(Node):
         rate = declare_positive(self, "rate_hz", 20.0)
         length = self.declare_parameter("trajectory_length", 2000).value
         self._force_scale = declare_non_negative(self, "force_scale", 0.003)
+        self._max_position = declare_positive(self, "max_position", 1e4)
+        self._max_force = declare_positive(self, "max_force", 1e6)
+        self._max_arrows = self.declare_parameter("max_drawn_contacts", 64).value
+        if self._max_arrows < 1:
+            raise ValueError(f"parameter max_drawn_contacts must be >= 1, got {self._max_arrows}")
+        self._decimation_said = False
         self._paths = {path: Polyline(length) for path in PATH_INPUTS.values()}
         self._contact_overlays: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2, 3)), np.zeros((0, 3)))
         self._com_point: np.ndarray | None = None
@@ -273,12 +281,30 @@ class Viewer(Node):
         forces = np.array([[f.x, f.y, f.z] for f in msg.forces]).reshape(-1, 3)
         if not (np.all(np.isfinite(points)) and np.all(np.isfinite(forces))):
             raise InputError("contacts_non_finite", "ContactStates has a non-finite point or force")
+        check_bounded("contacts", "ContactStates point", points, self._max_position, "m", "max_position")
+        check_bounded("contacts", "ContactStates force", forces, self._max_force, "N", "max_force")
         T = self._to_frame(msg.header.frame_id)
         points, forces = points @ T[:3, :3].T + T[:3, 3], forces @ T[:3, :3].T
         touching = np.asarray(msg.in_contact, dtype=bool)
-        return force_arrows(points, forces, touching, self._force_scale), support_polygon(points[touching])
+        arrows = force_arrows(points, forces, touching, self._force_scale)
+        return self._decimated(arrows), support_polygon(points[touching])
+
+    def _decimated(self, arrows: np.ndarray) -> np.ndarray:
+        """At most ``max_drawn_contacts`` arrows, evenly picked (drawing thousands would stall the view)."""
+        if len(arrows) > self._max_arrows and not self._decimation_said:
+            self._decimation_said = True
+            self.get_logger().info(
+                f"{len(arrows)} contact forces: drawing {self._max_arrows} of them, evenly picked (parameter "
+                "max_drawn_contacts); the support polygon uses every contact"
+            )
+        return evenly_picked(arrows, self._max_arrows)
 
     def _footholds(self, msg: PoseArray) -> np.ndarray:
+        positions = np.array([[p.position.x, p.position.y, p.position.z] for p in msg.poses]).reshape(-1, 3)
+        if not np.all(np.isfinite(positions)):
+            raise InputError("footholds_non_finite", "PoseArray has a non-finite foothold position")
+        check_bounded("footholds", "foothold position", positions, self._max_position, "m",
+                          "max_position")
         T = self._to_frame(msg.header.frame_id)
         return np.array([(T @ pose_to_matrix(p))[:3, 3] for p in msg.poses]).reshape(-1, 3)
 

@@ -22,6 +22,7 @@ import numpy as np
 from kinodyn.spatial import matrix_to_quat
 
 from kinodyn import Model
+from kinodyn_ros.conversions import InputError
 from kinodyn_ros.viewer.geometry import Primitive, Rgba
 
 ESTIMATED_PATH_COLOR: Rgba = (0.10, 0.45, 0.90, 1.0)
@@ -71,6 +72,28 @@ def support_polygon(points: np.ndarray) -> np.ndarray:
     if len(hull) == 2 and np.allclose(hull[0][:2], hull[1][:2]):
         hull = hull[:1]
     return np.array(hull).reshape(-1, 3)
+
+
+def check_bounded(what: str, name: str, values: np.ndarray, bound: float, unit: str, parameter: str) -> None:
+    """InputError ``<what>_out_of_range`` when a row of ``values`` (n x 3) is longer than ``bound``: finite
+    but not physical (e.g. 1e308), which would blank the view (a camera or a grid scaled to it)."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1, 3)
+    largest = np.abs(values).max(axis=1, initial=0.0)
+    scale = np.where(largest > 0.0, largest, 1.0)
+    norms = largest * np.linalg.norm(values / scale[:, None], axis=1)  # no overflow below ~1e308
+    if np.any(norms > bound):
+        raise InputError(
+            f"{what}_out_of_range",
+            f"{name} {norms.max():.3g} {unit} long, over the bound {bound:g} {unit} (parameter "
+            f"{parameter}); a sensor or publisher fault, not a physical value",
+        )
+
+
+def evenly_picked(rows: np.ndarray, count: int) -> np.ndarray:
+    """At most ``count`` rows of ``rows``, evenly spread, first and last included."""
+    if len(rows) <= count:
+        return rows
+    return rows[np.linspace(0, len(rows) - 1, count).round().astype(int)]
 
 
 def force_arrows(

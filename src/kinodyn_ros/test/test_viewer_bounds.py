@@ -1,0 +1,35 @@
+"""The viewer refuses finite but absurd contact and foothold values like non-finite ones, and draws at most
+``max_drawn_contacts`` arrows of a huge contact set (kinodyn_ros/viewer/scene.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinodyn_ros.conversions import InputError
+from kinodyn_ros.viewer.scene import check_bounded, evenly_picked, force_arrows, support_polygon
+from scipy.spatial import ConvexHull
+
+
+def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> None:
+    physical = np.array([[0.3, -0.2, 0.0], [1e4 / np.sqrt(3)] * 3])  # on the bound: taken
+    check_bounded("contacts", "ContactStates point", physical, 1e4, "m", "max_position")
+    for absurd in (1e308, -1e308, 1e6 + 1.0):
+        values = np.array([[0.0, 0.0, 0.0], [0.0, absurd, 0.0]])
+        with pytest.raises(InputError) as refused:
+            check_bounded("contacts", "ContactStates force", values, 1e6, "N", "max_force")
+        assert refused.value.kind == "contacts_out_of_range"
+        assert "max_force" in str(refused.value) and f"{abs(absurd):.3g} N" in str(refused.value)
+
+    rng = np.random.default_rng(5)
+    points = np.c_[rng.uniform(-1.0, 1.0, (5000, 2)), np.zeros(5000)]
+    forces = np.c_[np.zeros((5000, 2)), rng.uniform(1.0, 50.0, 5000)]
+    arrows = force_arrows(points, forces, [True] * 5000, 0.003)
+    drawn = evenly_picked(arrows, 64)
+    assert drawn.shape == (64, 2, 3)
+    np.testing.assert_array_equal(drawn[0], arrows[0])
+    np.testing.assert_array_equal(drawn[-1], arrows[-1])
+    assert {tuple(a.ravel()) for a in drawn} <= {tuple(a.ravel()) for a in arrows}
+    assert evenly_picked(arrows[:10], 64) is not None and len(evenly_picked(arrows[:10], 64)) == 10
+    # the polygon still uses every contact: the same hull as scipy's Qhull
+    polygon = support_polygon(points)
+    assert len(polygon) == len(ConvexHull(points[:, :2]).vertices)
