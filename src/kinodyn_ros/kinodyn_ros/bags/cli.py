@@ -1,22 +1,23 @@
-"""The `kinodyn bag record | play | info` subcommands (docs/bags.md)."""
+"""The `kinodyn bag record | play | info | reindex` subcommands (docs/bags.md)."""
 
 from __future__ import annotations
 
 import argparse
 
-from kinodyn_ros.bags import info, play, record
+from kinodyn_ros.bags import info, play, record, reindex
 
 _VERBS = {
     "record": (record, "record topics into a rosbag2 bag (MCAP by default) until Ctrl-C"),
     "play": (play, "publish a bag's messages with their recorded timing"),
     "info": (info, "print a bag's files, duration, start, end and topics as `ros2 bag info`"),
+    "reindex": (reindex, "rebuild metadata.yaml and the MCAP summary from what the files hold"),
 }
 
 
 def add_bag_parser(commands: argparse._SubParsersAction) -> None:
     """Register `bag` with its verbs on the `kinodyn` command's subparsers."""
     bag = commands.add_parser("bag", help="record, play and inspect rosbag2 bags (docs/bags.md)")
-    verbs = bag.add_subparsers(dest="verb", required=True, metavar="{record,play,info}")
+    verbs = bag.add_subparsers(dest="verb", required=True, metavar="{record,play,info,reindex}")
     for name, (module, text) in _VERBS.items():
         parser = verbs.add_parser(name, help=text, description=module.__doc__.split("\n\n")[0])
         module.add_arguments(parser)

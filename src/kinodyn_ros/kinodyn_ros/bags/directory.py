@@ -86,7 +86,7 @@ class StorageBag:
         self._report, self._use_summary = report, use_summary
         self.connections: list[Connection] = []
         self.mcap_files: list[McapFile] = []
-        self._opened: list[tuple[Any, dict[int, Connection]]] = []  # storage reader, its ids -> connections
+        self.opened: list[tuple[Any, dict[int, Connection]]] = []  # storage reader, its ids -> connections
         self.file_summaries: list[FileSummary] = []
 
     def __enter__(self) -> StorageBag:
@@ -123,9 +123,9 @@ class StorageBag:
                 known = by_key[key]
                 by_key[key] = known._replace(msgcount=known.msgcount + connection.msgcount)
                 ids[storage_id] = key
-            self._opened.append((storage, ids))  # type: ignore[arg-type]
+            self.opened.append((storage, ids))  # type: ignore[arg-type]
         self.connections = list(by_key.values())
-        self._opened = [(storage, {i: by_key[key] for i, key in ids.items()}) for storage, ids in self._opened]
+        self.opened = [(storage, {i: by_key[key] for i, key in ids.items()}) for storage, ids in self.opened]
 
     def _open_mcap(self, path: Path, stored_hashes: dict[str, str]) -> tuple[McapFile, dict[int, Connection]]:
         try:
@@ -165,11 +165,11 @@ class StorageBag:
         return storage, {connection.id: connection for connection in storage.connections}
 
     def close(self) -> None:
-        for storage, _ in self._opened:
+        for storage, _ in self.opened:
             storage.close()
         for file in self.mcap_files:
             file.close()
-        self._opened.clear()
+        self.opened.clear()
         self.mcap_files.clear()
 
     @property
@@ -200,7 +200,7 @@ class StorageBag:
         """``(connection, bag time, CDR bytes)`` of ``connections`` (all when empty) in bag-time order."""
         wanted = {c.id for c in connections} if connections else {c.id for c in self.connections}
         streams = []
-        for storage, ids in self._opened:
+        for storage, ids in self.opened:
             mine = {i: c for i, c in ids.items() if c.id in wanted}
             if not mine:
                 continue

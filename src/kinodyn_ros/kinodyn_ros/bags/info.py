@@ -5,12 +5,13 @@ sorted by name; service event topics counted apart)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-import yaml
-
-from kinodyn_ros.bags.reader import BagError
+from kinodyn_ros.bags.directory import BagError, StorageBag, read_metadata_file
+from kinodyn_ros.bags.metadata import bag_metadata
+from kinodyn_ros.bags.reader import warn
 
 LABEL_WIDTH = 19
 _SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -44,14 +45,16 @@ def _is_service_event(topic: dict) -> bool:
 
 
 def read_metadata(bag: str | Path) -> dict:
-    """The ``rosbag2_bagfile_information`` mapping of a bag directory's metadata.yaml."""
-    path = Path(bag) / "metadata.yaml"
-    if not path.is_file():
-        raise BagError(f"{bag} is no rosbag2 bag: give the bag directory, the one holding metadata.yaml")
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))["rosbag2_bagfile_information"]
-    except (yaml.YAMLError, KeyError, TypeError) as error:
-        raise BagError(f"{path} is no rosbag2 metadata file ({error})") from None
+    """The ``rosbag2_bagfile_information`` mapping of a bag directory's metadata.yaml; for a bag without a
+    readable one (a recording that was killed), the same figures from its storage files, with one line on
+    stderr that says so."""
+    meta = read_metadata_file(Path(bag))
+    if meta is not None:
+        return meta
+    with StorageBag(bag, warn) as storage:
+        print(f"kinodyn bag info: {bag} has no readable metadata.yaml: the figures below are read from its "
+              "storage files; `kinodyn bag reindex` writes it", file=sys.stderr, flush=True)
+        return bag_metadata(storage)
 
 
 def format_info(bag: str | Path) -> str:

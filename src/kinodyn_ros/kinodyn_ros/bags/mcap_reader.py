@@ -76,6 +76,7 @@ class McapFile:
         self.counts: Counter[int] = Counter()
         self.metadata: dict[str, dict[str, str]] = {}
         self.indexed = False
+        self.cut_at: int | None = None  # where a record cut by the end of the file starts
         self.skipped = 0  # messages in chunks that failed their check (where the count is known)
         self.damage: list[str] = []  # one line per skipped chunk or unreadable stretch
         self._reported: set[int] = set()
@@ -249,6 +250,7 @@ class McapFile:
         return found
 
     def _cut(self, pos: int) -> None:
+        self.cut_at = pos
         self._note(f"{self.path} ends inside a record at byte {pos}: the {len(self._data) - pos} bytes after "
                    "it are a record cut short (the recording stopped while writing it)")
 

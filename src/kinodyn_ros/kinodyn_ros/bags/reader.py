@@ -81,11 +81,12 @@ def select_connections(reader: AnyReader, topics: Iterable[str] | None) -> list:
 
 
 def read_messages(
-    path: str | Path, topics: Iterable[str] | None = None
+    path: str | Path, topics: Iterable[str] | None = None, report: Callable[[str], None] = warn
 ) -> Iterator[tuple[str, str, int, object]]:
     """``(topic, msgtype, t_ns, message)`` in bag-time order; ``message`` is a rosbags object with the ROS
-    field names, deserialised by the definition stored in the bag."""
-    with open_bag(path) as reader:
+    field names, deserialised by the definition stored in the bag. ``report`` takes the line of each damaged
+    stretch skipped (default: stderr)."""
+    with open_bag(path, report) as reader:
         yield from reader_messages(reader, select_connections(reader, topics))
 
 

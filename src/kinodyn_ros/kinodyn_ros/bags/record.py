@@ -4,10 +4,16 @@ Each topic is subscribed raw (the CDR bytes as received, never deserialised) wit
 once a publisher offers it; the subscription requests what every publisher offers (rosbag2's
 adapt_request_to_offers: transient_local is kept for /tf_static and /robot_description) and the offered
 profiles are stored with the topic. A message's bag time is the recorder's clock at reception: the system
-clock, or with ``--use-sim-time`` the latest /clock (nothing is written before the first /clock, as rosbag2).
-SIGINT or SIGTERM (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml. At
+clock, or with ``--use-sim-time`` the latest /clock. With ``--use-sim-time`` no topic is subscribed before the
+first /clock (as rosbag2 since Jazzy): a latched topic (/tf_static, /robot_description, any transient_local
+publisher) delivers its messages when the subscription matches, and before the first /clock they would have
+no bag time and be dropped.
+SIGINT, SIGTERM or SIGHUP (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml. At
 ``--duration`` the messages already delivered are written first: the time source keeps only the latest /clock,
 so after a stall of the recorder the clock jumps past the end while the data of that stretch is still queued.
+What is recorded reaches the disk within ``--chunk-period`` seconds or ``--chunk-size`` bytes, so a SIGKILL or
+a power cut loses at most that. A failed write (a full disk) stops the recording with one error line and
+leaves the bag closed with what it holds (exit code 1).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
+from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE
 from kinodyn_ros.bags.message_types import message_class
 from kinodyn_ros.bags.qos import from_rclpy, request_for_offers
 from kinodyn_ros.bags.writer import STORAGES, BagWriter
@@ -44,12 +51,22 @@ class Recorder:
         self.exclude = set(exclude)
         self.counts: Counter[str] = Counter()
         self.before_clock = 0  # messages dropped because /clock had not started (use_sim_time)
+        self.failure: OSError | None = None  # the failed write that stopped the recording
+        self.sim_time = bool(node.get_parameter("use_sim_time").value)
         self._subscriptions: dict[str, object] = {}
         self._refused: set[str] = set()
         self.first_time_ns: int | None = None
 
+    def clock_started(self) -> bool:
+        """Whether the recorder's clock gives bag times: always on system time, after the first /clock on
+        simulated time."""
+        return not self.sim_time or self.node.get_clock().now().nanoseconds > 0
+
     def discover(self) -> None:
-        """Subscribe every wanted topic that has a publisher now and is not subscribed yet."""
+        """Subscribe every wanted topic that has a publisher now and is not subscribed yet (on simulated time
+        only once /clock has started, so that latched messages arrive with a bag time)."""
+        if not self.clock_started():
+            return
         for topic, types in self.node.get_topic_names_and_types():
             wanted = topic in self.topics if self.topics else topic not in self.exclude
             if wanted and topic not in self._subscriptions and topic not in self._refused:
@@ -90,10 +107,24 @@ class Recorder:
         if now == 0:
             self.before_clock += 1
             return
+        if self.failure is not None:
+            return
         if self.first_time_ns is None:
             self.first_time_ns = now
-        self.writer.write(topic, now, data)
+        try:
+            self.writer.write(topic, now, data)
+        except OSError as error:
+            self.failure = error
+            return
         self.counts[topic] += 1
+
+    def flush_due(self) -> None:
+        """Write what has waited ``--chunk-period`` (a failed write stops the recording)."""
+        if self.failure is None:
+            try:
+                self.writer.flush_due()
+            except OSError as error:
+                self.failure = error
 
     def elapsed(self) -> float:
         """Seconds of the recorder's clock since the first recorded message (0 before it)."""
@@ -109,7 +140,20 @@ class Recorder:
             line += f"; waiting for a publisher on {', '.join(waiting)}"
         if self.before_clock:
             line += f"; {self.before_clock} dropped before the first /clock"
+        if not self.clock_started():
+            line += "; waiting for the first /clock before subscribing"
         return line
+
+    def failure_line(self, output: Path) -> str:
+        """The one line that says a write failed, what the bag holds and what was lost."""
+        error, writer = self.failure, self.writer
+        assert error is not None
+        held = writer.on_disk
+        summary = "" if writer.finished else (" without its MCAP summary (kinodyn reads it as it is; "
+                                               "`kinodyn bag reindex` completes it once there is space)")
+        return (f"cannot write {error.filename or output}: {error.strerror or error}; recording stopped. The bag "
+                f"{output} is closed{summary} and holds {held} messages; the {writer.lost} taken after its "
+                "last write are lost. Free space (or choose another disk with -o) and record again")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -132,6 +176,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--progress-period", type=float, default=5.0, metavar="SECONDS",
         help="wall seconds between progress lines (default 5)",
     )
+    parser.add_argument(
+        "--chunk-period", type=float, default=DEFAULT_CHUNK_PERIOD, metavar="SECONDS",
+        help=f"what is recorded reaches the disk at most this many wall seconds after it arrived "
+        f"(default {DEFAULT_CHUNK_PERIOD:g}): the most a crash can lose",
+    )
+    parser.add_argument(
+        "--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="BYTES",
+        help=f"... or once this many bytes are waiting (default {DEFAULT_CHUNK_SIZE})",
+    )
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -144,6 +197,10 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--duration must be positive, got {args.duration:g}"
     if not args.progress_period > 0:
         return f"--progress-period must be positive, got {args.progress_period:g}"
+    if not 0 < args.chunk_period <= 3600:
+        return f"--chunk-period must be in (0, 3600] seconds, got {args.chunk_period:g}"
+    if not 0 < args.chunk_size <= 1 << 30:
+        return f"--chunk-size must be in [1, {1 << 30}] bytes, got {args.chunk_size}"
     output = Path(args.output) if args.output else None
     if output is not None and output.exists():
         return f"{output} exists; give a new bag directory with -o"
@@ -163,7 +220,8 @@ def _run_ready_callbacks(executor: Executor) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record until SIGINT/SIGTERM or --duration; exit code 0 with a closed bag, 2 on a usage error."""
+    """Record until SIGINT/SIGTERM/SIGHUP or --duration; exit code 0 with a closed bag, 2 on a usage error, 1
+    when a write failed (the bag is closed with what it holds)."""
     error = _check(args)
     if error is not None:
         print(f"kinodyn bag record: error: {error}", flush=True)
@@ -177,18 +235,22 @@ def run(args: argparse.Namespace) -> int:
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGHUP, request_stop)
     sim_time = Parameter("use_sim_time", value=args.use_sim_time)
     node = Node("kinodyn_bag_recorder", parameter_overrides=[sim_time])
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     log = node.get_logger()
     try:
-        with BagWriter(output, storage=args.storage) as writer:
+        with BagWriter(output, storage=args.storage, chunk_size=args.chunk_size,
+                       chunk_period=args.chunk_period) as writer:
             recorder = Recorder(node, writer, args.topics, args.exclude)
             log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
             next_discovery = time.monotonic()
             next_progress = next_discovery + args.progress_period
-            while not stop and (args.duration is None or recorder.elapsed() < args.duration):
+            while not stop and recorder.failure is None and (
+                    args.duration is None or recorder.elapsed() < args.duration):
+                recorder.flush_due()
                 now = time.monotonic()
                 if now >= next_discovery:
                     recorder.discover()
@@ -197,8 +259,11 @@ def run(args: argparse.Namespace) -> int:
                     log.info(recorder.progress())
                     next_progress = now + args.progress_period
                 executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
-            if not stop:
+            if not stop and recorder.failure is None:
                 _run_ready_callbacks(executor)
+        if recorder.failure is not None:
+            log.error(recorder.failure_line(output))
+            return 1
         log.info(f"bag {output} closed: {recorder.progress()}")
     finally:
         executor.shutdown()

@@ -164,6 +164,17 @@ class BagWriter:
         """Messages taken but not on the disk because a write failed."""
         return getattr(self._storage, "lost", 0)
 
+    @property
+    def on_disk(self) -> int:
+        """Messages written to the disk (MCAP: in complete chunks) so far."""
+        counts = getattr(self._storage, "counts", None)
+        return sum(counts.values()) if counts is not None else sum(self._writer.counts.values())
+
+    @property
+    def finished(self) -> bool:
+        """Whether the storage file was closed complete (MCAP: with its summary and footer)."""
+        return getattr(self._storage, "finished", True)
+
     def close(self) -> None:
         """Finish the storage file and write metadata.yaml; after a failed write the storage file ends with
         what it holds and metadata.yaml counts that (as `kinodyn bag reindex` would)."""

@@ -1,0 +1,343 @@
+"""Bags survive crashes (docs/bags.md, "Crashes and damaged bags"): what BagWriter takes reaches the disk within a
+chunk period or size; a power cut (the file truncated at any byte), a flipped byte in a chunk, a lost footer or a
+full disk leaves a bag that reads (the damaged chunk skipped, counted and named) and that `kinodyn bag reindex`
+makes whole again.
+
+Second source: rosbags' own MCAP reader (which needs a complete file with footer and stops at a bad chunk) gives
+the chunk layout of the intact file and reads the files that reindex and a full disk leave.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+import yaml
+from kinodyn_ros.bags import BagError, BagWriter, open_bag, read_messages
+from kinodyn_ros.bags import mcap_format, mcap_storage
+from kinodyn_ros.bags.info import format_info
+from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
+from kinodyn_ros.bags.reindex import reindex
+from kinodyn_ros.launcher.cli import main as kinodyn
+from rosbags.rosbag2 import Reader
+from rosbags.rosbag2.storage_mcap import McapReader
+from sensor_msgs.msg import Imu, JointState
+
+START_NS = 1_700_000_000_000_000_000
+STEP_NS = 10_000_000
+PERIOD = 0.1  # s of the fake clock: a chunk per 10 steps
+HEADER_END = 8 + 9 + 8 + 11  # magic, header record with the profile "ros2" and library "kinodyn"
+
+
+class FakeClock:
+    """The writer's monotonic clock, advanced by the test (one step = 10 ms)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def imu(step: int) -> Imu:
+    message = Imu()
+    message.header.stamp.sec, message.header.stamp.nanosec = divmod(step, 1_000_000_000)
+    message.linear_acceleration.z = 9.81 + step * 1e-3
+    return message
+
+
+def write_steps(writer: BagWriter, clock: FakeClock, steps: range) -> list[tuple[str, int]]:
+    """One Imu per step and a JointState every second step, at bag time START + step * 10 ms; ``(topic, t)``
+    in the order written."""
+    written = []
+    for step in steps:
+        clock.now = step * STEP_NS * 1e-9
+        t_ns = START_NS + step * STEP_NS
+        writer.write("/imu/data", t_ns, imu(step))
+        written.append(("/imu/data", t_ns))
+        if step % 2 == 0:
+            writer.write("/joint_states", t_ns, JointState(name=["hip"], position=[step * 1e-3]))
+            written.append(("/joint_states", t_ns))
+    return written
+
+
+def open_writer(path: Path, clock: FakeClock, **limits) -> BagWriter:
+    writer = BagWriter(path, chunk_period=limits.pop("chunk_period", PERIOD), clock=clock, **limits)
+    writer.add_topic("/imu/data", "sensor_msgs/msg/Imu")
+    writer.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+    return writer
+
+
+def write_bag(path: Path, steps: int = 100, chunk_period: float = PERIOD) -> list[tuple[str, int]]:
+    clock = FakeClock()
+    with open_writer(path, clock, chunk_period=chunk_period) as writer:
+        return write_steps(writer, clock, range(steps))
+
+
+def read(path: Path, lines: list[str] | None = None) -> list[tuple[str, int]]:
+    report = (lines.append if lines is not None else lambda line: None)
+    return [(topic, t_ns) for topic, _, t_ns, _ in read_messages(path, report=report)]
+
+
+def chunk_layout(file: Path) -> list:
+    """rosbags' reading of the intact file's chunk indexes: offset, length and message count of each chunk."""
+    reader = McapReader(file)
+    reader.open()
+    try:
+        return [(c.chunk_start_offset, c.chunk_length, sum(c.channel_count.values())) for c in reader.chunks]
+    finally:
+        reader.close()
+
+
+def copy_storage(source: Path, target: Path, size: int | None = None, metadata: bool = False) -> Path:
+    """A bag directory holding the first ``size`` bytes of ``source``'s MCAP file (all when None)."""
+    target.mkdir()
+    data = (source / f"{source.name}.mcap").read_bytes()
+    (target / f"{source.name}.mcap").write_bytes(data if size is None else data[:size])
+    if metadata:
+        shutil.copy(source / "metadata.yaml", target / "metadata.yaml")
+    return target
+
+
+def rosbags_read(path: Path) -> list[tuple[str, int]]:
+    with Reader(path) as reader:
+        return [(connection.topic, t_ns) for connection, t_ns, _ in reader.messages()]
+
+
+# ---------------------------------------------------------------- what reaches the disk while recording
+
+
+def test_chunks_reach_the_disk_within_the_chunk_period(tmp_path: Path) -> None:
+    """While the writer is open, a copy of its file (a SIGKILL now) holds every message taken more than one
+    chunk period ago; ``flush_due`` writes the rest once it is due, with no further message."""
+    clock = FakeClock()
+    writer = open_writer(tmp_path / "bag", clock)
+    written = write_steps(writer, clock, range(57))
+    taken_at = {item: (item[1] - START_NS) * 1e-9 for item in written}
+    on_disk = read(copy_storage(tmp_path / "bag", tmp_path / "killed"))
+    assert on_disk == written[:len(on_disk)]
+    assert all(taken_at[item] > clock.now - PERIOD for item in written[len(on_disk):])
+    assert len(written) - len(on_disk) < len(written) // 2  # chunks closed on the way
+    clock.now += PERIOD
+    writer.flush_due()
+    assert read(copy_storage(tmp_path / "bag", tmp_path / "flushed")) == written
+    writer.close()
+    assert read(tmp_path / "bag") == written == rosbags_read(tmp_path / "bag")
+
+
+def test_chunks_reach_the_disk_within_the_chunk_size(tmp_path: Path) -> None:
+    """With an hour-long period, what is not on disk yet is less than one chunk size of message records."""
+    clock = FakeClock()
+    writer = open_writer(tmp_path / "bag", clock, chunk_period=3600.0, chunk_size=4000)
+    written = write_steps(writer, clock, range(80))
+    on_disk = read(copy_storage(tmp_path / "bag", tmp_path / "killed"))
+    assert on_disk == written[:len(on_disk)]
+    writer.close()
+    with open_bag(tmp_path / "bag") as reader:  # message record: opcode, length, 22-byte head, CDR
+        record_size = {(c.topic, t_ns): 9 + 22 + len(raw) for c, t_ns, raw in reader.messages()}
+    assert 0 < sum(record_size[item] for item in written[len(on_disk):]) < 4000
+
+
+# ---------------------------------------------------------------- a power cut: the file truncated anywhere
+
+
+def test_a_file_truncated_at_any_byte_reads_the_complete_chunks(tmp_path: Path) -> None:
+    written = write_bag(tmp_path / "bag")
+    file = tmp_path / "bag" / "bag.mcap"
+    layout = chunk_layout(file)
+    assert len(layout) >= 9
+    size = file.stat().st_size
+    cuts = sorted({*range(0, size, max(1, size // 60)), *(o + d for o, n, _ in layout for d in (-1, 0, 1, n - 1, n)),
+                   size - FOOTER_SIZE, size - 1})
+    for k, cut in enumerate(cuts):
+        bag = copy_storage(tmp_path / "bag", tmp_path / f"cut{k}", cut, metadata=k % 2 == 0)
+        if cut < HEADER_END:  # inside the magic and header: no MCAP file
+            with pytest.raises(BagError):
+                read(bag)
+            continue
+        complete = sum(n for offset, length, n in layout if offset + length <= cut)
+        assert read(bag) == written[:complete], cut
+
+
+def test_reindex_makes_a_truncated_file_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    written = write_bag(tmp_path / "bag")
+    file = tmp_path / "bag" / "bag.mcap"
+    layout = chunk_layout(file)
+    offset, length, _ = layout[5]
+    bag = copy_storage(tmp_path / "bag", tmp_path / "cut", offset + length // 2)
+    assert not (bag / "metadata.yaml").exists()  # killed: none written
+    assert kinodyn(["bag", "reindex", str(bag)]) == 0
+    out = capsys.readouterr().out
+    assert "written again" in out and "bag.mcap.orig" in out
+    expected = written[:sum(n for _, _, n in layout[:5])]
+    assert rosbags_read(bag) == expected == read(bag)  # a complete file with footer, as rosbags needs
+    meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    original = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert meta["message_count"] == len(expected)
+    assert meta["starting_time"] == original["starting_time"]
+    assert meta["duration"]["nanoseconds"] == expected[-1][1] - START_NS
+    topics = {e["topic_metadata"]["name"]: e for e in meta["topics_with_message_count"]}
+    for entry in original["topics_with_message_count"]:  # everything but the counts as the writer wrote it
+        assert topics[entry["topic_metadata"]["name"]]["topic_metadata"] == entry["topic_metadata"]
+    assert (bag / "bag.mcap.orig").stat().st_size == offset + length // 2
+    assert kinodyn(["bag", "reindex", str(bag)]) == 0  # now intact: kept as it is
+    assert "intact" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- corrupted bytes
+
+
+@pytest.mark.parametrize("footer", [True, False])
+def test_a_flipped_byte_in_a_chunk_skips_that_chunk_only(tmp_path: Path, footer: bool,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A byte flipped inside chunk 4's records fails its CRC: its messages are skipped, counted and named (file,
+    topics, bag times) and every other message reads, through the summary or (no footer) a scan; info, reindex
+    and rosbags' reader of the reindexed file go on."""
+    written = write_bag(tmp_path / "bag")
+    layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
+    offset, length, count = layout[4]
+    bag = copy_storage(tmp_path / "bag", tmp_path / "flipped", None if footer else -FOOTER_SIZE, metadata=footer)
+    data = bytearray((bag / "bag.mcap").read_bytes())
+    data[offset + length // 2] ^= 0x40
+    (bag / "bag.mcap").write_bytes(bytes(data))
+    before = sum(n for _, _, n in layout[:4])
+    lost = written[before:before + count]
+    lines: list[str] = []
+    assert read(bag, lines) == written[:before] + written[before + count:]
+    (line,) = [line for line in lines if "fails its check" in line]
+    assert str(bag / "bag.mcap") in line and f"chunk at byte {offset}" in line and "CRC mismatch" in line
+    for topic in ("/imu/data", "/joint_states"):
+        assert f"{sum(t == topic for t, _ in lost)} of {topic}" in line
+    first, last = lost[0][1], lost[-1][1]
+    assert f"from bag time {first // 10**9}.{first % 10**9:09d} to {last // 10**9}.{last % 10**9:09d}" in line
+    with open_bag(bag, report=lambda line: None) as reader:
+        assert sum(1 for _ in reader.messages()) == len(written) - count
+        assert reader.skipped == count
+    assert "Messages:" in format_info(bag)
+    reindex(bag, say=lambda line: None)
+    assert rosbags_read(bag) == written[:before] + written[before + count:]
+    del capsys
+
+
+def test_a_broken_record_length_is_skipped_to_the_next_good_chunk(tmp_path: Path) -> None:
+    """Chunk 3's length field overwritten (the file has no footer, so it is scanned): the scan skips from there
+    to the next chunk whose CRC checks out and reads on."""
+    written = write_bag(tmp_path / "bag")
+    layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
+    bag = copy_storage(tmp_path / "bag", tmp_path / "broken", -FOOTER_SIZE)
+    data = bytearray((bag / "bag.mcap").read_bytes())
+    offset = layout[3][0]
+    data[offset + 1:offset + 9] = struct.pack("<Q", 2**40)
+    (bag / "bag.mcap").write_bytes(bytes(data))
+    lines: list[str] = []
+    before, count = sum(n for _, _, n in layout[:3]), layout[3][2]
+    assert read(bag, lines) == written[:before] + written[before + count:]
+    assert any(f"at byte {offset}" in line and f"next good chunk at byte {layout[4][0]}" in line for line in lines)
+
+
+def test_a_file_missing_its_footer_or_summary_reads_directly(tmp_path: Path) -> None:
+    written = write_bag(tmp_path / "bag")
+    data = (tmp_path / "bag" / "bag.mcap").read_bytes()
+    layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
+    last_index_end = layout[-1][0] + layout[-1][1]
+    for opcode, _, end in mcap_format.records(data, last_index_end):  # the message indexes after the chunk
+        if opcode != mcap_format.MESSAGE_INDEX:
+            break
+        last_index_end = end
+    for name, size in (("footer", len(data) - FOOTER_SIZE), ("magic", len(data) - 8),
+                       ("summary", last_index_end)):
+        bag = copy_storage(tmp_path / "bag", tmp_path / name, size, metadata=True)
+        lines: list[str] = []
+        assert read(bag, lines) == written, name
+        assert any("no valid summary" in line for line in lines)
+
+
+def test_damaged_bags_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert kinodyn(["bag", "reindex", str(tmp_path / "empty")]) == 2
+    assert "no .mcap or .db3 file" in capsys.readouterr().out
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "garbage.mcap").write_bytes(b"not an mcap file at all")
+    assert kinodyn(["bag", "info", str(tmp_path / "garbage")]) == 2
+    assert "no MCAP magic" in capsys.readouterr().out
+    assert kinodyn(["bag", "play", str(tmp_path / "garbage")]) == 2
+
+
+def test_info_reads_a_bag_without_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    written = write_bag(tmp_path / "bag")
+    bag = copy_storage(tmp_path / "bag", tmp_path / "killed", -FOOTER_SIZE)
+    assert kinodyn(["bag", "info", str(bag)]) == 0
+    captured = capsys.readouterr()
+    assert f"Messages:          {len(written)}" in captured.out
+    assert "no readable metadata.yaml" in captured.err
+
+
+# ---------------------------------------------------------------- a full disk
+
+
+class FullDisk(io.FileIO):
+    """A file on a disk with ``capacity`` bytes: a write past it writes what fits, the next one fails with
+    ENOSPC, as the OS does; truncating frees the space again."""
+
+    capacity = 0
+
+    def write(self, data) -> int:  # type: ignore[override]
+        room = self.capacity - self.tell()
+        if room <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.name)
+        return super().write(bytes(data)[:room])
+
+
+def full_disk(monkeypatch: pytest.MonkeyPatch, capacity: int) -> None:
+    def open_on_full_disk(path: Path) -> io.FileIO:
+        file = FullDisk(path, "xb")
+        file.capacity = capacity
+        return file
+    monkeypatch.setattr(mcap_storage, "open_storage_file", open_on_full_disk)
+
+
+def test_a_full_disk_leaves_a_closed_bag_of_what_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills during chunk 5: the write raises, the partial chunk is cut away, and the summary still fits
+    in its place: a complete file (rosbags reads it) of the first 4 chunks, metadata.yaml counting them."""
+    written = write_bag(tmp_path / "reference", 300, chunk_period=0.5)
+    layout = chunk_layout(tmp_path / "reference" / "reference.mcap")
+    full_size = (tmp_path / "reference" / "reference.mcap").stat().st_size
+    summary = full_size - (layout[-1][0] + layout[-1][1])  # at most this, message indexes included
+    assert summary + 200 < layout[4][1]
+    full_disk(monkeypatch, layout[4][0] + summary + 200)  # chunk 4 starts after chunk 3's message indexes
+    clock = FakeClock()
+    with pytest.raises(OSError, match="No space left"):
+        with open_writer(tmp_path / "bag", clock, chunk_period=0.5) as writer:
+            write_steps(writer, clock, range(300))
+    assert writer.error is not None and writer.error.errno == errno.ENOSPC and writer.finished
+    expected = written[:sum(n for _, _, n in layout[:4])]
+    assert writer.on_disk == len(expected) and writer.lost > 0
+    assert rosbags_read(tmp_path / "bag") == expected == read(tmp_path / "bag")
+    meta = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert meta["message_count"] == len(expected)
+
+
+def test_a_full_disk_without_room_for_the_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No room even for the summary: the file ends after its last complete chunk, reads as it is, and once
+    there is space again `kinodyn bag reindex` completes it."""
+    written = write_bag(tmp_path / "reference")
+    layout = chunk_layout(tmp_path / "reference" / "reference.mcap")
+    full_disk(monkeypatch, layout[4][0] + 50)
+    clock = FakeClock()
+    writer = open_writer(tmp_path / "bag", clock)
+    with pytest.raises(OSError, match="No space left"):
+        write_steps(writer, clock, range(100))
+    with pytest.raises(OSError, match="could not be written earlier"):
+        write_steps(writer, clock, range(100, 101))
+    writer.close()
+    assert not writer.finished
+    expected = written[:sum(n for _, _, n in layout[:4])]
+    assert read(tmp_path / "bag") == expected
+    monkeypatch.undo()
+    reindex(tmp_path / "bag", say=lambda line: None)
+    assert rosbags_read(tmp_path / "bag") == expected
