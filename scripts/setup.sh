@@ -140,7 +140,9 @@ else
   stamp_write colcon "$src_hash"
 fi
 # --- 5. compile the numba kernels into the on-disk cache ----------------------------------------------------
-# Nodes and tests then start in about a second instead of paying the first-call compile time.
+# Nodes and tests then start in about a second instead of paying the first-call compile time. The cache files
+# each kernel by its module's name, not its file's directory (src/kinodyn/kinodyn/_numba_cache.py), so what is
+# compiled here through src/kinodyn serves the nodes, which import colcon's build/kinodyn.
 core_hash=$(cd "$ROOT" && find src/kinodyn/kinodyn -name '*.py' -print0 | sort -z | xargs -0 sha1sum \
               | { cat; python -c 'import numba; print(numba.__version__)'; } | sha1sum | cut -d' ' -f1)
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
