@@ -68,6 +68,9 @@ def real_drivers_urdf(bus: dict[str, object], imu: dict[str, object] | None = No
 
 
 def quadruped_motors(positions: dict[str, float], missing: str = "") -> dict[str, MitMotor]:
-    """Joint -> emulated motor (inertia 0.02 kg m^2, damping 0.05 N m s/rad) at the joint ``positions``."""
-    return {j: MitMotor(i, RANGES, inertia=0.02, damping=0.05, position=direction(j) * positions[j])
+    """Joint -> emulated motor (inertia 0.02 kg m^2, damping 2 N m s/rad) at the joint ``positions``. The
+    damping stands for the leg the joint carries: the emulated motors advance on the wall clock, and a torque
+    held through a late control cycle on a loaded machine moves a joint at most torque / damping, as it would
+    a leg, not an unloaded rotor at the URDF's velocity limit."""
+    return {j: MitMotor(i, RANGES, inertia=0.02, damping=2.0, position=direction(j) * positions[j])
             for j, i in can_ids().items() if j != missing}
