@@ -366,3 +366,28 @@ def test_commands_on_another_clock_are_named(tmp_path: Path) -> None:
     run.cmd_vel.t[:] = [t + 1e9 for t in run.cmd_vel.t]
     tracking = run_metrics(run, None).tracking
     assert isinstance(tracking, Missing) and "one clock" in tracking.reason
+
+
+def test_absurd_contact_forces_are_left_out_and_counted(tmp_path: Path) -> None:
+    """A finite but absurd force (1e308 N) is refused like a non-finite one: left out, counted, named; the
+    physical messages around it are read; --max-force sets the bound."""
+    forces = [100.0, 1e308, -1e308, math.inf, 2e6, 120.0]  # N on LF_FOOT, one message each
+    with BagWriter(tmp_path / "run") as bag:
+        bag.add_topic("/quadruped_system/contacts", "kinodyn_interfaces/msg/ContactStates")
+        types = bag.typestore.types
+        for k, f in enumerate(forces):
+            t = 0.01 * k
+            bag.write("/quadruped_system/contacts", round((T0 + t) * 1e9), types[
+                "kinodyn_interfaces/msg/ContactStates"](
+                header=_stamp(types, t, "world"), names=FEET, in_contact=np.array([True] * 4),
+                points=[_vector(types, [0, 0, 0], "Point") for _ in FEET],
+                forces=[_vector(types, [0.0, 0.0, f if i == 0 else 50.0]) for i in range(4)]))
+    run = read_series(tmp_path / "run")
+    assert [row["LF_FOOT"] for row in run.contact_force.rows] == [100.0, 120.0]
+    skipped = dict(run.skipped)
+    topic = "/quadruped_system/contacts"
+    assert skipped[f"{topic}: a contact force of 1e+308 N, over the bound 1e+06 N (--max-force)"] == 2
+    assert skipped[f"{topic}: a contact force of 2e+06 N, over the bound 1e+06 N (--max-force)"] == 1
+    assert skipped[f"{topic}: a non-finite contact force"] == 1
+    wide = read_series(tmp_path / "run", ReportTopics(max_force=1e7))
+    assert [row["LF_FOOT"] for row in wide.contact_force.rows] == [100.0, 2e6, 120.0]

@@ -37,6 +37,9 @@ def add_report_parser(commands: argparse._SubParsersAction) -> None:
                         help="DiagnosticStatus name of the wbc node (default wbc)")
     parser.add_argument("--cmd-vel-timeout", type=float, default=0.5, metavar="SECONDS",
                         help="a command older than this counts as zero, as the wbc node does (default 0.5)")
+    parser.add_argument("--max-force", type=float, default=1e6, metavar="NEWTONS",
+                        help="a contact force with a component beyond this is a fault: its message is left "
+                             "out and counted (default 1e6)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -50,8 +53,13 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"kinodyn report: error: --cmd-vel-timeout must be a positive number of seconds, got "
               f"{args.cmd_vel_timeout:g}", file=sys.stderr)
         return USAGE_ERROR
+    if not (math.isfinite(args.max_force) and args.max_force > 0):
+        print(f"kinodyn report: error: --max-force must be a positive number of newtons, got "
+              f"{args.max_force:g}", file=sys.stderr)
+        return USAGE_ERROR
     chosen = {role.replace("-", "_"): getattr(args, f"{role.replace('-', '_')}_topic") for role in ROLE_HELP}
-    topics = ReportTopics(**{k: v for k, v in chosen.items() if v is not None}, wbc_name=args.wbc_name)
+    topics = ReportTopics(**{k: v for k, v in chosen.items() if v is not None}, wbc_name=args.wbc_name,
+                          max_force=args.max_force)
     try:
         model = load_model(args.urdf) if args.urdf else None
         report = make_report(args.bag, args.output, model, topics, args.cmd_vel_timeout,

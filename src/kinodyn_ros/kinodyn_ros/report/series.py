@@ -51,6 +51,7 @@ class ReportTopics:
     diagnostics: str = "/diagnostics"
     robot_description: str = "/robot_description"
     wbc_name: str = "wbc"  # DiagnosticStatus.name of the wbc node
+    max_force: float = 1e6  # N: a contact force beyond it (e.g. a finite 1e308) is a fault, left out
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,7 @@ class RunSeries:
     found: dict[str, str]  # role -> topic
     missing: dict[str, str]  # role -> why not
     wbc_name: str = "wbc"
+    max_force: float = 1e6  # N (ReportTopics.max_force)
     estimate: BaseSeries = field(default_factory=BaseSeries)
     truth: BaseSeries = field(default_factory=BaseSeries)
     cmd_vel: StampedRows = field(default_factory=StampedRows)  # vx vy wz
@@ -197,6 +199,18 @@ class BadMessageError(ValueError):
 def _same_length(what: str, *arrays: Sized) -> None:
     if len({len(a) for a in arrays}) > 1:
         raise BadMessageError(f"{what} arrays of different lengths {[len(a) for a in arrays]}")
+
+
+def _bounded_forces(forces: Any, bound: float) -> None:
+    """BadMessageError for a non-finite force or one longer than ``bound`` N (a fault, not a ground
+    reaction: one such value would scale the contact plot to nothing)."""
+    values = np.array([[f.x, f.y, f.z] for f in forces], dtype=float).reshape(-1, 3)
+    if not np.all(np.isfinite(values)):
+        raise BadMessageError("a non-finite contact force")
+    largest = np.abs(values).max(axis=1, initial=0.0)
+    if np.any(largest > bound):  # a component over the bound: the force is over it too
+        raise BadMessageError(f"a contact force of {largest.max():.3g} N, over the bound {bound:g} N "
+                              "(--max-force)")
 
 
 def _efforts(msg: Any) -> dict[str, float]:
@@ -222,7 +236,7 @@ def read_series(bag: str | Path, wanted: ReportTopics = ReportTopics(), progress
         run = RunSeries(Path(bag), reader.start_time / NS if counts else 0.0,
                         reader.duration / NS if counts else 0.0,
                         [TopicInfo(t, types[t], counts[t]) for t in sorted(types)], found, missing,
-                        wanted.wbc_name)
+                        wanted.wbc_name, wanted.max_force)
         handlers = _handlers(run)
         connections = [c for c in reader.connections if c.topic in found.values()]
         by_topic = {topic: handlers[role] for role, topic in found.items()}
@@ -253,6 +267,7 @@ def _handlers(run: RunSeries) -> dict[str, Callable[[Any, int], None]]:
 
     def contacts(msg: Any, _: int) -> None:
         _same_length("names, in_contact and forces", msg.names, msg.in_contact, msg.forces)
+        _bounded_forces(msg.forces, run.max_force)
         force: dict[str, float] = {}
         touching: dict[str, float] = {}
         for name, on, f in zip(msg.names, msg.in_contact, msg.forces, strict=True):
