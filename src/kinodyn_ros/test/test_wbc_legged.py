@@ -12,8 +12,9 @@ import pytest
 from geometry_msgs.msg import TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.kinematics.forward import frame_placement
+from kinodyn_ros.conversions import InputError
 from kinodyn_ros.input_bounds import JointBounds
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry
@@ -28,11 +29,25 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 POSTURE = (0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2)
 STANDING_HEIGHT = 0.5252  # urdf/README.md: the base with the foot spheres on the ground
 DT_NS = 2_000_000
+NS = 1_000_000_000
 
 
 def stamped(msg, stamp_ns: int):
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
     return msg
+
+
+def odometry(stamp_ns: int, q: np.ndarray, v: np.ndarray) -> Odometry:
+    """The base state of the floating-base state ``(q, v)`` as nav_msgs/Odometry (odom = world)."""
+    odom = stamped(Odometry(), stamp_ns)
+    odom.header.frame_id, odom.child_frame_id = "odom", "base_link"
+    p, o = odom.pose.pose.position, odom.pose.pose.orientation
+    p.x, p.y, p.z = (float(x) for x in q[:3])
+    o.x, o.y, o.z, o.w = (float(x) for x in q[3:7])
+    t = odom.twist.twist
+    t.linear.x, t.linear.y, t.linear.z = (float(x) for x in v[:3])
+    t.angular.x, t.angular.y, t.angular.z = (float(x) for x in v[3:6])
+    return odom
 
 
 class Loop:
@@ -59,18 +74,8 @@ class Loop:
         (the JointPDController's law) over one step. Returns the applied torque."""
         s, stamp = self.sim, self.k * DT_NS
         if with_base:
-            odom = stamped(Odometry(), stamp)
-            odom.header.frame_id, odom.child_frame_id = "odom", "base_link"
-            p, o = odom.pose.pose.position, odom.pose.pose.orientation
-            p.x, p.y, p.z = (float(x) for x in s.q[:3])
-            o.x, o.y, o.z, o.w = (float(x) for x in s.q[3:7])
-            t = odom.twist.twist
-            t.linear.x, t.linear.y, t.linear.z = (float(x) for x in s.v[:3])
-            t.angular.x, t.angular.y, t.angular.z = (float(x) for x in s.v[3:6])
-            assert self.core.on_base_state(odom) == []
-        js = stamped(JointState(name=list(self.model.joint_names), position=s.q[7:].tolist(),
-                                velocity=s.v[6:].tolist()), stamp)
-        (answer,) = self.core.on_joint_state(js, 0)
+            assert self.core.on_base_state(odometry(stamp, s.q, s.v)) == []
+        (answer,) = self.core.on_joint_state(self.joint_state(stamp), 0)
         self.answers.append(answer)
         c = answer.command
         assert (c.header.stamp.sec * 10**9 + c.header.stamp.nanosec) == stamp
@@ -80,6 +85,10 @@ class Loop:
         s.step(tau)
         self.k += 1
         return tau
+
+    def joint_state(self, stamp_ns: int) -> JointState:
+        return stamped(JointState(name=list(self.model.joint_names), position=self.sim.q[7:].tolist(),
+                                  velocity=self.sim.v[6:].tolist()), stamp_ns)
 
 
 def test_holds_without_a_base_state_then_hands_over_to_the_qp_and_stands(logger) -> None:
@@ -221,3 +230,146 @@ def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger)
     assert len(published) == 900 // 10  # 50 Hz of 500 Hz ticks
     assert not published[0].footholds.poses  # standing up: nothing planned
     assert len(landed) >= 4 and max(landed) < 0.02, landed
+
+
+# ----- stamps are claims, base states are gated ---------------------------------------------------------
+
+
+def recorded_commands(loop: Loop, monkeypatch) -> list[np.ndarray]:
+    """The velocity command the locomotion controller gets at each tick."""
+    seen: list[np.ndarray] = []
+    real = loop.controller.controller.update
+    monkeypatch.setattr(loop.controller.controller, "update",
+                        lambda q, v, t, command: (seen.append(np.array(command)), real(q, v, t, command))[1])
+    return seen
+
+
+def twist(stamp_ns: int, vx: float = 0.3) -> TwistStamped:
+    cmd = stamped(TwistStamped(), stamp_ns)
+    cmd.twist.linear.x = vx
+    return cmd
+
+
+def test_a_joint_state_stamped_ahead_is_refused_with_one_line_and_not_answered(logger) -> None:
+    """A joint state stamped 10 s ahead of the node's clock is refused (one line naming topic, stamp and
+    clock, however often it comes) and not answered: no command stamped +10 s, and the controller's time
+    does not jump there (it did: every later joint state was then 'time went backwards', damped)."""
+    loop = Loop(logger)
+    for _ in range(50):
+        loop.step(with_base=True)
+    handler = dropping_bad_messages(loop.core.problems, "joint_states message", loop.core.on_joint_state)
+    for _ in range(3):
+        handler(loop.joint_state(loop.k * DT_NS + 10 * NS), 0)  # refused: no answer
+    assert len(loop.answers) == 50
+    warnings = [line for level, line in logger.lines if level == "warning" and "ahead" in line]
+    assert warnings == ["ignoring joint_states message: joint_states stamped t = 10.100000 s is 10.000000 s "
+                        "ahead of this node's clock (t = 0.100000 s; max_stamp_lead = 0.1 s): refused, not "
+                        "answered; check the publisher's clock (in simulation every node runs with "
+                        "use_sim_time)"]
+    for _ in range(100):
+        loop.step(with_base=True)
+    assert not [line for level, line in logger.lines if level == "error"]  # no damping, no controller error
+    assert all(any(a.command.effort) and not any(a.command.kp) for a in loop.answers[-50:])  # the QP's
+    assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01
+
+
+def test_a_cmd_vel_stamped_ahead_counts_from_its_receipt_or_is_refused(logger, monkeypatch) -> None:
+    """A cmd_vel stamped 0.08 s ahead (within max_stamp_lead) counts for cmd_vel_timeout from when it
+    arrived, not from its stamp (with the stamp it kept the robot walking after the teleop went silent); one
+    stamped 10 s ahead is refused with one line and the command in force stays."""
+    loop = Loop(logger, LeggedSettings(feet=FEET, posture=POSTURE, cmd_vel_timeout=0.01))
+    seen = recorded_commands(loop, monkeypatch)
+    for _ in range(5):
+        loop.step(with_base=True)
+    loop.core.on_cmd_vel(twist(loop.k * DT_NS + 80_000_000), now_ns=loop.k * DT_NS)  # received at 0.010 s
+    with pytest.raises(InputError, match=r"cmd_vel stamped t = 10\.010000 s is 10\.000000 s ahead of this "
+                                         r"node's clock \(t = 0\.010000 s; max_stamp_lead = 0\.1 s\): "
+                                         "refused, the previous command stays in force"):
+        loop.core.on_cmd_vel(twist(loop.k * DT_NS + 10 * NS, vx=0.5), now_ns=loop.k * DT_NS)
+    for _ in range(8):
+        loop.step(with_base=True)
+    np.testing.assert_array_equal(seen[10], [0.3, 0.0, 0.0])  # t = 0.020 s: within 0.01 s of its receipt
+    np.testing.assert_array_equal(seen[11], [0.0, 0.0, 0.0])  # t = 0.022 s: timed out (its stamp: 0.1 s)
+
+
+def test_a_cmd_vel_from_a_clock_behind_is_refused_with_one_line_or_taken_by_receipt(logger,
+                                                                                     monkeypatch) -> None:
+    """A cmd_vel stamped 1 s behind the node's clock (older than cmd_vel_timeout = 0.5 s) is stale: refused
+    with one line naming topic, stamp and clock (it was ignored without a word); one 0.2 s behind is taken
+    and counts from its receipt."""
+    loop = Loop(logger)
+    loop.k = 750  # the run starts at t = 1.5 s
+    seen = recorded_commands(loop, monkeypatch)
+    now = loop.k * DT_NS
+    with pytest.raises(InputError, match=r"cmd_vel stamped t = 0\.500000 s is 1\.000000 s behind this node's "
+                                         r"clock \(t = 1\.500000 s\), older than cmd_vel_timeout = 0\.5 s: "
+                                         "stale, refused"):
+        loop.core.on_cmd_vel(twist(now - NS), now_ns=now)
+    loop.step(with_base=True)
+    np.testing.assert_array_equal(seen[-1], [0.0, 0.0, 0.0])
+    loop.core.on_cmd_vel(twist(now - 200_000_000, vx=0.2), now_ns=now)
+    for _ in range(250):  # up to 0.5 s after its receipt
+        loop.step(with_base=True)
+    np.testing.assert_array_equal(seen[-1], [0.2, 0.0, 0.0])
+    loop.step(with_base=True)
+    np.testing.assert_array_equal(seen[-1], [0.0, 0.0, 0.0])
+
+
+def disagreeing(q: np.ndarray, offset: np.ndarray, yaw: float) -> np.ndarray:
+    """``q`` moved by ``offset`` and turned by ``yaw`` about z (a second odometry publisher's view)."""
+    out = q.copy()
+    out[:3] += offset
+    s, c = math.sin(yaw / 2), math.cos(yaw / 2)  # the turn (0, 0, s, c) times q, quaternions (x, y, z, w)
+    x, y, z, w = q[3:7]
+    out[3:7] = [c * x - s * y, c * y + s * x, c * z + s * w, c * w - s * z]
+    return out
+
+
+@pytest.mark.parametrize(("offset", "yaw", "cause"), [
+    (np.array([10.0, 0.0, 0.0]), 0.0, r"position 10 m from the last accepted base state \(allowed 0\.06 m"),
+    (np.zeros(3), math.pi / 2, r"orientation 90 deg from the last accepted base state \(allowed 6\.88 deg"),
+], ids=["10m", "90deg"])
+def test_a_base_state_jump_is_refused_and_changes_nothing(logger, offset, yaw, cause: str) -> None:
+    """A second odometry publisher disagreeing by 10 m (or 90 deg) for 0.5 s, each of its messages just
+    before the estimator's of the same stamp: every one refused (one line), and the commands are those of
+    the same run without it, bit for bit."""
+    reference, loop = Loop(logger), Loop(logger)
+    handler = dropping_bad_messages(loop.core.problems, "odometry/filtered message", loop.core.on_base_state)
+    for k in range(400):
+        if 100 <= k < 350:
+            q = disagreeing(loop.sim.q, offset, yaw)
+            with pytest.raises(InputError, match=cause):
+                loop.core.on_base_state(odometry(k * DT_NS, q, loop.sim.v))
+            handler(odometry(k * DT_NS, q, loop.sim.v))
+        reference.step(with_base=True)
+        loop.step(with_base=True)
+    for a, b in zip(reference.answers, loop.answers, strict=True):
+        assert list(a.command.effort) == list(b.command.effort) and list(a.command.kp) == list(b.command.kp)
+    lines = [line for level, line in logger.lines if "refused" in line]
+    assert len(lines) == 1 and lines[0].startswith("ignoring odometry/filtered message: base state at t = "
+                                                    "0.200000 s refused: ")
+
+
+def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) -> None:
+    """The estimator silent for 0.5 s while only the disagreeing publisher (90 deg off) speaks: its states
+    are refused, the node controls on the last accepted one for base_state_max_age and then holds the
+    standing posture (joint PD, every foot down); the estimator back, control resumes (handover) and the
+    robot stands, upright."""
+    loop = Loop(logger)
+    for _ in range(200):
+        loop.step(with_base=True)
+    for k in range(200, 450):
+        with pytest.raises(InputError, match="orientation 90 deg"):
+            loop.core.on_base_state(odometry(k * DT_NS, disagreeing(loop.sim.q, np.zeros(3), math.pi / 2),
+                                             loop.sim.v))
+        loop.step(with_base=False)
+    held = [a.command for a in loop.answers[200:450]]
+    assert all(not any(c.kp) for c in held[:25])  # within base_state_max_age (0.05 s): controlling
+    assert all(list(c.kp) == [800.0] * 12 and list(c.position) == list(POSTURE) for c in held[26:])
+    assert all(all(a.contacts.in_contact) for a in loop.answers[226:450])  # the schedule: every foot down
+    for _ in range(500):
+        loop.step(with_base=True)
+    assert all(not any(a.command.kp) for a in loop.answers[-100:])  # the QP's again
+    assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01
+    roll_pitch = 2.0 * math.asin(min(1.0, math.hypot(loop.sim.q[3], loop.sim.q[4])))
+    assert roll_pitch < 0.05

@@ -1,14 +1,18 @@
 """The legged wbc's plausibility gate for the base state: a pose no robot reaches from the last one believed.
 
 A base state (odometry: pose, twist) is compared with the last one accepted, ``dt`` seconds of stamp time
-earlier: its position may differ by at most ``base_jump_position + base_max_speed |dt|``, its orientation by
-a rotation angle of at most ``base_jump_angle + base_max_rate |dt|``; its linear speed may not exceed
-``base_max_speed`` nor its angular rate ``base_max_rate``. The first base state is accepted as it is. A
-refused one is not remembered, so a second publisher disagreeing with the estimator is refused message by
-message while the estimator's own keep being accepted; as the allowance grows with ``dt``, a base state that
-moved for good (an estimator reset) is accepted once a robot at ``base_max_speed`` / ``base_max_rate``
-could have got there. This is robot_localization's outlier gating in its simplest form: a bound on the
-motion instead of a Mahalanobis distance (the odometry's covariance is not trusted to be filled in).
+earlier. Its position may differ by at most ``base_jump_position + base_max_speed min(|dt|, max_age)``, its
+orientation by a rotation angle of at most ``base_jump_angle + base_max_rate min(|dt|, max_age)``, and its
+linear speed and angular rate may not exceed ``base_max_speed`` and ``base_max_rate``. ``max_age`` is the
+wbc's ``base_state_max_age``: beyond it the node holds the robot's posture, so the robot moves no further
+than it could in that time. The first base state is accepted as it is.
+
+A refused base state is not remembered: a second publisher disagreeing with the estimator is refused
+message by message while the estimator's own are accepted. Only when every base state has been refused for
+``base_reanchor_time`` seconds of stamp time (the estimator was reset, or the only publisher left disagrees
+for that long) is the next one accepted as the new reference, and the caller says so. This is
+robot_localization's outlier gating in its simplest form: a bound on the motion instead of a Mahalanobis
+distance (an odometry's covariance is not trusted to be filled in).
 """
 
 from __future__ import annotations
@@ -23,17 +27,26 @@ from kinodyn_ros.wbc.legged import LeggedSettings
 NS = 1_000_000_000
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """``refusal`` (None: accepted) names the ``cause`` (position, angle, speed, rate) in ``text``;
+    ``reanchored``: accepted as the new reference after ``base_reanchor_time`` of refusals."""
+
+    cause: str = ""
+    text: str = ""
+    reanchored: bool = False
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.cause)
+
+
+ACCEPTED = Verdict()
+
+
 def _rotation_angle(q1: np.ndarray, q2: np.ndarray) -> float:
     """The angle [rad] of the rotation between two unit quaternions (x, y, z, w)."""
     return 2.0 * math.acos(min(1.0, abs(float(q1 @ q2))))
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a base state was refused: ``cause`` (position, angle, speed, rate) and a sentence."""
-
-    cause: str
-    text: str
 
 
 class BaseStateGate:
@@ -42,35 +55,43 @@ class BaseStateGate:
     def __init__(self) -> None:
         self._stamp: int | None = None
         self._q7 = np.zeros(7)
+        self._refusing_since: int | None = None  # stamp of the first refusal since the last acceptance
 
-    @property
-    def last_stamp_ns(self) -> int | None:
-        """Stamp of the last accepted base state (None before the first)."""
-        return self._stamp
+    def check(self, stamp_ns: int, q7: np.ndarray, v6: np.ndarray, limits: LeggedSettings,
+              max_age: float) -> Verdict:
+        """Whether ``(q7, v6)`` at ``stamp_ns`` is believed (then it becomes the reference)."""
+        verdict = self._judge(stamp_ns, q7, v6, limits, max_age)
+        if verdict.refused:
+            if self._refusing_since is None:
+                self._refusing_since = stamp_ns
+            if stamp_ns - self._refusing_since < round(limits.base_reanchor_time * NS):
+                return verdict
+            verdict = Verdict(reanchored=True, text=verdict.text)
+        self._stamp, self._q7, self._refusing_since = stamp_ns, np.array(q7, dtype=float), None
+        return verdict
 
-    def check(self, stamp_ns: int, q7: np.ndarray, v6: np.ndarray, limits: LeggedSettings) -> Refusal | None:
-        """None (and remembered) if ``(q7, v6)`` at ``stamp_ns`` is plausible, else why not."""
+    def _judge(self, stamp_ns: int, q7: np.ndarray, v6: np.ndarray, limits: LeggedSettings,
+               max_age: float) -> Verdict:
         speed = math.sqrt(float(v6[:3] @ v6[:3]))
         if speed > limits.base_max_speed:
-            return Refusal("speed", f"linear speed {speed:.3g} m/s is above base_max_speed = "
+            return Verdict("speed", f"linear speed {speed:.3g} m/s is above base_max_speed = "
                                     f"{limits.base_max_speed} m/s")
         rate = math.sqrt(float(v6[3:] @ v6[3:]))
         if rate > limits.base_max_rate:
-            return Refusal("rate", f"angular rate {rate:.3g} rad/s is above base_max_rate = "
+            return Verdict("rate", f"angular rate {rate:.3g} rad/s is above base_max_rate = "
                                    f"{limits.base_max_rate} rad/s")
-        if self._stamp is not None:
-            dt = abs(stamp_ns - self._stamp) / NS
-            jump = math.sqrt(float((q7[:3] - self._q7[:3]) @ (q7[:3] - self._q7[:3])))
-            allowed = limits.base_jump_position + limits.base_max_speed * dt
-            if jump > allowed:
-                return Refusal("position", f"position {jump:.3g} m from the last accepted base state "
-                                           f"{dt:.3f} s earlier (allowed: base_jump_position + "
-                                           f"base_max_speed x dt = {allowed:.3g} m)")
-            angle = _rotation_angle(self._q7[3:], q7[3:])
-            allowed = limits.base_jump_angle + limits.base_max_rate * dt
-            if angle > allowed:
-                return Refusal("angle", f"orientation {math.degrees(angle):.3g} deg from the last accepted "
-                                        f"base state {dt:.3f} s earlier (allowed: base_jump_angle + "
-                                        f"base_max_rate x dt = {math.degrees(allowed):.3g} deg)")
-        self._stamp, self._q7 = stamp_ns, np.array(q7, dtype=float)
-        return None
+        if self._stamp is None:
+            return ACCEPTED
+        dt = min(abs(stamp_ns - self._stamp) / NS, max_age)
+        jump = math.sqrt(float((q7[:3] - self._q7[:3]) @ (q7[:3] - self._q7[:3])))
+        allowed = limits.base_jump_position + limits.base_max_speed * dt
+        if jump > allowed:
+            return Verdict("position", f"position {jump:.3g} m from the last accepted base state (allowed "
+                                       f"{allowed:.3g} m: base_jump_position + base_max_speed x {dt:.3f} s)")
+        angle = _rotation_angle(self._q7[3:], q7[3:])
+        allowed = limits.base_jump_angle + limits.base_max_rate * dt
+        if angle > allowed:
+            return Verdict("angle", f"orientation {math.degrees(angle):.3g} deg from the last accepted base "
+                                    f"state (allowed {math.degrees(allowed):.3g} deg: base_jump_angle + "
+                                    f"base_max_rate x {dt:.3f} s)")
+        return ACCEPTED

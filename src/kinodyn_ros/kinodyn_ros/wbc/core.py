@@ -178,13 +178,17 @@ class WbcCore:
         stamp = stamp_to_ns(msg.header.stamp)
         self._check_lead(self.base_state_topic, stamp, "not used")
         frame, q7, v6 = odometry_base_state(msg, self.root)
-        refusal = self.gate.check(stamp, q7, v6, self.controller.settings)  # type: ignore[union-attr]
-        if refusal is not None:
+        verdict = self.gate.check(stamp, q7, v6, self.controller.settings,  # type: ignore[union-attr]
+                                  self.params.base_state_max_age)
+        if verdict.refused:
             self._window.refused_base_states += 1
-            raise InputError("implausible", f"base state at t = {stamp / NS:.6f} s refused: "
-                             f"{refusal.text}; controlling on the last accepted one while it is within "
-                             f"base_state_max_age = {self.params.base_state_max_age} s, then holding the "
-                             "posture", refusal.cause)
+            raise InputError("implausible", f"base state at t = {stamp / NS:.6f} s refused: {verdict.text}; "
+                             "controlling on the last accepted one while it is within base_state_max_age = "
+                             f"{self.params.base_state_max_age} s, then holding the posture", verdict.cause)
+        if verdict.reanchored:
+            self.problems.warn(("base_state", "reanchored"), f"{self.base_state_topic}: every base state "
+                               "refused for base_reanchor_time; the one at t = "
+                               f"{stamp / NS:.6f} s is the new reference ({verdict.text})")
         self._base_frame = frame
         return [self._answer(p) for p in self.sync.base_state(stamp, (q7, v6))]
 

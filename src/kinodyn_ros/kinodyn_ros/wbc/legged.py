@@ -44,6 +44,7 @@ class LeggedSettings:
     base_max_rate: float = 10.0  # rad/s
     base_jump_position: float = 0.05  # m allowed on top of base_max_speed |dt|
     base_jump_angle: float = 0.1  # rad allowed on top of base_max_rate |dt|
+    base_reanchor_time: float = 1.0  # s of refused base states after which the next one is the reference
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feet", tuple(self.feet))
@@ -62,7 +63,7 @@ class LeggedSettings:
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
         for name in ("cmd_vel_timeout", "base_max_speed", "base_max_rate", "base_jump_position",
-                     "base_jump_angle"):
+                     "base_jump_angle", "base_reanchor_time"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
