@@ -56,7 +56,7 @@ class MitMotor:
         self.reply_length = reply_length
         self.silent = self.corrupt = False
         self.double = 0  # the next ``double`` frames are answered twice
-        self.misreport: dict[str, float] = {}  # position/velocity/torque the replies carry instead of the model's
+        self.misreport: dict[str, float] = {}  # position/velocity/torque replies carry instead of the model's
         self.frames = 0  # frames received
         self._time: float | None = None
 
@@ -104,7 +104,8 @@ class MitMotor:
     def reply(self) -> bytes:
         """The reply data of the present state (with the ``corrupt``/``misreport`` faults)."""
         temperature = self.temperature if self.reply_length == 8 else None
-        state = {"position": self.position, "velocity": self.velocity, "torque": self.torque, **self.misreport}
+        state = {"position": self.position, "velocity": self.velocity, "torque": self.torque,
+                 **self.misreport}
         reply = pack_reply(self.can_id, state["position"], state["velocity"], state["torque"], self.ranges,
                            temperature, self.error_code)
         return reply[:5] if self.corrupt else reply
