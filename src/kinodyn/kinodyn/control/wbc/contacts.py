@@ -68,6 +68,7 @@ class PointContact:
     f_max: float = DEFAULT_MAX_NORMAL_FORCE
     name: str = ""
     dim: int = field(default=3, init=False)
+    moving_cone = False  # D of force_inequalities is fixed in world axes
 
     def __post_init__(self) -> None:
         self.name = self.name or self.frame
@@ -87,9 +88,18 @@ class PointContact:
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(self.normal @ f)
 
+    @property
+    def cone_rows(self) -> int:
+        """Rows of ``force_inequalities``: the facets, then the normal force."""
+        return self.facets + 1
+
+    def cone(self, ev: Evaluation) -> np.ndarray:
+        """``D`` of ``force_inequalities`` (constant: ``moving_cone`` is False)."""
+        return self._D
+
     def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid and the normal force in
-        ``[min(f_min, f_upper), f_upper]``."""
+        """``(D, lower, upper)`` with ``lower <= D f <= upper``: the pyramid (``D f <= 0``) and the normal
+        force in ``[min(f_min, f_upper), f_upper]`` (the last row)."""
         lower, upper = self._lower.copy(), self._upper.copy()
         lower[-1], upper[-1] = min(self.f_min, f_upper), f_upper
         return self._D, lower, upper
@@ -107,6 +117,7 @@ class SurfaceContact:
     f_max: float = DEFAULT_MAX_NORMAL_FORCE
     name: str = ""
     dim: int = field(default=6, init=False)
+    moving_cone = True  # D of force_inequalities turns with the sole
 
     def __post_init__(self) -> None:
         self.name = self.name or self.frame
@@ -124,17 +135,25 @@ class SurfaceContact:
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(ev.placement(self.frame)[:3, 2] @ f[:3])
 
-    def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D, lower, upper)`` on the world wrench: the sole-frame wrench cone and the normal force in
-        ``[min(f_min, f_upper), f_upper]``."""
+    @property
+    def cone_rows(self) -> int:
+        """Rows of ``force_inequalities``: the wrench cone, then the normal force."""
+        return self._local_cone.shape[0] + 1
+
+    def cone(self, ev: Evaluation) -> np.ndarray:
+        """``D`` of ``force_inequalities``: the sole-frame rows on the world wrench."""
         C = ev.placement(self.frame)[:3, :3]
         to_local = np.zeros((6, 6))
         to_local[:3, :3] = to_local[3:, 3:] = C.T
-        D = np.vstack([self._local_cone, np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])]) @ to_local
+        return np.vstack([self._local_cone, np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])]) @ to_local
+
+    def force_inequalities(self, ev: Evaluation, f_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, lower, upper)`` on the world wrench: the sole-frame wrench cone (``D w <= 0``) and the normal
+        force in ``[min(f_min, f_upper), f_upper]`` (the last row)."""
         rows = self._local_cone.shape[0]
         lower = np.concatenate([np.full(rows, -np.inf), [min(self.f_min, f_upper)]])
         upper = np.concatenate([np.zeros(rows), [f_upper]])
-        return D, lower, upper
+        return self.cone(ev), lower, upper
 
 
 def _wrench_cone(mu: float, X: float, Y: float) -> np.ndarray:

@@ -30,7 +30,7 @@ regularisation, row weights down to 1e-11, degenerate active sets) infeasible al
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,16 +38,15 @@ import numpy as np
 
 from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
+from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
-from kinodyn.control.wbc.tasks.base import MotionTask, Task
+from kinodyn.control.wbc.tasks.base import Task
 from kinodyn.model import Model
 
 MODES = ("weighted", "hierarchical")
 DEFAULT_REGULARIZATION = 1e-10
-RANK_TOLERANCE = 1e-9  # relative to the largest singular value
-EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
 RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below this is released
 
 
@@ -121,13 +120,7 @@ class WholeBodyController:
         self.regularization = float(regularization)
         self.limits = limits if limits is not None else JointLimits.from_model(model)
         self._torque_limited = np.flatnonzero(np.isfinite(self.limits.effort))
-        self._torque_limit = self.limits.effort[self._torque_limited]
         self._first_v = 6 if model.floating_base else 0
-        # rows of M, h and J_c^T of the torque-limited joints: a slice when they are all (views, no copies)
-        self._torque_rows: slice | np.ndarray = self._first_v + self._torque_limited
-        if self._torque_limited.size == model.nv - self._first_v:
-            self._torque_rows = slice(self._first_v, model.nv)
-        self._joint_rows = np.arange(model.nv - self._first_v)
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -140,11 +133,11 @@ class WholeBodyController:
         self._warm: dict[int, QPResult] = {}
         self._first_q = 7 if model.floating_base else 0
         self._contacts: dict[str, _ContactState] = {}
+        self._assemblies: dict[tuple[str, ...], Assembly] = {}  # per set of active contacts (made once)
+        self._evaluator: Evaluator | None = None
         for contact in contacts:
             self.add_contact(contact)
         self._tasks: list[tuple[int, Task]] = []
-        self._evaluator: Evaluator | None = None
-        self._layouts: dict[tuple[str, ...], VariableLayout] = {}
         self._ridges: dict[tuple[int, float], np.ndarray] = {}  # eps I per size of z
         self._t: float | None = None
 
@@ -155,7 +148,7 @@ class WholeBodyController:
             raise ValueError(f"contact {contact.name!r} already exists")
         self.model.frame_id(contact.frame)  # KeyError naming close frames
         self._contacts[contact.name] = _ContactState(contact, active, 1.0 if active else 0.0)
-        self._evaluator = None
+        self._reconfigured()
 
     def replace_contact(self, contact: Contact) -> None:
         """Swap the contact named ``contact.name`` for ``contact`` (another friction coefficient or force
@@ -169,6 +162,7 @@ class WholeBodyController:
                              f"{state.contact.dim} force entries; a replacement must be too, got "
                              f"{contact.frame!r} and {contact.dim}")
         state.contact = contact
+        self._assemblies.clear()
 
     def add_task(self, task: Task, level: int = 1) -> None:
         """Add ``task`` at priority ``level`` (>= 1, smaller is higher; ignored in weighted mode)."""
@@ -177,13 +171,14 @@ class WholeBodyController:
         if any(t.name == task.name for _, t in self._tasks):
             raise ValueError(f"a task named {task.name!r} already exists")
         self._tasks.append((level, task))
-        self._evaluator = None
+        self._reconfigured()
 
     def remove_task(self, name: str) -> None:
         kept = [(lv, t) for lv, t in self._tasks if t.name != name]
         if len(kept) == len(self._tasks):
             raise KeyError(f"no task {name!r}; tasks: {[t.name for _, t in self._tasks]}")
         self._tasks = kept
+        self._assemblies.clear()
 
     def task(self, name: str) -> Task:
         for _, t in self._tasks:
@@ -216,35 +211,48 @@ class WholeBodyController:
         """Contacts holding a constraint this tick: in stance, or ramping down towards swing."""
         return tuple(n for n, s in self._contacts.items() if s.target or s.scale > 0.0)
 
+    def _reconfigured(self) -> None:
+        """Contacts or tasks changed: a new evaluator (its frames) and new assemblies (their rows)."""
+        self._evaluator = None
+        self._assemblies.clear()
+
     # ----- one tick ----------------------------------------------------------------------------------------
 
     def update(self, q: Any, v: Any, t: float | None = None) -> WBCResult:
         """Solve the tick at ``(q, v)``; ``t`` [s] advances the contact ramps (``None``: no ramp progress)."""
         self._advance_ramps(t)
         ev = self._evaluation(q, v)
-        layout = self._layout()
-        Jc, contact_rhs = self._contact_jacobians(ev, layout)
-        E, e = self._equalities(ev, layout, Jc, contact_rhs)
-        C, lower, upper = self._inequalities(ev, layout, Jc)
-        x, Z = self._eliminate(E, e)
+        asm = self._assembly()
+        layout = asm.layout
+        for k, name in enumerate(layout.contact_names):
+            state = self._contacts[name]
+            f_upper = state.upper_normal_force()
+            asm.normal_bounds[k] = min(state.contact.f_min, f_upper), f_upper
+        asm.fill(ev, self._first_q)
+        x, Z = asm.eliminate()
         if x is None:
             return self._failure(ev, "infeasible", "the equations of motion and the contact constraints have "
                                  "no common solution; check for contacts on immobile or duplicated frames")
+        C, lower, upper = asm.C, asm.lower, asm.upper
         levels = self._levels()
         solved = 0
         self._notes.clear()
         for k, tasks in enumerate(levels):
-            A, b = self._stack(tasks, ev, layout)
-            AZ = A @ Z
-            CZ, Cx = C @ Z, C @ x
-            low, high = lower - Cx, upper - Cx
+            A, b = self._stack(tasks, ev, layout, asm.buffer, k)
+            m, nz = A.shape[0], Z.shape[1]
+            AZ = np.matmul(A, Z, out=asm.buffer("AZ", (m, nz)))
+            CZ, Cx = np.matmul(C, Z, out=asm.buffer("CZ", (C.shape[0], nz))), np.matmul(C, x, out=asm.buffer(
+                "Cx", (C.shape[0],)))
+            low = np.subtract(lower, Cx, out=asm.buffer("low", lower.shape))
+            high = np.subtract(upper, Cx, out=asm.buffer("high", upper.shape))
             if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
                 # sit past a bound by the solver's tolerance); drop the rows z cannot change
                 low, high = np.minimum(low, 0.0), np.maximum(high, 0.0)
                 row_size = np.abs(CZ).max(axis=1)
                 movable = row_size > RANK_TOLERANCE * max(1.0, float(row_size.max(initial=0.0)))
                 CZ, low, high = CZ[movable], low[movable], high[movable]
-            result = self._solve_level(k, AZ, b - A @ x, CZ, low, high)
+            r = np.subtract(b, np.matmul(A, x, out=asm.buffer("Ax", (m,))), out=asm.buffer("r", (m,)))
+            result = self._solve_level(k, AZ, r, CZ, low, high, asm)
             if result.status is not QPStatus.SOLVED:
                 failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
                           f"{result.status.value!r}")
@@ -253,7 +261,7 @@ class WholeBodyController:
                                          "cones, force bounds, torque and joint limits)")
                 # The levels above are solved and x meets every hard constraint: answer with them, and say so.
                 note = f"levels 1-{k} solved; {failed}: lower levels left unsolved"
-                return self._success(ev, layout, x, solved, Jc, contact_rhs, note)
+                return self._success(ev, asm, x, solved, note)
             x = x + Z @ result.x
             solved += 1
             if k + 1 < len(levels):
@@ -263,7 +271,7 @@ class WholeBodyController:
         for tasks in levels[solved:]:  # levels left without freedom: refresh their errors for reporting
             for task in tasks:
                 task.rows(ev, layout)
-        return self._success(ev, layout, x, solved, Jc, contact_rhs, "; ".join(["solved", *self._notes]))
+        return self._success(ev, asm, x, solved, "; ".join(["solved", *self._notes]))
 
     # ----- pieces -----------------------------------------------------------------------------------------
 
@@ -286,93 +294,21 @@ class WholeBodyController:
             self._evaluator = Evaluator(self.model, frames)
         return self._evaluator.evaluate(q, v)
 
-    def _layout(self) -> VariableLayout:
+    def _assembly(self) -> Assembly:
+        """The rows of this tick's set of active contacts (made on its first tick)."""
         names = self.active_contacts()
-        layout = self._layouts.get(names)
-        if layout is None:
-            dims = [(n, self._contacts[n].contact.dim) for n in names]
+        asm = self._assemblies.get(names)
+        if asm is None:
+            assert self._evaluator is not None  # (_evaluation made it)
+            contacts = [self._contacts[n].contact for n in names]
             n_tau = self.model.nv - self._first_v
-            layout = VariableLayout.build(self.model.nv, dims, n_tau, self.torque_variables)
-            self._layouts[names] = layout
-        return layout
-
-    def _contact_jacobians(self, ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
-        """Stacked ``J_c`` of the active contacts (in layout order) and ``-Jdot_c v``."""
-        rows = [self._contacts[n].contact.motion_rows(ev) for n in layout.contact_names]
-        if not rows:
-            return np.zeros((0, self.model.nv)), np.zeros(0)
-        return np.vstack([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
-
-    def _equalities(self, ev: Evaluation, layout: VariableLayout, Jc: np.ndarray,
-                    contact_rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        nv, fv = self.model.nv, self._first_v
-        dyn_rows = nv if self.torque_variables else fv
-        E = np.zeros((dyn_rows + Jc.shape[0], layout.size))
-        e = np.empty(E.shape[0])
-        E[:dyn_rows, layout.qdd] = ev.mass_matrix[:dyn_rows]
-        E[:dyn_rows, layout.forces] = -Jc.T[:dyn_rows]
-        e[:dyn_rows] = -ev.nonlinear_effects[:dyn_rows]
-        if self.torque_variables:
-            E[fv:nv, layout.tau] = -np.eye(nv - fv)
-        E[dyn_rows:, layout.qdd] = Jc
-        e[dyn_rows:] = contact_rhs
-        return E, e
-
-    def _inequalities(self, ev: Evaluation, layout: VariableLayout,
-                      Jc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``l <= C x <= u``: contact force cones and bounds, torque limits, joint acceleration bounds."""
-        fv, nv = self._first_v, self.model.nv
-        cones = []
-        for name in layout.contact_names:
-            state = self._contacts[name]
-            bounds = state.contact.force_inequalities(ev, state.upper_normal_force())
-            cones.append((layout.force(name), *bounds))
-        limited = self._torque_limited
-        n_cone = sum(D.shape[0] for _, D, _, _ in cones)
-        n_rows = n_cone + limited.size + nv - fv
-        C = np.zeros((n_rows, layout.size))
-        lower, upper = np.empty(n_rows), np.empty(n_rows)
-        row = 0
-        for cols, D, lo, hi in cones:
-            end = row + D.shape[0]
-            C[row:end, cols] = D
-            lower[row:end], upper[row:end] = lo, hi
-            row = end
-        effort = self._torque_limit
-        end = row + limited.size
-        if self.torque_variables:
-            C[row + np.arange(limited.size), layout.tau.start + limited] = 1.0
-            lower[row:end], upper[row:end] = -effort, effort
-        else:  # tau = (M qdd + h - J_c^T f)[actuated]
-            rows = self._torque_rows
-            C[row:end, layout.qdd] = ev.mass_matrix[rows]
-            C[row:end, layout.forces] = -Jc.T[rows]
-            bias = ev.nonlinear_effects[rows]
-            lower[row:end], upper[row:end] = -effort - bias, effort - bias
-        row = end
-        C[row + self._joint_rows, fv + self._joint_rows] = 1.0
-        lower[row:], upper[row:] = self.limits.acceleration_bounds(ev.q[self._first_q:], ev.v[fv:])
-        return C, lower, upper
-
-    @staticmethod
-    def _eliminate(E: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-        """Minimum-norm solution of ``E x = e`` and an orthonormal null-space basis; ``(None, _)`` when the
-        rows are inconsistent. Full row rank (the usual case): QR of ``E^T``; otherwise the SVD."""
-        m, n = E.shape
-        if m == 0:
-            return np.zeros(n), np.eye(n)
-        Q, R = np.linalg.qr(E.T, mode="complete")
-        diagonal = np.abs(R.diagonal())
-        if diagonal.min() > RANK_TOLERANCE * max(diagonal.max(), 1.0):
-            x, Z = Q[:, :m] @ np.linalg.solve(R[:m].T, e), Q[:, m:]
-        else:
-            U, s, Vt = np.linalg.svd(E)
-            rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
-            x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
-        scale = 1.0 + np.abs(e).max()
-        if np.abs(E @ x - e).max() > EQUALITY_TOLERANCE * scale:
-            return None, Z
-        return x, Z
+            layout = VariableLayout.build(self.model.nv, [(c.name, c.dim) for c in contacts], n_tau,
+                                          self.torque_variables)
+            frames = [self._evaluator.frames.index(self.model.frame_names[self.model.frame_id(c.frame)])
+                      for c in contacts]
+            asm = self._assemblies[names] = Assembly(layout, contacts, frames, self.limits,
+                                                     self._torque_limited, self._first_v)
+        return asm
 
     def _levels(self) -> list[list[Task]]:
         if self.mode == "weighted" or not self._tasks:
@@ -381,45 +317,34 @@ class WholeBodyController:
         return [[t for lv, t in self._tasks if lv == number] for number in numbers]
 
     @staticmethod
-    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout) -> tuple[np.ndarray, np.ndarray]:
-        """The level's rows scaled by the square roots of the task weights, written into one matrix (a
-        motion task's ``J`` into the ``qdd`` columns only). A motion task weighted 0 (a swing task while its
-        foot is in stance) keeps its rows, zero, and only updates its error: the QP's shape stays."""
-        blocks: list[tuple[np.ndarray | None, np.ndarray, np.ndarray]] = []
-        for task in tasks:
-            if isinstance(task, MotionTask):
-                if not task.weight.any():
-                    task.update_error(ev)
-                    blocks.append((None, np.zeros(task.dim), task.weight))
-                    continue
-                J, b = task.qdd_rows(ev)
-            else:
-                rows = task.rows(ev, layout)
-                J, b = rows.A, rows.b
-                if b.size == 0:  # e.g. a force task on a contact in swing
-                    continue
-            blocks.append((J, b, np.sqrt(task.weight)))
-        m = sum(b.size for _, b, _ in blocks)
-        A, rhs = np.zeros((m, layout.size)), np.empty(m)
+    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout,
+               buffer: Callable[[str, tuple[int, ...]], np.ndarray] | None = None,
+               level: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The level's rows scaled by the square roots of the task weights, written into one matrix (each
+        task's ``write_rows``; ``buffer(name, shape)``: where, None for new arrays). A motion task weighted 0
+        (a swing task while its foot is in stance) keeps its rows, zero: the QP's shape stays."""
+        counts = [task.row_count(layout) for task in tasks]
+        m = sum(counts)
+        if buffer is None:
+            A, rhs = np.zeros((m, layout.size)), np.zeros(m)
+        else:
+            A, rhs = buffer(f"A{level}", (m, layout.size)), buffer(f"b{level}", (m,))
+            A.fill(0.0)
         row = 0
-        for rows_J, b, scale in blocks:
-            end = row + b.size
-            if rows_J is None:  # weighted 0: A's rows stay zero
-                rhs[row:end] = 0.0
-            else:
-                np.multiply(rows_J, scale[:, None], out=A[row:end, :rows_J.shape[1]])
-                np.multiply(b, scale, out=rhs[row:end])
+        for task, count in zip(tasks, counts, strict=True):
+            end = row + count
+            task.write_rows(ev, layout, A[row:end], rhs[row:end])
             row = end
         return A, rhs
 
     def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
-                     hi: np.ndarray) -> QPResult:
+                     hi: np.ndarray, asm: Assembly) -> QPResult:
         nz = AZ.shape[1]
         ridge = self._ridges.get((nz, self.regularization))
         if ridge is None:
             ridge = self._ridges[(nz, self.regularization)] = self.regularization * np.eye(nz)
-        H = AZ.T @ AZ + ridge
-        g = -AZ.T @ r
+        H = np.add(np.matmul(AZ.T, AZ, out=asm.buffer("H", (nz, nz))), ridge, out=asm.buffer("H", (nz, nz)))
+        g = np.negative(np.matmul(AZ.T, r, out=asm.buffer("g", (nz,))), out=asm.buffer("g", (nz,)))
         solver = self._solvers.get(k)
         if solver is None:
             solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)
@@ -445,15 +370,15 @@ class WholeBodyController:
     def _task_errors(self) -> dict[str, np.ndarray]:
         return {t.name: t.error.copy() for _, t in self._tasks}
 
-    def _success(self, ev: Evaluation, layout: VariableLayout, x: np.ndarray, levels: int, Jc: np.ndarray,
-                 contact_rhs: np.ndarray, message: str = "solved") -> WBCResult:
-        fv = self._first_v
+    def _success(self, ev: Evaluation, asm: Assembly, x: np.ndarray, levels: int,
+                 message: str = "solved") -> WBCResult:
+        fv, layout, Jc = self._first_v, asm.layout, asm.Jc
         qdd = x[layout.qdd]
         generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - Jc.T @ x[layout.forces]
         tau = x[layout.tau] if self.torque_variables else generalized[fv:]
         residual = generalized.copy()
         residual[fv:] -= tau
-        contact_acc = Jc @ qdd - contact_rhs
+        contact_acc = Jc @ qdd - asm.contact_rhs
         if not (np.isfinite(tau).all() and np.isfinite(x).all()):
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
         effort = self.limits.effort

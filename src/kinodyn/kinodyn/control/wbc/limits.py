@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from kinodyn.model import Model
 
@@ -66,14 +67,26 @@ class JointLimits:
     def acceleration_bounds(self, q_joints: np.ndarray,
                             v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
-        h = self.horizon
-        velocity = (self._velocity_sides - v_joints) / h  # rows: lower, upper side
-        position = 2.0 * (self._position_sides - q_joints - v_joints * h) / h**2
-        lo = np.maximum(np.minimum(velocity[0], 0.0), position[0])  # (past the limit: not faster, module doc)
-        hi = np.minimum(np.maximum(velocity[1], 0.0), position[1])
-        crossed = lo > hi
-        if crossed.any():  # past a limit: the one acceleration that turns the joint back hardest (the tighter
-            lo = np.where(crossed, np.where(hi < 0.0, hi, lo), lo)  # bound wins)
-            hi = np.where(crossed, lo, hi)
-        a = self.max_acceleration
-        return np.minimum(np.maximum(lo, -a), a), np.minimum(np.maximum(hi, -a), a)
+        lower, upper = np.empty(self.effort.size), np.empty(self.effort.size)
+        acceleration_bounds(self._position_sides, self._velocity_sides, np.asarray(q_joints, dtype=float),
+                            np.asarray(v_joints, dtype=float), self.horizon, self.horizon**2,
+                            self.max_acceleration, lower, upper)
+        return lower, upper
+
+
+@njit(cache=True)
+def acceleration_bounds(position_sides: np.ndarray, velocity_sides: np.ndarray, q: np.ndarray, v: np.ndarray,
+                        h: float, h2: float, a: float, lower: np.ndarray, upper: np.ndarray) -> None:
+    """``JointLimits.acceleration_bounds`` into ``lower``, ``upper`` (the module doc's rule, joint by joint;
+    ``h2 = h**2``): the velocity bounds ``(v_limit - v) / h`` kept from pushing a joint already too fast
+    further, intersected with the position bounds ``2 (q_limit - q - v h) / h^2``; past a limit, the tighter
+    bound on both sides; capped at ``+-a``."""
+    for j in range(q.size):
+        step = v[j] * h
+        lo = max(min((velocity_sides[0, j] - v[j]) / h, 0.0), 2.0 * (position_sides[0, j] - q[j] - step) / h2)
+        hi = min(max((velocity_sides[1, j] - v[j]) / h, 0.0), 2.0 * (position_sides[1, j] - q[j] - step) / h2)
+        if lo > hi:  # past a limit: the acceleration that turns the joint back hardest (the tighter one wins)
+            lo = hi if hi < 0.0 else lo
+            hi = lo
+        lower[j] = min(max(lo, -a), a)
+        upper[j] = min(max(hi, -a), a)

@@ -43,6 +43,21 @@ class Task(ABC):
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         """The task's rows at this evaluation; also updates ``self.error``."""
 
+    def row_count(self, layout: VariableLayout) -> int:
+        """How many rows ``rows`` gives with ``layout``."""
+        return self.dim
+
+    def write_rows(self, ev: Evaluation, layout: VariableLayout, A: np.ndarray, b: np.ndarray) -> None:
+        """``rows`` scaled by ``sqrt(weight)`` into ``A`` (``row_count`` x ``layout.size``, zero on entry)
+        and ``b``: the controller's stacked matrix."""
+        rows = self.rows(ev, layout)
+        if rows.A.shape != A.shape:
+            raise ValueError(f"task {self.name!r} gave rows of shape {rows.A.shape}, its row_count "
+                             f"{A.shape[0]} says {A.shape}: make row_count match rows")
+        scale = np.sqrt(self.weight)
+        np.multiply(rows.A, scale[:, None], out=A)
+        np.multiply(rows.b, scale, out=b)
+
 
 class MotionTask(Task):
     """A task on the accelerations only: ``A = [J, 0, 0]`` (Seed 000 (3.110))."""
@@ -55,6 +70,18 @@ class MotionTask(Task):
         """Only ``self.error`` at this evaluation: the controller's call for a task weighted 0, whose rows
         are zero (a task may compute it without the rows)."""
         self.qdd_rows(ev)
+
+    def write_rows(self, ev: Evaluation, layout: VariableLayout, A: np.ndarray, b: np.ndarray) -> None:
+        """``J sqrt(weight)`` into ``A``'s ``qdd`` columns, ``b sqrt(weight)``; weighted 0: zero rows (``A``
+        is zero on entry) and only ``update_error``."""
+        if not self.weight.any():
+            self.update_error(ev)
+            b[:] = 0.0
+            return
+        J, d = self.qdd_rows(ev)
+        scale = np.sqrt(self.weight)
+        np.multiply(J, scale[:, None], out=A[:, :J.shape[1]])
+        np.multiply(d, scale, out=b)
 
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         J, b = self.qdd_rows(ev)

@@ -28,19 +28,35 @@ class ContactForceTask(Task):
             raise ValueError(f"contact force task dim must be 3 (point) or 6 (surface), got {dim!r}")
         self.contact = str(contact)
         super().__init__(name if name is not None else f"{self.contact}_force", dim, weight)
+        self._diagonal = np.arange(dim)
         self.set_reference(f_ref)
 
     def set_reference(self, f_ref: Any = None) -> None:
         """Target force (world axes, on the robot); ``None``: zero, pure regularisation."""
         self.f_ref = optional_vector(f_ref, self.dim, f"task {self.name!r} reference force")
 
-    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
-        if self.contact not in layout.contact_names:
-            return TaskRows(np.zeros((0, layout.size)), np.zeros(0))
+    def row_count(self, layout: VariableLayout) -> int:
+        return self.dim if self.contact in layout.contact_names else 0
+
+    def _columns(self, layout: VariableLayout) -> slice:
         cols = layout.force(self.contact)
         if cols.stop - cols.start != self.dim:
             raise ValueError(f"task {self.name!r} has dim {self.dim} but contact {self.contact!r} has "
                              f"{cols.stop - cols.start} force entries in the layout; build it with that dim")
+        return cols
+
+    def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
+        if self.contact not in layout.contact_names:
+            return TaskRows(np.zeros((0, layout.size)), np.zeros(0))
         A = np.zeros((self.dim, layout.size))
-        A[:, cols] = np.eye(self.dim)
+        A[:, self._columns(layout)] = np.eye(self.dim)
         return TaskRows(A, self.f_ref.copy())
+
+    def write_rows(self, ev: Evaluation, layout: VariableLayout, A: np.ndarray, b: np.ndarray) -> None:
+        """``diag(sqrt(weight))`` on the contact's force columns, ``f_ref sqrt(weight)``; no rows when the
+        contact is not in ``layout``."""
+        if b.size:
+            cols = self._columns(layout)
+            scale = np.sqrt(self.weight)
+            A[self._diagonal, cols.start + self._diagonal] = scale
+            np.multiply(self.f_ref, scale, out=b)
