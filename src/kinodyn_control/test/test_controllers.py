@@ -247,6 +247,21 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -
     assert h.command("j1/effort") == 4.0  # a new command re-arms it
 
 
+def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness) -> None:
+    """Outside lockstep a command stamped 10 s ahead is taken, and the watchdog trips watchdog_timeout after
+    it arrived (its stamp would have kept it in force for 10 s)."""
+    h = two_joint_arm(param("calculate_dynamics", "false"))
+    h.start("pd", PD, {"joints": list(JOINTS), "watchdog_timeout": 0.01, "safe_kd": 2.0})
+    ahead = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0], 10 * 10**9)
+    send(h, "pd", ahead, 0.0)
+    efforts = []
+    for k in range(8):
+        h.manager.cycle(k * DT, DT)
+        efforts.append(h.command("j1/effort"))
+    assert efforts[:6] == [4.0] * 6 and efforts[6:] == [0.0, 0.0]  # tripped at 12 ms: zero_effort, joint still
+    assert [m for m in h.messages("warning") if "no command for 0.0120 s" in m]
+
+
 def test_watchdog_counts_whole_nanoseconds() -> None:
     """50 cycles of 2 ms are exactly a 0.1 s timeout wherever the silence starts: no trip one cycle early."""
     params = {name: spec.default for name, spec in WATCHDOG_PARAMETERS.items()}
