@@ -258,7 +258,7 @@ def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness) -> None:
     for k in range(8):
         h.manager.cycle(k * DT, DT)
         efforts.append(h.command("j1/effort"))
-    assert efforts[:6] == [4.0] * 6 and efforts[6:] == [0.0, 0.0]  # tripped at 12 ms: zero_effort, joint still
+    assert efforts[:6] == [4.0] * 6 and efforts[6:] == [0.0, 0.0]  # tripped at 12 ms (zero_effort, at rest)
     assert [m for m in h.messages("warning") if "no command for 0.0120 s" in m]
 
 
