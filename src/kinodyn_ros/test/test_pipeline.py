@@ -452,3 +452,145 @@ def test_every_contact_source_tracks_a_trot_from_a_bag(trot_bag, source: str, fi
     values = pipeline.health()[2]
     assert values["estimator_updates"] > 1500  # every joint state after initialisation updated the filter
     assert ("contacts_messages" in values) == (source != "detection")  # detection reads no contacts topic
+
+
+# stamps against the clock, IMU alone, missing IMU samples ---------------------------------------------------
+
+def timed(messages) -> list[tuple[str, Any, int]]:
+    """``(topic, message, clock)``: each message received when the node's clock reads its stamp."""
+    return [(topic, msg, stamps([msg])[0]) for topic, msg in messages]
+
+
+def feed_clocked(pipeline: EstimatorPipeline, messages: list[tuple[str, Any, int]]) -> list[Output]:
+    take = {
+        "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
+    }
+    outputs: list[Output] = []
+    for topic, msg, clock_ns in messages:
+        take[topic](msg, clock_ns=clock_ns)
+        outputs.extend(pipeline.drain())
+    return outputs + pipeline.flush()
+
+
+def diagnostic_values(outputs: list[Output]) -> list[dict[str, str]]:
+    return [{kv.key: kv.value for kv in d.status[0].values} for d in of_kind(outputs, "diagnostics")]
+
+
+def shifted(msg: Any, seconds: float) -> Any:
+    """A copy of ``msg`` stamped ``seconds`` later."""
+    copy = type(msg)()
+    for name in msg.get_fields_and_field_types():
+        setattr(copy, name, getattr(msg, name))
+    copy.header = type(msg.header)(frame_id=msg.header.frame_id)
+    copy.header.stamp = stream.stamp(stamps([msg])[0] + round(seconds * 1e9))
+    return copy
+
+
+@pytest.mark.parametrize("topic", ["imu/data", "joint_states"])
+def test_a_message_stamped_ahead_is_refused_with_one_line_and_the_others_go_on(model, topic: str) -> None:
+    """One message stamped 10 s ahead of the clock (max_stamp_lead 0.5 s) among 2 s of standing: refused
+    with one line naming topic, stamp and clock; every other message gives what it gives without it (no
+    topic taken for silent, no IMU message held back until the clock reaches the bad stamp)."""
+    messages = timed(stream.standing(model, 800))
+    index = [i for i, (t, _, _) in enumerate(messages) if t == topic][520]  # 101.3 s, initialised
+    reference = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), Logger()),
+                             messages[:index] + messages[index + 1:])
+    bad_topic, msg, clock_ns = messages[index]
+    messages[index] = (bad_topic, shifted(msg, 10.0), clock_ns)
+    log = Logger()
+    outputs = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), messages)
+    warnings = [line for level, line in log.lines if level != "info"]
+    assert warnings[0] == (
+        f"refusing {topic} message stamped 111.300000000 s: the node's clock reads 101.300000000 s, the "
+        "stamp is 10.000 s ahead of it (more than max_stamp_lead 0.5 s): a sensor clock running ahead, or a "
+        "bad stamp"
+    )
+    missing = ["imu/data: 1 IMU samples missing over the last 0.5 s of stamps, 199 received (0.5 % lost at "
+               "the nominal 400 Hz)"] if topic == "imu/data" else []  # the refused sample is missing
+    assert [line.split(": a sensor dropout")[0] for line in warnings[1:]] == missing
+    assert of_kind(outputs, "odometry") == of_kind(reference, "odometry")
+    assert len(of_kind(outputs, "odometry")) > 500
+    values = diagnostic_values(outputs)
+    assert values[-1]["dropped_ahead"] == "1"
+    assert all(v["silent_streams"] == "" for v in values[1:])  # the first: before the others were heard
+    # without a clock the same message is taken: its stream then drops every later message as out of order
+    unbounded = run(model, [(t, m) for t, m, _ in messages], Logger())
+    assert len(of_kind(unbounded, "odometry")) < len(of_kind(outputs, "odometry"))
+
+
+def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model) -> None:
+    """Simulated-time stamps (100 s) on a node whose clock reads wall-clock epoch time (1.7e9 s), the
+    reverse, and a clock that has not started (0: use_sim_time before /clock): every message refused, one line
+    per topic and cause naming topic, stamp and clock, no topic called silent, nothing published."""
+    epoch = 1_700_000_000 * NS
+    for start, offset_ns, cause in [(stream.START_NS, epoch, "behind it"),
+                                    (epoch, stream.START_NS - epoch, "ahead of it"),
+                                    (stream.START_NS, None, "it has not started")]:
+        log = Logger()
+        clocked = [(t, m, 0 if offset_ns is None else c + offset_ns)
+                   for t, m, c in timed(stream.standing(model, 400, start))]
+        outputs = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), clocked)
+        assert not of_kind(outputs, "odometry") and not of_kind(outputs, "diagnostics")
+        lines = [line for level, line in log.lines if level == "warning"]
+        assert [line.split(" message stamped ")[0] for line in lines] == [
+            "refusing imu/data", "refusing contacts", "refusing joint_states"], lines
+        assert all(cause in line and "the node's clock reads" in line for line in lines), lines
+        if offset_ns is not None:
+            assert all("another clock domain" in line for line in lines), lines
+        assert not any("silent" in line for _, line in log.lines)
+
+
+NS = 1_000_000_000
+
+
+def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model) -> None:
+    """Standing 1.5 s, then 1.5 s with no foot in contact (the robot lifted): one warning line, diagnostics
+    imu_only with level warn, and the position covariance growing from the last foot's lift-off like
+    imu_only_acceleration_noise^2 s^4 / 4 on top of what the densities give (the same run without it)."""
+    messages = stream.standing(model, 1200)
+    for _, msg in messages:
+        if isinstance(msg, ContactStates) and stamps([msg])[0] >= stream.START_NS + 1.5e9:
+            msg.in_contact = [False] * 4
+    results = {}
+    for sigma in (0.2, 0.0):
+        log = Logger()
+        params = EstimatorParameters(imu_only_acceleration_noise=sigma)
+        outputs = feed_clocked(EstimatorPipeline(model, params, log), timed(messages))
+        results[sigma] = (log, outputs)
+    log, outputs = results[0.2]
+    imu_only = [line for level, line in log.lines if "running on the IMU alone" in line]
+    assert len(imu_only) == 1, log.lines
+    assert imu_only[0].startswith("running on the IMU alone since 101.500 s")
+    statuses = [d.status[0] for d in of_kind(outputs, "diagnostics")]
+    last = {kv.key: kv.value for kv in statuses[-1].values}
+    assert last["imu_only"] == "True" and statuses[-1].level == b"\x01"
+    assert statuses[-1].message.startswith("running on the IMU alone: no foot in contact since 101.500 s")
+    grown, plain = ({stamps([o])[0]: o.pose.covariance[0] for o in of_kind(results[s][1], "odometry")}
+                    for s in (0.2, 0.0))
+    for t_ns in (stream.START_NS + 2.5e9, stream.START_NS + 2.9975e9):
+        s = (t_ns - stream.START_NS - 1.5e9) / 1e9
+        assert grown[t_ns] - plain[t_ns] == pytest.approx(0.2**2 * s**4 / 4, rel=1e-6)
+
+
+def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(model) -> None:
+    """After 1.2 s at 400 Hz only every fifth IMU message arrives (a queue overflowing): the missing samples
+    are counted from the stamps against the rate of the first intervals, one warning line gives the share
+    lost, and the diagnostics carry the counts with level warn."""
+    messages = stream.standing(model, 1200)
+    imu = [i for i, (topic, _) in enumerate(messages) if topic == "imu/data"]
+    lost = {i for k, i in enumerate(imu) if k >= 480 and k % 5}
+    kept = [m for i, m in enumerate(messages) if i not in lost]
+    log = Logger()
+    outputs = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), timed(kept))
+    lines = [line for level, line in log.lines if level == "warning"]
+    assert len(lines) == 1 and "IMU samples missing" in lines[0], lines
+    # the first report: 101.0-101.5 s, the loss starting at 101.2 s (96 of 120 samples missing)
+    assert "96 IMU samples missing" in lines[0] and "qos_depth" in lines[0]
+    assert "104 received (48.0 % lost at the nominal 400 Hz)" in lines[0]
+    values = diagnostic_values(outputs)
+    last_stamp = stamps(of_kind(outputs, "diagnostics"))[-1]
+    expected = sum(1 for k in range(480, 1200) if k % 5 and stream.START_NS + k * stream.IMU_PERIOD_NS
+                   < last_stamp)
+    assert values[-1]["imu_samples_missing"] == str(expected) and values[-1]["imu_rate_nominal"] == "400.0"
+    assert values[-1]["imu_missing_percent"] == "80.0"
+    assert of_kind(outputs, "diagnostics")[-1].status[0].level == b"\x01"

@@ -36,8 +36,9 @@ def add_estimate_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    """`kinodyn estimate`: 0 when estimates were written, 1 when the filter produced none, 2 on bad input
-    (one error line)."""
+    """`kinodyn estimate`: 0 when estimates were written, 1 when the filter produced none or input messages
+    were refused for their stamps (ahead of their bag time, or of another clock domain: the estimates leave
+    them out), 2 on bad input (one error line)."""
     from kinodyn.sim.collision import collision_spheres
 
     from kinodyn_ros.bags.reader import BagError
@@ -58,5 +59,13 @@ def run_estimate(args: argparse.Namespace) -> int:
     print(offline.summary_text(result, args.output))
     if not result.estimates.t:
         print(f"kinodyn estimate: no estimate was produced ({result.status})", file=sys.stderr)
+        return 1
+    refused = {cause: result.counters.get(f"dropped_{cause}", 0) for cause in ("ahead", "clock")}
+    if any(refused.values()):
+        print(f"kinodyn estimate: error: {refused['ahead']} input message(s) stamped more than "
+              f"max_stamp_lead ahead of their bag time and {refused['clock']} of another clock domain were "
+              f"refused; the estimates in {args.output} leave them out (the lines above name topic, stamp "
+              "and bag time)",
+              file=sys.stderr)
         return 1
     return 0
