@@ -7,8 +7,9 @@ reach the disk:
 
 - schemas and channels are written outside chunks as soon as they are added, before any message of them;
 - messages gather in a chunk that is written (with its CRC and message indexes) and synced to the disk when it
-  holds ``chunk_size`` bytes or its first message is ``chunk_period`` seconds old (``flush_due`` closes it
-  when no further message comes), so a SIGKILL or a power cut loses at most that chunk;
+  holds ``chunk_size`` bytes or, given a ``chunk_period``, when its first message is that many seconds old
+  (``flush_due`` closes it when no further message comes), so a SIGKILL or a power cut loses at most that
+  chunk. Without a period (files written offline) the chunks, and so the bytes, depend on the messages alone;
 - a failed write (a full disk: any ``OSError``) cuts the file back to the last complete record and puts the
   storage in a failed state: ``write`` raises ``StorageError`` from then on, and ``close`` finishes the file
   (summary and footer) with what it holds; where even that does not fit, the file stays without its summary,
@@ -19,11 +20,11 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from zlib import crc32
 
 from rosbags.interfaces import Connection, MessageDefinitionFormat
@@ -32,8 +33,31 @@ from rosbags.rosbag2.enums import CompressionMode
 from kinodyn_ros.bags import mcap_format as fmt
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # bytes of message records per chunk
-DEFAULT_CHUNK_PERIOD = 1.0  # s (monotonic) from a chunk's first message to its write
+DEFAULT_CHUNK_PERIOD = 1.0  # s (monotonic) from a chunk's first message to its write, when recording
 LIBRARY = "kinodyn"
+
+
+_MESSAGE_RECORD = struct.Struct("<BQHIQQ")  # opcode, length, then the message head (channel, sequence, times)
+
+
+class _Chunk:
+    """The chunk being filled: its records, ``(channel id, log time, offset)`` per message, the monotonic time
+    of its first message and its log time range."""
+
+    __slots__ = ("end", "index", "opened", "records", "start")
+
+    def __init__(self) -> None:
+        self.records = bytearray()
+        self.index: list[tuple[int, int, int]] = []
+        self.opened = 0.0
+        self.start, self.end = 2**63 - 1, 0
+
+
+def check_limits(chunk_size: int, chunk_period: float | None) -> None:
+    """ValueError unless the chunk size is positive and the period (if given) positive and finite."""
+    if not chunk_size > 0 or chunk_period is not None and not 0 < chunk_period < float("inf"):
+        raise ValueError(f"chunk size {chunk_size} must be positive and chunk period {chunk_period} positive "
+                         "and finite")
 
 
 class StorageError(OSError):
@@ -49,14 +73,13 @@ class McapStorage:
     """One MCAP file of a bag directory (see the module docstring)."""
 
     def __init__(self, path: Path, compression: CompressionMode = CompressionMode.NONE, *, name: str | None = None,
-                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float = DEFAULT_CHUNK_PERIOD,
+                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if compression != CompressionMode.NONE:
             raise ValueError("kinodyn's MCAP storage writes uncompressed chunks")
-        if not (chunk_size > 0 and 0 < chunk_period < float("inf")):
-            raise ValueError(f"chunk size {chunk_size} and period {chunk_period} must be positive and finite")
+        check_limits(chunk_size, chunk_period)
         self.path = Path(path) / f"{name or Path(path).name}.mcap"
-        self.chunk_size, self.chunk_period, self._clock = int(chunk_size), float(chunk_period), clock
+        self.chunk_size, self.chunk_period, self._clock = int(chunk_size), chunk_period, clock
         self.error: OSError | None = None  # the first failed write
         self.finished = False  # summary and footer written
         self.lost = 0  # messages taken but not on disk because a write failed
@@ -93,22 +116,30 @@ class McapStorage:
     def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
         """Add one message (log time = publish time = ``timestamp``) to the open chunk; write the chunk when it
         is full or old enough."""
-        self._check()
+        if self.error is not None:
+            self._check()
         chunk = self._chunk
-        if not chunk["records"]:
-            chunk["opened"] = self._clock()
-        chunk["indexes"][connection.id].append((timestamp, len(chunk["records"])))
-        chunk["records"] += fmt.record(fmt.MESSAGE, fmt.MESSAGE_HEAD.pack(connection.id, 0, timestamp, timestamp)
-                                       + bytes(data))
-        chunk["start"], chunk["end"] = min(chunk["start"], timestamp), max(chunk["end"], timestamp)
-        chunk["counts"][connection.id] += 1
-        if len(chunk["records"]) >= self.chunk_size or self._clock() - chunk["opened"] >= self.chunk_period:
+        records = chunk.records
+        period = self.chunk_period
+        now = self._clock() if period is not None else 0.0
+        if not records:
+            chunk.opened = now
+        chunk.index.append((connection.id, timestamp, len(records)))
+        records += _MESSAGE_RECORD.pack(fmt.MESSAGE, fmt.MESSAGE_HEAD.size + len(data), connection.id, 0,
+                                        timestamp, timestamp)
+        records += data
+        if timestamp < chunk.start:
+            chunk.start = timestamp
+        if timestamp > chunk.end:
+            chunk.end = timestamp
+        if len(records) >= self.chunk_size or period is not None and now - chunk.opened >= period:
             self._close_chunk()
 
     def flush_due(self) -> None:
         """Write the open chunk if its first message is ``chunk_period`` old (call it regularly)."""
-        if self._chunk["records"] and self.error is None \
-                and self._clock() - self._chunk["opened"] >= self.chunk_period:
+        period = self.chunk_period
+        if self._chunk.records and self.error is None and period is not None \
+                and self._clock() - self._chunk.opened >= period:
             self._close_chunk()
 
     def close(self, version: int, metadata: str) -> None:
@@ -135,8 +166,7 @@ class McapStorage:
     # ---------------------------------------------------------------- internals
 
     def _new_chunk(self) -> None:
-        self._chunk: dict[str, Any] = {"records": bytearray(), "indexes": defaultdict(list), "opened": 0.0,
-                                       "start": 2**63 - 1, "end": 0, "counts": Counter()}
+        self._chunk = _Chunk()
 
     def _check(self) -> None:
         if self.error is not None:
@@ -145,7 +175,7 @@ class McapStorage:
     def _write_definition(self, data: bytes, kept: list[bytes]) -> None:
         """A schema or channel record after the messages so far (the open chunk is written first)."""
         self._check()
-        if self._chunk["records"]:
+        if self._chunk.records:
             self._close_chunk()
         self._commit(data)
         kept.append(data)
@@ -174,16 +204,20 @@ class McapStorage:
     def _close_chunk(self) -> None:
         """Write the open chunk (CRC of its records) and one message index per channel after it."""
         chunk = self._chunk
-        if not chunk["records"]:
+        if not chunk.records:
             return
         self._new_chunk()
-        records = bytes(chunk["records"])
-        content = fmt.CHUNK_HEAD.pack(chunk["start"], chunk["end"], len(records), crc32(records)) \
+        records = bytes(chunk.records)
+        content = fmt.CHUNK_HEAD.pack(chunk.start, chunk.end, len(records), crc32(records)) \
             + fmt.string("") + fmt.U64.pack(len(records)) + records
         chunk_record = fmt.record(fmt.CHUNK, content)
+        entries: dict[int, list[int]] = defaultdict(list)
+        for channel_id, t_ns, offset in chunk.index:
+            entries[channel_id] += (t_ns, offset)
+        counts = Counter({channel_id: len(flat) // 2 for channel_id, flat in entries.items()})
         indexes, offsets, position = [], [], self._end + len(chunk_record)
-        for channel_id, entries in sorted(chunk["indexes"].items()):
-            body = b"".join(fmt.U64.pack(t) + fmt.U64.pack(offset) for t, offset in entries)
+        for channel_id, flat in sorted(entries.items()):
+            body = struct.pack(f"<{len(flat)}Q", *flat)  # (log time, offset in the records) per message
             index = fmt.record(fmt.MESSAGE_INDEX, fmt.U16.pack(channel_id) + fmt.byte_array(body))
             offsets.append(fmt.U16.pack(channel_id) + fmt.U64.pack(position))
             indexes.append(index)
@@ -192,16 +226,16 @@ class McapStorage:
         try:
             self._commit(chunk_record + b"".join(indexes))
         except OSError:
-            self.lost += sum(chunk["counts"].values())
+            self.lost += len(chunk.index)
             raise
         offset_map = b"".join(offsets)
         self._chunk_indexes.append(fmt.record(fmt.CHUNK_INDEX, b"".join((
-            fmt.U64.pack(chunk["start"]), fmt.U64.pack(chunk["end"]), fmt.U64.pack(start),
+            fmt.U64.pack(chunk.start), fmt.U64.pack(chunk.end), fmt.U64.pack(start),
             fmt.U64.pack(len(chunk_record)), fmt.U32.pack(len(offset_map)), offset_map,
             fmt.U64.pack(position - start - len(chunk_record)), fmt.string(""),
             fmt.U64.pack(len(records)), fmt.U64.pack(len(records))))))
-        self.counts.update(chunk["counts"])
-        self.start_ns, self.end_ns = min(self.start_ns, chunk["start"]), max(self.end_ns, chunk["end"])
+        self.counts.update(counts)
+        self.start_ns, self.end_ns = min(self.start_ns, chunk.start), max(self.end_ns, chunk.end)
 
     def _summary(self, metadata: str) -> bytes:
         """rosbag2's metadata record, data end, the summary section (schemas, channels, chunk indexes, metadata

@@ -23,8 +23,6 @@ from kinodyn_ros.bags.mcap_reader import McapFile
 from kinodyn_ros.bags.mcap_storage import McapStorage
 from kinodyn_ros.bags.metadata import bag_metadata, write_metadata
 
-REWRITE_PERIOD = 1e9  # s: chunks of a rewritten file close by size only
-
 
 def _intact(path: Path, scanned: McapFile) -> bool:
     """Whether the file's summary checks out and counts what the scan found, with nothing cut or skipped."""
@@ -45,7 +43,7 @@ def _rewrite(bag: StorageBag, index: int, metadata_text: str) -> Path:
     if kept.exists():
         raise BagError(f"{kept} exists from an earlier reindex: move it away first")
     name = path.name.removesuffix(".mcap")
-    out = McapStorage(path.parent, name=f"{name}.reindexing", chunk_period=REWRITE_PERIOD)
+    out = McapStorage(path.parent, name=f"{name}.reindexing")
     try:
         known: set[str] = set()
         for channel_id, connection in sorted(connections.items()):

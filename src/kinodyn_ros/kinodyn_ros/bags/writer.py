@@ -2,9 +2,10 @@
 
 Each topic stores its message definition (ros2msg, dependencies included) and RIHS01 type hash from the
 installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `kinodyn bag play` read it.
-What is written reaches the disk within ``chunk_period`` seconds or ``chunk_size`` bytes (MCAP: a chunk with
-its CRC, ``kinodyn_ros.bags.mcap_storage``; sqlite3: a committed transaction); ``flush_due()`` writes what is
-due when no further message comes. A failed write (a full disk) leaves the bag closed with what it holds:
+What is written reaches the disk every ``chunk_size`` bytes and, given a ``chunk_period`` (`kinodyn bag
+record`), within that many seconds (MCAP: a chunk with its CRC, ``kinodyn_ros.bags.mcap_storage``; sqlite3: a
+committed transaction); ``flush_due()`` writes what is due when no further message comes. Without a period
+the file's bytes depend on the messages alone. A failed write (a full disk) leaves the bag closed with what it holds:
 ``error`` says why, and metadata.yaml counts what the file holds.
 
     with BagWriter("out", storage="mcap") as bag:
@@ -29,7 +30,7 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys.store import Typestore
 
 from kinodyn_ros.bags.cdr import ENCODERS
-from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE, McapStorage
+from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, check_limits
 from kinodyn_ros.bags.metadata import write_metadata
 from kinodyn_ros.bags.qos import PRESETS
 from kinodyn_ros.bags.typestore import installed_typestore
@@ -40,11 +41,11 @@ STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
 
 class Sqlite3Storage(Sqlite3Writer):
-    """rosbags' sqlite3 storage committing its transaction every ``chunk_period`` s or ``chunk_size`` bytes of
-    messages (rosbags' own commits only when the bag is closed, so a crash lost everything)."""
+    """rosbags' sqlite3 storage committing its transaction every ``chunk_size`` bytes of messages or
+    ``chunk_period`` s (rosbags' own commits only when the bag is closed, so a crash lost everything)."""
 
-    def __init__(self, path: Path, compression: CompressionMode, *, chunk_size: int, chunk_period: float,
-                 clock: Callable[[], float]) -> None:
+    def __init__(self, path: Path, compression: CompressionMode, *, chunk_size: int,
+                 chunk_period: float | None, clock: Callable[[], float]) -> None:
         super().__init__(path, compression)
         self._chunk_size, self._period, self._clock = chunk_size, chunk_period, clock
         self._opened: float | None = None
@@ -61,7 +62,8 @@ class Sqlite3Storage(Sqlite3Writer):
             self.flush_due()
 
     def flush_due(self) -> None:
-        if self._opened is not None and self._clock() - self._opened >= self._period:
+        if self._period is not None and self._opened is not None \
+                and self._clock() - self._opened >= self._period:
             self._commit()
 
     def _commit(self) -> None:
@@ -72,15 +74,15 @@ class Sqlite3Storage(Sqlite3Writer):
 class BagWriter:
     """A rosbag2 directory being written; `close()` (or leaving the `with` block) writes metadata.yaml.
 
-    ``chunk_size`` (bytes) and ``chunk_period`` (s of ``clock``, monotonic) bound what a crash can lose."""
+    ``chunk_size`` (bytes) and ``chunk_period`` (s of ``clock``, monotonic; None: by size only) bound what a
+    crash can lose."""
 
     def __init__(self, path: str | Path, storage: str = "mcap", typestore: Typestore | None = None, *,
-                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float = DEFAULT_CHUNK_PERIOD,
+                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if storage not in STORAGES:
             raise ValueError(f"storage '{storage}' is not one of {', '.join(STORAGES)}")
-        if not (chunk_size > 0 and 0 < chunk_period < float("inf")):
-            raise ValueError(f"chunk size {chunk_size} and period {chunk_period} must be positive and finite")
+        check_limits(chunk_size, chunk_period)
         self.path = Path(path)
         self.storage = storage
         self.typestore = typestore if typestore is not None else installed_typestore()
