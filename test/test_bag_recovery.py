@@ -14,19 +14,25 @@ import io
 import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
-from kinodyn_ros.bags import BagError, BagWriter, open_bag, read_messages
-from kinodyn_ros.bags import mcap_format, mcap_storage
+from kinodyn.estimation.synthetic import trotting_walk
+from kinodyn_ros.bags import BagError, BagWriter, mcap_format, mcap_storage, open_bag, read_messages
 from kinodyn_ros.bags.info import format_info
 from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
 from kinodyn_ros.bags.reindex import reindex
+from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
 from kinodyn_ros.launcher.cli import main as kinodyn
 from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.storage_mcap import McapReader
 from sensor_msgs.msg import Imu, JointState
+
+import kinodyn as kd
 
 START_NS = 1_700_000_000_000_000_000
 STEP_NS = 10_000_000
@@ -341,3 +347,47 @@ def test_a_full_disk_without_room_for_the_summary(tmp_path: Path, monkeypatch: p
     monkeypatch.undo()
     reindex(tmp_path / "bag", say=lambda line: None)
     assert rosbags_read(tmp_path / "bag") == expected
+
+
+# ---------------------------------------------------------------- the tools go on past a damaged chunk
+
+URDF = Path(__file__).resolve().parents[1] / "urdf" / "quadruped.urdf"
+
+
+def rechunked(source: Path, target: Path, chunk_size: int) -> None:
+    """``source`` written again with chunks of ``chunk_size`` bytes (same topics, types, QoS, hashes)."""
+    with open_bag(source) as reader, BagWriter(target, chunk_size=chunk_size) as writer:
+        for c in reader.connections:
+            writer.add_topic(c.topic, c.msgtype, qos=c.ext.offered_qos_profiles, type_hash=c.digest)
+        for c, t_ns, raw in reader.messages():
+            writer.write(c.topic, t_ns, raw)
+
+
+def test_estimate_and_report_go_on_past_a_corrupt_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """A synthetic trot whose third chunk has a flipped byte: `kinodyn estimate` and `kinodyn report` finish
+    (exit 0) with the chunk's messages skipped and named on stderr."""
+    model = kd.Model.from_urdf(URDF, floating_base=True)
+    standing = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2]
+    run = trotting_walk(model, "imu_link", ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"], duration=3.0,
+                        rate=200.0, standing_joints=np.array(standing))
+    write_synthetic_bag(run, tmp_path / "synthetic")
+    bag = tmp_path / "bag"
+    rechunked(tmp_path / "synthetic", bag, chunk_size=60_000)
+    layout = chunk_layout(bag / "bag.mcap")
+    assert len(layout) >= 5
+    data = bytearray((bag / "bag.mcap").read_bytes())
+    offset, length, _ = layout[2]
+    data[offset + length // 3] ^= 0x01
+    (bag / "bag.mcap").write_bytes(bytes(data))
+    result = subprocess.run([sys.executable, "-m", "kinodyn_ros.launcher.cli", "estimate", str(bag), "--urdf",
+                             str(URDF), "--output", str(tmp_path / "out"), "--quiet"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "fails its check" in line]
+    assert f"chunk at byte {offset}" in line and "/imu/data" in line
+    estimates = sum(1 for _ in read_messages(tmp_path / "out", ["/odometry/filtered"]))
+    imu_total = sum(1 for _ in read_messages(tmp_path / "synthetic", ["/imu/data"], report=lambda line: None))
+    assert 0 < estimates < imu_total
+    assert kinodyn(["report", str(bag), "--urdf", str(URDF), "--output", str(tmp_path / "r.html"), "--quiet"]) == 0
+    assert "fails its check" in capsys.readouterr().err and (tmp_path / "r.html").is_file()
