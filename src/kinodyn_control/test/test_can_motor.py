@@ -248,7 +248,7 @@ def running(rig: Rig, efforts: tuple[float, float] = (1.5, -2.5)) -> None:
                 {"joints": ["j1", "j2"], "interface_name": "effort", "watchdog_timeout": 10.0})
     rig.h.contexts["fwd"].subscriptions["/fwd/commands"](Float64MultiArray(data=list(efforts)))
     rig.cycles(3)
-    assert rig.h.command("j1/effort") == efforts[0] and not rig.h.messages("error")
+    assert rig.h.command("j1/effort") == efforts[0] and not rig.h.messages("error"), rig.h.records
 
 
 def assert_fault(rig: Rig, needle: str, rests: bool = True, cycles: int = 3) -> None:
@@ -347,6 +347,31 @@ def test_unmatched_replies_in_consecutive_cycles_are_a_fault(rig: Rig) -> None:
                  cycles=4)
     dropped = [m for m in rig.h.messages("warning") if "motor 0x2 (joint 'j2'): dropped" in m]
     assert len(dropped) == 1, rig.h.records  # throttled
+
+
+def foreign_reply() -> list[can.Message]:
+    """A reply on the master id naming motor 0x9, which the rig's bus does not have."""
+    return [can.Message(arbitration_id=0, data=MitMotor(9, R).reply(), is_extended_id=False)]
+
+
+def test_a_reply_naming_a_motor_not_on_the_bus_is_dropped_and_reported(rig: Rig) -> None:
+    rig.h.activate_hardware()
+    effort_steps(rig, 12, lambda k: rig.server.inject(foreign_reply()) if k == 3 else None)
+    assert rig.component.bus.unmatched == {9: 1}
+    (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
+    assert warning.startswith("a device answering as motor 0x9, not on this bus (ids 0x1, 0x2): dropped 1 "
+                              "reply(ies)"), warning
+    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+
+
+def test_replies_naming_a_motor_not_on_the_bus_cycle_after_cycle_are_a_fault(rig: Rig) -> None:
+    running(rig)
+    for _ in range(4):  # judged when the next frames go out: the third cycle in a row at the fourth write
+        rig.server.inject(foreign_reply())
+        rig.cycles(1)
+    assert_fault(rig, "a device answering as motor 0x9, not on this bus (ids 0x1, 0x2) sent replies no frame "
+                      "of this driver was waiting for in 3 cycles in a row (unmatched_fault_cycles 3): a "
+                      "device this bus does not know answers on master_id 0x0", cycles=0)
 
 
 # --- readings checked -------------------------------------------------------------------------------------

@@ -6,19 +6,20 @@ Every frame sent to a motor (command or special frame) is answered by one reply 
 - ``send`` marks the motor as waiting; ``collect`` returns the first reply of each waiting motor once all have
   answered (one pass over the bus, no decoding: the component decodes them together).
 - A reply from a motor that is not waiting (its frame was already answered, or no frame of this driver asked
-  for one) is unmatched: it is dropped, never taken as the answer to a later frame. ``send_all`` first takes
+  for one), or naming a motor id that is not on this bus, is unmatched: it is dropped, never taken as the
+  answer to a later frame. ``send_all`` first takes
   every frame already received (without waiting), so what arrived between two cycles is judged before the new
   frames go out. An unmatched reply is the second answer to one frame (CAN's duplicate reception, a motor
-  answering twice) or the answer to a frame another node sent: one throttled warning per motor; the same
-  motor sending unmatched replies in ``unmatched_fault_cycles`` cycles in a row (a second device answering
-  for its id, another master commanding it) is a fault.
+  answering twice) or the answer to a frame another node sent: one throttled warning per motor id; the same
+  id sending unmatched replies in ``unmatched_fault_cycles`` cycles in a row (a second device answering for
+  it, another master commanding it, a device this bus does not know answering on the master id) is a fault.
 
 ``MotorBusError`` (the component turns it into ERROR) is raised for: a send or receive python-can refuses (the
 interface is down or bus-off), a SocketCAN error frame reporting bus-off (``CAN_ERR_BUSOFF`` = 0x40 in the
 error class, linux/can/error.h), a motor that has not answered ``reply_timeout`` seconds after the last frame
-sent, a frame on the master id that is no reply (length other than 6 or 8) or names a motor id not on this
-bus, unmatched replies as above. Other error frames (error-warning, error-passive, ...) are reported through
-``warn`` (throttled per class); frames on other ids (other devices on the bus) are ignored.
+sent, a frame on the master id that is no reply (no data, or a motor of this bus's reply with a length other
+than 6 or 8), unmatched replies as above. Other error frames (error-warning, error-passive, ...) are reported
+through ``warn`` (throttled per class); frames on other ids (other devices on the bus) are ignored.
 """
 
 from __future__ import annotations
@@ -141,23 +142,33 @@ class MotorBus:
         """A warning per motor that sent unmatched replies in the cycle now ending; a fault when it did in
         ``unmatched_fault_cycles`` cycles in a row."""
         limit = self.config.unmatched_fault_cycles
-        for can_id in self.motors:
+        for can_id in sorted(set(self._streak) | set(self._unmatched_now)):
             count = self._unmatched_now.get(can_id, 0)
-            streak = self._streak[can_id] = self._streak.get(can_id, 0) + 1 if count else 0
             if not count:
+                del self._streak[can_id]
                 continue
-            name = _motor_name(self.motors[can_id])
+            streak = self._streak[can_id] = self._streak.get(can_id, 0) + 1
+            motor = self.motors.get(can_id)
+            if motor is None:
+                name = (f"a device answering as motor {can_id:#x}, not on this bus (ids "
+                        f"{', '.join(hex(i) for i in self.motors)})")
+                cause = (f"a device this bus does not know answers on master_id {self.config.master_id:#x}; "
+                         "check the can_id params against the motors' ids")
+                why = "a device not configured here, or a motor whose id differs from its can_id param"
+            else:
+                name = _motor_name(motor)
+                cause = (f"a second device answers for CAN id {can_id:#x}, or another node commands it, so "
+                         "its replies cannot be matched to these commands; check the bus for a duplicate id "
+                         "or a second master")
+                why = "a second answer to one frame, or the answer to a frame another node sent"
             if streak >= limit:
-                raise MotorBusError(
-                    f"{name} sent replies no frame of this driver was waiting for in {streak} cycles in a "
-                    f"row (unmatched_fault_cycles {limit}): a second device answers for CAN id "
-                    f"{can_id:#x}, or another node commands it, so its replies cannot be matched to these "
-                    "commands; check the bus for a duplicate id or a second master")
+                raise MotorBusError(f"{name} sent replies no frame of this driver was waiting for in "
+                                    f"{streak} cycles in a row (unmatched_fault_cycles {limit}): {cause}")
             self.warn(("unmatched reply", can_id),
-                      f"{name}: dropped {count} reply(ies) no frame of this driver was waiting for (a second "
-                      "answer to one frame, or the answer to a frame another node sent); its readings stay "
-                      f"the answers to this driver's frames ({self.unmatched[can_id]} since configure; "
-                      f"unmatched_fault_cycles {limit} cycles in a row are a fault)")
+                      f"{name}: dropped {count} reply(ies) no frame of this driver was waiting for ({why}); "
+                      "the readings stay the answers to this driver's frames "
+                      f"({self.unmatched[can_id]} since configure; unmatched_fault_cycles {limit} cycles "
+                      "in a row are a fault)")
         self._unmatched_now.clear()
 
     def _receive(self, timeout: float) -> can.Message | None:
@@ -169,8 +180,8 @@ class MotorBus:
                                 "interface is down or gone (check the adapter and its link)") from exc
 
     def _reply(self, message: can.Message) -> tuple[int, bytes] | None:
-        """``(motor id, data)`` of a reply; None for other traffic; MotorBusError for bus-off or a corrupt
-        frame on the master id."""
+        """``(motor id, data)`` of a reply (the id in its first byte, possibly of no motor of this bus); None
+        for other traffic; MotorBusError for bus-off or a corrupt frame on the master id."""
         if message.is_error_frame:
             if message.arbitration_id & CAN_ERR_BUSOFF:
                 raise MotorBusError(f"the CAN controller reports bus-off on channel '{self.config.channel}' "
@@ -183,12 +194,11 @@ class MotorBus:
         if message.arbitration_id != self.config.master_id or message.is_extended_id:
             return None  # another device's traffic
         data = bytes(message.data)
-        motor = self.motors.get(data[0]) if data else None
-        if motor is None:
-            raise MotorBusError(f"corrupt frame on the master id {self.config.master_id:#x}: data "
-                                f"{data.hex(' ')} names no motor of this bus (ids "
-                                f"{', '.join(hex(i) for i in self.motors)})")
-        if len(data) not in REPLY_LENGTHS:
+        if not data:
+            raise MotorBusError(f"corrupt frame on the master id {self.config.master_id:#x}: no data bytes "
+                                "(a reply has 6 or 8, the first the motor's id)")
+        motor = self.motors.get(data[0])
+        if motor is not None and len(data) not in REPLY_LENGTHS:
             raise MotorBusError(f"corrupt reply from {_motor_name(motor)}: a reply has 6 or 8 data bytes, "
                                 f"this frame has {len(data)} (data {data.hex(' ')})")
-        return motor.can_id, data
+        return data[0], data
