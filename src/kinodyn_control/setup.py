@@ -37,6 +37,10 @@ setup(
             "kinodyn_control/ForwardCommandController = "
             "kinodyn_control.controllers.forward_command:ForwardCommandController",
             "kinodyn_control/JointPDController = kinodyn_control.controllers.joint_pd:JointPDController",
+            "kinodyn_control/LeggedStateEstimator = "
+            "kinodyn_control.controllers.legged_state_estimator:LeggedStateEstimator",
+            "kinodyn_control/WholeBodyController = "
+            "kinodyn_control.controllers.whole_body_controller:WholeBodyController",
         ],
     },
 )

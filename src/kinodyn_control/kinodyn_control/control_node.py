@@ -29,6 +29,11 @@ at startup (``reject_undeclared_parameters``): one line, exit code 1. A failed h
 the controllers using it are deactivated in safe mode (manager.py), and the node exits with code 1 at once (a
 guard condition wakes the executor; ``ControlFaultError`` ends the spin, so the components are shut down
 before the context is); so does a control loop that died.
+
+A controller that is a node's algorithm (the estimator, the whole-body controller) gets its own ROS 2 node
+from its context (``create_node``): named after the controller, in this node's namespace and process, with the
+process's remapping rules but not its ``__node``/``__ns`` (which name this node), as ros2_control's
+controller manager does; those nodes are spun by this process's executor (``extra_nodes``, node_runner.py).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 from kinodyn_ros.node_runner import run_node
@@ -46,7 +52,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 
-from kinodyn_control.hardware.description import parse_robot_description
+from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.lockstep import LockstepGate, LockstepLoop, lockstep_period_ns
@@ -83,12 +89,37 @@ class ControlFaultError(RuntimeError):
     died, or the robot description from the topic was unusable."""
 
 
-class RosControllerContext:
-    """A controller's view of the node: ``~/x`` is ``<controller>/x`` in the node's namespace."""
+def controller_node_arguments(argv: Sequence[str]) -> list[str]:
+    """The ``--ros-args`` of a controller's node: the remapping rules of the process's ``argv`` except those
+    of ``__node`` and ``__ns`` (they name the controller manager's node)."""
+    rules: list[str] = []
+    inside = False
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--ros-args":
+            inside = True
+        elif token == "--":
+            inside = False
+        elif inside and token in ("-r", "--remap"):
+            rule = next(tokens, "")
+            if rule.split(":=", 1)[0].rsplit(":", 1)[-1] not in ("__node", "__ns"):
+                rules += ["-r", rule]
+    return ["--ros-args", *rules] if rules else []
 
-    def __init__(self, node: ControlNode, name: str, description: Any) -> None:
-        self.node, self.name, self.description = node, name, description
+
+class RosControllerContext:
+    """A controller's view of the node: ``~/x`` is ``<controller>/x`` in the node's namespace; ``urdf`` is
+    the robot description's text; ``create_node`` gives the controller a ROS 2 node of its own."""
+
+    def __init__(self, node: ControlNode, name: str, description: RobotDescription, urdf: str) -> None:
+        self.node, self.name, self.description, self.urdf = node, name, description, urdf
         self.logger = node.get_logger()
+
+    def create_node(self, name: str) -> Node:
+        return self.node.create_controller_node(name)
+
+    def destroy_node(self, node: Node) -> None:
+        self.node.destroy_controller_node(node)
 
     def now(self) -> float:
         return self.node.now()
@@ -116,6 +147,7 @@ class ControlNode(Node):
         )
         self.manager: ControllerManager | None = None  # set first: destroy_node works on a node that failed
         self.loop: ControlLoop | LockstepLoop | None = None
+        self._controller_nodes: list[Node] = []
         self._check_parameter_names()
         self._fault = ""
         self._fault_guard = self.create_guard_condition(self._end_on_fault)
@@ -181,7 +213,7 @@ class ControlNode(Node):
         manager = ControllerManager(
             resources,
             controller_registry(),
-            lambda n: RosControllerContext(self, n, description),
+            lambda n: RosControllerContext(self, n, description, urdf),
             self.get_logger(),
         )
         try:
@@ -237,8 +269,9 @@ class ControlNode(Node):
         if unknown:
             raise ControllerError(f"inactive_controllers names {', '.join(unknown)}, which have no "
                                   f"<name>.type parameter; controllers: {', '.join(names) or 'none'}")
-        for name in names:
+        for name in names:  # every one loaded before any is configured: a chain names its exporters
             manager.load(name, self.get_parameter(f"{name}.type").value, self._controller_params(name))
+        for name in names:
             manager.configure(name)
         ok, message = manager.switch([n for n in names if n not in inactive], [], strictness=2)
         if not ok:
@@ -247,6 +280,26 @@ class ControlNode(Node):
 
     def _controller_params(self, name: str) -> dict[str, Any]:
         return {key: p.value for key, p in self.get_parameters_by_prefix(name).items() if key != "type"}
+
+    def create_controller_node(self, name: str) -> Node:
+        """A controller's own node (module doc), spun by this process's executor."""
+        node = Node(name, namespace=self.get_namespace(), context=self.context, use_global_arguments=False,
+                    cli_args=controller_node_arguments(sys.argv))
+        self._controller_nodes.append(node)
+        if self.executor is not None:
+            self.executor.add_node(node)
+        return node
+
+    def destroy_controller_node(self, node: Node) -> None:
+        if node in self._controller_nodes:
+            self._controller_nodes.remove(node)
+            if self.executor is not None:
+                self.executor.remove_node(node)
+            node.destroy_node()
+
+    def extra_nodes(self) -> list[Node]:
+        """The controllers' nodes (node_runner.py adds them to the executor after this node)."""
+        return list(self._controller_nodes)
 
     def _clock_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -340,6 +393,8 @@ class ControlNode(Node):
         self._stop_loop()
         if self.manager is not None:
             self.manager.shutdown()
+        for node in list(self._controller_nodes):
+            self.destroy_controller_node(node)
         super().destroy_node()
 
 

@@ -573,10 +573,12 @@ class ControllerManager:
         return not problems, "; ".join(problems) if problems else "ok"
 
     def _activate(self, entry: ControllerEntry) -> str:
-        states: Any = LoanedInterfaces(entry.state_names, self.resources.states)
+        states: Any
         if entry.chained or entry.previous_cycle:
             exported = {e.name: e.exported for e in self.controllers.values() if e.exported is not None}
             states = ChainedStates(entry.state_names, self.resources.states, exported)
+        else:
+            states = LoanedInterfaces(entry.state_names, self.resources.states)
         entry.controller.assign_interfaces(
             LoanedInterfaces(entry.command_names, self.resources.commands, bounded=True), states)
         if entry.controller.activate() is not LifecycleState.ACTIVE:

@@ -41,6 +41,14 @@ class _StopRequest:
         self.requested = True
 
 
+def extra_nodes(node: Node) -> list[Node]:
+    """Further nodes of the process that the executor spinning ``node`` must spin too: what ``node``'s
+    ``extra_nodes()`` returns, if it has that method (control_node: its controllers' nodes; a node it creates
+    later it adds itself, through ``node.executor``). Whatever executor run_node uses keeps this hook."""
+    hook = getattr(node, "extra_nodes", None)
+    return list(hook()) if hook is not None else []
+
+
 def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None) -> int:
     """Create the node with ``make_node`` and spin it until SIGINT/SIGTERM; returns the process exit code.
 
@@ -61,6 +69,8 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
             return 1
         executor = SingleThreadedExecutor()
         executor.add_node(node)
+        for extra in extra_nodes(node):
+            executor.add_node(extra)
         try:
             while not stop.requested:
                 executor.spin_once(timeout_sec=STOP_POLL_PERIOD)

@@ -1,0 +1,206 @@
+"""``kinodyn_control/LeggedStateEstimator``: the ``state_estimator`` node's estimator as a chained controller.
+
+The same core and parameters as the node (docs/nodes/state_estimator.md): ``EstimatorPipeline`` (stamp
+order, ``kinodyn.estimation.LeggedEstimator``) with ``EstimatorParameters``, whose fields (flattened) are this
+controller's parameters with the node's names, defaults and validation. Each update gives the pipeline what
+the broadcasters would publish in that cycle, built from the state interfaces and stamped with the cycle's
+time: the IMU's angular velocity and linear acceleration (``sensor_name``, in the sensor's ``frame_id``), the
+joints' positions, velocities and efforts, and with ``contact_source: schedule`` the contact schedule that
+``contact_controller`` exported in the previous cycle (``<contact_controller>/contact.<foot>``, 1 stance, 0
+swing; read from the previous cycle, NaN = none yet: no contacts message that cycle). The estimate of the
+cycle is exported as state interfaces (``<name>/position.{x,y,z}``, ``orientation.{x,y,z,w}`` of the root link
+in ``odom_frame``, ``linear_velocity.{x,y,z}`` and ``angular_velocity.{x,y,z}`` in the root link's frame, as
+the odometry's twist), NaN in a cycle without an estimate (initialising, reset).
+
+Its own ROS 2 node (named after the controller) publishes ``odometry/filtered`` and ``/tf`` at
+``publish_rate`` (of stamp time; 0: every estimate, as the node) and ``/diagnostics`` at ``diagnostics_rate``;
+its parameters can be changed live with the node's rules (a change of the filter's parameters restarts it;
+``contact_source``, ``feet``, ``sensor_name`` and ``contact_controller`` decide the claimed interfaces:
+start-up only).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from kinodyn.sim.collision import collision_spheres
+from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.problem_log import DistinctProblemLog
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
+
+from kinodyn import Model
+from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
+from kinodyn_control.controllers.chainable import ChainableController
+from kinodyn_control.controllers.joint_command import stamp
+from kinodyn_control.controllers.node_parameters import ControllerNode, specs_of
+from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
+from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
+from kinodyn_interfaces.msg import ContactStates
+from tf2_msgs.msg import TFMessage
+
+NS = 1_000_000_000
+BASE_STATE = ("position.x", "position.y", "position.z", "orientation.x", "orientation.y", "orientation.z",
+              "orientation.w", "linear_velocity.x", "linear_velocity.y", "linear_velocity.z",
+              "angular_velocity.x", "angular_velocity.y", "angular_velocity.z")
+"""The exported base state, in this order (an Odometry's pose and twist)."""
+IMU_READINGS = ("angular_velocity.x", "angular_velocity.y", "angular_velocity.z", "linear_acceleration.x",
+                "linear_acceleration.y", "linear_acceleration.z")
+JOINT_STATES = ("position", "velocity", "effort")
+OWN_PARAMETERS: dict[str, Parameter] = {
+    "sensor_name": Parameter("str", "", "the IMU <sensor> of the <ros2_control> block"),
+    "contact_controller": Parameter("str", "wbc", "contact_source schedule: the controller exporting "
+                                    "contact.<foot>"),
+    "publish_tf": Parameter("bool", True, "publish odom_frame -> base_frame on /tf"),
+    "publish_rate": Parameter("float", 0.0, "Hz of stamp time of odometry/filtered and /tf; 0: every "
+                              "estimate"),
+}
+STARTUP_ONLY = ("sensor_name", "contact_controller", "contact_source", "feet")
+"""Parameters that decide the claimed interfaces: refused live (reconfigure the controller)."""
+
+
+def base_state_values(msg: Odometry) -> list[float]:
+    """The exported base state (BASE_STATE) of an Odometry."""
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    v, w = msg.twist.twist.linear, msg.twist.twist.angular
+    return [p.x, p.y, p.z, o.x, o.y, o.z, o.w, v.x, v.y, v.z, w.x, w.y, w.z]
+
+
+
+class LeggedStateEstimator(ChainableController):
+    PARAMETERS: ClassVar[dict[str, Parameter]] = {
+        **specs_of(EstimatorParameters, EstimatorParameters.flat_defaults()), **OWN_PARAMETERS}
+
+    def on_configure(self) -> CallbackReturn:
+        assert self.context is not None
+        urdf = getattr(self.context, "urdf", "")
+        sensors = {s.name: s for hw in self.context.description.hardware for s in hw.sensors}
+        sensor = self.params["sensor_name"]
+        if sensor not in sensors:
+            return self.fail(f"parameter sensor_name '{sensor}' is not a <sensor> of the <ros2_control> "
+                             f"block; sensors: {', '.join(sensors) or 'none'}")
+        try:
+            estimator = EstimatorParameters.from_flat(
+                {k: v for k, v in self.params.items() if k not in OWN_PARAMETERS})
+            if estimator.contact_source == "message":
+                raise ValueError("contact_source message needs a contacts topic; in the controller manager "
+                                 "use schedule (contact_controller's contact.<foot> state interfaces) or "
+                                 "detection")
+            if estimator.contact_source == "schedule" and not estimator.feet:
+                raise ValueError("contact_source schedule needs parameter feet (the contact.<foot> state "
+                                 f"interfaces of '{self.params['contact_controller']}' it reads)")
+            self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
+            model = Model.from_urdf(urdf, floating_base=True)
+        except ValueError as exc:
+            return self.fail(str(exc))
+        self.ros = ControllerNode(lambda: self.context.create_node(self.name), self.PARAMETERS, self.params,
+                                  self._on_change)
+        node = self.ros.node
+        self.logger = node.get_logger()  # its lines under its own name, as a ros2_control controller's
+        try:
+            self.pipeline = EstimatorPipeline(model, estimator, self.logger, self.name,
+                                              spheres=collision_spheres(urdf))
+        except ValueError as exc:
+            self.context.destroy_node(node)
+            return self.fail(str(exc))
+        self.imu_frame = sensors[sensor].params.get("frame_id", "")
+        self.joints = list(model.joint_names)
+        self.feet = list(estimator.feet)
+        self.problems = DistinctProblemLog(self.logger)
+        self._odometry = node.create_publisher(Odometry, "odometry/filtered", 100)
+        self._tf = node.create_publisher(TFMessage, "/tf", 100)
+        self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 100)
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self) -> CallbackReturn:
+        assert self.context is not None
+        self.context.destroy_node(self.ros.node)
+        return CallbackReturn.SUCCESS
+
+    def exported_state_interfaces(self) -> tuple[str, ...]:
+        return BASE_STATE
+
+    def _schedule_interfaces(self) -> tuple[str, ...]:
+        if self.pipeline.params.contact_source != "schedule":
+            return ()
+        return tuple(full_name(self.params["contact_controller"], f"contact.{foot}") for foot in self.feet)
+
+    def state_interface_configuration(self) -> InterfaceConfiguration:
+        sensor = self.params["sensor_name"]
+        names = [full_name(sensor, r) for r in IMU_READINGS]
+        names += [full_name(j, i) for i in JOINT_STATES for j in self.joints]
+        schedule = self._schedule_interfaces()
+        return InterfaceConfiguration(INDIVIDUAL, (*names, *schedule), previous_cycle=schedule)
+
+    def on_activate(self) -> CallbackReturn:
+        self.publishing = StampRate(self.publish_rate)
+        return CallbackReturn.SUCCESS
+
+    # --- live parameters ------------------------------------------------------------------------------------
+    def _on_change(self, changes: dict[str, Any]) -> str:
+        startup = [name for name in changes if name in STARTUP_ONLY]
+        if startup:
+            return (f"{', '.join(startup)} apply at configuration only (they decide the claimed state "
+                    "interfaces): reconfigure the controller")
+        try:
+            rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
+            own = {k: v for k, v in changes.items() if k not in OWN_PARAMETERS}
+            if own:
+                flat = {**self.pipeline.params.flat(), **own}
+                self.pipeline.reconfigure(EstimatorParameters.from_flat(flat))
+        except ValueError as exc:
+            return str(exc)
+        self.params.update(changes)
+        self.publish_rate = self.publishing.rate = rate
+        return ""
+
+    # --- the cycle ------------------------------------------------------------------------------------------
+    def _messages(self, time: float) -> tuple[Imu, JointState, ContactStates | None]:
+        """What the broadcasters (and the schedule of the previous cycle) would give the node at ``time``."""
+        assert self.states is not None
+        values = self.states.get()
+        n = len(self.joints)
+        imu = Imu()
+        imu.header.stamp.sec, imu.header.stamp.nanosec = stamp(time)
+        imu.header.frame_id = self.imu_frame
+        w, a = imu.angular_velocity, imu.linear_acceleration
+        w.x, w.y, w.z, a.x, a.y, a.z = values[:6].tolist()
+        joints = JointState(name=self.joints)
+        joints.header.stamp = imu.header.stamp
+        joints.position, joints.velocity, joints.effort = (values[6 + k * n: 6 + (k + 1) * n].tolist()
+                                                           for k in range(3))
+        flags = values[6 + 3 * n:]
+        contacts = None
+        if len(flags) and np.isfinite(flags).all():
+            contacts = ContactStates(names=self.feet, in_contact=[bool(f > 0.5) for f in flags])
+            contacts.header.stamp = imu.header.stamp
+        return imu, joints, contacts
+
+    def update(self, time: float, period: float) -> ReturnType:
+        imu, joints, contacts = self._messages(time)
+        with self.ros.lock:
+            self.pipeline.on_imu(imu)
+            if contacts is not None:
+                self.pipeline.on_contacts(contacts)
+            self.pipeline.on_joint_state(joints)
+            outputs = self.pipeline.drain()
+        self.exported[:] = np.nan
+        odometry = [o.message for o in outputs if o.kind == "odometry"]
+        if odometry:
+            self.exported[:] = base_state_values(odometry[-1])
+        for output in outputs:
+            if output.kind == "diagnostics":
+                publish_finite(self._diagnostics, output.message, self.problems)
+        if odometry and self.publishing.due(stamp_ns(odometry[-1])):
+            publish_finite(self._odometry, odometry[-1], self.problems)
+            tf = [o.message for o in outputs if o.kind == "tf"]
+            if tf and self.params["publish_tf"]:
+                publish_finite(self._tf, tf[-1], self.problems)
+        return ReturnType.OK
+
+
+def stamp_ns(msg: Any) -> int:
+    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec

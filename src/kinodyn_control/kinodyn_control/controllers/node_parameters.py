@@ -1,0 +1,103 @@
+"""Controller parameters generated from the parameter definitions of a node, and the controller's ROS 2 node.
+
+A controller that is a node's algorithm in the manager's process (the estimator, the whole-body controller)
+takes the node's parameters: ``specs_of`` turns a parameter dataclass (or a mapping of defaults) into the
+controller's ``PARAMETERS``, so there is one definition of each parameter set. ``ControllerNode`` is the
+controller's own ROS 2 node (its name, in the manager's namespace, as a ros2_control controller is a node in
+the controller manager's process): its parameters are declared with the configured values, so ``ros2 param
+get/set /<controller> ...`` work; a live change goes through ``on_change`` (validation; a refusal changes
+nothing), under the controller's lock, which its ``update`` holds too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.parameter import Parameter as RosParameter
+
+from kinodyn_control.controllers.base import Parameter
+
+_LIST_TYPES = {"str": "str_list", "float": "float_list"}
+_SCALAR_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
+_ROS_LIST_TYPES = {"str_list": RosParameter.Type.STRING_ARRAY, "float_list": RosParameter.Type.DOUBLE_ARRAY}
+
+
+def _spec(name: str, default: Any, annotation: str, where: str) -> Parameter:
+    if isinstance(default, (tuple, list)):
+        item = type(default[0]).__name__ if default else ""
+        if annotation.startswith("tuple["):
+            item = annotation.removeprefix("tuple[").split(",")[0].strip()
+        if item not in _LIST_TYPES:
+            raise TypeError(f"{where}.{name}: cannot map {annotation or type(default)} to a parameter type")
+        return Parameter(_LIST_TYPES[item], list(default), f"see {where}")
+    if type(default) not in _SCALAR_TYPES:
+        raise TypeError(f"{where}.{name}: cannot map {type(default).__name__} to a parameter type")
+    return Parameter(_SCALAR_TYPES[type(default)], default, f"see {where}")
+
+
+def specs_of(definition: Any, defaults: Mapping[str, Any] | None = None) -> dict[str, Parameter]:
+    """``PARAMETERS`` entries for the fields of the dataclass ``definition`` (their defaults and types), or,
+    with ``defaults`` (name -> default, e.g. a flattened dataclass), for those names; a list's item type comes
+    from the dataclass field of the same name when the default is empty."""
+    annotations = {f.name: str(f.type) for f in dataclasses.fields(definition)}
+    where = definition.__name__
+    if defaults is None:
+        defaults = {f.name: f.default for f in dataclasses.fields(definition)}
+    return {name: _spec(name, value, annotations.get(name, ""), where) for name, value in defaults.items()}
+
+
+def build(definition: Any, params: Mapping[str, Any]) -> Any:
+    """The dataclass ``definition`` from the controller's ``params`` (its fields by name; lists as tuples);
+    its validation raises ValueError naming the parameter."""
+    values = {f.name: params[f.name] for f in dataclasses.fields(definition) if f.name in params}
+    return definition(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def _ros_value(spec: Parameter, value: Any) -> Any:
+    if spec.type == "float":
+        return float(value)
+    if spec.type == "float_list":
+        return [float(x) for x in value]
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+class ControllerNode:
+    """A controller's ROS 2 node (module doc). ``make_node`` is the context's ``create_node``; ``on_change``
+    takes ``{name: value}`` of a live change and returns '' (applied) or why it is refused."""
+
+    def __init__(self, make_node: Callable[[], Any], specs: Mapping[str, Parameter],
+                 params: Mapping[str, Any], on_change: Callable[[dict[str, Any]], str]) -> None:
+        self.lock = threading.Lock()
+        self.node = make_node()
+        self._specs = specs
+        self._on_change = on_change
+        for name, spec in specs.items():
+            value = _ros_value(spec, params[name])
+            if isinstance(value, list) and not value:  # an empty list has no type of its own
+                self.node.declare_parameter(name, _ROS_LIST_TYPES[spec.type],
+                                            ParameterDescriptor(description=spec.doc))
+            else:
+                self.node.declare_parameter(name, value, ParameterDescriptor(description=spec.doc))
+        self.node.add_on_set_parameters_callback(self._set)
+
+    def _set(self, parameters: list[RosParameter]) -> SetParametersResult:
+        changes = {p.name: p.value for p in parameters if p.name in self._specs}
+        if not changes:
+            return SetParametersResult(successful=True)
+        changes = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in changes.items()}
+        with self.lock:
+            reason = self._on_change(changes)
+        return SetParametersResult(successful=not reason, reason=reason)
+
+    def guarded(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+        """``callback`` run under the controller's lock (topic callbacks run in the executor's thread)."""
+
+        def run(msg: Any) -> None:
+            with self.lock:
+                callback(msg)
+
+        return run

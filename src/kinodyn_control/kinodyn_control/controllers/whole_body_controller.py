@@ -1,0 +1,189 @@
+"""``kinodyn_control/WholeBodyController``: the ``wbc`` node's legged mode as a chained controller.
+
+The same core and parameters as the node (docs/nodes/wbc.md): ``WbcCore`` over ``LeggedController``
+(``kinodyn.control.locomotion``), configured by ``WbcParameters``, ``LeggedSettings`` and
+``LocomotionParameters``, whose fields are this controller's parameters with the node's names, defaults and
+validation. Each update gives the core what the node would get in that cycle: the joint states (the joints'
+position, velocity and effort state interfaces, stamped with the cycle's time) and, first, the base state
+``base_state_controller`` exported in this cycle (``<base_state_controller>/position.x`` ...; as an Odometry
+in ``odom`` of the URDF root link; a cycle without one, NaN, gives none, and the core holds the posture once
+the last is older than ``base_state_max_age``). The core's answer, a joint PD command (checked and clipped to
+the URDF limits by the core), is applied as ``JointPDController`` applies one: ``effort = effort_ff +
+kp (position - q) + kd (velocity - qdot)`` written to ``<joint>/effort``, limited by the URDF (no push past a
+position or velocity limit). The planned stance is exported as ``<name>/contact.<foot>`` (1 stance, 0 swing),
+which the estimator reads in the next cycle, as the node's schedule stamped one period ahead.
+
+Its own ROS 2 node (named after the controller; the node graph's name is ``wbc``) takes ``~/cmd_vel`` and
+``~/base_pose`` with the node's meaning and checks, and publishes ``contact_schedule`` at ``publish_rate`` (of
+stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate`` and ``/diagnostics`` at
+``diagnostics_rate``. Parameters change live with the node's rules (``feet`` and ``posture`` start-up only).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from array import array
+from typing import Any, ClassVar
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
+from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn_ros.finite import publish_finite
+from kinodyn_ros.input_bounds import JointBounds
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.wbc import parameters as dataclass_parameters
+from kinodyn_ros.wbc.core import WbcCore, WbcParameters
+from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+
+from kinodyn import Model
+from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
+from kinodyn_control.controllers.chainable import ChainableController
+from kinodyn_control.controllers.joint_command import stamp
+from kinodyn_control.controllers.legged_state_estimator import BASE_STATE
+from kinodyn_control.controllers.limits import JointLimitArrays
+from kinodyn_control.controllers.node_parameters import ControllerNode, build, specs_of
+from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
+from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
+from kinodyn_interfaces.msg import ContactStates
+
+NS = 1_000_000_000
+JOINT_STATES = ("position", "velocity", "effort")
+GROUPS = (WbcParameters, LeggedSettings, LocomotionParameters)
+OWN_PARAMETERS: dict[str, Parameter] = {
+    "base_state_controller": Parameter("str", "state_estimator", "the controller exporting the base state"),
+    "odom_frame": Parameter("str", "odom", "the frame of the base state (footholds' header.frame_id)"),
+    "publish_rate": Parameter("float", 0.0, "Hz of stamp time of contact_schedule; 0: every update"),
+    "joint_position_margin": Parameter("float", 0.1, "rad or m beyond the URDF limits a joint state may lie"),
+    "continuous_position_bound": Parameter("float", 1e6, "bound of a continuous joint's position"),
+}
+STARTUP_ONLY = ("base_state_controller", "odom_frame", "joint_position_margin", "continuous_position_bound")
+
+
+class WholeBodyController(ChainableController):
+    PARAMETERS: ClassVar[dict[str, Parameter]] = {
+        **{k: v for group in GROUPS for k, v in specs_of(group).items()}, **OWN_PARAMETERS}
+
+    def on_configure(self) -> CallbackReturn:
+        assert self.context is not None
+        try:
+            model = Model.from_urdf(getattr(self.context, "urdf", ""), floating_base=True)
+            self.groups = [build(group, self.params) for group in GROUPS]
+            params, legged, locomotion = self.groups
+            controller = LeggedController(model, legged, locomotion)
+            self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
+            bounds = JointBounds.from_model(model, self.params["joint_position_margin"],
+                                            self.params["continuous_position_bound"])
+        except ValueError as exc:
+            return self.fail(str(exc))
+        self.ros = ControllerNode(lambda: self.context.create_node(self.name), self.PARAMETERS, self.params,
+                                  self._on_change)
+        self.logger = self.ros.node.get_logger()  # its lines under its own name
+        self.joints = list(model.joint_names)
+        self.feet = list(legged.feet)
+        self.problems = DistinctProblemLog(self.logger)
+        source = f"{self.params['base_state_controller']}'s base state interfaces"
+        self.core = WbcCore(model, controller, params, bounds, self.problems, self.logger.info, 0.0, source)
+        self.limits = JointLimitArrays(self.context.description, self.joints)
+        node = self.ros.node
+        self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
+        self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
+        self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        node.create_subscription(TwistStamped, "~/cmd_vel", self._guard("cmd_vel", self._on_cmd_vel), 10)
+        node.create_subscription(PoseStamped, "~/base_pose", self._guard("base_pose", self.core.on_base_pose),
+                                 10)
+        return CallbackReturn.SUCCESS
+
+    def _guard(self, what: str, take: Any) -> Any:
+        return self.ros.guarded(dropping_bad_messages(self.problems, f"{what} message", take))
+
+    def _on_cmd_vel(self, msg: TwistStamped) -> None:
+        assert self.context is not None
+        self.core.on_cmd_vel(msg, round(self.context.now() * NS))
+
+    def on_cleanup(self) -> CallbackReturn:
+        assert self.context is not None
+        self.context.destroy_node(self.ros.node)
+        return CallbackReturn.SUCCESS
+
+    def exported_state_interfaces(self) -> tuple[str, ...]:
+        return tuple(f"contact.{foot}" for foot in self.feet)
+
+    def command_interface_configuration(self) -> InterfaceConfiguration:
+        return InterfaceConfiguration(INDIVIDUAL, tuple(full_name(j, EFFORT) for j in self.joints))
+
+    def state_interface_configuration(self) -> InterfaceConfiguration:
+        names = [full_name(j, i) for i in JOINT_STATES for j in self.joints]
+        names += [full_name(self.params["base_state_controller"], b) for b in BASE_STATE]
+        return InterfaceConfiguration(INDIVIDUAL, tuple(names))
+
+    def on_activate(self) -> CallbackReturn:
+        self.publishing = StampRate(self.publish_rate)
+        return CallbackReturn.SUCCESS
+
+    # --- live parameters ------------------------------------------------------------------------------------
+    def _on_change(self, changes: dict[str, Any]) -> str:
+        startup = [name for name in changes if name in STARTUP_ONLY]
+        if startup:
+            return f"{', '.join(startup)} apply at configuration only: reconfigure the controller"
+        try:
+            rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
+            params, legged, locomotion = (dataclass_parameters.apply(g, changes) for g in self.groups)
+            self.core.controller.reconfigure(legged, locomotion)  # type: ignore[union-attr]
+        except ValueError as exc:
+            return str(exc)
+        self.groups = [params, legged, locomotion]
+        self.core.params = params
+        self.params.update(changes)
+        self.publish_rate = self.publishing.rate = rate
+        return ""
+
+    # --- the cycle ------------------------------------------------------------------------------------------
+    def update(self, time: float, period: float) -> ReturnType:
+        assert self.states is not None and self.commands is not None
+        values = self.states.get()
+        n = len(self.joints)
+        q, qdot = values[:n], values[n:2 * n]
+        sec, nanosec = stamp(time)
+        base = values[3 * n:]
+        joints = JointState(name=self.joints)
+        joints.header.stamp.sec, joints.header.stamp.nanosec = sec, nanosec
+        joints.position, joints.velocity, joints.effort = (array("d", values[k * n:(k + 1) * n].tobytes())
+                                                           for k in range(3))
+        with self.ros.lock:
+            if np.isfinite(base).all():
+                self._base_state(base, joints)
+            answers = self.core.on_joint_state(joints, _time.monotonic_ns())
+        for answer in answers:  # one: the base-state wait is 0
+            command = answer.command
+            effort = (np.asarray(command.effort) + np.asarray(command.kp) * (np.asarray(command.position) - q)
+                      + np.asarray(command.kd) * (np.asarray(command.velocity) - qdot))
+            self.commands.set(self.limits.saturate_effort(effort, q, qdot))
+            self.core.record_latency(answer.received_ns or 0, _time.monotonic_ns())
+            if answer.contacts is not None:
+                self.exported[:] = [1.0 if c else 0.0 for c in answer.contacts.in_contact]
+                if self.publishing.due(sec * NS + nanosec):
+                    publish_finite(self._contacts, answer.contacts, self.problems)
+            if answer.footholds is not None:
+                publish_finite(self._footholds, answer.footholds, self.problems)
+            if answer.diagnostics is not None:
+                publish_finite(self._diagnostics, answer.diagnostics, self.problems)
+        return ReturnType.OK
+
+    def _base_state(self, base: np.ndarray, joints: JointState) -> None:
+        """The estimator's base state of this cycle to the core, as the node gets it (an Odometry)."""
+        msg = Odometry()
+        msg.header.stamp = joints.header.stamp
+        msg.header.frame_id = self.params["odom_frame"]
+        msg.child_frame_id = self.core.root
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        v, w = msg.twist.twist.linear, msg.twist.twist.angular
+        p.x, p.y, p.z, o.x, o.y, o.z, o.w, v.x, v.y, v.z, w.x, w.y, w.z = base.tolist()
+        try:
+            self.core.on_base_state(msg)
+        except ValueError as exc:  # the core's checks of a base state (as the node's callback drops it)
+            self.problems.warn(("base_state", type(exc).__name__), f"ignoring the base state of "
+                               f"{self.params['base_state_controller']}: {exc}")
+
