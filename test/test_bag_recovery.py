@@ -1,10 +1,10 @@
-"""Bags survive crashes (docs/bags.md, "Crashes and damaged bags"): what BagWriter takes reaches the disk within a
-chunk period or size; a power cut (the file truncated at any byte), a flipped byte in a chunk, a lost footer or a
-full disk leaves a bag that reads (the damaged chunk skipped, counted and named) and that `kinodyn bag reindex`
-makes whole again.
+"""Bags survive crashes (docs/bags.md, "Crashes and damaged bags"): what BagWriter takes reaches the disk
+within a chunk period or size; a power cut (the file truncated at any byte), a flipped byte in a chunk, a lost
+footer or a full disk leaves a bag that reads (the damaged chunk skipped, counted and named) and that
+`kinodyn bag reindex` makes whole again.
 
-Second source: rosbags' own MCAP reader (which needs a complete file with footer and stops at a bad chunk) gives
-the chunk layout of the intact file and reads the files that reindex and a full disk leave.
+Second source: rosbags' own MCAP reader (which needs a complete file with footer and stops at a bad chunk)
+gives the chunk layout of the intact file and reads the files that reindex and a full disk leave.
 """
 
 from __future__ import annotations
@@ -158,8 +158,8 @@ def test_a_file_truncated_at_any_byte_reads_the_complete_chunks(tmp_path: Path) 
     layout = chunk_layout(file)
     assert len(layout) >= 9
     size = file.stat().st_size
-    cuts = sorted({*range(0, size, max(1, size // 60)), *(o + d for o, n, _ in layout for d in (-1, 0, 1, n - 1, n)),
-                   size - FOOTER_SIZE, size - 1})
+    boundaries = {o + d for o, n, _ in layout for d in (-1, 0, 1, n - 1, n)}
+    cuts = sorted({*range(0, size, max(1, size // 60)), *boundaries, size - FOOTER_SIZE, size - 1})
     for k, cut in enumerate(cuts):
         bag = copy_storage(tmp_path / "bag", tmp_path / f"cut{k}", cut, metadata=k % 2 == 0)
         if cut < HEADER_END:  # inside the magic and header: no MCAP file
@@ -201,13 +201,14 @@ def test_reindex_makes_a_truncated_file_whole(tmp_path: Path, capsys: pytest.Cap
 @pytest.mark.parametrize("footer", [True, False])
 def test_a_flipped_byte_in_a_chunk_skips_that_chunk_only(tmp_path: Path, footer: bool,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """A byte flipped inside chunk 4's records fails its CRC: its messages are skipped, counted and named (file,
-    topics, bag times) and every other message reads, through the summary or (no footer) a scan; info, reindex
-    and rosbags' reader of the reindexed file go on."""
+    """A byte flipped inside chunk 4's records fails its CRC: its messages are skipped, counted and named
+    (file, topics, bag times) and every other message reads, through the summary or (no footer) a scan;
+    info, reindex and rosbags' reader of the reindexed file go on."""
     written = write_bag(tmp_path / "bag")
     layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
     offset, length, count = layout[4]
-    bag = copy_storage(tmp_path / "bag", tmp_path / "flipped", None if footer else -FOOTER_SIZE, metadata=footer)
+    bag = copy_storage(tmp_path / "bag", tmp_path / "flipped", None if footer else -FOOTER_SIZE,
+                       metadata=footer)
     data = bytearray((bag / "bag.mcap").read_bytes())
     data[offset + length // 2] ^= 0x40
     (bag / "bag.mcap").write_bytes(bytes(data))
@@ -231,8 +232,8 @@ def test_a_flipped_byte_in_a_chunk_skips_that_chunk_only(tmp_path: Path, footer:
 
 
 def test_a_broken_record_length_is_skipped_to_the_next_good_chunk(tmp_path: Path) -> None:
-    """Chunk 3's length field overwritten (the file has no footer, so it is scanned): the scan skips from there
-    to the next chunk whose CRC checks out and reads on."""
+    """Chunk 3's length field overwritten (the file has no footer, so it is scanned): the scan skips from
+    there to the next chunk whose CRC checks out and reads on."""
     written = write_bag(tmp_path / "bag")
     layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
     bag = copy_storage(tmp_path / "bag", tmp_path / "broken", -FOOTER_SIZE)
@@ -243,7 +244,8 @@ def test_a_broken_record_length_is_skipped_to_the_next_good_chunk(tmp_path: Path
     lines: list[str] = []
     before, count = sum(n for _, _, n in layout[:3]), layout[3][2]
     assert read(bag, lines) == written[:before] + written[before + count:]
-    assert any(f"at byte {offset}" in line and f"next good chunk at byte {layout[4][0]}" in line for line in lines)
+    assert any(f"at byte {offset}" in line and f"next good chunk at byte {layout[4][0]}" in line
+               for line in lines)
 
 
 def test_a_file_missing_its_footer_or_summary_reads_directly(tmp_path: Path) -> None:
@@ -308,8 +310,9 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, capacity: int) -> None:
 
 
 def test_a_full_disk_leaves_a_closed_bag_of_what_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The disk fills during chunk 5: the write raises, the partial chunk is cut away, and the summary still fits
-    in its place: a complete file (rosbags reads it) of the first 4 chunks, metadata.yaml counting them."""
+    """The disk fills during chunk 5: the write raises, the partial chunk is cut away, and the summary still
+    fits in its place: a complete file (rosbags reads it) of the first 4 chunks, metadata.yaml counting
+    them."""
     written = write_bag(tmp_path / "reference", 300, chunk_period=0.5)
     layout = chunk_layout(tmp_path / "reference" / "reference.mcap")
     full_size = (tmp_path / "reference" / "reference.mcap").stat().st_size
@@ -317,9 +320,9 @@ def test_a_full_disk_leaves_a_closed_bag_of_what_fit(tmp_path: Path, monkeypatch
     assert summary + 200 < layout[4][1]
     full_disk(monkeypatch, layout[4][0] + summary + 200)  # chunk 4 starts after chunk 3's message indexes
     clock = FakeClock()
-    with pytest.raises(OSError, match="No space left"):
-        with open_writer(tmp_path / "bag", clock, chunk_period=0.5) as writer:
-            write_steps(writer, clock, range(300))
+    writer = open_writer(tmp_path / "bag", clock, chunk_period=0.5)
+    with pytest.raises(OSError, match="No space left"), writer:
+        write_steps(writer, clock, range(300))
     assert writer.error is not None and writer.error.errno == errno.ENOSPC and writer.finished
     expected = written[:sum(n for _, _, n in layout[:4])]
     assert writer.on_disk == len(expected) and writer.lost > 0
@@ -389,5 +392,6 @@ def test_estimate_and_report_go_on_past_a_corrupt_chunk(tmp_path: Path, capsys: 
     estimates = sum(1 for _ in read_messages(tmp_path / "out", ["/odometry/filtered"]))
     imu_total = sum(1 for _ in read_messages(tmp_path / "synthetic", ["/imu/data"], report=lambda line: None))
     assert 0 < estimates < imu_total
-    assert kinodyn(["report", str(bag), "--urdf", str(URDF), "--output", str(tmp_path / "r.html"), "--quiet"]) == 0
+    report = ["report", str(bag), "--urdf", str(URDF), "--output", str(tmp_path / "r.html"), "--quiet"]
+    assert kinodyn(report) == 0
     assert "fails its check" in capsys.readouterr().err and (tmp_path / "r.html").is_file()

@@ -7,10 +7,10 @@ content: every Imu step after the first one recorded, bag times on the simulated
 its transient_local offer. Then `bag play --clock` replays it to a listener: the same messages in the same
 order, /tf_static offered transient_local again, /clock from the player (bag time, not the recorded /clock).
 
-Crashes: a recorder killed with SIGKILL keeps every message it took before the publisher went quiet (its file
-read as it is, then reindexed); SIGHUP closes the bag as SIGINT does; a file size limit (the OS's EFBIG, a full
-disk as the recorder sees it) stops it with one line and a closed bag of what fit. On simulated time the latched
-/tf_static and /robot_description published before the first /clock are recorded.
+Crashes: a recorder killed with SIGKILL keeps every message it took before the publisher went quiet (its
+file read as it is, then reindexed); SIGHUP closes the bag as SIGINT does; a file size limit (the OS's EFBIG,
+a full disk as the recorder sees it) stops it with one line and a closed bag of what fit. On simulated time
+the latched /tf_static and /robot_description published before the first /clock are recorded.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
     assert sum(clock % STEP_NS == 0 for clock in clocks) <= 1 < len(clocks)
 
 
-# ---------------------------------------------------------------- crashes and latched topics on simulated time
+# ---------------------------------------------------------------- crashes, latched topics on simulated time
 
 
 def imu_steps(bag: Path, copy: Path | None = None) -> list[int]:
@@ -244,8 +244,9 @@ def test_sigkill_keeps_what_was_written(tmp_path: Path, spawn) -> None:
 
 def test_sim_time_records_latched_topics_published_before_the_clock(tmp_path: Path, spawn) -> None:
     """/tf_static and /robot_description are latched before any /clock exists; the recorder (on simulated
-    time) subscribes them only once /clock runs, so both are in the bag with their transient_local offers, at a
-    simulated bag time, and with the type hashes the publishers announce. SIGHUP then closes the bag cleanly."""
+    time) subscribes them only once /clock runs, so both are in the bag with their transient_local offers, at
+    a simulated bag time, and with the type hashes the publishers announce. SIGHUP then closes the bag
+    cleanly."""
     bag = tmp_path / "bag"
     talker = Talker("bag_latched_talker")
     node = talker.node
@@ -256,7 +257,8 @@ def test_sim_time_records_latched_topics_published_before_the_clock(tmp_path: Pa
         description.publish(String(data="<robot name='quadruped'/>"))
         recorder = spawn([*KINODYN, "bag", "record", "-o", str(bag), "--use-sim-time", "/clock", "/imu/data",
                           "/tf_static", "/robot_description"], "record")
-        assert talker.listener.spin_until(lambda: "kinodyn_bag_recorder" in node.get_node_names(), timeout=120)
+        assert talker.listener.spin_until(lambda: "kinodyn_bag_recorder" in node.get_node_names(),
+                                          timeout=120)
         talker.listener.spin_for(2.0)  # many discovery rounds of the recorder (one per 0.1 s)
         assert static.get_subscription_count() == 0  # nothing subscribed before the first /clock
         polls = iter(range(10**6))
@@ -274,7 +276,8 @@ def test_sim_time_records_latched_topics_published_before_the_clock(tmp_path: Pa
     for topic in ("/tf_static", "/robot_description"):
         assert entries[topic]["message_count"] == 1, topic
         assert entries[topic]["topic_metadata"]["offered_qos_profiles"][0]["durability"] == "transient_local"
-    latched = {topic: (t_ns, m) for topic, _, t_ns, m in read_messages(bag, ["/tf_static", "/robot_description"])}
+    latched = {topic: (t_ns, m)
+               for topic, _, t_ns, m in read_messages(bag, ["/tf_static", "/robot_description"])}
     assert latched["/tf_static"][1].transforms[0].child_frame_id == "imu_link"
     assert latched["/robot_description"][1].data == "<robot name='quadruped'/>"
     assert all(t_ns >= START_NS for t_ns, _ in latched.values())  # simulated bag time, after the first /clock
@@ -299,13 +302,14 @@ def _limit_file_size() -> None:
 
 def test_a_write_error_stops_the_recorder_with_one_line_and_a_closed_bag(tmp_path: Path, spawn) -> None:
     """The OS refuses to grow the bag file past a limit (EFBIG, as a full disk refuses with ENOSPC): the
-    recorder stops with exit code 1 and one error line, and the bag holds an unbroken run of the steps, counted
-    by its metadata.yaml."""
+    recorder stops with exit code 1 and one error line, and the bag holds an unbroken run of the steps,
+    counted by its metadata.yaml."""
     bag = tmp_path / "bag"
     talker = Talker("bag_full_talker")
     try:
         recorder = spawn([*KINODYN, "bag", "record", "-o", str(bag), "--chunk-period", "0.2", "/imu/data"],
-                         "record", preexec_fn=_limit_file_size, env={**os.environ, "ROS_LOG_DIR": str(tmp_path)})
+                         "record", preexec_fn=_limit_file_size,
+                         env={**os.environ, "ROS_LOG_DIR": str(tmp_path)})
         deadline = time.monotonic() + 180
         while recorder.poll() is None and time.monotonic() < deadline:
             talker.publish(10)

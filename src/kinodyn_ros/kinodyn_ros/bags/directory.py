@@ -49,7 +49,8 @@ def storage_files(bag: Path, meta: dict | None) -> tuple[str, list[Path]]:
     """The storage id and files of a bag directory: metadata.yaml's list where it names files that exist,
     else the directory's ``*.mcap`` or ``*.db3`` files."""
     if not bag.is_dir():
-        raise BagError(f"{bag} is no rosbag2 bag: give the bag directory (the one holding the .mcap or .db3 file)")
+        raise BagError(f"{bag} is no rosbag2 bag: give the bag directory (the one holding the .mcap or .db3 "
+                       "file)")
     if meta is not None:
         try:
             files = [bag / Path(name).name for name in meta["relative_file_paths"]]
@@ -61,7 +62,8 @@ def storage_files(bag: Path, meta: dict | None) -> tuple[str, list[Path]]:
     found = {kind: sorted(bag.glob(f"*{suffix}")) for suffix, kind in SUFFIXES.items()}
     kinds = [kind for kind, files in found.items() if files]
     if len(kinds) != 1:
-        what = "both .mcap and .db3 files" if kinds else "no metadata.yaml naming its files and no .mcap or .db3 file"
+        what = "both .mcap and .db3 files" if kinds else \
+            "no metadata.yaml naming its files and no .mcap or .db3 file"
         raise BagError(f"{bag} is no rosbag2 bag: it has {what}")
     return kinds[0], found[kinds[0]]
 
@@ -139,7 +141,8 @@ class StorageBag:
             if schema is None:
                 self._report(f"{path}: topic {channel.topic} has no schema (type) in the file: not read")
                 continue
-            msgdef = MessageDefinition(_FORMATS.get(schema.encoding, MessageDefinitionFormat.NONE), schema.data)
+            msgdef = MessageDefinition(_FORMATS.get(schema.encoding, MessageDefinitionFormat.NONE),
+                                       schema.data)
             try:
                 qos = parse_qos(channel.metadata.get("offered_qos_profiles", ""))
             except ReaderError:

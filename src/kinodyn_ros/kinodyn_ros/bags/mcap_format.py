@@ -1,5 +1,6 @@
-"""MCAP records as bytes (the MCAP specification, format version 0): the opcodes, the encoders the writer uses and
-the parsers the reader uses. Little endian; strings and byte arrays carry a u32 length, maps a u32 byte length.
+"""MCAP records as bytes (the MCAP specification, format version 0): the opcodes, the encoders the writer uses
+and the parsers the reader uses. Little endian; strings and byte arrays carry a u32 length, maps a u32 byte
+length.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ class Cursor:
         return self.take(self.end - self.pos)
 
 
-def records(data: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+def records(data: bytes | memoryview, start: int = 0, end: int | None = None
+            ) -> Iterator[tuple[int, int, int]]:
     """``(opcode, content start, content end)`` of the records in ``data[start:end]``; RecordError at a record
     that does not fit."""
     end = len(data) if end is None else end
@@ -122,7 +124,7 @@ def records(data: bytes | memoryview, start: int = 0, end: int | None = None) ->
 
 
 def first_record(data: bytes | memoryview, start: int, end: int | None = None) -> tuple[int, int, int]:
-    """``(opcode, content start, content end)`` of the record at ``start``; RecordError when none fits there."""
+    """``(opcode, content start, content end)`` of the record at ``start``; RecordError when none fits."""
     for found in records(data, start, end):
         return found
     raise RecordError(f"no record at byte {start}")

@@ -5,9 +5,9 @@ footer: the recording was killed or the power cut; a summary whose CRC fails) is
 the start, as ``mcap recover`` does: a record cut by the end of the file ends the scan; a chunk whose CRC or
 structure fails is skipped; bytes that are no record are skipped up to the next chunk that checks out.
 
-Every chunk's CRC (when written: rosbag2 writes none by default) is checked when it is read. A skipped chunk is
-counted (``skipped``) and reported once through ``report``: the messages it held per topic and their bag times,
-from the message indexes after it where those survive.
+Every chunk's CRC (when written: rosbag2 writes none by default) is checked when it is read. A skipped chunk
+is counted (``skipped``) and reported once through ``report``: the messages it held per topic and their bag
+times, from the message indexes after it where those survive.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ class McapFile:
                    "it are a record cut short (the recording stopped while writing it)")
 
     def _skip_to_chunk(self, pos: int, what: str) -> int:
-        """The offset of the next chunk that checks out after a bad record at ``pos`` (the file's end if none)."""
+        """The offset of the next chunk that checks out after a bad record at ``pos`` (else the end)."""
         found = self._resync(pos + 1)
         resume = len(self._data) if found is None else found
         self._damaged(pos, f"{self.path}: {what} at byte {pos}: skipped {resume - pos} bytes up to "
@@ -322,7 +322,7 @@ class McapFile:
             return None if quiet else str(error)
 
     def _load(self, ref: ChunkRef) -> list[tuple[int, int, int, bytes]] | None:
-        """``(log time, offset, channel id, payload)`` of a chunk's messages; None (reported) when it fails."""
+        """``(log time, offset, channel id, payload)`` of a chunk's messages; None (reported) if it fails."""
         raw = self._chunk_records(ref.offset, ref.end)
         if isinstance(raw, bytes):
             try:
@@ -343,8 +343,8 @@ class McapFile:
         return None
 
     def _chunk_damage(self, ref: ChunkRef, why: str) -> str:
-        """The line that names a skipped chunk: its messages per topic and their times where the message indexes
-        after it tell them, else the times its header or chunk index gives."""
+        """The line that names a skipped chunk: its messages per topic and their times where the message
+        indexes after it tell them, else the times its header or chunk index gives."""
         topics: Counter[str] = Counter()
         times: list[int] = []
         for offset in ref.indexes:
@@ -363,7 +363,8 @@ class McapFile:
         if not times and ref.end_ns:
             times = [ref.start_ns, ref.end_ns]
         self.skipped += sum(topics.values())
-        what = ", ".join(f"{n} of {topic}" for topic, n in sorted(topics.items())) or "its messages (count unknown)"
+        what = ", ".join(f"{n} of {topic}" for topic, n in sorted(topics.items())) \
+            or "its messages (count unknown)"
         when = f" from bag time {_ns(min(times))} to {_ns(max(times))}" if times else ""
         return f"{self.path}: chunk at byte {ref.offset} fails its check ({why}): skipped {what}{when}"
 
@@ -386,13 +387,14 @@ class McapFile:
             _, start, end = fmt.first_record(self._data, offset)
             channel_id, _, log_time, _ = fmt.MESSAGE_HEAD.unpack_from(self._data, start)
             if channel_id in wanted:
-                out.append((log_time, offset, channel_id, bytes(self._data[start + fmt.MESSAGE_HEAD.size:end])))
+                payload = bytes(self._data[start + fmt.MESSAGE_HEAD.size:end])
+                out.append((log_time, offset, channel_id, payload))
         return out
 
     def messages(self, channel_ids: Iterable[int], start: int | None = None, stop: int | None = None
                  ) -> Iterator[Message]:
         """``(channel id, log time, payload)`` of the wanted channels with ``start <= log time < stop``, in
-        log-time order (file order among equal times); a chunk that fails its check is skipped and reported."""
+        log-time order (file order among equal times); a chunk that fails its check is skipped, reported."""
         wanted = frozenset(channel_ids)
         low, high = start if start is not None else 0, stop if stop is not None else 2**64
         sources = [(c.start_ns, k, c) for k, c in enumerate(self.chunks)

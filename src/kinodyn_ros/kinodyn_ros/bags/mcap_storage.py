@@ -1,4 +1,4 @@
-"""The MCAP storage file of a bag being recorded, written so that a crash keeps what was written (docs/bags.md).
+"""The MCAP storage file of a bag being recorded, written so that a crash keeps what it wrote (docs/bags.md).
 
 A rosbags storage writer (``rosbags.rosbag2.Writer`` calls ``add_msgtype``, ``add_connection``, ``write``,
 ``close``) laid out as rosbag2's MCAP plugin writes (``ros2`` profile, ``ros2msg`` schemas, ``cdr`` channels
@@ -55,7 +55,7 @@ class _Chunk:
 
 def check_limits(chunk_size: int, chunk_period: float | None) -> None:
     """ValueError unless the chunk size is positive and the period (if given) positive and finite."""
-    if not chunk_size > 0 or chunk_period is not None and not 0 < chunk_period < float("inf"):
+    if not chunk_size > 0 or (chunk_period is not None and not 0 < chunk_period < float("inf")):
         raise ValueError(f"chunk size {chunk_size} must be positive and chunk period {chunk_period} positive "
                          "and finite")
 
@@ -72,8 +72,9 @@ def open_storage_file(path: Path) -> io.FileIO:
 class McapStorage:
     """One MCAP file of a bag directory (see the module docstring)."""
 
-    def __init__(self, path: Path, compression: CompressionMode = CompressionMode.NONE, *, name: str | None = None,
-                 chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_period: float | None = None,
+    def __init__(self, path: Path, compression: CompressionMode = CompressionMode.NONE, *,
+                 name: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                 chunk_period: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if compression != CompressionMode.NONE:
             raise ValueError("kinodyn's MCAP storage writes uncompressed chunks")
@@ -106,7 +107,7 @@ class McapStorage:
         self._schemas[connection.msgtype] = schema_id
 
     def add_connection(self, connection: Connection, offered_qos_profiles: str) -> None:
-        """A channel record (offered QoS and RIHS01 type hash in its metadata, as rosbag2), on disk at once."""
+        """A channel record (offered QoS and RIHS01 type hash in its metadata, as rosbag2), on disk now."""
         metadata = {"offered_qos_profiles": offered_qos_profiles, "topic_type_hash": connection.digest}
         content = fmt.U16.pack(connection.id) + fmt.U16.pack(self._schemas[connection.msgtype]) \
             + fmt.string(connection.topic) + fmt.string(connection.ext.serialization_format) \
@@ -114,8 +115,8 @@ class McapStorage:
         self._write_definition(fmt.record(fmt.CHANNEL, content), self._channel_records)
 
     def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
-        """Add one message (log time = publish time = ``timestamp``) to the open chunk; write the chunk when it
-        is full or old enough."""
+        """Add one message (log time = publish time = ``timestamp``) to the open chunk; write the chunk when
+        it is full or old enough."""
         if self.error is not None:
             self._check()
         chunk = self._chunk
@@ -132,7 +133,7 @@ class McapStorage:
             chunk.start = timestamp
         if timestamp > chunk.end:
             chunk.end = timestamp
-        if len(records) >= self.chunk_size or period is not None and now - chunk.opened >= period:
+        if len(records) >= self.chunk_size or (period is not None and now - chunk.opened >= period):
             self._close_chunk()
 
     def flush_due(self) -> None:
@@ -143,8 +144,8 @@ class McapStorage:
             self._close_chunk()
 
     def close(self, version: int, metadata: str) -> None:
-        """Write the open chunk, rosbag2's metadata record, the summary and the footer. Never raises for a failed
-        write: the file then ends after its last complete record and ``error`` says why."""
+        """Write the open chunk, rosbag2's metadata record, the summary and the footer. Never raises for a
+        failed write: the file then ends after its last complete record and ``error`` says why."""
         del version
         try:
             if self.error is None:
@@ -170,7 +171,8 @@ class McapStorage:
 
     def _check(self) -> None:
         if self.error is not None:
-            raise StorageError(self.error.errno, f"{self.path} could not be written earlier: {self.error.strerror}")
+            raise StorageError(self.error.errno,
+                               f"{self.path} could not be written earlier: {self.error.strerror}")
 
     def _write_definition(self, data: bytes, kept: list[bytes]) -> None:
         """A schema or channel record after the messages so far (the open chunk is written first)."""
@@ -181,8 +183,8 @@ class McapStorage:
         kept.append(data)
 
     def _commit(self, data: bytes) -> None:
-        """Append ``data`` and sync it to the disk; on an OSError cut the file back to its last complete record,
-        keep the (first) error and raise it."""
+        """Append ``data`` and sync it to the disk; on an OSError cut the file back to its last complete
+        record, keep the (first) error and raise it."""
         try:
             view = memoryview(data)
             while view:
@@ -238,16 +240,18 @@ class McapStorage:
         self.start_ns, self.end_ns = min(self.start_ns, chunk.start), max(self.end_ns, chunk.end)
 
     def _summary(self, metadata: str) -> bytes:
-        """rosbag2's metadata record, data end, the summary section (schemas, channels, chunk indexes, metadata
-        index, statistics, summary offsets) and the footer with the summary's CRC."""
+        """rosbag2's metadata record, data end, the summary section (schemas, channels, chunk indexes,
+        metadata index, statistics, summary offsets) and the footer with the summary's CRC."""
         metadata_record = fmt.record(fmt.METADATA, fmt.string("rosbag2")
                                      + fmt.string_map({"serialized_metadata": metadata}))
         head = metadata_record + fmt.record(fmt.DATA_END, fmt.U32.pack(0))
         summary_start = self._end + len(head)
-        groups = [(fmt.SCHEMA, b"".join(self._schema_records)), (fmt.CHANNEL, b"".join(self._channel_records)),
+        metadata_index = fmt.record(fmt.METADATA_INDEX, fmt.U64.pack(self._end)
+                                    + fmt.U64.pack(len(metadata_record)) + fmt.string("rosbag2"))
+        groups = [(fmt.SCHEMA, b"".join(self._schema_records)),
+                  (fmt.CHANNEL, b"".join(self._channel_records)),
                   (fmt.CHUNK_INDEX, b"".join(self._chunk_indexes)),
-                  (fmt.METADATA_INDEX, fmt.record(fmt.METADATA_INDEX, fmt.U64.pack(self._end)
-                                                  + fmt.U64.pack(len(metadata_record)) + fmt.string("rosbag2"))),
+                  (fmt.METADATA_INDEX, metadata_index),
                   (fmt.STATISTICS, fmt.record(fmt.STATISTICS, self._statistics()))]
         summary, offsets, position = bytearray(), bytearray(), summary_start
         for opcode, group in groups:
@@ -256,7 +260,8 @@ class McapStorage:
                                       + fmt.U64.pack(len(group)))
                 summary += group
                 position += len(group)
-        footer_head = fmt.RECORD_HEAD.pack(fmt.FOOTER, 20) + fmt.U64.pack(summary_start) + fmt.U64.pack(position)
+        footer_head = fmt.RECORD_HEAD.pack(fmt.FOOTER, 20) + fmt.U64.pack(summary_start) \
+            + fmt.U64.pack(position)
         summary_crc = crc32(bytes(summary) + bytes(offsets) + footer_head)
         return head + bytes(summary) + bytes(offsets) + footer_head + fmt.U32.pack(summary_crc) + fmt.MAGIC
 

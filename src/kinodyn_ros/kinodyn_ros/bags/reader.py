@@ -38,7 +38,8 @@ class BagReader(AnyReader):
     """rosbags' AnyReader over one bag directory read by ``StorageBag`` (see the module docstring);
     ``skipped`` counts the messages of chunks that failed their check."""
 
-    def __init__(self, path: Path, default_typestore: Typestore, report: Callable[[str], None] = warn) -> None:
+    def __init__(self, path: Path, default_typestore: Typestore,
+                 report: Callable[[str], None] = warn) -> None:
         # AnyReader.__init__ would open the directory with rosbags' reader, which needs metadata.yaml and
         # stops at the first bad chunk; the rest of AnyReader (typestore, hash check, merge) is used as it is.
         self.paths = [path]

@@ -8,9 +8,10 @@ clock, or with ``--use-sim-time`` the latest /clock. With ``--use-sim-time`` no 
 first /clock (as rosbag2 since Jazzy): a latched topic (/tf_static, /robot_description, any transient_local
 publisher) delivers its messages when the subscription matches, and before the first /clock they would have
 no bag time and be dropped.
-SIGINT, SIGTERM or SIGHUP (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml. At
-``--duration`` the messages already delivered are written first: the time source keeps only the latest /clock,
-so after a stall of the recorder the clock jumps past the end while the data of that stretch is still queued.
+SIGINT, SIGTERM or SIGHUP (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml.
+At ``--duration`` the messages already delivered are written first: the time source keeps only the latest
+/clock, so after a stall of the recorder the clock jumps past the end while the data of that stretch is still
+queued.
 What is recorded reaches the disk within ``--chunk-period`` seconds or ``--chunk-size`` bytes, so a SIGKILL or
 a power cut loses at most that. A failed write (a full disk) stops the recording with one error line and
 leaves the bag closed with what it holds (exit code 1).
@@ -151,9 +152,9 @@ class Recorder:
         held = writer.on_disk
         summary = "" if writer.finished else (" without its MCAP summary (kinodyn reads it as it is; "
                                                "`kinodyn bag reindex` completes it once there is space)")
-        return (f"cannot write {error.filename or output}: {error.strerror or error}; recording stopped. The bag "
-                f"{output} is closed{summary} and holds {held} messages; the {writer.lost} taken after its "
-                "last write are lost. Free space (or choose another disk with -o) and record again")
+        return (f"cannot write {error.filename or output}: {error.strerror or error}; recording stopped. "
+                f"The bag {output} is closed{summary} and holds {held} messages; the {writer.lost} taken "
+                "after its last write are lost. Free space (or choose another disk with -o) and record again")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

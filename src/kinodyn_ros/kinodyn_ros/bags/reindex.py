@@ -1,12 +1,12 @@
 """`kinodyn bag reindex`: rebuild a bag's metadata.yaml and its MCAP summary from what is on the disk, as
 `ros2 bag reindex` rebuilds metadata.yaml (docs/bags.md).
 
-Each MCAP file is scanned from its start (``kinodyn_ros.bags.mcap_reader``: a record cut by the end of the file
-ends the scan, a chunk that fails its CRC or structure is skipped and named, unreadable bytes are skipped to the
-next good chunk). A file whose summary lists exactly what the scan found stays as it is; any other is written
-again from the messages the scan could read (new chunks with CRCs, summary and footer) and the original is kept
-beside it as ``<file>.orig``. An sqlite3 file is opened once for writing, which rolls back a transaction a
-crash left half done. Then metadata.yaml is written from the files' content.
+Each MCAP file is scanned from its start (``kinodyn_ros.bags.mcap_reader``: a record cut by the end of the
+file ends the scan, a chunk that fails its CRC or structure is skipped and named, unreadable bytes are skipped
+to the next good chunk). A file whose summary lists exactly what the scan found stays as it is; any other is
+written again from the messages the scan could read (new chunks with CRCs, summary and footer) and the
+original is kept beside it as ``<file>.orig``. An sqlite3 file is opened once for writing, which rolls back
+a transaction a crash left half done. Then metadata.yaml is written from the files' content.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def reindex(path: str | Path, say: Callable[[str], None] = print) -> dict:
                     continue
                 kept = _rewrite(bag, index, text)
                 say(f"{file.name}: written again with the {count} messages it holds readable "
-                    f"({scanned.skipped} in chunks that failed their check skipped); the original is {kept.name}")
+                    f"({scanned.skipped} in chunks that failed their check skipped); the original is "
+                    f"{kept.name}")
     meta = write_metadata(path, report=lambda line: None)
     say(f"{path / 'metadata.yaml'} written: {meta['message_count']} messages of "
         f"{len(meta['topics_with_message_count'])} topics over {meta['duration']['nanoseconds'] / 1e9:.3f} s")

@@ -5,8 +5,8 @@ installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `
 What is written reaches the disk every ``chunk_size`` bytes and, given a ``chunk_period`` (`kinodyn bag
 record`), within that many seconds (MCAP: a chunk with its CRC, ``kinodyn_ros.bags.mcap_storage``; sqlite3: a
 committed transaction); ``flush_due()`` writes what is due when no further message comes. Without a period
-the file's bytes depend on the messages alone. A failed write (a full disk) leaves the bag closed with what it holds:
-``error`` says why, and metadata.yaml counts what the file holds.
+the file's bytes depend on the messages alone. A failed write (a full disk) leaves the bag closed with what it
+holds: ``error`` says why, and metadata.yaml counts what the file holds.
 
     with BagWriter("out", storage="mcap") as bag:
         bag.add_topic("/tf_static", "tf2_msgs/msg/TFMessage", qos="transient_local")
