@@ -357,3 +357,34 @@ def test_nees_inside_its_monte_carlo_bounds(monte_carlo_runs: list, filter_name:
     figures = f"{filter_name}: {check}"
     assert check.lower <= check.mean <= check.upper, figures
     assert check.inside >= 0.90, figures
+
+
+def _ahead(messages: list) -> list:
+    """One IMU message, 2 s into the bag, stamped 10 s after its bag time."""
+    start = min(_stamp(m) for _, _, m in messages)
+    index = next(i for i, (topic, _, m) in enumerate(messages)
+                 if topic == "/imu/data" and _stamp(m) - start >= 2 * NS)
+    messages[index][2].header.stamp.sec += 10
+    return messages
+
+
+def test_a_message_stamped_ahead_of_its_bag_time_is_refused_and_the_command_fails(short_bags,
+                                                                                  tmp_path: Path) -> None:
+    """The bag's time is the clock: the message is refused with one line naming topic, stamp and bag time,
+    counted, every other message is estimated (one estimate fewer than the clean bag, not a fifth of them),
+    and the command exits 1 saying what was left out."""
+    bag = _rewrite(short_bags["clean"], tmp_path / "ahead", _ahead)
+    clean = estimate_bag(short_bags["clean"], load_model(URDF), EstimatorParameters(), tmp_path / "clean",
+                         Topics(), spheres=PIVOTING_FEET)
+    result = _kinodyn("estimate", bag, "--urdf", URDF, "--output", tmp_path / "out", "--quiet")
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    errors = result.stderr.splitlines()
+    refusals = [line for line in errors if "refusing /imu/data message stamped" in line]
+    assert len(refusals) == 1 and "its bag time reads" in refusals[0], errors
+    assert "10.000 s ahead of it (more than max_stamp_lead 0.5 s)" in refusals[0]
+    assert errors[-1].startswith("kinodyn estimate: error: 1 input message(s) stamped more than "
+                                 "max_stamp_lead ahead of their bag time and 0 of another clock domain were "
+                                 "refused")
+    assert "dropped_ahead 1" in result.stdout
+    written = list(read_messages(tmp_path / "out", ["/odometry/filtered"]))
+    assert len(clean.estimates.t) > 1500 and len(written) == len(clean.estimates.t) - 1
