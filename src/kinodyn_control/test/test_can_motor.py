@@ -6,6 +6,7 @@ safe mode, one error line, motors resting)."""
 from __future__ import annotations
 
 import math
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator
 import can
 import numpy as np
 import pytest
+from kinodyn_control.hardware.can_motor_bus import MotorBus, MotorBusError
 from kinodyn_control.hardware.can_motor_protocol import (
     MotorRanges,
     float_to_uint,
@@ -372,6 +374,36 @@ def test_replies_naming_a_motor_not_on_the_bus_cycle_after_cycle_are_a_fault(rig
     assert_fault(rig, "a device answering as motor 0x9, not on this bus (ids 0x1, 0x2) sent replies no frame "
                       "of this driver was waiting for in 3 cycles in a row (unmatched_fault_cycles 3): a "
                       "device this bus does not know answers on master_id 0x0", cycles=0)
+
+
+class EndlessTraffic:
+    """A python-can bus on which another device's frames never stop arriving; what is sent is dropped."""
+
+    def __init__(self) -> None:
+        self.received = 0
+
+    def recv(self, timeout: float | None = None) -> can.Message:
+        self.received += 1
+        return can.Message(arbitration_id=0x123, data=bytes(8), is_extended_id=False)
+
+    def send(self, message: can.Message) -> None:
+        pass
+
+
+def test_traffic_that_never_stops_cannot_hold_the_driver() -> None:
+    """Frames of other devices arriving without a pause: taking what arrived between cycles ends, and a motor
+    that does not answer is still a fault (the bus is never quiet, so a timeout judged only on an empty
+    receive would wait forever)."""
+    config = Harness(robot_xml(block("unused", effort_joint("j1", 1) + effort_joint("j2", 2)))).resources \
+        .components["sys"].config
+    bus = MotorBus(config, lambda key, line: None)
+    traffic = EndlessTraffic()
+    bus.bus = traffic  # type: ignore[assignment]
+    bus.send_all((1, 2), bytes(16))
+    assert traffic.received > 0
+    late = "no reply from motor 0x1 (joint 'j1'), motor 0x2 (joint 'j2') within reply_timeout 0.05 s"
+    with pytest.raises(MotorBusError, match=re.escape(late)):
+        bus.collect()
 
 
 # --- readings checked -------------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ Every frame sent to a motor (command or special frame) is answered by one reply 
   answered (one pass over the bus, no decoding: the component decodes them together).
 - A reply from a motor that is not waiting (its frame was already answered, or no frame of this driver asked
   for one), or naming a motor id that is not on this bus, is unmatched: it is dropped, never taken as the
-  answer to a later frame. ``send_all`` first takes
-  every frame already received (without waiting), so what arrived between two cycles is judged before the new
-  frames go out. An unmatched reply is the second answer to one frame (CAN's duplicate reception, a motor
-  answering twice) or the answer to a frame another node sent: one throttled warning per motor id; the same
-  id sending unmatched replies in ``unmatched_fault_cycles`` cycles in a row (a second device answering for
-  it, another master commanding it, a device this bus does not know answering on the master id) is a fault.
+  answer to a later frame. ``send_all`` first takes every frame already received (without waiting), so what
+  arrived between two cycles is judged before the new frames go out. An unmatched reply is the second answer
+  to one frame (CAN's duplicate reception, a motor answering twice) or the answer to a frame another node
+  sent: one throttled warning per motor id; the same id sending unmatched replies in
+  ``unmatched_fault_cycles`` cycles in a row (a second device answering for it, another master commanding it,
+  a device this bus does not know answering on the master id) is a fault.
 
 ``MotorBusError`` (the component turns it into ERROR) is raised for: a send or receive python-can refuses (the
 interface is down or bus-off), a SocketCAN error frame reporting bus-off (``CAN_ERR_BUSOFF`` = 0x40 in the
@@ -20,6 +20,10 @@ error class, linux/can/error.h), a motor that has not answered ``reply_timeout``
 sent, a frame on the master id that is no reply (no data, or a motor of this bus's reply with a length other
 than 6 or 8), unmatched replies as above. Other error frames (error-warning, error-passive, ...) are reported
 through ``warn`` (throttled per class); frames on other ids (other devices on the bus) are ignored.
+
+Traffic cannot hold the driver: ``collect`` gives up on missing replies ``reply_timeout`` after the deadline
+even while frames keep arriving (until then it takes what is queued, so a late cycle finds its replies), and
+taking what arrived between cycles stops after ``reply_timeout`` (the rest is read by ``collect``).
 """
 
 from __future__ import annotations
@@ -107,29 +111,38 @@ class MotorBus:
         above."""
         replies: dict[int, bytes] = {}
         while self._waiting:
-            message = self._receive(max(self._deadline - time.monotonic(), 0.0))
-            if message is None:
-                if time.monotonic() >= self._deadline:
-                    late = ", ".join(_motor_name(self.motors[m]) for m in sorted(self._waiting))
-                    raise MotorBusError(
-                        f"no reply from {late} within reply_timeout {self.config.reply_timeout} s; check its "
-                        "power, wiring and can_id")
-                continue
-            reply = self._reply(message)
-            if reply is None:
-                continue
-            can_id, data = reply
-            if can_id in self._waiting:
-                replies[can_id] = data
-                self._waiting.discard(can_id)
-            else:
-                self._unmatch(can_id)
+            now = time.monotonic()
+            message = self._receive(max(self._deadline - now, 0.0))
+            if message is not None:
+                self._match(message, replies)
+            elif now >= self._deadline:
+                raise self._late()
+            if self._waiting and now >= self._deadline + self.config.reply_timeout:
+                raise self._late()  # frames kept arriving, none of them the missing replies
         return replies
+
+    def _match(self, message: can.Message, replies: dict[int, bytes]) -> None:
+        """Take ``message`` into ``replies`` if it answers a waiting motor; count it if it is unmatched."""
+        reply = self._reply(message)
+        if reply is None:
+            return
+        can_id, data = reply
+        if can_id in self._waiting:
+            replies[can_id] = data
+            self._waiting.discard(can_id)
+        else:
+            self._unmatch(can_id)
+
+    def _late(self) -> MotorBusError:
+        late = ", ".join(_motor_name(self.motors[m]) for m in sorted(self._waiting))
+        return MotorBusError(f"no reply from {late} within reply_timeout {self.config.reply_timeout} s; "
+                             "check its power, wiring and can_id")
 
     def _drain(self) -> None:
         """Every frame received so far, without waiting; a reply among them answers no frame of this driver
         (``send_all`` runs once the previous frames were collected)."""
-        while (message := self._receive(0.0)) is not None:
+        stop = time.monotonic() + self.config.reply_timeout
+        while time.monotonic() < stop and (message := self._receive(0.0)) is not None:
             reply = self._reply(message)
             if reply is not None:
                 self._unmatch(reply[0])
