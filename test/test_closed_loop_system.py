@@ -47,3 +47,6 @@ def test_acceptance_short_scenario(spawn, tmp_path, backend: str) -> None:
     assert result.tick_latency.count > 0.9 * result.sim_time * 500
     assert math.isfinite(result.tick_latency.p99_ms)
     assert result.qp_failures <= 5, log  # rare DAQP numerical_errors: damped for one tick (docs/nodes/wbc.md)
+    # the wbc's base-state gate and stamp bounds never fire on the robot's own streams (pushes included)
+    for refusal in ("base state at t", "ahead of this node's clock", "reference (", "rejected command"):
+        assert refusal not in log, [line for line in log.splitlines() if refusal in line][:3]

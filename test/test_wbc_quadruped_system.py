@@ -31,6 +31,7 @@ GRAPH = REPO / "config" / "quadruped_wbc.yaml"
 STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
 NS = 1_000_000_000
 TROT = 1.0  # s of simulated time judged while trotting
+MARK = 1234.5  # pose.covariance[0] of the second odometry publisher's messages
 
 
 def stamp_ns(msg) -> int:
@@ -110,3 +111,91 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
         assert np.isfinite(values).all()
     print(f"quadruped over DDS: estimate from t = {t_base:.3f} s; standing height {np.mean(stood):.4f} m; "
           f"trotting: lowest base {min(heights):.4f} m, largest drift {drift:.4f} m")
+
+
+def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spawn) -> None:
+    """While the quadruped trots, a second publisher on odometry/filtered disagrees with the estimator by
+    10 m and 90 deg for 0.5 s of simulated time (one message per joint state, stamped with it). The wbc
+    refuses them with one line (the base-state gate, docs/nodes/wbc.md) and the robot trots on: base above
+    60 % of its height, roll and pitch within 0.3 rad, every joint state answered by a finite command."""
+    kinodyn = shutil.which("kinodyn")
+    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+    client = Listener("wbc_base_gate_test")
+    try:
+        truth: list[Odometry] = []
+        estimate: list[Odometry] = []
+        states: list[int] = []
+        commands: dict[int, JointPDCommand] = {}
+        injecting = [False]
+        sent: list[int] = []
+        node = client.node
+        qos = QoSProfile(depth=2000)
+        hostile = node.create_publisher(Odometry, "/odometry/filtered", QoSProfile(depth=10))
+
+        def on_state(msg: JointState) -> None:
+            states.append(stamp_ns(msg))
+            if injecting[0] and estimate:
+                odom = Odometry()
+                odom.header.stamp = msg.header.stamp
+                odom.header.frame_id, odom.child_frame_id = "odom", "base_link"
+                odom.pose.pose.position.x = estimate[-1].pose.pose.position.x + 10.0
+                odom.pose.pose.position.y = estimate[-1].pose.pose.position.y
+                odom.pose.pose.position.z = estimate[-1].pose.pose.position.z
+                o, turned = estimate[-1].pose.pose.orientation, odom.pose.pose.orientation
+                s = c = np.sqrt(0.5)  # (0, 0, s, c) times o: 90 deg about z
+                turned.x, turned.y = c * o.x - s * o.y, c * o.y + s * o.x
+                turned.z, turned.w = c * o.z + s * o.w, c * o.w - s * o.z
+                odom.pose.covariance[0] = MARK
+                hostile.publish(odom)
+                sent.append(stamp_ns(msg))
+
+        node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
+        node.create_subscription(  # the estimator's own (this test hears its second publisher too)
+            Odometry, "/odometry/filtered", lambda m: m.pose.covariance[0] == MARK or estimate.append(m), qos)
+        node.create_subscription(JointState, "/joint_states", on_state, qos)
+        node.create_subscription(JointPDCommand, "/leg_pd_controller/commands",
+                                 lambda m: commands.setdefault(stamp_ns(m), m), qos)
+        launcher = spawn([kinodyn, "up", str(GRAPH.relative_to(REPO))], "launcher")
+
+        def sim_time() -> float:
+            return stamp_ns(truth[-1]) / NS if truth else 0.0
+
+        assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
+        t_base = stamp_ns(estimate[0]) / NS
+        assert client.spin_until(lambda: sim_time() > t_base + 1.6, 120.0), launcher.log_path.read_text()
+        trot = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="trot")
+        assert set_parameter(client, "locomotion_mode", trot) == (True, "")
+        t_trot = sim_time()
+        assert client.spin_until(lambda: sim_time() > t_trot + 0.5, 240.0), launcher.log_path.read_text()
+        for never in ("base state at t", "ahead of this node's clock"):  # trotting never trips the gate
+            assert never not in launcher.log_path.read_text()
+        injecting[0] = True
+        t_inject = sim_time()
+        assert client.spin_until(lambda: sim_time() > t_inject + 0.5, 240.0), launcher.log_path.read_text()
+        injecting[0] = False
+        t_end = sim_time()
+        assert client.spin_until(lambda: sim_time() > t_end + 1.0, 240.0), launcher.log_path.read_text()
+        client.spin_for(0.5)
+    finally:
+        client.close()
+    log = launcher.log_path.read_text()
+    assert len(sent) > 100, len(sent)
+    refusals = [line for line in log.splitlines()
+                if "ignoring odometry/filtered message: base state at t" in line]
+    assert len(refusals) == 1 and "refused: position 10 m from the last accepted base state" in refusals[0], \
+        refusals
+    window = [m for m in truth if t_trot + 0.5 <= stamp_ns(m) / NS]
+    assert stamp_ns(window[-1]) / NS > t_end + 0.9
+    heights = [m.pose.pose.position.z for m in window]
+    assert min(heights) > 0.6 * STANDING_HEIGHT, min(heights)
+    tilt = max(2.0 * np.arcsin(min(1.0, np.hypot(m.pose.pose.orientation.x, m.pose.pose.orientation.y)))
+               for m in window)  # the rotation's angle away from upright, yaw aside
+    assert tilt < 0.3, tilt
+    judged = [k for k in states if k >= min(commands)]
+    answered = [k for k in judged if k in commands]
+    assert len(answered) >= 0.99 * len(judged), (len(answered), len(judged))
+    for command in commands.values():
+        values = np.array([command.position, command.velocity, command.effort, command.kp, command.kd])
+        assert np.isfinite(values).all()
+    print(f"second odometry 10 m / 90 deg off for 0.5 s while trotting: {len(sent)} messages refused; lowest "
+          f"base {min(heights):.4f} m, largest tilt {tilt:.2e} rad")
