@@ -149,6 +149,25 @@ def test_chunks_reach_the_disk_within_the_chunk_size(tmp_path: Path) -> None:
     assert 0 < sum(record_size[item] for item in written[len(on_disk):]) < 4000
 
 
+def test_sqlite3_commits_within_the_chunk_period(tmp_path: Path) -> None:
+    """sqlite3 storage: what was taken a chunk period ago is committed, so a copy of the .db3 file (a SIGKILL
+    now) reads it without metadata.yaml, and reindex writes the metadata.yaml of what it holds."""
+    clock = FakeClock()
+    writer = BagWriter(tmp_path / "bag", storage="sqlite3", chunk_period=PERIOD, clock=clock)
+    writer.add_topic("/imu/data", "sensor_msgs/msg/Imu")
+    writer.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+    written = write_steps(writer, clock, range(57))
+    clock.now += PERIOD
+    writer.flush_due()
+    (tmp_path / "killed").mkdir()
+    shutil.copy(tmp_path / "bag" / "bag.db3", tmp_path / "killed" / "killed.db3")
+    assert read(tmp_path / "killed") == written
+    meta = reindex(tmp_path / "killed", say=lambda line: None)
+    assert meta["message_count"] == len(written) and meta["storage_identifier"] == "sqlite3"
+    assert rosbags_read(tmp_path / "killed") == written
+    writer.close()
+
+
 # ---------------------------------------------------------------- a power cut: the file truncated anywhere
 
 

@@ -98,7 +98,11 @@ class Recorder:
                 f"({stored_hash}) that the bag stores; rebuild the interfaces so that they agree"
             )
         offers = [from_rclpy(info.qos_profile) for info in publishers]
-        self.writer.add_topic(topic, msgtype, qos=offers, type_hash=stored_hash)
+        try:
+            self.writer.add_topic(topic, msgtype, qos=offers, type_hash=stored_hash)
+        except OSError as error:
+            self.failure = error
+            return
         self._subscriptions[topic] = self.node.create_subscription(
             cls, topic, partial(self._receive, topic), request_for_offers(offers), raw=True
         )
@@ -243,8 +247,14 @@ def run(args: argparse.Namespace) -> int:
     executor.add_node(node)
     log = node.get_logger()
     try:
-        with BagWriter(output, storage=args.storage, chunk_size=args.chunk_size,
-                       chunk_period=args.chunk_period) as writer:
+        try:
+            writer = BagWriter(output, storage=args.storage, chunk_size=args.chunk_size,
+                               chunk_period=args.chunk_period)
+        except OSError as error:
+            log.error(f"cannot create the bag {output}: {error.strerror or error}; choose another place "
+                      "with -o")
+            return 1
+        with writer:
             recorder = Recorder(node, writer, args.topics, args.exclude)
             log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
             next_discovery = time.monotonic()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from kinodyn_ros.bags.directory import BagError, StorageBag
+from kinodyn_ros.bags.directory import BagError, StorageBag, read_metadata_file, storage_files
 from kinodyn_ros.bags.mcap_reader import McapFile
 from kinodyn_ros.bags.mcap_storage import McapStorage
 from kinodyn_ros.bags.metadata import bag_metadata, write_metadata
@@ -70,12 +70,13 @@ def _rewrite(bag: StorageBag, index: int, metadata_text: str) -> Path:
 def reindex(path: str | Path, say: Callable[[str], None] = print) -> dict:
     """Reindex the bag directory ``path`` (see the module docstring); the metadata written."""
     path = Path(path)
-    with StorageBag(path, lambda line: say(f"  {line}"), use_summary=False) as bag:
-        if bag.storage_id == "sqlite3":
-            for file in bag.files:
-                with sqlite3.connect(file) as db:
-                    db.execute("PRAGMA quick_check").fetchall()
-        else:
+    storage_id, files = storage_files(path, read_metadata_file(path))
+    if storage_id == "sqlite3":
+        for file in files:
+            with sqlite3.connect(file) as db:  # rolls a hot journal back
+                db.execute("PRAGMA quick_check").fetchall()
+    else:
+        with StorageBag(path, lambda line: say(f"  {line}"), use_summary=False) as bag:
             text = yaml.safe_dump(bag_metadata(bag), default_flow_style=False, sort_keys=False)
             for index, (file, scanned) in enumerate(zip(bag.files, bag.mcap_files, strict=True)):
                 count = sum(scanned.counts.values())
