@@ -284,6 +284,33 @@ def test_a_file_missing_its_footer_or_summary_reads_directly(tmp_path: Path) -> 
         assert any("no valid summary" in line for line in lines)
 
 
+def test_a_summary_failing_its_crc_is_not_trusted(tmp_path: Path) -> None:
+    """A byte flipped in the summary (a chunk index's message count region): its CRC fails, the file is read
+    by a scan instead, and every message is there."""
+    written = write_bag(tmp_path / "bag")
+    layout = chunk_layout(tmp_path / "bag" / "bag.mcap")
+    bag = copy_storage(tmp_path / "bag", tmp_path / "summary", metadata=True)
+    data = bytearray((bag / "bag.mcap").read_bytes())
+    first_chunk_index = data.index(struct.pack("<Q", layout[0][0]), layout[-1][0] + layout[-1][1])
+    data[first_chunk_index] ^= 0x10  # the chunk's offset in its index now points elsewhere
+    (bag / "bag.mcap").write_bytes(bytes(data))
+    lines: list[str] = []
+    assert read(bag, lines) == written
+    assert any("summary fails its CRC" in line for line in lines)
+
+
+def test_a_garbled_metadata_file_does_not_stop_reading(tmp_path: Path) -> None:
+    """metadata.yaml that is no YAML mapping, or names files outside the bag: the directory's .mcap file is
+    read all the same."""
+    written = write_bag(tmp_path / "bag")
+    for k, text in enumerate(("{{{ not yaml", "rosbag2_bagfile_information: 3\n",
+                              "rosbag2_bagfile_information: {storage_identifier: mcap, relative_file_paths: "
+                              "[../../../etc/passwd]}\n")):
+        bag = copy_storage(tmp_path / "bag", tmp_path / f"garbled{k}")
+        (bag / "metadata.yaml").write_text(text)
+        assert read(bag) == written, text
+
+
 def test_damaged_bags_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
     assert kinodyn(["bag", "reindex", str(tmp_path / "empty")]) == 2
