@@ -250,6 +250,24 @@ def test_a_flipped_byte_in_a_chunk_skips_that_chunk_only(tmp_path: Path, footer:
     del capsys
 
 
+def test_a_flipped_byte_in_a_channel_record_is_caught_by_its_chunk_crc(tmp_path: Path) -> None:
+    """Each channel record sits in a chunk of its own: a byte flipped in /joint_states' channel fails that
+    chunk's CRC in a file without footer (scanned): the Imu messages read, the JointState ones are named as
+    not read (their channel is lost) instead of being decoded by a damaged record."""
+    written = write_bag(tmp_path / "bag")
+    bag = copy_storage(tmp_path / "bag", tmp_path / "channel", -FOOTER_SIZE)
+    data = bytearray((bag / "bag.mcap").read_bytes())
+    topic = data.index(b"/joint_states")
+    data[topic + 3] ^= 0x01
+    (bag / "bag.mcap").write_bytes(bytes(data))
+    lines: list[str] = []
+    assert read(bag, lines) == [item for item in written if item[0] == "/imu/data"]
+    joints = sum(topic == "/joint_states" for topic, _ in written)
+    assert any("fails its check (CRC mismatch)" in line for line in lines)
+    assert any(f"{joints} messages of channel 2, whose channel or schema record is lost" in line
+               for line in lines)
+
+
 def test_a_broken_record_length_is_skipped_to_the_next_good_chunk(tmp_path: Path) -> None:
     """Chunk 3's length field overwritten (the file has no footer, so it is scanned): the scan skips from
     there to the next chunk whose CRC checks out and reads on."""

@@ -151,6 +151,9 @@ class StorageBag:
             found[channel.id] = Connection(channel.id, channel.topic, schema.name, msgdef, digest,
                                            file.counts.get(channel.id, 0),
                                            ConnectionExtRosbag2(channel.encoding, qos), self)
+        for channel_id in sorted(set(file.counts) - set(found)):
+            self._report(f"{path}: {file.counts[channel_id]} messages of channel {channel_id}, whose channel "
+                         "or schema record is lost: not read")
         total = sum(file.counts.values())
         self.file_summaries.append(FileSummary(path.name, file.start_ns, file.end_ns, total))
         return file, found

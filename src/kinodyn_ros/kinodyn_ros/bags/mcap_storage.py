@@ -5,7 +5,8 @@ A rosbags storage writer (``rosbags.rosbag2.Writer`` calls ``add_msgtype``, ``ad
 whose metadata holds ``offered_qos_profiles`` and ``topic_type_hash``), with these differences in how bytes
 reach the disk:
 
-- schemas and channels are written outside chunks as soon as they are added, before any message of them;
+- each schema and channel is written as soon as it is added, before any message of it, in a chunk of its own
+  (so that its CRC covers it; the summary lists no index of such a chunk, and repeats the definitions);
 - messages gather in a chunk that is written (with its CRC and message indexes) and synced to the disk when it
   holds ``chunk_size`` bytes or, given a ``chunk_period``, when its first message is that many seconds old
   (``flush_due`` closes it when no further message comes), so a SIGKILL or a power cut loses at most that
@@ -58,6 +59,13 @@ def check_limits(chunk_size: int, chunk_period: float | None) -> None:
     if not chunk_size > 0 or (chunk_period is not None and not 0 < chunk_period < float("inf")):
         raise ValueError(f"chunk size {chunk_size} must be positive and chunk period {chunk_period} positive "
                          "and finite")
+
+
+def _chunk_record(start_ns: int, end_ns: int, records: bytes) -> bytes:
+    """An uncompressed chunk record of ``records`` with their CRC32."""
+    content = fmt.CHUNK_HEAD.pack(start_ns, end_ns, len(records), crc32(records)) + fmt.string("") \
+        + fmt.U64.pack(len(records)) + records
+    return fmt.record(fmt.CHUNK, content)
 
 
 class StorageError(OSError):
@@ -175,11 +183,12 @@ class McapStorage:
                                f"{self.path} could not be written earlier: {self.error.strerror}")
 
     def _write_definition(self, data: bytes, kept: list[bytes]) -> None:
-        """A schema or channel record after the messages so far (the open chunk is written first)."""
+        """A schema or channel record in a chunk of its own after the messages so far (the open chunk is
+        written first)."""
         self._check()
         if self._chunk.records:
             self._close_chunk()
-        self._commit(data)
+        self._commit(_chunk_record(0, 0, data))
         kept.append(data)
 
     def _commit(self, data: bytes) -> None:
@@ -210,9 +219,7 @@ class McapStorage:
             return
         self._new_chunk()
         records = bytes(chunk.records)
-        content = fmt.CHUNK_HEAD.pack(chunk.start, chunk.end, len(records), crc32(records)) \
-            + fmt.string("") + fmt.U64.pack(len(records)) + records
-        chunk_record = fmt.record(fmt.CHUNK, content)
+        chunk_record = _chunk_record(chunk.start, chunk.end, records)
         entries: dict[int, list[int]] = defaultdict(list)
         for channel_id, t_ns, offset in chunk.index:
             entries[channel_id] += (t_ns, offset)
