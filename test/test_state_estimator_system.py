@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import math
+import re
 import subprocess
 from collections.abc import Iterator
 
@@ -53,6 +54,7 @@ def listener() -> Iterator[Listener]:
 def start_estimator(spawn, *params: str):
     args = [str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
             "-p", "qos_reliable:=true", "-p", "qos_depth:=2000",
+            "-p", "use_sim_time:=true",  # the stream publishes /clock: its stamps are simulated time
             # a stalled test machine must not make a topic look silent (wall clock): the streams' own gaps
             # (a 60 ms IMU dropout) are far below both this and the default 0.25 s the offline run uses
             "-p", "stream_timeout:=5.0"]
@@ -63,14 +65,16 @@ def start_estimator(spawn, *params: str):
     return proc
 
 
-def offline_odometry(model: Model, messages) -> list[Odometry]:
+def offline_odometry(model: Model, messages, clocks: list[int] | None = None) -> list[Odometry]:
+    """What the node publishes for ``messages`` received at ``clocks`` (simulated time, ns; None: the stamps
+    are not bounded)."""
     pipeline = EstimatorPipeline(model, EstimatorParameters(), logging.getLogger("offline"),
                                  spheres=collision_spheres(QUADRUPED))  # as the node reads its URDF
     take = {
         "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
     }
-    for topic, msg in messages:
-        take[topic](msg)
+    for k, (topic, msg) in enumerate(messages):
+        take[topic](msg, clock_ns=None if clocks is None else clocks[k])
     # no flush: like the live node, the last IMU messages wait for a contacts message past their stamp
     return [o.message for o in pipeline.drain() if o.kind == "odometry"]
 
@@ -80,7 +84,9 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
 ) -> None:
     model = Model.from_urdf(QUADRUPED, floating_base=True)
     expected = offline_odometry(model, stream.faulty(model) + stream.looped(model))
-    node = start_estimator(spawn)
+    # the loop's /clock jumps back 2 s: a node still catching up on the first pass when it takes the new clock
+    # would find those last messages up to 2 s ahead of it; this test is about ordering, not stamp bounds
+    node = start_estimator(spawn, "max_stamp_lead:=5.0")
     odometry: list[Odometry] = []
     tf: list[TFMessage] = []
     diagnostics: list[DiagnosticArray] = []
@@ -166,3 +172,39 @@ def test_a_bad_configuration_is_one_error_line_and_exit_code_1(spawn, param: str
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
     assert code == 1 and len(errors) == 1 and message in errors[0], log
     assert "Traceback" not in log
+
+
+def test_an_imu_message_stamped_ahead_is_refused_with_one_line_and_the_estimate_goes_on(
+    spawn, listener: Listener
+) -> None:
+    """2 s of standing on simulated time, one IMU message stamped 10 s ahead of the /clock it is published
+    with: the node refuses it with one line naming topic, stamp and clock and publishes, field by field, what
+    the pipeline computes from the stream with that message refused (every other IMU message estimated, no
+    topic taken for silent, nothing held back until the clock reaches the bad stamp)."""
+    model = Model.from_urdf(QUADRUPED, floating_base=True)
+    messages = stream.ahead(model)
+    expected = offline_odometry(model, messages, stream.clock_ns(messages))
+    assert len(expected) == len(offline_odometry(model, stream.standing(model, 800))) - 1
+    node = start_estimator(spawn)
+    odometry: list[Odometry] = []
+    diagnostics: list[DiagnosticArray] = []
+    deep = output_qos(2000)
+    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep)
+    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)
+    publisher = spawn([PYTHON, str(STREAM), str(QUADRUPED), "ahead"], "estimator_stream")
+    done = listener.spin_until(lambda: len(odometry) >= len(expected), 90)
+    listener.spin_for(0.5)  # nothing more may come
+    log = node.log_path.read_text()
+    assert done, f"{len(odometry)} of {len(expected)} odometry\n{log}\n{publisher.log_path.read_text()}"
+    assert node.poll() is None, log
+    assert odometry == expected  # field by field, exactly
+    refusals = [line for line in log.splitlines() if "refusing" in line]
+    assert len(refusals) == 1, log
+    # the node's clock: the /clock published with the message or later (a node behind the stream takes its
+    # queued messages while its clock, keep-last 1, is the newest): 101.3-102 s
+    pattern = (r"refusing imu/data message stamped 111\.300000000 s: the node's clock reads 10[12]\.\d{9} s, "
+               r"the stamp is (9|10)\.\d{3} s ahead of it \(more than max_stamp_lead 0\.5 s\)")
+    assert "[WARN]" in refusals[0] and re.search(pattern, refusals[0]), refusals
+    assert "silent" not in log and "Traceback" not in log and "[ERROR]" not in log, log
+    values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values}
+    assert values["dropped_ahead"] == "1" and values["silent_streams"] == ""
