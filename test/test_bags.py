@@ -511,6 +511,10 @@ def test_command_line_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert kinodyn(["bag", "record"]) == 2
     assert "give the topics to record, or --all" in capsys.readouterr().out
     assert kinodyn(["bag", "record", "/a", "--duration", "-1"]) == 2
+    for option, value in (("--chunk-period", "nan"), ("--chunk-period", "inf"), ("--chunk-period", "0"),
+                          ("--chunk-size", "0"), ("--chunk-size", "-5")):
+        assert kinodyn(["bag", "record", "/a", option, value]) == 2
+        assert f"{option} must be in" in capsys.readouterr().out
     write_sample_bag(tmp_path / "bag", "mcap", np.random.default_rng(5))
     assert kinodyn(["bag", "record", "/a", "-o", str(tmp_path / "bag")]) == 2
     assert "exists" in capsys.readouterr().out
