@@ -22,13 +22,22 @@ import numpy as np
 import pytest
 import yaml
 from kinodyn.estimation.synthetic import trotting_walk
-from kinodyn_ros.bags import BagError, BagWriter, mcap_format, mcap_storage, open_bag, read_messages
+from kinodyn_ros.bags import (
+    BagError,
+    BagWriter,
+    installed_typestore,
+    mcap_format,
+    mcap_storage,
+    open_bag,
+    read_messages,
+)
 from kinodyn_ros.bags.info import format_info
 from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
 from kinodyn_ros.bags.reindex import reindex
 from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
 from kinodyn_ros.launcher.cli import main as kinodyn
-from rosbags.rosbag2 import Reader
+from rclpy.serialization import serialize_message
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.rosbag2.storage_mcap import McapReader
 from sensor_msgs.msg import Imu, JointState
 
@@ -327,6 +336,25 @@ def test_a_garbled_metadata_file_does_not_stop_reading(tmp_path: Path) -> None:
         bag = copy_storage(tmp_path / "bag", tmp_path / f"garbled{k}")
         (bag / "metadata.yaml").write_text(text)
         assert read(bag) == written, text
+
+
+def test_bags_of_rosbags_own_writer_read_with_and_without_footer(tmp_path: Path) -> None:
+    """A bag from rosbags' MCAP writer (definitions inside the first chunk, chunk CRC 0, no topic_type_hash in
+    the channels: the hash comes from metadata.yaml) reads through its summary and, footer cut, by a scan."""
+    typestore = installed_typestore()
+    written = []
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/imu/data", "sensor_msgs/msg/Imu", typestore=typestore)
+        for step in range(30):
+            message = typestore.deserialize_cdr(serialize_message(imu(step)), "sensor_msgs/msg/Imu")
+            cdr = typestore.serialize_cdr(message, "sensor_msgs/msg/Imu")
+            writer.write(connection, START_NS + step * STEP_NS, cdr)
+            written.append(("/imu/data", START_NS + step * STEP_NS))
+    assert read(tmp_path / "bag") == written
+    bag = copy_storage(tmp_path / "bag", tmp_path / "cut", -FOOTER_SIZE, metadata=True)
+    assert read(bag) == written
+    with open_bag(bag) as reader:
+        assert reader.connections[0].digest == typestore.hash_rihs01("sensor_msgs/msg/Imu")
 
 
 def test_damaged_bags_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
