@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time as _time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -639,6 +640,10 @@ class ControllerManager:
                 for name, stamp in self.missing_commands(time)
             )
 
+        if not any(entry.controller.EXTERNAL_COMMANDS for entry in self._active):
+            # cycles back to back: let the executor's thread (topics, parameters, services) have the GIL once
+            # per cycle, so what a controller's node takes is taken between cycles, not seconds later
+            _time.sleep(0.0)
         while gate.wait(lambda: not self.missing_commands(time), missing, republish, time):
             with self.cycle_lock:
                 if self.missing_commands(time):

@@ -85,7 +85,8 @@ class WholeBodyController(ChainableController):
         self.feet = list(legged.feet)
         self.problems = DistinctProblemLog(self.logger)
         source = f"{self.params['base_state_controller']}'s base state interfaces"
-        self.core = WbcCore(model, controller, params, bounds, self.problems, self.logger.info, 0.0, source)
+        self.core = WbcCore(model, controller, params, bounds, self.problems, self.logger.info, 0.0, source,
+                            clock=self._now_ns)
         self.limits = JointLimitArrays(self.context.description, self.joints)
         node = self.ros.node
         self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
@@ -99,9 +100,13 @@ class WholeBodyController(ChainableController):
     def _guard(self, what: str, take: Any) -> Any:
         return self.ros.guarded(dropping_bad_messages(self.problems, f"{what} message", take))
 
-    def _on_cmd_vel(self, msg: TwistStamped) -> None:
+    def _now_ns(self) -> int:
+        """The controllers' clock (the manager's: simulated time in lockstep), as the core's clock [ns]."""
         assert self.context is not None
-        self.core.on_cmd_vel(msg, round(self.context.now() * NS))
+        return round(self.context.now() * NS)
+
+    def _on_cmd_vel(self, msg: TwistStamped) -> None:
+        self.core.on_cmd_vel(msg, self._now_ns())
 
     def on_cleanup(self) -> CallbackReturn:
         assert self.context is not None
