@@ -1,0 +1,215 @@
+"""CPU per control step of each process of the separate-node quadruped graph, in lockstep.
+
+Starts config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep, state_estimator, wbc,
+state_publisher) with ``kinodyn up``, standing and then trotting in place (the wbc's ``locomotion_mode``
+set in a copy of the graph file), lets it run ``--warmup`` simulated seconds (stand up, estimator
+initialised), then measures ``--seconds`` simulated seconds. Simulated time is read from the wbc's
+/diagnostics (its stamp is the joint state's, every 0.5 s): this bench subscribes nothing at the control rate,
+so it adds no load to the graph.
+Printed per process: CPU ms (utime + stime of /proc/<pid>/stat) per control step (one step is
+``1 / update_rate`` s of simulated time), the real-time factor (simulated / wall seconds) and the load average
+at the start and the end. The figures go to bench/RESULTS.md (bench/results.py).
+Run: `source scripts/env.sh && python bench/bench_node_cost.py [--seconds 10] [--mode stand|trot|both]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import rclpy
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from kinodyn_ros.scenario.graph import backend_graph, start_graph, stop_graph
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import record
+
+REPO = Path(__file__).resolve().parents[1]
+GRAPH = REPO / "config" / "quadruped_wbc.yaml"
+NS = 1_000_000_000
+TICKS = os.sysconf("SC_CLK_TCK")
+START_TIMEOUT = 240.0  # wall seconds for the graph to start and the wbc to publish its first diagnostics
+STALL_TIMEOUT = 60.0  # wall seconds without simulated time advancing: the graph stalled
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Simulated time (s), wall time (s) and CPU seconds per node process at one wbc diagnostics message."""
+
+    sim: float
+    wall: float
+    cpu: dict[str, float]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # fields 14 and 15 of proc(5), after pid and comm
+
+
+def node_processes(launcher: int) -> dict[str, int]:
+    """``{node name: pid}`` of the launcher's children (``--ros-args -r __node:=<name>``)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != launcher:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for arg in args:
+            if arg.startswith("__node:="):
+                found[arg[len("__node:="):]] = int(entry)
+    return found
+
+
+class DiagnosticsClock:
+    """Samples the processes' CPU whenever the wbc's diagnostics arrive (simulated time advanced 0.5 s); the
+    wbc's status is named ``wbc`` or ``wbc: <task>`` (diagnostic_updater's "node: task")."""
+
+    def __init__(self, wbc_name: str = "wbc") -> None:
+        self.wbc_name = wbc_name
+        self.pids: dict[str, int] = {}
+        self.samples: list[Sample] = []
+        self.lock = threading.Lock()
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = Node("bench_node_cost", context=self.context)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics,
+                                      QoSProfile(depth=100))
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        if not self.pids or not any(s.name.split(":")[0] == self.wbc_name for s in msg.status):
+            return
+        sim = msg.header.stamp.sec + msg.header.stamp.nanosec / NS
+        try:
+            cpu = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        except OSError:  # a node ended
+            return
+        with self.lock:
+            self.samples.append(Sample(sim, time.monotonic(), cpu))
+
+    def latest(self) -> Sample | None:
+        with self.lock:
+            return self.samples[-1] if self.samples else None
+
+    def wait_sim(self, t: float, timeout: float) -> Sample:
+        """The first sample at simulated time >= t; RuntimeError when simulated time stalls."""
+        last, deadline = None, time.monotonic() + timeout
+        while True:
+            sample = self.latest()
+            if sample is not None and sample.sim >= t:
+                return sample
+            if sample is not None and (last is None or sample.sim != last):
+                last, deadline = sample.sim, time.monotonic() + STALL_TIMEOUT
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"simulated time stuck at {last} s (waiting for {t} s); is the graph "
+                                   "running?")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+def graph_file(mode: str, backend: str, directory: Path) -> tuple[Path, int]:
+    """A copy of the graph with the wbc's ``locomotion_mode`` set to ``mode``, and the control node's update
+    rate."""
+    path = backend_graph(backend, directory, str(GRAPH))
+    raw = yaml.safe_load(path.read_text())
+    rate = 0
+    for node in raw["nodes"]:
+        if node["executable"] == "wbc":
+            node["parameters"]["locomotion_mode"] = mode
+        if node["executable"] == "control_node":
+            rate = int(node["parameters"]["update_rate"])
+    out = directory / f"{path.stem}_{mode}.yaml"
+    out.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return out, rate
+
+
+def run(mode: str, backend: str, warmup: float, seconds: float, directory: Path
+        ) -> tuple[Sample, Sample, int]:
+    """The samples at the start and at the end of the measured window, and the update rate."""
+    graph, rate = graph_file(mode, backend, directory)
+    clock = DiagnosticsClock()
+    launcher = start_graph(graph, directory / f"graph_{backend}_{mode}.log")
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while len(clock.pids) < 4:
+            if launcher.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the graph did not start; see {directory}")
+            time.sleep(0.2)
+            clock.pids = node_processes(launcher.pid)
+        start = clock.wait_sim(warmup, START_TIMEOUT)
+        end = clock.wait_sim(start.sim + seconds, STALL_TIMEOUT)
+    finally:
+        stop_graph(launcher)
+        clock.close()
+    return start, end, rate
+
+
+def table(mode: str, start: Sample, end: Sample, rate: int, load: tuple[str, str]) -> str:
+    sim, wall = end.sim - start.sim, end.wall - start.wall
+    steps = sim * rate
+    lines = [f"{mode}: {sim:.1f} s simulated in {wall:.1f} s of wall time, real-time factor "
+             f"{sim / wall:.2f}x (load average {load[0]} at the start, {load[1]} at the end)", "",
+             "| process | CPU ms per control step |", "|---|---|"]
+    total = 0.0
+    for name in start.cpu:
+        ms = 1e3 * (end.cpu[name] - start.cpu[name]) / steps
+        total += ms
+        lines.append(f"| {name} | {ms:.2f} |")
+    lines.append(f"| all | {total:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds measured per mode")
+    parser.add_argument("--warmup", type=float, default=4.0, help="simulated seconds before measuring")
+    parser.add_argument("--mode", choices=("stand", "trot", "both"), default="both")
+    parser.add_argument("--backend", choices=("kinodyn", "mujoco"), default="kinodyn")
+    parser.add_argument("--no-record", action="store_true",
+                        help="print only; leave bench/RESULTS.md as it is")
+    args = parser.parse_args()
+    os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    directory = Path(tempfile.mkdtemp(prefix="kinodyn-node-cost-"))
+    sections = [f"config/quadruped_wbc.yaml on {args.backend}, lockstep, {args.seconds:g} s of simulated "
+                f"time measured after {args.warmup:g} s; CPU from /proc/<pid>/stat (utime + stime)"]
+    for mode in ("stand", "trot") if args.mode == "both" else (args.mode,):
+        before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        start, end, rate = run(mode, args.backend, args.warmup, args.seconds, directory)
+        after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        sections.append(table(mode, start, end, rate, (before, after)))
+        print(sections[-1] + "\n", flush=True)
+    if not args.no_record:
+        record("Separate-node graph: CPU per control step (bench_node_cost.py)", "\n\n".join(sections))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
