@@ -224,6 +224,27 @@ def _run_ready_callbacks(executor: Executor) -> None:
             raise handler.exception()
 
 
+def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, stop: list[int]) -> None:
+    """Discover, take messages, write what is due and log progress until a stop signal, ``--duration`` or a
+    failed write; at ``--duration`` the messages already delivered are taken too."""
+    log = recorder.node.get_logger()
+    next_discovery = time.monotonic()
+    next_progress = next_discovery + args.progress_period
+    while not stop and recorder.failure is None and (
+            args.duration is None or recorder.elapsed() < args.duration):
+        recorder.flush_due()
+        now = time.monotonic()
+        if now >= next_discovery:
+            recorder.discover()
+            next_discovery = now + DISCOVERY_PERIOD
+        if now >= next_progress:
+            log.info(recorder.progress())
+            next_progress = now + args.progress_period
+        executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
+    if not stop and recorder.failure is None:
+        _run_ready_callbacks(executor)
+
+
 def run(args: argparse.Namespace) -> int:
     """Record until SIGINT/SIGTERM/SIGHUP or --duration; exit code 0 with a closed bag, 2 on a usage error, 1
     when a write failed (the bag is closed with what it holds)."""
@@ -254,24 +275,13 @@ def run(args: argparse.Namespace) -> int:
             log.error(f"cannot create the bag {output}: {error.strerror or error}; choose another place "
                       "with -o")
             return 1
-        with writer:
-            recorder = Recorder(node, writer, args.topics, args.exclude)
-            log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
-            next_discovery = time.monotonic()
-            next_progress = next_discovery + args.progress_period
-            while not stop and recorder.failure is None and (
-                    args.duration is None or recorder.elapsed() < args.duration):
-                recorder.flush_due()
-                now = time.monotonic()
-                if now >= next_discovery:
-                    recorder.discover()
-                    next_discovery = now + DISCOVERY_PERIOD
-                if now >= next_progress:
-                    log.info(recorder.progress())
-                    next_progress = now + args.progress_period
-                executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
-            if not stop and recorder.failure is None:
-                _run_ready_callbacks(executor)
+        recorder = Recorder(node, writer, args.topics, args.exclude)
+        log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
+        try:
+            with writer:
+                _record(recorder, executor, args, stop)
+        except OSError as error:  # metadata.yaml could not be written on closing
+            recorder.failure = recorder.failure or error
         if recorder.failure is not None:
             log.error(recorder.failure_line(output))
             return 1
