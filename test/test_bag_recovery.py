@@ -357,6 +357,27 @@ def test_bags_of_rosbags_own_writer_read_with_and_without_footer(tmp_path: Path)
         assert reader.connections[0].digest == typestore.hash_rihs01("sensor_msgs/msg/Imu")
 
 
+def test_messages_outside_chunks_are_read(tmp_path: Path) -> None:
+    """An unchunked MCAP file (rosbag2's fastwrite preset) ending without footer: its message records are read
+    in log-time order (written here out of order)."""
+    f = mcap_format
+    typestore = installed_typestore()
+    msgdef, _ = typestore.generate_msgdef("sensor_msgs/msg/Imu", ros_version=2)
+    data = f.MAGIC + f.record(f.HEADER, f.string("ros2") + f.string("test"))
+    data += f.record(f.SCHEMA, f.U16.pack(1) + f.string("sensor_msgs/msg/Imu") + f.string("ros2msg")
+                     + f.byte_array(msgdef.encode()))
+    data += f.record(f.CHANNEL, f.U16.pack(1) + f.U16.pack(1) + f.string("/imu/data") + f.string("cdr")
+                     + f.string_map({}))
+    for step in (0, 2, 1, 3):
+        t_ns = START_NS + step * STEP_NS
+        data += f.record(f.MESSAGE, f.MESSAGE_HEAD.pack(1, 0, t_ns, t_ns) + serialize_message(imu(step)))
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "bag" / "bag.mcap").write_bytes(data + f.record(f.DATA_END, f.U32.pack(0)))
+    steps = [(nanoseconds - START_NS) // STEP_NS for _, _, nanoseconds, _ in
+             read_messages(tmp_path / "bag", report=lambda line: None)]
+    assert steps == [0, 1, 2, 3]
+
+
 def test_damaged_bags_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
     assert kinodyn(["bag", "reindex", str(tmp_path / "empty")]) == 2

@@ -76,6 +76,7 @@ class McapFile:
         self.counts: Counter[int] = Counter()
         self.metadata: dict[str, dict[str, str]] = {}
         self.indexed = False
+        self.unchunked = False  # a valid summary without chunk indexes: its messages are found by a scan
         self.cut_at: int | None = None  # where a record cut by the end of the file starts
         self.skipped = 0  # messages in chunks that failed their check (where the count is known)
         self.damage: list[str] = []  # one line per skipped chunk or unreadable stretch
@@ -90,7 +91,7 @@ class McapFile:
         try:
             self.header_end = self._header_end()
             if not (use_summary and self._read_summary()):
-                if use_summary:
+                if use_summary and not self.unchunked:
                     self._note(f"{self.path} has no valid summary (a recording that did not end cleanly?): "
                                "read by a scan; `kinodyn bag reindex` rebuilds it")
                 self._scan()
@@ -152,6 +153,7 @@ class McapFile:
             self._reset()
             return False
         if total is None or (total and not self.chunks):
+            self.unchunked = total is not None
             self._reset()  # no statistics, or messages outside chunks: only a scan finds them
             return False
         self.indexed = True
