@@ -95,6 +95,7 @@ class BrowserView:
         self._follow = self.server.gui.add_checkbox("Follow the robot", initial_value=True)
         self.bodies = {p.name: self._add_primitive(p) for p in primitives}
         self._focus: np.ndarray | None = None
+        self._aimed: set[int] = set()  # clients whose camera was aimed at the robot
         self.overlays: dict[str, viser.SceneNodeHandle] = {}
 
     @property
@@ -189,17 +190,21 @@ class BrowserView:
         self.overlays = drawn
 
     def _move_cameras(self, focus: np.ndarray) -> None:
-        """Aim the cameras at the robot when it first appears; then, with "follow", shift them with it each
-        time it has moved FOLLOW_STEP horizontally (the "Reset View" target and new clients' view follow
-        too). A client that has not reported its camera yet starts at the initial camera."""
+        """Aim each client's camera at the robot once, as soon as the client reported its camera (a client
+        connecting while the robot is away from the origin would otherwise look at where the initial camera
+        was); then, with "follow", shift them with it each time it has moved FOLLOW_STEP horizontally (the
+        "Reset View" target follows too)."""
+        clients = [c for c in self.server.get_clients().values() if c.camera.update_timestamp != 0.0]
+        for client in clients:
+            if client.client_id not in self._aimed:
+                self._aimed.add(client.client_id)
+                client.camera.look_at, client.camera.position = focus, focus + CAMERA_OFFSET
         if self._focus is not None and np.linalg.norm((focus - self._focus)[:2]) < FOLLOW_STEP:
             return
         self.server.initial_camera.look_at = tuple(focus)
         self.server.initial_camera.position = tuple(focus + CAMERA_OFFSET)
-        for client in self.server.get_clients().values():
+        for client in clients:
             camera = client.camera
-            if camera.update_timestamp == 0.0:
-                continue
             if self._focus is None:
                 camera.look_at, camera.position = focus, focus + CAMERA_OFFSET
             elif self._follow.value:
