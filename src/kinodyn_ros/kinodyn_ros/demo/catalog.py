@@ -58,6 +58,9 @@ QUADRUPED_TOPICS = (
     "/wbc/cmd_vel", "/wbc/base_pose", "/wbc/footholds", "/leg_pd_controller/commands", "/diagnostics",
 )
 
+QUADRUPED_RT_TOPICS = tuple(t for t in QUADRUPED_TOPICS if t != "/leg_pd_controller/commands")
+"""The in-process graph's: the same, but its commands never leave control_node."""
+
 DEMOS = {
     "quadruped": Demo(
         name="quadruped",
@@ -67,6 +70,17 @@ DEMOS = {
         viewer_graph="quadruped_viewer",
         urdf="quadruped_sim.urdf",
         topics=QUADRUPED_TOPICS,
+        scenario=QUADRUPED_SCENARIO,
+        short_scenario=QUADRUPED_SHORT,
+    ),
+    "quadruped_rt": Demo(
+        name="quadruped_rt",
+        description="the same closed loop in one process: kinodyn.sim in lockstep with the state estimator "
+                    "and the whole-body controller chained inside control_node (config/quadruped_rt.yaml)",
+        graph="quadruped_rt",
+        viewer_graph="quadruped_viewer",
+        urdf="quadruped_sim.urdf",
+        topics=QUADRUPED_RT_TOPICS,
         scenario=QUADRUPED_SCENARIO,
         short_scenario=QUADRUPED_SHORT,
     ),

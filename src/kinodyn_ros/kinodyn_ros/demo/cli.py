@@ -12,7 +12,8 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser("demo", help="run a demo: the quadruped closed loop through a scenario, with "
                                "the browser view, a bag, a report and a summary (docs/demo.md)")
     demo.add_argument("demo", nargs="?", default="quadruped",
-                      help="quadruped (closed loop and scenario, docs/demo.md), or any graph of config/ "
+                      help="quadruped (closed loop and scenario, docs/demo.md), quadruped_rt (the same in "
+                      "one process: the estimator and the wbc as controllers), or any graph of config/ "
                       "(run as `kinodyn up`); KINODYN_DEMO in scripts/demo.sh (default quadruped)")
     demo.add_argument("--headless", action="store_true",
                       help="no browser view (CI); KINODYN_DEMO_HEADLESS=1")

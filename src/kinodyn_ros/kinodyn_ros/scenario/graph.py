@@ -3,8 +3,9 @@
 ``SimulatedSystem`` takes its backend from a hardware ``<param name="backend">`` of the URDF the controller
 manager loads (docs/simulator.md). ``backend_graph`` writes, into a directory of the caller's, a copy of the
 graph file whose ``control_node`` loads a copy of its URDF with that param added; the other nodes keep theirs
-(they ignore the ``<ros2_control>`` block), except the ``state_estimator``'s ``foot_radius``, a property of
-the engine's contact: kinodyn.sim's foot spheres pivot in stance (the graph file's value, 0), MuJoCo's roll,
+(they ignore the ``<ros2_control>`` block), except the estimator's ``foot_radius`` (the ``state_estimator``
+node's, or in the in-process graph config/quadruped_rt.yaml the estimator controller's), a property of the
+engine's contact: kinodyn.sim's foot spheres pivot in stance (the graph file's value, 0), MuJoCo's roll,
 so there the estimator takes the URDF's radius (docs/estimation.md "Rolling feet"). The ``kinodyn`` backend
 is the graph file as it is.
 """
@@ -26,6 +27,7 @@ from kinodyn_ros.launcher.graph import load_graph
 BACKENDS = ("kinodyn", "mujoco")
 PLUGIN = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
 CONTROL_NODE = "control_node"
+ESTIMATOR_CONTROLLER = "kinodyn_control/LeggedStateEstimator"
 ROLLING_FEET = {"kinodyn": False, "mujoco": True}
 """Whether the engine's contact lets a foot sphere roll (then the estimator's default foot_radius applies)."""
 
@@ -38,6 +40,13 @@ def backend_urdf(text: str, backend: str) -> str:
         raise ValueError(f"the URDF must have exactly one {PLUGIN} (found {text.count(PLUGIN)})")
     text = re.sub(r'\s*<param name="backend">[^<]*</param>', "", text)
     return text.replace(PLUGIN, f'{PLUGIN}\n      <param name="backend">{backend}</param>')
+
+
+def estimator_controllers(parameters: dict) -> list[dict]:
+    """The parameters of the estimator controllers (``kinodyn_control/LeggedStateEstimator``) among a
+    control_node's parameters (config/quadruped_rt.yaml)."""
+    return [value for value in parameters.values()
+            if isinstance(value, dict) and value.get("type") == ESTIMATOR_CONTROLLER]
 
 
 def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -> Path:
@@ -62,6 +71,8 @@ def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -
         for other in raw["nodes"]:
             if other["executable"] == "state_estimator":
                 other.get("parameters", {}).pop("foot_radius", None)
+        for estimator in estimator_controllers(node["parameters"]):  # the in-process graph's estimator
+            estimator.pop("foot_radius", None)
     out = directory / f"{path.stem}_{backend}.yaml"
     comment = f"# {path.name} with control_node's SimulatedSystem on the {backend} physics backend.\n"
     out.write_text(comment + yaml.safe_dump(raw, sort_keys=False))
