@@ -193,6 +193,11 @@ def test_parameters_round_trip_and_refuse_bad_values() -> None:
         ({"odom_frame": ""}, "odom_frame must name"),
         ({"foot_radius": float("nan")}, "foot_radius must be finite"),
         ({"stream_timout": 1.0}, "unknown estimator parameter.*stream_timout"),
+        ({"max_stamp_lead": 0.0}, "max_stamp_lead must be a positive finite number"),
+        ({"max_stamp_lag": float("inf")}, "max_stamp_lag must be a positive finite number"),
+        ({"max_stamp_lead": 2.0, "max_stamp_lag": 1.0}, r"max_stamp_lag \(1.0 s.*must be larger than"),
+        ({"imu_rate": -1.0}, "imu_rate must be finite and >= 0"),
+        ({"imu_only_acceleration_noise": -0.1}, "imu_only_acceleration_noise must be finite and >= 0"),
     ]:
         with pytest.raises(ValueError, match=match):
             EstimatorParameters.from_flat(bad)
@@ -392,9 +397,12 @@ def test_reconfigure_resets_for_filter_parameters_only(model) -> None:
     pipeline = EstimatorPipeline(model, EstimatorParameters(), log)
     feed(pipeline, stream.standing(model, 400))
     assert pipeline.health()[0] == "ok"
-    assert not pipeline.reconfigure(EstimatorParameters(odom_frame="world", diagnostics_rate=5.0))
+    assert not pipeline.reconfigure(EstimatorParameters(odom_frame="world", diagnostics_rate=5.0,
+                                                        max_stamp_lead=2.0))  # taken at once
+    assert pipeline._bounds.judge(11_500_000_000, 10_000_000_000) is None  # 1.5 s ahead: within the lead
     assert pipeline.health()[0] == "ok" and pipeline.params.odom_frame == "world"
-    assert pipeline.reconfigure(EstimatorParameters(odom_frame="world", filter="invariant"))
+    assert pipeline.reconfigure(EstimatorParameters(odom_frame="world", filter="invariant",
+                                                    max_stamp_lead=2.0))
     assert pipeline.health()[1].startswith("waiting")
     assert log.lines[-1] == (
         "info",

@@ -64,8 +64,10 @@ other ``initial_*`` standard deviations, used only by a filter initialised witho
 parameters of the node."""
 KINDS = {"imu": IMU, "contacts": CONTACTS, "joint_states": JOINTS}
 """The estimator's event kind of each stream."""
-OUTPUT_PARAMETERS = frozenset({"odom_frame", "base_frame", "diagnostics_rate"})
-"""Parameters a running estimator takes without starting over (they only shape the published messages)."""
+OUTPUT_PARAMETERS = frozenset({"odom_frame", "base_frame", "diagnostics_rate", "max_stamp_lead",
+                               "max_stamp_lag"})
+"""Parameters a running estimator takes without starting over (they shape the published messages, or which
+messages are refused before the merger)."""
 PROBLEM_COUNTERS = (
     "imu_rejected", "imu_out_of_order", "joint_states_out_of_order", "joint_states_without_imu",
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets",
@@ -300,6 +302,7 @@ class EstimatorPipeline:
         changed = sorted(name for name in new if new[name] != old[name])
         if all(name in OUTPUT_PARAMETERS for name in changed):
             self._params = params
+            self._bounds = StampBounds(params.max_stamp_lead, params.max_stamp_lag)
             return False
         self._configure(params)
         self._log.info(
