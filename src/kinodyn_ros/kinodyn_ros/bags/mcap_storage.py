@@ -61,6 +61,14 @@ def check_limits(chunk_size: int, chunk_period: float | None) -> None:
                          "and finite")
 
 
+def _sync_directory(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def _chunk_record(start_ns: int, end_ns: int, records: bytes) -> bytes:
     """An uncompressed chunk record of ``records`` with their CRC32."""
     content = fmt.CHUNK_HEAD.pack(start_ns, end_ns, len(records), crc32(records)) + fmt.string("") \
@@ -102,6 +110,7 @@ class McapStorage:
         self._end = 0  # bytes of complete records on disk
         self._new_chunk()
         self._commit(fmt.MAGIC + fmt.record(fmt.HEADER, fmt.string("ros2") + fmt.string(LIBRARY)))
+        _sync_directory(self.path.parent)  # the new file's entry survives a power cut too
 
     # ---------------------------------------------------------------- the rosbags storage interface
 
