@@ -92,8 +92,8 @@ def problem_text(code: int, stamp: float, value: float, rejected: Sequence[str],
         return "joint_states_out_of_order", (f"joint state at {stamp:.9f} s is older than the filter "
                                              f"({value:.9f} s)")
     if code == loop.NO_IMU:
-        return "joint_states_without_imu", (f"no IMU sample for {value:.3f} s: joint state at {stamp:.9f} "
-                                            "s not used")
+        return "joint_states_without_imu", (f"joint state at {stamp:.9f} s not used: the last accepted IMU "
+                                            f"sample is {value:.3f} s older (more than max_imu_gap)")
     if code == loop.GATED:
         return "feet_rejected", f"feet {list(rejected)} failed the chi-square gate"
     if code == loop.FAILED:
