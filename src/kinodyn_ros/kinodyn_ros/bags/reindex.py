@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import yaml
@@ -73,7 +74,7 @@ def reindex(path: str | Path, say: Callable[[str], None] = print) -> dict:
     storage_id, files = storage_files(path, read_metadata_file(path))
     if storage_id == "sqlite3":
         for file in files:
-            with sqlite3.connect(file) as db:  # rolls a hot journal back
+            with closing(sqlite3.connect(file)) as db:  # opening for writing rolls a hot journal back
                 db.execute("PRAGMA quick_check").fetchall()
     else:
         with StorageBag(path, lambda line: say(f"  {line}"), use_summary=False) as bag:
