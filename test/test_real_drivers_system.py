@@ -13,7 +13,8 @@ emulated Xsens MTi streaming on another pseudo-terminal (emulators/serial_imu.py
 - A motor that does not answer at startup is one error line naming it and exit code 1.
 - A stray reply (a motor answering a frame of another node) is dropped with one warning and the node runs on.
 - A joint reading outside its URDF limits, and an IMU rate beyond the device's range, each stop the node the
-  same way, and the value never reaches /joint_states or the IMU broadcaster.
+  same way, and the value never reaches /joint_states or the IMU broadcaster; so does an IMU that replays its
+  last packet.
 """
 
 from __future__ import annotations
@@ -240,6 +241,23 @@ def test_an_imu_rate_beyond_its_range_stops_the_node_and_is_never_broadcast(spaw
             in error, error
         assert "imu_sensor_broadcaster deactivated" in error
         assert all(abs(m.angular_velocity.x) < 1.0 for m in run.imu)
+    finally:
+        run.close()
+
+
+def test_an_imu_replaying_its_last_packet_stops_the_node(spawn, tmp_path, devices) -> None:
+    """The MTi sends its last packet again and again (a stuck device): the packets are not taken as new, and
+    three reads in a row with nothing else are one error line and exit code 1."""
+    proc = start(spawn, tmp_path, devices)
+    run = Run(proc)
+    try:
+        assert run.client.spin_until(lambda: len(run.imu) > 10, 60.0), proc.log_path.read_text()
+        devices.imu.replay(100_000)
+        error = run.exits_with_one_error()
+        assert (f"component 'imu' returned an error from read(): the IMU on {devices.imu.port} sent only "
+                "packet(s) whose PacketCounter does not advance past ") in error, error
+        assert "in 3 reads in a row (stale_fault_cycles 3)" in error
+        assert "imu_sensor_broadcaster deactivated" in error
     finally:
         run.close()
 
