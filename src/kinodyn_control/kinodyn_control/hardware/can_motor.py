@@ -110,7 +110,7 @@ class CanMotorSystem(System):
         self._state_listed = self._state_index >= 0
         self._reading_lo = np.array([m.bounds.lo for m in motors])
         self._reading_hi = np.array([m.bounds.hi for m in motors])
-        self._encoded = np.array([[r.p_max, r.v_max, r.t_max] for r in (m.ranges for m in motors)])
+        self._encoded = np.array([[m.ranges.p_max, m.ranges.v_max] for m in motors])  # checked for saturation
         self._rest = EXIT_MOTOR_MODE * len(motors)
         self._last_frames = self._rest
 
