@@ -63,6 +63,13 @@ def _segments(points: np.ndarray, closed: bool = False) -> np.ndarray:
     return np.stack([points[:-1], points[1:]], axis=1)
 
 
+def aim(camera: viser.CameraHandle, focus: np.ndarray) -> None:
+    """Camera at ``focus + CAMERA_OFFSET`` looking at ``focus``. Position first: viser's position setter
+    moves the look-at point along with the camera."""
+    camera.position = focus + CAMERA_OFFSET
+    camera.look_at = focus
+
+
 class BrowserView:
     """A viser server on ``host:port`` (port 0: any free port) showing ``Scene`` updates."""
 
@@ -198,7 +205,7 @@ class BrowserView:
         for client in clients:
             if client.client_id not in self._aimed:
                 self._aimed.add(client.client_id)
-                client.camera.look_at, client.camera.position = focus, focus + CAMERA_OFFSET
+                aim(client.camera, focus)
         if self._focus is not None and np.linalg.norm((focus - self._focus)[:2]) < FOLLOW_STEP:
             return
         self.server.initial_camera.look_at = tuple(focus)
@@ -206,10 +213,10 @@ class BrowserView:
         for client in clients:
             camera = client.camera
             if self._focus is None:
-                camera.look_at, camera.position = focus, focus + CAMERA_OFFSET
+                aim(camera, focus)
             elif self._follow.value:
                 delta = focus - self._focus
-                camera.look_at, camera.position = camera.look_at + delta, camera.position + delta
+                camera.position = camera.position + delta  # viser moves the look-at point along
         self._focus = focus.copy()
 
     def stop(self) -> None:
