@@ -5,7 +5,7 @@ Messages go out raw (the stored CDR bytes) in bag-time order at their recorded r
 profile when every recorded offer agrees (rosbag2's adapt_offer_to_recorded_offers: a latched /tf_static stays
 transient_local), else rosbag2's default (reliable, volatile, keep_last 10). ``--clock [HZ]`` publishes
 /clock at HZ (40 when given without a value) with the bag time being played; a recorded /clock is then not
-replayed. The command ends when the last message is out (or on SIGINT/SIGTERM).
+replayed. The command ends when the last message is out (or on SIGINT/SIGTERM/SIGHUP).
 """
 
 from __future__ import annotations
@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
     node = Node("kinodyn_bag_player")
     log = node.get_logger()
     player = None
