@@ -1,4 +1,5 @@
-"""rosbag2 bags through rosbags: write, read by stored definitions, record, play, info (docs/bags.md)."""
+"""rosbag2 bags: write (MCAP chunks that reach the disk as they fill), read by stored definitions (damaged
+or cut files too), record, play, info, reindex (docs/bags.md)."""
 
 from kinodyn_ros.bags.reader import BagError, open_bag, read_messages
 from kinodyn_ros.bags.typestore import installed_typestore
