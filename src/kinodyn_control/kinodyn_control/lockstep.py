@@ -4,8 +4,10 @@ Protocol, cycle k at simulated time ``t_k = k / update_rate``:
 
 1. ``read`` (the state of step k); the controllers that take no external commands run (the broadcasters
    publish ``/joint_states``, the IMU, ... stamped ``t_k``);
-2. the manager waits until every active controller that takes external commands holds a command whose
-   ``header.stamp`` is ``>= t_k`` (the external process copies the stamp of the joint states it answers);
+2. the manager waits until every active controller that takes external commands holds the command whose
+   ``header.stamp`` is exactly ``t_k`` (the external process copies the stamp of the joint states it
+   answers; a controller refuses a command of any other stamp with one line: manager.py,
+   ``_stamp_problem``);
 3. those controllers run, then ``write`` advances the hardware by exactly ``1 / update_rate``.
 
 The loop is paced by the commands, not by the wall clock, so a run is the same whatever the CPU load. A wait
