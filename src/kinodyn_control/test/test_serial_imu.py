@@ -8,6 +8,7 @@ over a pseudo-terminal; its states are compared with closed forms of the emulate
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from time import monotonic, sleep
 
 import numpy as np
 import pytest
+import serial
 from kinodyn.spatial import quat_to_matrix
 from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant, constant_rate, level
 from kinodyn_control.hardware.serial_imu import SerialImuSensor
@@ -471,3 +473,23 @@ def test_emulator_level_default_and_constant_rate_closed_form() -> None:
     sample = constant_rate((0.0, 0.0, 0.5))(2.0)  # yaw 1 rad: gravity stays on z
     assert sample.orientation == pytest.approx((0.0, 0.0, math.sin(0.5), math.cos(0.5)))
     assert sample.linear_acceleration == pytest.approx((0.0, 0.0, G))
+
+
+def test_emulator_drops_whole_messages_when_the_pty_is_full(emulator_factory) -> None:
+    """A device cannot wait for its reader: messages that find the pty full are dropped whole, and a message
+    cut by a full buffer is completed before any later one, so the reader finds only whole messages."""
+    emulator = emulator_factory()
+    port = serial.Serial(emulator.port, timeout=0)
+    try:
+        reader, counters = XbusReader(), []
+        for _ in range(3):
+            emulator.emit(3000)  # ~180 kB: far more than the pty holds
+            assert emulator.dropped > 0
+            data = b""
+            while chunk := port.read(65536):
+                data += chunk
+            counters += [decode_mtdata2(payload).packet_counter for _, payload in reader.feed(data)]
+        assert reader.corrupt == 0 and reader.skipped == 0
+        assert len(counters) > 10 and all(b > a for a, b in itertools.pairwise(counters))
+    finally:
+        port.close()

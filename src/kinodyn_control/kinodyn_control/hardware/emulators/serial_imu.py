@@ -137,10 +137,9 @@ class XsensImuEmulator:
             data = self._pending + data
         try:
             written = os.write(self._master, data)
-        except BlockingIOError:
+        except BlockingIOError:  # nothing written: keep the earlier message's rest, drop this one
             self.dropped += 1
-            written = len(self._pending)  # keep the earlier message's rest, drop this one
-            data = self._pending
+            written, data = 0, self._pending
         self._pending = data[written:]
 
     # --- faults ---------------------------------------------------------------------------------------------
