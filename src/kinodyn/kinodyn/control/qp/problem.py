@@ -15,7 +15,10 @@ import enum
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
+
+from kinodyn._kernels.entry import BOOL, IN1, IN2, Kernel
 
 SYMMETRY_TOL = 1e-10
 """Relative asymmetry ``max|H - H'| / max(1, max|H|)`` above which H is refused."""
@@ -33,12 +36,55 @@ class QPStatus(enum.Enum):
     NUMERICAL_ERROR = "numerical_error"
 
 
+@njit(cache=True)
+def vector_ok(values: np.ndarray, allow_inf: bool) -> bool:
+    """No NaN in ``values``, and no infinity unless ``allow_inf``."""
+    for value in values:  # noqa: SIM110 (a loop: numba compiles no generator in all())
+        if value != value or (not allow_inf and abs(value) == np.inf):
+            return False
+    return True
+
+
+@njit(cache=True)
+def matrix_finite(values: np.ndarray) -> bool:
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            if not np.isfinite(values[i, j]):
+                return False
+    return True
+
+
+@njit(cache=True)
+def symmetric(H: np.ndarray) -> bool:
+    """``H == H^T`` exactly."""
+    for i in range(H.shape[0]):
+        for j in range(i):
+            if H[i, j] != H[j, i]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def ordered(low: np.ndarray, high: np.ndarray) -> bool:
+    """Every ``low <= high``, no ``low`` at +inf and no ``high`` at -inf (NaN fails)."""
+    for i in range(low.size):  # noqa: SIM110 (a loop: numba compiles no generator in all())
+        if not (low[i] <= high[i] and low[i] < np.inf and high[i] > -np.inf):
+            return False
+    return True
+
+
+_VECTOR_OK = Kernel(vector_ok, IN1, BOOL)
+_MATRIX_FINITE = Kernel(matrix_finite, IN2)
+_SYMMETRIC = Kernel(symmetric, IN2)
+_ORDERED = Kernel(ordered, IN1, IN1)
+
+
 def _vector(name: str, value: object, size: int, *, allow_inf: bool) -> np.ndarray:
     array = np.asarray(value, dtype=float)
     if array.shape != (size,):
         raise ValueError(f"QP.{name} must have shape ({size},), got {array.shape}")
-    bad = np.isnan(array) if allow_inf else ~np.isfinite(array)
-    if bad.any():
+    if not _VECTOR_OK.call(array, allow_inf):
+        bad = np.isnan(array) if allow_inf else ~np.isfinite(array)
         kind = "NaN" if allow_inf else "non-finite"
         raise ValueError(
             f"QP.{name} has {kind} entries at {np.flatnonzero(bad).tolist()}: pass finite numbers"
@@ -52,7 +98,7 @@ def _matrix(name: str, value: object, rows: int | None, cols: int) -> np.ndarray
     if array.ndim != 2 or array.shape[1] != cols or (rows is not None and array.shape[0] != rows):
         expected = f"({rows if rows is not None else 'm'}, {cols})"
         raise ValueError(f"QP.{name} must have shape {expected}, got {array.shape}")
-    if not np.isfinite(array).all():
+    if not _MATRIX_FINITE.call(array):
         raise ValueError(f"QP.{name} has non-finite entries: pass a finite matrix")
     return array
 
@@ -92,7 +138,7 @@ class QP:
             raise ValueError(f"QP.H must be a non-empty square matrix, got shape {H.shape}")
         n = H.shape[0]
         H = _matrix("H", H, n, n)
-        if (H != H.T).any() and np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
+        if not _SYMMETRIC.call(H) and np.abs(H - H.T).max() > SYMMETRY_TOL * max(1.0, np.abs(H).max()):
             raise ValueError("QP.H is not symmetric: pass (H + H.T) / 2 if that is what you mean")
         g = _vector("g", g, n, allow_inf=False)
         if (A is None) != (b is None):
@@ -157,8 +203,7 @@ class QP:
     def bounds_consistent(self) -> bool:
         """False when some ``l > u`` / ``lb > ub`` or a side excludes every finite value (infeasible)."""
         bounds = self.bounds
-        pairs = [(self.l, self.u)] + ([bounds] if bounds is not None else [])
-        return all(bool(((lo <= hi) & (lo < np.inf) & (hi > -np.inf)).all()) for lo, hi in pairs)
+        return _ORDERED.call(self.l, self.u) and (bounds is None or _ORDERED.call(*bounds))
 
     def objective(self, x: np.ndarray) -> float:
         """1/2 x'Hx + g'x."""

@@ -12,12 +12,17 @@ used only when it was SOLVED on a problem of the same shape (``QP.shape``), and
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import numpy as np
+from numba import njit
 
-from kinodyn.control.qp.problem import QP, QPResult, QPStatus, _violation
+from kinodyn._kernels.entry import IN1, IN2, Kernel
+from kinodyn.control.qp.problem import QP, QPResult, QPStatus
+
+_EMPTY = np.zeros(0)
 
 
 class QPSolver(Protocol):
@@ -119,30 +124,64 @@ class SolverBase(abc.ABC):
 
     def _rejection(self, qp: QP, raw: RawSolution) -> str:
         """Why a solution the backend calls optimal is not one ('' when it is acceptable): non-finite, or a
-        primal or stationarity residual above ``acceptance_tol`` times the problem's scale. (Each product is
-        formed once and empty blocks are skipped: a whole-body control tick solves one of these per level.)"""
+        primal or stationarity residual above ``acceptance_tol`` times the problem's scale (``residuals``)."""
         x, y, z = raw.x, raw.y, raw.z
         w = raw.w if qp.has_bounds else None
-        if x is None or y is None or z is None or (qp.has_bounds and w is None) or not np.isfinite(
-            np.concatenate([p for p in (x, y, z, w) if p is not None])
-        ).all():
+        if x is None or y is None or z is None or (qp.has_bounds and w is None):
             return "non-finite or missing solution"
-        Hx = qp.H @ x
-        Cx = qp.C @ x
-        gradient = Hx + qp.g
-        violations = [_violation(Cx, qp.l, qp.u)]
-        if qp.n_in:
-            gradient += qp.C.T @ z
-        if qp.n_eq:
-            gradient += qp.A.T @ y
-            violations.append(np.abs(qp.A @ x - qp.b))
-        if w is not None and (bounds := qp.bounds) is not None:
-            gradient += w
-            violations.append(_violation(x, *bounds))
-        scale = max(1.0, float(np.abs(np.concatenate((x, qp.g, Hx, qp.b, Cx))).max()))
+        lb, ub = qp.bounds or (_EMPTY, _EMPTY)
+        primal, stationarity, scale = _RESIDUALS.call(qp.H, qp.g, qp.A, qp.b, qp.C, qp.l, qp.u, lb, ub, x, y,
+                                                      z, _EMPTY if w is None else w)
+        if not math.isfinite(primal + stationarity):
+            return "non-finite or missing solution"
         limit = self.acceptance_tol * scale
-        primal = max((float(v.max()) for v in violations if v.size), default=0.0)
-        for what, residual in (("primal", primal), ("stationarity", float(np.abs(gradient).max()))):
+        for what, residual in (("primal", primal), ("stationarity", stationarity)):
             if residual > limit:
                 return f"{what} residual {residual:.3g} > {self.acceptance_tol:.3g} x scale {scale:.3g}"
         return ""
+
+
+@njit(cache=True)
+def residuals(H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray, l: np.ndarray,  # noqa: E741
+              u: np.ndarray, lb: np.ndarray, ub: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray,
+              w: np.ndarray) -> tuple[float, float, float]:
+    """``(primal, stationarity, scale)`` of ``(x, y, z, w)`` (``lb``, ``ub``, ``w`` empty without variable
+    bounds): the largest constraint violation, ``max |H x + g + A^T y + C^T z + w|`` and
+    ``max(1, |x|, |g|, |H x|, |b|, |C x|)``; NaN when an entry of the solution is not finite."""
+    n = x.size
+    for block in (x, y, z, w):
+        for value in block:
+            if not math.isfinite(value):
+                return math.nan, math.nan, 1.0
+    gradient = g.copy()
+    scale, primal = 1.0, 0.0
+    for i in range(n):
+        hx = 0.0
+        for j in range(n):
+            hx += H[i, j] * x[j]
+        gradient[i] += hx
+        scale = max(scale, abs(x[i]), abs(g[i]), abs(hx))
+    for k in range(C.shape[0]):
+        cx = 0.0
+        for j in range(n):
+            cx += C[k, j] * x[j]
+            gradient[j] += C[k, j] * z[k]
+        scale = max(scale, abs(cx))
+        primal = max(primal, l[k] - cx, cx - u[k])
+    for k in range(A.shape[0]):
+        ax = 0.0
+        for j in range(n):
+            ax += A[k, j] * x[j]
+            gradient[j] += A[k, j] * y[k]
+        scale = max(scale, abs(b[k]))
+        primal = max(primal, abs(ax - b[k]))
+    for j in range(w.size):
+        gradient[j] += w[j]
+        primal = max(primal, lb[j] - x[j], x[j] - ub[j])
+    stationarity = 0.0
+    for j in range(n):
+        stationarity = max(stationarity, abs(gradient[j]))
+    return primal, stationarity, scale
+
+
+_RESIDUALS = Kernel(residuals, IN2, IN1, IN2, IN1, IN2, IN1, IN1, IN1, IN1, IN1, IN1, IN1, IN1)

@@ -16,6 +16,7 @@ compiled.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -107,6 +108,33 @@ def consistent(E: np.ndarray, x: np.ndarray, e: np.ndarray) -> bool:
     return not worst > EQUALITY_TOLERANCE * (1.0 + scale)
 
 
+@njit(cache=True)
+def torques(x: np.ndarray, generalized: np.ndarray, first_v: int, tau_start: int, Jc: np.ndarray,
+            contact_rhs: np.ndarray, effort: np.ndarray, tau: np.ndarray) -> tuple[bool, float, float]:
+    """From the solution ``x`` and ``generalized = M qdd + h - J_c^T f``: ``tau`` (``generalized``'s actuated
+    rows, or ``x``'s from ``tau_start`` when tau is a variable, -1 otherwise) clipped to ``+-effort`` (the
+    QP holds the limits to its tolerance: never exceed them); whether tau and x are finite; the largest
+    ``|M qdd + h - S^T tau - J_c^T f|`` and ``|J_c qdd + Jdot_c v|``."""
+    finite = True
+    for value in x:
+        finite = finite and math.isfinite(value)
+    dynamics = 0.0
+    for i in range(first_v):
+        dynamics = max(dynamics, abs(generalized[i]))
+    for j in range(tau.size):
+        t = x[tau_start + j] if tau_start >= 0 else generalized[first_v + j]
+        finite = finite and math.isfinite(t)
+        dynamics = max(dynamics, abs(generalized[first_v + j] - t))
+        tau[j] = min(max(t, -effort[j]), effort[j])
+    contact = 0.0
+    for r in range(contact_rhs.size):
+        s = 0.0
+        for j in range(Jc.shape[1]):
+            s += Jc[r, j] * x[j]
+        contact = max(contact, abs(s - contact_rhs[r]))
+    return finite, dynamics, contact
+
+
 _IN3 = types.Array(types.float64, 3, "A")
 _INDICES = types.Array(types.int64, 1, "C")
 _FILL = Kernel(fill_constraints, IN2, IN1, _IN3, IN2, IN1, IN1, _INDICES, _INDICES, OUT2, _INDICES, INT,
@@ -114,6 +142,7 @@ _FILL = Kernel(fill_constraints, IN2, IN1, _IN3, IN2, IN1, IN1, _INDICES, _INDIC
                OUT2, OUT1)
 _TRIANGULAR = Kernel(triangular_factor, OUT2, INT, OUT2)
 _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
+_TORQUES = Kernel(torques, OUT1, OUT1, INT, INT, OUT2, OUT1, IN1, OUT1)
 
 
 class Assembly:
@@ -170,7 +199,8 @@ class Assembly:
                    ev.v[fv:], self._frames, self._dims, self.normal_bounds, self._normal_rows, self._dyn_rows,
                    self._torque_rows, self._torque_row, not self.layout.torque_variables, self._effort,
                    lim._position_sides, lim._velocity_sides, lim.horizon, self._horizon2,
-                   lim.max_acceleration, self._joint_row, self.E, self.e, self.C, self.lower, self.upper, self.Jc, self.contact_rhs)
+                   lim.max_acceleration, self._joint_row, self.E, self.e, self.C, self.lower, self.upper,
+                   self.Jc, self.contact_rhs)
         for contact, rows, cols in self._cones:
             self.C[rows, cols] = contact.cone(ev)
         self._cones = [cone for cone in self._cones if cone[0].moving_cone]
@@ -196,6 +226,13 @@ class Assembly:
         rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
         x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
         return (x if _CONSISTENT.call(E, x, e) else None), Z
+
+    def torques(self, x: np.ndarray, generalized: np.ndarray, effort: np.ndarray,
+                tau: np.ndarray) -> tuple[bool, float, float]:
+        """``tau`` (the module function ``torques``) from this tick's solution; ``(finite, dynamics residual,
+        contact acceleration)``."""
+        start = self.layout.tau.start if self.layout.torque_variables else -1
+        return _TORQUES.call(x, generalized, self._first_v, start, self.Jc, self.contact_rhs, effort, tau)
 
     def buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """A scratch array of ``shape`` for ``name``, the same one every tick (holding this tick's values)."""

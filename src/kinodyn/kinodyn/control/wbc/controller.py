@@ -78,7 +78,6 @@ class _ContactState:
     scale: float  # force-bound ramp factor in [0, 1]
     rate: float = math.inf  # 1 / ramp duration
     ramp_from: float = math.nan  # normal force at the stance -> swing switch (the bound ramps down from it)
-    last_normal: float = math.nan  # normal force of the last solved tick
 
     def upper_normal_force(self) -> float:
         """The normal-force bound this tick: ``scale`` times ``f_max``, or times the force at the switch."""
@@ -140,6 +139,7 @@ class WholeBodyController:
         self._tasks: list[tuple[int, Task]] = []
         self._ridges: dict[tuple[int, float], np.ndarray] = {}  # eps I per size of z
         self._t: float | None = None
+        self._last: tuple[Evaluation, dict[str, np.ndarray], Assembly] | None = None  # the last solved tick
 
     # ----- configuration -------------------------------------------------------------------------------
 
@@ -204,8 +204,18 @@ class WholeBodyController:
         if ramp == 0.0:
             state.scale = 1.0 if active else 0.0
         elif leaving:  # the bound starts at the force of the last tick (f_max before any)
-            state.ramp_from = max(state.last_normal, 0.0) if math.isfinite(state.last_normal) else math.nan
+            last = self._last_normal(name)
+            state.ramp_from = max(last, 0.0) if math.isfinite(last) else math.nan
             state.scale = 1.0
+
+    def _last_normal(self, name: str) -> float:
+        """The normal force of ``name`` at the last solved tick (0 if it was not active; NaN before any)."""
+        if self._last is None:
+            return math.nan
+        ev, forces, asm = self._last
+        if name not in forces:
+            return 0.0
+        return asm.contacts[asm.layout.contact_names.index(name)].normal_force(ev, forces[name])
 
     def active_contacts(self) -> tuple[str, ...]:
         """Contacts holding a constraint this tick: in stance, or ramping down towards swing."""
@@ -372,21 +382,14 @@ class WholeBodyController:
 
     def _success(self, ev: Evaluation, asm: Assembly, x: np.ndarray, levels: int,
                  message: str = "solved") -> WBCResult:
-        fv, layout, Jc = self._first_v, asm.layout, asm.Jc
+        layout = asm.layout
         qdd = x[layout.qdd]
-        generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - Jc.T @ x[layout.forces]
-        tau = x[layout.tau] if self.torque_variables else generalized[fv:]
-        residual = generalized.copy()
-        residual[fv:] -= tau
-        contact_acc = Jc @ qdd - asm.contact_rhs
-        if not (np.isfinite(tau).all() and np.isfinite(x).all()):
+        generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - asm.Jc.T @ x[layout.forces]
+        tau = np.empty(self.model.nv - self._first_v)
+        finite, dynamics, contact = asm.torques(x, generalized, self.limits.effort, tau)
+        if not finite:
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
-        effort = self.limits.effort
-        tau = np.minimum(np.maximum(tau, -effort), effort)  # (np.clip) the QP held the limits to its
-        # tolerance; never exceed them
         forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
-        for name, state in self._contacts.items():
-            state.last_normal = state.contact.normal_force(ev, forces[name]) if name in forces else 0.0
+        self._last = (ev, forces, asm)
         return WBCResult(QPStatus.SOLVED.value, message, tau, qdd.copy(), forces, self._task_errors(), ev,
-                         float(np.abs(residual).max(initial=0.0)),
-                         float(np.abs(contact_acc).max(initial=0.0)), levels, x)
+                         dynamics, contact, levels, x)
