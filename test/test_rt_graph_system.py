@@ -50,7 +50,10 @@ def rt_graph(directory: Path, **wbc: object) -> Path:
 
 def scenario(spawn, graph: Path, name: str):
     holder = []
-    result = run_scenario(STEPS, name, start=lambda: holder.append(spawn(graph_command(graph), name)))
+    try:
+        result = run_scenario(STEPS, name, start=lambda: holder.append(spawn(graph_command(graph), name)))
+    finally:
+        spawn.stop_all()  # one graph at a time on the test's DDS domain
     print(result.summary_table())
     return result, holder[0].log_path.read_text()
 
