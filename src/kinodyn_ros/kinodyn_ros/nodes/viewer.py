@@ -198,6 +198,12 @@ class Viewer(Node):
         try:
             return self._tf.lookup(self._frame, frame_id).T
         except LookupError as exc:
+            if self._anchor_pending:
+                raise InputError(
+                    "frame_not_anchored_yet",
+                    f"frame {quoted(frame_id)} is not placed in {self._frame!r} yet: with anchor_estimate "
+                    "the estimate's frame is placed at the first estimated and true base poses (or by /tf)",
+                ) from None
             raise InputError(
                 "unknown_frame",
                 f"frame {quoted(frame_id)} is neither the fixed frame {self._frame!r} nor one of "
