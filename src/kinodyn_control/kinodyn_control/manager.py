@@ -412,7 +412,7 @@ class ControllerManager:
 
     # --- switching ------------------------------------------------------------------------------------------
     def _activation_problem(self, entry: ControllerEntry, releasing: set[str], taking: dict[str, str],
-                            starting: set[str] = frozenset()) -> str:
+                            starting: frozenset[str] | set[str] = frozenset()) -> str:
         if entry.state is not LifecycleState.INACTIVE:
             return (
                 f"controller '{entry.name}' is {entry.state.value}; only an inactive "
@@ -454,8 +454,8 @@ class ControllerManager:
                 )
         return ""
 
-    def _chained_problem(self, entry: ControllerEntry, name: str, releasing: set[str], starting: set[str]
-                         ) -> str:
+    def _chained_problem(self, entry: ControllerEntry, name: str, releasing: set[str],
+                         starting: frozenset[str] | set[str]) -> str:
         """Why ``entry`` cannot read the exported state interface ``name`` ('' if it can): its exporter must
         export it and, for a same-cycle input, be active (and stay so) or be activated before it."""
         exporter = self.controllers.get(exporter_of(name))

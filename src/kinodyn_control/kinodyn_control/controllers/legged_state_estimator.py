@@ -36,7 +36,7 @@ from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.controllers.joint_command import stamp
-from kinodyn_control.controllers.node_parameters import ControllerNode, specs_of
+from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
 from kinodyn_interfaces.msg import ContactStates
@@ -76,7 +76,11 @@ class LeggedStateEstimator(ChainableController):
 
     def on_configure(self) -> CallbackReturn:
         assert self.context is not None
-        urdf = getattr(self.context, "urdf", "")
+        try:
+            self.host = node_host(self.context)
+        except ValueError as exc:
+            return self.fail(str(exc))
+        urdf = self.host.urdf
         sensors = {s.name: s for hw in self.context.description.hardware for s in hw.sensors}
         sensor = self.params["sensor_name"]
         if sensor not in sensors:
@@ -96,7 +100,7 @@ class LeggedStateEstimator(ChainableController):
             model = Model.from_urdf(urdf, floating_base=True)
         except ValueError as exc:
             return self.fail(str(exc))
-        self.ros = ControllerNode(lambda: self.context.create_node(self.name), self.PARAMETERS, self.params,
+        self.ros = ControllerNode(lambda: self.host.create_node(self.name), self.PARAMETERS, self.params,
                                   self._on_change)
         node = self.ros.node
         self.logger = node.get_logger()  # its lines under its own name, as a ros2_control controller's
@@ -104,7 +108,7 @@ class LeggedStateEstimator(ChainableController):
             self.pipeline = EstimatorPipeline(model, estimator, self.logger, self.name,
                                               spheres=collision_spheres(urdf))
         except ValueError as exc:
-            self.context.destroy_node(node)
+            self.host.destroy_node(node)
             return self.fail(str(exc))
         self.imu_frame = sensors[sensor].params.get("frame_id", "")
         self.joints = list(model.joint_names)
@@ -116,8 +120,7 @@ class LeggedStateEstimator(ChainableController):
         return CallbackReturn.SUCCESS
 
     def on_cleanup(self) -> CallbackReturn:
-        assert self.context is not None
-        self.context.destroy_node(self.ros.node)
+        self.host.destroy_node(self.ros.node)
         return CallbackReturn.SUCCESS
 
     def exported_state_interfaces(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter as RosParameter
@@ -55,6 +55,24 @@ def build(definition: Any, params: Mapping[str, Any]) -> Any:
     its validation raises ValueError naming the parameter."""
     values = {f.name: params[f.name] for f in dataclasses.fields(definition) if f.name in params}
     return definition(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+class NodeHost(Protocol):
+    """What a controller with its own node needs of its host (control_node's context)."""
+
+    urdf: str  # the robot description's text
+
+    def create_node(self, name: str) -> Any: ...
+
+    def destroy_node(self, node: Any) -> None: ...
+
+
+def node_host(context: Any) -> NodeHost:
+    """``context`` as a NodeHost; ValueError when it is not one (a host without ROS nodes or the URDF)."""
+    if not all(hasattr(context, a) for a in ("urdf", "create_node", "destroy_node")):
+        raise ValueError("this controller needs its own ROS 2 node and the URDF text from its host "
+                         "(control_node's controller context)")
+    return cast(NodeHost, context)
 
 
 def _ros_value(spec: Parameter, value: Any) -> Any:

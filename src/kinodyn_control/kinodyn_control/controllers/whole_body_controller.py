@@ -44,7 +44,7 @@ from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.controllers.legged_state_estimator import BASE_STATE
 from kinodyn_control.controllers.limits import JointLimitArrays
-from kinodyn_control.controllers.node_parameters import ControllerNode, build, specs_of
+from kinodyn_control.controllers.node_parameters import ControllerNode, build, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
 from kinodyn_interfaces.msg import ContactStates
@@ -69,24 +69,25 @@ class WholeBodyController(ChainableController):
     def on_configure(self) -> CallbackReturn:
         assert self.context is not None
         try:
-            model = Model.from_urdf(getattr(self.context, "urdf", ""), floating_base=True)
+            self.host = node_host(self.context)
+            model = Model.from_urdf(self.host.urdf, floating_base=True)
             self.groups = [build(group, self.params) for group in GROUPS]
             params, legged, locomotion = self.groups
-            controller = LeggedController(model, legged, locomotion)
+            self.controller = LeggedController(model, legged, locomotion)
             self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
             bounds = JointBounds.from_model(model, self.params["joint_position_margin"],
                                             self.params["continuous_position_bound"])
         except ValueError as exc:
             return self.fail(str(exc))
-        self.ros = ControllerNode(lambda: self.context.create_node(self.name), self.PARAMETERS, self.params,
+        self.ros = ControllerNode(lambda: self.host.create_node(self.name), self.PARAMETERS, self.params,
                                   self._on_change)
         self.logger = self.ros.node.get_logger()  # its lines under its own name
         self.joints = list(model.joint_names)
         self.feet = list(legged.feet)
         self.problems = DistinctProblemLog(self.logger)
         source = f"{self.params['base_state_controller']}'s base state interfaces"
-        self.core = WbcCore(model, controller, params, bounds, self.problems, self.logger.info, 0.0, source,
-                            clock=self._now_ns)
+        self.core = WbcCore(model, self.controller, params, bounds, self.problems, self.logger.info, 0.0,
+                            source, clock=self._now_ns)
         self.limits = JointLimitArrays(self.context.description, self.joints)
         node = self.ros.node
         self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
@@ -109,8 +110,7 @@ class WholeBodyController(ChainableController):
         self.core.on_cmd_vel(msg, self._now_ns())
 
     def on_cleanup(self) -> CallbackReturn:
-        assert self.context is not None
-        self.context.destroy_node(self.ros.node)
+        self.host.destroy_node(self.ros.node)
         return CallbackReturn.SUCCESS
 
     def exported_state_interfaces(self) -> tuple[str, ...]:
@@ -136,7 +136,7 @@ class WholeBodyController(ChainableController):
         try:
             rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
             params, legged, locomotion = (dataclass_parameters.apply(g, changes) for g in self.groups)
-            self.core.controller.reconfigure(legged, locomotion)  # type: ignore[union-attr]
+            self.controller.reconfigure(legged, locomotion)
         except ValueError as exc:
             return str(exc)
         self.groups = [params, legged, locomotion]
