@@ -3,7 +3,9 @@
 As ros2_control's joint_state_broadcaster (ANCHORS §1.6): claims no command interfaces and shares the
 ``position``, ``velocity`` and ``effort`` state interfaces of ``joints`` (default: every joint of the
 ``<ros2_control>`` blocks, in their order, which is the URDF's); a joint without one of them gets NaN there.
-The stamp is the update time.
+The stamp is the update time. No ``/dynamic_joint_states`` (ros2_control's Humble and Jazzy broadcaster also
+publish it, its master branch dropped it): every kinodyn state interface is a position, velocity or effort,
+which ``joint_states`` carries (docs/nodes/control_node.md).
 """
 
 from __future__ import annotations
