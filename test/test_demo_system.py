@@ -86,6 +86,8 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     counts: dict[str, int] = {}
     commanded = []
     sway_roll: list[float] = []  # the true base roll during the sway step
+    transforms: dict[tuple[str, str, int, int], int] = {}  # (parent, child, stamp) -> times on /tf
+    frames: set[tuple[str, str, str]] = set()
     for topic, _type, t_ns, message in read_messages(run / "bag"):
         counts[topic] = counts.get(topic, 0) + 1
         if topic == "/wbc/cmd_vel":
@@ -93,6 +95,12 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
             # simulated time: seconds to minutes (the robot holds its posture until the estimator's first
             # odometry, longer on a loaded machine), never the wall clock's ~1.8e18 ns since 1970
             assert t_ns < 3600e9, "bag time is simulated time, not the wall clock"
+        if topic == "/tf":  # every transform once per stamp: one publisher each (tf2's TF_REPEATED_DATA)
+            for t in message.transforms:
+                key = (t.header.frame_id, t.child_frame_id, t.header.stamp.sec, t.header.stamp.nanosec)
+                transforms[key] = transforms.get(key, 0) + 1
+        if topic in ("/quadruped_system/odometry", "/odometry/filtered"):
+            frames.add((topic, message.header.frame_id, message.child_frame_id))
         if topic == "/quadruped_system/odometry" and times[1] <= t_ns * 1e-9 <= times[2]:
             o = message.pose.pose.orientation
             sway_roll.append(math.atan2(2.0 * (o.w * o.x + o.y * o.z), 1.0 - 2.0 * (o.x ** 2 + o.y ** 2)))
@@ -102,6 +110,11 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     assert max(commanded) == pytest.approx(0.3)
     assert counts.get("/wbc/base_pose", 0) >= 2, counts  # the sway's pose and the return to nominal
     assert max(sway_roll) > 0.1, "the base rolls towards the 0.15 rad the sway asks"
+    # frames: ground truth in the simulator's world, the estimate in odom; odom -> base_link once per stamp
+    assert frames == {("/quadruped_system/odometry", "world", "base_link"),
+                      ("/odometry/filtered", "odom", "base_link")}, frames
+    assert sum(1 for parent, child, *_ in transforms if (parent, child) == ("odom", "base_link")) >= 100
+    assert [key for key, n in transforms.items() if n > 1] == []
 
     # the report: one self-contained page with its figures
     page = (run / "report.html").read_text()
