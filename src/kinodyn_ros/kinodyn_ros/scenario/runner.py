@@ -3,9 +3,9 @@
 The runner is one rclpy node in the caller's process. It records the simulator's ground-truth odometry and
 contacts, the estimator's odometry and the wbc's diagnostics, and drives the steps on the simulated clock
 (the stamp of the newest ground-truth odometry): the wbc's ``locomotion_mode`` through its
-``set_parameters`` service, ``cmd_vel`` (geometry_msgs/TwistStamped stamped with simulated time, every
-``cmd_period`` s) and pushes through the simulator's ``~/push``. The scenario starts at the estimator's first
-odometry (the wbc controls from then on). docs/closed-loop.md.
+``set_parameters`` service, ``cmd_vel`` (geometry_msgs/TwistStamped, stamp 0: taken as received, every
+``cmd_period`` s of simulated time) and pushes through the simulator's ``~/push``. The scenario starts at
+the estimator's first odometry (the wbc controls from then on). docs/closed-loop.md.
 """
 
 from __future__ import annotations
@@ -127,9 +127,10 @@ class ScenarioRunner:
                 self.rec.refusals.append(f"{what} refused: {reason}")
 
     def _publish_cmd(self, step: Step) -> None:
+        """``cmd_vel`` stamped 0, which the wbc takes as received (on its own clock): the graph's simulated
+        time may run ahead of the newest stamp this runner has taken (the in-process graph in lockstep runs as
+        fast as it can), and a stamp from the runner's view would then be stale there."""
         msg = TwistStamped()
-        t = round(self.now() * NS)
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t, NS)
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z = step.cmd_vel
         self._cmd_vel.publish(msg)
 
