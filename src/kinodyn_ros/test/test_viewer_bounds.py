@@ -31,5 +31,7 @@ def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> Non
     assert {tuple(a.ravel()) for a in drawn} <= {tuple(a.ravel()) for a in arrows}
     assert evenly_picked(arrows[:10], 64) is not None and len(evenly_picked(arrows[:10], 64)) == 10
     # the polygon still uses every contact: the same hull as scipy's Qhull
-    polygon = support_polygon(points)
-    assert len(polygon) == len(ConvexHull(points[:, :2]).vertices)
+    for cloud in (points, np.c_[rng.normal(size=(5000, 2)), np.zeros(5000)]):  # a square, a round cloud
+        polygon = support_polygon(cloud)
+        qhull = cloud[ConvexHull(cloud[:, :2]).vertices]
+        assert {tuple(p) for p in polygon} == {tuple(p) for p in qhull}
