@@ -1,0 +1,148 @@
+"""The estimator and whole-body controllers give the nodes' outputs for the same inputs (docs/controllers.md).
+
+The quadruped on mock hardware (urdf/quadruped.urdf, GenericSystem) with the joint state and IMU broadcasters,
+``LeggedStateEstimator`` and ``WholeBodyController`` chained as in config/quadruped_rt.yaml. The test writes
+the joint and IMU states of each cycle (the standing posture with small deterministic wobbles) and runs the
+manager's cycle; the reference is the two nodes' cores (``EstimatorPipeline``, ``WbcCore`` over
+``LeggedController``) fed, as in the separate-node graph, with the messages the broadcasters published and the
+schedule the wbc answered the previous cycle with, and the command applied by JointPDController's law. The
+base state each cycle, the effort of every joint and the exported stance must be the same numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn.sim.collision import collision_spheres
+from kinodyn_control.controllers.legged_state_estimator import base_state_values
+from kinodyn_control.controllers.limits import JointLimitArrays
+from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, FakeContext, Harness
+from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.input_bounds import JointBounds
+from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_ros.wbc.core import WbcCore, WbcParameters
+from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from rclpy.context import Context
+from rclpy.node import Node
+
+from kinodyn import Model
+
+URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
+FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
+NS = 1_000_000_000
+DT = 0.002
+ESTIMATOR = {"sensor_name": "imu_sensor", "contact_source": "schedule", "contact_controller": "wbc",
+             "feet": FEET, "foot_random_walk": 0.02, "foot_radius": 0.0}
+WBC = {"feet": FEET, "posture": QUADRUPED_STANCE, "locomotion_mode": "stand"}
+
+
+class NodeContext(FakeContext):
+    """A FakeContext that also hosts controller nodes (on a test context) and gives the URDF text."""
+
+    def __init__(self, name, description, records, urdf: str, ros: Context) -> None:
+        super().__init__(name, description, records)
+        self.urdf, self._ros = urdf, ros
+
+    def create_node(self, name: str) -> Node:
+        return Node(name, context=self._ros, use_global_arguments=False)
+
+    def destroy_node(self, node: Node) -> None:
+        node.destroy_node()
+
+
+@pytest.fixture
+def ros_context():
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.shutdown(context=context)
+
+
+def wobble(k: int, scale: float) -> np.ndarray:
+    """Small deterministic variations (no randomness: the run is reproducible)."""
+    return scale * np.sin(0.37 * k + np.arange(12))
+
+
+def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
+    urdf = URDF.read_text()
+    h = Harness(urdf)
+    h.manager.make_context = lambda name: NodeContext(name, h.description, h.records, urdf, ros_context)
+    h.activate_hardware()
+    h.manager.enter_wall_clock_loop(DT)
+    h.contexts = {}
+    for name, kind, params in (
+        ("joint_state_broadcaster", "JointStateBroadcaster", {}),
+        ("imu_sensor_broadcaster", "ImuSensorBroadcaster", {"sensor_name": "imu_sensor"}),
+        ("state_estimator", "LeggedStateEstimator", ESTIMATOR),
+        ("wbc", "WholeBodyController", WBC),
+    ):
+        h.manager.load(name, f"kinodyn_control/{kind}", params)
+    for name in h.manager.controllers:
+        h.manager.configure(name)
+    ok, message = h.manager.switch(list(h.manager.controllers), [], strictness=2)
+    assert ok, message
+    entries = h.manager.controllers
+    joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
+    imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
+    exported_base = entries["state_estimator"].exported
+    exported_stance = entries["wbc"].exported
+
+    # the reference: the nodes' cores, fed as the node graph feeds them
+    model = Model.from_urdf(urdf, floating_base=True)
+    log = h.logger
+    pipeline = EstimatorPipeline(model, EstimatorParameters.from_flat(
+        {k: v for k, v in ESTIMATOR.items() if k not in ("sensor_name", "contact_controller")}), log,
+        spheres=collision_spheres(urdf))
+    legged = LeggedSettings(feet=tuple(FEET), posture=tuple(QUADRUPED_STANCE), locomotion_mode="stand")
+    now = [0]
+    core = WbcCore(model, LeggedController(model, legged, LocomotionParameters()), WbcParameters(),
+                   JointBounds.from_model(model, 0.1, 1e6), DistinctProblemLog(log), log.info, 0.0,
+                   clock=lambda: now[0])
+    limits = JointLimitArrays(h.description, QUADRUPED_JOINTS)
+    schedule = None
+    states = h.resources.states
+    estimates = controlled = 0
+    for k in range(450):  # 0.9 s: the estimator initialises in 0.5 s, the wbc then stands on the QP
+        t = k * DT
+        now[0] = round(t * NS)
+        for j, name in enumerate(QUADRUPED_JOINTS):
+            states.values[states.index[f"{name}/position"]] = QUADRUPED_STANCE[j] + wobble(k, 1e-4)[j]
+            states.values[states.index[f"{name}/velocity"]] = wobble(k + 5, 1e-3)[j]
+        for i, axis in enumerate("xyz"):
+            states.values[states.index[f"imu_sensor/angular_velocity.{axis}"]] = wobble(k, 1e-4)[i]
+            states.values[states.index[f"imu_sensor/linear_acceleration.{axis}"]] = (
+                (9.81 if axis == "z" else 0.0) + wobble(k + 3, 1e-3)[i])
+        h.manager.cycle(t, DT)
+        js, im = joint_states[-1], imu[-1]
+        assert js.header.stamp == im.header.stamp
+
+        pipeline.on_imu(im)
+        if schedule is not None:
+            pipeline.on_contacts(schedule)
+        pipeline.on_joint_state(js)
+        odometry = [o.message for o in pipeline.drain() if o.kind == "odometry"]
+        if odometry:
+            estimates += 1
+            assert base_state_values(odometry[-1]) == exported_base.values.tolist()
+            core.on_base_state(odometry[-1])
+        else:
+            assert np.isnan(exported_base.values).all()
+        (answer,) = core.on_joint_state(js, 0)
+        command = answer.command
+        q, qdot = np.array(js.position), np.array(js.velocity)
+        effort = (np.asarray(command.effort) + np.asarray(command.kp) * (np.asarray(command.position) - q)
+                  + np.asarray(command.kd) * (np.asarray(command.velocity) - qdot))
+        expected = limits.saturate_effort(effort, q, qdot)
+        applied = np.array([h.command(f"{name}/effort") for name in QUADRUPED_JOINTS])
+        assert applied.tolist() == expected.tolist(), k
+        schedule = answer.contacts
+        assert schedule is not None
+        assert exported_stance.values.tolist() == [1.0 if c else 0.0 for c in schedule.in_contact]
+        controlled += core.controlled_ticks > 0
+    assert estimates > 150  # the estimator ran (initialised after its 0.5 s standing window)
+    assert controlled > 100  # and the wbc controlled on its estimate (not only held)
+    assert h.messages("error") == []
