@@ -398,6 +398,43 @@ def test_an_older_packet_counter_is_not_taken(emulator_factory) -> None:
     assert rig.imu.stale == 1 and rig.state("angular_velocity.x") == 0.0
 
 
+def _forge(rig: Rig, counter: int, rate_x: float) -> None:
+    """Slip one well-formed packet with ``counter`` and a rate of turn ``rate_x`` into the stream."""
+    sample = ImuSample((0.0, 0.0, 0.0, 1.0), (rate_x, 0.0, 0.0), (0.0, 0.0, G), counter % 65536)
+    rig.emulator.garbage(encode_message(0x36, encode_mtdata2(sample)))
+
+
+def test_one_packet_counter_far_ahead_does_not_stop_the_real_stream(emulator_factory) -> None:
+    """A single packet 20000 steps ahead is not taken (one warning); the real packets after it continue the
+    old sequence and are taken, for more than ``stale_fault_cycles`` reads, and the node never faults."""
+    rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))), stale_fault_cycles=3)
+    counter = rig.latest()
+    _forge(rig, counter + 20000, 1.5)
+    rig.emulator.emit(1)
+    rig.cycle_until(lambda: rig.imu.jumps == 1 and rig.imu.last_counter == counter + 1)
+    for k in range(2, 8):
+        assert rig.latest() == counter + k
+    assert not rig.failed() and not rig.harness.messages("error")
+    assert rig.imu.stale == 0 and rig.state("angular_velocity.x") == pytest.approx(0.3, abs=1e-6)
+    (warning,) = [m for m in rig.harness.messages("warning") if "PacketCounter" in m]
+    assert f"sent PacketCounter {counter + 20000}, 20000 ahead of the last one taken ({counter}; " in warning
+    assert "max_counter_jump 1000); not taken unless the next packet continues from it" in warning
+
+
+def test_a_counter_jump_confirmed_by_the_next_packet_is_taken(emulator_factory) -> None:
+    """A device that really skipped: the packet after the jump continues from it, so it is taken and the
+    sequence goes on from there; a gap within max_counter_jump is taken at once."""
+    rig = Rig(emulator_factory(), max_counter_jump=50)
+    counter = rig.latest()
+    _forge(rig, counter + 50, 0.2)  # 49 lost packets before it: within the window, taken
+    _forge(rig, counter + 151, 0.4)  # 101 ahead: beyond the window, not taken
+    _forge(rig, counter + 152, 0.6)  # continues from it: taken
+    rig.emulator.emit(1)  # the emulator's own next packet, counter + 1, is now behind
+    rig.cycle_until(lambda: rig.imu.stale == 1)
+    assert rig.imu.last_counter == counter + 152 and rig.imu.jumps == 1 and not rig.failed()
+    assert rig.state("angular_velocity.x") == pytest.approx(0.6, abs=1e-6)
+
+
 def test_a_message_without_packet_counter_is_a_fault(emulator_factory) -> None:
     rig = Rig(emulator_factory())
     rig.latest()
@@ -457,6 +494,8 @@ def test_configure_fails_on_a_missing_port_or_a_silent_device(emulator_factory) 
         (imu_block(port="/dev/x", gyro_range="-1"), "param gyro_range '-1' must be the device's gyroscope"),
         (imu_block(port="/dev/x", accel_range="16g"), "param accel_range '16g' must be the device's accel"),
         (imu_block(port="/dev/x", stale_fault_cycles="0"), "param stale_fault_cycles '0' must be an integer"),
+        (imu_block(port="/dev/x", max_counter_jump="0"), "max_counter_jump '0' must be an integer from 1"),
+        (imu_block(port="/dev/x", max_counter_jump="40000"), "max_counter_jump '40000' must be an integer"),
         (imu_block(port="/dev/x").replace("</plugin>", "</plugin>" + param("port", "/dev/x")),
          "<hardware> param(s) port are not used"),
         (imu_block(port="/dev/x").replace('<state_interface name="orientation.w"/>', ""),

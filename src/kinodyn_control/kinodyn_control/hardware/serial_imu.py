@@ -21,6 +21,9 @@ The ``<ros2_control type="sensor">`` block holds one ``<sensor>`` whose state in
   measurement;
 - ``stale_fault_cycles`` [3]: reads in a row that receive only packets whose PacketCounter does not advance
   before that is a fault;
+- ``max_counter_jump`` [1000]: an integer 1 .. 32767, the most PacketCounter steps between two packets taken
+  in a row (lost packets in between); a packet further ahead is taken only once the next packet continues
+  from it;
 - ``frame_id``: read by the IMU broadcaster (the URDF link aligned with the device's printed axes S).
 
 Units are the device's SI units (m/s², rad/s), vectors in S. Every MTData2 message must carry a PacketCounter
@@ -28,7 +31,10 @@ Units are the device's SI units (m/s², rad/s), vectors in S. Every MTData2 mess
 2^15 - 1 (serial number arithmetic, RFC 1982; a gap is lost packets); any other (the same counter: a replayed
 or repeated packet; one behind: an old packet, or a device that restarted) is not taken: its values are not
 stored and do not count as the stream being alive, with a throttled warning, and a fault once reads received
-nothing else ``stale_fault_cycles`` times in a row.
+nothing else ``stale_fault_cycles`` times in a row. A packet ahead by more than ``max_counter_jump`` is not
+taken either (one throttled warning): it becomes the new reference only when the next packet continues from
+it (a device that really skipped that far), while packets continuing the old sequence are taken as before, so
+one forged or corrupt counter far ahead cannot make every later real packet look old.
 
 Faults go to ros2_control's ERROR (``read`` returns ERROR, ``last_error`` is the one line the controller
 manager logs): a corrupt message (checksum, an impossible length, a malformed MTData2 packet, a non-finite
@@ -63,7 +69,7 @@ from kinodyn_control.hardware.serial_imu_protocol import (
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType
 
 PARAMS = ("port", "baudrate", "timeout", "orientation", "gyro_range", "accel_range", "stale_fault_cycles",
-          "frame_id")
+          "max_counter_jump", "frame_id")
 ORIENTATION_MODES = ("device", "none")
 _QUANTITIES = ("orientation", "angular_velocity", "linear_acceleration")
 MAX_READS = 64  # per poll: a backlog of 256 KiB is read in one cycle, a stream cannot keep it busy forever
@@ -74,9 +80,12 @@ ACCEL_RANGE = 16.0 * STANDARD_GRAVITY
 COUNTER_MODULUS = 1 << 16
 
 
-def advances(counter: int, last: int | None) -> bool:
-    """``counter`` is ahead of ``last`` by 1 .. 2^15 - 1 (mod 2^16), or there is no ``last`` yet."""
-    return last is None or 0 < (counter - last) % COUNTER_MODULUS < COUNTER_MODULUS // 2
+MAX_COUNTER_STEP = COUNTER_MODULUS // 2 - 1  # serial number arithmetic: ahead by at most 2^15 - 1
+
+
+def advances(counter: int, last: int | None, window: int = MAX_COUNTER_STEP) -> bool:
+    """``counter`` is ahead of ``last`` by 1 .. ``window`` (mod 2^16), or there is no ``last`` yet."""
+    return last is None or 0 < (counter - last) % COUNTER_MODULUS <= window
 
 
 class SerialImuSensor(Sensor):
@@ -91,10 +100,13 @@ class SerialImuSensor(Sensor):
         self.gyro_range = GYRO_RANGE
         self.accel_range = ACCEL_RANGE
         self.stale_fault_cycles = 3
+        self.max_counter_jump = 1000
         self.clock: Callable[[], float] = monotonic  # stamps arrivals [s]; tests may replace it
         self.last_counter: int | None = None  # PacketCounter of the last packet taken
         self.stale = 0  # packets not taken since configure: their counter did not advance
         self._stale_reads = 0  # reads in a row that received only such packets
+        self.jumps = 0  # packets not taken since configure: their counter jumped beyond max_counter_jump
+        self._jump: int | None = None  # the last such counter; the next packet continuing from it confirms it
         self._seen: dict[str, float] = {}  # quantity -> clock time it last arrived
 
     # --- on_init --------------------------------------------------------------------------------------------
@@ -138,6 +150,11 @@ class SerialImuSensor(Sensor):
         if not (cycles.isdigit() and int(cycles) >= 1):
             raise ValueError(f"param stale_fault_cycles '{cycles}' must be an integer >= 1")
         self.stale_fault_cycles = int(cycles)
+        jump = params.get("max_counter_jump", str(self.max_counter_jump))
+        if not (jump.isdigit() and 1 <= int(jump) <= MAX_COUNTER_STEP):
+            raise ValueError(f"param max_counter_jump '{jump}' must be an integer from 1 to "
+                             f"{MAX_COUNTER_STEP}")
+        self.max_counter_jump = int(jump)
         self.orientation_mode = params.get("orientation", self.orientation_mode)
         if self.orientation_mode not in ORIENTATION_MODES:
             raise ValueError(f"param orientation '{self.orientation_mode}' must be one of "
@@ -156,8 +173,8 @@ class SerialImuSensor(Sensor):
             return CallbackReturn.FAILURE
         self.reader = XbusReader()
         self._seen = {}
-        self.last_counter = None
-        self.stale = self._stale_reads = 0
+        self.last_counter = self._jump = None
+        self.stale = self._stale_reads = self.jumps = 0
         self._indices = {name: self.states.index[f"{self._prefix}/{name}"] for name in IMU_INTERFACES}
         if self.orientation_mode == "none":
             for axis in "xyzw":
@@ -254,6 +271,8 @@ class SerialImuSensor(Sensor):
             if not advances(sample.packet_counter, self.last_counter):
                 stale += 1
                 continue
+            if not self._continues(sample.packet_counter):
+                continue
             taken += 1
             self.last_counter = sample.packet_counter
             self._store(sample.linear_acceleration, "linear_acceleration", now)
@@ -278,6 +297,23 @@ class SerialImuSensor(Sensor):
                             f"that; check the device's output configuration, or set {param} to the device's "
                             "range")
         return ""
+
+    def _continues(self, counter: int) -> bool:
+        """An advancing ``counter`` is taken when within ``max_counter_jump`` of the last packet taken, or of
+        the last jump beyond it (confirmed by this packet); else it is that jump, not taken (one warning)."""
+        window = self.max_counter_jump
+        if advances(counter, self.last_counter, window) or (
+                self._jump is not None and advances(counter, self._jump, window)):
+            self._jump = None
+            return True
+        self.jumps += 1
+        ahead = (counter - (self.last_counter or 0)) % COUNTER_MODULUS
+        self.problems.warn("jump", f"the IMU on {self.port_name} sent PacketCounter {counter}, {ahead} ahead "
+                                   f"of the last one taken ({self.last_counter}; max_counter_jump {window}); "
+                                   "not taken unless the next packet continues from it "
+                                   f"({self.jumps} since configure)")
+        self._jump = counter
+        return False
 
     def _judge_stale(self, taken: int, stale: int) -> str:
         """Count packets not taken; '' or the fault once reads received only those ``stale_fault_cycles``
