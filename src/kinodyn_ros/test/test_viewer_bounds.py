@@ -35,3 +35,31 @@ def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> Non
         polygon = support_polygon(cloud)
         qhull = cloud[ConvexHull(cloud[:, :2]).vertices]
         assert {tuple(p) for p in polygon} == {tuple(p) for p in qhull}
+
+
+def test_contact_arrays_decode_what_rclpy_serializes() -> None:
+    """The viewer's ContactStates decoder gives rclpy's values (5000 contacts, then a message with arrays of
+    different lengths, which the viewer refuses by their counts), and refuses bytes cut short."""
+    from geometry_msgs.msg import Point, Vector3
+    from kinodyn_ros.bags.cdr import contact_arrays_from_cdr
+    from rclpy.serialization import serialize_message
+
+    from kinodyn_interfaces.msg import ContactStates
+
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(5000, 6))
+    flags = rng.random(5000) < 0.5
+    msg = ContactStates(names=[f"sphere_{k}" for k in range(5000)], in_contact=flags.tolist(),
+                        points=[Point(x=a, y=b, z=c) for a, b, c in values[:, :3]],
+                        forces=[Vector3(x=a, y=b, z=c) for a, b, c in values[:, 3:]])
+    msg.header.frame_id = "world"
+    arrays = contact_arrays_from_cdr(serialize_message(msg))
+    assert (arrays.frame_id, arrays.names) == ("world", 5000)
+    np.testing.assert_array_equal(arrays.in_contact, flags)
+    np.testing.assert_array_equal(arrays.points, values[:, :3])
+    np.testing.assert_array_equal(arrays.forces, values[:, 3:])
+    uneven = ContactStates(names=["a", "b"], in_contact=[True], points=[Point()], forces=[])
+    arrays = contact_arrays_from_cdr(serialize_message(uneven))
+    assert (arrays.names, len(arrays.in_contact), len(arrays.points), len(arrays.forces)) == (2, 1, 1, 0)
+    with pytest.raises(ValueError, match="cut short"):
+        contact_arrays_from_cdr(serialize_message(msg)[:1000])

@@ -191,6 +191,35 @@ def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -
 
 
 @dataclass(frozen=True)
+class ContactArrays:
+    """kinodyn_interfaces/msg/ContactStates as arrays (the viewer's input: thousands of contacts decode in
+    microseconds, where rclpy builds one Python object per point)."""
+
+    frame_id: str
+    names: int  # how many names
+    in_contact: np.ndarray  # (k,) bool
+    points: np.ndarray  # (m, 3)
+    forces: np.ndarray  # (j, 3)
+
+
+def contact_arrays_from_cdr(raw: bytes | memoryview) -> ContactArrays:
+    """The arrays of a serialized ContactStates; ValueError for bytes that are not one (cut short, ...)."""
+    try:
+        cursor = _Cursor(raw)
+        cursor.pos = cursor._align(4) + 8  # the stamp
+        frame_id = cursor.string()
+        names = cursor.strings("ContactStates.names")
+        count = cursor.uint32()
+        flags = np.frombuffer(cursor.raw, np.uint8, count, cursor.pos).astype(bool)
+        cursor.pos += count
+        points = cursor.double_array(3 * cursor.uint32()).reshape(-1, 3)
+        forces = cursor.double_array(3 * cursor.uint32()).reshape(-1, 3)
+    except (IndexError, struct.error) as exc:
+        raise ValueError(f"ContactStates CDR cut short ({len(raw)} bytes): {exc}") from None
+    return cursor.end(ContactArrays(frame_id, len(names), flags, points, forces))
+
+
+@dataclass(frozen=True)
 class FixedLayout:
     """One layout of a message type's CDR: its ``size``, the bytes that carry strings and sequence lengths
     (``constant`` offsets, ``expected`` values: the template's), and ``dtype``, a structured view of a whole

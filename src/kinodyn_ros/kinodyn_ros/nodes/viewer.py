@@ -29,6 +29,7 @@ from visualization_msgs.msg import MarkerArray
 
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates
+from kinodyn_ros.bags.cdr import ContactArrays, contact_arrays_from_cdr
 from kinodyn_ros.conversions import (
     InputError,
     joint_state_positions,
@@ -274,24 +275,34 @@ class Viewer(Node):
                 self._guarded(f"{what} message", lambda path=path, pose=pose:
                               path.add((self._to_frame(pose[0]) @ pose[1])[:3, 3]))
 
-    def _contacts(self, msg: ContactStates) -> tuple[np.ndarray, np.ndarray]:
+    def _newest_contacts(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``_contacts`` of the newest ContactStates, decoded from its bytes (None: none new)."""
+        data = self._latest.pop("contacts", None)
+        if data is None:
+            return None
+        try:
+            arrays = contact_arrays_from_cdr(data)
+        except ValueError as exc:
+            raise InputError("contacts_cdr", f"ContactStates bytes cannot be read: {exc}") from None
+        return self._contacts(arrays)
+
+    def _contacts(self, msg: ContactArrays) -> tuple[np.ndarray, np.ndarray]:
         """``(force arrows, support polygon)`` of a ContactStates message, in the fixed frame."""
-        n = len(msg.names)
+        n = msg.names
         if not len(msg.in_contact) == len(msg.points) == len(msg.forces) == n:
             raise InputError(
                 "contacts_sizes",
                 f"ContactStates has {n} names, {len(msg.in_contact)} in_contact, "
                 f"{len(msg.points)} points and {len(msg.forces)} forces; they must be equal",
             )
-        points = np.array([[p.x, p.y, p.z] for p in msg.points]).reshape(-1, 3)
-        forces = np.array([[f.x, f.y, f.z] for f in msg.forces]).reshape(-1, 3)
+        points, forces = msg.points, msg.forces
         if not (np.all(np.isfinite(points)) and np.all(np.isfinite(forces))):
             raise InputError("contacts_non_finite", "ContactStates has a non-finite point or force")
         check_bounded("contacts", "ContactStates point", points, self._max_position, "m", "max_position")
         check_bounded("contacts", "ContactStates force", forces, self._max_force, "N", "max_force")
-        T = self._to_frame(msg.header.frame_id)
+        T = self._to_frame(msg.frame_id)
         points, forces = points @ T[:3, :3].T + T[:3, 3], forces @ T[:3, :3].T
-        touching = np.asarray(msg.in_contact, dtype=bool)
+        touching = msg.in_contact
         arrows = force_arrows(points, forces, touching, self._force_scale)
         return self._decimated(arrows), support_polygon(points[touching])
 
@@ -321,7 +332,7 @@ class Viewer(Node):
     def _update(self) -> None:
         self._sample_paths()
         links = self._link_poses()
-        contacts = self._guarded("contacts message", lambda: self._decoded("contacts", self._contacts))
+        contacts = self._guarded("contacts message", self._newest_contacts)
         self._contact_overlays = contacts or self._contact_overlays
         footholds = self._guarded("footholds message", lambda: self._decoded("footholds", self._footholds))
         self._foothold_points = self._foothold_points if footholds is None else footholds
