@@ -14,10 +14,17 @@ import pytest
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.qp import QP, QPResult, QPStatus, kkt_residuals, make_solver
 from kinodyn.control.qp.solver import RawSolution
-from kinodyn.control.wbc import WholeBodyController
+from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
-from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask, Task
+from kinodyn.control.wbc.tasks import (
+    BaseOrientationTask,
+    ComTask,
+    ContactForceTask,
+    FrameTask,
+    PostureTask,
+    Task,
+)
 from kinodyn.model import Model
 
 URDF = Path(__file__).resolve().parents[4] / "urdf"
@@ -176,3 +183,163 @@ def test_the_acceptance_check_agrees_with_the_kkt_residuals(seed: int) -> None:
     assert not within and problem.startswith(("primal residual", "stationarity residual"))
     nan = RawSolution(QPStatus.SOLVED, 1, "", result.x, result.y, np.full(m, math.nan), result.w)
     assert solver._rejection(qp, nan) == "non-finite or missing solution"
+
+
+class ReferenceTick:
+    """The whole-body QP of ``wbc`` computed the straightforward way, as the controller did before its rows
+    went into preallocated buffers (the test oracle of ``test_the_tick_is_the_straightforward_computation``):
+    fresh dense matrices per tick, each task's dense ``rows`` times ``sqrt(weight)``, the contacts' own
+    ``motion_rows`` and ``force_inequalities``, the joint bounds of ``scalar_acceleration_bounds``,
+    ``np.linalg.qr`` / ``np.linalg.solve``, one ``QP`` per level and a DAQP solver of its own (warm-started
+    from its previous answer, as the controller's). It reads the contact ramps' force bounds from ``wbc``
+    (call it after ``wbc.update`` at the same state)."""
+
+    def __init__(self, wbc: WholeBodyController) -> None:
+        self.wbc = wbc
+        self.solvers: dict[int, object] = {}
+        self.warm: dict[int, QPResult] = {}
+
+    def tick(self, q: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
+        w = self.wbc
+        model, nv = w.model, w.model.nv
+        fv, fq = (6, 7) if model.floating_base else (0, 0)
+        names = w.active_contacts()
+        states = {n: w._contacts[n] for n in names}
+        contacts = [states[n].contact for n in names]
+        layout = VariableLayout.build(nv, [(c.name, c.dim) for c in contacts], nv - fv, w.torque_variables)
+        frames = [c.frame for c in contacts] + [f for _, t in w._tasks for f in t.frames]
+        ev = Evaluator(model, frames).evaluate(q, v)
+        rows = [c.motion_rows(ev) for c in contacts]
+        Jc, rhs = np.vstack([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+        dyn = nv if w.torque_variables else fv
+        E = np.zeros((dyn + Jc.shape[0], layout.size))
+        E[:dyn, :nv] = ev.mass_matrix[:dyn]
+        E[:dyn, layout.forces] = -Jc.T[:dyn]
+        if w.torque_variables:
+            E[fv:nv, layout.tau] = -np.eye(nv - fv)
+        E[dyn:, :nv] = Jc
+        e = np.concatenate([-ev.nonlinear_effects[:dyn], rhs])
+        C_rows, lows, highs = [], [], []
+        for c in contacts:
+            D, lo, hi = c.force_inequalities(ev, states[c.name].upper_normal_force())
+            block = np.zeros((D.shape[0], layout.size))
+            block[:, layout.force(c.name)] = D
+            C_rows.append(block), lows.append(lo), highs.append(hi)
+        limited = np.flatnonzero(np.isfinite(w.limits.effort))
+        effort = w.limits.effort[limited]
+        block = np.zeros((limited.size, layout.size))
+        if w.torque_variables:
+            block[np.arange(limited.size), layout.tau.start + limited] = 1.0
+            lows.append(-effort), highs.append(effort)
+        else:
+            block[:, :nv] = ev.mass_matrix[fv + limited]
+            block[:, layout.forces] = -Jc.T[fv + limited]
+            lows.append(-effort - ev.nonlinear_effects[fv + limited])
+            highs.append(effort - ev.nonlinear_effects[fv + limited])
+        C_rows.append(block)
+        joints = np.zeros((nv - fv, layout.size))
+        joints[:, fv:nv] = np.eye(nv - fv)
+        C_rows.append(joints)
+        low_q, high_q = scalar_acceleration_bounds(w.limits, q[fq:], v[fv:])
+        lows.append(np.array(low_q)), highs.append(np.array(high_q))
+        C, lower, upper = np.vstack(C_rows), np.concatenate(lows), np.concatenate(highs)
+        Q, R = np.linalg.qr(E.T, mode="complete")
+        m = E.shape[0]
+        assert np.abs(R.diagonal()).min() > 1e-9 * max(np.abs(R.diagonal()).max(), 1.0)  # full rank here
+        x, Z = Q[:, :m] @ np.linalg.solve(R[:m].T, e), Q[:, m:]
+        levels = ([[t for _, t in w._tasks]] if w.mode == "weighted" else
+                  [[t for lv, t in w._tasks if lv == n] for n in sorted({lv for lv, _ in w._tasks})])
+        for k, tasks in enumerate(levels):
+            blocks = [(task.rows(ev, layout), np.sqrt(task.weight)) for task in tasks]
+            blocks = [(rows, scale) for rows, scale in blocks if rows.b.size]  # (a contact out of stance)
+            A = np.vstack([rows.A * scale[:, None] for rows, scale in blocks])
+            b = np.concatenate([rows.b * scale for rows, scale in blocks])
+            AZ, CZ, Cx = A @ Z, C @ Z, C @ x
+            low, high = lower - Cx, upper - Cx
+            if k:
+                low, high = np.minimum(low, 0.0), np.maximum(high, 0.0)
+                size = np.abs(CZ).max(axis=1)
+                movable = size > 1e-9 * max(1.0, float(size.max(initial=0.0)))
+                CZ, low, high = CZ[movable], low[movable], high[movable]
+            qp = QP(H=AZ.T @ AZ + w.regularization * np.eye(AZ.shape[1]), g=-AZ.T @ (b - A @ x), C=CZ, l=low,
+                    u=high)
+            solver = self.solvers.setdefault(k, make_solver("daqp"))
+            result = solver.solve(qp, warm_start=self.warm.get(k))  # type: ignore[attr-defined]
+            if not result.ok:  # a lower level left unsolved: the levels above answer (DAQP 0.11 calls some
+                assert k > 0, result.message  # feasible lower levels infeasible, docs/wbc.md)
+                break
+            self.warm[k] = result
+            x = x + Z @ result.x
+            if k + 1 < len(levels):
+                _, s, Vt = np.linalg.svd(AZ)
+                Z = Z @ Vt[int(np.count_nonzero(s > 1e-9 * max(s[0], 1.0))):].T
+        generalized = ev.mass_matrix @ x[:nv] + ev.nonlinear_effects - Jc.T @ x[layout.forces]
+        tau = x[layout.tau] if w.torque_variables else generalized[fv:]
+        residual = generalized.copy()
+        residual[fv:] -= tau
+        return {"x": x, "qdd": x[:nv], "tau": np.minimum(np.maximum(tau, -w.limits.effort), w.limits.effort),
+                "dynamics": np.abs(residual).max(), "contact": np.abs(Jc @ x[:nv] - rhs).max()}
+
+
+def oracle_controllers(model: Model) -> dict[str, WholeBodyController]:
+    """TSID's standing problem (bench/bench_wbc.py's): weighted without limits, with the URDF's limits (tau
+    recovered and tau as variables), and as a 3-level hierarchy."""
+    def build(mode: str, levels: tuple[int, int, int], limits: JointLimits | None, **options: object
+              ) -> WholeBodyController:
+        wbc = WholeBodyController(model, [PointContact(f, mu=0.99, facets=4, f_min=1.0, f_max=500.0)
+                                          for f in FEET], mode=mode, limits=limits, regularization=1e-8,
+                                  **options)  # type: ignore[arg-type]
+        com = ComTask(100.0, 20.0)
+        com.set_reference(model.com(standing(model)) + np.array([0.01, 0.0, 0.0]))
+        base = BaseOrientationTask(model, 100.0, 20.0)
+        base.set_reference(np.eye(3))
+        posture = PostureTask(model, standing(model)[7:], 50.0, 14.0, 1e-2)
+        for task, level in ((com, levels[0]), (base, levels[0]), (posture, levels[1])):
+            wbc.add_task(task, level)
+        for foot in FEET:
+            wbc.add_task(ContactForceTask(foot, 3, None, 1e-5 * np.array([1.0, 1.0, 1e-6])), levels[2])
+        return wbc
+
+    n = model.nv - 6
+    unlimited = JointLimits(np.full(n, np.inf), np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf),
+                            max_acceleration=np.inf)
+    return {"weighted, no limits": build("weighted", (1, 1, 1), unlimited),
+            "weighted, URDF limits": build("weighted", (1, 1, 1), None),
+            "weighted, tau variables": build("weighted", (1, 1, 1), None, torque_variables=True),
+            "hierarchy": build("hierarchical", (1, 2, 3), None)}
+
+
+def standing(model: Model) -> np.ndarray:
+    q = model.neutral()
+    q[2] = 0.495
+    q[7:] = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2]
+    return q
+
+
+@pytest.mark.parametrize("name", ["weighted, no limits", "weighted, URDF limits", "weighted, tau variables",
+                                  "hierarchy"])
+def test_the_tick_is_the_straightforward_computation(quadruped: Model, name: str) -> None:
+    """The controller's tick (rows in buffers, compiled element-wise assembly, LAPACK without numpy's
+    wrappers) gives the reference's numbers bit for bit: the same BLAS and LAPACK calls on the same data
+    (a product summed in another order would move the forces by ~1e-8 N: the internal forces are weighted
+    ~1e-11). States near standing, with the friction facets, f_min and (with limits) joint bounds active,
+    and one foot ramping out of stance."""
+    wbc = oracle_controllers(quadruped)[name]
+    reference = ReferenceTick(wbc)
+    rng = np.random.default_rng(7)
+    q0, active = standing(quadruped), 0
+    for k in range(24):
+        q = quadruped.integrate(q0, rng.uniform(-0.1, 0.1, quadruped.nv))
+        v = rng.uniform(-0.3, 0.3, quadruped.nv)
+        if k == 12:
+            wbc.set_contact_active("RH_FOOT", False, ramp=0.01)
+        result, expected = wbc.update(q, v, t=0.002 * k), reference.tick(q, v)
+        assert result.ok and result.x is not None and result.tau is not None, result.message
+        np.testing.assert_array_equal(result.x, expected["x"])
+        np.testing.assert_array_equal(result.qdd, expected["qdd"])
+        np.testing.assert_array_equal(result.tau, expected["tau"])
+        assert abs(result.dynamics_residual - expected["dynamics"]) <= 1e-12
+        assert abs(result.contact_acceleration - expected["contact"]) <= 1e-12
+        active += int(np.count_nonzero(reference.warm[0].z))  # type: ignore[arg-type]
+    assert active > 24  # inequalities were active
+    assert wbc.active_contacts() == ("LF_FOOT", "LH_FOOT", "RF_FOOT")  # the ramp ended: the layout changed
