@@ -130,6 +130,7 @@ class DiagnosticsClock:
 
     def close(self) -> None:
         self.executor.shutdown()
+        self.thread.join()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 

@@ -8,7 +8,8 @@ from types import FrameType
 
 import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -49,6 +50,21 @@ def extra_nodes(node: Node) -> list[Node]:
     return list(hook()) if hook is not None else []
 
 
+def make_executor(nodes: list[Node]) -> Executor:
+    """The executor that spins ``nodes``: rclpy's ``EventsExecutor``, or its ``SingleThreadedExecutor`` when a
+    node has a guard condition (the EventsExecutor refuses them).
+
+    The EventsExecutor takes each message in C++ when the middleware reports it (no wait set to fill and wait
+    on) and runs the callbacks in that order, all of them in the thread calling ``spin_once``. The
+    SingleThreadedExecutor gathers every entity of every node into a new rcl wait set for each callback it
+    runs, at more than twice the CPU per message (bench/bench_executors.py).
+    """
+    context = nodes[0].context
+    if any(True for node in nodes for _ in node.guards):
+        return SingleThreadedExecutor(context=context)
+    return EventsExecutor(context=context)
+
+
 def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = None) -> int:
     """Create the node with ``make_node`` and spin it until SIGINT/SIGTERM; returns the process exit code.
 
@@ -67,10 +83,10 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
         except CONFIGURATION_ERRORS as exc:
             rclpy.logging.get_logger(name).error(f"{exc}; exiting")
             return 1
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        for extra in extra_nodes(node):
-            executor.add_node(extra)
+        nodes = [node, *extra_nodes(node)]
+        executor = make_executor(nodes)
+        for each in nodes:
+            executor.add_node(each)
         try:
             while not stop.requested:
                 executor.spin_once(timeout_sec=STOP_POLL_PERIOD)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -67,6 +68,7 @@ def dropping_bad_messages(
     type. Both are throttled by ``problems``. A publish failing because Ctrl-C shut the context down
     propagates, as run_node expects."""
 
+    @functools.wraps(callback)  # its signature: an executor passes a timer's TimerInfo only if it takes one
     def guarded(*args: Any) -> None:
         try:
             callback(*args)

@@ -1,0 +1,65 @@
+"""run_node's executor: rclpy's EventsExecutor unless a node has a guard condition; callbacks wrapped by
+dropping_bad_messages keep the signature an executor inspects."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import rclpy
+from kinodyn_ros.node_runner import make_executor
+from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from rclpy.clock import Clock, ClockType
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+
+@pytest.fixture
+def context() -> Iterator[Context]:
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.shutdown(context=context)
+
+
+def test_events_executor_unless_a_node_has_a_guard_condition(context: Context) -> None:
+    plain = Node("runner_plain", context=context)
+    guarded = Node("runner_guarded", context=context)
+    guarded.create_guard_condition(lambda: None)
+    events = make_executor([plain])
+    assert type(events).__name__ == "EventsExecutor"
+    single = make_executor([plain, guarded])
+    assert isinstance(single, SingleThreadedExecutor)
+    for executor in (events, single):
+        executor.shutdown()
+    for node in (plain, guarded):
+        node.destroy_node()
+
+
+@pytest.mark.parametrize("guard", [False, True], ids=["EventsExecutor", "SingleThreadedExecutor"])
+def test_a_guarded_timer_callback_is_called_without_an_argument(context: Context, guard: bool) -> None:
+    """The EventsExecutor passes a TimerInfo to a callback that takes any argument; the guarded wrapper takes
+    ``*args`` but shows the wrapped callback's signature, so a callback without parameters gets none."""
+    node = Node("runner_timer", context=context)
+    if guard:
+        node.create_guard_condition(lambda: None)
+    calls: list[tuple[()]] = []
+    errors: list[str] = []
+    node.get_logger().error = errors.append  # type: ignore[method-assign]
+
+    def tick() -> None:
+        calls.append(())
+
+    problems = DistinctProblemLog(node.get_logger())
+    node.create_timer(0.01, dropping_bad_messages(problems, "tick", tick),
+                      clock=Clock(clock_type=ClockType.STEADY_TIME))
+    executor = make_executor([node])
+    executor.add_node(node)
+    deadline = time.monotonic() + 10.0
+    while len(calls) < 3 and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.1)
+    executor.shutdown()
+    node.destroy_node()
+    assert len(calls) >= 3 and not errors, errors
