@@ -13,6 +13,7 @@ import errno
 import io
 import os
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -175,6 +176,39 @@ def test_sqlite3_commits_within_the_chunk_period(tmp_path: Path) -> None:
     assert meta["message_count"] == len(written) and meta["storage_identifier"] == "sqlite3"
     assert rosbags_read(tmp_path / "killed") == written
     writer.close()
+
+
+class FullDatabase:
+    """An sqlite3 connection whose commit fails as on a full disk."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def commit(self) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def __getattr__(self, name: str):
+        return getattr(self._connection, name)
+
+
+def test_sqlite3_full_disk_keeps_the_committed_messages(tmp_path: Path) -> None:
+    clock = FakeClock()
+    writer = BagWriter(tmp_path / "bag", storage="sqlite3", chunk_period=PERIOD, clock=clock)
+    writer.add_topic("/imu/data", "sensor_msgs/msg/Imu")
+    writer.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+    written = write_steps(writer, clock, range(40))
+    clock.now += PERIOD
+    writer.flush_due()
+    storage = writer._storage
+    storage.conn = FullDatabase(storage.conn)
+    with pytest.raises(OSError, match="disk is full") as raised:
+        write_steps(writer, clock, range(40, 80))
+    assert raised.value.errno == errno.ENOSPC and writer.error is raised.value
+    assert writer.on_disk == len(written) and writer.lost > 0
+    writer.close()
+    assert read(tmp_path / "bag") == written
+    meta = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert meta["message_count"] == len(written)
 
 
 # ---------------------------------------------------------------- a power cut: the file truncated anywhere

@@ -15,7 +15,10 @@ holds: ``error`` says why, and metadata.yaml counts what the file holds.
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -30,7 +33,7 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys.store import Typestore
 
 from kinodyn_ros.bags.cdr import ENCODERS
-from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, check_limits
+from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, StorageError, check_limits
 from kinodyn_ros.bags.metadata import write_metadata
 from kinodyn_ros.bags.qos import PRESETS
 from kinodyn_ros.bags.typestore import installed_typestore
@@ -42,7 +45,8 @@ STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
 class Sqlite3Storage(Sqlite3Writer):
     """rosbags' sqlite3 storage committing its transaction every ``chunk_size`` bytes of messages or
-    ``chunk_period`` s (rosbags' own commits only when the bag is closed, so a crash lost everything)."""
+    ``chunk_period`` s (rosbags' own commits only when the bag is closed, so a crash lost everything). An
+    sqlite3 error (a full disk) becomes a ``StorageError`` kept in ``error``; what was committed stays."""
 
     def __init__(self, path: Path, compression: CompressionMode, *, chunk_size: int,
                  chunk_period: float | None, clock: Callable[[], float]) -> None:
@@ -50,9 +54,19 @@ class Sqlite3Storage(Sqlite3Writer):
         self._chunk_size, self._period, self._clock = chunk_size, chunk_period, clock
         self._opened: float | None = None
         self._size = 0
+        self._pending: Counter[int] = Counter()
+        self.counts: Counter[int] = Counter()  # committed messages per connection id
+        self.error: OSError | None = None
+        self.lost = 0
 
     def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
-        super().write(connection, timestamp, data)
+        if self.error is not None:
+            raise self.error
+        try:
+            super().write(connection, timestamp, data)
+        except sqlite3.Error as error:
+            raise self._failed(error) from None
+        self._pending[connection.id] += 1
         if self._opened is None:
             self._opened = self._clock()
         self._size += len(data)
@@ -62,13 +76,36 @@ class Sqlite3Storage(Sqlite3Writer):
             self.flush_due()
 
     def flush_due(self) -> None:
-        if self._period is not None and self._opened is not None \
+        if self.error is None and self._period is not None and self._opened is not None \
                 and self._clock() - self._opened >= self._period:
             self._commit()
 
+    def close(self, version: int, metadata: str) -> None:
+        if self.error is None:
+            try:
+                super().close(version, metadata)
+                return
+            except sqlite3.Error as error:
+                self._failed(error)
+        self.conn.rollback()
+        self.conn.close()
+
     def _commit(self) -> None:
-        self.conn.commit()
+        try:
+            self.conn.commit()
+        except sqlite3.Error as error:
+            raise self._failed(error) from None
+        self.counts.update(self._pending)
+        self._pending.clear()
         self._opened, self._size = None, 0
+
+    def _failed(self, error: sqlite3.Error) -> StorageError:
+        """Keep the first failure as an OSError (ENOSPC for a full disk, else EIO) and count what is lost."""
+        if self.error is None:
+            code = errno.ENOSPC if "full" in str(error) else errno.EIO
+            self.error = StorageError(code, str(error), str(self.path))
+            self.lost = sum(self._pending.values())
+        return self.error  # type: ignore[return-value]
 
 
 class BagWriter:
@@ -159,18 +196,17 @@ class BagWriter:
     @property
     def error(self) -> OSError | None:
         """The failed write that stopped the storage file (a full disk), None while all went to the disk."""
-        return getattr(self._storage, "error", None)
+        return self._storage.error
 
     @property
     def lost(self) -> int:
         """Messages taken but not on the disk because a write failed."""
-        return getattr(self._storage, "lost", 0)
+        return self._storage.lost
 
     @property
     def on_disk(self) -> int:
         """Messages written to the disk (MCAP: in complete chunks) so far."""
-        counts = getattr(self._storage, "counts", None)
-        return sum(counts.values()) if counts is not None else sum(self._writer.counts.values())
+        return sum(self._storage.counts.values())
 
     @property
     def finished(self) -> bool:
