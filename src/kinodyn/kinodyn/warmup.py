@@ -20,6 +20,8 @@ import numpy as np
 
 from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
+from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
+from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, PostureTask
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
 from kinodyn.estimation.estimator import FILTERS
 from kinodyn.estimation.legs import LegKinematics
@@ -85,6 +87,22 @@ def _exercise_evaluation(model: Model, rng: np.random.Generator) -> None:
         dynamics.aba_batch(model, Q[:n], V[:n], dynamics.rnea_batch(model, Q[:n], V[:n], A[:n]))
 
 
+def _exercise_wbc(floating: Model, rng: np.random.Generator) -> None:
+    """Whole-body control ticks (its assembly, QP checks and solver acceptance kernels): point and surface
+    contacts, tau recovered and as variables, weighted and hierarchical."""
+    q, v = floating.random_configuration(rng), rng.normal(size=floating.nv)
+    for mode, torque_variables, contact in (("weighted", False, PointContact("tip", f_max=100.0)),
+                                            ("hierarchical", True, SurfaceContact("tip", 0.02, 0.01))):
+        wbc = WholeBodyController(floating, [contact], mode=mode, torque_variables=torque_variables)
+        com = ComTask(10.0, 1.0)
+        com.set_reference(floating.com(q))
+        wbc.add_task(com)
+        wbc.add_task(PostureTask(floating, q[7:], 1.0, 1.0, 1e-3), 2)
+        wbc.add_task(ContactForceTask("tip", contact.dim, weight=1e-4), 2)
+        wbc.update(q, v)
+    wbc.limits.acceleration_bounds(q[7:], v[6:])
+
+
 def _exercise_filter(legged: LeggedFilter) -> None:
     """A touchdown, then propagations and stance updates of one foot (compiles the filter kernels)."""
     legged.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
@@ -102,6 +120,7 @@ def _warm_model(rng: np.random.Generator) -> None:
 def _warm_control(rng: np.random.Generator) -> None:
     for floating_base in (False, True):
         _exercise_evaluation(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+    _exercise_wbc(Model.from_urdf(WARMUP_URDF, floating_base=True), rng)
     fixed = Model.from_urdf(WARMUP_URDF)
     solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
 

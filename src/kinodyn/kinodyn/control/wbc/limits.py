@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from kinodyn._kernels.entry import FLOAT, IN1, IN2, OUT1, Kernel
 from kinodyn.model import Model
 
 DEFAULT_HORIZON = 0.02  # s
@@ -68,7 +69,7 @@ class JointLimits:
                             v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
         lower, upper = np.empty(self.effort.size), np.empty(self.effort.size)
-        acceleration_bounds(self._position_sides, self._velocity_sides, np.asarray(q_joints, dtype=float),
+        _BOUNDS.call(self._position_sides, self._velocity_sides, np.asarray(q_joints, dtype=float),
                             np.asarray(v_joints, dtype=float), self.horizon, self.horizon**2,
                             self.max_acceleration, lower, upper)
         return lower, upper
@@ -90,3 +91,6 @@ def acceleration_bounds(position_sides: np.ndarray, velocity_sides: np.ndarray, 
             hi = lo
         lower[j] = min(max(lo, -a), a)
         upper[j] = min(max(hi, -a), a)
+
+
+_BOUNDS = Kernel(acceleration_bounds, IN2, IN2, IN1, IN1, FLOAT, FLOAT, FLOAT, OUT1, OUT1)
