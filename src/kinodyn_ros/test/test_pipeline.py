@@ -25,6 +25,7 @@ from kinodyn_ros.estimation.messages import (
     transform_message,
 )
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
+from kinodyn_ros.estimation.stamps import ClockReading, StampBounds
 from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, write_synthetic_bag
 from kinodyn_ros.finite import non_finite_field
 from nav_msgs.msg import Odometry
@@ -602,3 +603,20 @@ def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(m
     assert values[-1]["imu_samples_missing"] == str(expected) and values[-1]["imu_rate_nominal"] == "400.0"
     assert values[-1]["imu_missing_percent"] == "80.0"
     assert of_kind(outputs, "diagnostics")[-1].status[0].level == b"\x01"
+
+
+def test_a_simulated_clock_stalled_in_a_busy_node_is_not_taken_for_stamps_ahead() -> None:
+    """The node's simulated clock moves only when its /clock callback runs: after a 3 s stall it still reads
+    100 s while the queued messages are stamped up to 102.8 s. ClockReading adds the steady time since the
+    clock last moved, so they are taken; a message 10 s ahead is still refused; a clock not started stays
+    0."""
+    bounds = EstimatorParameters().max_stamp_lead, EstimatorParameters().max_stamp_lag
+    judge = StampBounds(*bounds).judge
+    reading = ClockReading()
+    assert reading(0, 1 * NS) == 0
+    assert reading(100 * NS, 2 * NS) == 100 * NS
+    stalled = reading(100 * NS, 5 * NS)  # no /clock processed for 3 s of steady time
+    assert stalled == 103 * NS and judge(102_800_000_000, stalled) is None
+    assert judge(102_800_000_000, 100 * NS) == "ahead"  # the raw clock would refuse it
+    assert judge(113 * NS, stalled) == "ahead"
+    assert reading(103_500_000_000, 5 * NS) == 103_500_000_000  # it moved: read as it is

@@ -6,6 +6,11 @@ wall-clock epoch stamps on a node running on simulated time, or the reverse; a b
 clock). A clock reading 0 has not started (``use_sim_time`` before the first /clock): nothing can be bounded
 and every message is refused (``clock``) until it runs. Refused messages never reach the merger, so a single
 bad stamp neither holds the others back nor makes a topic look silent.
+
+On simulated time the node's clock moves only when its /clock callback runs: while the node is busy (a long
+batch, a first compilation) it falls behind the messages queued meanwhile. ``ClockReading`` adds the steady
+time since the clock last moved, so a stall is not taken for stamps ahead (a paused simulation publishes
+nothing to refuse).
 """
 
 from __future__ import annotations
@@ -68,3 +73,20 @@ class StampBounds:
         return (f"{head}, the stamp is {abs(lead):.3f} s {side} it (more than max_stamp_lag "
                 f"{self.max_stamp_lag:g} s): another clock domain (wall-clock stamps on simulated time or "
                 "the reverse; a bag replayed without --clock and use_sim_time)")
+
+
+class ClockReading:
+    """The clock a stamp is bounded by: the node's ROS clock, plus the steady (monotonic) time since that
+    clock last changed (module docstring); 0 (not started) stays 0."""
+
+    def __init__(self) -> None:
+        self._last_ns: int | None = None
+        self._moved_at_ns = 0
+
+    def __call__(self, clock_ns: int, steady_ns: int) -> int:
+        if clock_ns <= 0:
+            return clock_ns
+        if clock_ns != self._last_ns:
+            self._last_ns, self._moved_at_ns = clock_ns, steady_ns
+            return clock_ns
+        return clock_ns + max(steady_ns - self._moved_at_ns, 0)

@@ -28,6 +28,7 @@ from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.estimation.stamps import ClockReading
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
@@ -73,6 +74,7 @@ class StateEstimator(Node):
         reliable = bool(self.declare_parameter("qos_reliable", False).value)
         self._qos = input_qos(depth, reliable)
         self._problems = DistinctProblemLog(self.get_logger())
+        self._clock_reading = ClockReading()
         self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME,
                                            spheres=collision_spheres(xml))
         outputs = output_qos(depth)
@@ -115,7 +117,8 @@ class StateEstimator(Node):
         pipeline logs bad input itself; anything else failing is one error line and the node goes on."""
 
         def callback(msg: Any) -> None:
-            take(msg, time.monotonic_ns(), self.get_clock().now().nanoseconds)  # the clock bounds its stamp
+            steady = time.monotonic_ns()  # arrival; with the ROS clock, what bounds the stamp
+            take(msg, steady, self._clock_reading(self.get_clock().now().nanoseconds, steady))
             self._publish()
 
         return dropping_bad_messages(self._problems, f"{topic} message", callback)
