@@ -1,8 +1,9 @@
 """The in-process graph (config/quadruped_rt.yaml: the estimator and the whole-body controller chained inside
 control_node) against the node graph (config/quadruped_wbc.yaml), both in lockstep on kinodyn.sim, over DDS.
 
-- The same short scenario (stand, then trot forward at 0.3 m/s) on both graphs, driven by the scenario runner
-  over the same topics and services (/wbc/cmd_vel, /wbc/set_parameters, /odometry/filtered, /diagnostics):
+- The same short scenario (stand, trot in place, then trot forward at 0.3 m/s) on both graphs, driven by the
+  scenario runner over the same topics and services (/wbc/cmd_vel, /wbc/set_parameters, /odometry/filtered,
+  /diagnostics):
   the same velocity tracking and estimator accuracy within tolerance, no fall, no refusal.
 - In lockstep the in-process graph is deterministic: two runs without external input (trotting in place from
   the start, set in the graph file) publish the same odometry, bit for bit, at every stamp both received.
@@ -35,7 +36,8 @@ pytestmark = pytest.mark.system
 NS = 1_000_000_000
 STEPS = (
     Step("stand", 1.0, mode="stand"),
-    Step("trot forward", 3.0, mode="trot", cmd_vel=(0.3, 0.0, 0.0), settle=1.5, track=True),
+    Step("trot in place", 1.0, mode="trot"),
+    Step("trot forward", 3.0, cmd_vel=(0.3, 0.0, 0.0), settle=1.5, track=True),
 )
 
 
@@ -65,9 +67,11 @@ def test_both_graphs_give_the_same_figures(spawn) -> None:
         assert result.failures() == [], (result.failures(), result.summary_table())
     trot = {r.backend: next(s for s in r.steps if s.tracked) for r in (node, rt)}
     a, b = trot["node_graph"], trot["rt_graph"]
-    assert abs(a.mean_velocity[0] - b.mean_velocity[0]) < 0.05, (a, b)  # 0.3 m/s commanded
+    for step in (a, b):  # 0.3 m/s commanded, judged from 1.5 s after the command
+        assert abs(step.mean_velocity[0] - 0.3) < 0.05, step
+    # the two graphs agree within what separates two runs of one graph here (when the runner's command lands)
+    assert abs(a.mean_velocity[0] - b.mean_velocity[0]) < 0.06, (a, b)
     assert abs(a.linear_rmse - b.linear_rmse) < 0.05, (a, b)
-    assert abs(b.mean_velocity[0] - 0.3) < 0.05
     for result in (node, rt):
         assert result.drift is not None and result.drift.path_length > 0.5
         assert result.drift.final_horizontal_error < 0.05, result.drift
