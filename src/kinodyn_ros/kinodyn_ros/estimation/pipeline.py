@@ -292,6 +292,7 @@ class EstimatorPipeline:
         self._last_ns: dict[str, int] = {}  # stamp of the last processed event per stream (this epoch)
         self._now_ns: int | None = None  # stamp of the last processed event
         self._imu_window = (0, 0)  # IMU samples received and missing over the last diagnostics period
+        self._diagnostics_ns: int | None = None  # stamp of the last diagnostics
         self._imu_only_reported = False
 
     def reconfigure(self, params: EstimatorParameters) -> bool:
@@ -605,14 +606,15 @@ class EstimatorPipeline:
         if self._next_diagnostics_ns is not None and stamp_ns < self._next_diagnostics_ns:
             return
         period = round(NS / self._params.diagnostics_rate)
-        first = self._next_diagnostics_ns is None
         self._next_diagnostics_ns = (stamp_ns // period + 1) * period
         self._imu_window = self._imu_gaps.take_window()
         received, missing = self._imu_window
+        since, self._diagnostics_ns = self._diagnostics_ns, stamp_ns
         if missing:
+            span = f"up to {stamp_ns / NS:.3f} s" if since is None else \
+                f"between {since / NS:.3f} s and {stamp_ns / NS:.3f} s"
             self._problems.warn(("imu_missing",), (
-                f"{self.topic('imu')}: {missing} IMU samples missing over the "
-                f"{'first' if first else f'last {period / NS:g} s of'} stamps, {received} received "
+                f"{self.topic('imu')}: {missing} IMU samples missing {span} of stamps, {received} received "
                 f"({100.0 * missing / (missing + received):.1f} % lost at the nominal "
                 f"{self._imu_gaps.rate:.6g} Hz): a sensor dropout, a lossy link, or this node's input queue "
                 "overflowing (qos_depth) because it cannot keep up with the IMU rate"))
