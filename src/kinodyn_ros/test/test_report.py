@@ -391,3 +391,15 @@ def test_absurd_contact_forces_are_left_out_and_counted(tmp_path: Path) -> None:
     assert skipped[f"{topic}: a non-finite contact force"] == 1
     wide = read_series(tmp_path / "run", ReportTopics(max_force=1e7))
     assert [row["LF_FOOT"] for row in wide.contact_force.rows] == [100.0, 2e6, 120.0]
+
+
+def test_a_bag_without_any_report_topic_reads_as_empty_series(tmp_path: Path) -> None:
+    """No topic of the bag has a role: nothing is read (an empty choice of connections is not "all")."""
+    from std_msgs.msg import String
+
+    with BagWriter(tmp_path / "other") as bag:
+        bag.add_topic("/chatter", "std_msgs/msg/String")
+        bag.write("/chatter", 1_000_000_000, String(data="hello"))
+    run = read_series(tmp_path / "other")
+    assert not run.skipped and len(run.estimate) == 0 and len(run.contact_force) == 0
+    assert "estimate" in run.missing

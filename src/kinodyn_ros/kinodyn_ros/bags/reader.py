@@ -93,6 +93,8 @@ def read_messages(
 
 def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str, str, int, object]]:
     """``read_messages`` of an opened bag (``open_bag``) on ``connections`` (``select_connections``)."""
+    if not connections:  # reader.messages takes no connections as all of them
+        return
     decoders = {id(c): message_decoder(reader, c) for c in connections}
     for connection, t_ns, raw in reader.messages(connections=connections):
         yield connection.topic, connection.msgtype, t_ns, decoders[id(connection)](raw)
