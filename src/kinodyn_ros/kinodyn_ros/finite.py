@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -9,15 +11,57 @@ import numpy as np
 from kinodyn_ros.problem_log import DistinctProblemLog
 
 _FLOAT_TYPES = ("double", "float")
+_FLOAT, _FLOATS, _MESSAGE, _MESSAGES = range(4)
+
+
+def _base_type(type_name: str) -> str:
+    """The element type of a field type: ``sequence<T, N>`` and ``T[N]`` -> ``T``."""
+    return type_name.split("<", 1)[-1].split("[", 1)[0].rstrip(">")
+
+
+@functools.cache
+def _plan(msg_type: type) -> tuple[tuple[str, int], ...]:
+    """The fields of a message type that may hold a float, each with its kind (a float, floats, a message,
+    messages): the others (strings, integers, booleans) are never looked at."""
+    plan = []
+    for name, type_name in msg_type.get_fields_and_field_types().items():
+        base = _base_type(type_name)
+        many = base != type_name
+        if base in _FLOAT_TYPES:
+            plan.append((name, _FLOATS if many else _FLOAT))
+        elif "/" in base:
+            plan.append((name, _MESSAGES if many else _MESSAGE))
+    return tuple(plan)
+
+
+def _finite(msg: Any) -> bool:
+    """Whether every number in ``msg`` is finite (``non_finite_field``'s test, without building a path)."""
+    for name, kind in _plan(type(msg)):
+        value = getattr(msg, name)
+        if kind == _FLOAT:
+            if not math.isfinite(value):
+                return False
+        elif kind == _FLOATS:  # a fixed-size array is a numpy array, a sequence an array.array (or a list)
+            finite = np.isfinite(value).all() if type(value) is np.ndarray else all(map(math.isfinite, value))
+            if not finite:
+                return False
+        elif kind == _MESSAGE:
+            if not _finite(value):
+                return False
+        elif len(value) and _plan(type(value[0])) and not all(_finite(item) for item in value):
+            return False
+    return True
 
 
 def non_finite_field(msg: Any, prefix: str = "") -> str | None:
     """The path of the first field of ``msg`` (a ROS message, nested messages and arrays included) holding a
     NaN or an infinity, e.g. ``"transforms[2].transform.translation.x"``; None when every number is finite."""
+    if _finite(msg):
+        return None
     for name, type_name in msg.get_fields_and_field_types().items():
         value = getattr(msg, name)
         path = f"{prefix}{name}"
-        base = type_name.split("<", 1)[-1].split("[", 1)[0].rstrip(">")  # sequence<T, N>, T[N] -> T
+        base = _base_type(type_name)
         many = base != type_name
         if base in _FLOAT_TYPES:
             finite = np.isfinite(np.asarray(value, dtype=np.float64))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, TransformStamped
+from geometry_msgs.msg import Point, Pose, TransformStamped, Vector3
 from kinodyn_ros.conversions import MAX_TRANSLATION, InputError, JointStateError, pose_to_matrix, stamp_to_ns
 from kinodyn_ros.finite import non_finite_field, publish_finite
 from kinodyn_ros.input_bounds import JointBounds, check_magnitude, check_reach, reach_radius
@@ -23,6 +23,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn import Model
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from tf2_msgs.msg import TFMessage
 
 REPO = Path(__file__).resolve().parents[3]
@@ -135,6 +136,14 @@ def test_non_finite_field_finds_nan_and_inf_in_nested_messages_and_arrays() -> N
     assert non_finite_field(odometry) == "twist.covariance[35]"
     assert non_finite_field(Float64MultiArray(data=[1e308, -0.0, 5e-324])) is None
     assert non_finite_field(Float64MultiArray(data=[1.0, math.inf])) == "data[1]"
+    schedule = ContactStates(names=["a", "b", "c"], in_contact=[True] * 3, points=[Point() for _ in range(3)],
+                             forces=[Vector3() for _ in range(3)])
+    assert non_finite_field(schedule) is None
+    schedule.forces[2].y = math.nan
+    assert non_finite_field(schedule) == "forces[2].y"
+    command = JointPDCommand(name=["j"], position=[0.0], velocity=[0.0], effort=[0.0], kp=[1.0],
+                             kd=[-math.inf])
+    assert non_finite_field(command) == "kd[0]"
 
 
 class FakePublisher:
