@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from test.bad_inputs.core_cases import core_cases  # pytest --import-mode=importlib names it so
+from test.bad_inputs.field_cases import classify_field_call, field_in_process_cases
 from test.bad_inputs.matrix import FORBIDDEN, Case, Result, render, run_in_process, table_rows
 from test.bad_inputs.node_cases import node_cases, run_node_cases
 from test.bad_inputs.process_cases import (
@@ -36,6 +37,7 @@ _SCRATCH = Path(tempfile.mkdtemp(prefix="kinodyn-bad-inputs-"))
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 CORE_CASES = core_cases(_SCRATCH)
 """Built once at collection: their names parametrise the tests and the fixture runs these same objects."""
+FIELD_CASES = field_in_process_cases(_SCRATCH)
 STARTUP_CASES = [*parameter_cases(), *launcher_cases()]
 STARTUP_NAMES = [*(c.name for c in STARTUP_CASES), "launcher_sigkill"]
 
@@ -89,6 +91,11 @@ def core_results() -> dict[str, Result]:
 
 
 @pytest.fixture(scope="module")
+def field_results() -> dict[str, Result]:
+    return _report(run_in_process(FIELD_CASES, classify_field_call))
+
+
+@pytest.fixture(scope="module")
 def node_results(module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     return _collect(lambda: run_node_cases(module_spawn, tmp_path_factory.mktemp("node_cases")))
 
@@ -120,6 +127,11 @@ def physics_results(
 @pytest.mark.parametrize("name", _names(CORE_CASES))
 def test_core_case(core_results: dict[str, Result], name: str) -> None:
     check(core_results, name)
+
+
+@pytest.mark.parametrize("name", _names(FIELD_CASES))
+def test_field_case(field_results: dict[str, Result], name: str) -> None:
+    check(field_results, name)
 
 
 @pytest.mark.system

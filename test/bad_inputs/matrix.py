@@ -51,6 +51,12 @@ SURFACES = (
     "service request",
     "control_node",
     "launcher",
+    "time stamp",
+    "plausibility",
+    "bag file",
+    "device",
+    "viewer/report",
+    "solver",
 )
 
 BARE_TYPES = (

@@ -1,0 +1,393 @@
+"""The field's surfaces in process: devices behind the drivers (the emulators), the viewer's and the report's
+contact inputs, and the QP solvers on an overdetermined working set.
+
+Each payload drives the real component (a driver in a Harness against its emulator, the viewer's own
+``_contacts`` method, ``read_series`` on a bag, a solver or the locomotion controller) and returns what it
+said (``Said``): the error and warning lines it logged, a failed result's message, and whether a number out of
+range got through (unsafe). ``classify_said`` turns that into a category with the matrix's rules.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from test.bad_inputs.matrix import (
+    CLEAR,
+    DOCUMENTED,
+    SILENT,
+    UNHELPFUL,
+    UNSAFE,
+    Case,
+    Doc,
+    Outcome,
+    accepted,
+    classify_call,
+    names_it,
+    refused,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+QUADRUPED = REPO / "urdf" / "quadruped.urdf"
+STANCE = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2]
+FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+DRIVERS = "docs/hardware-drivers.md"
+
+
+@dataclass
+class Said:
+    """What a surface said about one input: error lines (or a failed result's message), warning lines, and
+    the first number out of range that got through (``unsafe``: '' when none)."""
+
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unsafe: str = ""
+
+
+def classify_said(case: Case, said: Said) -> Outcome:
+    """Unsafe when a number got through; a refusal (one error line naming the input: clear, else unhelpful);
+    else accepted (documented if cited; with ``names``, only with exactly one warning naming one of them)."""
+    if said.unsafe:
+        return Outcome(UNSAFE, said.unsafe[:300])
+    if said.errors:
+        if len(said.errors) > 1:
+            return Outcome(UNHELPFUL, f"{len(said.errors)} error lines: " + " | ".join(said.errors)[:300])
+        return refused(case, said.errors[0])
+    if case.names and not (len(said.warnings) == 1 and names_it(said.warnings[0], case.names)):
+        return Outcome(SILENT, f"accepted without one warning naming {list(case.names)}: {said.warnings}")
+    return accepted(case, "accepted" + (f"; warned: {said.warnings[0][:200]}" if said.warnings else ""))
+
+
+def classify_field_call(case: Case) -> Outcome:
+    """``case.payload()`` run as the matrix runs a call (an exception or a hang classified as there); what it
+    returns (a ``Said``) by ``classify_said``."""
+    box: list[Said] = []
+    probe = replace(case, payload=lambda: box.append(case.payload()), expected=SILENT, doc=None,
+                    returns_finite=None)
+    outcome = classify_call(probe)
+    return classify_said(case, box[0]) if box else outcome
+
+
+# --- serial IMU against its emulator ------------------------------------------------------------------------
+def _imu_said(inject: Callable[[Any], None], cycles: int = 40) -> Said:
+    """An IMU component (Xsens emulator on a pty, IMU broadcaster) streaming, ``inject`` applied to the
+    emulator, then ``cycles`` cycles with a packet each: its error and warning lines, and unsafe if a
+    broadcast rate of turn or acceleration exceeds the device's full-scale range or is not finite."""
+    from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant_rate
+    from kinodyn_control.hardware.serial_imu import ACCEL_RANGE, GYRO_RANGE
+    from kinodyn_control.hardware.types import IMU_INTERFACES
+    from kinodyn_control.testing import Harness, param, robot_xml
+
+    emulator = XsensImuEmulator(constant_rate((0.3, 0.0, 0.0)))
+    try:
+        states = "".join(f'<state_interface name="{i}"/>' for i in IMU_INTERFACES)
+        block = ('<ros2_control name="imu" type="sensor"><hardware><plugin>kinodyn_control/SerialImuSensor'
+                 f'</plugin></hardware><sensor name="imu_sensor">{states}{param("port", emulator.port)}'
+                 f'{param("frame_id", "imu_link")}</sensor></ros2_control>')
+        harness = Harness(robot_xml(block, ("j1",)))
+        imu = harness.resources.components["imu"]
+        now = [100.0]  # the component's clock: 2 ms per cycle, as control_node's at 500 Hz
+        imu.clock = lambda: now[0]
+        emulator.start()
+        try:
+            harness.activate_hardware()
+        finally:
+            emulator.stop()
+        harness.start("imu_broadcaster", "kinodyn_control/ImuSensorBroadcaster",
+                      {"sensor_name": "imu_sensor"})
+        worst = 0.0
+        inject(emulator)
+        for k in range(cycles):
+            emulator.emit(1)
+            now[0] += 0.002
+            end = time.monotonic() + 2.0
+            while time.monotonic() < end:  # until the component took or refused this packet
+                harness.manager.cycle(k * 0.002, 0.002)
+                if imu.last_counter == emulator.counter - 1 or harness.messages("error"):
+                    break
+                time.sleep(0.001)
+            for name in IMU_INTERFACES:
+                value = harness.state(f"imu_sensor/{name}")
+                worst = max(worst, abs(value) if math.isfinite(value) else math.inf)
+            if harness.messages("error"):
+                break
+        published = [m for m in harness.contexts["imu_broadcaster"].publishers.values() for m in m.messages]
+        over = [m for m in published if not _imu_message_in_range(m, GYRO_RANGE, ACCEL_RANGE)]
+        unsafe = f"the broadcaster published {over[0]}" if over else (
+            f"a state interface holds {worst:.3g}" if worst > ACCEL_RANGE else "")
+        return Said(harness.messages("error"), harness.messages("warning"), unsafe)
+    finally:
+        emulator.close()
+
+
+def _imu_message_in_range(msg: Any, gyro: float, accel: float) -> bool:
+    w, a = msg.angular_velocity, msg.linear_acceleration
+    rates, forces = np.array([w.x, w.y, w.z]), np.array([a.x, a.y, a.z])
+    return bool(np.all(np.isfinite(rates)) and np.all(np.abs(rates) <= gyro)
+                and np.all(np.isfinite(forces)) and np.all(np.abs(forces) <= accel))
+
+
+def _forged(counter_ahead: int) -> Callable[[Any], None]:
+    def inject(emulator: Any) -> None:
+        from kinodyn_control.hardware.serial_imu_protocol import ImuSample, encode_message, encode_mtdata2
+
+        sample = ImuSample((0.0, 0.0, 0.0, 1.0), (1.5, 0.0, 0.0), (0.0, 0.0, 9.81),
+                           (emulator.counter + counter_ahead) % 65536)
+        emulator.garbage(encode_message(0x36, encode_mtdata2(sample)))
+    return inject
+
+
+def _misreport(rate: float = 0.0, accel: float = 0.0) -> Callable[[Any], None]:
+    def inject(emulator: Any) -> None:
+        from kinodyn_control.hardware.serial_imu_protocol import ImuSample
+
+        emulator.misreport(ImuSample(None, (rate, 0.0, 0.0) if rate else None,
+                                     (0.0, 0.0, accel) if accel else None))
+    return inject
+
+
+def _replay(emulator: Any) -> None:
+    emulator.replay(100_000)
+
+
+def _no_counter(emulator: Any) -> None:
+    from kinodyn_control.hardware.emulators.serial_imu import level
+    from kinodyn_control.hardware.serial_imu_protocol import encode_message, encode_mtdata2
+
+    emulator.garbage(encode_message(0x36, encode_mtdata2(level())))
+
+
+# --- CAN motors against their emulator ----------------------------------------------------------------------
+def _can_said(inject: Callable[[Any, dict[int, Any]], None], steps: int = 12, margins: str = "") -> Said:
+    """Two emulated MIT motors (ids 1, 2; joints j1, j2 of robot_xml: ±1 rad, 2 rad/s, 10 N m) on a virtual
+    CAN channel; ``steps`` write/read pairs with ``inject(bank, motors)`` before the fourth: the component's
+    error and warning lines, unsafe if a state beyond the joint's limits with margins was stored."""
+    import can
+    from kinodyn_control.hardware.can_motor_protocol import MotorRanges
+    from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
+    from kinodyn_control.testing import Harness, param, robot_xml, system_block
+
+    ranges = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=18.0)
+    channel = f"can-bad-{uuid.uuid4().hex[:8]}"
+    motors = {i: MitMotor(i, ranges, inertia=0.01, damping=2.0) for i in (1, 2)}
+    bank = MitMotorBank(list(motors.values()))
+    server = BusServer(bank, can.Bus(interface="virtual", channel=channel)).start()
+    try:
+        hardware = (param("interface", "virtual") + param("channel", channel) + param("reply_timeout", 0.5)
+                    + "".join(param(k, getattr(ranges, k)) for k in ("p_max", "v_max", "kp_max", "kd_max",
+                                                                      "t_max")) + margins)
+        joints = "".join(
+            f'<joint name="j{i}"><command_interface name="effort">{param("min", -10)}{param("max", 10)}'
+            '</command_interface><state_interface name="position"/><state_interface name="velocity"/>'
+            f'<state_interface name="effort"/>{param("can_id", i)}</joint>' for i in (1, 2))
+        harness = Harness(robot_xml(system_block(hardware, joints, plugin="kinodyn_control/CanMotorSystem"),
+                                    ("j1", "j2")))
+        harness.activate_hardware()
+        worst = ""
+        for k in range(steps):
+            if k == 3:
+                inject(bank, motors)
+            harness.set_command("j2/effort", 0.05 * (-1) ** k)
+            harness.manager.cycle(k * 0.002, 0.002)
+            if harness.messages("error"):
+                break
+            for name, bound in (("position", 1.1), ("velocity", 3.0), ("effort", 15.0)):
+                for j in ("j1", "j2"):
+                    value = harness.state(f"{j}/{name}")
+                    if not (math.isfinite(value) and abs(value) <= bound):
+                        worst = worst or f"{j}/{name} = {value:.6g} stored"
+        return Said(harness.messages("error"), harness.messages("warning"), worst)
+    finally:
+        server.stop()
+
+
+def _misreport_motor(**values: float) -> Callable[[Any, dict[int, Any]], None]:
+    def inject(bank: Any, motors: dict[int, Any]) -> None:
+        with bank.lock:
+            motors[2].misreport = values
+    return inject
+
+
+def _double(bank: Any, motors: dict[int, Any]) -> None:
+    with bank.lock:
+        motors[2].double = 1
+
+
+# --- viewer and report -----------------------------------------------------------------------------------
+def _viewer_contacts(points: np.ndarray, forces: np.ndarray) -> Said:
+    """The viewer node's own ``_contacts`` (decoded from the CDR bytes of a ContactStates, as the node reads
+    it) on a stand-in holding its parameters' defaults: the refusal, or unsafe when more than
+    max_drawn_contacts arrows or a non-finite one come out."""
+    from geometry_msgs.msg import Point, Vector3
+    from kinodyn_ros.bags.cdr import contact_arrays_from_cdr
+    from kinodyn_ros.conversions import InputError
+    from kinodyn_ros.nodes.viewer import Viewer
+    from rclpy.serialization import serialize_message
+
+    from kinodyn_interfaces.msg import ContactStates
+
+    msg = ContactStates(names=[f"c{k}" for k in range(len(points))], in_contact=[True] * len(points),
+                        points=[Point(x=float(a), y=float(b), z=float(c)) for a, b, c in points],
+                        forces=[Vector3(x=float(a), y=float(b), z=float(c)) for a, b, c in forces])
+    msg.header.frame_id = "world"
+    info: list[str] = []
+    stand_in = SimpleNamespace(
+        _max_position=1e4, _max_force=1e6, _force_scale=0.003, _max_arrows=64, _decimation_said=False,
+        _to_frame=lambda frame: np.eye(4), get_logger=lambda: SimpleNamespace(info=info.append))
+    stand_in._decimated = lambda arrows: Viewer._decimated(stand_in, arrows)
+    try:
+        arrows, polygon = Viewer._contacts(stand_in, contact_arrays_from_cdr(serialize_message(msg)))
+    except InputError as exc:
+        return Said(errors=[str(exc)])
+    unsafe = ""
+    if len(arrows) > 64 or not (np.all(np.isfinite(arrows)) and np.all(np.isfinite(polygon))):
+        unsafe = f"{len(arrows)} arrows drawn (max_drawn_contacts 64), finite: {np.all(np.isfinite(arrows))}"
+    return Said(warnings=info, unsafe=unsafe)
+
+
+def _report_forces(tmp: Path, name: str, force: float) -> Said:
+    """``read_series`` (kinodyn report's reader) on a bag of 20 ContactStates, the tenth with a force of
+    ``force`` N: what it left out, and unsafe if a force beyond max_force is in the series."""
+    from geometry_msgs.msg import Point, Vector3
+    from kinodyn_ros.bags import BagWriter
+    from kinodyn_ros.report.series import read_series
+
+    from kinodyn_interfaces.msg import ContactStates
+
+    bag = tmp / f"report_{name}"
+    with BagWriter(bag) as writer:
+        writer.add_topic("/quadruped_system/contacts", "kinodyn_interfaces/msg/ContactStates")
+        for k in range(20):
+            msg = ContactStates(names=["LF_FOOT"], in_contact=[True], points=[Point()],
+                                forces=[Vector3(z=force if k == 9 else 80.0)])
+            msg.header.stamp.sec = 100 + k
+            writer.write("/quadruped_system/contacts", (100 + k) * 1_000_000_000, msg)
+    run = read_series(bag)
+    left_out = [f"{why}: {n}" for why, n in run.skipped.items()]
+    values = run.contact_force.array(missing=0.0)
+    unsafe = "" if len(values) and np.all(np.abs(values) <= 1e6) else f"contact forces in the series {values}"
+    return Said(warnings=left_out, unsafe=unsafe)
+
+
+# --- solvers ---------------------------------------------------------------------------------------------
+def _pinned_qp(offset: float) -> Any:
+    """x0 pinned twice (x0 = 1 and 2 x0 = 2 + offset, both l = u): DAQP's initial working set is
+    overdetermined (exit -6); consistent up to ``offset``."""
+    from kinodyn.control.qp import QP
+
+    C = np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    return QP(np.eye(3), np.ones(3), C=C, l=np.array([1.0, 2.0 + offset, -1.0]),
+              u=np.array([1.0, 2.0 + offset, 1.0]))
+
+
+def _solve(name: str, offset: float) -> Said:
+    """One solve: a failed result is a refusal with its message; a solved one must satisfy the pinned row."""
+    from kinodyn.control.qp import make_solver
+
+    result = make_solver(name).solve(_pinned_qp(offset))
+    if not result.ok:
+        return Said(errors=[f"{name}: {result.status.name}: {result.message}"])
+    unsafe = "" if result.x is not None and np.all(np.isfinite(result.x)) and abs(result.x[0] - 1) < 1e-4 \
+        else f"solved with x = {result.x}"
+    return Said(unsafe=unsafe)
+
+
+def _pinned_locomotion(tmp: Path) -> Said:
+    """LocomotionController on the quadruped whose joint limits are lower = upper at the stance, legs moving:
+    DAQP exits -6, the fallback (OSQP) finds nothing either; the tick's failure, or unsafe if torques came
+    out with a failed status or non-finite."""
+    from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
+
+    import kinodyn as kd
+
+    text = QUADRUPED.read_text()
+    for joint, value in zip(re.findall(r'<joint name="(\w+)" type="revolute"', text), STANCE, strict=True):
+        text = re.sub(rf'(<joint name="{joint}".*?<limit )lower="[^"]*" upper="[^"]*"',
+                      rf'\g<1>lower="{value}" upper="{value}"', text, count=1, flags=re.S)
+    path = tmp / "pinned_quadruped.urdf"
+    path.write_text(text)
+    model = kd.Model.from_urdf(path, floating_base=True)
+    parameters = LocomotionParameters(initial_mode="stand")
+    controller = LocomotionController(model, FEET, np.array(STANCE), parameters)
+    q = model.neutral()
+    q[7:], q[2] = STANCE, 0.5252 - 0.03
+    out = controller.update(q, np.random.default_rng(1).normal(scale=0.3, size=model.nv), 0.0)
+    if out.ok:
+        finite = out.tau is not None and np.all(np.isfinite(out.tau))
+        return Said(unsafe="" if finite else "ok with non-finite torques")
+    return Said(errors=[out.message], unsafe="" if out.tau is None else "torques given with a failed tick")
+
+
+# --- the cases -------------------------------------------------------------------------------------------
+def _case(surface: str, name: str, given: str, expected: str, payload: Callable[[], Said],
+          names: Sequence[str] = (), doc: Doc | None = None) -> Case:
+    return Case(surface, name, given, expected, payload, tuple(names), doc)
+
+
+def field_in_process_cases(tmp: Path) -> list[Case]:
+    """Devices, viewer/report and solver cases, each run in this process."""
+    far = Doc(DRIVERS, "it becomes the reference only when the next packet continues from it")
+    unmatched = Doc(DRIVERS, "Any other reply is *unmatched* and dropped, never taken as the answer to a "
+                             "later frame")
+    drawn = Doc("docs/nodes/viewer.md", "more are evenly picked, said once in the log; the support polygon "
+                                        "uses every contact")
+    left_out = Doc("docs/report.md", "are left out and counted in the header")
+    fallback = Doc("docs/qp-solvers.md", "NUMERICAL_ERROR, and OSQP (the fallback) solves such a problem")
+    rng = np.random.default_rng(5)
+    many = np.c_[rng.uniform(-1.0, 1.0, (5000, 2)), np.zeros(5000)]
+    many_forces = np.c_[np.zeros((5000, 2)), rng.uniform(1.0, 50.0, 5000)]
+    one = np.array([[0.3, 0.2, 0.0], [0.3, -0.2, 0.0], [-0.3, 0.2, 0.0]])
+    up = np.array([[0.0, 0.0, 80.0]] * 3)
+    return [
+        _case("device", "imu_counter_far_ahead", "one forged IMU packet 20000 counts ahead, then the stream",
+              DOCUMENTED, lambda: _imu_said(_forged(20000)), ("PacketCounter",), far),
+        _case("device", "imu_counter_behind", "one IMU packet 100 counts behind, then the real stream",
+              DOCUMENTED, lambda: _imu_said(_forged(-100)), ("does not advance",),
+              Doc(DRIVERS, "A read that receives such packets is one `[WARN]` line")),
+        _case("device", "imu_replayed_forever", "the IMU replays its last packet from now on", CLEAR,
+              lambda: _imu_said(_replay), ("does not advance", "stale_fault_cycles")),
+        _case("device", "imu_rate_1e6", "an IMU rate of turn of 1e6 rad/s", CLEAR,
+              lambda: _imu_said(_misreport(rate=1e6)), ("gyro_range",)),
+        _case("device", "imu_accel_3e38", "an IMU acceleration of 3e38 m/s²", CLEAR,
+              lambda: _imu_said(_misreport(accel=3e38)), ("accel_range",)),
+        _case("device", "imu_no_packet_counter", "an MTData2 message without PacketCounter", CLEAR,
+              lambda: _imu_said(_no_counter), ("PacketCounter",)),
+        _case("device", "can_double_reply", "motor 2 answers one frame twice", DOCUMENTED,
+              lambda: _can_said(_double, margins=""), ("dropped",), unmatched),
+        _case("device", "can_position_beyond_limits", "motor 2 reports a position of -1.5 rad (URDF ±1)",
+              CLEAR,
+              lambda: _can_said(_misreport_motor(position=-1.5)), ("reads position",)),
+        _case("device", "can_velocity_encodable_end", "motor 2 reports 1e6 rad/s (saturates at v_max)",
+              CLEAR, lambda: _can_said(_misreport_motor(velocity=-1e6)), ("reads velocity",)),
+        _case("viewer/report", "viewer_contact_force_1e308", "a ContactStates force of 1e308 N", CLEAR,
+              lambda: _viewer_contacts(one, np.array([[0.0, 0.0, 1e308], *up[1:]])), ("max_force",)),
+        _case("viewer/report", "viewer_contact_point_1e308", "a ContactStates point at x = -1e308 m", CLEAR,
+              lambda: _viewer_contacts(np.array([[-1e308, 0.0, 0.0], *one[1:]]), up), ("max_position",)),
+        _case("viewer/report", "viewer_contact_force_nan", "a ContactStates force of NaN", CLEAR,
+              lambda: _viewer_contacts(one, np.array([[0.0, np.nan, 1.0], *up[1:]])), ("non-finite",)),
+        _case("viewer/report", "viewer_5000_contacts", "5000 contact points and forces", DOCUMENTED,
+              lambda: _viewer_contacts(many, many_forces), ("max_drawn_contacts",), drawn),
+        _case("viewer/report", "report_contact_force_1e308", "a bagged contact force of 1e308 N", DOCUMENTED,
+              lambda: _report_forces(tmp, "1e308", 1e308), ("contact force",), left_out),
+        _case("viewer/report", "report_contact_force_inf", "a bagged contact force of inf", DOCUMENTED,
+              lambda: _report_forces(tmp, "inf", math.inf), ("non-finite",), left_out),
+        _case("solver", "daqp_pinned_rows_dependent", "rows pinned by l = u, dependent, consistent to 4e-9",
+              CLEAR, lambda: _solve("daqp", 4e-9), ("overdetermined",)),
+        _case("solver", "osqp_pinned_rows_dependent", "the same problem given to the fallback (OSQP)",
+              DOCUMENTED, lambda: _solve("osqp", 4e-9), (), fallback),
+        _case("solver", "daqp_pinned_rows_contradict", "rows pinned by l = u that contradict each other",
+              CLEAR,
+              lambda: _solve("daqp", 0.5), ("contradict",)),
+        _case("solver", "locomotion_joints_pinned_by_limits",
+              "every quadruped joint's limits lower = upper, legs moving: a locomotion tick", CLEAR,
+              lambda: _pinned_locomotion(tmp), ("daqp", "osqp", "infeasible", "solver")),
+    ]
