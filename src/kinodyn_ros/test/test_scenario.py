@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from kinodyn_ros.launcher.graph import load_graph
 from kinodyn_ros.scenario.acceptance import full, short
 from kinodyn_ros.scenario.graph import backend_graph, backend_urdf
@@ -140,3 +141,18 @@ def test_the_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
         assert (a.name, a.remappings) == (b.name, b.remappings)
         if a.executable == "control_node":
             assert Path(b.parameters["robot_description_file"]).read_text() == mujoco
+
+
+def test_the_in_process_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
+    """config/quadruped_rt.yaml: the control_node's URDF on MuJoCo, and its estimator controller's
+    foot_radius dropped (the URDF's radius) as the state_estimator node's is; nothing else changes."""
+    graph = REPO / "config" / "quadruped_rt.yaml"
+    original = yaml.safe_load(graph.read_text())["nodes"]
+    derived = yaml.safe_load(backend_graph("mujoco", tmp_path, str(graph)).read_text())["nodes"]
+    before, after = original[0]["parameters"], derived[0]["parameters"]
+    assert before["state_estimator"]["foot_radius"] == 0.0
+    assert "foot_radius" not in after["state_estimator"]
+    after_estimator = {**after["state_estimator"], "foot_radius": 0.0}
+    assert after_estimator == before["state_estimator"] and after["wbc"] == before["wbc"]
+    assert '<param name="backend">mujoco</param>' in Path(after["robot_description_file"]).read_text()
+    assert derived[1:] == original[1:]
