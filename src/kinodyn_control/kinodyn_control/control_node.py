@@ -7,6 +7,7 @@ Parameters, laid out like ros2_control's controller_manager YAML::
         update_rate: 500                      # Hz, int
         lockstep: false                       # true: each cycle waits for the commands answering its state
         lockstep_timeout: 1.0                 # wall seconds of waiting before it is logged (lockstep only)
+        realtime_priority: 0                  # 1-99: the wall-clock loop's thread under SCHED_FIFO
         robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or
         the topic
         joint_state_broadcaster: {type: kinodyn_control/JointStateBroadcaster}
@@ -46,6 +47,7 @@ from typing import Any
 
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.parameters import reject_undeclared_parameters
+from kinodyn_ros.realtime import set_fifo_priority
 from kinodyn_ros.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -75,6 +77,7 @@ NODE_PARAMETERS = (
     "update_rate",
     "lockstep",
     "lockstep_timeout",
+    "realtime_priority",
     "robot_description",
     "robot_description_file",
     "inactive_controllers",
@@ -163,6 +166,13 @@ class ControlNode(Node):
         if self.lockstep:
             lockstep_period_ns(self.update_rate)
             self.gate = LockstepGate(float(self._param("lockstep_timeout", 1.0)), self.get_logger())
+        priority = self.realtime_priority = self._param("realtime_priority", 0)
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
+            raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, "
+                             f"got {priority!r}")
+        if self.lockstep and self.realtime_priority:
+            self.get_logger().warning("realtime_priority applies to the wall-clock loop; a lockstep loop is "
+                                      "paced by the commands and runs time-shared")
         xml, file = self._param("robot_description", ""), self._param("robot_description_file", "")
         if xml or file:
             text, source = read_robot_description(xml, file)
@@ -235,7 +245,8 @@ class ControlNode(Node):
             self.loop = LockstepLoop(manager.lockstep_cycle, self.update_rate, self.gate)
             pacing = f"lockstep, {1.0 / self.update_rate} s of simulated time per cycle"
         else:
-            self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now)
+            self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now,
+                                    on_start=self._enter_realtime)
             pacing = f"loop at {self.update_rate} Hz"
         self.loop.start()
         self.get_logger().info(
@@ -300,6 +311,12 @@ class ControlNode(Node):
     def extra_nodes(self) -> list[Node]:
         """The controllers' nodes (node_runner.py adds them to the executor after this node)."""
         return list(self._controller_nodes)
+
+    def _enter_realtime(self) -> None:
+        """In the loop's thread: ``SCHED_FIFO`` at ``realtime_priority`` (one line if it cannot)."""
+        problem = set_fifo_priority(self.realtime_priority)
+        if problem is not None:
+            self.get_logger().warning(problem)
 
     def _clock_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9

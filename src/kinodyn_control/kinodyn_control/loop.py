@@ -1,11 +1,10 @@
 """The control loop: ``cycle(time, period)`` at a fixed rate on a dedicated thread (ANCHORS §1.4).
 
-The schedule runs on the monotonic clock: cycle k is due at ``start + k / rate`` and the thread sleeps until
-then; ``period`` passed to the cycle is the measured monotonic time since the previous cycle. If a cycle
-starts
-more than one period late, the schedule restarts from now (missed cycles are not run in a burst) and the
-overrun
-is counted. ``time`` comes from ``clock`` (the node's ROS clock in seconds). No ROS import here.
+The schedule runs on the monotonic clock: cycle k is due at ``start + k / rate`` and the thread sleeps
+until then; ``period`` passed to the cycle is the measured monotonic time since the previous cycle. If a cycle
+starts more than one period late, the schedule restarts from now (missed cycles are not run in a burst) and
+the overrun is counted. ``time`` comes from ``clock`` (the node's ROS clock in seconds). ``on_start``, if
+given, runs first in the loop's thread (e.g. to put that thread under ``SCHED_FIFO``). No ROS import here.
 """
 
 from __future__ import annotations
@@ -24,10 +23,12 @@ class ControlLoop:
         rate: float,
         clock: Callable[[], float],
         record: int = 0,
+        on_start: Callable[[], None] | None = None,
     ) -> None:
         if not (np.isfinite(rate) and rate > 0):
             raise ValueError(f"update_rate must be a positive number of Hz, got {rate}")
         self.cycle, self.rate, self.clock = cycle, float(rate), clock
+        self._on_start = on_start
         self.overruns = 0
         self.cycles = 0
         self._periods = np.zeros(record)  # measured periods [s], first ``record`` cycles (for the benchmark)
@@ -47,6 +48,8 @@ class ControlLoop:
         return self._periods[: min(self.cycles - 1, len(self._periods))] if self.cycles > 1 else np.zeros(0)
 
     def _run(self) -> None:
+        if self._on_start is not None:
+            self._on_start()
         step = 1.0 / self.rate
         previous = _time.monotonic()
         due = previous + step
