@@ -169,6 +169,9 @@ def test_pd_law_by_name(harness) -> None:
     send(h, "pd", pd([0.3, 0.5], [-0.2, 0.1], [-1.0, 1.0], [20.0, 10.0], [1.0, 0.5], names=("j2", "j1")), 0.0)
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1, tau2), abs=1e-15)
+    send(h, "pd", pd([0.5, 0.3], [0.1, -0.2], [2.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
+    h.manager.cycle(0.0, DT)  # back to the controller's order (the name list checked again)
+    assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1 + 1.0, tau2), abs=1e-15)
 
 
 def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> None:

@@ -32,6 +32,9 @@ def _names(names: Sequence[str]) -> str:
 class JointPDController(JointCommandController):
     MESSAGE = JointPDCommand
     STAMPED_COMMANDS = True  # header.stamp: the stamp of the joint states the command answers (lockstep)
+    _checked_names: list[str] | None = None  # the last name list accepted, for the joints _checked_for
+    _checked_for: list[str] | None = None
+    _checked_order: np.ndarray | None = None
 
     def command_interface_name(self) -> str:
         return EFFORT
@@ -46,18 +49,10 @@ class JointPDController(JointCommandController):
                 raise CommandRejectedError(
                     f"length:{field}", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
                 )
-        twice = sorted({n for n in names if names.count(n) > 1})
-        unknown = [n for n in names if n not in self.joints]
-        missing = [j for j in self.joints if j not in names]
-        for key, found, text in (
-            ("twice", twice, "named twice"),
-            ("unknown", unknown, f"not commanded by this controller (joints: {_names(self.joints)})"),
-            ("missing", missing, "missing"),
-        ):
-            if found:  # the key is the cause, not the names: a stream of random names is one cause
-                raise CommandRejectedError(key, f"joint(s) {_names(found)} {text}")
-        order = [names.index(j) for j in self.joints]
-        rows = np.array([[getattr(msg, field)[i] for i in order] for field in FIELDS], dtype=np.float64)
+        order = self._order(names)
+        rows = np.array([getattr(msg, field) for field in FIELDS], dtype=np.float64)
+        if order is not None:
+            rows = rows[:, order]
         if not np.isfinite(rows).all():
             fields = ", ".join(FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0])))
             raise CommandRejectedError(f"nan:{fields}", f"non-finite values in {fields}")
@@ -77,6 +72,26 @@ class JointPDController(JointCommandController):
             if problem:
                 raise CommandRejectedError(f"limits:{kind}", f"out of limits: {problem}")
         return rows
+
+    def _order(self, names: list[str]) -> np.ndarray | None:
+        """The column of each of the controller's joints in a message naming ``names`` (None: the same order),
+        after checking the names; checked and mapped once per name list (a sender repeats the same one)."""
+        if names == self._checked_names and self._checked_for is self.joints:
+            return self._checked_order
+        twice = sorted({n for n in names if names.count(n) > 1})
+        unknown = [n for n in names if n not in self.joints]
+        missing = [j for j in self.joints if j not in names]
+        for key, found, text in (
+            ("twice", twice, "named twice"),
+            ("unknown", unknown, f"not commanded by this controller (joints: {_names(self.joints)})"),
+            ("missing", missing, "missing"),
+        ):
+            if found:  # the key is the cause, not the names: a stream of random names is one cause
+                raise CommandRejectedError(key, f"joint(s) {_names(found)} {text}")
+        order = [names.index(j) for j in self.joints]
+        self._checked_names, self._checked_for = names, self.joints
+        self._checked_order = None if order == list(range(len(names))) else np.array(order, dtype=np.intp)
+        return self._checked_order
 
     def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         position, velocity, effort, kp, kd = target

@@ -45,14 +45,16 @@ class JointLimitArrays:
         """'' if every value is within its limit for ``kind`` (position, velocity or effort), else why not."""
         if kind == POSITION:
             bad = (values < self.lower) | (values > self.upper)
-            bounds = [f"[{lo}, {hi}]" for lo, hi in zip(self.lower, self.upper, strict=True)]
         else:
             limit = self.velocity if kind == "velocity" else self.effort
             bad = np.abs(values) > limit
-            bounds = [f"±{v}" for v in limit]
-        return ", ".join(
-            f"{self.joints[k]} {kind} {values[k]} outside {bounds[k]}" for k in np.flatnonzero(bad)
-        )
+        return ", ".join(f"{self.joints[k]} {kind} {values[k]} outside {self._bound(k, kind)}"
+                         for k in np.flatnonzero(bad).tolist())
+
+    def _bound(self, k: int, kind: str) -> str:
+        if kind == POSITION:
+            return f"[{self.lower[k]}, {self.upper[k]}]"
+        return f"±{(self.velocity if kind == 'velocity' else self.effort)[k]}"
 
     def saturate_position(self, command: np.ndarray, previous: np.ndarray, period: float) -> np.ndarray:
         step = self.velocity * period
