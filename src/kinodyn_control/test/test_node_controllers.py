@@ -28,6 +28,7 @@ from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
 from rclpy.context import Context
 from rclpy.node import Node
+from rclpy.parameter import Parameter as RosParameter
 
 from kinodyn import Model
 
@@ -67,7 +68,8 @@ def wobble(k: int, scale: float) -> np.ndarray:
     return scale * np.sin(0.37 * k + np.arange(12))
 
 
-def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
+def chained_quadruped(ros_context: Context) -> Harness:
+    """The mock quadruped with the broadcasters and the two controllers active, chained."""
     urdf = URDF.read_text()
     h = Harness(urdf)
     h.manager.make_context = lambda name: NodeContext(name, h.description, h.records, urdf, ros_context)
@@ -85,6 +87,12 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
         h.manager.configure(name)
     ok, message = h.manager.switch(list(h.manager.controllers), [], strictness=2)
     assert ok, message
+    return h
+
+
+def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
+    urdf = URDF.read_text()
+    h = chained_quadruped(ros_context)
     entries = h.manager.controllers
     joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
     imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
@@ -146,3 +154,33 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
     assert estimates > 150  # the estimator ran (initialised after its 0.5 s standing window)
     assert controlled > 100  # and the wbc controlled on its estimate (not only held)
     assert h.messages("error") == []
+
+
+def test_live_parameters_are_validated_as_the_nodes_do(ros_context) -> None:
+    """``ros2 param set`` on a controller's node: the node's validation, a refusal changes nothing."""
+    h = chained_quadruped(ros_context)
+    estimator = h.manager.controllers["state_estimator"].controller
+    wbc = h.manager.controllers["wbc"].controller
+
+    def set_(controller, name: str, value: object):
+        (result,) = controller.ros.node.set_parameters([RosParameter(name, value=value)])
+        return result
+
+    refused = set_(estimator, "filter", "ukf")
+    assert not refused.successful and "filter must be one of eskf, invariant" in refused.reason
+    assert estimator.pipeline.params.filter == "eskf"
+    assert estimator.ros.node.get_parameter("filter").value == "eskf"
+    refused = set_(estimator, "feet", ["LF_FOOT"])
+    assert not refused.successful and "apply at configuration only" in refused.reason
+    assert not set_(estimator, "publish_rate", -1.0).successful
+    assert set_(estimator, "filter", "invariant").successful
+    assert estimator.pipeline.params.filter == "invariant"
+    assert set_(estimator, "publish_rate", 50.0).successful and estimator.publishing.rate == 50.0
+
+    refused = set_(wbc, "joint_kp", -1.0)
+    assert not refused.successful and "joint_kp must be a finite number >= 0" in refused.reason
+    assert wbc.controller.settings.joint_kp == 0.0
+    assert not set_(wbc, "posture", [0.0] * 12).successful
+    assert set_(wbc, "locomotion_mode", "trot").successful
+    assert wbc.controller.settings.locomotion_mode == "trot"
+    assert set_(wbc, "damping_kd", 3.0).successful and wbc.core.params.damping_kd == 3.0
