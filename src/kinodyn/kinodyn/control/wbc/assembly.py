@@ -145,6 +145,20 @@ _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
 _TORQUES = Kernel(torques, OUT1, OUT1, INT, INT, OUT2, OUT1, IN1, OUT1)
 
 
+class LevelBuffers:
+    """One priority level's arrays, the same every tick: the stacked task rows ``A``, ``b`` (m rows), and
+    the products of ``WholeBodyController.update`` (``AZ``, ``CZ``, ``Cx``, ``low``, ``high``, ``Ax``,
+    ``r``, ``H``, ``g``) for ``nz`` free variables."""
+
+    __slots__ = ("A", "AZ", "Ax", "CZ", "Cx", "H", "b", "g", "high", "low", "r")
+
+    def __init__(self, m: int, size: int, n_in: int, nz: int) -> None:
+        self.A, self.b, self.Ax, self.r = np.zeros((m, size)), np.zeros(m), np.zeros(m), np.zeros(m)
+        self.AZ, self.CZ, self.Cx = np.zeros((m, nz)), np.zeros((n_in, nz)), np.zeros(n_in)
+        self.low, self.high = np.zeros(n_in), np.zeros(n_in)
+        self.H, self.g = np.zeros((nz, nz)), np.zeros(nz)
+
+
 class Assembly:
     """The hard rows of one layout in preallocated arrays (module doc): ``E, e, C, lower, upper`` and
     the stacked contact rows ``Jc``, ``contact_rhs``. ``contacts``: the active contacts in layout order;
@@ -191,6 +205,7 @@ class Assembly:
         self._first_v = first_v
         self._Rt = np.zeros((n_eq, n_eq))
         self._buffers: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+        self._levels: dict[tuple[int, int, int], LevelBuffers] = {}
 
     def fill(self, ev: Evaluation, first_q: int) -> None:
         """This tick's rows at ``ev``; ``normal_bounds`` (each contact's normal-force range) set before."""
@@ -233,6 +248,14 @@ class Assembly:
         contact acceleration)``."""
         start = self.layout.tau.start if self.layout.torque_variables else -1
         return _TORQUES.call(x, generalized, self._first_v, start, self.Jc, self.contact_rhs, effort, tau)
+
+    def level(self, k: int, m: int, nz: int) -> LevelBuffers:
+        """Level ``k``'s arrays for ``m`` task rows and ``nz`` free variables (made on first use)."""
+        key = (k, m, nz)
+        buffers = self._levels.get(key)
+        if buffers is None:
+            buffers = self._levels[key] = LevelBuffers(m, self.layout.size, self.C.shape[0], nz)
+        return buffers
 
     def buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """A scratch array of ``shape`` for ``name``, the same one every tick (holding this tick's values)."""

@@ -30,7 +30,7 @@ regularisation, row weights down to 1e-11, degenerate active sets) infeasible al
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
-from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly
+from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, LevelBuffers
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
@@ -248,21 +248,19 @@ class WholeBodyController:
         solved = 0
         self._notes.clear()
         for k, tasks in enumerate(levels):
-            A, b = self._stack(tasks, ev, layout, asm.buffer, k)
-            m, nz = A.shape[0], Z.shape[1]
-            AZ = np.matmul(A, Z, out=asm.buffer("AZ", (m, nz)))
-            CZ, Cx = np.matmul(C, Z, out=asm.buffer("CZ", (C.shape[0], nz))), np.matmul(C, x, out=asm.buffer(
-                "Cx", (C.shape[0],)))
-            low = np.subtract(lower, Cx, out=asm.buffer("low", lower.shape))
-            high = np.subtract(upper, Cx, out=asm.buffer("high", upper.shape))
+            counts = [task.row_count(layout) for task in tasks]
+            buf = asm.level(k, sum(counts), Z.shape[1])
+            A, b = self._stack(tasks, ev, layout, buf.A, buf.b, counts)
+            AZ, CZ, Cx = np.matmul(A, Z, out=buf.AZ), np.matmul(C, Z, out=buf.CZ), np.matmul(C, x, out=buf.Cx)
+            low, high = np.subtract(lower, Cx, out=buf.low), np.subtract(upper, Cx, out=buf.high)
             if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
                 # sit past a bound by the solver's tolerance); drop the rows z cannot change
                 low, high = np.minimum(low, 0.0), np.maximum(high, 0.0)
                 row_size = np.abs(CZ).max(axis=1)
                 movable = row_size > RANK_TOLERANCE * max(1.0, float(row_size.max(initial=0.0)))
                 CZ, low, high = CZ[movable], low[movable], high[movable]
-            r = np.subtract(b, np.matmul(A, x, out=asm.buffer("Ax", (m,))), out=asm.buffer("r", (m,)))
-            result = self._solve_level(k, AZ, r, CZ, low, high, asm)
+            r = np.subtract(b, np.matmul(A, x, out=buf.Ax), out=buf.r)
+            result = self._solve_level(k, AZ, r, CZ, low, high, buf)
             if result.status is not QPStatus.SOLVED:
                 failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
                           f"{result.status.value!r}")
@@ -327,18 +325,17 @@ class WholeBodyController:
         return [[t for lv, t in self._tasks if lv == number] for number in numbers]
 
     @staticmethod
-    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout,
-               buffer: Callable[[str, tuple[int, ...]], np.ndarray] | None = None,
-               level: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """The level's rows scaled by the square roots of the task weights, written into one matrix (each
-        task's ``write_rows``; ``buffer(name, shape)``: where, None for new arrays). A motion task weighted 0
-        (a swing task while its foot is in stance) keeps its rows, zero: the QP's shape stays."""
-        counts = [task.row_count(layout) for task in tasks]
-        m = sum(counts)
-        if buffer is None:
-            A, rhs = np.zeros((m, layout.size)), np.zeros(m)
+    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout, A: np.ndarray | None = None,
+               rhs: np.ndarray | None = None, counts: list[int] | None = None,
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """The level's rows scaled by the square roots of the task weights, written into one matrix by each
+        task's ``write_rows`` (into ``A``, ``rhs`` when given: the level's buffers, ``counts`` rows per
+        task). A motion task weighted 0 (a swing task while its foot is in stance) keeps its rows, zero:
+        the QP's shape stays."""
+        counts = [task.row_count(layout) for task in tasks] if counts is None else counts
+        if A is None or rhs is None:
+            A, rhs = np.zeros((sum(counts), layout.size)), np.zeros(sum(counts))
         else:
-            A, rhs = buffer(f"A{level}", (m, layout.size)), buffer(f"b{level}", (m,))
             A.fill(0.0)
         row = 0
         for task, count in zip(tasks, counts, strict=True):
@@ -348,13 +345,13 @@ class WholeBodyController:
         return A, rhs
 
     def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
-                     hi: np.ndarray, asm: Assembly) -> QPResult:
+                     hi: np.ndarray, buf: LevelBuffers) -> QPResult:
         nz = AZ.shape[1]
         ridge = self._ridges.get((nz, self.regularization))
         if ridge is None:
             ridge = self._ridges[(nz, self.regularization)] = self.regularization * np.eye(nz)
-        H = np.add(np.matmul(AZ.T, AZ, out=asm.buffer("H", (nz, nz))), ridge, out=asm.buffer("H", (nz, nz)))
-        g = np.negative(np.matmul(AZ.T, r, out=asm.buffer("g", (nz,))), out=asm.buffer("g", (nz,)))
+        H = np.add(np.matmul(AZ.T, AZ, out=buf.H), ridge, out=buf.H)
+        g = np.negative(np.matmul(AZ.T, r, out=buf.g), out=buf.g)
         solver = self._solvers.get(k)
         if solver is None:
             solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from kinodyn._kernels.entry import IN1, OUT1, Kernel
 from kinodyn.spatial.rotations import as_vector
 
 
@@ -29,5 +31,19 @@ def optional_vector(value: Any, dim: int, name: str) -> np.ndarray:
 
 def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray,
                     v_ref: np.ndarray, velocity: np.ndarray) -> np.ndarray:
-    """``a_ref + kp e + kd (v_ref - v)``: the desired task acceleration of (3.89)."""
-    return a_ref + kp * error + kd * (v_ref - velocity)
+    """``a_ref + kp e + kd (v_ref - v)``: the desired task acceleration of (3.89) (float64 vectors of one
+    size: the tasks' gains, references and rows)."""
+    out = np.empty(error.size)
+    _PD.call(a_ref, kp, error, kd, v_ref, velocity, out)
+    return out
+
+
+@njit(cache=True)
+def pd_law(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray,
+           velocity: np.ndarray, out: np.ndarray) -> None:
+    """``pd_acceleration`` into ``out``, entry by entry in numpy's order of operations (the same bits)."""
+    for i in range(out.size):
+        out[i] = (a_ref[i] + kp[i] * error[i]) + kd[i] * (v_ref[i] - velocity[i])
+
+
+_PD = Kernel(pd_law, IN1, IN1, IN1, IN1, IN1, IN1, OUT1)

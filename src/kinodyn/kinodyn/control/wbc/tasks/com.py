@@ -61,5 +61,7 @@ class ComTask(MotionTask):
 
 def _clipped(x: np.ndarray, limit: float) -> np.ndarray:
     """``x`` scaled to the norm ``limit`` when longer."""
+    if limit == math.inf:  # (x is finite)
+        return x
     norm = math.sqrt(float(x @ x))
     return x * (limit / norm) if norm > limit else x
