@@ -9,12 +9,15 @@ is one file with one subclass implementing ``rows`` (or ``qdd_rows`` for a motio
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from kinodyn._kernels.entry import IN1, IN2, INT, OUT1, OUT2, Kernel
 from kinodyn.control._inputs import gain
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
@@ -79,12 +82,35 @@ class MotionTask(Task):
             b[:] = 0.0
             return
         J, d = self.qdd_rows(ev)
-        scale = np.sqrt(self.weight)
-        np.multiply(J, scale[:, None], out=A[:, :J.shape[1]])
-        np.multiply(d, scale, out=b)
+        _SCALED.call(J, d, self.weight, A, b)
 
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         J, b = self.qdd_rows(ev)
         A = np.zeros((J.shape[0], layout.size))
         A[:, layout.qdd] = J
         return TaskRows(A, b)
+
+
+@njit(cache=True)
+def scaled_rows(J: np.ndarray, d: np.ndarray, weight: np.ndarray, A: np.ndarray, b: np.ndarray) -> None:
+    """``A[:, :cols(J)] = J sqrt(weight)`` row by row and ``b = d sqrt(weight)`` (numpy's products: the same
+    bits as ``J * np.sqrt(weight)[:, None]``)."""
+    for i in range(d.size):
+        scale = math.sqrt(weight[i])
+        for j in range(J.shape[1]):
+            A[i, j] = J[i, j] * scale
+        b[i] = d[i] * scale
+
+
+@njit(cache=True)
+def scaled_identity(weight: np.ndarray, d: np.ndarray, column: int, A: np.ndarray, b: np.ndarray) -> None:
+    """``sqrt(weight)`` on the diagonal of ``A[:, column:]`` and ``b = d sqrt(weight)``: identity rows
+    (on one block of the decision vector) scaled."""
+    for i in range(d.size):
+        scale = math.sqrt(weight[i])
+        A[i, column + i] = scale
+        b[i] = d[i] * scale
+
+
+_SCALED = Kernel(scaled_rows, IN2, IN1, IN1, OUT2, OUT1)
+SCALED_IDENTITY = Kernel(scaled_identity, IN1, IN1, INT, OUT2, OUT1)

@@ -16,7 +16,7 @@ import numpy as np
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks._motion import optional_vector
-from kinodyn.control.wbc.tasks.base import Task, TaskRows
+from kinodyn.control.wbc.tasks.base import SCALED_IDENTITY, Task, TaskRows
 
 
 class ContactForceTask(Task):
@@ -28,7 +28,6 @@ class ContactForceTask(Task):
             raise ValueError(f"contact force task dim must be 3 (point) or 6 (surface), got {dim!r}")
         self.contact = str(contact)
         super().__init__(name if name is not None else f"{self.contact}_force", dim, weight)
-        self._diagonal = np.arange(dim)
         self.set_reference(f_ref)
 
     def set_reference(self, f_ref: Any = None) -> None:
@@ -56,7 +55,4 @@ class ContactForceTask(Task):
         """``diag(sqrt(weight))`` on the contact's force columns, ``f_ref sqrt(weight)``; no rows when the
         contact is not in ``layout``."""
         if b.size:
-            cols = self._columns(layout)
-            scale = np.sqrt(self.weight)
-            A[self._diagonal, cols.start + self._diagonal] = scale
-            np.multiply(self.f_ref, scale, out=b)
+            SCALED_IDENTITY.call(self.weight, self.f_ref, self._columns(layout).start, A, b)
