@@ -13,7 +13,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +23,7 @@ import numpy as np
 
 from test.bad_inputs.matrix import (
     CLEAR,
+    CRASH,
     DOCUMENTED,
     SILENT,
     UNHELPFUL,
@@ -30,6 +31,7 @@ from test.bad_inputs.matrix import (
     Case,
     Doc,
     Outcome,
+    Result,
     accepted,
     classify_call,
     names_it,
@@ -391,3 +393,198 @@ def field_in_process_cases(tmp: Path) -> list[Case]:
               "every quadruped joint's limits lower = upper, legs moving: a locomotion tick", CLEAR,
               lambda: _pinned_locomotion(tmp), ("daqp", "osqp", "infeasible", "solver")),
     ]
+
+
+# --- bag files through the kinodyn commands -----------------------------------------------------------------
+BAGS = "docs/bags.md"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A ``kinodyn`` command line on a bag made by ``damage`` (the intact bag's directory, the case's
+    directory) in the part's scratch directory."""
+
+    args: tuple[str, ...]
+    damage: Callable[[Path, Path], None]
+
+
+def classify_tool(case: Case, code: int | None, stdout: str, stderr: str) -> Outcome:
+    """A traceback, a signal or no exit within the wait is a crash; a non-zero exit is a refusal by its one
+    ``error:`` line (several: unhelpful); exit 0 is an acceptance, with ``names`` only when exactly one
+    line of its output names the damage (a damaged bag read without a word is a silent accept)."""
+    if "Traceback" in stdout + stderr:
+        return Outcome(CRASH, "traceback: " + " | ".join((stdout + stderr).strip().splitlines()[-2:])[:300])
+    if code is None or code < 0:
+        return Outcome(CRASH, "no exit within the wait" if code is None else f"killed by signal {-code}")
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if code != 0:
+        errors = [line for line in lines if "error:" in line]
+        if len(errors) > 1:
+            return Outcome(UNHELPFUL, f"exit {code}, {len(errors)} error lines: " + " | ".join(errors)[:300])
+        return refused(case, (errors or lines or stdout.strip().splitlines() or [""])[-1])
+    naming = [line for line in lines + stdout.splitlines() if names_it(line, case.names)]
+    if case.names and len(naming) != 1:
+        return Outcome(SILENT, f"exit 0 without one line naming {list(case.names)}: {lines[:3]}")
+    return accepted(case, "exit 0" + (f"; said: {naming[0][:200]}" if naming else ""))
+
+
+def _intact(source: Path, target: Path) -> None:
+    target.mkdir()
+    for item in source.iterdir():
+        (target / item.name).write_bytes(item.read_bytes())
+
+
+def _mcap(bag: Path, name: str = "trot") -> Path:
+    """The MCAP file of a copy of the intact bag (its file keeps the name metadata.yaml gives it)."""
+    return bag / f"{name}.mcap"
+
+
+def _cut(fraction: float, metadata: bool = False) -> Callable[[Path, Path], None]:
+    """The MCAP file cut after ``fraction`` of its bytes (a power cut), metadata.yaml gone unless kept."""
+    def damage(source: Path, target: Path) -> None:
+        target.mkdir()
+        data = _mcap(source).read_bytes()
+        _mcap(target).write_bytes(data[: int(len(data) * fraction)])
+        if metadata:
+            (target / "metadata.yaml").write_bytes((source / "metadata.yaml").read_bytes())
+    return damage
+
+
+def _footer_removed(source: Path, target: Path) -> None:
+    """The MCAP file without its footer and no metadata.yaml: a recorder killed while closing."""
+    from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
+
+    target.mkdir()
+    _mcap(target).write_bytes(_mcap(source).read_bytes()[:-FOOTER_SIZE])
+
+
+def _flipped(source: Path, target: Path) -> None:
+    """One byte flipped in the middle of the file (inside a chunk of messages)."""
+    _intact(source, target)
+    data = bytearray(_mcap(source).read_bytes())
+    data[len(data) // 2] ^= 0x40
+    _mcap(target).write_bytes(bytes(data))
+
+
+def _not_mcap(source: Path, target: Path) -> None:
+    target.mkdir()
+    _mcap(target).write_bytes(b"not an mcap file at all")
+
+
+def _empty(source: Path, target: Path) -> None:
+    target.mkdir()
+
+
+def _stamped_ahead(source: Path, target: Path) -> None:
+    """The bag again with its 300th IMU message stamped 10 s ahead of its bag time."""
+    from kinodyn_ros.bags import BagWriter, open_bag
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import Imu
+
+    seen = 0
+    with open_bag(source) as reader, BagWriter(target, chunk_size=60_000) as writer:
+        for c in reader.connections:
+            writer.add_topic(c.topic, c.msgtype, qos=c.ext.offered_qos_profiles, type_hash=c.digest)
+        for c, t_ns, raw in reader.messages():
+            if c.topic == "/imu/data":
+                seen += 1
+                if seen == 300:
+                    msg = deserialize_message(raw, Imu)
+                    msg.header.stamp.sec += 10
+                    raw = serialize_message(msg)
+            writer.write(c.topic, t_ns, raw)
+
+
+def write_trot_bag(path: Path) -> None:
+    """A synthetic trot of the quadruped (2.5 s, 200 Hz: IMU, joints, contacts, ground truth) in chunks of
+    60 kB (a dozen chunks: damage in one leaves others)."""
+    from kinodyn.estimation.synthetic import trotting_walk
+    from kinodyn_ros.bags import BagWriter, open_bag
+    from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
+
+    import kinodyn as kd
+
+    model = kd.Model.from_urdf(QUADRUPED, floating_base=True)
+    run = trotting_walk(model, "imu_link", list(FEET), duration=2.5, rate=200.0,
+                        standing_joints=np.array(STANCE))
+    write_synthetic_bag(run, path.parent / "synthetic")
+    with open_bag(path.parent / "synthetic") as reader, BagWriter(path, chunk_size=60_000) as writer:
+        for c in reader.connections:
+            writer.add_topic(c.topic, c.msgtype, qos=c.ext.offered_qos_profiles, type_hash=c.digest)
+        for c, t_ns, raw in reader.messages():
+            writer.write(c.topic, t_ns, raw)
+
+
+def _bag_case(name: str, given: str, expected: str, tool: Tool, names: Sequence[str] = (),
+              doc: Doc | None = None) -> Case:
+    return Case("bag file", name, given, expected, tool, tuple(names), doc)
+
+
+def bag_cases() -> list[Case]:
+    """``kinodyn bag info | play | reindex`` and ``kinodyn estimate`` on damaged bags."""
+    scanned = Doc(BAGS, "One line on stderr says that the file was scanned.")
+    skipped = Doc(BAGS, "A chunk that fails it (or does not decompress, or whose records do not parse) is "
+                        "skipped, counted (`reader.skipped`) and reported once on stderr")
+    reindexed = Doc(BAGS, "any other (cut, without footer, with a chunk that fails its check) is written "
+                          "again from the messages the scan could read")
+    metadata_first = Doc(BAGS, "With a metadata.yaml, `info` prints its figures without reading the files")
+    info, play, reindex = ("bag", "info", "{bag}"), ("bag", "play", "{bag}", "--rate", "20"), \
+        ("bag", "reindex", "{bag}")
+    estimate = ("estimate", "{bag}", "--urdf", str(QUADRUPED), "--output", "{bag}_estimate", "--quiet")
+    return [
+        _bag_case("info_cut_in_half", "bag info on a file cut in half, no metadata.yaml", DOCUMENTED,
+                  Tool(info, _cut(0.5)), ("scan",), scanned),
+        _bag_case("info_cut_keeping_metadata", "bag info on a file cut at 70 %, metadata.yaml kept",
+                  DOCUMENTED,
+                  Tool(info, _cut(0.7, metadata=True)), (), metadata_first),
+        _bag_case("info_footer_removed", "bag info on a file missing its footer, no metadata.yaml (killed)",
+                  DOCUMENTED, Tool(info, _footer_removed), ("scan",), scanned),
+        _bag_case("play_flipped_byte", "bag play (20x) of a file with one flipped byte in a chunk",
+                  DOCUMENTED,
+                  Tool(play, _flipped), ("fails its check",), skipped),
+        _bag_case("reindex_cut_in_half", "bag reindex of a file cut in half", DOCUMENTED,
+                  Tool(reindex, _cut(0.5)), ("cut short",), reindexed),
+        _bag_case("reindex_flipped_byte", "bag reindex of a file with one flipped byte", DOCUMENTED,
+                  Tool(reindex, _flipped), ("fails its check",), reindexed),
+        _bag_case("info_not_mcap", "bag info on a .mcap file of text", CLEAR, Tool(info, _not_mcap),
+                  ("MCAP",)),
+        _bag_case("reindex_empty_directory", "bag reindex of an empty directory", CLEAR,
+                  Tool(reindex, _empty), (".mcap",)),
+        _bag_case("estimate_flipped_byte", "kinodyn estimate on a bag with one flipped byte", DOCUMENTED,
+                  Tool(estimate, _flipped), ("fails its check",), skipped),
+        _bag_case("estimate_cut_in_half", "kinodyn estimate on a bag cut in half", DOCUMENTED,
+                  Tool(estimate, _cut(0.5)), ("scan",), scanned),
+        _bag_case("estimate_imu_stamped_ahead", "kinodyn estimate on a bag with one IMU stamped 10 s ahead",
+                  CLEAR, Tool(estimate, _stamped_ahead), ("max_stamp_lead",)),
+    ]
+
+
+def run_bag_cases(cases: Sequence[Case], tmp: Path, parallel: int = 3, wait: float = 300.0
+                  ) -> Iterator[Result]:
+    """Write the trot bag, damage a copy per case, run the cases' commands ``parallel`` at a time."""
+    import subprocess
+    import sys
+
+    intact = tmp / "trot"  # _mcap's name
+    write_trot_bag(intact)
+    pending = list(cases)
+    running: list[tuple[Case, subprocess.Popen, float]] = []
+    while pending or running:
+        while pending and len(running) < parallel:
+            case = pending.pop(0)
+            tool: Tool = case.payload
+            bag = tmp / case.name
+            tool.damage(intact, bag)
+            args = [a.replace("{bag}", str(bag)) for a in tool.args]
+            proc = subprocess.Popen([sys.executable, "-m", "kinodyn_ros.launcher.cli", *args],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            running.append((case, proc, time.monotonic()))
+        case, proc, started = running.pop(0)
+        try:
+            stdout, stderr = proc.communicate(timeout=max(1.0, started + wait - time.monotonic()))
+            code: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            code = None
+        yield Result(case, classify_tool(case, code, stdout, stderr))
