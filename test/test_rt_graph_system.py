@@ -37,8 +37,11 @@ NS = 1_000_000_000
 STEPS = (
     Step("stand", 1.0, mode="stand"),
     Step("trot in place", 1.0, mode="trot"),
-    Step("trot forward", 3.0, cmd_vel=(0.3, 0.0, 0.0), settle=1.5, track=True),
+    Step("trot forward", 4.0, cmd_vel=(0.3, 0.0, 0.0), settle=2.5, track=True),
 )
+"""The runner is outside the lockstep: the in-process graph runs as fast as it can and the runner's view of
+simulated time (the newest ground truth it took) trails it, by up to a second or two on a loaded machine, so a
+command lands that much after its step starts; the long settle keeps that out of the judged span."""
 
 
 def rt_graph(directory: Path, **wbc: object) -> Path:
@@ -67,7 +70,7 @@ def test_both_graphs_give_the_same_figures(spawn) -> None:
         assert result.failures() == [], (result.failures(), result.summary_table())
     trot = {r.backend: next(s for s in r.steps if s.tracked) for r in (node, rt)}
     a, b = trot["node_graph"], trot["rt_graph"]
-    for step in (a, b):  # 0.3 m/s commanded, judged from 1.5 s after the command
+    for step in (a, b):  # 0.3 m/s commanded, judged from 2.5 s after the step's start
         assert abs(step.mean_velocity[0] - 0.3) < 0.05, step
     # the two graphs agree within what separates two runs of one graph here (when the runner's command lands)
     assert abs(a.mean_velocity[0] - b.mean_velocity[0]) < 0.06, (a, b)
