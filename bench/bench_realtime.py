@@ -17,7 +17,9 @@ loop's thread (control_node's ``realtime_priority``) and, in the node graph, the
 control_node runs in a child process of this file (``--host``): control_node's own code through
 ``run_node``, with its loop recording the measured periods and the hardware ``write`` of every cycle logging
 when it returned (a wrapper around one method, nothing in control_node's code); the other nodes run under
-``kinodyn up``. Measured over the window, per configuration:
+``kinodyn up``. The window opens ``WARMUP`` seconds after control_node's loop runs (and, in the node graph,
+commands flow), once ``STEADY`` seconds pass without a cycle of ``STALL`` seconds or more (a kernel compiled
+on first use). Measured over the window, per configuration:
 
 - **period error**: |measured period - 1 / update_rate| of each cycle (median, p99, max);
 - **overruns per 10 000 cycles**: cycles whose measured period exceeds the nominal period by more than 50 %
@@ -71,7 +73,9 @@ DEFAULT = ("rt-*", "nodes-sim-500", "nodes-sim-500-fifo")
 OVERRUN = 1.5  # a cycle overruns when its measured period exceeds this many nominal periods
 GOALS = {1000: 100.0, 500: 10.0}  # overruns per 10 000 cycles
 READY_TIMEOUT = 180.0  # wall seconds for control_node to start and, in the node graph, commands to flow
-WARMUP = 5.0  # wall seconds once ready before the window opens (estimator initialisation, first compiles)
+WARMUP = 5.0  # wall seconds once ready before the window opens (estimator initialisation)
+STALL = 0.25  # s: a cycle this long is a start-up stall (a kernel compiled on first use), not the loop's rate
+STEADY = 2.0  # wall seconds without such a stall before the window opens
 CONTROL_NODE = "controller_manager"
 
 
@@ -267,6 +271,15 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
     if commands is not None:
         _wait(lambda: bool(commands.accepted), READY_TIMEOUT, "no command from the node graph")
     time.sleep(WARMUP)
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:  # until no start-up stall for STEADY seconds
+        first = loop.cycles
+        time.sleep(STEADY)
+        recent = loop.periods[max(first - 1, 0):]
+        if loop.cycles > first and recent.size and recent.max() < STALL:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the loop still stalls ({STALL:g} s or more) {READY_TIMEOUT:g} s after start")
     pids = [os.getpid(), *descendants(launcher)]
     cpu0, cycle0, write0 = cpu_seconds(pids), loop.cycles, writes.count
     command0 = len(commands.accepted) if commands is not None else 0
