@@ -143,6 +143,16 @@ def graph_files(config: Configuration, directory: Path, priority: int) -> tuple[
 # --- the control_node process (--host) -------------------------------------------------------------------
 
 
+def process_name(pid: int) -> str:
+    """The program a process runs: its command name, or for a Python interpreter its script (or module)."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    name = Path(argv[0]).name
+    if name.startswith("python"):
+        rest = [a for a in argv[1:] if a and not a.startswith("-")]
+        return Path(rest[0]).name if rest else name
+    return name
+
+
 def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float]]:
     """``pid: (name, user + system CPU seconds)`` of each process still there."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -150,8 +160,8 @@ def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float]]:
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            name = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
+            name = process_name(pid)
+        except (OSError, IndexError):
             continue
         fields = stat[stat.rindex(")") + 2:].split()
         out[pid] = (name, (int(fields[11]) + int(fields[12])) / tick)
@@ -297,7 +307,9 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
     nominal = 1.0 / rate
     cycles = cycle1 - cycle0
     written = writes.written_ns[write0:write1]
+    thread = loop._thread.native_id
     result: dict[str, Any] = {
+        "fifo": thread is not None and os.sched_getscheduler(thread) == os.SCHED_FIFO,
         "cycles": cycles,
         "held": cycles / (rate * wall),
         "period_error_us": percentiles(np.abs(periods - nominal), 1e6),
@@ -369,7 +381,8 @@ def row(config: Configuration, r: dict[str, Any]) -> str:
         latency = (f"accepted {triple(r['latency_accepted_ms'], 2)}; written {latency}; "
                    f"{r['commands_per_cycle']:.2f} commands/cycle")
     cpu = ", ".join(f"{name} {ms:.2f}" for name, ms in sorted(r["cpu_ms_per_cycle"].items()))
-    return (f"| {config.name} | {r['cycles']} | {r['held'] * 100:.1f} | {triple(r['period_error_us'], 0)} | "
+    name = config.name if r["fifo"] == config.fifo else f"{config.name} (SCHED_FIFO refused: time-shared)"
+    return (f"| {name} | {r['cycles']} | {r['held'] * 100:.1f} | {triple(r['period_error_us'], 0)} | "
             f"{r['overruns_per_10k']:.1f} ({verdict}: < {goal:g}) | {latency} | {cpu} | "
             f"{', '.join(f'{x:.2f}' for x in r['load'])} |")
 
