@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import daqp
 import numpy as np
+from numba import njit, types
 
+from kinodyn._kernels.entry import IN1, OUT1, Kernel
 from kinodyn.control.qp.problem import QP, QPResult, QPStatus
 from kinodyn.control.qp.solver import RawSolution, SolverBase
 
 _INF = 1e30  # DAQP's infinity (constants.h)
+_EMPTY = np.zeros(0)
 _ACTIVE, _LOWER, _EQUALITY = 1, 2, 5
 _EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure named by its number
     1: (QPStatus.SOLVED, "optimal"),
@@ -72,19 +75,15 @@ class DaqpSolver(SolverBase):
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
         ms, neq = (qp.n if qp.has_bounds else 0), qp.n_eq
         rows = np.vstack((qp.A, qp.C)) if neq and qp.n_in else (qp.A if neq else qp.C)
-        bounds = qp.bounds
-        bupper = _limited([bounds[1]] if bounds is not None else [], qp.b, qp.u)
-        blower = _limited([bounds[0]] if bounds is not None else [], qp.b, qp.l)
-        sense = np.zeros(bupper.size, dtype=np.int32)
-        if neq:
-            sense[ms : ms + neq] = _EQUALITY
+        lb, ub = qp.bounds or (_EMPTY, _EMPTY)
+        size = ms + neq + qp.n_in
+        bupper, blower, sense = np.empty(size), np.empty(size), np.zeros(size, dtype=np.int32)
         if warm is not None:
             # SolverBase passes only a SOLVED result of this shape: z set, w set exactly with bounds
             assert warm.z is not None and (warm.w is not None) == qp.has_bounds
-            parts = ([warm.w] if warm.w is not None else []) + ([np.zeros(neq)] if neq else [])
-            previous = np.concatenate([*parts, warm.z]) if parts else warm.z
-            sense[previous > 0.0] |= _ACTIVE
-            sense[previous < 0.0] |= _ACTIVE | _LOWER
+        w = _EMPTY if warm is None or warm.w is None else warm.w
+        z = _EMPTY if warm is None or warm.z is None else warm.z
+        _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
         x, _, exitflag, info = daqp.solve(
             qp.H, qp.g, np.ascontiguousarray(rows), bupper, blower, sense, **self.settings
         )
@@ -107,12 +106,33 @@ class DaqpSolver(SolverBase):
         )
 
 
-def _limited(bounds: list[np.ndarray], b: np.ndarray, side: np.ndarray) -> np.ndarray:
-    """DAQP's bound vector: ``bounds`` (the variable bounds, or none), the equalities' ``b``, then ``side``,
-    infinities at DAQP's ``_INF`` (no concatenation when there is one block: a control tick's common case)."""
-    parts = [*bounds, b] if b.size else bounds
-    values = np.concatenate([*parts, side]) if parts else side
-    return np.minimum(np.maximum(values, -_INF), _INF)
+@njit(cache=True)
+def daqp_rows(ub: np.ndarray, lb: np.ndarray, b: np.ndarray, u: np.ndarray, l: np.ndarray,  # noqa: E741
+              w: np.ndarray, z: np.ndarray, bupper: np.ndarray, blower: np.ndarray,
+              sense: np.ndarray) -> None:
+    """DAQP's bound vectors and senses, rows in its order (module doc): the variable bounds ``lb``, ``ub``
+    (empty: none), the equalities ``b`` (sense 5), the C rows ``l``, ``u``; infinities at DAQP's ``_INF``.
+    A warm start's multipliers ``w`` (bounds) and ``z`` (C rows; both empty when cold) mark the rows active
+    (bit 1) and at their lower side (bit 2) where they push."""
+    ms, neq = ub.size, b.size
+    for i in range(bupper.size):
+        if i < ms:
+            high, low = ub[i], lb[i]
+        elif i < ms + neq:
+            high = low = b[i - ms]
+            sense[i] = _EQUALITY
+        else:
+            high, low = u[i - ms - neq], l[i - ms - neq]
+        bupper[i] = min(max(high, -_INF), _INF)
+        blower[i] = min(max(low, -_INF), _INF)
+        previous = w[i] if i < w.size else (z[i - ms - neq] if z.size and i >= ms + neq else 0.0)
+        if previous > 0.0:
+            sense[i] |= _ACTIVE
+        elif previous < 0.0:
+            sense[i] |= _ACTIVE | _LOWER
+
+
+_ROWS = Kernel(daqp_rows, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT1, OUT1, types.Array(types.int32, 1, "C"))
 
 
 def _pinned_consistent(qp: QP, tol: float) -> bool:
