@@ -91,9 +91,9 @@ class SolverBase(abc.ABC):
         """Run the backend; ``warm`` is None or a SOLVED result of the same shape."""
 
     def _result(self, qp: QP, raw: RawSolution, *, warm: bool) -> QPResult:
-        status, message = raw.status, raw.message
+        status, message, objective = raw.status, raw.message, math.nan
         if status is QPStatus.SOLVED:
-            problem = self._rejection(qp, raw)
+            problem, objective = self._acceptance(qp, raw)
             if problem:
                 status, message = QPStatus.NUMERICAL_ERROR, f"{message}; rejected: {problem}".lstrip("; ")
         if status is not QPStatus.SOLVED:
@@ -112,7 +112,7 @@ class SolverBase(abc.ABC):
             status,
             raw.x,
             raw.iterations,
-            qp.objective(raw.x),
+            objective,
             self.name,
             y=raw.y,
             z=raw.z,
@@ -125,41 +125,48 @@ class SolverBase(abc.ABC):
     def _rejection(self, qp: QP, raw: RawSolution) -> str:
         """Why a solution the backend calls optimal is not one ('' when it is acceptable): non-finite, or a
         primal or stationarity residual above ``acceptance_tol`` times the problem's scale (``residuals``)."""
+        return self._acceptance(qp, raw)[0]
+
+    def _acceptance(self, qp: QP, raw: RawSolution) -> tuple[str, float]:
+        """``_rejection``'s answer and the objective at ``raw.x`` (NaN when rejected)."""
         x, y, z = raw.x, raw.y, raw.z
         w = raw.w if qp.has_bounds else None
         if x is None or y is None or z is None or (qp.has_bounds and w is None):
-            return "non-finite or missing solution"
+            return "non-finite or missing solution", math.nan
         lb, ub = qp.bounds or (_EMPTY, _EMPTY)
-        primal, stationarity, scale = _RESIDUALS.call(qp.H, qp.g, qp.A, qp.b, qp.C, qp.l, qp.u, lb, ub, x, y,
-                                                      z, _EMPTY if w is None else w)
+        primal, stationarity, scale, objective = _RESIDUALS.call(qp.H, qp.g, qp.A, qp.b, qp.C, qp.l, qp.u, lb,
+                                                                 ub, x, y, z, _EMPTY if w is None else w)
         if not math.isfinite(primal + stationarity):
-            return "non-finite or missing solution"
+            return "non-finite or missing solution", math.nan
         limit = self.acceptance_tol * scale
         for what, residual in (("primal", primal), ("stationarity", stationarity)):
             if residual > limit:
-                return f"{what} residual {residual:.3g} > {self.acceptance_tol:.3g} x scale {scale:.3g}"
-        return ""
+                return (f"{what} residual {residual:.3g} > {self.acceptance_tol:.3g} x scale {scale:.3g}",
+                        math.nan)
+        return "", objective
 
 
 @njit(cache=True)
 def residuals(H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray, l: np.ndarray,  # noqa: E741
               u: np.ndarray, lb: np.ndarray, ub: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray,
-              w: np.ndarray) -> tuple[float, float, float]:
-    """``(primal, stationarity, scale)`` of ``(x, y, z, w)`` (``lb``, ``ub``, ``w`` empty without variable
-    bounds): the largest constraint violation, ``max |H x + g + A^T y + C^T z + w|`` and
-    ``max(1, |x|, |g|, |H x|, |b|, |C x|)``; NaN when an entry of the solution is not finite."""
+              w: np.ndarray) -> tuple[float, float, float, float]:
+    """``(primal, stationarity, scale, objective)`` of ``(x, y, z, w)`` (``lb``, ``ub``, ``w`` empty without
+    variable bounds): the largest constraint violation, ``max |H x + g + A^T y + C^T z + w|``,
+    ``max(1, |x|, |g|, |H x|, |b|, |C x|)`` and ``1/2 x'Hx + g'x``; NaN when an entry of the solution is not
+    finite."""
     n = x.size
     for block in (x, y, z, w):
         for value in block:
             if not math.isfinite(value):
-                return math.nan, math.nan, 1.0
+                return math.nan, math.nan, 1.0, math.nan
     gradient = g.copy()
-    scale, primal = 1.0, 0.0
+    scale, primal, objective = 1.0, 0.0, 0.0
     for i in range(n):
         hx = 0.0
         for j in range(n):
             hx += H[i, j] * x[j]
         gradient[i] += hx
+        objective += x[i] * (0.5 * hx + g[i])
         scale = max(scale, abs(x[i]), abs(g[i]), abs(hx))
     for k in range(C.shape[0]):
         cx = 0.0
@@ -181,7 +188,7 @@ def residuals(H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.
     stationarity = 0.0
     for j in range(n):
         stationarity = max(stationarity, abs(gradient[j]))
-    return primal, stationarity, scale
+    return primal, stationarity, scale, objective
 
 
 _RESIDUALS = Kernel(residuals, IN2, IN1, IN2, IN1, IN2, IN1, IN1, IN1, IN1, IN1, IN1, IN1, IN1)
