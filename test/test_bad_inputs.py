@@ -19,7 +19,14 @@ from pathlib import Path
 import pytest
 
 from test.bad_inputs.core_cases import core_cases  # pytest --import-mode=importlib names it so
-from test.bad_inputs.field_cases import bag_cases, classify_field_call, field_in_process_cases, run_bag_cases
+from test.bad_inputs.field_cases import (
+    bag_cases,
+    classify_field_call,
+    field_in_process_cases,
+    graph_cases,
+    run_bag_cases,
+    run_graph_cases,
+)
 from test.bad_inputs.matrix import FORBIDDEN, Case, Result, render, run_in_process, table_rows
 from test.bad_inputs.node_cases import node_cases, run_node_cases
 from test.bad_inputs.process_cases import (
@@ -39,6 +46,7 @@ CORE_CASES = core_cases(_SCRATCH)
 """Built once at collection: their names parametrise the tests and the fixture runs these same objects."""
 FIELD_CASES = field_in_process_cases(_SCRATCH)
 BAG_CASES = bag_cases()
+GRAPH_CASES = graph_cases()
 STARTUP_CASES = [*parameter_cases(), *launcher_cases()]
 STARTUP_NAMES = [*(c.name for c in STARTUP_CASES), "launcher_sigkill"]
 
@@ -102,6 +110,11 @@ def bag_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
 
 
 @pytest.fixture(scope="module")
+def graph_results(module_spawn: ProcessSpawner) -> dict[str, Result]:
+    return _collect(lambda: run_graph_cases(module_spawn, GRAPH_CASES))
+
+
+@pytest.fixture(scope="module")
 def node_results(module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     return _collect(lambda: run_node_cases(module_spawn, tmp_path_factory.mktemp("node_cases")))
 
@@ -144,6 +157,12 @@ def test_field_case(field_results: dict[str, Result], name: str) -> None:
 @pytest.mark.parametrize("name", _names(BAG_CASES))
 def test_bag_case(bag_results: dict[str, Result], name: str) -> None:
     check(bag_results, name)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("name", _names(GRAPH_CASES))
+def test_graph_case(graph_results: dict[str, Result], name: str) -> None:
+    check(graph_results, name)
 
 
 @pytest.mark.system

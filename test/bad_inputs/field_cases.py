@@ -588,3 +588,215 @@ def run_bag_cases(cases: Sequence[Case], tmp: Path, parallel: int = 3, wait: flo
             stdout, stderr = proc.communicate()
             code = None
         yield Result(case, classify_tool(case, code, stdout, stderr))
+
+
+# --- time stamps and plausibility: the quadruped's closed loop over DDS -------------------------------------
+GRAPH = "config/quadruped_wbc.yaml"
+STANDING_HEIGHT = 0.5252  # urdf/README.md
+NS = 1_000_000_000
+MARK = 4321.5  # pose.covariance[0] of the injected odometry (told apart from the estimator's own)
+ESTIMATOR_DOC = "docs/nodes/state_estimator.md"
+
+
+@dataclass(frozen=True)
+class Inject:
+    """``build(loop)`` gives the message that ``node``'s refusal line (its ``[<node>]`` lines in the
+    launcher's log) must name; it is published once on ``topic``."""
+
+    node: str
+    topic: str
+    build: Callable[[Loop], Any]
+
+
+@dataclass
+class Loop:
+    """The running graph as the test process sees it: the newest truth, estimate, joint state and every
+    command with the monotonic time it arrived."""
+
+    truth: list[Any] = field(default_factory=list)
+    estimate: list[Any] = field(default_factory=list)
+    states: list[Any] = field(default_factory=list)
+    commands: list[tuple[float, Any]] = field(default_factory=list)
+    injected: set[int] = field(default_factory=set)  # stamps of the commands this test sent itself
+
+    def sim_ns(self) -> int:
+        return _stamp_ns(self.truth[-1]) if self.truth else 0
+
+    def sim_time(self) -> float:
+        return self.sim_ns() / NS
+
+
+def _stamp_ns(msg: Any) -> int:
+    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
+
+
+def _stamped(msg: Any, ns: int) -> Any:
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(ns), NS)
+    return msg
+
+
+def _joint_state(loop: Loop, shift_ns: int) -> Any:
+    from sensor_msgs.msg import JointState
+
+    last = loop.states[-1]
+    msg = JointState(name=list(last.name), position=list(last.position), velocity=list(last.velocity),
+                     effort=list(last.effort))
+    return _stamped(msg, _stamp_ns(last) + shift_ns)
+
+
+def _imu(loop: Loop, shift_ns: int) -> Any:
+    from sensor_msgs.msg import Imu
+
+    msg = Imu()
+    msg.header.frame_id = "imu_link"
+    msg.orientation_covariance[0] = -1.0
+    msg.linear_acceleration.z = 9.81
+    return _stamped(msg, loop.sim_ns() + shift_ns)
+
+
+def _cmd_vel(loop: Loop, shift_ns: int) -> Any:
+    from geometry_msgs.msg import TwistStamped
+
+    msg = TwistStamped()
+    msg.twist.linear.x = 0.3
+    return _stamped(msg, loop.sim_ns() + shift_ns)
+
+
+def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False) -> Any:
+    """The newest estimate moved ``dx`` m along x (and turned 90 deg about z), stamped with the newest joint
+    state's stamp + ``shift_ns``."""
+    from nav_msgs.msg import Odometry
+
+    last = loop.estimate[-1]
+    msg = Odometry()
+    msg.header.frame_id, msg.child_frame_id = last.header.frame_id, last.child_frame_id
+    msg.pose.pose = last.pose.pose
+    msg.pose.pose.position.x += dx
+    if turn:
+        o, s = last.pose.pose.orientation, math.sqrt(0.5)
+        msg.pose.pose.orientation.x, msg.pose.pose.orientation.y = s * o.x - s * o.y, s * o.y + s * o.x
+        msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = s * o.z + s * o.w, s * o.w - s * o.z
+    msg.pose.covariance[0] = MARK
+    return _stamped(msg, _stamp_ns(loop.states[-1]) + shift_ns)
+
+
+def _pd_command(loop: Loop, shift_ns: int) -> Any:
+    from kinodyn_interfaces.msg import JointPDCommand
+
+    last = loop.states[-1]
+    n = len(last.name)
+    msg = JointPDCommand(name=list(last.name), position=list(last.position), velocity=[0.0] * n,
+                         effort=[0.0] * n, kp=[0.0] * n, kd=[0.0] * n)
+    return _stamped(msg, _stamp_ns(last) + shift_ns)
+
+
+def graph_cases() -> list[Case]:
+    """Stamps and implausible base states sent into the trotting-capable quadruped loop in lockstep."""
+    lag = Doc(ESTIMATOR_DOC, "A stamp less than `max_stamp_lag` behind the clock is taken (a queue the node "
+                             "is catching up on)")
+    stamp, plaus = "time stamp", "plausibility"
+    return [
+        Case(stamp, "wbc_joint_states_10s_ahead", "a joint state stamped 10 s ahead of /clock", CLEAR,
+             Inject("wbc", "/joint_states", lambda loop: _joint_state(loop, 10 * NS)), ("ahead",),
+             cause="wbc_js_ahead"),
+        Case(stamp, "estimator_joint_states_epoch", "a joint state stamped in epoch time (1.7e9 s)", CLEAR,
+             Inject("state_estimator", "/joint_states",
+                    lambda loop: _joint_state(loop, 1_700_000_000 * NS)), ("max_stamp_lag", "clock domain")),
+        Case(stamp, "estimator_imu_10s_ahead", "an IMU message stamped 10 s ahead of /clock", CLEAR,
+             Inject("state_estimator", "/imu_sensor_broadcaster/imu", lambda loop: _imu(loop, 10 * NS)),
+             ("max_stamp_lead",)),
+        Case(stamp, "estimator_imu_1s_behind", "an IMU message stamped 1 s behind /clock", DOCUMENTED,
+             Inject("state_estimator", "/imu_sensor_broadcaster/imu", lambda loop: _imu(loop, -NS)), (), lag),
+        Case(stamp, "wbc_cmd_vel_10s_ahead", "a cmd_vel stamped 10 s ahead of /clock", CLEAR,
+             Inject("wbc", "/wbc/cmd_vel", lambda loop: _cmd_vel(loop, 10 * NS)), ("ahead",)),
+        Case(stamp, "wbc_cmd_vel_1s_behind", "a cmd_vel stamped 1 s behind /clock", CLEAR,
+             Inject("wbc", "/wbc/cmd_vel", lambda loop: _cmd_vel(loop, -NS)), ("behind", "stale")),
+        Case(stamp, "control_node_command_10s_ahead", "a JointPDCommand stamped 10 s after its state",
+             CLEAR, Inject("controller_manager", "/leg_pd_controller/commands",
+                           lambda loop: _pd_command(loop, 10 * NS)), ("stamp",)),
+        Case(plaus, "wbc_base_state_10m_jump", "a second odometry 10 m from the estimate", CLEAR,
+             Inject("wbc", "/odometry/filtered", lambda loop: _odometry(loop, dx=10.0)), ("base state",),
+             cause="wbc_gate"),
+        Case(plaus, "wbc_base_state_90deg_turn", "a second odometry turned 90 deg from the estimate", CLEAR,
+             Inject("wbc", "/odometry/filtered", lambda loop: _odometry(loop, turn=True)), ("base state",),
+             cause="wbc_gate"),
+        Case(stamp, "wbc_base_state_10s_ahead", "an odometry stamped 10 s ahead of /clock", CLEAR,
+             Inject("wbc", "/odometry/filtered", lambda loop: _odometry(loop, shift_ns=10 * NS)), ("ahead",)),
+    ]
+
+
+def _loop_safety(loop: Loop, since: float) -> list[str]:
+    """What reached the motors or the robot since ``since``: a non-finite command, a command stamped beyond
+    the simulated clock + 1 s, the true base below 60 % of its standing height or tilted over 0.5 rad."""
+    wrong: list[str] = []
+    for arrived, command in loop.commands:
+        if arrived < since or _stamp_ns(command) in loop.injected:
+            continue
+        values = np.array([command.position, command.velocity, command.effort, command.kp, command.kd], float)
+        if not np.all(np.isfinite(values)):
+            wrong.append(f"a non-finite command stamped {_stamp_ns(command) / NS:.3f} s")
+        if _stamp_ns(command) > loop.sim_ns() + NS:
+            wrong.append(f"a command stamped {_stamp_ns(command) / NS:.3f} s at {loop.sim_time():.3f} s")
+    if loop.truth:
+        pose = loop.truth[-1].pose.pose
+        tilt = 2.0 * math.asin(min(1.0, math.hypot(pose.orientation.x, pose.orientation.y)))
+        if pose.position.z < 0.6 * STANDING_HEIGHT or tilt > 0.5:
+            wrong.append(f"the robot fell: base at {pose.position.z:.3f} m, tilted {tilt:.2f} rad")
+    return wrong[:3]
+
+
+def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: float = 0.4
+                    ) -> Iterator[Result]:
+    """Start the quadruped loop (``kinodyn up``), wait until it stands on the estimate, then send each case
+    once and watch ``window`` s of simulated time: the target node's new lines, the commands, the robot."""
+    import shutil
+
+    from geometry_msgs.msg import TwistStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import QoSProfile
+    from sensor_msgs.msg import Imu, JointState
+
+    from kinodyn_interfaces.msg import JointPDCommand
+    from test.bad_inputs.matrix import NodeObservation, classify_node
+    from test.ros_listener import Listener
+
+    types = {"/joint_states": JointState, "/imu_sensor_broadcaster/imu": Imu, "/wbc/cmd_vel": TwistStamped,
+             "/odometry/filtered": Odometry, "/leg_pd_controller/commands": JointPDCommand}
+    listener = Listener("bad_inputs_field_graph")
+    try:
+        node, loop, qos = listener.node, Loop(), QoSProfile(depth=100)
+        publishers = {topic: node.create_publisher(t, topic, QoSProfile(depth=10))
+                      for topic, t in types.items()}
+        node.create_subscription(Odometry, "/quadruped_system/odometry", loop.truth.append, qos)
+        node.create_subscription(Odometry, "/odometry/filtered",
+                                 lambda m: m.pose.covariance[0] == MARK or loop.estimate.append(m), qos)
+        node.create_subscription(JointState, "/joint_states", loop.states.append, qos)
+        node.create_subscription(JointPDCommand, "/leg_pd_controller/commands",
+                                 lambda m: loop.commands.append((time.monotonic(), m)), qos)
+        kinodyn = shutil.which("kinodyn")
+        assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+        launcher = spawn([kinodyn, "up", GRAPH], "field_graph")
+        log = Path(launcher.log_path)
+        assert listener.spin_until(lambda: loop.estimate, 600.0), log.read_text()[-2000:]
+        t_stand = loop.sim_time() + 1.0
+        assert listener.spin_until(lambda: loop.sim_time() > t_stand, 600.0), log.read_text()[-2000:]
+        for topic, publisher in publishers.items():
+            assert listener.spin_until(lambda p=publisher: p.get_subscription_count() > 0, 30.0), topic
+        causes: set[str] = set()
+        for case in cases:
+            inject: Inject = case.payload
+            offset, since = len(log.read_text(errors="replace")), time.monotonic()
+            message = inject.build(loop)
+            if inject.topic == "/leg_pd_controller/commands":
+                loop.injected.add(_stamp_ns(message))
+            publishers[inject.topic].publish(message)
+            t_end = loop.sim_time() + window
+            listener.spin_until(lambda t=t_end: loop.sim_time() > t or launcher.poll() is not None, 60.0)
+            new = log.read_text(errors="replace")[offset:]
+            mine = "\n".join(line for line in new.splitlines() if line.startswith(f"[{inject.node}]"))
+            seen = NodeObservation(launcher.poll() is None and loop.sim_time() > t_end, mine,
+                                   wrong=_loop_safety(loop, since))
+            yield Result(case, classify_node(case, seen, causes))
+            loop.commands = [c for c in loop.commands if c[0] >= since]
+    finally:
+        listener.close()
