@@ -234,10 +234,11 @@ class WholeBodyController:
         ev = self._evaluation(q, v)
         asm = self._assembly()
         layout = asm.layout
+        bounds = asm.normal_bounds
         for k, name in enumerate(layout.contact_names):
             state = self._contacts[name]
             f_upper = state.upper_normal_force()
-            asm.normal_bounds[k] = min(state.contact.f_min, f_upper), f_upper
+            bounds[k, 0], bounds[k, 1] = min(state.contact.f_min, f_upper), f_upper
         asm.fill(ev, self._first_q)
         x, Z = asm.eliminate()
         if x is None:
