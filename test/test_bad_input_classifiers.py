@@ -135,3 +135,35 @@ def test_render_counts_and_lists_the_cases_off() -> None:
     text = render(results)
     assert "2 cases, 1 in their expected category, 1 not" in text
     assert "expected clear error, got crash/hang" in text
+
+
+def test_what_a_field_surface_said_is_classified() -> None:
+    """classify_said: a number through is unsafe; one error naming the input clear, two unhelpful; an
+    acceptance needs exactly one warning naming it when the case has names, and a cited sentence."""
+    from test.bad_inputs.field_cases import Said, classify_said
+
+    named = case(names=("PacketCounter",), doc=EXISTING, expected=DOCUMENTED)
+    assert classify_said(named, Said(unsafe="1e308 broadcast")).category == UNSAFE
+    assert classify_said(named, Said(errors=["no PacketCounter"])).category == CLEAR
+    assert classify_said(named, Said(errors=["a", "b"])).category == UNHELPFUL
+    assert classify_said(named, Said(errors=["read failed"])).category == UNHELPFUL
+    assert classify_said(named, Said(warnings=["PacketCounter 20001 not taken"])).category == DOCUMENTED
+    assert classify_said(named, Said()).category == SILENT
+    assert classify_said(named, Said(warnings=["PacketCounter", "PacketCounter"])).category == SILENT
+    assert classify_said(case(names=(), doc=None, expected=SILENT), Said()).category == SILENT
+
+
+def test_a_bag_command_is_classified_by_its_exit_and_lines() -> None:
+    """classify_tool: a traceback, a signal or no exit is a crash; a non-zero exit is judged by its one
+    ``error:`` line; exit 0 on a damaged bag needs exactly one line naming the damage."""
+    from test.bad_inputs.field_cases import classify_tool
+
+    damaged = case(names=("fails its check",), doc=EXISTING, expected=DOCUMENTED)
+    assert classify_tool(damaged, 1, "", "Traceback (most recent call last):\nKeyError: 3").category == CRASH
+    assert classify_tool(damaged, None, "", "").category == CRASH
+    assert classify_tool(damaged, -9, "", "").category == CRASH
+    assert classify_tool(damaged, 2, "", "kinodyn bag: error: chunk fails its check").category == CLEAR
+    assert classify_tool(damaged, 2, "", "x: error: one\nx: error: two").category == UNHELPFUL
+    said = "kinodyn bag: warning: b.mcap: chunk at byte 9 fails its check (CRC mismatch)"
+    assert classify_tool(damaged, 0, "", said).category == DOCUMENTED
+    assert classify_tool(damaged, 0, "Messages: 2004", "").category == SILENT
