@@ -69,7 +69,6 @@ def base_state_values(msg: Odometry) -> list[float]:
     return [p.x, p.y, p.z, o.x, o.y, o.z, o.w, v.x, v.y, v.z, w.x, w.y, w.z]
 
 
-
 class LeggedStateEstimator(ChainableController):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         **specs_of(EstimatorParameters, EstimatorParameters.flat_defaults()), **OWN_PARAMETERS}
