@@ -5,6 +5,7 @@ Used by the tests and the benchmark; nothing here is used by the node."""
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +41,8 @@ class FakePublisher:
         self.messages: list[Any] = []
 
     def publish(self, msg: Any) -> None:
-        self.messages.append(msg)
+        """Keeps a copy: rclpy's publish serialises the message at once, so a publisher may refill it."""
+        self.messages.append(copy.deepcopy(msg))
 
 
 class FakeContext:

@@ -58,20 +58,20 @@ class ImuSensorBroadcaster(Controller):
             INDIVIDUAL, tuple(full_name(self.params["sensor_name"], i) for i in IMU_INTERFACES)
         )
 
+    def on_activate(self) -> CallbackReturn:
+        # one message, refilled every cycle (publish serialises it at once): frame and covariances set once
+        self.msg = Imu()
+        self.msg.header.frame_id = self.frame_id
+        for c in COVARIANCES:
+            setattr(self.msg, f"{c}_covariance", [float(x) for x in self.params[f"static_covariance_{c}"]])
+        return CallbackReturn.SUCCESS
+
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
         v = self.states.get().tolist()
-        msg = Imu()
+        msg = self.msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp(time)
-        msg.header.frame_id = self.frame_id
         o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
         o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z = v
-        msg.orientation_covariance = [float(x) for x in self.params["static_covariance_orientation"]]
-        msg.angular_velocity_covariance = [
-            float(x) for x in self.params["static_covariance_angular_velocity"]
-        ]
-        msg.linear_acceleration_covariance = [
-            float(x) for x in self.params["static_covariance_linear_acceleration"]
-        ]
         self.publisher.publish(msg)
         return ReturnType.OK

@@ -10,6 +10,7 @@ which ``joint_states`` carries (docs/nodes/control_node.md).
 
 from __future__ import annotations
 
+from array import array
 from typing import ClassVar
 
 import numpy as np
@@ -65,15 +66,17 @@ class JointStateBroadcaster(Controller):
         self.table = np.full((len(FIELDS), len(self.joints)), np.nan)
         self.rows = np.array([f for _, f, _ in self.slots], dtype=np.intp)
         self.cols = np.array([k for k, _, _ in self.slots], dtype=np.intp)
+        # one message, refilled every cycle (publish serialises it at once): its names are set once
+        self.msg = JointState(name=self.joints)
+        self.msg.header.frame_id = self.params["frame_id"]
         return CallbackReturn.SUCCESS
 
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
         self.table[self.rows, self.cols] = self.states.get()
-        msg = JointState()
+        msg = self.msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp(time)
-        msg.header.frame_id = self.params["frame_id"]
-        msg.name = self.joints
-        msg.position, msg.velocity, msg.effort = (row.tolist() for row in self.table)
+        # array.array('d') is taken as it is (a list would be checked value by value)
+        msg.position, msg.velocity, msg.effort = (array("d", row.tobytes()) for row in self.table)
         self.publisher.publish(msg)
         return ReturnType.OK
