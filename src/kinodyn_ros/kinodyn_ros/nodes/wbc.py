@@ -85,8 +85,8 @@ class Wbc(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = None
         self._frozen = False
-        if mode == "legged":  # before joint_states: the executor takes ready subscriptions in creation order,
-            # so a base state already there is paired before its joint state, which then need not wait for it
+        if mode == "legged":  # the executor runs callbacks in arrival order: a base state that came first
+            # (ground truth) is paired before its joint state, which then need not wait for it
             self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
         self.create_subscription(JointState, "joint_states",
                                  self._callback("joint_states", self._on_joint_state), inputs)
