@@ -692,8 +692,6 @@ def _pd_command(loop: Loop, shift_ns: int) -> Any:
 
 def graph_cases() -> list[Case]:
     """Stamps and implausible base states sent into the trotting-capable quadruped loop in lockstep."""
-    lag = Doc(ESTIMATOR_DOC, "A stamp less than `max_stamp_lag` behind the clock is taken (a queue the node "
-                             "is catching up on)")
     stamp, plaus = "time stamp", "plausibility"
     return [
         Case(stamp, "wbc_joint_states_10s_ahead", "a joint state stamped 10 s ahead of /clock", CLEAR,
@@ -705,8 +703,6 @@ def graph_cases() -> list[Case]:
         Case(stamp, "estimator_imu_10s_ahead", "an IMU message stamped 10 s ahead of /clock", CLEAR,
              Inject("state_estimator", "/imu_sensor_broadcaster/imu", lambda loop: _imu(loop, 10 * NS)),
              ("max_stamp_lead",)),
-        Case(stamp, "estimator_imu_1s_behind", "an IMU message stamped 1 s behind /clock", DOCUMENTED,
-             Inject("state_estimator", "/imu_sensor_broadcaster/imu", lambda loop: _imu(loop, -NS)), (), lag),
         Case(stamp, "wbc_cmd_vel_10s_ahead", "a cmd_vel stamped 10 s ahead of /clock", CLEAR,
              Inject("wbc", "/wbc/cmd_vel", lambda loop: _cmd_vel(loop, 10 * NS)), ("ahead",)),
         Case(stamp, "wbc_cmd_vel_1s_behind", "a cmd_vel stamped 1 s behind /clock", CLEAR,
