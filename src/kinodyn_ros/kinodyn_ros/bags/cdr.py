@@ -88,7 +88,8 @@ _LAST_STRINGS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {}
 
 
 class _Cursor:
-    """Little-endian CDR reader of one payload (after the 4-byte encapsulation, which aligns from there)."""
+    """Little-endian CDR reader of one payload (after the 4-byte encapsulation, which aligns from there).
+    Bytes after the message are ignored (``kinodyn_ros.bags.typestore.deserialize_cdr`` says why)."""
 
     __slots__ = ("pos", "raw")
 
@@ -146,12 +147,6 @@ class _Cursor:
         self.pos += 8
         return types["std_msgs/msg/Header"](types["builtin_interfaces/msg/Time"](sec, nanosec), self.string())
 
-    def end(self, message: Any) -> Any:
-        """``message`` when the payload ends here (CDR pads to 4: at most 3 bytes left), else ValueError."""
-        if len(self.raw) - self.pos > 3:
-            raise ValueError("CDR payload longer than its message")
-        return message
-
 
 def imu_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
     """sensor_msgs/msg/Imu: header, orientation, 3x3 covariance, angular velocity, covariance, linear
@@ -160,10 +155,10 @@ def imu_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
     header = cursor.header(types)
     v = cursor.doubles(37)
     vector, quaternion = types["geometry_msgs/msg/Vector3"], types["geometry_msgs/msg/Quaternion"]
-    return cursor.end(types["sensor_msgs/msg/Imu"](
+    return types["sensor_msgs/msg/Imu"](
         header, quaternion(*v[0:4]), np.array(v[4:13]), vector(*v[13:16]), np.array(v[16:25]),
         vector(*v[25:28]), np.array(v[28:37]),
-    ))
+    )
 
 
 def joint_state_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
@@ -172,7 +167,7 @@ def joint_state_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> A
     header = cursor.header(types)
     names = cursor.strings("JointState.name")
     arrays = [cursor.double_array(cursor.uint32()) for _ in range(3)]
-    return cursor.end(types["sensor_msgs/msg/JointState"](header, names, *arrays))
+    return types["sensor_msgs/msg/JointState"](header, names, *arrays)
 
 
 def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
@@ -187,7 +182,7 @@ def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -
     point, vector = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Vector3"]
     points = cursor.vectors(point)
     forces = cursor.vectors(vector)
-    return cursor.end(types["kinodyn_interfaces/msg/ContactStates"](header, names, flags, points, forces))
+    return types["kinodyn_interfaces/msg/ContactStates"](header, names, flags, points, forces)
 
 
 @dataclass(frozen=True)
@@ -216,7 +211,7 @@ def contact_arrays_from_cdr(raw: bytes | memoryview) -> ContactArrays:
         forces = cursor.double_array(3 * cursor.uint32()).reshape(-1, 3)
     except (IndexError, struct.error) as exc:
         raise ValueError(f"ContactStates CDR cut short ({len(raw)} bytes): {exc}") from None
-    return cursor.end(ContactArrays(frame_id, len(names), flags, points, forces))
+    return ContactArrays(frame_id, len(names), flags, points, forces)
 
 
 @dataclass(frozen=True)

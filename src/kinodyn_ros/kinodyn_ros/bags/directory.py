@@ -145,7 +145,9 @@ class StorageBag:
                                        schema.data)
             try:
                 qos = parse_qos(channel.metadata.get("offered_qos_profiles", ""))
-            except ReaderError:
+            except (ReaderError, KeyError, TypeError, ValueError, AttributeError) as error:
+                self._report(f"{path}: topic {channel.topic}: its offered_qos_profiles do not parse as QoS "
+                             f"profiles ({error!r}): played with rosbag2's default offer")
                 qos = []
             digest = channel.metadata.get("topic_type_hash") or stored_hashes.get(channel.topic, "")
             found[channel.id] = Connection(channel.id, channel.topic, schema.name, msgdef, digest,

@@ -24,7 +24,7 @@ from rosbags.typesys.store import Typestore
 
 from kinodyn_ros.bags.cdr import DECODERS
 from kinodyn_ros.bags.directory import BagError, StorageBag
-from kinodyn_ros.bags.typestore import installed_typestore
+from kinodyn_ros.bags.typestore import deserialize_cdr, installed_typestore
 
 __all__ = ["BagError", "BagReader", "open_bag", "read_messages", "reader_messages", "select_connections"]
 
@@ -117,5 +117,6 @@ def fast_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes |
 
 def message_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object]:
     """Raw CDR of the connection -> message object: ``fast_decoder`` where there is one, else rosbags by the
-    definition the bag stores."""
-    return fast_decoder(reader, connection) or partial(reader.deserialize, typ=connection.msgtype)
+    definition the bag stores (bytes after the message ignored: ``deserialize_cdr``)."""
+    return fast_decoder(reader, connection) or partial(deserialize_cdr, reader.typestore,
+                                                       msgtype=connection.msgtype)

@@ -9,9 +9,11 @@ Writing uses this store (the definitions installed here); reading uses the defin
 from __future__ import annotations
 
 import os
+import struct
 from functools import cache
 from pathlib import Path
 
+from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
@@ -60,3 +62,18 @@ def installed_typestore() -> Typestore:
     additions = _installed_additions(frozenset(store.fielddefs))
     store.register({name: value for name, value in additions.items() if name not in store.fielddefs})
     return store
+
+
+def deserialize_cdr(store: Typestore, raw: bytes | memoryview, msgtype: str) -> object:
+    """``store.deserialize_cdr`` without rosbags' check that nothing follows the message: the bytes after it
+    are ignored, as rclpy's and Foxglove's decoders ignore them. rclpy's buffer carries 4 unused bytes per
+    empty sequence of doubles (8 after a JointState without velocity and effort), and rosbag2 and kinodyn
+    record the bytes as received. SerdeError for bytes that are no CDR of the type."""
+    if len(raw) < 4 or bytes(raw[:2]) not in (b"\x00\x00", b"\x00\x01"):
+        raise SerdeError(f"{msgtype}: no CDR encapsulation header")
+    msgdef = store.get_msgdef(msgtype)
+    decode = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be
+    try:
+        return decode(raw[4:], 0, msgdef.cls, store)[0]
+    except (struct.error, UnicodeDecodeError, ValueError, IndexError) as error:
+        raise SerdeError(f"could not deserialize {msgtype}: {error}") from error

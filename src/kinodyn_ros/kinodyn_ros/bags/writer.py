@@ -36,7 +36,7 @@ from kinodyn_ros.bags.cdr import ENCODERS
 from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, StorageError, check_limits
 from kinodyn_ros.bags.metadata import write_metadata
 from kinodyn_ros.bags.qos import PRESETS
-from kinodyn_ros.bags.typestore import installed_typestore
+from kinodyn_ros.bags.typestore import deserialize_cdr, installed_typestore
 
 #: rosbag2 metadata version written (Jazzy and later).
 METADATA_VERSION = 9
@@ -175,18 +175,11 @@ class BagWriter:
                 message = encoder(message)  # the bytes of the round trip below, without it
             else:
                 if from_rclpy:
-                    message = self._from_rclpy(serialize_message(message), connection.msgtype)
+                    # rclpy's buffer can end with unused bytes, which deserialize_cdr ignores
+                    message = deserialize_cdr(self.typestore, serialize_message(message), connection.msgtype)
                 message = self.typestore.serialize_cdr(message, connection.msgtype)
         self._writer.write(connection, int(t_ns), message)
 
-    def _from_rclpy(self, raw: bytes, msgtype: str) -> Any:
-        """The rosbags object of rclpy's CDR. rclpy's buffer can end with unused bytes past the message (8
-        after an empty JointState), which rosbags' ``deserialize_cdr`` refuses: decode by the definition and
-        ignore them."""
-        if raw[:2] != b"\x00\x01":
-            raise ValueError(f"rclpy gave {msgtype} as CDR that is not little endian")
-        msgdef = self.typestore.get_msgdef(msgtype)
-        return msgdef.deserialize_cdr_le(raw[4:], 0, msgdef.cls, self.typestore)[0]
 
     def flush_due(self) -> None:
         """Write the messages held for ``chunk_period`` s or longer (call it regularly while recording)."""
