@@ -206,6 +206,7 @@ class Assembly:
         self._Rt = np.zeros((n_eq, n_eq))
         self._buffers: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
         self._levels: dict[tuple[int, int, int], LevelBuffers] = {}
+        self.row_counts: dict[int, list[int]] = {}  # per priority level, each task's rows (the controller's)
 
     def fill(self, ev: Evaluation, first_q: int) -> None:
         """This tick's rows at ``ev``; ``normal_bounds`` (each contact's normal-force range) set before."""

@@ -249,7 +249,9 @@ class WholeBodyController:
         solved = 0
         self._notes.clear()
         for k, tasks in enumerate(levels):
-            counts = [task.row_count(layout) for task in tasks]
+            counts = asm.row_counts.get(k)
+            if counts is None:  # (a task's row count depends on the layout only)
+                counts = asm.row_counts[k] = [task.row_count(layout) for task in tasks]
             buf = asm.level(k, sum(counts), Z.shape[1])
             A, b = self._stack(tasks, ev, layout, buf.A, buf.b, counts)
             AZ, CZ, Cx = np.matmul(A, Z, out=buf.AZ), np.matmul(C, Z, out=buf.CZ), np.matmul(C, x, out=buf.Cx)

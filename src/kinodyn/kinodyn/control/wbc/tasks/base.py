@@ -47,7 +47,8 @@ class Task(ABC):
         """The task's rows at this evaluation; also updates ``self.error``."""
 
     def row_count(self, layout: VariableLayout) -> int:
-        """How many rows ``rows`` gives with ``layout``."""
+        """How many rows ``rows`` gives with ``layout`` (a function of the layout: the controller asks once
+        per set of active contacts)."""
         return self.dim
 
     def write_rows(self, ev: Evaluation, layout: VariableLayout, A: np.ndarray, b: np.ndarray) -> None:
