@@ -153,16 +153,27 @@ def test_demo_graphs_use_the_shipped_urdfs() -> None:
 
 
 def test_every_graph_has_one_publisher_of_the_floating_base_transform() -> None:
-    """state_estimator (publish_tf, default true) and state_publisher (odometry_topic) both turn odometry into
-    /tf: a graph with both would put every odom -> base_link stamp twice on /tf (tf2's TF_REPEATED_DATA)."""
+    """state_estimator (publish_tf, default true), its in-process controller (kinodyn_control/
+    LeggedStateEstimator in control_node, publish_tf default true) and state_publisher (odometry_topic) each
+    turn odometry into /tf: a graph with two would put every odom -> base_link stamp twice on /tf (tf2's
+    TF_REPEATED_DATA)."""
     checked = 0
     for graph_file in GRAPH_FILES:
-        publishers = [node.name for node in load_graph(graph_file).nodes
-                      if (node.executable == "state_estimator" and node.parameters.get("publish_tf", True))
-                      or (node.executable == "state_publisher" and node.parameters.get("odometry_topic"))]
+        publishers = []
+        for node in load_graph(graph_file).nodes:
+            params = node.parameters
+            if (node.executable == "state_estimator" and params.get("publish_tf", True)) or (
+                node.executable == "state_publisher" and params.get("odometry_topic")
+            ):
+                publishers.append(node.name)
+            if node.executable == "control_node":
+                publishers += [f"{node.name}/{name}" for name, value in params.items()
+                               if isinstance(value, dict)
+                               and value.get("type") == "kinodyn_control/LeggedStateEstimator"
+                               and value.get("publish_tf", True)]
         assert len(publishers) <= 1, f"{graph_file.name}: {publishers} all publish the floating base on /tf"
         checked += bool(publishers)
-    assert checked >= 1  # quadruped_wbc's estimator
+    assert checked >= 2  # quadruped_wbc's estimator node, quadruped_rt's estimator controller
 
 
 # --- 2. the launcher with stand-in nodes --------------------------------------------------------------------

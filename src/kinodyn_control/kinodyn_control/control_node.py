@@ -7,6 +7,7 @@ Parameters, laid out like ros2_control's controller_manager YAML::
         update_rate: 500                      # Hz, int
         lockstep: false                       # true: each cycle waits for the commands answering its state
         lockstep_timeout: 1.0                 # wall seconds of waiting before it is logged (lockstep only)
+        lockstep_max_speed: 0.0               # lockstep: at most this many times real time (0: unbounded)
         realtime_priority: 0                  # 1-99: the wall-clock loop's thread under SCHED_FIFO
         robot_description_file: package://kinodyn_bringup/urdf/quadruped.urdf   # or robot_description, or
         the topic
@@ -39,6 +40,7 @@ controller manager does; those nodes are spun by this process's executor (``extr
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
@@ -77,6 +79,7 @@ NODE_PARAMETERS = (
     "update_rate",
     "lockstep",
     "lockstep_timeout",
+    "lockstep_max_speed",
     "realtime_priority",
     "robot_description",
     "robot_description_file",
@@ -166,6 +169,13 @@ class ControlNode(Node):
         if self.lockstep:
             lockstep_period_ns(self.update_rate)
             self.gate = LockstepGate(float(self._param("lockstep_timeout", 1.0)), self.get_logger())
+        self.max_speed = self._param("lockstep_max_speed", 0.0)
+        if isinstance(self.max_speed, bool) or not isinstance(self.max_speed, (int, float)) or not (
+            math.isfinite(self.max_speed) and self.max_speed >= 0.0
+        ):
+            raise ValueError(f"parameter lockstep_max_speed must be a finite number >= 0 (times real "
+                             f"time, 0: as fast as the loop closes), got {self.max_speed!r}")
+        self.max_speed = float(self.max_speed)
         priority = self.realtime_priority = self._param("realtime_priority", 0)
         if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
             raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, "
@@ -242,7 +252,7 @@ class ControlNode(Node):
         ):
             self.create_service(srv, f"~/{name}", handler)
         if self.gate is not None:
-            self.loop = LockstepLoop(manager.lockstep_cycle, self.update_rate, self.gate)
+            self.loop = LockstepLoop(manager.lockstep_cycle, self.update_rate, self.gate, self.max_speed)
             pacing = f"lockstep, {1.0 / self.update_rate} s of simulated time per cycle"
         else:
             self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now,

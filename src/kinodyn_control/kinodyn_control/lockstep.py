@@ -19,6 +19,7 @@ here.
 
 from __future__ import annotations
 
+import math
 import threading
 import time as _time
 from collections.abc import Callable
@@ -103,10 +104,15 @@ def lockstep_period_ns(rate: int) -> int:
 
 
 class LockstepLoop:
-    """Runs ``cycle(t_k, period, gate)`` back to back on a dedicated thread, ``t_k = k * period`` from 0."""
+    """Runs ``cycle(t_k, period, gate)`` on a dedicated thread, ``t_k = k * period`` from 0: back to back, or
+    with ``max_speed > 0`` never ahead of ``max_speed`` times the wall clock since the first cycle (a process
+    outside the loop, such as a scenario runner or a teleop, then sees simulated time advance at a pace it can
+    follow; the cycles and their results are the same either way)."""
 
-    def __init__(self, cycle: LockstepCycle, rate: int, gate: LockstepGate) -> None:
-        self.cycle, self.gate = cycle, gate
+    def __init__(self, cycle: LockstepCycle, rate: int, gate: LockstepGate, max_speed: float = 0.0) -> None:
+        if not (math.isfinite(max_speed) and max_speed >= 0.0):
+            raise ValueError(f"max_speed must be a finite number >= 0 (0: unbounded), got {max_speed}")
+        self.cycle, self.gate, self.max_speed = cycle, gate, float(max_speed)
         self.period_ns = lockstep_period_ns(rate)
         self.time = 0.0  # simulated time of the cycle in progress [s]
         self.cycles = 0
@@ -122,9 +128,14 @@ class LockstepLoop:
 
     def _run(self) -> None:
         period = self.period_ns / NANOSECONDS
+        start = _time.monotonic()
         try:
             while True:
                 self.time = self.cycles * self.period_ns / NANOSECONDS
+                if self.max_speed > 0.0:
+                    ahead = start + self.time / self.max_speed - _time.monotonic()
+                    if ahead > 0.0:
+                        _time.sleep(ahead)
                 if not self.cycle(self.time, period, self.gate):
                     return
                 self.cycles += 1

@@ -215,6 +215,41 @@ def test_loop_runs_cycles_at_k_periods_until_stopped() -> None:
     assert stamps == [k * 2_000_000 for k in range(6)]
 
 
+
+class _Clocked:
+    """A lockstep cycle that records (simulated time, wall seconds since the loop's first cycle)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float]] = []
+        self.start = 0.0
+
+    def __call__(self, t: float, period: float, gate: LockstepGate) -> bool:
+        now = time.monotonic()
+        self.start = self.start or now
+        self.seen.append((t, now - self.start))
+        return True
+
+
+@pytest.mark.parametrize("max_speed", [0.5, 2.0])
+def test_loop_with_max_speed_never_runs_ahead_of_the_wall_clock(max_speed: float) -> None:
+    cycle = _Clocked()
+    gate = LockstepGate(1.0, None)
+    loop = LockstepLoop(cycle, 100, gate, max_speed)
+    loop.start()
+    assert poll(lambda: loop.cycles >= 20)
+    loop.stop()
+    assert loop.error is None
+    # simulated time at a cycle's start is never ahead of max_speed x the wall time since the first cycle
+    # (sleeping can only make the loop later, so load cannot break this)
+    assert all(t <= max_speed * wall + 1e-3 for t, wall in cycle.seen), cycle.seen[:5]
+    assert [round(t * 100) for t, _ in cycle.seen] == list(range(len(cycle.seen)))
+
+
+@pytest.mark.parametrize("max_speed", [-1.0, math.nan, math.inf])
+def test_loop_max_speed_must_be_finite_and_non_negative(max_speed: float) -> None:
+    with pytest.raises(ValueError, match="max_speed"):
+        LockstepLoop(_Clocked(), 100, LockstepGate(1.0, None), max_speed)
+
 def test_unstamped_command_controller_refused_in_lockstep() -> None:
     h = two_joint_arm()
     h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
