@@ -83,7 +83,12 @@ class MotionTask(Task):
             b[:] = 0.0
             return
         J, d = self.qdd_rows(ev)
-        _SCALED.call(J, d, self.weight, A, b)
+        J, d = np.asarray(J, dtype=float), np.asarray(d, dtype=float)  # (the kernel takes float64 only)
+        if J.shape != (b.size, ev.v.size) or d.shape != b.shape or self.weight.shape != b.shape:
+            raise ValueError(f"task {self.name!r}: qdd_rows gave J {J.shape} and b {d.shape} with weight "
+                             f"{self.weight.shape}; expected ({b.size}, {ev.v.size}), ({b.size},) and "
+                             f"({b.size},) (dim = {self.dim})")
+        _SCALED.call(J, d, np.asarray(self.weight, dtype=float), A, b)
 
     def rows(self, ev: Evaluation, layout: VariableLayout) -> TaskRows:
         J, b = self.qdd_rows(ev)
