@@ -373,3 +373,46 @@ def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) 
     assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01
     roll_pitch = 2.0 * math.asin(min(1.0, math.hypot(loop.sim.q[3], loop.sim.q[4])))
     assert roll_pitch < 0.05
+
+
+def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
+    """The base state as arrays (the in-process controller's way) gives the commands the Odometry gives, bit
+    for bit, through the hold, the handover and the QP."""
+    by_message, by_arrays = Loop(logger), Loop(logger)
+    for k in range(300):
+        by_message.step(with_base=True)
+        s = by_arrays.sim
+        assert by_arrays.core.on_base_state_arrays(k * DT_NS, "odom", "base_link", s.q[:7], s.v[:6]) == []
+        (answer,) = by_arrays.core.on_joint_state(by_arrays.joint_state(k * DT_NS), 0)
+        by_arrays.answers.append(answer)
+        c = answer.command
+        tau = np.array(c.effort) + np.array(c.kp) * (np.array(c.position) - s.q[7:]) + \
+            np.array(c.kd) * (np.array(c.velocity) - s.v[6:])
+        s.step(np.clip(tau, -by_arrays.model.effort_limit[6:], by_arrays.model.effort_limit[6:]))
+        by_arrays.k += 1
+    assert by_arrays.core.controlled_ticks > 200
+    for a, b in zip(by_message.answers, by_arrays.answers, strict=True):
+        assert list(a.command.effort) == list(b.command.effort) and list(a.command.kp) == list(b.command.kp)
+
+
+@pytest.mark.parametrize(("frame", "child", "pose", "twist", "cause"), [
+    ("", "base_link", [0, 0, 0.5, 0, 0, 0, 1], [0] * 6, "empty header.frame_id"),
+    ("odom", "imu_link", [0, 0, 0.5, 0, 0, 0, 1], [0] * 6, "child_frame_id 'imu_link' is not the URDF root"),
+    ("odom", "", [0, 0, math.nan, 0, 0, 0, 1], [0] * 6, "pose .* is not finite"),
+    ("odom", "", [2e9, 0, 0.5, 0, 0, 0, 1], [0] * 6, "exceeds 1e\\+09 m"),
+    ("odom", "", [0, 0, 0.5, 0, 0, 0, 0.5], [0] * 6, "not a unit quaternion"),
+    ("odom", "", [0, 0, 0.5, 0, 0, 0, 1], [0, 0, 0, math.inf, 0, 0], "twist is not finite"),
+    ("odom", "", [0, 0, 0.5, 0, 0, 1], [0] * 6, "7 and 6 needed"),
+])
+def test_an_unusable_base_state_is_refused_by_both_entry_points(logger, frame, child, pose, twist,
+                                                                cause: str) -> None:
+    loop = Loop(logger)
+    with pytest.raises(InputError, match=cause):
+        loop.core.on_base_state_arrays(0, frame, child, np.array(pose, float), np.array(twist, float))
+    if len(pose) == 7:
+        msg = odometry(0, np.array(pose, float), np.array(twist, float))
+        msg.header.frame_id, msg.child_frame_id = frame, child
+        with pytest.raises(InputError, match=cause):
+            loop.core.on_base_state(msg)
+    loop.step(with_base=False)
+    assert loop.core.controlled_ticks == 0  # nothing was taken: held

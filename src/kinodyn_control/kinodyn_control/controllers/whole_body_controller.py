@@ -35,7 +35,6 @@ from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
-from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
 from kinodyn import Model
@@ -159,7 +158,7 @@ class WholeBodyController(ChainableController):
                                                            for k in range(3))
         with self.ros.lock:
             if np.isfinite(base).all():
-                self._base_state(base, joints)
+                self._base_state(base, sec * NS + nanosec)
             answers = self.core.on_joint_state(joints, _time.monotonic_ns())
         for answer in answers:  # one: the base-state wait is 0
             command = answer.command
@@ -177,18 +176,12 @@ class WholeBodyController(ChainableController):
                 publish_finite(self._diagnostics, answer.diagnostics, self.problems)
         return ReturnType.OK
 
-    def _base_state(self, base: np.ndarray, joints: JointState) -> None:
-        """The estimator's base state of this cycle to the core, as the node gets it (an Odometry)."""
-        msg = Odometry()
-        msg.header.stamp = joints.header.stamp
-        msg.header.frame_id = self.params["odom_frame"]
-        msg.child_frame_id = self.core.root
-        p, o = msg.pose.pose.position, msg.pose.pose.orientation
-        v, w = msg.twist.twist.linear, msg.twist.twist.angular
-        p.x, p.y, p.z, o.x, o.y, o.z, o.w, v.x, v.y, v.z, w.x, w.y, w.z = base.tolist()
+    def _base_state(self, base: np.ndarray, stamp_ns: int) -> None:
+        """The estimator's base state of this cycle to the core, as the node gets it (an Odometry's numbers in
+        ``odom_frame`` of the root link)."""
         try:
-            self.core.on_base_state(msg)
+            self.core.on_base_state_arrays(stamp_ns, self.params["odom_frame"], self.core.root, base[:7],
+                                           base[7:])
         except ValueError as exc:  # the core's checks of a base state (as the node's callback drops it)
             self.problems.warn(("base_state", type(exc).__name__), f"ignoring the base state of "
                                f"{self.params['base_state_controller']}: {exc}")
-

@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
-from kinodyn.spatial.rotations import matrix_to_euler
+from kinodyn.spatial.rotations import as_unit_quaternion, matrix_to_euler, quat_normalize
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from kinodyn_ros.conversions import (
+    MAX_TRANSLATION,
     InputError,
     JointStateError,
     joint_state_positions,
@@ -52,7 +53,7 @@ from kinodyn_ros.conversions import (
     stamp_to_ns,
 )
 from kinodyn_ros.estimation.messages import diagnostics_message, ns_to_time, status_name
-from kinodyn_ros.floating_base import odometry_base_state
+from kinodyn_ros.floating_base import linear_angular, pose_array
 from kinodyn_ros.input_bounds import JointBounds, check_reach, reach_radius
 from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
 from kinodyn_ros.wbc.arm import ArmController
@@ -119,6 +120,39 @@ def _stats(values: list[float], prefix: str) -> dict[str, float]:
     return {f"{prefix}_median_ms": 1e3 * float(np.median(values)), f"{prefix}_max_ms": 1e3 * max(values)}
 
 
+def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(q[:7], v[:6])`` of a base state's numbers, quaternion normalized; ValueError (InputError) for an
+    empty ``frame``, a ``child_frame`` neither empty nor ``root``, a pose that ``conversions.pose_to_matrix``
+    refuses (non-finite, too large, non-unit quaternion) or a non-finite twist."""
+    if not frame:
+        raise InputError("empty_frame_id", "base state has an empty header.frame_id; name the odometry frame "
+                         "(e.g. 'odom')")
+    if child_frame not in ("", root):
+        raise InputError("child_frame_id", f"base state child_frame_id {child_frame!r} is not the URDF root "
+                         f"link {root!r}; the base pose and twist must be those of the root link")
+    q7 = np.array(pose, dtype=np.float64)
+    v6 = np.array(twist, dtype=np.float64)
+    if q7.shape != (7,) or v6.shape != (6,):
+        raise InputError("shape", f"base state pose has {q7.size} numbers and twist {v6.size}: 7 and 6 "
+                         "needed")
+    if not np.isfinite(q7).all():
+        raise InputError("non_finite_pose", f"base state pose {q7.tolist()} is not finite")
+    if np.max(np.abs(q7[:3])) > MAX_TRANSLATION:
+        raise InputError("translation_too_large", f"base state position {q7[:3].tolist()} exceeds "
+                         f"{MAX_TRANSLATION:g} m in magnitude")
+    try:
+        as_unit_quaternion(q7[3:])
+    except ValueError as exc:
+        raise InputError("non_unit_quaternion", f"base state orientation is not a unit quaternion (x, y, z, "
+                         f"w): {exc}") from None
+    if not np.isfinite(v6).all():
+        raise InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
+                         f"{v6[3:]}")
+    q7[3:] = quat_normalize(q7[3:])
+    return q7, v6
+
+
 class WbcCore:
     """The `wbc` node's logic (module doc). ``controller`` is an ``ArmController`` or a ``LeggedController``;
     ``problems`` logs each distinct problem throttled; ``info`` logs one line; ``clock`` reads the node's
@@ -173,11 +207,19 @@ class WbcCore:
         return [self._answer(p) for p in self.sync.joint_state(stamp, (msg, received_ns), received_ns)]
 
     def on_base_state(self, msg: Odometry) -> list[Answer]:
-        """A base state (legged): validated (stamp, content, plausibility), then paired with a joint state
-        that waits for it."""
-        stamp = stamp_to_ns(msg.header.stamp)
+        """A base state (legged) as nav_msgs/Odometry: its numbers to ``on_base_state_arrays``."""
+        return self.on_base_state_arrays(stamp_to_ns(msg.header.stamp), msg.header.frame_id,
+                                         msg.child_frame_id, pose_array(msg.pose.pose),
+                                         linear_angular(msg.twist.twist))
+
+    def on_base_state_arrays(self, stamp: int, frame: str, child_frame: str, pose: np.ndarray,
+                             twist: np.ndarray) -> list[Answer]:
+        """A base state (legged) stamped ``stamp`` [ns]: the pose ``[x, y, z, qx, qy, qz, qw]`` of
+        ``child_frame`` (empty or the URDF root link) in ``frame`` and its twist ``[linear; angular]`` in
+        ``child_frame``, as an Odometry carries them. Validated (stamp, frames, content, plausibility), then
+        paired with a joint state that waits for it; ValueError (InputError) when refused."""
         self._check_lead(self.base_state_topic, stamp, "not used")
-        frame, q7, v6 = odometry_base_state(msg, self.root)
+        q7, v6 = _base_state(frame, child_frame, self.root, pose, twist)
         verdict = self.gate.check(stamp, q7, v6, self.controller.settings,  # type: ignore[union-attr]
                                   self.params.base_state_max_age)
         if verdict.refused:
