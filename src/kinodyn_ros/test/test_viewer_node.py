@@ -48,7 +48,7 @@ def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(viewer, 
     T_base[:3, 3] = [1.0, 2.0, 0.5]
     stamp = Time(sec=1)
     for transforms, static in (
-        (tree.static_transforms(), True),
+        ([*tree.static_transforms(), ("world", "odom", np.eye(4))], True),  # odom placed by /tf
         (tree.moving_transforms(dict.fromkeys(tree.movable_joint_names, 0.0)), False),
         ([("odom", "base_link", T_base)], False),
     ):
