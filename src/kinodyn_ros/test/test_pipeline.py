@@ -18,6 +18,7 @@ from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.conversions import InputError
 from kinodyn_ros.estimation.messages import (
     JointMap,
+    JointSample,
     contact_flags,
     diagnostics_message,
     imu_sample,
@@ -376,6 +377,53 @@ def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> No
         np.testing.assert_array_equal(np.array(rows), np.array(expected))
         assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
         assert not of_kind(outputs, "tf")
+
+
+def test_array_entry_points_give_the_message_entry_points_outputs(model) -> None:
+    """The faulty stream given as arrays (``on_*_sample``, ``on_contact_flags``; a message that does not
+    convert given as the message), the estimates as rows: the live pipeline's Odometry numbers exactly, its
+    diagnostics field by field, its warning lines."""
+    messages = list(stream.faulty(model))
+    log, arrays_log = Logger(), Logger()
+    live = run(model, messages, log)
+    expected = [np.concatenate([[stamps([m])[0]], pose_twist(m), m.pose.covariance, m.twist.covariance])
+                for m in of_kind(live, "odometry")]
+    pipeline = EstimatorPipeline(model, EstimatorParameters(), arrays_log, estimate_rows=True)
+    joints = JointMap(model.joint_names)
+    convert = {"imu/data": (imu_sample, pipeline.on_imu_sample, pipeline.on_imu),
+               "joint_states": (joints.sample, pipeline.on_joint_sample, pipeline.on_joint_state),
+               "contacts": (contact_flags, pipeline.on_contact_flags, pipeline.on_contacts)}
+    outputs: list[Output] = []
+    given_as_arrays = 0
+    for topic, msg in messages:
+        to_arrays, take_arrays, take_message = convert[topic]
+        try:
+            payload = to_arrays(msg)
+            stamp = stamps([msg])[0]
+        except (InputError, AttributeError, TypeError, ValueError):
+            take_message(msg)
+        else:
+            take_arrays(stamp, payload)
+            given_as_arrays += 1
+        outputs.extend(pipeline.drain())
+    outputs += pipeline.flush()
+    rows = [np.concatenate([[stamp], row[:6], [row[6] - 1.0], row[7:]])
+            for e in of_kind(outputs, "odometry") for stamp, row in zip(e.stamps_ns, e.rows, strict=True)]
+    assert given_as_arrays > 0.9 * len(messages) and len(expected) > 300
+    np.testing.assert_array_equal(np.array(rows), np.array(expected))
+    assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
+    assert not of_kind(outputs, "tf")
+    assert arrays_log.lines == log.lines
+
+
+def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model) -> None:
+    log = Logger()
+    pipeline = EstimatorPipeline(model, EstimatorParameters(), log)
+    n = len(model.joint_names)
+    pipeline.on_joint_sample(1, JointSample(np.zeros(n), np.zeros(n - 1), np.zeros(n)))
+    assert [line for level, line in log.lines if level == "warning"] == [
+        f"ignoring joint_states message: joint sample has [{n}, {n - 1}, {n}] positions, velocities and "
+        f"efforts; the model has {n} joints"]
 
 
 def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped(model) -> None:

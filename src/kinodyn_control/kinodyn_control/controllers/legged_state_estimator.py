@@ -26,11 +26,17 @@ from typing import Any, ClassVar
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.estimation.messages import (
+    ImuSample,
+    JointSample,
+    estimate_fields,
+    odometry_message,
+    transform_message,
+)
+from kinodyn_ros.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.problem_log import DistinctProblemLog
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import Imu, JointState
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
@@ -39,7 +45,6 @@ from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
-from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
 
 NS = 1_000_000_000
@@ -105,7 +110,7 @@ class LeggedStateEstimator(ChainableController):
         self.logger = node.get_logger()  # its lines under its own name, as a ros2_control controller's
         try:
             self.pipeline = EstimatorPipeline(model, estimator, self.logger, self.name,
-                                              spheres=collision_spheres(urdf))
+                                              spheres=collision_spheres(urdf), estimate_rows=True)
         except ValueError as exc:
             self.host.destroy_node(node)
             return self.fail(str(exc))
@@ -160,49 +165,38 @@ class LeggedStateEstimator(ChainableController):
         return ""
 
     # --- the cycle ------------------------------------------------------------------------------------------
-    def _messages(self, time: float) -> tuple[Imu, JointState, ContactStates | None]:
-        """What the broadcasters (and the schedule of the previous cycle) would give the node at ``time``."""
-        assert self.states is not None
-        values = self.states.get()
-        n = len(self.joints)
-        imu = Imu()
-        imu.header.stamp.sec, imu.header.stamp.nanosec = stamp(time)
-        imu.header.frame_id = self.imu_frame
-        w, a = imu.angular_velocity, imu.linear_acceleration
-        w.x, w.y, w.z, a.x, a.y, a.z = values[:6].tolist()
-        joints = JointState(name=self.joints)
-        joints.header.stamp = imu.header.stamp
-        joints.position, joints.velocity, joints.effort = (values[6 + k * n: 6 + (k + 1) * n].tolist()
-                                                           for k in range(3))
-        flags = values[6 + 3 * n:]
-        contacts = None
-        if len(flags) and np.isfinite(flags).all():
-            contacts = ContactStates(names=self.feet, in_contact=[bool(f > 0.5) for f in flags])
-            contacts.header.stamp = imu.header.stamp
-        return imu, joints, contacts
-
     def update(self, time: float, period: float) -> ReturnType:
-        imu, joints, contacts = self._messages(time)
+        """What the broadcasters (and the schedule of the previous cycle) would give the node at ``time``, as
+        the pipeline's arrays; the cycle's estimate exported, published when due."""
+        assert self.states is not None
+        values = self.states.get()  # a new array each cycle: the pipeline may keep views of it
+        n = len(self.joints)
+        sec, nanosec = stamp(time)
+        at = sec * NS + nanosec
+        flags = values[6 + 3 * n:]
         with self.ros.lock:
-            self.pipeline.on_imu(imu)
-            if contacts is not None:
-                self.pipeline.on_contacts(contacts)
-            self.pipeline.on_joint_state(joints)
+            self.pipeline.on_imu_sample(at, ImuSample(self.imu_frame, values[0:3], values[3:6]))
+            if len(flags) and np.isfinite(flags).all():
+                self.pipeline.on_contact_flags(at, dict(zip(self.feet, (f > 0.5 for f in flags.tolist()),
+                                                            strict=True)))
+            self.pipeline.on_joint_sample(at, JointSample(*(values[6 + k * n: 6 + (k + 1) * n]
+                                                            for k in range(3))))
             outputs = self.pipeline.drain()
-        self.exported[:] = np.nan
-        odometry = [o.message for o in outputs if o.kind == "odometry"]
-        if odometry:
-            self.exported[:] = base_state_values(odometry[-1])
+        estimate: EstimateRows | None = None
         for output in outputs:
-            if output.kind == "diagnostics":
+            if output.kind == "odometry":
+                estimate = output.message
+            elif output.kind == "diagnostics":
                 publish_finite(self._diagnostics, output.message, self.problems)
-        if odometry and self.publishing.due(stamp_ns(odometry[-1])):
-            publish_finite(self._odometry, odometry[-1], self.problems)
-            tf = [o.message for o in outputs if o.kind == "tf"]
-            if tf and self.params["publish_tf"]:
-                publish_finite(self._tf, tf[-1], self.problems)
+        if estimate is None:
+            self.exported[:] = np.nan
+            return ReturnType.OK
+        row, stamp_ns = estimate.rows[-1], int(estimate.stamps_ns[-1])
+        self.exported[:] = row[:len(BASE_STATE)]
+        if self.publishing.due(stamp_ns):
+            odometry = odometry_message(estimate_fields(row), stamp_ns, estimate.frame_id,
+                                        estimate.child_frame_id)
+            publish_finite(self._odometry, odometry, self.problems)
+            if self.params["publish_tf"]:
+                publish_finite(self._tf, transform_message(odometry), self.problems)
         return ReturnType.OK
-
-
-def stamp_ns(msg: Any) -> int:
-    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec

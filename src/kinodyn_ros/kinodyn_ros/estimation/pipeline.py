@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -37,6 +37,7 @@ from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
 from kinodyn_ros.estimation.messages import (
     ImuSample,
     JointMap,
+    JointSample,
     contact_flags,
     diagnostics_message,
     estimate_fields,
@@ -230,13 +231,15 @@ class EstimatorPipeline:
     def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
                  diagnostics_name: str = "state_estimator", offline: bool = False,
                  spheres: Iterable[ContactSphere] = (), topics: Mapping[str, str] | None = None,
-                 clock_name: str = "the node's clock") -> None:
+                 clock_name: str = "the node's clock", estimate_rows: bool = False) -> None:
         """``spheres``: the URDF's collision spheres (``kinodyn.sim.collision_spheres``), where a negative
         ``foot_radius`` takes each foot's radius from. ``offline``: no TF outputs (nobody consumes them); the
         estimates as ``EstimateRows`` instead of Odometry messages; the released messages run through the
         estimator only in ``drain``, ``flush`` and ``take_block``, as one batch (the outputs do not depend on
         when the batches run). ``topics``: the topic of each stream, as the lines name them (default
-        TOPICS); ``clock_name``: what the ``clock_ns`` of ``on_*`` is, as the lines name it."""
+        TOPICS); ``clock_name``: what the ``clock_ns`` of ``on_*`` is, as the lines name it. ``estimate_rows``:
+        each estimate as ``EstimateRows`` (one row) instead of an Odometry and its TF, for a caller that
+        publishes only some of them (``odometry_message``, ``transform_message``)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -245,6 +248,7 @@ class EstimatorPipeline:
         self._problems = DistinctProblemLog(logger)
         self._diagnostics_name = diagnostics_name
         self._offline = offline
+        self._estimate_rows = offline or estimate_rows
         self._spheres = tuple(spheres)
         self._topics = dict(topics) if topics is not None else None
         self._clock_name = clock_name
@@ -324,17 +328,41 @@ class EstimatorPipeline:
         receiver's clock when it arrived (the node's ROS clock; a bag's log time), which bounds the stamp
         (estimation.stamps: ``max_stamp_lead``, ``max_stamp_lag``); None only for a caller without a clock
         (tests of the ordering), whose stamps are then not bounded."""
-        self._take("imu", lambda: self._imu(msg), msg, arrival_ns, clock_ns)
+        read = self._read("imu", lambda: (stamp_to_ns(msg.header.stamp), imu_sample(msg)))
+        if read is not None:
+            self.on_imu_sample(*read, arrival_ns, clock_ns)
+
+    def on_imu_sample(self, stamp_ns: int, sample: ImuSample, arrival_ns: int | None = None,
+                      clock_ns: int | None = None) -> None:
+        """The readings of one IMU message stamped ``stamp_ns`` (``on_imu`` converts a message to this)."""
+        self._take("imu", stamp_ns, lambda: self._imu(sample), arrival_ns, clock_ns)
 
     def on_joint_state(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A sensor_msgs/JointState, mapped by name (unknown names ignored, missing joints NaN)."""
-        self._take("joint_states", lambda: self._joints.sample(msg), msg, arrival_ns, clock_ns)
+        read = self._read("joint_states", lambda: (stamp_to_ns(msg.header.stamp), self._joints.sample(msg)))
+        if read is not None:
+            self.on_joint_sample(*read, arrival_ns, clock_ns)
+
+    def on_joint_sample(self, stamp_ns: int, sample: JointSample, arrival_ns: int | None = None,
+                        clock_ns: int | None = None) -> None:
+        """One joint state stamped ``stamp_ns`` in the model's joint order (``on_joint_state`` maps a message
+        to this); a sample of another size is unusable."""
+        self._take("joint_states", stamp_ns, lambda: self._joint_sample(sample), arrival_ns, clock_ns)
 
     def on_contacts(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A kinodyn_interfaces/ContactStates (measured contacts or a controller's schedule)."""
         if self._params.contact_source == "detection":
             return  # the node does not subscribe then; a bag may still carry the topic
-        self._take("contacts", lambda: contact_flags(msg), msg, arrival_ns, clock_ns)
+        read = self._read("contacts", lambda: (stamp_to_ns(msg.header.stamp), contact_flags(msg)))
+        if read is not None:
+            self.on_contact_flags(*read, arrival_ns, clock_ns)
+
+    def on_contact_flags(self, stamp_ns: int, flags: Mapping[str, bool], arrival_ns: int | None = None,
+                         clock_ns: int | None = None) -> None:
+        """``{foot link: in contact}`` stamped ``stamp_ns`` (``on_contacts`` converts a message to this)."""
+        if self._params.contact_source == "detection":
+            return
+        self._take("contacts", stamp_ns, lambda: flags, arrival_ns, clock_ns)
 
     def topic(self, stream: str) -> str:
         """The topic of ``stream`` (the constructor's ``topics``, else the node's)."""
@@ -344,8 +372,7 @@ class EstimatorPipeline:
             return "contact_schedule"
         return TOPICS[stream]
 
-    def _imu(self, msg: Any) -> ImuSample:
-        sample = imu_sample(msg)
+    def _imu(self, sample: ImuSample) -> ImuSample:
         if self._params.imu_frame:
             return sample
         if sample.frame_id not in self._model.frame_names:
@@ -361,16 +388,35 @@ class EstimatorPipeline:
             )
         return sample
 
-    def _take(self, stream: str, convert: Any, msg: Any, arrival_ns: int | None, clock_ns: int | None
-              ) -> None:
+    def _joint_sample(self, sample: JointSample) -> JointSample:
+        n = len(self._model.joint_names)
+        sizes = [len(sample.positions), len(sample.velocities), len(sample.efforts)]
+        if sizes != [n, n, n]:
+            raise InputError("length_mismatch", f"joint sample has {sizes} positions, velocities and "
+                             f"efforts; the model has {n} joints")
+        return sample
+
+    def _bad(self, stream: str, exc: Exception) -> None:
+        """An unusable message: dropped (counted) with one line (throttled per topic and cause)."""
         what = f"{self.topic(stream)} message"
+        self._merger.drop(stream, "bad")
+        self._problems.warn((what, getattr(exc, "key", type(exc).__name__)),
+                            f"ignoring {what}: {error_text(exc)}")
+
+    def _read(self, stream: str, read: Callable[[], tuple[int, Any]]) -> tuple[int, Any] | None:
+        """``(stamp_ns, payload)`` of a message, or None when it is unusable (``_bad``)."""
         try:
-            stamp = stamp_to_ns(msg.header.stamp)
+            return read()
+        except (InputError, AttributeError, TypeError, ValueError) as exc:
+            self._bad(stream, exc)
+            return None
+
+    def _take(self, stream: str, stamp: int, convert: Callable[[], Any], arrival_ns: int | None,
+              clock_ns: int | None) -> None:
+        try:
             payload = convert()
         except (InputError, AttributeError, TypeError, ValueError) as exc:
-            self._merger.drop(stream, "bad")
-            self._problems.warn((what, getattr(exc, "key", type(exc).__name__)),
-                                f"ignoring {what}: {error_text(exc)}")
+            self._bad(stream, exc)
             return
         if clock_ns is not None and self._refused(stream, stamp, clock_ns):
             return
@@ -593,7 +639,7 @@ class EstimatorPipeline:
             self._reset("the estimate was not finite")
             return
         self.counts.odometry += 1
-        if self._offline:
+        if self._estimate_rows:
             self._outputs.append(Output("odometry", EstimateRows(np.array([stamp_ns]),
                                                                  self._params.odom_frame, self.base_frame,
                                                                  row[None])))
