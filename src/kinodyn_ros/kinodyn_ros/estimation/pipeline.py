@@ -237,9 +237,9 @@ class EstimatorPipeline:
         estimates as ``EstimateRows`` instead of Odometry messages; the released messages run through the
         estimator only in ``drain``, ``flush`` and ``take_block``, as one batch (the outputs do not depend on
         when the batches run). ``topics``: the topic of each stream, as the lines name them (default
-        TOPICS); ``clock_name``: what the ``clock_ns`` of ``on_*`` is, as the lines name it. ``estimate_rows``:
-        each estimate as ``EstimateRows`` (one row) instead of an Odometry and its TF, for a caller that
-        publishes only some of them (``odometry_message``, ``transform_message``)."""
+        TOPICS); ``clock_name``: what the ``clock_ns`` of ``on_*`` is, as the lines name it.
+        ``estimate_rows``: each estimate as ``EstimateRows`` (one row) instead of an Odometry and its TF, for
+        a caller that publishes only some of them (``odometry_message``, ``transform_message``)."""
         if not model.floating_base:
             raise ValueError("the state estimator needs the floating-base model of the robot")
         self._model = model
@@ -508,17 +508,24 @@ class EstimatorPipeline:
 
     def _count(self, events: Released, start: int, end: int) -> None:
         """Counts of the events ``start:end``; the newest stamp of each stream."""
-        ranks = events.ranks[start:end]
-        for rank in np.unique(ranks).tolist():
-            mine = np.flatnonzero(ranks == rank)
-            self.counts.processed[self.streams[rank]] += len(mine)
-            self._last_ns[self.streams[rank]] = int(events.stamps[start + mine[-1]])
-            if self.streams[rank] == "imu":
-                self._imu_gaps.add(events.stamps[start + mine])
-        for k, dropped in events.dropped.items():
-            if start <= k < end:
-                self.counts.dropped.update(dropped)
+        if end - start == 1:  # a live pipeline's usual batch: no grouping
+            self._count_stream(self.streams[events.ranks[start]], events.stamps[start:end])
+        else:
+            ranks = events.ranks[start:end]
+            for rank in np.unique(ranks).tolist():
+                self._count_stream(self.streams[rank], events.stamps[start:end][ranks == rank])
+        if events.dropped:
+            for k, dropped in events.dropped.items():
+                if start <= k < end:
+                    self.counts.dropped.update(dropped)
         self._now_ns = int(events.stamps[end - 1])
+
+    def _count_stream(self, stream: str, stamps_ns: np.ndarray) -> None:
+        """The processed events of one stream, their stamps in order."""
+        self.counts.processed[stream] += len(stamps_ns)
+        self._last_ns[stream] = int(stamps_ns[-1])
+        if stream == "imu":
+            self._imu_gaps.add(stamps_ns)
 
     def _released(self, events: Released) -> None:
         """Events of one epoch: before the estimator exists one by one (it is built once the IMU frame and
@@ -544,23 +551,29 @@ class EstimatorPipeline:
         assert estimator is not None
         self._count(events, start, end)
         contacts = np.full((end - start, len(estimator.feet)), -1, np.int8)
-        keep = np.ones(end - start, bool)
         layouts = events.contact_layouts[start:end]
-        for layout in np.unique(layouts[layouts >= 0]).tolist():
+        named = layouts[layouts >= 0]
+        keep: np.ndarray | None = None  # None: every event
+        for layout in (named.tolist() if len(named) < 2 else np.unique(named).tolist()):
             mine = np.flatnonzero(layouts == layout)
             try:
                 slots = estimator.contact_slots(events.contact_names[layout])
             except ValueError as exc:
+                if keep is None:
+                    keep = np.ones(end - start, bool)
                 keep[mine] = False
                 self.counts.dropped["refused"] += len(mine)
                 for _ in mine:
                     self._problems.warn(("estimator", "contacts"), f"ignoring contacts message: {exc}")
                 continue
-            contacts[np.ix_(mine, slots)] = events.contact_flags[np.ix_(start + mine, np.arange(len(slots)))]
-        ranks = events.ranks[start:end][keep]
-        stamps_ns = events.stamps[start:end][keep]
-        batch = EventBatch(self._kinds[ranks], np.array([stamp / NS for stamp in stamps_ns.tolist()]),
-                           events.imu[start:end][keep], contacts[keep], events.joints[start:end][keep])
+            contacts[mine[:, None], slots] = events.contact_flags[start + mine, :len(slots)]
+        ranks, stamps_ns = events.ranks[start:end], events.stamps[start:end]
+        imu, joints = events.imu[start:end], events.joints[start:end]
+        if keep is not None:
+            ranks, stamps_ns, imu, contacts, joints = (a[keep] for a in (ranks, stamps_ns, imu, contacts,
+                                                                          joints))
+        batch = EventBatch(self._kinds[ranks], np.array([stamp / NS for stamp in stamps_ns.tolist()]), imu,
+                           contacts, joints)
         result = estimator.process(batch)
         for index, names, text in result.problems:
             for name in names:
@@ -627,9 +640,8 @@ class EstimatorPipeline:
         return self._estimator
 
     def _publish_estimate(self, row: np.ndarray, stamp_ns: int) -> None:
-        estimate = estimate_fields(row)
-        bad = non_finite_estimate_field(estimate)
-        if bad is not None:
+        if not np.isfinite(row).all():  # the row holds exactly the published numbers (ESTIMATE_SIZE)
+            bad = non_finite_estimate_field(estimate_fields(row))
             self.counts.non_finite += 1
             self._problems.error(
                 ("non_finite_estimate",),
@@ -644,7 +656,7 @@ class EstimatorPipeline:
                                                                  self._params.odom_frame, self.base_frame,
                                                                  row[None])))
             return
-        odometry = odometry_message(estimate, stamp_ns, self._params.odom_frame, self.base_frame)
+        odometry = odometry_message(estimate_fields(row), stamp_ns, self._params.odom_frame, self.base_frame)
         self._outputs.append(Output("odometry", odometry))
         self._outputs.append(Output("tf", transform_message(odometry)))
 
