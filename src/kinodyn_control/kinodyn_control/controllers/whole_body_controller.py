@@ -5,13 +5,14 @@ The same core and parameters as the node (docs/nodes/wbc.md): ``WbcCore`` over `
 ``LocomotionParameters``, whose fields are this controller's parameters with the node's names, defaults and
 validation. Each update gives the core what the node would get in that cycle: the joint states (the joints'
 position, velocity and effort state interfaces, stamped with the cycle's time) and, first, the base state
-``base_state_controller`` exported in this cycle (``<base_state_controller>/position.x`` ...; as an Odometry
-in ``odom`` of the URDF root link; a cycle without one, NaN, gives none, and the core holds the posture once
-the last is older than ``base_state_max_age``). The core's answer, a joint PD command (checked and clipped to
-the URDF limits by the core), is applied as ``JointPDController`` applies one: ``effort = effort_ff +
-kp (position - q) + kd (velocity - qdot)`` written to ``<joint>/effort``, limited by the URDF (no push past a
-position or velocity limit). The planned stance is exported as ``<name>/contact.<foot>`` (1 stance, 0 swing),
-which the estimator reads in the next cycle, as the node's schedule stamped one period ahead.
+``base_state_controller`` exported in this cycle (``<base_state_controller>/position.x`` ...; the numbers of
+an Odometry in ``odom`` of the URDF root link, checked as the node checks one; a cycle without one, NaN, gives
+none, and the core holds the posture once the last is older than ``base_state_max_age``). The core's answer, a
+joint PD command (checked and clipped to the URDF limits by the core), is applied as ``JointPDController``
+applies one: ``effort = effort_ff + kp (position - q) + kd (velocity - qdot)`` written to ``<joint>/effort``,
+limited by the URDF (no push past a position or velocity limit). The planned stance is exported as
+``<name>/contact.<foot>`` (1 stance, 0 swing), which the estimator reads in the next cycle, as the node's
+schedule stamped one period ahead.
 
 Its own ROS 2 node (named after the controller; the node graph's name is ``wbc``) takes ``~/cmd_vel`` and
 ``~/base_pose`` with the node's meaning and checks, and publishes ``contact_schedule`` at ``publish_rate`` (of
