@@ -68,8 +68,9 @@ def wobble(k: int, scale: float) -> np.ndarray:
     return scale * np.sin(0.37 * k + np.arange(12))
 
 
-def chained_quadruped(ros_context: Context) -> Harness:
-    """The mock quadruped with the broadcasters and the two controllers active, chained."""
+def chained_quadruped(ros_context: Context, estimator: dict | None = None) -> Harness:
+    """The mock quadruped with the broadcasters and the two controllers active, chained (``estimator``: the
+    estimator controller's parameters, default ESTIMATOR)."""
     urdf = URDF.read_text()
     h = Harness(urdf)
     h.manager.make_context = lambda name: NodeContext(name, h.description, h.records, urdf, ros_context)
@@ -79,7 +80,7 @@ def chained_quadruped(ros_context: Context) -> Harness:
     for name, kind, params in (
         ("joint_state_broadcaster", "JointStateBroadcaster", {}),
         ("imu_sensor_broadcaster", "ImuSensorBroadcaster", {"sensor_name": "imu_sensor"}),
-        ("state_estimator", "LeggedStateEstimator", ESTIMATOR),
+        ("state_estimator", "LeggedStateEstimator", estimator or ESTIMATOR),
         ("wbc", "WholeBodyController", WBC),
     ):
         h.manager.load(name, f"kinodyn_control/{kind}", params)
@@ -90,10 +91,26 @@ def chained_quadruped(ros_context: Context) -> Harness:
     return h
 
 
-def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
+class Recorder:
+    """Stands in for a controller's publisher: keeps what it is given."""
+
+    def __init__(self, topic_name: str) -> None:
+        self.topic_name, self.messages = topic_name, []
+
+    def publish(self, msg) -> None:
+        self.messages.append(msg)
+
+
+@pytest.mark.parametrize("publish_rate", [0.0, 50.0])
+def test_the_controllers_answer_as_the_nodes_do(ros_context, publish_rate: float) -> None:
+    """... and the estimator controller publishes the node's odometry and TF: every estimate (publish_rate
+    0), or the first estimate and then those at each multiple of 1 / publish_rate of stamp time."""
     urdf = URDF.read_text()
-    h = chained_quadruped(ros_context)
+    h = chained_quadruped(ros_context, {**ESTIMATOR, "publish_rate": publish_rate})
     entries = h.manager.controllers
+    estimator = entries["state_estimator"].controller
+    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")
+    published: list = []  # the node's odometry and TF of each estimate the controller should publish
     joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
     imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
     exported_base = entries["state_estimator"].exported
@@ -132,8 +149,12 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
         if schedule is not None:
             pipeline.on_contacts(schedule)
         pipeline.on_joint_state(js)
-        odometry = [o.message for o in pipeline.drain() if o.kind == "odometry"]
+        outputs = pipeline.drain()
+        odometry = [o.message for o in outputs if o.kind == "odometry"]
         if odometry:
+            stamp_ns = odometry[-1].header.stamp.sec * NS + odometry[-1].header.stamp.nanosec
+            if not published or publish_rate == 0.0 or stamp_ns % round(NS / publish_rate) == 0:
+                published.append((odometry[-1], [o.message for o in outputs if o.kind == "tf"][-1]))
             estimates += 1
             assert base_state_values(odometry[-1]) == exported_base.values.tolist()
             core.on_base_state(odometry[-1])
@@ -151,6 +172,9 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context) -> None:
         assert schedule is not None
         assert exported_stance.values.tolist() == [1.0 if c else 0.0 for c in schedule.in_contact]
         controlled += core.controlled_ticks > 0
+    assert estimator._odometry.messages == [odometry for odometry, _ in published]
+    assert estimator._tf.messages == [tf for _, tf in published]
+    assert len(published) == (estimates if publish_rate == 0.0 else pytest.approx(estimates / 10, abs=2))
     assert estimates > 150  # the estimator ran (initialised after its 0.5 s standing window)
     assert controlled > 100  # and the wbc controlled on its estimate (not only held)
     assert h.messages("error") == []
