@@ -376,14 +376,14 @@ def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) 
 
 
 def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
-    """The base state as arrays (the in-process controller's way) gives the commands the Odometry gives, bit
-    for bit, through the hold, the handover and the QP."""
+    """The base and joint states as arrays (the in-process controller's way) give the commands, schedules and
+    footholds the Odometry and JointState give, bit for bit, through the hold, the handover and the QP."""
     by_message, by_arrays = Loop(logger), Loop(logger)
     for k in range(300):
         by_message.step(with_base=True)
         s = by_arrays.sim
         assert by_arrays.core.on_base_state_arrays(k * DT_NS, "odom", "base_link", s.q[:7], s.v[:6]) == []
-        (answer,) = by_arrays.core.on_joint_state(by_arrays.joint_state(k * DT_NS), 0)
+        (answer,) = by_arrays.core.on_joint_state_arrays(k * DT_NS, s.q[7:], s.v[6:], 0)
         by_arrays.answers.append(answer)
         c = answer.command
         tau = np.array(c.effort) + np.array(c.kp) * (np.array(c.position) - s.q[7:]) + \
@@ -392,7 +392,20 @@ def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
         by_arrays.k += 1
     assert by_arrays.core.controlled_ticks > 200
     for a, b in zip(by_message.answers, by_arrays.answers, strict=True):
-        assert list(a.command.effort) == list(b.command.effort) and list(a.command.kp) == list(b.command.kp)
+        assert (a.command, a.contacts, a.footholds) == (b.command, b.contacts, b.footholds)
+
+
+@pytest.mark.parametrize(("q", "v", "cause"), [
+    ([math.nan, *POSTURE[1:]], [0.0] * 12, "non-finite position for LF_HAA"),
+    (POSTURE, [0.0] * 11 + [math.inf], "non-finite velocity for RH_KFE"),
+    ((4.0, *POSTURE[1:]), [0.0] * 12, "LF_HAA = 4 not in"),
+    (POSTURE[:11], [0.0] * 11, "11 positions and 11 velocities for 12 joints"),
+])
+def test_an_unusable_joint_state_as_arrays_is_answered_with_damping(logger, q, v, cause: str) -> None:
+    loop = Loop(logger)
+    (answer,) = loop.core.on_joint_state_arrays(0, np.array(q), np.array(v), 0)
+    assert not any(answer.command.kp) and list(answer.command.kd) == [2.0] * 12
+    assert [line for level, line in logger.lines if cause in line]
 
 
 @pytest.mark.parametrize(("frame", "child", "pose", "twist", "cause"), [

@@ -23,7 +23,6 @@ stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate``
 from __future__ import annotations
 
 import time as _time
-from array import array
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,7 +35,6 @@ from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
-from sensor_msgs.msg import JointState
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
@@ -152,15 +150,12 @@ class WholeBodyController(ChainableController):
         n = len(self.joints)
         q, qdot = values[:n], values[n:2 * n]
         sec, nanosec = stamp(time)
+        at = sec * NS + nanosec
         base = values[3 * n:]
-        joints = JointState(name=self.joints)
-        joints.header.stamp.sec, joints.header.stamp.nanosec = sec, nanosec
-        joints.position, joints.velocity, joints.effort = (array("d", values[k * n:(k + 1) * n].tobytes())
-                                                           for k in range(3))
         with self.ros.lock:
             if np.isfinite(base).all():
-                self._base_state(base, sec * NS + nanosec)
-            answers = self.core.on_joint_state(joints, _time.monotonic_ns())
+                self._base_state(base, at)
+            answers = self.core.on_joint_state_arrays(at, q, qdot, _time.monotonic_ns())
         for answer in answers:  # one: the base-state wait is 0
             command = answer.command
             effort = (np.asarray(command.effort) + np.asarray(command.kp) * (np.asarray(command.position) - q)
@@ -169,7 +164,7 @@ class WholeBodyController(ChainableController):
             self.core.record_latency(answer.received_ns or 0, _time.monotonic_ns())
             if answer.contacts is not None:
                 self.exported[:] = [1.0 if c else 0.0 for c in answer.contacts.in_contact]
-                if self.publishing.due(sec * NS + nanosec):
+                if self.publishing.due(at):
                     publish_finite(self._contacts, answer.contacts, self.problems)
             if answer.footholds is not None:
                 publish_finite(self._footholds, answer.footholds, self.problems)

@@ -65,6 +65,8 @@ from kinodyn_ros.wbc.legged import LeggedController
 NS = 1_000_000_000
 NODE_NAME = "wbc"
 _ZERO_POINT, _ZERO_VECTOR = Point(), Vector3()
+Joints = tuple[np.ndarray, np.ndarray] | JointStateError
+"""A joint state's ``(q, v)`` in the model's order, or why it is unusable (answered with damping)."""
 
 
 @dataclass(frozen=True)
@@ -199,12 +201,32 @@ class WbcCore:
 
     def on_joint_state(self, msg: JointState, received_ns: int) -> list[Answer]:
         """``received_ns``: the monotonic clock when the message arrived (the tick's latency starts there).
-        A joint state stamped ahead of the clock is refused (InputError) and not answered."""
+        A joint state stamped ahead of the clock is refused (InputError) and not answered; an unusable one is
+        answered with damping."""
         stamp = stamp_to_ns(msg.header.stamp)
+        try:
+            joints: Joints = self._joints(msg)
+        except JointStateError as exc:
+            joints = exc
+        return self._joint_state(stamp, joints, received_ns)
+
+    def on_joint_state_arrays(self, stamp: int, positions: np.ndarray, velocities: np.ndarray,
+                              received_ns: int) -> list[Answer]:
+        """A joint state stamped ``stamp`` [ns] as positions and velocities in the model's joint order, with
+        ``on_joint_state``'s checks (finite, within the bounds) and answers."""
+        try:
+            joints: Joints = self._joint_arrays(positions, velocities)
+        except JointStateError as exc:
+            joints = exc
+        return self._joint_state(stamp, joints, received_ns)
+
+    def _joint_state(self, stamp: int, joints: Joints, received_ns: int) -> list[Answer]:
+        """A joint state's ``(q, v)`` (or why it is unusable): refused when stamped ahead, else answered
+        (legged: once paired with a base state)."""
         self._check_lead("joint_states", stamp, "not answered")
         if not self.legged:
-            return [self._answer(Paired(stamp, (msg, received_ns), None, None, False))]
-        return [self._answer(p) for p in self.sync.joint_state(stamp, (msg, received_ns), received_ns)]
+            return [self._answer(Paired(stamp, (joints, received_ns), None, None, False))]
+        return [self._answer(p) for p in self.sync.joint_state(stamp, (joints, received_ns), received_ns)]
 
     def on_base_state(self, msg: Odometry) -> list[Answer]:
         """A base state (legged) as nav_msgs/Odometry: its numbers to ``on_base_state_arrays``."""
@@ -297,16 +319,16 @@ class WbcCore:
     # ----- one answer --------------------------------------------------------------------------------
 
     def _answer(self, paired: Paired) -> Answer:
-        msg, received_ns = paired.joints
+        joints, received_ns = paired.joints
         stamp = paired.stamp_ns
         q: np.ndarray | None = None
-        try:
-            q, v = self._joints(msg)
-        except JointStateError as exc:
+        if isinstance(joints, JointStateError):
+            exc = joints
             self.problems.warn(("joint_states", exc.key), f"joint_states at t = {stamp / NS:.6f} s unusable: "
                                f"{exc}; sending damping")
             result = TickResult(None, "bad_joint_state", str(exc))
         else:
+            q, v = joints
             result = self._tick(stamp, q, v, paired)
         command = result.command
         if command is None:
@@ -326,10 +348,10 @@ class WbcCore:
         if result.stance is not None:
             self._stance = result.stance
         self._last = result
-        out = Answer(self._command_message(msg, final.command))
+        out = Answer(self._command_message(stamp, final.command))
         if self.legged:
             out.contacts = self._schedule(stamp)
-            out.footholds = self._footholds(msg, result)
+            out.footholds = self._footholds(stamp, result)
         self._window.ticks += 1
         if result.solve_time is not None:
             self._window.solve.append(result.solve_time)
@@ -352,6 +374,23 @@ class WbcCore:
                 return q, v
         q = self.bounds.check_q(joint_state_positions(msg, self.names).values)
         return q, joint_state_vector(msg, msg.velocity, self.names, "velocity")
+
+    def _joint_arrays(self, positions: np.ndarray, velocities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, v)`` of positions and velocities in the model's order; JointStateError naming the joints
+        whose values are not finite or out of their range."""
+        q, v = np.array(positions, dtype=np.float64), np.array(velocities, dtype=np.float64)
+        n = len(self.names)
+        if q.shape != (n,) or v.shape != (n,):
+            raise JointStateError("length_mismatch", f"{q.size} positions and {v.size} velocities for {n} "
+                                  "joints; one each per joint")
+        for values, what in ((q, "position"), (v, "velocity")):
+            if not np.isfinite(values).all():
+                bad = [name for name, x in zip(self.names, values.tolist(), strict=True)
+                       if not math.isfinite(x)]
+                raise JointStateError("non_finite", f"non-finite {what} for {', '.join(bad)}", what)
+        if ((q < self._q_lower) | (q > self._q_upper)).any():
+            self.bounds.check_q(q)  # raises, naming the joints outside their range
+        return q, v
 
     def _tick(self, stamp: int, q: np.ndarray, v: np.ndarray, paired: Paired) -> TickResult:
         try:
@@ -405,9 +444,9 @@ class WbcCore:
 
     # ----- outputs -----------------------------------------------------------------------------------
 
-    def _command_message(self, joint_state: JointState, command: JointCommand) -> JointPDCommand:
+    def _command_message(self, stamp: int, command: JointCommand) -> JointPDCommand:
         msg = JointPDCommand()
-        msg.header.stamp = joint_state.header.stamp
+        msg.header.stamp = ns_to_time(stamp)
         msg.name = self.names
         # array.array('d') fields are taken as they are (a list is checked value by value: a tick's cost)
         msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (
@@ -427,15 +466,14 @@ class WbcCore:
         msg.forces = [_ZERO_VECTOR] * len(self._stance)  # zero message shared: never changed)
         return msg
 
-    def _footholds(self, joint_state: JointState, result: TickResult) -> PoseArray | None:
+    def _footholds(self, stamp: int, result: TickResult) -> PoseArray | None:
         """The swinging feet's planned footholds (none: an empty array), every ``1 / footholds_rate`` s."""
-        stamp = stamp_to_ns(joint_state.header.stamp)
         if self._next_footholds is not None and stamp < self._next_footholds:
             return None
         period = round(NS / self.params.footholds_rate)
         self._next_footholds = (stamp // period + 1) * period
         msg = PoseArray()
-        msg.header.stamp = joint_state.header.stamp
+        msg.header.stamp = ns_to_time(stamp)
         msg.header.frame_id = self._base_frame
         for p in (result.footholds or {}).values():
             pose = Pose()
