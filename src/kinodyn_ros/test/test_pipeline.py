@@ -16,6 +16,7 @@ from kinodyn.estimation.synthetic import trotting_walk
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_ros.bags.reader import read_messages
 from kinodyn_ros.conversions import InputError
+from kinodyn_ros.estimation.imu_gaps import ImuGaps
 from kinodyn_ros.estimation.messages import (
     JointMap,
     JointSample,
@@ -414,6 +415,22 @@ def test_array_entry_points_give_the_message_entry_points_outputs(model) -> None
     assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
     assert not of_kind(outputs, "tf")
     assert arrays_log.lines == log.lines
+
+
+def test_imu_gaps_count_the_same_one_stamp_at_a_time_as_in_blocks() -> None:
+    """The missing-sample count of stamps given one by one (the live pipeline) equals that of blocks (a bag),
+    gaps of 1, 2 and 5 samples and a jitter that rounds either way included."""
+    period = 2_500_000
+    stamps = np.cumsum([period] * 60 + [2 * period, period + 1_249_999, 3 * period, period - 1_250_001,
+                                        6 * period] + [period] * 20).astype(np.int64)
+    one, block = ImuGaps(0.0), ImuGaps(0.0)
+    for k in range(len(stamps)):
+        one.add(stamps[k:k + 1])
+    for chunk in np.array_split(stamps, 4):
+        block.add(chunk)
+    assert (one.received, one.missing, one.take_window()) == (block.received, block.missing,
+                                                               block.take_window())
+    assert one.missing == 1 + 2 + 5 and one.rate == pytest.approx(400.0)
 
 
 def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model) -> None:

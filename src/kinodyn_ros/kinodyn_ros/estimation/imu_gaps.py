@@ -38,6 +38,9 @@ class ImuGaps:
         """Processed IMU stamps (ns, increasing) following the previous ones."""
         if not len(stamps_ns):
             return
+        if len(stamps_ns) == 1 and self._last_ns is not None and self._period_ns is not None:
+            self._add_one(int(stamps_ns[0]), self._last_ns, self._period_ns)  # a live pipeline's call
+            return
         previous = [] if self._last_ns is None else [self._last_ns]
         intervals = np.diff(np.r_[previous, stamps_ns].astype(np.int64))
         self._last_ns = int(stamps_ns[-1])
@@ -51,6 +54,15 @@ class ImuGaps:
             self._period_ns = max(int(np.median(intervals)), 1)
             self._learning = []
         missing = int(np.maximum(np.rint(intervals / self._period_ns) - 1, 0).sum())
+        self.missing += missing
+        self.window_missing += missing
+
+    def _add_one(self, stamp_ns: int, last_ns: int, period_ns: int) -> None:
+        """``add`` of one stamp once the period is known (the same arithmetic on Python numbers)."""
+        missing = max(round((stamp_ns - last_ns) / period_ns) - 1, 0)
+        self._last_ns = stamp_ns
+        self.received += 1
+        self.window_received += 1
         self.missing += missing
         self.window_missing += missing
 
