@@ -615,6 +615,20 @@ def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model) -> 
         assert not any("silent" in line for _, line in log.lines)
 
 
+
+def test_a_clock_domain_refusal_is_said_even_right_after_the_start_up_refusals(model) -> None:
+    """Messages before the clock starts are refused with "it has not started"; a message of another clock
+    domain once it runs is a different problem and gets its own line at once, not held back."""
+    log = Logger()
+    messages = timed(stream.standing(model, 40))
+    early = [(topic, msg, 0) for topic, msg, _ in messages[:20]]
+    epoch = [(topic, msg, clock + 1_700_000_000 * NS) for topic, msg, clock in messages[20:]]
+    feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), early + epoch)
+    lines = [line for level, line in log.lines
+             if level == "warning" and line.startswith("refusing joint_states")]
+    assert len(lines) == 2, lines
+    assert "it has not started" in lines[0] and "another clock domain" in lines[1], lines
+
 NS = 1_000_000_000
 
 

@@ -437,8 +437,10 @@ class EstimatorPipeline:
             return False
         self._merger.drop(stream, cause)
         topic = self.topic(stream)
-        self._problems.warn(("stamp", stream, cause),
-                            self._bounds.reason(cause, topic, stamp_ns, clock_ns, self._clock_name))
+        # a clock not started yet (start-up) is its own problem: its line must not hold back, for the
+        # throttle period, the line of a stamp of another clock domain once the clock runs
+        key = ("stamp", stream, cause if clock_ns > 0 else "clock not started")
+        self._problems.warn(key, self._bounds.reason(cause, topic, stamp_ns, clock_ns, self._clock_name))
         return True
 
     def _warn_dropped(self, verdict: Verdict, stream: str, stamp: int) -> None:
