@@ -74,16 +74,6 @@ def check(results: dict[str, Result], name: str) -> None:
     assert r.ok, f"{name}: expected {r.case.expected}, got {r.outcome.category}: {r.outcome.detail}"
 
 
-@pytest.fixture(scope="module")
-def module_spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessSpawner]:
-    """``spawn`` for a whole part: its processes are stopped when the module's tests end, pass or fail."""
-    spawner = ProcessSpawner(tmp_path_factory.mktemp("bad_inputs_logs"))
-    try:
-        yield spawner
-    finally:
-        spawner.stop_all()
-
-
 def _collect(run: Callable[[], Iterator[Result]]) -> dict[str, Result]:
     """The results of a part; a part that stops early keeps those it has (the rest report "did not run")."""
     results: list[Result] = []
@@ -92,6 +82,18 @@ def _collect(run: Callable[[], Iterator[Result]]) -> dict[str, Result]:
     finally:
         _report(results)
     return {r.case.name: r for r in results}
+
+
+def _collect_with_processes(
+    run: Callable[[ProcessSpawner, Path], Iterator[Result]], tmp: Path
+) -> dict[str, Result]:
+    """``_collect`` of a part that starts processes: they are all stopped as soon as the part has run, pass
+    or fail, so no part meets another's nodes (two parts serve ``/quadruped_system/push``)."""
+    spawner = ProcessSpawner(tmp)
+    try:
+        return _collect(lambda: run(spawner, tmp))
+    finally:
+        spawner.stop_all()
 
 
 @pytest.fixture(scope="module")
@@ -110,35 +112,31 @@ def bag_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
 
 
 @pytest.fixture(scope="module")
-def graph_results(module_spawn: ProcessSpawner) -> dict[str, Result]:
-    return _collect(lambda: run_graph_cases(module_spawn, GRAPH_CASES))
+def graph_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    return _collect_with_processes(lambda spawn, _: run_graph_cases(spawn, GRAPH_CASES),
+                                   tmp_path_factory.mktemp("graph_cases"))
 
 
 @pytest.fixture(scope="module")
-def node_results(module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
-    return _collect(lambda: run_node_cases(module_spawn, tmp_path_factory.mktemp("node_cases")))
+def node_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    return _collect_with_processes(run_node_cases, tmp_path_factory.mktemp("node_cases"))
 
 
 @pytest.fixture(scope="module")
-def startup_results(
-    module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Result]:
-    tmp = tmp_path_factory.mktemp("startup_cases")
+def startup_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
+    def run(spawn: ProcessSpawner, tmp: Path) -> Iterator[Result]:
+        yield from run_startup_cases(spawn, STARTUP_CASES, tmp)
+        yield launcher_sigkill_case(spawn, tmp)
 
-    def run() -> Iterator[Result]:
-        yield from run_startup_cases(module_spawn, STARTUP_CASES, tmp)
-        yield launcher_sigkill_case(module_spawn, tmp)
-
-    return _collect(run)
+    return _collect_with_processes(run, tmp_path_factory.mktemp("startup_cases"))
 
 
 @pytest.fixture(scope="module")
-def physics_results(
-    module_spawn: ProcessSpawner, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Result]:
+def physics_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     listener = Listener("bad_inputs_physics")
     try:
-        return _collect(lambda: run_physics_cases(module_spawn, tmp_path_factory.mktemp("physics"), listener))
+        return _collect_with_processes(lambda spawn, tmp: run_physics_cases(spawn, tmp, listener),
+                                       tmp_path_factory.mktemp("physics"))
     finally:
         listener.close()
 
