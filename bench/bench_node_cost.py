@@ -1,15 +1,18 @@
-"""CPU per control step of each process of the separate-node quadruped graph, in lockstep.
+"""CPU per control step of each process of the quadruped graph in lockstep: separate nodes or in-process.
 
-Starts config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep, state_estimator, wbc,
-state_publisher) with ``kinodyn up``, standing and then trotting in place (the wbc's ``locomotion_mode``
-set in a copy of the graph file), lets it run ``--warmup`` simulated seconds (stand up, estimator
-initialised), then measures ``--seconds`` simulated seconds. Simulated time is read from the wbc's
+``--graph nodes`` starts config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep,
+state_estimator, wbc, state_publisher), ``--graph rt`` config/quadruped_rt.yaml (the estimator and the
+whole-body controller chained inside control_node, plus state_publisher; its ``lockstep_max_speed`` lifted, so
+the loop runs as fast as it closes), with ``kinodyn up``, standing and then trotting in place (the wbc's
+``locomotion_mode`` set in a copy of the graph file), lets it run ``--warmup`` simulated seconds (stand up,
+estimator initialised), then measures ``--seconds`` simulated seconds. Simulated time is read from the wbc's
 /diagnostics (its stamp is the joint state's, every 0.5 s): this bench subscribes nothing at the control rate,
 so it adds no load to the graph.
 Printed per process: CPU ms (utime + stime of /proc/<pid>/stat) per control step (one step is
 ``1 / update_rate`` s of simulated time), the real-time factor (simulated / wall seconds) and the load average
 at the start and the end. The figures go to bench/RESULTS.md (bench/results.py).
-Run: `source scripts/env.sh && python bench/bench_node_cost.py [--seconds 10] [--mode stand|trot|both]`.
+Run: `source scripts/env.sh && python bench/bench_node_cost.py [--graph nodes|rt] [--seconds 10]
+[--mode stand|trot|both]`.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import record
 
 REPO = Path(__file__).resolve().parents[1]
-GRAPH = REPO / "config" / "quadruped_wbc.yaml"
+GRAPHS = {"nodes": REPO / "config" / "quadruped_wbc.yaml", "rt": REPO / "config" / "quadruped_rt.yaml"}
+"""The separate-node graph and the in-process graph (estimator and whole-body controller in control_node)."""
 NS = 1_000_000_000
 TICKS = os.sysconf("SC_CLK_TCK")
 START_TIMEOUT = 240.0  # wall seconds for the graph to start and the wbc to publish its first diagnostics
@@ -135,31 +139,37 @@ class DiagnosticsClock:
         rclpy.shutdown(context=self.context)
 
 
-def graph_file(mode: str, backend: str, directory: Path) -> tuple[Path, int]:
-    """A copy of the graph with the wbc's ``locomotion_mode`` set to ``mode``, and the control node's update
-    rate."""
-    path = backend_graph(backend, directory, str(GRAPH))
+def graph_file(graph: str, mode: str, backend: str, directory: Path) -> tuple[Path, int]:
+    """A copy of the graph with the wbc's ``locomotion_mode`` set to ``mode`` (the node's, or the whole-body
+    controller's in control_node) and no bound on the lockstep's speed, and the control node's update rate."""
+    path = backend_graph(backend, directory, str(GRAPHS[graph]))
     raw = yaml.safe_load(path.read_text())
     rate = 0
     for node in raw["nodes"]:
+        params = node["parameters"]
         if node["executable"] == "wbc":
-            node["parameters"]["locomotion_mode"] = mode
+            params["locomotion_mode"] = mode
         if node["executable"] == "control_node":
-            rate = int(node["parameters"]["update_rate"])
+            rate = int(params["update_rate"])
+            params["lockstep_max_speed"] = 0.0
+            for value in params.values():
+                if isinstance(value, dict) and value.get("type") == "kinodyn_control/WholeBodyController":
+                    value["locomotion_mode"] = mode
     out = directory / f"{path.stem}_{mode}.yaml"
     out.write_text(yaml.safe_dump(raw, sort_keys=False))
     return out, rate
 
 
-def run(mode: str, backend: str, warmup: float, seconds: float, directory: Path
+def run(graph: str, mode: str, backend: str, warmup: float, seconds: float, directory: Path
         ) -> tuple[Sample, Sample, int]:
     """The samples at the start and at the end of the measured window, and the update rate."""
-    graph, rate = graph_file(mode, backend, directory)
+    path, rate = graph_file(graph, mode, backend, directory)
+    processes = len(yaml.safe_load(path.read_text())["nodes"])
     clock = DiagnosticsClock()
-    launcher = start_graph(graph, directory / f"graph_{backend}_{mode}.log")
+    launcher = start_graph(path, directory / f"graph_{graph}_{backend}_{mode}.log")
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while len(clock.pids) < 4:
+        while len(clock.pids) < processes:
             if launcher.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the graph did not start; see {directory}")
             time.sleep(0.2)
@@ -193,22 +203,27 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=4.0, help="simulated seconds before measuring")
     parser.add_argument("--mode", choices=("stand", "trot", "both"), default="both")
     parser.add_argument("--backend", choices=("kinodyn", "mujoco"), default="kinodyn")
+    parser.add_argument("--graph", choices=tuple(GRAPHS), default="nodes",
+                        help="nodes: config/quadruped_wbc.yaml; rt: config/quadruped_rt.yaml (in-process)")
     parser.add_argument("--no-record", action="store_true",
                         help="print only; leave bench/RESULTS.md as it is")
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     directory = Path(tempfile.mkdtemp(prefix="kinodyn-node-cost-"))
-    sections = [f"config/quadruped_wbc.yaml on {args.backend}, lockstep, {args.seconds:g} s of simulated "
+    sections = [f"config/{GRAPHS[args.graph].name} on {args.backend}, lockstep as fast as it closes, "
+                f"{args.seconds:g} s of simulated "
                 f"time measured after {args.warmup:g} s; CPU from /proc/<pid>/stat (utime + stime)"]
     for mode in ("stand", "trot") if args.mode == "both" else (args.mode,):
         before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-        start, end, rate = run(mode, args.backend, args.warmup, args.seconds, directory)
+        start, end, rate = run(args.graph, mode, args.backend, args.warmup, args.seconds, directory)
         after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         sections.append(table(mode, start, end, rate, (before, after)))
         print(sections[-1] + "\n", flush=True)
     if not args.no_record:
-        record("Separate-node graph: CPU per control step (bench_node_cost.py)", "\n\n".join(sections))
+        title = {"nodes": "Separate-node graph", "rt": "In-process graph"}[args.graph]
+        record(f"{title}: CPU per control step in lockstep (bench_node_cost.py --graph {args.graph})",
+               "\n\n".join(sections))
     return 0
 
 
