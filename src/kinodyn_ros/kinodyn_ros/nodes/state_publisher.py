@@ -54,6 +54,12 @@ class StatePublisher(Node):
         if not (math.isfinite(frequency) and frequency > 0.0):
             raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
         self._ignore_timestamp = bool(self.declare_parameter("ignore_timestamp", False).value)
+        lead = self.declare_parameter("max_stamp_lead", 0.5).value
+        if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not (
+            math.isfinite(lead) and lead > 0
+        ):
+            raise ValueError(f"parameter max_stamp_lead must be a positive number of seconds, got {lead!r}")
+        self._max_lead_ns = round(lead * 1e9)
         self._prefix = self.declare_parameter("frame_prefix", "").value
         odometry_topic = self.declare_parameter("odometry_topic", "").value
         self._problems = DistinctProblemLog(self.get_logger())
@@ -120,7 +126,7 @@ class StatePublisher(Node):
             ignored_names=self._tree.mimic_joint_names,
         )
         self._bounds.check(positions.names, positions.values)
-        stamp_to_ns(msg.header.stamp)  # a stamp rclpy can represent
+        self._check_stamp("joint_states", msg.header.stamp)
         if not positions.names:
             return
         values = dict(zip(positions.names, positions.values, strict=True))
@@ -129,6 +135,21 @@ class StatePublisher(Node):
             return
         for name, value in values.items():
             self._pending[name] = (value, msg.header.stamp)
+
+    def _check_stamp(self, topic: str, stamp: Time) -> None:
+        """Raise InputError for a stamp rclpy cannot represent, or one more than ``max_stamp_lead`` ahead of
+        the node's clock (not judged while a simulated clock has not started)."""
+        stamp_ns = stamp_to_ns(stamp)
+        clock_ns = self.get_clock().now().nanoseconds
+        lead_ns = stamp_ns - clock_ns
+        if clock_ns > 0 and lead_ns > self._max_lead_ns:
+            raise InputError(
+                "stamp_ahead",
+                f"{topic} stamped {stamp_ns * 1e-9:.9f} s is {lead_ns * 1e-9:.3f} s ahead of the node's "
+                f"clock ({clock_ns * 1e-9:.9f} s; more than max_stamp_lead {self._max_lead_ns * 1e-9:g} s): "
+                "not put on /tf; check the publisher's clock (use_sim_time)",
+                topic,
+            )
 
     def _on_odometry(self, msg: Odometry) -> None:
         """The floating base on /tf; a message that is not usable raises InputError (dropped, logged)."""
@@ -140,7 +161,7 @@ class StatePublisher(Node):
                 f"child_frame_id {quoted(child)} is not the URDF root link {root!r}; the floating base "
                 "transform must end at the root link",
             )
-        stamp_to_ns(msg.header.stamp)
+        self._check_stamp("odometry", msg.header.stamp)
         publish_finite(
             self._tf,
             TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)]),

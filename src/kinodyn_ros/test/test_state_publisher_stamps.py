@@ -1,0 +1,57 @@
+"""state_publisher bounds the stamps of what it puts on /tf by its own clock (max_stamp_lead)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import rclpy
+from builtin_interfaces.msg import Time
+from kinodyn_ros.conversions import InputError
+from kinodyn_ros.nodes.state_publisher import StatePublisher
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+
+URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
+
+
+@pytest.fixture
+def publisher():
+    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "odometry_topic:=odom"])
+    node = StatePublisher()
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def _stamp(ns: int) -> Time:
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def test_messages_stamped_beyond_max_stamp_lead_are_refused_naming_topic_stamp_and_clock(publisher) -> None:
+    now = publisher.get_clock().now().nanoseconds
+    joints = JointState(name=["LF_HAA"], position=[0.1])
+    joints.header.stamp = _stamp(now + 10_000_000_000)
+    with pytest.raises(InputError, match=r"joint_states stamped .* 10\.\d+ s ahead of the node's clock .*"
+                                         r"max_stamp_lead 0\.5 s"):
+        publisher._on_joint_state(joints)
+    assert not publisher._pending  # nothing of it waits for /tf
+    odometry = Odometry()
+    odometry.header.frame_id, odometry.pose.pose.orientation.w = "odom", 1.0
+    odometry.header.stamp = _stamp(now + 10_000_000_000)
+    with pytest.raises(InputError, match=r"odometry stamped .* ahead of the node's clock"):
+        publisher._on_odometry(odometry)
+    joints.header.stamp = _stamp(now + 100_000_000)  # within the bound: taken
+    publisher._on_joint_state(joints)
+    assert set(publisher._pending) == {"LF_HAA"}
+
+
+def test_max_stamp_lead_must_be_positive() -> None:
+    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "max_stamp_lead:=-1.0"])
+    try:
+        with pytest.raises(ValueError, match="max_stamp_lead must be a positive number"):
+            StatePublisher()
+    finally:
+        rclpy.shutdown()
