@@ -4,7 +4,8 @@ numba's ``NUMBA_CACHE_DIR`` locator files a kernel under a hash of its source fi
 file imported as ``src/kinodyn/kinodyn/x.py`` (``scripts/setup.sh``'s warm-up) and as
 ``build/kinodyn/kinodyn/x.py`` (colcon's symlink install, which the nodes import) got two caches, and the
 nodes compiled again what setup had compiled. kinodyn's kernels are filed under their module's package name
-instead. Nothing stale can load: numba checks every cache index against a hash of the source file's content.
+instead. Nothing stale can load: numba checks every cache index against the source file's modification time
+and size, which the two paths share (colcon's symlinks point at the same file).
 """
 
 from __future__ import annotations
