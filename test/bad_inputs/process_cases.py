@@ -517,14 +517,23 @@ def _start(spawn: Callable[..., Any], c: Case, tmp: Path) -> tuple[Any, float]:
     return spawn(argv, f"case_{c.name}"), time.monotonic() + run.wait
 
 
+SILENT_START_GRACE = 90.0
+"""Wall seconds a startup case's process that has printed nothing yet may take beyond its wait."""
+
+
 def run_startup_cases(spawn: Callable[..., Any], cases: list[Case], tmp: Path) -> Iterator[Result]:
     """Run ``cases`` ``BATCH`` at a time; a process still running at its deadline is stopped and counted as
-    having accepted its input."""
+    having accepted its input. A process that has printed nothing by then has not yet read its input (a
+    stalled start on a loaded machine): it gets up to ``SILENT_START_GRACE`` s more to print or exit."""
     for first in range(0, len(cases), BATCH):
         batch = cases[first : first + BATCH]
         started = [(c, *_start(spawn, c, tmp)) for c in batch]
         for c, proc, deadline in started:
-            while proc.poll() is None and time.monotonic() < deadline:
+            log = Path(proc.log_path)
+            while proc.poll() is None and (
+                time.monotonic() < deadline
+                or (time.monotonic() < deadline + SILENT_START_GRACE and not log.read_text(errors="replace"))
+            ):
                 time.sleep(0.1)
             code = proc.poll()
             if code is None:
