@@ -96,11 +96,12 @@ class ScenarioResult:
     qp_failures: int
     damped_ticks: int
     held_ticks: int
+    tick_rate: float  # wbc ticks per s of simulated time, over the diagnostics windows received (nan: < 2)
     sim_time: float  # s of simulated time the steps took
     wall_time: float  # s
 
     def failures(self, max_linear_rmse: float = 0.1, max_yaw_rmse: float = 0.1) -> list[str]:
-        """What breaks the acceptance (issue 12 point 4): a tracked step over a bound, a fall."""
+        """What breaks the acceptance: a tracked step over a velocity-tracking bound, a fall, a refusal."""
         out = self.falls + self.refusals
         for s in self.steps:
             if s.tracked and not s.linear_rmse <= max_linear_rmse:
@@ -133,7 +134,7 @@ class ScenarioResult:
             lines.append(f"{label}: median {tm.median_ms:.2f} ms, p99 {tm.p99_ms:.2f} ms, max "
                          f"{tm.max_ms:.2f} ms over {tm.count} ticks")
         lines.append(f"QP failures {self.qp_failures}, damped ticks {self.damped_ticks}, held ticks "
-                     f"{self.held_ticks}")
+                     f"{self.held_ticks}, {self.tick_rate:.0f} ticks per simulated second")
         return "\n".join(lines)
 
 
@@ -201,4 +202,13 @@ def scenario_result(rec: Recording, backend: str, wall_time: float) -> ScenarioR
         _timing([x for v in values for x in _per_tick(v, "tick_latencies_us")]),
         _timing([x for v in values for x in _per_tick(v, "solve_times_us")]),
         sum(int(v.get("qp_failures", 0)) for v in values), sum(int(v.get("damped_ticks", 0)) for v in values),
-        sum(int(v.get("held_ticks", 0)) for v in values), sim, wall_time)
+        sum(int(v.get("held_ticks", 0)) for v in values), _tick_rate(rec.diagnostics), sim, wall_time)
+
+
+def _tick_rate(diagnostics: list[tuple[float, dict[str, str]]]) -> float:
+    """Ticks per simulated second: the windows after the first received (whose start is unknown: the ones
+    before it may have gone out before the subscription matched) over the stamps' span."""
+    if len(diagnostics) < 2 or diagnostics[-1][0] <= diagnostics[0][0]:
+        return math.nan
+    ticks = sum(int(v.get("ticks", 0)) for _, v in diagnostics[1:])
+    return ticks / (diagnostics[-1][0] - diagnostics[0][0])
