@@ -2,8 +2,8 @@
 # README test command: set everything up (idempotent), then lint, type-check and run every test.
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k rnea` or `bash scripts/test.sh -m "not system"`.
 # Without arguments: the tests that start no process run in KINODYN_TEST_JOBS pytest-xdist workers (default: the
-# number of cores, at most 2), then the system tests (ROS nodes over DDS) one at a time: run side by side on two
-# cores, some of them failed on load (issue notes of 2026-11-24). With arguments: one pytest run in this process.
+# number of cores, at most 2), then the system tests (ROS nodes over DDS) one at a time: they judge simulated
+# time, but two of them side by side on two cores starve each other's nodes of CPU. With arguments: one pytest run in this process.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$ROOT/scripts/setup.sh"
