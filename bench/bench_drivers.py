@@ -1,4 +1,4 @@
-"""Speed of the real-device drivers (issue 14, point 5): the read + write cycle of the quadruped switched to
+"""Speed of the real-device drivers: the read + write cycle of the quadruped switched to
 the real plugins (emulators/quadruped.py): 12 MIT-mode CAN motors (``kinodyn_control/CanMotorSystem``)
 and an Xsens IMU (``kinodyn_control/SerialImuSensor``), at 500 Hz against their emulators, each in a child
 process of its own, as separate devices would be.

@@ -1,4 +1,4 @@
-"""Legged state estimation benchmark (issue 11 item 7).
+"""Legged state estimation benchmark: the filter step and offline estimation against real time.
 
 Section "filter step": the time of one IMU propagation plus one kinematic update with 4 feet in contact
 (``propagate`` + ``update_contacts``), per filter (ESKF and invariant EKF), on a
@@ -28,7 +28,7 @@ from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
 from kinodyn.estimation.invariant import InvariantEKF
 
 TARGET_US = 100.0
-OFFLINE_TARGET = 20.0  # x real time (issue 11 item 7)
+OFFLINE_TARGET = 20.0  # x real time (docs/offline-estimation.md, "Speed")
 RATE = 500.0
 FEET = {
     "lf": [0.25, 0.15, -0.3],

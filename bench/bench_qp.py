@@ -18,7 +18,8 @@ import time
 import numpy as np
 from kinodyn.control.qp import QP, SOLVERS, kkt_residuals, make_solver
 
-# (label, n variables, equalities, inequality rows, variable bounds): the shapes of issue 10's WBC.
+# (label, n variables, equalities, inequality rows, variable bounds): the shapes of the whole-body
+# controller's QPs.
 CASES = (
     ("quadruped [qdd; f], 4 point contacts", 30, 18, 52, True),
     ("quadruped [qdd; f; tau]", 42, 30, 56, True),

@@ -1,4 +1,4 @@
-"""The wbc node's tick at 500 Hz: from the joint states in to the command out (issue 12, point 6).
+"""The wbc node's tick at 500 Hz: from the joint states in to the command out.
 
 The node runs as its own process (legged mode, urdf/quadruped_sim.urdf, base state on a topic of this bench).
 This process closes the loop in real time: every 2 ms of the wall clock it publishes the base odometry and the

@@ -1,4 +1,4 @@
-"""Issue 12 point 4, the full acceptance scenario over DDS on both physics backends, side by side.
+"""The full acceptance scenario of the closed loop over DDS on both physics backends, side by side.
 
 config/quadruped_wbc.yaml (control_node + SimulatedSystem in lockstep, state_estimator closing the loop, wbc,
 state_publisher) on kinodyn.sim, then on MuJoCo; kinodyn_ros.scenario.acceptance.full: stand up, 60 N lateral

@@ -1,5 +1,5 @@
-"""Accuracy of the legged state estimator against ground truth, ESKF and invariant EKF side by side (issue 11
-item 6; docs/offline-estimation.md, "Accuracy").
+"""Accuracy of the legged state estimator against ground truth, ESKF and invariant EKF side by side
+(docs/offline-estimation.md, "Accuracy").
 
 Data: kinodyn.estimation.synthetic.trotting_walk on urdf/quadruped.urdf with the IMU moved 12 cm forward,
 4 cm right, 6 cm up and rotated (src/kinodyn/test/estimation/robots.py): 1 s standing, then a 36 s trot with
@@ -47,7 +47,7 @@ from robots import (  # noqa: E402  (the shared test robots)
 FILTERS = ("eskf", "invariant")
 NEES_DOF = 9
 ACCEPTANCE = {"drift": 0.01, "drift_faults": 0.02, "roll_pitch_deg": 0.5, "velocity": 0.05}
-"""Issue 11 item 6."""
+"""The estimator's accuracy bounds: drift over distance (clean, with faults), roll/pitch and velocity RMSE."""
 FOOT_RANDOM_WALK = 1e-5  # m/sqrt(s): 0.06 mm over a 36 s run; the default 1e-3 models slip the data lack
 
 
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [evaluate(runs, f, faults) for faults, runs in ((False, clean), (True, faulted))
             for f in args.filters]
     print(table(rows))
-    print(f"acceptance (issue 11 item 6): drift <= {100 * ACCEPTANCE['drift']:g} % "
+    print(f"acceptance: drift <= {100 * ACCEPTANCE['drift']:g} % "
           f"({100 * ACCEPTANCE['drift_faults']:g} % with faults), roll/pitch RMSE <= "
           f"{ACCEPTANCE['roll_pitch_deg']} deg, velocity RMSE <= {ACCEPTANCE['velocity']} m/s, "
           "NEES per-stamp mean inside its 95 % bounds at about 95 % of the stamps")

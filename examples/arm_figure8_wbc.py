@@ -1,4 +1,4 @@
-"""arm7 draws a figure-8 with the whole-body QP controller in kinodyn's simulator (no ROS; issue 10, point 7).
+"""arm7 draws a figure-8 with the whole-body QP controller in kinodyn's simulator (no ROS).
 
 The end effector follows ``kinodyn.control.trajectories.Figure8`` (0.1 m, 0.5 Hz, vertical y-z plane, as
 ``arm_figure8_osc.py``) with a 6-D ``FrameTask`` over a ``PostureTask`` (wbc_scenarios.arm7_figure8); the

@@ -1,4 +1,4 @@
-"""Closed-loop locomotion without ROS (issue 12, points 2 and 3): a physics backend of ``kinodyn.sim``
+"""Closed-loop locomotion without ROS: a physics backend of ``kinodyn.sim``
 (``"kinodyn"``: kinodyn's simulator, or ``"mujoco"``: MuJoCo's dynamics and contact solver on the same URDF,
 through the ``PhysicsBackend`` protocol) under the ``LocomotionController``.
 

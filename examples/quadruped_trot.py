@@ -1,4 +1,4 @@
-"""Legged locomotion under the whole-body QP on a physics backend, without ROS (issue 12, points 2 and 3).
+"""Legged locomotion under the whole-body QP on a physics backend, without ROS.
 
     python examples/quadruped_trot.py stand-up       # sit down, stand up
     python examples/quadruped_trot.py in-place       # trot on the spot: drift, height

@@ -1,4 +1,4 @@
-"""The quadruped under the whole-body QP controller in kinodyn's simulator, without ROS (issue 10, point 7).
+"""The quadruped under the whole-body QP controller in kinodyn's simulator, without ROS.
 
     python examples/quadruped_wbc.py stand          # 10 s standing: base height held within 5 mm
     python examples/quadruped_wbc.py sway           # roll, pitch, yaw +-0.15 rad, height +-3 cm at 0.5 Hz

@@ -1,4 +1,4 @@
-"""Closed-loop whole-body control without ROS (issue 10, point 7): ``kinodyn.sim`` under the
+"""Closed-loop whole-body control without ROS: ``kinodyn.sim`` under the
 ``WholeBodyController``, scenario by scenario, each returning the figures it is judged on.
 
 Shared by ``quadruped_wbc.py`` (prints the figures) and ``src/kinodyn/test/control/test_wbc_closed_loop.py``

@@ -1,4 +1,4 @@
-"""Seeded random and adversarial ROS messages and requests for the fuzz system test (issue 9, point 3).
+"""Seeded random and adversarial ROS messages and requests for the fuzz system test.
 
 Every field is drawn, with high probability, from values that broke or could break a node: NaN, ±inf, ±1e300,
 1.7e308 (whose square overflows), -0.0, subnormals; wrong, empty and huge array lengths; unknown, duplicate

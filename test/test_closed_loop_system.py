@@ -1,8 +1,9 @@
-"""Issue 12 point 4 over DDS, short version, on both physics backends: config/quadruped_wbc.yaml (control_node
-with SimulatedSystem in lockstep, state_estimator closing the loop, wbc, state_publisher), on kinodyn.sim and
-on MuJoCo (kinodyn_ros.scenario.graph.backend_graph), driven by the scenario runner
-(kinodyn_ros.scenario.acceptance.short: stand up, 60 N lateral push standing, trot in place, 0.5 m/s forward,
-0.2 m/s sideways, 0.6 rad/s yaw, 120 N lateral push trotting, stand again; 11 s of simulated time).
+"""The closed loop's acceptance scenario over DDS, short version, on both physics backends:
+config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep, state_estimator closing the loop,
+wbc, state_publisher), on kinodyn.sim and on MuJoCo (kinodyn_ros.scenario.graph.backend_graph), driven by
+the scenario runner (kinodyn_ros.scenario.acceptance.short: stand up, 60 N lateral push standing, trot in
+place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw, 120 N lateral push trotting, stand again; 11 s of
+simulated time).
 
 Judged from message content in simulated time: velocity RMSE (ground truth in the heading frame vs the
 command, after 1 s of transient) <= 0.1 m/s and 0.1 rad/s; no fall (true base above 60 % of its height, no

@@ -1,4 +1,4 @@
-"""control_node faults over DDS (issue 9, points 2 and 4): unsafe controller output, physics failure, bad
+"""control_node faults over DDS: unsafe controller output, physics failure, bad
 parameters.
 
 - kp = kd = 1.7e308 in a finite, in-limit JointPDCommand (the controller's max_kp/max_kd raised to let it

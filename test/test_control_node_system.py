@@ -1,4 +1,4 @@
-"""control_node with the quadruped over DDS, on GenericSystem and on SimulatedSystem (issue 5, point 7).
+"""control_node with the quadruped over DDS, on GenericSystem and on SimulatedSystem.
 
 Each test runs twice: with urdf/quadruped.urdf as shipped (kinodyn_control/GenericSystem) and with the same
 text where only the plugin name is kinodyn_control/SimulatedSystem. An external process (this test) sends

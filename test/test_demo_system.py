@@ -1,4 +1,4 @@
-"""The README's main command, `bash scripts/demo.sh`, headless with the short scenario (issue 13 points 1, 5).
+"""The README's main command, `bash scripts/demo.sh`, headless with the short scenario.
 
 It runs the quadruped closed loop (config/quadruped_wbc.yaml) through stand up, a sway (roll and a lower base
 on the wbc's ~/base_pose), trot forward at 0.3 m/s and stop. The test checks the progress lines (one per step,

@@ -1,4 +1,4 @@
-"""dynamics node over DDS (issue 4, points 3 and 4): inverse dynamics, gravity, mass matrix, bad requests.
+"""dynamics node over DDS: inverse dynamics, gravity, mass matrix, bad requests.
 
 The node runs as its own process on urdf/arm7.urdf; the test process calls its services. Second sources: the
 same kinodyn functions in this process, and identities between the services: an external wrench F on a link
@@ -236,7 +236,7 @@ def _bad_requests() -> list[tuple[str, type, dict, str]]:
             dict(joint_state=joint_state(q), external_wrenches=[wrench("link3", [0, 0, math.nan, 0, 0, 0])]),
             "wrench 0 on 'link3' is not finite",
         ),
-        # finite but absurd (issue 9): a velocity of 1e200 was answered success=True with NaN efforts
+        # finite but absurd: a velocity of 1e200 would give NaN efforts; refused like NaN
         (
             "velocity 1e200",
             InverseDynamics,

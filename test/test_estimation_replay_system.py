@@ -1,4 +1,4 @@
-"""Replay equality (issue 11 item 5): the live `state_estimator` node fed a bag by `kinodyn bag play`
+"""Replay equality: the live `state_estimator` node fed a bag by `kinodyn bag play`
 publishes the same /odometry/filtered as `kinodyn estimate` writes for that bag, to 1e-12.
 
 The bag is a 3 s synthetic trot (kinodyn_ros.estimation.synthetic_bag) with every topic offered reliable, and

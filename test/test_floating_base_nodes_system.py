@@ -1,4 +1,4 @@
-"""kinematics and dynamics nodes on a floating base over DDS (issue 9, point 5).
+"""kinematics and dynamics nodes on a floating base over DDS.
 
 The nodes run as their own processes on urdf/quadruped.urdf with `floating_base:=true`; the test process
 calls their services with a base pose (and twist, acceleration) and feeds their topics with nav_msgs/Odometry.

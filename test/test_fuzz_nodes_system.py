@@ -1,4 +1,4 @@
-"""No message can stop a node (issue 9, points 2 and 3): a seeded fuzz of every subscribed topic and service.
+"""No message can stop a node: a seeded fuzz of every subscribed topic and service.
 
 Five node processes over DDS: state_publisher (joint_states, odometry), kinematics with CLIK (joint_states,
 target_pose; compute_fk, compute_ik), dynamics (joint_states; inverse_dynamics, gravity_compensation,

@@ -1,4 +1,4 @@
-"""kinematics node over DDS (issue 4, points 3 and 4): compute_fk, compute_ik, streaming CLIK, bad requests.
+"""kinematics node over DDS: compute_fk, compute_ik, streaming CLIK, bad requests.
 
 The node runs as its own process on urdf/arm7.urdf; the test process calls its services. Second sources:
 kinodyn's FK computed in this process, scipy's Rotation for orientation errors (angle of C* C^T), and the
@@ -233,7 +233,7 @@ def test_bad_ik_requests_get_a_clear_message_and_the_next_request_is_served(serv
             "position_tolerance must be",
         ),
         ("NaN timeout", dict(frame="ee_link", T=T_goal, timeout=math.nan), "timeout must be positive"),
-        # finite but absurd targets are refused like NaN (issue 9); the reach of ee_link on arm7 is 1.31926 m
+        # finite but absurd targets are refused like NaN; the reach of ee_link on arm7 is 1.31926 m
         ("target at x = 1e300", dict(frame="ee_link", T=far_away(T_goal, 1e300)), "exceeds 1e+09 m"),
         (
             "target beyond reach",
@@ -313,7 +313,7 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
             return warning in proc.log_path.read_text()
 
         assert listener.spin_until(wrong_target_refused, 10), proc.log_path.read_text()
-        # a target at x = 1e300 made CLIK command the joint limits; now it is refused like NaN (issue 9)
+        # a target at x = 1e300 would drive CLIK to the joint limits: it is refused like NaN
         for x, refusal in ((1e300, "exceeds 1e+09 m"), (2.5, "beyond the reach of 'ee_link'")):
             absurd = PoseStamped(pose=matrix_to_pose(far_away(T_goal, x)))
             targets.publish(absurd)

@@ -1,4 +1,4 @@
-"""A misspelled parameter is an error at startup (issue 9, point 4): one error line naming it, exit code 1.
+"""A misspelled parameter is an error at startup: one error line naming it, exit code 1.
 
 Every kinodyn_ros node, given `rate_hzz` (a misspelling of joint_motion's and kinematics' `rate_hz`) on the
 command line or in a params file, exits with code 1 and exactly one error line that names the parameter and

@@ -1,4 +1,4 @@
-"""`kinodyn estimate` (issue 11 items 5 and 6): offline re-estimation of a bag through the node's pipeline.
+"""`kinodyn estimate`: offline re-estimation of a bag through the node's pipeline.
 
 - Two runs over one bag write byte-identical output bags; the output holds one /odometry/filtered per IMU
   message from the first estimate on, stamped (and stored) at the IMU's header stamps, and equals
@@ -177,7 +177,7 @@ def test_params_file_sections_and_node_only_parameters(tmp_path: Path) -> None:
         parameters_from_file(path)
 
 
-# --- the input side in arrays (issue 11 item 7) -------------------------------------------------------------
+# --- the input side in arrays -------------------------------------------------------------------------------
 
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 CONFIGS = {"eskf": {"filter": "eskf"}, "invariant": {"filter": "invariant"},
@@ -302,7 +302,7 @@ def test_arrays_write_the_bytes_of_the_message_by_message_path(edited_bags: dict
     assert any("silent for more than stream_timeout" in line for line in lines) == (bag == "silent"), lines
 
 
-# --- accuracy acceptance (issue 11 item 6) ---------------------------------------------------------------
+# --- accuracy acceptance ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def trot_run() -> Any:

@@ -1,4 +1,4 @@
-"""control_node on the real device drivers (issue 14), over DDS: the quadruped's URDF switched to
+"""control_node on the real device drivers, over DDS: the quadruped's URDF switched to
 ``kinodyn_control/CanMotorSystem`` and ``kinodyn_control/SerialImuSensor`` (plugin names and params only,
 generated from urdf/quadruped.urdf by emulators/quadruped.py), its 12 motors emulated in this process
 (emulators/mit_motor.py) behind an slcan serial CAN adapter on a pseudo-terminal (emulators/slcan_pty.py),

@@ -1,4 +1,4 @@
-"""control_node with the quadruped on kinodyn_control/SimulatedSystem over DDS (issue 5, points 4, 5 and 7).
+"""control_node with the quadruped on kinodyn_control/SimulatedSystem over DDS.
 
 The demo graph (config/quadruped_sim.yaml, urdf/quadruped_sim.urdf): an external process (this test) sends
 joint PD commands and reads /joint_states, the IMU, the simulator's ground-truth odometry, contacts and
@@ -10,7 +10,7 @@ simulated quadruped with control_node in lockstep, once answering at once and on
 0-20 ms; the joint states of the first 300 steps are bit-identical across the two runs, and simulated time
 advances exactly one control period (= one physics step) per step.
 
-MuJoCo backend (issue 12, point 3): the same graph with ``<param name="backend">mujoco</param>`` added, in
+MuJoCo backend: the same graph with ``<param name="backend">mujoco</param>`` added, in
 lockstep with the policy process: simulated time advances one period per answered state, odometry and contacts
 are published, a push moves the base that way and a reset brings it back to the initial standing pose.
 """

@@ -1,4 +1,4 @@
-"""state_estimator as a process over DDS (issue 11 item 3), fed by test/fixtures/estimator_stream.py.
+"""state_estimator as a process over DDS, fed by test/fixtures/estimator_stream.py.
 
 The stream is the quadruped standing still (exact data) with a NaN and a 15 g accelerometer spike, a NaN
 joint, a duplicated and an out-of-order message, a 60 ms IMU dropout, then the start again with its original

@@ -1,4 +1,4 @@
-"""state_publisher on bad input (issue 2, point 9): one clear log line each, no traceback, no crash.
+"""state_publisher on bad input: one clear log line each, no traceback, no crash.
 
 A missing or malformed URDF ends the process with exit code 1 and exactly one error line. A JointState
 with unknown names, a NaN or absurd (1e300) position or mismatched lengths gives exactly one warning line per
@@ -92,9 +92,9 @@ def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(spawn, listen
             "non-finite positions for 'joint1'",
         ),
         (JointState(name=["joint1", "joint2"], position=[0.1]), "2 names but 1 positions"),
-        # another length mismatch is another cause: its own warning (issue 9)
+        # another length mismatch is another cause: its own warning
         (JointState(name=["joint1", "joint2"], position=[0.1, 0.2], effort=[0.0]), "2 names but 1 effort"),
-        # finite but absurd: raised "a rotation matrix must be finite" and ended the node (issue 9)
+        # finite but absurd: refused with the joint's range
         (JointState(name=["joint1", "joint2"], position=[1e300, 0.2]), "joint1 = 1e+300 not in [-3.24159"),
     ]
     for k, (bad, expected) in enumerate(bad_messages):

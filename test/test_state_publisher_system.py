@@ -1,4 +1,4 @@
-"""state_publisher, joint_motion, ee_pose_printer as separate processes over DDS (issue 2, points 7, 8, 10).
+"""state_publisher, joint_motion, ee_pose_printer as separate processes over DDS.
 
 Expected transforms are written by hand from the URDFs' numbers (urdf/README.md): joint origin translation,
 then a rotation about the joint axis, ``Ry(q) = [[c, 0, s], [0, 1, 0], [-s, 0, c]]`` for the planar arm,

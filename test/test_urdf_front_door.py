@@ -1,4 +1,4 @@
-"""One URDF front door (issue 9, point 1): the malformed-URDF corpus through every consumer, in process.
+"""One URDF front door: the malformed-URDF corpus through every consumer, in process.
 
 Every consumer reads the URDF through ``kinodyn.urdf.read_urdf``; this test does not trust that, it calls each
 consumer's own entry point on every case of ``test/urdf_corpus.py`` and asserts the same verdict and the same

@@ -1,4 +1,4 @@
-"""One URDF front door, system level (issue 9, point 1): the real node executables on corpus entries.
+"""One URDF front door, system level: the real node executables on corpus entries.
 
 state_publisher, kinematics, dynamics and control_node each get the same file as ``robot_description_file``.
 On a refused entry of ``test/urdf_corpus.py`` each must exit with code 1 and print one error line with the
@@ -27,7 +27,8 @@ NODES = {
     "control_node": REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node",
 }
 CASES = ("nan_joint_origin", "missing_parent_link", "nan_limit_effort", "nan_ros2_control_min", "binary_file")
-"""The four defects control_node used to accept (issue 9) and a binary file."""
+"""Four defects that only a full validation catches (control_node reads the URDF through it) and a binary
+file."""
 GENERIC = ('<plugin>kinodyn_control/SimulatedSystem</plugin><param name="ros_interface">false</param>',
            "<plugin>kinodyn_control/GenericSystem</plugin>")
 LOG_LINE = re.compile(r"^\[(?P<level>[A-Z]+)\] \[[0-9.]+\] \[(?P<node>[^\]]+)\]: (?P<text>.*)$")

@@ -1,4 +1,4 @@
-"""`rviz:=true` in every launch file, and the RViz config it opens (issue 13, point 3).
+"""`rviz:=true` in every launch file, and the RViz config it opens.
 
 rviz2 and ROS 2 launch are not installable here: the launch files run against the stand-in `launch` modules of
 test_launcher (whose conditions evaluate on a dict of launch arguments). The live topics of the config are

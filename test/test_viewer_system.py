@@ -1,4 +1,4 @@
-"""The viewer node in a running graph, looked at in headless Chromium (issue 13, points 2 and 3).
+"""The viewer node in a running graph, looked at in headless Chromium.
 
 The graph: control_node simulating the quadruped (config/quadruped_sim.yaml's parameters, nothing commands it,
 so it stands on its PD controller at zero command or sinks: either is fine here), state_publisher turning the

@@ -1,4 +1,4 @@
-"""arm7 follows a target pose on the wbc node's ~/target_pose over DDS (issue 12, point 5).
+"""arm7 follows a target pose on the wbc node's ~/target_pose over DDS.
 
 The graph of config/arm7_wbc.yaml (`kinodyn up`): control_node with urdf/arm7_sim.urdf on SimulatedSystem in
 lockstep, the wbc node in arm mode (operational space control with a null-space posture), state_publisher.

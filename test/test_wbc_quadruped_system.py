@@ -1,6 +1,6 @@
-"""The quadruped's closed loop over DDS with the estimator closing it (issue 12, point 1; a short version of
-point 4's scenario): config/quadruped_wbc.yaml (`kinodyn up`): control_node with SimulatedSystem in lockstep,
-state_estimator (contacts from the wbc's schedule), the wbc node (legged), state_publisher.
+"""The quadruped's closed loop over DDS with the estimator closing it (a short version of the acceptance
+scenario, docs/closed-loop.md): config/quadruped_wbc.yaml (`kinodyn up`): control_node with SimulatedSystem in
+lockstep, state_estimator (contacts from the wbc's schedule), the wbc node (legged), state_publisher.
 
 Judged on simulated time and message content: the wbc holds the posture until the estimator's first odometry,
 then stands (ground-truth height within 1 cm of the stance's); a bad live parameter is refused with its reason

@@ -1,4 +1,4 @@
-"""One malformed-URDF corpus (issue 9, point 1): every case is the valid robot ``BASE`` with one defect.
+"""One malformed-URDF corpus: every case is the valid robot ``BASE`` with one defect.
 
 ``BASE`` is a two-joint arm with inertias, a collision sphere, a fixed tool link and a SimulatedSystem
 ``<ros2_control>`` block (no ROS interface), so every consumer accepts it: ``kinodyn.Model``, the TF tree,

@@ -1,4 +1,4 @@
-"""The bad-input matrix (issue 9, point 7): named bad inputs and faults, each classified from what happened.
+"""The bad-input matrix: named bad inputs and faults, each classified from what happened.
 
 ``matrix`` holds the categories, the case and outcome types, the classifiers and the report; ``core_cases``
 the in-process cases (core API, URDF, simulator); ``node_cases`` the topics and services of running nodes;

@@ -1,7 +1,7 @@
 """In-process cases: the core API, URDF text through ``Model.from_urdf``, and the simulator (no ROS).
 
 Each case's payload is a zero-argument callable; ``matrix.classify_call`` runs it and classifies the outcome.
-The URDF cases are the front door's corpus (test/urdf_corpus.py, owned by issue 9 point 1) plus the path and
+The URDF cases are the front door's corpus (test/urdf_corpus.py) plus the path and
 file forms a new user tries; the corpus gives the exact message each must carry.
 """
 

@@ -1,4 +1,4 @@
-"""Categories, cases, outcome classifiers and the printed matrix of the bad-input campaign (issue 9, point 7).
+"""Categories, cases, outcome classifiers and the printed matrix of the bad-input campaign.
 
 A case names the surface it enters by, the input, and the category it must land in. The category is never
 written by hand: a classifier derives it from what happened (an exception and where it was raised, a value

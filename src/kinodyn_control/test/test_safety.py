@@ -1,4 +1,4 @@
-"""Nothing non-finite or out of range reaches a command interface, and faults end in safe mode (issue 9).
+"""Nothing non-finite or out of range reaches a command interface, and faults end in safe mode.
 
 Without ROS, through the resource and controller managers: a controller whose output is not finite (the PD
 law with kp = kd = 1.7e308 computes -inf + inf) or outside the interface's min/max, or that raises, is

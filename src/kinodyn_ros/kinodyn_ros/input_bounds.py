@@ -1,4 +1,4 @@
-"""Bounds that refuse finite but absurd inputs like NaN (issue 9, point 2), before they reach an algorithm.
+"""Bounds that refuse finite but absurd inputs like NaN, before they reach an algorithm.
 
 - Joint positions: a joint with two finite URDF limits within ``[lower - margin, upper + margin]``
   (``joint_position_margin``: joint encoders read a little past the limits); a continuous (or otherwise

@@ -93,7 +93,7 @@ def _key(msg: JointState) -> tuple:
 
 
 def test_keys_name_the_cause_not_the_received_values() -> None:
-    """One throttle key per cause (issue 9): each length-mismatch field its own, while unknown names, whatever
+    """One throttle key per cause: each length-mismatch field its own, while unknown names, whatever
     they are, share one (a received name in the key would let random input grow the log without bound)."""
     three = ["joint1", "joint2", "joint3"]
     length_keys = {

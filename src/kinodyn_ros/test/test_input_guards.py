@@ -1,4 +1,5 @@
-"""Issue 9 guards: input bounds, finite outputs, callbacks that drop bad messages, undeclared parameters."""
+"""The nodes' input guards: input bounds, finite outputs, callbacks that drop bad messages, undeclared
+parameters."""
 
 from __future__ import annotations
 

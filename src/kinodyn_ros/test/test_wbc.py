@@ -213,8 +213,8 @@ def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, 
 
 
 def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(arm, logger) -> None:
-    """The usual message (control_node's: every joint in the model's order) skips the reordering (issue 12
-    point 6); it must read the same positions and velocities, and refuse the same states with the same
+    """The usual message (control_node's: every joint in the model's order) skips the reordering (the
+    fast path); it must read the same positions and velocities, and refuse the same states with the same
     reasons, as the name-by-name reading (``joint_state_positions`` / ``joint_state_vector``), which a
     shuffled message still takes."""
     core = make_core(arm, logger)

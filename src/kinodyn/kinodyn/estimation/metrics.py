@@ -1,4 +1,4 @@
-"""Accuracy of a base-state estimate against ground truth (issue 11 item 6): drift, roll/pitch and velocity
+"""Accuracy of a base-state estimate against ground truth: drift, roll/pitch and velocity
 RMSE, and the NEES mean against its chi-square bounds (kinodyn.estimation.consistency).
 
 Both trajectories are of the base (root link): position in their world (odom) frame, quaternion (x, y, z, w)

@@ -1,4 +1,5 @@
-"""Exact kinematic synthesis of a trotting legged robot with a noisy IMU and encoders (issue 11 item 6 data).
+"""Exact kinematic synthesis of a trotting legged robot with a noisy IMU and encoders: the
+estimator's accuracy data (docs/offline-estimation.md, "Accuracy").
 
 The base follows an analytic motion (a smooth path with turns, height/roll/pitch oscillations at the gait
 frequency); stance feet stay exactly fixed in the world (or, with ``foot_radius``, roll without slipping:
@@ -579,7 +580,7 @@ def _random_walk(rng: np.random.Generator, n: int, initial: float, step: float) 
 def inject_faults(run: SyntheticRun, seed: int = 1, dropouts: int = 6, spikes: int = 10,
                   nan_readings: int = 6, flickers: int = 12, duplicate_fraction: float = 0.01,
                   out_of_order_fraction: float = 0.005) -> SyntheticRun:
-    """A copy of ``run`` with faults (issue 11 item 3) after the standing period: IMU dropouts (gaps of
+    """A copy of ``run`` with faults after the standing period: IMU dropouts (gaps of
     20-100 ms), single accelerometer spikes (50-200 m/s² on one axis), NaN IMU and joint readings, contact
     flicker (1-2 sample false toggles of one foot), and for the bag writer duplicated and late messages
     (1-5 samples late in bag order). ``Faults`` lists them."""

@@ -1,4 +1,4 @@
-"""The whole-body controller in closed loop with kinodyn's simulator, no ROS (issue 10, point 7).
+"""The whole-body controller in closed loop with kinodyn's simulator, no ROS.
 
 The scenarios are those of ``examples/quadruped_wbc.py`` (``examples/wbc_scenarios.py``), run here as the
 example runs them (WBC 500 Hz, weighted, simulator RK4 at 1 ms, soft contact): the issue's bounds, and RMS

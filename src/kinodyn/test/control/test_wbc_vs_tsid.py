@@ -1,4 +1,4 @@
-"""The weighted WholeBodyController against TSID (stack-of-tasks, test-only) on one QP (issue 10 point 6).
+"""The weighted WholeBodyController against TSID (stack-of-tasks, test-only) on one QP.
 
 The quadruped stands on four point contacts with CoM, base orientation and posture tasks. TSID 1.10.0 runs
 in its own environment (bench/tsid_quadruped.py, ``TsidProcess``: its wheels are built against Pinocchio

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kinodyn_ros.scenario.steps import Step
 
-PUSH_FORCE = 120.0  # N, lateral, for 0.2 s while trotting (issue 12's acceptance push)
+PUSH_FORCE = 120.0  # N, lateral, for 0.2 s while trotting (the closed loop's acceptance push)
 
 
 @dataclass(frozen=True)

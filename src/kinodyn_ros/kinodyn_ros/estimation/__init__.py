@@ -1,1 +1,1 @@
-"""The state estimator on the ROS side: stamp-ordered merging, message conversion, the pipeline (issue 11)."""
+"""The state estimator on the ROS side: stamp-ordered merging, message conversion, the pipeline."""

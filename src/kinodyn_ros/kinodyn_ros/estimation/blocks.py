@@ -1,5 +1,5 @@
-"""`kinodyn estimate`'s input side: a bag's estimator inputs read in blocks and decoded into arrays (issue 11
-item 7; docs/offline-estimation.md, "Speed").
+"""`kinodyn estimate`'s input side: a bag's estimator inputs read in blocks and decoded into arrays
+(docs/offline-estimation.md, "Speed").
 
 A block is ``size`` input messages in bag order (other topics read with them, e.g. a ground truth, are not
 counted). Each input topic's messages are decoded at once where the bag stores the installed definition and

@@ -1,4 +1,4 @@
-"""`kinodyn estimate`: re-estimate the base state offline from a bag (issue 11 item 5).
+"""`kinodyn estimate`: re-estimate the base state offline from a bag (docs/offline-estimation.md).
 
     kinodyn estimate BAG --urdf URDF --output OUT [--params FILE] [--imu-topic T] [--joint-states-topic T]
                      [--contacts-topic T] [--ground-truth-topic T] [--storage mcap|sqlite3]

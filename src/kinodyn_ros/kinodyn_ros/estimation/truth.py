@@ -1,5 +1,5 @@
 """Ground truth from a nav_msgs/Odometry topic and the figures of `kinodyn estimate --ground-truth-topic`
-(issue 11 item 6: drift over distance, roll/pitch and velocity RMSE; kinodyn.estimation.metrics).
+(drift over distance, roll/pitch and velocity RMSE; kinodyn.estimation.metrics).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 point 4's acceptance scenario as data (docs/closed-loop.md, "The acceptance scenario").
+"""The closed loop's acceptance scenario as data (docs/closed-loop.md, "The acceptance scenario").
 
 Stand up (the wbc controls from the estimator's first odometry), a 60 N lateral push standing, trot in place,
 follow 0.5 m/s forward, 0.2 m/s sideways and 0.6 rad/s yaw (each tracked after its transient), random
