@@ -11,8 +11,16 @@ so it adds no load to the graph.
 Printed per process: CPU ms (utime + stime of /proc/<pid>/stat) per control step (one step is
 ``1 / update_rate`` s of simulated time), the real-time factor (simulated / wall seconds) and the load average
 at the start and the end. The figures go to bench/RESULTS.md (bench/results.py).
+
+``--per-update N`` measures instead, in this process and without DDS traffic to wait for, the in-process
+graph's controllers on mock hardware (urdf/quadruped.urdf, GenericSystem; the joint and IMU states of each
+cycle written by the bench, standing with small deterministic wobbles, as
+src/kinodyn_control/test/test_node_controllers.py does): the mean CPU time (of the thread) per ``update`` of
+each controller over N cycles, and within it the algorithm (``LeggedController.tick``,
+``LeggedEstimator.process``), so what the controller adds around its algorithm shows as the difference. It
+prints only (a repeatable check of one change against another on a loaded machine).
 Run: `source scripts/env.sh && python bench/bench_node_cost.py [--graph nodes|rt] [--seconds 10]
-[--mode stand|trot|both]`.
+[--mode stand|trot|both] [--per-update 2000]`.
 """
 
 from __future__ import annotations
@@ -197,6 +205,144 @@ def table(mode: str, start: Sample, end: Sample, rate: int, load: tuple[str, str
     return "\n".join(lines)
 
 
+class _ControllerHost:
+    """A controller context as control_node's (RosControllerContext): publishers and subscriptions on the
+    host's node, the URDF text, ROS 2 nodes of their own for the controllers that have one; the clock is the
+    cycle's time (``time``)."""
+
+    def __init__(self, name: str, description, logger, urdf: str, host: Node) -> None:
+        self.name, self.description, self.logger = name, description, logger
+        self.urdf, self._host = urdf, host
+        self.time = 0.0
+
+    def now(self) -> float:
+        return self.time
+
+    def _topic(self, topic: str) -> str:
+        return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
+
+    def create_publisher(self, msg_type: type, topic: str):
+        return self._host.create_publisher(msg_type, self._topic(topic), 10)
+
+    def create_subscription(self, msg_type: type, topic: str, callback):
+        return self._host.create_subscription(msg_type, self._topic(topic), callback, 10)
+
+    def destroy(self, entity) -> None:
+        self._host.destroy_publisher(entity)
+
+    def create_node(self, name: str) -> Node:
+        return Node(name, context=self._host.context, use_global_arguments=False)
+
+    def destroy_node(self, node: Node) -> None:
+        node.destroy_node()
+
+
+class _Timed:
+    """Replaces ``owner.<name>`` with a wrapper adding the CPU time of its thread to ``seconds``."""
+
+    def __init__(self, owner: object, name: str) -> None:
+        self.seconds, self.calls = 0.0, 0
+        inner = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds += time.thread_time() - start
+                self.calls += 1
+
+        setattr(owner, name, timed)
+
+
+def per_update(cycles: int, mode: str) -> str:
+    """Mean CPU time per update of each controller of the in-process graph on mock hardware (module doc)."""
+    import numpy as np
+    from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness
+
+    raw = yaml.safe_load(GRAPHS["rt"].read_text())["nodes"][0]["parameters"]
+    urdf = (REPO / "urdf" / "quadruped.urdf").read_text()
+    context = Context()
+    rclpy.init(context=context)
+    h = Harness(urdf)
+    host = Node("controller_manager", context=context, use_global_arguments=False)
+    hosts: list[_ControllerHost] = []
+
+    def make_context(name: str) -> _ControllerHost:
+        hosts.append(_ControllerHost(name, h.description, h.logger, urdf, host))
+        return hosts[-1]
+
+    h.manager.make_context = make_context
+    h.activate_hardware()
+    rate = int(raw["update_rate"])
+    period = 1.0 / rate
+    h.manager.enter_wall_clock_loop(period)
+    controllers = {name: dict(value) for name, value in raw.items() if isinstance(value, dict)}
+    for name, params in controllers.items():
+        kind = params.pop("type")
+        if kind == "kinodyn_control/WholeBodyController":
+            params["locomotion_mode"] = mode
+        h.manager.load(name, kind, params)
+    for name in controllers:
+        h.manager.configure(name)
+    ok, message = h.manager.switch(list(controllers), [], strictness=2)
+    if not ok:
+        raise RuntimeError(message)
+    states = h.resources.states
+    index = {n: states.index[n] for n in states.names}
+    positions = np.array([index[f"{j}/position"] for j in QUADRUPED_JOINTS])
+    velocities = np.array([index[f"{j}/velocity"] for j in QUADRUPED_JOINTS])
+    gyro = np.array([index[f"imu_sensor/angular_velocity.{a}"] for a in "xyz"])
+    accel = np.array([index[f"imu_sensor/linear_acceleration.{a}"] for a in "xyz"])
+    stance = np.array(QUADRUPED_STANCE)
+
+    def run(first: int, count: int) -> float:
+        start = time.thread_time()
+        for k in range(first, first + count):
+            wobble = np.sin(0.37 * k + np.arange(12))
+            states.values[positions] = stance + 1e-4 * wobble
+            states.values[velocities] = 1e-3 * np.roll(wobble, 5)
+            states.values[gyro] = 1e-4 * wobble[:3]
+            states.values[accel] = np.array([0.0, 0.0, 9.81]) + 1e-3 * wobble[3:6]
+            for each in hosts:
+                each.time = k * period
+            h.manager.cycle(k * period, period)
+        return time.thread_time() - start
+
+    warmup = round(1.0 * rate)  # the estimator initialises (0.5 s), the wbc then controls on its estimate
+    run(0, warmup)
+    entries = h.manager.controllers
+    updates = {name: _Timed(entries[name].controller, "update") for name in controllers}
+    inner = {}
+    for name, entry in entries.items():
+        if hasattr(entry.controller, "pipeline"):
+            inner[name] = ("LeggedEstimator.process", _Timed(entry.controller.pipeline._estimator, "process"))
+        if hasattr(entry.controller, "core"):
+            inner[name] = ("LeggedController.tick", _Timed(entry.controller.controller, "tick"))
+    wall = run(warmup, cycles)
+    lines = [f"per update, {cycles} cycles of config/quadruped_rt.yaml's controllers on mock hardware "
+             f"({mode}; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}): manager cycle (CPU) "
+             f"{1e6 * wall / cycles:.0f} us", "", "| controller | update us | algorithm | algorithm us | "
+             "around it us |", "|---|---|---|---|---|"]
+    for name, timed in updates.items():
+        us = 1e6 * timed.seconds / max(timed.calls, 1)
+        what, algorithm = inner.get(name, ("", None))
+        if algorithm is None:
+            lines.append(f"| {name} | {us:.0f} | | | |")
+        else:
+            inside = 1e6 * algorithm.seconds / max(timed.calls, 1)
+            lines.append(f"| {name} | {us:.0f} | {what} | {inside:.0f} | {us - inside:.0f} |")
+    problems = h.messages("error")
+    for entry in entries.values():
+        if hasattr(entry.controller, "ros"):
+            entry.controller.on_cleanup()
+    host.destroy_node()
+    rclpy.shutdown(context=context)
+    if problems:
+        raise RuntimeError(f"the controllers reported errors: {problems[:3]}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds measured per mode")
@@ -207,7 +353,14 @@ def main() -> int:
                         help="nodes: config/quadruped_wbc.yaml; rt: config/quadruped_rt.yaml (in-process)")
     parser.add_argument("--no-record", action="store_true",
                         help="print only; leave bench/RESULTS.md as it is")
+    parser.add_argument("--per-update", type=int, default=0, metavar="N",
+                        help="time each in-process controller's update over N cycles on mock hardware, in "
+                        "this process (module doc); prints only")
     args = parser.parse_args()
+    if args.per_update > 0:
+        for mode in ("stand", "trot") if args.mode == "both" else (args.mode,):
+            print(per_update(args.per_update, mode) + "\n", flush=True)
+        return 0
     os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     directory = Path(tempfile.mkdtemp(prefix="kinodyn-node-cost-"))
