@@ -151,6 +151,10 @@ def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
     ({"backend": "bullet"}, "param backend must be one of kinodyn, mujoco, got 'bullet'"),
     ({"backend": "mujoco", "contact": "hard"}, "backend mujoco uses MuJoCo's contact solver"),
     ({"backend": "mujoco", "contact_tangential_stiffness": "1e4"}, "contact_tangential_stiffness"),
+    ({"backend": "mujoco", "contact_tangential_damping_per_kg": "5"}, "contact_tangential_damping_per_kg"),
+    ({"contact_stiffness": "3e4", "contact_stiffness_per_kg": "800"}, "stiffness .absolute. or stiff"),
+    ({"contact_damping_per_kg": "-5"}, "damping_per_kg must be finite and >= 0, got -5.0"),
+    ({"contact_stiffness_per_kg": "stiff"}, "contact_stiffness_per_kg must be a number"),
 ])
 def test_bad_parameters_fail_on_init(params: dict[str, str], message: str) -> None:
     with pytest.raises(HardwareError, match=message):

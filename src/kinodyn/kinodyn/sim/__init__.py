@@ -12,7 +12,7 @@ sim.reset(q, v); sim.step(tau); sim.q, sim.v, sim.t
 
 from kinodyn.sim.backend import BACKENDS, PhysicsBackend, create_backend
 from kinodyn.sim.collision import ContactSphere, collision_spheres
-from kinodyn.sim.contact import ContactModel
+from kinodyn.sim.contact import ContactGains, ContactModel
 from kinodyn.sim.impulse import inelastic_impulse
 from kinodyn.sim.imu import ImuNoise, ImuReading, ImuSensor
 from kinodyn.sim.simulator import INTEGRATORS, Simulator
@@ -20,6 +20,7 @@ from kinodyn.sim.simulator import INTEGRATORS, Simulator
 __all__ = [
     "BACKENDS",
     "INTEGRATORS",
+    "ContactGains",
     "ContactModel",
     "ContactSphere",
     "ImuNoise",

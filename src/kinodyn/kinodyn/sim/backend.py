@@ -8,7 +8,9 @@ Whatever the engine, the state and every output follow kinodyn's conventions (AR
   joints]`` for a floating base, joints in ``model.joint_names`` order;
 - ``step(tau)`` advances ``dt`` with ``tau`` ((n_joints,) efforts or (nv,) generalized forces) held over
   the step, saturated at the URDF effort limits; ``applied_torque`` is what was applied (nv,);
-- ``contact.spheres`` are the contact geometry (the URDF's collision spheres) against the plane z = 0;
+- ``contact.spheres`` are the contact geometry (the URDF's collision spheres) against the plane z = 0,
+  ``contact_gains`` the contact's spring and damper constants for this robot (``ContactModel.gains`` of the
+  model's total mass, the same on both backends);
   ``contact_points`` the lowest point of each sphere, ``in_contact`` whether it touches the ground,
   ``contact_forces`` the ground reaction on the robot (world axes, N) at the current state;
 - ``apply_wrench(link, [f; tau], duration)``: world axes, about the link's origin, for
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from kinodyn.model import Model
-from kinodyn.sim.contact import ContactModel
+from kinodyn.sim.contact import ContactGains, ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.simulator import Simulator
 
@@ -52,6 +54,8 @@ class PhysicsBackend(Protocol):
     def v(self) -> np.ndarray: ...
     @property
     def contact(self) -> ContactModel: ...
+    @property
+    def contact_gains(self) -> ContactGains: ...
     @property
     def contact_forces(self) -> np.ndarray: ...
     @property

@@ -10,10 +10,12 @@ loss, ``<limit effort>`` as the joint's actuator force range, clamping one motor
   z = 0, nothing else collides (other collision shapes and visuals are dropped); MuJoCo's soft-constraint
   contact solver with an elliptic friction cone (the Coulomb disc of kinodyn's model) of coefficient
   ``friction``, and ``solref = (-k / m_c, -d / m_c)``: MuJoCo's direct stiffness and damping per unit mass
-  (MuJoCo documentation, "Solver parameters"), from the contact ``stiffness`` k and ``damping`` d with
-  ``m_c`` the robot's mass divided by the number of spheres (the load of each when it stands on all of
-  them); MuJoCo's default ``solimp``. MuJoCo's friction has no tangential spring: the ``tangential_*``
-  parameters of ``ContactModel`` are kinodyn's alone. Only ``kind="soft"`` (MuJoCo's solver) is accepted;
+  (MuJoCo documentation, "Solver parameters"), from the contact's stiffness k and damping d for this robot
+  (``ContactModel.gains`` of the model's total mass m, as kinodyn's backend uses them) with ``m_c = m / n``
+  for n spheres (the load of each when it stands on all of them), so per-kg gains give
+  ``solref = (-n k_per_kg, -n d_per_kg)`` whatever the mass; MuJoCo's default ``solimp``. MuJoCo's
+  friction has no tangential spring: the ``tangential_*`` parameters of ``ContactModel`` are kinodyn's
+  alone. Only ``kind="soft"`` (MuJoCo's solver) is accepted;
 - integrators: ``rk4`` is MuJoCo's RK4, ``semi_implicit_euler`` its Euler (velocity first, joint damping
   implicit);
 - pushes are ``xfrc_applied`` on the link's body (a wrench about its centre of mass, recomputed every step
@@ -114,7 +116,8 @@ class MujocoSimulator:
         if self.contact.spheres and self.contact.kind != "soft":
             raise ValueError(f"contact kind {self.contact.kind!r} is kinodyn's impulse model; the mujoco "
                              "backend uses MuJoCo's contact solver: use kind 'soft'")
-        if self.contact.spheres and not self.contact.stiffness > 0.0:
+        self.contact_gains = self.contact.gains(float(model.mass.sum()))  # the contact's constants
+        if self.contact.spheres and not self.contact_gains.stiffness > 0.0:
             raise ValueError("the mujoco backend needs a contact stiffness > 0")
         if model.mimic_joint_names:
             raise ValueError(f"the mujoco backend does not simulate mimic joints "
@@ -163,12 +166,12 @@ class MujocoSimulator:
             spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
             if not joint_limits:
                 spec.joint(name).limited = mujoco.mjtLimited.mjLIMITED_FALSE
-        c = self.contact
+        c, gains = self.contact, self.contact_gains
         if not c.spheres:
             return
         m_c = float(model.mass.sum()) / len(c.spheres)
         surface = {"friction": [c.friction, TORSIONAL_FRICTION, ROLLING_FRICTION], "condim": 3,
-                   "solref": [-c.stiffness / m_c, -c.damping / m_c]}
+                   "solref": [-gains.stiffness / m_c, -gains.damping / m_c]}
         spec.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 1.0],
                                 contype=0, conaffinity=1, **surface)
         for k, sphere in enumerate(c.spheres):

@@ -5,8 +5,8 @@ One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the s
 1. actuator saturation: ``tau`` is clipped to ``±effort_limit`` (URDF ``<limit effort>``);
 2. the integrator (``kernels.step``: RK4 or semi-implicit Euler) with forward dynamics by the
    articulated-body algorithm under joint damping and regularised Coulomb friction (URDF
-   ``<dynamics damping friction>``), soft ground contact forces (``contact.ContactModel``) and the
-   active pushes (``apply_wrench``);
+   ``<dynamics damping friction>``), soft ground contact forces (``contact.ContactModel``, its gains
+   scaled by the model's total mass: ``contact_gains``) and the active pushes (``apply_wrench``);
 3. one-sided velocity constraints at the end of the step, as perfectly inelastic impulses
    (``impulse.inelastic_impulse``, Seed 000 §3.7.3): hard ground contacts (``kind="hard"``) and
    joint position limits (a joint past its limit and moving outwards is stopped, and its position
@@ -87,7 +87,9 @@ class Simulator:
         self._rk4 = integrator == "rk4"
         self._first_v = 6 if model.floating_base else 0
         self._first_q = 7 if model.floating_base else 0
-        self._params = self.contact.params(joint_friction_velocity)
+        mass = float(model.mass.sum())
+        self.contact_gains = self.contact.gains(mass)  # the contact's constants for this robot
+        self._params = self.contact.params(joint_friction_velocity, mass)
         self._spheres = sphere_arrays(model, self.contact.spheres)
         self._sphere_frames = [model.frame_id(s.link) for s in self.contact.spheres]
         self._effort = np.concatenate([np.full(self._first_v, np.inf), model.effort_limit[self._first_v:]])

@@ -32,9 +32,11 @@ Hardware ``<param>`` (all optional):
   With the controller manager in lockstep (control_node parameter ``lockstep``, docs/simulator.md) every
   ``write`` advances exactly ``1 / update_rate`` of simulated time instead, in ``(1 / update_rate) / dt``
   steps, which must be a whole number (``prepare_lockstep``);
-- ``contact`` (``soft`` | ``hard`` | ``none``; default ``soft``), ``contact_stiffness``, ``contact_damping``,
-  ``contact_friction``, ``contact_tangential_stiffness``, ``contact_tangential_damping`` (defaults:
-  ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the plane z = 0;
+- ``contact`` (``soft`` | ``hard`` | ``none``; default ``soft``), ``contact_friction`` and the spring and
+  damper constants ``contact_stiffness``, ``contact_damping``, ``contact_tangential_stiffness``,
+  ``contact_tangential_damping`` (absolute), each or its ``_per_kg`` sibling (times the robot's total mass,
+  the default; ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the
+  plane z = 0;
 - ``initial_base_position`` ("x y z"; default: x = y = 0 and the lowest contact sphere touching the ground);
 - ``accelerometer_noise_density``, ``accelerometer_random_walk``, ``gyroscope_noise_density``,
   ``gyroscope_random_walk`` (0: noiseless; ``kinodyn.sim.ImuNoise``), ``imu_seed`` (0);
@@ -72,19 +74,15 @@ from kinodyn_control.hardware.types import (
     ReturnType,
 )
 
-CONTACT_PARAMS = {
-    "contact_stiffness": "stiffness",
-    "contact_damping": "damping",
-    "contact_friction": "friction",
-    "contact_tangential_stiffness": "tangential_stiffness",
-    "contact_tangential_damping": "tangential_damping",
-}
+CONTACT_PARAMS = {f"contact_{field}": field for field in (
+    "stiffness", "damping", "friction", "tangential_stiffness", "tangential_damping", "stiffness_per_kg",
+    "damping_per_kg", "tangential_stiffness_per_kg", "tangential_damping_per_kg")}
 NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
                 "gyroscope_random_walk")
 PUSH_PARAMS = ("max_push_force", "max_push_torque", "max_push_duration")
 PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); max_push_torque: that times 1 m
 MAX_PUSH_DURATION = 10.0  # s, default
-MUJOCO_REFUSED = ("contact_tangential_stiffness", "contact_tangential_damping")
+MUJOCO_REFUSED = tuple(key for key in CONTACT_PARAMS if key.startswith("contact_tangential_"))
 KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
                 "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS,
                 *PUSH_PARAMS)
@@ -169,6 +167,7 @@ class SimulatedSystem(System):
                 raise ValueError(f"param contact must be soft, hard or none, got {self.contact_kind!r}")
             self.contact_params = {field: _float(p, key, 0.0)
                                    for key, field in CONTACT_PARAMS.items() if key in p}
+            sim.ContactModel((), kind="soft", **self.contact_params)  # ValueError: a bad or doubly given one
             if self.backend == "mujoco":
                 refused = [key for key in MUJOCO_REFUSED if key in p]
                 if self.contact_kind == "hard" or refused:
