@@ -3,8 +3,8 @@
 config/quadruped_wbc.yaml (control_node + SimulatedSystem in lockstep, state_estimator closing the loop, wbc,
 state_publisher) on kinodyn.sim, then on MuJoCo; kinodyn_ros.scenario.acceptance.full: stand up, 60 N lateral
 push standing, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw (6 s each, judged after 1 s),
-60 s of seeded random cmd_vel changes, 120 N lateral push trotting, stand again (~92 s of simulated time per
-backend; in lockstep the wall time depends on the load, about 7x the simulated time on 2 loaded cores).
+60 s of seeded random cmd_vel changes, 120 N lateral push trotting, stand again (88 s of simulated time per
+backend; in lockstep the wall time depends on the machine's load, the figures do not).
 
 Prints each backend's step table (kinodyn_ros.scenario.metrics.ScenarioResult.summary_table), then the figures
 side by side and whether the acceptance bounds hold (velocity RMSE <= 0.1 m/s and 0.1 rad/s, no fall).
