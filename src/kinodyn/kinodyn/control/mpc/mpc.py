@@ -1,0 +1,109 @@
+"""``CentroidalMpc``: convex single-rigid-body MPC of a legged robot's contact forces over a horizon.
+
+The planning level of Seed 003 §4.4's two-level scheme (the whole-body QP tracks its forces and its base
+trajectory), after the convex MPC of Di Carlo et al. (IROS 2018): set up once for a robot (its SRB:
+``srb.SingleRigidBody``), then ``solve(state, reference, contact_schedule, footholds)`` per planning tick.
+The problem is ``problem.build_problem``'s; ``params.solver`` picks the sparse OSQP form (``sparse``) or
+the condensed DAQP form (``condensed``). ``schedule`` builds the inputs from a gait, footholds and a
+velocity command.
+
+``solve`` never raises: a wrong shape or a non-finite number in its inputs answers ``invalid_input``, a
+solver failure its status (infeasible, max_iterations, inaccurate, numerical_error), in both cases with no
+forces and a message saying what went wrong.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kinodyn.control.mpc.condensed import CondensedSolver
+from kinodyn.control.mpc.parameters import MpcParameters
+from kinodyn.control.mpc.problem import build_problem
+from kinodyn.control.mpc.solution import BackendResult, MpcSolution, MpcStatus
+from kinodyn.control.mpc.sparse import SparseSolver
+from kinodyn.control.mpc.srb import STATE_SIZE, SingleRigidBody
+from kinodyn.model import Model
+
+
+def _array(value: Any, shape: tuple[int, ...], name: str) -> tuple[np.ndarray | None, str]:
+    """``value`` as a float array of ``shape``, or None and why not."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        return None, f"{name} is not an array of numbers ({error})"
+    if array.shape != shape:
+        return None, f"{name} must have shape {shape}, got {array.shape}"
+    return array, ""
+
+
+class CentroidalMpc:
+    """The MPC of one robot (module doc): ``body`` its SRB, ``feet`` the names of its feet (the order of the
+    schedule's columns, the footholds' and the answer's forces), ``params`` the settings."""
+
+    def __init__(self, body: SingleRigidBody, feet: Sequence[str],
+                 params: MpcParameters | None = None) -> None:
+        self.body = body
+        self.feet = tuple(feet)
+        if not self.feet or len(set(self.feet)) != len(self.feet):
+            raise ValueError(f"the MPC needs distinct foot names, got {list(feet)}")
+        self.params = params if params is not None else MpcParameters()
+        self.solver: SparseSolver | CondensedSolver = (
+            SparseSolver(self.params, len(self.feet)) if self.params.solver == "sparse"
+            else CondensedSolver(self.params))
+        self._times = np.arange(self.params.horizon + 1) * self.params.dt
+
+    @classmethod
+    def from_model(cls, model: Model, feet: Sequence[str], q_nominal: np.ndarray,
+                   params: MpcParameters | None = None) -> CentroidalMpc:
+        """The MPC of a floating-base ``model`` standing at the joint positions of ``q_nominal`` (its SRB:
+        ``SingleRigidBody.from_model``); every foot must be a frame of the model."""
+        for foot in feet:
+            model.frame_id(foot)
+        return cls(SingleRigidBody.from_model(model, q_nominal), feet, params)
+
+    def _check(self, state: Any, reference: Any, contact_schedule: Any,
+               footholds: Any) -> tuple[tuple[np.ndarray, ...] | None, str]:
+        N, n = self.params.horizon, len(self.feet)
+        x0, why = _array(state, (STATE_SIZE,), "state")
+        ref, why_ref = _array(reference, (N, STATE_SIZE), "reference")
+        stance, why_stance = _array(contact_schedule, (N, n), "contact_schedule")
+        feet, why_feet = _array(footholds, (N, n, 3), "footholds")
+        if x0 is None or ref is None or stance is None or feet is None:
+            return None, why or why_ref or why_stance or why_feet
+        if not ((stance == 0.0) | (stance == 1.0)).all():
+            return None, "contact_schedule must hold booleans (stance True, swing False)"
+        mask = stance.astype(bool)
+        checks = (("state", x0), ("reference", ref), ("footholds of the stance steps", feet[mask]))
+        for name, values in checks:
+            if not np.isfinite(values).all():
+                bad = np.argwhere(~np.isfinite(values))[:3].tolist()
+                return None, f"{name} has non-finite entries (first at {bad}): pass finite numbers"
+        return (x0, ref, mask, feet), ""
+
+    def solve(self, state: Any, reference: Any, contact_schedule: Any, footholds: Any) -> MpcSolution:
+        """The optimal forces and predicted states over the horizon (module doc). ``state`` (12,): the SRB
+        state now (``SingleRigidBody.state_from_floating_base``); ``reference`` (N, 12): the wanted states
+        of steps 1 .. N (``schedule.velocity_reference``); ``contact_schedule`` (N, n_feet) bool: stance per
+        step and foot (``schedule.contact_schedule``); ``footholds`` (N, n_feet, 3): each stance foot's
+        contact point, world (``schedule.foothold_plan``; swing entries are not read)."""
+        start = time.perf_counter()
+        checked, why = self._check(state, reference, contact_schedule, footholds)
+        if checked is None:
+            result = BackendResult(MpcStatus.INVALID_INPUT, why, 0)
+        else:
+            x0, ref, stance, feet = checked
+            try:
+                result = self.solver.solve(build_problem(self.body, self.params, x0, ref, stance, feet))
+            except (ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
+                result = BackendResult(MpcStatus.NUMERICAL_ERROR, f"{type(error).__name__}: {error}", 0)
+        forces = states = base = None
+        if result.status is MpcStatus.SOLVED and result.forces is not None and result.states is not None:
+            forces = result.forces * self.body.weight
+            states = np.vstack((checked[0][None], result.states)) if checked else None
+            base = self.body.base_positions(states) if states is not None else None
+        return MpcSolution(result.status, result.message, self.solver.name, self.feet, self._times, forces,
+                           states, base, result.iterations, time.perf_counter() - start)
