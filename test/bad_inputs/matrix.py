@@ -3,7 +3,7 @@
 A case names the surface it enters by, the input, and the category it must land in. The category is never
 written by hand: a classifier derives it from what happened (an exception and where it was raised, a value
 and whether it is finite, a service answer, a node's new log lines and whether it is alive, a process's exit
-code and output). The categories are the issue's:
+code and output). The categories:
 
 - clear error: refused, with one line that names what was wrong (one of the case's ``names``);
 - documented: accepted and handled as a cited sentence of docs/ says (the sentence is checked to exist);
