@@ -225,6 +225,40 @@ def test_bad_input_names_the_field(field: str, kwargs: dict) -> None:
         QP(**data)
 
 
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("QP.H", {"H": np.array([[1.0, np.inf], [np.inf, 1.0]])}),
+        ("QP.H", {"H": np.array([[1.0, 0.5], [0.0, 1.0]])}),
+        ("QP.g", {"g": np.array([0.0, np.nan])}),
+        ("QP.C", {"C": np.array([[1.0, np.nan]])}),
+        ("QP.l", {"l": np.array([np.nan])}),
+        ("QP.u", {"u": np.array([np.nan])}),
+        ("QP.g", {"g": np.zeros(3)}),
+        ("QP.C", {"C": np.ones((1, 3))}),
+        ("QP.u", {"u": np.ones(2)}),
+    ],
+)
+def test_an_inequality_qp_from_arrays_is_the_constructors(field: str, change: dict) -> None:
+    """``QP.inequality`` (the control loop's path: one compiled check) takes float64 arrays as they are and
+    equals ``QP(H, g, C=C, l=l, u=u)``, shape included; bad data gets the constructor's error naming the
+    field, an integer matrix is converted as the constructor converts it, and an asymmetry within the
+    tolerance is accepted as there."""
+    data = {"H": np.array([[2.0, 0.5], [0.5, 1.0]]), "g": np.array([1.0, -1.0]), "C": np.array([[1.0, 1.0]]),
+            "l": np.array([-np.inf]), "u": np.array([0.5])}
+    qp, full = QP.inequality(**data), QP(**data)
+    for name in ("H", "g", "C", "l", "u"):
+        assert getattr(qp, name) is data[name]
+        np.testing.assert_array_equal(getattr(qp, name), getattr(full, name))
+    assert qp.A.shape == (0, 2) and qp.b.shape == (0,) and qp.bounds is None and qp.shape == full.shape
+    assert make_solver("daqp").solve(qp).x.tolist() == make_solver("daqp").solve(full).x.tolist()
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        QP.inequality(**(data | change))
+    np.testing.assert_array_equal(QP.inequality(**(data | {"C": np.array([[1, 1]])})).C, [[1.0, 1.0]])
+    nearly = np.array([[2.0, 0.5], [0.5 + 1e-14, 1.0]])
+    np.testing.assert_array_equal(QP.inequality(**(data | {"H": nearly})).H, nearly)
+
+
 def test_unknown_solver_and_bad_options() -> None:
     with pytest.raises(ValueError, match="unknown QP solver 'qpoases'"):
         make_solver("qpoases")

@@ -71,22 +71,26 @@ class DaqpSolver(SolverBase):
             "eps_prox": float(eps_prox),
             "iter_limit": self.max_iter,
         }
+        self._vectors: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # DAQP's, per row count
 
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
-        ms, neq = (qp.n if qp.has_bounds else 0), qp.n_eq
-        rows = np.vstack((qp.A, qp.C)) if neq and qp.n_in else (qp.A if neq else qp.C)
+        n, neq, n_in, has_bounds = qp.shape
+        ms = n if has_bounds else 0
+        rows = np.vstack((qp.A, qp.C)) if neq and n_in else (qp.A if neq else qp.C)
         lb, ub = qp.bounds or (_EMPTY, _EMPTY)
-        size = ms + neq + qp.n_in
-        bupper, blower, sense = np.empty(size), np.empty(size), np.zeros(size, dtype=np.int32)
+        size = ms + neq + n_in
+        vectors = self._vectors.get(size)  # (every entry written by _ROWS below)
+        if vectors is None:
+            vectors = self._vectors[size] = (np.empty(size), np.empty(size), np.empty(size, dtype=np.int32))
+        bupper, blower, sense = vectors
         if warm is not None:
             # SolverBase passes only a SOLVED result of this shape: z set, w set exactly with bounds
-            assert warm.z is not None and (warm.w is not None) == qp.has_bounds
+            assert warm.z is not None and (warm.w is not None) == has_bounds
         w = _EMPTY if warm is None or warm.w is None else warm.w
         z = _EMPTY if warm is None or warm.z is None else warm.z
         _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
-        x, _, exitflag, info = daqp.solve(
-            qp.H, qp.g, np.ascontiguousarray(rows), bupper, blower, sense, **self.settings
-        )
+        rows = rows if rows.flags.c_contiguous else np.ascontiguousarray(rows)
+        x, _, exitflag, info = daqp.solve(qp.H, qp.g, rows, bupper, blower, sense, **self.settings)
         status, text = _EXITFLAGS.get(exitflag, (QPStatus.NUMERICAL_ERROR, "unknown exit flag"))
         if exitflag == -6 and not _pinned_consistent(qp, self.settings["primal_tol"]):
             status, text = QPStatus.INFEASIBLE, ("the equalities and the rows pinned by l = u or lb = ub "
@@ -102,7 +106,7 @@ class DaqpSolver(SolverBase):
             x=x,
             y=lam[ms : ms + neq],
             z=lam[ms + neq :],
-            w=lam[:ms] if qp.has_bounds else None,
+            w=lam[:ms] if has_bounds else None,
         )
 
 
@@ -113,23 +117,25 @@ def daqp_rows(ub: np.ndarray, lb: np.ndarray, b: np.ndarray, u: np.ndarray, l: n
     """DAQP's bound vectors and senses, rows in its order (module doc): the variable bounds ``lb``, ``ub``
     (empty: none), the equalities ``b`` (sense 5), the C rows ``l``, ``u``; infinities at DAQP's ``_INF``.
     A warm start's multipliers ``w`` (bounds) and ``z`` (C rows; both empty when cold) mark the rows active
-    (bit 1) and at their lower side (bit 2) where they push."""
+    (bit 1) and at their lower side (bit 2) where they push; every entry of the outputs is written."""
     ms, neq = ub.size, b.size
     for i in range(bupper.size):
+        flags = 0
         if i < ms:
             high, low = ub[i], lb[i]
         elif i < ms + neq:
             high = low = b[i - ms]
-            sense[i] = _EQUALITY
+            flags = _EQUALITY
         else:
             high, low = u[i - ms - neq], l[i - ms - neq]
         bupper[i] = min(max(high, -_INF), _INF)
         blower[i] = min(max(low, -_INF), _INF)
         previous = w[i] if i < w.size else (z[i - ms - neq] if z.size and i >= ms + neq else 0.0)
         if previous > 0.0:
-            sense[i] |= _ACTIVE
+            flags |= _ACTIVE
         elif previous < 0.0:
-            sense[i] |= _ACTIVE | _LOWER
+            flags |= _ACTIVE | _LOWER
+        sense[i] = flags
 
 
 _ROWS = Kernel(daqp_rows, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT1, OUT1, types.Array(types.int32, 1, "C"))

@@ -73,10 +73,21 @@ def ordered(low: np.ndarray, high: np.ndarray) -> bool:
     return True
 
 
+@njit(cache=True)
+def dense_ok(H: np.ndarray, g: np.ndarray, C: np.ndarray, l: np.ndarray, u: np.ndarray) -> bool:  # noqa: E741
+    """The checks of ``QP`` on arrays of matching shapes, in one pass: ``H``, ``g``, ``C`` finite, ``H``
+    exactly symmetric, no NaN in ``l`` and ``u``."""
+    return (matrix_finite(H) and symmetric(H) and vector_ok(g, False) and matrix_finite(C)
+            and vector_ok(l, True) and vector_ok(u, True))
+
+
 _VECTOR_OK = Kernel(vector_ok, IN1, BOOL)
 _MATRIX_FINITE = Kernel(matrix_finite, IN2)
 _SYMMETRIC = Kernel(symmetric, IN2)
 _ORDERED = Kernel(ordered, IN1, IN1)
+_DENSE_OK = Kernel(dense_ok, IN2, IN1, IN2, IN1, IN1)
+_F64 = np.dtype(np.float64)
+_NO_ROWS: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # (A, b) without equalities, per n (read-only)
 
 
 def _vector(name: str, value: object, size: int, *, allow_inf: bool) -> np.ndarray:
@@ -120,6 +131,7 @@ class QP:
     u: np.ndarray
     lb: np.ndarray | None
     ub: np.ndarray | None
+    shape: tuple[int, int, int, bool]  # (n, n_eq, n_in, has_bounds): a warm start needs the same shape
 
     def __init__(
         self,
@@ -157,18 +169,35 @@ class QP:
         if lb is not None or ub is not None:
             lb = np.full(n, -np.inf) if lb is None else _vector("lb", lb, n, allow_inf=True)
             ub = np.full(n, np.inf) if ub is None else _vector("ub", ub, n, allow_inf=True)
-        for name, value in (
-            ("H", H),
-            ("g", g),
-            ("A", A),
-            ("b", b),
-            ("C", C),
-            ("l", l),
-            ("u", u),
-            ("lb", lb),
-            ("ub", ub),
-        ):
-            object.__setattr__(self, name, value)
+        self._set(H, g, A, b, C, l, u, lb, ub)
+
+    @classmethod
+    def inequality(cls, H: np.ndarray, g: np.ndarray, C: np.ndarray, l: np.ndarray,  # noqa: E741
+                   u: np.ndarray) -> QP:
+        """``QP(H, g, C=C, l=l, u=u)`` from float64 arrays of matching shapes (a control loop's buffers): the
+        same checks in one compiled pass, the arrays taken as they are. Anything else (another dtype or
+        shape, a failed check: then the constructor's error) goes through the constructor."""
+        ndarray = np.ndarray
+        if (type(H) is ndarray and type(g) is ndarray and type(C) is ndarray and type(l) is ndarray
+                and type(u) is ndarray and H.dtype is _F64 and g.dtype is _F64 and C.dtype is _F64
+                and l.dtype is _F64 and u.dtype is _F64 and H.ndim == 2 and (n := H.shape[0])
+                and H.shape[1] == n and g.shape == (n,) and C.ndim == 2 and C.shape[1] == n
+                and l.shape == u.shape == C.shape[:1]
+                and _DENSE_OK.call(H, g, C, l, u)):
+            empty = _NO_ROWS.get(n)
+            if empty is None:
+                empty = _NO_ROWS[n] = (np.zeros((0, n)), np.zeros(0))
+                for array in empty:
+                    array.flags.writeable = False
+            qp = object.__new__(cls)
+            qp._set(H, g, empty[0], empty[1], C, l, u, None, None)
+            return qp
+        return cls(H, g, C=C, l=l, u=u)
+
+    def _set(self, H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray,
+             l: np.ndarray, u: np.ndarray, lb: np.ndarray | None, ub: np.ndarray | None) -> None:  # noqa: E741
+        self.__dict__.update(H=H, g=g, A=A, b=b, C=C, l=l, u=u, lb=lb, ub=ub,
+                             shape=(H.shape[0], A.shape[0], C.shape[0], lb is not None))  # (frozen)
 
     @property
     def n(self) -> int:
@@ -195,10 +224,6 @@ class QP:
         """The variable bounds ``(lb, ub)``, or None without them (construction sets both or neither)."""
         return None if self.lb is None or self.ub is None else (self.lb, self.ub)
 
-    @property
-    def shape(self) -> tuple[int, int, int, bool]:
-        """(n, n_eq, n_in, has_bounds): a warm start carries over only between problems of one shape."""
-        return self.n, self.n_eq, self.n_in, self.has_bounds
 
     def bounds_consistent(self) -> bool:
         """False when some ``l > u`` / ``lb > ub`` or a side excludes every finite value (infeasible)."""

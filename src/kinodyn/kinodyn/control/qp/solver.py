@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, NamedTuple, Protocol
 
 import numpy as np
 from numba import njit
@@ -38,8 +37,7 @@ class QPSolver(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class RawSolution:
+class RawSolution(NamedTuple):
     """What a backend returns to :class:`SolverBase`, multipliers in the convention of ``problem.py``."""
 
     status: QPStatus

@@ -358,7 +358,7 @@ class WholeBodyController:
         solver = self._solvers.get(k)
         if solver is None:
             solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)
-        qp = QP(H=H, g=g, C=CZ, l=lo, u=hi)
+        qp = QP.inequality(H, g, CZ, lo, hi)
         result = solver.solve(qp, warm_start=self._warm.get(k))
         if result.ok:  # the solver uses it only on a problem of the same shape
             self._warm[k] = result
