@@ -226,14 +226,15 @@ class ILQR:
             Un = np.empty_like(U)
             Xn[0] = x0
             try:
-                for k in range(U.shape[0]):
-                    Un[k] = np.clip(U[k] + alpha * d[k] + K[k] @ (Xn[k] - X[k]), dyn.u_lower, dyn.u_upper)
-                    Xn[k + 1] = dyn.step(Xn[k], Un[k])
+                with np.errstate(over="ignore", invalid="ignore"):
+                    for k in range(U.shape[0]):
+                        Un[k] = np.clip(U[k] + alpha * d[k] + K[k] @ (Xn[k] - X[k]), dyn.u_lower, dyn.u_upper)
+                        Xn[k + 1] = dyn.step(Xn[k], Un[k])
+                    J_new = self.cost.total(Xn, Un)
             except (ArithmeticError, ValueError):  # the trial's states left the finite numbers
                 continue
-            if not np.all(np.isfinite(Xn)):
+            if not (np.all(np.isfinite(Xn)) and np.isfinite(J_new)):
                 continue
-            J_new = self.cost.total(Xn, Un)
             predicted = -(alpha * expected[0] + alpha**2 * expected[1])
             if J_new < J and (predicted <= 0.0 or J - J_new >= self.options.armijo * predicted):
                 return Xn, Un, J_new
