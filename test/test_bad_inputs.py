@@ -4,7 +4,7 @@ One test per case (``test_core_case[<name>]``, ``test_node_case[<name>]``, ...),
 case. The cases of a part run together once per module (a part shares its running graph, or its batches of
 processes), in a module-scoped fixture that also prints the part's matrix (``-s``). With
 ``KINODYN_BAD_INPUT_TABLE=<file>`` every case's row (surface, case, input, expected, outcome, what was seen)
-is appended to that file as Markdown. docs/bad-input-matrix.md describes the cases and the latest matrix.
+is appended to that file as Markdown. docs/bad-input-matrix.md describes the cases and the matrix.
 """
 
 from __future__ import annotations
