@@ -24,17 +24,27 @@ from kinodyn.control.mpc.srb import ANGULAR_VELOCITY, LINEAR_VELOCITY, ORIENTATI
 
 
 def contact_schedule(state: GaitState, feet: Sequence[str], dt: float, steps: int) -> np.ndarray:
-    """(steps, len(feet)) bool: foot ``feet[i]`` in stance at step k (module doc)."""
+    """(steps, len(feet)) bool: foot ``feet[i]`` in stance at step k (module doc). Each foot's current
+    stance or swing ends after its ``time_left``; the segment after it lasts the ``FootPhase``'s duration of
+    it; later ones follow the gait in force (a foot that lands under a gait that never lifts stays down)."""
     middle = (np.arange(steps) + 0.5) * dt
+    gait = state.gait
     out = np.empty((steps, len(feet)), dtype=bool)
     for i, foot in enumerate(feet):
         p = state.feet[foot]
-        if not p.lifts_next:
-            out[:, i] = p.in_stance
+        if p.in_stance and not (p.lifts_next and np.isfinite(p.time_left)):
+            out[:, i] = True
             continue
-        cycle = p.stance_duration + p.swing_duration
-        elapsed = p.stance_duration - p.time_left if p.in_stance else cycle - p.time_left
-        out[:, i] = np.mod(elapsed + middle, cycle) < p.stance_duration
+        after = middle - p.time_left  # time into the segment after the current one
+        following = p.swing_duration if p.in_stance else p.stance_duration
+        later = after - following  # time into the periodic gait after that one
+        if not gait.moves:
+            periodic = np.ones(steps, dtype=bool)
+        elif p.in_stance:  # the periodic part starts with a stance
+            periodic = np.mod(later, gait.period) < gait.stance_duration
+        else:  # ... with a swing
+            periodic = np.mod(later, gait.period) >= gait.swing_duration
+        out[:, i] = np.where(after < 0.0, p.in_stance, np.where(later < 0.0, not p.in_stance, periodic))
     return out
 
 
