@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
+from geometry_msgs.msg import Point, PoseArray, PoseStamped, TwistStamped, Vector3
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.input_bounds import JointBounds
@@ -89,6 +89,8 @@ class WholeBodyController(ChainableController):
         self.limits = JointLimitArrays(self.context.description, self.joints)
         node = self.ros.node
         self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
+        self._schedule = ContactStates(names=self.feet, points=[Point() for _ in self.feet],
+                                       forces=[Vector3() for _ in self.feet])
         self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
         self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         node.create_subscription(TwistStamped, "~/cmd_vel", self._guard("cmd_vel", self._on_cmd_vel), 10)
@@ -157,20 +159,30 @@ class WholeBodyController(ChainableController):
                 self._base_state(base, at)
             answers = self.core.on_joint_state_arrays(at, q, qdot, _time.monotonic_ns())
         for answer in answers:  # one: the base-state wait is 0
-            command = answer.command
-            effort = (np.asarray(command.effort) + np.asarray(command.kp) * (np.asarray(command.position) - q)
-                      + np.asarray(command.kd) * (np.asarray(command.velocity) - qdot))
+            command = answer.joint_command  # the core's message is not built: its arrays are applied
+            effort = (command.effort + command.kp * (command.position - q)
+                      + command.kd * (command.velocity - qdot))
             self.commands.set(self.limits.saturate_effort(effort, q, qdot))
             self.core.record_latency(answer.received_ns or 0, _time.monotonic_ns())
-            if answer.contacts is not None:
-                self.exported[:] = [1.0 if c else 0.0 for c in answer.contacts.in_contact]
+            if answer.schedule_ns is not None and answer.stance is not None:
+                flags = list(answer.stance.values())
+                self.exported[:] = flags
                 if self.publishing.due(at):
-                    publish_finite(self._contacts, answer.contacts, self.problems)
+                    self._publish_schedule(answer.schedule_ns, flags)
             if answer.footholds is not None:
                 publish_finite(self._footholds, answer.footholds, self.problems)
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self.problems)
         return ReturnType.OK
+
+    def _publish_schedule(self, stamp_ns: int, flags: list[bool]) -> None:
+        """``contact_schedule`` (the node's message: the feet, their planned stance, zero points and forces)
+        refilled in place: its numbers are the zero points and forces set at configuration, finite by
+        construction, so it is published without looking through them again."""
+        msg = self._schedule
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, NS)
+        msg.in_contact = flags
+        self._contacts.publish(msg)
 
     def _base_state(self, base: np.ndarray, stamp_ns: int) -> None:
         """The estimator's base state of this cycle to the core, as the node gets it (an Odometry's numbers in

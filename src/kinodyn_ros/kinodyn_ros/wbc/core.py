@@ -32,12 +32,17 @@ import math
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
-from kinodyn.spatial.rotations import as_unit_quaternion, matrix_to_euler, quat_normalize
+from kinodyn.spatial.rotations import (
+    UNIT_NORM_TOLERANCE,
+    as_unit_quaternion,
+    matrix_to_euler,
+)
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
@@ -95,15 +100,46 @@ class WbcParameters:
 
 @dataclass
 class Answer:
-    """What one joint state produces: the command, and (legged) the schedule; diagnostics when due."""
+    """What one joint state (stamped ``stamp_ns``) produces: the command, as the finalised arrays in the
+    model's joint order (``joint_command``) and as the message ``command``; in legged mode the planned
+    ``stance`` and, when a schedule is sent (``schedule_ns``, its stamp), its message ``contacts``;
+    diagnostics and footholds when due. ``command`` and ``contacts`` are built when first read, so a caller
+    that applies the arrays (the whole-body controller) builds no message it does not publish."""
 
-    command: JointPDCommand
-    contacts: ContactStates | None = None
+    stamp_ns: int
+    names: list[str]
+    joint_command: JointCommand
+    stance: dict[str, bool] | None = None
+    schedule_ns: int | None = None
     diagnostics: DiagnosticArray | None = None
     footholds: PoseArray | None = None
     received_ns: int | None = None
     """When the joint state this command answers arrived (monotonic clock): the node records the tick's
     latency (``WbcCore.record_latency``) once the command is published."""
+
+    @cached_property
+    def command(self) -> JointPDCommand:
+        msg = JointPDCommand()
+        msg.header.stamp = ns_to_time(self.stamp_ns)
+        msg.name = self.names
+        # array.array('d') fields are taken as they are (a list is checked value by value: a tick's cost)
+        msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (
+            array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes())
+            for a in self.joint_command.arrays())
+        return msg
+
+    @cached_property
+    def contacts(self) -> ContactStates | None:
+        """The contact schedule (the feet in stance), or None when none is sent with this answer."""
+        if self.schedule_ns is None or self.stance is None:
+            return None
+        msg = ContactStates()
+        msg.header.stamp = ns_to_time(self.schedule_ns)
+        msg.names = list(self.stance)
+        msg.in_contact = list(self.stance.values())
+        msg.points = [_ZERO_POINT] * len(self.stance)  # a schedule has no contact points or forces (one
+        msg.forces = [_ZERO_VECTOR] * len(self.stance)  # zero message shared: never changed)
+        return msg
 
 
 class Window:
@@ -138,21 +174,30 @@ def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist
     if q7.shape != (7,) or v6.shape != (6,):
         raise InputError("shape", f"base state pose has {q7.size} numbers and twist {v6.size}: 7 and 6 "
                          "needed")
+    quaternion = q7[3:]
+    if np.isfinite(q7).all() and np.isfinite(v6).all():
+        norm = math.sqrt(quaternion.dot(quaternion))  # np.linalg.norm's sum, so the same number
+        if (np.abs(q7[:3]) <= MAX_TRANSLATION).all() and abs(norm - 1.0) <= UNIT_NORM_TOLERANCE:
+            q7[3:] = quaternion / norm  # quat_normalize
+            return q7, v6
+    raise _refusal(q7, v6)
+
+
+def _refusal(q7: np.ndarray, v6: np.ndarray) -> InputError:
+    """Why ``_base_state`` refuses a pose and twist: the first of a non-finite pose, a position too large, a
+    quaternion not of unit norm, a non-finite twist."""
     if not np.isfinite(q7).all():
-        raise InputError("non_finite_pose", f"base state pose {q7.tolist()} is not finite")
+        return InputError("non_finite_pose", f"base state pose {q7.tolist()} is not finite")
     if np.max(np.abs(q7[:3])) > MAX_TRANSLATION:
-        raise InputError("translation_too_large", f"base state position {q7[:3].tolist()} exceeds "
-                         f"{MAX_TRANSLATION:g} m in magnitude")
+        return InputError("translation_too_large", f"base state position {q7[:3].tolist()} exceeds "
+                          f"{MAX_TRANSLATION:g} m in magnitude")
     try:
         as_unit_quaternion(q7[3:])
     except ValueError as exc:
-        raise InputError("non_unit_quaternion", f"base state orientation is not a unit quaternion (x, y, z, "
-                         f"w): {exc}") from None
-    if not np.isfinite(v6).all():
-        raise InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
-                         f"{v6[3:]}")
-    q7[3:] = quat_normalize(q7[3:])
-    return q7, v6
+        return InputError("non_unit_quaternion", f"base state orientation is not a unit quaternion (x, y, z, "
+                          f"w): {exc}")
+    return InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
+                      f"{v6[3:]}")
 
 
 class WbcCore:
@@ -348,9 +393,9 @@ class WbcCore:
         if result.stance is not None:
             self._stance = result.stance
         self._last = result
-        out = Answer(self._command_message(stamp, final.command))
+        out = Answer(stamp, self.names, final.command)
         if self.legged:
-            out.contacts = self._schedule(stamp)
+            out.stance, out.schedule_ns = self._stance, self._schedule(stamp)
             out.footholds = self._footholds(stamp, result)
         self._window.ticks += 1
         if result.solve_time is not None:
@@ -444,27 +489,14 @@ class WbcCore:
 
     # ----- outputs -----------------------------------------------------------------------------------
 
-    def _command_message(self, stamp: int, command: JointCommand) -> JointPDCommand:
-        msg = JointPDCommand()
-        msg.header.stamp = ns_to_time(stamp)
-        msg.name = self.names
-        # array.array('d') fields are taken as they are (a list is checked value by value: a tick's cost)
-        msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (
-            array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes()) for a in command.arrays())
-        return msg
-
-    def _schedule(self, stamp: int) -> ContactStates | None:
+    def _schedule(self, stamp: int) -> int | None:
+        """The stamp of the contact schedule answering ``stamp``; None when it would not be after the last
+        one (stamps must increase: the estimator drops the others)."""
         at = stamp + round(self.params.contact_schedule_lead * NS)
-        if at <= self._schedule_stamp:  # stamps must increase (the estimator drops the others)
+        if at <= self._schedule_stamp:
             return None
         self._schedule_stamp = at
-        msg = ContactStates()
-        msg.header.stamp = ns_to_time(at)
-        msg.names = list(self._stance)
-        msg.in_contact = list(self._stance.values())
-        msg.points = [_ZERO_POINT] * len(self._stance)  # a schedule has no contact points or forces (one
-        msg.forces = [_ZERO_VECTOR] * len(self._stance)  # zero message shared: never changed)
-        return msg
+        return at
 
     def _footholds(self, stamp: int, result: TickResult) -> PoseArray | None:
         """The swinging feet's planned footholds (none: an empty array), every ``1 / footholds_rate`` s."""
