@@ -28,9 +28,10 @@ services and topic callbacks run in the executor's thread.
 A parameter the node does not know (``update_ratee``; ``<name>.<key>`` without ``<name>.type``) is an error
 at startup (``reject_undeclared_parameters``): one line, exit code 1. A failed hardware component (its
 ``read``/``write`` returned ERROR or raised, e.g. the simulator's physics failed) goes through ``on_error``,
-the controllers using it are deactivated in safe mode (manager.py), and the node exits with code 1 at once (a
-guard condition wakes the executor; ``ControlFaultError`` ends the spin, so the components are shut down
-before the context is); so does a control loop that died.
+the controllers using it are deactivated in safe mode (manager.py), and the node exits with code 1 within
+``node_runner.STOP_POLL_PERIOD`` (the fault is a flag that ``spin_check`` reads after every ``spin_once``, in
+the executor's thread: no guard condition, so the process keeps rclpy's EventsExecutor; ``ControlFaultError``
+ends the spin, so the components are shut down before the context is); so does a control loop that died.
 
 A controller that is a node's algorithm (the estimator, the whole-body controller) gets its own ROS 2 node
 from its context (``create_node``): named after the controller, in this node's namespace and process, with the
@@ -155,8 +156,7 @@ class ControlNode(Node):
         self.loop: ControlLoop | LockstepLoop | None = None
         self._controller_nodes: list[Node] = []
         self._check_parameter_names()
-        self._fault = ""
-        self._fault_guard = self.create_guard_condition(self._end_on_fault)
+        self._exit_line = ""  # set once: the error line logged as the node ends with exit code 1
         self.update_rate = self._param("update_rate", 100)
         if not isinstance(self.update_rate, int) or self.update_rate <= 0:
             raise ValueError(
@@ -217,8 +217,7 @@ class ControlNode(Node):
         try:
             self._start(msg.data, "topic robot_description")
         except (ValueError, *STARTUP_ERRORS) as exc:
-            self.get_logger().error(f"{exc}; exiting")
-            raise ControlFaultError(str(exc)) from None
+            self._end(f"{exc}; exiting")
 
     # --- startup --------------------------------------------------------------------------------------------
     def _start(self, urdf: str, source: str) -> None:
@@ -344,12 +343,18 @@ class ControlNode(Node):
     def _report_fault(self, message: str) -> None:
         """From any thread: end the node with exit code 1; the first fault's message is logged, as one line
         with the exit."""
-        self._fault = self._fault or message
-        self._fault_guard.trigger()
+        self._end(f"{message}; exiting with code 1")
 
-    def _end_on_fault(self) -> None:
-        self.get_logger().error(f"{self._fault}; exiting with code 1")
-        raise ControlFaultError(self._fault)
+    def _end(self, line: str) -> None:
+        """From any thread: the node ends (``spin_check``) with the first ``line`` given as its error line."""
+        self._exit_line = self._exit_line or line
+
+    def spin_check(self) -> None:
+        """In the executor's thread, after every ``spin_once`` (node_runner.py): raise ControlFaultError, once
+        its line is logged, when the node must end."""
+        if self._exit_line:
+            self.get_logger().error(self._exit_line)
+            raise ControlFaultError(self._exit_line)
 
     # --- services -------------------------------------------------------------------------------------------
     def _answer(self, response: Any, action: Any) -> Any:

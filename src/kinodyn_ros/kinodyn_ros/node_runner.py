@@ -50,6 +50,15 @@ def extra_nodes(node: Node) -> list[Node]:
     return list(hook()) if hook is not None else []
 
 
+def spin_check(node: Node) -> Callable[[], None] | None:
+    """``node``'s ``spin_check`` method, if it has one: run_node calls it after every ``spin_once``, in the
+    executor's thread, and an exception it raises ends the spin as one raised by a callback does. A node whose
+    other threads must end it (control_node: a hardware fault reported from its control loop) sets a flag
+    there that this method reads, where a guard condition would cost the process the EventsExecutor. It is
+    called at least every ``STOP_POLL_PERIOD``."""
+    return getattr(node, "spin_check", None)
+
+
 def make_executor(nodes: list[Node]) -> Executor:
     """The executor that spins ``nodes``: rclpy's ``EventsExecutor``, or its ``SingleThreadedExecutor`` when a
     node has a guard condition (the EventsExecutor refuses them).
@@ -70,8 +79,8 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
 
     A configuration error raised while the node is built, or a parameter given to it that it does not declare
     (``reject_undeclared_parameters``), is logged as one line under ``name`` (no traceback) and gives exit
-    code 1. On SIGINT or SIGTERM the node is destroyed (stopping any threads of its own) and only then is the
-    context shut down.
+    code 1. The node's ``spin_check`` (if any) runs after each ``spin_once``. On SIGINT or SIGTERM the node is
+    destroyed (stopping any threads of its own) and only then is the context shut down.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = _StopRequest()
@@ -87,9 +96,12 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
         executor = make_executor(nodes)
         for each in nodes:
             executor.add_node(each)
+        check = spin_check(node)
         try:
             while not stop.requested:
                 executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+                if check is not None:
+                    check()
         except ExternalShutdownException:
             pass
         finally:

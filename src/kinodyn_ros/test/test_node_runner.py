@@ -1,5 +1,5 @@
 """run_node's executor: rclpy's EventsExecutor unless a node has a guard condition; callbacks wrapped by
-dropping_bad_messages keep the signature an executor inspects."""
+dropping_bad_messages keep the signature an executor inspects; a node's spin_check ends the spin."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import rclpy
-from kinodyn_ros.node_runner import make_executor
+from kinodyn_ros.node_runner import STOP_POLL_PERIOD, make_executor, run_node
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
@@ -63,3 +63,35 @@ def test_a_guarded_timer_callback_is_called_without_an_argument(context: Context
     executor.shutdown()
     node.destroy_node()
     assert len(calls) >= 3 and not errors, errors
+
+
+class _EndingError(RuntimeError):
+    pass
+
+
+def test_spin_check_runs_in_the_spin_loop_and_its_exception_ends_run_node() -> None:
+    """A node's ``spin_check`` is called after each ``spin_once`` (also with nothing to do, every
+    STOP_POLL_PERIOD); what it raises ends the spin and leaves run_node, the node destroyed first."""
+    made: list[Node] = []
+
+    class Checked(Node):
+        def __init__(self) -> None:
+            super().__init__("runner_checked")
+            self.checks = 0
+            self.destroyed = False
+            made.append(self)
+
+        def spin_check(self) -> None:
+            self.checks += 1
+            if self.checks == 3:
+                raise _EndingError("three checks")
+
+        def destroy_node(self) -> None:
+            self.destroyed = True
+            super().destroy_node()
+
+    start = time.monotonic()
+    with pytest.raises(_EndingError, match="three checks"):
+        run_node("runner_checked", Checked, [])
+    assert made[0].checks == 3 and made[0].destroyed
+    assert time.monotonic() - start < 3 * STOP_POLL_PERIOD + 5.0  # three idle polls, plus start-up
