@@ -221,3 +221,25 @@ def test_generic_system_accepts_lockstep_real_hardware_refuses() -> None:
     component = real.resources.components["sys"]
     assert component.prepare_lockstep(0.002) is ReturnType.ERROR
     assert "real hardware does not wait for commands" in component.last_error
+
+
+def _with_shank_inertia(text: str, moments: str) -> str:
+    """``text`` with LF_SHANK's principal moments replaced (ixx iyy izz)."""
+    first = text.index("<inertia ", text.index('<link name="LF_SHANK">'))
+    ixx, iyy, izz = moments.split()
+    inertia = f'<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}" '
+    return text[:first] + inertia + text[text.index("/>", first):]
+
+
+def test_mujoco_refuses_a_non_physical_inertia_unless_balance_inertia_is_set() -> None:
+    broken = _with_shank_inertia(sim_urdf(backend="mujoco"), "1e-3 1e-3 5e-3")  # 1e-3 + 1e-3 < 5e-3
+    h = Harness(broken)
+    with pytest.raises(HardwareError, match=r"link 'LF_SHANK' .*A \+ B >= C.*balance_inertia"):
+        h.activate_hardware()
+    h = Harness(_with_shank_inertia(sim_urdf(backend="mujoco", balance_inertia="true"), "1e-3 1e-3 5e-3"))
+    with pytest.warns(UserWarning, match="link 'LF_SHANK': principal moments .* violate A \\+ B >= C"):
+        h.activate_hardware()
+    simulator = h.resources.components["quadruped_system"].simulator
+    np.testing.assert_allclose(simulator.mj.body("LF_SHANK").inertia, 7e-3 / 3, rtol=1e-12)
+    heights = run(h, 500)
+    assert max(abs(z - QUADRUPED_STANDING_HEIGHT) for z in heights) < 0.01

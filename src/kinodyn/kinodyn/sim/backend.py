@@ -22,18 +22,18 @@ Whatever the engine, the state and every output follow kinodyn's conventions (AR
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from kinodyn.model import Model
 from kinodyn.sim.contact import ContactGains, ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
+from kinodyn.sim.inertia import inertia_repairs, repair_inertias
 from kinodyn.sim.simulator import Simulator
-
-if TYPE_CHECKING:
-    from kinodyn.urdf import ParsedURDF
+from kinodyn.urdf import ParsedURDF, URDFWarning, read_urdf
 
 BACKENDS = ("kinodyn", "mujoco")
 
@@ -81,14 +81,36 @@ class PhysicsBackend(Protocol):
 
 def create_backend(name: str, urdf: str | Path | ParsedURDF, model: Model, dt: float = 1e-3,
                    integrator: str = "rk4", contact: ContactModel | None = None,
-                   joint_limits: bool = True) -> PhysicsBackend:
+                   joint_limits: bool = True, balance_inertia: bool = False) -> PhysicsBackend:
     """The ``name`` backend (``BACKENDS``) of ``model``, built from ``urdf`` (the text, path or parse it was
-    built from). The MuJoCo backend is imported only when asked for."""
+    built from). The MuJoCo backend is imported only when asked for.
+
+    ``balance_inertia``: repair the URDF's non-physical link inertias (``inertia.py``: triangle inequality,
+    near-zero masses and moments, as MuJoCo's ``balanceinertia``, ``boundmass`` and ``boundinertia``) with
+    one ``URDFWarning`` per repaired link, and simulate the repaired robot (``model`` rebuilt from it) on
+    either backend; without it the mujoco backend refuses such inertias and kinodyn's simulates them as
+    written."""
+    if name not in BACKENDS:
+        raise ValueError(f"physics backend must be one of {BACKENDS}, got {name!r}")
+    if balance_inertia:
+        urdf, model = balanced(read_urdf(urdf), model)
     if name == "kinodyn":
         return Simulator(model, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
-    if name == "mujoco":
-        from kinodyn.sim.mujoco_backend import MujocoSimulator
+    from kinodyn.sim.mujoco_backend import MujocoSimulator
 
-        return MujocoSimulator(model, urdf, dt=dt, integrator=integrator, contact=contact,
-                               joint_limits=joint_limits)
-    raise ValueError(f"physics backend must be one of {BACKENDS}, got {name!r}")
+    return MujocoSimulator(model, urdf, dt=dt, integrator=integrator, contact=contact,
+                           joint_limits=joint_limits)
+
+
+def balanced(parsed: ParsedURDF, model: Model) -> tuple[ParsedURDF, Model]:
+    """``parsed`` and ``model`` with the non-physical inertias repaired (unchanged when there are none), one
+    ``URDFWarning`` per repaired link."""
+    repairs = inertia_repairs(parsed, model.floating_base)
+    if not repairs:
+        return parsed, model
+    for r in repairs:
+        moments = np.linalg.eigvalsh(r.inertia).round(9).tolist()
+        warnings.warn(f"link {r.link!r}: {r.what}; simulated with mass {r.mass:.6g} kg and principal moments "
+                      f"{moments} kg m^2 (balance_inertia)", URDFWarning, stacklevel=3)
+    parsed = repair_inertias(parsed, repairs)
+    return parsed, Model.from_urdf(parsed, floating_base=model.floating_base)

@@ -2,8 +2,10 @@
 
 The robot is MuJoCo's own import of the URDF (its URDF parser, through ``mujoco.MjSpec``): link frames,
 inertias as written (``balanceinertia`` and ``inertiafromgeom`` off, no fusing of fixed joints, so every
-URDF link is a MuJoCo body), joint ranges, ``<dynamics damping friction>`` as joint damping and friction
-loss, ``<limit effort>`` as the joint's actuator force range, clamping one motor actuator per joint. Then:
+URDF link is a MuJoCo body; inertias MuJoCo would refuse are refused first, naming each link and the repair
+``create_backend(..., balance_inertia=True)``, ``inertia.py``), joint ranges, ``<dynamics damping friction>``
+as joint damping and friction loss, ``<limit effort>`` as the joint's actuator force range, clamping one motor
+actuator per joint. Then:
 
 - a floating base is a free joint on the root link's body (kinodyn's ``floating_base``);
 - the contact geometry is the ``ContactModel``'s spheres (the URDF's collision spheres) and the plane
@@ -45,6 +47,7 @@ import numpy as np
 from kinodyn.model import Model
 from kinodyn.sim.contact import ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
+from kinodyn.sim.inertia import inertia_repairs
 from kinodyn.sim.simulator import NO_CONTACT, check_step_options, generalized_forces, push_steps
 from kinodyn.urdf import ParsedURDF, read_urdf
 from kinodyn.urdf.document import EXTENSION_ELEMENTS
@@ -128,6 +131,12 @@ class MujocoSimulator:
         parsed = read_urdf(urdf)
         if model.floating_base and parsed.root_link == "world":
             raise ValueError("a floating base needs a root link other than 'world' (the fixed world)")
+        repairs = inertia_repairs(parsed, model.floating_base)
+        if repairs:
+            links = "; ".join(f"link {r.link!r} ({r.what})" for r in repairs)
+            raise ValueError(f"MuJoCo refuses the non-physical inertias of {links}: pass "
+                             "balance_inertia=True to create_backend (SimulatedSystem param "
+                             "balance_inertia) to repair them as MuJoCo's balanceinertia does")
         try:
             spec = mujoco.MjSpec.from_string(urdf_for_mujoco(parsed))
             self._build(spec, parsed.root_link, joint_limits)

@@ -23,6 +23,9 @@ Hardware ``<param>`` (all optional):
   (``kinodyn.sim.create_backend``; docs/simulator.md). With ``mujoco`` the contact is MuJoCo's solver:
   ``contact`` is ``soft`` or ``none`` and the ``contact_tangential_*`` params (kinodyn's stiction spring) are
   refused;
+- ``balance_inertia`` (true/false; default false): repair the URDF's non-physical link inertias (triangle
+  inequality, near-zero masses) as MuJoCo's ``balanceinertia`` does, one warning per repaired link, on either
+  backend; without it the mujoco backend refuses them, naming each link (``kinodyn.sim.create_backend``);
 - ``dt`` (0.001 s), ``integrator`` (``rk4`` | ``semi_implicit_euler``; default ``rk4``);
 - ``max_steps_per_cycle`` (10): under ``control_node`` every ``write`` advances one control period
   ``round((1 / update_rate) / dt)`` steps (``prepare_control_period``): the controllers keep their rate in
@@ -84,8 +87,8 @@ PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); ma
 MAX_PUSH_DURATION = 10.0  # s, default
 MUJOCO_REFUSED = tuple(key for key in CONTACT_PARAMS if key.startswith("contact_tangential_"))
 KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
-                "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS, *NOISE_PARAMS,
-                *PUSH_PARAMS)
+                "balance_inertia", "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS,
+                *NOISE_PARAMS, *PUSH_PARAMS)
 WORLD_LINK = "world"
 
 
@@ -177,6 +180,7 @@ class SimulatedSystem(System):
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
+            self.balance_inertia = _bool(p, "balance_inertia", False)
             position = p.get("initial_base_position")
             self.push_params = {key: _positive(p, key) for key in PUSH_PARAMS if key in p}
             self.initial_base_position = None if position is None else np.array(
@@ -209,7 +213,8 @@ class SimulatedSystem(System):
                 contact = sim.ContactModel(sim.collision_spheres(urdf), kind=self.contact_kind,
                                            **self.contact_params)
             self.simulator = sim.create_backend(self.backend, urdf, model, dt=self.dt,
-                                                integrator=self.integrator, contact=contact)
+                                                integrator=self.integrator, contact=contact,
+                                                balance_inertia=self.balance_inertia)
             self._joint_index = [model.joint_id(j.name) for j in self.info.joints]
             self.initial_q = self._initial_configuration(model)
             self.simulator.reset(self.initial_q)
