@@ -10,11 +10,11 @@ state; a dropped IMU sample is absent), with the filter told the true noise dens
 
 Figures per filter: drift (final horizontal error / horizontal path, after the start alignment of
 kinodyn.estimation.metrics), roll/pitch RMSE, base velocity RMSE, NEES of the 9-dof navigation error [p, v, θ]
-of the IMU state in each filter's own error convention (seed 003 §5.2; Hartley et al. 2020) and the NIS per
-dof of the kinematic updates. NEES consistency is judged as Bar-Shalom (2001) §5.4.2 prescribes: at every
-estimate stamp the mean over ``--seeds`` Monte-Carlo runs (independent noise) is compared with the two-sided
-95 % chi-square bounds of that mean; a consistent filter has about 95 % of the stamps inside (time-averaging
-one run instead would treat strongly correlated samples as independent).
+of the IMU state in each filter's own error convention (Robot Dynamics Essential, §5.2; Hartley et al. 2020)
+and the NIS per dof of the kinematic updates. NEES consistency is judged as Bar-Shalom (2001) §5.4.2
+prescribes: at every estimate stamp the mean over ``--seeds`` Monte-Carlo runs (independent noise) is compared
+with the two-sided 95 % chi-square bounds of that mean; a consistent filter has about 95 % of the stamps
+inside (time-averaging one run instead would treat strongly correlated samples as independent).
 
     python bench/estimation_accuracy.py [--seeds 4] [--duration 37] [--filters eskf invariant]
 """

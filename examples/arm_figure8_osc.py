@@ -2,7 +2,7 @@
 
 The end effector (``ee_link``) follows ``kinodyn.control.trajectories.Figure8`` (amplitude 0.1 m, 0.5 Hz, in
 the vertical y-z plane through its ready-pose position) and holds its ready-pose orientation. Each control
-tick (1 kHz) evaluates the robot once and applies Seed 000 (3.89)-(3.90):
+tick (1 kHz) evaluates the robot once and applies Robot Dynamics lecture notes (ETH), (3.89)-(3.90):
 ``tau = J^T (Lambda wdot* + mu + p) + (I - J^T Jbar^T) tau_0`` with
 ``wdot* = a* + kp e + kd (w* - J v)`` and a joint PD towards the ready pose as the null-space posture
 ``tau_0``. The simulator integrates with RK4 under the URDF's joint damping and (regularised Coulomb)

@@ -3,10 +3,11 @@
 - ``sinusoid``: ``offset + amplitude sin(2 pi f t + phase)`` and its first two time derivatives.
 - ``min_jerk``: the fifth-order rest-to-rest blend ``s = 10 u^3 - 15 u^4 + 6 u^5`` (Flash and Hogan 1985),
   zero velocity and acceleration at both ends, so a task switched on along it asks for no step.
-- ``zyx_orientation``: the rotation ``C = Cz(yaw) Cy(pitch) Cx(roll)`` (seed 000 (2.41)) of given angle
-  trajectories, its world angular velocity ``omega = E(chi) chi_dot`` (seed 000 (2.82), the columns of
-  ``E`` being the three rotation axes in the world frame) and ``omega_dot = E chi_ddot + Edot chi_dot``,
-  where the second axis turns with ``yaw_dot e_z`` and the third with ``yaw_dot e_z + pitch_dot e_2``.
+- ``zyx_orientation``: the rotation ``C = Cz(yaw) Cy(pitch) Cx(roll)`` (Robot Dynamics lecture notes (ETH),
+  (2.41)) of given angle trajectories, its world angular velocity ``omega = E(chi) chi_dot`` (Robot Dynamics
+  lecture notes (ETH), (2.82), the columns of ``E`` being the three rotation axes in the world frame) and
+  ``omega_dot = E chi_ddot + Edot chi_dot``, where the second axis turns with ``yaw_dot e_z`` and the third
+  with ``yaw_dot e_z + pitch_dot e_2``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def zyx_orientation(angles: Trajectory) -> OrientationTrajectory:
     """Orientation of intrinsic yaw-pitch-roll angles ``[yaw, pitch, roll]`` and their rates (module doc)."""
     (yaw, pitch, _), rates, accelerations = angles.value, angles.rate, angles.acceleration
     Cz = rot_z(yaw)
-    axes = np.column_stack([[0.0, 0.0, 1.0], Cz[:, 1], (Cz @ rot_y(pitch))[:, 0]])  # E of seed 000 (2.82)
+    # E of the Robot Dynamics lecture notes (ETH), (2.82)
+    axes = np.column_stack([[0.0, 0.0, 1.0], Cz[:, 1], (Cz @ rot_y(pitch))[:, 0]])
     omega = axes @ rates
     turn_second = rates[0] * axes[:, 0]
     turn_third = turn_second + rates[1] * axes[:, 1]

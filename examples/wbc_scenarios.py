@@ -6,11 +6,11 @@ Shared by ``quadruped_wbc.py`` (prints the figures) and ``src/kinodyn/test/contr
 torque is held in between (zero-order hold); a failed solve stops the scenario with ``ControlError``.
 
 Gains come from the error dynamics they promise, not from tuning: a task's PD law makes its error a unit-mass
-oscillator, ``kp = omega^2`` and ``kd = 2 D omega`` (seed 000 §3.8 (3.78)-(3.79)), with critical damping
-``D = 1``. The base and the CoM get seed 000's own 3 Hz starting point (kp ~ 355, kd ~ 38): six times the
-0.5 Hz sway, and three times below the robot's bounce on its soft feet (``sqrt(4 k / m)`` = 9.2 Hz for the
-36 kg quadruped on four 3e4 N/m springs), which the controller's rigid-contact model does not know. A swing
-foot is lighter and faster (5 Hz); the posture only settles the null space (1 Hz).
+oscillator, ``kp = omega^2`` and ``kd = 2 D omega`` (Robot Dynamics lecture notes (ETH), §3.8 (3.78)-(3.79)),
+with critical damping ``D = 1``. The base and the CoM get the notes' own 3 Hz starting point (kp ~ 355, kd ~
+38): six times the 0.5 Hz sway, and three times below the robot's bounce on its soft feet (``sqrt(4 k / m)`` =
+9.2 Hz for the 36 kg quadruped on four 3e4 N/m springs), which the controller's rigid-contact model does not
+know. A swing foot is lighter and faster (5 Hz); the posture only settles the null space (1 Hz).
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def test_floating_base_from_odometry_partial_joint_states_and_frame_prefix(spawn
             assert set(tf) == {"robot1/base_link"}
             parent, T, stamp = tf["robot1/base_link"]
             assert (parent, stamp) == ("odom", (42, 0))
-            x, y, z, w = xyzw  # seed 000 (2.54), written out
+            x, y, z, w = xyzw  # Robot Dynamics lecture notes (ETH), (2.54), written out
             R = np.array(
                 [
                     [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],

@@ -1,8 +1,8 @@
 """Validates every URDF the project ships (urdf/*.urdf) and the three robots' documented properties.
 
 Structure (one tree, inertias physical and equal to their primitive's, limits), the `<ros2_control>` block
-(ANCHORS §1.2-1.3), the generator output, and per robot a second source: the planar arm against the closed
-form of seed 000 inventory example E16 (and its printed numbers) through Pinocchio, `arm7` against the Panda
+(ANCHORS §1.2-1.3), the generator output, and per robot a second source: the planar arm against its closed
+form (urdf/README.md (a), and the numbers printed there) through Pinocchio, `arm7` against the Panda
 URDF of example-robot-data, the quadruped's stance by transform products cross-checked with Pinocchio.
 Does not import kinodyn (the files must stand on their own).
 """
@@ -304,7 +304,7 @@ def readme_planar_parameters() -> dict[str, float]:
 
 
 def planar_closed_form(p: dict[str, float], q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Seed 000 inventory E16: M, b, g for joints about +y, links along +z, gravity -z."""
+    """The 2-link arm's M, b, g (urdf/README.md (a)): joints about +y, links along +z, gravity -z."""
     m1, m2, l1, lc1, lc2, I1, I2 = (p[k] for k in ("m1", "m2", "l1", "lc1", "lc2", "I1", "I2"))
     s1, s2, s12, c2 = math.sin(q[0]), math.sin(q[1]), math.sin(q[0] + q[1]), math.cos(q[1])
     M12 = I2 + m2 * (lc2**2 + l1 * lc2 * c2)
@@ -358,8 +358,8 @@ def test_planar_dynamics_realise_the_closed_form() -> None:
         np.testing.assert_allclose(tool, expected, rtol=0, atol=1e-14)
 
 
-def test_planar_matches_the_printed_e16_numbers() -> None:
-    """Seed 000 inventory §3, E16 prints M, b, g to 4 decimals at q = (0.3, -0.5), q̇ = (1, 2)."""
+def test_planar_matches_the_printed_numbers() -> None:
+    """urdf/README.md (a) prints M, b, g to 4 decimals at q = (0.3, -0.5), q̇ = (1, 2)."""
     M, b, g = planar_closed_form(readme_planar_parameters(), np.array([0.3, -0.5]), np.array([1.0, 2.0]))
     np.testing.assert_allclose(M, [[4.2741, 1.2221], [1.2221, 0.5200]], rtol=0, atol=5e-5)
     np.testing.assert_allclose(b, [3.0683, -0.3835], rtol=0, atol=5e-5)

@@ -272,11 +272,11 @@ def render(robot: Robot) -> str:
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-# --- (a) planar 2-link arm: seed 000 inventory example E16 (geometry of Ex. 2.8.5 / E4) -------------------
+# --- (a) planar 2-link arm: Robot Dynamics lecture notes (ETH), Ex. 2.8.5, with masses ------------------
 
 PLANAR_M1, PLANAR_M2 = 1.0, 2.0  # link masses [kg]
 PLANAR_L1, PLANAR_L2 = 1.0, 0.8  # joint 1 -> joint 2, joint 2 -> tool [m]
-PLANAR_LC1, PLANAR_LC2 = 0.5, 0.4  # joint -> link CoM along the link [m] (E16's a1, a2)
+PLANAR_LC1, PLANAR_LC2 = 0.5, 0.4  # joint -> link CoM along the link [m]
 PLANAR_I1, PLANAR_I2 = 0.1, 0.2  # inertia about the CoM, about the joint axis y [kg m^2]
 PLANAR_THICKNESS = 0.05  # plate thickness along y, the joint axis [m]
 
@@ -284,20 +284,21 @@ PLANAR_THICKNESS = 0.05  # plate thickness along y, the joint axis [m]
 def plate(mass: float, length: float, inertia_about_y: float) -> Box:
     """A uniform plate in the x-z plane, `length` along z, as wide along x as `inertia_about_y` requires.
 
-    Iyy = m (w² + length²) / 12, so w = sqrt(12 Iyy / m - length²); a thin rod (w -> 0) cannot reach E16's
-    inertias, a plate can.
+    Iyy = m (w² + length²) / 12, so w = sqrt(12 Iyy / m - length²); a thin rod (w -> 0) cannot reach the
+    README's inertias, a plate can.
     """
     width = math.sqrt(12 * inertia_about_y / mass - length**2)
     return Box((width, PLANAR_THICKNESS, length))
 
 
 def planar_2link() -> Robot:
-    """Seed 000 (inventory §3, E16; Ex. 2.8.5): joints about +y, links along +z at q = 0, gravity along -z."""
+    """The 2-link planar arm of the Robot Dynamics lecture notes (ETH), Ex. 2.8.5, with masses (urdf/README.md
+    (a)): joints about +y, links along +z at q = 0, gravity along -z."""
     revolute_y = (0.0, 1.0, 0.0)
     return Robot(
         name="planar_2link",
         comments=(
-            "Planar 2-link arm realising seed 000 inventory example E16 (geometry of Ex. 2.8.5):",
+            "Planar 2-link arm of the Robot Dynamics lecture notes (ETH), Ex. 2.8.5, with masses (README):",
             "joints about +y, links along +z at q = 0, motion in the x-z plane, gravity -z in that plane.",
             f"Closed-form parameters: m1={fmt(PLANAR_M1)} m2={fmt(PLANAR_M2)} l1={fmt(PLANAR_L1)} "
             f"l2={fmt(PLANAR_L2)} lc1={fmt(PLANAR_LC1)} lc2={fmt(PLANAR_LC2)} I1={fmt(PLANAR_I1)} "

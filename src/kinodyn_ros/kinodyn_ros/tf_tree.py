@@ -2,10 +2,10 @@
 
 robot_state_publisher semantics (ANCHORS §2): every joint gives ``T_parent_child = T_origin @ T_motion(q)``,
 where ``T_origin`` is the joint's ``<origin>`` (URDF roll-pitch-yaw, ``C = Cz(yaw) Cy(pitch) Cx(roll)``,
-seed 000 (2.41)) and ``T_motion`` is a rotation by q about the unit ``<axis>`` (revolute, continuous;
-Rodrigues, seed 000 (2.48)) or a translation by q along it (prismatic). Fixed joints have
-``T_motion = I`` and go on ``/tf_static``; the others go on ``/tf``. Mimic joints follow
-``q = multiplier * q_master + offset``.
+Robot Dynamics lecture notes (ETH), (2.41)) and ``T_motion`` is a rotation by q about the unit ``<axis>``
+(revolute, continuous; Rodrigues, Robot Dynamics lecture notes (ETH), (2.48)) or a translation by q along it
+(prismatic). Fixed joints have ``T_motion = I`` and go on ``/tf_static``; the others go on ``/tf``. Mimic
+joints follow ``q = multiplier * q_master + offset``.
 """
 
 from __future__ import annotations

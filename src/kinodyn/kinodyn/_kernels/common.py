@@ -21,12 +21,13 @@ passing arrays costs about as much as these small computations):
 - ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
 - ``set_universe(C, r)``, ``forward_placements(md, q, C, r)``: world <- body for every body
-  (Seed 000 §2.8.3, (2.137))
+  (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137))
 - ``support(md, body, chain) -> depth``: bodies from the root down to ``body`` (universe excluded)
 - ``forward_placements_support(md, q, chain, depth, C, r)``: the same, only along the chain
 - ``joint_columns(joint_type, joint_axis, i, C, r, o, S)``: columns of body i's joint
   (``S[:, :nv_joint]``) as 6-D twists ``[v; w]`` in world axes with linear velocity taken at the
-  world point ``o``, without the mimic multiplier (Seed 000 §2.8.5, (2.166); §2.10.3, (2.252))
+  world point ``o``, without the mimic multiplier (Robot Dynamics lecture notes (ETH), §2.8.5, (2.166);
+  §2.10.3, (2.252))
 - ``motion_cross(V, W, out)``: spatial motion cross product ``V x W`` for ``[v; w]`` vectors
 """
 
@@ -117,7 +118,8 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
 
 @njit(cache=True, inline="always")
 def skew(w: np.ndarray, out: np.ndarray) -> None:
-    """``out = [w]x`` so that ``[w]x b = w x b`` (Seed 000 §2.4, skew-symmetric matrix)."""
+    """``out = [w]x`` so that ``[w]x b = w x b`` (Robot Dynamics lecture notes (ETH), §2.4, skew-symmetric
+    matrix)."""
     out[0, 0] = 0.0
     out[0, 1] = -w[2]
     out[0, 2] = w[1]
@@ -185,7 +187,7 @@ def mat3_vec(A: Mat3, x: Vec3) -> Vec3:
 def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
     """Rotation matrix of the Hamilton quaternion ``(x, y, z, w)``, normalised first.
 
-    Seed 000 §2.4.5, (2.54) (unit quaternion to rotation matrix).
+    Robot Dynamics lecture notes (ETH), §2.4.5, (2.54) (unit quaternion to rotation matrix).
     """
     n = math.sqrt(quat[0] ** 2 + quat[1] ** 2 + quat[2] ** 2 + quat[3] ** 2)
     inv = 1.0 / n if n > 0.0 else math.nan  # a zero quaternion is no orientation: NaN, not an exception
@@ -208,9 +210,10 @@ def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplie
                                                float, float, float]:
     """Joint motion ``(L, p)`` of body i as 12 floats (L row-major, then p): ``T_joint_body = (L, p)``.
 
-    Revolute ``L = Rot(n, θ)``, ``p = 0`` (Seed 000 §2.4.5, (2.48)); prismatic ``L = E``, ``p = d n``;
-    free flyer ``L`` from the normalised quaternion in q, ``p`` its position (Seed 000 §2.8.3, (2.130);
-    §2.10.2, (2.247)). Mimic joints read ``multiplier * q[idx_q] + offset``.
+    Revolute ``L = Rot(n, θ)``, ``p = 0`` (Robot Dynamics lecture notes (ETH), §2.4.5, (2.48)); prismatic ``L
+    = E``, ``p = d n``; free flyer ``L`` from the normalised quaternion in q, ``p`` its position (Robot
+    Dynamics lecture notes (ETH), §2.8.3, (2.130); §2.10.2, (2.247)). Mimic joints read ``multiplier *
+    q[idx_q] + offset``.
     """
     jt = joint_type[i]
     if jt == JOINT_FREEFLYER:
@@ -243,8 +246,8 @@ def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarra
     """``C[i]``, ``r[i]``: world placement of body i (i >= 1) from its parent's and q.
 
     ``T_world_i = T_world_parent T_parent_i(q)`` with ``T_parent_i = (C_pj L, t + C_pj p)`` and
-    ``(L, p)`` from ``joint_displacement`` (Seed 000 §2.8.3, (2.137)). Arguments are the
-    ``ModelArrays`` fields (``R = joint_rotation``, ``t = joint_translation``): reading
+    ``(L, p)`` from ``joint_displacement`` (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)). Arguments
+    are the ``ModelArrays`` fields (``R = joint_rotation``, ``t = joint_translation``): reading
     ``md.<field>`` inside per-body loops costs refcounts.
     """
     l00, l01, l02, l10, l11, l12, l20, l21, l22, px, py, pz = joint_displacement(
@@ -275,7 +278,7 @@ def forward_placements(md: ModelArrays, q: np.ndarray, C: np.ndarray, r: np.ndar
     """World placements of every body: ``C[i] = C_world_body``, ``r[i] = world_r_body``.
 
     ``C`` is (nbodies, 3, 3), ``r`` (nbodies, 3). Forward recursion
-    ``T_world_i = T_world_parent T_parent_i(q)`` (Seed 000 §2.8.3, (2.137)).
+    ``T_world_i = T_world_parent T_parent_i(q)`` (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)).
     """
     parent, joint_type, joint_axis, R, t = (md.parent, md.joint_type, md.joint_axis, md.joint_rotation,
                                             md.joint_translation)
@@ -321,9 +324,9 @@ def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.
 
     ``C``, ``r``: world placements of the bodies. ``o``: world point where the linear velocity
     is taken (zeros: Pinocchio's WORLD twist; the frame origin: LOCAL_WORLD_ALIGNED).
-    Revolute: ``[n x (o - r_i); n]``, prismatic ``[n; 0]`` (Seed 000 §2.8.5, (2.166)-(2.167));
-    free flyer (body-frame v and w): ``[[C, [r_i - o]x C], [0, C]]`` (Seed 000 §2.10.3, (2.252)).
-    The mimic multiplier is not applied.
+    Revolute: ``[n x (o - r_i); n]``, prismatic ``[n; 0]`` (Robot Dynamics lecture notes (ETH), §2.8.5,
+    (2.166)-(2.167)); free flyer (body-frame v and w): ``[[C, [r_i - o]x C], [0, C]]`` (Robot Dynamics lecture
+    notes (ETH), §2.10.3, (2.252)). The mimic multiplier is not applied.
     """
     jt = joint_type[i]
     if jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
@@ -371,7 +374,7 @@ def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.
 def motion_cross(V: np.ndarray, W: np.ndarray, out: np.ndarray) -> None:
     """Spatial cross product of motion vectors ``[v; w]``: ``[w_V x v_W + v_V x w_W; w_V x w_W]``.
 
-    Seed 001 Def. 8.3, (8.37)-(8.38) (Lie bracket ``[ad_V] W``, reordered linear-first).
+    Modern Robotics, Def. 8.3, (8.37)-(8.38) (Lie bracket ``[ad_V] W``, reordered linear-first).
     ``out`` must not alias.
     """
     v1, w1 = V[0:3], V[3:6]

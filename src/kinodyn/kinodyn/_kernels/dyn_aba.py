@@ -7,8 +7,8 @@ ABA: three passes over the tree. (1) twists ``V_i``, velocity-product accelerati
 ``u = tau - S^T pA``, and the parent receives ``IA - U D^-1 U^T`` and
 ``pA + (IA - U D^-1 U^T) c + U D^-1 u``; (3) root to leaves,
 ``qdd = D^-1 (u - U^T (A_p + c))``, ``A_i = A_p + c + S qdd`` with ``A_0 = [-g; 0]``.
-All quantities in world axes, so no transforms between bodies. This solves Seed 001 §8.5, (8.81)
-(``M qdd = tau - h - J^T F``) in O(n) by the recursive elimination of Seed 001 §8.3's twist-wrench
+All quantities in world axes, so no transforms between bodies. This solves Modern Robotics, §8.5, (8.81)
+(``M qdd = tau - h - J^T F``) in O(n) by the recursive elimination of Modern Robotics, §8.3's twist-wrench
 recursion; the seeds give only the mass-matrix route (§8.5), used here for mimic joints,
 whose coupled coordinates the recursion cannot eliminate body by body.
 """
@@ -255,7 +255,7 @@ def aba(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.nd
 def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
                               fext: np.ndarray, out: np.ndarray) -> None:
     """``out = M^-1 (tau - h + J^T f_ext)``: CRBA, RNEA with zero acceleration and a Cholesky solve
-    (Seed 001 §8.5, (8.81) and the recipe after it)."""
+    (Modern Robotics, §8.5, (8.81) and the recipe after it)."""
     md = unpack(ki, kf)
     M = np.empty((md.nv, md.nv))
     crba_world(md, world_bodies(md, q), M)

@@ -1,8 +1,8 @@
 """Coriolis matrix C(q, v) with ``C v = b(q, v)`` and ``dM/dt - 2C`` skew-symmetric (world-frame form).
 
-With body Jacobians ``J_i`` (world twists), ``M = sum_i J_i^T I_i J_i`` (Seed 001 (8.57)) and
-``dJ_i/dt`` made of the columns ``V_k x S_k``, the Christoffel-consistent matrix (Seed 001 §8.1.2,
-(8.17)-(8.19); Seed 003 §3.5, (80)) is ``C = sum_i J_i^T (I_i dJ_i/dt + B_i J_i)`` with
+With body Jacobians ``J_i`` (world twists), ``M = sum_i J_i^T I_i J_i`` (Modern Robotics, (8.57)) and
+``dJ_i/dt`` made of the columns ``V_k x S_k``, the Christoffel-consistent matrix (Modern Robotics, §8.1.2,
+(8.17)-(8.19); Robot Dynamics Essential, §3.5, (80)) is ``C = sum_i J_i^T (I_i dJ_i/dt + B_i J_i)`` with
 ``B(I, V) = 1/2 (V x* I - I V x + (I V) x-bar)``, where ``(f x-bar) x = x x* f``.
 Then ``C + C^T = dM/dt`` because ``B + B^T = dI/dt = V x* I - I V x``, and ``C v`` is the
 velocity part of the RNEA. Regrouped by subtrees (composites ``Ic_j``, ``Bc_j``) as in the CRBA.
@@ -103,6 +103,6 @@ def coriolis_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, Cm: np.ndarra
 
 @njit(cache=True)
 def coriolis_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
-    """``out = C(q, v)`` (Seed 001 §8.1.2, (8.19), Prop. 8.1)."""
+    """``out = C(q, v)`` (Modern Robotics, §8.1.2, (8.19), Prop. 8.1)."""
     md = unpack(ki, kf)
     coriolis_world(md, world_bodies(md, q), v, out)

@@ -2,8 +2,8 @@
 
 CRBA: column ``(j, c)`` of M is the momentum ``F = Ic_j S_jc`` of the subtree below body j moving
 with that joint column, projected on the columns of j and of its ancestors:
-``M[k, j] = S_k^T Ic_j S_j`` for k on the support of j. This is Seed 001 §8.4, (8.57)
-(``M = sum_i J_i^T G_i J_i``) regrouped by subtrees, and Seed 000 §3.5, (3.43).
+``M[k, j] = S_k^T Ic_j S_j`` for k on the support of j. This is Modern Robotics, §8.4, (8.57)
+(``M = sum_i J_i^T G_i J_i``) regrouped by subtrees, and Robot Dynamics lecture notes (ETH), §3.5, (3.43).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def crba_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndar
 
 @njit(cache=True)
 def mass_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
-    """``out = M(q)`` (Seed 001 §8.4, (8.57); Seed 000 §3.5, (3.43))."""
+    """``out = M(q)`` (Modern Robotics, §8.4, (8.57); Robot Dynamics lecture notes (ETH), §3.5, (3.43))."""
     md = unpack(ki, kf)
     crba_world(md, world_bodies(md, q), out)
 
@@ -101,8 +101,8 @@ def centroidal_momentum_matrix(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, ou
     about the centre of mass, world axes.
 
     Column ``(j, c)``: the world-origin momentum ``Ic_j S_jc = [p; L_O]`` of the subtree below j,
-    moved to the CoM, ``[p; L_O - c_G x p]`` (Seed 003 §3.5, (96), Orin-Goswami form
-    ``A_G = X_G^T M[0:6]`` evaluated column-wise; Seed 001 (8.42) for the shift).
+    moved to the CoM, ``[p; L_O - c_G x p]`` (Robot Dynamics Essential, §3.5, (96), Orin-Goswami form
+    ``A_G = X_G^T M[0:6]`` evaluated column-wise; Modern Robotics, (8.42) for the shift).
     """
     md = unpack(ki, kf)
     W = world_bodies(md, q)

@@ -1,4 +1,5 @@
-"""Kinetic and potential energy (Seed 000 §3.4.2-3.4.3, (3.28)-(3.34); Seed 001 §8.4, (8.55))."""
+"""Kinetic and potential energy (Robot Dynamics lecture notes (ETH), §3.4.2-3.4.3, (3.28)-(3.34); Modern
+Robotics, §8.4, (8.55))."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from kinodyn._kernels.dyn_world import inertia_times, world_bodies
 
 @njit(cache=True)
 def kinetic_energy(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray) -> float:
-    """``T = 1/2 sum_i V_i^T I_i V_i`` over the moving bodies (Seed 001 (8.55); Seed 000 (3.28))."""
+    """``T = 1/2 sum_i V_i^T I_i V_i`` over the moving bodies (Modern Robotics, (8.55); Robot Dynamics lecture
+    notes (ETH), (3.28))."""
     md = unpack(ki, kf)
     W = world_bodies(md, q)
     V = np.empty((md.nbodies, 6))
@@ -28,7 +30,8 @@ def kinetic_energy(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray)
 
 @njit(cache=True)
 def potential_energy(ki: np.ndarray, kf: np.ndarray, q: np.ndarray) -> float:
-    """``U = -sum_i m_i g^T c_i`` over the moving bodies (Seed 000 (3.32)-(3.33))."""
+    """``U = -sum_i m_i g^T c_i`` over the moving bodies (Robot Dynamics lecture notes (ETH),
+    (3.32)-(3.33))."""
     md = unpack(ki, kf)
     W = world_bodies(md, q)
     U = 0.0

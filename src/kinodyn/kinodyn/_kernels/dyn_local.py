@@ -1,15 +1,15 @@
 """Body-frame spatial quantities shared by the body-frame dynamics kernels (RNEA, ABA).
 
 Every 6-D vector of body i is in body i's axes, the linear part taken at its origin:
-twists ``V_i = [v; w]``, accelerations, wrenches ``[f; n]`` (Seed 001 §8.3.2, where each link
+twists ``V_i = [v; w]``, accelerations, wrenches ``[f; n]`` (Modern Robotics, §8.3.2, where each link
 has its own frame {i}; reordered linear-first). A rigid-body inertia is then constant:
 ``(m, h, I_o)`` with ``h = m c`` and ``I_o = I_c + m (|c|^2 E - c c^T)`` about the body origin
-(Steiner, Seed 001 (8.26)-(8.27)). Between a body and its parent, placed by ``E = C_parent_i``
+(Steiner, Modern Robotics, (8.26)-(8.27)). Between a body and its parent, placed by ``E = C_parent_i``
 (``C_pj L``, ``L`` from ``common.joint_displacement``) and the origin ``p`` in parent coordinates,
 motion vectors map by ``Ad_{T_i,parent}``: ``[E^T (v + w x p); E^T w]``, and wrenches by its transpose:
-``[E f; E n + p x E f]`` (Seed 001 (8.50)-(8.54)). Joint columns in body axes (body frame = joint
+``[E f; E n + p x E f]`` (Modern Robotics, (8.50)-(8.54)). Joint columns in body axes (body frame = joint
 frame): revolute ``[0; n]``, prismatic ``[n; 0]``, free flyer the identity (its v is the body twist,
-Seed 000 §2.10.3). ``dyn_rnea.rnea_local`` writes these maps out on scalars.
+Robot Dynamics lecture notes (ETH), §2.10.3). ``dyn_rnea.rnea_local`` writes these maps out on scalars.
 
 ``allocate_local_bodies(md) -> LocalBodies`` (``njit(cache=True, inline="always")``): scratch for
 the transforms, with the constant body-frame inertias filled in; ``local_bodies_in(md, block)`` the

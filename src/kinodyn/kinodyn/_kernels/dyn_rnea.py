@@ -1,13 +1,13 @@
 """Recursive Newton-Euler inverse dynamics over the packed model arrays (body-frame form).
 
-Seed 001 §8.3.2, (8.50)-(8.54), with every twist, acceleration and wrench of body i in body i's
+Modern Robotics, §8.3.2, (8.50)-(8.54), with every twist, acceleration and wrench of body i in body i's
 frame (``dyn_local``): the forward pass ``V_i = X_i V_p + S_i qd_i``,
 ``A_i = X_i A_p + S_i qdd_i + V_i x S_i qd_i`` (``X_i``: the parent-to-child motion transform
 ``[Ad_{T_{i,p}}]``), gravity entering as the universe's acceleration ``A_0 = [-g; 0]``; the body
 wrench ``f_i = I_i A_i + V_i x* I_i V_i - f_ext,i`` with the constant body-frame inertia
-(Seed 001 (8.40); Seed 000 §3.3.1, (3.25)); the backward pass ``f_p += X_i^T f_i`` and
-``tau = S^T f`` (Seed 001 (8.49)). A mimic joint adds ``multiplier * S^T f`` to its master's
-entry and moves with ``multiplier * qd``. ``velocities`` gives the world-frame twists that the
+(Modern Robotics, (8.40); Robot Dynamics lecture notes (ETH), §3.3.1, (3.25)); the backward pass ``f_p +=
+X_i^T f_i`` and ``tau = S^T f`` (Modern Robotics, (8.49)). A mimic joint adds ``multiplier * S^T f`` to its
+master's entry and moves with ``multiplier * qd``. ``velocities`` gives the world-frame twists that the
 world-frame kernels (``dyn_world``) use.
 """
 
@@ -51,7 +51,7 @@ def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) ->
 @inline
 def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
                spatial: np.ndarray, tau: np.ndarray) -> None:
-    """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (Seed 001 §8.3.2, (8.50)-(8.54)).
+    """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (Modern Robotics, §8.3.2, (8.50)-(8.54)).
 
     ``L``, ``spatial``: from ``allocate_rnea_scratch`` (transforms filled here at ``q``); ``spatial`` of
     shape (3 nb + 2, 6), rows ``[0, nb)`` the twists, ``[nb, 2 nb)`` the accelerations, ``[2 nb, 3 nb)``
@@ -73,8 +73,8 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         X[nb, 3 + k] = 0.0
     with_fext = fext.shape[0] > 0
     for i in range(1, nb):
-        # E = C_parent_i = R_i L, p = t_i + R_i l (Seed 000 §2.8.3, (2.137)) on scalar locals, stored for
-        # the backward pass
+        # E = C_parent_i = R_i L, p = t_i + R_i l (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)) on
+        # scalar locals, stored for the backward pass
         l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
             joint_type, joint_axis, multiplier, offset, idx_q, i, q)
         Ri = mat3_at(R, i)
@@ -163,7 +163,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
     for i in range(nb - 1, 0, -1):
         j = 2 * nb + i
         f0, f1, f2, n0, n1, n2 = X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5]
-        # tau_i = m S_i^T f_i (Seed 001 (8.49))
+        # tau_i = m S_i^T f_i (Modern Robotics, (8.49))
         jt = joint_type[i]
         iv = idx_v[i]
         m = multiplier[i]
@@ -209,7 +209,8 @@ def allocate_rnea_scratch(md: ModelArrays) -> tuple[LocalBodies, np.ndarray, np.
 @njit(cache=True)
 def rnea(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
          tau: np.ndarray) -> None:
-    """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Seed 001 §8.3.2; Seed 000 §3.5, (3.54))."""
+    """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Modern Robotics, §8.3.2; Robot Dynamics lecture
+    notes (ETH), §3.5, (3.54))."""
     md = unpack(ki, kf)
     L, spatial, _ = allocate_rnea_scratch(md)
     rnea_local(md, L, q, v, a, fext, spatial, tau)
@@ -217,7 +218,8 @@ def rnea(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.nda
 
 @njit(cache=True)
 def nonlinear_effects(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
-    """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Seed 001 §8.5, h from the RNEA at zero acceleration)."""
+    """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Modern Robotics, §8.5, h from the RNEA at zero
+    acceleration)."""
     md = unpack(ki, kf)
     L, spatial, zeros = allocate_rnea_scratch(md)
     rnea_local(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
@@ -225,7 +227,7 @@ def nonlinear_effects(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarr
 
 @njit(cache=True)
 def gravity_torques(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
-    """``out = g(q)``: RNEA with ``v = a = 0`` (Seed 000 §3.5, (3.45))."""
+    """``out = g(q)``: RNEA with ``v = a = 0`` (Robot Dynamics lecture notes (ETH), §3.5, (3.45))."""
     md = unpack(ki, kf)
     L, spatial, zeros = allocate_rnea_scratch(md)
     rnea_local(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)

@@ -1,4 +1,5 @@
-"""Compiled steps of the error-state EKF with feet in the state (seed 003 §5.2-§5.3; kinodyn.estimation.eskf).
+"""Compiled steps of the error-state EKF with feet in the state (Robot Dynamics Essential, §5.2-§5.3;
+kinodyn.estimation.eskf).
 
 State layout: error ``[dp, dv, dtheta, db_a, db_g, dd_1 .. dd_K]`` (n = 15 + 3K), local orientation error
 ``C_true = C Exp(dtheta)``. Every function works in place on caller-owned arrays; P is n x n, C-contiguous.
@@ -23,7 +24,7 @@ P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
 @njit(cache=True)
 def so3_exp(phi: np.ndarray, out: np.ndarray) -> None:
     """``out = Exp(phi)`` by Rodrigues, with the Taylor series of its coefficients below SMALL_ANGLE
-    (seed 000 (2.48); truncation below 1e-16 there, as in kinodyn.spatial.lie)."""
+    (Robot Dynamics lecture notes (ETH), (2.48); truncation below 1e-16 there, as in kinodyn.spatial.lie)."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < SMALL_ANGLE * SMALL_ANGLE:
         a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
@@ -42,8 +43,8 @@ def so3_exp(phi: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def transition(C: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: float, F: np.ndarray) -> None:
-    """15x15 error transition of one step (seed 003 (111)), with the exact ``F_thth = Exp(w dt)^T`` (Solà
-    2017 §5.4.3; (111) has its first-order ``I - [w]x dt``); ``specific_force = a_m - b_a``,
+    """15x15 error transition of one step (Robot Dynamics Essential, (111)), with the exact ``F_thth = Exp(w
+    dt)^T`` (Solà 2017 §5.4.3; (111) has its first-order ``I - [w]x dt``); ``specific_force = a_m - b_a``,
     ``rate = w_m - b_g``, C the nominal at the step's start."""
     F[:, :] = 0.0
     for i in range(NAV):
@@ -116,8 +117,8 @@ def propagate(
     prior_p: np.ndarray,
     prior_v: np.ndarray,
 ) -> None:
-    """One IMU step: ``P <- F P F^T + Q`` (seed 003 (112), F of ``transition`` into ``F``, Q diagonal:
-    ``q_nav`` (15) then ``q_foot`` per foot), then the exact nominal step (110) of C, p, v. With
+    """One IMU step: ``P <- F P F^T + Q`` (Robot Dynamics Essential, (112), F of ``transition`` into ``F``, Q
+    diagonal: ``q_nav`` (15) then ``q_foot`` per foot), then the exact nominal step (110) of C, p, v. With
     ``constrain``, F is ``constrain_transition``'s; either way the new nominal becomes the prior
     ``prior_C, prior_p, prior_v`` (the linearisation point of the next update's constraint)."""
     n = P.shape[0]
@@ -185,8 +186,8 @@ def _stance_rows(
     C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray,
     constrain: bool, u: np.ndarray, w: np.ndarray,
 ) -> None:
-    """``HP = H P`` (3 x n) of the stance relation ``h = d - p - C r`` (seed 003 §5.3: dh/ddp = -I,
-    dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``. With ``constrain``, A is
+    """``HP = H P`` (3 x n) of the stance relation ``h = d - p - C r`` (Robot Dynamics Essential, §5.3: dh/ddp
+    = -I, dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``. With ``constrain``, A is
     changed least so that ``A u = w`` (OC-EKF: H annihilates the yaw direction, ``u`` its angle part,
     ``w`` = its position part minus the foot's)."""
     Sr = np.empty((3, 3))
@@ -242,10 +243,10 @@ def update(
     null_feet: np.ndarray,
 ) -> float:
     """Stance update of the feet in state ``slots`` measured at ``positions`` (IMU frame, covariances
-    likewise), seed 003 (113) and §5.3: innovation ``nu = 0 - h = p + C r - d``; a foot whose own 3-dof NIS
-    (into ``nis_feet``) exceeds ``gate`` is left out (``used`` False); the others are applied together,
-    P by the Joseph form ``(I-KH) P (I-KH)^T + K N K^T`` using H's sparsity; then the reset: injection
-    (``C <- C Exp(dtheta)``) and ``P <- G P G^T``, ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3).
+    likewise), Robot Dynamics Essential, (113) and §5.3: innovation ``nu = 0 - h = p + C r - d``; a foot whose
+    own 3-dof NIS (into ``nis_feet``) exceeds ``gate`` is left out (``used`` False); the others are applied
+    together, P by the Joseph form ``(I-KH) P (I-KH)^T + K N K^T`` using H's sparsity; then the reset:
+    injection (``C <- C Exp(dtheta)``) and ``P <- G P G^T``, ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3).
     ``biases`` = ``[b_a, b_g]`` (6). With ``constrain`` (OC-EKF, Hesch et al. 2014 §V-C) each foot's H is
     changed least so that ``H N = 0`` for the yaw direction N at the last prior (``prior_C``, ``prior_p``;
     the feet's parts ``null_feet``, fixed at touchdown): the update gives no information about yaw (the

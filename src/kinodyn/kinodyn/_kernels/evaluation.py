@@ -2,19 +2,20 @@
 
 One pass gives the body placements, joint columns and world inertias (``dyn_world.world_bodies``),
 then the twists ``V_i = V_p + S_i qd_i`` and the accelerations at ``qdd = 0``,
-``A_i = A_p + V_p x S_i qd_i`` (``dS_i/dt = V_i x S_i``, Seed 001 Def. 8.3, (8.37)), all in world
+``A_i = A_p + V_p x S_i qd_i`` (``dS_i/dt = V_i x S_i``, Modern Robotics, Def. 8.3, (8.37)), all in world
 axes at the world origin (``dyn_world``). From them:
 
-- ``M``: the CRBA on the composite inertias (``dyn_crba.crba_composites``; Seed 001 §8.4, (8.57));
+- ``M``: the CRBA on the composite inertias (``dyn_crba.crba_composites``; Modern Robotics, §8.4, (8.57));
 - ``h = C v + g``: the RNEA at ``qdd = 0`` in world form, body wrench ``I_i A_i + V_i x* I_i V_i``
-  (Seed 001 (8.40), with the world inertia's rate ``V x* I - I V x``), summed up the tree and projected,
-  ``tau_j = S_j^T F_j`` (Seed 001 (8.49)); gravity ``g_j = S_j^T Ic_j [-g; 0]`` on the composites
-  (Seed 000 §3.5, (3.45));
+  (Modern Robotics, (8.40), with the world inertia's rate ``V x* I - I V x``), summed up the tree and
+  projected, ``tau_j = S_j^T F_j`` (Modern Robotics, (8.49)); gravity ``g_j = S_j^T Ic_j [-g; 0]`` on the
+  composites (Robot Dynamics lecture notes (ETH), §3.5, (3.45));
 - frames: ``T_world_f = T_world_b T_b_f``; ``local_world_aligned`` Jacobian columns
-  ``[s_v + s_w x o; s_w]`` of the joints on the frame's support, ``o`` the frame origin (Seed 000
-  §2.8.5, (2.166)); classical ``Jdot v = [a_O + dw x o + w x v_o; dw]`` from the body's ``(V, A)``
-  (Seed 000 §2.7, ``a_P = a_B + Psi x r_BP + Omega x (Omega x r_BP)``);
-- centroidal: ``A_G`` (``dyn_crba.centroidal_composites``; Seed 003 §3.5, (96)), the CoM
+  ``[s_v + s_w x o; s_w]`` of the joints on the frame's support, ``o`` the frame origin (Robot
+  Dynamics lecture notes (ETH), §2.8.5, (2.166)); classical ``Jdot v = [a_O + dw x o + w x v_o; dw]`` from the
+  body's ``(V, A)`` (Robot Dynamics lecture notes (ETH), §2.7, ``a_P = a_B + Psi x r_BP + Omega x (Omega x
+  r_BP)``);
+- centroidal: ``A_G`` (``dyn_crba.centroidal_composites``; Robot Dynamics Essential, §3.5, (96)), the CoM
   ``c = hc_0 / m``, ``J_com = A_G[0:3] / m`` (``p = m dc/dt``), and from the total momentum rate at
   ``qdd = 0`` without gravity ``(dp, dL_O) = sum_i F_i``: ``Jcom_dot v = dp / m`` and
   ``Adot_G v = [dp; dL_O - c x dp]`` (``h_G = L_O - c x p``, ``dc/dt x p = 0``).

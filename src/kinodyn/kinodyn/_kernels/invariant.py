@@ -24,8 +24,9 @@ P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
 @njit(cache=True)
 def so3_exp_left_jacobian(phi: np.ndarray, E: np.ndarray, J: np.ndarray) -> None:
     """``E = Exp(phi) = I + a K + b K^2`` and ``J = J_l(phi) = I + b K + c K^2`` (K = [phi]x,
-    a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3; seed 000 (2.48), (2.106)), the coefficients
-    by their Taylor series below SMALL_ANGLE (truncation below 1e-16 there, as in kinodyn.spatial.lie)."""
+    a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3; Robot Dynamics lecture notes (ETH), (2.48),
+    (2.106)), the coefficients by their Taylor series below SMALL_ANGLE (truncation below 1e-16 there, as in
+    kinodyn.spatial.lie)."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < SMALL_ANGLE * SMALL_ANGLE:
         a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
@@ -71,7 +72,7 @@ def propagate(
     noise: np.ndarray,
     Phi: np.ndarray,
 ) -> None:
-    """One IMU step: the nominal strapdown step (seed 003 (110)) of C, p, v, then
+    """One IMU step: the nominal strapdown step (Robot Dynamics Essential, (110)) of C, p, v, then
     ``P <- Phi P Phi^T + Q`` with ``Phi`` (into the caller's n x n ``Phi``) the Jacobian of the discrete
     step with respect to ``[xi, db]``:
 

@@ -88,13 +88,13 @@ def _walk_up(md: ModelArrays, q: np.ndarray, frame: int, jacobian: bool, J: np.n
     """``T_world_frame(q) = (C, d)`` as tuples; with ``jacobian``, also the frame's LOCAL Jacobian added
     into ``J`` (6 x nv, zeroed by the caller).
 
-    ``T_world_frame = T_0,1 ... T_parent,b T_b,frame`` (Seed 000 §2.8.3, (2.137)), multiplied from the
-    frame's end: ``(C, d) <- T_parent_i (C, d)`` while walking up the parent pointers, so only the
-    frame's support is visited and nothing is stored per body. Before that step ``(C, d) = T_i,frame``
-    places the frame in body i, whose joint moves the frame origin with, in body-i axes: revolute
+    ``T_world_frame = T_0,1 ... T_parent,b T_b,frame`` (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)),
+    multiplied from the frame's end: ``(C, d) <- T_parent_i (C, d)`` while walking up the parent pointers, so
+    only the frame's support is visited and nothing is stored per body. Before that step ``(C, d) =
+    T_i,frame`` places the frame in body i, whose joint moves the frame origin with, in body-i axes: revolute
     ``[n x d; n]``, prismatic ``[n; 0]``, free flyer (body twist ``[v; w]``) ``[E, -[d]x; 0, E]``
-    (Seed 000 §2.8.5, (2.161)-(2.167); §2.10.3, (2.248)-(2.252)); ``C^T`` turns each into frame axes.
-    Mimic joints add ``multiplier * column`` to their master's column.
+    (Robot Dynamics lecture notes (ETH), §2.8.5, (2.161)-(2.167); §2.10.3, (2.248)-(2.252)); ``C^T`` turns
+    each into frame axes. Mimic joints add ``multiplier * column`` to their master's column.
     """
     FR, Ft = md.frame_rotation, md.frame_translation
     C = mat3_at(FR, frame)
@@ -167,7 +167,8 @@ def _write_placement(C: Mat3, d: Vec3, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def frame_placement(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, out: np.ndarray) -> None:
-    """``out`` (4x4) = ``T_world_frame(q)``, along the frame's support only (Seed 000 §2.8.3, (2.137))."""
+    """``out`` (4x4) = ``T_world_frame(q)``, along the frame's support only (Robot Dynamics lecture notes
+    (ETH), §2.8.3, (2.137))."""
     C, d = _walk_up(unpack(ki, kf), q, frame, False, out)
     _write_placement(C, d, out)
 
@@ -210,7 +211,7 @@ def frame_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, re
 
     ``_walk_up`` gives the LOCAL Jacobian and ``(C, d) = T_world_frame``: LOCAL_WORLD_ALIGNED rotates
     both halves by ``C``; WORLD also moves the linear part to the world origin, ``v_O = v_f + d x w``
-    (Seed 000 §2.8.5, (2.161)-(2.167); §2.10.3, (2.248)-(2.252)).
+    (Robot Dynamics lecture notes (ETH), §2.8.5, (2.161)-(2.167); §2.10.3, (2.248)-(2.252)).
     """
     nv = out.shape[1]
     for k in range(6):
@@ -242,10 +243,10 @@ def frame_bias_acceleration(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
     """``out`` (6,) = ``dJ/dt v`` of the frame in ``reference`` (the frame acceleration at zero qdd).
 
     World-axes spatial recursion ``V_k = V_p + S_k qd_k``, ``A_k = A_p + V_p x S_k qd_k`` (the
-    joint columns are constant in the body, so ``dS/dt = V x S``; Seed 001 Def. 8.3, (8.37)).
+    joint columns are constant in the body, so ``dS/dt = V x S``; Modern Robotics, Def. 8.3, (8.37)).
     WORLD: ``A``; LOCAL: ``A`` taken at the frame origin in frame axes; LOCAL_WORLD_ALIGNED:
-    classical drift ``[a_o + dw x r_f + w x v_f; dw]`` of the frame origin (Seed 000 §2.7,
-    ``a_P = a_B + Ψ x r_BP + Ω x (Ω x r_BP)``).
+    classical drift ``[a_o + dw x r_f + w x v_f; dw]`` of the frame origin (Robot Dynamics lecture notes
+    (ETH), §2.7, ``a_P = a_B + Ψ x r_BP + Ω x (Ω x r_BP)``).
     """
     md = unpack(ki, kf)
     C, r, C_f, r_f, S, o = _scratch(md.nbodies)
@@ -322,7 +323,8 @@ def center_of_mass(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarra
 
 @njit(cache=True)
 def com_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
-    """``out`` (3 x nv) = ``d com / d v``: ``(1/M) sum_i m_i J_P(c_i)`` (Seed 000 §2.8, ◇ CoM Jacobian).
+    """``out`` (3 x nv) = ``d com / d v``: ``(1/M) sum_i m_i J_P(c_i)`` (Robot Dynamics lecture notes (ETH),
+    §2.8, ◇ CoM Jacobian).
 
     With the subtree mass ``M_k`` and first moment ``h_k = sum m_i c_i`` below joint k, the column
     is ``n x (h_k - M_k r_k) / M`` (revolute), ``M_k n / M`` (prismatic), and
@@ -388,7 +390,8 @@ def _se3_left_jacobian_coefficients(theta: float) -> tuple[float, float]:
 
 @njit(cache=True)
 def _quaternion_multiply(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """Hamilton product ``a ⊗ b`` of (x, y, z, w) quaternions (Seed 000 §2.4.5, (2.56))."""
+    """Hamilton product ``a ⊗ b`` of (x, y, z, w) quaternions (Robot Dynamics lecture notes (ETH), §2.4.5,
+    (2.56))."""
     ax, ay, az, aw = a[0], a[1], a[2], a[3]
     bx, by, bz, bw = b[0], b[1], b[2], b[3]
     out[0] = aw * bx + ax * bw + ay * bz - az * by
@@ -407,7 +410,7 @@ def integrate(q: np.ndarray, v: np.ndarray, dt: float, floating: bool, out: np.n
     """``out = q ⊕ v dt``: joints add; the free flyer moves by ``T exp(dt [v_b; w_b])`` (body twist).
 
     SE(3) exponential: rotation ``Exp(w)``, translation ``C V(w) v`` with the SO(3) left Jacobian
-    ``V(w) = I + (1-cos θ)/θ² [w]x + (θ-sin θ)/θ³ [w]x²`` (Seed 000 §2.5, (2.104)).
+    ``V(w) = I + (1-cos θ)/θ² [w]x + (θ-sin θ)/θ³ [w]x²`` (Robot Dynamics lecture notes (ETH), §2.5, (2.104)).
     """
     iq = 7 if floating else 0
     iv = 6 if floating else 0
@@ -446,7 +449,8 @@ def difference(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.ndarray) 
     """``out = q1 ⊖ q0``, the v with ``integrate(q0, v, 1) = q1`` (free flyer: SE(3) log, shortest rotation).
 
     ``w = Log(quat0* ⊗ quat1)``, ``v = V(w)^-1 C0^T (r1 - r0)`` with
-    ``V^-1 = I - [w]x / 2 + (1/θ²)(1 - θ sin θ / (2(1 - cos θ))) [w]x²`` (Seed 000 §2.5, (2.105)-(2.107)).
+    ``V^-1 = I - [w]x / 2 + (1/θ²)(1 - θ sin θ / (2(1 - cos θ))) [w]x²`` (Robot Dynamics lecture notes (ETH),
+    §2.5, (2.105)-(2.107)).
     """
     iq = 7 if floating else 0
     iv = 6 if floating else 0
@@ -486,9 +490,10 @@ def difference(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.ndarray) 
 
 @njit(cache=True)
 def rotation_log(R: np.ndarray) -> np.ndarray:
-    """The rotation vector of ``R`` (angle in [0, π]), Seed 000 (2.49)-(2.50) with the branches of
-    ``kinodyn.spatial.so3_log``: angle ``atan2(|w|, (tr R - 1)/2)`` with ``w = vee(R - R^T)/2``; for angles
-    above π/2 the axis comes from the symmetric part of R (seed 002 (31)-(32)), where w has lost its accuracy.
+    """The rotation vector of ``R`` (angle in [0, π]), Robot Dynamics lecture notes (ETH), (2.49)-(2.50) with
+    the branches of ``kinodyn.spatial.so3_log``: angle ``atan2(|w|, (tr R - 1)/2)`` with ``w = vee(R -
+    R^T)/2``; for angles above π/2 the axis comes from the symmetric part of R (Rotations and inverse
+    kinematics (Fredriksson), (31)-(32)), where w has lost its accuracy.
     """
     w = np.array([0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])])
     cos_angle = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)

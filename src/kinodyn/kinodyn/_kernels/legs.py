@@ -1,6 +1,7 @@
 """Compiled leg kinematics of the legged estimator: every foot in the IMU frame with its encoder covariance
-and orientation, in one pass (seed 003 §5.3 (115); ``kinodyn.estimation.legs.LegKinematics``), and the
-rolling-foot correction of a stance foot's position (``roll_back``; docs/estimation.md "Rolling feet")."""
+and orientation, in one pass (Robot Dynamics Essential, §5.3 (115);
+``kinodyn.estimation.legs.LegKinematics``), and the rolling-foot correction of a stance foot's position
+(``roll_back``; docs/estimation.md "Rolling feet")."""
 
 from __future__ import annotations
 

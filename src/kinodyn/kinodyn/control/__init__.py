@@ -1,4 +1,5 @@
-"""Control laws and the whole-body QP controller (Seed 000 §3.8-§3.10; Seed 003 §2.6, §3.6-§3.7).
+"""Control laws and the whole-body QP controller (Robot Dynamics lecture notes (ETH), §3.8-§3.10; Robot
+Dynamics Essential, §2.6, §3.6-§3.7).
 
 - ``Evaluator`` / ``Evaluation``: everything a control tick reads at ``(q, v)``, from one compiled pass.
 - Joint space (§3.8): ``pd``, ``pd_gravity``, ``computed_torque``, ``gains_from_frequency``.

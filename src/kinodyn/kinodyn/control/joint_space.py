@@ -1,13 +1,13 @@
-"""Joint-space control laws (Seed 000 §3.8.1; Seed 003 §3.6.2).
+"""Joint-space control laws (Robot Dynamics lecture notes (ETH), §3.8.1; Robot Dynamics Essential, §3.6.2).
 
 - ``pd``: joint impedance regulation (3.72), ``tau = kp (q* - q) + kd (v* - v)``; at rest it settles where
   ``kp (q* - q) = g(q)`` (3.73), a steady-state error.
 - ``pd_gravity``: PD + gravity compensation (3.74), ``tau = kp (q* - q) + kd (v* - v) + g(q)``; zero
-  steady-state error for a set point (Seed 003 (83), LaSalle).
+  steady-state error for a set point (Robot Dynamics Essential, (83), LaSalle).
 - ``computed_torque``: inverse-dynamics control (3.75)-(3.77), ``tau = M qdd* + h`` with
-  ``qdd* = a_ref + kp (q* - q) + kd (v* - v)`` (``h = b + g``; the feed-forward ``a_ref`` is Seed 003 (84)).
-  On the model it gives ``qdd = qdd*``: the error ``e = q* - q`` obeys ``e'' + kd e' + kp e = 0``
-  (Seed 003 (85)).
+  ``qdd* = a_ref + kp (q* - q) + kd (v* - v)`` (``h = b + g``; the feed-forward ``a_ref`` is Robot Dynamics
+  Essential, (84)). On the model it gives ``qdd = qdd*``: the error ``e = q* - q`` obeys ``e'' + kd e' + kp e
+  = 0`` (Robot Dynamics Essential, (85)).
 - ``gains_from_frequency``: gain design (3.78)-(3.79), ``omega = sqrt(kp)``, ``D = kd / (2 sqrt(kp))``.
 
 Every law reads one ``Evaluation`` (q, v, M, h, g of the tick) and returns the torques of the actuated

@@ -1,20 +1,22 @@
-"""Task-space control laws of one frame (Seed 000 §3.9; Seed 003 (34) and §3.6.4).
+"""Task-space control laws of one frame (Robot Dynamics lecture notes (ETH), §3.9; Robot Dynamics Essential,
+(34) and §3.6.4).
 
 6-D quantities are ``[linear; angular]`` in world axes at the frame origin: the evaluation's
 ``local_world_aligned`` Jacobian ``J`` and classical ``Jdot v``, so ``wdot = J qdd + Jdot v`` (3.80).
 
 - ``pose_error``: ``e = [p* - p; log(C* C^T)]``, the exact rotation vector taking the frame to its
-  reference (Seed 000 §2.9.3), of which (3.91)'s ``E_R (chi* - chi)`` is the small-error approximation.
+  reference (Robot Dynamics lecture notes (ETH), §2.9.3), of which (3.91)'s ``E_R (chi* - chi)`` is the
+  small-error approximation.
 - ``task_acceleration``: the PD law (3.90) with the usual feed-forward, ``wdot* = a* + kp e + kd (w* - J v)``.
-- ``jacobian_transpose_control``: Seed 003 (34), ``tau = J^T f_d + g``, ``f_d = Kp e - Kd J v``
-  (a zero gain frees that axis).
+- ``jacobian_transpose_control``: Robot Dynamics Essential, (34), ``tau = J^T f_d + g``, ``f_d = Kp e - Kd J
+  v`` (a zero gain frees that axis).
 - ``dynamically_consistent_pinv``: ``Lambda = (J M^-1 J^T)^-1`` (3.86) and ``Jbar = M^-1 J^T Lambda``
-  (Seed 003 §3.6.4).
+  (Robot Dynamics Essential, §3.6.4).
 - ``operational_space_control``: (3.89) ``tau = J^T (Lambda wdot* + mu + p) + (I - J^T Jbar^T) tau_0``, with
-  ``mu + p = Lambda (J M^-1 h - Jdot v)`` (3.87)-(3.88), so ``J qdd + Jdot v = wdot*`` on the model (Seed 000
-  inventory E15) and the null-space torque ``tau_0`` (a posture, say) adds no task acceleration:
-  ``J M^-1 (I - J^T Jbar^T) = 0``. ``mask`` keeps a subset of the six rows (``[1,1,1,0,0,0]``: position only,
-  the orientation left free).
+  ``mu + p = Lambda (J M^-1 h - Jdot v)`` (3.87)-(3.88), so ``J qdd + Jdot v = wdot*`` on the model (Robot
+  Dynamics lecture notes (ETH), §3.9) and the null-space torque ``tau_0`` (a posture, say) adds no task
+  acceleration: ``J M^-1 (I - J^T Jbar^T) = 0``. ``mask`` keeps a subset of the six rows (``[1,1,1,0,0,0]``:
+  position only, the orientation left free).
 
 Singular or ill-conditioned tasks: ``J M^-1 J^T = U diag(s) U^T`` is inverted as ``U diag(f(s)) U^T`` with
 ``f(s) = 1/s`` for ``s >= eps`` and ``f(s) = s / eps^2`` below, ``eps = rcond * max(s)``: the damped least
@@ -60,7 +62,8 @@ def task_acceleration(ev: Evaluation, frame: str, pose_ref: Any, kp: Any, kd: An
 
 
 def jacobian_transpose_control(ev: Evaluation, frame: str, pose_ref: Any, kp: Any, kd: Any) -> np.ndarray:
-    """Seed 003 (34): ``J^T (Kp e - Kd J v) + g``; gains: a scalar or 6 values over ``[x y z rx ry rz]``."""
+    """Robot Dynamics Essential, (34): ``J^T (Kp e - Kd J v) + g``; gains: a scalar or 6 values over ``[x y z
+    rx ry rz]``."""
     _require_fixed_base(ev)
     J = ev.jacobian(frame)
     f_d = gain(kp, 6, "kp") * pose_error(pose_ref, ev.placement(frame)) - gain(kd, 6, "kd") * (J @ ev.v)
@@ -81,9 +84,9 @@ def dynamically_consistent_pinv(M: Any, J: Any, rcond: float = RCOND) -> tuple[n
 
 def operational_space_control(ev: Evaluation, frame: str, wdot_star: Any, mask: Any = ALL_AXES,
                               tau0: Any = None, rcond: float = RCOND) -> np.ndarray:
-    """(3.89) with the null-space torque of Seed 003 §3.6.4 (module doc). ``wdot_star``: the 6-D desired
-    classical acceleration ``[rdd; omega_dot]`` (``task_acceleration``); ``mask``: 6 booleans, the rows
-    controlled; ``tau0``: (nv,) torque projected into the null space, ``None`` for zero."""
+    """(3.89) with the null-space torque of Robot Dynamics Essential, §3.6.4 (module doc). ``wdot_star``: the
+    6-D desired classical acceleration ``[rdd; omega_dot]`` (``task_acceleration``); ``mask``: 6 booleans, the
+    rows controlled; ``tau0``: (nv,) torque projected into the null space, ``None`` for zero."""
     _require_fixed_base(ev)
     rows = selection(mask, 6, "mask")
     J = ev.jacobian(frame)[rows]

@@ -3,7 +3,7 @@
 ``Figure8``: the lemniscate of Gerono in the plane of two orthonormal directions ``u``, ``w``:
 ``p(t) = c + A sin(W t) u + (A / 2) sin(2 W t) w`` with ``W = 2 pi f``; it crosses itself at ``c`` (t = 0)
 and spans ``2 A`` along ``u`` and ``A`` along ``w``. Velocity and acceleration are its exact derivatives,
-the feed-forward of the task laws (Seed 000 (3.90)).
+the feed-forward of the task laws (Robot Dynamics lecture notes (ETH), (3.90)).
 """
 
 from __future__ import annotations

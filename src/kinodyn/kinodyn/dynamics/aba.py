@@ -1,4 +1,4 @@
-"""Forward dynamics: the articulated-body algorithm (solves Seed 001 §8.5, (8.81), in O(n))."""
+"""Forward dynamics: the articulated-body algorithm (solves Modern Robotics, §8.5, (8.81), in O(n))."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray
     """Accelerations ``qdd = M^-1 (tau - b - g + sum_i J_i^T f_ext,i)``; ``f_ext`` as in ``rnea``.
 
     Models with mimic joints are solved through ``M`` (CRBA) and a Cholesky factorisation
-    (Seed 001 §8.5), as the articulated-body recursion needs independent joint coordinates.
+    (Modern Robotics, §8.5), as the articulated-body recursion needs independent joint coordinates.
     """
     nv = model.nv
     shape = model._v_shape

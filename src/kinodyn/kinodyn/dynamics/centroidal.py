@@ -1,4 +1,4 @@
-"""Centroidal momentum matrix (Seed 003 §3.5, (96))."""
+"""Centroidal momentum matrix (Robot Dynamics Essential, §3.5, (96))."""
 
 from __future__ import annotations
 

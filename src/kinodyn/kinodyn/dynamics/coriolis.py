@@ -1,4 +1,4 @@
-"""Coriolis matrix (Seed 001 §8.1.2, (8.17)-(8.19), Prop. 8.1)."""
+"""Coriolis matrix (Modern Robotics, §8.1.2, (8.17)-(8.19), Prop. 8.1)."""
 
 from __future__ import annotations
 

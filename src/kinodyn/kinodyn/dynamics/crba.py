@@ -1,4 +1,4 @@
-"""Joint-space inertia matrix by the composite-rigid-body algorithm (Seed 001 §8.4, (8.57))."""
+"""Joint-space inertia matrix by the composite-rigid-body algorithm (Modern Robotics, §8.4, (8.57))."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ _MASS_MATRIX = Kernel(_k.mass_matrix, KI, KF, IN1, OUT2)
 
 
 def mass_matrix(model: Model, q: Any) -> np.ndarray:
-    """``M(q)`` (nv x nv), symmetric positive definite, both triangles filled (Seed 000 §3.5, (3.43))."""
+    """``M(q)`` (nv x nv), symmetric positive definite, both triangles filled (Robot Dynamics lecture notes
+    (ETH), §3.5, (3.43))."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
     nv = model.nv

@@ -1,4 +1,4 @@
-"""Kinetic and potential energy (Seed 000 §3.4.2-3.4.3, (3.28)-(3.34))."""
+"""Kinetic and potential energy (Robot Dynamics lecture notes (ETH), §3.4.2-3.4.3, (3.28)-(3.34))."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _POTENTIAL_ENERGY = Kernel(_k.potential_energy, KI, KF, IN1)
 
 
 def kinetic_energy(model: Model, q: Any, v: Any) -> float:
-    """``T = 1/2 v^T M(q) v`` [J], summed body by body (Seed 000 (3.28)-(3.31))."""
+    """``T = 1/2 v^T M(q) v`` [J], summed body by body (Robot Dynamics lecture notes (ETH), (3.28)-(3.31))."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
     if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
@@ -29,7 +29,7 @@ def kinetic_energy(model: Model, q: Any, v: Any) -> float:
 
 def potential_energy(model: Model, q: Any) -> float:
     """``U = -sum_i m_i g^T c_i`` [J] over the moving bodies, zero at the world origin
-    (Seed 000 (3.32)-(3.33))."""
+    (Robot Dynamics lecture notes (ETH), (3.32)-(3.33))."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
     ki, kf = model.kernel_data

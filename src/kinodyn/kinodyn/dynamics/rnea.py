@@ -1,4 +1,4 @@
-"""Inverse dynamics by the recursive Newton-Euler algorithm (Seed 001 §8.3.2, (8.50)-(8.54))."""
+"""Inverse dynamics by the recursive Newton-Euler algorithm (Modern Robotics, §8.3.2, (8.50)-(8.54))."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ _RNEA_ROWS = Kernel(_k.rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
 def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
-    """Joint efforts ``tau = M(q) a + b(q, v) + g(q) - sum_i J_i^T f_ext,i`` (Seed 000 §3.7, (3.54)).
+    """Joint efforts ``tau = M(q) a + b(q, v) + g(q) - sum_i J_i^T f_ext,i`` (Robot Dynamics lecture notes
+    (ETH), §3.7, (3.54)).
 
     ``f_ext``: wrenches acting on the robot, ``None``, an (nbodies, 6) array of body-frame wrenches
     ``[f; tau]`` about each body origin, or ``{link name: wrench in the link frame}`` (see
@@ -58,7 +59,8 @@ def nonlinear_effects(model: Model, q: Any, v: Any) -> np.ndarray:
 
 
 def gravity_torques(model: Model, q: Any) -> np.ndarray:
-    """``g(q)``: efforts that hold the robot still against gravity (Seed 000 §3.5, (3.45))."""
+    """``g(q)``: efforts that hold the robot still against gravity (Robot Dynamics lecture notes (ETH), §3.5,
+    (3.45))."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
     out = empty(model.nv)

@@ -1,8 +1,8 @@
-"""Legged state estimation from IMU and leg kinematics (seed 003 §5; docs/estimation.md).
+"""Legged state estimation from IMU and leg kinematics (Robot Dynamics Essential, §5; docs/estimation.md).
 
 - ``NoiseParameters``: noise densities and initial standard deviations.
 - ``LeggedFilter`` (protocol), ``FootMeasurement``, ``UpdateReport``, ``NavigationState``.
-- ``ErrorStateEKF``: the error-state EKF with feet in the state (seed 003 §5.2-§5.3).
+- ``ErrorStateEKF``: the error-state EKF with feet in the state (Robot Dynamics Essential, §5.2-§5.3).
 - ``InvariantEKF``: the right-invariant EKF on SE_{2+K}(3) with biases (Hartley et al. 2020).
 - ``consistency``: chi-square bounds, gates and NEES.
 - ``LegKinematics``, ``ImuExtrinsics``: feet in the IMU frame from the URDF, the IMU's placement on the base.

@@ -1,9 +1,9 @@
-"""Contact detection from joint efforts (seed 003 §5.3 "Contact detection": an F/T threshold on f_z, here with
-the force estimated from the joint torques, and hysteresis against chattering).
+"""Contact detection from joint efforts (Robot Dynamics Essential, §5.3 "Contact detection": an F/T threshold
+on f_z, here with the force estimated from the joint torques, and hysteresis against chattering).
 
-The leg rows of the floating-base dynamics ``M qdd + h = S^T tau + sum_k J_k^T f_k`` (seed 000 §3.7, (3.54);
-ground reactions ``f_k`` on the robot, ARCHITECTURE.md §3) with the accelerations neglected give, for the
-foot ``k`` at the end of a leg whose joints no other foot shares,
+The leg rows of the floating-base dynamics ``M qdd + h = S^T tau + sum_k J_k^T f_k`` (Robot Dynamics lecture
+notes (ETH), §3.7, (3.54); ground reactions ``f_k`` on the robot, ARCHITECTURE.md §3) with the accelerations
+neglected give, for the foot ``k`` at the end of a leg whose joints no other foot shares,
 ``J_leg^T f = h_leg - tau_leg``: ``f = -(J_leg^T)^+ (tau_leg - h_leg)`` (least squares for legs of more
 or fewer than 3 joints). ``h`` is evaluated at the estimated base orientation and velocity, so gravity and
 the base motion's Coriolis and centrifugal terms are taken out of the measured efforts; the neglected

@@ -1,16 +1,17 @@
-"""Error-state EKF of the IMU navigation state with the feet in contact in the state (seed 003 §5.2-§5.3).
+"""Error-state EKF of the IMU navigation state with the feet in contact in the state (Robot Dynamics
+Essential, §5.2-§5.3).
 
 Nominal state: ``p, v`` (world) of the IMU origin, ``C = C_WI``, biases ``b_a, b_g`` (IMU frame), one world
 position ``d_k`` per foot in contact (Bloesch et al. 2012). Error ``[dp, dv, dtheta, db_a, db_g, dd_1..dd_K]``
-with the local orientation error ``C_true = C Exp(dtheta)`` (seed 003 (109)).
+with the local orientation error ``C_true = C Exp(dtheta)`` (Robot Dynamics Essential, (109)).
 
 - propagate: exact nominal step (110), ``P <- F P F^T + Q`` with F (111) extended by identity foot blocks and
   Q from the continuous densities (Solà 2017 §5.4.3, docs/estimation.md "ESKF");
 - update_contacts: lift-off marginalises a foot (its rows and columns are dropped); a foot in contact is
-  corrected by the stance relation ``0 = d - p - C r`` (seed 003 §5.3) unless its own NIS exceeds the
-  chi-square gate; the applied feet go through one Joseph-form update (113) and the reset (injection,
-  ``P <- G P G^T``); a touchdown appends ``d = p + C r`` with the covariance of that expression (from P and
-  the measurement covariance), which adds no information to the rest of the state;
+  corrected by the stance relation ``0 = d - p - C r`` (Robot Dynamics Essential, §5.3) unless its own NIS
+  exceeds the chi-square gate; the applied feet go through one Joseph-form update (113) and the reset
+  (injection, ``P <- G P G^T``); a touchdown appends ``d = p + C r`` with the covariance of that expression
+  (from P and the measurement covariance), which adds no information to the rest of the state;
 - observability constraint (OC-EKF; Bloesch et al. 2013, "State estimation for legged robots on unstable and
   slippery terrain", IROS; Hesch et al. 2014, "Consistency analysis and improvement of vision-aided inertial
   navigation", IEEE T-RO 30(1) / Huang, Mourikis, Roumeliotis 2010 on EKF inconsistency): the absolute
@@ -145,8 +146,8 @@ class ErrorStateEKF(FilterState):
         )
 
     def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
-        """The stance relation ``h = d - p - C r`` (seed 003 §5.3), one stacked Joseph-form update of the
-        gated feet and the reset (kernel kinodyn._kernels.estimation.update)."""
+        """The stance relation ``h = d - p - C r`` (Robot Dynamics Essential, §5.3), one stacked Joseph-form
+        update of the gated feet and the reset (kernel kinodyn._kernels.estimation.update)."""
         n = len(accepted)
         return float(kernels.update(
             self._C, self._p, self._v, self._biases, self._feet, self._P,

@@ -1,5 +1,5 @@
-"""``LeggedEstimator``: IMU, joint states and contacts in, the base state with covariances out (seed 003 §5.3;
-docs/estimation.md, "Estimator").
+"""``LeggedEstimator``: IMU, joint states and contacts in, the base state with covariances out (Robot Dynamics
+Essential, §5.3; docs/estimation.md, "Estimator").
 
 It owns the sequencing that the filters leave to their caller, and no clock but the stamps it is given (the
 node and the offline tool feed it the same events, so their outputs agree):

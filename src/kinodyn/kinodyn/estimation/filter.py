@@ -1,4 +1,5 @@
-"""The interface every legged state filter implements, and the values it exchanges (seed 003 §5.3).
+"""The interface every legged state filter implements, and the values it exchanges (Robot Dynamics Essential,
+§5.3).
 
 Conventions (docs/estimation.md, "Conventions"; /work/notes/est-design.md): the filters estimate the IMU
 frame: ``position``/``velocity`` of its origin in the world (odom) frame, ``rotation`` = ``C_WI`` (IMU to
@@ -230,7 +231,8 @@ class FilterState:
 
 @runtime_checkable
 class LeggedFilter(Protocol):
-    """A filter over the IMU navigation state, its biases and the feet in contact (seed 003 §5.2-§5.3).
+    """A filter over the IMU navigation state, its biases and the feet in contact (Robot Dynamics Essential,
+    §5.2-§5.3).
 
     ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt`` and, optionally, the variances
     ``input_variance = (accelerometer, gyroscope)`` ((m/s^2)^2, (rad/s)^2) of an unknown error of those

@@ -1,10 +1,12 @@
-"""Initial attitude and IMU biases from a standing period (seed 003 §5.3: roll and pitch are observable from
-gravity in the accelerometer, yaw is not; REP-105: the estimate starts at zero yaw and position in odom).
+"""Initial attitude and IMU biases from a standing period (Robot Dynamics Essential, §5.3: roll and pitch are
+observable from gravity in the accelerometer, yaw is not; REP-105: the estimate starts at zero yaw and
+position in odom).
 
-At rest the accelerometer measures ``a_m = C_WI^T [0, 0, g] + b_a`` and the gyro ``w_m = b_g`` (seed 003
-(114) with ``a = 0``, ``w = 0``). Over the window: the gyro bias is the mean gyro reading; the mean specific
-force gives roll and pitch (its direction) and the accelerometer bias along gravity (``|mean a| - g``; the
-horizontal components cannot be told from a tilt). The rotation is the IMU's ``C_WI`` whose base yaw is zero.
+At rest the accelerometer measures ``a_m = C_WI^T [0, 0, g] + b_a`` and the gyro ``w_m = b_g`` (Robot Dynamics
+Essential, (114) with ``a = 0``, ``w = 0``). Over the window: the gyro bias is the mean gyro reading; the mean
+specific force gives roll and pitch (its direction) and the accelerometer bias along gravity (``|mean a| -
+g``; the horizontal components cannot be told from a tilt). The rotation is the IMU's ``C_WI`` whose base yaw
+is zero.
 """
 
 from __future__ import annotations

@@ -5,18 +5,18 @@ estimation", IJRR 2020 (arXiv 1904.09251): the state ``X = (C, v, p, d_1..d_K)``
 biases appended as in the "imperfect IEKF" (§6), the right-invariant error ``eta = X_true X^-1 = Exp(xi)``
 (§3), log-linear error dynamics (§3.2, Theorem 2), the right-invariant kinematic measurement ``Y = X^-1 b``
 (§5.3) and the touchdown augmentation / lift-off marginalisation of the contact points (§5.4). Inputs, outputs
-and ``UpdateReport`` semantics are those of ``LeggedFilter`` (seed 003 §5.3; docs/estimation.md, "Invariant
-EKF").
+and ``UpdateReport`` semantics are those of ``LeggedFilter`` (Robot Dynamics Essential, §5.3;
+docs/estimation.md, "Invariant EKF").
 
 Error vector, ordered as the ESKF's state so the two filters share indices:
 ``[xi_p, xi_v, xi_theta, db_a, db_g, xi_d1..xi_dK]`` with, to first order, ``C_true = Exp(xi_theta) C``
 (world-frame rotation error), ``x_true = x + xi_theta x x + xi_x`` for x in {v, p, d_k}, ``b_true = b + db``.
 
-Discretisation: the covariance transition ``Phi`` is the exact Jacobian of the discrete nominal step (seed 003
-(110)) with respect to the error; its bias-free part is ``expm(A dt) = I + A dt + A^2 dt^2 / 2`` (A nilpotent,
-exact, §3.2), its bias columns carry ``J_l(omega dt)`` and the end-of-step velocity/position. The white IMU
-noise enters through the same bias columns (noise held over the step), the bias and foot random walks
-additively.
+Discretisation: the covariance transition ``Phi`` is the exact Jacobian of the discrete nominal step (Robot
+Dynamics Essential, (110)) with respect to the error; its bias-free part is
+``expm(A dt) = I + A dt + A^2 dt^2 / 2`` (A nilpotent, exact, §3.2), its bias columns carry ``J_l(omega dt)``
+and the end-of-step velocity/position. The white IMU noise enters through the same bias columns (noise held over the step), the
+bias and foot random walks additively.
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ class InvariantEKF(FilterState):
         dt: float,
         input_variance: tuple[float, float] = (0.0, 0.0),
     ) -> None:
-        """One IMU step: nominal strapdown (seed 003 (110)) and ``P <- Phi P Phi^T + Q`` (Hartley §3.2, §6;
-        the kernel kinodyn._kernels.invariant.propagate states Phi and Q).
+        """One IMU step: nominal strapdown (Robot Dynamics Essential, (110)) and ``P <- Phi P Phi^T + Q``
+        (Hartley §3.2, §6; the kernel kinodyn._kernels.invariant.propagate states Phi and Q).
 
         ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0;
         ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step enters

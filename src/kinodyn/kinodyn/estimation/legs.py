@@ -1,11 +1,12 @@
-"""Leg kinematics in the IMU frame and the IMU extrinsics, from the URDF (seed 003 §5.3 (115)).
+"""Leg kinematics in the IMU frame and the IMU extrinsics, from the URDF (Robot Dynamics Essential, §5.3
+(115)).
 
 ``ImuExtrinsics`` is the constant placement of the IMU link in the root link (``C_BI``, ``r_BI``) and the map
 from the filters' IMU-frame state to the base state published as odometry, with its first-order covariance
 Jacobians (docs/estimation.md, "Leg kinematics"). ``LegKinematics`` gives each foot's position in the IMU
 frame from forward kinematics of the measured joints (base at identity), and its covariance: the encoder
-noise pushed through the leg Jacobian, ``J_leg sigma^2 J_leg^T`` (seed 003 §5.3, N_k of the stance update).
-Legs are found from the tree (the joints on the path root -> foot), for any number of feet.
+noise pushed through the leg Jacobian, ``J_leg sigma^2 J_leg^T`` (Robot Dynamics Essential, §5.3, N_k of the
+stance update). Legs are found from the tree (the joints on the path root -> foot), for any number of feet.
 
 Rolling feet (docs/estimation.md "Rolling feet"): a spherical foot of radius ``rho`` centred at the foot
 frame that rolls without slipping on the ground (normal ``n`` = world up) moves its centre at
@@ -233,7 +234,8 @@ def _radii(foot_radius: float | Sequence[float], feet: Sequence[str]) -> FloatAr
 
 
 class LegKinematics:
-    """Feet in the IMU frame from the measured joint positions (seed 003 §5.3 (115), r_FK in the IMU frame).
+    """Feet in the IMU frame from the measured joint positions (Robot Dynamics Essential, §5.3 (115), r_FK in
+    the IMU frame).
 
     ``measure(joint_positions, encoder_noise)`` returns one ``FootMeasurement`` per foot whose leg joints are
     all finite (a foot with a NaN joint on its leg is left out), in the order of ``feet``.

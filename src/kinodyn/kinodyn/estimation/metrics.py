@@ -3,9 +3,9 @@ RMSE, and the NEES mean against its chi-square bounds (kinodyn.estimation.consis
 
 Both trajectories are of the base (root link): position in their world (odom) frame, quaternion (x, y, z, w)
 of ``C_WB``, linear velocity in the base frame (as nav_msgs/Odometry's twist). Samples are paired by stamp.
-Position and yaw are unobservable (seed 003 §5.3, observability table), so the truth is first expressed in
-the estimate's odom frame: the 4-dof (x, y, z, yaw) transform that makes the first paired poses coincide.
-docs/estimation.md, "Synthetic data and accuracy".
+Position and yaw are unobservable (Robot Dynamics Essential, §5.3, observability table), so the truth is first
+expressed in the estimate's odom frame: the 4-dof (x, y, z, yaw) transform that makes the first paired poses
+coincide. docs/estimation.md, "Synthetic data and accuracy".
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Noise and initial-uncertainty parameters of the legged state estimators (seed 003 §5.2-§5.3, (114)).
+"""Noise and initial-uncertainty parameters of the legged state estimators (Robot Dynamics Essential,
+§5.2-§5.3, (114)).
 
 Densities are continuous-time and given per square-root hertz (Solà 2017, "Quaternion kinematics for the
 error-state Kalman filter" §5.4.3): over one step ``dt`` a white density ``s`` integrates to the variance

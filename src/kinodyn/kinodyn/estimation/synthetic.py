@@ -5,10 +5,11 @@ The base follows an analytic motion (a smooth path with turns, height/roll/pitch
 frequency); stance feet stay exactly fixed in the world (or, with ``foot_radius``, roll without slipping:
 spheres centred at the foot frames), swing feet follow smooth arcs, each leg's joints come
 from a Newton solve on the leg's own joints and its velocities from the leg Jacobian. The IMU reads the exact
-specific force and rate at its own point (seed 003 (114) without noise, with the point-acceleration formula
-of seed 003 §2.4 ``a_P = a_B + α × r + ω × (ω × r)``), then white noise and bias random walks of a MEMS data
-sheet are added (``SensorNoise``). Joint efforts follow from inverse dynamics with a least-norm split of the
-contact forces. docs/estimation.md, "Synthetic data and accuracy".
+specific force and rate at its own point (Robot Dynamics Essential, (114) without noise, with the
+point-acceleration formula of Robot Dynamics Essential, §2.4 ``a_P = a_B + α × r + ω × (ω × r)``), then white
+noise and bias random walks of a MEMS data sheet are added (``SensorNoise``). Joint efforts follow from
+inverse dynamics with a least-norm split of the contact forces. docs/estimation.md, "Synthetic data and
+accuracy".
 """
 
 from __future__ import annotations
@@ -252,7 +253,8 @@ def _rot_x(angle: float) -> FloatArray:
 
 @dataclass(frozen=True)
 class ImuKinematics:
-    """Exact IMU-frame readings and the IMU frame's world motion (seed 003 (114) without noise)."""
+    """Exact IMU-frame readings and the IMU frame's world motion (Robot Dynamics Essential, (114) without
+    noise)."""
 
     angular_velocity: np.ndarray  # (N, 3) IMU frame
     specific_force: np.ndarray  # (N, 3) IMU frame
@@ -264,7 +266,7 @@ class ImuKinematics:
 def imu_kinematics(base: BaseKinematics, rotation_bi: np.ndarray, translation_bi: np.ndarray,
                    gravity: np.ndarray) -> ImuKinematics:
     """The IMU at ``r_BI`` / ``C_BI`` on the base: ``a_I = a_B + α × r + ω × (ω × r)`` with ``r = C_WB r_BI``,
-    ``f = C_WI^T (a_I - g)``, ``ω_I = C_WI^T ω`` (seed 003 §2.4 and (114))."""
+    ``f = C_WI^T (a_I - g)``, ``ω_I = C_WI^T ω`` (Robot Dynamics Essential, §2.4 and (114))."""
     r = base.rotation @ translation_bi
     w, alpha = base.angular_velocity, base.angular_acceleration
     accel = base.acceleration + np.cross(alpha, r) + np.cross(w, np.cross(w, r))
@@ -384,9 +386,9 @@ class _Synthesizer:
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Joint velocities (leg Jacobian solve), efforts and contact forces (K, 3):
         ``M v̇ + h = S^T τ + Σ J_k^T f_k`` with the least-norm stance forces ``f_k`` that balance the base
-        rows (seed 003 §3.7). A stance foot's ``foot_velocity`` and ``foot_accel`` are those of its contact
-        point, the sphere's material point ``radius`` below the foot frame (zero: rolling without slipping;
-        its Jacobian ``J_P + radius [n]x J_R``, where the ground force acts)."""
+        rows (Robot Dynamics Essential, §3.7). A stance foot's ``foot_velocity`` and ``foot_accel`` are those
+        of its contact point, the sphere's material point ``radius`` below the foot frame (zero: rolling
+        without slipping; its Jacobian ``J_P + radius [n]x J_R``, where the ground force acts)."""
         m = self.model
         v = np.concatenate([base_twist, np.zeros(m.nv - 6)])
         ev = self.evaluator.evaluate(q, v)

@@ -1,8 +1,8 @@
 """Closed-loop inverse kinematics (CLIK): tracking of position and orientation trajectories.
 
-Seed 000 §2.9.4, (2.240)-(2.242): ``q̇* = J^+(q_t) (ẋ*(t) + k_p Δx_t)`` with the position error
-``Δr = r*(t) - r(q_t)`` and the relative-rotation error ``Δφ = log(C*(t) C(q_t)^T)`` (no analytical
-Jacobian needed). Several tasks are stacked with equal priority (2.201); ``damping > 0`` uses the
+Robot Dynamics lecture notes (ETH), §2.9.4, (2.240)-(2.242): ``q̇* = J^+(q_t) (ẋ*(t) + k_p Δx_t)`` with the
+position error ``Δr = r*(t) - r(q_t)`` and the relative-rotation error ``Δφ = log(C*(t) C(q_t)^T)`` (no
+analytical Jacobian needed). Several tasks are stacked with equal priority (2.201); ``damping > 0`` uses the
 damped least-squares inverse (2.195, corrected sign) instead of the pseudo-inverse.
 """
 
@@ -27,7 +27,8 @@ Reference = Callable[[float], tuple[Sequence[ArrayLike], Sequence[ArrayLike]]]
 
 
 class ClosedLoopIK:
-    """``q̇ = J^+ (ẋ* + k_p Δx)`` for frame tasks whose targets move (Seed 000 (2.241)-(2.242)).
+    """``q̇ = J^+ (ẋ* + k_p Δx)`` for frame tasks whose targets move (Robot Dynamics lecture notes (ETH),
+    (2.241)-(2.242)).
 
     ``active_joints``: names of the joints CLIK may move (default: every degree of freedom, the floating
     base's included); the others get zero velocity, e.g. the joints alone with the base held where it is.

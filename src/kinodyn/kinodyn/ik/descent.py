@@ -1,12 +1,13 @@
 """One IK attempt, compiled: Levenberg-Marquardt (or Gauss-Newton) iterations under hard joint limits.
 
-Seed 000 §2.9.3, Algorithm 1 and (2.235)-(2.237): ``q <- q + J^+ Δx`` with the geometric
-Jacobian and ``Δφ = log(C* C^T)``; seed 002 §3.7, (81)-(84), the same Gauss-Newton iteration, and
-§3.8.1, (89)-(90): the full step can overshoot, damp it (Levenberg-Marquardt), i.e. the damped
-least-squares step of Seed 000 (2.195), sign corrected (seed 003 (36)). Each step minimizes
-``|J δ - Δx|² + λ |δ|²`` (weighted rows) subject to ``lower <= q + δ <= upper``
-(``kinodyn.ik.qp``), so every iterate is within the limits. Normal equations and their Cholesky
-factor are formed in place (7 joints: a few µs per iteration with the FK and Jacobian kernels).
+Robot Dynamics lecture notes (ETH), §2.9.3, Algorithm 1 and (2.235)-(2.237): ``q <- q + J^+ Δx`` with the
+geometric Jacobian and ``Δφ = log(C* C^T)``; Rotations and inverse kinematics (Fredriksson), §3.7, (81)-(84),
+the same Gauss-Newton iteration, and §3.8.1, (89)-(90): the full step can overshoot, damp it
+(Levenberg-Marquardt), i.e. the damped least-squares step of Robot Dynamics lecture notes (ETH), (2.195), sign
+corrected (Robot Dynamics Essential, (36)). Each step minimizes ``|J δ - Δx|² + λ |δ|²`` (weighted rows)
+subject to ``lower <= q + δ <= upper`` (``kinodyn.ik.qp``), so every iterate is within the limits. Normal
+equations and their Cholesky factor are formed in place (7 joints: a few µs per iteration with the FK and
+Jacobian kernels).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Inverse differential kinematics: pseudo-inverses, null-space projection, multi-task velocity control.
 
-Seed 000 §2.9.1-§2.9.2, (2.193)-(2.207). A task is a pair ``(J_i, w_i*)`` (2.200): a Jacobian
-(m_i x n) and the desired task velocity (m_i,). Every function returns the generalized velocity
+Robot Dynamics lecture notes (ETH), §2.9.1-§2.9.2, (2.193)-(2.207). A task is a pair ``(J_i, w_i*)`` (2.200):
+a Jacobian (m_i x n) and the desired task velocity (m_i,). Every function returns the generalized velocity
 ``q̇`` (n,) or an n-column matrix.
 """
 
@@ -37,7 +37,8 @@ def _as_task(task: Task, n: int | None) -> tuple[FloatArray, FloatArray]:
 
 
 def pseudo_inverse(J: ArrayLike, tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
-    """Moore-Penrose pseudo-inverse ``J^+`` by SVD (Seed 000 §2.9.1, (2.194), (2.196)).
+    """Moore-Penrose pseudo-inverse ``J^+`` by SVD (Robot Dynamics lecture notes (ETH), §2.9.1, (2.194),
+    (2.196)).
 
     Singular values below ``tolerance * sigma_max`` count as zero, so at a singularity
     (rank J < m) ``J^+ w`` minimizes ``|w - J q̇|²`` and, among those, ``|q̇|²``.
@@ -46,9 +47,10 @@ def pseudo_inverse(J: ArrayLike, tolerance: float = SINGULAR_VALUE_TOLERANCE) ->
 
 
 def damped_pseudo_inverse(J: ArrayLike, damping: float) -> FloatArray:
-    """Damped least-squares inverse ``J^T (J J^T + λ² I)^{-1}`` (Seed 000 §2.9.1, (2.195)).
+    """Damped least-squares inverse ``J^T (J J^T + λ² I)^{-1}`` (Robot Dynamics lecture notes (ETH), §2.9.1,
+    (2.195)).
 
-    The seed prints ``- λ² I``; the sign is ``+`` (erratum, seed-000-inventory §5): the result
+    The notes print ``- λ² I``; the sign is ``+`` (an erratum of the text): the result
     minimizes ``|w - J q̇|² + λ² |q̇|²``, which is finite for every J when ``λ > 0``.
     """
     J = _as_matrix(J)
@@ -61,7 +63,8 @@ def damped_pseudo_inverse(J: ArrayLike, damping: float) -> FloatArray:
 
 def weighted_pseudo_inverse(J: ArrayLike, weights: ArrayLike,
                             tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
-    """Weighted pseudo-inverse ``(J^T W J)^{-1} J^T W``, ``W = diag(weights)`` (Seed 000 §2.9.2, (2.202)).
+    """Weighted pseudo-inverse ``(J^T W J)^{-1} J^T W``, ``W = diag(weights)`` (Robot Dynamics lecture notes
+    (ETH), §2.9.2, (2.202)).
 
     ``J^{+W} w`` minimizes ``|W^{1/2} (w - J q̇)|²``. Computed as ``(W^{1/2} J)^+ W^{1/2}``, which
     equals (2.202) when J has full column rank and stays defined (minimum-norm) when it does not.
@@ -76,14 +79,15 @@ def weighted_pseudo_inverse(J: ArrayLike, weights: ArrayLike,
 
 
 def null_space_projector(J: ArrayLike, tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
-    """``N = I - J^+ J`` with ``J N = 0`` (Seed 000 §2.9.1, (2.197)-(2.199))."""
+    """``N = I - J^+ J`` with ``J N = 0`` (Robot Dynamics lecture notes (ETH), §2.9.1, (2.197)-(2.199))."""
     J = _as_matrix(J)
     return np.eye(J.shape[1]) - pseudo_inverse(J, tolerance) @ J
 
 
 def equal_priority_velocity(tasks: Sequence[Task], weights: ArrayLike | None = None,
                             tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
-    """Multi-task control with equal priority: ``q̇ = J̄^+ w̄`` of the stacked tasks (Seed 000 §2.9.2, (2.201)).
+    """Multi-task control with equal priority: ``q̇ = J̄^+ w̄`` of the stacked tasks (Robot Dynamics lecture
+    notes (ETH), §2.9.2, (2.201)).
 
     ``weights`` (one per stacked row) selects the weighted pseudo-inverse (2.202) instead.
     """
@@ -99,7 +103,8 @@ def equal_priority_velocity(tasks: Sequence[Task], weights: ArrayLike | None = N
 
 
 def prioritized_velocity(tasks: Sequence[Task], tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
-    """Strict priorities by recursive null-space projection, highest first (Seed 000 §2.9.2, (2.207)).
+    """Strict priorities by recursive null-space projection, highest first (Robot Dynamics lecture notes
+    (ETH), §2.9.2, (2.207)).
 
     ``q̇ = Σ_i N̄_i q̇_i`` with ``q̇_i = (J_i N̄_i)^+ (w_i* - J_i Σ_{k<i} N̄_k q̇_k)`` and ``N̄_i`` the
     null-space projector of the stack ``[J_1; ...; J_{i-1}]`` (``N̄_1 = I``). Lower-priority tasks

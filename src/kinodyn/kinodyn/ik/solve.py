@@ -1,10 +1,10 @@
 """Position-level numerical IK: Gauss-Newton or Levenberg-Marquardt steps under hard joint limits.
 
-Seed 000 §2.9.3, Algorithm 1 and (2.228)-(2.237): iterate ``q <- q + J^+ Δx`` with the
-geometric Jacobian and the relative-rotation error ``Δφ = log(C* C^T)``. Seed 002 §3.7-3.8,
-(81)-(90): the same Gauss-Newton iteration for several end-effectors at once (stacked residual),
-with the recommendation to damp it (Levenberg-Marquardt, §3.8.1; the damped least-squares step
-of Seed 000 (2.195), sign corrected).
+Robot Dynamics lecture notes (ETH), §2.9.3, Algorithm 1 and (2.228)-(2.237): iterate ``q <- q + J^+ Δx`` with
+the geometric Jacobian and the relative-rotation error ``Δφ = log(C* C^T)``. Rotations and inverse kinematics
+(Fredriksson), §3.7-3.8, (81)-(90): the same Gauss-Newton iteration for several end-effectors at once (stacked
+residual), with the recommendation to damp it (Levenberg-Marquardt, §3.8.1; the damped least-squares step
+of Robot Dynamics lecture notes (ETH), (2.195), sign corrected).
 
 Each step minimizes the linearized, weighted task error ``|W^{1/2}(J δ - Δx)|² + λ |δ|²``
 (λ = λ_min for Gauss-Newton) subject to the joint limits ``lower <= q + δ <= upper`` as hard
@@ -162,8 +162,8 @@ def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: Array
     ``FrameTask`` (several frames at once, ``target`` must then be None).
     ``q_seed``: start configuration (default: mid-range of the joint limits). ``rng``: generator
     or seed of the random restarts (None: seed 0, so results are reproducible).
-    ``method``: "lm" (Levenberg-Marquardt, default) or "gn" (Gauss-Newton, Seed 000 Algorithm 1).
-    Tolerances: per task, in m and rad. ``max_iterations``: per attempt; ``restarts``: random
+    ``method``: "lm" (Levenberg-Marquardt, default) or "gn" (Gauss-Newton, Robot Dynamics lecture notes (ETH),
+    Algorithm 1). Tolerances: per task, in m and rad. ``max_iterations``: per attempt; ``restarts``: random
     restarts after the first attempt; ``timeout``: wall-clock seconds for the whole solve, checked
     before each attempt (an attempt started in time runs to its end: at most ``max_iterations``
     iterations). A seed outside the limits starts from its projection into them.

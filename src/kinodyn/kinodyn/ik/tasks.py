@@ -1,11 +1,12 @@
 """IK tasks: a frame's pose, position or orientation in the world, with its error and Jacobian.
 
-The error is the seed's task-space error ``Δx = [r* - r; Δφ]`` (Seed 000 §2.9.3-2.9.4,
-(2.236)-(2.240)): the position difference and the rotation vector ``Δφ = log(C* C^T)`` of the
-relative rotation from the current to the desired orientation, both in world axes (seed 002
-§3.8, (86), which calls ``-Δx`` the residual). Its Jacobian is the frame's geometric Jacobian in
-``local_world_aligned`` reference (velocity of the frame origin and angular velocity, world axes),
-so ``Δx ≈ J δq`` to first order; the IK steps solve that linearization (Seed 000 (2.237)).
+The error is the seed's task-space error ``Δx = [r* - r; Δφ]`` (Robot Dynamics lecture notes (ETH),
+§2.9.3-2.9.4, (2.236)-(2.240)): the position difference and the rotation vector ``Δφ = log(C* C^T)`` of the
+relative rotation from the current to the desired orientation, both in world axes (Rotations
+and inverse kinematics (Fredriksson), §3.8, (86), which calls ``-Δx`` the residual). Its Jacobian is the
+frame's geometric Jacobian in ``local_world_aligned`` reference (velocity of the frame origin and angular
+velocity, world axes), so ``Δx ≈ J δq`` to first order; the IK steps solve that linearization (Robot Dynamics
+lecture notes (ETH), (2.237)).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ TASK_KINDS = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice
 
 @njit(cache=True)
 def rotation_error(C_target: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Seed 000 (2.235)-(2.236));
-    the log is ``kinodyn._kernels.kinematics.rotation_log``."""
+    """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Robot Dynamics lecture notes
+    (ETH), (2.235)-(2.236)); the log is ``kinodyn._kernels.kinematics.rotation_log``."""
     return rotation_log(C_target @ C.T)
 
 
@@ -42,7 +43,8 @@ class FrameTask:
 
     ``kind`` is ``"pose"``, ``"position"`` or ``"orientation"``; a 4x4 target is accepted for
     every kind (only the constrained part is used). ``position_weight`` and
-    ``orientation_weight`` scale the rows in the least-squares objective (Seed 000 (2.202)).
+    ``orientation_weight`` scale the rows in the least-squares objective (Robot Dynamics lecture notes (ETH),
+    (2.202)).
     """
 
     def __init__(self, model: Model, frame: str | int, target: ArrayLike, kind: str = "pose",
@@ -119,7 +121,8 @@ class TaskEvaluation(NamedTuple):
 
 
 class TaskStack:
-    """Frame tasks stacked: weighted errors ``W^{1/2} Δx``, Jacobian ``W^{1/2} J`` (Seed 000 (2.201)-(2.202)).
+    """Frame tasks stacked: weighted errors ``W^{1/2} Δx``, Jacobian ``W^{1/2} J`` (Robot Dynamics lecture
+    notes (ETH), (2.201)-(2.202)).
 
     ``columns``: velocity coordinates kept in the Jacobian (default all nv). One compiled call
     evaluates every task.

@@ -1,4 +1,4 @@
-"""Frame pose parameters and the analytical Jacobian (seed 000 §2.8.3-2.8.6).
+"""Frame pose parameters and the analytical Jacobian (Robot Dynamics lecture notes (ETH), §2.8.3-2.8.6).
 
 ``chi_e = [I r_IE; chi_R(C_IE)]`` stacks the frame origin in world coordinates and a rotation
 parameterization of ``C_world_frame`` (2.133)-(2.138). Its Jacobian along the generalized velocity,
@@ -21,7 +21,8 @@ from kinodyn.spatial.rotations import FloatArray, matrix_to_parameters
 
 
 def frame_pose_parameters(model: Any, q: ArrayLike, frame: Any, parameterization: str) -> FloatArray:
-    """``chi_e = [position of the frame origin in world; chi_R]`` (3 + m), seed 000 (2.137)-(2.138).
+    """``chi_e = [position of the frame origin in world; chi_R]`` (3 + m), Robot Dynamics lecture notes (ETH),
+    (2.137)-(2.138).
 
     ``chi_R`` is on the branch of rotations.matrix_to_parameters (e.g. quaternion w >= 0).
     """
@@ -32,9 +33,9 @@ def frame_pose_parameters(model: Any, q: ArrayLike, frame: Any, parameterization
 def analytical_jacobian(model: Any, q: ArrayLike, frame: Any, parameterization: str) -> FloatArray:
     """Analytical Jacobian ``J_A = [J_P; E_R^-1 J_R]`` ((3 + m) x nv) of frame_pose_parameters.
 
-    Seed 000 (2.145)-(2.148) and (2.192). m is 3 for Euler angles and the rotation vector, 4 for the
-    quaternion and the angle-axis (their rows keep the unit constraint). Raises ValueError where
-    ``E_R`` is singular (Euler gimbal lock, angle-axis at angle 0; see spatial.rates).
+    Robot Dynamics lecture notes (ETH), (2.145)-(2.148) and (2.192). m is 3 for Euler angles and the rotation
+    vector, 4 for the quaternion and the angle-axis (their rows keep the unit constraint). Raises ValueError
+    where ``E_R`` is singular (Euler gimbal lock, angle-axis at angle 0; see spatial.rates).
     """
     placement = model.frame_placement(q, frame)
     chi_R = matrix_to_parameters(parameterization, placement[:3, :3])

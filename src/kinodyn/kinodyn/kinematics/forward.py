@@ -1,4 +1,5 @@
-"""Forward kinematics: frame placements ``T_world_frame(q)`` (Seed 000 §2.8.3, (2.137)-(2.138))."""
+"""Forward kinematics: frame placements ``T_world_frame(q)`` (Robot Dynamics lecture notes (ETH), §2.8.3,
+(2.137)-(2.138))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rotations in every parameterization of seed 000 §2.4, their rate maps (§2.5.1), SO(3) and SE(3)."""
+"""Rotations in every parameterization of Robot Dynamics lecture notes (ETH), §2.4, their rate maps (§2.5.1),
+SO(3) and SE(3)."""
 
 from kinodyn.spatial.lie import (
     homogeneous_transform,

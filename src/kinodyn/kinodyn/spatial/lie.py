@@ -1,7 +1,8 @@
 """SO(3) and SE(3): exponential and logarithm maps, SO(3) Jacobians, homogeneous transforms.
 
-Seed 000 §2.4.5 (rotation vector), §2.5.1 (2.104)-(2.107) and §2.6 (2.108)-(2.112); seed 002 §2.6-2.7
-(exp/log, Rodrigues). Twists are ordered ``[linear; angular]`` (ARCHITECTURE.md §3).
+Robot Dynamics lecture notes (ETH), §2.4.5 (rotation vector), §2.5.1 (2.104)-(2.107) and §2.6 (2.108)-(2.112);
+Rotations and inverse kinematics (Fredriksson), §2.6-2.7 (exp/log, Rodrigues). Twists are ordered ``[linear;
+angular]`` (ARCHITECTURE.md §3).
 
 Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
 cancellation near it, so below SMALL_ANGLE they are evaluated from their Taylor series, truncated
@@ -33,7 +34,8 @@ JACOBIAN_SINGULARITY_TOLERANCE = 1e-9
 def so3_exp(phi: ArrayLike) -> FloatArray:
     """Exponential map of SO(3): rotation matrix of the rotation vector ``phi`` (Rodrigues).
 
-    Seed 000 (2.48), seed 002 (7), (22), (25); branches as in rotations.rotvec_to_matrix.
+    Robot Dynamics lecture notes (ETH), (2.48), Rotations and inverse kinematics (Fredriksson), (7), (22),
+    (25); branches as in rotations.rotvec_to_matrix.
     """
     return rotvec_to_matrix(phi)
 
@@ -41,8 +43,8 @@ def so3_exp(phi: ArrayLike) -> FloatArray:
 def so3_log(C: ArrayLike) -> FloatArray:
     """Logarithm of SO(3): rotation vector of ``C`` with angle in [0, pi].
 
-    Seed 000 (2.49)-(2.50), seed 002 (29)-(32); small-angle and near-pi branches as in
-    rotations.matrix_to_rotvec.
+    Robot Dynamics lecture notes (ETH), (2.49)-(2.50), Rotations and inverse kinematics (Fredriksson),
+    (29)-(32); small-angle and near-pi branches as in rotations.matrix_to_rotvec.
     """
     return matrix_to_rotvec(C)
 
@@ -79,7 +81,7 @@ def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
     """Left Jacobian ``J_l(phi) = I + (1-cos t)/t^2 [phi]x + (t - sin t)/t^3 [phi]x^2``, t = |phi|.
 
     ``so3_exp(phi + d) ~= so3_exp(J_l(phi) d) so3_exp(phi)``; it is the seed's rotation-vector map
-    ``I_omega = E_R phi_dot`` (seed 000 (2.104), (2.106)).
+    ``I_omega = E_R phi_dot`` (Robot Dynamics lecture notes (ETH), (2.104), (2.106)).
     """
     vector = as_vector(phi, 3, "rotation vector")
     angle = float(np.linalg.norm(vector))
@@ -88,7 +90,8 @@ def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
 
 
 def so3_left_jacobian_inverse(phi: ArrayLike) -> FloatArray:
-    """``J_l(phi)^-1 = I - [phi]x / 2 + (1 - (t/2) cot(t/2))/t^2 [phi]x^2`` (seed 000 (2.105), (2.107)).
+    """``J_l(phi)^-1 = I - [phi]x / 2 + (1 - (t/2) cot(t/2))/t^2 [phi]x^2`` (Robot Dynamics lecture notes
+    (ETH), (2.105), (2.107)).
 
     Singular at t = 2 pi k (k >= 1): raises ValueError there.
     """
@@ -112,7 +115,7 @@ def so3_right_jacobian_inverse(phi: ArrayLike) -> FloatArray:
 
 
 def homogeneous_transform(C: ArrayLike, r: ArrayLike) -> FloatArray:
-    """``T_AB = [[C_AB, A r_AB], [0, 1]]`` (seed 000 (2.109)-(2.110))."""
+    """``T_AB = [[C_AB, A r_AB], [0, 1]]`` (Robot Dynamics lecture notes (ETH), (2.109)-(2.110))."""
     T = np.eye(4)
     T[:3, :3] = as_rotation_matrix(C)
     T[:3, 3] = as_vector(r, 3, "translation")
@@ -130,7 +133,7 @@ def _as_transform(T: ArrayLike) -> FloatArray:
 
 
 def inverse_transform(T: ArrayLike) -> FloatArray:
-    """``T_AB^-1 = [[C^T, -C^T r], [0, 1]]`` (seed 000 (2.111))."""
+    """``T_AB^-1 = [[C^T, -C^T r], [0, 1]]`` (Robot Dynamics lecture notes (ETH), (2.111))."""
     matrix = _as_transform(T)
     C, r = matrix[:3, :3], matrix[:3, 3]
     return homogeneous_transform(C.T, -C.T @ r)
@@ -139,8 +142,8 @@ def inverse_transform(T: ArrayLike) -> FloatArray:
 def se3_exp(twist: ArrayLike) -> FloatArray:
     """Exponential of the twist ``[v; w]`` (unit time): ``[[exp([w]x), J_l(w) v], [0, 1]]``.
 
-    ◇ The closed form of the matrix exponential of ``[[[w]x, v], [0, 0]]`` (seed 001 uses
-    ``exp([A] theta)`` in (8.50) without writing it out); ``J_l`` is so3_left_jacobian, whose
+    ◇ The closed form of the matrix exponential of ``[[[w]x, v], [0, 0]]`` (Modern Robotics
+    uses ``exp([A] theta)`` in (8.50) without writing it out); ``J_l`` is so3_left_jacobian, whose
     small-angle branch makes this exact at w = 0 (pure translation).
     """
     xi = as_vector(twist, 6, "twist [v; w]")

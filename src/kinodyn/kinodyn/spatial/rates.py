@@ -1,7 +1,7 @@
 """Maps between the time derivative of a rotation parameterization and angular velocity.
 
-Seed 000 §2.5.1, (2.82)-(2.107): ``I_omega_IB = E_R(chi) chi_dot`` with ``chi`` the parameters of
-``C_IB``. The seed's seven E_R give the angular velocity in the fixed (world, inertial) frame I.
+Robot Dynamics lecture notes (ETH), §2.5.1, (2.82)-(2.107): ``I_omega_IB = E_R(chi) chi_dot`` with ``chi`` the
+parameters of ``C_IB``. The seed's seven E_R give the angular velocity in the fixed (world, inertial) frame I.
 The body-frame maps (◇, not in the seed, needed by the floating-base velocity (2.245)) follow
 from ``B_omega = C_IB^T I_omega``: ``E_body = C^T E_world`` and ``E_body^-1 = E_world^-1 C``.
 
@@ -47,7 +47,7 @@ _UNIT = {"x": np.array([1.0, 0.0, 0.0]), "y": np.array([0.0, 1.0, 0.0]), "z": np
 def _euler_rate_matrix_world(angles: FloatArray, sequence: str) -> FloatArray:
     """Columns: the three rotation axes in the fixed frame, ``[e_a, C_a e_b, C_a C_b e_c]``.
 
-    Seed 000 §2.5.1 construction of (2.86), (2.88), (2.90), (2.92).
+    Robot Dynamics lecture notes (ETH), §2.5.1 construction of (2.86), (2.88), (2.90), (2.92).
     """
     a, b, c = sequence[0], sequence[1], sequence[2]
     first = elementary_rotation(a, angles[0])
@@ -56,8 +56,8 @@ def _euler_rate_matrix_world(angles: FloatArray, sequence: str) -> FloatArray:
 
 
 def _euler_rate_matrix_world_inverse(angles: FloatArray, sequence: str) -> FloatArray:
-    """Inverse of _euler_rate_matrix_world (seed 000 (2.87), (2.89), (2.91), (2.93)); det = +-cos or
-    +-sin of the middle angle, which is checked against SINGULARITY_TOLERANCE."""
+    """Inverse of _euler_rate_matrix_world (Robot Dynamics lecture notes (ETH), (2.87), (2.89), (2.91),
+    (2.93)); det = +-cos or +-sin of the middle angle, which is checked against SINGULARITY_TOLERANCE."""
     E = _euler_rate_matrix_world(angles, sequence)
     determinant = float(np.linalg.det(E))
     if abs(determinant) < SINGULARITY_TOLERANCE:
@@ -71,19 +71,21 @@ def _euler_rate_matrix_world_inverse(angles: FloatArray, sequence: str) -> Float
 
 
 def _quaternion_h(quaternion: FloatArray) -> FloatArray:
-    """``H(xi) = [[v]x + w I, -v]`` in (x, y, z, w) storage (seed 000 (2.96)-(2.97))."""
+    """``H(xi) = [[v]x + w I, -v]`` in (x, y, z, w) storage (Robot Dynamics lecture notes (ETH),
+    (2.96)-(2.97))."""
     v, w = quaternion[:3], quaternion[3]
     return np.column_stack([skew(v) + w * np.eye(3), -v])
 
 
 def _angle_axis_rate_matrix_world(value: FloatArray) -> FloatArray:
-    """``[n, sin(theta) I + (1 - cos(theta)) [n]x]`` (seed 000 (2.100), (2.102))."""
+    """``[n, sin(theta) I + (1 - cos(theta)) [n]x]`` (Robot Dynamics lecture notes (ETH), (2.100),
+    (2.102))."""
     angle, axis = value[0], as_unit_axis(value[1:])
     return np.column_stack([axis, math.sin(angle) * np.eye(3) + (1.0 - math.cos(angle)) * skew(axis)])
 
 
 def _angle_axis_rate_matrix_world_inverse(value: FloatArray) -> FloatArray:
-    """``[n^T; -cot(theta/2)/2 [n]x^2 - [n]x/2]`` (seed 000 (2.101), (2.103), with
+    """``[n^T; -cot(theta/2)/2 [n]x^2 - [n]x/2]`` (Robot Dynamics lecture notes (ETH), (2.101), (2.103), with
     ``sin(theta)/(1 - cos(theta)) = cot(theta/2)``)."""
     angle, axis = value[0], as_unit_axis(value[1:])
     sin_half = math.sin(0.5 * angle)
@@ -124,7 +126,8 @@ def _check(parameterization: str, value: ArrayLike, frame: str) -> FloatArray:
 
 
 def rate_matrix(parameterization: str, value: ArrayLike, frame: str = "world") -> FloatArray:
-    """``E`` (3 x m) with ``omega = E @ chi_dot``, omega in the world frame (seed 000 (2.82)) or body frame.
+    """``E`` (3 x m) with ``omega = E @ chi_dot``, omega in the world frame (Robot Dynamics lecture notes
+    (ETH), (2.82)) or body frame.
 
     ``value`` holds the parameters of ``C_world_body`` (layout of rotations.parameters_to_matrix).
     """

@@ -1,11 +1,12 @@
-"""Rotation parameterizations and their conversions (seed 000 §2.4, seed 002 §2.4-2.7).
+"""Rotation parameterizations and their conversions (Robot Dynamics lecture notes (ETH), §2.4, Rotations and
+inverse kinematics (Fredriksson), §2.4-2.7).
 
-Conventions (ARCHITECTURE.md §3, seed 000 (2.22)-(2.24)): a rotation matrix ``C_AB`` maps
-coordinates in frame B to coordinates in frame A (passive), so ``C_AC = C_AB @ C_BC`` (2.31).
-Quaternions are Hamilton (i*j = k, seed 000 (2.57)), stored ``(x, y, z, w)`` as in ROS; the seed
-writes them scalar first. ``xi_AB`` parameterizes ``C_AB``.
+Conventions (ARCHITECTURE.md §3, Robot Dynamics lecture notes (ETH), (2.22)-(2.24)): a rotation matrix
+``C_AB`` maps coordinates in frame B to coordinates in frame A (passive), so ``C_AC = C_AB @ C_BC`` (2.31).
+Quaternions are Hamilton (i*j = k, Robot Dynamics lecture notes (ETH), (2.57)), stored ``(x, y, z, w)`` as in
+ROS; the seed writes them scalar first. ``xi_AB`` parameterizes ``C_AB``.
 
-Euler angles are intrinsic (seed 000 §2.4.5): sequence ``"zyx"`` means
+Euler angles are intrinsic (Robot Dynamics lecture notes (ETH), §2.4.5): sequence ``"zyx"`` means
 ``C = Cz(a0) @ Cy(a1) @ Cx(a2)``, which is scipy's uppercase (intrinsic) ``"ZYX"``.
 
 All functions act on one rotation at a time; inputs are validated and bad ones raise ValueError.
@@ -83,17 +84,18 @@ def as_unit_axis(axis: ArrayLike) -> FloatArray:
     return vector
 
 
-# --- operators (seed 000 §1.2) -------------------------------------------------------------------
+# --- operators (Robot Dynamics lecture notes (ETH), §1.2) ---------------------------------------------------
 
 
 def skew(a: ArrayLike) -> FloatArray:
-    """Skew-symmetric matrix ``[a]x`` with ``[a]x @ b = a x b`` (seed 000 §1.2)."""
+    """Skew-symmetric matrix ``[a]x`` with ``[a]x @ b = a x b`` (Robot Dynamics lecture notes (ETH), §1.2)."""
     x, y, z = as_vector(a, 3, "vector")
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def unskew(S: ArrayLike) -> FloatArray:
-    """Vector ``a`` of the skew-symmetric part of ``S``: ``unskew([a]x) = a`` (seed 000 §1.2, Ex. 2.5.1)."""
+    """Vector ``a`` of the skew-symmetric part of ``S``: ``unskew([a]x) = a`` (Robot Dynamics lecture notes
+    (ETH), §1.2, Ex. 2.5.1)."""
     matrix = np.asarray(S, dtype=np.float64)
     if matrix.shape != (3, 3):
         raise ValueError(f"unskew needs a (3, 3) matrix, got shape {matrix.shape}")
@@ -101,29 +103,33 @@ def unskew(S: ArrayLike) -> FloatArray:
     return 0.5 * np.array([antisymmetric[2, 1], antisymmetric[0, 2], antisymmetric[1, 0]])
 
 
-# --- elementary rotations and Euler angles (seed 000 §2.4.3, §2.4.5) -------------------------------
+# --- elementary rotations and Euler angles (Robot Dynamics lecture notes (ETH), §2.4.3, §2.4.5) -------------
 
 
 def rot_x(angle: float) -> FloatArray:
-    """``C_AB`` for B rotated by ``angle`` about the shared x axis (seed 000 (2.26))."""
+    """``C_AB`` for B rotated by ``angle`` about the shared x axis (Robot Dynamics lecture notes (ETH),
+    (2.26))."""
     c, s = math.cos(angle), math.sin(angle)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
 def rot_y(angle: float) -> FloatArray:
-    """``C_AB`` for B rotated by ``angle`` about the shared y axis (seed 000 (2.27))."""
+    """``C_AB`` for B rotated by ``angle`` about the shared y axis (Robot Dynamics lecture notes (ETH),
+    (2.27))."""
     c, s = math.cos(angle), math.sin(angle)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
 def rot_z(angle: float) -> FloatArray:
-    """``C_AB`` for B rotated by ``angle`` about the shared z axis (seed 000 (2.28))."""
+    """``C_AB`` for B rotated by ``angle`` about the shared z axis (Robot Dynamics lecture notes (ETH),
+    (2.28))."""
     c, s = math.cos(angle), math.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def elementary_rotation(axis: str, angle: float) -> FloatArray:
-    """Elementary rotation about ``axis`` in {"x", "y", "z"} (seed 000 (2.26)-(2.28))."""
+    """Elementary rotation about ``axis`` in {"x", "y", "z"} (Robot Dynamics lecture notes (ETH),
+    (2.26)-(2.28))."""
     if axis not in _AXIS_INDEX:
         raise ValueError(f"elementary rotation axis must be 'x', 'y' or 'z', got {axis!r}")
     return {"x": rot_x, "y": rot_y, "z": rot_z}[axis](angle)
@@ -137,7 +143,7 @@ def _check_sequence(sequence: str) -> tuple[str, str, str]:
 
 
 def euler_to_matrix(angles: ArrayLike, sequence: str) -> FloatArray:
-    """Rotation matrix of intrinsic Euler ``angles`` (seed 000 (2.32)-(2.44)).
+    """Rotation matrix of intrinsic Euler ``angles`` (Robot Dynamics lecture notes (ETH), (2.32)-(2.44)).
 
     ``sequence`` "zyx" gives ``Cz(a0) Cy(a1) Cx(a2)`` (yaw-pitch-roll, (2.41)), "xyz" gives
     ``Cx(a0) Cy(a1) Cz(a2)`` ((2.44)), "zyz" and "zxz" the proper Euler sets ((2.33), (2.37)).
@@ -173,7 +179,8 @@ def _middle_and_last_angles(C: FloatArray, sequence: str) -> tuple[float, float,
 
 
 def matrix_to_euler(C: ArrayLike, sequence: str) -> FloatArray:
-    """Intrinsic Euler angles of ``C`` for ``sequence`` (seed 000 (2.35), (2.39), (2.42), (2.45)).
+    """Intrinsic Euler angles of ``C`` for ``sequence`` (Robot Dynamics lecture notes (ETH), (2.35), (2.39),
+    (2.42), (2.45)).
 
     Branches: the first and last angles lie in (-pi, pi]; the middle angle in [-pi/2, pi/2] for the
     Tait-Bryan sets "zyx", "xyz" and in [0, pi] for the proper sets "zyz", "zxz", as in the seed.
@@ -193,15 +200,17 @@ def matrix_to_euler(C: ArrayLike, sequence: str) -> FloatArray:
     return np.array([_elementary_angle(a, remainder), middle, last])
 
 
-# --- rotation vector and angle-axis (seed 000 (2.46)-(2.50), seed 002 §2.4-2.7) ----------------------
+# --- rotation vector and angle-axis (Robot Dynamics lecture notes (ETH), (2.46)-(2.50), Rotations and inverse
+# kinematics (Fredriksson), §2.4-2.7) ----------------------
 
 
 def rotvec_to_matrix(phi: ArrayLike) -> FloatArray:
     """Rodrigues' formula ``C = I + sin|phi|/|phi| [phi]x + (1 - cos|phi|)/|phi|^2 [phi]x^2``.
 
-    Seed 000 (2.48) and App. A.2, seed 002 (7). This is the exponential map of SO(3). The
-    coefficients are evaluated as ``sinc(t)`` and ``sinc(t/2)^2 / 2`` with numpy's sinc, which is
-    exact at ``|phi| = 0`` (the small-angle branch) and free of cancellation near it.
+    Robot Dynamics lecture notes (ETH), (2.48) and App. A.2, Rotations and inverse kinematics (Fredriksson),
+    (7). This is the exponential map of SO(3). The coefficients are evaluated as ``sinc(t)`` and ``sinc(t/2)^2
+    / 2`` with numpy's sinc, which is exact at ``|phi| = 0`` (the small-angle branch) and free of cancellation
+    near it.
     """
     vector = as_vector(phi, 3, "rotation vector")
     angle = float(np.linalg.norm(vector))
@@ -212,15 +221,16 @@ def rotvec_to_matrix(phi: ArrayLike) -> FloatArray:
 def matrix_to_rotvec(C: ArrayLike) -> FloatArray:
     """Rotation vector ``phi = theta n`` of ``C``, with ``theta`` in [0, pi] (log of SO(3)).
 
-    Seed 000 (2.49)-(2.50) and seed 002 (27)-(32). The angle is ``atan2(|w|, (tr C - 1)/2)`` with
-    ``w = unskew(C) = sin(theta) n`` (accurate everywhere, unlike arccos). Two branches:
+    Robot Dynamics lecture notes (ETH), (2.49)-(2.50) and Rotations and inverse kinematics (Fredriksson),
+    (27)-(32). The angle is ``atan2(|w|, (tr C - 1)/2)`` with ``w = unskew(C) = sin(theta) n`` (accurate
+    everywhere, unlike arccos). Two branches:
     - theta <= pi/2 (small angles included): ``phi = w theta / sin(theta)``, with numpy's sinc,
       exact at theta = 0.
     - theta > pi/2 (the near-pi branch): ``w`` loses its accuracy as sin(theta) -> 0, so the axis
       comes from the symmetric part, ``n n^T = ((C + C^T)/2 - cos(theta) I) / (1 - cos(theta))``
-      (seed 002 (31)-(32) for any theta), column of the largest diagonal entry, with the sign
-      that makes ``n . w >= 0``. At theta = pi exactly, phi and -phi are the same rotation; the
-      returned axis then has a positive component along its largest coordinate.
+      (Rotations and inverse kinematics (Fredriksson), (31)-(32) for any theta), column of the largest
+      diagonal entry, with the sign that makes ``n . w >= 0``. At theta = pi exactly, phi and -phi are the
+      same rotation; the returned axis then has a positive component along its largest coordinate.
     """
     matrix = as_rotation_matrix(C)
     w = unskew(matrix)
@@ -237,12 +247,12 @@ def matrix_to_rotvec(C: ArrayLike) -> FloatArray:
 
 
 def angle_axis_to_matrix(angle: float, axis: ArrayLike) -> FloatArray:
-    """Rotation by ``angle`` about the unit ``axis`` (seed 000 (2.48))."""
+    """Rotation by ``angle`` about the unit ``axis`` (Robot Dynamics lecture notes (ETH), (2.48))."""
     return rotvec_to_matrix(float(angle) * as_unit_axis(axis))
 
 
 def matrix_to_angle_axis(C: ArrayLike) -> tuple[float, FloatArray]:
-    """``(theta, n)`` of ``C`` with theta in [0, pi] (seed 000 (2.49)-(2.50)).
+    """``(theta, n)`` of ``C`` with theta in [0, pi] (Robot Dynamics lecture notes (ETH), (2.49)-(2.50)).
 
     Branches as in matrix_to_rotvec. At theta = 0 every axis is valid; the x axis is returned.
     """
@@ -253,7 +263,7 @@ def matrix_to_angle_axis(C: ArrayLike) -> tuple[float, FloatArray]:
     return angle, phi / angle
 
 
-# --- unit quaternions, stored (x, y, z, w) (seed 000 (2.51)-(2.64)) ---------------------------------
+# --- unit quaternions, stored (x, y, z, w) (Robot Dynamics lecture notes (ETH), (2.51)-(2.64)) --------------
 
 
 def quat_normalize(q: ArrayLike) -> FloatArray:
@@ -266,37 +276,42 @@ def quat_normalize(q: ArrayLike) -> FloatArray:
 
 
 def quat_conjugate(q: ArrayLike) -> FloatArray:
-    """Conjugate ``(-x, -y, -z, w)``, the inverse of a unit quaternion (seed 000 (2.56), its xi^T)."""
+    """Conjugate ``(-x, -y, -z, w)``, the inverse of a unit quaternion (Robot Dynamics lecture notes (ETH),
+    (2.56), its xi^T)."""
     x, y, z, w = as_vector(q, 4, "quaternion (x, y, z, w)")
     return np.array([-x, -y, -z, w])
 
 
 def quat_left_matrix(q: ArrayLike) -> FloatArray:
-    """4x4 ``L(p)`` with ``p (x) q = L(p) @ q`` in (x, y, z, w) storage (seed 000 Ml, (2.58)-(2.59))."""
+    """4x4 ``L(p)`` with ``p (x) q = L(p) @ q`` in (x, y, z, w) storage (Robot Dynamics lecture notes (ETH),
+    Ml, (2.58)-(2.59))."""
     x, y, z, w = as_vector(q, 4, "quaternion (x, y, z, w)")
     return np.array([[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]])
 
 
 def quat_right_matrix(q: ArrayLike) -> FloatArray:
-    """4x4 ``R(q)`` with ``p (x) q = R(q) @ p`` in (x, y, z, w) storage (seed 000 Mr, (2.60)-(2.61))."""
+    """4x4 ``R(q)`` with ``p (x) q = R(q) @ p`` in (x, y, z, w) storage (Robot Dynamics lecture notes (ETH),
+    Mr, (2.60)-(2.61))."""
     x, y, z, w = as_vector(q, 4, "quaternion (x, y, z, w)")
     return np.array([[w, z, -y, x], [-z, w, x, y], [y, -x, w, z], [-x, -y, -z, w]])
 
 
 def quat_multiply(p: ArrayLike, q: ArrayLike) -> FloatArray:
-    """Hamilton product ``p (x) q``; ``xi_AB (x) xi_BC = xi_AC`` (seed 000 (2.57))."""
+    """Hamilton product ``p (x) q``; ``xi_AB (x) xi_BC = xi_AC`` (Robot Dynamics lecture notes (ETH),
+    (2.57))."""
     return quat_left_matrix(p) @ as_vector(q, 4, "quaternion (x, y, z, w)")
 
 
 def quat_to_matrix(q: ArrayLike) -> FloatArray:
-    """``C = (2w^2 - 1) I + 2w [v]x + 2 v v^T`` for the unit quaternion ``q = (v, w)`` (seed 000 (2.54))."""
+    """``C = (2w^2 - 1) I + 2w [v]x + 2 v v^T`` for the unit quaternion ``q = (v, w)`` (Robot Dynamics lecture
+    notes (ETH), (2.54))."""
     quaternion = as_unit_quaternion(q)
     v, w = quaternion[:3], quaternion[3]
     return (2.0 * w * w - 1.0) * np.eye(3) + 2.0 * w * skew(v) + 2.0 * np.outer(v, v)
 
 
 def matrix_to_quat(C: ArrayLike) -> FloatArray:
-    """Unit quaternion (x, y, z, w) of ``C`` with ``w >= 0`` (seed 000 (2.55)).
+    """Unit quaternion (x, y, z, w) of ``C`` with ``w >= 0`` (Robot Dynamics lecture notes (ETH), (2.55)).
 
     The seed's formula takes every component from a square root and fails where one is zero
     (e.g. at theta = pi). This uses Shepperd's method instead: the largest of
@@ -326,7 +341,8 @@ def matrix_to_quat(C: ArrayLike) -> FloatArray:
 
 
 def quat_rotate(q: ArrayLike, r: ArrayLike) -> FloatArray:
-    """``A r`` from ``B r`` and ``xi_AB``: vector part of ``xi (x) (r, 0) (x) xi^-1`` (seed 000 (2.62)).
+    """``A r`` from ``B r`` and ``xi_AB``: vector part of ``xi (x) (r, 0) (x) xi^-1`` (Robot Dynamics lecture
+    notes (ETH), (2.62)).
 
     ``quat_rotate(q, r) == quat_to_matrix(q) @ r``.
     """
@@ -336,7 +352,8 @@ def quat_rotate(q: ArrayLike, r: ArrayLike) -> FloatArray:
 
 
 def rotvec_to_quat(phi: ArrayLike) -> FloatArray:
-    """Quaternion ``(sin(theta/2) n, cos(theta/2))`` of ``phi = theta n`` (seed 000 (2.52)).
+    """Quaternion ``(sin(theta/2) n, cos(theta/2))`` of ``phi = theta n`` (Robot Dynamics lecture notes (ETH),
+    (2.52)).
 
     ``sin(theta/2) n = phi sinc(theta/2) / 2`` is exact at theta = 0.
     """
@@ -360,7 +377,8 @@ def quat_to_rotvec(q: ArrayLike) -> FloatArray:
 
 
 def angle_axis_to_quat(angle: float, axis: ArrayLike) -> FloatArray:
-    """Quaternion of the rotation by ``angle`` about the unit ``axis`` (seed 000 (2.52))."""
+    """Quaternion of the rotation by ``angle`` about the unit ``axis`` (Robot Dynamics lecture notes (ETH),
+    (2.52))."""
     return rotvec_to_quat(float(angle) * as_unit_axis(axis))
 
 

@@ -1,7 +1,7 @@
 """A validated URDF -> the flat kinematic-tree arrays of ``kinodyn.Model`` (docs/core-model-layout.md).
 
 Fixed joints are merged into the parent body (masses, centres of mass and inertias combined with the
-parallel-axis theorem, Seed 001 §8.2.1, (8.26)-(8.27)); every link stays a frame. Mimic joints become
+parallel-axis theorem, Modern Robotics, §8.2.1, (8.26)-(8.27)); every link stays a frame. Mimic joints become
 coupled joints: their body reads ``multiplier * q[master] + offset`` and has no coordinate of its own.
 """
 
@@ -29,7 +29,8 @@ class _Inertial:
 
 
 def rpy_to_rotation(rpy: tuple[float, float, float]) -> np.ndarray:
-    """URDF fixed-axis roll-pitch-yaw: ``C = Rz(yaw) Ry(pitch) Rx(roll)`` (Seed 000 §2.4.5, ZYX Euler)."""
+    """URDF fixed-axis roll-pitch-yaw: ``C = Rz(yaw) Ry(pitch) Rx(roll)`` (Robot Dynamics lecture notes (ETH),
+    §2.4.5, ZYX Euler)."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
     return np.array([
@@ -53,7 +54,7 @@ def _link_inertial(link: Link, C_body_link: np.ndarray, r_body_link: np.ndarray)
 
 
 def _combine(parts: list[_Inertial]) -> _Inertial:
-    """Merge rigidly attached inertias: parallel-axis theorem (Seed 001 §8.2.1, (8.27))."""
+    """Merge rigidly attached inertias: parallel-axis theorem (Modern Robotics, §8.2.1, (8.27))."""
     mass = sum(p.mass for p in parts)
     com = sum((p.mass * p.com for p in parts), np.zeros(3)) / mass if mass > 0.0 else np.zeros(3)
     inertia = np.zeros((3, 3))

@@ -1,6 +1,7 @@
-"""Joint-space and task-space control laws on their closed forms (Seed 000 §3.8-§3.9; Seed 003 (34), §3.6).
+"""Joint-space and task-space control laws on their closed forms (Robot Dynamics lecture notes (ETH),
+§3.8-§3.9; Robot Dynamics Essential, (34), §3.6).
 
-Second sources: the 2-link arm's closed-form g(q) (urdf/README.md, seed 000 E16), the ODE's closed-form
+Second sources: the 2-link arm's closed-form g(q) (urdf/README.md (a)), the ODE's closed-form
 solution, forward dynamics by ABA (``J qdd + Jdot v`` with ``qdd = aba(q, v, tau)``), RNEA, and the simulator.
 """
 
@@ -37,7 +38,7 @@ POSITION_XZ = (True, False, True, False, False, False)
 
 
 def planar_gravity(q: np.ndarray) -> np.ndarray:
-    """E16's g(q) of the 2-link arm (urdf/README.md (a))."""
+    """g(q) of the 2-link arm in closed form (urdf/README.md (a))."""
     s1, s12 = math.sin(q[0]), math.sin(q[0] + q[1])
     return np.array([-M1 * G * LC1 * s1 - M2 * G * (L1 * s1 + LC2 * s12), -M2 * G * LC2 * s12])
 
@@ -55,7 +56,8 @@ def simulate(model: kd.Model, frames: list[str], q0, v0, law, seconds: float, dt
 # ---- joint space -------------------------------------------------------------------------------------------
 
 def test_gain_design_matches_seed_example_e12_and_inverts_378_379():
-    kp, kd_ = gains_from_frequency(2 * math.pi * 3.0)  # seed 000 §3.8: 3 Hz, critical damping
+    # Robot Dynamics lecture notes (ETH), §3.8: 3 Hz, critical damping
+    kp, kd_ = gains_from_frequency(2 * math.pi * 3.0)
     assert kp == pytest.approx(355.3, abs=0.05) and kd_ == pytest.approx(37.70, abs=0.005)
     kp, kd_ = gains_from_frequency(7.0, 0.3)
     assert math.sqrt(kp) == pytest.approx(7.0) and kd_ / (2 * math.sqrt(kp)) == pytest.approx(0.3)
@@ -65,8 +67,8 @@ def test_gain_design_matches_seed_example_e12_and_inverts_378_379():
 
 
 def test_computed_torque_error_follows_the_linear_ode_closed_form():
-    """Seed 003 (84)-(85): with a sinusoidal reference and its feed-forward, ``e = q* - q`` obeys
-    ``e'' + kd e' + kp e = 0``, whose underdamped solution is closed form.
+    """Robot Dynamics Essential, (84)-(85): with a sinusoidal reference and its feed-forward, ``e = q* - q``
+    obeys ``e'' + kd e' + kp e = 0``, whose underdamped solution is closed form.
 
     The simulator holds each torque over ``dt`` while ``M(q)`` and ``h(q, v)`` change within the step, so the
     measured error is ``e_ODE(t) + c(t) dt + O(dt^2)``: first order in ``dt`` (asserted: halving ``dt`` halves
@@ -170,8 +172,9 @@ def test_pose_error_is_the_world_rotation_vector_and_the_position_difference():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_osc_achieves_the_task_acceleration_and_the_null_space_adds_none(seed):
-    """Seed 000 inventory E15 (arm7: 7 joints, 6-D task): ``J qdd + Jdot v = wdot*`` with ``qdd`` from ABA,
-    for any null-space torque; ``J M^-1 (I - J^T Jbar^T) = 0``; position-only mask: its three rows hold."""
+    """Operational space control (Robot Dynamics lecture notes (ETH), (3.87)-(3.89); arm7: 7 joints, 6-D
+    task): ``J qdd + Jdot v = wdot*`` with ``qdd`` from ABA, for any null-space torque; ``J M^-1 (I - J^T
+    Jbar^T) = 0``; position-only mask: its three rows hold."""
     rng = np.random.default_rng(seed)
     q, v = ARM7.random_configuration(rng), rng.normal(size=7)
     ev = Evaluator(ARM7, ["ee_link"]).evaluate(q, v)
@@ -225,7 +228,8 @@ def test_osc_at_a_singularity_is_finite_and_exact_in_the_directions_it_keeps():
 
 
 def test_jacobian_transpose_control_converges_to_the_target():
-    """Seed 003 (34) with gravity compensation: the tool settles on a reachable x-z target (free rotation)."""
+    """Robot Dynamics Essential, (34) with gravity compensation: the tool settles on a reachable x-z target
+    (free rotation)."""
     target = PLANAR.frame_placement(np.array([0.5, -1.0]), "tool")
     kp, kd_ = [400.0, 0, 400.0, 0, 0, 0], [40.0, 0, 40.0, 0, 0, 0]
     q, v = simulate(PLANAR, ["tool"], [0.1, -0.4], [0.0, 0.0],

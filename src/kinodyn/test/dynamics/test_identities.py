@@ -1,7 +1,7 @@
 """Physical identities of the dynamics on the project's arm, the floating-base quadruped and the Panda
 (a mimic joint): M symmetric positive definite, ABA(RNEA(a)) = a, C v = h - g, dM/dt - 2C skew-symmetric
-(Seed 001 Prop. 8.1), power balance, external wrenches as J^T f, and the Lagrange equations
-(Seed 001 (8.14)-(8.19)) by finite differences of the energies.
+(Modern Robotics, Prop. 8.1), power balance, external wrenches as J^T f, and the Lagrange equations
+(Modern Robotics, (8.14)-(8.19)) by finite differences of the energies.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def test_coriolis_matrix_reproduces_velocity_terms_and_is_passive(model: kd.Mode
 
 
 def test_power_balance_along_the_motion(model: kd.Model) -> None:
-    """dT/dt = v^T (tau - g) and dU/dt = v^T g along q'' = ABA(tau) (Seed 001 Prop. 8.1 consequence)."""
+    """dT/dt = v^T (tau - g) and dU/dt = v^T g along q'' = ABA(tau) (Modern Robotics, Prop. 8.1
+    consequence)."""
     h = 1e-5
     for q, v, tau in random_states(model):
         a = dynamics.aba(model, q, v, tau)
@@ -91,7 +92,7 @@ def test_power_balance_along_the_motion(model: kd.Model) -> None:
 
 def test_external_wrench_enters_as_jacobian_transpose(model: kd.Model) -> None:
     """A wrench w on a link (link frame, about its origin) changes tau by -J_local^T w
-    (Seed 000 (3.49)-(3.51))."""
+    (Robot Dynamics lecture notes (ETH), (3.49)-(3.51))."""
     rng = np.random.default_rng(2)
     for q, v, a in random_states(model, 5):
         for link in model.frame_names[-3:]:
@@ -103,7 +104,8 @@ def test_external_wrench_enters_as_jacobian_transpose(model: kd.Model) -> None:
 
 def test_lagrange_equations_by_finite_differences(model: kd.Model) -> None:
     """g = dU/dq and C_ij = sum_k Γ_ijk v_k with Γ_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
-    (Seed 001 (8.16)-(8.19); Seed 000 (3.27)); coordinates are moved along the tangent space."""
+    (Modern Robotics, (8.16)-(8.19); Robot Dynamics lecture notes (ETH), (3.27)); coordinates are moved along
+    the tangent space."""
     h = 1e-6
     n = model.nv
     for q, v, _ in random_states(model, 4):

@@ -1,7 +1,9 @@
-"""The 2-link planar arm of seed 000 (inventory E16; Lagrange (3.28)-(3.34), proNEu (3.43)-(3.45)) and
-Modern Robotics (8.9)-(8.10), (8.19): M, C, g in closed form against the compiled algorithms.
+"""The 2-link planar arm of urdf/README.md (a) (Robot Dynamics lecture notes (ETH), Lagrange (3.28)-(3.34),
+projected Newton-Euler (3.43)-(3.45); Modern Robotics (8.9)-(8.10), (8.19)): M, C, g in closed form against
+the compiled algorithms.
 
-Geometry (seed 000 Ex. 2.8.5): joints about +y, links along +z at q = 0, gravity -z.
+Geometry (Robot Dynamics lecture notes (ETH), Ex. 2.8.5): joints about +y, links along +z at q = 0, gravity
+-z.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def arm() -> kd.Model:
 
 
 def closed_form(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """M, C (Christoffel form, MR (8.19)) and g of seed 000 E16 / seed 003 (71)-(76)."""
+    """M, C (Christoffel form, MR (8.19)) and g of the 2-link arm (urdf/README.md (a); Robot Dynamics
+    Essential, (71)-(76))."""
     c2, s1, s2, s12 = np.cos(q[1]), np.sin(q[0]), np.sin(q[1]), np.sin(q[0] + q[1])
     M = np.array([
         [I1 + I2 + m1 * a1**2 + m2 * (l1**2 + a2**2 + 2 * l1 * a2 * c2), I2 + m2 * (a2**2 + l1 * a2 * c2)],

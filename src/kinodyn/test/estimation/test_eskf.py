@@ -1,5 +1,5 @@
 """Error-state EKF (kinodyn.estimation.eskf): Jacobians against numerical linearisation, closed forms, the
-scalar KF check of the seed 003 inventory, touchdown/lift-off/gating, and Monte-Carlo consistency."""
+scalar KF check of Robot Dynamics Essential, §5, touchdown/lift-off/gating, and Monte-Carlo consistency."""
 
 from __future__ import annotations
 
@@ -231,8 +231,9 @@ def test_gate_rejects_a_slipped_foot_only():
 @pytest.mark.parametrize("constrained", [False, True])
 def test_update_matches_dense_reference(constrained):
     """The compiled sparse update against the textbook dense one: H built in full, K = P H^T S^-1, Joseph
-    form, injection and the reset G (seed 003 (113); Solà 2017 §6.3). OC-EKF: H's angle block projected so
-    that H annihilates the yaw direction N at the prior (Hesch et al. 2014 eq. 40), checked as ``H N = 0``."""
+    form, injection and the reset G (Robot Dynamics Essential, (113); Solà 2017 §6.3). OC-EKF: H's angle block
+    projected so that H annihilates the yaw direction N at the prior (Hesch et al. 2014 eq. 40), checked as
+    ``H N = 0``."""
     rng = np.random.default_rng(11)
     f = _filter(C=Rotation.random(random_state=12).as_matrix(), constrained=constrained)
     f.update_contacts([FootMeasurement(n, np.array(r), 1e-4 * np.eye(3)) for n, r in FEET.items()])

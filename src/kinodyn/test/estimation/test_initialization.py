@@ -1,4 +1,5 @@
-"""StandingInitializer: attitude and biases from a standing window of IMU samples (seed 003 (114) at rest)."""
+"""StandingInitializer: attitude and biases from a standing window of IMU samples (Robot Dynamics Essential,
+(114) at rest)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ C_BI = euler_to_matrix([2.0, -0.3, 0.4], "zyx")  # an IMU mounted yawed, pitched
 
 
 def standing_samples(C_WB, accelerometer_bias, gyroscope_bias, count, rng=None, noise=(0.0, 0.0)):
-    """Readings of an IMU at rest on a base with attitude C_WB (seed 003 (114) with a = 0, w = 0)."""
+    """Readings of an IMU at rest on a base with attitude C_WB (Robot Dynamics Essential, (114) with a = 0, w
+    = 0)."""
     C_WI = C_WB @ C_BI
     a = C_WI.T @ np.array([0.0, 0.0, G]) + accelerometer_bias
     w = np.asarray(gyroscope_bias, dtype=float)

@@ -48,7 +48,8 @@ class Truth:
     feet: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
     def step(self, omega: np.ndarray, specific_force: np.ndarray, dt: float) -> None:
-        """The exact motion the filter's discrete model describes (seed 003 (110)) with true inputs."""
+        """The exact motion the filter's discrete model describes (Robot Dynamics Essential, (110)) with true
+        inputs."""
         a = self.C @ specific_force + G
         self.p = self.p + self.v * dt + 0.5 * a * dt * dt
         self.v = self.v + a * dt

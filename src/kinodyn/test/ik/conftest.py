@@ -1,4 +1,5 @@
-"""Robots shared by the IK tests: the project's 7-DoF arm, the Panda, and Seed 000's planar 3-link arm."""
+"""Robots shared by the IK tests: the project's 7-DoF arm, the Panda, and the planar 3-link arm of the Robot
+Dynamics lecture notes (ETH), Ex. 2.8.5."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ _JOINT = ('<joint name="{}" type="revolute"><parent link="{}"/><child link="{}"/
 
 
 def planar_3link_urdf(lower: float = -3.0, upper: float = 3.0) -> str:
-    """Seed 000 Ex. 2.8.5: unit links along local +z, joints about +y, base offset l0 = 1 along z."""
+    """Robot Dynamics lecture notes (ETH), Ex. 2.8.5: unit links along local +z, joints about +y, base offset
+    l0 = 1 along z."""
     links = "".join(_LINK.format(name) for name in ("base", "l1", "l2", "l3", "ee"))
     pairs = [("base", "l1"), ("l1", "l2"), ("l2", "l3")]
     joints = "".join(_JOINT.format(f"j{i}", parent, child, lower, upper)

@@ -1,4 +1,5 @@
-"""CLIK (Seed 000 §2.9.4): tracking a circle and a rotation; error bounded, falling with the gain."""
+"""CLIK (Robot Dynamics lecture notes (ETH), §2.9.4): tracking a circle and a rotation; error bounded, falling
+with the gain."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_tracking_error_bounded_and_decreasing_with_gain(arm7, start) -> None:
 
 
 def test_feedback_removes_an_initial_offset(arm7, start) -> None:
-    """Start 1 cm off the path: the error decays like exp(-k t) (Seed 000 (2.241) closed loop)."""
+    """Start 1 cm off the path: the error decays like exp(-k t) (Robot Dynamics lecture notes (ETH), (2.241)
+    closed loop)."""
     q0, reference = start
     gain = 10.0
     clik = ClosedLoopIK(arm7, [FrameTask(arm7, "ee_link", np.eye(4))], gain=gain)

@@ -1,4 +1,5 @@
-"""Inverse differential kinematics against Seed 000 Example 2.9.1 and closed forms."""
+"""Inverse differential kinematics against Robot Dynamics lecture notes (ETH), Example 2.9.1 and closed
+forms."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from kinodyn.ik.differential import (
     weighted_pseudo_inverse,
 )
 
-# Seed 000 Example 2.9.1: planar 3-link arm, unit links, q_t = (π/6, π/3, π/3), (2.211), (2.214).
+# Robot Dynamics lecture notes (ETH), Example 2.9.1: planar 3-link arm, unit links, q_t = (π/6, π/3, π/3),
+# (2.211), (2.214).
 J_E = 0.5 * np.array([[0.0, -np.sqrt(3.0), -np.sqrt(3.0)], [-4.0, -3.0, -1.0]])
 W_E = np.array([1.0, 1.0])
 J_J = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 W_J = np.array([0.0, 0.0])
-PRINTED = 5e-5  # the inventory prints 4 decimals
+PRINTED = 5e-5  # the example's values are given to 4 decimals
 
 
 def squared_error(J: np.ndarray, w: np.ndarray, qdot: np.ndarray) -> float:
@@ -76,7 +78,8 @@ def test_prioritized_reproduces_example_2_9_1() -> None:
 def test_damped_pseudo_inverse_matches_regularized_least_squares() -> None:
     qdot = damped_pseudo_inverse(J_E, 0.1) @ W_E
     np.testing.assert_allclose(qdot, [0.0650, -0.5571, -0.5896], atol=PRINTED)
-    # Second source: the minimizer of |w - J q̇|² + λ²|q̇|² from its normal equations (J^T J + λ² I) q̇ = J^T w.
+    # Second source: the minimizer of |w - J q̇|² + λ²|q̇|² from its normal equations (J^T J + λ² I) q̇ = J^T
+    # w.
     rng = np.random.default_rng(3)
     for _ in range(5):
         J = rng.standard_normal((4, 7))

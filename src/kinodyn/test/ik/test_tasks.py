@@ -1,4 +1,5 @@
-"""Frame-task errors and Jacobians: relative-rotation log, finite differences, Seed 000 Ex. 2.9.1 Jacobian."""
+"""Frame-task errors and Jacobians: relative-rotation log, finite differences, Robot Dynamics lecture notes
+(ETH), Ex. 2.9.1 Jacobian."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_rotation_error_matches_spatial_log_and_scipy() -> None:
         scipy_vector = Rotation.from_matrix(C_target @ C.T).as_rotvec()
         if np.linalg.norm(scipy_vector) < np.pi - 1e-6:  # at pi, phi and -phi are the same rotation
             np.testing.assert_allclose(rotation_error(C_target, C), scipy_vector, atol=1e-9)
-    # Direction convention (Seed 000 (2.236)): rotating C by exp(Δφ) on the left reaches the target.
+    # Direction convention (Robot Dynamics lecture notes (ETH), (2.236)): rotating C by exp(Δφ) on the left
+    # reaches the target.
     C, C_target = rotations[0], rotations[1]
     np.testing.assert_allclose(so3_exp(rotation_error(C_target, C)) @ C, C_target, atol=1e-12)
 
@@ -35,7 +37,7 @@ def test_planar_arm_position_jacobian_is_example_2_9_1(planar3) -> None:
     J = task.jacobian(planar3, q_t)
     printed = 0.5 * np.array([[0.0, -np.sqrt(3), -np.sqrt(3)], [-4.0, -3.0, -1.0]])  # (2.211)
     np.testing.assert_allclose(J[[0, 2]], printed, atol=1e-14)
-    # E4: (x, z) = (2, 1) at q_t (z includes the base offset l0 = 1).
+    # Ex. 2.8.5: (x, z) = (2, 1) at q_t (z includes the base offset l0 = 1).
     np.testing.assert_allclose(-task.error(planar3, q_t), [2.0, 0.0, 1.0], atol=1e-14)
 
 

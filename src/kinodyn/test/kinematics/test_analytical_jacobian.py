@@ -1,4 +1,5 @@
-"""Analytical Jacobian J_A = [J_P; E_R^-1 J_R] (seed 000 §2.8.4-2.8.6, Examples 2.8.5 and 2.8.6)."""
+"""Analytical Jacobian J_A = [J_P; E_R^-1 J_R] (Robot Dynamics lecture notes (ETH), §2.8.4-2.8.6, Examples
+2.8.5 and 2.8.6)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ ROBOTS = Path(np.__file__).parents[1] / "cmeel.prefix/share/example-robot-data/r
 H = 1e-6
 MARGIN = 0.05  # distance kept from singularities and branch cuts of the parameterization
 
-# Seed 000 Ex. 2.8.5: planar 3-link arm in the x-z plane, joints about +y, links along +z, base offset l0.
+# Robot Dynamics lecture notes (ETH), Ex. 2.8.5: planar 3-link arm in the x-z plane, joints about +y, links
+# along +z, base offset l0.
 PLANAR_3LINK = """<robot name="planar_3link">
   <link name="base"/>
   {links}
@@ -92,7 +94,7 @@ def test_analytical_jacobian_matches_finite_differences(
         assert_close(
             J_A @ v, pose_rate_by_finite_differences(model, q, v, frame, parameterization), atol=1e-7
         )
-        # Seed 000 (2.192): the geometric Jacobian is E_e J_A.
+        # Robot Dynamics lecture notes (ETH), (2.192): the geometric Jacobian is E_e J_A.
         J = model.frame_jacobian(q, frame, "local_world_aligned")
         E_R = rates.rate_matrix(parameterization, chi[3:], "world")
         assert_close(np.vstack([J_A[:3], E_R @ J_A[3:]]), J, atol=1e-12)
@@ -100,7 +102,7 @@ def test_analytical_jacobian_matches_finite_differences(
 
 
 def test_example_2_8_5_forward_kinematics_of_the_planar_arm(planar: kd.Model) -> None:
-    """E4: unit links and q = (pi/6, pi/3, pi/3) give x = 2, z = 1 and the angle 5 pi / 6 about y."""
+    """Ex. 2.8.5: unit links and q = (pi/6, pi/3, pi/3) give x = 2, z = 1 and the angle 5 pi / 6 about y."""
     chi = frame_pose_parameters(planar, [math.pi / 6, math.pi / 3, math.pi / 3], "ee", "rotvec")
     assert_close(chi, [2.0, 0.0, 1.0, 0.0, 5 * math.pi / 6, 0.0], atol=1e-14)
 

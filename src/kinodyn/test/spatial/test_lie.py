@@ -1,4 +1,5 @@
-"""SO(3)/SE(3) exp and log, SO(3) Jacobians, transforms (seed 000 §2.5.1, §2.6; seed 002 §2.6-2.7)."""
+"""SO(3)/SE(3) exp and log, SO(3) Jacobians, transforms (Robot Dynamics lecture notes (ETH), §2.5.1, §2.6;
+Rotations and inverse kinematics (Fredriksson), §2.6-2.7)."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def test_se3_exp_of_a_pure_translation_and_a_pure_rotation() -> None:
 
 
 def test_example_2_6_1_homogeneous_transformation() -> None:
-    """Seed 000 Ex. 2.6.1: C_AB = Cx(pi/2), A r_AB = (0, 3, 1), B r_BP = (0, 1, 1) give A r_AP = (0, 2, 2)."""
+    """Robot Dynamics lecture notes (ETH), Ex. 2.6.1: C_AB = Cx(pi/2), A r_AB = (0, 3, 1), B r_BP = (0, 1, 1)
+    give A r_AP = (0, 2, 2)."""
     C_AB = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
     assert_close(C_AB, expm(skew([math.pi / 2, 0.0, 0.0])), atol=1e-15)
     T_AB = lie.homogeneous_transform(C_AB, [0.0, 3.0, 1.0])

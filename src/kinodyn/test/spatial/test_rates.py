@@ -1,4 +1,5 @@
-"""Rate maps E_R between parameter derivatives and angular velocity (seed 000 §2.5, §2.5.1)."""
+"""Rate maps E_R between parameter derivatives and angular velocity (Robot Dynamics lecture notes (ETH), §2.5,
+§2.5.1)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def matrix_on_curve(parameterization: str, value: np.ndarray) -> np.ndarray:
 
 
 def omega_by_finite_differences(parameterization: str, value: np.ndarray, chi_dot: np.ndarray, frame: str):
-    """Seed 000 (2.72)-(2.75): [I w]x = C_dot C^T, [B w]x = C^T C_dot, from C(t +- H)."""
+    """Robot Dynamics lecture notes (ETH), (2.72)-(2.75): [I w]x = C_dot C^T, [B w]x = C^T C_dot, from C(t +-
+    H)."""
     plus = matrix_on_curve(parameterization, value + H * chi_dot)
     minus = matrix_on_curve(parameterization, value - H * chi_dot)
     relative = plus @ minus.T if frame == "world" else minus.T @ plus
@@ -108,7 +110,7 @@ def test_inverse_maps_invert_and_keep_the_unit_constraint(parameterization: str,
 
 @pytest.mark.parametrize("parameterization", rot.PARAMETERIZATIONS)
 def test_body_maps_are_the_world_maps_rotated(parameterization: str) -> None:
-    """B w = C^T I w (seed 000 (2.74))."""
+    """B w = C^T I w (Robot Dynamics lecture notes (ETH), (2.74))."""
     rng = np.random.default_rng(RNG_SEED)
     value = random_value(parameterization, rng)
     C = rot.parameters_to_matrix(parameterization, value)
@@ -157,7 +159,8 @@ def test_euler_rate_matrices_match_the_seed(sequence: str) -> None:
 
 def test_quaternion_rate_matrices_match_the_seed() -> None:
     """(2.94)-(2.99): w = 2 H(xi) xi_dot, H = [[-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]] for
-    xi = (w, x, y, z); body (inventory ◇): B w = 2 [w I - [v]x, -v] xi_dot in (x, y, z, w) order."""
+    xi = (w, x, y, z); body (derived, not in the notes): B w = 2 [w I - [v]x, -v] xi_dot in (x, y, z, w)
+    order."""
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(SAMPLES):
         q = random_value("quaternion", rng)
@@ -252,7 +255,7 @@ def test_angle_axis_inverse_raises_at_zero_angle() -> None:
 @pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 1e-3])
 def test_rotvec_maps_are_regular_at_small_angles(angle: float) -> None:
     """|phi| -> 0 is removable. Oracles: the power series J_l = sum K^k/(k+1)!, J_l^-1 = sum B_k/k! K^k
-    (Bernoulli numbers; inventory ◇ gives the first terms), and finite differences."""
+    (Bernoulli numbers), and finite differences."""
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(10):
         phi = angle * random_axis(rng)

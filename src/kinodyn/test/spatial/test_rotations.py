@@ -1,4 +1,5 @@
-"""Rotation parameterizations: seed 000 §2.4 closed forms and examples, round trips, scipy, singular cases."""
+"""Rotation parameterizations: Robot Dynamics lecture notes (ETH), §2.4 closed forms and examples, round
+trips, scipy, singular cases."""
 
 from __future__ import annotations
 
@@ -219,7 +220,7 @@ def test_the_seed_first_angle_formula_loses_accuracy_near_lock_where_ours_does_n
 
 
 def test_example_2_9_7_numbers() -> None:
-    """Seed 000 Ex. 2.9.7/2.9.8 (App. A.2), printed to 4 decimals (inventory E8, E9)."""
+    """Robot Dynamics lecture notes (ETH), Ex. 2.9.7/2.9.8 (App. A.2), printed to 4 decimals."""
     C0 = rot.euler_to_matrix([-0.7, 0.0, 1.5], "zyx")
     C_goal = rot.euler_to_matrix([0.7, 1.5, -0.5], "zyx")
     assert_close(C0, [[0.7648, 0.0456, -0.6426], [-0.6442, 0.0541, -0.7629], [0, 0.9975, 0.0707]], atol=1e-4)
@@ -238,7 +239,7 @@ def test_example_2_9_7_numbers() -> None:
 
 
 def seed_angle_axis_matrix(theta: float, n: np.ndarray) -> np.ndarray:
-    """Seed 000 (2.48), entry by entry."""
+    """Robot Dynamics lecture notes (ETH), (2.48), entry by entry."""
     c, s, v = math.cos(theta), math.sin(theta), 1.0 - math.cos(theta)
     x, y, z = n
     return np.array(
@@ -260,7 +261,8 @@ def test_rotvec_and_angle_axis_match_the_seed_rodrigues_and_scipy() -> None:
         assert_close(C, seed_angle_axis_matrix(theta, n), atol=4e-15)
         assert_close(rot.rotvec_to_matrix(theta * n), C, atol=0.0)
         assert_close(C, Rotation.from_rotvec(theta * n).as_matrix(), atol=4e-15)
-        # Seed 002 (13): R v = v + sin a k x v + (1 - cos a) k x (k x v); (27): R - R^T = 2 sin a [k]x; (28).
+        # Rotations and inverse kinematics (Fredriksson), (13): R v = v + sin a k x v + (1 - cos a) k x (k x
+        # v); (27): R - R^T = 2 sin a [k]x; (28).
         v = rng.normal(size=3)
         expected = v + math.sin(theta) * np.cross(n, v) + (1 - math.cos(theta)) * np.cross(n, np.cross(n, v))
         assert_close(C @ v, expected, atol=1e-14)
@@ -321,7 +323,8 @@ def test_small_angle_rotvec_matches_its_series() -> None:
 
 
 def test_rotation_by_exactly_pi_uses_the_seed_002_column_formula() -> None:
-    """Seed 002 (31)-(32): at pi, R = 2 k k^T - I, k = (R_i + e_i) / sqrt(2 (R_ii + 1)), i = argmax R_ii."""
+    """Rotations and inverse kinematics (Fredriksson), (31)-(32): at pi, R = 2 k k^T - I, k = (R_i + e_i) /
+    sqrt(2 (R_ii + 1)), i = argmax R_ii."""
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(50):
         k = rng.normal(size=3)
@@ -399,7 +402,8 @@ def test_quaternion_product_unit_rule_i_times_j_is_k() -> None:
 
 
 def test_example_2_4_1_rotation_with_quaternion_multiplication() -> None:
-    """Seed 000 Ex. 2.4.1: B rotated by pi/3 about x; A r = (0, 1, 0) gives B r = (0, 1/2, -sqrt(3)/2)."""
+    """Robot Dynamics lecture notes (ETH), Ex. 2.4.1: B rotated by pi/3 about x; A r = (0, 1, 0) gives B r =
+    (0, 1/2, -sqrt(3)/2)."""
     s3 = math.sqrt(3.0)
     xi_AB = wxyz_to_xyzw(0.5 * np.array([s3, 1.0, 0.0, 0.0]))
     assert_close(xi_AB, rot.angle_axis_to_quat(math.pi / 3, [1.0, 0.0, 0.0]), atol=3e-16)

@@ -4,13 +4,13 @@
                      [--contacts-topic T] [--ground-truth-topic T] [--storage mcap|sqlite3]
 
 The bag's messages are read in stored (bag-time) order and given to the same ``EstimatorPipeline`` the
-``state_estimator`` node runs (header-stamp merging, seed 003 §5.3 filter), with no executor and no clock in
-the loop: in blocks, as arrays where the pipeline takes them (``estimation.blocks``, ``take_block``), else
-one message after the other. OUT is a rosbag2 bag with ``/odometry/filtered`` (nav_msgs/Odometry, one per
-IMU message the filter used) and ``/diagnostics``, each stored at its header stamp, so two runs over one bag
-write identical bytes and the node fed the same bag publishes the same estimates. A summary follows
-(duration, rates, final pose, NIS) and, with ``--ground-truth-topic``, the drift and error figures against
-that nav_msgs/Odometry topic. docs/offline-estimation.md.
+``state_estimator`` node runs (header-stamp merging, Robot Dynamics Essential, §5.3 filter), with no executor
+and no clock in the loop: in blocks, as arrays where the pipeline takes them (``estimation.blocks``,
+``take_block``), else one message after the other. OUT is a rosbag2 bag with ``/odometry/filtered``
+(nav_msgs/Odometry, one per IMU message the filter used) and ``/diagnostics``, each stored at its header
+stamp, so two runs over one bag write identical bytes and the node fed the same bag publishes the same
+estimates. A summary follows (duration, rates, final pose, NIS) and, with ``--ground-truth-topic``, the drift
+and error figures against that nav_msgs/Odometry topic. docs/offline-estimation.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """A URDF's visual geometry as primitives: box, cylinder and sphere, each placed in its link's frame.
 
 URDF ``<visual>`` semantics (ROS URDF XML spec, link element): the geometry sits at the visual
-``<origin>`` (roll-pitch-yaw about fixed axes, ``C = Cz(yaw) Cy(pitch) Cx(roll)``, seed 000 (2.41)) in the
-link frame; a box is centred with edges ``size``, a cylinder is centred with its axis along z, a sphere is
-centred. Meshes are not drawn: ``robot_primitives`` names the links whose meshes it left out (one log line).
+``<origin>`` (roll-pitch-yaw about fixed axes, ``C = Cz(yaw) Cy(pitch) Cx(roll)``, Robot Dynamics lecture
+notes (ETH), (2.41)) in the link frame; a box is centred with edges ``size``, a cylinder is centred with its
+axis along z, a sphere is centred. Meshes are not drawn: ``robot_primitives`` names the links whose meshes it
+left out (one log line).
 """
 
 from __future__ import annotations
