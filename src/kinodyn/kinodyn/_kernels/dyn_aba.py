@@ -9,7 +9,7 @@ ABA: three passes over the tree. (1) twists ``V_i``, velocity-product accelerati
 ``qdd = D^-1 (u - U^T (A_p + c))``, ``A_i = A_p + c + S qdd`` with ``A_0 = [-g; 0]``.
 All quantities in world axes, so no transforms between bodies. This solves Modern Robotics, §8.5, (8.81)
 (``M qdd = tau - h - J^T F``) in O(n) by the recursive elimination of Modern Robotics, §8.3's twist-wrench
-recursion; the seeds give only the mass-matrix route (§8.5), used here for mimic joints,
+recursion; the texts give only the mass-matrix route (§8.5), used here for mimic joints,
 whose coupled coordinates the recursion cannot eliminate body by body.
 """
 

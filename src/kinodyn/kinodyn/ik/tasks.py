@@ -1,6 +1,6 @@
 """IK tasks: a frame's pose, position or orientation in the world, with its error and Jacobian.
 
-The error is the seed's task-space error ``Δx = [r* - r; Δφ]`` (Robot Dynamics lecture notes (ETH),
+The error is the notes' task-space error ``Δx = [r* - r; Δφ]`` (Robot Dynamics lecture notes (ETH),
 §2.9.3-2.9.4, (2.236)-(2.240)): the position difference and the rotation vector ``Δφ = log(C* C^T)`` of the
 relative rotation from the current to the desired orientation, both in world axes (Rotations
 and inverse kinematics (Fredriksson), §3.8, (86), which calls ``-Δx`` the residual). Its Jacobian is the

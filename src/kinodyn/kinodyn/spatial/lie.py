@@ -80,7 +80,7 @@ def _left_jacobian_inverse_coefficient(angle: float) -> float:
 def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
     """Left Jacobian ``J_l(phi) = I + (1-cos t)/t^2 [phi]x + (t - sin t)/t^3 [phi]x^2``, t = |phi|.
 
-    ``so3_exp(phi + d) ~= so3_exp(J_l(phi) d) so3_exp(phi)``; it is the seed's rotation-vector map
+    ``so3_exp(phi + d) ~= so3_exp(J_l(phi) d) so3_exp(phi)``; it is the notes' rotation-vector map
     ``I_omega = E_R phi_dot`` (Robot Dynamics lecture notes (ETH), (2.104), (2.106)).
     """
     vector = as_vector(phi, 3, "rotation vector")
@@ -104,7 +104,7 @@ def so3_left_jacobian_inverse(phi: ArrayLike) -> FloatArray:
 def so3_right_jacobian(phi: ArrayLike) -> FloatArray:
     """Right Jacobian ``J_r(phi) = J_l(-phi) = J_l(phi)^T``: ``exp(phi + d) ~= exp(phi) exp(J_r d)``.
 
-    It maps the rotation-vector rate to the body-frame angular velocity (◇, not in the seed).
+    It maps the rotation-vector rate to the body-frame angular velocity (◇, not in the notes).
     """
     return so3_left_jacobian(phi).T
 

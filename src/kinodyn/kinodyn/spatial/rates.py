@@ -1,8 +1,8 @@
 """Maps between the time derivative of a rotation parameterization and angular velocity.
 
 Robot Dynamics lecture notes (ETH), §2.5.1, (2.82)-(2.107): ``I_omega_IB = E_R(chi) chi_dot`` with ``chi`` the
-parameters of ``C_IB``. The seed's seven E_R give the angular velocity in the fixed (world, inertial) frame I.
-The body-frame maps (◇, not in the seed, needed by the floating-base velocity (2.245)) follow
+parameters of ``C_IB``. The notes' seven E_R give the angular velocity in the fixed (world, inertial) frame I.
+The body-frame maps (◇, not in the notes, needed by the floating-base velocity (2.245)) follow
 from ``B_omega = C_IB^T I_omega``: ``E_body = C^T E_world`` and ``E_body^-1 = E_world^-1 C``.
 
 Parameter layouts and names are those of rotations.PARAMETERIZATIONS. For the quaternion and the

@@ -4,7 +4,7 @@ inverse kinematics (Fredriksson), §2.4-2.7).
 Conventions (ARCHITECTURE.md §3, Robot Dynamics lecture notes (ETH), (2.22)-(2.24)): a rotation matrix
 ``C_AB`` maps coordinates in frame B to coordinates in frame A (passive), so ``C_AC = C_AB @ C_BC`` (2.31).
 Quaternions are Hamilton (i*j = k, Robot Dynamics lecture notes (ETH), (2.57)), stored ``(x, y, z, w)`` as in
-ROS; the seed writes them scalar first. ``xi_AB`` parameterizes ``C_AB``.
+ROS; the notes write them scalar first. ``xi_AB`` parameterizes ``C_AB``.
 
 Euler angles are intrinsic (Robot Dynamics lecture notes (ETH), §2.4.5): sequence ``"zyx"`` means
 ``C = Cz(a0) @ Cy(a1) @ Cx(a2)``, which is scipy's uppercase (intrinsic) ``"ZYX"``.
@@ -163,7 +163,7 @@ def _elementary_angle(axis: str, C: FloatArray) -> float:
 def _middle_and_last_angles(C: FloatArray, sequence: str) -> tuple[float, float, float]:
     """Middle angle, last angle and the lock radius (|cos| or |sin| of the middle angle) from ``C``.
 
-    These are the seed's atan2 formulas, 0-based: ZYX (2.42), XYZ (2.45), ZYZ (2.35), ZXZ (2.39).
+    These are the notes' atan2 formulas, 0-based: ZYX (2.42), XYZ (2.45), ZYZ (2.35), ZXZ (2.39).
     """
     if sequence == "zyx":
         radius = math.hypot(C[2, 1], C[2, 2])
@@ -183,9 +183,9 @@ def matrix_to_euler(C: ArrayLike, sequence: str) -> FloatArray:
     (2.42), (2.45)).
 
     Branches: the first and last angles lie in (-pi, pi]; the middle angle in [-pi/2, pi/2] for the
-    Tait-Bryan sets "zyx", "xyz" and in [0, pi] for the proper sets "zyz", "zxz", as in the seed.
-    The middle and last angles come from the seed's atan2 formulas. The first angle is then read
-    from the remainder ``C Cc(last)^T Cb(middle)^T``, an elementary rotation; unlike the seed's
+    Tait-Bryan sets "zyx", "xyz" and in [0, pi] for the proper sets "zyz", "zxz", as in the notes.
+    The middle and last angles come from the notes' atan2 formulas. The first angle is then read
+    from the remainder ``C Cc(last)^T Cb(middle)^T``, an elementary rotation; unlike the notes'
     formula for it, this keeps ``euler_to_matrix(matrix_to_euler(C)) == C`` to machine precision
     near gimbal lock. At gimbal lock (lock radius <= GIMBAL_LOCK_TOLERANCE) only the sum or the
     difference of the outer angles is defined: the last angle is set to zero and the first
@@ -313,11 +313,11 @@ def quat_to_matrix(q: ArrayLike) -> FloatArray:
 def matrix_to_quat(C: ArrayLike) -> FloatArray:
     """Unit quaternion (x, y, z, w) of ``C`` with ``w >= 0`` (Robot Dynamics lecture notes (ETH), (2.55)).
 
-    The seed's formula takes every component from a square root and fails where one is zero
+    The notes' formula takes every component from a square root and fails where one is zero
     (e.g. at theta = pi). This uses Shepperd's method instead: the largest of
     ``4w^2 = 1 + tr C``, ``4x^2 = 1 + 2 C11 - tr C`` (and y, z alike) is taken from its square
     root, the other three from the off-diagonal entries, so no division is by less than 1/2.
-    The result is flipped to ``w >= 0`` (the seed's branch) and normalized.
+    The result is flipped to ``w >= 0`` (the notes' branch) and normalized.
     """
     m = as_rotation_matrix(C)
     trace = float(np.trace(m))
@@ -407,7 +407,7 @@ def parameters_to_matrix(parameterization: str, value: ArrayLike) -> FloatArray:
     """Rotation matrix of ``value`` in ``parameterization``.
 
     Values: "euler_<seq>" the three angles; "quaternion" (x, y, z, w); "angle_axis"
-    (theta, nx, ny, nz) as the seed's chi = (theta, n); "rotvec" theta n.
+    (theta, nx, ny, nz) as the notes' chi = (theta, n); "rotvec" theta n.
     """
     vector = as_vector(value, parameter_size(parameterization), f"{parameterization} parameters")
     if parameterization.startswith("euler_"):

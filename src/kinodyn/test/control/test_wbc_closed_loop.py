@@ -59,7 +59,7 @@ def test_support_margin_and_torque_jump_closed_forms() -> None:
 def test_gains_are_the_critically_damped_oscillator() -> None:
     kp, kd = scenarios.pd_gains(3.0)
     assert np.sqrt(kp) == pytest.approx(6 * np.pi)  # Robot Dynamics lecture notes (ETH), (3.78)
-    assert kd / (2 * np.sqrt(kp)) == pytest.approx(1.0)  # (3.79), D = 1; the seed's 3 Hz example: 350, 37
+    assert kd / (2 * np.sqrt(kp)) == pytest.approx(1.0)  # (3.79), D = 1; the notes' 3 Hz example: 350, 37
 
 
 # --- the closed loop ----------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ PRINTED = 5e-5  # the example's values are given to 4 decimals
 
 
 def squared_error(J: np.ndarray, w: np.ndarray, qdot: np.ndarray) -> float:
-    """The seed's "‖·‖₂" in Example 2.9.1 is the squared norm (App. A code: e'*e)."""
+    """The notes' "‖·‖₂" in Example 2.9.1 is the squared norm (App. A code: e'*e)."""
     e = w - J @ qdot
     return float(e @ e)
 

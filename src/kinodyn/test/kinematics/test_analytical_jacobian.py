@@ -109,7 +109,8 @@ def test_example_2_8_5_forward_kinematics_of_the_planar_arm(planar: kd.Model) ->
 
 @pytest.mark.parametrize("q", [(math.pi / 6, math.pi / 3, math.pi / 3), (0.3, -0.8, 0.4), (-1.0, 0.2, 2.1)])
 def test_example_2_8_6_analytical_jacobian_of_the_planar_arm(planar: kd.Model, q: tuple[float, ...]) -> None:
-    """E5 (with the seed's c213/s213 read as c123/s123): J_AP rows x and z; J_AR = [1 1 1] for the angle."""
+    """Ex. 2.8.6 (with the notes' c213/s213 read as c123/s123): J_AP rows x and z; J_AR = [1 1 1] for the
+    angle."""
     q1, q12, q123 = q[0], q[0] + q[1], sum(q)
     J_x = [math.cos(q1) + math.cos(q12) + math.cos(q123), math.cos(q12) + math.cos(q123), math.cos(q123)]
     J_z = [-math.sin(q1) - math.sin(q12) - math.sin(q123), -math.sin(q12) - math.sin(q123), -math.sin(q123)]

@@ -121,7 +121,7 @@ def test_body_maps_are_the_world_maps_rotated(parameterization: str) -> None:
     )
 
 
-# --- the seed's closed forms (2.86)-(2.107) -----------------------------------------------------------
+# --- the notes' closed forms (2.86)-(2.107) -----------------------------------------------------------
 
 
 def seed_euler_E(sequence: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

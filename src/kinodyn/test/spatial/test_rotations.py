@@ -22,11 +22,11 @@ def random_matrices(count: int = SAMPLES) -> list[np.ndarray]:
 
 
 def wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:
-    """The seed writes quaternions scalar first."""
+    """The notes write quaternions scalar first."""
     return np.array([q[1], q[2], q[3], q[0]])
 
 
-# The seed's explicit Euler matrices, as printed (1-based names in the seed, 0-based here).
+# The notes' explicit Euler matrices, as printed (1-based names in the notes, 0-based here).
 def seed_zyz(z1: float, y: float, z2: float) -> np.ndarray:  # (2.33)
     c1, s1, cy, sy, c2, s2 = math.cos(z1), math.sin(z1), math.cos(y), math.sin(y), math.cos(z2), math.sin(z2)
     return np.array(
@@ -75,7 +75,7 @@ SEED_EULER = {"zyz": seed_zyz, "zxz": seed_zxz, "zyx": seed_zyx, "xyz": seed_xyz
 
 
 def seed_euler_angles(C: np.ndarray, sequence: str) -> np.ndarray:
-    """The seed's extraction formulas (2.35), (2.39), (2.42), (2.45), with c_ij 1-based -> C[i-1, j-1]."""
+    """The notes' extraction formulas (2.35), (2.39), (2.42), (2.45), with c_ij 1-based -> C[i-1, j-1]."""
     c = lambda i, j: C[i - 1, j - 1]  # noqa: E731
     if sequence == "zyz":
         return np.array(
