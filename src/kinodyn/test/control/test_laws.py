@@ -290,9 +290,8 @@ def _example():
 @pytest.mark.parametrize(("compensate", "position_bound", "orientation_bound"),
                          [(True, 1e-5, 1.5e-4), (False, 1.2e-3, 0.04)])
 def test_arm7_figure8_with_operational_space_control(compensate, position_bound, orientation_bound):
-    """examples/arm_figure8_osc.py, one period (2 s) at 1 kHz. Measured RMS: with the joint friction
-    feed-forward 5.4e-6 m and 7.5e-5 rad; without it 0.91 mm and 0.031 rad (the URDF's friction
-    unmodelled)."""
+    """examples/arm_figure8_osc.py, one period (2 s) at 1 kHz, with and without the joint friction
+    feed-forward (without it the URDF's friction is unmodelled and the errors are two orders larger)."""
     r = _example().run(2.0, compensate_friction=compensate)
     assert r.position_rms < position_bound and r.orientation_rms < orientation_bound
     assert r.position_rms > position_bound / 4  # a bound near the measurement, not a blanket one
