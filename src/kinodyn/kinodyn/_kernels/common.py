@@ -16,7 +16,7 @@ passing arrays costs about as much as these small computations):
 - ``skew(w, out)``, ``cross3(a, b, out)``, ``matmul3(A, B, out)``, ``matvec3(A, x, out)``
 - on scalars: ``mat3_at(M, i) -> Mat3`` (a 9-tuple, row-major), ``mat3_mul(A, B)``, ``mat3_vec(A, x)``;
   inlined helpers on tuples of scalars run as fast as the products written out, while helpers that
-  take arrays or call other tuple-returning helpers ran per-body loops up to 1.6x slower (measured)
+  take arrays or call other tuple-returning helpers make per-body loops markedly slower
 - ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
 - ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's

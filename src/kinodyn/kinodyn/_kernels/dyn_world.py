@@ -94,9 +94,8 @@ def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
     gives ``[[C, [r]x C], [0, C]]`` (§2.10.3, (2.252)); ``h = m c`` and ``I_O = C I_c C^T + m (|c|^2 E - c
     c^T)`` with ``c = C com + r`` the world CoM (Steiner, Modern Robotics, (8.26)-(8.27)). This is
     ``common.place_body`` and ``common.joint_columns`` (at the world origin) written out on scalar
-    locals, so the placement feeds the columns and the inertia without a store and reload: 1.8x
-    faster than calling them (measured: 550 -> 310 ns per state on the 7-DoF arm), same results bit
-    for bit.
+    locals, so the placement feeds the columns and the inertia without a store and reload: faster
+    than calling them (bench/bench_core.py), same results bit for bit.
     """
     parent, joint_type, joint_axis, R, t = (md.parent, md.joint_type, md.joint_axis, md.joint_rotation,
                                             md.joint_translation)
