@@ -15,8 +15,8 @@ from numba import get_num_threads
 
 from kinodyn._kernels.dyn_world import inline
 
-# GNU OpenMP's default spinning wait stalls threaded batch calls by milliseconds whenever another process holds
-# a core; waiting passively costs a few percent on an idle machine. libgomp reads the variable
+# GNU OpenMP's default spinning wait stalls threaded batch calls by milliseconds whenever another process
+# holds a core; waiting passively costs a few percent on an idle machine. libgomp reads the variable
 # when it loads (numba loads it at the first threaded call), so this takes effect unless the user set it or
 # another library (pinocchio, for one) loaded OpenMP first.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
