@@ -13,12 +13,38 @@ DAQP (``kinodyn.control.qp``) is warm-started from the previous answer when the 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, types
 
+from kinodyn._kernels.entry import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
 from kinodyn.control.mpc.solution import BackendResult, MpcStatus
 from kinodyn.control.mpc.srb import STATE_SIZE
 from kinodyn.control.qp import QP, DaqpSolver, QPResult
+
+
+@njit(cache=True)
+def weighted_gram(St: np.ndarray, w: np.ndarray, e: np.ndarray, first_row: np.ndarray, rho: float,
+                  H: np.ndarray, g: np.ndarray) -> None:
+    """``H = S' diag(w) S + rho I`` (exactly symmetric) and ``g = S' diag(w) e`` from ``St = S'``, using that
+    column a of ``S`` is zero above row ``first_row[a]`` (the states before its step). Compiled loops rather
+    than a BLAS product: a multi-threaded BLAS on a shared machine can take far longer for this size."""
+    n, rows = St.shape
+    for a in range(n):
+        acc = 0.0
+        for r in range(first_row[a], rows):
+            acc += St[a, r] * w[r] * e[r]
+        g[a] = acc
+        for b in range(a + 1):
+            acc = 0.0
+            for r in range(max(first_row[a], first_row[b]), rows):
+                acc += St[a, r] * w[r] * St[b, r]
+            H[a, b] = acc
+            H[b, a] = acc
+        H[a, a] += rho
+
+
+_GRAM = Kernel(weighted_gram, IN2, IN1, IN1, types.Array(types.int64, 1, "A"), FLOAT, OUT2, OUT1)
 
 
 def condense(problem: HorizonProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,11 +82,10 @@ class CondensedSolver:
             return BackendResult(MpcStatus.SOLVED, "no stance foot in the horizon", 0,
                                  np.zeros((N, feet, 3)), free.reshape(N, STATE_SIZE))
         weights = np.tile(problem.state_weights, N)
-        SQ = S * weights[:, None]
-        H = S.T @ SQ
-        H[np.diag_indices_from(H)] += problem.force_weight
-        H = 0.5 * (H + H.T)
-        g = SQ.T @ (free - problem.reference.reshape(-1))
+        first_row = STATE_SIZE * pairs[:, 0].repeat(3)  # x_{j+1}, block j of S, is the first u_j moves
+        H, g = np.empty((S.shape[1], S.shape[1])), np.empty(S.shape[1])
+        _GRAM.call(np.ascontiguousarray(S.T), weights, free - problem.reference.reshape(-1), first_row,
+                   problem.force_weight, H, g)
         if not (np.isfinite(H).all() and np.isfinite(g).all()):
             return BackendResult(MpcStatus.NUMERICAL_ERROR, "the condensed QP has non-finite entries "
                                  "(inputs too large)", 0)

@@ -38,7 +38,7 @@ class MpcParameters:
     position_weight: tuple[float, float, float] = (10.0, 10.0, 100.0)  # per m^2: CoM x, y, z (world)
     angular_velocity_weight: tuple[float, float, float] = (0.1, 0.1, 1.0)  # per (rad/s)^2, world axes
     linear_velocity_weight: tuple[float, float, float] = (2.0, 2.0, 2.0)  # per (m/s)^2, CoM, world axes
-    force_weight: float = 1e-3  # per (force / weight)^2, every foot and step
+    force_weight: float = 1e-2  # per (force / weight)^2, every foot and step
     solver: str = "condensed"  # one of SOLVERS
     osqp_eps_abs: float = 1e-6  # OSQP termination tolerances (on forces in units of the weight)
     osqp_eps_rel: float = 1e-6

@@ -5,7 +5,8 @@ Seed 003 §4.2.2 (the states kept as decision variables: a sparse, block-banded 
 ``l <= M z <= u``:
 
 - dynamics, 12 N rows: ``x_{k+1} - A_k x_k - B_k u_k = c_k`` (``+ A_0 x_0`` on the right for k = 0);
-- friction pyramids, 4 rows per foot and step: ``F u <= 0``;
+- friction pyramids, 4 rows per foot and step: ``F u <= 0`` (a swing foot's rows left free: its bounds
+  already hold it at zero, and the redundant rows would make OSQP's solution polishing fail);
 - bounds, one row per force component: a stance foot's ``u_z`` in its bounds (``u_x``, ``u_y`` free), a swing
   foot's ``u = 0``.
 
@@ -49,7 +50,8 @@ def dynamics_patterns(feet: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[n
     b = np.zeros((STATE_SIZE, 3 * feet), dtype=bool)
     b[ORIENTATION] = b[ANGULAR_VELOCITY] = True
     b[POSITION] = b[LINEAR_VELOCITY] = np.tile(np.eye(3, dtype=bool), feet)
-    return np.nonzero(a), np.nonzero(b)
+    (ar, ac), (br, bc) = np.nonzero(a), np.nonzero(b)
+    return (ar, ac), (br, bc)
 
 
 class _Triplets:
@@ -146,6 +148,8 @@ class SparseSolver:
         bounds_low[..., 0] = bounds_low[..., 1] = -free
         bounds_high[..., 0] = bounds_high[..., 1] = free
         bounds_low[..., 2], bounds_high[..., 2] = problem.normal_min, problem.normal_max
+        friction_high = self._high[dyn:dyn + N * self.feet * FRICTION_FACETS].reshape(N, self.feet, -1)
+        friction_high[:] = np.where(problem.stance, 0.0, _INF)[..., None]
         self._q[:dyn] = -(problem.state_weights * problem.reference).ravel()
         if not (np.isfinite(data).all() and np.isfinite(self._q).all() and np.isfinite(rhs).all()):
             return BackendResult(MpcStatus.NUMERICAL_ERROR, "the sparse QP has non-finite entries "
