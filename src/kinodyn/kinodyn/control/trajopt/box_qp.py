@@ -39,12 +39,12 @@ def solve_box_qp(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndar
     """The minimiser, searched from the start ``x0`` (projected onto the box); ``None`` when ``H`` is not
     positive definite (the caller raises its regularisation)."""
     try:
-        L = np.linalg.cholesky(H)
+        L_inv = np.linalg.inv(np.linalg.cholesky(H))
     except np.linalg.LinAlgError:
         return None
-    unconstrained = -np.linalg.solve(L.T, np.linalg.solve(L, g))
+    H_inv = L_inv.T @ L_inv
+    unconstrained = -(H_inv @ g)
     if np.all((unconstrained >= lower) & (unconstrained <= upper)):
-        H_inv = np.linalg.inv(H)
         return BoxQPSolution(x=unconstrained, free=np.ones(g.shape[0], dtype=bool), H_free_inv=H_inv)
     x = np.clip(x0, lower, upper)
     tolerance = GRADIENT_TOLERANCE * max(1.0, float(np.abs(g).max(initial=0.0)))

@@ -76,10 +76,12 @@ class RobotDynamics:
 
     def step(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """One semi-implicit Euler step from ``x = (q, v)`` with torques ``u`` held over ``dt``."""
-        q, v = x[:self.nv], x[self.nv:]
-        a = self.model.aba(q, v, u - self.joint_friction(v))
-        v_next = v + self.dt * a
-        return np.concatenate([q + self.dt * v_next, v_next])
+        nv, dt = self.nv, self.dt
+        v = x[nv:]
+        out = np.empty(self.nx)
+        out[nv:] = v + dt * self.model.aba(x[:nv], v, u - self.joint_friction(v))
+        out[:nv] = x[:nv] + dt * out[nv:]
+        return out
 
     def jacobians(self, X: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(f_x, f_u)`` of ``step`` at each row of ``X``, ``U``: the forward-dynamics derivatives
