@@ -363,8 +363,8 @@ def test_node_that_ignores_sigint_is_terminated(tmp_path: Path, test_prefix: Pat
 def test_node_ignoring_sigint_and_sigterm_with_its_main_thread_ended_is_killed(
     tmp_path: Path, test_prefix: Path, spawn
 ) -> None:
-    """A group leader that is a zombie while its worker thread runs is a live node (it used to count as
-    stopped, and the launcher ended in an AssertionError); SIGTERM and SIGKILL follow, one line each."""
+    """A group leader that is a zombie while its worker thread runs is a live node (not a stopped one,
+    which would end the launcher in an AssertionError); SIGTERM and SIGKILL follow, one line each."""
     pid_file = tmp_path / "stubborn.pids"
     parameters = {"ignore_sigint": True, "ignore_sigterm": True, "main_thread_exits": True,
                   "pid_file": str(pid_file)}
