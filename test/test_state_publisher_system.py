@@ -260,7 +260,7 @@ def test_joint_motion_stays_within_limits_and_spans_them(spawn, listener: Listen
 
 
 def test_demo_graph_prints_ee_pose_that_matches_the_closed_form(spawn) -> None:
-    """The README's main command runs config/planar_demo.yaml; its printer lines are checkable by hand."""
+    """config/planar_demo.yaml (the README's first tour): its printer lines are checkable by hand."""
     demo = spawn(
         [str(BIN / "kinodyn"), "up", str(REPO / "config" / "planar_demo.yaml"), "--timeout", "60"],
         "kinodyn_up",
