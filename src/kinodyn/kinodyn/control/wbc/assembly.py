@@ -6,7 +6,8 @@ friction pyramids of point contacts, the joint rows' identity, torque-variable r
 pass (``fill_constraints``) writes the entries that move with the state. ``eliminate`` is the QR of ``E^T``
 (LAPACK through numpy's own ``_umath_linalg`` calls, the same as ``np.linalg.qr`` and ``np.linalg.solve``
 make, without their wrappers), so the elimination's numbers are those of the straightforward computation.
-``buffer`` hands out per-shape scratch arrays for the level products (``np.matmul(..., out=...)``).
+``level`` hands out each priority level's arrays (``LevelBuffers``: its stacked task rows and the products,
+``np.matmul(..., out=...)``).
 
 Matrix products stay numpy's (BLAS): the QP's weakest directions (the internal forces of several feet,
 weighted about 1e-11) make its answer sensitive to the last bit of its data, and a product summed in another
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit, types
@@ -28,6 +30,7 @@ from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits, acceleration_bounds
+from kinodyn.control.wbc.tasks.base import Task
 
 RANK_TOLERANCE = 1e-9  # relative to the largest singular value (or |R_ii|)
 EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
@@ -145,15 +148,32 @@ _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
 _TORQUES = Kernel(torques, OUT1, OUT1, INT, INT, OUT2, OUT1, IN1, OUT1)
 
 
+class StackedRows:
+    """A level's task rows in one matrix ``A`` and vector ``b``; ``blocks``: each task with its rows of
+    ``A`` and ``b`` (``task.row_count(layout)`` of them: a function of the layout)."""
+
+    __slots__ = ("A", "b", "blocks")
+
+    def __init__(self, tasks: Sequence[Task], layout: VariableLayout) -> None:
+        counts = [task.row_count(layout) for task in tasks]
+        self.A, self.b = np.zeros((sum(counts), layout.size)), np.zeros(sum(counts))
+        self.blocks: list[tuple[Task, np.ndarray, np.ndarray]] = []
+        row = 0
+        for task, count in zip(tasks, counts, strict=True):
+            self.blocks.append((task, self.A[row:row + count], self.b[row:row + count]))
+            row += count
+
+
 class LevelBuffers:
-    """One priority level's arrays, the same every tick: the stacked task rows ``A``, ``b`` (m rows), and
-    the products of ``WholeBodyController.update`` (``AZ``, ``CZ``, ``Cx``, ``low``, ``high``, ``Ax``,
-    ``r``, ``H``, ``g``) for ``nz`` free variables."""
+    """One priority level's arrays, the same every tick: the stacked task rows ``rows`` (``A``, ``b``: m
+    rows), and the products of ``WholeBodyController.update`` (``AZ``, ``CZ``, ``Cx``, ``low``, ``high``,
+    ``Ax``, ``r``, ``H``, ``g``) for ``nz`` free variables."""
 
-    __slots__ = ("A", "AZ", "Ax", "CZ", "Cx", "H", "b", "g", "high", "low", "r")
+    __slots__ = ("AZ", "Ax", "CZ", "Cx", "H", "g", "high", "low", "r", "rows")
 
-    def __init__(self, m: int, size: int, n_in: int, nz: int) -> None:
-        self.A, self.b, self.Ax, self.r = np.zeros((m, size)), np.zeros(m), np.zeros(m), np.zeros(m)
+    def __init__(self, rows: StackedRows, n_in: int, nz: int) -> None:
+        m = rows.b.size
+        self.rows, self.Ax, self.r = rows, np.zeros(m), np.zeros(m)
         self.AZ, self.CZ, self.Cx = np.zeros((m, nz)), np.zeros((n_in, nz)), np.zeros(n_in)
         self.low, self.high = np.zeros(n_in), np.zeros(n_in)
         self.H, self.g = np.zeros((nz, nz)), np.zeros(nz)
@@ -168,6 +188,7 @@ class Assembly:
                  limits: JointLimits, torque_limited: np.ndarray, first_v: int) -> None:
         nv, size = layout.nv, layout.size
         self.layout, self.contacts = layout, tuple(contacts)
+        self.force_columns = [(name, layout.force(name)) for name in layout.contact_names]
         self._limits = limits
         self._horizon2 = limits.horizon**2
         n_c = sum(c.dim for c in contacts)
@@ -204,9 +225,11 @@ class Assembly:
         self.C[self._joint_row + joints, first_v + joints] = 1.0
         self._first_v = first_v
         self._Rt = np.zeros((n_eq, n_eq))
-        self._buffers: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
-        self._levels: dict[tuple[int, int, int], LevelBuffers] = {}
-        self.row_counts: dict[int, list[int]] = {}  # per priority level, each task's rows (the controller's)
+        self._qr = np.zeros((size, n_eq))  # E^T, then LAPACK's R and reflectors
+        self._x0 = np.zeros(size)
+        self._levels: dict[tuple[int, int], LevelBuffers] = {}
+        self.states: tuple[Any, ...] = ()  # the controller's contact states, in layout order
+        self.uppers: list[float] = []  # their normal-force upper bounds as written in normal_bounds
 
     def fill(self, ev: Evaluation, first_q: int) -> None:
         """This tick's rows at ``ev``; ``normal_bounds`` (each contact's normal-force range) set before."""
@@ -229,14 +252,14 @@ class Assembly:
         if m == 0:
             return np.zeros(n), np.eye(n)
         if m <= n:
-            a = self.buffer("qr", (n, m))
+            a = self._qr
             np.copyto(a, E.T)
             tau = _umath_linalg.qr_r_raw(a, signature="d->d")  # a <- R and the reflectors (as np.linalg.qr)
             qr = _umath_linalg.qr_complete if n > m else _umath_linalg.qr_reduced
             Q = qr(a, tau, signature="dd->d")
             if _TRIANGULAR.call(a, m, self._Rt):
                 y = _umath_linalg.solve1(self._Rt, e, signature="dd->d")
-                x = np.matmul(Q[:, :m], y, out=self.buffer("x0", (n,)))
+                x = np.matmul(Q[:, :m], y, out=self._x0)
                 return (x if _CONSISTENT.call(E, x, e) else None), Q[:, m:]
         U, s, Vt = np.linalg.svd(E)  # rank deficient
         rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
@@ -250,18 +273,11 @@ class Assembly:
         start = self.layout.tau.start if self.layout.torque_variables else -1
         return _TORQUES.call(x, generalized, self._first_v, start, self.Jc, self.contact_rhs, effort, tau)
 
-    def level(self, k: int, m: int, nz: int) -> LevelBuffers:
-        """Level ``k``'s arrays for ``m`` task rows and ``nz`` free variables (made on first use)."""
-        key = (k, m, nz)
+    def level(self, k: int, tasks: Sequence[Task], nz: int) -> LevelBuffers:
+        """Level ``k``'s arrays for its ``tasks`` (the same at every call for one ``k``: the controller's
+        tasks are fixed while an assembly lives) and ``nz`` free variables (made on first use)."""
+        key = (k, nz)
         buffers = self._levels.get(key)
         if buffers is None:
-            buffers = self._levels[key] = LevelBuffers(m, self.layout.size, self.C.shape[0], nz)
+            buffers = self._levels[key] = LevelBuffers(StackedRows(tasks, self.layout), self.C.shape[0], nz)
         return buffers
-
-    def buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """A scratch array of ``shape`` for ``name``, the same one every tick (holding this tick's values)."""
-        key = (name, shape)
-        array = self._buffers.get(key)
-        if array is None:
-            array = self._buffers[key] = np.empty(shape)
-        return array

@@ -38,7 +38,7 @@ import numpy as np
 
 from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
-from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, LevelBuffers
+from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, LevelBuffers, StackedRows
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
@@ -137,6 +137,7 @@ class WholeBodyController:
         for contact in contacts:
             self.add_contact(contact)
         self._tasks: list[tuple[int, Task]] = []
+        self._level_tasks: list[list[Task]] | None = None  # the tasks per priority level (_levels)
         self._ridges: dict[tuple[int, float], np.ndarray] = {}  # eps I per size of z
         self._t: float | None = None
         self._last: tuple[Evaluation, dict[str, np.ndarray], Assembly] | None = None  # the last solved tick
@@ -172,6 +173,7 @@ class WholeBodyController:
             raise ValueError(f"a task named {task.name!r} already exists")
         self._tasks.append((level, task))
         self._reconfigured()
+        self._level_tasks = None
 
     def remove_task(self, name: str) -> None:
         kept = [(lv, t) for lv, t in self._tasks if t.name != name]
@@ -179,6 +181,7 @@ class WholeBodyController:
             raise KeyError(f"no task {name!r}; tasks: {[t.name for _, t in self._tasks]}")
         self._tasks = kept
         self._assemblies.clear()
+        self._level_tasks = None
 
     def task(self, name: str) -> Task:
         for _, t in self._tasks:
@@ -234,11 +237,12 @@ class WholeBodyController:
         ev = self._evaluation(q, v)
         asm = self._assembly()
         layout = asm.layout
-        bounds = asm.normal_bounds
-        for k, name in enumerate(layout.contact_names):
-            state = self._contacts[name]
-            f_upper = state.upper_normal_force()
-            bounds[k, 0], bounds[k, 1] = min(state.contact.f_min, f_upper), f_upper
+        uppers = [state.upper_normal_force() for state in asm.states]
+        if uppers != asm.uppers:  # (the bounds change only while a contact ramps)
+            bounds = asm.normal_bounds
+            for k, (state, f_upper) in enumerate(zip(asm.states, uppers, strict=True)):
+                bounds[k, 0], bounds[k, 1] = min(state.contact.f_min, f_upper), f_upper
+            asm.uppers = uppers
         asm.fill(ev, self._first_q)
         x, Z = asm.eliminate()
         if x is None:
@@ -249,11 +253,8 @@ class WholeBodyController:
         solved = 0
         self._notes.clear()
         for k, tasks in enumerate(levels):
-            counts = asm.row_counts.get(k)
-            if counts is None:  # (a task's row count depends on the layout only)
-                counts = asm.row_counts[k] = [task.row_count(layout) for task in tasks]
-            buf = asm.level(k, sum(counts), Z.shape[1])
-            A, b = self._stack(tasks, ev, layout, buf.A, buf.b, counts)
+            buf = asm.level(k, tasks, Z.shape[1])
+            A, b = self._stack(tasks, ev, layout, buf.rows)
             AZ, CZ, Cx = np.matmul(A, Z, out=buf.AZ), np.matmul(C, Z, out=buf.CZ), np.matmul(C, x, out=buf.Cx)
             low, high = np.subtract(lower, Cx, out=buf.low), np.subtract(upper, Cx, out=buf.high)
             if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
@@ -319,33 +320,31 @@ class WholeBodyController:
                       for c in contacts]
             asm = self._assemblies[names] = Assembly(layout, contacts, frames, self.limits,
                                                      self._torque_limited, self._first_v)
+            asm.states = tuple(self._contacts[n] for n in names)
         return asm
 
     def _levels(self) -> list[list[Task]]:
-        if self.mode == "weighted" or not self._tasks:
-            return [[t for _, t in self._tasks]]
-        numbers = sorted({lv for lv, _ in self._tasks})
-        return [[t for lv, t in self._tasks if lv == number] for number in numbers]
+        """The tasks of each priority level (made once per set of tasks)."""
+        if self._level_tasks is None:
+            if self.mode == "weighted" or not self._tasks:
+                self._level_tasks = [[t for _, t in self._tasks]]
+            else:
+                numbers = sorted({lv for lv, _ in self._tasks})
+                self._level_tasks = [[t for lv, t in self._tasks if lv == number] for number in numbers]
+        return self._level_tasks
 
     @staticmethod
-    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout, A: np.ndarray | None = None,
-               rhs: np.ndarray | None = None, counts: list[int] | None = None,
+    def _stack(tasks: list[Task], ev: Evaluation, layout: VariableLayout, rows: StackedRows | None = None,
                ) -> tuple[np.ndarray, np.ndarray]:
         """The level's rows scaled by the square roots of the task weights, written into one matrix by each
-        task's ``write_rows`` (into ``A``, ``rhs`` when given: the level's buffers, ``counts`` rows per
-        task). A motion task weighted 0 (a swing task while its foot is in stance) keeps its rows, zero:
-        the QP's shape stays."""
-        counts = [task.row_count(layout) for task in tasks] if counts is None else counts
-        if A is None or rhs is None:
-            A, rhs = np.zeros((sum(counts), layout.size)), np.zeros(sum(counts))
-        else:
-            A.fill(0.0)
-        row = 0
-        for task, count in zip(tasks, counts, strict=True):
-            end = row + count
-            task.write_rows(ev, layout, A[row:end], rhs[row:end])
-            row = end
-        return A, rhs
+        task's ``write_rows`` (into ``rows`` when given: the level's buffers, made for ``tasks``). A motion
+        task weighted 0 (a swing task while its foot is in stance) keeps its rows, zero: the QP's shape
+        stays."""
+        rows = StackedRows(tasks, layout) if rows is None else rows
+        rows.A.fill(0.0)
+        for task, A, b in rows.blocks:
+            task.write_rows(ev, layout, A, b)
+        return rows.A, rows.b
 
     def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
                      hi: np.ndarray, buf: LevelBuffers) -> QPResult:
@@ -389,7 +388,7 @@ class WholeBodyController:
         finite, dynamics, contact = asm.torques(x, generalized, self.limits.effort, tau)
         if not finite:
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
-        forces = {n: x[layout.force(n)].copy() for n in layout.contact_names}
+        forces = {name: x[cols].copy() for name, cols in asm.force_columns}
         self._last = (ev, forces, asm)
         return WBCResult(QPStatus.SOLVED.value, message, tau, qdd.copy(), forces, self._task_errors(), ev,
                          dynamics, contact, levels, x)

@@ -6,12 +6,13 @@ feed-forward ``a_ref`` the seed omits); the rows (§3.10 (3.110)) are ``base.Mot
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
-from kinodyn._kernels.entry import IN1, OUT1, Kernel
+from kinodyn._kernels.entry import IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial.rotations import as_vector
 
 
@@ -38,12 +39,38 @@ def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np
     return out
 
 
+@njit(cache=True, inline="always")
+def pd_entry(a_ref: float, kp: float, error: float, kd: float, v_ref: float, velocity: float) -> float:
+    """One entry of ``pd_acceleration``, in numpy's order of operations (the same bits)."""
+    return (a_ref + kp * error) + kd * (v_ref - velocity)
+
+
 @njit(cache=True)
 def pd_law(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray,
            velocity: np.ndarray, out: np.ndarray) -> None:
-    """``pd_acceleration`` into ``out``, entry by entry in numpy's order of operations (the same bits)."""
+    """``pd_acceleration`` into ``out``."""
     for i in range(out.size):
-        out[i] = (a_ref[i] + kp[i] * error[i]) + kd[i] * (v_ref[i] - velocity[i])
+        out[i] = pd_entry(a_ref[i], kp[i], error[i], kd[i], v_ref[i], velocity[i])
+
+
+@njit(cache=True)
+def motion_rows(J: np.ndarray, velocity: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
+                error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray,
+                A: np.ndarray, b: np.ndarray, selected_error: np.ndarray) -> None:
+    """A motion task's weighted rows in one pass (``base.MotionTask``): row ``i`` is on axis ``axes[i]`` of
+    the task's full-size vectors (``a_ref``, ``kp``, ``error``, ``kd``, ``v_ref``, ``bias`` = ``Jdot v``);
+    ``J`` and ``velocity`` (``J v``) are the selected rows. ``A[i, :cols(J)] = J_i sqrt(w_i)``,
+    ``b_i = (pd_i - bias) sqrt(w_i)``, ``selected_error_i = error[axis]``: the operations of ``qdd_rows``
+    followed by ``base.scaled_rows``, in their order (the same bits)."""
+    for i in range(axes.size):
+        r = axes[i]
+        scale = math.sqrt(weight[i])
+        for j in range(J.shape[1]):
+            A[i, j] = J[i, j] * scale
+        b[i] = (pd_entry(a_ref[r], kp[r], error[r], kd[r], v_ref[r], velocity[i]) - bias[r]) * scale
+        selected_error[i] = error[r]
 
 
 _PD = Kernel(pd_law, IN1, IN1, IN1, IN1, IN1, IN1, OUT1)
+_AXES = types.Array(types.int64, 1, "C")
+MOTION_ROWS = Kernel(motion_rows, IN2, IN1, _AXES, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT2, OUT1, OUT1)

@@ -82,6 +82,14 @@ class MotionTask(Task):
             self.update_error(ev)
             b[:] = 0.0
             return
+        if b.shape != (self.dim,) or A.shape[1] < ev.v.size:
+            raise ValueError(f"task {self.name!r}: rows of shape {A.shape} for dim {self.dim} and "
+                             f"{ev.v.size} velocities: give row_count rows of layout.size columns")
+        self.write_weighted_rows(ev, A, b)
+
+    def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
+        """``write_rows`` for a task with a non-zero weight (``A``: ``dim`` rows, ``b``: ``dim``): from
+        ``qdd_rows``; a task may give the same numbers in one pass (``_motion.motion_rows``)."""
         J, d = self.qdd_rows(ev)
         J, d = np.asarray(J, dtype=float), np.asarray(d, dtype=float)  # (the kernel takes float64 only)
         if J.shape != (b.size, ev.v.size) or d.shape != b.shape or self.weight.shape != b.shape:

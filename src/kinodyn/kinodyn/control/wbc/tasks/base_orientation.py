@@ -50,6 +50,9 @@ class BaseOrientationTask(MotionTask):
         self._frame_task.set_reference(homogeneous_transform(C, np.zeros(3)), np.r_[np.zeros(3), w],
                                        np.r_[np.zeros(3), dw])
 
+    def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
+        self.error = self._frame_task.weighted_rows_into(ev, A, b, self.weight)
+
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         rows = self._frame_task.qdd_rows(ev)
         self.error = self._frame_task.error

@@ -19,7 +19,7 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, row_selection
+from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.spatial.rotations import as_vector
 
@@ -32,6 +32,7 @@ class ComTask(MotionTask):
                  name: str = "com") -> None:
         self.mask = selection(mask, 3, f"task {name!r} mask")
         self._select = row_selection(self.mask)
+        self._axes = np.flatnonzero(self.mask)
         super().__init__(name, int(self.mask.sum()), gain(weight, 3, f"task {name!r} weight")[self.mask])
         self.kp = gain(kp, 3, f"task {name!r} kp")
         self.kd = gain(kd, 3, f"task {name!r} kd")
@@ -47,6 +48,18 @@ class ComTask(MotionTask):
         velocity = optional_vector(velocity, 3, f"task {self.name!r} reference CoM velocity")
         acceleration = optional_vector(acceleration, 3, f"task {self.name!r} reference CoM acceleration")
         self.position, self.velocity, self.acceleration = position, velocity, acceleration
+
+    def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
+        """Without saturation (both limits infinite) in one compiled pass after the product
+        (``_motion.motion_rows``); a saturated demand through ``qdd_rows`` (its norms are numpy's)."""
+        if self.max_error != math.inf or self.max_acceleration != math.inf or self.position is None:
+            super().write_weighted_rows(ev, A, b)
+            return
+        J = ev.com_jacobian[self._select]
+        error = np.empty(self.dim)
+        MOTION_ROWS.call(J, J @ ev.v, self._axes, self.acceleration, self.kp, self.position - ev.com, self.kd,
+                         self.velocity, ev.com_bias_acceleration, self.weight, A, b, error)
+        self.error = error
 
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         if self.position is None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, row_selection
+from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
@@ -47,6 +47,7 @@ class FrameTask(MotionTask):
         label = name if name is not None else self.frame
         self.mask = selection(mask, 6, f"task {label!r} mask")
         self._select = row_selection(self.mask)  # the selected axes
+        self._axes = np.flatnonzero(self.mask)
         self._frames: tuple[str, ...] = ()  # the frames of the last evaluation seen, and this frame's row
         self._row = -1
         self._angular = bool(self.mask[3:].any())  # the orientation error is needed
@@ -117,6 +118,20 @@ class FrameTask(MotionTask):
 
     def update_error(self, ev: Evaluation) -> None:
         self.error = self._pose_error(ev)[1][self._select]
+
+    def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
+        self.error = self.weighted_rows_into(ev, A, b, self.weight)
+
+    def weighted_rows_into(self, ev: Evaluation, A: np.ndarray, b: np.ndarray, weight: np.ndarray
+                           ) -> np.ndarray:
+        """``qdd_rows`` scaled by ``sqrt(weight)`` into ``A``, ``b`` in one compiled pass after the products
+        (``_motion.motion_rows``); returns the selected error."""
+        k, e = self._pose_error(ev)
+        J = ev.jacobians[k][self._select]
+        error = np.empty(self.dim)
+        MOTION_ROWS.call(J, J @ ev.v, self._axes, self.acceleration, self.kp, e, self.kd, self.twist,
+                         ev.bias_accelerations[k], weight, A, b, error)
+        return error
 
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         k, e = self._pose_error(ev)

@@ -10,12 +10,15 @@ and one in ``v``, so the joints' part of ``model.difference`` is ``q_ref - q`` e
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from kinodyn._kernels.entry import IN1, INT, OUT1, OUT2, Kernel
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import as_vector
@@ -55,7 +58,32 @@ class PostureTask(MotionTask):
                              f"+-{v_max[outside].tolist()}; clip it to the limits")
         self.q_ref, self.v_ref, self.a_ref = q_ref, v_ref, a_ref
 
+    def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
+        """``qdd_rows`` scaled by ``sqrt(weight)`` in one compiled pass (``posture_rows``)."""
+        error = np.empty(self.dim)
+        _POSTURE_ROWS.call(self.q_ref, ev.q[self._iq:], self.a_ref, self.kp, self.kd, self.v_ref,
+                           ev.v[self._iv:], self.weight, self._iv, A, b, error)
+        self.error = error
+
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         e = self.q_ref - ev.q[self._iq:]  # model.difference over the joints: one coordinate each, q1 - q0
         self.error = e
         return self._J, pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
+
+
+@njit(cache=True)
+def posture_rows(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+                 v_ref: np.ndarray, v: np.ndarray, weight: np.ndarray, column: int, A: np.ndarray,
+                 b: np.ndarray, error: np.ndarray) -> None:
+    """The weighted rows of ``qdd_rows`` (``J = [0 I]`` from ``column``) into ``A`` (zero on entry: only the
+    diagonal, ``1 * sqrt(w)``, is written) and ``b``; the error ``q_ref - q``: the operations of
+    ``qdd_rows`` and ``base.scaled_rows`` in their order (the same bits)."""
+    for i in range(q_ref.size):
+        e = q_ref[i] - q[i]
+        scale = math.sqrt(weight[i])
+        A[i, column + i] = scale
+        b[i] = pd_entry(a_ref[i], kp[i], e, kd[i], v_ref[i], v[i]) * scale
+        error[i] = e
+
+
+_POSTURE_ROWS = Kernel(posture_rows, IN1, IN1, IN1, IN1, IN1, IN1, IN1, IN1, INT, OUT2, OUT1, OUT1)
