@@ -1,0 +1,95 @@
+"""The MPC in closed loop on the single rigid body itself (the full nonlinear SRB, integrated by solve_ivp):
+standing up from a sag, then trotting to a forward and a turning velocity command, re-planned every step
+with the forces of the first step held over it (zero-order hold), footholds from the Raibert heuristic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinodyn.control.locomotion import GaitScheduler, raibert_foothold, trot
+from kinodyn.control.mpc import (
+    SOLVERS,
+    CentroidalMpc,
+    MpcParameters,
+    contact_schedule,
+    foothold_plan,
+    velocity_reference,
+)
+from scipy.integrate import solve_ivp
+
+FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
+
+
+def rollout(robot, solver: str, command: np.ndarray, seconds: float) -> tuple[np.ndarray, np.ndarray]:
+    """Stand 0.3 s (starting 2 cm low), then trot (period 16 steps, duty 10/16) with ``command``; the SRB
+    states after each step and the times."""
+    params = MpcParameters(solver=solver)
+    dt, N, body = params.dt, params.horizon, robot.body
+    mpc = CentroidalMpc(body, FEET, params)
+    height = robot.x0[5]
+    hips = robot.contacts[:, :2] - robot.x0[3:5]  # each foot's place under its hip, about the CoM
+    scheduler = GaitScheduler(FEET)
+    x = robot.x0.copy()
+    x[5] -= 0.02
+    feet = robot.contacts.copy()
+    was_stance = np.ones(4, dtype=bool)
+    states, times = [], []
+    for step in range(round(seconds / dt)):
+        t = step * dt
+        if step == round(0.3 / dt):
+            scheduler.set_gait(trot(PAIRS, period=N * dt, duty=10 / 16))
+        state = scheduler.update(t)
+        stance = contact_schedule(state, FEET, dt, N)
+        moving = command if scheduler.gait.moves else np.zeros(3)
+        landing = stance[0] & ~was_stance
+        was_stance = stance[0]
+        planned = feet.copy()  # each foot's next stance (the one starting now for a landing foot)
+        for i, foot in enumerate(FEET):
+            p = state.feet[foot]
+            if not p.lifts_next:
+                continue
+            if landing[i]:  # to the middle of the stance starting now
+                tau = p.time_left - 0.5 * p.stance_duration if p.in_stance else p.time_left
+            else:
+                tau = p.time_left + (p.swing_duration if p.in_stance else 0.0) + 0.5 * p.stance_duration
+            planned[i, :2] = raibert_foothold(x[3:5], x[2], hips[i], x[9:11], moving, tau, height, 9.81,
+                                              gain=0.6, max_offset=0.15)
+            planned[i, 2] = 0.0
+        feet[landing] = planned[landing]
+        reference = velocity_reference(x, moving, height, dt, N)
+        solution = mpc.solve(x, reference, stance, foothold_plan(stance, feet, planned, reference))
+        assert solution.ok, (t, solution.message)
+        forces = solution.forces[0]
+        x = solve_ivp(lambda _, s, f=forces, r=feet: body.derivative(s, f, r), (0.0, dt), x, rtol=1e-8,
+                      atol=1e-10).y[:, -1]
+        states.append(x)
+        times.append(t + dt)
+    return np.array(states), np.array(times)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_trots_at_the_commanded_forward_velocity(robot, solver: str) -> None:
+    command = np.array([0.5, 0.0, 0.0])
+    states, times = rollout(robot, solver, command, 3.0)
+    standing = times <= 0.3
+    assert abs(states[standing][-1, 5] - robot.x0[5]) < 0.005  # stood up from the sag
+    settled = times > 1.5
+    assert np.sqrt(np.mean((states[settled, 9] - command[0]) ** 2)) <= 0.05
+    assert np.sqrt(np.mean(states[settled, 10] ** 2)) <= 0.05
+    assert np.abs(states[:, :3]).max() < 0.05  # level and on heading
+    assert np.abs(states[:, 5] - robot.x0[5]).max() < 0.025
+    assert states[-1, 3] > robot.x0[3] + 0.5 * 1.5  # it did travel
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_trots_on_a_turn(robot, solver: str) -> None:
+    command = np.array([0.3, 0.0, 0.6])
+    states, times = rollout(robot, solver, command, 3.0)
+    settled = times > 1.5
+    yaw_rate = states[settled, 8]
+    assert np.sqrt(np.mean((yaw_rate - command[2]) ** 2)) <= 0.05
+    heading = np.stack((np.cos(states[settled, 2]), np.sin(states[settled, 2])), axis=1)
+    forward = np.einsum("ij,ij->i", heading, states[settled, 9:11])
+    assert np.sqrt(np.mean((forward - command[0]) ** 2)) <= 0.05
+    assert np.abs(states[:, :2]).max() < 0.08  # roll and pitch stay small
