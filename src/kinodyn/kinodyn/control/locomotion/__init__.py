@@ -1,12 +1,15 @@
 """Legged locomotion over the whole-body QP: gaits, swing-foot trajectories, footholds, the controller.
 
-- ``gait``: ``Gait``, ``stand``, ``trot``, ``alternating_groups``, ``GaitScheduler`` (phases, safe switching);
+- ``gait``: ``Gait``, ``stand``, ``walk``, ``trot``, ``pace``, ``bound`` (``two_beat``), their feet's groups
+  (``alternating_groups``, ``lateral_groups``, ``fore_aft_groups``, ``footfall_sequence``), the period law
+  ``pendulum_period``, ``GaitScheduler`` (phases, phase-continuous switching);
 - ``swing``: ``SwingTrajectory`` / ``swing_point`` (minimum-jerk with a clearance bump, analytic derivatives);
 - ``footholds``: ``raibert_foothold`` (Raibert 1986 with capture-point feedback, Pratt et al. 2006);
-- ``controller``: ``LocomotionController`` (sit, stand, trot; ``LocomotionParameters``). docs/locomotion.md.
+- ``controller``: ``LocomotionController`` (sit, stand and the gaits; ``LocomotionParameters``).
+  docs/locomotion.md.
 """
 
-from kinodyn.control.locomotion.controller import LocomotionController, LocomotionOutput
+from kinodyn.control.locomotion.controller import LocomotionController, LocomotionOutput, torque_acceleration
 from kinodyn.control.locomotion.footholds import arc_displacement, raibert_foothold
 from kinodyn.control.locomotion.gait import (
     FootPhase,
@@ -14,13 +17,22 @@ from kinodyn.control.locomotion.gait import (
     GaitScheduler,
     GaitState,
     alternating_groups,
+    bound,
+    footfall_sequence,
+    fore_aft_groups,
+    lateral_groups,
+    pace,
+    pendulum_period,
     stand,
     trot,
+    two_beat,
+    walk,
 )
-from kinodyn.control.locomotion.parameters import MODES, LocomotionParameters
+from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import SwingTrajectory, swing_point
 
 __all__ = [
+    "GAITS",
     "MODES",
     "FootPhase",
     "Gait",
@@ -32,8 +44,17 @@ __all__ = [
     "SwingTrajectory",
     "alternating_groups",
     "arc_displacement",
+    "bound",
+    "footfall_sequence",
+    "fore_aft_groups",
+    "lateral_groups",
+    "pace",
+    "pendulum_period",
     "raibert_foothold",
     "stand",
     "swing_point",
+    "torque_acceleration",
     "trot",
+    "two_beat",
+    "walk",
 ]

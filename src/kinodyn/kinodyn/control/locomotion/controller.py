@@ -1,27 +1,41 @@
-"""``LocomotionController``: sit, stand and trot on any legged robot over the whole-body QP.
+"""``LocomotionController``: sit, stand, walk, trot, pace, bound on any legged robot over the whole-body QP.
 
 Inputs are the robot, its feet (frame names) and its nominal standing joint positions; nothing is
 specific to four legs. From the nominal posture's forward kinematics (base at the origin, level): each
-foot's horizontal place under its hip ``r_i`` (the Raibert neutral point, ``footholds``), the nominal
-base height above the feet ``h0``, the leg length ``L`` (the mean distance of the feet from their legs' first
-joints; ``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``) and the
-trot's two groups (``gait.alternating_groups``) unless given.
+foot's horizontal place ``r_i`` (under its hip), the nominal base height above the feet ``h0``, the leg
+length ``L`` (the mean distance of the feet from their legs' first joints, the hips;
+``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``, and the gaits'
+period ``period_ratio 2 pi sqrt(L / g)`` unless ``period`` is set, ``gait.pendulum_period``: the leg as a
+pendulum about its hip, so a sprawling leg counts with its length, not its hip's height), the gaits'
+groups (``gait``: the trot's from ``alternating_groups`` unless ``trot_groups`` is given; a gait the feet
+cannot make, such as a bound on a hexapod whose middle legs are level with the centre, is refused when
+requested, with the reason).
+
+The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joint_acceleration_ratio``
+times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the
+body free, ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joint rows and columns of the floating-base
+``M^-1`` (the exact maximum over the box of torques): it scales with the robot's inertia and motors (it is
+``max_joint_acceleration``); the limits' look-ahead is ``joint_limit_horizon``.
 
 Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
 twist ``(vx, vy, wz)`` in the heading frame):
 
 1. modes: ``sit`` <-> ``stand`` through a minimum-jerk height change (stand-up, sit-down) lasting
-   ``transition_time`` for the whole way between the two heights, less for part of it;
-   ``stand`` <-> ``trot`` through the gait scheduler's safe switch (every foot down);
-   ``request_mode`` walks there one mode at a time;
+   ``transition_time`` for the whole way between the two heights, less for part of it; ``stand`` -> a
+   gait (``walk``, ``trot``, ``pace``, ``bound``), a gait -> another at speed, and a gait -> ``stand``
+   through the gait scheduler's phase-continuous switch (``gait.GaitScheduler``: the feet in swing land as
+   planned; the mode is ``stand`` once every foot is down); ``request_mode`` walks there one mode at a time;
 2. the command, clipped to the parameters' limits, goes through an acceleration limiter (zero unless
    trotting); its integral is the reference of the CoM (x, y) and of the base yaw, held within
    ``max_tracking_error`` of the measured ones (no wind-up when the robot lags);
-3. the gait: a foot whose stance ends within ``contact_ramp`` is unloaded (``set_contact_active`` ramps
+3. the gait: a foot whose stance ends within the contact ramp (``contact_ramp``, or ``contact_ramp_ratio``
+   of the gait's ``handover``) is unloaded (``set_contact_active`` ramps
    its force bound to 0 by lift-off; one carrying under 1 % of its share of the weight is released at
    once); in swing, a ``FrameTask`` on the foot (x, y, z) follows
-   ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold (replanned every
-   tick with the measured velocity); at touchdown the contact is back with its force bound ramping up;
+   ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold about the CoM
+   (``footholds``: the nominal support pattern ``r_i - mean(r)`` centred under the CoM's projection, the
+   capture point from the CoM's velocity and height; replanned every tick); at touchdown the contact is
+   back with its force bound ramping up;
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
    base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
    loaded foot: the ground estimate, also the swing feet's touchdown height), the swing feet and the
@@ -46,10 +60,24 @@ import numpy as np
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion.footholds import raibert_foothold
-from kinodyn.control.locomotion.gait import GaitScheduler, alternating_groups, stand, trot
-from kinodyn.control.locomotion.parameters import MODES, LocomotionParameters
+from kinodyn.control.locomotion.gait import (
+    Gait,
+    GaitScheduler,
+    alternating_groups,
+    bound,
+    footfall_sequence,
+    fore_aft_groups,
+    lateral_groups,
+    pace,
+    pendulum_period,
+    stand,
+    trot,
+    walk,
+)
+from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.wbc import PointContact, WholeBodyController
+from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial.rotations import as_vector, rot_x, rot_y, rot_z
@@ -62,7 +90,8 @@ _EYE4 = np.eye(4)
 @dataclass(frozen=True)
 class LocomotionOutput:
     """One tick's answer (module doc). ``mode``: ``sit``, ``standing_up``, ``stand``, ``sitting_down`` or
-    ``trot``; ``stance``: per foot, in stance in the schedule; ``footholds``: per foot in swing, its
+    a gait (``walk``, ``trot``, ``pace``, ``bound``; also while stopping, until every foot is down);
+    ``stance``: per foot, in stance in the schedule; ``footholds``: per foot in swing, its
     planned touchdown point (world); ``command``: the rate-limited twist in force; ``solve_time`` [s]."""
 
     ok: bool
@@ -106,20 +135,32 @@ def _rotation(quaternion: np.ndarray) -> np.ndarray:
                      [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
 
 
-def _leg_lengths(model: Model, q: np.ndarray, feet: Sequence[str]) -> np.ndarray:
-    """Each foot's distance from its leg's first joint (the origin of the first body below the floating
-    base on the way to the foot) at ``q``."""
+def _hips(model: Model, q: np.ndarray, feet: Sequence[str]) -> np.ndarray:
+    """Each foot's leg's first joint (the origin of the first body below the floating base on the way to
+    the foot) at ``q``: an (n, 3) array."""
     root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
-    lengths = []
+    hips = []
     for foot in feet:
         body = int(model.frame_body[model.frame_id(foot)])
         if body == root:
             raise ValueError(f"foot {foot!r} is on the floating base itself, not on a leg")
         while model.parent[body] != root:
             body = int(model.parent[body])
-        hip = model.frame_placement(q, model.body_names[body])[:3, 3]
-        lengths.append(float(np.linalg.norm(model.frame_placement(q, foot)[:3, 3] - hip)))
-    return np.array(lengths)
+        hips.append(model.frame_placement(q, model.body_names[body])[:3, 3])
+    return np.array(hips)
+
+
+def torque_acceleration(model: Model, q: np.ndarray) -> float:
+    """The largest acceleration [rad/s^2 or m/s^2] any joint of the floating-base ``model`` gets from its
+    torque limits at ``q``, at rest with the body free: ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joints
+    (module doc). ``ValueError`` when no joint has a finite URDF effort limit."""
+    effort = model.effort_limit[6:]
+    limited = np.isfinite(effort) & (effort > 0.0)
+    if not limited.any():
+        raise ValueError("the URDF gives no joint a finite effort limit: the joint acceleration cap is "
+                         "derived from them (add <limit effort=...> to the joints)")
+    inverse = np.linalg.inv(model.mass_matrix(q))[6:, 6:]
+    return float((np.abs(inverse[:, limited]) @ effort[limited]).max())
 
 
 def _pose_limit(p: LocomotionParameters) -> np.ndarray:
@@ -132,7 +173,8 @@ def _wrap(angle: float) -> float:
 
 
 class LocomotionController:
-    """Sit, stand and trot for ``model`` (floating base) on ``feet`` with ``nominal_joints`` (module doc)."""
+    """Sit, stand and the gaits for ``model`` (floating base) on ``feet`` with ``nominal_joints`` (module
+    doc)."""
 
     def __init__(self, model: Model, feet: Sequence[str], nominal_joints: Any,
                  params: LocomotionParameters | None = None,
@@ -152,19 +194,28 @@ class LocomotionController:
         q0[7:] = self.nominal_joints
         stance = np.array([model.frame_placement(q0, foot)[:3, 3] for foot in self.feet])
         self.hips = np.ascontiguousarray(stance[:, :2])  # nominal (x, y) of each foot, base frame
+        # each foot about the centre of the nominal support pattern: placed about the CoM's projection
+        self.stance_offsets = np.ascontiguousarray(self.hips - self.hips.mean(axis=0))
         self.nominal_height = float(-stance[:, 2].mean())  # base above the feet's mean
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
-        self.leg_length = float(_leg_lengths(model, q0, self.feet).mean())
+        hips = _hips(model, q0, self.feet)
+        self.leg_length = float(np.linalg.norm(stance - hips, axis=1).mean())
         self.gravity = float(np.linalg.norm(model.gravity))
-        self._groups = trot_groups if trot_groups is not None else alternating_groups(self.feet, self.hips)
+        self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
+            alternating_groups(self.feet, self.hips)
         self._stand_gait = stand(self.feet)
-        self._trot_gait = trot(self._groups, p.period, p.duty)
+        # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s]
+        self.gaits, self.unavailable, self.contact_ramps = self._gaits_for(p)
         self.scheduler = GaitScheduler(self.feet)
+        self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
+        self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
 
         # gains, weights and friction: set by _configure below
+        limits = JointLimits.from_model(model, p.joint_limit_horizon, self.max_joint_acceleration)
         self.wbc = WholeBodyController(model, [PointContact(f) for f in self.feet], mode=p.wbc_mode,
-                                       solver=p.solver, fallback_solver=p.fallback_solver or None)
+                                       solver=p.solver, fallback_solver=p.fallback_solver or None,
+                                       limits=limits)
         self.com_task = ComTask(0.0, 0.0, mask=(True, True, False))
         self.base_task = FrameTask(model, model.body_names[1], 0.0, 0.0, mask=BASE_MASK, name="base")
         self.base_task.set_reference(_EYE4)  # (every tick sets it; the two halves need one to start from)
@@ -204,10 +255,17 @@ class LocomotionController:
     def mode(self) -> str:
         return self._mode
 
+    @property
+    def period(self) -> float:
+        """The trot's (and pace's, bound's) period in force [s]: ``period``, or the pendulum law's."""
+        return self.gaits["trot"].period
+
     def request_mode(self, name: str) -> None:
-        """Go to ``sit``, ``stand`` or ``trot``, through the modes between (module doc)."""
+        """Go to ``sit``, ``stand`` or a gait, through the modes between (module doc)."""
         if name not in MODES:
             raise ValueError(f"unknown locomotion mode {name!r}; modes: {MODES}")
+        if name in self.unavailable:
+            raise ValueError(f"this robot cannot {name}: {self.unavailable[name]}")
         self._requested = name
 
     def set_pose_offset(self, x: float = 0.0, y: float = 0.0, height: float = 0.0, roll: float = 0.0,
@@ -225,16 +283,19 @@ class LocomotionController:
     def set_parameters(self, params: LocomotionParameters) -> None:
         """Apply new ``params`` live, keeping the state (mode, gait clock, contacts, references, pose offset).
 
-        Gains, weights, friction and limits apply from the next tick; a new trot ``period`` or ``duty`` at
-        the gait scheduler's next safe moment (every foot down: at once when standing, at the next double
-        support when trotting); ``sit_height_ratio`` and ``transition_time`` from the next sit-down or
-        stand-up; ``initial_mode`` only before the first ``update``. ``ValueError`` (nothing changed) for a
-        new ``wbc_mode``, ``solver`` or ``fallback_solver`` (they shape the QP: build a new controller) or
-        pose limits below the standing pose offset in force."""
+        Gains, weights, friction and limits apply from the next tick; new gait timings (``period``,
+        ``period_ratio``, ``duty``, the walk's, the contact ramp) at once, through the scheduler's
+        phase-continuous switch when moving; ``sit_height_ratio`` and ``transition_time`` from the next
+        sit-down or stand-up; ``initial_mode`` only before the first ``update``. ``ValueError`` (nothing
+        changed) for a new ``wbc_mode``, ``solver``, ``fallback_solver``, ``joint_acceleration_ratio`` or
+        ``joint_limit_horizon`` (they shape the QP: build a new controller), pose limits below the standing
+        pose offset in force, or timings the gait in force cannot take (a contact ramp beyond its
+        handover)."""
         if not isinstance(params, LocomotionParameters):
             raise TypeError(f"set_parameters takes a LocomotionParameters, got {type(params).__name__}")
         old = self.params
-        for name in ("wbc_mode", "solver", "fallback_solver"):
+        for name in ("wbc_mode", "solver", "fallback_solver", "joint_acceleration_ratio",
+                     "joint_limit_horizon"):
             if getattr(params, name) != getattr(old, name):
                 raise ValueError(f"locomotion parameter {name} cannot change live ({getattr(old, name)!r} -> "
                                  f"{getattr(params, name)!r}): build a new LocomotionController")
@@ -242,14 +303,17 @@ class LocomotionController:
         if (np.abs(self._pose_target) > limit).any():
             raise ValueError(f"the standing pose offset {self._pose_target.tolist()} exceeds the new limits "
                              f"+-{limit.tolist()} (max_pose_shift, max_pose_angle): set a smaller one first")
+        gaits, unavailable, ramps = self._gaits_for(params)
+        moving = self.scheduler.gait.moves
+        if moving and self.scheduler.gait.name in unavailable:
+            raise ValueError(f"the gait in force cannot take these parameters: "
+                             f"{unavailable[self.scheduler.gait.name]}")
         self.params = params
         self._configure(params)
-        if (params.period, params.duty) != (old.period, old.duty):
-            gait, s = trot(self._groups, params.period, params.duty), self.scheduler
-            switch = s.pending is self._trot_gait or (s.gait is self._trot_gait and s.pending is None)
-            self._trot_gait = gait
-            if switch:  # trotting (or about to): the new trot takes over at the scheduler's safe moment
-                s.set_gait(gait)
+        self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
+        self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
+        if moving and gaits[self.scheduler.gait.name] != self.scheduler.gait:
+            self._set_gait(gaits[self.scheduler.gait.name])
         if self._t is None:
             if self._requested == self._mode:
                 self._requested = params.initial_mode
@@ -271,12 +335,11 @@ class LocomotionController:
         self._t = t
         C = _rotation(q[3:7])
         yaw = math.atan2(C[1, 0], C[0, 0])
-        velocity = C @ v[:3]
         self._step_modes(t)
         gait_state = self.scheduler.update(t)
         self._track_command(cmd, dt, yaw)
         self._set_base_references(t, dt)
-        footholds = self._feet(gait_state, q, yaw, velocity, dt)
+        footholds = self._feet(gait_state, q, v, yaw)
         start = time.perf_counter()
         result = self.wbc.update(q, v, t)
         solve_time = time.perf_counter() - start
@@ -294,6 +357,44 @@ class LocomotionController:
                                 stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
 
     # ----- pieces ------------------------------------------------------------------------------------
+
+    def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, Gait], dict[str, str], dict[str, float]]:
+        """The gaits ``p`` gives this robot, the reasons of those it cannot make, and each gait's contact ramp
+        (module doc). ``ValueError`` when the trot is not possible."""
+        period = p.period if p.period > 0.0 else \
+            pendulum_period(self.leg_length, self.gravity, p.period_ratio)
+        makers = {"trot": lambda: trot(self._groups, period, p.duty),
+                  "pace": lambda: pace(lateral_groups(self.feet, self.hips), period, p.duty),
+                  "bound": lambda: bound(fore_aft_groups(self.feet, self.hips), period, p.duty),
+                  "walk": lambda: walk(footfall_sequence(self.feet, self.hips), p.walk_period_factor * period,
+                                       p.walk_duty)}
+        gaits, unavailable, ramps = {}, {}, {}
+        for name in GAITS:
+            try:
+                gait = makers[name]()
+            except ValueError as error:
+                unavailable[name] = str(error)
+                continue
+            handover = gait.handover
+            ramp = p.contact_ramp if p.contact_ramp > 0.0 else p.contact_ramp_ratio * handover
+            if not 0.0 < ramp <= handover + 1e-12:
+                unavailable[name] = (f"its contact ramp ({ramp:.4f} s) must be > 0 and fit in its handover "
+                                     f"time ({handover:.4f} s: from a touchdown to the next lift-off; "
+                                     f"period {gait.period:.4f} s, duty {gait.duty}): lower contact_ramp or "
+                                     f"raise the duty")
+                continue
+            gaits[name], ramps[name] = gait, ramp
+        if "trot" in unavailable:
+            raise ValueError(f"locomotion parameters: the trot is not possible: {unavailable['trot']}")
+        return gaits, unavailable, ramps
+
+    def _set_gait(self, gait: Gait) -> None:
+        """Hand ``gait`` to the scheduler (a moving gait: no foot lifts within its contact ramp)."""
+        if gait.moves:
+            self._moving_gait = gait
+            self.scheduler.set_gait(gait, lead=self.contact_ramps[gait.name])
+        else:
+            self.scheduler.set_gait(gait)
 
     def _configure(self, p: LocomotionParameters) -> None:
         """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``)."""
@@ -316,10 +417,9 @@ class LocomotionController:
         self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
         self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
 
-    def _trotting(self) -> bool:
-        """Trotting and staying so: a trot in force (or a new trot waiting for its safe moment), no stop."""
-        s = self.scheduler
-        return self._mode == "trot" and s.gait.moves and s.pending is not self._stand_gait
+    def _moving(self) -> bool:
+        """In a gait and staying so (not stopping)."""
+        return self._mode in GAITS and self.scheduler.gait.moves
 
     def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
         q = np.asarray(q, dtype=float)
@@ -367,9 +467,10 @@ class LocomotionController:
         """Advance the mode machine one step towards the requested mode (module doc)."""
         mode, want = self._mode, self._requested
         t0, duration = self._height[2:]
+        s = self.scheduler
         if mode in ("standing_up", "sitting_down") and t >= t0 + duration:
             mode = "stand" if mode == "standing_up" else "sit"
-        elif mode == "trot" and self.scheduler.gait is self._stand_gait and self.scheduler.pending is None:
+        elif mode in GAITS and not s.gait.moves and s.all_in_stance:  # stopped
             mode = "stand"
         if mode == "sit" and want != "sit":
             self._move_height(self._height_at(t)[0], "stand", t)
@@ -377,17 +478,16 @@ class LocomotionController:
         elif mode == "stand" and want == "sit":
             self._move_height(self._height_at(t)[0], "sit", t)
             mode = "sitting_down"
-        elif mode == "stand" and want == "trot":
-            self.scheduler.set_gait(self._trot_gait)
-            mode = "trot"
-        elif mode == "trot" and want != "trot" and self.scheduler.pending is None and \
-                self.scheduler.gait is self._trot_gait:
-            self.scheduler.set_gait(self._stand_gait)
+        elif mode in (*GAITS, "stand") and want in GAITS and s.gait is not self.gaits[want]:
+            self._set_gait(self.gaits[want])  # from standing, from another gait at speed, or while stopping
+            mode = want
+        elif mode in GAITS and want not in GAITS and s.gait.moves:
+            self._set_gait(self._stand_gait)
         self._mode = mode
 
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
         """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
-        target = np.minimum(np.maximum(cmd, -self._cmd_limit), self._cmd_limit) if self._trotting() else \
+        target = np.minimum(np.maximum(cmd, -self._cmd_limit), self._cmd_limit) if self._moving() else \
             np.zeros(3)
         self._cmd_prev[:] = self._cmd
         _approach(self._cmd, target, self._cmd_rate * dt)
@@ -423,14 +523,17 @@ class LocomotionController:
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
                                                  (0.0, 0.0, wz), (0.0, 0.0, dwz), known_rotation=True)
 
-    def _feet(self, gait_state: Any, q: np.ndarray, yaw: float, velocity: np.ndarray,
-              dt: float) -> dict[str, np.ndarray]:
+    def _feet(self, gait_state: Any, q: np.ndarray, v: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
         """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
         p = self.params
         ev = self._ev
         footholds: dict[str, np.ndarray] = {}
         loaded_z = []
-        height = self._height_at(self._t or 0.0)[0]
+        ramp_time = self.contact_ramps[self._moving_gait.name]
+        com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
+            (self.model.com(q), self.model.com_jacobian(q))  # (the last tick's evaluation; at the first, q's)
+        com_xy, com_velocity = com[:2], com_jacobian[:2] @ v
+        com_height = max(float(com[2]) - self._ground, 1e-3 * self.nominal_height)
         for i, foot in enumerate(self.feet):
             phase = gait_state.feet[foot]
             task = self.swing_tasks[foot]
@@ -439,9 +542,9 @@ class LocomotionController:
                 if self._swinging[foot]:  # touchdown
                     self._swinging[foot] = False
                     task.weight[:] = 0.0
-                want_loaded = not (phase.lifts_next and phase.time_left <= p.contact_ramp)
+                want_loaded = not (phase.lifts_next and phase.time_left <= ramp_time)
                 if want_loaded != self._loaded[foot]:
-                    ramp = p.contact_ramp if want_loaded else phase.time_left
+                    ramp = ramp_time if want_loaded else phase.time_left
                     if not want_loaded and self._normal_force(foot) < self._release_force:
                         ramp = 0.0  # nothing to ramp down (a ramp from ~0 N leaves the QP one feasible force)
                     self.wbc.set_contact_active(foot, want_loaded, ramp=ramp)
@@ -458,8 +561,9 @@ class LocomotionController:
                 task.weight[:] = p.swing_weight
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
-            target[:2] = raibert_foothold(q[:2], yaw, self.hips[i], velocity, self._cmd, tau, height,
-                                          self.gravity, p.capture_gain, self.max_foothold_offset)
+            target[:2] = raibert_foothold(com_xy, yaw, self.stance_offsets[i], com_velocity, self._cmd, tau,
+                                          com_height, self.gravity, p.capture_gain,
+                                          self.max_foothold_offset)
             target[2] = self._ground
             footholds[foot] = target.copy()
             swing = self._swing
@@ -469,7 +573,6 @@ class LocomotionController:
         if loaded_z:
             self._ground = float(min(loaded_z))
         return footholds
-
 
     def _normal_force(self, foot: str) -> float:
         """The foot's normal force in the last solved tick (0 when it had none)."""

@@ -1,14 +1,37 @@
 """Periodic gaits and their scheduler: which foot is in stance or swing at time ``t``, and for how long.
 
 A gait of ``period`` T and ``duty`` d (the stance fraction of a cycle) gives each foot a phase offset
-``o_i``; its cycle phase is ``phi_i = ((t - t0) / T + o_i) mod 1`` (``t0``: when the gait started), in
-stance for ``phi_i < d`` and in swing after. A trot alternates two groups of feet half a period apart
-(the diagonal pairs of a quadruped; the two tripods of a hexapod: the same construction), so with
-``d > 1/2`` every foot is on the ground for ``(d - 1/2) T`` twice per cycle, when the load is handed
-over. Standing is the gait whose feet never swing. Seed 003 inventory §2.8 (stance/swing alternation).
+``o_i``: with the gait clock ``c = (t - t0) / T``, foot ``i`` lifts off when ``c + o_i = d`` (mod 1) and
+touches down when ``c + o_i = 0`` (mod 1). The gaits (seed 003 inventory §2.8: stance/swing alternation,
+static stability with the CoM over the support polygon; Alexander 1984, "The gaits of bipedal and
+quadrupedal animals", Int. J. Robotics Research 3(2), for their footfall patterns):
 
-``GaitScheduler.set_gait`` switches at a safe moment: at once when every foot is in stance under the
-current gait, else at the first ``update`` where that holds; the new gait's clock starts there.
+- ``stand``: every foot in stance for ever (duty 1);
+- ``walk``: a four-beat (n-beat) gait: the feet touch down one at a time, ``1/n`` of a cycle apart, in
+  the order of ``footfall_sequence`` (a quadruped's lateral-sequence walk LH, LF, RH, RF; a hexapod's
+  wave gait), so with ``d > 1 - 1/n`` at least ``n - 1`` feet are down at any time;
+- ``trot``, ``pace``, ``bound``: two groups of feet half a cycle apart (``two_beat``): the diagonal pairs
+  (a hexapod's two tripods, ``alternating_groups``), the left and right feet (``lateral_groups``), the
+  front and hind feet (``fore_aft_groups``); with ``d > 1/2`` both groups are down while the load changes
+  hands.
+
+``Gait.handover`` is the shortest time from a touchdown to the next lift-off of any foot: the time a foot
+has to unload onto the one that just landed (the controller's contact ramp fits in it).
+
+``pendulum_period`` is the default period law: dynamic similarity (Alexander and Jayes 1983, "A dynamic
+similarity hypothesis for the gaits of quadrupedal mammals", J. Zoology 201) says animals of different size
+moving at the same Froude number ``v^2 / (g l)`` use the same gait with the same duty factor and relative
+stride length, so their times scale with the leg's pendulum time: ``T = k 2 pi sqrt(l / g)``, ``l`` the
+leg's length (hip to foot in the nominal stance; the hip height of an upright leg), ``k`` a dimensionless
+ratio.
+
+``GaitScheduler`` keeps each foot's current stance or swing (its start and end times) and switches gait
+at once, keeping every foot's phase continuous: a swing in progress ends as planned; a stance in progress
+ends at the new gait's first lift-off for that foot no earlier than planned (and no earlier than ``lead``
+after the switch, the time to unload it); a stance that starts later lasts at least the new gait's stance.
+The new gait's clock is chosen so that the longest of these waits is shortest. Stances only ever get
+longer, so a switch never lifts a foot early, and there is no need for a moment with every foot down (a
+walk has none). Switching to ``stand``: every stance lasts for ever and the feet in swing land as planned.
 """
 
 from __future__ import annotations
@@ -19,13 +42,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-STANCE_EPS = 1e-9  # phases within this of the stance end count as its end (floating-point clock)
+TIME_EPS = 1e-9  # s: times within this of a segment's end count as its end (floating-point clock)
 
 
 @dataclass(frozen=True)
 class Gait:
     """``name``, ``period`` [s] (> 0), ``duty`` (stance fraction, in (0, 1]) and per-foot ``offsets``
-    (cycle phase at the gait's start, in [0, 1)). ``duty == 1``: the feet never swing (standing)."""
+    (cycle phase at the gait's start, in [0, 1); module doc). ``duty == 1``: the feet never swing."""
 
     name: str
     period: float
@@ -58,44 +81,138 @@ class Gait:
         """Whether any foot ever swings."""
         return self.duty < 1.0
 
+    @property
+    def handover(self) -> float:
+        """The shortest time [s] from a touchdown (of any foot) to the next lift-off (of any foot); 0 when a
+        foot lifts off as another lands, ``inf`` when no foot swings (module doc)."""
+        if not self.moves:
+            return math.inf
+        touchdowns = np.sort([(-o) % 1.0 for o in self.offsets.values()])
+        gap = 1.0
+        for o in self.offsets.values():
+            since = ((self.duty - o) - touchdowns) % 1.0  # cycles from each touchdown to this lift-off
+            since[since > 1.0 - 1e-12] = 0.0  # (a touchdown at the lift-off itself, rounded below it)
+            gap = min(gap, float(since.min()))
+        return gap * self.period
+
 
 def stand(feet: Iterable[str]) -> Gait:
     """All ``feet`` in stance for ever (period 1 s, duty 1: the clock does not matter)."""
     return Gait("stand", 1.0, 1.0, dict.fromkeys(feet, 0.0))
 
 
-def trot(groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
+def two_beat(name: str, groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
     """Two groups of feet alternating half a period apart: ``groups[0]`` at phase 0 (starting its stance),
-    ``groups[1]`` at 1/2 (in stance for ``(duty - 1/2) period`` more when ``duty > 1/2``). A quadruped's
-    diagonal pairs make a trot, a hexapod's two tripods a tripod gait."""
+    ``groups[1]`` at 1/2 (module doc: trot, pace, bound)."""
     if len(groups) != 2 or not all(groups):
-        raise ValueError(f"a trot needs two non-empty groups of feet, got {groups!r}")
+        raise ValueError(f"a {name} needs two non-empty groups of feet, got {groups!r}")
     offsets = {foot: 0.0 for foot in groups[0]}
     for foot in groups[1]:
         if foot in offsets:
-            raise ValueError(f"foot {foot!r} is in both trot groups {groups!r}")
+            raise ValueError(f"foot {foot!r} is in both {name} groups {groups!r}")
         offsets[foot] = 0.5
-    return Gait("trot", period, duty, offsets)
+    return Gait(name, period, duty, offsets)
+
+
+def trot(groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
+    """The diagonal pairs (``alternating_groups``; a hexapod's two tripods) alternating (``two_beat``)."""
+    return two_beat("trot", groups, period, duty)
+
+
+def pace(groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
+    """The left and the right feet alternating (``lateral_groups``, ``two_beat``)."""
+    return two_beat("pace", groups, period, duty)
+
+
+def bound(groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
+    """The front and the hind feet alternating (``fore_aft_groups``, ``two_beat``)."""
+    return two_beat("bound", groups, period, duty)
+
+
+def walk(sequence: Sequence[str], period: float, duty: float) -> Gait:
+    """The feet touching down one at a time in the order of ``sequence``, ``1/n`` of a cycle apart
+    (``footfall_sequence``; module doc)."""
+    n = len(sequence)
+    if n < 2 or len(set(sequence)) != n:
+        raise ValueError(f"a walk needs two distinct feet or more in its footfall sequence, got "
+                         f"{sequence!r}")
+    return Gait("walk", period, duty, {foot: (-k / n) % 1.0 for k, foot in enumerate(sequence)})
+
+
+def pendulum_period(leg_length: float, gravity: float, ratio: float) -> float:
+    """``ratio 2 pi sqrt(leg_length / gravity)`` [s]: the period law of dynamic similarity (module doc)."""
+    for name, value in (("leg_length", leg_length), ("gravity", gravity), ("ratio", ratio)):
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"pendulum_period: {name} must be finite and > 0, got {value}")
+    return ratio * 2.0 * math.pi * math.sqrt(leg_length / gravity)
+
+
+def _centred(feet: Sequence[str], positions: np.ndarray) -> np.ndarray:
+    xy = np.asarray(positions, dtype=float)
+    if len(feet) < 2 or xy.shape != (len(feet), 2) or not np.isfinite(xy).all():
+        raise ValueError(f"give two feet or more with finite (n, 2) positions, got {len(feet)} feet and "
+                         f"positions of shape {xy.shape}")
+    return xy - xy.mean(axis=0)
 
 
 def alternating_groups(feet: Sequence[str], positions: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The two groups of a trot from the feet's nominal horizontal ``positions`` (n x 2, base frame): the
     feet sorted by their angle about the centroid, every other one in each group. Four feet give the
     diagonal pairs, six the two tripods. An odd number of feet has no alternation: ``ValueError``."""
-    xy = np.asarray(positions, dtype=float)
-    if len(feet) % 2 or len(feet) < 2 or xy.shape != (len(feet), 2):
-        raise ValueError(f"alternating groups need an even number of feet with (n, 2) positions, got "
-                         f"{len(feet)} feet and positions of shape {xy.shape}")
-    d = xy - xy.mean(axis=0)
+    if len(feet) % 2:
+        raise ValueError(f"alternating groups need an even number of feet, got {len(feet)}")
+    d = _centred(feet, positions)
     order = np.argsort(np.arctan2(d[:, 1], d[:, 0]))
     return tuple(feet[k] for k in order[0::2]), tuple(feet[k] for k in order[1::2])
+
+
+def _sides(feet: Sequence[str], coordinate: np.ndarray, axis: str, tolerance: float) -> tuple[list[int], ...]:
+    """Indices of the feet on the positive and the negative side of ``coordinate``; ``ValueError`` when a
+    foot is within ``tolerance`` of the centroid or a side is empty."""
+    middle = [feet[int(k)] for k in np.flatnonzero(np.abs(coordinate) <= tolerance)]
+    positive = [int(k) for k in np.flatnonzero(coordinate > tolerance)]
+    negative = [int(k) for k in np.flatnonzero(coordinate < -tolerance)]
+    if middle or not positive or not negative:
+        raise ValueError(f"the feet do not split into two sides along {axis} about their centroid (feet "
+                         f"within {tolerance:.3g} m of it: {middle}; sides of {len(positive)} and "
+                         f"{len(negative)} feet)")
+    return positive, negative
+
+
+def _tolerance(d: np.ndarray) -> float:
+    return 1e-3 * float(np.abs(d).max())
+
+
+def lateral_groups(feet: Sequence[str], positions: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The left (+y) and the right (-y) feet about their centroid (a pace's groups); ``ValueError`` when a
+    foot is on the centre line."""
+    d = _centred(feet, positions)
+    left, right = _sides(feet, d[:, 1], "y", _tolerance(d))
+    return tuple(feet[k] for k in left), tuple(feet[k] for k in right)
+
+
+def fore_aft_groups(feet: Sequence[str], positions: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The front (+x) and the hind (-x) feet about their centroid (a bound's groups); ``ValueError`` when a
+    foot is level with the centroid (a hexapod's middle legs)."""
+    d = _centred(feet, positions)
+    front, hind = _sides(feet, d[:, 0], "x", _tolerance(d))
+    return tuple(feet[k] for k in front), tuple(feet[k] for k in hind)
+
+
+def footfall_sequence(feet: Sequence[str], positions: np.ndarray) -> tuple[str, ...]:
+    """A walk's footfall order: the left feet from the hindmost to the foremost, then the right feet the
+    same way (a quadruped's lateral-sequence walk LH, LF, RH, RF; a hexapod's wave gait)."""
+    d = _centred(feet, positions)
+    left, right = _sides(feet, d[:, 1], "y", _tolerance(d))
+    return tuple(feet[k] for side in (left, right) for k in sorted(side, key=lambda k: d[k, 0]))
 
 
 @dataclass
 class FootPhase:
     """One foot at one instant: ``in_stance``, ``phase`` in [0, 1] of its current stance or swing, the
-    ``time_left`` in it [s], the gait's ``swing_duration`` and ``stance_duration`` [s], and whether a
-    swing follows this stance (``lifts_next``: False while standing)."""
+    ``time_left`` in it [s], whether a swing follows this stance (``lifts_next``: False while standing),
+    ``swing_duration`` [s] (of this swing, or of the next one) and ``stance_duration`` [s] (of this stance,
+    or in swing of the next one as planned; a last stance before standing counts as the swing's gait's)."""
 
     in_stance: bool = True
     phase: float = 0.0
@@ -119,6 +236,18 @@ class GaitState:
         return tuple(f for f, p in self.feet.items() if p.in_stance)
 
 
+@dataclass
+class _Segment:
+    """A foot's current stance or swing: ``start`` and ``end`` times [s] (``end`` inf: a stance for ever),
+    and the durations of its next swing and (in swing) of the stance after it."""
+
+    in_stance: bool = True
+    start: float = 0.0
+    end: float = math.inf
+    next_swing: float = 0.0
+    next_stance: float = math.inf
+
+
 class GaitScheduler:
     """Phases of ``feet`` under a gait (module doc); starts standing."""
 
@@ -127,8 +256,10 @@ class GaitScheduler:
         if not self.feet or len(set(self.feet)) != len(self.feet):
             raise ValueError(f"the scheduler needs distinct foot names, got {list(feet)}")
         self._gait = stand(self.feet)
-        self._start = 0.0
-        self._pending: Gait | None = None
+        self._t0 = 0.0  # the gait clock's origin: c = (t - t0) / period
+        self._lead = 0.0
+        self._switch_at_start = False  # set_gait before the first update
+        self._segments = {f: _Segment() for f in self.feet}
         self._state = GaitState(0.0, self._gait, {f: FootPhase() for f in self.feet})
         self._t: float | None = None
 
@@ -137,55 +268,111 @@ class GaitScheduler:
         return self._gait
 
     @property
-    def pending(self) -> Gait | None:
-        """The gait waiting for a safe moment, if any."""
-        return self._pending
+    def all_in_stance(self) -> bool:
+        """Whether every foot was in stance at the last ``update`` (or ``set_gait``)."""
+        return all(s.in_stance for s in self._segments.values())
 
-    def set_gait(self, gait: Gait) -> None:
-        """Switch to ``gait`` at the next safe moment (module doc); it must phase exactly these feet."""
+    def set_gait(self, gait: Gait, lead: float = 0.0) -> None:
+        """Switch to ``gait`` now (at the last ``update``'s time, or at the first ``update``), every foot's
+        phase continuous (module doc); no stance foot lifts off within ``lead`` [s] of the switch. It must
+        phase exactly these feet."""
         if set(gait.offsets) != set(self.feet):
             raise ValueError(f"gait {gait.name!r} phases feet {sorted(gait.offsets)}, the scheduler's are "
                              f"{sorted(self.feet)}")
-        self._pending = gait
-        if self._t is not None and self._all_in_stance():
+        if not (math.isfinite(lead) and lead >= 0.0):
+            raise ValueError(f"lead must be finite and >= 0 s, got {lead}")
+        self._gait = gait
+        self._lead = lead
+        if self._t is not None:
             self._switch(self._t)
+            self._fill(self._t)
+        else:
+            self._switch_at_start = True
 
     def update(self, t: float) -> GaitState:
-        """Every foot's phase at ``t`` (non-decreasing between calls), switching gait when it is safe."""
+        """Every foot's phase at ``t`` (non-decreasing between calls)."""
         if not math.isfinite(t):
             raise ValueError(f"t must be finite, got {t}")
         if self._t is None:
-            self._start = t
+            for segment in self._segments.values():
+                segment.start = t
+            if self._switch_at_start:
+                self._switch(t)
         elif t < self._t:
             raise ValueError(f"time went backwards: {t} after {self._t}")
         self._t = t
+        self._advance(t)
         self._fill(t)
-        if self._pending is not None and self._all_in_stance():
-            self._switch(t)
         return self._state
 
-    def _all_in_stance(self) -> bool:
-        return all(p.in_stance for p in self._state.feet.values())
+    # ----- timing ----------------------------------------------------------------------------------
+
+    def _next_lift(self, foot: str, earliest: float) -> float:
+        """The gait's first lift-off time of ``foot`` at or after ``earliest`` (inf when standing)."""
+        g = self._gait
+        if not g.moves:
+            return math.inf
+        first = self._t0 + g.period * (g.duty - g.offsets[foot])  # one lift-off time; the others k T apart
+        k = math.ceil((earliest - first - TIME_EPS) / g.period)
+        return first + k * g.period
 
     def _switch(self, t: float) -> None:
-        assert self._pending is not None
-        self._gait, self._pending, self._start = self._pending, None, t
-        self._fill(t)
+        """Retime every foot for the new gait at ``t`` (module doc)."""
+        g = self._gait
+        self._switch_at_start = False
+        if not g.moves:
+            for segment in self._segments.values():
+                if segment.in_stance:
+                    segment.end, segment.next_swing = math.inf, 0.0
+            return
+        earliest = {}
+        for foot, s in self._segments.items():
+            if s.in_stance:
+                earliest[foot] = max(s.end if math.isfinite(s.end) else t, t + self._lead)
+            else:
+                earliest[foot] = s.end + g.stance_duration
+        # the clock phase c0 at t minimising the longest wait: foot i waits wrap(y_i - c0) cycles (rounded to
+        # 1e-9 cycles, so that ties are ties: then the smallest c0)
+        y = {f: round(-((e - t) / g.period + g.offsets[f] - g.duty) % 1.0, 9) % 1.0
+             for f, e in earliest.items()}
+        candidates = sorted(set(y.values()))
+        c0 = min(candidates, key=lambda c: round(max((v - c) % 1.0 for v in y.values()), 9))
+        self._t0 = t - c0 * g.period
+        for foot, s in self._segments.items():
+            if s.in_stance:
+                if math.isinf(s.end):  # a standing stance: its phase counts from now
+                    s.start = t
+                s.end = self._next_lift(foot, earliest[foot])
+                s.next_swing = g.swing_duration
+            else:
+                s.next_stance = self._next_lift(foot, earliest[foot]) - s.end
+
+    def _advance(self, t: float) -> None:
+        """Step every foot through the stance and swing ends passed by ``t``."""
+        g = self._gait
+        for foot, s in self._segments.items():
+            while t >= s.end - TIME_EPS:
+                if s.in_stance:  # lift-off (only while the gait moves: a standing stance has no end)
+                    s.in_stance, s.start, s.end = False, s.end, s.end + s.next_swing
+                    s.next_stance = self._next_lift(foot, s.end + g.stance_duration) - s.end
+                else:  # touchdown
+                    lift = self._next_lift(foot, s.end + g.stance_duration)
+                    s.in_stance, s.start, s.end = True, s.end, lift
+                    s.next_swing = g.swing_duration if g.moves else 0.0
 
     def _fill(self, t: float) -> None:
-        gait, state = self._gait, self._state
-        state.t, state.gait = t, gait
-        T, d = gait.period, gait.duty
-        cycle = (t - self._start) / T
+        state = self._state
+        state.t, state.gait = t, self._gait
         for foot, p in state.feet.items():
-            p.swing_duration, p.stance_duration = gait.swing_duration, gait.stance_duration
-            p.lifts_next = gait.moves
-            if not gait.moves:
-                p.in_stance, p.phase, p.time_left = True, 0.0, math.inf
-                continue
-            phi = (cycle + gait.offsets[foot]) % 1.0
-            if phi < d - STANCE_EPS:
-                p.in_stance, p.phase, p.time_left = True, phi / d, (d - phi) * T
+            s = self._segments[foot]
+            p.in_stance = s.in_stance
+            p.time_left = max(s.end - t, 0.0)
+            length = s.end - s.start
+            p.phase = min(max((t - s.start) / length, 0.0), 1.0) if math.isfinite(length) and length > 0.0 \
+                else 0.0
+            if s.in_stance:
+                p.stance_duration, p.swing_duration = length, s.next_swing
+                p.lifts_next = math.isfinite(s.end)
             else:
-                swing = max(phi - d, 0.0)
-                p.in_stance, p.phase, p.time_left = False, swing / (1.0 - d), (1.0 - d - swing) * T
+                p.stance_duration, p.swing_duration = s.next_stance, length
+                p.lifts_next = True

@@ -2,7 +2,10 @@
 
 One field per setting with its unit, so a ROS node maps its parameters 1:1 (docs/locomotion.md lists them).
 Lengths of the legs' motion (step height, foothold reach) are fractions of the robot's leg length (the
-controller measures it in the nominal stance), so the defaults suit any size of robot.
+controller measures it in the nominal stance), the gait period follows the leg's pendulum time
+(``gait.pendulum_period``) and the contact ramp the gait's handover time unless set in seconds, and the
+joint acceleration cap is a multiple of what the URDF's torque limits give the joints, so the defaults suit
+any size of robot.
 Gains are given as the natural frequency of the task's error dynamics and a damping ratio
 (``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Seed 000 (3.78)-(3.79)),
 not as raw gains, so they do not depend on the robot's mass.
@@ -15,12 +18,15 @@ from dataclasses import dataclass, fields
 
 from kinodyn.control.wbc import MODES as WBC_MODES
 
-MODES = ("sit", "stand", "trot")
+GAITS = ("walk", "trot", "pace", "bound")
+MODES = ("sit", "stand", *GAITS)
 
-_POSITIVE = ("period", "contact_ramp", "base_frequency", "swing_frequency", "posture_frequency",
+_POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
+             "joint_limit_horizon", "base_frequency", "swing_frequency", "posture_frequency",
              "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
              "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
-_NON_NEGATIVE = ("step_height_ratio", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
+_NON_NEGATIVE = ("period", "contact_ramp", "step_height_ratio", "damping_ratio", "swing_weight",
+                 "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -29,10 +35,18 @@ _NON_NEGATIVE = ("step_height_ratio", "damping_ratio", "swing_weight", "posture_
 class LocomotionParameters:
     """Settings of the ``LocomotionController`` (SI units; docs/locomotion.md)."""
 
-    period: float = 0.5  # s, trot cycle
-    duty: float = 0.6  # stance fraction of the cycle, > 1/2 (both groups down while the load changes hands)
+    period: float = 0.0  # s, cycle of the trot, pace and bound; 0: period_ratio 2 pi sqrt(l / g)
+    period_ratio: float = 0.35  # k of that law, l the leg length, hip to foot (gait.pendulum_period)
+    duty: float = 0.6  # stance fraction of the trot, pace and bound, > 1/2 (both groups down at a handover)
+    walk_period_factor: float = 2.0  # the walk's cycle over the trot's (2, walk_duty 0.8: same swing time)
+    walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
-    contact_ramp: float = 0.04  # s, force ramp at lift-off and touchdown; <= (duty - 1/2) period
+    contact_ramp: float = 0.0  # s, force ramp at lift-off and touchdown, <= the gait's handover time;
+    # 0: contact_ramp_ratio of the handover (Gait.handover: (duty - 1/2) period for the two-beat gaits)
+    contact_ramp_ratio: float = 0.8  # in (0, 1]
+    joint_acceleration_ratio: float = 2.0  # joint acceleration cap over the largest a joint gets from the
+    # torque limits at the nominal stance, body free (controller doc)
+    joint_limit_horizon: float = 0.02  # s, look-ahead of the joint position/velocity limits (wbc JointLimits)
     base_frequency: float = 3.0  # Hz, CoM (x, y), base height and orientation error dynamics
     swing_frequency: float = 5.0  # Hz, swing feet
     posture_frequency: float = 1.0  # Hz, joint posture (null space)
@@ -71,9 +85,14 @@ class LocomotionParameters:
                                                 and value >= 0.0):
                 raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0, got {value!r}")
         if not (0.5 < self.duty < 1.0):
-            raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both trot groups must share "
-                             f"the load while it changes hands, got {self.duty!r}")
-        if self.contact_ramp > (self.duty - 0.5) * self.period + 1e-12:
+            raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
+                             f"bound must share the load while it changes hands, got {self.duty!r}")
+        if not (0.0 < self.walk_duty < 1.0):
+            raise ValueError(f"locomotion parameter walk_duty must be in (0, 1), got {self.walk_duty!r}")
+        if self.contact_ramp_ratio > 1.0:
+            raise ValueError(f"locomotion parameter contact_ramp_ratio must be in (0, 1], got "
+                             f"{self.contact_ramp_ratio!r}")
+        if self.period > 0.0 and self.contact_ramp > (self.duty - 0.5) * self.period + 1e-12:
             raise ValueError(f"locomotion parameter contact_ramp ({self.contact_ramp} s) must fit in the "
                              f"time both trot groups are down, (duty - 1/2) period = "
                              f"{(self.duty - 0.5) * self.period:.4f} s: lower it, or raise duty or period")

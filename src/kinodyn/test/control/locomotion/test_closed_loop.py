@@ -55,31 +55,46 @@ def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
     assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
 
 
-def test_quadruped_takes_a_new_trot_period_live_at_the_next_double_support() -> None:
-    """``set_parameters`` while trotting at 0.3 m/s: period 0.5 -> 0.45 s, duty 0.6 -> 0.62, stiffer base; the
-    new gait starts when every foot is down (within half an old period), the command is followed throughout
-    (not ramped down while the switch waits), two feet or more are always down and the body stays up."""
+def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> None:
+    """``set_parameters`` while trotting at 0.3 m/s: period -> 0.45 s, duty 0.6 -> 0.62, stiffer base. The
+    new trot is in force at once; no foot changes between stance and swing before its planned time (the
+    phase-continuous switch: no swing cut short, stances only lengthened), the command is followed
+    throughout, two feet or more are always down, the body stays up, and after the transition every foot
+    lifts off once per 0.45 s."""
     robot = scenarios.Legged.quadruped()
     ctl, s = robot.controller, robot.sim
     command = np.array([0.3, 0.0, 0.0])
-    scenarios.run(robot, 1.1, lambda _t: command, mode="trot")  # mid-swing of the second pair
-    old = ctl.scheduler.gait
+    scenarios.run(robot, 1.1, lambda _t: command, mode="trot")  # mid-swing of a pair
+    before = {f: (p.in_stance, s.t + p.time_left) for f, p in ctl.scheduler.update(s.t).feet.items()}
     ctl.set_parameters(replace(ctl.params, period=0.45, duty=0.62, base_frequency=3.5))
-    switched, velocity = None, []
-    while s.t < 2.5 - 1e-9:
+    gait = ctl.scheduler.gait
+    assert (gait.name, gait.period, gait.duty) == ("trot", 0.45, 0.62) and ctl.period == 0.45
+    planned = {f: (p.in_stance, s.t + p.time_left) for f, p in ctl.scheduler.update(s.t).feet.items()}
+    assert sorted(p[0] for p in before.values()) == [False, False, True, True]
+    for foot, (in_stance, end) in before.items():  # swings end as planned, stances no earlier
+        assert planned[foot][0] == in_stance
+        assert (planned[foot][1] >= end - 1e-9) if in_stance else abs(planned[foot][1] - end) < 1e-9
+    lift_offs: dict[str, list[float]] = {f: [] for f in ctl.feet}
+    velocity = []
+    while s.t < 3.0 - 1e-9:
         out = ctl.update(s.q, s.v, s.t, command)
         assert out.ok and out.mode == "trot"
         assert sum(out.stance.values()) >= 2
         np.testing.assert_allclose(out.command, command, atol=1e-12)
-        if switched is None and ctl.scheduler.gait is not old:
-            switched = s.t
+        for foot, in_stance in out.stance.items():
+            was, until = planned[foot]
+            if in_stance != was:  # a change of stance or swing: at its planned end (within one tick)
+                assert until - 1e-9 <= s.t < until + 0.002 + 1e-9, (foot, s.t, until)
+                if not in_stance:
+                    lift_offs[foot].append(s.t)
+            phase = ctl.scheduler.update(s.t).feet[foot]
+            planned[foot] = (phase.in_stance, s.t + phase.time_left)
         for _ in range(robot.steps_per_tick):
             s.step(out.tau)
         velocity.append(s.v[0])
         assert s.q[2] > 0.9 * robot.nominal_height
-    assert switched is not None and 0.1 < switched - 1.1 <= 0.5 * old.period + 1e-9  # measured 0.15 s
-    gait = ctl.scheduler.gait
-    assert (gait.period, gait.duty) == (0.45, 0.62) and ctl.scheduler.pending is None
+    for times in lift_offs.values():  # the last two lift-offs of each foot, well after the switch
+        assert times[-1] > 2.0 and abs(times[-1] - times[-2] - 0.45) < 0.0021
     assert abs(np.mean(velocity[-250:]) - 0.3) < 0.03  # the last 0.5 s (base frame ~ heading frame)
 
 

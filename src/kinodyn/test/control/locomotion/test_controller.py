@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,16 +31,20 @@ def standing(model: kd.Model) -> np.ndarray:
     return q
 
 
-@pytest.mark.parametrize(("field", "value", "match"), [
-    ("period", 0.0, "period"), ("period", math.inf, "period"), ("step_height_ratio", -0.01, "step_height"),
-    ("duty", 0.5, "duty"), ("duty", 1.0, "duty"), ("contact_ramp", 0.06, "contact_ramp"),
-    ("friction", math.nan, "friction"), ("sit_height_ratio", 1.0, "sit_height_ratio"),
-    ("initial_mode", "trot", "initial_mode"), ("wbc_mode", "strict", "wbc_mode"),
-    ("max_yaw_rate", -1.0, "max_yaw_rate"), ("base_frequency", "3", "base_frequency"),
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"period": -0.1}, "period"), ({"period": math.inf}, "period"), ({"period_ratio": 0.0}, "period_ratio"),
+    ({"step_height_ratio": -0.01}, "step_height"), ({"duty": 0.5}, "duty"), ({"duty": 1.0}, "duty"),
+    ({"walk_duty": 1.0}, "walk_duty"), ({"walk_period_factor": -1.0}, "walk_period_factor"),
+    ({"period": 0.5, "contact_ramp": 0.06}, "contact_ramp"), ({"contact_ramp": -0.01}, "contact_ramp"),
+    ({"contact_ramp_ratio": 1.5}, "contact_ramp_ratio"), ({"joint_acceleration_ratio": 0.0}, "joint_acc"),
+    ({"joint_limit_horizon": math.nan}, "joint_limit_horizon"),
+    ({"friction": math.nan}, "friction"), ({"sit_height_ratio": 1.0}, "sit_height_ratio"),
+    ({"initial_mode": "trot"}, "initial_mode"), ({"wbc_mode": "strict"}, "wbc_mode"),
+    ({"max_yaw_rate": -1.0}, "max_yaw_rate"), ({"base_frequency": "3"}, "base_frequency"),
 ])
-def test_parameters_refuse_bad_values(field: str, value: object, match: str) -> None:
+def test_parameters_refuse_bad_values(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        LocomotionParameters(**{field: value})
+        LocomotionParameters(**kwargs)
 
 
 def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
@@ -51,9 +56,62 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     assert ctl.leg_length == pytest.approx(leg, abs=1e-12)
     assert ctl.step_height == pytest.approx(0.16 * leg)
     assert ctl.max_foothold_offset == pytest.approx(0.3 * leg)
-    gait = ctl._trot_gait
+    gait = ctl.gaits["trot"]
     offsets = [gait.offsets[f] for f in ("LF_FOOT", "RH_FOOT", "LH_FOOT", "RF_FOOT")]
     assert offsets[0] == offsets[1] != offsets[2] == offsets[3]  # diagonal pairs
+    # the period law: 0.35 2 pi sqrt(L / g) (~0.50 s for this leg), the walk twice as long
+    assert ctl.period == pytest.approx(0.35 * 2.0 * math.pi * math.sqrt(leg / 9.81), rel=1e-12)
+    assert ctl.gaits["walk"].period == pytest.approx(2.0 * ctl.period) and ctl.gaits["walk"].duty == 0.8
+    assert {g.period for n, g in ctl.gaits.items() if n != "walk"} == {ctl.period}
+    # contact ramps: 0.8 of the handover, (0.6 - 1/2) T for the two-beat gaits, (0.8 - 3/4) 2T for the walk
+    assert ctl.contact_ramps["trot"] == pytest.approx(0.8 * 0.1 * ctl.period)
+    assert ctl.contact_ramps["walk"] == pytest.approx(0.8 * 0.05 * 2.0 * ctl.period)
+    assert ctl.unavailable == {}
+    fixed = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(period=0.4, contact_ramp=0.03))
+    assert fixed.period == 0.4 and set(fixed.contact_ramps.values()) == {0.03}
+
+
+def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) -> None:
+    """The cap over ``joint_acceleration_ratio``: the largest joint acceleration over every vertex of the box
+    of torque limits (4096 for 12 joints), each by forward dynamics (ABA, body free, at rest, gravity's
+    share taken away) at the nominal stance, a second way to the controller's |M^-1| row sums. The QP gets
+    it; a lighter robot (every inertia / 10) gets a cap ten times higher."""
+    ctl = LocomotionController(model, FEET, NOMINAL)
+    q = model.neutral()
+    q[7:] = NOMINAL
+    zero = np.zeros(model.nv)
+    drift = model.aba(q, zero, zero)
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * 12)).reshape(12, -1).T
+    best = 0.0
+    for s in signs:
+        tau = np.r_[np.zeros(6), s * model.effort_limit[6:]]
+        best = max(best, float(np.abs(model.aba(q, zero, tau) - drift)[6:].max()))
+    assert ctl.max_joint_acceleration == pytest.approx(2.0 * best, rel=1e-9)
+    assert ctl.wbc.limits.max_acceleration == ctl.max_joint_acceleration
+    assert ctl.wbc.limits.horizon == ctl.params.joint_limit_horizon == 0.02
+    text = (URDFS / "quadruped.urdf").read_text()
+    light = kd.Model.from_urdf(re.sub(r'(<(?:mass value|inertia)[^/]*/>)', _divide_by_ten, text),
+                               floating_base=True)
+    assert float(light.mass.sum()) == pytest.approx(3.6)
+    assert LocomotionController(light, FEET, NOMINAL).max_joint_acceleration == \
+        pytest.approx(10.0 * ctl.max_joint_acceleration, rel=1e-9)
+
+
+def _divide_by_ten(match: re.Match) -> str:
+    return re.sub(r'"([-0-9.eE+]+)"', lambda m: f'"{float(m.group(1)) / 10.0!r}"', match.group(1))
+
+
+def test_gaits_a_robot_cannot_make_are_refused_with_the_reason() -> None:
+    hexapod = kd.Model.from_urdf(URDFS.parent / "src/kinodyn/test/estimation/hexapod.urdf",
+                                 floating_base=True)
+    legs = ["LF_foot", "LM_foot", "LH_foot", "RF_foot", "RM_foot", "RH_foot"]
+    nominal = np.concatenate([np.tile([0.0, 0.4, -0.4], 3), np.tile([0.0, -0.4, 0.4], 3)])
+    ctl = LocomotionController(hexapod, legs, nominal)
+    assert set(ctl.gaits) == {"walk", "trot", "pace"} and set(ctl.unavailable) == {"bound"}
+    with pytest.raises(ValueError, match=r"cannot bound: .*LM_foot"):
+        ctl.request_mode("bound")
+    ctl.request_mode("walk")  # the wave gait
+    assert ctl.gaits["walk"].offsets["LH_foot"] == 0.0 and ctl.gaits["walk"].offsets["LM_foot"] == 5 / 6
 
 
 def test_controller_refuses_bad_construction(model: kd.Model) -> None:
@@ -138,7 +196,20 @@ def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None
     ctl.set_pose_offset(pitch=0.3)
     with pytest.raises(ValueError, match="pose offset"):
         ctl.set_parameters(replace(p, max_pose_angle=0.2, period=0.4))
-    assert ctl.params is p and ctl._trot_gait.period == p.period  # nothing changed
+    with pytest.raises(ValueError, match="joint_acceleration_ratio cannot change live"):
+        ctl.set_parameters(replace(p, joint_acceleration_ratio=3.0))
+    with pytest.raises(ValueError, match="the trot is not possible"):
+        ctl.set_parameters(replace(p, contact_ramp=0.2))
+    ctl.update(standing(model), np.zeros(model.nv), 0.0)
+    ctl.request_mode("walk")
+    ctl.update(standing(model), np.zeros(model.nv), 2.0)
+    assert ctl.mode == "walk"
+    with pytest.raises(ValueError, match="the gait in force"):  # a ramp beyond the walk's handover, 0.01 T
+        ctl.set_parameters(replace(p, contact_ramp=0.03, walk_duty=0.76))
+    assert ctl.params is p and ctl.gaits["trot"].period == ctl.period  # nothing changed
+    assert ctl.contact_ramps["trot"] == pytest.approx(0.08 * ctl.period)
+    ctl.set_parameters(replace(p, contact_ramp=0.03))  # fits both
+    assert ctl.contact_ramps == dict.fromkeys(("walk", "trot", "pace", "bound"), 0.03)
 
 
 def test_set_parameters_before_the_first_tick_sets_the_initial_mode(model: kd.Model) -> None:

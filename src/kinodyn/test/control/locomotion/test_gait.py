@@ -1,4 +1,5 @@
-"""Gaits and the gait scheduler: phases against hand-computed values, the safe switch, validation."""
+"""Gaits and the gait scheduler: phases against hand-computed values, the footfall patterns of the gaits,
+the phase-continuous switch between any two of them at any phase, the period law, validation."""
 
 from __future__ import annotations
 
@@ -6,33 +7,54 @@ import math
 
 import numpy as np
 import pytest
-from kinodyn.control.locomotion import Gait, GaitScheduler, alternating_groups, stand, trot
+from kinodyn.control.locomotion import (
+    Gait,
+    GaitScheduler,
+    alternating_groups,
+    bound,
+    footfall_sequence,
+    fore_aft_groups,
+    lateral_groups,
+    pace,
+    pendulum_period,
+    stand,
+    trot,
+    walk,
+)
 
 FEET = ("LF", "LH", "RF", "RH")
 PAIRS = (("LF", "RH"), ("LH", "RF"))
+QUAD = np.array([[0.25, 0.2], [-0.25, 0.2], [0.25, -0.2], [-0.25, -0.2]])
+LEGS = ("LF", "LM", "LH", "RF", "RM", "RH")
+HEXA = np.array([[0.2, 0.35], [0.0, 0.4], [-0.2, 0.35], [0.2, -0.35], [0.0, -0.4], [-0.2, -0.35]])
 
 
 def test_trot_phases_match_hand_computed_values() -> None:
+    """From standing at t = 1 with a lead of 0.05 s: the feet would wait wrap(y - c0) cycles for y = 0.5
+    (LF, RH) and 0 (LH, RF); c0 = 0 (the tie's first) makes LH, RF lift at 1.05 s and LF, RH at the clock's
+    next lift-off for offset 0, 1 + 0.6 * 0.5 = 1.3 s."""
     scheduler = GaitScheduler(FEET)
     scheduler.update(1.0)
-    scheduler.set_gait(trot(PAIRS, period=0.5, duty=0.6))  # standing: switches at once, clock from t = 1
+    scheduler.set_gait(trot(PAIRS, period=0.5, duty=0.6), lead=0.05)
     assert scheduler.gait.name == "trot"
     state = scheduler.update(1.0)
     lf, lh = state.feet["LF"], state.feet["LH"]
     assert lf.in_stance and lf.phase == 0.0 and math.isclose(lf.time_left, 0.3)
-    assert lh.in_stance and math.isclose(lh.phase, 0.5 / 0.6) and math.isclose(lh.time_left, 0.05)
-    # t = 1.2: cycle phase 0.4 for LF (stance, 0.1 s left), 0.9 for LH (swing, 3/4 of its 0.2 s done)
+    assert lh.in_stance and lh.phase == 0.0 and math.isclose(lh.time_left, 0.05) and lh.lifts_next
+    # t = 1.2: LF in stance (0.1 s left of 0.3), LH in swing since 1.05 (3/4 of its 0.2 s done)
     state = scheduler.update(1.2)
     lf, lh, rf = state.feet["LF"], state.feet["LH"], state.feet["RF"]
-    assert lf.in_stance and math.isclose(lf.phase, 0.4 / 0.6) and math.isclose(lf.time_left, 0.1)
+    assert lf.in_stance and math.isclose(lf.phase, 0.2 / 0.3) and math.isclose(lf.time_left, 0.1)
     assert not lh.in_stance and math.isclose(lh.phase, 0.75) and math.isclose(lh.time_left, 0.05)
+    # its next stance: from 1.25 to the clock's lift-off 1 + 0.5 (0.6 - 0.5 + 1) = 1.55
     assert math.isclose(lh.swing_duration, 0.2) and math.isclose(lh.stance_duration, 0.3)
     assert (rf.in_stance, rf.phase) == (lh.in_stance, lh.phase)  # the pair moves together
     assert state.stance == ("LF", "RH")
-    # t = 1.45: LF at cycle phase 0.9 (swing), LH at 0.4 (stance)
+    # t = 1.45: LF in swing since 1.3 (3/4), LH in stance since 1.25
     state = scheduler.update(1.45)
     assert not state.feet["LF"].in_stance and math.isclose(state.feet["LF"].phase, 0.75)
     assert state.feet["LH"].in_stance and state.feet["LH"].lifts_next
+    assert math.isclose(state.feet["LH"].time_left, 0.1)
 
 
 def test_standing_never_swings() -> None:
@@ -42,36 +64,168 @@ def test_standing_never_swings() -> None:
         assert all(p.in_stance and p.time_left == math.inf and not p.lifts_next for p in state.feet.values())
 
 
-def test_switch_to_stand_waits_until_every_foot_is_down() -> None:
+def test_switch_to_stand_lets_the_swinging_feet_land_as_planned() -> None:
     scheduler = GaitScheduler(FEET)
     scheduler.update(0.0)
-    scheduler.set_gait(trot(PAIRS, 0.5, 0.6))
-    scheduler.update(0.1)  # LH, RF in swing (cycle phase 0.7)
+    scheduler.set_gait(trot(PAIRS, 0.5, 0.6), lead=0.04)  # LH, RF lift at 0.04 s, land at 0.24 s
+    state = scheduler.update(0.1)
+    assert state.stance == ("LF", "RH")
     scheduler.set_gait(stand(FEET))
-    assert scheduler.gait.name == "trot" and scheduler.pending is not None
-    times = np.arange(0.1, 0.5, 0.002)
-    switched_at = None
-    for t in times:
-        before = [p.in_stance for p in scheduler.update(float(t)).feet.values()]
-        if scheduler.gait.name == "stand":
-            switched_at = float(t)
-            assert all(before)
-            break
-    # LH and RF touch down at t = 0.25 (cycle phase 1.0): the first moment with every foot down
-    assert switched_at is not None and abs(switched_at - 0.25) < 0.0021
-    assert scheduler.pending is None
+    assert scheduler.gait.name == "stand" and not scheduler.all_in_stance
+    state = scheduler.update(0.1)
+    assert all(state.feet[f].time_left == math.inf and not state.feet[f].lifts_next for f in ("LF", "RH"))
+    assert math.isclose(state.feet["LH"].time_left, 0.14) and math.isclose(state.feet["LH"].phase, 0.3)
+    assert math.isclose(state.feet["LH"].stance_duration, 0.3)  # (the swing's gait's, for its foothold)
+    state = scheduler.update(0.2398)
+    assert state.stance == ("LF", "RH")
+    state = scheduler.update(0.2402)
+    assert scheduler.all_in_stance and all(p.time_left == math.inf for p in state.feet.values())
+    for t in (1.0, 5.0):
+        assert scheduler.update(t).stance == FEET
 
 
-def test_alternating_groups_make_diagonals_and_tripods() -> None:
-    quad = np.array([[0.25, 0.2], [-0.25, 0.2], [0.25, -0.2], [-0.25, -0.2]])
-    a, b = alternating_groups(FEET, quad)
+def test_groups_and_footfall_sequences() -> None:
+    a, b = alternating_groups(FEET, QUAD)
     assert {frozenset(a), frozenset(b)} == {frozenset(PAIRS[0]), frozenset(PAIRS[1])}
-    legs = ("LF", "LM", "LH", "RF", "RM", "RH")
-    hexa = np.array([[0.2, 0.35], [0.0, 0.4], [-0.2, 0.35], [0.2, -0.35], [0.0, -0.4], [-0.2, -0.35]])
-    a, b = alternating_groups(legs, hexa)
+    assert lateral_groups(FEET, QUAD) == (("LF", "LH"), ("RF", "RH"))
+    assert fore_aft_groups(FEET, QUAD) == (("LF", "RF"), ("LH", "RH"))
+    assert footfall_sequence(FEET, QUAD) == ("LH", "LF", "RH", "RF")  # the lateral-sequence walk
+    a, b = alternating_groups(LEGS, HEXA)
     assert {frozenset(a), frozenset(b)} == {frozenset(("LF", "LH", "RM")), frozenset(("LM", "RF", "RH"))}
+    assert footfall_sequence(LEGS, HEXA) == ("LH", "LM", "LF", "RH", "RM", "RF")  # the wave gait
+    assert lateral_groups(LEGS, HEXA) == (("LF", "LM", "LH"), ("RF", "RM", "RH"))
+    with pytest.raises(ValueError, match="along x"):  # the middle legs are level with the centroid
+        fore_aft_groups(LEGS, HEXA)
     with pytest.raises(ValueError, match="even number"):
-        alternating_groups(legs[:5], hexa[:5])
+        alternating_groups(LEGS[:5], HEXA[:5])
+
+
+def _swing_times(gait: Gait, t_end: float, dt: float = 0.001) -> dict[str, np.ndarray]:
+    """Per foot, whether it is in swing at each tick of ``dt`` until ``t_end`` (the gait from t = 0)."""
+    scheduler = GaitScheduler(tuple(gait.offsets))
+    scheduler.update(0.0)
+    scheduler.set_gait(gait, lead=0.01)
+    times = np.arange(0.0, t_end, dt)
+    swing = {f: np.zeros(times.size, bool) for f in gait.offsets}
+    for k, t in enumerate(times):
+        for foot, p in scheduler.update(float(t)).feet.items():
+            swing[foot][k] = not p.in_stance
+    return swing
+
+
+def test_walk_lifts_one_foot_at_a_time_in_its_footfall_order() -> None:
+    """A four-beat walk, period 1 s, duty 0.8: each foot swings 0.2 s per cycle, at most one at a time, in
+    the order LH, LF, RH, RF a quarter cycle apart; the handover (all four down) is (0.8 - 3/4) T."""
+    gait = walk(("LH", "LF", "RH", "RF"), period=1.0, duty=0.8)
+    assert gait.offsets == {"LH": 0.0, "LF": 0.75, "RH": 0.5, "RF": 0.25}
+    assert math.isclose(gait.handover, 0.05, abs_tol=1e-12)
+    swing = _swing_times(gait, 6.0)
+    in_air = sum(s.astype(int) for s in swing.values())
+    assert in_air.max() == 1 and (in_air[2000:] == 0).mean() == pytest.approx(0.2, abs=0.003)
+    lifts = {f: np.flatnonzero(np.diff(s.astype(int)) == 1)[-3:] * 0.001 for f, s in swing.items()}
+    for foot, times in lifts.items():
+        np.testing.assert_allclose(np.diff(times), 1.0, atol=0.0011)
+        assert swing[foot][2000:].mean() == pytest.approx(0.2, abs=0.003)
+    order = sorted(FEET, key=lambda f: lifts[f][-1] % 1.0)
+    start = order.index("LH")
+    assert (order[start:] + order[:start]) == ["LH", "LF", "RH", "RF"]
+    gaps = np.diff(sorted(lifts[f][-1] % 1.0 for f in FEET))
+    np.testing.assert_allclose(gaps, 0.25, atol=0.0011)
+
+
+@pytest.mark.parametrize("make", [trot, pace, bound])
+def test_two_beat_gaits_move_their_pairs_together(make) -> None:
+    groups = {trot: PAIRS, pace: lateral_groups(FEET, QUAD), bound: fore_aft_groups(FEET, QUAD)}[make]
+    gait = make(groups, 0.4, 0.6)
+    assert math.isclose(gait.handover, 0.1 * 0.4)
+    swing = _swing_times(gait, 3.0)
+    for a, b in groups:
+        np.testing.assert_array_equal(swing[a], swing[b])
+    first, second = swing[groups[0][0]], swing[groups[1][0]]
+    assert not (first & second).any()  # the two groups never swing together
+    assert first[1000:].mean() == pytest.approx(0.4, abs=0.005)
+
+
+def test_hexapod_wave_gait_handover() -> None:
+    """Six feet touching down 1/6 cycle apart, duty 0.8: lift-offs at 0.8 + k/6, touchdowns at k/6; the
+    shortest gap from a touchdown to a lift-off is 0.8 - 4/6 = 0.1333 cycles."""
+    gait = walk(footfall_sequence(LEGS, HEXA), period=0.6, duty=0.8)
+    assert math.isclose(gait.handover, (0.8 - 4 / 6) * 0.6, abs_tol=1e-12)
+    assert stand(LEGS).handover == math.inf
+    assert trot(PAIRS, 0.5, 0.5).handover == 0.0  # a lift-off as the other pair lands
+
+
+def _gaits(period: float) -> dict[str, Gait]:
+    return {"walk": walk(footfall_sequence(FEET, QUAD), 2.0 * period, 0.8), "trot": trot(PAIRS, period, 0.6),
+            "pace": pace(lateral_groups(FEET, QUAD), period, 0.6),
+            "bound": bound(fore_aft_groups(FEET, QUAD), period, 0.6), "stand": stand(FEET)}
+
+
+@pytest.mark.parametrize("sequence", [("trot", "walk", "pace", "bound", "trot", "stand"),
+                                      ("walk", "bound", "walk", "trot", "pace", "stand"),
+                                      ("pace", "trot", "bound", "pace", "walk", "stand")])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_switching_keeps_every_foot_phase_continuous(sequence: tuple[str, ...], seed: int) -> None:
+    """Switches at random instants (any phase), 1 ms ticks. Every foot's stance or swing changes only when
+    its time left runs out; every swing lasts its gait's swing time (none cut short or stretched); a stance
+    lasts at least the lead (0.03 s) after a switch and at least the new gait's stance when it starts after
+    one; the time left never jumps except up at a switch (a stance lengthened); two feet or more are always
+    down (every gait here has two down); from a cycle, a swing and 1 s after the switch on, each foot lifts
+    off once per period, at the gait's phase offsets (its footfall pattern reached)."""
+    rng = np.random.default_rng(seed)
+    gaits, dt, lead = _gaits(0.5), 0.001, 0.03
+    scheduler = GaitScheduler(FEET)
+    scheduler.update(0.0)
+    switch_times = np.cumsum(rng.uniform(1.3, 2.2, len(sequence)))
+    prev = {f: (True, math.inf, 0.0) for f in FEET}  # in stance, time left, segment start
+    lifts: dict[str, list[float]] = {f: [] for f in FEET}
+    stage, current, switched = 0, gaits["stand"], -1.0
+    swing_of: dict[str, float] = {}
+    for k in range(int(switch_times[-1] / dt) + 1500):
+        t = k * dt
+        state = scheduler.update(t)
+        assert len(state.stance) >= 2, (t, sequence)
+        for f, p in state.feet.items():
+            was_stance, left, start = prev[f]
+            if p.in_stance == was_stance:
+                assert abs(p.time_left - (left - dt)) < 1e-9 or left == math.inf, (f, t)
+            else:
+                assert left <= dt + 1e-9, (f, t, left)  # only when its time ran out
+                end = t - dt + left
+                if not p.in_stance:  # lift-off
+                    lifts[f].append(end)
+                    swing_of[f] = current.swing_duration
+                    assert end - start >= min(lead, current.stance_duration) - 1e-9
+                    assert math.isclose(p.swing_duration, current.swing_duration)
+                else:  # touchdown: the swing lasted its gait's time
+                    assert abs(end - start - swing_of[f]) < 1e-9
+                start = end
+            prev[f] = (p.in_stance, p.time_left, start)
+        if stage < len(sequence) and t >= switch_times[stage]:
+            current = gaits[sequence[stage]]
+            scheduler.set_gait(current, lead=lead)
+            for f, p in scheduler.update(t).feet.items():
+                was_stance, left, start = prev[f]
+                assert p.in_stance == was_stance
+                assert p.time_left >= left - 1e-9 or left == math.inf  # (from standing: any)
+                assert p.in_stance or abs(p.time_left - left) < 1e-9
+                prev[f] = (p.in_stance, p.time_left, t if left == math.inf else start)
+            stage, switched = stage + 1, t
+        if stage > 0 and current.moves and t > switched + current.period + current.swing_duration + 1.0:
+            for f in FEET:  # the last lift-offs keep the gait's period and relative phases
+                assert abs(lifts[f][-1] - lifts[f][-2] - current.period) < 1e-6
+                phase = (lifts[f][-1] - lifts[FEET[0]][-1]) / current.period
+                offset = current.offsets[FEET[0]] - current.offsets[f]
+                assert abs((phase - offset + 0.5) % 1.0 - 0.5) < 1e-6, (f, sequence[stage - 1])
+    assert scheduler.all_in_stance and scheduler.gait.name == "stand"
+
+
+def test_pendulum_period_law() -> None:
+    """k 2 pi sqrt(l / g); a leg four times longer steps half as often."""
+    assert math.isclose(pendulum_period(0.5, 9.81, 0.35), 0.35 * 2 * math.pi * math.sqrt(0.5 / 9.81))
+    assert math.isclose(pendulum_period(0.6, 9.81, 0.35), 2.0 * pendulum_period(0.15, 9.81, 0.35))
+    with pytest.raises(ValueError, match="leg_length"):
+        pendulum_period(0.0, 9.81, 0.35)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -92,6 +246,10 @@ def test_scheduler_refusals() -> None:
         scheduler.set_gait(stand(FEET[:3]))
     with pytest.raises(ValueError, match="both trot groups"):
         trot((("LF", "RH"), ("LF", "RF")), 0.5, 0.6)
+    with pytest.raises(ValueError, match="lead"):
+        scheduler.set_gait(trot(PAIRS, 0.5, 0.6), lead=-0.1)
+    with pytest.raises(ValueError, match="distinct feet"):
+        walk(("LF", "LF"), 1.0, 0.8)
     scheduler.update(1.0)
     with pytest.raises(ValueError, match="backwards"):
         scheduler.update(0.5)
