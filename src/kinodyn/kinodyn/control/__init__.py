@@ -9,6 +9,8 @@ Dynamics Essential, §2.6, §3.6-§3.7).
   ``kinodyn.control.qp``: the QP solvers behind one interface. docs/wbc.md.
 - ``kinodyn.control.locomotion``: gaits, swing feet, footholds and the ``LocomotionController`` (sit, stand,
   trot on a velocity command) over the whole-body QP. docs/locomotion.md.
+- ``kinodyn.control.trajopt``: torque-limited trajectories by control-limited iLQR over the forward dynamics
+  (Robot Dynamics Essential, §4.3). docs/trajectory-optimisation.md.
 """
 
 from kinodyn.control.evaluation import Evaluation, Evaluator

@@ -143,30 +143,28 @@ class ILQR:
         K = np.zeros((U.shape[0], dyn.nu, dyn.nx))
         d = np.zeros_like(U)
         status, iterations = "max_iterations", 0
+        linearisation = None
         while iterations < opt.max_iterations:
             iterations += 1
-            fx, fu = dyn.jacobians(X[:-1], U)
-            derivs = self.cost.derivatives(X, U)
-            backward = self._backward(fx, fu, derivs, U, d, mu)
-            if backward is None:
-                mu, delta = self._increase(mu, delta)
-                if mu > opt.mu_max:
-                    status = "regularisation_limit"
+            if linearisation is None:  # the trajectory changed: linearise it again
+                linearisation = (*dyn.jacobians(X[:-1], U), self.cost.derivatives(X, U))
+            backward = self._backward(*linearisation, U, d, mu)
+            accepted = None
+            if backward is not None:
+                K, d = backward.K, backward.d
+                if float(np.mean(np.max(np.abs(d) / (np.abs(U) + 1.0), axis=1))) < opt.gradient_tolerance \
+                        and mu < opt.mu_min:
+                    status = "converged"
                     break
-                continue
-            K, d = backward.K, backward.d
-            if float(np.mean(np.max(np.abs(d) / (np.abs(U) + 1.0), axis=1))) < opt.gradient_tolerance \
-                    and mu < opt.mu_min:
-                status = "converged"
-                break
-            accepted = self._line_search(x0, X, U, K, d, J, backward.expected)
-            if accepted is None:
+                accepted = self._line_search(x0, X, U, K, d, J, backward.expected)
+            if accepted is None:  # Q_uu + mu I not positive definite, or no step accepted
                 mu, delta = self._increase(mu, delta)
                 if mu > opt.mu_max:
                     status = "regularisation_limit"
                     break
                 continue
             X, U, J_new = accepted
+            linearisation = None
             reduction = J - J_new
             J = J_new
             history.append(J)
@@ -188,6 +186,7 @@ class ILQR:
 
     def _backward(self, fx: np.ndarray, fu: np.ndarray, c: CostDerivatives, U: np.ndarray, d_prev: np.ndarray,
                   mu: float) -> _BackwardPass | None:
+        """Gains, feedforward, expected reduction; ``None`` when ``Q_uu + mu I`` is not positive definite."""
         dyn = self.dynamics
         n, nu, nx = U.shape[0], dyn.nu, dyn.nx
         K = np.zeros((n, nu, nx))

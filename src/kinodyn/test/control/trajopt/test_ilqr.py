@@ -137,3 +137,24 @@ def test_bad_problems_are_refused():
         QuadraticCost(Q=Q + np.triu(np.ones((4, 4)), 1), W=W, Qf=Qf, x_goal=np.zeros(4))
     with pytest.raises(ValueError, match="the cost is for"):
         ILQR(LinearDynamics(A, B[:, :1]), cost)
+
+
+class WrongJacobians(LinearDynamics):
+    """Reports ``-B`` for ``f_u``: every feedforward points uphill."""
+
+    def jacobians(self, X: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fx, fu = super().jacobians(X, U)
+        return fx, -fu
+
+
+def test_no_descent_ends_at_the_regularisation_limit():
+    """With wrong derivatives no line-search step is accepted: the regularisation grows past ``mu_max`` and
+    the solver stops with ``regularisation_limit``, returning the initial trajectory and its cost."""
+    A, B, Q, W, Qf, x0 = _problem(1)
+    cost = QuadraticCost(Q=Q, W=W, Qf=Qf, x_goal=np.zeros(4))
+    u0 = np.zeros((N, 2))
+    r = ILQR(WrongJacobians(A, B), cost, ILQROptions(mu_max=1e4)).solve(x0, u0)
+    assert r.status == "regularisation_limit" and not r.converged
+    assert len(r.cost_history) == 1 and r.mu > 1e4
+    np.testing.assert_array_equal(r.u, u0)
+    assert r.cost == cost.total(r.x, u0)
