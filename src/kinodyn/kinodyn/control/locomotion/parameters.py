@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 
 from kinodyn.control.wbc import MODES as WBC_MODES
 
-GAITS = ("walk", "trot", "pace", "bound")
+GAITS = ("trot", "walk", "pace", "bound")
 MODES = ("sit", "stand", *GAITS)
 
 _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
