@@ -285,8 +285,11 @@ class _LayoutCursor(_Cursor):
         self.value("nanosec", "<u4")
         self.text()
 
-    def layout(self) -> FixedLayout:
-        if not 0 <= len(self.raw) - self.pos <= 3:  # CDR pads the end to 4
+    def layout(self, exact: bool = True) -> FixedLayout:
+        """``exact``: at most CDR's padding to 4 after the message; else any bytes after it are part of the
+        layout (Fast DDS's deserializer ignores them: rclpy's ``serialize_message`` leaves some)."""
+        extra = len(self.raw) - self.pos
+        if extra < 0 or (exact and extra > 3):
             raise ValueError("CDR payload length does not match its message")
         constant = np.array([k for span in self.constant for k in span], np.intp)
         names, offsets, formats = zip(*self.fields, strict=True)
@@ -328,24 +331,46 @@ def _contact_states_layout(cursor: _LayoutCursor) -> None:
     cursor.sequence("forces", "<f8", 3)
 
 
+def _odometry_layout(cursor: _LayoutCursor) -> None:
+    """nav_msgs/msg/Odometry: ``texts`` frame_id and child_frame_id; ``pose`` (position, orientation x y z
+    w), its ``pose_covariance``, ``twist`` (linear, angular) and its ``twist_covariance``."""
+    cursor.stamped()
+    cursor.text()
+    cursor.value("pose", "<f8", 7)
+    cursor.value("pose_covariance", "<f8", 36)
+    cursor.value("twist", "<f8", 6)
+    cursor.value("twist_covariance", "<f8", 36)
+
+
+def _joint_pd_command_layout(cursor: _LayoutCursor) -> None:
+    """kinodyn_interfaces/msg/JointPDCommand: names, then ``position``, ``velocity``, ``effort``, ``kp`` and
+    ``kd``."""
+    _named_layout(cursor)
+    for name in ("position", "velocity", "effort", "kp", "kd"):
+        cursor.sequence(name, "<f8")
+
+
 _LAYOUTS: dict[str, Callable[[_LayoutCursor], None]] = {
     "sensor_msgs/msg/Imu": _imu_layout,
     "sensor_msgs/msg/JointState": _joint_state_layout,
     "kinodyn_interfaces/msg/ContactStates": _contact_states_layout,
+    "nav_msgs/msg/Odometry": _odometry_layout,
+    "kinodyn_interfaces/msg/JointPDCommand": _joint_pd_command_layout,
 }
 LAYOUT_TYPES = frozenset(_LAYOUTS)
 
 
-def fixed_layout(msgtype: str, raw: bytes | memoryview) -> FixedLayout:
+def fixed_layout(msgtype: str, raw: bytes | memoryview, exact: bool = True) -> FixedLayout:
     """The layout of ``raw``, a message of ``msgtype`` (one of LAYOUT_TYPES, the installed definitions: use
-    it only where the bag stores them, as DECODERS); ValueError when ``raw`` is not such a message in
-    little-endian CDR."""
+    it only where the bag stores them, as DECODERS, or on a live subscription of that type); ValueError when
+    ``raw`` is not such a message in little-endian CDR (with ``exact``, also when more than CDR's padding
+    follows it: ``_LayoutCursor.layout``)."""
     cursor = _LayoutCursor(raw)
     try:
         _LAYOUTS[msgtype](cursor)
     except (struct.error, IndexError) as exc:
         raise ValueError(f"malformed {msgtype} CDR: {exc}") from None
-    return cursor.layout()
+    return cursor.layout(exact)
 
 
 DECODERS: dict[str, Callable[[bytes | memoryview, Mapping[str, Any]], Any]] = {
