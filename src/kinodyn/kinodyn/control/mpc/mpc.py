@@ -93,17 +93,20 @@ class CentroidalMpc:
         start = time.perf_counter()
         checked, why = self._check(state, reference, contact_schedule, footholds)
         if checked is None:
-            result = BackendResult(MpcStatus.INVALID_INPUT, why, 0)
-        else:
-            x0, ref, stance, feet = checked
-            try:
-                result = self.solver.solve(build_problem(self.body, self.params, x0, ref, stance, feet))
-            except (ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
-                result = BackendResult(MpcStatus.NUMERICAL_ERROR, f"{type(error).__name__}: {error}", 0)
+            return self._answer(start, BackendResult(MpcStatus.INVALID_INPUT, why, 0))
+        x0, ref, stance, feet = checked
+        try:
+            result = self.solver.solve(build_problem(self.body, self.params, x0, ref, stance, feet))
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
+            result = BackendResult(MpcStatus.NUMERICAL_ERROR, f"{type(error).__name__}: {error}", 0)
+        return self._answer(start, result, x0)
+
+    def _answer(self, start: float, result: BackendResult, x0: np.ndarray | None = None) -> MpcSolution:
         forces = states = base = None
-        if result.status is MpcStatus.SOLVED and result.forces is not None and result.states is not None:
+        if (result.status is MpcStatus.SOLVED and result.forces is not None and result.states is not None
+                and x0 is not None):
             forces = result.forces * self.body.weight
-            states = np.vstack((checked[0][None], result.states)) if checked else None
-            base = self.body.base_positions(states) if states is not None else None
+            states = np.vstack((x0[None], result.states))
+            base = self.body.base_positions(states)
         return MpcSolution(result.status, result.message, self.solver.name, self.feet, self._times, forces,
                            states, base, result.iterations, time.perf_counter() - start)
