@@ -42,7 +42,8 @@ def _array(value: Any, shape: tuple[int, ...], name: str) -> tuple[np.ndarray | 
 
 class CentroidalMpc:
     """The MPC of one robot (module doc): ``body`` its SRB, ``feet`` the names of its feet (the order of the
-    schedule's columns, the footholds' and the answer's forces), ``params`` the settings."""
+    schedule's columns, the footholds' and the answer's forces), ``params`` the settings. An instance keeps
+    its solver's state (set-up, warm start): one ``solve`` at a time, from any one thread."""
 
     def __init__(self, body: SingleRigidBody, feet: Sequence[str],
                  params: MpcParameters | None = None) -> None:
