@@ -39,8 +39,9 @@ class MpcParameters:
     angular_velocity_weight: tuple[float, float, float] = (0.1, 0.1, 1.0)  # per (rad/s)^2, world axes
     linear_velocity_weight: tuple[float, float, float] = (2.0, 2.0, 2.0)  # per (m/s)^2, CoM, world axes
     force_weight: float = 1e-2  # per (force / weight)^2, every foot and step
-    solver: str = "sparse"  # one of SOLVERS (bench/bench_mpc.py: the condensed form is faster with two feet
-    # down, several times slower with four, as its variables double while the sparse form's stay)
+    solver: str = "condensed"  # one of SOLVERS (bench/bench_mpc.py: the condensed form is exact and faster
+    # with two feet down; with four its variables double and it is slower than OSQP, whose iteration count
+    # varies widely from one problem to the next)
     osqp_eps_abs: float = 1e-6  # OSQP termination tolerances (on forces in units of the weight)
     osqp_eps_rel: float = 1e-6
     osqp_polish: bool = True  # refine OSQP's answer on its active set
