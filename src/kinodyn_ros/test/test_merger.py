@@ -330,3 +330,52 @@ def test_push_block_attaches_drops_to_the_next_released_message_of_the_stream() 
     assert later is not None
     assert [(e.payload, e.dropped) for e in later.carried] == [("m4", {"duplicate": 1})]
     assert later.order.tolist() == [-1] and merger.pending == 1  # joints 20 ms wait for the imu
+
+
+def merger_state(merger: StampMerger) -> tuple:
+    """What decides a merger's next verdicts and releases (its private state)."""
+    streams = [(s.epoch, s.newest_ns, s.arrival_ns, dict(s.dropped), s.next_epoch)
+               for s in merger._streams.values()]
+    return (streams, merger._epoch, merger._released_ns, merger._epoch_start_ns, merger._newest_ns,
+            merger._sequence, [entry[:3] for entry in merger._heap], merger.pending)
+
+
+def test_push_cycle_releases_what_push_releases_one_by_one() -> None:
+    """Cycles of 2 ms (one message of each stream at the cycle's stamp), with a cycle missing its contacts,
+    a message counted as dropped, a stall longer than the stream timeout, a repeated cycle and a jump back:
+    ``push_cycle`` (falling back to ``push`` when it declines) releases the same events, dropped counts and
+    resets as ``push`` alone, leaves the same state after every cycle, and declines exactly the cycles it
+    cannot take as one."""
+    stamps = [1_000 * MS + 2 * MS * k for k in range(200)]
+    stamps[120:] = [s + 300 * MS for s in stamps[120:]]  # a stall: 302 ms between two cycles
+    stamps.insert(150, stamps[149])  # a cycle repeated (its messages are duplicates)
+    stamps += [500 * MS + 2 * MS * k for k in range(30)]  # a jump back (a restarted clock)
+    missing_contacts, dropped_at = {40, 41, 170}, 60
+    cycled = StampMerger(STREAMS, 100 * MS, 1_000 * MS)
+    reference = StampMerger(STREAMS, 100 * MS, 1_000 * MS)
+    got, expected, declined = [], [], []
+    for k, stamp in enumerate(stamps):
+        names = [n for n in STREAMS if not (n == "contacts" and k in missing_contacts)]
+        if k == dropped_at:
+            cycled.drop("joint_states", "bad")
+            reference.drop("joint_states", "bad")
+        events = cycled.push_cycle(stamp, [f"{n}{k}" for n in names]) if len(names) == 3 else None
+        if events is None:
+            declined.append(k)
+            for name in names:
+                cycled.push(name, stamp, f"{name}{k}")
+            events = cycled.ready()
+        got.extend(events)
+        for name in names:
+            reference.push(name, stamp, f"{name}{k}")
+        expected.extend(reference.ready())
+        assert merger_state(cycled) == merger_state(reference), k
+    got.extend(cycled.flush())
+    expected.extend(reference.flush())
+    assert got == expected
+    assert cycled.counts == reference.counts and reference.counts.resets == 1
+    assert any(e.dropped == {"bad": 1} for e in got if e.stream == "joint_states")
+    # the first cycle (no stream heard yet), the cycles with no contacts and the one after them (contacts
+    # behind), the first after the stall (every stream more than the timeout behind), the repeated one
+    # (duplicates) and the first after the jump back (a reset)
+    assert declined == [0, 40, 41, 42, 120, 150, 170, 171, 201]

@@ -701,3 +701,58 @@ def test_a_simulated_clock_stalled_in_a_busy_node_is_not_taken_for_stamps_ahead(
     assert judge(102_800_000_000, 100 * NS) == "ahead"  # the raw clock would refuse it
     assert judge(113 * NS, stalled) == "ahead"
     assert reading(103_500_000_000, 5 * NS) == 103_500_000_000  # it moved: read as it is
+
+
+@pytest.mark.parametrize("source", ["message", "detection"])
+def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model, source: str) -> None:
+    """A control loop's cycles at 500 Hz (IMU, contacts, joints at each stamp) given with ``on_cycle`` and
+    with the three entry points one after the other, through initialisation, cycles without contacts, a NaN
+    accelerometer reading, a stall longer than stream_timeout, an IMU sample of another frame, a joint sample
+    of another size and a jump back: the same estimates, diagnostics, lines and counts; most cycles are
+    taken at once."""
+    params = EstimatorParameters(contact_source=source, feet=stream.FEET)
+    logs = Logger(), Logger()
+    cycled, one_by_one = (EstimatorPipeline(model, params, log, estimate_rows=True) for log in logs)
+    taken_at_once = []
+    push_cycle = cycled._merger.push_cycle
+
+    def counted(*args):
+        events = push_cycle(*args)
+        taken_at_once.append(events is not None)
+        return events
+
+    cycled._merger.push_cycle = counted
+    force, q = stream.specific_force(model), stream.stance(model)
+    period, n = 2_000_000, len(model.joint_names)
+    outputs: tuple[list[Output], list[Output]] = ([], [])
+    for k in range(1200):
+        # a stall of 0.3 s after 1 s, a jump back to the start after 2 s
+        stamp = stream.START_NS + period * (k if k < 500 else k + 150 if k < 1000 else k - 1000)
+        accel = force + 1e-3 * np.sin(0.37 * k + np.arange(3))
+        if k == 450:
+            accel = np.array([math.nan, 0.0, 0.0])
+        imu = stream.imu(stamp, accel)
+        sample = imu_sample(imu)
+        if k == 600:
+            sample = type(sample)("base_link_x", sample.angular_velocity, sample.linear_acceleration)
+        joints = JointSample(q + 1e-4 * np.sin(0.1 * k + np.arange(n)), np.zeros(n), np.zeros(n))
+        if k == 650:
+            joints = JointSample(joints.positions[:-1], joints.velocities[:-1], joints.efforts[:-1])
+        contacts = None if 300 <= k < 304 else dict.fromkeys(stream.FEET, True)
+        cycled.on_cycle(stamp, sample, joints, contacts)
+        outputs[0].extend(cycled.drain())
+        one_by_one.on_imu_sample(stamp, sample)
+        if contacts is not None:
+            one_by_one.on_contact_flags(stamp, contacts)
+        one_by_one.on_joint_sample(stamp, joints)
+        outputs[1].extend(one_by_one.drain())
+    got = [np.concatenate([e.rows for e in of_kind(out, "odometry")]) for out in outputs]
+    assert len(got[0]) > 600  # estimating except while initialising (0.5 s at the start, after the jump)
+    np.testing.assert_array_equal(got[0], got[1])
+    assert [e.stamps_ns.tolist() for e in of_kind(outputs[0], "odometry")] == \
+        [e.stamps_ns.tolist() for e in of_kind(outputs[1], "odometry")]
+    assert of_kind(outputs[0], "diagnostics") == of_kind(outputs[1], "diagnostics")
+    assert logs[0].lines == logs[1].lines and cycled.counts == one_by_one.counts
+    assert cycled.counts.resets == 1 and cycled.counts.dropped["bad"] == 2
+    assert any("silent" in line for _, line in logs[0].lines)  # the stall was seen as one
+    assert 0.9 * len(taken_at_once) < sum(taken_at_once) < len(taken_at_once)

@@ -174,13 +174,13 @@ class LeggedStateEstimator(ChainableController):
         sec, nanosec = stamp(time)
         at = sec * NS + nanosec
         flags = values[6 + 3 * n:]
+        contacts = None
+        if len(flags) and np.isfinite(flags).all():
+            contacts = dict(zip(self.feet, (f > 0.5 for f in flags.tolist()), strict=True))
         with self.ros.lock:
-            self.pipeline.on_imu_sample(at, ImuSample(self.imu_frame, values[0:3], values[3:6]))
-            if len(flags) and np.isfinite(flags).all():
-                self.pipeline.on_contact_flags(at, dict(zip(self.feet, (f > 0.5 for f in flags.tolist()),
-                                                            strict=True)))
-            self.pipeline.on_joint_sample(at, JointSample(*(values[6 + k * n: 6 + (k + 1) * n]
-                                                            for k in range(3))))
+            self.pipeline.on_cycle(at, ImuSample(self.imu_frame, values[0:3], values[3:6]),
+                                   JointSample(*(values[6 + k * n: 6 + (k + 1) * n] for k in range(3))),
+                                   contacts)
             outputs = self.pipeline.drain()
         estimate: EstimateRows | None = None
         for output in outputs:

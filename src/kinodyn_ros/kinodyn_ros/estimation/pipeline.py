@@ -288,6 +288,7 @@ class EstimatorPipeline:
         )
         self._excluded: frozenset[str] = frozenset()
         self._estimator: LeggedEstimator | None = None
+        self._slots: dict[tuple[str, ...], np.ndarray] = {}  # the estimator's contact slots per foot names
         self._imu_frame = params.imu_frame
         self._feet = params.feet
         self._next_diagnostics_ns: int | None = None
@@ -363,6 +364,37 @@ class EstimatorPipeline:
         if self._params.contact_source == "detection":
             return
         self._take("contacts", stamp_ns, lambda: flags, arrival_ns, clock_ns)
+
+    def on_cycle(self, stamp_ns: int, imu: ImuSample, joints: JointSample,
+                 contacts: Mapping[str, bool] | None = None) -> None:
+        """One control cycle's samples, all stamped ``stamp_ns`` (a controller's update): what
+        ``on_imu_sample``, ``on_contact_flags`` (when ``contacts`` is given) and ``on_joint_sample`` one after
+        the other do, at once when the merger takes them as one cycle (``StampMerger.push_cycle``: the
+        estimator running, no stream left out, each stream's previous message within ``stream_timeout``)."""
+        events = None
+        if self._estimator is not None and not self._offline and not self._excluded:
+            payloads = self._cycle_payloads(imu, joints, contacts)
+            if payloads is not None:
+                events = self._merger.push_cycle(stamp_ns, payloads)
+        if events is None:
+            self.on_imu_sample(stamp_ns, imu)
+            if contacts is not None:
+                self.on_contact_flags(stamp_ns, contacts)
+            self.on_joint_sample(stamp_ns, joints)
+            return
+        self._process(events)
+
+    def _cycle_payloads(self, imu: ImuSample, joints: JointSample, contacts: Mapping[str, bool] | None
+                        ) -> tuple[Any, ...] | None:
+        """The payloads of one cycle in the order of ``streams``, or None when a sample is unusable or the
+        contacts stream gets none (the samples one by one then say why, or wait for the contacts)."""
+        try:
+            imu, joints = self._imu(imu), self._joint_sample(joints)
+        except (InputError, AttributeError, TypeError, ValueError):
+            return None
+        if self._params.contact_source == "detection":
+            return imu, joints
+        return None if contacts is None else (imu, contacts, joints)
 
     def topic(self, stream: str) -> str:
         """The topic of ``stream`` (the constructor's ``topics``, else the node's)."""
@@ -510,8 +542,10 @@ class EstimatorPipeline:
 
     def _count(self, events: Released, start: int, end: int) -> None:
         """Counts of the events ``start:end``; the newest stamp of each stream."""
-        if end - start == 1:  # a live pipeline's usual batch: no grouping
-            self._count_stream(self.streams[events.ranks[start]], events.stamps[start:end])
+        ranks = events.ranks[start:end].tolist()
+        if len(set(ranks)) == len(ranks):  # a live batch (one event, or one cycle's): no grouping
+            for k, rank in enumerate(ranks, start):
+                self._count_stream(self.streams[rank], events.stamps[k:k + 1])
         else:
             ranks = events.ranks[start:end]
             for rank in np.unique(ranks).tolist():
@@ -559,7 +593,7 @@ class EstimatorPipeline:
         for layout in (named.tolist() if len(named) < 2 else np.unique(named).tolist()):
             mine = np.flatnonzero(layouts == layout)
             try:
-                slots = estimator.contact_slots(events.contact_names[layout])
+                slots = self._contact_slots(estimator, events.contact_names[layout])
             except ValueError as exc:
                 if keep is None:
                     keep = np.ones(end - start, bool)
@@ -583,10 +617,17 @@ class EstimatorPipeline:
                     self._problems.warn(("estimator", name), f"{self.streams[ranks[index]]}: {text}")
         self._outputs_of(result, stamps_ns)
 
+    def _contact_slots(self, estimator: LeggedEstimator, names: tuple[str, ...]) -> np.ndarray:
+        """``estimator.contact_slots(names)``, kept per names (a schedule repeats the same feet)."""
+        slots = self._slots.get(names)
+        if slots is None:
+            slots = self._slots[names] = estimator.contact_slots(names)
+        return slots
+
     def _outputs_of(self, result: BatchResult, stamps_ns: np.ndarray) -> None:
         """The estimates and NIS of a batch, in order; offline, when every estimate is finite, all at once."""
-        estimates = np.flatnonzero(result.status == 1)
-        if self._offline and np.isfinite(result.estimates[estimates]).all():
+        estimates = np.flatnonzero(result.status == 1) if self._offline else None
+        if estimates is not None and np.isfinite(result.estimates[estimates]).all():
             updates = np.flatnonzero((result.status == 2) & (result.dof != 0))
             if len(updates):
                 self._last_nis = float(result.nis[updates[-1]])
