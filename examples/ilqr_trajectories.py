@@ -1,9 +1,9 @@
 """Torque-limited trajectories by iLQR (``kinodyn.control.trajopt``), run in kinodyn's simulator (no ROS).
 
 - ``swing-up``: the planar 2-link arm (urdf/planar_2link.urdf) from hanging down, q = (pi, 0), to upright,
-  q = (0, 0), at rest, in 1 s under its 50 / 20 N m effort limits and within its joint limits;
+  q = (0, 0), at rest, in 0.9 s under its 50 / 20 N m effort limits and within its joint limits;
 - ``arm7``: a fast point-to-point motion of arm7 (urdf/arm7.urdf) from the ready pose, every joint moving
-  0.5-0.8 rad, in 0.45 s under its 87 / 12 N m effort limits and its velocity limits.
+  0.5-0.8 rad, in 0.4 s under its 87 / 12 N m effort limits and its velocity limits.
 
 Each problem is solved over semi-implicit Euler steps of 5 ms, then executed in ``kinodyn.sim.Simulator``
 (RK4, 1 ms) with the iLQR policy ``u = U_k + K_k (x - X_k)`` applied at the knots. Prints the solver's status,
@@ -55,12 +55,14 @@ class Problem:
 
 
 def solve(name: str, model: Model, x0: np.ndarray, x_goal: np.ndarray, seconds: float, u_init: np.ndarray,
-          velocity_weight: float, margin: float, feedback: bool = True) -> Problem:
-    """Minimise the effort (normalised by the effort limits) and a running velocity cost, with the final
-    state weighted by 1e4 (positions) and 1e3 (velocities), then run the solution in the simulator."""
+          effort_weight: float, velocity_weight: float, margin: float, feedback: bool = True) -> Problem:
+    """Minimise the effort (``effort_weight (u / effort limit)^2 / 2`` per knot) and a running velocity cost,
+    with the final state weighted by 1e4 (positions) and 1e3 (velocities) and the URDF limits penalised
+    (position limits moved in by ``margin``), then run the solution in the simulator."""
     dynamics = RobotDynamics(model, KNOT_DT)
     nv = model.nv
-    cost = QuadraticCost(Q=np.r_[np.zeros(nv), np.full(nv, velocity_weight)], W=1.0 / model.effort_limit**2,
+    cost = QuadraticCost(Q=np.r_[np.zeros(nv), np.full(nv, velocity_weight)],
+                         W=effort_weight / model.effort_limit**2,
                          Qf=np.r_[np.full(nv, 1e4), np.full(nv, 1e3)], x_goal=x_goal,
                          x_bounds=state_bounds(model, margin), limit_weight=LIMIT_WEIGHT)
     start = time.perf_counter()
@@ -71,19 +73,19 @@ def solve(name: str, model: Model, x0: np.ndarray, x_goal: np.ndarray, seconds: 
 
 
 def swing_up(feedback: bool = True) -> Problem:
-    """The 2-link arm from hanging down to upright in 1 s, starting from zero torque."""
+    """The 2-link arm from hanging down to upright in 0.9 s, starting from zero torque."""
     model = Model.from_urdf(URDF / "planar_2link.urdf")
-    return solve("planar_2link swing-up", model, np.array([np.pi, 0.0, 0.0, 0.0]), np.zeros(4), 1.0,
-                 np.zeros(2), velocity_weight=0.0, margin=0.0, feedback=feedback)
+    return solve("planar_2link swing-up", model, np.array([np.pi, 0.0, 0.0, 0.0]), np.zeros(4), 0.9,
+                 np.zeros(2), effort_weight=1.0, velocity_weight=0.0, margin=0.0, feedback=feedback)
 
 
 def arm7_point_to_point(feedback: bool = True) -> Problem:
-    """arm7 from the ready pose to ready + ``ARM7_MOVE`` in 0.45 s, starting from gravity compensation."""
+    """arm7 from the ready pose to ready + ``ARM7_MOVE`` in 0.4 s, starting from gravity compensation."""
     model = Model.from_urdf(URDF / "arm7.urdf")
     x0 = np.concatenate([ARM7_READY, np.zeros(7)])
     x_goal = np.concatenate([ARM7_READY + ARM7_MOVE, np.zeros(7)])
-    return solve("arm7 point-to-point", model, x0, x_goal, 0.45, model.gravity_torques(ARM7_READY),
-                 velocity_weight=0.1, margin=0.05, feedback=feedback)
+    return solve("arm7 point-to-point", model, x0, x_goal, 0.4, model.gravity_torques(ARM7_READY),
+                 effort_weight=0.1, velocity_weight=0.1, margin=0.05, feedback=feedback)
 
 
 def report(p: Problem) -> None:

@@ -76,9 +76,10 @@ class ILQROptions:
 
 @dataclass(frozen=True)
 class ILQRResult:
-    """``status`` (one of ``STATUSES``); ``iterations`` (backward passes run); ``cost_history`` (the cost
-    of the initial rollout, then after each accepted step); the trajectory ``x`` (N+1, nx), ``u`` (N, nu);
-    the last backward pass's gains ``K`` (N, nu, nx) and feedforward ``d`` (N, nu); ``mu`` at the end."""
+    """``status`` (one of ``STATUSES``); ``iterations`` (of the solver's loop, one backward pass each);
+    ``cost_history`` (the cost of the initial rollout, then after each accepted step); the trajectory ``x``
+    (N+1, nx), ``u`` (N, nu); the gains ``K`` (N, nu, nx) and feedforward ``d`` (N, nu) of a backward pass
+    about that trajectory (the policy ``u_k + K_k (x - x_k)`` executes it); ``mu`` at the end."""
 
     status: str
     iterations: int
@@ -172,8 +173,23 @@ class ILQR:
             if reduction < opt.cost_tolerance * max(abs(J), 1e-300):
                 status = "converged"
                 break
+        if linearisation is None:  # the last step moved the trajectory: gains about the one returned
+            K, d, mu = self._final_gains(X, U, d, mu)
         return ILQRResult(status=status, iterations=iterations, cost_history=history, x=X, u=U, K=K, d=d,
                           mu=mu)
+
+    def _final_gains(self, X: np.ndarray, U: np.ndarray, d: np.ndarray,
+                     mu: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """``K``, ``d`` of a backward pass about ``(X, U)``, ``mu`` raised until ``Q_uu + mu I`` is positive
+        definite (at most to ``mu_max``; above it the gains are zero)."""
+        linearisation = (*self.dynamics.jacobians(X[:-1], U), self.cost.derivatives(X, U))
+        delta = 1.0
+        while mu <= self.options.mu_max:
+            backward = self._backward(*linearisation, U, d, mu)
+            if backward is not None:
+                return backward.K, backward.d, mu
+            mu, delta = self._increase(mu, delta)
+        return np.zeros((U.shape[0], self.dynamics.nu, self.dynamics.nx)), np.zeros_like(U), mu
 
     def _increase(self, mu: float, delta: float) -> tuple[float, float]:
         delta = max(self.options.mu_factor, delta * self.options.mu_factor)
