@@ -16,7 +16,7 @@ from kinodyn.control.mpc import (
     contact_schedule,
     velocity_reference,
 )
-from kinodyn.control.mpc.condensed import CondensedSolver
+from kinodyn.control.mpc.condensed import CondensedSolver, condense, weighted_gram
 from kinodyn.control.mpc.sparse import SparseSolver
 
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -228,3 +228,27 @@ def test_yaw_given_modulo_two_pi_does_not_turn_the_body(robot) -> None:
     turned = mpc.solve(x0, reference, stance, footholds)
     assert turned.ok
     assert np.abs(np.diff(turned.states[:, 2])).max() < 0.01
+
+
+def test_condensed_matrices_equal_a_dense_rollout(robot) -> None:
+    """``condense``'s ``S`` and ``X_free`` reproduce the dynamics rolled out step by step for random forces,
+    and the compiled Gram product equals numpy's ``S' diag(w) S + rho I``, ``S' diag(w) e``."""
+    params = MpcParameters()
+    x0, reference, stance, footholds = trot_inputs(robot, params, 0.17, np.array([0.4, 0.1, 0.3]))
+    problem = build_problem(robot.body, params, x0, reference, stance, footholds)
+    S, free, pairs = condense(problem)
+    rng = np.random.default_rng(5)
+    U = rng.uniform(-0.2, 0.6, S.shape[1])
+    u = np.zeros((params.horizon, 4, 3))
+    u[pairs[:, 0], pairs[:, 1]] = U.reshape(-1, 3)
+    x, rolled = x0, []
+    for k in range(params.horizon):
+        x = problem.A[k] @ x + problem.B[k] @ u[k].ravel() + problem.c[k]
+        rolled.append(x)
+    np.testing.assert_allclose(S @ U + free, np.concatenate(rolled), rtol=1e-12, atol=1e-12)
+    w = np.tile(problem.state_weights, params.horizon)
+    e = free - reference.ravel()
+    H, g = np.empty((S.shape[1], S.shape[1])), np.empty(S.shape[1])
+    weighted_gram(np.ascontiguousarray(S.T), w, e, 12 * pairs[:, 0].repeat(3), 0.01, H, g)
+    np.testing.assert_allclose(H, S.T @ (w[:, None] * S) + 0.01 * np.eye(S.shape[1]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g, S.T @ (w * e), rtol=1e-12, atol=1e-12)
