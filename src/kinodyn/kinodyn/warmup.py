@@ -20,6 +20,7 @@ import numpy as np
 
 from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
+from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, PostureTask
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
@@ -103,6 +104,15 @@ def _exercise_wbc(floating: Model, rng: np.random.Generator) -> None:
     wbc.limits.acceleration_bounds(q[7:], v[6:])
 
 
+def _exercise_mpc(floating: Model) -> None:
+    """One condensed MPC solve (its compiled Gram product) with the free flyer standing on its tip."""
+    q = floating.neutral()
+    mpc = CentroidalMpc.from_model(floating, ["tip"], q, MpcParameters(horizon=2, solver="condensed"))
+    x0 = mpc.body.state_from_floating_base(q, np.zeros(floating.nv))
+    tip = floating.frame_placement(q, "tip")[:3, 3]
+    mpc.solve(x0, np.tile(x0, (2, 1)), np.ones((2, 1), dtype=bool), np.tile(tip, (2, 1, 1)))
+
+
 def _exercise_filter(legged: LeggedFilter) -> None:
     """A touchdown, then propagations and stance updates of one foot (compiles the filter kernels)."""
     legged.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
@@ -121,6 +131,7 @@ def _warm_control(rng: np.random.Generator) -> None:
     for floating_base in (False, True):
         _exercise_evaluation(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
     _exercise_wbc(Model.from_urdf(WARMUP_URDF, floating_base=True), rng)
+    _exercise_mpc(Model.from_urdf(WARMUP_URDF, floating_base=True))
     fixed = Model.from_urdf(WARMUP_URDF)
     solve_ik(fixed, "tip", fixed.frame_placement(fixed.random_configuration(rng), "tip"))
 
