@@ -5,6 +5,11 @@ Subscribes ``imu/data`` (sensor_msgs/Imu), ``joint_states`` and ``contacts`` or 
 link, twist in the child frame), ``/tf`` and ``/diagnostics``. The work is EstimatorPipeline's (messages in
 header stamp order, kinodyn.estimation.LeggedEstimator, seed 003 §5.3); this node only moves messages, so its
 output is the one ``kinodyn estimate`` computes offline from a bag of the same messages.
+
+The inputs are taken serialized and read into numpy (raw_messages: bytes that are not a message of the type
+are one line, the message dropped); each estimate is published as the CDR bytes of its Odometry
+(bags.cdr.odometry_rows_cdr) and, when ``/tf`` has a subscriber, as a TFMessage: an output nobody subscribes
+is not built (a volatile topic delivers only to the readers matched when it is published).
 """
 
 from __future__ import annotations
@@ -27,11 +32,14 @@ from rclpy.qos import (
 from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
+from kinodyn_ros.bags.cdr import odometry_rows_cdr
+from kinodyn_ros.estimation.messages import estimate_fields, odometry_message, transform_message
+from kinodyn_ros.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.estimation.stamps import ClockReading
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.raw_messages import ContactStatesReader, ImuReader, JointStateReader
 from kinodyn_ros.robot_description import declare_and_load_model
 from tf2_msgs.msg import TFMessage
 
@@ -48,6 +56,7 @@ STARTUP_ONLY = ("qos_depth", "qos_reliable", "robot_description", "robot_descrip
 """Parameters a running node refuses to change (restart it)."""
 ESTIMATOR_PARAMETERS = frozenset(EstimatorParameters.flat_defaults())
 CONTACT_TOPICS = {"message": "contacts", "schedule": "contact_schedule"}
+Reader = ImuReader | JointStateReader | ContactStatesReader
 
 
 def input_qos(depth: int, reliable: bool) -> QoSProfile:
@@ -76,15 +85,15 @@ class StateEstimator(Node):
         self._problems = DistinctProblemLog(self.get_logger())
         self._clock_reading = ClockReading()
         self._pipeline = EstimatorPipeline(model, params, self.get_logger(), NODE_NAME,
-                                           spheres=collision_spheres(xml))
+                                           spheres=collision_spheres(xml), estimate_rows=True)
         outputs = output_qos(depth)
         self._odometry = self.create_publisher(Odometry, "odometry/filtered", outputs)
         self._tf = self.create_publisher(TFMessage, "/tf", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
-        self.create_subscription(Imu, "imu/data", self._input("imu/data", self._pipeline.on_imu), self._qos)
-        self.create_subscription(
-            JointState, "joint_states", self._input("joint_states", self._pipeline.on_joint_state), self._qos
-        )
+        self.create_subscription(Imu, "imu/data", self._input("imu/data", ImuReader(), self._pipeline.on_imu),
+                                 self._qos, raw=True)
+        joints = self._input("joint_states", JointStateReader(), self._pipeline.on_joint_state)
+        self.create_subscription(JointState, "joint_states", joints, self._qos, raw=True)
         self._contacts_subscription: Any = None
         self._subscribe_contacts()
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -108,16 +117,19 @@ class StateEstimator(Node):
         topic = CONTACT_TOPICS.get(self._pipeline.params.contact_source)
         if topic is not None:
             self._contacts_subscription = self.create_subscription(
-                ContactStates, topic, self._input(topic, self._pipeline.on_contacts), self._qos
+                ContactStates, topic, self._input(topic, ContactStatesReader(), self._pipeline.on_contacts),
+                self._qos, raw=True
             )
 
-    def _input(self, topic: str, take: Any) -> Any:
-        """A subscription callback: the message and its arrival time (which tells a topic queued behind the
-        others from a silent one, EstimatorPipeline.on_imu) to the pipeline, then publish what came out. The
-        pipeline logs bad input itself; anything else failing is one error line and the node goes on."""
+    def _input(self, topic: str, reader: Reader, take: Any) -> Any:
+        """A subscription callback: the message read from its bytes (``reader.read``) and its arrival time
+        (which tells a topic queued behind the others from a silent one, EstimatorPipeline.on_imu) to the
+        pipeline, then publish what came out. The pipeline logs bad input itself; bytes that are not a
+        message, or anything else failing, are one line and the node goes on."""
 
-        def callback(msg: Any) -> None:
+        def callback(raw: bytes) -> None:
             steady = time.monotonic_ns()  # arrival; with the ROS clock, what bounds the stamp
+            msg = reader.read(raw)
             take(msg, steady, self._clock_reading(self.get_clock().now().nanoseconds, steady))
             self._publish()
 
@@ -126,12 +138,22 @@ class StateEstimator(Node):
     def _publish(self) -> None:
         for output in self._pipeline.drain():
             if output.kind == "odometry":
-                publish_finite(self._odometry, output.message, self._problems)
-            elif output.kind == "tf":
-                if self._publish_tf:
-                    publish_finite(self._tf, output.message, self._problems)
+                self._publish_estimates(output.message)
             else:
                 publish_finite(self._diagnostics, output.message, self._problems)
+
+    def _publish_estimates(self, estimates: EstimateRows) -> None:
+        """odometry/filtered and (``publish_tf``) /tf of estimates (the pipeline outputs finite estimates
+        only), each built only when its topic has a subscriber (module docstring)."""
+        if self._odometry.get_subscription_count():
+            for data in odometry_rows_cdr(estimates.stamps_ns, estimates.frame_id, estimates.child_frame_id,
+                                          estimates.rows):
+                self._odometry.publish(data)
+        if self._publish_tf and self._tf.get_subscription_count():
+            for stamp_ns, row in zip(estimates.stamps_ns.tolist(), estimates.rows, strict=True):
+                odometry = odometry_message(estimate_fields(row), stamp_ns, estimates.frame_id,
+                                            estimates.child_frame_id)
+                publish_finite(self._tf, transform_message(odometry), self._problems)
 
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """Validate and apply live changes: output parameters at once, the others restart the filter."""
