@@ -57,12 +57,8 @@ def solve_box_qp(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndar
         free = ~_clamped(x, grad, lower, upper)
         if not free.any() or float(np.abs(grad[free]).max()) <= tolerance:
             break
-        try:
-            L = np.linalg.cholesky(H[np.ix_(free, free)])
-        except np.linalg.LinAlgError:
-            return None
         step = np.zeros_like(x)
-        step[free] = -np.linalg.solve(L.T, np.linalg.solve(L, grad[free]))
+        step[free] = -np.linalg.solve(H[np.ix_(free, free)], grad[free])  # principal block of a PD matrix
         f0, t = value(x), 1.0
         while True:
             trial = np.clip(x + t * step, lower, upper)
@@ -73,9 +69,4 @@ def solve_box_qp(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndar
             break
         x = trial
     free = ~_clamped(x, g + H @ x, lower, upper)
-    H_free = H[np.ix_(free, free)]
-    try:
-        np.linalg.cholesky(H_free)
-    except np.linalg.LinAlgError:
-        return None
-    return BoxQPSolution(x=x, free=free, H_free_inv=np.linalg.inv(H_free))
+    return BoxQPSolution(x=x, free=free, H_free_inv=np.linalg.inv(H[np.ix_(free, free)]))

@@ -46,6 +46,7 @@ def test_some_problems_have_active_bounds_and_some_none():
         n = int(rng.integers(1, 8))
         H, g, lower, upper = _random_problem(rng, n)
         s = solve_box_qp(H, g, lower, upper, np.zeros(n))
+        assert s is not None
         active.append(bool(np.any(~s.free)))
     assert any(active) and not all(active)
 
@@ -53,3 +54,11 @@ def test_some_problems_have_active_bounds_and_some_none():
 def test_indefinite_hessian_is_refused():
     H = np.diag([1.0, -1.0])
     assert solve_box_qp(H, np.ones(2), -np.ones(2), np.ones(2), np.zeros(2)) is None
+
+
+def test_every_coordinate_clamped():
+    """A gradient pushing every coordinate out of the box: the corner, nothing free, an empty inverse."""
+    s = solve_box_qp(np.eye(2), np.array([10.0, -10.0]), -np.ones(2), np.ones(2), np.zeros(2))
+    assert s is not None
+    np.testing.assert_array_equal(s.x, [-1.0, 1.0])
+    assert not s.free.any() and s.H_free_inv.shape == (0, 0)
