@@ -1,5 +1,6 @@
-"""Iterative LQR with control limits (Seed 003 §4.3, (104); backward pass as in the seed-003 inventory's
-§4.3 ◇ note; box constraints, regularisation and line search of Tassa, Mansard and Todorov 2014).
+"""Iterative LQR with control limits (Seed 003 §4.3, (104), which names the backward Riccati pass, the
+policy ``du = K dx + alpha d`` and the line search; the recursion below is the standard one; box
+constraints, regularisation and line search follow Tassa, Mansard and Todorov 2014).
 
 About the current trajectory ``(X, U)`` each iteration
 
