@@ -14,7 +14,7 @@ import pytest
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.qp import QP, QPResult, QPStatus, kkt_residuals, make_solver
 from kinodyn.control.qp.solver import RawSolution
-from kinodyn.control.wbc import PointContact, WholeBodyController
+from kinodyn.control.wbc import PointContact, WholeBodyController, numpy_blas
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import (
@@ -26,6 +26,7 @@ from kinodyn.control.wbc.tasks import (
     Task,
 )
 from kinodyn.model import Model
+from numpy.linalg import _umath_linalg
 
 URDF = Path(__file__).resolve().parents[4] / "urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -319,19 +320,19 @@ def standing(model: Model) -> np.ndarray:
 @pytest.mark.parametrize("name", ["weighted, no limits", "weighted, URDF limits", "weighted, tau variables",
                                   "hierarchy"])
 def test_the_tick_is_the_straightforward_computation(quadruped: Model, name: str) -> None:
-    """The controller's tick (rows in buffers, compiled element-wise assembly, LAPACK without numpy's
-    wrappers) gives the reference's numbers bit for bit: the same BLAS and LAPACK calls on the same data
-    (a product summed in another order would move the forces by ~1e-8 N: the internal forces are weighted
-    ~1e-11). States near standing, with the friction facets, f_min and (with limits) joint bounds active,
-    and one foot ramping out of stance."""
+    """The controller's tick (rows in buffers, compiled element-wise assembly, numpy's BLAS and LAPACK called
+    from compiled code) gives the reference's numbers bit for bit over 120 ticks: the same BLAS and LAPACK
+    calls on the same data (a product summed in another order would move the forces by ~1e-8 N: the
+    internal forces are weighted ~1e-11). States near standing, with the friction facets, f_min and (with
+    limits) joint bounds active, and one foot ramping out of stance."""
     wbc = oracle_controllers(quadruped)[name]
     reference = ReferenceTick(wbc)
     rng = np.random.default_rng(7)
     q0, active = standing(quadruped), 0
-    for k in range(24):
+    for k in range(120):
         q = quadruped.integrate(q0, rng.uniform(-0.1, 0.1, quadruped.nv))
         v = rng.uniform(-0.3, 0.3, quadruped.nv)
-        if k == 12:
+        if k == 60:
             wbc.set_contact_active("RH_FOOT", False, ramp=0.01)
         result, expected = wbc.update(q, v, t=0.002 * k), reference.tick(q, v)
         assert result.ok and result.x is not None and result.tau is not None, result.message
@@ -343,3 +344,45 @@ def test_the_tick_is_the_straightforward_computation(quadruped: Model, name: str
         active += int(np.count_nonzero(reference.warm[0].z))  # type: ignore[arg-type]
     assert active > 24  # inequalities were active
     assert wbc.active_contacts() == ("LF_FOOT", "LH_FOOT", "RF_FOOT")  # the ramp ended: the layout changed
+
+
+def test_numpy_blas_calls_give_numpys_numbers() -> None:
+    """``numpy_blas`` makes numpy's own BLAS and LAPACK calls: its products (gemm, syrk for a matrix times its
+    own transpose, gemv on views with a row stride) and the QR and triangular solve of ``eliminate_qr``
+    equal ``np.matmul`` and ``_umath_linalg`` bit for bit, on random shapes."""
+    rng = np.random.default_rng(11)
+    ints = np.zeros(8, dtype=np.int64)
+    for _ in range(60):
+        m, n, p = (int(d) for d in rng.integers(2, 40, 3))
+        A, B = rng.normal(size=(m, n)), rng.normal(size=(n, p))
+        wide = rng.normal(size=(n, p + 7))
+        for X, Y in ((A, B), (A, wide[:, 3:3 + p]), (B.T.copy(), A.T)):
+            out = np.empty((X.shape[0], Y.shape[1]))
+            numpy_blas.matmat(X, Y, out)
+            np.testing.assert_array_equal(out, X @ Y)
+        gram = np.empty((p, p))
+        numpy_blas.matmat(B.T, B, gram)
+        np.testing.assert_array_equal(gram, B.T @ B)
+        for X in (A, B.T, wide[:, 3:3 + p].T):
+            v, out = rng.normal(size=n), np.empty(X.shape[0])
+            numpy_blas.matvec(X, v, out)
+            np.testing.assert_array_equal(out, X @ v)
+        rows, cols = sorted((m, n))  # E: rows <= cols, as the hard equalities
+        E = rng.normal(size=(rows, cols))
+        a = np.ascontiguousarray(E.T)
+        tau = _umath_linalg.qr_r_raw(a, signature="d->d")
+        Q = _umath_linalg.qr_complete(a, tau, signature="dd->d")
+        column_major, tau_ours = E.ravel().copy(), np.zeros(rows)
+        work = np.zeros(numpy_blas.lwork_geqrf(cols, rows))
+        assert numpy_blas.geqrf(cols, rows, column_major, tau_ours, work, work.size, ints) == 0
+        np.testing.assert_array_equal(column_major.reshape(rows, cols).T, a)
+        np.testing.assert_array_equal(tau_ours, tau)
+        q = np.zeros(cols * cols)
+        q[:cols * rows] = column_major
+        work = np.zeros(numpy_blas.lwork_orgqr(cols, rows))
+        assert numpy_blas.orgqr(cols, cols, rows, q, tau_ours, work, work.size, ints) == 0
+        np.testing.assert_array_equal(q.reshape(cols, cols).T, Q)
+        L, e = np.tril(rng.normal(size=(rows, rows))) + 3.0 * np.eye(rows), rng.normal(size=rows)
+        solution, pivots = e.copy(), np.zeros(rows, dtype=np.int64)
+        assert numpy_blas.gesv(rows, L.T.ravel().copy(), solution, pivots, ints) == 0
+        np.testing.assert_array_equal(solution, _umath_linalg.solve1(L, e, signature="dd->d"))

@@ -4,15 +4,14 @@
 of ``controller.py`` (the rows are described there), with their fixed entries written once (zeros, the
 friction pyramids of point contacts, the joint rows' identity, torque-variable rows); per tick one compiled
 pass (``fill_constraints``) writes the entries that move with the state. ``eliminate`` is the QR of ``E^T``
-(LAPACK through numpy's own ``_umath_linalg`` calls, the same as ``np.linalg.qr`` and ``np.linalg.solve``
-make, without their wrappers), so the elimination's numbers are those of the straightforward computation.
-``level`` hands out each priority level's arrays (``LevelBuffers``: its stacked task rows and the products,
-``np.matmul(..., out=...)``).
+in one compiled pass (``eliminate_qr``) and ``products`` forms a priority level's QP data in another
+(``level_products``), both with the BLAS and LAPACK calls numpy makes for ``np.linalg.qr``,
+``np.linalg.solve`` and ``np.matmul`` (``numpy_blas``): the numbers of the straightforward computation.
+``level`` hands out each priority level's arrays (``LevelBuffers``: its stacked task rows and the products).
 
-Matrix products stay numpy's (BLAS): the QP's weakest directions (the internal forces of several feet,
-weighted about 1e-11) make its answer sensitive to the last bit of its data, and a product summed in another
-order moves the forces by about 1e-8 N; element-wise work, which rounds the same whatever runs it, is
-compiled.
+Products go through numpy's own calls because the QP's weakest directions (the internal forces of several
+feet, weighted about 1e-11) make its answer sensitive to the last bit of its data: a product summed in
+another order moves the forces by about 1e-8 N. Element-wise work rounds the same whatever runs it.
 """
 
 from __future__ import annotations
@@ -23,10 +22,10 @@ from typing import Any
 
 import numpy as np
 from numba import njit, types
-from numpy.linalg import _umath_linalg
 
 from kinodyn._kernels.entry import BOOL, FLOAT, IN1, IN2, INT, OUT1, OUT2, Kernel
 from kinodyn.control.evaluation import Evaluation
+from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits, acceleration_bounds
@@ -85,20 +84,6 @@ def fill_constraints(M: np.ndarray, h: np.ndarray, J: np.ndarray, bias: np.ndarr
 
 
 @njit(cache=True)
-def triangular_factor(a: np.ndarray, m: int, Rt: np.ndarray) -> bool:
-    """From ``a``, the QR of ``E^T`` as LAPACK leaves it (R on and above the diagonal), ``Rt = R[:m]^T``
-    (its lower triangle; zeros above, as ``np.triu`` leaves them); whether every ``|R_ii|`` exceeds the rank
-    tolerance relative to the largest (and to 1)."""
-    low, high = np.inf, 1.0
-    for i in range(m):
-        d = abs(a[i, i])
-        low, high = min(low, d), max(high, d)
-        for j in range(m):
-            Rt[i, j] = a[j, i] if j <= i else 0.0
-    return low > RANK_TOLERANCE * high
-
-
-@njit(cache=True)
 def consistent(E: np.ndarray, x: np.ndarray, e: np.ndarray) -> bool:
     """Whether ``|E x - e|`` is within the equality tolerance relative to ``1 + max|e|``."""
     scale, worst = 0.0, 0.0
@@ -109,6 +94,80 @@ def consistent(E: np.ndarray, x: np.ndarray, e: np.ndarray) -> bool:
         worst = max(worst, abs(s - e[i]))
         scale = max(scale, abs(e[i]))
     return not worst > EQUALITY_TOLERANCE * (1.0 + scale)
+
+
+@njit(cache=True)
+def eliminate_qr(E: np.ndarray, e: np.ndarray, work: np.ndarray, lwork_qr: int, lwork_q: int,
+                 pivots: np.ndarray, ints: np.ndarray, Q: np.ndarray, x: np.ndarray) -> int:
+    """The minimum-norm solution ``x`` of ``E x = e`` (m <= n rows) and ``Q`` (n x n; its last n - m columns
+    span the null space) from the QR of ``E^T``, with the LAPACK calls and work sizes of ``np.linalg.qr``
+    (``qr_r_raw``, then ``qr_complete``) and ``np.linalg.solve`` (``solve1``) and numpy's product
+    ``Q[:, :m] @ y``: the same numbers. ``work``: scratch of ``n m + m + lwork_qr + n n + lwork_q + m m``
+    entries. Returns 0, 1 when some ``|R_ii|`` is within the rank tolerance (or the triangular solve
+    fails: the caller takes the SVD), 2 when the equalities are inconsistent."""
+    m, n = E.shape
+    a = work[:n * m]  # E^T column-major: E's rows are its columns
+    tau = work[n * m:n * m + m]
+    start = n * m + m
+    w_qr = work[start:start + lwork_qr]
+    start += lwork_qr
+    q = work[start:start + n * n]
+    start += n * n
+    w_q = work[start:start + lwork_q]
+    start += lwork_q
+    rt = work[start:start + m * m]  # R^T column-major
+    for i in range(m):
+        for j in range(n):
+            a[j + i * n] = E[i, j]
+    if numpy_blas.geqrf(n, m, a, tau, w_qr, lwork_qr, ints) != 0:
+        return 1
+    q[:n * m] = a
+    if numpy_blas.orgqr(n, n, m, q, tau, w_q, lwork_q, ints) != 0:
+        return 1
+    for i in range(n):
+        for j in range(n):
+            Q[i, j] = q[i + j * n]
+    low, high = np.inf, 1.0
+    for i in range(m):  # R on and above the diagonal of a (row i, column j: a[i + j n])
+        d = abs(a[i + i * n])
+        low, high = min(low, d), max(high, d)
+        for j in range(m):
+            rt[i + j * m] = a[j + i * n] if j <= i else 0.0
+    if not low > RANK_TOLERANCE * high:
+        return 1
+    y = work[start + m * m:start + m * m + m]
+    y[:] = e
+    if numpy_blas.gesv(m, rt, y, pivots, ints) != 0:
+        return 1
+    numpy_blas.matvec(Q[:, :m], y, x)
+    return 0 if consistent(E, x, e) else 2
+
+
+@njit(cache=True)
+def level_products(A: np.ndarray, b: np.ndarray, Z: np.ndarray, x: np.ndarray, C: np.ndarray,
+                   lower: np.ndarray, upper: np.ndarray, ridge: float, AZ: np.ndarray, CZ: np.ndarray,
+                   Cx: np.ndarray, low: np.ndarray, high: np.ndarray, Ax: np.ndarray, r: np.ndarray,
+                   H: np.ndarray, g: np.ndarray) -> None:
+    """A priority level's QP data as ``WholeBodyController.update`` forms it with numpy (every dimension
+    at least 2: numpy's matmul takes other routines for a dimension of 1): ``AZ = A Z``, ``CZ = C Z``,
+    ``low, high = lower - C x, upper - C x``, ``r = b - A x``, ``H = AZ^T AZ + ridge I``,
+    ``g = -AZ^T r``; the same BLAS calls (``numpy_blas``) and element-wise operations, the same numbers."""
+    numpy_blas.matmat(A, Z, AZ)
+    numpy_blas.matmat(C, Z, CZ)
+    numpy_blas.matvec(C, x, Cx)
+    for i in range(Cx.size):
+        low[i] = lower[i] - Cx[i]
+        high[i] = upper[i] - Cx[i]
+    numpy_blas.matvec(A, x, Ax)
+    for i in range(Ax.size):
+        r[i] = b[i] - Ax[i]
+    numpy_blas.matmat(AZ.T, AZ, H)
+    for i in range(H.shape[0]):
+        for j in range(H.shape[1]):
+            H[i, j] = H[i, j] + (ridge if i == j else 0.0)  # + ridge * eye: + 0.0 off the diagonal too
+    numpy_blas.matvec(AZ.T, r, g)
+    for i in range(g.size):
+        g[i] = -g[i]
 
 
 @njit(cache=True)
@@ -143,7 +202,9 @@ _INDICES = types.Array(types.int64, 1, "C")
 _FILL = Kernel(fill_constraints, IN2, IN1, _IN3, IN2, IN1, IN1, _INDICES, _INDICES, OUT2, _INDICES, INT,
                _INDICES, INT, BOOL, OUT1, IN2, IN2, FLOAT, FLOAT, FLOAT, INT, OUT2, OUT1, OUT2, OUT1, OUT1,
                OUT2, OUT1)
-_TRIANGULAR = Kernel(triangular_factor, OUT2, INT, OUT2)
+_ELIMINATE = Kernel(eliminate_qr, IN2, IN1, OUT1, INT, INT, _INDICES, _INDICES, OUT2, OUT1)
+_PRODUCTS = Kernel(level_products, IN2, IN1, IN2, IN1, IN2, IN1, IN1, FLOAT, OUT2, OUT2, OUT1, OUT1, OUT1,
+                   OUT1, OUT1, OUT2, OUT1)
 _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
 _TORQUES = Kernel(torques, OUT1, OUT1, INT, INT, OUT2, OUT1, IN1, OUT1)
 
@@ -224,9 +285,12 @@ class Assembly:
         joints = np.arange(nv - first_v)
         self.C[self._joint_row + joints, first_v + joints] = 1.0
         self._first_v = first_v
-        self._Rt = np.zeros((n_eq, n_eq))
-        self._qr = np.zeros((size, n_eq))  # E^T, then LAPACK's R and reflectors
-        self._x0 = np.zeros(size)
+        if n_eq <= size:  # eliminate_qr's arrays
+            lwork_qr, lwork_q = numpy_blas.lwork_geqrf(size, n_eq), numpy_blas.lwork_orgqr(size, n_eq)
+            self._lwork = (lwork_qr, lwork_q)
+            self._work = np.zeros(size * n_eq + n_eq + lwork_qr + size * size + lwork_q + n_eq * n_eq + n_eq)
+            self._pivots, self._ints = np.zeros(n_eq, dtype=np.int64), np.zeros(8, dtype=np.int64)
+            self._Q, self._x0 = np.zeros((size, size)), np.zeros(size)
         self._levels: dict[tuple[int, int], LevelBuffers] = {}
         self.states: tuple[Any, ...] = ()  # the controller's contact states, in layout order
         self.uppers: list[float] = []  # their normal-force upper bounds as written in normal_bounds
@@ -252,15 +316,11 @@ class Assembly:
         if m == 0:
             return np.zeros(n), np.eye(n)
         if m <= n:
-            a = self._qr
-            np.copyto(a, E.T)
-            tau = _umath_linalg.qr_r_raw(a, signature="d->d")  # a <- R and the reflectors (as np.linalg.qr)
-            qr = _umath_linalg.qr_complete if n > m else _umath_linalg.qr_reduced
-            Q = qr(a, tau, signature="dd->d")
-            if _TRIANGULAR.call(a, m, self._Rt):
-                y = _umath_linalg.solve1(self._Rt, e, signature="dd->d")
-                x = np.matmul(Q[:, :m], y, out=self._x0)
-                return (x if _CONSISTENT.call(E, x, e) else None), Q[:, m:]
+            lwork_qr, lwork_q = self._lwork
+            status = _ELIMINATE.call(E, e, self._work, lwork_qr, lwork_q, self._pivots, self._ints, self._Q,
+                                     self._x0)
+            if status != 1:
+                return (self._x0 if status == 0 else None), self._Q[:, m:]
         U, s, Vt = np.linalg.svd(E)  # rank deficient
         rank = int(np.count_nonzero(s > RANK_TOLERANCE * max(s[0], 1.0)))
         x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
@@ -272,6 +332,25 @@ class Assembly:
         contact acceleration)``."""
         start = self.layout.tau.start if self.layout.torque_variables else -1
         return _TORQUES.call(x, generalized, self._first_v, start, self.Jc, self.contact_rhs, effort, tau)
+
+    def products(self, buf: LevelBuffers, Z: np.ndarray, x: np.ndarray, ridge: float) -> None:
+        """Level ``buf``'s ``AZ, CZ, Cx, low, high, Ax, r, H, g`` (``level_products``) at the null-space basis
+        ``Z`` and the point ``x`` of the levels above; numpy's own calls when a dimension is 1 (a level with
+        one free variable or one row), where numpy's matmul takes other routines."""
+        A, b = buf.rows.A, buf.rows.b
+        C = self.C
+        if min(A.shape[0], C.shape[0], Z.shape[0], Z.shape[1]) > 1:
+            _PRODUCTS.call(A, b, Z, x, C, self.lower, self.upper, ridge, buf.AZ, buf.CZ, buf.Cx, buf.low,
+                           buf.high, buf.Ax, buf.r, buf.H, buf.g)
+            return
+        AZ = np.matmul(A, Z, out=buf.AZ)
+        np.matmul(C, Z, out=buf.CZ)
+        Cx = np.matmul(C, x, out=buf.Cx)
+        np.subtract(self.lower, Cx, out=buf.low)
+        np.subtract(self.upper, Cx, out=buf.high)
+        r = np.subtract(b, np.matmul(A, x, out=buf.Ax), out=buf.r)
+        np.add(np.matmul(AZ.T, AZ, out=buf.H), ridge * np.eye(AZ.shape[1]), out=buf.H)
+        np.negative(np.matmul(AZ.T, r, out=buf.g), out=buf.g)
 
     def level(self, k: int, tasks: Sequence[Task], nz: int) -> LevelBuffers:
         """Level ``k``'s arrays for its ``tasks`` (the same at every call for one ``k``: the controller's

@@ -38,7 +38,7 @@ import numpy as np
 
 from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
-from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, LevelBuffers, StackedRows
+from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, StackedRows
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
@@ -138,7 +138,6 @@ class WholeBodyController:
             self.add_contact(contact)
         self._tasks: list[tuple[int, Task]] = []
         self._level_tasks: list[list[Task]] | None = None  # the tasks per priority level (_levels)
-        self._ridges: dict[tuple[int, float], np.ndarray] = {}  # eps I per size of z
         self._t: float | None = None
         self._last: tuple[Evaluation, dict[str, np.ndarray], Assembly] | None = None  # the last solved tick
 
@@ -248,23 +247,21 @@ class WholeBodyController:
         if x is None:
             return self._failure(ev, "infeasible", "the equations of motion and the contact constraints have "
                                  "no common solution; check for contacts on immobile or duplicated frames")
-        C, lower, upper = asm.C, asm.lower, asm.upper
         levels = self._levels()
         solved = 0
         self._notes.clear()
         for k, tasks in enumerate(levels):
             buf = asm.level(k, tasks, Z.shape[1])
-            A, b = self._stack(tasks, ev, layout, buf.rows)
-            AZ, CZ, Cx = np.matmul(A, Z, out=buf.AZ), np.matmul(C, Z, out=buf.CZ), np.matmul(C, x, out=buf.Cx)
-            low, high = np.subtract(lower, Cx, out=buf.low), np.subtract(upper, Cx, out=buf.high)
+            self._stack(tasks, ev, layout, buf.rows)
+            asm.products(buf, Z, x, self.regularization)
+            AZ, CZ, low, high = buf.AZ, buf.CZ, buf.low, buf.high
             if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
                 # sit past a bound by the solver's tolerance); drop the rows z cannot change
                 low, high = np.minimum(low, 0.0), np.maximum(high, 0.0)
                 row_size = np.abs(CZ).max(axis=1)
                 movable = row_size > RANK_TOLERANCE * max(1.0, float(row_size.max(initial=0.0)))
                 CZ, low, high = CZ[movable], low[movable], high[movable]
-            r = np.subtract(b, np.matmul(A, x, out=buf.Ax), out=buf.r)
-            result = self._solve_level(k, AZ, r, CZ, low, high, buf)
+            result = self._solve_level(k, buf.H, buf.g, CZ, low, high)
             if result.status is not QPStatus.SOLVED:
                 failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
                           f"{result.status.value!r}")
@@ -346,14 +343,8 @@ class WholeBodyController:
             task.write_rows(ev, layout, A, b)
         return rows.A, rows.b
 
-    def _solve_level(self, k: int, AZ: np.ndarray, r: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
-                     hi: np.ndarray, buf: LevelBuffers) -> QPResult:
-        nz = AZ.shape[1]
-        ridge = self._ridges.get((nz, self.regularization))
-        if ridge is None:
-            ridge = self._ridges[(nz, self.regularization)] = self.regularization * np.eye(nz)
-        H = np.add(np.matmul(AZ.T, AZ, out=buf.H), ridge, out=buf.H)
-        g = np.negative(np.matmul(AZ.T, r, out=buf.g), out=buf.g)
+    def _solve_level(self, k: int, H: np.ndarray, g: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
+                     hi: np.ndarray) -> QPResult:
         solver = self._solvers.get(k)
         if solver is None:
             solver = self._solvers[k] = make_solver(self._solver_name, **self._solver_options)
