@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn.control.locomotion import GaitScheduler, trot
+from kinodyn.control.locomotion import GaitScheduler, bound, pace, trot, walk
 from kinodyn.control.mpc import contact_schedule, foothold_plan, velocity_reference
 from scipy.integrate import quad
 
@@ -27,6 +27,33 @@ def test_schedule_predicts_what_the_scheduler_does(period: float, duty: float, d
             state = future.update(now + (k + 0.5) * dt)
             assert [state.feet[f].in_stance for f in FEET] == predicted[k].tolist(), (now, k)
         assert predicted.any(axis=0).all() and not predicted.all()  # each foot lands, some foot swings
+
+
+GAITS = {
+    "walk": lambda: walk(("LH", "LF", "RH", "RF"), 0.8, 0.8),
+    "pace": lambda: pace((("LF", "LH"), ("RF", "RH")), 0.4, 0.6),
+    "bound": lambda: bound((("LF", "RF"), ("LH", "RH")), 0.4, 0.6),
+}
+
+
+@pytest.mark.parametrize("name", list(GAITS))
+def test_schedule_predicts_the_scheduler_after_a_gait_switch(name: str) -> None:
+    """Switched from a trot at any phase: the feet's current and next segments follow the switch's timing
+    (``FootPhase``), later ones the new gait; the prediction made after the switch holds."""
+    dt, steps = 0.03, 24
+    for switch in 0.31 + 0.0913 * np.arange(6):
+        for delay in (0.0131, 0.2017):
+            planner, future = GaitScheduler(FEET), GaitScheduler(FEET)
+            for scheduler in (planner, future):
+                scheduler.update(0.0)
+                scheduler.set_gait(trot(PAIRS, 0.5, 0.6))
+                scheduler.update(switch)
+                scheduler.set_gait(GAITS[name]())
+                scheduler.update(switch + delay)
+            predicted = contact_schedule(planner.update(switch + delay), FEET, dt, steps)
+            for k in range(steps):
+                state = future.update(switch + delay + (k + 0.5) * dt)
+                assert [state.feet[f].in_stance for f in FEET] == predicted[k].tolist(), (switch, delay, k)
 
 
 def test_standing_schedule_is_all_stance() -> None:
