@@ -2,7 +2,7 @@
 
 - ``gait``: ``Gait``, ``stand``, ``walk``, ``trot``, ``pace``, ``bound`` (``two_beat``), their feet's groups
   (``alternating_groups``, ``lateral_groups``, ``fore_aft_groups``, ``footfall_sequence``), the period law
-  ``pendulum_period``, ``GaitScheduler`` (phases, phase-continuous switching);
+  ``pendulum_period``, ``support_distance``, ``GaitScheduler`` (phases, phase-continuous switching);
 - ``swing``: ``SwingTrajectory`` / ``swing_point`` (minimum-jerk with a clearance bump, analytic derivatives);
 - ``footholds``: ``raibert_foothold`` (Raibert 1986 with capture-point feedback, Pratt et al. 2006);
 - ``controller``: ``LocomotionController`` (sit, stand and the gaits; ``LocomotionParameters``).
@@ -24,6 +24,7 @@ from kinodyn.control.locomotion.gait import (
     pace,
     pendulum_period,
     stand,
+    support_distance,
     trot,
     two_beat,
     walk,
@@ -52,6 +53,7 @@ __all__ = [
     "pendulum_period",
     "raibert_foothold",
     "stand",
+    "support_distance",
     "swing_point",
     "torque_acceleration",
     "trot",

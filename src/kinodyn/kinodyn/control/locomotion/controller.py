@@ -9,7 +9,15 @@ period ``period_ratio 2 pi sqrt(L / g)`` unless ``period`` is set, ``gait.pendul
 pendulum about its hip, so a sprawling leg counts with its length, not its hip's height), the gaits'
 groups (``gait``: the trot's from ``alternating_groups`` unless ``trot_groups`` is given; a gait the feet
 cannot make, such as a bound on a hexapod whose middle legs are level with the centre, is refused when
-requested, with the reason).
+requested, with the reason). The controller holds the CoM over the centre of the support pattern, so it
+takes only the gaits whose stance feet keep that centre within ``max_support_offset_ratio L`` of their
+support at every phase (``gait.support_distance``: static stability's rule, seed 003 inventory §2.8): the
+trot (its diagonals cross at the centre), a walk with ``walk_duty > 3/4`` on four feet, any gait standing on
+three feet or more around the centre; a pace or a bound (their pairs stand half a track or a body length
+away) needs a planner that moves the CoM over each support, such as a centroidal MPC, and is refused with
+the distance. The command limits are the trot's; a gait of duty ``d`` takes them times
+``min(1, [d_trot / (1 - d_trot)] / [d / (1 - d)])``: a swing foot travels ``v d T`` relative to its hip in
+``(1 - d) T``, so at the same joint speeds the walk (0.8) goes 0.375 times as fast as the trot (0.6).
 
 The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joint_acceleration_ratio``
 times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the
@@ -71,6 +79,7 @@ from kinodyn.control.locomotion.gait import (
     pace,
     pendulum_period,
     stand,
+    support_distance,
     trot,
     walk,
 )
@@ -369,11 +378,20 @@ class LocomotionController:
                   "walk": lambda: walk(footfall_sequence(self.feet, self.hips), p.walk_period_factor * period,
                                        p.walk_duty)}
         gaits, unavailable, ramps = {}, {}, {}
+        positions = dict(zip(self.feet, self.hips, strict=True))
         for name in GAITS:
             try:
                 gait = makers[name]()
             except ValueError as error:
                 unavailable[name] = str(error)
+                continue
+            offset = support_distance(gait, positions)
+            if offset > p.max_support_offset_ratio * self.leg_length:
+                unavailable[name] = (f"its stance feet leave the centre of their pattern {offset:.3f} m "
+                                     f"outside their support (more than max_support_offset_ratio "
+                                     f"{p.max_support_offset_ratio} of the leg length {self.leg_length:.3f} "
+                                     f"m): this controller holds the CoM over the centre; the {name} needs a "
+                                     f"planner that moves the CoM over each support (a centroidal MPC)")
                 continue
             handover = gait.handover
             ramp = p.contact_ramp if p.contact_ramp > 0.0 else p.contact_ramp_ratio * handover
@@ -395,6 +413,11 @@ class LocomotionController:
             self.scheduler.set_gait(gait, lead=self.contact_ramps[gait.name])
         else:
             self.scheduler.set_gait(gait)
+
+    def _command_scale(self, gait: Gait) -> float:
+        """The command limits' factor for ``gait`` (module doc: swing feet's speed relative to the hips)."""
+        trot_duty = self.params.duty
+        return min(1.0, (trot_duty / (1.0 - trot_duty)) / (gait.duty / (1.0 - gait.duty)))
 
     def _configure(self, p: LocomotionParameters) -> None:
         """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``)."""
@@ -487,8 +510,8 @@ class LocomotionController:
 
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
         """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
-        target = np.minimum(np.maximum(cmd, -self._cmd_limit), self._cmd_limit) if self._moving() else \
-            np.zeros(3)
+        bound = self._cmd_limit * self._command_scale(self._moving_gait)
+        target = np.minimum(np.maximum(cmd, -bound), bound) if self._moving() else np.zeros(3)
         self._cmd_prev[:] = self._cmd
         _approach(self._cmd, target, self._cmd_rate * dt)
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)

@@ -18,6 +18,12 @@ quadrupedal animals", Int. J. Robotics Research 3(2), for their footfall pattern
 ``Gait.handover`` is the shortest time from a touchdown to the next lift-off of any foot: the time a foot
 has to unload onto the one that just landed (the controller's contact ramp fits in it).
 
+``support_distance`` is how far a gait's support leaves the centre of its feet's pattern: over its cycle,
+the largest distance from the centroid to the convex hull of the feet in stance (0 when every support,
+down to a diagonal pair's segment, contains it: a trot's diagonals cross there; a pace's or a bound's
+pairs stand half a track or a body length away). A controller that holds the CoM over the centre, static
+stability's rule (seed 003 inventory §2.8), can use only the gaits with a small one.
+
 ``pendulum_period`` is the default period law: dynamic similarity (Alexander and Jayes 1983, "A dynamic
 similarity hypothesis for the gaits of quadrupedal mammals", J. Zoology 201) says animals of different size
 moving at the same Froude number ``v^2 / (g l)`` use the same gait with the same duty factor and relative
@@ -137,6 +143,57 @@ def walk(sequence: Sequence[str], period: float, duty: float) -> Gait:
         raise ValueError(f"a walk needs two distinct feet or more in its footfall sequence, got "
                          f"{sequence!r}")
     return Gait("walk", period, duty, {foot: (-k / n) % 1.0 for k, foot in enumerate(sequence)})
+
+
+def _hull(points: np.ndarray) -> np.ndarray:
+    """The convex hull of 2-D ``points``, counter-clockwise, without collinear points (monotone chain)."""
+    pts = sorted(set(map(tuple, np.round(points, 12).tolist())))
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def half(sequence: list) -> list:
+        chain: list = []
+        for p in sequence:
+            while len(chain) >= 2 and ((chain[-1][0] - chain[-2][0]) * (p[1] - chain[-2][1])
+                                       - (chain[-1][1] - chain[-2][1]) * (p[0] - chain[-2][0])) <= 0.0:
+                chain.pop()
+            chain.append(p)
+        return chain[:-1]
+
+    return np.array(half(pts) + half(pts[::-1]))
+
+
+def _distance_to_hull(points: np.ndarray) -> float:
+    """The distance from the origin to the convex hull of 2-D ``points`` (0 inside or on it)."""
+    hull = _hull(points)
+    if len(hull) == 1:
+        return float(np.linalg.norm(hull[0]))
+    edges = [(hull[k], hull[(k + 1) % len(hull)]) for k in range(len(hull) if len(hull) > 2 else 1)]
+    if len(hull) > 2 and all(a[0] * b[1] - a[1] * b[0] >= 0.0 for a, b in edges):  # left of every edge
+        return 0.0
+    distance = math.inf
+    for a, b in edges:
+        d = b - a
+        u = min(max(float(-a @ d) / float(d @ d), 0.0), 1.0)
+        distance = min(distance, float(np.linalg.norm(a + u * d)))
+    return distance
+
+
+def support_distance(gait: Gait, positions: Mapping[str, np.ndarray]) -> float:
+    """Over ``gait``'s cycle, the largest distance [m] from the centroid of the feet's horizontal
+    ``positions`` (foot -> (x, y)) to the convex hull of the feet in stance (module doc); 0 for ``stand``."""
+    xy = {f: np.asarray(positions[f], dtype=float) for f in gait.offsets}
+    centre = np.mean(list(xy.values()), axis=0)
+    if not gait.moves:
+        return 0.0
+    events = sorted({(-o) % 1.0 for o in gait.offsets.values()} | {(gait.duty - o) % 1.0
+                                                                     for o in gait.offsets.values()})
+    worst = 0.0
+    for k, phase in enumerate(events):  # the middle of every interval between two events
+        c = 0.5 * (phase + (events[k + 1] if k + 1 < len(events) else events[0] + 1.0))
+        stance = [xy[f] - centre for f, o in gait.offsets.items() if (c + o) % 1.0 < gait.duty]
+        worst = max(worst, _distance_to_hull(np.array(stance)) if stance else math.inf)
+    return worst
 
 
 def pendulum_period(leg_length: float, gravity: float, ratio: float) -> float:

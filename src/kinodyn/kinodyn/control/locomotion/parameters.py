@@ -25,8 +25,8 @@ _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_
              "joint_limit_horizon", "base_frequency", "swing_frequency", "posture_frequency",
              "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
              "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
-_NON_NEGATIVE = ("period", "contact_ramp", "step_height_ratio", "damping_ratio", "swing_weight",
-                 "posture_weight", "capture_gain",
+_NON_NEGATIVE = ("period", "contact_ramp", "max_support_offset_ratio", "step_height_ratio", "damping_ratio",
+                 "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -44,6 +44,8 @@ class LocomotionParameters:
     contact_ramp: float = 0.0  # s, force ramp at lift-off and touchdown, <= the gait's handover time;
     # 0: contact_ramp_ratio of the handover (Gait.handover: (duty - 1/2) period for the two-beat gaits)
     contact_ramp_ratio: float = 0.8  # in (0, 1]
+    max_support_offset_ratio: float = 0.1  # a gait whose stance feet leave the centre of their pattern more
+    # than this (of the leg length) outside their support at some phase is refused (gait.support_distance)
     joint_acceleration_ratio: float = 2.0  # joint acceleration cap over the largest a joint gets from the
     # torque limits at the nominal stance, body free (controller doc)
     joint_limit_horizon: float = 0.02  # s, look-ahead of the joint position/velocity limits (wbc JointLimits)
@@ -58,8 +60,8 @@ class LocomotionParameters:
     # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
     foothold_reach_ratio: float = 0.3  # foothold distance from the predicted hip at most, of the leg length
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
-    max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md)
-    max_yaw_rate: float = 0.6  # rad/s
+    max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
+    max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)
     max_linear_acceleration: float = 1.0  # m/s^2, of the command (rate limiter)
     max_angular_acceleration: float = 2.0  # rad/s^2
     max_tracking_error: float = 0.1  # m (and rad for the yaw): the integrated reference stays this close

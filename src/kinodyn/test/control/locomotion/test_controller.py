@@ -62,13 +62,19 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     # the period law: 0.35 2 pi sqrt(L / g) (~0.50 s for this leg), the walk twice as long
     assert ctl.period == pytest.approx(0.35 * 2.0 * math.pi * math.sqrt(leg / 9.81), rel=1e-12)
     assert ctl.gaits["walk"].period == pytest.approx(2.0 * ctl.period) and ctl.gaits["walk"].duty == 0.8
-    assert {g.period for n, g in ctl.gaits.items() if n != "walk"} == {ctl.period}
-    # contact ramps: 0.8 of the handover, (0.6 - 1/2) T for the two-beat gaits, (0.8 - 3/4) 2T for the walk
+    # contact ramps: 0.8 of the handover, (0.6 - 1/2) T for the trot, (0.8 - 3/4) 2T for the walk
     assert ctl.contact_ramps["trot"] == pytest.approx(0.8 * 0.1 * ctl.period)
     assert ctl.contact_ramps["walk"] == pytest.approx(0.8 * 0.05 * 2.0 * ctl.period)
-    assert ctl.unavailable == {}
-    fixed = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(period=0.4, contact_ramp=0.03))
-    assert fixed.period == 0.4 and set(fixed.contact_ramps.values()) == {0.03}
+    # a pace's pairs stand 0.2 m (half the track), a bound's 0.25 m (half the length) beside the centre
+    assert set(ctl.gaits) == {"walk", "trot"} and set(ctl.unavailable) == {"pace", "bound"}
+    assert "0.200 m outside" in ctl.unavailable["pace"] and "0.250 m outside" in ctl.unavailable["bound"]
+    with pytest.raises(ValueError, match=r"cannot pace: .*centroidal MPC"):
+        ctl.request_mode("pace")
+    fixed = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(
+        period=0.4, contact_ramp=0.03, max_support_offset_ratio=0.5))  # 0.25 m < 0.5 L
+    assert fixed.period == 0.4
+    assert fixed.contact_ramps == dict.fromkeys(("trot", "walk", "pace", "bound"), 0.03)
+    assert {g.period for n, g in fixed.gaits.items() if n != "walk"} == {0.4}
 
 
 def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) -> None:
@@ -107,9 +113,11 @@ def test_gaits_a_robot_cannot_make_are_refused_with_the_reason() -> None:
     legs = ["LF_foot", "LM_foot", "LH_foot", "RF_foot", "RM_foot", "RH_foot"]
     nominal = np.concatenate([np.tile([0.0, 0.4, -0.4], 3), np.tile([0.0, -0.4, 0.4], 3)])
     ctl = LocomotionController(hexapod, legs, nominal)
-    assert set(ctl.gaits) == {"walk", "trot", "pace"} and set(ctl.unavailable) == {"bound"}
+    assert set(ctl.gaits) == {"walk", "trot"} and set(ctl.unavailable) == {"pace", "bound"}
     with pytest.raises(ValueError, match=r"cannot bound: .*LM_foot"):
         ctl.request_mode("bound")
+    track = ctl.hips[0, 1] - ctl.hips[:, 1].mean()  # the front and hind feet's line, inside the middle's
+    assert track > 0.3 and f"{track:.3f} m outside" in ctl.unavailable["pace"]
     ctl.request_mode("walk")  # the wave gait
     assert ctl.gaits["walk"].offsets["LH_foot"] == 0.0 and ctl.gaits["walk"].offsets["LM_foot"] == 5 / 6
 
@@ -209,7 +217,21 @@ def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None
     assert ctl.params is p and ctl.gaits["trot"].period == ctl.period  # nothing changed
     assert ctl.contact_ramps["trot"] == pytest.approx(0.08 * ctl.period)
     ctl.set_parameters(replace(p, contact_ramp=0.03))  # fits both
-    assert ctl.contact_ramps == dict.fromkeys(("walk", "trot", "pace", "bound"), 0.03)
+    assert ctl.contact_ramps == dict.fromkeys(("walk", "trot"), 0.03)
+
+
+def test_walk_command_limits_scale_with_the_swing_speed(model: kd.Model) -> None:
+    """Walking (duty 0.8 against the trot's 0.6), the command is clipped to the trot's limits times
+    (0.6 / 0.4) / (0.8 / 0.2) = 0.375; trotting, to the limits themselves (the command's rate limiter
+    reaches either within 0.6 s)."""
+    for mode, scale in (("walk", 0.375), ("trot", 1.0)):
+        ctl = LocomotionController(model, FEET, NOMINAL)
+        q, v = standing(model), np.zeros(model.nv)
+        ctl.request_mode(mode)
+        for k in range(300):
+            out = ctl.update(q, v, 0.002 * k, (2.0, -2.0, 2.0))
+        assert out.mode == mode
+        np.testing.assert_allclose(out.command, scale * np.array([0.5, -0.2, 0.6]), rtol=0, atol=1e-12)
 
 
 def test_set_parameters_before_the_first_tick_sets_the_initial_mode(model: kd.Model) -> None:

@@ -18,9 +18,12 @@ from kinodyn.control.locomotion import (
     pace,
     pendulum_period,
     stand,
+    support_distance,
     trot,
     walk,
 )
+from kinodyn.control.locomotion.gait import _distance_to_hull
+from scipy.spatial import ConvexHull
 
 FEET = ("LF", "LH", "RF", "RH")
 PAIRS = (("LF", "RH"), ("LH", "RF"))
@@ -218,6 +221,43 @@ def test_switching_keeps_every_foot_phase_continuous(sequence: tuple[str, ...], 
                 offset = current.offsets[FEET[0]] - current.offsets[f]
                 assert abs((phase - offset + 0.5) % 1.0 - 0.5) < 1e-6, (f, sequence[stage - 1])
     assert scheduler.all_in_stance and scheduler.gait.name == "stand"
+
+
+def test_support_distance_of_the_gaits() -> None:
+    """Hand values: the trot's diagonals and a walk above duty 3/4 keep the centre in every support; a
+    walk at 0.7 has two lateral feet alone (0.2 m); a pace's pairs 0.2 m (half the track), a bound's 0.25 m
+    (half the length) away; the hexapod's tripods and wave gait contain it, its pace's line is 0.35 m off."""
+    quad, hexa = dict(zip(FEET, QUAD, strict=True)), dict(zip(LEGS, HEXA, strict=True))
+    for gait, expected in ((trot(PAIRS, 0.5, 0.6), 0.0), (walk(footfall_sequence(FEET, QUAD), 1.0, 0.8), 0.0),
+                           (walk(footfall_sequence(FEET, QUAD), 1.0, 0.7), 0.2),
+                           (pace(lateral_groups(FEET, QUAD), 0.5, 0.6), 0.2),
+                           (bound(fore_aft_groups(FEET, QUAD), 0.5, 0.6), 0.25), (stand(FEET), 0.0)):
+        assert support_distance(gait, quad) == pytest.approx(expected, abs=1e-12), gait.name
+    assert support_distance(trot(alternating_groups(LEGS, HEXA), 0.5, 0.6), hexa) == 0.0
+    assert support_distance(walk(footfall_sequence(LEGS, HEXA), 1.0, 0.8), hexa) == 0.0
+    assert support_distance(pace(lateral_groups(LEGS, HEXA), 0.5, 0.6), hexa) == pytest.approx(0.35)
+
+
+def test_distance_to_hull_matches_qhull() -> None:
+    """Against scipy's ConvexHull (Qhull): inside when every facet's equation is <= 0 at the origin, else
+    the nearest point of the facets' segments."""
+    rng = np.random.default_rng(3)
+    inside = 0
+    for _ in range(300):
+        points = rng.normal(size=(int(rng.integers(3, 8)), 2)) + rng.normal(scale=1.5, size=2)
+        hull = ConvexHull(points)
+        if (hull.equations[:, 2] <= 0.0).all():
+            expected, inside = 0.0, inside + 1
+        else:
+            expected = math.inf
+            for i, j in hull.simplices:
+                a, d = points[i], points[j] - points[i]
+                u = min(max(float(-a @ d / (d @ d)), 0.0), 1.0)
+                expected = min(expected, float(np.linalg.norm(a + u * d)))
+        assert _distance_to_hull(points) == pytest.approx(expected, abs=1e-12)
+    assert 20 < inside < 280  # both cases seen
+    assert _distance_to_hull(np.array([[1.0, 1.0], [3.0, 3.0]])) == pytest.approx(math.sqrt(2.0))  # a segment
+    assert _distance_to_hull(np.array([[0.0, -2.0]])) == 2.0
 
 
 def test_pendulum_period_law() -> None:
