@@ -208,3 +208,32 @@ def test_live_parameters_are_validated_as_the_nodes_do(ros_context) -> None:
     assert set_(wbc, "locomotion_mode", "trot").successful
     assert wbc.controller.settings.locomotion_mode == "trot"
     assert set_(wbc, "damping_kd", 3.0).successful and wbc.core.params.damping_kd == 3.0
+
+
+def test_tf_at_its_own_rate(ros_context) -> None:
+    """``tf_rate`` 50 Hz with odometry/filtered at every estimate: /tf at the first estimate and then at each
+    multiple of 20 ms of stamp time, each the odometry message's pose of the same stamp; ``tf_rate`` is
+    validated live as ``publish_rate`` is."""
+    h = chained_quadruped(ros_context, {**ESTIMATOR, "tf_rate": 50.0})
+    estimator = h.manager.controllers["state_estimator"].controller
+    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")
+    states = h.resources.states
+    for k in range(400):
+        for j, name in enumerate(QUADRUPED_JOINTS):
+            states.values[states.index[f"{name}/position"]] = QUADRUPED_STANCE[j] + wobble(k, 1e-4)[j]
+        states.values[states.index["imu_sensor/linear_acceleration.z"]] = 9.81 + wobble(k, 1e-3)[0]
+        h.manager.cycle(k * DT, DT)
+    odometry = {m.header.stamp.sec * NS + m.header.stamp.nanosec: m for m in estimator._odometry.messages}
+    tf = [m.transforms[0] for m in estimator._tf.messages]
+    stamps = [t.header.stamp.sec * NS + t.header.stamp.nanosec for t in tf]
+    assert len(odometry) > 100 and stamps[0] == min(odometry)
+    assert stamps[1] % (NS // 50) == 0 and np.all(np.diff(stamps[1:]) == NS // 50)
+    for stamp, transform in zip(stamps, tf, strict=True):
+        pose = odometry[stamp].pose.pose
+        t = transform.transform.translation
+        assert transform.header.frame_id == "odom" and transform.child_frame_id == "base_link"
+        assert (t.x, t.y, t.z) == (pose.position.x, pose.position.y, pose.position.z)
+        assert transform.transform.rotation == pose.orientation
+    (refused,) = estimator.ros.node.set_parameters([RosParameter("tf_rate", value=-1.0)])
+    assert not refused.successful and "tf_rate must be a finite number >= 0" in refused.reason
+    assert estimator.tf_publishing.rate == 50.0

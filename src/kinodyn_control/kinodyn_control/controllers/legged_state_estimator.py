@@ -12,8 +12,9 @@ cycle is exported as state interfaces (``<name>/position.{x,y,z}``, ``orientatio
 in ``odom_frame``, ``linear_velocity.{x,y,z}`` and ``angular_velocity.{x,y,z}`` in the root link's frame, as
 the odometry's twist), NaN in a cycle without an estimate (initialising, reset).
 
-Its own ROS 2 node (named after the controller) publishes ``odometry/filtered`` and ``/tf`` at
-``publish_rate`` (of stamp time; 0: every estimate, as the node) and ``/diagnostics`` at ``diagnostics_rate``;
+Its own ROS 2 node (named after the controller) publishes ``odometry/filtered`` at ``publish_rate`` (of stamp
+time; 0: every estimate, as the node), ``/tf`` at ``tf_rate`` (0: with each odometry message) and
+``/diagnostics`` at ``diagnostics_rate``;
 its parameters can be changed live with the node's rules (a change of the filter's parameters restarts it;
 ``contact_source``, ``feet``, ``sensor_name`` and ``contact_controller`` decide the claimed interfaces:
 start-up only).
@@ -60,8 +61,9 @@ OWN_PARAMETERS: dict[str, Parameter] = {
     "contact_controller": Parameter("str", "wbc", "contact_source schedule: the controller exporting "
                                     "contact.<foot>"),
     "publish_tf": Parameter("bool", True, "publish odom_frame -> base_frame on /tf"),
-    "publish_rate": Parameter("float", 0.0, "Hz of stamp time of odometry/filtered and /tf; 0: every "
-                              "estimate"),
+    "publish_rate": Parameter("float", 0.0, "Hz of stamp time of odometry/filtered (and /tf while tf_rate "
+                              "is 0); 0: every estimate"),
+    "tf_rate": Parameter("float", 0.0, "Hz of stamp time of /tf; 0: with every odometry/filtered message"),
 }
 STARTUP_ONLY = ("sensor_name", "contact_controller", "contact_source", "feet")
 """Parameters that decide the claimed interfaces: refused live (reconfigure the controller)."""
@@ -101,6 +103,7 @@ class LeggedStateEstimator(ChainableController):
                 raise ValueError("contact_source schedule needs parameter feet (the contact.<foot> state "
                                  f"interfaces of '{self.params['contact_controller']}' it reads)")
             self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
+            self.tf_rate = rate_parameter("tf_rate", self.params["tf_rate"])
             model = Model.from_urdf(urdf, floating_base=True)
         except ValueError as exc:
             return self.fail(str(exc))
@@ -143,7 +146,7 @@ class LeggedStateEstimator(ChainableController):
         return InterfaceConfiguration(INDIVIDUAL, (*names, *schedule), previous_cycle=schedule)
 
     def on_activate(self) -> CallbackReturn:
-        self.publishing = StampRate(self.publish_rate)
+        self.publishing, self.tf_publishing = StampRate(self.publish_rate), StampRate(self.tf_rate)
         return CallbackReturn.SUCCESS
 
     # --- live parameters ------------------------------------------------------------------------------------
@@ -154,6 +157,7 @@ class LeggedStateEstimator(ChainableController):
                     "interfaces): reconfigure the controller")
         try:
             rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
+            tf_rate = rate_parameter("tf_rate", changes.get("tf_rate", self.params["tf_rate"]))
             own = {k: v for k, v in changes.items() if k not in OWN_PARAMETERS}
             if own:
                 flat = {**self.pipeline.params.flat(), **own}
@@ -162,6 +166,7 @@ class LeggedStateEstimator(ChainableController):
             return str(exc)
         self.params.update(changes)
         self.publish_rate = self.publishing.rate = rate
+        self.tf_rate = self.tf_publishing.rate = tf_rate
         return ""
 
     # --- the cycle ------------------------------------------------------------------------------------------
@@ -193,10 +198,15 @@ class LeggedStateEstimator(ChainableController):
             return ReturnType.OK
         row, stamp_ns = estimate.rows[-1], int(estimate.stamps_ns[-1])
         self.exported[:] = row[:len(BASE_STATE)]
-        if self.publishing.due(stamp_ns):
+        odometry_due = self.publishing.due(stamp_ns)
+        tf_due = self.params["publish_tf"] and (self.tf_publishing.due(stamp_ns) if self.tf_rate else
+                                                odometry_due)
+        if odometry_due or tf_due:
+            # the messages' numbers are the row's, which the pipeline gives only when every one is finite
             odometry = odometry_message(estimate_fields(row), stamp_ns, estimate.frame_id,
                                         estimate.child_frame_id)
-            publish_finite(self._odometry, odometry, self.problems)
-            if self.params["publish_tf"]:
-                publish_finite(self._tf, transform_message(odometry), self.problems)
+            if odometry_due:
+                self._odometry.publish(odometry)
+            if tf_due:
+                self._tf.publish(transform_message(odometry))
         return ReturnType.OK
