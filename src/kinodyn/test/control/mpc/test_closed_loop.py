@@ -1,12 +1,13 @@
 """The MPC in closed loop on the single rigid body itself (the full nonlinear SRB, integrated by solve_ivp):
-standing up from a sag, then trotting to a forward and a turning velocity command, re-planned every step
-with the forces of the first step held over it (zero-order hold), footholds from the Raibert heuristic."""
+standing up from a sag, then trotting to a forward and a turning velocity command, pacing and bounding, and
+a push while trotting; re-planned every step with the forces of the first step held over it (zero-order
+hold), footholds from the Raibert heuristic."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn.control.locomotion import GaitScheduler, raibert_foothold, trot
+from kinodyn.control.locomotion import GaitScheduler, bound, pace, raibert_foothold, trot
 from kinodyn.control.mpc import (
     SOLVERS,
     CentroidalMpc,
@@ -21,9 +22,18 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
 
-def rollout(robot, solver: str, command: np.ndarray, seconds: float) -> tuple[np.ndarray, np.ndarray]:
-    """Stand 0.3 s (starting 2 cm low), then trot (period 16 steps, duty 10/16) with ``command``; the SRB
-    states after each step and the times."""
+GAITS = {  # period 16 steps of 0.03 s, duty 10/16
+    "trot": lambda: trot(PAIRS, period=0.48, duty=10 / 16),
+    "pace": lambda: pace((("LF_FOOT", "LH_FOOT"), ("RF_FOOT", "RH_FOOT")), period=0.48, duty=10 / 16),
+    "bound": lambda: bound((("LF_FOOT", "RF_FOOT"), ("LH_FOOT", "RH_FOOT")), period=0.48, duty=10 / 16),
+}
+
+
+def rollout(robot, solver: str, command: np.ndarray, seconds: float, gait: str = "trot",
+            push: tuple[float, float, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stand 0.3 s (starting 2 cm low), then ``gait`` with ``command``; ``push``: ``(start, duration,
+    force)``, an external force on the CoM the MPC does not know of. The SRB states after each step and the
+    times."""
     params = MpcParameters(solver=solver)
     dt, N, body = params.dt, params.horizon, robot.body
     mpc = CentroidalMpc(body, FEET, params)
@@ -38,7 +48,7 @@ def rollout(robot, solver: str, command: np.ndarray, seconds: float) -> tuple[np
     for step in range(round(seconds / dt)):
         t = step * dt
         if step == round(0.3 / dt):
-            scheduler.set_gait(trot(PAIRS, period=N * dt, duty=10 / 16))
+            scheduler.set_gait(GAITS[gait]())
         state = scheduler.update(t)
         stance = contact_schedule(state, FEET, dt, N)
         moving = command if scheduler.gait.moves else np.zeros(3)
@@ -60,8 +70,10 @@ def rollout(robot, solver: str, command: np.ndarray, seconds: float) -> tuple[np
         reference = velocity_reference(x, moving, height, dt, N)
         solution = mpc.solve(x, reference, stance, foothold_plan(stance, feet, planned, reference))
         assert solution.ok, (t, solution.message)
-        forces = solution.forces[0]
-        x = solve_ivp(lambda _, s, f=forces, r=feet: body.derivative(s, f, r), (0.0, dt), x, rtol=1e-8,
+        forces, feet_now = solution.forces[0], feet
+        if push is not None and push[0] <= t < push[0] + push[1]:
+            forces, feet_now = np.vstack((forces, push[2])), np.vstack((feet, x[3:6]))
+        x = solve_ivp(lambda _, s, f=forces, r=feet_now: body.derivative(s, f, r), (0.0, dt), x, rtol=1e-8,
                       atol=1e-10).y[:, -1]
         states.append(x)
         times.append(t + dt)
@@ -93,3 +105,30 @@ def test_trots_on_a_turn(robot, solver: str) -> None:
     forward = np.einsum("ij,ij->i", heading, states[settled, 9:11])
     assert np.sqrt(np.mean((forward - command[0]) ** 2)) <= 0.05
     assert np.abs(states[:, :2]).max() < 0.08  # roll and pitch stay small
+
+
+@pytest.mark.parametrize("gait", ["pace", "bound"])
+def test_paces_and_bounds_at_one_metre_per_second(robot, gait: str) -> None:
+    """The body sways within each cycle (the support is one side or one end at a time), so the speed is
+    judged over whole cycles: the mean over the last three matches the command."""
+    command = np.array([1.0, 0.0, 0.0])
+    states, times = rollout(robot, "condensed", command, 3.0, gait)
+    cycles = times > times[-1] - 3 * 0.48 + 1e-9
+    np.testing.assert_allclose(states[cycles, 9:11].mean(axis=0), command[:2], atol=0.05)
+    assert abs(states[cycles, 8].mean()) < 0.05
+    assert np.abs(states[:, :3]).max() < 0.1  # roll, pitch and heading
+    assert np.abs(states[:, 5] - robot.x0[5]).max() < 0.1
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.12, 0.24, 0.36])
+def test_recovers_from_a_sideways_push_at_any_trot_phase(robot, phase: float) -> None:
+    """120 N sideways on the CoM for 0.2 s (a third of the weight), at four phases of the trot cycle: the
+    body is pushed, and trots on at the command one second later."""
+    command = np.array([0.5, 0.0, 0.0])
+    push = (1.5 + phase, 0.2, np.array([0.0, 120.0, 0.0]))
+    states, times = rollout(robot, "condensed", command, 4.0, push=push)
+    assert np.abs(states[:, 10]).max() > 0.2  # the push did move it
+    after = times > 2.7 + phase
+    assert np.sqrt(np.mean((states[after, 9] - command[0]) ** 2)) <= 0.05
+    assert np.sqrt(np.mean(states[after, 10] ** 2)) <= 0.05
+    assert np.abs(states[:, :3]).max() < 0.05
