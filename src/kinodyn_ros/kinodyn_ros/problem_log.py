@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -82,6 +83,8 @@ def dropping_bad_messages(
                 f"dropped {what}: processing it failed with {type(exc).__name__}: {exc}; the node goes on",
             )
 
+    # computed once: rclpy's EventsExecutor inspects a timer callback's signature on every call
+    guarded.__signature__ = inspect.signature(callback)  # type: ignore[attr-defined]
     return guarded
 
 

@@ -5,6 +5,8 @@
 schedule. ``mode: arm``: operational space control of ``frame`` towards ``~/target_pose`` with a null-space
 posture. Each joint state is answered by one kinodyn_interfaces/JointPDCommand on ``joint_pd_command``
 stamped with it (lockstep). The logic is WbcCore's (kinodyn_ros/wbc/core.py); this node only moves messages.
+The joint states and base states are taken serialized and read into numpy (raw_messages: bytes that are not a
+message of the type are one line, the message dropped).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+from kinodyn_ros.conversions import stamp_to_ns
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.parameters import declare_non_negative
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.raw_messages import JointStateReader, OdometryReader
 from kinodyn_ros.realtime import set_fifo_priority
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.wbc import parameters as dataclass_parameters
@@ -85,11 +89,13 @@ class Wbc(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = None
         self._frozen = False
+        self._joint_states, self._base_states = JointStateReader(), OdometryReader()
         if mode == "legged":  # the executor runs callbacks in arrival order: a base state that came first
             # (ground truth) is paired before its joint state, which then need not wait for it
-            self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs)
+            self.create_subscription(Odometry, topic, self._callback(topic, self._on_base_state), inputs,
+                                     raw=True)
         self.create_subscription(JointState, "joint_states",
-                                 self._callback("joint_states", self._on_joint_state), inputs)
+                                 self._callback("joint_states", self._on_joint_state), inputs, raw=True)
         if mode == "legged":
             self._contacts = self.create_publisher(ContactStates, "contact_schedule", outputs)
             self._footholds = self.create_publisher(PoseArray, "~/footholds", outputs)
@@ -117,11 +123,14 @@ class Wbc(Node):
     def _callback(self, what: str, take: Any) -> Any:
         return dropping_bad_messages(self._problems, f"{what} message", take)
 
-    def _on_joint_state(self, msg: JointState) -> None:
-        self._publish(self._core.on_joint_state(msg, time.monotonic_ns()))
+    def _on_joint_state(self, raw: bytes) -> None:
+        received = time.monotonic_ns()
+        self._publish(self._core.on_joint_state(self._joint_states.read(raw), received))
 
-    def _on_base_state(self, msg: Odometry) -> None:
-        self._publish(self._core.on_base_state(msg))
+    def _on_base_state(self, raw: bytes) -> None:
+        msg = self._base_states.read(raw)
+        self._publish(self._core.on_base_state_arrays(stamp_to_ns(msg.header.stamp), msg.header.frame_id,
+                                                      msg.child_frame_id, msg.pose, msg.twist))
 
     def _poll(self) -> None:
         self._publish(self._core.poll(time.monotonic_ns()))
