@@ -18,6 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
 import locomotion_scenarios as scenarios
 
+from kinodyn import sim
+
 
 def test_quadruped_sits_down_and_stands_up() -> None:
     robot = scenarios.Legged.quadruped()
@@ -96,6 +98,57 @@ def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> No
     for times in lift_offs.values():  # the last two lift-offs of each foot, well after the switch
         assert times[-1] > 2.0 and abs(times[-1] - times[-2] - 0.45) < 0.0021
     assert abs(np.mean(velocity[-250:]) - 0.3) < 0.03  # the last 0.5 s (base frame ~ heading frame)
+
+
+def test_quadruped_switches_gaits_at_speed() -> None:
+    """Trot -> walk -> trot at 0.15 m/s, then stand, on kinodyn.sim: every switch at once and at whatever
+    phase the feet are in (phase-continuous), no QP failure, two feet or more always down, the body up, the
+    speed held in each gait, and standing still with every foot down at the end."""
+    robot = scenarios.Legged.quadruped()
+    ctl, s = robot.controller, robot.sim
+    command = np.array([0.15, 0.0, 0.0])
+    scenarios.run(robot, 0.3, mode="stand")
+    for mode, until in (("trot", 2.8), ("walk", 5.8), ("trot", 8.3), ("stand", 9.3)):
+        ctl.request_mode(mode)
+        velocity = []
+        while s.t < until - 1e-9:
+            out = ctl.update(s.q, s.v, s.t, command)
+            assert out.ok, out.message
+            assert sum(out.stance.values()) >= 2 and s.q[2] > 0.95 * robot.nominal_height
+            for _ in range(robot.steps_per_tick):
+                s.step(out.tau)
+            velocity.append(s.v[0])
+        if mode != "stand":
+            assert out.mode == mode and ctl.scheduler.gait.name == mode
+            assert abs(np.mean(velocity[-500:]) - 0.15) < 0.02, mode  # the last second
+    assert out.mode == "stand" and all(out.stance.values()) and ctl.scheduler.all_in_stance
+    assert np.abs(s.v[:2]).max() < 0.02
+
+
+def test_footholds_about_the_com_centre_the_feet_under_an_offset_com(tmp_path: Path) -> None:
+    """The quadruped with its trunk's inertial origin moved 5 cm forward and 3 cm left (the CoM 2.8 cm
+    and 1.7 cm off the base origin, over the legs' nominal stance) trotting in place: the footholds about
+    the CoM keep the feet's centroid under it (the feet about the base origin would leave it 3.5 cm off,
+    and every diagonal support beside the CoM: sway) and the CoM still."""
+    text = scenarios.QUADRUPED_URDF.read_text()
+    trunk = '<origin xyz="0.0 0.0 0.0" rpy="0.0 0.0 0.0" />\n      <mass value="20.0" />'
+    assert text.count(trunk) == 1
+    urdf = tmp_path / "offset_com.urdf"
+    urdf.write_text(text.replace(trunk, trunk.replace('xyz="0.0 0.0 0.0"', 'xyz="0.05 0.03 0.0"')))
+    spheres = sim.collision_spheres(urdf)
+    robot = scenarios.Legged.build(urdf, scenarios.FEET, scenarios.NOMINAL_JOINTS, spheres)
+    m, s = robot.model, robot.sim
+    scenarios.run(robot, 1.5, mode="trot")
+    rows = []
+    for _ in range(750):  # 1.5 s, every tick
+        scenarios.run(robot, s.t + 0.002 - 1e-9)
+        com = m.com(s.q)
+        feet = np.array([m.frame_placement(s.q, f)[:3, 3] for f in robot.feet])
+        rows.append(np.r_[com[:2] - feet[:, :2].mean(axis=0), com[:2] - s.q[:2], com[:2]])
+    r = np.array(rows)
+    np.testing.assert_allclose(r[:, 2:4].mean(axis=0), [0.030, 0.018], atol=0.003)  # the CoM's offset
+    assert np.linalg.norm(r[:, :2].mean(axis=0)) < 0.003  # measured 0.1 mm
+    assert r[:, 4:].std(axis=0).max() < 0.001  # CoM sway (standard deviation): measured 0.09 mm
 
 
 def test_hexapod_sits_down_and_stands_up_with_the_same_controller() -> None:
