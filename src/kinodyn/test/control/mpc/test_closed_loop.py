@@ -12,6 +12,7 @@ from kinodyn.control.mpc import (
     SOLVERS,
     CentroidalMpc,
     MpcParameters,
+    SingleRigidBody,
     contact_schedule,
     foothold_plan,
     velocity_reference,
@@ -22,33 +23,34 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
 
-GAITS = {  # period 16 steps of 0.03 s, duty 10/16
-    "trot": lambda: trot(PAIRS, period=0.48, duty=10 / 16),
-    "pace": lambda: pace((("LF_FOOT", "LH_FOOT"), ("RF_FOOT", "RH_FOOT")), period=0.48, duty=10 / 16),
-    "bound": lambda: bound((("LF_FOOT", "RF_FOOT"), ("LH_FOOT", "RH_FOOT")), period=0.48, duty=10 / 16),
+GAITS = {  # duty 10/16 of the period
+    "trot": lambda period: trot(PAIRS, period, 10 / 16),
+    "pace": lambda period: pace((("LF_FOOT", "LH_FOOT"), ("RF_FOOT", "RH_FOOT")), period, 10 / 16),
+    "bound": lambda period: bound((("LF_FOOT", "RF_FOOT"), ("LH_FOOT", "RH_FOOT")), period, 10 / 16),
 }
 
 
 def rollout(robot, solver: str, command: np.ndarray, seconds: float, gait: str = "trot",
-            push: tuple[float, float, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Stand 0.3 s (starting 2 cm low), then ``gait`` with ``command``; ``push``: ``(start, duration,
-    force)``, an external force on the CoM the MPC does not know of. The SRB states after each step and the
-    times."""
-    params = MpcParameters(solver=solver)
+            push: tuple[float, float, np.ndarray] | None = None,
+            dt: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
+    """Stand 0.3 s (starting 4 % of the CoM height low), then ``gait`` (period: the horizon, 16 steps of
+    ``dt``) with ``command``; ``push``: ``(start, duration, force)``, an external force on the CoM the MPC
+    does not know of. The SRB states after each step and the times."""
+    params = MpcParameters(solver=solver, dt=dt)
     dt, N, body = params.dt, params.horizon, robot.body
     mpc = CentroidalMpc(body, FEET, params)
     height = robot.x0[5]
     hips = robot.contacts[:, :2] - robot.x0[3:5]  # each foot's place under its hip, about the CoM
     scheduler = GaitScheduler(FEET)
     x = robot.x0.copy()
-    x[5] -= 0.02
+    x[5] -= 0.04 * height
     feet = robot.contacts.copy()
     was_stance = np.ones(4, dtype=bool)
     states, times = [], []
     for step in range(round(seconds / dt)):
         t = step * dt
         if step == round(0.3 / dt):
-            scheduler.set_gait(GAITS[gait]())
+            scheduler.set_gait(GAITS[gait](N * dt))
         state = scheduler.update(t)
         stance = contact_schedule(state, FEET, dt, N)
         moving = command if scheduler.gait.moves else np.zeros(3)
@@ -63,8 +65,8 @@ def rollout(robot, solver: str, command: np.ndarray, seconds: float, gait: str =
                 tau = p.time_left - 0.5 * p.stance_duration if p.in_stance else p.time_left
             else:
                 tau = p.time_left + (p.swing_duration if p.in_stance else 0.0) + 0.5 * p.stance_duration
-            planned[i, :2] = raibert_foothold(x[3:5], x[2], hips[i], x[9:11], moving, tau, height, 9.81,
-                                              gain=0.6, max_offset=0.15)
+            planned[i, :2] = raibert_foothold(x[3:5], x[2], hips[i], x[9:11], moving, tau, height,
+                                              float(np.linalg.norm(body.gravity)), 0.6, 0.3 * height)
             planned[i, 2] = 0.0
         feet[landing] = planned[landing]
         reference = velocity_reference(x, moving, height, dt, N)
@@ -113,7 +115,7 @@ def test_paces_and_bounds_at_one_metre_per_second(robot, gait: str) -> None:
     judged over whole cycles: the mean over the last three matches the command."""
     command = np.array([1.0, 0.0, 0.0])
     states, times = rollout(robot, "condensed", command, 3.0, gait)
-    cycles = times > times[-1] - 3 * 0.48 + 1e-9
+    cycles = times > times[-1] - 3 * 16 * 0.03 + 1e-9
     np.testing.assert_allclose(states[cycles, 9:11].mean(axis=0), command[:2], atol=0.05)
     assert abs(states[cycles, 8].mean()) < 0.05
     assert np.abs(states[:, :3]).max() < 0.1  # roll, pitch and heading
@@ -131,4 +133,26 @@ def test_recovers_from_a_sideways_push_at_any_trot_phase(robot, phase: float) ->
     after = times > 2.7 + phase
     assert np.sqrt(np.mean((states[after, 9] - command[0]) ** 2)) <= 0.05
     assert np.sqrt(np.mean(states[after, 10] ** 2)) <= 0.05
+    assert np.abs(states[:, :3]).max() < 0.05
+
+
+def test_default_weights_suit_a_small_robot(robot) -> None:
+    """The quadruped's SRB shrunk to 2.5 kg with every length 0.4 times as long (inertia as mass x length^2),
+    gait period and step scaled with the pendulum time (sqrt of the length): with the default weights it
+    stands up and trots at the same Froude number as 0.5 m/s on the full size robot."""
+    scale, mass = 0.4, 2.5
+    body = robot.body
+    small_body = SingleRigidBody(mass, body.inertia * (mass / body.mass) * scale**2, body.com_offset * scale,
+                                 body.gravity)
+    contacts = robot.contacts.copy()
+    contacts[:, :2] = robot.x0[3:5] + scale * (contacts[:, :2] - robot.x0[3:5])
+    x0 = robot.x0.copy()
+    x0[5] *= scale
+    small = type(robot)(robot.model, robot.q, small_body, contacts, x0)
+    command = np.array([0.5 * np.sqrt(scale), 0.0, 0.0])
+    states, times = rollout(small, "condensed", command, 2.0, dt=0.03 * np.sqrt(scale))
+    assert abs(states[times <= 0.3][-1, 5] - x0[5]) < 0.005 * scale
+    settled = times > 1.0
+    assert np.sqrt(np.mean((states[settled, 9] - command[0]) ** 2)) <= 0.05 * np.sqrt(scale)
+    assert np.sqrt(np.mean(states[settled, 10] ** 2)) <= 0.05 * np.sqrt(scale)
     assert np.abs(states[:, :3]).max() < 0.05
