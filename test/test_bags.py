@@ -1,7 +1,7 @@
-"""kinodyn_ros.bags: the files are rosbag2's format (ANCHORS.md §6), messages round-trip, a bag reads by the
+"""kinodyn_ros.bags: the files are rosbag2's format, messages round-trip, a bag reads by the
 definitions it stores, the QoS rules are rosbag2's, `kinodyn bag info` prints as `ros2 bag info`.
 
-Second sources: rosbag2's metadata keys and sqlite3 schema (ANCHORS.md §6, sqlite_storage.cpp), the MCAP
+Second sources: rosbag2's metadata keys and sqlite3 schema (sqlite_storage.cpp), the MCAP
 specification (parsed here by hand, not through rosbags), the RIHS01 hashes rosidl generated into the
 installed share/*/msg/*.json, rclpy's own serialisation.
 """
@@ -42,7 +42,7 @@ from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
 
 STORAGES = ("mcap", "sqlite3")
-# rosbag2 Jazzy metadata.yaml (ANCHORS.md §6, rosbag2_storage yaml.hpp for version 9)
+# rosbag2 Jazzy metadata.yaml (rosbag2_storage yaml.hpp for version 9)
 METADATA_KEYS = {
     "version",
     "storage_identifier",

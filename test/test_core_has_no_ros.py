@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md §1: the core (src/kinodyn) never imports ROS, directly or through a dependency."""
+"""The core (src/kinodyn) never imports ROS, directly or through a dependency."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Validates every URDF the project ships (urdf/*.urdf) and the three robots' documented properties.
 
 Structure (one tree, inertias physical and equal to their primitive's, limits), the `<ros2_control>` block
-(ANCHORS §1.2-1.3), the generator output, and per robot a second source: the planar arm against its closed
-form (urdf/README.md (a), and the numbers printed there) through Pinocchio, `arm7` against the Panda
+(ros2_control's conventions), the generator output, and per robot a second source: the planar arm against its
+closed form (urdf/README.md (a), and the numbers printed there) through Pinocchio, `arm7` against the Panda
 URDF of example-robot-data, the quadruped's stance by transform products cross-checked with Pinocchio.
 Does not import kinodyn (the files must stand on their own).
 """

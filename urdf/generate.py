@@ -3,7 +3,7 @@
 Every link with mass is one primitive (box, cylinder or sphere). Its inertia is computed here from that
 primitive and the mass, about the primitive centre and in the primitive's frame, and the `<inertial>`,
 `<visual>` and `<collision>` elements share that one origin, so the inertia is consistent with the geometry
-by construction. Each file ends with a `<ros2_control>` block (ANCHORS §1.2) for
+by construction. Each file ends with a `<ros2_control>` block for
 `kinodyn_control/GenericSystem`.
 
 Usage: `python urdf/generate.py` rewrites the three files next to this script. The output is deterministic;

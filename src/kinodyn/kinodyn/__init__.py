@@ -1,6 +1,6 @@
 """kinodyn: URDF-driven rigid-body kinematics, dynamics, estimation, control and simulation.
 
-The core never imports ROS. See ARCHITECTURE.md §2 for the public API.
+The core never imports ROS. The README and docs/core-model-layout.md show the public API.
 """
 
 from kinodyn import (

@@ -107,7 +107,7 @@ def test_structure_limits_and_frames() -> None:
     ],
 )
 def test_joints_follow_depth_first_order_of_the_tree(path: str) -> None:
-    """ARCHITECTURE.md §3: a whole leg comes before the next one, as in Pinocchio and ros2_control blocks."""
+    """docs/conventions.md: a whole leg comes before the next one, as in Pinocchio and ros2_control blocks."""
     m = kd.Model.from_urdf(path, floating_base=True)
     pinocchio_names = [n for n in pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()).names[2:]]
     assert list(m.joint_names) == pinocchio_names

@@ -1,7 +1,7 @@
 """Hardware layer: description parsing, component lifecycle, plugin registry, GenericSystem behaviours.
 
-Each GenericSystem test mirrors one sentence of ANCHORS §1.3 (mock_components/GenericSystem), with values
-computed by hand from that sentence.
+Each GenericSystem test mirrors one sentence of mock_components/GenericSystem's documented behaviour, with
+values computed by hand from that sentence.
 """
 
 from __future__ import annotations

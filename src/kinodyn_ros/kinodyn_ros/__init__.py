@@ -1,1 +1,1 @@
-"""ROS 2 nodes of kinodyn: thin adapters between messages and the core (ARCHITECTURE.md §4)."""
+"""ROS 2 nodes of kinodyn: thin adapters between messages and the core (docs/nodes/README.md)."""

@@ -1,4 +1,4 @@
-"""The floating base of a kinodyn model from messages (ARCHITECTURE.md §3, docs/core-model-layout.md).
+"""The floating base of a kinodyn model from messages (docs/conventions.md, docs/core-model-layout.md).
 
 A floating-base model has ``q = [x, y, z, qx, qy, qz, qw, joints]`` and ``v = [base linear, base angular,
 joints]`` with both base velocities in the base frame, as the twist of nav_msgs/Odometry (given in

@@ -1,6 +1,6 @@
 """The URDF joint tree as TF sees it: one transform parent link <- child link per joint.
 
-robot_state_publisher semantics (ANCHORS §2): every joint gives ``T_parent_child = T_origin @ T_motion(q)``,
+robot_state_publisher semantics: every joint gives ``T_parent_child = T_origin @ T_motion(q)``,
 where ``T_origin`` is the joint's ``<origin>`` (URDF roll-pitch-yaw, ``C = Cz(yaw) Cy(pitch) Cx(roll)``,
 Robot Dynamics lecture notes (ETH), (2.41)) and ``T_motion`` is a rotation by q about the unit ``<axis>``
 (revolute, continuous; Rodrigues, Robot Dynamics lecture notes (ETH), (2.48)) or a translation by q along it

@@ -1,7 +1,7 @@
 """Compiled kinematics kernels over the packed model arrays ``(ki, kf)`` (see ``common.unpack``).
 
 Outputs are written into caller-allocated arrays. ``reference`` is one of ``WORLD``,
-``LOCAL``, ``LOCAL_WORLD_ALIGNED`` (Pinocchio's names, ARCHITECTURE.md §3).
+``LOCAL``, ``LOCAL_WORLD_ALIGNED`` (Pinocchio's names, docs/conventions.md).
 """
 
 from __future__ import annotations

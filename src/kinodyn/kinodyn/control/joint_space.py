@@ -12,7 +12,7 @@
 
 Every law reads one ``Evaluation`` (q, v, M, h, g of the tick) and returns the torques of the actuated
 joints. Gains are a scalar or one value per actuated joint. Position errors are plain differences
-``q* - q`` (continuous joints are unbounded angles, ARCHITECTURE.md §3).
+``q* - q`` (continuous joints are unbounded angles, docs/conventions.md).
 
 Floating base (``nq = nv + 1``): the laws act on the joints, ``q[7:]`` and ``v[6:]``, with the joint rows of
 ``M``, ``h`` and ``g`` at zero base acceleration: exact for a base that is held (a legged robot on a stand or

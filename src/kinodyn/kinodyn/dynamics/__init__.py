@@ -2,7 +2,7 @@
 matrices, centroidal momentum matrix and energies, fixed or floating base.
 
 Every function takes the model first and returns numpy arrays; the work runs in compiled kernels
-(``kinodyn._kernels.dyn_*``). Conventions (ARCHITECTURE.md §3): ``tau = M a + C v + g``, with the
+(``kinodyn._kernels.dyn_*``). Conventions (docs/conventions.md): ``tau = M a + C v + g``, with the
 floating-base ``v = [v_base, w_base (base frame), qdot]``; external wrenches act on the robot.
 """
 

@@ -2,7 +2,7 @@
 on f_z, here with the force estimated from the joint torques, and hysteresis against chattering).
 
 The leg rows of the floating-base dynamics ``M qdd + h = S^T tau + sum_k J_k^T f_k`` (Robot Dynamics lecture
-notes (ETH), §3.7, (3.54); ground reactions ``f_k`` on the robot, ARCHITECTURE.md §3) with the accelerations
+notes (ETH), §3.7, (3.54); ground reactions ``f_k`` on the robot, docs/conventions.md) with the accelerations
 neglected give, for the foot ``k`` at the end of a leg whose joints no other foot shares,
 ``J_leg^T f = h_leg - tau_leg``: ``f = -(J_leg^T)^+ (tau_leg - h_leg)`` (least squares for legs of more
 or fewer than 3 joints). ``h`` is evaluated at the estimated base orientation and velocity, so gravity and

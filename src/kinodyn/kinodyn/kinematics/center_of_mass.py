@@ -1,6 +1,6 @@
 """Centre of mass and its Jacobian over the moving bodies.
 
-A fixed-base model excludes the links welded to the world (as Pinocchio, ARCHITECTURE.md §3).
+A fixed-base model excludes the links welded to the world (as Pinocchio, docs/conventions.md).
 CoM Jacobian: mass-weighted sum of the body CoM point Jacobians (Robot Dynamics lecture notes (ETH), §2.8.5,
 (2.154); the notes use CoM Jacobians without defining them, this is the standard form).
 """

@@ -1,7 +1,7 @@
 """Frame Jacobians, their time derivative times v, and manipulability.
 
 Geometric Jacobian ``[J_P; J_R]`` (Robot Dynamics lecture notes (ETH), §2.8.5, (2.151)-(2.167); floating base
-§2.10.3, (2.248)-(2.252)) in Pinocchio's three references (ARCHITECTURE.md §3):
+§2.10.3, (2.248)-(2.252)) in Pinocchio's three references (docs/conventions.md):
 
 - ``"world"``: spatial twist, linear part = velocity of the body point at the world origin;
 - ``"local"``: body twist of the frame, in frame axes;

@@ -2,7 +2,7 @@
 
 Robot Dynamics lecture notes (ETH), §2.4.5 (rotation vector), §2.5.1 (2.104)-(2.107) and §2.6 (2.108)-(2.112);
 Rotations and inverse kinematics (Fredriksson), §2.6-2.7 (exp/log, Rodrigues). Twists are ordered ``[linear;
-angular]`` (ARCHITECTURE.md §3).
+angular]`` (docs/conventions.md).
 
 Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
 cancellation near it, so below SMALL_ANGLE they are evaluated from their Taylor series, truncated

@@ -1,7 +1,7 @@
 """Rotation parameterizations and their conversions (Robot Dynamics lecture notes (ETH), §2.4, Rotations and
 inverse kinematics (Fredriksson), §2.4-2.7).
 
-Conventions (ARCHITECTURE.md §3, Robot Dynamics lecture notes (ETH), (2.22)-(2.24)): a rotation matrix
+Conventions (docs/conventions.md, Robot Dynamics lecture notes (ETH), (2.22)-(2.24)): a rotation matrix
 ``C_AB`` maps coordinates in frame B to coordinates in frame A (passive), so ``C_AC = C_AB @ C_BC`` (2.31).
 Quaternions are Hamilton (i*j = k, Robot Dynamics lecture notes (ETH), (2.57)), stored ``(x, y, z, w)`` as in
 ROS; the notes write them scalar first. ``xi_AB`` parameterizes ``C_AB``.

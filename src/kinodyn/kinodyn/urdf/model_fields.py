@@ -108,7 +108,8 @@ def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any
     root_body = new_body(urdf.root_link, 0, JOINT_FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3), None) \
         if floating_base else 0
     # Depth-first, children in file order. A movable joint's body is numbered when its child link is
-    # visited (not when its parent is), so bodies, q and v follow the depth-first order of ARCHITECTURE.md §3.
+    # visited (not when its parent is), so bodies, q and v follow the depth-first order of
+    # docs/conventions.md.
     stack: list[tuple[str, int, np.ndarray, np.ndarray, Joint | None]] = [
         (urdf.root_link, root_body, np.eye(3), np.zeros(3), None)
     ]

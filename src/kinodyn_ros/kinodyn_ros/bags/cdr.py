@@ -1,5 +1,5 @@
 """Fast CDR for ``kinodyn estimate``'s 500 Hz messages: deterministic encoders of what it writes, decoders of
-what it reads (ANCHORS.md §6).
+what it reads.
 
 rclpy's ``serialize_message`` leaves alignment padding uninitialised (two runs give different bytes) and the
 round trip through rosbags' serializer costs ~100 us per nav_msgs/Odometry; these pack the same bytes (little

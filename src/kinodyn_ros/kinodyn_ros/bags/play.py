@@ -1,4 +1,4 @@
-"""`kinodyn bag play`: publish a bag's messages again as `ros2 bag play` does (ANCHORS.md §6).
+"""`kinodyn bag play`: publish a bag's messages again as `ros2 bag play` does.
 
 Messages go out raw (the stored CDR bytes) in bag-time order at their recorded receive timing scaled by
 ``--rate``, from ``--start-offset`` seconds after the bag's start. Each topic's publisher offers the recorded

@@ -1,4 +1,4 @@
-"""QoS in bags (ANCHORS.md §6, rosbag2_storage/src/rosbag2_storage/qos.cpp): the offered profiles recorded per
+"""QoS in bags (rosbag2_storage/src/rosbag2_storage/qos.cpp): the offered profiles recorded per
 topic as rosbags `Qos`, the profile a recorder requests from the publishers it sees, and the one a player
 offers for the profiles a bag recorded."""
 

@@ -1,4 +1,4 @@
-"""Read a rosbag2 bag by the message definitions it stores (ANCHORS.md §6, docs/bags.md).
+"""Read a rosbag2 bag by the message definitions it stores (docs/bags.md).
 
 The bag's storage files are read by ``kinodyn_ros.bags.directory`` (with or without metadata.yaml; MCAP chunk
 CRCs checked, a chunk that fails skipped, counted and reported once on stderr naming the file, topics and bag

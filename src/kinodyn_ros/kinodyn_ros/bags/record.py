@@ -1,4 +1,4 @@
-"""`kinodyn bag record`: record topics into a rosbag2 bag as `ros2 bag record` does (ANCHORS.md §6).
+"""`kinodyn bag record`: record topics into a rosbag2 bag as `ros2 bag record` does.
 
 Each topic is subscribed raw (the CDR bytes as received, never deserialised) with the type the graph reports,
 once a publisher offers it; the subscription requests what every publisher offers (rosbag2's

@@ -1,4 +1,4 @@
-"""rosbags typestores for kinodyn's bags (ANCHORS.md §6): the ROS 2 distribution's standard types plus every
+"""rosbags typestores for kinodyn's bags: the ROS 2 distribution's standard types plus every
 message type installed in the ament prefixes that the distribution store lacks (kinodyn_interfaces, and
 tf2_msgs or control_msgs where the store has none).
 

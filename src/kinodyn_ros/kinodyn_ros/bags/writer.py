@@ -1,4 +1,4 @@
-"""Write a rosbag2 bag (metadata.yaml version 9, MCAP or sqlite3 storage) through rosbags (ANCHORS.md §6).
+"""Write a rosbag2 bag (metadata.yaml version 9, MCAP or sqlite3 storage) through rosbags.
 
 Each topic stores its message definition (ros2msg, dependencies included) and RIHS01 type hash from the
 installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `kinodyn bag play` read it.
