@@ -48,15 +48,18 @@ def random_pose(rng: np.random.Generator) -> np.ndarray:
 
 def tasks_of_a_trot(model: Model, rng: np.random.Generator) -> list[Task]:
     """The locomotion controller's tasks (CoM x-y, base height and orientation, one swing task per foot,
-    two of them weighted 0 as feet in stance), one task with axes that are not consecutive, and the
-    posture."""
+    two of them weighted 0 as feet in stance), one task with axes that are not consecutive, a frame task and
+    a CoM task of one row each (numpy's product is a dot there), and the posture."""
     com = ComTask(rng.uniform(10, 50, 3), rng.uniform(1, 5, 3), weight=2.0, mask=(True, True, False))
     com.set_reference(rng.normal(size=3), rng.normal(size=3), rng.normal(size=3))
     base = FrameTask(model, "base_link", 40.0, 6.0, weight=(1, 1, 3, 4, 5, 6),
                      mask=(False, False, True, True, True, True), name="base")
     scattered = FrameTask(model, "RH_SHANK", 20.0, 3.0, weight=0.5,
                           mask=(True, False, True, False, True, False), name="scattered")
-    tasks: list[Task] = [com, base, scattered]
+    yaw = FrameTask(model, "LF_SHANK", 10.0, 2.0, weight=0.3, mask=(False,) * 5 + (True,), name="one_row")
+    height = ComTask(30.0, 4.0, weight=1.5, mask=(False, False, True), name="com_height")
+    height.set_reference(rng.normal(size=3), rng.normal(size=3), rng.normal(size=3))
+    tasks: list[Task] = [com, base, scattered, yaw]
     for k, foot in enumerate(FEET):
         tasks.append(FrameTask(model, foot, 90.0, 12.0, weight=0.0 if k % 2 else 7.0,
                                mask=(True, True, True, False, False, False), name=f"swing_{foot}"))
@@ -65,7 +68,7 @@ def tasks_of_a_trot(model: Model, rng: np.random.Generator) -> list[Task]:
         task.set_reference(random_pose(rng), rng.normal(size=6), rng.normal(size=6))
     posture = PostureTask(model, model.neutral()[7:], 5.0, 1.0, weight=rng.uniform(0.1, 1.0, model.nv - 6))
     posture.set_reference(model.random_configuration(rng)[7:])
-    return [*tasks, posture]
+    return [*tasks, height, posture]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -86,8 +89,8 @@ def test_stacked_rows_are_each_tasks_dense_rows_scaled_and_a_task_weighted_zero_
         blocks_A.append(rows.A * scale[:, None])
         blocks_b.append(rows.b * scale)
         np.testing.assert_array_equal(errors[task.name], task.error)  # the error-only path's is the same
-    np.testing.assert_allclose(A, np.vstack(blocks_A), rtol=0.0, atol=1e-12)
-    np.testing.assert_allclose(b, np.concatenate(blocks_b), rtol=0.0, atol=1e-12)
+    np.testing.assert_array_equal(A, np.vstack(blocks_A))  # the compiled passes: numpy's numbers
+    np.testing.assert_array_equal(b, np.concatenate(blocks_b))
     zero = [t.name for t in tasks if not t.weight.any()]
     assert zero == ["swing_LH_FOOT", "swing_RH_FOOT"] and all(np.abs(errors[n]).max() > 1e-3 for n in zero)
 

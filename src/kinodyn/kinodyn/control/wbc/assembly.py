@@ -171,12 +171,22 @@ def level_products(A: np.ndarray, b: np.ndarray, Z: np.ndarray, x: np.ndarray, C
 
 
 @njit(cache=True)
-def torques(x: np.ndarray, generalized: np.ndarray, first_v: int, tau_start: int, Jc: np.ndarray,
-            contact_rhs: np.ndarray, effort: np.ndarray, tau: np.ndarray) -> tuple[bool, float, float]:
-    """From the solution ``x`` and ``generalized = M qdd + h - J_c^T f``: ``tau`` (``generalized``'s actuated
-    rows, or ``x``'s from ``tau_start`` when tau is a variable, -1 otherwise) clipped to ``+-effort`` (the
-    QP holds the limits to its tolerance: never exceed them); whether tau and x are finite; the largest
-    ``|M qdd + h - S^T tau - J_c^T f|`` and ``|J_c qdd + Jdot_c v|``."""
+def torques(x: np.ndarray, M: np.ndarray, h: np.ndarray, first_v: int, tau_start: int, Jc: np.ndarray,
+            contact_rhs: np.ndarray, effort: np.ndarray, tau: np.ndarray, generalized: np.ndarray,
+            contact_term: np.ndarray) -> tuple[bool, float, float]:
+    """From the solution ``x = [qdd; f; ...]``: ``generalized = M qdd + h - J_c^T f`` (numpy's products and
+    order: ``numpy_blas``), ``tau`` (``generalized``'s actuated rows, or ``x``'s from ``tau_start`` when tau
+    is a variable, -1 otherwise) clipped to ``+-effort`` (the QP holds the limits to its tolerance: never
+    exceed them); whether tau and x are finite; the largest ``|M qdd + h - S^T tau - J_c^T f|`` and
+    ``|J_c qdd + Jdot_c v|``. ``contact_term``: scratch of ``nv``."""
+    nv, n_c = M.shape[0], Jc.shape[0]
+    numpy_blas.matvec(M, x[:nv], generalized)
+    if n_c:
+        numpy_blas.matvec(Jc.T, x[nv:nv + n_c], contact_term)
+    else:
+        contact_term[:] = 0.0
+    for i in range(nv):
+        generalized[i] = (generalized[i] + h[i]) - contact_term[i]
     finite = True
     for value in x:
         finite = finite and math.isfinite(value)
@@ -206,7 +216,7 @@ _ELIMINATE = Kernel(eliminate_qr, IN2, IN1, OUT1, INT, INT, _INDICES, _INDICES, 
 _PRODUCTS = Kernel(level_products, IN2, IN1, IN2, IN1, IN2, IN1, IN1, FLOAT, OUT2, OUT2, OUT1, OUT1, OUT1,
                    OUT1, OUT1, OUT2, OUT1)
 _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
-_TORQUES = Kernel(torques, OUT1, OUT1, INT, INT, OUT2, OUT1, IN1, OUT1)
+_TORQUES = Kernel(torques, OUT1, IN2, IN1, INT, INT, OUT2, OUT1, IN1, OUT1, OUT1, OUT1)
 
 
 class StackedRows:
@@ -292,6 +302,7 @@ class Assembly:
             self._pivots, self._ints = np.zeros(n_eq, dtype=np.int64), np.zeros(8, dtype=np.int64)
             self._Q, self._x0 = np.zeros((size, size)), np.zeros(size)
         self._levels: dict[tuple[int, int], LevelBuffers] = {}
+        self._generalized, self._contact_term = np.zeros(nv), np.zeros(nv)  # torques' scratch
         self.states: tuple[Any, ...] = ()  # the controller's contact states, in layout order
         self.uppers: list[float] = []  # their normal-force upper bounds as written in normal_bounds
 
@@ -326,12 +337,13 @@ class Assembly:
         x, Z = Vt[:rank].T @ ((U[:, :rank].T @ e) / s[:rank]), Vt[rank:].T
         return (x if _CONSISTENT.call(E, x, e) else None), Z
 
-    def torques(self, x: np.ndarray, generalized: np.ndarray, effort: np.ndarray,
+    def torques(self, x: np.ndarray, ev: Evaluation, effort: np.ndarray,
                 tau: np.ndarray) -> tuple[bool, float, float]:
-        """``tau`` (the module function ``torques``) from this tick's solution; ``(finite, dynamics residual,
-        contact acceleration)``."""
+        """``tau`` (the module function ``torques``) from this tick's solution at ``ev``; ``(finite, dynamics
+        residual, contact acceleration)``."""
         start = self.layout.tau.start if self.layout.torque_variables else -1
-        return _TORQUES.call(x, generalized, self._first_v, start, self.Jc, self.contact_rhs, effort, tau)
+        return _TORQUES.call(x, ev.mass_matrix, ev.nonlinear_effects, self._first_v, start, self.Jc,
+                             self.contact_rhs, effort, tau, self._generalized, self._contact_term)
 
     def products(self, buf: LevelBuffers, Z: np.ndarray, x: np.ndarray, ridge: float) -> None:
         """Level ``buf``'s ``AZ, CZ, Cx, low, high, Ax, r, H, g`` (``level_products``) at the null-space basis

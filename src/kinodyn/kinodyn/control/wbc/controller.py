@@ -374,9 +374,8 @@ class WholeBodyController:
                  message: str = "solved") -> WBCResult:
         layout = asm.layout
         qdd = x[layout.qdd]
-        generalized = ev.mass_matrix @ qdd + ev.nonlinear_effects - asm.Jc.T @ x[layout.forces]
         tau = np.empty(self.model.nv - self._first_v)
-        finite, dynamics, contact = asm.torques(x, generalized, self.limits.effort, tau)
+        finite, dynamics, contact = asm.torques(x, ev, self.limits.effort, tau)
         if not finite:
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
         forces = {name: x[cols].copy() for name, cols in asm.force_columns}

@@ -5,8 +5,8 @@ about 1e-11), so a product computed in another order than numpy's would change i
 the calls numpy makes, with the same arguments, into the same library (the OpenBLAS numpy is linked
 against, found among the process's mapped libraries): the same numbers, without a Python call per product.
 
-- ``matvec(A, x, out)``: ``np.matmul(A, x, out=out)`` (numpy's ``gemv``, matmul.c.src) for a 2-D ``A``
-  with one unit stride;
+- ``matvec(A, x, out)``: ``np.matmul(A, x, out=out)`` (numpy's ``gemv``, matmul.c.src; its ``dot`` for one
+  row) for a 2-D ``A`` with one unit stride;
 - ``matmat(A, B, out)``: ``np.matmul(A, B, out=out)`` (``gemm``, or ``syrk`` and the copied triangle for a
   matrix times its own transpose) for 2-D operands with one unit stride each and a C-contiguous ``out``;
 - ``geqrf``, ``orgqr``, ``gesv``: LAPACK's, on Fortran-ordered work arrays, with the work sizes numpy's
@@ -29,7 +29,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 _ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS, _UPPER = 101, 102, 111, 112, 121
-_CBLAS = ("cblas_dgemv", "cblas_dgemm", "cblas_dsyrk")
+_CBLAS = ("cblas_ddot", "cblas_dgemv", "cblas_dgemm", "cblas_dsyrk")
 _LAPACK = ("dgeqrf", "dorgqr", "dgesv")
 
 
@@ -57,6 +57,7 @@ for _name in _NAMES.values():
 _I32, _I64, _F64, _P = types.int32, types.int64, types.float64, types.voidptr
 _dgemv: Any = types.ExternalFunction(_NAMES["cblas_dgemv"], types.void(
     _I32, _I32, _I64, _I64, _F64, _P, _I64, _P, _I64, _F64, _P, _I64))
+_ddot: Any = types.ExternalFunction(_NAMES["cblas_ddot"], types.float64(_I64, _P, _I64, _P, _I64))
 _dgemm: Any = types.ExternalFunction(_NAMES["cblas_dgemm"], types.void(
     _I32, _I32, _I32, _I64, _I64, _I64, _F64, _P, _I64, _P, _I64, _F64, _P, _I64))
 _dsyrk: Any = types.ExternalFunction(_NAMES["cblas_dsyrk"], types.void(
@@ -94,9 +95,19 @@ def _blasable(stride1: int, stride2: int, d2: int) -> bool:
 
 @njit(cache=True)
 def matvec(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``np.matmul(A, x, out=out)``: numpy's gemv (``A`` 2-D with one unit stride, ``out`` contiguous)."""
+    """``np.matmul(A, x, out=out)`` (``A`` 2-D with one unit stride, ``out`` contiguous): numpy's gemv, or
+    for one row its dot (``0.0 + ddot``), for one column or an empty dimension its plain loop."""
     m, n = A.shape
     s_m, s_n = A.strides
+    if m == 0:
+        return
+    if n == 0 or (n == 1 and m > 1):
+        for i in range(m):
+            out[i] = 0.0 + A[i, 0] * x[0] if n else 0.0
+        return
+    if m == 1:
+        out[0] = 0.0 + _ddot(n, _address(A), s_n // 8, _address(x), x.strides[0] // 8)
+        return
     if _blasable(s_m, s_n, n):
         order, lda = _COL_MAJOR, s_m // 8
     else:

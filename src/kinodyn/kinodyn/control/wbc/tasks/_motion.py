@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, types
 
 from kinodyn._kernels.entry import IN1, IN2, OUT1, OUT2, Kernel
+from kinodyn.control.wbc import numpy_blas
 from kinodyn.spatial.rotations import as_vector
 
 
@@ -54,23 +55,31 @@ def pd_law(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray,
 
 
 @njit(cache=True)
-def motion_rows(J: np.ndarray, velocity: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
+def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
                 error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray,
                 A: np.ndarray, b: np.ndarray, selected_error: np.ndarray) -> None:
     """A motion task's weighted rows in one pass (``base.MotionTask``): row ``i`` is on axis ``axes[i]`` of
-    the task's full-size vectors (``a_ref``, ``kp``, ``error``, ``kd``, ``v_ref``, ``bias`` = ``Jdot v``);
-    ``J`` and ``velocity`` (``J v``) are the selected rows. ``A[i, :cols(J)] = J_i sqrt(w_i)``,
-    ``b_i = (pd_i - bias) sqrt(w_i)``, ``selected_error_i = error[axis]``: the operations of ``qdd_rows``
-    followed by ``base.scaled_rows``, in their order (the same bits)."""
-    for i in range(axes.size):
+    the task's rows ``J`` (all axes) and full-size vectors (``a_ref``, ``kp``, ``error``, ``kd``, ``v_ref``,
+    ``bias`` = ``Jdot v``). ``A[i, :cols(J)] = J_axis sqrt(w_i)``, ``b_i = (pd_i - bias) sqrt(w_i)`` with the
+    velocity ``J_axis v`` of numpy's product of the selected rows (``numpy_blas.matvec``),
+    ``selected_error_i = error[axis]``: the operations of ``qdd_rows`` followed by ``base.scaled_rows``, in
+    their order (the same bits)."""
+    m, nv = axes.size, J.shape[1]
+    rows = np.empty((m, nv))
+    for i in range(m):
+        for j in range(nv):
+            rows[i, j] = J[axes[i], j]
+    velocity = np.empty(m)
+    numpy_blas.matvec(rows, v, velocity)
+    for i in range(m):
         r = axes[i]
         scale = math.sqrt(weight[i])
-        for j in range(J.shape[1]):
-            A[i, j] = J[i, j] * scale
+        for j in range(nv):
+            A[i, j] = rows[i, j] * scale
         b[i] = (pd_entry(a_ref[r], kp[r], error[r], kd[r], v_ref[r], velocity[i]) - bias[r]) * scale
         selected_error[i] = error[r]
 
 
 _PD = Kernel(pd_law, IN1, IN1, IN1, IN1, IN1, IN1, OUT1)
-_AXES = types.Array(types.int64, 1, "C")
-MOTION_ROWS = Kernel(motion_rows, IN2, IN1, _AXES, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT2, OUT1, OUT1)
+AXES = types.Array(types.int64, 1, "C")
+MOTION_ROWS = Kernel(motion_rows, IN2, IN1, AXES, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT2, OUT1, OUT1)

@@ -55,9 +55,9 @@ class ComTask(MotionTask):
         if self.max_error != math.inf or self.max_acceleration != math.inf or self.position is None:
             super().write_weighted_rows(ev, A, b)
             return
-        J = ev.com_jacobian[self._select]
         error = np.empty(self.dim)
-        MOTION_ROWS.call(J, J @ ev.v, self._axes, self.acceleration, self.kp, self.position - ev.com, self.kd,
+        error_3d = self.position - ev.com
+        MOTION_ROWS.call(ev.com_jacobian, ev.v, self._axes, self.acceleration, self.kp, error_3d, self.kd,
                          self.velocity, ev.com_bias_acceleration, self.weight, A, b, error)
         self.error = error
 

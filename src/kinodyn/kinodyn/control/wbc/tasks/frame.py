@@ -13,10 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from kinodyn._kernels.entry import BOOL, IN1, IN2, OUT1, OUT2, Kernel
+from kinodyn._kernels.kinematics import rotation_log
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
+from kinodyn.control.wbc import numpy_blas
+from kinodyn.control.wbc.tasks._motion import (
+    AXES,
+    motion_rows,
+    optional_vector,
+    pd_acceleration,
+    row_selection,
+)
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
@@ -126,10 +136,14 @@ class FrameTask(MotionTask):
                            ) -> np.ndarray:
         """``qdd_rows`` scaled by ``sqrt(weight)`` into ``A``, ``b`` in one compiled pass after the products
         (``_motion.motion_rows``); returns the selected error."""
-        k, e = self._pose_error(ev)
-        J = ev.jacobians[k][self._select]
+        if self.pose is None:
+            raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
+        if ev.frames is not self._frames:
+            self._frames, self._row = ev.frames, ev.frame_index(self.frame)
+        k = self._row
         error = np.empty(self.dim)
-        MOTION_ROWS.call(J, J @ ev.v, self._axes, self.acceleration, self.kp, e, self.kd, self.twist,
+        _FRAME_ROWS.call(self.pose, self._rotation, ev.placements[k], self._angular, ev.jacobians[k], ev.v,
+                         self._axes, self.acceleration, self.kp, self.kd, self.twist,
                          ev.bias_accelerations[k], weight, A, b, error)
         return error
 
@@ -141,3 +155,27 @@ class FrameTask(MotionTask):
                                   self.twist[rows], J @ ev.v)
         self.error = e[rows]
         return J, desired - ev.bias_accelerations[k][rows]
+
+
+@njit(cache=True)
+def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,
+               v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+               v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray, A: np.ndarray, b: np.ndarray,
+               selected_error: np.ndarray) -> None:
+    """``FrameTask.weighted_rows_into`` in one pass: the error of ``_pose_error`` (``p_ref - p``; with
+    ``angular``, ``rotation_log(C_ref C^T)`` with numpy's product, ``numpy_blas``) and ``motion_rows``."""
+    error = np.zeros(6)
+    for i in range(3):
+        error[i] = pose[i, 3] - T[i, 3]
+    if angular:
+        C, product = np.empty((3, 3)), np.empty((3, 3))
+        for i in range(3):
+            for j in range(3):
+                C[i, j] = T[i, j]
+        numpy_blas.matmat(rotation, C.T, product)
+        error[3:] = rotation_log(product)
+    motion_rows(J, v, axes, a_ref, kp, error, kd, v_ref, bias, weight, A, b, selected_error)
+
+
+_FRAME_ROWS = Kernel(frame_rows, IN2, IN2, IN2, BOOL, IN2, IN1, AXES, IN1, IN1, IN1, IN1, IN1, IN1, OUT2,
+                     OUT1, OUT1)
