@@ -8,7 +8,7 @@ link's own inertia: on a quadruped the legs carry a large share of both.
 
 The state is ``x = [roll, pitch, yaw, p, omega, v]`` (12 numbers): ZYX Euler angles of the base (Seed 003
 §1, ``R = Rz(yaw) Ry(pitch) Rx(roll)``), the CoM position, the angular velocity in world axes and the CoM
-velocity, world. Contact forces are those the ground exerts on the robot (ARCHITECTURE §3), world axes,
+velocity, world. Contact forces are those the ground exerts on the robot (docs/conventions.md), world axes,
 applied at the feet's contact points.
 """
 
@@ -115,7 +115,7 @@ class SingleRigidBody:
 
     def state_from_floating_base(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """The SRB state of a floating-base configuration ``q = [p_b, quat (x, y, z, w), joints]`` and
-        velocity ``v = [v_b, omega_b (base frame), joints]`` (ARCHITECTURE §3), the CoM taken rigidly at
+        velocity ``v = [v_b, omega_b (base frame), joints]`` (docs/conventions.md), the CoM taken rigidly at
         ``com_offset`` in the base frame."""
         C = quat_to_matrix(q[3:7])
         w_b = np.asarray(v[3:6], dtype=float)
