@@ -54,6 +54,15 @@ def pd_law(a_ref: np.ndarray, kp: np.ndarray, error: np.ndarray, kd: np.ndarray,
         out[i] = pd_entry(a_ref[i], kp[i], error[i], kd[i], v_ref[i], velocity[i])
 
 
+@njit(cache=True, inline="always")
+def weighted(weight: np.ndarray) -> bool:
+    """Whether some weight is non-zero (``weight.any()``)."""
+    for w in weight:  # noqa: SIM110 (a loop: numba compiles no generator in any())
+        if w != 0.0:
+            return True
+    return False
+
+
 @njit(cache=True)
 def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
                 error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray,
@@ -63,8 +72,13 @@ def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarra
     ``bias`` = ``Jdot v``). ``A[i, :cols(J)] = J_axis sqrt(w_i)``, ``b_i = (pd_i - bias) sqrt(w_i)`` with the
     velocity ``J_axis v`` of numpy's product of the selected rows (``numpy_blas.matvec``),
     ``selected_error_i = error[axis]``: the operations of ``qdd_rows`` followed by ``base.scaled_rows``, in
-    their order (the same bits)."""
+    their order (the same bits). All weights 0: only ``b = 0`` and the error (``A`` stays as it is, zero)."""
     m, nv = axes.size, J.shape[1]
+    if not weighted(weight):
+        for i in range(m):
+            b[i] = 0.0
+            selected_error[i] = error[axes[i]]
+        return
     rows = np.empty((m, nv))
     for i in range(m):
         for j in range(nv):

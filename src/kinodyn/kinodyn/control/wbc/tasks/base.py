@@ -77,19 +77,19 @@ class MotionTask(Task):
 
     def write_rows(self, ev: Evaluation, layout: VariableLayout, A: np.ndarray, b: np.ndarray) -> None:
         """``J sqrt(weight)`` into ``A``'s ``qdd`` columns, ``b sqrt(weight)``; weighted 0: zero rows (``A``
-        is zero on entry) and only ``update_error``."""
-        if not self.weight.any():
-            self.update_error(ev)
-            b[:] = 0.0
-            return
+        is zero on entry) and only the error (``update_error``)."""
         if b.shape != (self.dim,) or A.shape[1] < ev.v.size:
             raise ValueError(f"task {self.name!r}: rows of shape {A.shape} for dim {self.dim} and "
                              f"{ev.v.size} velocities: give row_count rows of layout.size columns")
         self.write_weighted_rows(ev, A, b)
 
     def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
-        """``write_rows`` for a task with a non-zero weight (``A``: ``dim`` rows, ``b``: ``dim``): from
-        ``qdd_rows``; a task may give the same numbers in one pass (``_motion.motion_rows``)."""
+        """``write_rows`` after its shape check (``A``: ``dim`` rows, ``b``: ``dim``), from ``qdd_rows``; a
+        task may give the same numbers in one pass (``_motion.motion_rows``, weight 0 included)."""
+        if not self.weight.any():
+            self.update_error(ev)
+            b[:] = 0.0
+            return
         J, d = self.qdd_rows(ev)
         J, d = np.asarray(J, dtype=float), np.asarray(d, dtype=float)  # (the kernel takes float64 only)
         if J.shape != (b.size, ev.v.size) or d.shape != b.shape or self.weight.shape != b.shape:

@@ -28,6 +28,8 @@ class ContactForceTask(Task):
             raise ValueError(f"contact force task dim must be 3 (point) or 6 (surface), got {dim!r}")
         self.contact = str(contact)
         super().__init__(name if name is not None else f"{self.contact}_force", dim, weight)
+        self._layout: VariableLayout | None = None  # the last layout written to, and this force's column
+        self._start = -1
         self.set_reference(f_ref)
 
     def set_reference(self, f_ref: Any = None) -> None:
@@ -55,4 +57,9 @@ class ContactForceTask(Task):
         """``diag(sqrt(weight))`` on the contact's force columns, ``f_ref sqrt(weight)``; no rows when the
         contact is not in ``layout``."""
         if b.size:
-            SCALED_IDENTITY.call(self.weight, self.f_ref, self._columns(layout).start, A, b)
+            if layout is not self._layout:  # (the controller keeps one layout per set of contacts)
+                self._layout, self._start = layout, self._columns(layout).start
+            if b.shape != (self.dim,) or A.shape[1] < self._start + self.dim:
+                raise ValueError(f"task {self.name!r}: rows of shape {A.shape} for dim {self.dim}: give "
+                                 "row_count rows of layout.size columns")
+            SCALED_IDENTITY.call(self.weight, self.f_ref, self._start, A, b)

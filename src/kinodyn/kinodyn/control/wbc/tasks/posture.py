@@ -18,7 +18,7 @@ from numba import njit
 
 from kinodyn._kernels.entry import IN1, INT, OUT1, OUT2, Kernel
 from kinodyn.control.evaluation import Evaluation
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry, weighted
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import as_vector
@@ -77,7 +77,13 @@ def posture_rows(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.nda
                  b: np.ndarray, error: np.ndarray) -> None:
     """The weighted rows of ``qdd_rows`` (``J = [0 I]`` from ``column``) into ``A`` (zero on entry: only the
     diagonal, ``1 * sqrt(w)``, is written) and ``b``; the error ``q_ref - q``: the operations of
-    ``qdd_rows`` and ``base.scaled_rows`` in their order (the same bits)."""
+    ``qdd_rows`` and ``base.scaled_rows`` in their order (the same bits). All weights 0: only ``b = 0`` and
+    the error."""
+    if not weighted(weight):
+        for i in range(q_ref.size):
+            b[i] = 0.0
+            error[i] = q_ref[i] - q[i]
+        return
     for i in range(q_ref.size):
         e = q_ref[i] - q[i]
         scale = math.sqrt(weight[i])
