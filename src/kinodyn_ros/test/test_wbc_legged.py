@@ -201,6 +201,11 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(settings, params)
     assert core.params.solver == "daqp" and controller.params.solver == "daqp"
+    with pytest.raises(ValueError, match="cannot pace"):  # its pairs stand beside the CoM: nothing changed
+        controller.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="pace"),
+                               LocomotionParameters(period=0.7))
+    assert core.params.period == 0.6 and controller.params.period == 0.6 and core.period == 0.6
+    assert controller.settings.locomotion_mode == "trot"
 
 
 def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger) -> None:

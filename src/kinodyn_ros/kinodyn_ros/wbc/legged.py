@@ -11,8 +11,9 @@ is the tick, so the first tick has ``s = tick / handover_time``; 0 s: no blend).
 the hold's torques to the QP's (quadruped in kinodyn.sim, 1.57 s of hold) drove the knee to its 80 N m limit
 on the next tick and the base up at 0.2 m/s; with a 0.1 s handover the largest torque stays at the stance's
 15 N m. A changed ``LocomotionParameters`` is applied live by ``LocomotionController.set_parameters`` (the
-state kept; a new trot period at the gait's next safe moment; ``wbc_mode`` and ``solver`` refused: restart
-the node).
+state kept; new gait timings at once, every foot's phase continuous; ``wbc_mode`` and ``solver`` refused:
+restart the node). A gait the robot cannot make (``LocomotionController.unavailable``) is refused with the
+reason.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class LeggedSettings:
 
     feet: tuple[str, ...] = field(default=())
     posture: tuple[float, ...] = field(default=())  # nominal standing joint positions, URDF joint order
-    locomotion_mode: str = "stand"  # requested: sit, stand or trot
+    locomotion_mode: str = "stand"  # requested: sit, stand, trot or walk (pace, bound: if the robot can)
     joint_kp: float = 0.0  # PD part of the command on a solved tick
     joint_kd: float = 0.0
     hold_kp: float = 800.0  # joint PD to the posture while no base state is available
@@ -93,9 +94,14 @@ class LeggedController:
             raise ValueError("parameters feet and posture apply at start-up only: restart the node")
         if params != self.params:
             self.controller.set_parameters(params)
-            self.params = params
+        try:
+            self.controller.request_mode(settings.locomotion_mode)  # ValueError: a gait it cannot make
+        except ValueError:
+            if params != self.params:
+                self.controller.set_parameters(self.params)  # nothing changed
+            raise
+        self.params = params
         self.settings = settings
-        self.controller.request_mode(settings.locomotion_mode)
 
     def set_pose_offset(self, offset: tuple[float, ...]) -> None:
         """Standing base pose offsets (x, y, height, roll, pitch, yaw); ValueError beyond the limits."""
