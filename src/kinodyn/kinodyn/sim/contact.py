@@ -2,20 +2,22 @@
 
 Both act on contact spheres (``collision.ContactSphere``) against the plane z = 0, normal +z.
 
-- ``"soft"`` (Seed 000 §3.7.1, (3.57)): while a sphere penetrates the ground, the seed's
+- ``"soft"`` (Robot Dynamics lecture notes (ETH) §3.7.1, (3.57)): while a sphere penetrates the ground, the
+  notes'
   spring-damper towards the first-touch point acts at the sphere's lowest point, inside the
   integrator (``kernels.contact_forces``): normal ``f_n = max(0, k delta - d v_n)`` (the clamp makes
-  the contact unilateral; the seed's (3.57) is bilateral, seed 000 inventory §4.3) and tangential
+  the contact unilateral; the notes' (3.57) is bilateral) and tangential
   ``f_t = kt (p0 - p) - dt v_t``, limited to the Coulomb disc ``|f_t| <= mu f_n``: Coulomb friction
   regularised by a stiction spring. While sliding, the anchor p0 follows the contact point at the
   distance ``mu f_n / kt`` (``kernels.update_anchors``), so a foot under a tangential load below
   ``mu f_n`` does not creep, unlike a velocity regularisation ``v_t / sqrt(|v_t|^2 + eps^2)``, which
   with explicit integration at 1 kHz would need eps ~ 0.1 m/s on a 0.2 kg contact inertia.
-- ``"hard"`` (Seed 000 §3.7.3, (3.65)-(3.69)): the same forces while in contact, plus, at the end of
+- ``"hard"`` (Robot Dynamics lecture notes (ETH) §3.7.3, (3.65)-(3.69)): the same forces while in contact,
+  plus, at the end of
   every step, a perfectly inelastic impulse along the normal for the penetrating spheres whose
   normal velocity points into the ground: ``Δu = M^-1 J_n^T λ`` with ``λ >= 0`` such that
   ``J_n u+ >= 0`` and ``λ_i (J_n u+)_i = 0`` (``impulse.inelastic_impulse``). With a single
-  contact this is the seed's ``Δu = -M^-1 J^T Λ J u-``, ``Λ = (J M^-1 J^T)^-1``, restricted to the
+  contact this is the notes' ``Δu = -M^-1 J^T Λ J u-``, ``Λ = (J M^-1 J^T)^-1``, restricted to the
   normal direction: the normal velocity of the contact point becomes zero and the tangential
   momentum is unchanged (friction acts through the soft force only, not in the impulse).
 

@@ -2,7 +2,7 @@
 
 True values at the end of a step, for the IMU frame I (a URDF link) with world placement ``C_WI``:
 
-- angular rate ``I ω = C_WI^T W ω`` (the frame's angular velocity, Seed 000 §2.5);
+- angular rate ``I ω = C_WI^T W ω`` (the frame's angular velocity, Robot Dynamics lecture notes (ETH) §2.5);
 - specific force ``I f = C_WI^T (a - g)``, where ``a`` is the mean world acceleration of the IMU
   point over the last step, ``(v_I(t) - v_I(t - dt)) / dt`` (what an IMU averaging over its
   sample period measures); at rest it reads ``-g``, i.e. +9.81 m/s² along the world's up axis;

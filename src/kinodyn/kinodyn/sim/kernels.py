@@ -1,14 +1,15 @@
 """Compiled hot path of the simulator: the state derivative with every force, and one integrator step.
 
 ``acceleration`` evaluates ``qdd = M^-1 (tau - tau_joint(qd) - b - g + sum J_c^T f_c + sum J_e^T w_e)``
-(Seed 000 §3.7, (3.54) with external forces) by the articulated-body algorithm
+(Robot Dynamics lecture notes (ETH) §3.7, (3.54) with external forces) by the articulated-body algorithm
 (``kinodyn._kernels.dyn_aba``), or by CRBA + Cholesky for models with mimic joints. The forces are:
 
 - joint damping and regularised Coulomb friction,
   ``tau_joint = damping qd + friction qd / sqrt(qd^2 + friction_velocity^2)``;
-- soft ground contact of each sphere against the plane z = 0 (Seed 000 §3.7.1, (3.57): the
+- soft ground contact of each sphere against the plane z = 0 (Robot Dynamics lecture notes (ETH) §3.7.1,
+  (3.57): the
   spring-damper ``k (r_c0 - r_c) - d dr_c`` towards the first-touch point r_c0, made unilateral and
-  bounded by the Coulomb cone as in seed 000 inventory §4.3): penetration ``delta = radius - z_centre``,
+  bounded by the Coulomb cone): penetration ``delta = radius - z_centre``,
   ground reaction on the robot at the lowest point p of the sphere ``f_n = max(0, k delta - d v_pz)``,
   tangential ``f_t = kt (p0 - p)_t - dt v_pt`` projected onto the disc ``|f_t| <= mu f_n``
   (``v_p``: velocity of the body point at p; ``p0``: the first-touch point, see ``update_anchors``);
@@ -91,7 +92,8 @@ def contact_forces(W: WorldBodies, V: np.ndarray, sphere_body: np.ndarray, spher
 @njit(cache=True)
 def update_anchors(points: np.ndarray, params: np.ndarray, forces: np.ndarray, anchors: np.ndarray) -> None:
     """First-touch points at the end of a step: set on touchdown, cleared on lift-off, and dragged along
-    while sliding so that the spring force ``kt |p - p0|`` stays within ``mu f_n`` (Seed 000 (3.57))."""
+    while sliding so that the spring force ``kt |p - p0|`` stays within ``mu f_n`` (Robot Dynamics lecture
+    notes (ETH) (3.57))."""
     kt, mu = params[TANGENTIAL_STIFFNESS], params[FRICTION]
     for s in range(points.shape[0]):
         if points[s, 2] >= 0.0:

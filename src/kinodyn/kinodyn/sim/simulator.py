@@ -8,7 +8,8 @@ One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the s
    ``<dynamics damping friction>``), soft ground contact forces (``contact.ContactModel``, its gains
    scaled by the model's total mass: ``contact_gains``) and the active pushes (``apply_wrench``);
 3. one-sided velocity constraints at the end of the step, as perfectly inelastic impulses
-   (``impulse.inelastic_impulse``, Seed 000 §3.7.3): hard ground contacts (``kind="hard"``) and
+   (``impulse.inelastic_impulse``, Robot Dynamics lecture notes (ETH) §3.7.3): hard ground contacts
+   (``kind="hard"``) and
    joint position limits (a joint past its limit and moving outwards is stopped, and its position
    is set back onto the limit). Velocity limits are not enforced (a controller's concern).
 """
@@ -213,7 +214,8 @@ class Simulator:
             self._update_contact_state()
 
     def _penetrating_contact_rows(self) -> list[np.ndarray]:
-        """Normal rows ``e_z^T J_p`` of the contact points below the ground (Seed 000 (2.154))."""
+        """Normal rows ``e_z^T J_p`` of the contact points below the ground (Robot Dynamics lecture notes
+        (ETH) (2.154))."""
         rows = []
         for s in np.flatnonzero(self.contact_points[:, 2] < 0.0):
             frame = self._sphere_frames[s]

@@ -3,7 +3,8 @@
 - IMU at rest reads the specific force -g (up) in the IMU frame; its noise has the set statistics.
 - A push of force F for T seconds changes the linear momentum by F T (the velocity of a free body by
   F T / m, on top of gravity's g T).
-- A hard-contact impact (Seed 000 §3.7.3) leaves the contact points with zero normal velocity and
+- A hard-contact impact (Robot Dynamics lecture notes (ETH) §3.7.3) leaves the contact points with zero
+  normal velocity and
   changes no tangential momentum (frictionless impulse); one contact matches (3.67)-(3.69) exactly.
 """
 

@@ -1,10 +1,10 @@
-"""Trajectory optimisation over a fixed-base robot's forward dynamics (Seed 003 §4.1-§4.3).
+"""Trajectory optimisation over a fixed-base robot's forward dynamics (Robot Dynamics Essential §4.1-§4.3).
 
 - ``RobotDynamics``: discrete dynamics ``x_{k+1} = f(x_k, u_k)``, ``x = (q, v)``, ``u`` = joint torques,
   semi-implicit Euler with the URDF's joint damping and friction; control bounds = URDF efforts.
 - ``forward_dynamics_derivatives``: ``dFD/dq``, ``dFD/dv``, ``dFD/dtau`` from the RNEA.
-- ``QuadraticCost``: tracking and effort cost of Seed 003 §4.1.
-- ``ILQR`` / ``ILQROptions`` / ``ILQRResult``: control-limited iLQR (Seed 003 §4.3, (104)).
+- ``QuadraticCost``: tracking and effort cost of Robot Dynamics Essential §4.1.
+- ``ILQR`` / ``ILQROptions`` / ``ILQRResult``: control-limited iLQR (Robot Dynamics Essential §4.3, (104)).
 - ``run_policy``: a solved trajectory executed in ``kinodyn.sim`` with its feedback gains.
 
 docs/trajectory-optimisation.md.

@@ -1,8 +1,8 @@
-"""Quadratic tracking and effort cost of Seed 003 §4.1, (100)-(101), on a discrete trajectory:
+"""Quadratic tracking and effort cost of Robot Dynamics Essential §4.1, (100)-(101), on a discrete trajectory:
 
     J = sum_{k<N} [ 1/2 |x_k - x_ref,k|^2_Q + 1/2 |u_k - u_ref,k|^2_W ] + 1/2 |x_N - x_goal|^2_Qf
 
-with ``Q, Qf`` symmetric positive semi-definite and ``W`` symmetric positive definite (the seed writes W
+with ``Q, Qf`` symmetric positive semi-definite and ``W`` symmetric positive definite (the text writes W
 for the input weight). The running terms are summed over the knots, not multiplied by ``dt``.
 
 State bounds ``x in [x_lower, x_upper]`` (the OCP's ``x in X``; e.g. the URDF's joint position and

@@ -1,6 +1,7 @@
 """Partial derivatives of the forward dynamics of a fixed-base model, from the inverse dynamics.
 
-Forward dynamics ``a = FD(q, v, tau)`` solves ``ID(q, v, a) = M(q) a + b(q, v) + g(q) = tau`` (Seed 003
+Forward dynamics ``a = FD(q, v, tau)`` solves ``ID(q, v, a) = M(q) a + b(q, v) + g(q) = tau`` (Robot
+Dynamics Essential
 §3.5.4, (79)). Differentiating that identity at ``a = FD(q, v, tau)`` gives
 
     dFD/dq = -M^-1 dID/dq,    dFD/dv = -M^-1 dID/dv,    dFD/dtau = M^-1.

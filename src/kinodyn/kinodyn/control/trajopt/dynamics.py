@@ -1,7 +1,9 @@
-"""Discrete robot dynamics ``x_{k+1} = f(x_k, u_k)`` for trajectory optimisation (Seed 003 §4.2.1, (101)).
+"""Discrete robot dynamics ``x_{k+1} = f(x_k, u_k)`` for trajectory optimisation (Robot Dynamics Essential
+§4.2.1, (101)).
 
 State ``x = (q, v)`` (2 nv), control ``u`` = joint torques (nv) held over the step of ``dt`` seconds.
-The continuous dynamics are those of ``kinodyn.sim.Simulator`` without contacts (Seed 003 (79)):
+The continuous dynamics are those of ``kinodyn.sim.Simulator`` without contacts (Robot Dynamics Essential
+(79)):
 ``a = FD(q, v, u - tau_f(v))`` with the URDF's joint damping and regularised Coulomb friction
 ``tau_f(v) = damping v + friction v / sqrt(v^2 + friction_velocity^2)``. The integrator is semi-implicit
 (symplectic) Euler, as the simulator's ``"semi_implicit_euler"``:

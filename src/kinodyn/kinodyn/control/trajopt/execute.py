@@ -1,4 +1,5 @@
-"""Run a solved trajectory on a physics backend (``kinodyn.sim``): the iLQR policy of Seed 003 (104),
+"""Run a solved trajectory on a physics backend (``kinodyn.sim``): the iLQR policy of Robot Dynamics
+Essential (104),
 
     u(t) = clip(U_k + K_k (x(t_k) - X_k))    for t in [t_k, t_k + dt),
 

@@ -1,4 +1,5 @@
-"""Iterative LQR with control limits (Seed 003 §4.3, (104), which names the backward Riccati pass, the
+"""Iterative LQR with control limits (Robot Dynamics Essential §4.3, (104), which names the backward
+Riccati pass, the
 policy ``du = K dx + alpha d`` and the line search; the recursion below is the standard one; box
 constraints, regularisation and line search follow Tassa, Mansard and Todorov 2014).
 
