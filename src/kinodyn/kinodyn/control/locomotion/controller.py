@@ -474,10 +474,10 @@ class LocomotionController:
 
     def _move_height(self, start: float, mode: str, t: float) -> None:
         """A minimum-jerk height profile from ``start`` to ``mode``'s height, ``transition_time`` for the full
-        sit-stand distance (proportionally less for less, at least one millisecond)."""
+        sit-stand distance (proportionally less for less, at least one tick: ``pd_horizon``)."""
         goal = self._mode_height(mode)
         span = self.nominal_height * (1.0 - self.params.sit_height_ratio)
-        duration = max(self.params.transition_time * abs(goal - start) / span, 1e-3)
+        duration = max(self.params.transition_time * abs(goal - start) / span, self.params.pd_horizon)
         self._height = (start, goal, t, duration)
 
     def _height_at(self, t: float) -> tuple[float, float, float]:

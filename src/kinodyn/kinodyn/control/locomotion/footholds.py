@@ -1,16 +1,18 @@
-"""Footholds: the Raibert heuristic with capture-point feedback.
+"""Footholds: the Raibert heuristic about the centre of mass, with capture-point feedback.
 
-Raibert (1986, "Legged Robots That Balance", ch. 2-3): placing the foot at the *neutral point*, under the
-hip at the middle of the stance, keeps the forward speed; a foot placed ahead of it slows the body down.
-The neutral point of the next stance is predicted with the commanded body twist ``(vx, vy, wz)``
-(heading frame) held constant: the base moves along the arc ``p(tau)`` and turns by ``wz tau``, so with
-``tau`` the time from now to the middle of the next stance (the swing left plus half the stance)
+Raibert (1986, "Legged Robots That Balance", ch. 2-3): placing the foot at the *neutral point*, where the
+support is centred under the body at the middle of the stance, keeps the forward speed; a foot placed ahead
+of it slows the body down. Here the body is its centre of mass ``p`` (x, y) and the neutral point is the
+foot's place ``r`` in the nominal support pattern centred under it (the controller passes ``r_i - mean(r)``,
+so a CoM off the centre of the feet still gets its supports centred under it). The neutral point of the
+next stance is predicted with the commanded body twist ``(vx, vy, wz)`` (heading frame) held constant: the
+CoM moves along the arc ``p(tau)`` and turns by ``wz tau``, so with ``tau`` the time from now to the middle
+of the next stance (the swing left plus half the stance)
 
-    hip_mid = p + Rz(psi) a(tau) + Rz(psi + wz tau) r_hip,
+    hip_mid = p + Rz(psi) a(tau) + Rz(psi + wz tau) r,
     a(tau) = [sin(wz tau) vx - (1 - cos(wz tau)) vy, (1 - cos(wz tau)) vx + sin(wz tau) vy] / wz
 
-(``a = tau [vx, vy]`` when ``wz = 0``), ``r_hip`` the foot's nominal horizontal position in the base
-frame (its place under the hip in the nominal stance). Feedback on the velocity error is the capture
+(``a = tau [vx, vy]`` when ``wz = 0``). Feedback on the velocity error is the capture
 point of the linear inverted pendulum (Pratt, Carff, Drakunov, Goswami 2006, "Capture point: a step
 toward humanoid push recovery"): a body at height ``z0`` moving ``dv`` faster than wanted comes to rest
 over a point ``sqrt(z0 / g) dv`` ahead, so
@@ -19,7 +21,7 @@ over a point ``sqrt(z0 / g) dv`` ahead, so
 
 with ``k`` the feedback gain (1: the capture point) and the last term the pendulum's zero-moment-point
 offset for the centripetal acceleration of a turn (``p = c - (z0/g) a``, ``a = w x v``). The offset
-from the hip is clipped to ``max_offset`` (the legs' reach).
+from the neutral point is clipped to ``max_offset`` (the legs' reach).
 """
 
 from __future__ import annotations
@@ -39,13 +41,14 @@ def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float
     return s * vx - c * vy, c * vx + s * vy
 
 
-def raibert_foothold(base_xy: np.ndarray, yaw: float, hip: np.ndarray, velocity: np.ndarray,
+def raibert_foothold(centre_xy: np.ndarray, yaw: float, hip: np.ndarray, velocity: np.ndarray,
                      command: np.ndarray, tau: float, height: float, gravity: float, gain: float,
                      max_offset: float) -> np.ndarray:
     """The foothold (x, y), world, of a foot whose next stance is centred ``tau`` [s] from now.
 
-    ``base_xy`` and ``yaw``: the base now; ``hip``: the foot's nominal (x, y) in the base frame;
-    ``velocity``: the base's horizontal velocity now, world; ``command``: ``(vx, vy, wz)`` in the heading
+    ``centre_xy``: the CoM's (x, y) now, world, and ``yaw`` the base's; ``hip``: the foot's (x, y) in the
+    nominal support pattern about the centre, base frame; ``velocity``: the CoM's horizontal velocity now,
+    world; ``command``: ``(vx, vy, wz)`` in the heading
     frame; ``height`` [m] and ``gravity`` [m/s^2]: the pendulum's; ``gain``: the capture-point feedback gain;
     ``max_offset`` [m]: the largest distance of the foothold from the predicted hip (module doc).
     """
@@ -53,8 +56,8 @@ def raibert_foothold(base_xy: np.ndarray, yaw: float, hip: np.ndarray, velocity:
     dx, dy = arc_displacement(vx, vy, wz, tau)
     c0, s0 = math.cos(yaw), math.sin(yaw)
     c1, s1 = math.cos(yaw + wz * tau), math.sin(yaw + wz * tau)
-    hip_x = base_xy[0] + c0 * dx - s0 * dy + c1 * hip[0] - s1 * hip[1]
-    hip_y = base_xy[1] + s0 * dx + c0 * dy + s1 * hip[0] + c1 * hip[1]
+    hip_x = centre_xy[0] + c0 * dx - s0 * dy + c1 * hip[0] - s1 * hip[1]
+    hip_y = centre_xy[1] + s0 * dx + c0 * dy + s1 * hip[0] + c1 * hip[1]
     v_cmd_x, v_cmd_y = c0 * vx - s0 * vy, s0 * vx + c0 * vy  # the commanded velocity, world
     capture = gain * math.sqrt(height / gravity)
     turn = height / gravity
