@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=200)
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5, help="kinodyn / TSID ratio rounds")
+    results.add_record_flag(parser)
     args = parser.parse_args()
     model = kd.Model.from_urdf(anchor.URDF, floating_base=True)
     problem = anchor.StandingProblem()
@@ -129,7 +130,7 @@ def main() -> None:
              f"{args.rounds} rounds {statistics.median(ratios):.2f} (rounds: "
              f"{', '.join(f'{r:.2f}' for r in ratios)})")
     print(ratio)
-    results.record("bench_wbc", f"{title}.\n\n" + "\n".join(lines) + f"\n\n{ratio}")
+    results.record("bench_wbc", f"{title}.\n\n" + "\n".join(lines) + f"\n\n{ratio}", no_record=args.no_record)
 
 
 if __name__ == "__main__":

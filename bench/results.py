@@ -3,11 +3,13 @@
 A section is the bench's own text (Markdown) under a ``## <name>`` heading, preceded by one line saying when,
 where and under what load it was measured. Running a bench replaces its section and leaves the others, so the
 file always holds the latest run of each bench. Docs and the README point at this file instead of quoting
-figures.
+figures. Every bench takes ``--no-record`` (``add_record_flag``): a check run prints its figures and leaves
+the file as it is.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -40,8 +42,28 @@ def conditions() -> str:
     return f"{day}, commit {_commit()}, {os.cpu_count()} cores ({cpu}), load average {load}"
 
 
-def record(name: str, body: str, path: Path = RESULTS) -> None:
-    """Replace (or add) section ``name`` of the results file with ``body`` and the measuring conditions."""
+def add_record_flag(parser: argparse.ArgumentParser) -> None:
+    """Give a bench's command line ``--no-record`` (``args.no_record``), to pass on to ``record``."""
+    parser.add_argument("--no-record", action="store_true",
+                        help="print the figures only; leave bench/RESULTS.md as it is")
+
+
+def markdown_header(*titles: str) -> str:
+    """The first two lines of a Markdown table with these column titles."""
+    return markdown_row(*titles) + "\n" + markdown_row(*("---",) * len(titles))
+
+
+def markdown_row(*cells: object) -> str:
+    """One line of a Markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def record(name: str, body: str, path: Path = RESULTS, *, no_record: bool = False) -> None:
+    """Replace (or add) section ``name`` of the results file with ``body`` and the measuring conditions;
+    with ``no_record`` (the bench's ``--no-record``), say so and leave the file as it is."""
+    if no_record:
+        print(f"[bench] --no-record: section '{name}' of {path} not written")
+        return
     text = path.read_text() if path.is_file() else HEADER
     section = f"## {name}\n\n_{conditions()}_\n\n{body.strip()}\n"
     pattern = re.compile(rf"^## {re.escape(name)}\n.*?(?=^## |\Z)", re.S | re.M)
