@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from results import record  # noqa: E402
+from results import add_record_flag, record  # noqa: E402
 
 DEMOS = ("quadruped", "quadruped_rt")
 GOAL = 45.0  # wall seconds for the full scenario
@@ -95,7 +95,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=DEMOS, help="the demos to run (default: both)")
     parser.add_argument("--short", action="store_true", help="the short scenario (smoke run; not recorded)")
-    parser.add_argument("--no-record", action="store_true", help="print only; never write bench/RESULTS.md")
+    add_record_flag(parser)
     args = parser.parse_args()
     demos = args.only or list(DEMOS)
     totals = {scenario_seconds(demo, args.short) for demo in demos}

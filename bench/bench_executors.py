@@ -30,7 +30,7 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import record
+from results import add_record_flag, record
 
 EXECUTORS = {"SingleThreadedExecutor": SingleThreadedExecutor, "EventsExecutor": EventsExecutor}
 JOINTS = [f"joint_{i}" for i in range(12)]
@@ -105,8 +105,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=500.0, help="Hz of the publisher")
     parser.add_argument("--subscriber", nargs=2, metavar=("EXECUTOR", "ENTITIES"), help=argparse.SUPPRESS)
     parser.add_argument("--publisher", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--no-record", action="store_true",
-                        help="print only; leave bench/RESULTS.md as it is")
+    add_record_flag(parser)
     args = parser.parse_args()
     if args.publisher:
         publish(args.rate)
@@ -132,8 +131,8 @@ def main() -> int:
     finally:
         os.killpg(publisher.pid, signal.SIGTERM)
         publisher.wait(timeout=30)
-    if not args.no_record:
-        record("rclpy executors: CPU per message (bench_executors.py)", "\n".join(lines))
+    record("rclpy executors: CPU per message (bench_executors.py)", "\n".join(lines),
+           no_record=args.no_record)
     return 0
 
 

@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--stand", type=int, default=50, help="standing ticks before the trot")
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--speed", type=float, default=0.5)
-    parser.add_argument("--no-record", action="store_true", help="print only, leave bench/RESULTS.md alone")
+    results.add_record_flag(parser)
     args = parser.parse_args()
     load_before = os.getloadavg()
     model = kd.Model.from_urdf(URDF, floating_base=True)

@@ -44,7 +44,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import record
+from results import add_record_flag, record
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHS = {"nodes": REPO / "config" / "quadruped_wbc.yaml", "rt": REPO / "config" / "quadruped_rt.yaml"}
@@ -351,8 +351,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=("kinodyn", "mujoco"), default="kinodyn")
     parser.add_argument("--graph", choices=tuple(GRAPHS), default="nodes",
                         help="nodes: config/quadruped_wbc.yaml; rt: config/quadruped_rt.yaml (in-process)")
-    parser.add_argument("--no-record", action="store_true",
-                        help="print only; leave bench/RESULTS.md as it is")
+    add_record_flag(parser)
     parser.add_argument("--per-update", type=int, default=0, metavar="N",
                         help="time each in-process controller's update over N cycles on mock hardware, in "
                         "this process (module doc); prints only")

@@ -65,7 +65,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from results import record  # noqa: E402
+from results import add_record_flag, record  # noqa: E402
 
 GRAPHS = {"rt": ROOT / "config" / "quadruped_rt.yaml", "nodes": ROOT / "config" / "quadruped_wbc.yaml"}
 URDFS = {"sim": ROOT / "urdf" / "quadruped_sim.urdf", "mock": ROOT / "urdf" / "quadruped.urdf"}
@@ -398,7 +398,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured wall seconds per configuration")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="configurations (names or shell patterns)")
     parser.add_argument("--priority", type=int, default=80, help="SCHED_FIFO priority of the fifo runs")
-    parser.add_argument("--no-record", action="store_true", help="print only; never write bench/RESULTS.md")
+    add_record_flag(parser)
     parser.add_argument("--host", help=argparse.SUPPRESS)  # the control_node child: its request as JSON
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
