@@ -10,10 +10,12 @@ push run on both physics backends (hardware param ``backend``: kinodyn, mujoco).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from kinodyn.urdf import ParsedURDF
 from kinodyn_control.hardware.simulated_system import PushRefusedError
 from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState, ReturnType
 from kinodyn_control.manager import HardwareError
@@ -29,6 +31,8 @@ from kinodyn_control.testing import (
     robot_xml,
     system_block,
 )
+
+import kinodyn as kd
 
 REPO = Path(__file__).resolve().parents[3]
 JOINTS = QUADRUPED_JOINTS
@@ -149,9 +153,13 @@ def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
     ({"lockstep": "true"}, "lockstep is a control_node parameter"),
     ({"floating_base": "yes"}, "floating_base must be true or false"),
     ({"backend": "bullet"}, "param backend must be one of kinodyn, mujoco, got 'bullet'"),
-    ({"backend": "mujoco", "contact": "hard"}, "backend mujoco uses MuJoCo's contact solver"),
-    ({"backend": "mujoco", "contact_tangential_stiffness": "1e4"}, "contact_tangential_stiffness"),
-    ({"backend": "mujoco", "contact_tangential_damping_per_kg": "5"}, "contact_tangential_damping_per_kg"),
+    ({"backend": "mujoco", "contact": "hard"},
+     "backend mujoco .MuJoCo's dynamics and soft-constraint contact solver. takes contact soft or none, got "
+     "'hard'"),
+    ({"backend": "mujoco", "contact_tangential_stiffness": "1e4"},
+     "backend mujoco .* has no tangential contact spring: contact_tangential_stiffness "),
+    ({"backend": "mujoco", "contact_tangential_damping_per_kg": "5"},
+     "has no tangential contact spring: contact_tangential_damping_per_kg "),
     ({"contact_stiffness": "3e4", "contact_stiffness_per_kg": "800"}, "stiffness .absolute. or stiff"),
     ({"contact_damping_per_kg": "-5"}, "damping_per_kg must be finite and >= 0, got -5.0"),
     ({"contact_stiffness_per_kg": "stiff"}, "contact_stiffness_per_kg must be a number"),
@@ -159,6 +167,41 @@ def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
 def test_bad_parameters_fail_on_init(params: dict[str, str], message: str) -> None:
     with pytest.raises(HardwareError, match=message):
         Harness(sim_urdf(**params))
+
+
+class ToySimulator(kd.sim.Simulator):
+    """A backend registered by a test: kinodyn's simulator under another name."""
+
+    def __init__(self, model: kd.Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
+                 contact: kd.sim.ContactModel | None, joint_limits: bool) -> None:
+        super().__init__(model, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
+
+
+@pytest.fixture
+def toy_backend() -> Iterator[str]:
+    kd.sim.register_backend("toy", ToySimulator, kd.sim.BackendCapabilities(
+        "a test's backend", integrators=("semi_implicit_euler",), contact_kinds=("soft",),
+        tangential_contact=False))
+    yield "toy"
+    kd.sim.unregister_backend("toy")
+
+
+def test_a_registered_backend_is_a_backend_param_and_its_capabilities_are_checked(toy_backend: str) -> None:
+    h = Harness(sim_urdf(backend=toy_backend, integrator="semi_implicit_euler"))
+    h.activate_hardware()
+    simulator = h.resources.components["quadruped_system"].simulator
+    assert type(simulator) is ToySimulator and simulator.integrator == "semi_implicit_euler"
+    heights = run(h, 500)
+    assert max(abs(z - QUADRUPED_STANDING_HEIGHT) for z in heights) < 0.01  # it stands on its contact
+    refused = [({}, r"integrator must be one of \('semi_implicit_euler',\) on backend toy, got 'rk4'"),
+               ({"integrator": "semi_implicit_euler", "contact": "hard"},
+                r"backend toy \(a test's backend\) takes contact soft or none, got 'hard'"),
+               ({"integrator": "semi_implicit_euler", "contact_tangential_stiffness": "1e4"},
+                "backend toy .* has no tangential contact spring"),
+               ({"backend": "bullet"}, "param backend must be one of kinodyn, mujoco, toy, got 'bullet'")]
+    for params, message in refused:
+        with pytest.raises(HardwareError, match=message):
+            Harness(sim_urdf(**{"backend": toy_backend, **params}))
 
 
 def test_component_lifecycle_reaches_active() -> None:

@@ -1,6 +1,7 @@
 """Torque-level simulation (no ROS): forward dynamics under joint friction, ground contact, joint limits
-and pushes, integrated by RK4 or semi-implicit Euler; an IMU model. Two physics backends behind one
-protocol (``PhysicsBackend``): kinodyn's ``Simulator`` and MuJoCo (``mujoco_backend``, imported on demand).
+and pushes, integrated by RK4 or semi-implicit Euler; an IMU model. Physics backends behind one protocol
+(``PhysicsBackend``), registered by name with their capabilities (``register_backend``, ``backend_names``,
+``backend_capabilities``): kinodyn's ``Simulator`` and MuJoCo (``mujoco_backend``, imported on demand).
 
 ```python
 sim = kd.sim.Simulator(m, dt=1e-3, integrator="rk4",
@@ -10,7 +11,18 @@ sim.reset(q, v); sim.step(tau); sim.q, sim.v, sim.t
 ```
 """
 
-from kinodyn.sim.backend import BACKENDS, PhysicsBackend, create_backend
+from kinodyn.sim.backend import (
+    DEFAULT_BACKEND,
+    BackendCapabilities,
+    BackendFactory,
+    PhysicsBackend,
+    backend_capabilities,
+    backend_names,
+    create_backend,
+    lazy,
+    register_backend,
+    unregister_backend,
+)
 from kinodyn.sim.collision import ContactSphere, collision_spheres
 from kinodyn.sim.contact import ContactGains, ContactModel
 from kinodyn.sim.impulse import inelastic_impulse
@@ -18,8 +30,10 @@ from kinodyn.sim.imu import ImuNoise, ImuReading, ImuSensor
 from kinodyn.sim.simulator import INTEGRATORS, Simulator
 
 __all__ = [
-    "BACKENDS",
+    "DEFAULT_BACKEND",
     "INTEGRATORS",
+    "BackendCapabilities",
+    "BackendFactory",
     "ContactGains",
     "ContactModel",
     "ContactSphere",
@@ -28,7 +42,12 @@ __all__ = [
     "ImuSensor",
     "PhysicsBackend",
     "Simulator",
+    "backend_capabilities",
+    "backend_names",
     "collision_spheres",
     "create_backend",
     "inelastic_impulse",
+    "lazy",
+    "register_backend",
+    "unregister_backend",
 ]

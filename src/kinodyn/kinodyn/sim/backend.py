@@ -17,12 +17,20 @@ Whatever the engine, the state and every output follow kinodyn's conventions (AR
   ``round(duration / dt)`` steps (at least one);
 - ``add_imu(frame, noise, rng)``: an ``ImuSensor`` updated after every step.
 
-``create_backend(name, urdf, model, ...)`` builds either from a URDF and its ``kinodyn.Model``.
+Backends are registered by name (``register_backend``), each with a factory and its declared
+``BackendCapabilities`` (integrators, contact kinds, kinodyn's tangential contact spring, rolling contact
+spheres), so callers ask ``backend_capabilities(name)`` instead of comparing names. ``create_backend(name,
+urdf, model, ...)`` builds a registered backend from a URDF and its ``kinodyn.Model``; ``backend_names()``
+lists them. A new backend is one module with a class that implements the protocol, plus one
+``register_backend`` line (below, or in the code that uses it); ``lazy`` keeps its import (and its engine's)
+until it is first asked for, as MuJoCo's is.
 """
 
 from __future__ import annotations
 
+import importlib
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,10 +40,10 @@ from kinodyn.model import Model
 from kinodyn.sim.contact import ContactGains, ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.inertia import inertia_repairs, repair_inertias
-from kinodyn.sim.simulator import Simulator
+from kinodyn.sim.simulator import INTEGRATORS, Simulator
 from kinodyn.urdf import ParsedURDF, URDFWarning, read_urdf
 
-BACKENDS = ("kinodyn", "mujoco")
+DEFAULT_BACKEND = "kinodyn"
 
 
 @runtime_checkable
@@ -79,27 +87,123 @@ class PhysicsBackend(Protocol):
         """An IMU on ``frame``, updated after every step."""
 
 
+class BackendFactory(Protocol):
+    """Builds a backend of ``model`` (built from ``urdf``, which it may read) with these options."""
+
+    def __call__(self, model: Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
+                 contact: ContactModel | None, joint_limits: bool) -> PhysicsBackend: ...
+
+
+@dataclass(frozen=True)
+class BackendCapabilities:
+    """What a backend simulates, declared at registration; ``create_backend`` refuses anything else.
+
+    ``integrators``: the ``integrator`` names it takes; ``contact_kinds``: the ``ContactModel.kind``s it
+    simulates (no contact is always possible); ``tangential_contact``: whether ``ContactModel``'s tangential
+    spring and damper (kinodyn's stiction) act, else only its normal gains and friction do;
+    ``rolling_contact``: whether a contact sphere rolls on the ground (the contact point moves over the
+    sphere as it turns), else it pivots about its lowest point in stance; ``description``: one line for
+    messages."""
+
+    description: str
+    integrators: tuple[str, ...] = INTEGRATORS
+    contact_kinds: tuple[str, ...] = ("soft", "hard")
+    tangential_contact: bool = True
+    rolling_contact: bool = False
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    factory: BackendFactory
+    capabilities: BackendCapabilities
+
+
+_REGISTRY: dict[str, BackendEntry] = {}
+
+
+def register_backend(name: str, factory: BackendFactory, capabilities: BackendCapabilities) -> None:
+    """Make ``name`` a backend that ``create_backend`` builds with ``factory``; a name is registered once."""
+    if not name or not name.isidentifier():
+        raise ValueError(f"a backend name must be an identifier, got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"physics backend {name!r} is already registered")
+    _REGISTRY[name] = BackendEntry(factory, capabilities)
+
+
+def unregister_backend(name: str) -> None:
+    """Remove the registered backend ``name`` (a plug-in's or a test's)."""
+    _entry(name)
+    del _REGISTRY[name]
+
+
+def backend_names() -> tuple[str, ...]:
+    """The registered backends, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def _entry(name: str) -> BackendEntry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"physics backend must be one of {', '.join(_REGISTRY)}, got {name!r}") from None
+
+
+def backend_capabilities(name: str) -> BackendCapabilities:
+    """The declared capabilities of the registered backend ``name`` (``ValueError`` listing the names)."""
+    return _entry(name).capabilities
+
+
+def lazy(target: str) -> BackendFactory:
+    """A factory that imports ``"module:attribute"`` (a class or function with the ``BackendFactory``
+    signature) when first called, so registering a backend does not import its engine."""
+    module, _, attribute = target.partition(":")
+
+    def factory(model: Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
+                contact: ContactModel | None, joint_limits: bool) -> PhysicsBackend:
+        build: BackendFactory = getattr(importlib.import_module(module), attribute)
+        return build(model, urdf, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
+
+    return factory
+
+
 def create_backend(name: str, urdf: str | Path | ParsedURDF, model: Model, dt: float = 1e-3,
                    integrator: str = "rk4", contact: ContactModel | None = None,
                    joint_limits: bool = True, balance_inertia: bool = False) -> PhysicsBackend:
-    """The ``name`` backend (``BACKENDS``) of ``model``, built from ``urdf`` (the text, path or parse it was
-    built from). The MuJoCo backend is imported only when asked for.
+    """The registered backend ``name`` (``backend_names()``) of ``model``, built from ``urdf`` (the text, path
+    or parse it was built from). ``integrator`` and the contact's kind must be among the backend's declared
+    capabilities.
 
     ``balance_inertia``: repair the URDF's non-physical link inertias (``inertia.py``: triangle inequality,
     near-zero masses and moments, as MuJoCo's ``balanceinertia``, ``boundmass`` and ``boundinertia``) with
     one ``URDFWarning`` per repaired link, and simulate the repaired robot (``model`` rebuilt from it) on
-    either backend; without it the mujoco backend refuses such inertias and kinodyn's simulates them as
+    any backend; without it the mujoco backend refuses such inertias and kinodyn's simulates them as
     written."""
-    if name not in BACKENDS:
-        raise ValueError(f"physics backend must be one of {BACKENDS}, got {name!r}")
+    entry = _entry(name)
+    capabilities = entry.capabilities
+    if integrator not in capabilities.integrators:
+        raise ValueError(f"integrator must be one of {capabilities.integrators} on the {name} backend, "
+                         f"got {integrator!r}")
+    if contact is not None and contact.spheres and contact.kind not in capabilities.contact_kinds:
+        kinds = " or ".join(map(repr, capabilities.contact_kinds))
+        raise ValueError(f"contact kind {contact.kind!r} is not simulated by the {name} backend "
+                         f"({capabilities.description}): use kind {kinds}")
     if balance_inertia:
         urdf, model = balanced(read_urdf(urdf), model)
-    if name == "kinodyn":
-        return Simulator(model, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
-    from kinodyn.sim.mujoco_backend import MujocoSimulator
+    return entry.factory(model, urdf, dt=dt, integrator=integrator, contact=contact,
+                         joint_limits=joint_limits)
 
-    return MujocoSimulator(model, urdf, dt=dt, integrator=integrator, contact=contact,
-                           joint_limits=joint_limits)
+
+def _kinodyn(model: Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
+             contact: ContactModel | None, joint_limits: bool) -> Simulator:
+    """kinodyn's ``Simulator`` (it needs the model only)."""
+    return Simulator(model, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
+
+
+register_backend("kinodyn", _kinodyn, BackendCapabilities(
+    "kinodyn's rigid-body simulation: penalty or impulse contact with a stiction spring"))
+register_backend("mujoco", lazy("kinodyn.sim.mujoco_backend:MujocoSimulator"), BackendCapabilities(
+    "MuJoCo's dynamics and soft-constraint contact solver", contact_kinds=("soft",),
+    tangential_contact=False, rolling_contact=True))
 
 
 def balanced(parsed: ParsedURDF, model: Model) -> tuple[ParsedURDF, Model]:

@@ -139,7 +139,7 @@ def test_small_quadruped_settles_with_the_default_gains_and_chatters_with_the_36
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
-@pytest.mark.parametrize("backend", sim.BACKENDS)
+@pytest.mark.parametrize("backend", sim.backend_names())
 def test_both_backends_sink_and_settle_alike_for_two_masses(backend: str, robot: str) -> None:
     """Standing on 4 feet, each carries m g / 4 on a spring of k = k_per_kg m: it sinks g / (4 k_per_kg)
     whatever the mass (MuJoCo's soft constraint, with its default solimp, within 5 %)."""

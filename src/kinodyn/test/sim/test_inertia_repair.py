@@ -100,7 +100,7 @@ def test_both_backends_simulate_the_same_repaired_robot() -> None:
     q0[2], q0[7:] = 2.0, QUADRUPED_STANDING_JOINTS
     v0 = np.random.default_rng(5).uniform(-1.0, 1.0, q0.size - 1)
     runs = []
-    for backend in sim.BACKENDS:
+    for backend in ("kinodyn", "mujoco"):
         with pytest.warns(URDFWarning, match="balance_inertia"):
             s = sim.create_backend(backend, BROKEN, model(), balance_inertia=True)
         s.reset(q0, v0)
@@ -114,5 +114,5 @@ def test_without_non_physical_inertias_the_option_changes_nothing() -> None:
     m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", URDFWarning)
-        for backend in sim.BACKENDS:
+        for backend in sim.backend_names():
             assert sim.create_backend(backend, QUADRUPED_URDF, m, balance_inertia=True).model is m

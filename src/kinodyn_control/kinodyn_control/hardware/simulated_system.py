@@ -19,10 +19,12 @@ floats on a free-flyer joint. A ``world`` link that is not the root is an error.
 Hardware ``<param>`` (all optional):
 
 - ``floating_base`` (true/false): overrides the convention above;
-- ``backend`` (``kinodyn`` | ``mujoco``; default ``kinodyn``): the physics engine
-  (``kinodyn.sim.create_backend``; docs/simulator.md). With ``mujoco`` the contact is MuJoCo's solver:
-  ``contact`` is ``soft`` or ``none`` and the ``contact_tangential_*`` params (kinodyn's stiction spring) are
-  refused;
+- ``backend`` (a registered physics backend, ``kinodyn.sim.backend_names()``: ``kinodyn``, ``mujoco``;
+  default ``kinodyn``): the physics engine (``kinodyn.sim.create_backend``; docs/simulator.md). The params
+  must be within its declared capabilities (``kinodyn.sim.backend_capabilities``): ``integrator`` one of its
+  integrators, ``contact`` one of its contact kinds or ``none``, and the ``contact_tangential_*`` params
+  (kinodyn's stiction spring) only on a backend with tangential contact; so with ``mujoco`` (MuJoCo's contact
+  solver) ``contact`` is ``soft`` or ``none`` and the ``contact_tangential_*`` params are refused;
 - ``balance_inertia`` (true/false; default false): repair the URDF's non-physical link inertias (triangle
   inequality, near-zero masses) as MuJoCo's ``balanceinertia`` does, one warning per repaired link, on either
   backend; without it the mujoco backend refuses them, naming each link (``kinodyn.sim.create_backend``);
@@ -85,7 +87,7 @@ NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyr
 PUSH_PARAMS = ("max_push_force", "max_push_torque", "max_push_duration")
 PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); max_push_torque: that times 1 m
 MAX_PUSH_DURATION = 10.0  # s, default
-MUJOCO_REFUSED = tuple(key for key in CONTACT_PARAMS if key.startswith("contact_tangential_"))
+TANGENTIAL_PARAMS = tuple(key for key in CONTACT_PARAMS if key.startswith("contact_tangential_"))
 KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
                 "balance_inertia", "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS,
                 *NOISE_PARAMS, *PUSH_PARAMS)
@@ -151,15 +153,16 @@ class SimulatedSystem(System):
                                  "parameter)")
             self.floating_base = (_bool(p, "floating_base", True) if "floating_base" in p
                                   else not fixed_to_world(info.urdf))
-            self.backend = p.get("backend", "kinodyn")
-            if self.backend not in sim.BACKENDS:
-                raise ValueError(f"param backend must be one of {', '.join(sim.BACKENDS)}, "
+            self.backend = p.get("backend", sim.DEFAULT_BACKEND)
+            if self.backend not in sim.backend_names():
+                raise ValueError(f"param backend must be one of {', '.join(sim.backend_names())}, "
                                  f"got {self.backend!r}")
+            capabilities = sim.backend_capabilities(self.backend)
             self.dt = _float(p, "dt", 1e-3)
             self.integrator = p.get("integrator", "rk4")
-            if self.integrator not in sim.INTEGRATORS:
-                raise ValueError(f"param integrator must be one of {sim.INTEGRATORS}, "
-                                 f"got {self.integrator!r}")
+            if self.integrator not in capabilities.integrators:
+                raise ValueError(f"param integrator must be one of {capabilities.integrators} on backend "
+                                 f"{self.backend}, got {self.integrator!r}")
             self.lockstep_steps = 0  # steps per write in lockstep (prepare_lockstep); 0: follow the period
             self.cycle_steps = 0  # steps per write under a wall-clock loop (prepare_control_period)
             self.max_steps = int(_float(p, "max_steps_per_cycle", 10))
@@ -171,12 +174,14 @@ class SimulatedSystem(System):
             self.contact_params = {field: _float(p, key, 0.0)
                                    for key, field in CONTACT_PARAMS.items() if key in p}
             sim.ContactModel((), kind="soft", **self.contact_params)  # ValueError: a bad or doubly given one
-            if self.backend == "mujoco":
-                refused = [key for key in MUJOCO_REFUSED if key in p]
-                if self.contact_kind == "hard" or refused:
-                    raise ValueError(f"backend mujoco uses MuJoCo's contact solver: contact must be soft or "
-                                     f"none (got {self.contact_kind!r}), and {', '.join(MUJOCO_REFUSED)} "
-                                     f"(kinodyn's stiction spring) do not apply (given: {refused or 'none'})")
+            kinds = (*capabilities.contact_kinds, "none")
+            if self.contact_kind not in kinds:
+                raise ValueError(f"backend {self.backend} ({capabilities.description}) takes contact "
+                                 f"{' or '.join(kinds)}, got {self.contact_kind!r}")
+            refused = [key for key in TANGENTIAL_PARAMS if key in p]
+            if refused and not capabilities.tangential_contact:
+                raise ValueError(f"backend {self.backend} ({capabilities.description}) has no tangential "
+                                 f"contact spring: {', '.join(refused)} (kinodyn's stiction) do not apply")
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
@@ -220,7 +225,7 @@ class SimulatedSystem(System):
             self.simulator.reset(self.initial_q)
             self.imus = [(s.name, self.simulator.add_imu(s.params["frame_id"], self.noise, self.imu_seed + k))
                          for k, s in enumerate(self.info.sensors)]
-        except (ValueError, KeyError, ImportError) as exc:  # ImportError: backend mujoco, not installed
+        except (ValueError, KeyError, ImportError) as exc:  # ImportError: a backend's engine not installed
             self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
             return CallbackReturn.FAILURE
         self.applied = np.zeros(model.nv)
