@@ -4,12 +4,20 @@ Publishes the URDF on `robot_description`, every fixed joint on `/tf_static` (on
 `publish_frequency` (on the node's clock) the movable joints whose position changed since the last `/tf`
 message, each stamped with its `joint_states` message's stamp, and, when `odometry_topic` is set, the floating
 base `odom -> root link` from nav_msgs/Odometry.
+
+Joint states are taken serialized and read into numpy (raw_messages: bytes that are not a JointState are one
+line, the message dropped); every one is checked as it arrives (names, sizes, finite, within the bounds,
+stamp), the name list once per list (a driver repeats it), so a bad message is reported even when /tf will
+only carry a later one.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from itertools import repeat
 
+import numpy as np
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -30,6 +38,7 @@ from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.raw_messages import JointStateReader
 from kinodyn_ros.robot_description import declare_and_read, load_urdf
 from kinodyn_ros.tf_tree import TfTree, Transform
 from tf2_msgs.msg import TFMessage
@@ -41,6 +50,19 @@ LATCHED_QOS = QoSProfile(
 """robot_description and /tf_static: a late subscriber still gets the last message (tf2's static QoS)."""
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 """/tf: tf2's dynamic broadcaster QoS."""
+
+
+@dataclass(frozen=True)
+class _NameLayout:
+    """A JointState name list that passed the checks: its value counts (position, velocity, effort), the
+    movable joints it carries (``used``), where they are in it (``index``) and their bounds."""
+
+    names: list[str]
+    sizes: tuple[int, int, int]
+    used: tuple[str, ...]
+    index: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
 
 class StatePublisher(Node):
@@ -63,7 +85,10 @@ class StatePublisher(Node):
         self._prefix = self.declare_parameter("frame_prefix", "").value
         odometry_topic = self.declare_parameter("odometry_topic", "").value
         self._problems = DistinctProblemLog(self.get_logger())
-        self._pending: dict[str, tuple[float, Time]] = {}  # joint -> newest (position, stamp) not yet on /tf
+        # joint -> newest (position, (stamp sec, nanosec)) not yet on /tf
+        self._pending: dict[str, tuple[float, tuple[int, int]]] = {}
+        self._layout: _NameLayout | None = None  # the last name list accepted
+        self._joint_states = JointStateReader()
 
         description = self.create_publisher(String, "robot_description", LATCHED_QOS)
         description.publish(String(data=xml))
@@ -74,8 +99,10 @@ class StatePublisher(Node):
         self.create_subscription(
             JointState,
             "joint_states",
-            dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
+            dropping_bad_messages(self._problems, "joint_states message",
+                                  lambda raw: self._on_joint_state(self._joint_states.read(raw))),
             qos_profile_sensor_data,
+            raw=True,
         )
         if not self._ignore_timestamp:
             self.create_timer(1.0 / frequency, self._publish_pending)
@@ -109,16 +136,37 @@ class StatePublisher(Node):
         """The joints received since the last tick, one /tf message per joint_states stamp among them."""
         pending, self._pending = self._pending, {}
         by_stamp: dict[tuple[int, int], dict[str, float]] = {}
-        stamps: dict[tuple[int, int], Time] = {}
-        for name, (position, stamp) in pending.items():
-            key = (stamp.sec, stamp.nanosec)
+        for name, (position, key) in pending.items():
             by_stamp.setdefault(key, {})[name] = position
-            stamps[key] = stamp
-        for key in sorted(by_stamp):
-            self._publish_joints(by_stamp[key], stamps[key])
+        for sec, nanosec in sorted(by_stamp):
+            self._publish_joints(by_stamp[sec, nanosec], Time(sec=sec, nanosec=nanosec))
 
     def _on_joint_state(self, msg: JointState) -> None:
-        """/tf for the joints of ``msg``; a message that is not usable raises InputError (dropped, logged)."""
+        """/tf for the joints of ``msg`` (a JointState or raw_messages' view of one); a message that is not
+        usable raises InputError (dropped, logged)."""
+        names, values = self._positions(msg)
+        stamp = msg.header.stamp
+        self._check_stamp("joint_states", stamp)
+        if not names:
+            return
+        if self._ignore_timestamp:
+            self._publish_joints(dict(zip(names, values.tolist(), strict=True)),
+                                 Time(sec=stamp.sec, nanosec=stamp.nanosec))
+            return
+        key = (stamp.sec, stamp.nanosec)
+        self._pending.update(zip(names, zip(values.tolist(), repeat(key)), strict=False))
+
+    def _positions(self, msg: JointState) -> tuple[tuple[str, ...], np.ndarray]:
+        """The movable joints ``msg`` carries and their positions, checked (JointStateError naming what is
+        wrong: conversions.joint_state_positions, JointBounds.check); a name list is checked once and kept,
+        a message of that list then has its values checked."""
+        layout = self._layout
+        sizes = (len(msg.position), len(msg.velocity), len(msg.effort))
+        if layout is not None and sizes == layout.sizes and msg.name == layout.names:
+            values = np.asarray(msg.position, dtype=np.float64)[layout.index]
+            if np.isfinite(values).all() and not ((values < layout.lower) | (values > layout.upper)).any():
+                return layout.used, values
+        # the full checks, which name what is wrong; a name list that passes them is kept
         positions = joint_state_positions(
             msg,
             self._tree.movable_joint_names,
@@ -126,15 +174,12 @@ class StatePublisher(Node):
             ignored_names=self._tree.mimic_joint_names,
         )
         self._bounds.check(positions.names, positions.values)
-        self._check_stamp("joint_states", msg.header.stamp)
-        if not positions.names:
-            return
-        values = dict(zip(positions.names, positions.values, strict=True))
-        if self._ignore_timestamp:
-            self._publish_joints(values, msg.header.stamp)
-            return
-        for name, value in values.items():
-            self._pending[name] = (value, msg.header.stamp)
+        names = list(msg.name)
+        bound = [self._bounds.names.index(n) for n in positions.names]
+        self._layout = _NameLayout(names, sizes, positions.names,
+                                   np.array([names.index(n) for n in positions.names], dtype=np.intp),
+                                   self._bounds.lower[bound], self._bounds.upper[bound])
+        return positions.names, positions.values
 
     def _check_stamp(self, topic: str, stamp: Time) -> None:
         """Raise InputError for a stamp rclpy cannot represent, or one more than ``max_stamp_lead`` ahead of

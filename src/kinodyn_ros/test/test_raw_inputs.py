@@ -1,0 +1,135 @@
+"""The nodes that take their streams serialized (state_estimator, wbc, state_publisher): bytes that are not a
+message of the topic's type are one line naming topic and type (throttled) and the node goes on; the same
+message taken serialized is used as the typed one was. In-process nodes, no other process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import rclpy
+from kinodyn_ros.conversions import JointStateError
+from rclpy.node import Node
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import Imu, JointState
+
+from kinodyn_interfaces.msg import ContactStates
+
+REPO = Path(__file__).resolve().parents[3]
+QUADRUPED = REPO / "urdf" / "quadruped_sim.urdf"
+ARM7 = REPO / "urdf" / "arm7.urdf"
+FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
+GARBAGE = [b"", b"\x00\x01\x00\x00\x05", b"\x00\x00\x00\x00" + bytes(60), bytes(range(256)) * 3]
+
+
+@pytest.fixture
+def make_node() -> Iterator[Callable[[type, list[str]], Any]]:
+    """Builds a node class with ``-p`` parameters; its warning and error lines are kept in ``node.lines``."""
+    made: list[Node] = []
+
+    def make(cls: type, params: list[str]) -> Any:
+        args = ["--ros-args"] + [a for p in params for a in ("-p", p)]
+        rclpy.init(args=args)
+        node = cls()
+        node.lines = []
+        logger = node.get_logger()
+        logger.warning = lambda text: node.lines.append(text)
+        logger.error = lambda text: node.lines.append(text)
+        made.append(node)
+        return node
+
+    yield make
+    for node in made:
+        node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def callbacks(node: Node) -> dict[str, Callable[[bytes], None]]:
+    """``{topic: callback}`` of the node's subscriptions that take serialized messages."""
+    return {s.topic_name: s.callback for s in node.subscriptions if s.raw}
+
+
+def garbage_is_one_line(node: Any, topic: str, msgtype: str) -> None:
+    callback = callbacks(node)[topic]
+    before = len(node.lines)
+    for data in GARBAGE * 3:
+        callback(data)  # never raises
+    lines = node.lines[before:]
+    assert len(lines) == 1, lines  # throttled: one line for the cause
+    assert lines[0].startswith(f"ignoring {topic.lstrip('/')} message: ") and f"not a {msgtype}" in lines[0]
+
+
+def joint_state(names: list[str], positions: list[float], sec: int = 0) -> JointState:
+    msg = JointState(name=names, position=positions, velocity=[0.0] * len(names))
+    msg.header.stamp.sec = sec
+    return msg
+
+
+def test_state_publisher_reads_joint_states_and_checks_each_one(make_node) -> None:
+    from kinodyn_ros.nodes.state_publisher import StatePublisher
+
+    node = make_node(StatePublisher, [f"robot_description_file:={QUADRUPED}"])
+    assert set(callbacks(node)) == {"/joint_states"}
+    garbage_is_one_line(node, "/joint_states", "sensor_msgs/msg/JointState")
+    take = callbacks(node)["/joint_states"]
+    names = list(node._tree.movable_joint_names)
+    take(serialize_message(joint_state(names, [0.1] * 12, sec=0)))
+    assert node._pending == {n: (0.1, (0, 0)) for n in names}
+    layout = node._layout
+    # the same name list again: kept, and each message's values still checked (a NaN, a position past its
+    # limit: refused naming the joint, nothing of the message taken)
+    for bad, what in ((np.nan, "non-finite positions for 'LF_KFE'"), (1e3, "LF_KFE = 1000")):
+        positions = [0.2] * 12
+        positions[names.index("LF_KFE")] = bad
+        with pytest.raises(JointStateError, match=what):
+            node._on_joint_state(node._joint_states.read(serialize_message(joint_state(names, positions))))
+    assert node._layout is layout and node._pending["LF_HAA"] == (0.1, (0, 0))
+    # another name list is checked again: a name the URDF lacks is refused, a subset in another order taken
+    with pytest.raises(JointStateError, match="unknown joints 'elbow'"):
+        node._on_joint_state(joint_state([*names[:11], "elbow"], [0.0] * 12))
+    take(serialize_message(joint_state(names[5::-1], [0.05] * 6, sec=0)))
+    assert len(node.lines) == 1  # the garbage's line only
+    assert node._layout is not layout and node._layout.used == tuple(n for n in names if n in names[:6])
+    assert node._pending[names[0]] == (0.05, (0, 0)) and node._pending[names[11]] == (0.1, (0, 0))
+
+
+def test_state_estimator_reads_its_three_streams(make_node) -> None:
+    from kinodyn_ros.nodes.state_estimator import StateEstimator
+
+    node = make_node(StateEstimator, [f"robot_description_file:={QUADRUPED}", "contact_source:=schedule",
+                                      f"feet:={FEET}".replace("'", "")])
+    topics = {"/imu/data": "sensor_msgs/msg/Imu", "/joint_states": "sensor_msgs/msg/JointState",
+              "/contact_schedule": "kinodyn_interfaces/msg/ContactStates"}
+    assert set(callbacks(node)) == set(topics)
+    for topic, msgtype in topics.items():
+        garbage_is_one_line(node, topic, msgtype)
+    imu = Imu()
+    imu.header.frame_id, imu.linear_acceleration.z = "imu_link", 9.81
+    contacts = ContactStates(names=FEET, in_contact=[True] * 4)
+    joints = joint_state(list(node._pipeline._model.joint_names), [0.0] * 12)
+    before = list(node.lines)
+    now = node.get_clock().now().nanoseconds
+    for k in range(1, 4):  # 1, 2, 3 ms from now: each stream's messages are taken in stamp order
+        for msg in (imu, contacts, joints):
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now + k * 1_000_000, 1_000_000_000)
+        for topic, msg in (("/imu/data", imu), ("/contact_schedule", contacts), ("/joint_states", joints)):
+            callbacks(node)[topic](serialize_message(msg))
+    assert node.lines == before  # nothing refused
+    processed = node._pipeline.counts.processed
+    assert processed["imu"] >= 2 and processed["contacts"] >= 2 and processed["joint_states"] >= 2
+
+
+def test_wbc_reads_joint_states_and_answers_them(make_node) -> None:
+    from kinodyn_ros.nodes.wbc import Wbc
+
+    node = make_node(Wbc, [f"robot_description_file:={ARM7}", "mode:=arm"])
+    assert set(callbacks(node)) == {"/joint_states"}
+    garbage_is_one_line(node, "/joint_states", "sensor_msgs/msg/JointState")
+    assert node._core.controlled_ticks == 0  # no command for bytes that are not a joint state
+    names = list(node._core.names)
+    within = np.clip(0.0, node._core._q_lower, node._core._q_upper).tolist()  # the model's joint order
+    callbacks(node)["/joint_states"](serialize_message(joint_state(names, within)))
+    assert node._core.controlled_ticks == 1, node.lines
