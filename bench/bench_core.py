@@ -3,9 +3,10 @@
 Prints per-call median times of FK (end-effector frame placement), frame Jacobian, RNEA, CRBA, ABA,
 NLE and a control tick (FK + Jacobian + CRBA + NLE) with the ratio kinodyn / Pinocchio; the batch
 FK / RNEA / ABA throughput at N = 1000 against a Python loop over Pinocchio; and the first-call
-compile time (fresh NUMBA_CACHE_DIR) against a warm cache.
+compile time (fresh NUMBA_CACHE_DIR) against a warm cache. The tables go to the ``bench_core`` section of
+bench/RESULTS.md (bench/results.py).
 
-    python bench/bench_core.py [--no-compile]
+    python bench/bench_core.py [--no-compile] [--no-record]
 
 Ratios are medians of per-round ratios with kinodyn and Pinocchio rounds interleaved (the machine
 may be loaded by other processes: compare ratios from one run).
@@ -34,6 +35,9 @@ import pinocchio as pin
 
 import kinodyn as kd
 from kinodyn import dynamics
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import add_record_flag, markdown_header, markdown_row, record
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
@@ -99,13 +103,22 @@ class Pinocchio:
         return v[self.iv]
 
 
-def per_call_table() -> None:
-    print(f"{'robot':30s} {'quantity':14s} {'kinodyn [us]':>13s} {'pinocchio [us]':>15s} {'ratio':>7s}")
+def shown(lines: list[str], line: str) -> None:
+    """Print ``line`` and keep it for the results file."""
+    print(line, flush=True)
+    lines.append(line)
+
+
+def per_call_table() -> list[str]:
+    lines: list[str] = []
+    shown(lines, "Per call, median of the per-round ratios kinodyn / Pinocchio (< 1: kinodyn is faster).\n")
+    shown(lines, markdown_header("robot", "quantity", "kinodyn [us]", "Pinocchio [us]", "ratio"))
     for robot in robots():
-        per_call_rows(*robot)
+        per_call_rows(lines, *robot)
+    return lines
 
 
-def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
+def per_call_rows(lines: list[str], label: str, path: Path, floating: bool, frame: str) -> None:
     m = kd.Model.from_urdf(path, floating_base=floating)
     p = Pinocchio(m, path, floating, frame)
     pm, pd, fid = p.pm, p.pd, p.fid
@@ -138,20 +151,25 @@ def per_call_rows(label: str, path: Path, floating: bool, frame: str) -> None:
     }
     for name, (ours, theirs) in cases.items():
         t_ours, t_pin, ratio = paired_median_ns(ours, theirs)
-        print(f"{label:30s} {name:14s} {t_ours / 1e3:13.2f} {t_pin / 1e3:15.2f} {ratio:7.2f}")
+        shown(lines, markdown_row(label, name, f"{t_ours / 1e3:.2f}", f"{t_pin / 1e3:.2f}", f"{ratio:.2f}"))
 
 
-def batch_table() -> None:
-    print(f"\nbatch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster); RNEA and ABA on "
-          f"{numba.get_num_threads()} numba thread(s), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(f"{'robot':30s} {'quantity':8s} {'kinodyn [states/s]':>19s} {'pinocchio loop':>15s} {'ratio':>7s}")
+def batch_table() -> list[str]:
+    threads = numba.get_num_threads()
+    lines: list[str] = []
+    print()
+    shown(lines, f"Batch throughput, N = {BATCH} (ratio > 1: kinodyn's compiled batch is faster); RNEA and "
+          f"ABA on {threads} numba thread(s), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}.\n")
+    shown(lines, markdown_header("robot", "quantity", "kinodyn [states/s]", "Pinocchio loop [states/s]",
+                                 "ratio"))
     for robot in robots():
-        batch_rows(*robot)
-    if numba.get_num_threads() > 1:
-        print(f"(numba threading layer: {numba.threading_layer()})")
+        batch_rows(lines, *robot)
+    if threads > 1:  # the layer is chosen on the first threaded call
+        shown(lines, f"\nnumba threading layer: {numba.threading_layer()}")
+    return lines
 
 
-def batch_rows(label: str, path: Path, floating: bool, frame: str) -> None:
+def batch_rows(lines: list[str], label: str, path: Path, floating: bool, frame: str) -> None:
     m = kd.Model.from_urdf(path, floating_base=floating)
     p = Pinocchio(m, path, floating, frame)
     pm, pd, fid = p.pm, p.pd, p.fid
@@ -176,8 +194,8 @@ def batch_rows(label: str, path: Path, floating: bool, frame: str) -> None:
     }
     for name, (ours, theirs) in cases.items():
         t_ours, t_pin, ratio = paired_median_ns(ours, theirs, repeats=2, rounds=15)
-        print(f"{label:30s} {name:8s} {BATCH / t_ours * 1e9:19.3g} {BATCH / t_pin * 1e9:15.3g} "
-              f"{1.0 / ratio:7.2f}")
+        shown(lines, markdown_row(label, name, f"{BATCH / t_ours * 1e9:.3g}", f"{BATCH / t_pin * 1e9:.3g}",
+                                  f"{1.0 / ratio:.2f}"))
 
 
 FIRST_CALLS = """
@@ -193,7 +211,7 @@ print(time.perf_counter() - t0)
 """
 
 
-def compile_times() -> None:
+def compile_times() -> str:
     label, path, _, frame = robots()[-1]
     code = FIRST_CALLS.format(path=str(path), frame=frame)
     with tempfile.TemporaryDirectory() as cache:
@@ -201,15 +219,22 @@ def compile_times() -> None:
         run = [sys.executable, "-c", code]
         cold = float(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
         warm = float(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
-    print(f"\nimport + first call of FK, Jacobian and every dynamics function ({label}), fresh process:")
-    print(f"  empty NUMBA_CACHE_DIR: {cold:6.2f} s    warm cache: {warm:6.2f} s")
+    line = (f"Import + first call of FK, Jacobian and every dynamics function ({label}), fresh process: "
+            f"empty NUMBA_CACHE_DIR {cold:.2f} s, warm cache {warm:.2f} s.")
+    print("\n" + line)
+    return line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-compile", action="store_true", help="skip the first-call timing")
+    add_record_flag(parser)
+    args = parser.parse_args()
+    parts = ["\n".join(per_call_table()), "\n".join(batch_table())]
+    if not args.no_compile:
+        parts.append(compile_times())
+    record("bench_core", "\n\n".join(parts), no_record=args.no_record)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-compile", action="store_true", help="skip the first-call timing")
-    args = parser.parse_args()
-    per_call_table()
-    batch_table()
-    if not args.no_compile:
-        compile_times()
+    main()
