@@ -12,21 +12,24 @@ For the quadruped (floating base; 4 feet + base frames) and arm7 (end effector),
   a = 0), ``updateFramePlacements``, per frame ``getFrameJacobian`` and ``getFrameClassicalAcceleration``
   (LOCAL_WORLD_ALIGNED), ``dccrba`` (dAg) and ``dAg v``, ``Jcom_dot v = (dAg v)[:3] / m``;
 
-with the ratios. Both routes are first checked to agree with the evaluation (1e-9).
+with the ratios. Both routes are first checked to agree with the evaluation (1e-9). The table goes to the
+``bench_evaluation`` section of bench/RESULTS.md (bench/results.py).
 
-    python bench/bench_evaluation.py
+    python bench/bench_evaluation.py [--no-record]
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from bench_core import ROOT, paired_median_ns
+from bench_core import ROOT, paired_median_ns, shown
 from kinodyn.control import evaluation
 from kinodyn.control.evaluation import Evaluator
+from results import add_record_flag, markdown_header, markdown_row, record
 
 import kinodyn as kd
 
@@ -95,7 +98,13 @@ def routes(path: Path, floating: bool, frames: list[str]) -> dict[str, Callable[
 
 
 def main() -> None:
-    print(f"{'robot':22s} {'route':40s} {'median [us]':>12s} {'vs it [us]':>11s} {'ratio':>7s}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_record_flag(parser)
+    args = parser.parse_args()
+    lines: list[str] = []
+    shown(lines, "Median per call; ratio: the median of the per-round ratios (< 1: the first route is "
+          "faster).\n")
+    shown(lines, markdown_header("robot", "route", "median [us]", "vs it [us]", "ratio"))
     for label, path, floating, frames in CASES:
         r = routes(path, floating, frames)
         rows = [
@@ -106,7 +115,9 @@ def main() -> None:
         ]
         for name, ours, theirs in rows:
             t_ours, t_theirs, ratio = paired_median_ns(r[ours], r[theirs])
-            print(f"{label:22s} {name:40s} {t_ours / 1e3:12.2f} {t_theirs / 1e3:11.2f} {ratio:7.2f}")
+            shown(lines, markdown_row(label, name, f"{t_ours / 1e3:.2f}", f"{t_theirs / 1e3:.2f}",
+                                      f"{ratio:.2f}"))
+    record("bench_evaluation", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":
