@@ -5,9 +5,10 @@ task Jacobian J, dense equalities, two-sided inequality rows with some tight aro
 several are active, optional variable bounds) drifting slightly every tick, solved warm-started from the
 previous tick by one solver object, as the whole-body controller does. Prints per solver the median and
 p99 time of ``solve`` (warm, and cold on the same problems), the largest KKT residual over all ticks, and
-the ratio of medians to the fastest.
+the ratio of medians to the fastest. The tables go to the ``bench_qp`` section of bench/RESULTS.md
+(bench/results.py).
 
-    python bench/bench_qp.py [--ticks 300] [--seed 0]
+    python bench/bench_qp.py [--ticks 300] [--seed 0] [--no-record]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 
 import numpy as np
 from kinodyn.control.qp import QP, SOLVERS, kkt_residuals, make_solver
+from results import add_record_flag, markdown_header, markdown_row, record
 
 # (label, n variables, equalities, inequality rows, variable bounds): the shapes of the whole-body
 # controller's QPs.
@@ -83,33 +85,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    add_record_flag(parser)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     overall: dict[str, list[float]] = {name: [] for name in SOLVERS}
+    lines = [f"{args.ticks} ticks per case, seed {args.seed}; times per solve in us; ratio: warm median over "
+             "the fastest solver's.", "",
+             markdown_header("case (variables, equalities, inequality rows, bounds)", "solver", "warm median",
+                             "warm p99", "cold median", "cold p99", "max KKT residual", "failed", "ratio")]
+    print("\n".join(lines), flush=True)
     for label, n, neq, nin, bounds in CASES:
         problems = problem_sequence(rng, n, neq, nin, bounds, args.ticks)
         for name in SOLVERS:  # one untimed pass loads and warms each backend
             run(name, problems[:5], warm=True)
         rows = {name: (run(name, problems, warm=True), run(name, problems, warm=False)) for name in SOLVERS}
         fastest = min(np.median(w[0]) for w, _ in rows.values())
-        print(
-            f"\n{label}: n={n}, equalities={neq}, inequality rows={nin}, bounds={bounds}, {args.ticks} ticks"
-        )
-        print(
-            f"  {'solver':10s} {'warm median':>12s} {'warm p99':>10s} {'cold median':>12s} {'cold p99':>10s}"
-            f" {'max KKT res':>12s} {'failed':>7s} {'ratio':>6s}"
-        )
+        case = f"{label} ({n}, {neq}, {nin}, {'yes' if bounds else 'no'})"
         for name, ((warm_t, warm_res, warm_fail), (cold_t, cold_res, cold_fail)) in rows.items():
             ratio = np.median(warm_t) / fastest
             overall[name].append(ratio)
-            print(
-                f"  {name:10s} {np.median(warm_t) * 1e6:10.1f}us {np.percentile(warm_t, 99) * 1e6:8.1f}us"
-                f" {np.median(cold_t) * 1e6:10.1f}us {np.percentile(cold_t, 99) * 1e6:8.1f}us"
-                f" {max(warm_res, cold_res):12.2e} {warm_fail + cold_fail:7d} {ratio:6.2f}"
-            )
-    print("\nwarm-median ratio to the fastest, geometric mean over the cases:")
-    for name, ratios in overall.items():
-        print(f"  {name:10s} {float(np.exp(np.mean(np.log(ratios)))):6.2f}")
+            lines.append(markdown_row(
+                case, name, f"{np.median(warm_t) * 1e6:.1f}", f"{np.percentile(warm_t, 99) * 1e6:.1f}",
+                f"{np.median(cold_t) * 1e6:.1f}", f"{np.percentile(cold_t, 99) * 1e6:.1f}",
+                f"{max(warm_res, cold_res):.2e}", warm_fail + cold_fail, f"{ratio:.2f}"))
+            print(lines[-1], flush=True)
+    summary = ["", "Warm-median ratio to the fastest, geometric mean over the cases:", "",
+               markdown_header("solver", "ratio"),
+               *(markdown_row(name, f"{float(np.exp(np.mean(np.log(ratios)))):.2f}")
+                 for name, ratios in overall.items())]
+    print("\n".join(summary))
+    record("bench_qp", "\n".join(lines + summary), no_record=args.no_record)
 
 
 if __name__ == "__main__":

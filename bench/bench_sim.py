@@ -11,7 +11,9 @@ in the nominal standing pose and run the same joint PD law. Prints, per integrat
 - the compiled kinodyn step kernel alone, and ``mj_step`` alone on the mujoco backend's own model and data
   (the PD law written straight into ``ctrl``), and the ratios to ``mj_step`` (kinodyn target: at most 10).
 
-    python bench/bench_sim.py
+The table goes to the ``bench_sim`` section of bench/RESULTS.md (bench/results.py).
+
+    python bench/bench_sim.py [--no-record]
 
 Times are medians over interleaved rounds (the machine may be loaded by other processes: compare the
 ratios of one run).
@@ -19,6 +21,7 @@ ratios of one run).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable
@@ -28,6 +31,7 @@ import mujoco
 import numpy as np
 from kinodyn.sim import kernels
 from kinodyn.sim.mujoco_backend import MujocoSimulator
+from results import add_record_flag, markdown_header, markdown_row, record
 
 import kinodyn as kd
 from kinodyn import sim
@@ -81,9 +85,15 @@ def median_step_us(fn: Callable[[], object], steps: int = 500, rounds: int = 15)
 
 
 def main() -> None:
-    print(f"quadruped (urdf/quadruped.urdf, 12 joints, 4 foot contacts), dt = {DT * 1e3:g} ms, joint PD")
-    print(f"{'integrator':<20}{'kinodyn step':>14}{'kernel only':>13}{'mujoco step':>13}{'mj_step':>10}"
-          f"{'kinodyn / mj':>14}{'kernel / mj':>13}{'mujoco / mj':>13}{'sim s / wall s':>22}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_record_flag(parser)
+    args = parser.parse_args()
+    lines = [f"quadruped (urdf/quadruped.urdf, 12 joints, 4 foot contacts), dt = {DT * 1e3:g} ms, joint PD.",
+             "",
+             markdown_header("integrator", "kinodyn step [us]", "kernel only [us]", "mujoco step [us]",
+                             "mj_step [us]", "kinodyn / mj_step", "kernel / mj_step", "mujoco / mj_step",
+                             "sim s / wall s, kinodyn / mujoco")]
+    print("\n".join(lines), flush=True)
     for integrator in sim.INTEGRATORS:
         s = standing("kinodyn", integrator)
         assert isinstance(s, sim.Simulator)
@@ -114,11 +124,14 @@ def main() -> None:
             theirs += median_step_us(mj_step, rounds=3)
         assert s.in_contact.all() and theirs_backend.in_contact.all()
         o, k, b, t = (statistics.median(x) for x in (ours, kernel, backend, theirs))
-        print(f"{integrator:<20}{o:>11.1f} us{k:>10.1f} us{b:>10.1f} us{t:>7.1f} us{o / t:>13.1f}x"
-              f"{k / t:>12.1f}x{b / t:>12.1f}x{1e3 / o:>10.1f} / {1e3 / b:<9.1f}")
-    print("kinodyn step / mujoco step = the backend's step with the PD law in Python (the user's loop); "
-          "mj_step includes the same PD law.\nkernel only = kinodyn.sim.kernels.step (integrator, contact, "
-          "ABA), no Python around it. sim s / wall s: kinodyn / mujoco backend.")
+        lines.append(markdown_row(integrator, f"{o:.1f}", f"{k:.1f}", f"{b:.1f}", f"{t:.1f}", f"{o / t:.2f}",
+                                  f"{k / t:.2f}", f"{b / t:.2f}", f"{1e3 / o:.1f} / {1e3 / b:.1f}"))
+        print(lines[-1], flush=True)
+    lines += ["", "kinodyn step / mujoco step: the backend's step with the PD law in Python (the user's "
+              "loop); mj_step includes the same PD law. Kernel only: kinodyn.sim.kernels.step (integrator, "
+              "contact, ABA), no Python around it."]
+    print(lines[-1])
+    record("bench_sim", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":
