@@ -11,7 +11,7 @@ and spins it on its own thread:
   (REP-105: its origin is where the estimate started), and two origins under one frame id would draw one of
   them in the wrong place;
 - ``~/contacts`` (kinodyn_interfaces/ContactStates): each contact sphere's state and ground reaction, in
-  ``world``;
+  ``world``. It and ``~/odometry`` are built and published only while they have a subscriber;
 - ``~/reset`` (std_srvs/Trigger): back to the initial state; ``~/push`` (kinodyn_interfaces/Push): a wrench
   (world axes, about the link origin) on a link for a duration. Both take effect at the next ``write``. A
   refused request (``SimulatedSystem.request_push``: unknown link, non-finite, above the push limits) or a
@@ -92,12 +92,15 @@ class SimulatorRosInterface:
 
     # --- publishers (control thread) ------------------------------------------------------------------------
     def publish(self, s: sim.PhysicsBackend) -> None:
+        """/clock, and the ground truth while its topic has a subscriber (a volatile topic delivers only to
+        the readers matched when it is published: nobody misses a message that is not built)."""
         stamp = sim_time(s.t)
         try:
             self.clock_pub.publish(Clock(clock=stamp))
-            if self.odom_pub is not None:
+            if self.odom_pub is not None and self.odom_pub.get_subscription_count():
                 self.odom_pub.publish(self._odometry(s, stamp))
-            self.contacts_pub.publish(self._contacts(s, stamp))
+            if self.contacts_pub.get_subscription_count():
+                self.contacts_pub.publish(self._contacts(s, stamp))
         except Exception as exc:  # publishing after the context shut down (Ctrl-C): stop publishing
             if rclpy.ok():
                 raise
