@@ -26,7 +26,7 @@ from kinodyn.kinematics import center_of_mass
 from kinodyn.model import Model
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class Evaluation:
     """The robot at one ``(q, v)``; see the module doc. Arrays are fresh per evaluation."""
 
@@ -100,7 +100,8 @@ class Evaluator:
         status = _EVALUATE.call(ki, kf, q, v, self._ids, out)
         if status:
             raise ValueError(_PROBLEMS[status])
-        return Evaluation(
+        ev = _new(Evaluation)  # every field set here, as the frozen dataclass __init__ would (a tick cost)
+        ev.__dict__.update(
             q=out[o_q:o_v], v=out[o_v:size], frames=self.frames,
             mass_matrix=out[o_M:o_h].reshape(s_M), nonlinear_effects=out[o_h:o_g],
             gravity_torques=out[o_g:o_T],
@@ -110,8 +111,10 @@ class Evaluator:
             centroidal_matrix=out[o_A:o_Ab].reshape(s_A), centroidal_bias=out[o_Ab:o_q],
             total_mass=self.total_mass,
         )
+        return ev
 
 
+_new = object.__new__
 _EVALUATE = Kernel(_k.evaluate, KI, KF, IN1, IN1, KI, OUT1)
 _PROBLEMS = {
     _k.Q_NOT_FINITE: "q has a non-finite entry (NaN or inf); pass a finite configuration",

@@ -11,6 +11,7 @@ Pinocchio takes mimic joints as independent joints: ``G`` maps kinodyn's v to Pi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -208,7 +209,8 @@ def test_each_evaluation_has_its_own_arrays(quadruped: kd.Model) -> None:
     (q0, v0), (q1, v1) = states(m)[:2]
     q, v = q0.copy(), v0.copy()
     first = evaluator.evaluate(q, v)
-    arrays = [field for field in Evaluation.__slots__ if isinstance(getattr(first, field), np.ndarray)]
+    names = [f.name for f in dataclasses.fields(Evaluation)]
+    arrays = [name for name in names if isinstance(getattr(first, name), np.ndarray)]
     assert len(arrays) == 13
     kept = {field: getattr(first, field).copy() for field in arrays}
     q[:], v[:] = q1, v1

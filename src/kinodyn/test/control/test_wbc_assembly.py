@@ -6,6 +6,7 @@ the limits module's formulas written per joint, and the QP acceptance check agai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -389,3 +390,15 @@ def test_numpy_blas_calls_give_numpys_numbers() -> None:
         solution, pivots = e.copy(), np.zeros(rows, dtype=np.int64)
         assert numpy_blas.gesv(rows, L.T.ravel().copy(), solution, pivots, ints) == 0
         np.testing.assert_array_equal(solution, _umath_linalg.solve1(L, e, signature="dd->d"))
+
+
+def test_a_ticks_result_and_evaluation_hold_every_field_and_stay_frozen(quadruped: Model) -> None:
+    """The tick builds ``WBCResult`` and ``Evaluation`` without their ``__init__`` (a tick's cost): each
+    holds exactly the dataclass's fields and refuses assignment as a frozen dataclass does."""
+    wbc = oracle_controllers(quadruped)["weighted, no limits"]
+    result = wbc.update(standing(quadruped), np.zeros(quadruped.nv))
+    assert result.ok and result.tau is not None
+    for instance in (result, result.evaluation):
+        assert set(vars(instance)) == {f.name for f in dataclasses.fields(instance)}
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            instance.frames = ()  # type: ignore[misc]

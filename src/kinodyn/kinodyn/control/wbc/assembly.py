@@ -259,7 +259,9 @@ class Assembly:
                  limits: JointLimits, torque_limited: np.ndarray, first_v: int) -> None:
         nv, size = layout.nv, layout.size
         self.layout, self.contacts = layout, tuple(contacts)
-        self.force_columns = [(name, layout.force(name)) for name in layout.contact_names]
+        self.force_columns = [(name, slice(cols.start - nv, cols.stop - nv))  # (within the forces)
+                              for name, cols in ((n, layout.force(n)) for n in layout.contact_names)]
+        self._tau_start = layout.tau.start if layout.torque_variables else -1
         self._limits = limits
         self._horizon2 = limits.horizon**2
         n_c = sum(c.dim for c in contacts)
@@ -304,7 +306,7 @@ class Assembly:
         self._levels: dict[tuple[int, int], LevelBuffers] = {}
         self._generalized, self._contact_term = np.zeros(nv), np.zeros(nv)  # torques' scratch
         self.states: tuple[Any, ...] = ()  # the controller's contact states, in layout order
-        self.uppers: list[float] = []  # their normal-force upper bounds as written in normal_bounds
+        self.contact_version = -1  # the controller's contact version normal_bounds was written at
 
     def fill(self, ev: Evaluation, first_q: int) -> None:
         """This tick's rows at ``ev``; ``normal_bounds`` (each contact's normal-force range) set before."""
@@ -341,8 +343,7 @@ class Assembly:
                 tau: np.ndarray) -> tuple[bool, float, float]:
         """``tau`` (the module function ``torques``) from this tick's solution at ``ev``; ``(finite, dynamics
         residual, contact acceleration)``."""
-        start = self.layout.tau.start if self.layout.torque_variables else -1
-        return _TORQUES.call(x, ev.mass_matrix, ev.nonlinear_effects, self._first_v, start, self.Jc,
+        return _TORQUES.call(x, ev.mass_matrix, ev.nonlinear_effects, self._first_v, self._tau_start, self.Jc,
                              self.contact_rhs, effort, tau, self._generalized, self._contact_term)
 
     def products(self, buf: LevelBuffers, Z: np.ndarray, x: np.ndarray, ridge: float) -> None:

@@ -46,6 +46,8 @@ from kinodyn.control.wbc.tasks.base import Task
 from kinodyn.model import Model
 
 MODES = ("weighted", "hierarchical")
+_SOLVED = QPStatus.SOLVED.value
+_new = object.__new__
 DEFAULT_REGULARIZATION = 1e-10
 RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below this is released
 
@@ -132,6 +134,8 @@ class WholeBodyController:
         self._warm: dict[int, QPResult] = {}
         self._first_q = 7 if model.floating_base else 0
         self._contacts: dict[str, _ContactState] = {}
+        self._contact_version = 0  # counts the changes of the contacts' states (_contacts_changed)
+        self._active: tuple[int, tuple[str, ...]] = (-1, ())  # active_contacts() at a contact version
         self._assemblies: dict[tuple[str, ...], Assembly] = {}  # per set of active contacts (made once)
         self._evaluator: Evaluator | None = None
         for contact in contacts:
@@ -163,6 +167,7 @@ class WholeBodyController:
                              f"{contact.frame!r} and {contact.dim}")
         state.contact = contact
         self._assemblies.clear()
+        self._contacts_changed()
 
     def add_task(self, task: Task, level: int = 1) -> None:
         """Add ``task`` at priority ``level`` (>= 1, smaller is higher; ignored in weighted mode)."""
@@ -201,6 +206,7 @@ class WholeBodyController:
         if not (math.isfinite(ramp) and ramp >= 0.0):
             raise ValueError(f"ramp must be finite and >= 0 s, got {ramp}")
         leaving = state.target and not active
+        self._contacts_changed()
         state.target = bool(active)
         state.rate = math.inf if ramp == 0.0 else 1.0 / ramp
         if ramp == 0.0:
@@ -227,6 +233,7 @@ class WholeBodyController:
         """Contacts or tasks changed: a new evaluator (its frames) and new assemblies (their rows)."""
         self._evaluator = None
         self._assemblies.clear()
+        self._contacts_changed()
 
     # ----- one tick ----------------------------------------------------------------------------------------
 
@@ -236,12 +243,12 @@ class WholeBodyController:
         ev = self._evaluation(q, v)
         asm = self._assembly()
         layout = asm.layout
-        uppers = [state.upper_normal_force() for state in asm.states]
-        if uppers != asm.uppers:  # (the bounds change only while a contact ramps)
+        if asm.contact_version != self._contact_version:  # (the bounds change only with the contacts)
             bounds = asm.normal_bounds
-            for k, (state, f_upper) in enumerate(zip(asm.states, uppers, strict=True)):
+            for k, state in enumerate(asm.states):
+                f_upper = state.upper_normal_force()
                 bounds[k, 0], bounds[k, 1] = min(state.contact.f_min, f_upper), f_upper
-            asm.uppers = uppers
+            asm.contact_version = self._contact_version
         asm.fill(ev, self._first_q)
         x, Z = asm.eliminate()
         if x is None:
@@ -292,9 +299,12 @@ class WholeBodyController:
             self._t = t
         for state in self._contacts.values():
             step = dt * state.rate if math.isfinite(state.rate) else 1.0
-            state.scale = min(1.0, state.scale + step) if state.target else max(0.0, state.scale - step)
-            if not state.target and state.scale < RAMP_END:  # the rounding left of a ramp that has ended:
-                state.scale = 0.0  # a bound of ~1e-12 N would leave the QP a single feasible force
+            scale = min(1.0, state.scale + step) if state.target else max(0.0, state.scale - step)
+            if not state.target and scale < RAMP_END:  # the rounding left of a ramp that has ended:
+                scale = 0.0  # a bound of ~1e-12 N would leave the QP a single feasible force
+            if scale != state.scale:
+                state.scale = scale
+                self._contacts_changed()
 
     def _evaluation(self, q: Any, v: Any) -> Evaluation:
         if self._evaluator is None:
@@ -303,9 +313,15 @@ class WholeBodyController:
             self._evaluator = Evaluator(self.model, frames)
         return self._evaluator.evaluate(q, v)
 
+    def _contacts_changed(self) -> None:
+        """A contact's stance, ramp or parameters changed: the active set and the force bounds are redone."""
+        self._contact_version += 1
+
     def _assembly(self) -> Assembly:
         """The rows of this tick's set of active contacts (made on its first tick)."""
-        names = self.active_contacts()
+        if self._active[0] != self._contact_version:
+            self._active = (self._contact_version, self.active_contacts())
+        names = self._active[1]
         asm = self._assemblies.get(names)
         if asm is None:
             assert self._evaluator is not None  # (_evaluation made it)
@@ -378,7 +394,11 @@ class WholeBodyController:
         finite, dynamics, contact = asm.torques(x, ev, self.limits.effort, tau)
         if not finite:
             return self._failure(ev, QPStatus.NUMERICAL_ERROR.value, "the solution is not finite")
-        forces = {name: x[cols].copy() for name, cols in asm.force_columns}
+        block = x[layout.forces].copy()  # (one copy; each contact's force a view of it)
+        forces = {name: block[cols] for name, cols in asm.force_columns}
         self._last = (ev, forces, asm)
-        return WBCResult(QPStatus.SOLVED.value, message, tau, qdd.copy(), forces, self._task_errors(), ev,
-                         dynamics, contact, levels, x)
+        result = _new(WBCResult)  # every field, as the frozen dataclass __init__ sets them (a tick cost)
+        result.__dict__.update(status=_SOLVED, message=message, tau=tau, qdd=qdd.copy(), forces=forces,
+                               task_errors=self._task_errors(), evaluation=ev, dynamics_residual=dynamics,
+                               contact_acceleration=contact, levels=levels, x=x)
+        return result
