@@ -20,14 +20,14 @@ its limits.
 Times are wall-clock per solve (median, p99) and the solving thread's CPU time (p99): on a loaded
 machine a solve can wait for a core, which shows in the wall-clock tail only.
 
-Run: ``python bench/bench_ik.py [--poses 1000] [--seed 0] [--timeout 0.05]``; prints a table.
+Run: ``python bench/bench_ik.py [--poses 1000] [--seed 0] [--timeout 0.05] [--no-record]``; prints a table and
+writes it to the ``bench_ik`` section of bench/RESULTS.md (bench/results.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import time
 import warnings
 from pathlib import Path
@@ -38,6 +38,7 @@ import pinocchio as pin
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 from kinodyn.spatial import so3_log
+from results import add_record_flag, markdown_header, markdown_row, record
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = Path(np.__file__).parents[1] / "cmeel.prefix/share/example-robot-data/robots"
@@ -144,6 +145,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=0.05, help="seconds per solve, both solvers")
     parser.add_argument("--pink-iterations", type=int, default=200)
+    add_record_flag(parser)
     args = parser.parse_args()
     rows = []
     for robot, (urdf, frame) in CASES.items():
@@ -158,16 +160,16 @@ def main() -> None:
             wall, cpu = 1e3 * times[:, 0], 1e3 * times[:, 1]
             rows.append((robot, name, 100.0 * success.mean(), np.median(wall), np.percentile(wall, 99),
                          np.percentile(cpu, 99), np.median(wall) / (1e3 * np.median(ours[0][:, 0]))))
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"IK benchmark: {args.poses} random reachable poses per robot, seed {args.seed}, success = "
-          f"position < {POSITION_TOLERANCE} m, orientation < {ORIENTATION_TOLERANCE} rad, within limits; "
-          f"{os.cpu_count()} cores, load average {load} (1, 5, 15 min) at the end")
-    header = (f"{'robot':<7}| {'solver':<11}| {'success %':>9} | {'median ms':>9} | {'p99 ms':>8} | "
-              f"{'p99 CPU ms':>10} |")
-    print(header + " median / kinodyn")
+    lines = [f"{args.poses} random reachable poses per robot, seed {args.seed}, timeout {args.timeout:g} s "
+             f"per solve; success = position < {POSITION_TOLERANCE} m, orientation < "
+             f"{ORIENTATION_TOLERANCE} rad, within limits.", "",
+             markdown_header("robot", "solver", "success [%]", "median [ms]", "p99 [ms]", "p99 CPU [ms]",
+                             "median / kinodyn's")]
     for robot, name, rate, median, p99, p99_cpu, ratio in rows:
-        print(f"{robot:<7}| {name:<11}| {rate:9.1f} | {median:9.3f} | {p99:8.2f} | {p99_cpu:10.2f} | "
-              f"{ratio:.2f}")
+        lines.append(markdown_row(robot, name, f"{rate:.1f}", f"{median:.3f}", f"{p99:.2f}", f"{p99_cpu:.2f}",
+                                  f"{ratio:.2f}"))
+    print("\n".join(lines))
+    record("bench_ik", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ them, the parts:
 - locomotion: ``update`` minus ``WholeBodyController.update`` (modes, command, gait, footholds, swing
   references, the answer).
 
-    python bench/bench_locomotion.py [--seconds 3] [--passes 5] [--speed 0.5] [--profile 25]
+    python bench/bench_locomotion.py [--seconds 3] [--passes 5] [--speed 0.5] [--profile 25] [--no-record]
 
-``--profile N`` prints cProfile's N most expensive functions (cumulative) over one pass instead. The
+The table goes to the ``bench_locomotion`` section of bench/RESULTS.md (bench/results.py). ``--profile N``
+prints cProfile's N most expensive functions (cumulative) over one pass instead, and records nothing. The
 load average is printed: compare figures from one run on a shared machine.
 """
 
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import results
 from kinodyn.control.locomotion import LocomotionController
 from locomotion_scenarios import Legged
 
@@ -146,8 +148,9 @@ class Parts:
 
 
 def line(name: str, ms: np.ndarray) -> str:
-    return (f"{name:<22} median {np.median(ms):6.3f}  p99 {np.percentile(ms, 99):6.3f}  "
-            f"max {ms.max():7.3f} ms")
+    """A table row: median, p99 and max of ``ms``."""
+    return results.markdown_row(name, f"{np.median(ms):.3f}", f"{np.percentile(ms, 99):.3f}",
+                                f"{ms.max():.3f}")
 
 
 def main() -> None:
@@ -157,11 +160,12 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=0.5, help="forward command, m/s (default 0.5)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="print cProfile's N top functions over one pass instead")
+    results.add_record_flag(parser)
     args = parser.parse_args()
     robot, rec = record(args.seconds, args.speed)
     replay(robot, rec)  # warm-up: compiled kernels, solver workspaces
-    print(f"quadruped, stand 0.2 s then trot at {args.speed} m/s; {len(rec.t)} ticks of 2 ms, "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"recorded {len(rec.t)} ticks; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+          flush=True)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.runcall(replay, robot, rec)
@@ -174,19 +178,21 @@ def main() -> None:
             raise RuntimeError(f"a replay answered torques {worst:.3g} N m off the recording")
         walls.append(wall), cpus.append(cpu)
     wall, cpu = np.concatenate(walls), np.concatenate(cpus)
-    print(f"update() over {args.passes} passes ({wall.size} ticks), replays equal to the recording")
-    print(line("  wall time", wall))
-    print(line("  thread CPU time", cpu))
-    print(f"  budget (the wbc node's tick at 500 Hz): median <= {BUDGET_MEDIAN} ms, p99 <= {BUDGET_P99} ms; "
-          "wall "
-          f"median {'meets' if np.median(wall) <= BUDGET_MEDIAN else 'MISSES'} it, p99 "
-          f"{'meets' if np.percentile(wall, 99) <= BUDGET_P99 else 'MISSES'} it")
+    median_verdict = "meets" if np.median(wall) <= BUDGET_MEDIAN else "MISSES"
+    p99_verdict = "meets" if np.percentile(wall, 99) <= BUDGET_P99 else "MISSES"
+    lines = [f"quadruped, stand 0.2 s then trot at {args.speed} m/s; {len(rec.t)} ticks of 2 ms; update() "
+             f"over {args.passes} passes ({wall.size} ticks), replays equal to the recording; the parts "
+             "from one instrumented pass (wall time).", "",
+             results.markdown_header("per tick", "median [ms]", "p99 [ms]", "max [ms]"),
+             line("update(), wall time", wall), line("update(), thread CPU time", cpu)]
     parts = Parts()
     replay(robot, rec, lambda k, ctl: parts(k, ctl, rec))
-    print("parts (one instrumented pass, wall time):")
-    for name in Parts.NAMES:
-        print(line(f"  {name}", np.array([tick[name] for tick in parts.ticks]) * 1e3))
-    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    lines += [line(f"part: {name}", np.array([tick[name] for tick in parts.ticks]) * 1e3)
+              for name in Parts.NAMES]
+    lines += ["", f"Budget (the wbc node's tick at 500 Hz): median <= {BUDGET_MEDIAN} ms, p99 <= "
+              f"{BUDGET_P99} ms; the wall-time median {median_verdict} it, the p99 {p99_verdict} it."]
+    print("\n".join(lines))
+    results.record("bench_locomotion", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":
