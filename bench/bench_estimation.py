@@ -15,7 +15,9 @@ count what other processes on a shared machine take; best of 3 runs) on a synthe
 arrays alone (kinodyn_ros.estimation.blocks), and the load average before and after. Target: >= 20x real
 time.
 
-    python bench/bench_estimation.py [--ticks 5000] [--seed 0] [--offline-seconds 10]
+Both tables go to the ``bench_estimation`` section of bench/RESULTS.md (bench/results.py).
+
+    python bench/bench_estimation.py [--ticks 5000] [--seed 0] [--offline-seconds 10] [--no-record]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 import numpy as np
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
 from kinodyn.estimation.invariant import InvariantEKF
+from results import add_record_flag, markdown_header, markdown_row, record
 
 TARGET_US = 100.0
 OFFLINE_TARGET = 20.0  # x real time (docs/offline-estimation.md, "Speed")
@@ -64,12 +67,14 @@ def inputs(
     return out
 
 
-def filter_step(ticks: int, seed: int) -> None:
+def filter_step(ticks: int, seed: int) -> list[str]:
     """Section "filter step": median and p99 per filter against the target."""
     data = inputs(np.random.default_rng(seed), ticks)
     dt = 1.0 / RATE
-    print(f"filter step: propagate + update_contacts with {len(FEET)} feet, {ticks} ticks at {RATE:.0f} Hz")
-    print(f"  {'filter':10s} {'median':>9s} {'p99':>9s} {'target':>8s}")
+    lines = [f"Filter step: propagate + update_contacts with {len(FEET)} feet, {ticks} ticks at "
+             f"{RATE:.0f} Hz, target median <= {TARGET_US:g} us.", "",
+             markdown_header("filter", "median [us]", "p99 [us]", "target")]
+    print("\n".join(lines), flush=True)
     for name, cls in FILTERS.items():
         f = cls(NoiseParameters())
         f.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
@@ -83,11 +88,13 @@ def filter_step(ticks: int, seed: int) -> None:
             f.update_contacts(feet)
             times[k] = time.perf_counter() - t0
         median = float(np.median(times)) * 1e6
-        verdict = "ok" if median <= TARGET_US else "MISSED"
-        print(f"  {name:10s} {median:7.1f}us {np.percentile(times, 99) * 1e6:7.1f}us {verdict:>8s}")
+        verdict = "met" if median <= TARGET_US else "MISSED"
+        lines.append(markdown_row(name, f"{median:.1f}", f"{np.percentile(times, 99) * 1e6:.1f}", verdict))
+        print(lines[-1], flush=True)
+    return lines
 
 
-def offline(seconds: float, seed: int) -> None:
+def offline(seconds: float, seed: int) -> list[str]:
     """Section "offline": real-time factor of `kinodyn estimate` (ESKF and invariant) against the target."""
     import io
     import os
@@ -111,8 +118,8 @@ def offline(seconds: float, seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bag = Path(tmp) / "bag"
         write_synthetic_bag(synthesize(seconds, seed), bag)
-        print(f"offline: kinodyn estimate, a {seconds:g} s bag (500 Hz Imu, JointState, ContactStates); "
-              "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+        before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"\noffline: load average {before} at the start", flush=True)
         decode = []
         for _ in range(3):
             cpu = time.process_time()
@@ -123,9 +130,12 @@ def offline(seconds: float, seed: int) -> None:
                                      BATCH_MESSAGES)
                 assert all(block.inputs is not None for block in blocks)
             decode.append(time.process_time() - cpu)
-        print(f"  reading and decoding the inputs into arrays alone: {seconds / min(decode):6.1f}x real time "
-              "(CPU)")
-        print(f"  {'filter':10s} {'wall x':>8s} {'CPU x':>8s} {'CPU us per IMU':>15s} {'target':>8s}")
+        lines = [f"Offline: kinodyn estimate, a {seconds:g} s bag (500 Hz Imu, JointState, ContactStates), "
+                 f"best of 3 runs, target >= {OFFLINE_TARGET:g}x real time (CPU). Reading and decoding the "
+                 f"inputs into arrays alone: {seconds / min(decode):.1f}x real time (CPU).", "",
+                 markdown_header("filter", "x real time (wall)", "x real time (CPU)", "CPU us per IMU sample",
+                                 "target")]
+        print("\n".join(lines), flush=True)
         for name in FILTERS:
             runs = []
             for k in range(3):
@@ -139,10 +149,12 @@ def offline(seconds: float, seed: int) -> None:
             cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
             duration, count = runs[0][2], runs[0][3]
             factor = duration / cpu
-            verdict = "ok" if factor >= OFFLINE_TARGET else "MISSED"
-            per_imu = cpu / count * 1e6
-            print(f"  {name:10s} {duration / wall:7.1f}x {factor:7.1f}x {per_imu:15.0f} {verdict:>8s}")
-        print("  load average {:.2f} {:.2f} {:.2f} at the end".format(*os.getloadavg()))
+            verdict = "met" if factor >= OFFLINE_TARGET else "MISSED"
+            lines.append(markdown_row(name, f"{duration / wall:.1f}", f"{factor:.1f}",
+                                      f"{cpu / count * 1e6:.0f}", verdict))
+            print(lines[-1], flush=True)
+    lines.append(f"\nLoad average {before} at the start of the offline runs.")
+    return lines
 
 
 def main() -> None:
@@ -150,9 +162,10 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--offline-seconds", type=float, default=10.0, help="bag length of section offline")
+    add_record_flag(parser)
     args = parser.parse_args()
-    filter_step(args.ticks, args.seed)
-    offline(args.offline_seconds, args.seed)
+    lines = [*filter_step(args.ticks, args.seed), "", *offline(args.offline_seconds, args.seed)]
+    record("bench_estimation", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":
