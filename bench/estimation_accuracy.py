@@ -16,7 +16,9 @@ prescribes: at every estimate stamp the mean over ``--seeds`` Monte-Carlo runs (
 with the two-sided 95 % chi-square bounds of that mean; a consistent filter has about 95 % of the stamps
 inside (time-averaging one run instead would treat strongly correlated samples as independent).
 
-    python bench/estimation_accuracy.py [--seeds 4] [--duration 37] [--filters eskf invariant]
+The table goes to the ``estimation_accuracy`` section of bench/RESULTS.md (bench/results.py).
+
+    python bench/estimation_accuracy.py [--seeds 4] [--duration 37] [--filters eskf invariant] [--no-record]
 """
 
 from __future__ import annotations
@@ -200,10 +202,14 @@ def table(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # bench/ is on the path when this file runs as a script; the tests import this module without it
+    from results import add_record_flag, record
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=4, help="Monte-Carlo runs (noise seeds 0..N-1)")
     parser.add_argument("--duration", type=float, default=37.0, help="s per run (1 s standing first)")
     parser.add_argument("--filters", nargs="+", choices=FILTERS, default=list(FILTERS))
+    add_record_flag(parser)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     clean = [synthesize(args.duration, seed) for seed in range(args.seeds)]
@@ -212,11 +218,15 @@ def main(argv: list[str] | None = None) -> int:
           f"paths {', '.join(f'{r.path_length:.1f}' for r in clean)} m")
     rows = [evaluate(runs, f, faults) for faults, runs in ((False, clean), (True, faulted))
             for f in args.filters]
-    print(table(rows))
-    print(f"acceptance: drift <= {100 * ACCEPTANCE['drift']:g} % "
-          f"({100 * ACCEPTANCE['drift_faults']:g} % with faults), roll/pitch RMSE <= "
-          f"{ACCEPTANCE['roll_pitch_deg']} deg, velocity RMSE <= {ACCEPTANCE['velocity']} m/s, "
-          "NEES per-stamp mean inside its 95 % bounds at about 95 % of the stamps")
+    body = "\n".join([
+        f"{args.seeds} Monte-Carlo runs of {args.duration:g} s per filter, clean and with injected faults; "
+        "errors are the worst over the runs.", "", table(rows), "",
+        f"Acceptance: drift <= {100 * ACCEPTANCE['drift']:g} % ({100 * ACCEPTANCE['drift_faults']:g} % with "
+        f"faults), roll/pitch RMSE <= {ACCEPTANCE['roll_pitch_deg']} deg, velocity RMSE <= "
+        f"{ACCEPTANCE['velocity']} m/s, NEES per-stamp mean inside its 95 % bounds at about 95 % of the "
+        "stamps."])
+    print(body)
+    record("estimation_accuracy", body, no_record=args.no_record)
     return 0
 
 
