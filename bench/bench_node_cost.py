@@ -43,6 +43,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
+from kinodyn import sim
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import add_record_flag, record
 
@@ -348,7 +350,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds measured per mode")
     parser.add_argument("--warmup", type=float, default=4.0, help="simulated seconds before measuring")
     parser.add_argument("--mode", choices=("stand", "trot", "both"), default="both")
-    parser.add_argument("--backend", choices=("kinodyn", "mujoco"), default="kinodyn")
+    parser.add_argument("--backend", choices=sim.backend_names(), default=sim.DEFAULT_BACKEND)
     parser.add_argument("--graph", choices=tuple(GRAPHS), default="nodes",
                         help="nodes: config/quadruped_wbc.yaml; rt: config/quadruped_rt.yaml (in-process)")
     add_record_flag(parser)

@@ -1,4 +1,4 @@
-"""The full acceptance scenario of the closed loop over DDS on both physics backends, side by side.
+"""The full acceptance scenario of the closed loop over DDS on every physics backend, side by side.
 
 config/quadruped_wbc.yaml (control_node + SimulatedSystem in lockstep, state_estimator closing the loop, wbc,
 state_publisher) on kinodyn.sim, then on MuJoCo; kinodyn_ros.scenario.acceptance.full: stand up, 60 N lateral
@@ -8,7 +8,7 @@ backend; in lockstep the wall time depends on the machine's load, the figures do
 
 Prints each backend's step table (kinodyn_ros.scenario.metrics.ScenarioResult.summary_table), then the figures
 side by side and whether the acceptance bounds hold (velocity RMSE <= 0.1 m/s and 0.1 rad/s, no fall).
-Run: `source scripts/env.sh && python bench/closed_loop_scenario.py [--backend kinodyn|mujoco|both]
+Run: `source scripts/env.sh && python bench/closed_loop_scenario.py [--backend kinodyn|mujoco|all]
 [--scenario full|short|FILE.yaml] [--log-dir DIR]`.
 """
 
@@ -21,8 +21,9 @@ import tempfile
 from pathlib import Path
 
 from kinodyn_ros.scenario.cli import run_on, scenario_steps
-from kinodyn_ros.scenario.graph import BACKENDS
 from kinodyn_ros.scenario.metrics import ScenarioResult
+
+from kinodyn import sim
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def rows(result: ScenarioResult) -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", choices=(*BACKENDS, "both"), default="both")
+    parser.add_argument("--backend", choices=(*sim.backend_names(), "all"), default="all")
     parser.add_argument("--scenario", default="full")
     parser.add_argument("--log-dir", type=Path, default=None)
     args = parser.parse_args()
@@ -60,7 +61,7 @@ def main() -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     steps = scenario_steps(args.scenario)
     results = {}
-    for backend in BACKENDS if args.backend == "both" else (args.backend,):
+    for backend in sim.backend_names() if args.backend == "all" else (args.backend,):
         results[backend] = run_on(backend, steps, str(REPO / "config" / "quadruped_wbc.yaml"), log_dir)
         print(results[backend].summary_table(), flush=True)
         for failure in results[backend].failures():

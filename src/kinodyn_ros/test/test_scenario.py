@@ -9,11 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from kinodyn.urdf import ParsedURDF
 from kinodyn_ros.launcher.graph import load_graph
 from kinodyn_ros.scenario.acceptance import full, short
+from kinodyn_ros.scenario.cli import main as scenario_main
 from kinodyn_ros.scenario.graph import backend_graph, backend_urdf
 from kinodyn_ros.scenario.metrics import Recording, scenario_result
 from kinodyn_ros.scenario.steps import Step, load_steps, random_steps, steps_from_data
+
+import kinodyn as kd
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -125,7 +129,7 @@ def test_the_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
     mujoco = backend_urdf(text, "mujoco")
     assert mujoco.count('<param name="backend">mujoco</param>') == 1
     assert backend_urdf(mujoco, "kinodyn").count('name="backend"') == 1  # replaced, not added
-    with pytest.raises(ValueError, match="backend must be one of"):
+    with pytest.raises(ValueError, match="backend must be one of kinodyn, mujoco, got 'bullet'"):
         backend_urdf(text, "bullet")
     graph = REPO / "config" / "quadruped_wbc.yaml"
     assert backend_graph("kinodyn", tmp_path, str(graph)) == graph
@@ -156,3 +160,35 @@ def test_the_in_process_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
     assert after_estimator == before["state_estimator"] and after["wbc"] == before["wbc"]
     assert '<param name="backend">mujoco</param>' in Path(after["robot_description_file"]).read_text()
     assert derived[1:] == original[1:]
+
+
+class ToySimulator(kd.sim.Simulator):
+    """A backend registered by a test: kinodyn's simulator under another name."""
+
+    def __init__(self, model: kd.Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
+                 contact: kd.sim.ContactModel | None, joint_limits: bool) -> None:
+        super().__init__(model, dt=dt, integrator=integrator, contact=contact, joint_limits=joint_limits)
+
+
+@pytest.mark.parametrize("rolling", [False, True])
+def test_a_registered_backend_gets_its_graph_and_the_estimator_follows_its_rolling_contact(
+        tmp_path: Path, rolling: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    """A backend registered here (not named anywhere in kinodyn_ros) is accepted by ``backend_graph`` and the
+    scenario command; the estimator's foot_radius 0 is kept unless the backend declares rolling contact."""
+    kd.sim.register_backend("toy", ToySimulator, kd.sim.BackendCapabilities("a test's backend",
+                                                                          rolling_contact=rolling))
+    try:
+        graph = REPO / "config" / "quadruped_wbc.yaml"
+        nodes = {node["executable"]: node for node in
+                 yaml.safe_load(backend_graph("toy", tmp_path, str(graph)).read_text())["nodes"]}
+        urdf = Path(nodes["control_node"]["parameters"]["robot_description_file"]).read_text()
+        assert urdf.count('<param name="backend">toy</param>') == 1
+        assert ("foot_radius" in nodes["state_estimator"]["parameters"]) is not rolling
+        with pytest.raises(SystemExit) as exit_code:
+            scenario_main(["--backend", "bullet"])
+        assert exit_code.value.code == 2
+        assert "(choose from 'kinodyn', 'mujoco', 'toy', 'all')" in capsys.readouterr().err
+    finally:
+        kd.sim.unregister_backend("toy")
+    with pytest.raises(ValueError, match="backend must be one of kinodyn, mujoco, got 'toy'"):
+        backend_graph("toy", tmp_path, str(graph))

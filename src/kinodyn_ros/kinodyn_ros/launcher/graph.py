@@ -222,6 +222,17 @@ def installed_graph(name: str) -> Path:
     return package_share(BRINGUP_PACKAGE) / "config" / f"{name}.yaml"
 
 
+def graph_path(argument: str | Path) -> Path:
+    """The graph file an argument names: a path, or a graph name in the bringup package."""
+    path = Path(argument)
+    if path.exists() or path.suffix or len(path.parts) > 1:
+        return path
+    try:
+        return installed_graph(str(argument))
+    except PackageLookupError as error:
+        raise GraphError(f"graph '{argument}' is no file here, and {error}") from None
+
+
 def load_graph(path: str | Path) -> Graph:
     """Read and check a graph file; raises GraphError naming the file, the node and the problem."""
     path = Path(path)

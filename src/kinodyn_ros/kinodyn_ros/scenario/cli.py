@@ -7,8 +7,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from kinodyn import sim
 from kinodyn_ros.scenario import acceptance
-from kinodyn_ros.scenario.graph import BACKENDS, backend_graph, start_graph, stop_graph
+from kinodyn_ros.scenario.graph import backend_graph, start_graph, stop_graph
 from kinodyn_ros.scenario.metrics import ScenarioResult
 from kinodyn_ros.scenario.runner import run_scenario
 from kinodyn_ros.scenario.steps import Step, load_steps
@@ -38,7 +39,8 @@ def run_on(backend: str, steps: list[Step], graph: str, log_dir: Path) -> Scenar
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kinodyn_ros.scenario", description=__doc__)
-    parser.add_argument("--backend", choices=(*BACKENDS, "both"), default="kinodyn")
+    parser.add_argument("--backend", choices=(*sim.backend_names(), "all"), default=sim.DEFAULT_BACKEND,
+                        help="a registered physics backend, or all of them in turn")
     parser.add_argument("--scenario", default="full", help="full, short, or a YAML file of steps")
     parser.add_argument("--graph", default="quadruped_wbc", help="graph file or installed graph name")
     parser.add_argument("--log-dir", type=Path, default=None, help="where the graph logs go (a temp dir)")
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = scenario_steps(args.scenario)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="kinodyn-scenario-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    backends = BACKENDS if args.backend == "both" else (args.backend,)
+    backends = sim.backend_names() if args.backend == "all" else (args.backend,)
     failed = False
     for backend in backends:
         result = run_on(backend, steps, args.graph, log_dir)

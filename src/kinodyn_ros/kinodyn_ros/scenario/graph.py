@@ -5,9 +5,11 @@ manager loads (docs/simulator.md). ``backend_graph`` writes, into a directory of
 graph file whose ``control_node`` loads a copy of its URDF with that param added; the other nodes keep theirs
 (they ignore the ``<ros2_control>`` block), except the estimator's ``foot_radius`` (the ``state_estimator``
 node's, or in the in-process graph config/quadruped_rt.yaml the estimator controller's), a property of the
-engine's contact: kinodyn.sim's foot spheres pivot in stance (the graph file's value, 0), MuJoCo's roll,
-so there the estimator takes the URDF's radius (docs/estimation.md "Rolling feet"). The ``kinodyn`` backend
-is the graph file as it is.
+engine's contact (``kinodyn.sim.backend_capabilities(name).rolling_contact``): kinodyn.sim's foot spheres
+pivot in stance (the graph file's value, 0), MuJoCo's roll, so on a backend with rolling contact the
+estimator takes the URDF's radius (docs/estimation.md "Rolling feet"). Any registered backend
+(``kinodyn.sim.backend_names()``) is accepted; the default one (``kinodyn.sim.DEFAULT_BACKEND``) is the graph
+file as it is.
 """
 
 from __future__ import annotations
@@ -21,21 +23,23 @@ from pathlib import Path
 
 import yaml
 
-from kinodyn_ros.launcher.cli import graph_path
-from kinodyn_ros.launcher.graph import load_graph
+from kinodyn import sim
+from kinodyn_ros.launcher.graph import graph_path, load_graph
 
-BACKENDS = ("kinodyn", "mujoco")
 PLUGIN = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
 CONTROL_NODE = "control_node"
 ESTIMATOR_CONTROLLER = "kinodyn_control/LeggedStateEstimator"
-ROLLING_FEET = {"kinodyn": False, "mujoco": True}
-"""Whether the engine's contact lets a foot sphere roll (then the estimator's default foot_radius applies)."""
+
+
+def check_backend(backend: str) -> None:
+    """Raise ``ValueError`` (listing the registered backends) unless ``backend`` is one."""
+    if backend not in sim.backend_names():
+        raise ValueError(f"backend must be one of {', '.join(sim.backend_names())}, got {backend!r}")
 
 
 def backend_urdf(text: str, backend: str) -> str:
     """``text`` (a URDF on SimulatedSystem) with ``<param name="backend">`` set to ``backend``."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_backend(backend)
     if text.count(PLUGIN) != 1:
         raise ValueError(f"the URDF must have exactly one {PLUGIN} (found {text.count(PLUGIN)})")
     text = re.sub(r'\s*<param name="backend">[^<]*</param>', "", text)
@@ -53,9 +57,8 @@ def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -
     """The graph file ``graph`` (a path or an installed graph's name) with its control_node on ``backend``;
     the derived files are written to ``directory``."""
     path = graph_path(graph)
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "kinodyn":
+    check_backend(backend)
+    if backend == sim.DEFAULT_BACKEND:
         return path
     resolved = {node.name: node for node in load_graph(path).nodes}
     raw = yaml.safe_load(path.read_text())
@@ -67,7 +70,7 @@ def backend_graph(backend: str, directory: Path, graph: str = "quadruped_wbc") -
     derived = directory / f"{urdf.stem}_{backend}.urdf"
     derived.write_text(backend_urdf(urdf.read_text(), backend))
     node["parameters"]["robot_description_file"] = str(derived)
-    if ROLLING_FEET[backend]:
+    if sim.backend_capabilities(backend).rolling_contact:
         for other in raw["nodes"]:
             if other["executable"] == "state_estimator":
                 other.get("parameters", {}).pop("foot_radius", None)
