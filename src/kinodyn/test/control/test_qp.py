@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from kinodyn.control.qp import (
@@ -251,7 +253,11 @@ def test_an_inequality_qp_from_arrays_is_the_constructors(field: str, change: di
         assert getattr(qp, name) is data[name]
         np.testing.assert_array_equal(getattr(qp, name), getattr(full, name))
     assert qp.A.shape == (0, 2) and qp.b.shape == (0,) and qp.bounds is None and qp.shape == full.shape
-    assert make_solver("daqp").solve(qp).x.tolist() == make_solver("daqp").solve(full).x.tolist()
+    result = make_solver("daqp").solve(qp)
+    assert result.x.tolist() == make_solver("daqp").solve(full).x.tolist()
+    assert set(vars(result)) == {f.name for f in dataclasses.fields(result)}  # (built without __init__)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.x = None  # type: ignore[misc]
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
         QP.inequality(**(data | change))
     np.testing.assert_array_equal(QP.inequality(**(data | {"C": np.array([[1, 1]])})).C, [[1.0, 1.0]])

@@ -40,6 +40,8 @@ _EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure n
     -7: (QPStatus.MAX_ITERATIONS, "time limit reached"),
 }
 
+_OUTCOMES = {flag: (status, f"daqp exitflag {flag}: {text}") for flag, (status, text) in _EXITFLAGS.items()}
+
 
 class DaqpSolver(SolverBase):
     """Dense dual active-set QP solver.
@@ -91,11 +93,12 @@ class DaqpSolver(SolverBase):
         _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
         rows = rows if rows.flags.c_contiguous else np.ascontiguousarray(rows)
         x, _, exitflag, info = daqp.solve(qp.H, qp.g, rows, bupper, blower, sense, **self.settings)
-        status, text = _EXITFLAGS.get(exitflag, (QPStatus.NUMERICAL_ERROR, "unknown exit flag"))
+        status, message = _OUTCOMES.get(exitflag) or (QPStatus.NUMERICAL_ERROR,
+                                                      f"daqp exitflag {exitflag}: unknown exit flag")
         if exitflag == -6 and not _pinned_consistent(qp, self.settings["primal_tol"]):
-            status, text = QPStatus.INFEASIBLE, ("the equalities and the rows pinned by l = u or lb = ub "
-                                                 "contradict each other (no x satisfies them all)")
-        message = f"daqp exitflag {exitflag}: {text}"
+            status, message = QPStatus.INFEASIBLE, ("daqp exitflag -6: the equalities and the rows pinned by "
+                                                    "l = u or lb = ub contradict each other (no x satisfies "
+                                                    "them all)")
         if status is not QPStatus.SOLVED:
             return RawSolution(status, int(info["iterations"]), message)
         lam = info["lam"]

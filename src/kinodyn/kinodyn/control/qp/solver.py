@@ -22,6 +22,7 @@ from kinodyn._kernels.entry import IN1, IN2, Kernel
 from kinodyn.control.qp.problem import QP, QPResult, QPStatus
 
 _EMPTY = np.zeros(0)
+_new = object.__new__
 
 
 class QPSolver(Protocol):
@@ -106,19 +107,11 @@ class SolverBase(abc.ABC):
                 shape=qp.shape,
             )
         assert raw.x is not None  # _rejection turns a SOLVED answer without x into NUMERICAL_ERROR
-        return QPResult(
-            status,
-            raw.x,
-            raw.iterations,
-            objective,
-            self.name,
-            y=raw.y,
-            z=raw.z,
-            w=raw.w if qp.has_bounds else None,
-            warm_started=warm,
-            message=message,
-            shape=qp.shape,
-        )
+        result = _new(QPResult)  # every field, as the frozen dataclass __init__ sets them (a tick cost)
+        result.__dict__.update(status=status, x=raw.x, iterations=raw.iterations, objective=objective,
+                               solver=self.name, y=raw.y, z=raw.z, w=raw.w if qp.has_bounds else None,
+                               warm_started=warm, message=message, shape=qp.shape)
+        return result
 
     def _rejection(self, qp: QP, raw: RawSolution) -> str:
         """Why a solution the backend calls optimal is not one ('' when it is acceptable): non-finite, or a
