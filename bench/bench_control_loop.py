@@ -7,8 +7,9 @@ for the standing pose, stamped with the stamp of the joint states it answers (as
 protocol do, docs/nodes/control_node.md), so the PD law runs on a fresh command every cycle rather than
 returning early for want of one. Once commands flow, the loop is timed for ``--seconds`` at each rate.
 Printed: median, 99th percentile and maximum of the period error |measured - nominal|, overruns, commands
-accepted per cycle, and the round trip from a joint-state stamp to the acceptance of the command answering it.
-Run: `source scripts/env.sh && python bench/bench_control_loop.py`.
+accepted per cycle, and the round trip from a joint-state stamp to the acceptance of the command answering it;
+the table goes to the ``bench_control_loop`` section of bench/RESULTS.md (bench/results.py).
+Run: `source scripts/env.sh && python bench/bench_control_loop.py [--seconds 5] [--no-record]`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, pd_comma
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+from results import add_record_flag, markdown_header, markdown_row, record
 from sensor_msgs.msg import JointState
 
 from kinodyn_control import control_node
@@ -148,25 +150,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--policy", action="store_true", help="run as the policy process (used by the bench)")
+    add_record_flag(parser)
     args = parser.parse_args()
     if args.policy:
         sys.exit(policy())
     os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    print(f"control_node, quadruped on GenericSystem, JSB + IMU + joint PD with a stamped command answering "
-          f"every joint state from a separate process, {args.seconds:g} s per rate once commands flow")
-    print(
-        f"{'rate [Hz]':>10} {'cycles':>7} {'median |err| [us]':>18} {'p99 |err| [us]':>15} "
-        f"{'max [us]':>9} {'overruns':>9} {'commands/cycle':>15} {'round trip median / p99 [ms]':>29}"
-    )
+    lines = [f"control_node, quadruped on GenericSystem, JSB + IMU + joint PD with a stamped command "
+             f"answering every joint state from a separate process, {args.seconds:g} s per rate once "
+             "commands flow.", "",
+             markdown_header("rate [Hz]", "cycles", "median period error [us]", "p99 [us]", "max [us]",
+                             "overruns", "commands per cycle", "round trip median / p99 [ms]")]
+    print("\n".join(lines), flush=True)
     for rate in (500, 1000):
         periods, overruns, round_trips = run(rate, args.seconds)
         error = np.abs(periods - 1.0 / rate) * 1e6
         trip = f"{np.median(round_trips) * 1e3:.2f} / {np.percentile(round_trips, 99) * 1e3:.2f}"
-        print(
-            f"{rate:>10} {periods.size:>7} {np.median(error):>18.1f} {np.percentile(error, 99):>15.1f} "
-            f"{error.max():>9.1f} {overruns:>9} {round_trips.size / max(periods.size, 1):>15.3f} {trip:>29}"
-        )
+        per_cycle = round_trips.size / max(periods.size, 1)
+        lines.append(markdown_row(rate, periods.size, f"{np.median(error):.1f}",
+                                  f"{np.percentile(error, 99):.1f}", f"{error.max():.1f}", overruns,
+                                  f"{per_cycle:.3f}", trip))
+        print(lines[-1], flush=True)
+    record("bench_control_loop", "\n".join(lines), no_record=args.no_record)
 
 
 if __name__ == "__main__":
