@@ -26,6 +26,8 @@ import numpy as np
 from locomotion_scenarios import Legged, push, random_run, stand_up, trot
 from wbc_scenarios import ControlError
 
+from kinodyn import sim
+
 COMMANDS = {"in-place": (0.0, 0.0, 0.0), "forward": (0.5, 0.0, 0.0), "sideways": (0.0, 0.2, 0.0),
             "yaw": (0.0, 0.0, 0.6)}
 PUSHES = {"push": ("trot", 120.0), "push-standing": ("stand", 60.0)}
@@ -37,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenario", choices=(*SCENARIOS, "all"))
     parser.add_argument("--robot", choices=("quadruped", "hexapod"), default="quadruped")
-    parser.add_argument("--backend", choices=("kinodyn", "mujoco"), default="kinodyn")
+    parser.add_argument("--backend", choices=sim.backend_names(), default=sim.DEFAULT_BACKEND)
     parser.add_argument("--random-seconds", type=float, default=60.0, help="random run length [s] (60)")
     parser.add_argument("--seed", type=int, default=0, help="of the random commands (default 0)")
     parser.add_argument("--seconds", type=float, default=6.0, help="trot duration [s] (default 6)")
