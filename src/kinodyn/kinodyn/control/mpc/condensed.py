@@ -8,9 +8,13 @@ are zero), so the QP has ``3 n_stance`` variables:
     min 1/2 U'(S'QS + rho I)U + U'S'Q(X_free - X_ref)   s.t.  F u_i <= 0 (pyramid rows),  u_z in bounds
 
 DAQP (``kinodyn.control.qp``) is warm-started from the previous answer when the problem has the same shape.
+``solve_parts`` gives the solve in three parts (condensing, the Gram product, the QP), so a caller can spread
+one solve over several control ticks.
 """
 
 from __future__ import annotations
+
+from collections.abc import Generator
 
 import numpy as np
 from numba import njit, types
@@ -18,7 +22,7 @@ from numba import njit, types
 from kinodyn._kernels.entry import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
-from kinodyn.control.mpc.solution import BackendResult, MpcStatus
+from kinodyn.control.mpc.solution import BackendResult, MpcStatus, finish
 from kinodyn.control.mpc.srb import STATE_SIZE
 from kinodyn.control.qp import QP, DaqpSolver, QPResult
 
@@ -76,11 +80,16 @@ class CondensedSolver:
         self._previous: QPResult | None = None
 
     def solve(self, problem: HorizonProblem) -> BackendResult:
+        return finish(self.solve_parts(problem))
+
+    def solve_parts(self, problem: HorizonProblem) -> Generator[None, None, BackendResult]:
+        """``solve`` in parts (module doc): pauses after condensing and after the Gram product."""
         S, free, pairs = condense(problem)
         N, feet = problem.steps, problem.feet
         if not len(pairs):  # no foot on the ground over the whole horizon: nothing to choose
             return BackendResult(MpcStatus.SOLVED, "no stance foot in the horizon", 0,
                                  np.zeros((N, feet, 3)), free.reshape(N, STATE_SIZE))
+        yield
         weights = np.tile(problem.state_weights, N)
         first_row = STATE_SIZE * pairs[:, 0].repeat(3)  # x_{j+1}, block j of S, is the first u_j moves
         H, g = np.empty((S.shape[1], S.shape[1])), np.empty(S.shape[1])
@@ -89,6 +98,7 @@ class CondensedSolver:
         if not (np.isfinite(H).all() and np.isfinite(g).all()):
             return BackendResult(MpcStatus.NUMERICAL_ERROR, "the condensed QP has non-finite entries "
                                  "(inputs too large)", 0)
+        yield
         m = len(pairs)
         C = np.zeros((m, FRICTION_FACETS, m, 3))
         C[np.arange(m), :, np.arange(m), :] = friction_pyramid(problem.friction)

@@ -9,13 +9,15 @@ velocity command.
 
 ``solve`` never raises: a wrong shape or a non-finite number in its inputs answers ``invalid_input``, a
 solver failure its status (infeasible, max_iterations, inaccurate, numerical_error), in both cases with no
-forces and a message saying what went wrong.
+forces and a message saying what went wrong. ``solve_parts`` is the same solve in parts (a generator
+pausing between them, ``solution.finish`` runs it to the end), for a caller that spreads one solve over
+several control ticks (``planner.MpcPlanner``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ import numpy as np
 from kinodyn.control.mpc.condensed import CondensedSolver
 from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import build_problem
-from kinodyn.control.mpc.solution import BackendResult, MpcSolution, MpcStatus
+from kinodyn.control.mpc.solution import BackendResult, MpcSolution, MpcStatus, finish
 from kinodyn.control.mpc.sparse import SparseSolver
 from kinodyn.control.mpc.srb import STATE_SIZE, SingleRigidBody
 from kinodyn.model import Model
@@ -91,18 +93,35 @@ class CentroidalMpc:
         of steps 1 .. N (``schedule.velocity_reference``); ``contact_schedule`` (N, n_feet) bool: stance per
         step and foot (``schedule.contact_schedule``); ``footholds`` (N, n_feet, 3): each stance foot's
         contact point, world (``schedule.foothold_plan``; swing entries are not read)."""
-        start = time.perf_counter()
+        return finish(self.solve_parts(state, reference, contact_schedule, footholds))
+
+    def solve_parts(self, state: Any, reference: Any, contact_schedule: Any,
+                    footholds: Any) -> Generator[None, None, MpcSolution]:
+        """``solve`` in parts: the checks and the problem's set-up, then the solver's own parts (module doc).
+        The inputs are read before the first pause. The answer's ``solve_time`` counts the parts' time
+        only, not the pauses."""
+        start, busy = time.perf_counter(), 0.0
         checked, why = self._check(state, reference, contact_schedule, footholds)
         if checked is None:
             return self._answer(start, BackendResult(MpcStatus.INVALID_INPUT, why, 0))
         x0, ref, stance, feet = checked
         try:
-            result = self.solver.solve(build_problem(self.body, self.params, x0, ref, stance, feet))
+            parts = self.solver.solve_parts(build_problem(self.body, self.params, x0, ref, stance, feet))
+            while True:
+                try:
+                    next(parts)
+                except StopIteration as done:
+                    result = done.value
+                    break
+                busy += time.perf_counter() - start
+                yield
+                start = time.perf_counter()
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
             result = BackendResult(MpcStatus.NUMERICAL_ERROR, f"{type(error).__name__}: {error}", 0)
-        return self._answer(start, result, x0)
+        return self._answer(start, result, x0, busy)
 
-    def _answer(self, start: float, result: BackendResult, x0: np.ndarray | None = None) -> MpcSolution:
+    def _answer(self, start: float, result: BackendResult, x0: np.ndarray | None = None,
+                busy: float = 0.0) -> MpcSolution:
         forces = states = base = None
         if (result.status is MpcStatus.SOLVED and result.forces is not None and result.states is not None
                 and x0 is not None):
@@ -110,4 +129,4 @@ class CentroidalMpc:
             states = np.vstack((x0[None], result.states))
             base = self.body.base_positions(states)
         return MpcSolution(result.status, result.message, self.solver.name, self.feet, self._times, forces,
-                           states, base, result.iterations, time.perf_counter() - start)
+                           states, base, result.iterations, busy + time.perf_counter() - start)

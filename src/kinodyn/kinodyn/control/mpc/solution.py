@@ -1,13 +1,27 @@
-"""What a solve answers: ``MpcStatus``, a backend's ``BackendResult`` and the caller's ``MpcSolution``."""
+"""What a solve answers: ``MpcStatus``, a backend's ``BackendResult`` and the caller's ``MpcSolution``;
+``finish`` runs a solve given in parts (a generator, ``CentroidalMpc.solve_parts``) to its answer."""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Generator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from kinodyn.control.qp import QPStatus
+
+T = TypeVar("T")
+
+
+def finish(steps: Generator[None, None, T]) -> T:
+    """Run the steps of a solve (each ``yield`` a point where it can be paused) and return its answer."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 class MpcStatus(enum.Enum):
@@ -46,7 +60,8 @@ class MpcSolution:
     """One solve's answer. ``forces`` (N, n_feet, 3) [N, world, ground on robot] of the feet in ``feet`` order
     at each step (``forces[0]``: to apply now); ``states`` (N + 1, 12), the predicted SRB states from the
     measured one; ``base_positions`` (N + 1, 3), the base origin along them; ``times`` (N + 1,) [s] from
-    now. All three None unless ``ok``. ``solve_time`` [s]: wall time of ``solve`` (checks, build, solve)."""
+    now. All three None unless ``ok``. ``solve_time`` [s]: wall time of ``solve`` (checks, build, solve;
+    of its parts only when given in parts, ``CentroidalMpc.solve_parts``)."""
 
     status: MpcStatus
     message: str

@@ -13,10 +13,13 @@ Seed 003 §4.2.2 (the states kept as decision variables: a sparse, block-banded 
 The sparsity pattern of ``M`` (every entry ``A_k`` or ``B_k`` can make non-zero, explicit zeros kept) and the
 diagonal cost are fixed, so OSQP (Stellato et al., Math. Prog. Comp. 2020) is set up once: each solve writes
 the new numbers into ``M``'s data (``update(Ax=...)``), the cost vector and the bounds, and starts from the
-previous solution (OSQP's warm start). A failed solve makes the next one start cold.
+previous solution (OSQP's warm start). A failed solve makes the next one start cold. ``solve_parts`` gives
+the solve in two parts (writing the numbers, OSQP's solve), so a caller can spread it over two control ticks.
 """
 
 from __future__ import annotations
+
+from collections.abc import Generator
 
 import numpy as np
 import osqp
@@ -24,7 +27,7 @@ import scipy.sparse as sp
 
 from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
-from kinodyn.control.mpc.solution import BackendResult, MpcStatus
+from kinodyn.control.mpc.solution import BackendResult, MpcStatus, finish
 from kinodyn.control.mpc.srb import ANGULAR_VELOCITY, LINEAR_VELOCITY, ORIENTATION, POSITION, STATE_SIZE
 from kinodyn.control.qp import QPStatus
 
@@ -131,6 +134,10 @@ class SparseSolver:
         self._cold = True
 
     def solve(self, problem: HorizonProblem) -> BackendResult:
+        return finish(self.solve_parts(problem))
+
+    def solve_parts(self, problem: HorizonProblem) -> Generator[None, None, BackendResult]:
+        """``solve`` in parts (module doc): pauses before OSQP's solve."""
         N, n, dyn = self.steps, STATE_SIZE, self.steps * STATE_SIZE
         if (problem.steps, problem.feet) != (N, self.feet):
             return BackendResult(MpcStatus.INVALID_INPUT, f"the sparse solver was set up for {N} steps and "
@@ -156,6 +163,7 @@ class SparseSolver:
                                  "(inputs too large)", 0)
         if (bounds_low > bounds_high).any():
             return BackendResult(MpcStatus.INFEASIBLE, "a force bound's lower side exceeds its upper side", 0)
+        yield
         try:
             self._osqp.update(q=self._q, l=self._low, u=self._high, Ax=data)
             if self._cold:
