@@ -610,8 +610,7 @@ class ControllerManager:
         """One control cycle: read -> update -> write; ``time`` and ``period`` in seconds."""
         with self.cycle_lock:
             self._stop_users_of(self.resources.read(time, period))
-            for entry in list(self._active):
-                self._update(entry, time, period)
+            self._update_each(list(self._active), time, period)
             self._stop_users_of(self.resources.write(time, period))
             self.cycles += 1
 
@@ -623,16 +622,13 @@ class ControllerManager:
         with self.cycle_lock:
             self._lockstep_stamp = round(time * NANOSECONDS)
             self._stop_users_of(self.resources.read(time, period))
-            for entry in list(self._active):
-                if not entry.controller.EXTERNAL_COMMANDS:
-                    self._update(entry, time, period)
+            self._update_each([e for e in self._active if not e.controller.EXTERNAL_COMMANDS], time, period)
 
         def republish() -> None:  # the broadcasters again (not a chain: it would see the same cycle twice)
             with self.cycle_lock:
-                for entry in list(self._active):
-                    if not (entry.controller.EXTERNAL_COMMANDS or entry.command_names or entry.exported
-                            or entry.chained or entry.previous_cycle):
-                        self._update(entry, time, period)
+                self._update_each([e for e in self._active if not (
+                    e.controller.EXTERNAL_COMMANDS or e.command_names or e.exported or e.chained
+                    or e.previous_cycle)], time, period)
 
         def missing() -> str:
             return ", ".join(
@@ -648,9 +644,7 @@ class ControllerManager:
             with self.cycle_lock:
                 if self.missing_commands(time):
                     continue  # a switch between the wait and the lock activated a controller without one
-                for entry in list(self._active):
-                    if entry.controller.EXTERNAL_COMMANDS:
-                        self._update(entry, time, period)
+                self._update_each([e for e in self._active if e.controller.EXTERNAL_COMMANDS], time, period)
                 self._stop_users_of(self.resources.write(time, period))
                 self.cycles += 1
                 return True
@@ -668,6 +662,12 @@ class ControllerManager:
                     missing.append((entry.name, stamp))
         return missing
 
+    def _update_each(self, entries: list[ControllerEntry], time: float, period: float) -> None:
+        """``_update`` of ``entries`` in order (a list taken before: an update may stop controllers)."""
+        with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
+            for entry in entries:
+                self._update(entry, time, period)
+
     def _update(self, entry: ControllerEntry, time: float, period: float) -> None:
         """``entry``'s update when it is active and due (its update_rate); ``period`` then is the time since
         its previous update (``divisor`` loop periods at its first)."""
@@ -676,8 +676,7 @@ class ControllerManager:
         own = period * entry.divisor if entry.last_time is None else time - entry.last_time
         entry.last_time = time
         try:
-            with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
-                result = entry.controller.update(time, own)
+            result = entry.controller.update(time, own)
         except UnsafeCommandError as exc:
             self._stop(entry)
             self.logger.error(f"controller '{entry.name}' wrote an unsafe command: {exc}"
