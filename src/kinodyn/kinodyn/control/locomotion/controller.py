@@ -47,7 +47,9 @@ twist ``(vx, vy, wz)`` in the heading frame):
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
    base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
    loaded foot: the ground estimate, also the swing feet's touchdown height), the swing feet and the
-   posture; gains from the error dynamics.
+   posture; gains from the error dynamics. Before it, ``planner`` (``None`` unless set) is called with
+   ``(controller, q, v, t, gait_state, footholds, command)`` and may replace the tasks' references
+   (``mpc_locomotion.MpcLocomotion``: a centroidal MPC's).
 
 The answer carries ``tau``, the joint positions and velocities the QP's accelerations predict over
 ``pd_horizon`` (``q + v h + qdd h^2 / 2``, ``v + qdd h``: targets for a joint PD that only corrects what
@@ -59,7 +61,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,6 +259,7 @@ class LocomotionController:
         self._forces: dict[str, np.ndarray] = {}
         self._release_force = 0.01 * float(model.mass.sum()) * self.gravity / len(self.feet)  # N, see _feet
         self._configure(p)
+        self.planner: Callable[..., None] | None = None  # module doc, item 4
 
     # ----- commands ---------------------------------------------------------------------------------
 
@@ -349,6 +352,8 @@ class LocomotionController:
         self._track_command(cmd, dt, yaw)
         self._set_base_references(t, dt)
         footholds = self._feet(gait_state, q, v, yaw)
+        if self.planner is not None:
+            self.planner(self, q, v, t, gait_state, footholds, self._cmd)
         start = time.perf_counter()
         result = self.wbc.update(q, v, t)
         solve_time = time.perf_counter() - start
