@@ -100,11 +100,12 @@ def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> No
     assert abs(np.mean(velocity[-250:]) - 0.3) < 0.03  # the last 0.5 s (base frame ~ heading frame)
 
 
-def test_quadruped_switches_gaits_at_speed() -> None:
-    """Trot -> walk -> trot at 0.15 m/s, then stand, on kinodyn.sim: every switch at once and at whatever
-    phase the feet are in (phase-continuous), no QP failure, two feet or more always down, the body up, the
-    speed held in each gait, and standing still with every foot down at the end."""
-    robot = scenarios.Legged.quadruped()
+@pytest.mark.parametrize("backend", ["kinodyn", "mujoco"])
+def test_quadruped_switches_gaits_at_speed(backend: str) -> None:
+    """Trot -> walk -> trot at 0.15 m/s, then stand, on kinodyn.sim and on MuJoCo: every switch at once and at
+    whatever phase the feet are in (phase-continuous), no QP failure, two feet or more always down, the body
+    up, the speed held in each gait, and standing still with every foot down at the end."""
+    robot = scenarios.Legged.quadruped(backend=backend)
     ctl, s = robot.controller, robot.sim
     command = np.array([0.15, 0.0, 0.0])
     scenarios.run(robot, 0.3, mode="stand")
