@@ -20,8 +20,12 @@ and the emulators' processes under ``SCHED_FIFO`` priority P (needs CAP_SYS_NICE
 so on a robot, and real devices answer from their own hardware), so the wall-clock figures show the cycle
 rather than how long other processes on a loaded machine keep it from a core.
 
+The figures go to bench/RESULTS.md (bench/results.py), one section per bus, cycle (drivers or controller
+manager) and scheduling, named after the options that chose them (``bench_drivers``, ``bench_drivers
+--controllers``, ...).
+
 Run: ``source scripts/env.sh && python bench/bench_drivers.py`` (options: ``--seconds 10 --rate 500
---bus unixcan|virtual|slcan --controllers --realtime 50 --reply-timeout 0.05 --imu-rate 400``).
+--bus unixcan|virtual|slcan --controllers --realtime 50 --reply-timeout 0.05 --imu-rate 400 --no-record``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from kinodyn_control.hardware.emulators.slcan_pty import SlcanPtyDevice
 from kinodyn_control.hardware.emulators.unix_can import INTERFACE, UnixCanHub
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness, pd_command
+from results import add_record_flag, record
 
 FORK = multiprocessing.get_context("fork")  # the children inherit the emulators' ptys and sockets
 
@@ -118,7 +123,8 @@ def start_controllers(h: Harness) -> None:
 
 
 def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: float,
-        controllers: bool, priority: int) -> None:
+        controllers: bool, priority: int) -> str:
+    """The figures of one timed run (module doc)."""
     period = 1.0 / rate
     load = os.getloadavg()[0]
     with ExitStack() as stack:
@@ -163,19 +169,20 @@ def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: f
     what = "controller manager cycle (read, 3 controllers, write)" if controllers else "read + write cycle"
     if priority:
         what += f", SCHED_FIFO {priority}"
-    _report(durations, cpu, period, f"{what}, 12 CAN motors ({where}) + IMU", load)
+    return _report(durations, cpu, period, f"{what}, 12 CAN motors ({where}) + IMU", load)
 
 
-def _report(durations: np.ndarray, cpu: np.ndarray, period: float, what: str, load: float) -> None:
+def _report(durations: np.ndarray, cpu: np.ndarray, period: float, what: str, load: float) -> str:
     ms, period_ms = durations * 1e3, period * 1e3
-    print(f"{what}: {len(ms)} cycles at {1 / period:.0f} Hz (period {period_ms:.2f} ms)")
-    print(f"  cycle: median {np.median(ms):.3f} ms ({np.median(ms) / period_ms:.1%} of the period), "
-          f"p99 {np.percentile(ms, 99):.3f} ms ({np.percentile(ms, 99) / period_ms:.1%}), "
-          f"max {ms.max():.3f} ms; overruns (cycle > period): {int((ms > period_ms).sum())}")
-    print(f"  CPU time of the loop's thread (the drivers' own work, without waiting): median "
-          f"{np.median(cpu) * 1e3:.3f} ms, p99 {np.percentile(cpu, 99) * 1e3:.3f} ms")
-    print(f"  load average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
-          f"{os.cpu_count()} CPUs")
+    return "\n".join([
+        f"{what}: {len(ms)} cycles at {1 / period:.0f} Hz (period {period_ms:.2f} ms).", "",
+        f"- cycle: median {np.median(ms):.3f} ms ({np.median(ms) / period_ms:.1%} of the period), "
+        f"p99 {np.percentile(ms, 99):.3f} ms ({np.percentile(ms, 99) / period_ms:.1%}), "
+        f"max {ms.max():.3f} ms; overruns (cycle > period): {int((ms > period_ms).sum())}",
+        f"- CPU time of the loop's thread (the drivers' own work, without waiting): median "
+        f"{np.median(cpu) * 1e3:.3f} ms, p99 {np.percentile(cpu, 99) * 1e3:.3f} ms",
+        f"- load average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
+        f"{os.cpu_count()} CPUs"])
 
 
 def main() -> None:
@@ -190,8 +197,15 @@ def main() -> None:
     parser.add_argument("--reply-timeout", type=float, default=0.05, help="CanMotorSystem reply_timeout [s]")
     parser.add_argument("--realtime", type=int, default=0, metavar="PRIORITY",
                         help="SCHED_FIFO priority (1-99) of the loop and the emulators; 0: time-sharing")
+    add_record_flag(parser)
     args = parser.parse_args()
-    run(args.seconds, args.rate, args.imu_rate, args.bus, args.reply_timeout, args.controllers, args.realtime)
+    body = run(args.seconds, args.rate, args.imu_rate, args.bus, args.reply_timeout, args.controllers,
+               args.realtime)
+    print(body)
+    name = " ".join(["bench_drivers", *([f"--bus {args.bus}"] if args.bus != "unixcan" else []),
+                     *(["--controllers"] if args.controllers else []),
+                     *([f"--realtime {args.realtime}"] if args.realtime else [])])
+    record(name, body, no_record=args.no_record)
 
 
 if __name__ == "__main__":
