@@ -29,7 +29,7 @@ against Pinocchio 4.0.0, the project pins 4.1.0), so the project's side uses ``T
 process of that environment running this file with ``--serve``, which answers ``solve``, ``qp`` and
 ``tick_times`` (ticks timed inside the worker, the loop driven from Python as a user's would be).
 
-    python bench/tsid_quadruped.py     # TSID's tick and kinodyn's on the same states: median, p99, ratio
+Not a bench: bench/bench_wbc.py times TSID's tick and kinodyn's on the same states and records the ratio.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
-import statistics
 import subprocess
 import sys
 import time
@@ -311,31 +310,7 @@ def random_standing_states(n: int, rng: np.random.Generator, q0: np.ndarray | No
     return states
 
 
-def main() -> None:
-    from kinodyn.control.qp import DEFAULT_SOLVER
-
-    import kinodyn as kd
-
-    states = random_standing_states(200, np.random.default_rng(0))
-    model = kd.Model.from_urdf(URDF, floating_base=True)
-    with TsidProcess(joint_names=model.joint_names) as anchor:
-        theirs = anchor.tick_times(states, 5) * 1e3
-        wbc = kinodyn_controller(model, anchor.problem, anchor.com_ref)
-    ours = []
-    for _ in range(5):
-        for q, v in states:
-            t0 = time.perf_counter()
-            wbc.update(q, v)
-            ours.append((time.perf_counter() - t0) * 1e3)
-    for label, times in (("TSID (eiquadprog-fast)", theirs), (f"kinodyn ({DEFAULT_SOLVER})", np.array(ours))):
-        print(f"{label:24s} quadruped tick (4 point contacts, CoM + base orientation + posture + 4 force "
-              f"regularisations, weighted, driven from Python): median {statistics.median(times):.3f} ms, "
-              f"p99 {np.percentile(times, 99):.3f} ms over {times.size} ticks")
-    print(f"kinodyn / TSID, medians: {statistics.median(ours) / statistics.median(theirs):.1f}")
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-    else:
-        main()
+    if sys.argv[1:] != ["--serve"]:
+        sys.exit("bench/tsid_quadruped.py is the TSID worker (--serve); bench/bench_wbc.py is the bench")
+    serve()
