@@ -596,6 +596,36 @@ def test_missing_graph_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
 
 
+def test_the_demo_runs_a_plain_graph_through_the_launchers_function(
+    tmp_path: Path, test_prefix: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`kinodyn demo <graph> --seconds S` runs the graph as `kinodyn up --timeout S` does (the launcher's
+    `up`); a non-positive number of seconds is a usage error."""
+    graph_file = _write_graph(tmp_path, {"alpha": {"pid_file": str(tmp_path / "alpha.pids")}})
+    assert main(["demo", str(graph_file), "--seconds", "1.5"]) == 0
+    lines = capfd.readouterr().out.splitlines()
+    pid = _pids(tmp_path / "alpha.pids")[0]
+    assert f"[kinodyn] started node 'alpha' ({TEST_PACKAGE}/fake_node, pid {pid})" in lines, lines
+    assert "[kinodyn] timeout of 1.5 s reached; stopping the graph" in lines
+    assert "[kinodyn] node 'alpha' stopped with code 0" in lines
+    assert not _alive(pid)
+    for seconds in ("0", "-1", "nan"):
+        with pytest.raises(SystemExit) as exit_code:
+            main(["demo", str(graph_file), "--seconds", seconds])
+        assert exit_code.value.code == 2
+        assert "--seconds: must be positive" in capfd.readouterr().err
+
+
+def test_no_module_enters_the_launchers_command_line() -> None:
+    """Only the console script runs `kinodyn_ros.launcher.cli`: every tool calls the launcher's functions."""
+    package = REPO / "src" / "kinodyn_ros" / "kinodyn_ros"
+    entering = [
+        str(path.relative_to(package)) for path in package.rglob("*.py")
+        if path != package / "launcher" / "cli.py" and "launcher.cli" in path.read_text()
+    ]
+    assert entering == []
+
+
 # --- 3. the graphs with the real nodes ----------------------------------------------------------------------
 
 

@@ -1,9 +1,8 @@
-"""The demo's child processes (`kinodyn up` of its graphs, `kinodyn bag record`): each in its own session,
+"""The demo's child processes besides its graphs' nodes (`kinodyn bag record`): each in its own session,
 asked to stop (SIGINT) if the demo dies, its output read line by line so the demo can print and watch it.
 
 Stopping reuses the launcher's escalation (`process_group.stop_groups`: SIGINT, SIGTERM, SIGKILL to the
-whole group), with a patience longer than a launcher's own: `kinodyn up` first stops its nodes in its own
-three stages.
+whole group), with the patience the caller gives (the recorder closes its bag on SIGINT).
 """
 
 from __future__ import annotations

@@ -7,6 +7,17 @@ import argparse
 from pathlib import Path
 
 
+def positive_seconds(text: str) -> float:
+    """A number of seconds > 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
+    return value
+
+
 def add_demo_parser(commands: argparse._SubParsersAction) -> None:
     """The `demo` subcommand and its options (each with the environment variable scripts/demo.sh maps)."""
     demo = commands.add_parser("demo", help="run a demo: the quadruped closed loop through a scenario, with "
@@ -23,5 +34,5 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> None:
                       help="a scenario YAML file instead of the demo's own (docs/closed-loop.md)")
     demo.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR",
                       help="where runs/<timestamp>/ is created (default ./runs)")
-    demo.add_argument("--seconds", type=float, metavar="S",
+    demo.add_argument("--seconds", type=positive_seconds, metavar="S",
                       help="a plain graph: stop after S seconds (KINODYN_DEMO_SECONDS); default: at Ctrl-C")

@@ -1,11 +1,13 @@
 """`kinodyn demo`: the README's main command (docs/demo.md).
 
-For a closed-loop demo (`quadruped`): start its graph with `kinodyn up`, the browser view unless `--headless`
-(its URL printed first), a bag recorder on simulated time into `runs/<timestamp>/bag`, then run the
+For a closed-loop demo (`quadruped`): start its graph's nodes (the launcher's `RunningGraph`, as `kinodyn up`
+starts them), the browser view's unless `--headless` (its URL printed first), a bag recorder (`kinodyn bag
+record`) on simulated time into `runs/<timestamp>/bag`, then run the
 scenario (`kinodyn_ros.scenario`, one progress line per step with its simulated time), stop everything, write
 `runs/<timestamp>/report.html` (`kinodyn report`'s module) and print the summary table (also in
-`runs/<timestamp>/summary.txt`). Any other name is a graph of config/ run as `kinodyn up` runs it. Ctrl-C or
-SIGTERM stops the scenario and every process; a process of the graph that ends early ends the demo (exit 1).
+`runs/<timestamp>/summary.txt`). Any other name is a graph of config/ run by the launcher's `up`, as `kinodyn
+up` runs it. Ctrl-C or SIGTERM stops the scenario and every process; a process of the graph that ends early
+ends the demo (exit 1).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from typing import IO
 
 from kinodyn_ros.demo.catalog import DEMOS, Demo
 from kinodyn_ros.demo.children import Child, stop_children
+from kinodyn_ros.launcher.graph import Graph, graph_path, load_graph
 from kinodyn_ros.launcher.packages import package_share
+from kinodyn_ros.launcher.supervisor import DEFAULT_STOP_TIMEOUT, RunningGraph, up
 from kinodyn_ros.report.build import load_model, make_report
 from kinodyn_ros.scenario.metrics import ScenarioResult
 from kinodyn_ros.scenario.runner import ScenarioRunner
@@ -33,13 +37,14 @@ from kinodyn_ros.scenario.steps import Step, load_steps
 PREFIX = "demo"
 URL_PATTERN = re.compile(r"open (http://\S+) in a browser")
 VIEWER_WAIT = 60.0  # s of wall time the demo waits for the viewer's URL before it starts the scenario
-STOP_TIMEOUT = 20.0  # s per stage to stop a child: a launcher stops its own nodes in three stages of 5 s
+STOP_TIMEOUT = 20.0  # s per stage to stop the recorder (it closes its bag on SIGINT)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Console:
-    """Whole lines from several threads: the demo's own (`[demo] ...`), a launcher's (already prefixed with
-    their node's name) and the recorder's (`[bag] ...`); remembers the viewer's URL when its line passes."""
+    """Whole lines from several threads: the demo's own (`[demo] ...`), the graphs' nodes and launcher
+    (`[<node>] ...`, `[kinodyn] ...`: a launcher ``Printer``) and the recorder's (`[bag] ...`); remembers the
+    viewer's URL when its line passes."""
 
     def __init__(self, stream: IO[str] = sys.stdout) -> None:
         self._stream = stream
@@ -55,21 +60,24 @@ class Console:
     def say(self, text: str) -> None:
         self.write(f"[{PREFIX}] {text}")
 
-    def launcher_line(self, line: str) -> None:
-        match = URL_PATTERN.search(line)
+    def line(self, prefix: str, text: str) -> None:
+        """A line of a graph's node (`prefix` its name) or of the launcher."""
+        match = URL_PATTERN.search(text)
         if match and self.url is None:
             self.url = match.group(1)
             self.url_seen.set()
-        self.write(line)
+        self.write(f"[{prefix}] {text}")
 
     def prefixed(self, prefix: str) -> Callable[[str], None]:
         return lambda line: self.write(f"[{prefix}] {line}")
 
 
 def kinodyn_command() -> list[str]:
-    """The `kinodyn` command of this installation (the same Python, the same workspace)."""
+    """The `kinodyn` command on the PATH (`kinodyn bag record`, the recorder)."""
     found = shutil.which("kinodyn")
-    return [found] if found else [sys.executable, "-m", "kinodyn_ros.launcher.cli"]
+    if found is None:
+        raise RuntimeError("the kinodyn command is not on PATH: source scripts/env.sh")
+    return [found]
 
 
 def run_directory(root: Path) -> Path:
@@ -97,11 +105,11 @@ def record_command(demo: Demo, bag: Path) -> list[str]:
             *demo.topics]
 
 
-def wait_for_url(console: Console, children: Sequence[Child], stop: threading.Event) -> None:
-    """Print the viewer's URL once it logged it (at most VIEWER_WAIT s; a stop or a child's end cuts it)."""
+def wait_for_url(console: Console, graphs: Sequence[RunningGraph], stop: threading.Event) -> None:
+    """Print the viewer's URL once it logged it (at most VIEWER_WAIT s; a stop or a node's end cuts it)."""
     deadline = time.monotonic() + VIEWER_WAIT
     while not console.url_seen.wait(0.1):
-        if stop.is_set() or any(child.exit_code() is not None for child in children):
+        if stop.is_set() or any(graph.ended() is not None for graph in graphs):
             return
         if time.monotonic() > deadline:
             console.say(f"the viewer logged no URL in {VIEWER_WAIT:g} s; going on without the browser view")
@@ -143,15 +151,28 @@ def whole_run_line(started: float, scenario: ScenarioThread, simulated: float) -
             f"{wall:.1f} s wall ({wall_first - started:.1f} s before the first step, start-up included)")
 
 
-def watch(scenario: ScenarioThread, children: Sequence[Child], stop: threading.Event) -> str:
-    """Wait for the scenario; return why it was cut short ("" when it ran through): a stop request, a child
-    that ended, or the runner's error."""
+def ended(graphs: Sequence[RunningGraph], children: Sequence[Child]) -> str | None:
+    """What ended of the graphs' nodes, their guards and the children, or None while all run."""
+    for graph in graphs:
+        reason = graph.ended()
+        if reason is not None:
+            return reason
+    for child in children:
+        if child.exit_code() is not None:
+            return f"'{child.name}' ended with code {child.exit_code()}"
+    return None
+
+
+def watch(scenario: ScenarioThread, graphs: Sequence[RunningGraph], children: Sequence[Child],
+          stop: threading.Event) -> str:
+    """Wait for the scenario; return why it was cut short ("" when it ran through): a stop request, a node or
+    child that ended, or the runner's error."""
     while scenario.is_alive():
         if stop.is_set():
             return "stopped by a signal"
-        ended = [child for child in children if child.exit_code() is not None]
-        if ended:
-            return f"'{ended[0].name}' ended with code {ended[0].exit_code()} during the scenario"
+        reason = ended(graphs, children)
+        if reason is not None:
+            return f"{reason} during the scenario"
         scenario.join(0.1)
     return scenario.error
 
@@ -176,22 +197,28 @@ def run_closed_loop(demo: Demo, args: argparse.Namespace, console: Console, stop
     console.say(f"{demo.name}: {demo.description}")
     console.say(f"scenario: {len(steps)} steps, {sum(s.duration for s in steps):.1f} s of simulated time; "
                 f"run directory {run_dir}")
-    kinodyn = kinodyn_command()
+    files: list[Graph] = [load_graph(graph_path(demo.graph))]  # GraphError before anything starts
+    files += [] if args.headless else [load_graph(graph_path(demo.viewer_graph))]
     runner = ScenarioRunner()  # subscribed before the graph starts, as it asks
-    graph: list[Child] = []
+    graphs: list[RunningGraph] = []
     recorder: list[Child] = []
     scenario = ScenarioThread(runner, steps, console)
+    cut = ""
     try:
-        graph.append(Child("graph", [*kinodyn, "up", demo.graph], console.launcher_line))
-        if not args.headless:
-            graph.append(Child("viewer", [*kinodyn, "up", demo.viewer_graph], console.launcher_line))
-            wait_for_url(console, graph, stop)
-        recorder.append(Child("bag", record_command(demo, bag), console.prefixed("bag")))
-        scenario.start()
-        cut = watch(scenario, graph + recorder, stop)
+        for graph in files:
+            graphs.append(RunningGraph(console, DEFAULT_STOP_TIMEOUT))
+            if not graphs[-1].start(graph):
+                cut = f"a node of {graph.path} could not start"
+                break
+        if not cut:
+            if not args.headless:
+                wait_for_url(console, graphs, stop)
+            recorder.append(Child("bag", record_command(demo, bag), console.prefixed("bag")))
+            scenario.start()
+            cut = watch(scenario, graphs, recorder, stop)
     finally:
         stop_children(recorder, STOP_TIMEOUT, console.say)
-        codes = stop_children(graph, STOP_TIMEOUT, console.say)
+        codes = {name: code for graph in graphs for name, code in graph.stop().items()}
         simulated = runner.now()  # the newest ground truth: simulated time from the start, start-up included
         if not scenario.is_alive():
             runner.close()
@@ -205,27 +232,24 @@ def run_closed_loop(demo: Demo, args: argparse.Namespace, console: Console, stop
         lines.append(f"browser view (closed now): {console.url}")
     (run_dir / "summary.txt").write_text("\n".join(lines) + "\n")
     console.write("\n".join(["", f"=== {demo.name} demo summary ({run_dir / 'summary.txt'}) ===", *lines]))
-    ended = ", ".join(f"{name} (code {code})" for name, code in codes.items())
-    console.say(f"every process stopped: {ended}")
+    stopped = ", ".join(f"{name} (code {code})" for name, code in codes.items())
+    console.say(f"every process stopped: {stopped}")
     if stop.is_set():
         return 130
     return 1 if cut else 0
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """`kinodyn demo`: a closed-loop demo, or any other graph through `kinodyn up`. The exit code."""
+    """`kinodyn demo`: a closed-loop demo, or any other graph run by the launcher's `up`. The exit code."""
     demo = DEMOS.get(args.demo)
     if demo is None:
-        from kinodyn_ros.launcher.cli import main as kinodyn_main  # the launcher's own command, unchanged
-
-        timeout = [] if args.seconds is None else ["--timeout", f"{args.seconds:g}"]
-        return kinodyn_main(["up", args.demo, *timeout])
+        return up(args.demo, timeout=args.seconds)
     console = Console()
     stop = threading.Event()
     previous = {signum: signal.signal(signum, lambda _s, _f: stop.set()) for signum in STOP_SIGNALS}
     try:
         return run_closed_loop(demo, args, console, stop)
-    except ValueError as exc:  # a scenario file or the robot that cannot be used: one line
+    except (ValueError, RuntimeError) as exc:  # a scenario or graph file, the robot, the PATH: one line
         console.say(f"error: {exc}")
         return 2
     finally:

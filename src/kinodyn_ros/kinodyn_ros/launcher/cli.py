@@ -16,30 +16,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import yaml
 
 from kinodyn_ros.bags.cli import add_bag_parser, run_bag
 from kinodyn_ros.demo.cli import add_demo_parser
 from kinodyn_ros.estimation.estimate_cli import add_estimate_parser, run_estimate
-from kinodyn_ros.launcher.graph import Graph, GraphError, installed_graph, load_graph
+from kinodyn_ros.launcher.graph import Graph, GraphError, graph_path, load_graph
 from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
-from kinodyn_ros.launcher.supervisor import run_graph
+from kinodyn_ros.launcher.supervisor import DEFAULT_STOP_TIMEOUT, USAGE_ERROR, up
 from kinodyn_ros.report.cli import add_report_parser, run_report
-
-USAGE_ERROR = 2
-
-
-def graph_path(argument: str) -> Path:
-    """The graph file a command-line argument names: a path, or a graph name in the bringup package."""
-    path = Path(argument)
-    if path.exists() or path.suffix or len(path.parts) > 1:
-        return path
-    try:
-        return installed_graph(argument)
-    except PackageLookupError as error:
-        raise GraphError(f"graph '{argument}' is no file here, and {error}") from None
 
 
 def graph_listing(graph: Graph) -> str:
@@ -79,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, metavar="SECONDS", help="stop the graph after this time (exit code 0)"
     )
     up.add_argument(
-        "--stop-timeout", type=float, default=5.0, metavar="SECONDS",
+        "--stop-timeout", type=float, default=DEFAULT_STOP_TIMEOUT, metavar="SECONDS",
         help="when stopping, wait this long after SIGINT, then after SIGTERM, before escalating (default 5)",
     )
     show = commands.add_parser("list", help="print a graph's nodes with their executables and parameters")
@@ -105,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         from kinodyn_ros.demo.run import run_demo  # rclpy and the scenario runner only for the demo
 
         return run_demo(args)
-    for option in ("timeout", "stop_timeout"):
-        value = getattr(args, option, None)
-        if value is not None and value <= 0:
-            parser.error(f"--{option.replace('_', '-')} must be positive, got {value:g}")
+    if args.command == "up":
+        try:
+            return up(args.graph, timeout=args.timeout, stop_timeout=args.stop_timeout)
+        except ValueError as error:  # a timeout that is not positive
+            parser.error(str(error))
     try:
         if args.command == "nodes":
             sys.stdout.write(executables_listing())
@@ -117,10 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except (GraphError, PackageLookupError) as error:
         print(f"kinodyn: error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    if args.command == "list":
-        sys.stdout.write(graph_listing(graph))
-        return 0
-    return run_graph(graph, timeout=args.timeout, stop_timeout=args.stop_timeout)
+    sys.stdout.write(graph_listing(graph))
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import yaml
 
@@ -63,6 +63,12 @@ def stop_with_launcher() -> Callable[[], None]:
     return preexec
 
 
+class Printer(Protocol):
+    """Where a node's output goes, one whole line at a time, prefixed with its node's name."""
+
+    def line(self, prefix: str, text: str) -> None: ...
+
+
 class LinePrinter:
     """Writes whole lines from several threads to one stream, each line prefixed with `[<node name>]`."""
 
@@ -76,7 +82,7 @@ class LinePrinter:
             self._stream.flush()
 
 
-def copy_lines(pipe: IO[bytes], printer: LinePrinter, prefix: str) -> None:
+def copy_lines(pipe: IO[bytes], printer: Printer, prefix: str) -> None:
     """Print each line read from `pipe` as `[<prefix>] <line>`, until every writer has closed the pipe."""
     for raw in pipe:
         printer.line(prefix, raw.decode(errors="replace").rstrip("\r\n"))
@@ -85,7 +91,7 @@ def copy_lines(pipe: IO[bytes], printer: LinePrinter, prefix: str) -> None:
 class NodeProcess:
     """A started node: its process (leader of its own process group) and the thread copying its output."""
 
-    def __init__(self, node: NodeSpec, process: subprocess.Popen[bytes], printer: LinePrinter) -> None:
+    def __init__(self, node: NodeSpec, process: subprocess.Popen[bytes], printer: Printer) -> None:
         self.node = node
         self._process = process
         self.group = ProcessGroup(node.name, process.pid)
@@ -93,7 +99,7 @@ class NodeProcess:
         self._pump.start()
 
     @classmethod
-    def start(cls, node: NodeSpec, printer: LinePrinter) -> NodeProcess:
+    def start(cls, node: NodeSpec, printer: Printer) -> NodeProcess:
         """Start the node in a new session, its parameters in a memfd that only the node keeps open."""
         fds = (parameter_memfd(node),) if node.parameters else ()
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # Python nodes' print() reaches the log line by line
@@ -113,7 +119,7 @@ class NodeProcess:
                 os.close(fd)
         return cls(node, process, printer)
 
-    def _copy_output(self, printer: LinePrinter) -> None:
+    def _copy_output(self, printer: Printer) -> None:
         assert self._process.stdout is not None
         copy_lines(self._process.stdout, printer, self.node.name)
 
