@@ -114,6 +114,8 @@ class BackendCapabilities:
 
 @dataclass(frozen=True)
 class BackendEntry:
+    """A registered backend: how to build it and what it declares."""
+
     factory: BackendFactory
     capabilities: BackendCapabilities
 
@@ -157,6 +159,8 @@ def lazy(target: str) -> BackendFactory:
     """A factory that imports ``"module:attribute"`` (a class or function with the ``BackendFactory``
     signature) when first called, so registering a backend does not import its engine."""
     module, _, attribute = target.partition(":")
+    if not (module and attribute.isidentifier()):
+        raise ValueError(f"a lazy backend factory is 'module:attribute', got {target!r}")
 
     def factory(model: Model, urdf: str | Path | ParsedURDF, *, dt: float, integrator: str,
                 contact: ContactModel | None, joint_limits: bool) -> PhysicsBackend:

@@ -80,6 +80,9 @@ def test_a_name_is_registered_once_and_an_unknown_one_gets_the_list(toy: sim.Bac
         sim.register_backend(TOY, ToySimulator, toy)
     with pytest.raises(ValueError, match="must be an identifier"):
         sim.register_backend("two words", ToySimulator, toy)
+    dotted = "kinodyn.sim.simulator.Simulator"
+    with pytest.raises(ValueError, match=re.escape(f"is 'module:attribute', got '{dotted}'")):
+        sim.lazy(dotted)
     with pytest.raises(ValueError, match="physics backend must be one of kinodyn, mujoco, toy, got 'bullet'"):
         sim.create_backend("bullet", QUADRUPED_URDF, QUADRUPED)
     with pytest.raises(ValueError, match="physics backend must be one of kinodyn, mujoco, toy, got 'bullet'"):
