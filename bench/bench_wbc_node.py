@@ -11,8 +11,9 @@ law) and steps the simulation. After ``--warmup`` seconds (compilation, handover
   ``tick_latencies_us``), and its QP solve times (``solve_times_us``).
 
 Printed: median, p99 and max of each, the tick rate reached, the load average. The goal: median <= 1 ms,
-p99 <= 2 ms at 500 Hz. Run: `source scripts/env.sh && python bench/bench_wbc_node.py [--mode stand|trot]
-[--seconds 10]`.
+p99 <= 2 ms at 500 Hz. The figures go to bench/RESULTS.md (bench/results.py), one section per mode and
+scheduling (``bench_wbc_node --mode stand``, ...). Run: `source scripts/env.sh && python
+bench/bench_wbc_node.py [--mode stand|trot] [--seconds 10] [--realtime P] [--no-record]`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+from results import add_record_flag, markdown_header, markdown_row, record
 from sensor_msgs.msg import JointState
 
 import kinodyn as kd
@@ -56,11 +58,12 @@ def start_node(mode: str, priority: int) -> subprocess.Popen:
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def stats(values_ms: np.ndarray) -> str:
+def stats(label: str, values_ms: np.ndarray) -> str:
+    """A table row: median, p99 and max of ``values_ms``, and how many there are."""
     if not len(values_ms):
-        return "no samples"
+        return markdown_row(label, "-", "-", "-", 0)
     median, p99, peak = np.percentile(values_ms, [50, 99, 100])
-    return f"median {median:.3f} ms, p99 {p99:.3f} ms, max {peak:.3f} ms ({len(values_ms)} ticks)"
+    return markdown_row(label, f"{median:.3f}", f"{p99:.3f}", f"{peak:.3f}", len(values_ms))
 
 
 def main() -> int:
@@ -70,6 +73,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=3.0, help="simulated seconds before measuring")
     parser.add_argument("--realtime", type=int, default=0, metavar="P",
                         help="the node's realtime_priority (SCHED_FIFO 1-99; 0: time-shared)")
+    add_record_flag(parser)
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
@@ -103,7 +107,7 @@ def run(node: Node, args: argparse.Namespace) -> int:
     diagnostics: list[tuple[int, dict[str, str]]] = []
     node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diagnostics.append(
         (m.header.stamp.sec * NS + m.header.stamp.nanosec, {kv.key: kv.value for kv in m.status[0].values}))
-        if m.status and m.status[0].name == "wbc" else None, qos)
+        if m.status and m.status[0].name.partition(":")[0] == "wbc" else None, qos)  # "<node>: <task>"
     names = list(model.joint_names)
     while node.count_subscribers("/bench/joint_states") == 0:
         rclpy.spin_once(node, timeout_sec=0.1)
@@ -159,15 +163,19 @@ def run(node: Node, args: argparse.Namespace) -> int:
     ticks = np.array([float(x) / 1e3 for v in window for x in v.get("tick_latencies_us", "").split()])
     solves = np.array([float(x) / 1e3 for v in window for x in v.get("solve_times_us", "").split()])
     policy = f"SCHED_FIFO {args.realtime}" if args.realtime else "time-shared"
-    print(f"wbc node ({policy}), legged {args.mode}, quadruped, 500 Hz of the wall clock, "
-          f"{args.seconds:.0f} s measured after {args.warmup:.0f} s of warm-up; load average "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"  ticks answered: {len(round_trips)} in {elapsed:.1f} s ({len(round_trips) / elapsed:.0f} Hz), "
-          f"unanswered within 0.5 s: {lost}; base height at the end {simulator.q[2]:.4f} m")
-    print(f"  node tick (joint state in -> command out, its monotonic clock): {stats(ticks)}")
-    print(f"  of which QP solve: {stats(solves)}")
-    print(f"  round trip seen by this process (publish -> command received, DDS both ways): "
-          f"{stats(np.array(round_trips))}")
+    body = "\n".join([
+        f"wbc node ({policy}), legged {args.mode}, quadruped, 500 Hz of the wall clock, {args.seconds:g} s "
+        f"measured after {args.warmup:g} s of warm-up; goal: node tick median <= 1 ms, p99 <= 2 ms.", "",
+        f"Ticks answered: {len(round_trips)} in {elapsed:.1f} s ({len(round_trips) / elapsed:.0f} Hz), "
+        f"unanswered within 0.5 s: {lost}; base height at the end {simulator.q[2]:.4f} m.", "",
+        markdown_header("per tick", "median [ms]", "p99 [ms]", "max [ms]", "ticks"),
+        stats("node tick (joint state in -> command out, its monotonic clock)", ticks),
+        stats("of which QP solve", solves),
+        stats("round trip seen by the bench (publish -> command received, DDS both ways)",
+              np.array(round_trips))])
+    print(body)
+    name = f"bench_wbc_node --mode {args.mode}" + (f" --realtime {args.realtime}" if args.realtime else "")
+    record(name, body, no_record=args.no_record)
     return 0
 
 
