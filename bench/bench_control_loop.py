@@ -32,7 +32,7 @@ from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, pd_comma
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 from sensor_msgs.msg import JointState
 
 from kinodyn_control import control_node
@@ -167,10 +167,9 @@ def main() -> None:
         error = np.abs(periods - 1.0 / rate) * 1e6
         trip = f"{np.median(round_trips) * 1e3:.2f} / {np.percentile(round_trips, 99) * 1e3:.2f}"
         per_cycle = round_trips.size / max(periods.size, 1)
-        lines.append(markdown_row(rate, periods.size, f"{np.median(error):.1f}",
+        shown(lines, markdown_row(rate, periods.size, f"{np.median(error):.1f}",
                                   f"{np.percentile(error, 99):.1f}", f"{error.max():.1f}", overruns,
                                   f"{per_cycle:.3f}", trip))
-        print(lines[-1], flush=True)
     record("bench_control_loop", "\n".join(lines), no_record=args.no_record)
 
 

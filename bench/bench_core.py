@@ -37,7 +37,7 @@ import kinodyn as kd
 from kinodyn import dynamics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
@@ -101,12 +101,6 @@ class Pinocchio:
 
     def v(self, v: np.ndarray) -> np.ndarray:
         return v[self.iv]
-
-
-def shown(lines: list[str], line: str) -> None:
-    """Print ``line`` and keep it for the results file."""
-    print(line, flush=True)
-    lines.append(line)
 
 
 def per_call_table() -> list[str]:

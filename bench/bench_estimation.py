@@ -28,7 +28,7 @@ import time
 import numpy as np
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
 from kinodyn.estimation.invariant import InvariantEKF
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 TARGET_US = 100.0
 OFFLINE_TARGET = 20.0  # x real time (docs/offline-estimation.md, "Speed")
@@ -89,8 +89,7 @@ def filter_step(ticks: int, seed: int) -> list[str]:
             times[k] = time.perf_counter() - t0
         median = float(np.median(times)) * 1e6
         verdict = "met" if median <= TARGET_US else "MISSED"
-        lines.append(markdown_row(name, f"{median:.1f}", f"{np.percentile(times, 99) * 1e6:.1f}", verdict))
-        print(lines[-1], flush=True)
+        shown(lines, markdown_row(name, f"{median:.1f}", f"{np.percentile(times, 99) * 1e6:.1f}", verdict))
     return lines
 
 
@@ -150,9 +149,8 @@ def offline(seconds: float, seed: int) -> list[str]:
             duration, count = runs[0][2], runs[0][3]
             factor = duration / cpu
             verdict = "met" if factor >= OFFLINE_TARGET else "MISSED"
-            lines.append(markdown_row(name, f"{duration / wall:.1f}", f"{factor:.1f}",
+            shown(lines, markdown_row(name, f"{duration / wall:.1f}", f"{factor:.1f}",
                                       f"{cpu / count * 1e6:.0f}", verdict))
-            print(lines[-1], flush=True)
     lines.append(f"\nLoad average {before} at the start of the offline runs.")
     return lines
 

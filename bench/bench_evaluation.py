@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from bench_core import ROOT, paired_median_ns, shown
+from bench_core import ROOT, paired_median_ns
 from kinodyn.control import evaluation
 from kinodyn.control.evaluation import Evaluator
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 import kinodyn as kd
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 from kinodyn.control.qp import QP, SOLVERS, kkt_residuals, make_solver
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 # (label, n variables, equalities, inequality rows, variable bounds): the shapes of the whole-body
 # controller's QPs.
@@ -104,11 +104,10 @@ def main() -> None:
         for name, ((warm_t, warm_res, warm_fail), (cold_t, cold_res, cold_fail)) in rows.items():
             ratio = np.median(warm_t) / fastest
             overall[name].append(ratio)
-            lines.append(markdown_row(
+            shown(lines, markdown_row(
                 case, name, f"{np.median(warm_t) * 1e6:.1f}", f"{np.percentile(warm_t, 99) * 1e6:.1f}",
                 f"{np.median(cold_t) * 1e6:.1f}", f"{np.percentile(cold_t, 99) * 1e6:.1f}",
                 f"{max(warm_res, cold_res):.2e}", warm_fail + cold_fail, f"{ratio:.2f}"))
-            print(lines[-1], flush=True)
     summary = ["", "Warm-median ratio to the fastest, geometric mean over the cases:", "",
                markdown_header("solver", "ratio"),
                *(markdown_row(name, f"{float(np.exp(np.mean(np.log(ratios)))):.2f}")

@@ -31,7 +31,7 @@ import mujoco
 import numpy as np
 from kinodyn.sim import kernels
 from kinodyn.sim.mujoco_backend import MujocoSimulator
-from results import add_record_flag, markdown_header, markdown_row, record
+from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 import kinodyn as kd
 from kinodyn import sim
@@ -124,9 +124,8 @@ def main() -> None:
             theirs += median_step_us(mj_step, rounds=3)
         assert s.in_contact.all() and theirs_backend.in_contact.all()
         o, k, b, t = (statistics.median(x) for x in (ours, kernel, backend, theirs))
-        lines.append(markdown_row(integrator, f"{o:.1f}", f"{k:.1f}", f"{b:.1f}", f"{t:.1f}", f"{o / t:.2f}",
+        shown(lines, markdown_row(integrator, f"{o:.1f}", f"{k:.1f}", f"{b:.1f}", f"{t:.1f}", f"{o / t:.2f}",
                                   f"{k / t:.2f}", f"{b / t:.2f}", f"{1e3 / o:.1f} / {1e3 / b:.1f}"))
-        print(lines[-1], flush=True)
     lines += ["", "kinodyn step / mujoco step: the backend's step with the PD law in Python (the user's "
               "loop); mj_step includes the same PD law. Kernel only: kinodyn.sim.kernels.step (integrator, "
               "contact, ABA), no Python around it."]

@@ -48,6 +48,12 @@ def add_record_flag(parser: argparse.ArgumentParser) -> None:
                         help="print the figures only; leave bench/RESULTS.md as it is")
 
 
+def shown(lines: list[str], line: str) -> None:
+    """Print ``line`` as the bench goes and keep it in ``lines``, the body it records."""
+    print(line, flush=True)
+    lines.append(line)
+
+
 def markdown_header(*titles: str) -> str:
     """The first two lines of a Markdown table with these column titles."""
     return markdown_row(*titles) + "\n" + markdown_row(*("---",) * len(titles))
