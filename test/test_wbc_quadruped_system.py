@@ -81,7 +81,8 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
 
         bad = set_parameter(client, "period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                              double_value=-1.0))
-        assert bad == (False, "locomotion parameter period must be a finite number > 0, got -1.0")
+        assert bad == (False, "locomotion parameter period must be a finite number >= 0 (0: derived from the "
+                              "robot), got -1.0")
         trot = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="trot")
         assert set_parameter(client, "locomotion_mode", trot) == (True, "")
         t_trot = sim_time()

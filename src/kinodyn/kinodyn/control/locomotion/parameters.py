@@ -25,6 +25,7 @@ _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_
              "joint_limit_horizon", "base_frequency", "swing_frequency", "posture_frequency",
              "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
              "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
+_DERIVED = ("period", "contact_ramp")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "contact_ramp", "max_support_offset_ratio", "step_height_ratio", "damping_ratio",
                  "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
@@ -85,7 +86,9 @@ class LocomotionParameters:
                 raise ValueError(f"locomotion parameter {f.name} must be a finite number > 0, got {value!r}")
             if f.name in _NON_NEGATIVE and not (isinstance(value, (int, float)) and math.isfinite(value)
                                                 and value >= 0.0):
-                raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0, got {value!r}")
+                derived = " (0: derived from the robot)" if f.name in _DERIVED else ""
+                raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0{derived}, got "
+                                 f"{value!r}")
         if not (0.5 < self.duty < 1.0):
             raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
                              f"bound must share the load while it changes hands, got {self.duty!r}")
