@@ -11,6 +11,9 @@ the declared types. The public functions guarantee it, having checked their inpu
 (``Model.check_q``, ``kinodyn.dynamics._inputs``): model arrays ``(ki, kf)`` from
 ``model.kernel_data``; inputs as float64 arrays of the declared dimension (any strides: layout
 ``A``); outputs as C-contiguous float64 arrays the caller allocated; Python ints and bools.
+
+``address(array)`` and ``element_address(array, i)`` (compiled code only) give the addresses a C function
+called from compiled code takes (``numba.types.ExternalFunction``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from numba import types
+from numba.core import cgutils
 from numba.core.dispatcher import Dispatcher
+from numba.extending import intrinsic
 
 KI = types.Array(types.int64, 1, "C", readonly=True)
 KF = types.Array(types.float64, 1, "C", readonly=True)
@@ -49,3 +54,23 @@ class Kernel:
     def _compile_and_call(self, *args: Any) -> Any:
         self.call = self._dispatcher.compile(self._argtypes)
         return self.call(*args)
+
+
+def _address_of(typingctx: Any, array: types.Array) -> tuple[Any, Any]:
+    """The address of ``array``'s first element (of a view: where the view starts)."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.bitcast(data, cgutils.voidptr_t)
+    return types.voidptr(array), codegen
+
+
+def _element_address_of(typingctx: Any, array: types.Array, index: types.Integer) -> tuple[Any, Any]:
+    """The address of entry ``index`` of the 1-D contiguous ``array``."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.bitcast(builder.gep(data, [args[1]]), cgutils.voidptr_t)
+    return types.voidptr(array, index), codegen
+
+
+address: Any = intrinsic(_address_of)
+element_address: Any = intrinsic(_element_address_of)

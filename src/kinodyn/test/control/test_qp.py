@@ -265,6 +265,39 @@ def test_an_inequality_qp_from_arrays_is_the_constructors(field: str, change: di
     np.testing.assert_array_equal(QP.inequality(**(data | {"H": nearly})).H, nearly)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_daqp_backend_calls_daqp_as_its_python_interface_does(seed: int) -> None:
+    """The backend's compiled call of ``daqp_quadprog`` (its structures filled as ``daqp.solve`` fills them)
+    gives ``daqp.solve``'s answer bit for bit: x, the multipliers, the iterations, the exit flag; with and
+    without bounds, equalities and warm-start senses."""
+    import daqp
+    from kinodyn.control.qp import daqp_solver
+
+    rng = np.random.default_rng(seed)
+    for k in range(40):
+        n, neq, n_in = int(rng.integers(2, 16)), int(rng.integers(0, 3)), int(rng.integers(0, 20))
+        qp = random_qp(rng, n=n, neq=neq, nin=n_in, bounds=bool(k % 2))
+        solver = make_solver("daqp")
+        warm = solver.solve(qp) if k % 3 == 0 else None
+        warm = warm if warm is not None and warm.ok else None
+        bounded = qp.has_bounds
+        size = (n if bounded else 0) + neq + n_in
+        bupper, blower, sense = np.empty(size), np.empty(size), np.empty(size, dtype=np.int32)
+        lb, ub = qp.bounds or (np.zeros(0), np.zeros(0))
+        multipliers = (np.zeros(0), np.zeros(0)) if warm is None else (
+            warm.w if warm.w is not None else np.zeros(0), warm.z)
+        daqp_solver._ROWS.call(ub, lb, qp.b, qp.u, qp.l, *multipliers, bupper, blower, sense)
+        rows = np.ascontiguousarray(np.vstack((qp.A, qp.C)))
+        x, _, exitflag, info = daqp.solve(qp.H, qp.g, rows, bupper, blower, sense, **solver.settings)
+        raw = solver._solve(qp, warm)  # type: ignore[attr-defined]
+        assert raw.iterations == info["iterations"]
+        assert raw.status is daqp_solver._OUTCOMES[exitflag][0]
+        if raw.x is not None:
+            np.testing.assert_array_equal(raw.x, x)
+            parts = ([raw.w] if bounded else []) + [raw.y, raw.z]
+            np.testing.assert_array_equal(np.concatenate(parts), info["lam"])
+
+
 def test_unknown_solver_and_bad_options() -> None:
     with pytest.raises(ValueError, match="unknown QP solver 'qpoases'"):
         make_solver("qpoases")
@@ -314,12 +347,12 @@ def test_daqp_overdetermined_working_set_is_a_failed_solve_the_fallback_solves()
 
 
 def test_a_backend_that_raises_is_a_failed_solve(monkeypatch: pytest.MonkeyPatch) -> None:
-    import daqp
+    from kinodyn.control.qp import daqp_solver
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("zero-size array to reduction operation")
 
-    monkeypatch.setattr(daqp, "solve", broken)
+    monkeypatch.setattr(daqp_solver._QUADPROG, "call", broken)  # (the backend's call into DAQP)
     result = make_solver("daqp").solve(_pinned_qp(0.0))
     assert result.status is QPStatus.NUMERICAL_ERROR and result.x is None
     assert result.message == "daqp raised ValueError: zero-size array to reduction operation"

@@ -5,15 +5,25 @@ daqp 0.11, MIT).
 Rows passed to DAQP: the variable bounds first (its "simple bounds"), then the equalities (sense 5: active and
 immutable), then the C rows. A warm start marks the rows whose previous multiplier was non-zero as active
 (sense bit 1, plus bit 2 for a lower bound): the dual active-set method then starts from that working set.
+
+The solve is daqp's C entry point ``daqp_quadprog`` called from compiled code (``quadprog``) with the
+problem, settings and result structures daqp 0.11.0's Python ``daqp.solve`` builds (types.h, api.h, and its
+defaults for every setting not set here): the same call, without the Python wrapper's cost. Another daqp
+version is refused at import (its structures may differ).
 """
 
 from __future__ import annotations
 
+import ctypes
+from importlib.metadata import version
+from typing import Any
+
 import daqp
+import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.entry import IN1, OUT1, Kernel
+from kinodyn._kernels.entry import IN1, IN2, INT, OUT1, Kernel, address
 from kinodyn.control.qp.problem import QP, QPResult, QPStatus
 from kinodyn.control.qp.solver import RawSolution, SolverBase
 
@@ -41,6 +51,81 @@ _EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure n
 }
 
 _OUTCOMES = {flag: (status, f"daqp exitflag {flag}: {text}") for flag, (status, text) in _EXITFLAGS.items()}
+
+if version("daqp") != "0.11.0":
+    raise ImportError(f"kinodyn's DAQP backend calls daqp 0.11.0's C entry point with its structures; daqp "
+                      f"{version('daqp')} is installed: pip install daqp==0.11.0 (requirements/core.txt)")
+
+
+class _Problem(ctypes.Structure):  # DAQPProblem (types.h)
+    _fields_ = [("n", ctypes.c_int), ("m", ctypes.c_int), ("ms", ctypes.c_int),
+                ("H", ctypes.c_void_p), ("f", ctypes.c_void_p), ("A", ctypes.c_void_p),
+                ("bupper", ctypes.c_void_p), ("blower", ctypes.c_void_p), ("sense", ctypes.c_void_p),
+                ("break_points", ctypes.c_void_p), ("nh", ctypes.c_int), ("problem_type", ctypes.c_int)]
+
+
+class _Settings(ctypes.Structure):  # DAQPSettings (types.h)
+    _fields_ = [("primal_tol", ctypes.c_double), ("dual_tol", ctypes.c_double),
+                ("zero_tol", ctypes.c_double), ("pivot_tol", ctypes.c_double),
+                ("progress_tol", ctypes.c_double), ("cycle_tol", ctypes.c_int), ("iter_limit", ctypes.c_int),
+                ("fval_bound", ctypes.c_double), ("eps_prox", ctypes.c_double), ("eta_prox", ctypes.c_double),
+                ("rho_soft", ctypes.c_double), ("rel_subopt", ctypes.c_double),
+                ("abs_subopt", ctypes.c_double), ("sing_tol", ctypes.c_double),
+                ("refactor_tol", ctypes.c_double), ("time_limit", ctypes.c_double),
+                ("w_soft", ctypes.c_double), ("eq_reduction", ctypes.c_int), ("presolve", ctypes.c_int)]
+
+
+class _Result(ctypes.Structure):  # DAQPResult (api.h)
+    _fields_ = [("x", ctypes.c_void_p), ("lam", ctypes.c_void_p), ("fval", ctypes.c_double),
+                ("soft_slack", ctypes.c_double), ("exitflag", ctypes.c_int), ("iter", ctypes.c_int),
+                ("nodes", ctypes.c_int), ("solve_time", ctypes.c_double), ("setup_time", ctypes.c_double)]
+
+
+# daqp.solve's defaults (daqp.pyx, constants.h) for the settings this backend does not set
+_DEFAULTS = {"zero_tol": 1e-11, "pivot_tol": 1e-8, "progress_tol": 1e-14, "cycle_tol": 10, "fval_bound": _INF,
+             "eta_prox": -1.0, "rho_soft": 1e-6, "rel_subopt": 0.0, "abs_subopt": 0.0, "sing_tol": 3.7e-11,
+             "refactor_tol": 1e-9, "time_limit": 0.0, "w_soft": 0.0, "eq_reduction": 0, "presolve": 1}
+_WORDS = {name: ctypes.sizeof(struct) // 8 for name, struct in (("problem", _Problem), ("result", _Result))}
+_OFFSETS = {field[0]: getattr(_Problem, field[0]).offset for field in _Problem._fields_}
+_OFFSETS |= {f"result_{field[0]}": getattr(_Result, field[0]).offset for field in _Result._fields_}
+_lib = ctypes.CDLL(daqp.__file__)
+llvm.add_symbol("daqp_quadprog", ctypes.cast(_lib.daqp_quadprog, ctypes.c_void_p).value)
+_daqp_quadprog: Any = types.ExternalFunction("daqp_quadprog", types.void(types.voidptr, types.voidptr,
+                                                                          types.voidptr))
+if (_WORDS, _OFFSETS["H"], _OFFSETS["nh"], _OFFSETS["result_exitflag"]) != (
+        {"problem": 10, "result": 8}, 16, 72, 32):  # quadprog's word and int32 indices below
+    raise ImportError(f"unexpected DAQP structure layout on this platform: {_OFFSETS}")
+
+
+def _settings_words(primal_tol: float, dual_tol: float, eps_prox: float, iter_limit: int) -> np.ndarray:
+    """A DAQPSettings as the int64 words ``quadprog`` passes, the given settings and daqp.solve's defaults."""
+    settings = _Settings(primal_tol=primal_tol, dual_tol=dual_tol, eps_prox=eps_prox, iter_limit=iter_limit,
+                         **_DEFAULTS)
+    return np.frombuffer(bytes(settings), dtype=np.int64).copy()
+
+
+@njit(cache=True)
+def quadprog(H: np.ndarray, f: np.ndarray, A: np.ndarray, bupper: np.ndarray, blower: np.ndarray,
+             sense: np.ndarray, ms: int, settings: np.ndarray, problem: np.ndarray, result: np.ndarray,
+             x: np.ndarray, lam: np.ndarray) -> tuple[int, int]:
+    """``daqp_quadprog`` on C-contiguous data as ``daqp.solve`` calls it (no break points, a QP, pointers
+    NULL for empty blocks): ``x``, ``lam`` written; ``(exitflag, iterations)``. ``problem``, ``result``:
+    int64 scratch of DAQPProblem's and DAQPResult's sizes; ``settings``: ``_settings_words``."""
+    n, m = H.shape[0], bupper.size
+    words = problem.view(np.int32)
+    words[0], words[1], words[2] = n, m, ms
+    problem[2], problem[3] = H.ctypes.data, f.ctypes.data
+    problem[4] = A.ctypes.data if A.shape[0] else 0
+    problem[5] = bupper.ctypes.data if m else 0
+    problem[6] = blower.ctypes.data if m else 0
+    problem[7] = sense.ctypes.data if m else 0
+    problem[8] = 0  # break_points
+    words[18], words[19] = 0, 0  # nh, problem_type (a QP)
+    result[:] = 0
+    result[0], result[1] = x.ctypes.data, lam.ctypes.data if m else 0
+    _daqp_quadprog(address(result), address(problem), address(settings))
+    outcome = result.view(np.int32)
+    return outcome[8], outcome[9]
 
 
 class DaqpSolver(SolverBase):
@@ -73,6 +158,8 @@ class DaqpSolver(SolverBase):
             "eps_prox": float(eps_prox),
             "iter_limit": self.max_iter,
         }
+        self._settings = _settings_words(**self.settings)  # type: ignore[arg-type]
+        self._structs = np.zeros(_WORDS["problem"], np.int64), np.zeros(_WORDS["result"], np.int64)
         self._vectors: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # DAQP's, per row count
 
     def _solve(self, qp: QP, warm: QPResult | None) -> RawSolution:
@@ -91,8 +178,11 @@ class DaqpSolver(SolverBase):
         w = _EMPTY if warm is None or warm.w is None else warm.w
         z = _EMPTY if warm is None or warm.z is None else warm.z
         _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
+        H, g = (a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in (qp.H, qp.g))
         rows = rows if rows.flags.c_contiguous else np.ascontiguousarray(rows)
-        x, _, exitflag, info = daqp.solve(qp.H, qp.g, rows, bupper, blower, sense, **self.settings)
+        x, lam = np.empty(n), np.empty(size)
+        exitflag, iterations = _QUADPROG.call(H, g, rows, bupper, blower, sense, ms, self._settings,
+                                              *self._structs, x, lam)
         status, message = _OUTCOMES.get(exitflag) or (QPStatus.NUMERICAL_ERROR,
                                                       f"daqp exitflag {exitflag}: unknown exit flag")
         if exitflag == -6 and not _pinned_consistent(qp, self.settings["primal_tol"]):
@@ -100,11 +190,10 @@ class DaqpSolver(SolverBase):
                                                     "l = u or lb = ub contradict each other (no x satisfies "
                                                     "them all)")
         if status is not QPStatus.SOLVED:
-            return RawSolution(status, int(info["iterations"]), message)
-        lam = info["lam"]
+            return RawSolution(status, iterations, message)
         return RawSolution(
             status,
-            int(info["iterations"]),
+            iterations,
             message,
             x=x,
             y=lam[ms : ms + neq],
@@ -141,6 +230,9 @@ def daqp_rows(ub: np.ndarray, lb: np.ndarray, b: np.ndarray, u: np.ndarray, l: n
         sense[i] = flags
 
 
+_QUADPROG = Kernel(quadprog, IN2, IN1, IN2, OUT1, OUT1, types.Array(types.int32, 1, "C"), INT,
+                   types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C"),
+                   types.Array(types.int64, 1, "C"), OUT1, OUT1)
 _ROWS = Kernel(daqp_rows, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT1, OUT1, types.Array(types.int32, 1, "C"))
 
 

@@ -25,8 +25,8 @@ import llvmlite.binding as llvm
 import numpy as np
 import numpy.linalg  # (loads the BLAS library into the process)
 from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from kinodyn._kernels.entry import address, element_address
 
 _ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS, _UPPER = 101, 102, 111, 112, 121
 _CBLAS = ("cblas_ddot", "cblas_dgemv", "cblas_dgemm", "cblas_dsyrk")
@@ -67,26 +67,6 @@ _dorgqr: Any = types.ExternalFunction(_NAMES["dorgqr"], types.void(_P, _P, _P, _
 _dgesv: Any = types.ExternalFunction(_NAMES["dgesv"], types.void(_P, _P, _P, _P, _P, _P, _P, _P))
 
 
-def _address_of(typingctx: Any, array: types.Array) -> tuple[Any, Any]:
-    """The address of ``array``'s first element (of a view: where the view starts)."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.bitcast(data, cgutils.voidptr_t)
-    return types.voidptr(array), codegen
-
-
-def _element_address_of(typingctx: Any, array: types.Array, index: types.Integer) -> tuple[Any, Any]:
-    """The address of entry ``index`` of the 1-D contiguous ``array``."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.bitcast(builder.gep(data, [args[1]]), cgutils.voidptr_t)
-    return types.voidptr(array, index), codegen
-
-
-_address: Any = intrinsic(_address_of)
-_element_address: Any = intrinsic(_element_address_of)
-
-
 @njit(cache=True, inline="always")
 def _blasable(stride1: int, stride2: int, d2: int) -> bool:
     """matmul.c.src's ``is_blasable2d`` for float64 (byte strides, the second dimension ``d2``)."""
@@ -106,13 +86,13 @@ def matvec(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
             out[i] = 0.0 + A[i, 0] * x[0] if n else 0.0
         return
     if m == 1:
-        out[0] = 0.0 + _ddot(n, _address(A), s_n // 8, _address(x), x.strides[0] // 8)
+        out[0] = 0.0 + _ddot(n, address(A), s_n // 8, address(x), x.strides[0] // 8)
         return
     if _blasable(s_m, s_n, n):
         order, lda = _COL_MAJOR, s_m // 8
     else:
         order, lda = _ROW_MAJOR, s_n // 8
-    _dgemv(order, _TRANS, n, m, 1.0, _address(A), lda, _address(x), x.strides[0] // 8, 0.0, _address(out), 1)
+    _dgemv(order, _TRANS, n, m, 1.0, address(A), lda, address(x), x.strides[0] // 8, 0.0, address(out), 1)
 
 
 @njit(cache=True)
@@ -134,14 +114,14 @@ def matmat(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
     else:
         trans2, ldb = _TRANS, s2_p // 8
     if (A.ctypes.data == B.ctypes.data and m == p and s1_m == s2_p and s1_n == s2_n and trans1 != trans2):
-        _dsyrk(_ROW_MAJOR, _UPPER, trans1, p, n, 1.0, _address(A), lda if trans1 == _NO_TRANS else ldb, 0.0,
-               _address(out), ldc)
+        _dsyrk(_ROW_MAJOR, _UPPER, trans1, p, n, 1.0, address(A), lda if trans1 == _NO_TRANS else ldb, 0.0,
+               address(out), ldc)
         for i in range(p):
             for j in range(i + 1, p):
                 out[j, i] = out[i, j]
     else:
-        _dgemm(_ROW_MAJOR, trans1, trans2, m, p, n, 1.0, _address(A), lda, _address(B), ldb, 0.0,
-               _address(out), ldc)
+        _dgemm(_ROW_MAJOR, trans1, trans2, m, p, n, 1.0, address(A), lda, address(B), ldb, 0.0,
+               address(out), ldc)
 
 
 @njit(cache=True)
@@ -149,8 +129,8 @@ def geqrf(m: int, n: int, a: np.ndarray, tau: np.ndarray, work: np.ndarray, lwor
           ints: np.ndarray) -> int:
     """LAPACK ``dgeqrf`` on the (m, n) column-major ``a`` (flat, leading dimension m); its ``info``."""
     ints[0], ints[1], ints[2], ints[3] = m, n, max(1, m), lwork
-    _dgeqrf(_element_address(ints, 0), _element_address(ints, 1), _address(a), _element_address(ints, 2),
-            _address(tau), _address(work), _element_address(ints, 3), _element_address(ints, 4))
+    _dgeqrf(element_address(ints, 0), element_address(ints, 1), address(a), element_address(ints, 2),
+            address(tau), address(work), element_address(ints, 3), element_address(ints, 4))
     return ints[4]
 
 
@@ -159,9 +139,9 @@ def orgqr(m: int, n: int, k: int, q: np.ndarray, tau: np.ndarray, work: np.ndarr
           ints: np.ndarray) -> int:
     """LAPACK ``dorgqr``: the (m, n) column-major ``q`` (leading dimension m) from ``k`` reflectors."""
     ints[0], ints[1], ints[2], ints[3], ints[4] = m, n, k, max(1, m), lwork
-    _dorgqr(_element_address(ints, 0), _element_address(ints, 1), _element_address(ints, 2), _address(q),
-            _element_address(ints, 3), _address(tau), _address(work), _element_address(ints, 4),
-            _element_address(ints, 5))
+    _dorgqr(element_address(ints, 0), element_address(ints, 1), element_address(ints, 2), address(q),
+            element_address(ints, 3), address(tau), address(work), element_address(ints, 4),
+            element_address(ints, 5))
     return ints[5]
 
 
@@ -169,8 +149,8 @@ def orgqr(m: int, n: int, k: int, q: np.ndarray, tau: np.ndarray, work: np.ndarr
 def gesv(n: int, a: np.ndarray, b: np.ndarray, pivots: np.ndarray, ints: np.ndarray) -> int:
     """LAPACK ``dgesv`` for one right-hand side: ``b`` <- the solution of the column-major (n, n) ``a``."""
     ints[0], ints[1], ints[2], ints[3] = n, 1, max(1, n), max(1, n)
-    _dgesv(_element_address(ints, 0), _element_address(ints, 1), _address(a), _element_address(ints, 2),
-           _address(pivots), _address(b), _element_address(ints, 3), _element_address(ints, 4))
+    _dgesv(element_address(ints, 0), element_address(ints, 1), address(a), element_address(ints, 2),
+           address(pivots), address(b), element_address(ints, 3), element_address(ints, 4))
     return ints[4]
 
 
