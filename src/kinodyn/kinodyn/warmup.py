@@ -22,7 +22,7 @@ from kinodyn import dynamics, sim
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
-from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, PostureTask
+from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, FrameTask, PostureTask
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
 from kinodyn.estimation.estimator import FILTERS
 from kinodyn.estimation.legs import LegKinematics
@@ -89,8 +89,8 @@ def _exercise_evaluation(model: Model, rng: np.random.Generator) -> None:
 
 
 def _exercise_wbc(floating: Model, rng: np.random.Generator) -> None:
-    """Whole-body control ticks (its assembly, QP checks and solver acceptance kernels): point and surface
-    contacts, tau recovered and as variables, weighted and hierarchical."""
+    """Whole-body control ticks (its assembly, task rows, QP checks and solver acceptance kernels): point and
+    surface contacts, tau recovered and as variables, weighted and hierarchical."""
     q, v = floating.random_configuration(rng), rng.normal(size=floating.nv)
     for mode, torque_variables, contact in (("weighted", False, PointContact("tip", f_max=100.0)),
                                             ("hierarchical", True, SurfaceContact("tip", 0.02, 0.01))):
@@ -100,6 +100,9 @@ def _exercise_wbc(floating: Model, rng: np.random.Generator) -> None:
         wbc.add_task(com)
         wbc.add_task(PostureTask(floating, q[7:], 1.0, 1.0, 1e-3), 2)
         wbc.add_task(ContactForceTask("tip", contact.dim, weight=1e-4), 2)
+        frame = FrameTask(floating, "a", 10.0, 1.0, weight=1e-2)
+        frame.set_reference(np.eye(4))
+        wbc.add_task(frame, 2)
         wbc.update(q, v)
     wbc.limits.acceleration_bounds(q[7:], v[6:])
 
