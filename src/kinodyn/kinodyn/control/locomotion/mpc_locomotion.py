@@ -1,0 +1,185 @@
+"""``MpcLocomotion``: a centroidal MPC drives the ``LocomotionController``'s whole-body QP.
+
+The two-level scheme of Seed 003 §4.4 (after Di Carlo et al., IROS 2018): the convex single-rigid-body MPC
+(``kinodyn.control.mpc``) plans the contact forces and the body's motion over a horizon; the whole-body QP
+tracks both. Plugged into the controller's ``planner`` hook, on every tick, in ``stand`` and in the gaits:
+
+1. ``MpcPlanner.step`` advances the solve in progress by one part, or starts one (``rate``) from the
+   tick's inputs: the SRB state of the measured ``(q, v)``; the reference states from the controller's own
+   references (CoM (x, y), base height and orientation, the rate-limited command twist:
+   ``schedule.velocity_reference``), so the MPC follows what the controller would; the contact schedule
+   predicted from the gait state; the feet now (a swing foot at its foothold) and their next footholds (a
+   swing foot's the controller's, a stance foot's the Raibert/capture-point foothold of its next stance with
+   the controller's settings: ``footholds.raibert_foothold``);
+2. with a plan in force (``max_age``), sampled at the tick's time from its start ``t0`` (zero-order hold
+   of the forces over each MPC step, as its model): each foot's ``ContactForceTask`` (one per foot, added
+   to the QP's first level) gets the planned force and the weight ``force_weight / m^2`` while the plan has
+   the foot in stance and the QP holds its contact (a newton of force error counts as the CoM acceleration
+   error it makes: the same on any robot), else weight 0; the CoM task gets the planned CoM position,
+   velocity and acceleration (``sum f / m + g``, exact over a step), the base task the planned height and
+   orientation with their rates;
+3. without one (no plan yet, a failed solve, a plan too old, or a mode other than ``stand`` and the gaits),
+   the force tasks' weights are 0 and the controller's references stand: its behaviour without the MPC.
+   ``status`` (``planner.PlannerStatus``) says which.
+
+The MPC's SRB is the whole robot locked in its nominal stance (``SingleRigidBody.from_model``); its contact
+points are the foot frames, the QP's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kinodyn.control.locomotion.controller import LocomotionController
+from kinodyn.control.locomotion.footholds import raibert_foothold
+from kinodyn.control.locomotion.gait import GaitState
+from kinodyn.control.locomotion.parameters import GAITS
+from kinodyn.control.mpc import (
+    CentroidalMpc,
+    MpcParameters,
+    contact_schedule,
+    foothold_plan,
+    velocity_reference,
+)
+from kinodyn.control.mpc.planner import Inputs, MpcPlanner, Plan, PlannerParameters, PlannerStatus
+from kinodyn.control.mpc.srb import (
+    ANGULAR_VELOCITY,
+    LINEAR_VELOCITY,
+    ORIENTATION,
+    POSITION,
+    rpy_matrices,
+)
+from kinodyn.control.wbc.tasks import ContactForceTask
+from kinodyn.spatial.rotations import matrix_to_euler
+
+PLANNED_MODES = ("stand", *GAITS)
+
+
+def _locomotion_mpc() -> MpcParameters:
+    """The MPC's defaults with the CoM's horizontal position and velocity weighted more: over the whole-body
+    QP (its own feedback on the CoM, swing legs the SRB does not see) they track the command closer."""
+    return MpcParameters(position_weight=(40.0, 40.0, 100.0), linear_velocity_weight=(40.0, 40.0, 2.0))
+
+
+@dataclass(frozen=True)
+class MpcLocomotionParameters:
+    """``mpc``: the MPC's settings; ``planner``: its rate and the largest age of a plan applied;
+    ``force_weight``: the force tasks' weight in units of ``1 / m^2`` (module doc), finite and > 0."""
+
+    mpc: MpcParameters = field(default_factory=_locomotion_mpc)
+    planner: PlannerParameters = field(default_factory=PlannerParameters)
+    force_weight: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mpc, MpcParameters) or not isinstance(self.planner, PlannerParameters):
+            raise TypeError("MpcLocomotionParameters takes an MpcParameters (mpc) and a PlannerParameters "
+                            "(planner)")
+        w = self.force_weight
+        if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w > 0.0):
+            raise ValueError(f"MPC locomotion parameter force_weight must be a finite number > 0, got {w!r}")
+
+
+class MpcLocomotion:
+    """The MPC of ``controller``'s robot, plugged into its ``planner`` hook (module doc)."""
+
+    def __init__(self, controller: LocomotionController,
+                 params: MpcLocomotionParameters | None = None) -> None:
+        if controller.planner is not None:
+            raise ValueError("the controller already has a planner")
+        self.params = params if params is not None else MpcLocomotionParameters()
+        model = controller.model
+        q_nominal = model.neutral()
+        q_nominal[7:] = controller.nominal_joints
+        self.feet = controller.feet
+        self.mpc = CentroidalMpc.from_model(model, self.feet, q_nominal, self.params.mpc)
+        self.planner = MpcPlanner(self.mpc, self.params.planner)
+        self.force_tasks = {f: ContactForceTask(f, 3, weight=0.0, name=f"mpc_force_{f}") for f in self.feet}
+        for task in self.force_tasks.values():
+            controller.wbc.add_task(task, level=1)
+
+        self._weight = self.params.force_weight / self.mpc.body.mass**2
+        self._offsets = {f: controller.stance_offsets[i] for i, f in enumerate(self.feet)}
+        controller.planner = self
+
+    @property
+    def status(self) -> PlannerStatus:
+        return self.planner.status
+
+    def __call__(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, t: float,
+                 gait_state: GaitState, footholds: dict[str, np.ndarray], command: np.ndarray) -> None:
+        """The hook: one tick (module doc)."""
+        plan = None
+        if ctl.mode in PLANNED_MODES:
+            plan = self.planner.step(t, lambda: self._inputs(ctl, q, v, gait_state, footholds, command))
+        elif self.planner.status.reason != f"not planned in mode {ctl.mode}":
+            self.planner.idle(t, f"not planned in mode {ctl.mode}")
+        if plan is None:
+            for task in self.force_tasks.values():
+                task.weight[:] = 0.0
+            return
+        self._apply(ctl, plan, t)
+
+    def _inputs(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, gait_state: GaitState,
+                footholds: dict[str, np.ndarray], command: np.ndarray) -> Inputs:
+        """The MPC's state, reference, contact schedule and footholds at this tick (module doc, item 1)."""
+        body, p = self.mpc.body, self.mpc.params
+        x0 = body.state_from_floating_base(q, v)
+        pose = ctl.base_task.pose
+        assert pose is not None and ctl.com_task.position is not None  # (the controller set them this tick)
+        start = x0.copy()
+        start[ORIENTATION] = matrix_to_euler(pose[:3, :3], "zyx")[::-1]
+        start[POSITION][:2] = ctl.com_task.position[:2]
+        height = float(pose[2, 3] + body.com_offset[2])
+        reference = velocity_reference(start, command, height, p.dt, p.horizon)
+        reference[:, ORIENTATION][:, :2] = start[ORIENTATION][:2]  # a standing pose's roll and pitch
+        stance = contact_schedule(gait_state, self.feet, p.dt, p.horizon)
+        model = ctl.model
+        current = np.array([model.frame_placement(q, f)[:3, 3] for f in self.feet])
+        down = [i for i, f in enumerate(self.feet) if gait_state.feet[f].in_stance]
+        ground = float(current[down, 2].min()) if down else float(current[:, 2].min())
+        height = max(float(x0[5]) - ground, 1e-3 * ctl.nominal_height)  # the pendulum's
+        planned = current.copy()
+        for i, foot in enumerate(self.feet):
+            phase = gait_state.feet[foot]
+            if foot in footholds:  # in swing: the controller's foothold
+                planned[i] = current[i] = footholds[foot]
+            elif phase.lifts_next:
+                tau = phase.time_left + phase.swing_duration + 0.5 * phase.stance_duration
+                if math.isfinite(tau):
+                    planned[i, :2] = raibert_foothold(x0[3:5], float(x0[2]), self._offsets[foot], x0[9:11],
+                                                      command, tau, height, ctl.gravity,
+                                                      ctl.params.capture_gain, ctl.max_foothold_offset)
+                    planned[i, 2] = ground
+        return x0, reference, stance, foothold_plan(stance, current, planned, reference)
+
+    def _apply(self, ctl: LocomotionController, plan: Plan, t: float) -> None:
+        """The plan sampled at ``t`` into the tasks' references (module doc, item 2)."""
+        solution, body, dt = plan.solution, self.mpc.body, self.mpc.params.dt
+        assert solution.forces is not None and solution.states is not None  # (a plan is a solved answer)
+        steps = solution.forces.shape[0]
+        elapsed = max(t - plan.t0, 0.0)
+        k = min(int(elapsed / dt), steps - 1)
+        r = elapsed - k * dt
+        forces, x, x_next = solution.forces[k], solution.states[k], solution.states[k + 1]
+        acceleration = forces.sum(axis=0) / body.mass + body.gravity
+        position = x[POSITION] + x[LINEAR_VELOCITY] * r + 0.5 * acceleration * r * r
+        velocity = x[LINEAR_VELOCITY] + acceleration * r
+        angular_acceleration = (x_next[ANGULAR_VELOCITY] - x[ANGULAR_VELOCITY]) / dt
+        angular_velocity = x[ANGULAR_VELOCITY] + angular_acceleration * r
+        rpy = x[ORIENTATION] + (x_next[ORIENTATION] - x[ORIENTATION]) * (r / dt)
+        rotation = rpy_matrices(rpy[None])[0]
+        arm = rotation @ body.com_offset  # the base origin from the SRB's CoM, rigidly
+        ctl.com_task.set_reference(position, velocity, acceleration)
+        ctl.base_task.set_position_reference(position - arm, velocity - np.cross(angular_velocity, arm),
+                                             acceleration)
+        ctl.base_task.set_orientation_reference(rotation, angular_velocity, angular_acceleration,
+                                                known_rotation=True)
+        stance = plan.inputs[2][k]
+        active = ctl.wbc.active_contacts()
+        for i, (foot, task) in enumerate(self.force_tasks.items()):
+            tracked = bool(stance[i]) and foot in active
+            task.set_reference(forces[i] if tracked else None)
+            task.weight[:] = self._weight if tracked else 0.0
