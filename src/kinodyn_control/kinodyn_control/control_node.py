@@ -137,8 +137,9 @@ class RosControllerContext:
     def create_publisher(self, msg_type: type, topic: str) -> Any:
         return self.node.create_publisher(msg_type, self._topic(topic), QoSProfile(depth=10))
 
-    def create_subscription(self, msg_type: type, topic: str, callback: Any) -> Any:
-        return self.node.create_subscription(msg_type, self._topic(topic), callback, QoSProfile(depth=10))
+    def create_subscription(self, msg_type: type, topic: str, callback: Any, raw: bool = False) -> Any:
+        return self.node.create_subscription(msg_type, self._topic(topic), callback, QoSProfile(depth=10),
+                                             raw=raw)
 
     def destroy(self, entity: Any) -> None:
         if hasattr(entity, "publish"):

@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from rclpy.serialization import serialize_message
+
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
 from kinodyn_control.manager import ControllerManager, ResourceManager
 from kinodyn_control.registry import controller_registry, hardware_registry
@@ -68,8 +70,11 @@ class FakeContext:
         self.publishers[publisher.topic] = publisher
         return publisher
 
-    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None]) -> str:
-        self.subscriptions[self._topic(topic)] = callback
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
+                            raw: bool = False) -> str:
+        """Tests call ``subscriptions[topic]`` with a message; a ``raw`` subscriber gets it serialized."""
+        self.subscriptions[self._topic(topic)] = (
+            (lambda msg: callback(serialize_message(msg))) if raw else callback)
         return self._topic(topic)
 
     def destroy(self, entity: Any) -> None:

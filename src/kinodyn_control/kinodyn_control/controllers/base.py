@@ -70,7 +70,9 @@ class ControllerContext(Protocol):
 
     def create_publisher(self, msg_type: type, topic: str) -> Any: ...
 
-    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None]) -> Any: ...
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
+                            raw: bool = False) -> Any:
+        """``raw``: the callback gets each message's serialized bytes (rclpy's ``raw=True``)."""
 
     def destroy(self, entity: Any) -> None: ...
 

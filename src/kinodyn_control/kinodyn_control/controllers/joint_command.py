@@ -1,6 +1,8 @@
 """Shared logic of the command controllers (forward command, joint PD): claim, validate, watchdog, limits.
 
-A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread, is
+A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread (taken
+serialized and read into numpy when the controller has a ``READER``: kinodyn_ros.raw_messages; bytes that are
+not a message of the type are rejected as malformed), is
 validated there (``parse``; a rejected message is dropped with one warning per cause, throttled; any other
 failure on one message is one error line per exception type, throttled, and the message is dropped too) and
 handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from kinodyn_ros.conversions import InputError
 from kinodyn_ros.problem_log import DistinctProblemLog
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
@@ -47,6 +50,7 @@ class JointCommandController(Controller):
         **WATCHDOG_PARAMETERS,
     }
     MESSAGE: ClassVar[type]
+    READER: ClassVar[type | None] = None  # a reader of MESSAGE's bytes (kinodyn_ros.raw_messages)
 
     def command_interface_name(self) -> str:
         raise NotImplementedError
@@ -75,7 +79,9 @@ class JointCommandController(Controller):
         self.problems = DistinctProblemLog(self.logger)
         self._reference: tuple[Any, float, int | None] | None = None  # target, receipt time, stamp [ns]
         self._used: tuple[Any, float, int | None] | None = None
-        self._subscription = self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command)
+        self._reader = None if self.READER is None else self.READER()
+        self._subscription = self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command,
+                                                              raw=self._reader is not None)
         return CallbackReturn.SUCCESS
 
     def on_cleanup(self) -> CallbackReturn:
@@ -101,8 +107,10 @@ class JointCommandController(Controller):
     def _on_command(self, msg: Any) -> None:
         assert self.context is not None
         try:
+            if self._reader is not None:
+                msg = self._reader.read(msg)
             target = self.parse(msg)
-        except CommandRejectedError as exc:
+        except (CommandRejectedError, InputError) as exc:
             self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
             return
         except Exception as exc:  # no message may stop the node: drop it and say why

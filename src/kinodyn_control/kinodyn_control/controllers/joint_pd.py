@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from kinodyn_ros.raw_messages import JointPDCommandReader
 
 from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
@@ -31,6 +32,7 @@ def _names(names: Sequence[str]) -> str:
 
 class JointPDController(JointCommandController):
     MESSAGE = JointPDCommand
+    READER = JointPDCommandReader  # taken serialized, read into numpy
     STAMPED_COMMANDS = True  # header.stamp: the stamp of the joint states the command answers (lockstep)
     _checked_names: list[str] | None = None  # the last name list accepted, for the joints _checked_for
     _checked_for: list[str] | None = None
