@@ -35,6 +35,7 @@ from kinodyn.control.mpc.solution import MpcSolution
 Inputs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # state, reference, schedule, footholds
 
 TRACKING, WAITING, FALLBACK = "tracking", "waiting", "fallback"
+_TIME_TOLERANCE = 1e-9  # s: tick times summed from steps are off by rounding
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,11 @@ class MpcPlanner:
         if self._t is not None and t < self._t:
             self.reset("time went backwards")
         self._t = t
-        if self._solve is None and t >= self._next:
-            self._solve_t0, self._next = t, t + 1.0 / self.params.rate
+        period = 1.0 / self.params.rate
+        if self._solve is None and t >= self._next - _TIME_TOLERANCE:
+            # on the grid of starts while on time (rounded tick times do not slow the rate), else from now
+            self._next = self._next + period if t - self._next < period else t + period
+            self._solve_t0 = t
             self._solve_inputs = inputs()
             self._solve = self.mpc.solve_parts(*self._solve_inputs)
         if self._solve is not None:
@@ -133,6 +137,11 @@ class MpcPlanner:
         """Drop the solve in progress and the plan; the next ``step`` starts a solve."""
         self._solve, self.plan, self._next = None, None, -math.inf
         self._state, self._reason = WAITING, reason
+
+    @property
+    def solving(self) -> bool:
+        """A solve is in progress (started, not finished)."""
+        return self._solve is not None
 
     @property
     def status(self) -> PlannerStatus:

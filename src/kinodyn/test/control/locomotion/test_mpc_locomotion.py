@@ -1,0 +1,167 @@
+"""The centroidal MPC driving the LocomotionController's whole-body QP (``MpcLocomotion``) in closed loop with
+kinodyn's simulator on the project quadruped (the scenarios of ``examples/locomotion_scenarios.py``: control
+500 Hz, simulator RK4 at 1 ms, soft contact; true state, no ROS). Simulated time only."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
+import locomotion_scenarios as scenarios
+from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
+from kinodyn.control.mpc import MpcStatus
+from kinodyn.control.mpc.planner import PlannerParameters
+from kinodyn.control.mpc.solution import BackendResult
+
+COMMAND = np.array([0.5, 0.0, 0.0])
+
+
+def _robot(**params) -> tuple[scenarios.Legged, MpcLocomotion]:
+    robot = scenarios.Legged.quadruped()
+    return robot, MpcLocomotion(robot.controller, MpcLocomotionParameters(**params))
+
+
+def _forces_against_plan(robot: scenarios.Legged, mpc: MpcLocomotion, seconds: float) -> tuple[float, float]:
+    """Trot ``seconds`` more, one tick at a time; the median and RMS normal-force difference [N] between the
+    QP's answer and the force task's reference over the stance feet the plan tracks (and the QP has)."""
+    ctl, s = robot.controller, robot.sim
+    answers = []
+    solve = ctl.wbc.update
+
+    def recorded(*args):
+        answers.append(solve(*args))
+        return answers[-1]
+
+    ctl.wbc.update = recorded
+    differences = []
+    end = s.t + seconds
+    while s.t < end - 1e-9:
+        out = ctl.update(s.q, s.v, s.t, COMMAND)
+        assert out.ok, out.message
+        assert mpc.status.state == "tracking", mpc.status
+        for foot, task in mpc.force_tasks.items():
+            if task.weight[0] > 0.0 and foot in answers[-1].forces:  # (a contact ramped out this tick: none)
+                differences.append(float(answers[-1].forces[foot][2] - task.f_ref[2]))
+        for _ in range(robot.steps_per_tick):
+            s.step(out.tau)
+    assert len(differences) >= 1.9 * len(answers)  # two feet tracked nearly every tick
+    d = np.abs(differences)
+    return float(np.median(d)), float(np.sqrt(np.mean(d**2)))
+
+
+def test_mpc_trots_at_half_a_metre_per_second() -> None:
+    """0.5 m/s forward: velocity RMSE <= 0.05 m/s after the transient (the controller alone: about 0.07), no
+    QP failure (the run stops on one), every tick from the first plan on tracks a plan, one solve per
+    1 / rate, and the QP's forces follow the plan's."""
+    robot, mpc = _robot()
+    f = scenarios.trot(robot, COMMAND, duration=3.0, settle=1.5)
+    assert f.rmse_linear <= 0.05 and f.rmse_yaw_rate <= 0.05  # measured 0.045 m/s, 0.015 rad/s
+    np.testing.assert_allclose(f.mean_velocity, COMMAND, atol=0.02)
+    assert f.min_height_ratio > 0.95
+    status = mpc.status
+    assert status.state == "tracking" and status.failures == 0 and status.late == 0
+    assert abs(status.solves - 3.0 * mpc.planner.params.rate) <= 2  # 3 s at 50 Hz
+    assert status.plan_age <= mpc.planner.params.max_age
+    # tracking: the QP's normal forces near the plan's (the force tasks pull them there against the CoM
+    # task's feedback on the deviations from the plan, and the contact ramps at each handover: the largest
+    # differences) with the default force weight; a stance foot carries about half the weight
+    weight = mpc.mpc.body.weight
+    median, rms = _forces_against_plan(robot, mpc, 0.5)
+    assert median < 0.1 * weight and rms < 0.2 * weight  # measured 26 N and 59 N of 353 N
+
+
+def test_mpc_trot_survives_a_120_newton_push() -> None:
+    """120 N sideways on the base for 0.2 s while trotting in place: up, back to rest, no failed solve."""
+    robot, mpc = _robot()
+    f = scenarios.push(robot, force=120.0, duration=0.2, before=0.6, after=1.5)
+    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15
+    assert f.max_offset > 0.02  # the push moved it
+    assert f.max_offset < 0.25 and f.final_speed < 0.1
+    assert mpc.status.state == "tracking" and mpc.status.failures == 0 and mpc.status.late == 0
+
+
+def test_a_failed_solve_falls_back_to_the_controller_and_says_so() -> None:
+    """Every solve between 1.0 s and 1.6 s answers infeasible (the solver replaced by one that says so): the
+    plan is dropped at the first, the force tasks are switched off and the status says why; the robot trots
+    on at the command on the controller's own references, and tracks the MPC again after."""
+    robot, mpc = _robot()
+    ctl, s = robot.controller, robot.sim
+    solver = mpc.mpc.solver
+    real = solver.solve_parts
+
+    def sometimes_infeasible(problem):
+        if 1.0 <= s.t < 1.6:
+            yield
+            return BackendResult(MpcStatus.INFEASIBLE, "forced for the test", 0)
+        return (yield from real(problem))
+
+    solver.solve_parts = sometimes_infeasible
+    scenarios.run(robot, 1.0, lambda _t: COMMAND, mode="trot")
+    assert mpc.status.state == "tracking"
+    velocity, states = [], []
+    while s.t < 1.6 - 1e-9:
+        out = ctl.update(s.q, s.v, s.t, COMMAND)
+        assert out.ok, out.message
+        states.append(mpc.status.state)
+        if mpc.status.state == "fallback":
+            assert "infeasible" in mpc.status.reason and "forced for the test" in mpc.status.reason
+            assert all(task.weight[0] == 0.0 for task in mpc.force_tasks.values())
+        for _ in range(robot.steps_per_tick):
+            s.step(out.tau)
+        velocity.append(s.v[0])
+        assert s.q[2] > 0.95 * robot.nominal_height
+    assert states[0] == "tracking" and states[-1] == "fallback"
+    assert states.index("fallback") <= 15  # from the first solve started in the window (every 10 ticks)
+    assert mpc.status.failures >= 25
+    # the last 0.5 s (a trot period) on the controller alone, the switch 0.1 s before: measured 0.54 m/s
+    assert abs(np.mean(velocity[-250:]) - 0.5) < 0.08
+    scenarios.run(robot, 2.0, lambda _t: COMMAND)
+    assert mpc.status.state == "tracking"
+
+
+def test_a_late_solve_is_not_applied() -> None:
+    """A solve that finishes more than max_age after its state (the control loop stalled: the next ticks
+    come 0.025 s apart, the torque held) is not applied: the plan in force is dropped, the status says so,
+    and the force tasks are off; the next solve on regular ticks is applied again."""
+    robot, mpc = _robot(planner=PlannerParameters(rate=50.0, max_age=0.04))
+    ctl, s = robot.controller, robot.sim
+    scenarios.run(robot, 0.8, lambda _t: COMMAND, mode="trot")
+    while True:  # up to the tick starting a solve (one every 10 ticks)
+        solves = mpc.status.solves
+        out = ctl.update(s.q, s.v, s.t, COMMAND)
+        for _ in range(robot.steps_per_tick):
+            s.step(out.tau)
+        if mpc.planner.solving:
+            break
+    assert mpc.status.state == "tracking"
+    for gap in (0.025, 0.025):  # the solve's remaining two parts, each on a stalled tick
+        for _ in range(round(gap / 0.001)):
+            s.step(out.tau)
+        out = ctl.update(s.q, s.v, s.t, COMMAND)
+        assert out.ok
+    status = mpc.status
+    assert status.solves == solves + 1 and status.late >= 1
+    assert status.state == "fallback" and "later than max_age" in status.reason, status
+    assert mpc.planner.plan is None
+    assert all(task.weight[0] == 0.0 for task in mpc.force_tasks.values())
+    scenarios.run(robot, s.t + 0.1, lambda _t: COMMAND)
+    assert mpc.status.state == "tracking" and mpc.status.late == status.late
+
+
+@pytest.mark.parametrize(("field", "value"), [("rate", 0.0), ("rate", float("nan")), ("max_age", -1.0),
+                                              ("max_age", 0.01)])
+def test_planner_parameters_are_checked(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        PlannerParameters(**{field: value})
+
+
+def test_force_weight_is_checked_and_one_planner_per_controller() -> None:
+    with pytest.raises(ValueError, match="force_weight"):
+        MpcLocomotionParameters(force_weight=0.0)
+    robot, _ = _robot()
+    with pytest.raises(ValueError, match="already has a planner"):
+        MpcLocomotion(robot.controller)
