@@ -129,7 +129,8 @@ def quadprog(H: np.ndarray, f: np.ndarray, A: np.ndarray, bupper: np.ndarray, bl
 
 
 class DaqpSolver(SolverBase):
-    """Dense dual active-set QP solver.
+    """Dense dual active-set QP solver. One solve at a time per solver object (it reuses DAQP's structures and
+    bound vectors between solves).
 
     primal_tol: largest constraint violation accepted for an inactive row (DAQP default 1e-6; 1e-10 here
         so the WBC's rows hold to 1e-8). Equalities and active rows hold to round-off regardless.
