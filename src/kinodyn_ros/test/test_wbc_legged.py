@@ -5,6 +5,7 @@ contact schedule ahead of the joint states, damping on a failed QP, the cmd_vel 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -434,3 +435,63 @@ def test_an_unusable_base_state_is_refused_by_both_entry_points(logger, frame, c
             loop.core.on_base_state(msg)
     loop.step(with_base=False)
     assert loop.core.controlled_ticks == 0  # nothing was taken: held
+
+
+# ----- the MPC planner ----------------------------------------------------------------------------------
+
+
+def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger) -> None:
+    """planner mpc, trotting on kinodyn.sim: one nav_msgs/Path per solve (mpc_rate 50 Hz: every 10 ticks once
+    the robot stands), in the odometry's frame, stamped from the plan's state; its first pose is the base
+    pose of the joint state that started the solve (two ticks before it is published: the solve's three
+    parts), later ones one MPC step apart. The diagnostics carry the planner's state; a live mpc_rate of
+    100 Hz publishes every 5 ticks."""
+    settings = LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot", planner="mpc")
+    loop = Loop(logger, settings)
+    bases = []
+    for _ in range(400):  # 0.8 s
+        bases.append(loop.sim.q[:3].copy())
+        loop.step(with_base=True)
+    paths = [(k, a.mpc_path) for k, a in enumerate(loop.answers) if a.mpc_path is not None]
+    assert len(paths) >= 35 and np.all(np.diff([k for k, _ in paths[1:]]) == 10)
+    dt = loop.controller.mpc.mpc.params.dt
+    for k, path in paths:
+        t0 = path.header.stamp.sec + 1e-9 * path.header.stamp.nanosec
+        assert t0 == pytest.approx((k - 2) * DT_NS / NS, abs=1e-9) and path.header.frame_id == "odom"
+        assert len(path.poses) == loop.controller.mpc.mpc.params.horizon + 1
+        stamps = [p.header.stamp.sec + 1e-9 * p.header.stamp.nanosec for p in path.poses]
+        np.testing.assert_allclose(np.diff(stamps), dt, atol=1e-8)
+        first = path.poses[0].pose.position
+        np.testing.assert_allclose([first.x, first.y, first.z], bases[k - 2], atol=1e-9)
+        last = path.poses[-1].pose.position
+        assert abs(last.z - STANDING_HEIGHT) < 0.05  # at the standing height over the horizon
+    values = {kv.key: kv.value for a in loop.answers if a.diagnostics is not None
+              for kv in a.diagnostics.status[0].values}
+    assert values["mpc_state"] == "tracking" and values["mpc_failures"] == "0" and values["mpc_late"] == "0"
+    loop.controller.reconfigure(replace(settings, mpc_rate=100.0), loop.controller.params)
+    start = len(loop.answers)
+    for _ in range(50):
+        loop.step(with_base=True)
+    ticks = [k for k, a in enumerate(loop.answers[start:]) if a.mpc_path is not None]
+    assert len(ticks) >= 9 and np.all(np.diff(ticks) == 5)
+
+
+def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> None:
+    for kwargs, reason in (({"planner": "ilqr"}, "planner must be one of none, mpc"),
+                           ({"mpc_rate": 0.0}, "mpc_rate and mpc_max_age: .*rate"),
+                           ({"mpc_max_age": 0.01}, "mpc_rate and mpc_max_age: .*max_age")):
+        with pytest.raises(ValueError, match=reason):
+            LeggedSettings(**{"feet": FEET, "posture": POSTURE, **kwargs})
+    settings = LeggedSettings(feet=FEET, posture=POSTURE, planner="mpc")
+    loop = Loop(logger, settings)
+    loop.step(with_base=True)
+    controller = loop.controller
+    for changes, reason in (({"planner": "none"}, "planner apply at start-up only"),
+                            ({"mpc_max_age": 0.5}, "shorter than the MPC's horizon")):
+        with pytest.raises(ValueError, match=reason):
+            controller.reconfigure(replace(settings, **changes), controller.params)
+    assert controller.mpc.planner.params.max_age == 0.06 and controller.settings == settings
+    with pytest.raises(ValueError, match="cannot pace"):  # nothing changed, the planner's rate included
+        controller.reconfigure(replace(settings, locomotion_mode="pace", mpc_rate=80.0), controller.params)
+    assert controller.mpc.planner.params.rate == 50.0
+    assert Loop(logger).controller.mpc is None  # planner none: the controller alone

@@ -18,7 +18,7 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -87,7 +87,7 @@ class Wbc(Node):
         outputs = QoSProfile(depth=max(depth, 10))
         self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
-        self._contacts = self._footholds = None
+        self._contacts = self._footholds = self._mpc_path = None
         self._frozen = False
         self._joint_states, self._base_states = JointStateReader(), OdometryReader()
         if mode == "legged":  # the executor runs callbacks in arrival order: a base state that came first
@@ -99,6 +99,8 @@ class Wbc(Node):
         if mode == "legged":
             self._contacts = self.create_publisher(ContactStates, "contact_schedule", outputs)
             self._footholds = self.create_publisher(PoseArray, "~/footholds", outputs)
+            if self._legged.planner == "mpc":
+                self._mpc_path = self.create_publisher(Path, "~/mpc/path", outputs)
             self.create_subscription(TwistStamped, "~/cmd_vel", self._callback("cmd_vel", self._on_cmd_vel),
                                      inputs)
             self.create_subscription(PoseStamped, "~/base_pose",
@@ -149,6 +151,8 @@ class Wbc(Node):
                 publish_finite(self._diagnostics, answer.diagnostics, self._problems)
             if answer.footholds is not None and self._footholds is not None:
                 publish_finite(self._footholds, answer.footholds, self._problems)
+            if answer.mpc_path is not None and self._mpc_path is not None:
+                publish_finite(self._mpc_path, answer.mpc_path, self._problems)
         if not self._frozen and self._core.controlled_ticks >= FREEZE_AFTER_TICKS:
             gc.freeze()
             self._frozen = True

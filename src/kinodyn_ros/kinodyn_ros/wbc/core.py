@@ -23,7 +23,9 @@ Legged mode also publishes the contact schedule (kinodyn_interfaces/ContactState
 stamped ``contact_schedule_lead`` after the joint state it answers: the estimator orders its inputs by
 stamp, and the schedule of ``t_k`` must not wait for the command of ``t_k``, which waits for the estimate
 of ``t_k``; and, at ``footholds_rate`` (stamp time), the planned footholds of the swinging feet
-(geometry_msgs/PoseArray in the base state's frame, for viewers).
+(geometry_msgs/PoseArray in the base state's frame, for viewers); with the MPC planner, each new plan's
+predicted base trajectory once (nav_msgs/Path in the base state's frame, stamped from the plan's start: at
+the MPC's rate) and the planner's state in the diagnostics.
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from typing import Any
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
+from kinodyn.control.mpc.srb import rpy_matrices
 from kinodyn.spatial.rotations import (
     UNIT_NORM_TOLERANCE,
     as_unit_quaternion,
     matrix_to_euler,
+    matrix_to_quat,
 )
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import JointState
 
 from kinodyn import Model
@@ -103,8 +107,9 @@ class Answer:
     """What one joint state (stamped ``stamp_ns``) produces: the command, as the finalised arrays in the
     model's joint order (``joint_command``) and as the message ``command``; in legged mode the planned
     ``stance`` and, when a schedule is sent (``schedule_ns``, its stamp), its message ``contacts``;
-    diagnostics and footholds when due. ``command`` and ``contacts`` are built when first read, so a caller
-    that applies the arrays (the whole-body controller) builds no message it does not publish."""
+    diagnostics, footholds and the MPC's path when due. ``command`` and ``contacts`` are built when first
+    read, so a caller that applies the arrays (the whole-body controller) builds no message it does not
+    publish."""
 
     stamp_ns: int
     names: list[str]
@@ -113,6 +118,7 @@ class Answer:
     schedule_ns: int | None = None
     diagnostics: DiagnosticArray | None = None
     footholds: PoseArray | None = None
+    mpc_path: Path | None = None
     received_ns: int | None = None
     """When the joint state this command answers arrived (monotonic clock): the node records the tick's
     latency (``WbcCore.record_latency``) once the command is published."""
@@ -236,6 +242,8 @@ class WbcCore:
         self._window = Window()
         self._next_diagnostics: int | None = None
         self._next_footholds: int | None = None
+        self._mpc_path_t0 = math.nan  # the start of the last plan published
+        self._mpc_state = ""  # the MPC planner's state at the last tick
         self._base_frame = "odom"  # header.frame_id of the last base state
         self._last: TickResult = TickResult(None, "no joint state yet")
         self._base_age = math.nan
@@ -397,6 +405,7 @@ class WbcCore:
         if self.legged:
             out.stance, out.schedule_ns = self._stance, self._schedule(stamp)
             out.footholds = self._footholds(stamp, result)
+            out.mpc_path = self._mpc_path(stamp)
         self._window.ticks += 1
         if result.solve_time is not None:
             self._window.solve.append(result.solve_time)
@@ -513,6 +522,38 @@ class WbcCore:
             msg.poses.append(pose)
         return msg
 
+    def _mpc_path(self, stamp: int) -> Path | None:
+        """The base trajectory of the MPC's plan in force when it is new (module doc), else None; one
+        (throttled) line each time the MPC falls back to the controller's own references."""
+        mpc = self.controller.mpc if isinstance(self.controller, LeggedController) else None
+        if mpc is None:
+            return None
+        status = mpc.status
+        if status.state == "fallback" and self._mpc_state != "fallback":
+            self.problems.warn(("mpc_fallback",), f"MPC plan not applied at t = {stamp / NS:.6f} s: "
+                               f"{status.reason}; the locomotion controller's own references until the next "
+                               "good solve")
+        self._mpc_state = status.state
+        plan = mpc.planner.plan
+        if plan is None or plan.t0 == self._mpc_path_t0:
+            return None
+        self._mpc_path_t0 = plan.t0
+        solution = plan.solution
+        assert solution.base_positions is not None and solution.states is not None  # (a plan has them)
+        msg = Path()
+        msg.header.stamp = ns_to_time(round(plan.t0 * NS))
+        msg.header.frame_id = self._base_frame
+        rotations = rpy_matrices(solution.states[:, :3])
+        for dt, p, C in zip(solution.times, solution.base_positions, rotations, strict=True):
+            pose = PoseStamped()
+            pose.header.stamp = ns_to_time(round((plan.t0 + dt) * NS))
+            pose.header.frame_id = self._base_frame
+            pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(x) for x in p)
+            o = pose.pose.orientation
+            o.x, o.y, o.z, o.w = (float(x) for x in matrix_to_quat(C))
+            msg.poses.append(pose)
+        return msg
+
     def _diagnostics(self, stamp: int) -> DiagnosticArray | None:
         if self._next_diagnostics is not None and stamp < self._next_diagnostics:
             return None
@@ -534,6 +575,12 @@ class WbcCore:
                           base_state_waits_expired=self.sync.timeouts,
                           feet_in_stance=sum(self._stance.values()),
                           refused_base_states=w.refused_base_states)
+            mpc = self.controller.mpc if isinstance(self.controller, LeggedController) else None
+            if mpc is not None:
+                m = mpc.status
+                values.update(mpc_state=m.state, mpc_reason=m.reason, mpc_plan_age_s=m.plan_age,
+                              mpc_solves=m.solves, mpc_failures=m.failures, mpc_late=m.late,
+                              mpc_solve_time=m.solve_time)
         for name, error in (last.task_errors or {}).items():
             values[f"task_error_{name}"] = error
         message = {"ok": "controlling", "warn": "fallback used (damping or holding) or input refused",

@@ -13,7 +13,8 @@ on the next tick and the base up at 0.2 m/s; with a 0.1 s handover the largest t
 15 N m. A changed ``LocomotionParameters`` is applied live by ``LocomotionController.set_parameters`` (the
 state kept; new gait timings at once, every foot's phase continuous; ``wbc_mode`` and ``solver`` refused:
 restart the node). A gait the robot cannot make (``LocomotionController.unavailable``) is refused with the
-reason.
+reason. With ``planner`` ``mpc`` a centroidal MPC drives the QP (``MpcLocomotion``, docs/mpc.md) at
+``mpc_rate``, its plans applied up to ``mpc_max_age`` old (both live; ``planner`` at start-up only).
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from kinodyn.control.locomotion import MODES, LocomotionController, LocomotionParameters
+from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
+from kinodyn.control.mpc import PlannerParameters
 
 from kinodyn import Model
 from kinodyn_ros.wbc.command import JointCommand, TickResult
+
+PLANNERS = ("none", "mpc")
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,9 @@ class LeggedSettings:
     base_jump_position: float = 0.05  # m allowed on top of base_max_speed |dt|
     base_jump_angle: float = 0.1  # rad allowed on top of base_max_rate |dt|
     base_reanchor_time: float = 1.0  # s of refused base states after which the next one is the reference
+    planner: str = "none"  # "mpc": a centroidal MPC drives the QP (module doc)
+    mpc_rate: float = 50.0  # Hz, MPC solves started per second at most
+    mpc_max_age: float = 0.06  # s: an older MPC plan is not applied (the controller's own references)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feet", tuple(self.feet))
@@ -68,6 +76,16 @@ class LeggedSettings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
+        if self.planner not in PLANNERS:
+            raise ValueError(f"parameter planner must be one of {', '.join(PLANNERS)}, got {self.planner!r}")
+        self.planner_parameters()  # ValueError naming the parameter
+
+    def planner_parameters(self) -> PlannerParameters:
+        """``mpc_rate`` and ``mpc_max_age`` as the MPC planner's parameters (ValueError naming them)."""
+        try:
+            return PlannerParameters(rate=self.mpc_rate, max_age=self.mpc_max_age)
+        except ValueError as error:
+            raise ValueError(f"parameters mpc_rate and mpc_max_age: {error}") from None
 
 
 class LeggedController:
@@ -85,20 +103,31 @@ class LeggedController:
         self.params = params
         self.controller = LocomotionController(model, settings.feet, settings.posture, params)
         self.controller.request_mode(settings.locomotion_mode)
+        self.mpc = (MpcLocomotion(self.controller,
+                                  MpcLocomotionParameters(planner=settings.planner_parameters()))
+                    if settings.planner == "mpc" else None)
         self._control_start: float | None = None  # t of the first tick since the last hold
 
     def reconfigure(self, settings: LeggedSettings, params: LocomotionParameters) -> None:
         """New settings (feet and posture apply at start-up only) and parameters (live, module doc);
         ValueError with the reason, nothing changed, for what cannot change."""
-        if settings.feet != self.settings.feet or settings.posture != self.settings.posture:
-            raise ValueError("parameters feet and posture apply at start-up only: restart the node")
-        if params != self.params:
-            self.controller.set_parameters(params)
+        if (settings.feet, settings.posture, settings.planner) != \
+                (self.settings.feet, self.settings.posture, self.settings.planner):
+            raise ValueError("parameters feet, posture and planner apply at start-up only: restart the node")
+        if self.mpc is not None:  # first: ValueError for an age beyond the MPC's horizon, nothing changed
+            self.mpc.planner.set_parameters(settings.planner_parameters())
         try:
-            self.controller.request_mode(settings.locomotion_mode)  # ValueError: a gait it cannot make
-        except ValueError:
             if params != self.params:
-                self.controller.set_parameters(self.params)  # nothing changed
+                self.controller.set_parameters(params)  # ValueError: nothing changed in the controller
+            try:
+                self.controller.request_mode(settings.locomotion_mode)  # ValueError: a gait it cannot make
+            except ValueError:
+                if params != self.params:
+                    self.controller.set_parameters(self.params)
+                raise
+        except ValueError:
+            if self.mpc is not None:  # nothing changed
+                self.mpc.planner.set_parameters(self.settings.planner_parameters())
             raise
         self.params = params
         self.settings = settings

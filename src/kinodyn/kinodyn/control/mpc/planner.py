@@ -90,11 +90,8 @@ class MpcPlanner:
 
     def __init__(self, mpc: CentroidalMpc, params: PlannerParameters | None = None) -> None:
         self.mpc = mpc
-        self.params = params if params is not None else PlannerParameters()
-        horizon = mpc.params.horizon * mpc.params.dt
-        if self.params.max_age >= horizon:
-            raise ValueError(f"MPC planner parameter max_age ({self.params.max_age} s) must be shorter than "
-                             f"the MPC's horizon ({horizon:.3f} s): a plan is sampled up to max_age ahead")
+        self.params = PlannerParameters()
+        self.set_parameters(params if params is not None else PlannerParameters())
         self.plan: Plan | None = None
         self._solve: Generator[None, None, MpcSolution] | None = None
         self._solve_t0 = 0.0
@@ -104,6 +101,15 @@ class MpcPlanner:
         self._state, self._reason = WAITING, "no plan yet"
         self._solves = self._failures = self._late = 0
         self._solve_time = math.nan
+
+    def set_parameters(self, params: PlannerParameters) -> None:
+        """New rate and largest age, from the next ``step``; ``ValueError`` (nothing changed) for a
+        ``max_age`` not shorter than the MPC's horizon."""
+        horizon = self.mpc.params.horizon * self.mpc.params.dt
+        if params.max_age >= horizon:
+            raise ValueError(f"MPC planner parameter max_age ({params.max_age} s) must be shorter than the "
+                             f"MPC's horizon ({horizon:.3f} s): a plan is sampled up to max_age ahead")
+        self.params = params
 
     def step(self, t: float, inputs: Callable[[], Inputs]) -> Plan | None:
         """One control tick at time ``t`` [s] (module doc); ``inputs`` is called only when a solve starts."""
