@@ -19,6 +19,7 @@ int64 scratch array of at least 8 entries (LAPACK takes its integers by address)
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -37,7 +38,9 @@ def _numpy_blas() -> tuple[ctypes.CDLL, dict[str, str]]:
     """The OpenBLAS mapped into this process by numpy and the names of the routines used here (numpy's
     wheels: ``scipy_cblas_dgemm64_``, ``scipy_dgeqrf_64_``)."""
     with open("/proc/self/maps") as maps:
-        paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line})
+        mapped = {line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line}
+    numpy_dir = str(Path(np.__file__).resolve().parent.parent)  # numpy's wheel: site-packages/numpy.libs
+    paths = sorted(mapped, key=lambda path: (not path.startswith(numpy_dir), path))  # numpy's own first
     for path in paths:
         lib = ctypes.CDLL(path)
         for prefix, cblas_suffix, lapack_suffix in (("scipy_", "64_", "_64_"), ("", "64_", "_64_")):
