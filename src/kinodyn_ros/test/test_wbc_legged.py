@@ -486,7 +486,7 @@ def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> No
     loop = Loop(logger, settings)
     loop.step(with_base=True)
     controller = loop.controller
-    for changes, reason in (({"planner": "none"}, "planner apply at start-up only"),
+    for changes, reason in (({"planner": "none"}, "planner applies at start-up only"),
                             ({"mpc_max_age": 0.5}, "shorter than the MPC's horizon")):
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(replace(settings, **changes), controller.params)

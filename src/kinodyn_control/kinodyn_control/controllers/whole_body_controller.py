@@ -16,7 +16,8 @@ schedule stamped one period ahead.
 
 Its own ROS 2 node (named after the controller; the node graph's name is ``wbc``) takes ``~/cmd_vel`` and
 ``~/base_pose`` with the node's meaning and checks, and publishes ``contact_schedule`` at ``publish_rate`` (of
-stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate`` and ``/diagnostics`` at
+stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate``, with ``planner: mpc`` the
+MPC's predicted base trajectory on ``~/mpc/path`` at ``mpc_rate``, and ``/diagnostics`` at
 ``diagnostics_rate``. Parameters change live with the node's rules (``feet`` and ``posture`` start-up only).
 """
 
@@ -35,6 +36,7 @@ from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from nav_msgs.msg import Path
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
@@ -92,6 +94,7 @@ class WholeBodyController(ChainableController):
         self._schedule = ContactStates(names=self.feet, points=[Point() for _ in self.feet],
                                        forces=[Vector3() for _ in self.feet])
         self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
+        self._mpc_path = node.create_publisher(Path, "~/mpc/path", 10) if legged.planner == "mpc" else None
         self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         node.create_subscription(TwistStamped, "~/cmd_vel", self._guard("cmd_vel", self._on_cmd_vel), 10)
         node.create_subscription(PoseStamped, "~/base_pose", self._guard("base_pose", self.core.on_base_pose),
@@ -171,6 +174,8 @@ class WholeBodyController(ChainableController):
                     self._publish_schedule(answer.schedule_ns, flags)
             if answer.footholds is not None:
                 publish_finite(self._footholds, answer.footholds, self.problems)
+            if answer.mpc_path is not None and self._mpc_path is not None:
+                publish_finite(self._mpc_path, answer.mpc_path, self.problems)
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self.problems)
         return ReturnType.OK

@@ -111,9 +111,10 @@ class LeggedController:
     def reconfigure(self, settings: LeggedSettings, params: LocomotionParameters) -> None:
         """New settings (feet and posture apply at start-up only) and parameters (live, module doc);
         ValueError with the reason, nothing changed, for what cannot change."""
-        if (settings.feet, settings.posture, settings.planner) != \
-                (self.settings.feet, self.settings.posture, self.settings.planner):
-            raise ValueError("parameters feet, posture and planner apply at start-up only: restart the node")
+        if settings.feet != self.settings.feet or settings.posture != self.settings.posture:
+            raise ValueError("parameters feet and posture apply at start-up only: restart the node")
+        if settings.planner != self.settings.planner:
+            raise ValueError("parameter planner applies at start-up only: restart the node")
         if self.mpc is not None:  # first: ValueError for an age beyond the MPC's horizon, nothing changed
             self.mpc.planner.set_parameters(settings.planner_parameters())
         try:
