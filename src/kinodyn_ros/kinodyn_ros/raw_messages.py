@@ -5,7 +5,8 @@ and two 36-double arrays) and the nodes then copy the numbers out again. With ``
 CDR bytes instead, and a ``RawReader`` reads them through the layout of the message before it
 (``bags.cdr.FixedLayout``): a publisher sends the same frame ids, joint names and sequence lengths in every
 message, so every offset repeats. When a message has the layout's size and its strings and lengths, its
-numbers are one numpy view of its bytes; otherwise it is parsed in full and its layout is the one kept.
+numbers are numpy views of its bytes at the layout's offsets; otherwise it is parsed in full and its layout
+is the one kept.
 
 Bytes that are not a message of the type (cut short, a sequence or string running past the end, a string
 without its NUL or not UTF-8, big-endian CDR) raise ``InputError`` (kind ``malformed_cdr``), which the nodes
@@ -20,6 +21,8 @@ forces) no node reads.
 
 from __future__ import annotations
 
+import struct
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -98,6 +101,50 @@ class JointPDCommandView(NamedTuple):
     kd: np.ndarray
 
 
+_STAMP = struct.Struct("<iI")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A ``bags.cdr.FixedLayout`` prepared for one message at a time: the byte ``spans`` that carry its
+    strings and sequence lengths, their bytes joined (``constant``), and where each field's values are
+    (``fields``: name -> item dtype, count, offset)."""
+
+    size: int
+    texts: tuple[str, ...]
+    spans: tuple[slice, ...]
+    constant: bytes
+    fields: dict[str, tuple[np.dtype, int, int]]
+
+    @classmethod
+    def of(cls, fixed: FixedLayout, raw: bytes) -> Layout:
+        starts = [int(k) for k in fixed.constant]
+        runs: list[list[int]] = []
+        for k in starts:
+            if runs and runs[-1][1] == k:
+                runs[-1][1] = k + 1
+            else:
+                runs.append([k, k + 1])
+        spans = tuple(slice(a, b) for a, b in runs)
+        fields = {}
+        for name, (dtype, offset) in fixed.dtype.fields.items():  # type: ignore[union-attr]
+            fields[name] = (dtype.base, int(np.prod(dtype.shape, dtype=int)), int(offset))
+        return cls(fixed.size, fixed.texts, spans, b"".join(raw[span] for span in spans), fields)
+
+    def matches(self, raw: bytes) -> bool:
+        """``raw`` has this layout's size and strings and lengths (its other bytes are values or padding)."""
+        return len(raw) == self.size and b"".join(map(raw.__getitem__, self.spans)) == self.constant
+
+    def values(self, raw: bytes, name: str) -> np.ndarray:
+        """Field ``name`` of ``raw``: a read-only view of its bytes."""
+        dtype, count, offset = self.fields[name]
+        return np.frombuffer(raw, dtype, count, offset)
+
+    def header(self, raw: bytes) -> Header:
+        sec, nanosec = _STAMP.unpack_from(raw, self.fields["sec"][2])
+        return Header(Stamp(sec, nanosec), self.texts[0])
+
+
 class RawReader:
     """Reads serialized messages of ``msgtype`` (one of ``bags.cdr.LAYOUT_TYPES``) through the layout of the
     last one (module docstring)."""
@@ -106,29 +153,24 @@ class RawReader:
         if msgtype not in LAYOUT_TYPES:
             raise ValueError(f"no raw reader for {msgtype}; readable: {', '.join(sorted(LAYOUT_TYPES))}")
         self.msgtype = msgtype
-        self.layout: FixedLayout | None = None
+        self.layout: Layout | None = None
 
-    def record(self, raw: bytes) -> tuple[FixedLayout, np.void]:
-        """The layout of ``raw`` and its values as one record of the layout's dtype (``sec``, ``nanosec``,
-        then the type's fields: bags.cdr); InputError when ``raw`` is not a message of the type."""
+    def layout_of(self, raw: bytes) -> Layout:
+        """The layout of ``raw`` (the last one when it matches); InputError when ``raw`` is not a message of
+        the type."""
         layout = self.layout
-        if layout is None or len(raw) != layout.size or not (
-            np.frombuffer(raw, np.uint8)[layout.constant] == layout.expected
-        ).all():
-            try:
-                layout = fixed_layout(self.msgtype, raw, exact=False)
-            except ValueError as exc:
-                raise InputError(
-                    "malformed_cdr",
-                    f"{len(raw)} bytes that are not a {self.msgtype} in little-endian CDR ({exc}); the "
-                    "publisher's message definition or serializer differs from this node's",
-                ) from None
-            self.layout = layout
-        return layout, np.frombuffer(raw, layout.dtype, 1)[0]
-
-
-def _header(layout: FixedLayout, record: np.void) -> Header:
-    return Header(Stamp(int(record["sec"]), int(record["nanosec"])), layout.texts[0])
+        if layout is not None and layout.matches(raw):
+            return layout
+        try:
+            layout = Layout.of(fixed_layout(self.msgtype, raw, exact=False), raw)
+        except ValueError as exc:
+            raise InputError(
+                "malformed_cdr",
+                f"{len(raw)} bytes that are not a {self.msgtype} in little-endian CDR ({exc}); the "
+                "publisher's message definition or serializer differs from this node's",
+            ) from None
+        self.layout = layout
+        return layout
 
 
 class JointStateReader(RawReader):
@@ -136,9 +178,9 @@ class JointStateReader(RawReader):
         super().__init__("sensor_msgs/msg/JointState")
 
     def read(self, raw: bytes) -> JointStateView:
-        layout, record = self.record(raw)
-        return JointStateView(_header(layout, record), list(layout.texts[1:]), record["position"],
-                              record["velocity"], record["effort"])
+        layout = self.layout_of(raw)
+        return JointStateView(layout.header(raw), list(layout.texts[1:]), layout.values(raw, "position"),
+                              layout.values(raw, "velocity"), layout.values(raw, "effort"))
 
 
 class ImuReader(RawReader):
@@ -146,10 +188,9 @@ class ImuReader(RawReader):
         super().__init__("sensor_msgs/msg/Imu")
 
     def read(self, raw: bytes) -> ImuView:
-        layout, record = self.record(raw)
-        values = record["values"]  # orientation 0:4, covariance 4:13, angular velocity 13:16, ...
-        return ImuView(_header(layout, record), Vector3(*values[13:16].tolist()),
-                       Vector3(*values[25:28].tolist()))
+        layout = self.layout_of(raw)
+        values = layout.values(raw, "values")  # orientation 0:4, covariance 4:13, angular velocity 13:16, ...
+        return ImuView(layout.header(raw), Vector3(*values[13:16].tolist()), Vector3(*values[25:28].tolist()))
 
 
 class ContactStatesReader(RawReader):
@@ -157,9 +198,9 @@ class ContactStatesReader(RawReader):
         super().__init__("kinodyn_interfaces/msg/ContactStates")
 
     def read(self, raw: bytes) -> ContactStatesView:
-        layout, record = self.record(raw)
-        return ContactStatesView(_header(layout, record), list(layout.texts[1:]),
-                                 record["in_contact"].astype(bool))
+        layout = self.layout_of(raw)
+        return ContactStatesView(layout.header(raw), list(layout.texts[1:]),
+                                 layout.values(raw, "in_contact").astype(bool))
 
 
 class OdometryReader(RawReader):
@@ -167,8 +208,9 @@ class OdometryReader(RawReader):
         super().__init__("nav_msgs/msg/Odometry")
 
     def read(self, raw: bytes) -> OdometryView:
-        layout, record = self.record(raw)
-        return OdometryView(_header(layout, record), layout.texts[1], record["pose"], record["twist"])
+        layout = self.layout_of(raw)
+        return OdometryView(layout.header(raw), layout.texts[1], layout.values(raw, "pose"),
+                            layout.values(raw, "twist"))
 
 
 class JointPDCommandReader(RawReader):
@@ -176,6 +218,7 @@ class JointPDCommandReader(RawReader):
         super().__init__("kinodyn_interfaces/msg/JointPDCommand")
 
     def read(self, raw: bytes) -> JointPDCommandView:
-        layout, record = self.record(raw)
-        return JointPDCommandView(_header(layout, record), list(layout.texts[1:]), record["position"],
-                                  record["velocity"], record["effort"], record["kp"], record["kd"])
+        layout = self.layout_of(raw)
+        return JointPDCommandView(layout.header(raw), list(layout.texts[1:]),
+                                  *(layout.values(raw, name) for name in ("position", "velocity", "effort",
+                                                                          "kp", "kd")))

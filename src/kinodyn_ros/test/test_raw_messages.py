@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kinodyn_ros.bags.cdr import odometry_rows_cdr
 from kinodyn_ros.conversions import InputError
 from kinodyn_ros.raw_messages import (
     ContactStatesReader,
@@ -172,7 +173,7 @@ def test_a_length_past_the_end_is_refused() -> None:
     reader.read(bytes(data))
     layout = reader.layout
     assert layout is not None
-    position = layout.dtype.fields["position"][1]  # offset of the positions; their count is just before
+    position = layout.fields["position"][2]  # offset of the positions; their count is just before
     data[position - 4:position] = b"\xff\xff\xff\xff"
     assert _refuses_or_reads(reader, bytes(data))
 
@@ -183,3 +184,19 @@ def test_views_agree_with_rclpy_on_its_own_bytes() -> None:
     view, again = JointStateReader().read(data), deserialize_message(data, JointState)
     assert view.name == list(again.name)
     np.testing.assert_array_equal(view.position, np.asarray(again.position))
+
+
+def test_the_estimators_odometry_bytes_read_back_as_its_estimate_row() -> None:
+    """``bags.cdr.odometry_rows_cdr`` of one row (what state_estimator publishes) gives that row's bytes in a
+    block of rows, and a reader (wbc's) finds the row's pose and twist in them."""
+    rows = RNG.normal(size=(3, 85))
+    stamps = np.array([5_000_000_000, 5_002_000_000, 7_000_000_001])
+    block = odometry_rows_cdr(stamps, "odom", "base_link", rows)
+    reader = OdometryReader()
+    for k in range(3):
+        (one,) = odometry_rows_cdr(stamps[k:k + 1], "odom", "base_link", rows[k:k + 1])
+        assert one == block[k]
+        view = reader.read(one)
+        assert (view.header.stamp.sec, view.header.stamp.nanosec) == divmod(int(stamps[k]), 1_000_000_000)
+        assert (view.header.frame_id, view.child_frame_id) == ("odom", "base_link")
+        assert view.pose.tolist() == rows[k, 0:7].tolist() and view.twist.tolist() == rows[k, 7:13].tolist()

@@ -69,6 +69,10 @@ def odometry_rows_cdr(stamps_ns: np.ndarray, frame_id: str, child_frame_id: str,
     strings are the same in every message, so the messages are one (rows, bytes) array filled a column block
     at a time."""
     frame, child = _odometry_strings(frame_id, child_frame_id)
+    if len(rows) == 1:  # a live node's one estimate: packed directly
+        sec, nanosec = divmod(int(stamps_ns[0]), 1_000_000_000)
+        return [b"".join((_HEADER.pack(ENCAPSULATION, sec, nanosec, len(frame)), frame, child,
+                          np.ascontiguousarray(rows[0, ROW_ORDER], "<f8").tobytes()))]
     head = 16 + len(frame) + len(child)  # encapsulation, sec, nanosec, frame length, the two strings
     out = np.zeros((len(rows), head + 8 * len(ROW_ORDER)), np.uint8)
     sec, nanosec = np.divmod(np.asarray(stamps_ns, np.int64), 1_000_000_000)
