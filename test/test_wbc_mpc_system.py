@@ -1,0 +1,94 @@
+"""The wbc node with `planner: mpc` over DDS: config/quadruped_wbc.yaml (control_node with SimulatedSystem in
+lockstep, state_estimator, wbc, state_publisher) with the MPC planner set on the wbc node.
+
+Judged on simulated time and message content: once the estimate arrives the robot stands on the MPC-driven
+QP (ground-truth height within 1 cm of the stance's), `/wbc/mpc/path` carries one nav_msgs/Path per solve
+(stamps `1 / mpc_rate` apart in simulated time), each in `odom` with the horizon's poses one MPC step apart,
+starting at the base pose of the estimate stamped as the joint state that started the solve, and staying
+there (standing); the diagnostics report the planner tracking, with no failed or late solve.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path as FilePath
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry, Path
+from rclpy.qos import QoSProfile
+
+from test.conftest import REPO
+from test.ros_listener import Listener
+
+pytestmark = pytest.mark.system
+
+GRAPH = REPO / "config" / "quadruped_wbc.yaml"
+STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
+NS = 1_000_000_000
+MPC_RATE = 50.0  # the default
+HORIZON, STEP = 16, 0.03  # the MPC's defaults (MpcParameters)
+
+
+def stamp_ns(msg) -> int:
+    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
+
+
+def test_the_mpc_stands_the_quadruped_and_publishes_its_path(spawn, tmp_path: FilePath) -> None:
+    kinodyn = shutil.which("kinodyn")
+    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+    text = GRAPH.read_text()
+    anchor = "      locomotion_mode: stand\n"
+    assert text.count(anchor) == 1
+    graph = tmp_path / "quadruped_wbc_mpc.yaml"
+    graph.write_text(text.replace(anchor, anchor + "      planner: mpc\n"))
+    client = Listener("wbc_mpc_test")
+    try:
+        truth: list[Odometry] = []
+        estimate: list[Odometry] = []
+        paths: list[Path] = []
+        diagnostics: list[dict[str, str]] = []
+        node = client.node
+        qos = QoSProfile(depth=2000)
+        node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
+        node.create_subscription(Odometry, "/odometry/filtered", estimate.append, qos)
+        node.create_subscription(Path, "/wbc/mpc/path", paths.append, qos)
+        node.create_subscription(
+            DiagnosticArray, "/diagnostics",
+            lambda m: diagnostics.extend({kv.key: kv.value for kv in s.values} for s in m.status
+                                         if s.name.startswith("wbc")), qos)
+        launcher = spawn([kinodyn, "up", str(graph)], "launcher")
+
+        def sim_time() -> float:
+            return stamp_ns(truth[-1]) / NS if truth else 0.0
+
+        assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
+        t_base = stamp_ns(estimate[0]) / NS
+        assert client.spin_until(lambda: sim_time() > t_base + 2.1, 180.0), launcher.log_path.read_text()
+        client.spin_for(0.5)
+    finally:
+        client.close()
+    stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
+    assert stood and max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
+    judged = [p for p in paths if stamp_ns(p) / NS >= t_base + 0.5]
+    assert len(judged) >= 60, len(judged)  # 1.5 s and more at 50 Hz
+    starts = np.array([stamp_ns(p) for p in judged])
+    np.testing.assert_array_equal(np.diff(starts), round(NS / MPC_RATE))  # one per solve, none missed
+    estimate_at = {stamp_ns(m): m.pose.pose.position for m in estimate}
+    compared = 0
+    for path in judged:
+        assert path.header.frame_id == "odom" and len(path.poses) == HORIZON + 1
+        times = np.array([stamp_ns(p) for p in path.poses])
+        assert times[0] == stamp_ns(path)
+        np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
+        position = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in path.poses])
+        assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
+        if stamp_ns(path) in estimate_at:  # the plan starts from the estimate the wbc got for that stamp
+            e = estimate_at[stamp_ns(path)]
+            np.testing.assert_allclose(position[0], [e.x, e.y, e.z], atol=1e-9)
+            compared += 1
+    assert compared >= 0.9 * len(judged), (compared, len(judged))
+    late = [d for d in diagnostics if "mpc_state" in d]
+    assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
+    assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"
