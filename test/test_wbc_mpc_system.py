@@ -5,7 +5,8 @@ Judged on simulated time and message content: once the estimate arrives the robo
 QP (ground-truth height within 1 cm of the stance's), `/wbc/mpc/path` carries one nav_msgs/Path per solve
 (stamps `1 / mpc_rate` apart in simulated time), each in `odom` with the horizon's poses one MPC step apart,
 starting at the base pose of the estimate stamped as the joint state that started the solve, and staying
-there (standing); the diagnostics report the planner tracking, with no failed or late solve.
+there (standing); set to trot live, it trots in place on the MPC (the diagonal pairs alternate, the body up
+and near where it stood); the diagnostics report the planner tracking, with no failed or late solve.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry, Path
+from rcl_interfaces.msg import ParameterType, ParameterValue
 from rclpy.qos import QoSProfile
 
+from kinodyn_interfaces.msg import ContactStates
 from test.conftest import REPO
 from test.ros_listener import Listener
+from test.test_wbc_quadruped_system import set_parameter
 
 pytestmark = pytest.mark.system
 
@@ -35,7 +39,7 @@ def stamp_ns(msg) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def test_the_mpc_stands_the_quadruped_and_publishes_its_path(spawn, tmp_path: FilePath) -> None:
+def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tmp_path: FilePath) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
     text = GRAPH.read_text()
@@ -54,6 +58,8 @@ def test_the_mpc_stands_the_quadruped_and_publishes_its_path(spawn, tmp_path: Fi
         node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
         node.create_subscription(Odometry, "/odometry/filtered", estimate.append, qos)
         node.create_subscription(Path, "/wbc/mpc/path", paths.append, qos)
+        schedule: list[ContactStates] = []
+        node.create_subscription(ContactStates, "/contact_schedule", schedule.append, qos)
         node.create_subscription(
             DiagnosticArray, "/diagnostics",
             lambda m: diagnostics.extend({kv.key: kv.value for kv in s.values} for s in m.status
@@ -66,10 +72,22 @@ def test_the_mpc_stands_the_quadruped_and_publishes_its_path(spawn, tmp_path: Fi
         assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
         t_base = stamp_ns(estimate[0]) / NS
         assert client.spin_until(lambda: sim_time() > t_base + 2.1, 180.0), launcher.log_path.read_text()
+        trot = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="trot")
+        assert set_parameter(client, "locomotion_mode", trot) == (True, "")
+        t_trot = sim_time()
+        assert client.spin_until(lambda: sim_time() > t_trot + 1.5, 240.0), launcher.log_path.read_text()
         client.spin_for(0.5)
     finally:
         client.close()
-    stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
+    # trotting in place on the MPC: diagonal pairs alternate, the body up and near where it stood
+    stances = [tuple(m.in_contact) for m in schedule if t_trot + 0.5 <= stamp_ns(m) / NS]
+    assert (True, False, False, True) in stances and (False, True, True, False) in stances
+    trotting = [m.pose.pose.position for m in truth if t_trot + 0.5 <= stamp_ns(m) / NS]
+    assert min(p.z for p in trotting) > 0.9 * STANDING_HEIGHT
+    assert max(np.hypot(p.x - trotting[0].x, p.y - trotting[0].y) for p in trotting) < 0.1
+    truth = [m for m in truth if stamp_ns(m) / NS < t_trot]  # standing from here on
+    paths = [p for p in paths if stamp_ns(p) / NS < t_trot]
+    stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]  # (standing)
     assert stood and max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
     judged = [p for p in paths if stamp_ns(p) / NS >= t_base + 0.5]
     assert len(judged) >= 60, len(judged)  # 1.5 s and more at 50 Hz
