@@ -173,8 +173,11 @@ class MpcLocomotion:
         rotation = rpy_matrices(rpy[None])[0]
         arm = rotation @ body.com_offset  # the base origin from the SRB's CoM, rigidly
         ctl.com_task.set_reference(position, velocity, acceleration)
-        ctl.base_task.set_position_reference(position - arm, velocity - np.cross(angular_velocity, arm),
-                                             acceleration)
+        wx, wy, wz = angular_velocity.tolist()
+        ax, ay, az = arm.tolist()
+        arm_velocity = (wy * az - wz * ay, wz * ax - wx * az, wx * ay - wy * ax)  # omega x arm (np.cross's
+        # formula without its dispatch: a tick's cost)
+        ctl.base_task.set_position_reference(position - arm, velocity - arm_velocity, acceleration)
         ctl.base_task.set_orientation_reference(rotation, angular_velocity, angular_acceleration,
                                                 known_rotation=True)
         stance = plan.inputs[2][k]

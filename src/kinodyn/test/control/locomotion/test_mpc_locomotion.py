@@ -165,3 +165,17 @@ def test_force_weight_is_checked_and_one_planner_per_controller() -> None:
     robot, _ = _robot()
     with pytest.raises(ValueError, match="already has a planner"):
         MpcLocomotion(robot.controller)
+
+
+def test_not_planned_while_sitting_down() -> None:
+    """The MPC plans in stand and the gaits only: sitting down, the plan is dropped, the force tasks are off
+    and the status says why (waiting, not a fallback)."""
+    robot, mpc = _robot()
+    scenarios.run(robot, 0.3, mode="stand")
+    assert mpc.status.state == "tracking" and robot.controller.mode == "stand"
+    scenarios.run(robot, 0.8, mode="sit")
+    assert robot.controller.mode == "sitting_down"
+    status = mpc.status
+    assert status.state == "waiting" and status.reason == "not planned in mode sitting_down", status
+    assert mpc.planner.plan is None and not mpc.planner.solving
+    assert all(task.weight[0] == 0.0 for task in mpc.force_tasks.values())
