@@ -16,8 +16,10 @@ tracks both. Plugged into the controller's ``planner`` hook, on every tick, in `
    to the QP's first level) gets the planned force and the weight ``force_weight / m^2`` while the plan has
    the foot in stance and the QP holds its contact (a newton of force error counts as the CoM acceleration
    error it makes: the same on any robot), else weight 0; the CoM task gets the planned CoM position,
-   velocity and acceleration (``sum f / m + g``, exact over a step), the base task the planned height and
-   orientation with their rates;
+   velocity and acceleration (``sum f / m + g``, exact over a step), the base task the planned orientation
+   with its rates. The base height keeps the controller's reference, anchored to the ground under the feet
+   (the plan's starts from the measured height and returns to the reference over the horizon: following
+   it, the body sank further under a push);
 3. without one (no plan yet, a failed solve, a plan too old, or a mode other than ``stand`` and the gaits),
    the force tasks' weights are 0 and the controller's references stand: its behaviour without the MPC.
    ``status`` (``planner.PlannerStatus``) says which.
@@ -171,13 +173,7 @@ class MpcLocomotion:
         angular_velocity = x[ANGULAR_VELOCITY] + angular_acceleration * r
         rpy = x[ORIENTATION] + (x_next[ORIENTATION] - x[ORIENTATION]) * (r / dt)
         rotation = rpy_matrices(rpy[None])[0]
-        arm = rotation @ body.com_offset  # the base origin from the SRB's CoM, rigidly
         ctl.com_task.set_reference(position, velocity, acceleration)
-        wx, wy, wz = angular_velocity.tolist()
-        ax, ay, az = arm.tolist()
-        arm_velocity = (wy * az - wz * ay, wz * ax - wx * az, wx * ay - wy * ax)  # omega x arm (np.cross's
-        # formula without its dispatch: a tick's cost)
-        ctl.base_task.set_position_reference(position - arm, velocity - arm_velocity, acceleration)
         ctl.base_task.set_orientation_reference(rotation, angular_velocity, angular_acceleration,
                                                 known_rotation=True)
         stance = plan.inputs[2][k]
