@@ -43,6 +43,7 @@ RUNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_wbc_node.py", ("--mode", "stand"), ("--seconds", "6", "--warmup", "1")),
     ("bench_wbc_node.py", ("--mode", "trot"), ("--seconds", "6", "--warmup", "1")),
     ("bench_executors.py", (), ("--messages", "300")),
+    ("bench_messages.py", (), ("--number", "200", "--repeat", "2")),
     ("bench_node_cost.py", ("--graph", "nodes"), ("--seconds", "2", "--warmup", "2")),
     ("bench_node_cost.py", ("--graph", "rt"), ("--seconds", "2", "--warmup", "2")),
     ("bench_realtime.py", (), ("--seconds", "2")),

@@ -1,0 +1,64 @@
+"""bench/results.py writes one section per bench into the results file, and ``--no-record`` leaves it alone;
+bench/run_all.py runs every bench in bench/, each of which takes that flag."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+import results  # noqa: E402
+import run_all  # noqa: E402
+
+HELPERS = {"results.py", "run_all.py", "tsid_quadruped.py"}  # the writer, the runner, TSID's worker
+
+
+def test_a_section_is_added_then_replaced_and_the_others_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "RESULTS.md"
+    results.record("bench_a", "| x |\n| --- |\n| 1 |", path)
+    results.record("bench_b", "b's figures", path)
+    results.record("bench_a", "a's second run", path)
+    text = path.read_text()
+    assert text.startswith(results.HEADER)
+    assert text.count("## bench_a\n") == 1 and text.count("## bench_b\n") == 1
+    assert "a's second run" in text and "| 1 |" not in text
+    assert text.index("## bench_a") < text.index("## bench_b")  # replaced in place
+    assert "b's figures" in text
+    assert text.count("load average") == 2  # each section states the conditions of its run
+
+
+def test_no_record_leaves_the_file_as_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "RESULTS.md"
+    results.record("bench_a", "first", path)
+    before = path.read_bytes()
+    results.record("bench_a", "second", path, no_record=True)
+    results.record("bench_c", "third", path, no_record=True)
+    assert path.read_bytes() == before
+    assert "--no-record" in capsys.readouterr().out
+    missing = tmp_path / "none.md"
+    results.record("bench_a", "first", missing, no_record=True)
+    assert not missing.exists()
+
+
+def test_the_flag() -> None:
+    parser = argparse.ArgumentParser()
+    results.add_record_flag(parser)
+    assert parser.parse_args([]).no_record is False
+    assert parser.parse_args(["--no-record"]).no_record is True
+
+
+def test_markdown_rows() -> None:
+    assert results.markdown_header("a", "b") == "| a | b |\n| --- | --- |"
+    assert results.markdown_row("x", 1.5, 2) == "| x | 1.5 | 2 |"
+
+
+def test_run_all_runs_every_bench_and_each_takes_the_flag() -> None:
+    benches = {p.name for p in BENCH.glob("*.py")} - HELPERS
+    listed = {script for script, _, _ in run_all.RUNS}
+    assert listed == benches, f"bench/run_all.py RUNS misses {benches - listed} or lists {listed - benches}"
+    for name in benches:
+        assert "add_record_flag(parser)" in (BENCH / name).read_text(), f"{name} does not take --no-record"
