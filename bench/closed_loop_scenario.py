@@ -7,9 +7,11 @@ push standing, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw (
 backend; in lockstep the wall time depends on the machine's load, the figures do not).
 
 Prints each backend's step table (kinodyn_ros.scenario.metrics.ScenarioResult.summary_table), then the figures
-side by side and whether the acceptance bounds hold (velocity RMSE <= 0.1 m/s and 0.1 rad/s, no fall).
+side by side and whether the acceptance bounds hold (velocity RMSE <= 0.1 m/s and 0.1 rad/s, no fall). The
+side-by-side table of the full scenario on every backend goes to the ``closed_loop_scenario`` section of
+bench/RESULTS.md (bench/results.py); other runs print only.
 Run: `source scripts/env.sh && python bench/closed_loop_scenario.py [--backend kinodyn|mujoco|all]
-[--scenario full|short|FILE.yaml] [--log-dir DIR]`.
+[--scenario full|short|FILE.yaml] [--log-dir DIR] [--no-record]`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from kinodyn_ros.scenario.cli import run_on, scenario_steps
 from kinodyn_ros.scenario.metrics import ScenarioResult
+from results import add_record_flag, markdown_header, markdown_row, record
 
 from kinodyn import sim
 
@@ -54,6 +57,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=(*sim.backend_names(), "all"), default="all")
     parser.add_argument("--scenario", default="full")
     parser.add_argument("--log-dir", type=Path, default=None)
+    add_record_flag(parser)
     args = parser.parse_args()
     os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))  # apart from the tests' 1..100
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -68,10 +72,15 @@ def main() -> int:
             print(f"  acceptance: {failure}")
     tables = {b: rows(r) for b, r in results.items()}
     names = list(dict.fromkeys(k for t in tables.values() for k in t))
-    print(f"\n{'':<30}" + "".join(f"{b:<42}" for b in tables))
-    for name in names:
-        print(f"{name:<30}" + "".join(f"{t.get(name, '-'):<42}" for t in tables.values()))
-    print(f"graph logs in {log_dir}")
+    body = "\n".join([
+        f"config/quadruped_wbc.yaml, scenario {args.scenario}; acceptance: velocity RMSE <= 0.1 m/s and "
+        "0.1 rad/s, no fall.", "", markdown_header("", *tables),
+        *(markdown_row(name, *(t.get(name, "-") for t in tables.values())) for name in names)])
+    print("\n" + body + f"\ngraph logs in {log_dir}")
+    if args.scenario == "full" and set(tables) == set(sim.backend_names()):
+        record("closed_loop_scenario", body, no_record=args.no_record)
+    else:
+        print("not recorded: bench/RESULTS.md holds the full scenario on every backend")
     return 0 if all(not r.failures() for r in results.values()) else 1
 
 
