@@ -101,13 +101,13 @@ class MpcLocomotion:
         self.force_tasks = {f: ContactForceTask(f, 3, weight=0.0, name=f"mpc_force_{f}") for f in self.feet}
         for task in self.force_tasks.values():
             controller.wbc.add_task(task, level=1)
-
         self._weight = self.params.force_weight / self.mpc.body.mass**2
         self._offsets = {f: controller.stance_offsets[i] for i, f in enumerate(self.feet)}
         controller.planner = self
 
     @property
     def status(self) -> PlannerStatus:
+        """The planner's state and why (``planner.PlannerStatus``)."""
         return self.planner.status
 
     def __call__(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, t: float,
@@ -134,15 +134,15 @@ class MpcLocomotion:
         start = x0.copy()
         start[ORIENTATION] = matrix_to_euler(pose[:3, :3], "zyx")[::-1]
         start[POSITION][:2] = ctl.com_task.position[:2]
-        height = float(pose[2, 3] + body.com_offset[2])
-        reference = velocity_reference(start, command, height, p.dt, p.horizon)
+        com_height = float(pose[2, 3] + body.com_offset[2])  # the reference's, world z
+        reference = velocity_reference(start, command, com_height, p.dt, p.horizon)
         reference[:, ORIENTATION][:, :2] = start[ORIENTATION][:2]  # a standing pose's roll and pitch
         stance = contact_schedule(gait_state, self.feet, p.dt, p.horizon)
         model = ctl.model
         current = np.array([model.frame_placement(q, f)[:3, 3] for f in self.feet])
         down = [i for i, f in enumerate(self.feet) if gait_state.feet[f].in_stance]
         ground = float(current[down, 2].min()) if down else float(current[:, 2].min())
-        height = max(float(x0[5]) - ground, 1e-3 * ctl.nominal_height)  # the pendulum's
+        height = max(float(x0[5]) - ground, 1e-3 * ctl.nominal_height)  # the pendulum's, above the ground
         planned = current.copy()
         for i, foot in enumerate(self.feet):
             phase = gait_state.feet[foot]
