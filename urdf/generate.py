@@ -97,6 +97,7 @@ class Body:
 class Link:
     name: str
     body: Body | None = None  # None: a massless frame (tool, end effector, IMU)
+    contact_spheres: tuple[tuple[Vec3, float], ...] = ()  # (centre, radius): extra collision spheres
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,10 @@ def _geometry(parent: ET.Element, shape: Shape) -> None:
 
 def _link_element(link: Link) -> ET.Element:
     element = ET.Element("link", name=link.name)
+    for centre, radius in link.contact_spheres:  # the simulator's contact points (kinodyn.sim.collision)
+        collision = ET.SubElement(element, "collision")
+        _origin(collision, centre, ZERO3)
+        _geometry(collision, Sphere(radius))
     body = link.body
     if body is None:
         return element
@@ -500,6 +505,71 @@ def quadruped() -> Robot:
         controlled=tuple(controlled),
         imu_frame="imu_link",
     )
+
+
+# --- (d) a 12-DoF legged humanoid on flat feet (generated for tests, not shipped as a file) -------------
+
+HUMANOID_TORSO = Box((0.2, 0.3, 0.5))
+HUMANOID_TORSO_MASS = 20.0
+HUMANOID_HIP_Y = 0.1  # base origin (between the hips) -> each hip, along y [m]
+HUMANOID_THIGH, HUMANOID_SHANK = 0.4, 0.4  # [m]
+HUMANOID_ANKLE_HEIGHT = 0.06  # ankle axis above the sole [m]
+HUMANOID_FOOT = Box((0.22, 0.11, 0.04))  # sole: half-length 0.11, half-width 0.055
+HUMANOID_FOOT_X = 0.02  # the foot's centre ahead of the ankle [m]
+HUMANOID_SOLE_SPHERE = 0.01  # radius of the four contact spheres under the sole's corners [m]
+HUMANOID_EFFORT, HUMANOID_VELOCITY = 300.0, 10.0
+# hip yaw (z), hip roll (x), hip pitch (y), knee (y), ankle pitch (y), ankle roll (x); knees bend forwards
+HUMANOID_JOINTS = (("HIP_YAW", (0.0, 0.0, 1.0), (-0.8, 0.8)), ("HIP_ROLL", (1.0, 0.0, 0.0), (-0.6, 0.6)),
+                   ("HIP_PITCH", (0.0, 1.0, 0.0), (-2.0, 1.0)), ("KNEE", (0.0, 1.0, 0.0), (0.0, 2.4)),
+                   ("ANKLE_PITCH", (0.0, 1.0, 0.0), (-1.0, 1.0)),
+                   ("ANKLE_ROLL", (1.0, 0.0, 0.0), (-0.5, 0.5)))
+HUMANOID_NOMINAL = {"HIP_PITCH": -0.35, "KNEE": 0.7, "ANKLE_PITCH": -0.35}  # flat feet, knees bent
+
+
+def humanoid_leg(side_name: str, side: int) -> tuple[list[Link], list[Joint], list[ControlledJoint]]:
+    """Hip yaw-roll-pitch at one point, knee, ankle pitch-roll at one point, a box foot and its sole frame
+    ``<side>_SOLE`` (the sole's centre, z up) with contact spheres under the corners."""
+    small = Body(Cylinder(0.04, 0.06), 0.5)
+    hx, hy, hz = HUMANOID_FOOT.size
+    corners = tuple(((sx * hx / 2, sy * hy / 2, HUMANOID_SOLE_SPHERE), HUMANOID_SOLE_SPHERE)
+                    for sx in (1, -1) for sy in (1, -1))
+    bodies = [small, small, segment_cylinder(ZERO3, (0.0, 0.0, -HUMANOID_THIGH), 0.05, 4.0),
+              segment_cylinder(ZERO3, (0.0, 0.0, -HUMANOID_SHANK), 0.04, 2.5), small,
+              Body(HUMANOID_FOOT, 1.0, (HUMANOID_FOOT_X, 0.0, hz / 2 - HUMANOID_ANKLE_HEIGHT))]
+    origins = [(0.0, side * HUMANOID_HIP_Y, 0.0), ZERO3, ZERO3, (0.0, 0.0, -HUMANOID_THIGH),
+               (0.0, 0.0, -HUMANOID_SHANK), ZERO3]
+    links, joints, controlled = [], [], []
+    parent = "base_link"
+    for (joint, axis, limits), body, xyz in zip(HUMANOID_JOINTS, bodies, origins, strict=True):
+        child = f"{side_name}_{joint}_LINK"
+        links.append(Link(child, body))
+        joints.append(Joint(f"{side_name}_{joint}", parent, child, xyz, axis=axis,
+                            limit=Limit(*limits, HUMANOID_EFFORT, HUMANOID_VELOCITY)))
+        nominal = HUMANOID_NOMINAL.get(joint, 0.0)
+        controlled.append(ControlledJoint(f"{side_name}_{joint}", ("effort",), nominal))
+        parent = child
+    links.append(Link(f"{side_name}_SOLE", contact_spheres=corners))
+    joints.append(Joint(f"{side_name}_sole_fixed", parent, f"{side_name}_SOLE",
+                        (HUMANOID_FOOT_X, 0.0, -HUMANOID_ANKLE_HEIGHT)))
+    return links, joints, controlled
+
+
+def humanoid() -> Robot:
+    """A 12-DoF legged humanoid (about 39 kg): a box torso as the floating base, two 6-DoF legs with box
+    feet; the sole frames L_SOLE and R_SOLE (the sole's centre, z up, x forward) carry 6-D surface contacts
+    of half-sizes (0.11, 0.055); the simulator touches the ground with four spheres under the sole's
+    corners. Nominal stance: hip pitch -0.35, knee 0.7, ankle pitch -0.35 (flat feet)."""
+    links = [Link("base_link", Body(HUMANOID_TORSO, HUMANOID_TORSO_MASS, (0.0, 0.0, 0.3)))]
+    joints: list[Joint] = []
+    controlled: list[ControlledJoint] = []
+    for side_name, side in (("L", 1), ("R", -1)):
+        leg_links, leg_joints, leg_controlled = humanoid_leg(side_name, side)
+        links += leg_links
+        joints += leg_joints
+        controlled += leg_controlled
+    return Robot(name="humanoid", comments=("12-DoF legged humanoid on flat feet (generated for tests).",),
+                 links=tuple(links), joints=tuple(joints), controlled=tuple(controlled),
+                 hardware=SIM_HARDWARE)
 
 
 def robots() -> dict[str, str]:

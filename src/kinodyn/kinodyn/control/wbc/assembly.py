@@ -274,6 +274,10 @@ class Assembly:
         self.C, self.lower, self.upper = np.zeros((n_in, size)), np.zeros(n_in), np.zeros(n_in)
         self.Jc, self.contact_rhs = np.zeros((n_c, nv)), np.zeros(n_c)
         self._frames = np.array(frames, dtype=np.int64)
+        starts = np.cumsum([0, *(c.dim for c in contacts)])
+        # the contacts with feedback gains: their index and their rows of Jc
+        self.feedback = [(k, slice(int(starts[k]), int(starts[k + 1])))
+                         for k, c in enumerate(contacts) if c.has_feedback]
         self._dims = np.array([c.dim for c in contacts], dtype=np.int64)
         self.normal_bounds = np.zeros((len(contacts), 2))
         self._cones: list[tuple[Contact, slice, slice]] = []  # all written by the first fill, then the moving
@@ -320,6 +324,12 @@ class Assembly:
         for contact, rows, cols in self._cones:
             self.C[rows, cols] = contact.cone(ev)
         self._cones = [cone for cone in self._cones if cone[0].moving_cone]
+
+    def add_feedback(self, rows: slice, acceleration: np.ndarray) -> None:
+        """A contact's feedback ``acceleration`` (``contacts.py``) added to the right side of its motion rows
+        (``rows`` of ``Jc``: ``feedback``), in the equalities and in ``contact_rhs``; after ``fill``."""
+        self.contact_rhs[rows] += acceleration
+        self.e[self._dyn_rows + rows.start:self._dyn_rows + rows.stop] = self.contact_rhs[rows]
 
     def eliminate(self) -> tuple[np.ndarray | None, np.ndarray]:
         """Minimum-norm solution of ``E x = e`` and an orthonormal null-space basis; ``(None, _)`` when the

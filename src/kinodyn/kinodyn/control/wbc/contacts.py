@@ -14,6 +14,14 @@ the equations of motion ``M qdd + h = S^T tau + J_c^T f``; ``f`` is the ground's
   ``mu``: friction, centre of pressure in the sole, and the yaw-torque bounds; exactly the wrenches four
   corner forces can produce.
 
+Contact feedback (as TSID's contact ``Kp``/``Kd``): a contact with gains ``kp``, ``kd`` asks
+``J_c qdd + Jdot_c v = -kp e_c - kd J_c v`` instead, ``e_c`` the drift of the contact frame from its anchor,
+the pose it had when the contact was established (the controller's first tick with the contact in stance):
+``p - p_anchor`` for a point contact, ``[p - p_anchor; log(C C_anchor^T)]`` (world axes) for a surface
+contact. A soft or compliant ground lets a "fixed" contact move; without feedback the controller keeps any
+such motion (it only asks for zero acceleration), with it the contact is held at its anchor as a
+critically damped oscillator when ``kd = 2 sqrt(kp)``. Zero gains (the default) give the rows above.
+
 Switching: the controller passes the upper bound of the normal force, ``f_upper``; it ramps it linearly
 from the contact's normal force at the switch down to 0 before it drops a contact (stance -> swing), and from
 0 up to ``f_max`` when it adds one, so forces and torques do not jump.
@@ -26,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kinodyn._kernels.kinematics import rotation_log
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.spatial.rotations import as_unit_axis
 
@@ -45,6 +54,13 @@ def _friction_pyramid(mu: float, facets: int) -> np.ndarray:
     angles = 2.0 * math.pi * np.arange(facets) / facets
     inscribed = mu * math.cos(math.pi / facets)
     return np.column_stack([np.cos(angles), np.sin(angles), np.full(facets, -inscribed)])
+
+
+def _check_gains(name: str, kp: float, kd: float) -> None:
+    for label, value in (("kp", kp), ("kd", kd)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
+            raise ValueError(f"contact {name!r}: {label} must be a finite number >= 0 (1/s^2 for kp, 1/s for "
+                             f"kd; 0 turns the feedback off), got {value!r}")
 
 
 def _check_common(name: str, mu: float, f_min: float, f_max: float) -> None:
@@ -67,12 +83,15 @@ class PointContact:
     f_min: float = 0.0
     f_max: float = DEFAULT_MAX_NORMAL_FORCE
     name: str = ""
+    kp: float = 0.0  # 1/s^2: feedback on the drift from the anchor (module doc)
+    kd: float = 0.0  # 1/s: feedback on the contact point's velocity
     dim: int = field(default=3, init=False)
     moving_cone = False  # D of force_inequalities is fixed in world axes
 
     def __post_init__(self) -> None:
         self.name = self.name or self.frame
         _check_common(self.name, self.mu, self.f_min, self.f_max)
+        _check_gains(self.name, self.kp, self.kd)
         if not (isinstance(self.facets, int) and self.facets >= 3):
             raise ValueError(f"contact {self.name!r}: facets must be an integer >= 3, got {self.facets!r}")
         self.normal = as_unit_axis(self.normal)
@@ -84,6 +103,15 @@ class PointContact:
     def motion_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """``(J_c, -Jdot_c v)``: the contact point's acceleration rows (3 x nv) and their right side."""
         return ev.jacobian(self.frame)[:3], -ev.bias_acceleration(self.frame)[:3]
+
+    @property
+    def has_feedback(self) -> bool:
+        return self.kp > 0.0 or self.kd > 0.0
+
+    def feedback(self, ev: Evaluation, anchor: np.ndarray) -> np.ndarray:
+        """``-kp e_c - kd J_c v``: what the feedback adds to the motion rows' right side (3 entries)."""
+        velocity = ev.jacobian(self.frame)[:3] @ ev.v
+        return -self.kp * (ev.placement(self.frame)[:3, 3] - anchor[:3, 3]) - self.kd * velocity
 
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(self.normal @ f)
@@ -116,12 +144,15 @@ class SurfaceContact:
     f_min: float = 0.0
     f_max: float = DEFAULT_MAX_NORMAL_FORCE
     name: str = ""
+    kp: float = 0.0  # 1/s^2: feedback on the drift from the anchor, position and orientation (module doc)
+    kd: float = 0.0  # 1/s: feedback on the sole's twist
     dim: int = field(default=6, init=False)
     moving_cone = True  # D of force_inequalities turns with the sole
 
     def __post_init__(self) -> None:
         self.name = self.name or self.frame
         _check_common(self.name, self.mu, self.f_min, self.f_max)
+        _check_gains(self.name, self.kp, self.kd)
         for side in ("half_length", "half_width"):
             value = getattr(self, side)
             if not (math.isfinite(value) and value > 0.0):
@@ -131,6 +162,18 @@ class SurfaceContact:
     def motion_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
         """``(J_c, -Jdot_c v)``: the sole's linear and angular acceleration rows (6 x nv)."""
         return ev.jacobian(self.frame), -ev.bias_acceleration(self.frame)
+
+    @property
+    def has_feedback(self) -> bool:
+        return self.kp > 0.0 or self.kd > 0.0
+
+    def feedback(self, ev: Evaluation, anchor: np.ndarray) -> np.ndarray:
+        """``-kp e_c - kd J_c v``: what the feedback adds to the motion rows' right side (6 entries)."""
+        T = ev.placement(self.frame)
+        drift = np.empty(6)
+        drift[:3] = T[:3, 3] - anchor[:3, 3]
+        drift[3:] = rotation_log(T[:3, :3] @ anchor[:3, :3].T)
+        return -self.kp * drift - self.kd * (ev.jacobian(self.frame) @ ev.v)
 
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(ev.placement(self.frame)[:3, 2] @ f[:3])

@@ -80,6 +80,7 @@ class _ContactState:
     scale: float  # force-bound ramp factor in [0, 1]
     rate: float = math.inf  # 1 / ramp duration
     ramp_from: float = math.nan  # normal force at the stance -> swing switch (the bound ramps down from it)
+    anchor: np.ndarray | None = None  # the contact frame's pose when the contact was established (feedback)
 
     def upper_normal_force(self) -> float:
         """The normal-force bound this tick: ``scale`` times ``f_max``, or times the force at the switch."""
@@ -206,6 +207,8 @@ class WholeBodyController:
         if not (math.isfinite(ramp) and ramp >= 0.0):
             raise ValueError(f"ramp must be finite and >= 0 s, got {ramp}")
         leaving = state.target and not active
+        if active and not state.target:  # established anew: the feedback's anchor is taken at the next tick
+            state.anchor = None
         self._contacts_changed()
         state.target = bool(active)
         state.rate = math.inf if ramp == 0.0 else 1.0 / ramp
@@ -250,6 +253,11 @@ class WholeBodyController:
                 bounds[k, 0], bounds[k, 1] = min(state.contact.f_min, f_upper), f_upper
             asm.contact_version = self._contact_version
         asm.fill(ev, self._first_q)
+        for k, rows in asm.feedback:  # contact feedback gains (contacts.py)
+            state = asm.states[k]
+            if state.anchor is None:
+                state.anchor = ev.placement(state.contact.frame).copy()
+            asm.add_feedback(rows, state.contact.feedback(ev, state.anchor))
         x, Z = asm.eliminate()
         if x is None:
             return self._failure(ev, "infeasible", "the equations of motion and the contact constraints have "
