@@ -13,7 +13,8 @@ Every ``step(t, inputs)``:
    ``inputs()`` (the state, reference, contact schedule and footholds sampled now: the plan's time zero);
    otherwise the solve in progress goes one part further;
 2. a finished solve becomes the plan when it succeeded and is at most ``max_age`` old (from the state it
-   started from); a failed one drops the plan in force (the caller falls back), a late one is not applied;
+   started from); a failed one (or inputs that raise ``ValueError`` or an arithmetic error) drops the plan
+   in force (the caller falls back), a late one is not applied;
 3. the answer is the plan in force, or ``None`` when there is none or it has grown older than ``max_age``
    (no new plan came in time). ``status`` says which and why.
 
@@ -123,7 +124,14 @@ class MpcPlanner:
             # on the grid of starts while on time (rounded tick times do not slow the rate), else from now
             self._next = self._next + period if t - self._next < period else t + period
             self._solve_t0 = t
-            self._solve_inputs = inputs()
+            try:
+                self._solve_inputs = inputs()
+            except (ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
+                self._failures += 1
+                self.plan = None
+                self._state, self._reason = FALLBACK, f"the MPC's inputs could not be built: " \
+                                                      f"{type(error).__name__}: {error}"
+                return None
             self._solve = self.mpc.solve_parts(*self._solve_inputs)
         if self._solve is not None:
             try:

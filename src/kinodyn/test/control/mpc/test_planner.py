@@ -115,6 +115,13 @@ def test_failed_late_and_expired_plans_are_not_applied(robot) -> None:
     assert planner.step(20 * TICK + 0.08, lambda: good) is None
     assert planner.plan is None and planner.status.late == 2
     assert "later than max_age" in planner.status.reason
+    # inputs that cannot be built: a failure, with the reason
+    def broken():
+        raise ValueError("no foot frame")
+
+    assert planner.step(20 * TICK + 0.1, broken) is None
+    assert planner.status.failures == 2 and "inputs could not be built: ValueError: no foot frame" in \
+        planner.status.reason and not planner.solving
     # time going backwards starts afresh
     assert planner.step(0.0, lambda: good) is None
     assert planner.status.state == "waiting" and "backwards" in planner.status.reason
