@@ -13,12 +13,16 @@ them, the parts:
 - QP: the solver's ``solve`` (DAQP);
 - WBC rest: the rest of ``WholeBodyController.update`` (equalities and their elimination, inequalities,
   the reduced QP's matrices, torques);
-- locomotion: ``update`` minus ``WholeBodyController.update`` (modes, command, gait, footholds, swing
-  references, the answer).
+- MPC: with ``--mpc``, the centroidal MPC's hook (``MpcLocomotion``: one part of a solve per tick, the
+  plan's references; docs/mpc.md), its force tasks' rows counted in the task rows;
+- locomotion: ``update`` minus ``WholeBodyController.update`` and the MPC (modes, command, gait, footholds,
+  swing references, the answer).
 
-    python bench/bench_locomotion.py [--seconds 3] [--passes 5] [--speed 0.5] [--profile 25] [--no-record]
+    python bench/bench_locomotion.py [--seconds 3] [--passes 5] [--speed 0.5] [--mpc] [--profile 25]
+        [--no-record]
 
-The table goes to the ``bench_locomotion`` section of bench/RESULTS.md (bench/results.py). ``--profile N``
+The table goes to the ``bench_locomotion`` section of bench/RESULTS.md (bench/results.py), with ``--mpc``
+to ``bench_locomotion_mpc``. ``--profile N``
 prints cProfile's N most expensive functions (cumulative) over one pass instead, and records nothing. The
 load average is printed: compare figures from one run on a shared machine.
 """
@@ -41,6 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import results
 from kinodyn.control.locomotion import LocomotionController
+from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion
 from locomotion_scenarios import Legged
 
 BUDGET_MEDIAN, BUDGET_P99 = 1.0, 2.0  # ms, the wbc node's tick budget at 500 Hz (docs/nodes/wbc.md)
@@ -55,14 +60,17 @@ class Recording:
     t: list[float]
     command: np.ndarray
     tau: list[np.ndarray]
+    mpc: bool  # the MPC drives the controller (MpcLocomotion)
 
 
-def record(seconds: float, speed: float) -> tuple[Legged, Recording]:
+def record(seconds: float, speed: float, mpc: bool) -> tuple[Legged, Recording]:
     """Stand 0.2 s, then trot at ``speed`` m/s forward until ``seconds``; every tick's state and torque."""
     robot = Legged.quadruped()
     s, ctl = robot.sim, robot.controller
+    if mpc:
+        MpcLocomotion(ctl)
     command = np.array([speed, 0.0, 0.0])
-    rec = Recording([], [], [], command, [])
+    rec = Recording([], [], [], command, [], mpc)
     while s.t < seconds - 1e-9:
         if s.t >= 0.2 - 1e-9 and ctl.mode == "stand":
             ctl.request_mode("trot")
@@ -82,6 +90,8 @@ def replay(robot: Legged, rec: Recording, tick: Callable[[int, LocomotionControl
     difference from the recording. ``tick(k, ctl)`` replaces the timed call (for the parts)."""
     ctl = LocomotionController(robot.model, robot.feet, robot.controller.nominal_joints,
                                robot.controller.params)
+    if rec.mpc:
+        MpcLocomotion(ctl)
     wall, cpu, worst = [], [], 0.0
     for k, (q, v, t) in enumerate(zip(rec.q, rec.v, rec.t, strict=True)):
         if t >= 0.2 - 1e-9 and ctl.mode == "stand":
@@ -99,7 +109,7 @@ def replay(robot: Legged, rec: Recording, tick: Callable[[int, LocomotionControl
 class Parts:
     """Timers around the WBC's pieces of one controller (module doc), milliseconds per tick."""
 
-    NAMES = ("evaluation", "task rows", "QP", "WBC rest", "locomotion")
+    NAMES = ("evaluation", "task rows", "QP", "WBC rest", "MPC", "locomotion")
 
     def __init__(self) -> None:
         self.ticks: list[dict[str, float]] = []
@@ -130,6 +140,8 @@ class Parts:
 
         wbc._solve_level = solve_level_timed  # type: ignore[method-assign]
         wbc.update = self._timed("wbc", wbc.update)  # type: ignore[method-assign]
+        if ctl.planner is not None:
+            ctl.planner = self._timed("MPC", ctl.planner)
         self._ctl = ctl
 
     def __call__(self, k: int, ctl: LocomotionController, rec: Recording) -> Any:
@@ -143,7 +155,8 @@ class Parts:
         inner = n.get("evaluation", 0.0) + n.get("task rows", 0.0) + n.get("QP", 0.0)
         self.ticks.append({"evaluation": n.get("evaluation", 0.0), "task rows": n.get("task rows", 0.0),
                            "QP": n.get("QP", 0.0), "WBC rest": n.get("wbc", 0.0) - inner,
-                           "locomotion": total - n.get("wbc", 0.0)})
+                           "MPC": n.get("MPC", 0.0),
+                           "locomotion": total - n.get("wbc", 0.0) - n.get("MPC", 0.0)})
         return out
 
 
@@ -158,11 +171,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="simulated seconds recorded (default 3)")
     parser.add_argument("--passes", type=int, default=5, help="timed replays (default 5)")
     parser.add_argument("--speed", type=float, default=0.5, help="forward command, m/s (default 0.5)")
+    parser.add_argument("--mpc", action="store_true", help="the centroidal MPC drives the controller")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="print cProfile's N top functions over one pass instead")
     results.add_record_flag(parser)
     args = parser.parse_args()
-    robot, rec = record(args.seconds, args.speed)
+    robot, rec = record(args.seconds, args.speed, args.mpc)
     replay(robot, rec)  # warm-up: compiled kernels, solver workspaces
     print(f"recorded {len(rec.t)} ticks; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
           flush=True)
@@ -180,7 +194,9 @@ def main() -> None:
     wall, cpu = np.concatenate(walls), np.concatenate(cpus)
     median_verdict = "meets" if np.median(wall) <= BUDGET_MEDIAN else "MISSES"
     p99_verdict = "meets" if np.percentile(wall, 99) <= BUDGET_P99 else "MISSES"
-    lines = [f"quadruped, stand 0.2 s then trot at {args.speed} m/s; {len(rec.t)} ticks of 2 ms; update() "
+    driven = ", the centroidal MPC driving the QP (50 Hz, one part of a solve per tick)" if args.mpc else ""
+    lines = [f"quadruped{driven}, stand 0.2 s then trot at {args.speed} m/s; {len(rec.t)} ticks of 2 ms; "
+             "update() "
              f"over {args.passes} passes ({wall.size} ticks), replays equal to the recording; the parts "
              "from one instrumented pass (wall time).", "",
              results.markdown_header("per tick", "median [ms]", "p99 [ms]", "max [ms]"),
@@ -192,7 +208,8 @@ def main() -> None:
     lines += ["", f"Budget (the wbc node's tick at 500 Hz): median <= {BUDGET_MEDIAN} ms, p99 <= "
               f"{BUDGET_P99} ms; the wall-time median {median_verdict} it, the p99 {p99_verdict} it."]
     print("\n".join(lines))
-    results.record("bench_locomotion", "\n".join(lines), no_record=args.no_record)
+    results.record("bench_locomotion_mpc" if args.mpc else "bench_locomotion", "\n".join(lines),
+                   no_record=args.no_record)
 
 
 if __name__ == "__main__":
