@@ -35,6 +35,7 @@ RUNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_wbc.py", (), ("--states", "20", "--passes", "1", "--rounds", "1")),
     ("bench_mpc.py", (), ("--ticks", "60", "--stand", "20", "--passes", "1")),
     ("bench_locomotion.py", (), ("--seconds", "0.6", "--passes", "1")),
+    ("bench_locomotion.py", ("--mpc",), ("--seconds", "0.6", "--passes", "1")),
     ("bench_estimation.py", (), ("--ticks", "500", "--offline-seconds", "3")),
     ("estimation_accuracy.py", (), ("--seeds", "2", "--duration", "4")),
     ("bench_control_loop.py", (), ("--seconds", "2")),
