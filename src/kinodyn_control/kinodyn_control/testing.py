@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
 from kinodyn_control.manager import ControllerManager, ResourceManager
@@ -43,8 +43,12 @@ class FakePublisher:
         self.messages: list[Any] = []
 
     def publish(self, msg: Any) -> None:
-        """Keeps a copy: rclpy's publish serialises the message at once, so a publisher may refill it."""
-        self.messages.append(copy.deepcopy(msg))
+        """Keeps a copy: rclpy's publish serialises the message at once, so a publisher may refill it; a
+        message published as its serialized bytes is kept deserialized."""
+        if isinstance(msg, bytes):
+            self.messages.append(deserialize_message(msg, self.msg_type))
+        else:
+            self.messages.append(copy.deepcopy(msg))
 
 
 class FakeContext:

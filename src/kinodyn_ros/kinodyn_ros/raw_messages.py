@@ -13,6 +13,9 @@ without its NUL or not UTF-8, big-endian CDR) raise ``InputError`` (kind ``malfo
 log as one throttled line and drop, as they drop any unusable message. Bytes after a message are ignored, as
 Fast DDS's own deserializer ignores them (rclpy's ``serialize_message`` leaves some after an empty sequence).
 
+``RawWriter`` goes the other way for a publisher that sends the same strings and lengths in every message
+(a broadcaster): a template's bytes, refilled in place with each message's stamp and numbers.
+
 The readers return views that carry the fields the nodes read, under the messages' names
 (``header.stamp.sec``, ``name``, ``position``, ...), so the code that checks a typed message checks a view
 the same way; what a view leaves out (an Imu's orientation and covariances, a ContactStates' points and
@@ -23,9 +26,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+from rclpy.serialization import serialize_message
 
 from kinodyn_ros.bags.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
 from kinodyn_ros.conversions import InputError
@@ -222,3 +226,35 @@ class JointPDCommandReader(RawReader):
         return JointPDCommandView(layout.header(raw), list(layout.texts[1:]),
                                   *(layout.values(raw, name) for name in ("position", "velocity", "effort",
                                                                           "kp", "kd")))
+
+
+class RawWriter:
+    """Serialized messages of ``msgtype`` (one of ``bags.cdr.LAYOUT_TYPES``) with the strings and lengths of
+    ``template`` (an rclpy message of that type): its bytes (padding zero), of which ``write`` sets the stamp
+    and the named fields. The bytes are what rclpy would publish for the same message (tested), without
+    converting a Python message per publish."""
+
+    def __init__(self, template: Any, msgtype: str) -> None:
+        raw = serialize_message(template)
+        self.layout = Layout.of(fixed_layout(msgtype, raw, exact=False), raw)
+        self._buffer = bytearray(len(raw))
+        for span in self.layout.spans:
+            self._buffer[span] = raw[span]
+        self._fields: dict[str, np.ndarray] = {}
+        for name, (dtype, count, offset) in self.layout.fields.items():
+            view = np.frombuffer(self._buffer, dtype, count, offset)  # writable: a view of the bytearray
+            view[:] = np.frombuffer(raw, dtype, count, offset)  # the template's values, until written
+            self._fields[name] = view
+        self._stamp_offset = self.layout.fields["sec"][2]
+
+    def write(self, sec: int, nanosec: int, **values: Any) -> bytes:
+        """The bytes of the message stamped ``(sec, nanosec)`` with each named field set to its values (the
+        others keep the last ones written, or the template's)."""
+        _STAMP.pack_into(self._buffer, self._stamp_offset, sec, nanosec)
+        for name, value in values.items():
+            self._fields[name][:] = value
+        return bytes(self._buffer)
+
+    def field(self, name: str) -> np.ndarray:
+        """The writable view of field ``name`` (e.g. to set part of the Imu's ``values``)."""
+        return self._fields[name]

@@ -15,6 +15,7 @@ from kinodyn_ros.raw_messages import (
     JointPDCommandReader,
     JointStateReader,
     OdometryReader,
+    RawWriter,
 )
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
@@ -200,3 +201,27 @@ def test_the_estimators_odometry_bytes_read_back_as_its_estimate_row() -> None:
         assert (view.header.stamp.sec, view.header.stamp.nanosec) == divmod(int(stamps[k]), 1_000_000_000)
         assert (view.header.frame_id, view.child_frame_id) == ("odom", "base_link")
         assert view.pose.tolist() == rows[k, 0:7].tolist() and view.twist.tolist() == rows[k, 7:13].tolist()
+
+
+def test_a_writer_gives_what_rclpy_reads_as_the_typed_message() -> None:
+    """``RawWriter`` (the broadcasters' publisher side): each message rclpy deserialises from its bytes equals
+    the typed message filled with the same stamp and values; a field not written keeps the template's."""
+    template = joint_state(0, JOINTS)
+    template.header.frame_id = "base"
+    writer = RawWriter(template, "sensor_msgs/msg/JointState")
+    for k in range(3):
+        expected = joint_state(k, JOINTS)
+        expected.header.frame_id = "base"
+        data = writer.write(expected.header.stamp.sec, expected.header.stamp.nanosec,
+                            position=np.asarray(expected.position), velocity=np.asarray(expected.velocity),
+                            effort=np.asarray(expected.effort))
+        got = deserialize_message(data, JointState)
+        assert got == expected
+    imu_template = imu(0)
+    imu_writer = RawWriter(imu_template, "sensor_msgs/msg/Imu")
+    imu_writer.field("values")[np.r_[0:4, 13:16, 25:28]] = np.arange(10.0)
+    got = deserialize_message(imu_writer.write(7, 8), Imu)
+    assert (got.header.stamp.sec, got.header.stamp.nanosec, got.header.frame_id) == (7, 8, "imu_link")
+    o, w, a = got.orientation, got.angular_velocity, got.linear_acceleration
+    assert [o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z] == list(np.arange(10.0))
+    np.testing.assert_array_equal(got.angular_velocity_covariance, imu_template.angular_velocity_covariance)

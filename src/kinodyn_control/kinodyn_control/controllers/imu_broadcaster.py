@@ -3,13 +3,16 @@
 As ros2_control's imu_sensor_broadcaster (ANCHORS §1.6): reads the 10 state interfaces of ``sensor_name``
 (``orientation.x..w``, ``angular_velocity.x..z``, ``linear_acceleration.x..z``); ``frame_id`` defaults to the
 sensor's ``frame_id`` param in the URDF; the three covariances are 9 values each (row-major), zeros by
-default.
+default. The message is published as its serialized bytes, refilled in place each cycle
+(kinodyn_ros.raw_messages.RawWriter: frame and covariances written once).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+from kinodyn_ros.raw_messages import RawWriter
 from sensor_msgs.msg import Imu
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
@@ -17,6 +20,9 @@ from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType, full_name
 
 COVARIANCES = ("orientation", "angular_velocity", "linear_acceleration")
+READINGS = np.r_[0:4, 13:16, 25:28]
+"""Where the 10 state interfaces (orientation x y z w, angular velocity, linear acceleration) go among the
+Imu's 37 doubles (each reading is followed by its 9 covariances: bags.cdr's Imu layout)."""
 
 
 class ImuSensorBroadcaster(Controller):
@@ -59,19 +65,17 @@ class ImuSensorBroadcaster(Controller):
         )
 
     def on_activate(self) -> CallbackReturn:
-        # one message, refilled every cycle (publish serialises it at once): frame and covariances set once
-        self.msg = Imu()
-        self.msg.header.frame_id = self.frame_id
+        # one message's bytes, refilled every cycle: frame and covariances written once
+        template = Imu()
+        template.header.frame_id = self.frame_id
         for c in COVARIANCES:
-            setattr(self.msg, f"{c}_covariance", [float(x) for x in self.params[f"static_covariance_{c}"]])
+            setattr(template, f"{c}_covariance", [float(x) for x in self.params[f"static_covariance_{c}"]])
+        self.writer = RawWriter(template, "sensor_msgs/msg/Imu")
+        self.readings = self.writer.field("values")
         return CallbackReturn.SUCCESS
 
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
-        v = self.states.get().tolist()
-        msg = self.msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp(time)
-        o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
-        o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z = v
-        self.publisher.publish(msg)
+        self.readings[READINGS] = self.states.get()
+        self.publisher.publish(self.writer.write(*stamp(time)))
         return ReturnType.OK

@@ -3,17 +3,19 @@
 As ros2_control's joint_state_broadcaster (ANCHORS §1.6): claims no command interfaces and shares the
 ``position``, ``velocity`` and ``effort`` state interfaces of ``joints`` (default: every joint of the
 ``<ros2_control>`` blocks, in their order, which is the URDF's); a joint without one of them gets NaN there.
-The stamp is the update time. No ``/dynamic_joint_states`` (ros2_control's Humble and Jazzy broadcaster also
-publish it, its master branch dropped it): every kinodyn state interface is a position, velocity or effort,
-which ``joint_states`` carries (docs/nodes/control_node.md).
+The stamp is the update time. The message is published as its serialized bytes, refilled in place each cycle
+(kinodyn_ros.raw_messages.RawWriter: the names are written once). No ``/dynamic_joint_states``
+(ros2_control's Humble and Jazzy broadcaster also publish it, its master branch dropped it): every kinodyn
+state interface is a position, velocity or effort, which ``joint_states`` carries
+(docs/nodes/control_node.md).
 """
 
 from __future__ import annotations
 
-from array import array
 from typing import ClassVar
 
 import numpy as np
+from kinodyn_ros.raw_messages import RawWriter
 from sensor_msgs.msg import JointState
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
@@ -66,17 +68,17 @@ class JointStateBroadcaster(Controller):
         self.table = np.full((len(FIELDS), len(self.joints)), np.nan)
         self.rows = np.array([f for _, f, _ in self.slots], dtype=np.intp)
         self.cols = np.array([k for k, _, _ in self.slots], dtype=np.intp)
-        # one message, refilled every cycle (publish serialises it at once): its names are set once
-        self.msg = JointState(name=self.joints)
-        self.msg.header.frame_id = self.params["frame_id"]
+        # one message's bytes, refilled every cycle: its names are written once
+        n = len(self.joints)
+        template = JointState(name=self.joints, position=[0.0] * n, velocity=[0.0] * n, effort=[0.0] * n)
+        template.header.frame_id = self.params["frame_id"]
+        self.writer = RawWriter(template, "sensor_msgs/msg/JointState")
         return CallbackReturn.SUCCESS
 
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
         self.table[self.rows, self.cols] = self.states.get()
-        msg = self.msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp(time)
-        # array.array('d') is taken as it is (a list would be checked value by value)
-        msg.position, msg.velocity, msg.effort = (array("d", row.tobytes()) for row in self.table)
-        self.publisher.publish(msg)
+        position, velocity, effort = self.table
+        self.publisher.publish(self.writer.write(*stamp(time), position=position, velocity=velocity,
+                                                 effort=effort))
         return ReturnType.OK
