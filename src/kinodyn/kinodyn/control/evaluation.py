@@ -3,7 +3,8 @@
 ``Evaluator(model, frames).evaluate(q, v)`` returns an ``Evaluation``: everything a control tick reads at
 ``(q, v)`` (mass matrix, nonlinear effects, gravity torques, the placements, Jacobians and ``Jdot v`` of
 the frames asked for, centre of mass, its Jacobian and ``Jcom_dot v``, the centroidal momentum matrix and
-``Adot_G v``). Seed 000 §3.9 (3.80) (``wdot = J qdd + Jdot qd``) and §3.5; Seed 003 §3.7 (96).
+``Adot_G v``). Robot Dynamics lecture notes (ETH) §3.9 (3.80) (``wdot = J qdd + Jdot qd``) and §3.5; Robot
+Dynamics Essential §3.7 (96).
 
 Jacobians are ``local_world_aligned`` (velocity of the frame origin and angular velocity, world axes),
 ``bias_accelerations`` the matching classical accelerations at ``qdd = 0``. One compiled kernel computes

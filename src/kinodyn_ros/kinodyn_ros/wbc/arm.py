@@ -1,7 +1,8 @@
 """The `wbc` node's arm mode: operational space control of one frame towards a target pose, with a joint
 posture in the null space (fixed-base models; docs/nodes/wbc.md).
 
-Each tick (seed 000 §3.9, seed 003 §3.6.4; kinodyn.control.task_space):
+Each tick (Robot Dynamics lecture notes (ETH) §3.9, Robot Dynamics Essential §3.6.4;
+kinodyn.control.task_space):
 
 - ``wdot* = kp e - kd J v`` (3.90) with ``e = pose_error(target, frame)`` (position and the exact rotation
   vector), gains per axis group (position, orientation);
@@ -30,7 +31,8 @@ TWO_PI = 2.0 * math.pi
 
 
 def _critical(hz: float) -> tuple[float, float]:
-    """``(kp, kd)`` of a unit mass at ``hz`` with critical damping (seed 000 (3.78)-(3.79))."""
+    """``(kp, kd)`` of a unit mass at ``hz`` with critical damping (Robot Dynamics lecture notes (ETH)
+    (3.78)-(3.79))."""
     omega = TWO_PI * hz
     return omega * omega, 2.0 * omega
 

@@ -11,7 +11,8 @@ groups (``gait``: the trot's from ``alternating_groups`` unless ``trot_groups`` 
 cannot make, such as a bound on a hexapod whose middle legs are level with the centre, is refused when
 requested, with the reason). The controller holds the CoM over the centre of the support pattern, so it
 takes only the gaits whose stance feet keep that centre within ``max_support_offset_ratio L`` of their
-support at every phase (``gait.support_distance``: static stability's rule, seed 003 inventory §2.8): the
+support at every phase (``gait.support_distance``: static stability's rule, Robot Dynamics Essential §2.8):
+the
 trot (its diagonals cross at the centre), a walk with ``walk_duty > 3/4`` on four feet, any gait standing on
 three feet or more around the centre; a pace or a bound (their pairs stand half a track or a body length
 away) needs a planner that moves the CoM over each support, such as a centroidal MPC, and is refused with
@@ -138,7 +139,8 @@ def _approach(value: np.ndarray, target: np.ndarray, step: np.ndarray) -> None:
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:
-    """``C`` of the quaternion ``(x, y, z, w)`` normalised (Seed 000 (2.54) expanded; ``update`` checked
+    """``C`` of the quaternion ``(x, y, z, w)`` normalised (Robot Dynamics lecture notes (ETH) (2.54)
+    expanded; ``update`` checked
     that its norm is 1 within 1e-3): ``spatial.quat_to_matrix`` without its input checks, a tick's cost."""
     x, y, z, w = (quaternion / math.sqrt(float(quaternion @ quaternion))).tolist()
     return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],

@@ -2,7 +2,7 @@
 
 A gait of ``period`` T and ``duty`` d (the stance fraction of a cycle) gives each foot a phase offset
 ``o_i``: with the gait clock ``c = (t - t0) / T``, foot ``i`` lifts off when ``c + o_i = d`` (mod 1) and
-touches down when ``c + o_i = 0`` (mod 1). The gaits (seed 003 inventory §2.8: stance/swing alternation,
+touches down when ``c + o_i = 0`` (mod 1). The gaits (Robot Dynamics Essential §2.8: stance/swing alternation,
 static stability with the CoM over the support polygon; Alexander 1984, "The gaits of bipedal and
 quadrupedal animals", Int. J. Robotics Research 3(2), for their footfall patterns):
 
@@ -22,7 +22,7 @@ has to unload onto the one that just landed (the controller's contact ramp fits 
 the largest distance from the centroid to the convex hull of the feet in stance (0 when every support,
 down to a diagonal pair's segment, contains it: a trot's diagonals cross there; a pace's or a bound's
 pairs stand half a track or a body length away). A controller that holds the CoM over the centre, static
-stability's rule (seed 003 inventory §2.8), can use only the gaits with a small one.
+stability's rule (Robot Dynamics Essential §2.8), can use only the gaits with a small one.
 
 ``pendulum_period`` is the default period law: dynamic similarity (Alexander and Jayes 1983, "A dynamic
 similarity hypothesis for the gaits of quadrupedal mammals", J. Zoology 201) says animals of different size

@@ -1,6 +1,7 @@
 """``MpcLocomotion``: a centroidal MPC drives the ``LocomotionController``'s whole-body QP.
 
-The two-level scheme of Seed 003 §4.4 (after Di Carlo et al., IROS 2018): the convex single-rigid-body MPC
+The two-level scheme of Robot Dynamics Essential §4.4 (after Di Carlo et al., IROS 2018): the convex
+single-rigid-body MPC
 (``kinodyn.control.mpc``) plans the contact forces and the body's motion over a horizon; the whole-body QP
 tracks both. Plugged into the controller's ``planner`` hook, on every tick, in ``stand`` and in the gaits:
 

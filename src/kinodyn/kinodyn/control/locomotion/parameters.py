@@ -7,7 +7,8 @@ controller measures it in the nominal stance), the gait period follows the leg's
 joint acceleration cap is a multiple of what the URDF's torque limits give the joints, so the defaults suit
 any size of robot.
 Gains are given as the natural frequency of the task's error dynamics and a damping ratio
-(``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Seed 000 (3.78)-(3.79)),
+(``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Robot Dynamics lecture
+notes (ETH) (3.78)-(3.79)),
 not as raw gains, so they do not depend on the robot's mass.
 """
 

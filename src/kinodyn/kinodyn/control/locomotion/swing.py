@@ -9,7 +9,8 @@ With ``s = (t - t_lo) / T_sw`` in [0, 1]:
   leaves and reaches the ground with zero velocity and acceleration.
 
 Velocity and acceleration are the exact time derivatives (chain rule, ``ds/dt = 1 / T_sw``), the task's
-feed-forward (Seed 000 §3.9 (3.90)). Outside [0, 1] the foot rests at the nearer end.
+feed-forward (Robot Dynamics lecture notes (ETH) §3.9 (3.90)). Outside [0, 1] the foot rests at the nearer
+end.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Convex centroidal (single-rigid-body) MPC of a legged robot's contact forces (Seed 003 §4.4).
+"""Convex centroidal (single-rigid-body) MPC of a legged robot's contact forces (Robot Dynamics Essential
+§4.4).
 
 - ``srb``: ``SingleRigidBody`` (total mass, composite inertia at the nominal stance, the state layout);
 - ``dynamics``: the SRB linearised about the reference yaw, exact discretisation;

@@ -1,6 +1,7 @@
 """The condensed MPC: the states eliminated, a dense QP in the stance forces, solved by DAQP.
 
-Seed 003 §4.2.1 (direct shooting): the states are a function of the inputs, ``X = S U + X_free`` with
+Robot Dynamics Essential §4.2.1 (direct shooting): the states are a function of the inputs, ``X = S U +
+X_free`` with
 ``X = [x_1; ..; x_N]``, ``X_free`` the rollout with zero forces and ``S`` block lower triangular
 (``S_{k+1} = A_k S_k + [.. B_k ..]``). Only the forces of the feet in stance are variables (a swing foot's
 are zero), so the QP has ``3 n_stance`` variables:

@@ -1,8 +1,10 @@
 """The SRB dynamics linearised about the reference yaw, and their exact discretisation over one step.
 
 Convex MPC for legged robots (Di Carlo, Wensing, Katz, Bledt, Kim, "Dynamic locomotion in the MIT Cheetah 3
-through convex model-predictive control", IROS 2018), the reduced model of Seed 003 §4.4: with roll and
-pitch small, the Euler-angle rates are ``Rz(yaw)^T omega`` (Seed 003 (10)-(12) at zero roll and pitch), the
+through convex model-predictive control", IROS 2018), the reduced model of Robot Dynamics Essential §4.4:
+with roll and
+pitch small, the Euler-angle rates are ``Rz(yaw)^T omega`` (Robot Dynamics Essential (10)-(12) at zero roll
+and pitch), the
 world inertia is ``Rz(yaw) I Rz(yaw)^T`` and the gyroscopic term ``omega x I omega`` is dropped, so with
 the yaw of each step taken from the reference and the moment arms ``r_i = foot_i - p`` from the reference
 CoM, each step is linear in ``(x, f)``:

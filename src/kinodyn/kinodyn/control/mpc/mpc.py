@@ -1,6 +1,7 @@
 """``CentroidalMpc``: convex single-rigid-body MPC of a legged robot's contact forces over a horizon.
 
-The planning level of Seed 003 §4.4's two-level scheme (the whole-body QP tracks its forces and its base
+The planning level of Robot Dynamics Essential §4.4's two-level scheme (the whole-body QP tracks its forces
+and its base
 trajectory), after the convex MPC of Di Carlo et al. (IROS 2018): set up once for a robot (its SRB:
 ``srb.SingleRigidBody``), then ``solve(state, reference, contact_schedule, footholds)`` per planning tick.
 The problem is ``problem.build_problem``'s; ``params.solver`` picks the sparse OSQP form (``sparse``) or

@@ -1,6 +1,7 @@
 """``MpcPlanner``: runs a ``CentroidalMpc`` at its own rate inside a control loop, never holding up a tick.
 
-The two-level scheme of Seed 003 §4.4 runs the planner slower than the whole-body QP. Here a solve is spread
+The two-level scheme of Robot Dynamics Essential §4.4 runs the planner slower than the whole-body QP. Here
+a solve is spread
 over the control ticks (``CentroidalMpc.solve_parts``): each ``step`` does at most one part of the solve in
 progress (with the condensed solver: the set-up and condensing, the Gram product, the QP), so a tick grows by
 one part, never by a whole solve. (A worker thread would not do better in Python: the solve's set-up and its

@@ -1,4 +1,5 @@
-"""One MPC problem over the horizon, as both solvers read it (Seed 003 §4.4, (105); Di Carlo et al. 2018).
+"""One MPC problem over the horizon, as both solvers read it (Robot Dynamics Essential §4.4, (105); Di
+Carlo et al. 2018).
 
 Over N steps of ``dt``, with ``x_0`` the measured state and ``u_k`` the forces of every foot at step k (in
 units of the weight):

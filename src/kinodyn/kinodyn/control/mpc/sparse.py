@@ -1,6 +1,7 @@
 """The sparse MPC: states and forces as variables, the dynamics as equality rows, solved by OSQP.
 
-Seed 003 §4.2.2 (the states kept as decision variables: a sparse, block-banded KKT system). Variables
+Robot Dynamics Essential §4.2.2 (the states kept as decision variables: a sparse, block-banded KKT system).
+Variables
 ``z = [x_1 .. x_N, u_0 .. u_{N-1}]`` (every foot's force at every step, so the shape never changes), rows
 ``l <= M z <= u``:
 

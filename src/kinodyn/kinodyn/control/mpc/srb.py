@@ -1,12 +1,15 @@
 """The single rigid body (SRB) of a legged robot: the whole robot frozen in its nominal stance.
 
-Seed 003 §4.4 plans with a reduced model (centroidal or single-rigid-body dynamics, (97)); the SRB is the
+Robot Dynamics Essential §4.4 plans with a reduced model (centroidal or single-rigid-body dynamics, (97));
+the SRB is the
 whole robot locked in its nominal joint configuration, so its mass is the total mass and its inertia the
-composite rigid-body inertia of every link about the common centre of mass (Seed 003 §3.5: the angular
+composite rigid-body inertia of every link about the common centre of mass (Robot Dynamics Essential §3.5:
+the angular
 block of the centroidal momentum matrix ``A_G`` with the base at rest in the world's axes), not the base
 link's own inertia: on a quadruped the legs carry a large share of both.
 
-The state is ``x = [roll, pitch, yaw, p, omega, v]`` (12 numbers): ZYX Euler angles of the base (Seed 003
+The state is ``x = [roll, pitch, yaw, p, omega, v]`` (12 numbers): ZYX Euler angles of the base (Robot
+Dynamics Essential
 §1, ``R = Rz(yaw) Ry(pitch) Rx(roll)``), the CoM position, the angular velocity in world axes and the CoM
 velocity, world. Contact forces are those the ground exerts on the robot (docs/conventions.md), world axes,
 applied at the feet's contact points.
@@ -97,7 +100,8 @@ class SingleRigidBody:
         return rotation @ self.inertia @ rotation.T
 
     def derivative(self, x: np.ndarray, forces: np.ndarray, feet: np.ndarray) -> np.ndarray:
-        """``dx/dt`` of the full (not linearised) SRB: Euler-angle rates from ``omega`` (Seed 003 (10)-(12)),
+        """``dx/dt`` of the full (not linearised) SRB: Euler-angle rates from ``omega`` (Robot Dynamics
+        Essential (10)-(12)),
         ``p' = v``, Euler's equation ``I_w omega' + omega x I_w omega = sum r_i x f_i`` and
         ``m v' = sum f_i + m g``; ``forces`` and ``feet`` (n x 3, world): the ground forces and where they
         act."""

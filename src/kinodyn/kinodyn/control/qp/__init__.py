@@ -1,4 +1,4 @@
-"""QP solvers behind one small interface (issue 10, point 5): DAQP (dense), OSQP (sparse).
+"""QP solvers behind one small interface: DAQP (dense), OSQP (sparse).
 
     solver = make_solver("daqp")                 # or "osqp"; options per backend
     result = solver.solve(QP(H, g, A=A, b=b, C=C, l=l, u=u, lb=lb, ub=ub), warm_start=previous)

@@ -1,4 +1,5 @@
-"""Convex QP data, solve status and result, and the KKT residuals that judge a solution (Seed 000 §3.10).
+"""Convex QP data, solve status and result, and the KKT residuals that judge a solution (Robot Dynamics
+lecture notes (ETH) §3.10).
 
 The problem is
 

@@ -1,7 +1,7 @@
-"""The LocomotionController in closed loop with kinodyn's simulator (true state, no ROS; issue 12, point 2).
+"""The LocomotionController in closed loop with kinodyn's simulator (true state, no ROS).
 
 The scenarios of ``examples/quadruped_trot.py`` (``examples/locomotion_scenarios.py``), shortened: control
-500 Hz, simulator RK4 at 1 ms, soft contact. Bounds: the issue's (velocity RMSE <= 0.1 m/s and 0.1 rad/s
+500 Hz, simulator RK4 at 1 ms, soft contact. Bounds: the acceptance's (velocity RMSE <= 0.1 m/s and 0.1 rad/s
 after the transient, base above 60 % of its height and no body point on the ground after a 120 N push), and
 tighter ones about twice the figures measured when they were written (in the comments). Simulated time only.
 """
@@ -52,7 +52,7 @@ def test_quadruped_follows_velocity_commands(command: tuple, linear: float, yaw_
 
 def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
     f = scenarios.push(scenarios.Legged.quadruped(), force=120.0, duration=0.2, before=0.6, after=1.5)
-    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the issue's bounds
+    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the acceptance bounds
     assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # measured 96.4 %, 0.24 m
     assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
 

@@ -1,7 +1,7 @@
-"""The LocomotionController in closed loop with MuJoCo (issue 12, point 3): the same controller and settings
+"""The LocomotionController in closed loop with MuJoCo: the same controller and settings
 as on kinodyn's simulator, on a physics engine no one here wrote (its own contact solver, elliptic cones),
 through the ``PhysicsBackend`` protocol, true state. The scenarios of ``examples/locomotion_scenarios.py``,
-short: control 500 Hz, MuJoCo RK4 at 1 ms. Bounds: the issue's (velocity RMSE <= 0.1 m/s and 0.1 rad/s,
+short: control 500 Hz, MuJoCo RK4 at 1 ms. Bounds: the acceptance's (velocity RMSE <= 0.1 m/s and 0.1 rad/s,
 base above 60 % of its nominal height, no body point on the ground) and tighter ones about twice the
 figures measured (in the comments). Simulated time only."""
 
@@ -51,6 +51,6 @@ def test_quadruped_follows_velocity_commands_on_mujoco(command: tuple, linear: f
 def test_quadruped_survives_lateral_pushes_on_mujoco(mode: str, force: float, offset: float,
                                                      speed: float) -> None:
     f = scenarios.push(quadruped(), force=force, duration=0.2, before=0.6, after=1.5, mode=mode)
-    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the issue's bounds
+    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the acceptance bounds
     assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # 98 %, 0.24 m
     assert f.max_offset < offset and f.final_speed < speed

@@ -1,10 +1,12 @@
 """A 120 N lateral push for 0.2 s while trotting in place, started at several phases of the gait, survived on
-both physics backends (issue 12, point 4; the CoM task's saturation, docs/locomotion.md). The trot starts at
+both physics backends (the closed loop's acceptance; the CoM task's saturation, docs/locomotion.md). The
+trot starts at
 t = 0 and the push one period later plus ``k/8`` of it; the quadruped is mirror-symmetric, so a push to +y at
 phase ``k/8`` is the push to -y at ``(k + 4)/8`` (the other diagonal pair in stance): phases 0-3 of 8, both
 directions, cover the 8 phases x 2 directions (``python examples/quadruped_trot.py pushes`` runs all 16 with
 2 s after). Before the saturation, on MuJoCo the push at phase 4/8 (t = 1 s) ended in a hop and an infeasible
-QP. Bounds: the issue's (base above 60 % of its nominal height, no body point on the ground), no failed QP
+QP. Bounds: the acceptance's (base above 60 % of its nominal height, no body point on the ground), no
+failed QP
 (``ControlError``) and no fallback solver's rescue, then about twice the figures measured. Simulated time."""
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def test_quadruped_survives_a_trotting_push_at_any_phase(backend: str, phase: in
     period = robot.controller.params.period
     f = scenarios.push(robot, force=direction * 120.0, duration=0.2, before=period * (1.0 + phase / 8.0),
                        after=0.8)
-    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the issue's bounds
+    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the acceptance bounds
     assert f.notes == ()  # every tick solved by the first solver
     # measured (both backends, phases 0-7, 2 s after): >= 97.5 %, lowest body >= 0.23 m, moved <= 0.15 m
     assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15 and f.max_offset < 0.3
