@@ -8,7 +8,8 @@ base `odom -> root link` from nav_msgs/Odometry.
 Joint states are taken serialized and read into numpy (raw_messages: bytes that are not a JointState are one
 line, the message dropped); every one is checked as it arrives (names, sizes, finite, within the bounds,
 stamp), the name list once per list (a driver repeats it), so a bad message is reported even when /tf will
-only carry a later one.
+only carry a later one. A /tf message is built only while /tf has a subscriber (a volatile topic delivers only
+to the readers matched when it is published: nobody misses one).
 """
 
 from __future__ import annotations
@@ -129,8 +130,10 @@ class StatePublisher(Node):
         )
 
     def _publish_joints(self, positions: dict[str, float], stamp: Time) -> None:
-        transforms = self._tree.moving_transforms(positions)
-        publish_finite(self._tf, self._tf_message(transforms, stamp), self._problems)
+        """/tf of the joints at ``positions``, built only while /tf has a subscriber (module docstring)."""
+        if self._tf.get_subscription_count():
+            transforms = self._tree.moving_transforms(positions)
+            publish_finite(self._tf, self._tf_message(transforms, stamp), self._problems)
 
     def _publish_pending(self) -> None:
         """The joints received since the last tick, one /tf message per joint_states stamp among them."""
@@ -207,6 +210,8 @@ class StatePublisher(Node):
                 "transform must end at the root link",
             )
         self._check_stamp("odometry", msg.header.stamp)
+        if not self._tf.get_subscription_count():
+            return
         publish_finite(
             self._tf,
             TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)]),

@@ -149,7 +149,8 @@ class Wbc(Node):
                 publish_finite(self._contacts, answer.contacts, self._problems)
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self._problems)
-            if answer.footholds is not None and self._footholds is not None:
+            if (answer.footholds is not None and self._footholds is not None
+                    and self._footholds.get_subscription_count()):  # a viewer's: often none
                 publish_finite(self._footholds, answer.footholds, self._problems)
             if answer.mpc_path is not None and self._mpc_path is not None:
                 publish_finite(self._mpc_path, answer.mpc_path, self._problems)
