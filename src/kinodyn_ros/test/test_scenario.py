@@ -16,6 +16,7 @@ from kinodyn_ros.scenario.cli import main as scenario_main
 from kinodyn_ros.scenario.graph import backend_graph, backend_urdf
 from kinodyn_ros.scenario.metrics import Recording, scenario_result
 from kinodyn_ros.scenario.steps import Step, load_steps, random_steps, steps_from_data
+from kinodyn_ros.wbc.legged import LeggedSettings
 
 import kinodyn as kd
 
@@ -192,3 +193,20 @@ def test_a_registered_backend_gets_its_graph_and_the_estimator_follows_its_rolli
         kd.sim.unregister_backend("toy")
     with pytest.raises(ValueError, match="backend must be one of kinodyn, mujoco, got 'toy'"):
         backend_graph("toy", tmp_path, str(graph))
+
+
+def test_steps_accept_exactly_the_modes_the_wbc_node_accepts() -> None:
+    """Cross-checked against the wbc node's own validation (``LeggedSettings.locomotion_mode``)."""
+    posture = (0.0,) * 12
+    feet = ("lf", "rf", "lh", "rh")
+    accepted = set()
+    for mode in ("sit", "stand", "trot", "walk", "pace", "bound", "gallop", "Trot", ""):
+        try:
+            LeggedSettings(feet=feet, posture=posture, locomotion_mode=mode)
+        except ValueError:
+            with pytest.raises(ValueError, match="mode must be one of"):
+                Step("s", 1.0, mode=mode)
+        else:
+            assert Step("s", 1.0, mode=mode).mode == mode
+            accepted.add(mode)
+    assert accepted == {"sit", "stand", "trot", "walk", "pace", "bound"}

@@ -1,11 +1,13 @@
 """A closed-loop scenario as data: a list of timed steps (docs/closed-loop.md, "Scenarios").
 
 Each step lasts ``duration`` seconds of simulated time. At its start the runner requests the wbc's
-``locomotion_mode`` (if ``mode`` is given), publishes ``base_pose`` (standing base pose offsets x, y, height
-[m], roll, pitch, yaw [rad] about the nominal stance, on the wbc's ``~/base_pose``) and applies ``push`` (a
-force in world axes on ``push_link`` for ``push_duration`` s, through the simulator's ``~/push``); during the
-step it publishes ``cmd_vel`` (vx, vy in m/s, wz in rad/s, body frame). Velocity tracking is judged from
-``settle`` seconds after the step's start (the transient excluded) when ``track`` is true.
+``locomotion_mode`` (if ``mode`` is given: one of the locomotion controller's modes, ``MODES``; a gait the
+robot cannot make is refused by the wbc node, a refusal the result lists), publishes ``base_pose`` (standing
+base pose offsets x, y, height [m], roll, pitch, yaw [rad] about the nominal stance, on the wbc's
+``~/base_pose``) and applies ``push`` (a force in world axes on ``push_link`` for ``push_duration`` s,
+through the simulator's ``~/push``); during the step it publishes ``cmd_vel`` (vx, vy in m/s, wz in rad/s,
+body frame). Velocity tracking is judged from ``settle`` seconds after the step's start (the transient
+excluded) when ``track`` is true.
 A scenario is a YAML list of mappings with these keys, or the same
 list built in Python.
 """
@@ -20,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-MODES = ("sit", "stand", "trot")
+from kinodyn.control.locomotion import MODES  # the modes the wbc node's locomotion_mode accepts
 
 
 @dataclass(frozen=True)
