@@ -572,6 +572,106 @@ def humanoid() -> Robot:
                  hardware=SIM_HARDWARE)
 
 
+# --- (e) quadruped variants for acceptance on robots nobody tuned for (generated, not shipped) ----------
+
+KNEE_SIGN = {"backward": -1, "forward": 1}  # sign of KFE in the stance of a knee pointing that way
+
+
+def robot_mass(robot: Robot) -> float:
+    """The total mass of `robot` [kg]."""
+    return sum(link.body.mass for link in robot.links if link.body is not None)
+
+
+def _scaled_shape(shape: Shape, length: float) -> Shape:
+    if isinstance(shape, Box):
+        return Box(_times(shape.size, length))
+    if isinstance(shape, Cylinder):
+        return Cylinder(shape.radius * length, shape.length * length)
+    return Sphere(shape.radius * length)
+
+
+def _times(v: Vec3, k: float) -> Vec3:
+    return (v[0] * k, v[1] * k, v[2] * k)
+
+
+def scaled(robot: Robot, length: float, mass: float) -> Robot:
+    """`robot` with every length times `length` and every mass times `mass`, the limits by dynamic similarity:
+    effort times `mass * length` (torque ~ m g l), velocity times `1 / sqrt(length)` (speed ~ sqrt(g / l)).
+    Inertias follow from the scaled primitives (they scale with `mass * length**2`)."""
+    def body(b: Body | None) -> Body | None:
+        if b is None:
+            return None
+        return Body(_scaled_shape(b.shape, length), b.mass * mass, _times(b.xyz, length), b.rpy)
+
+    def limit(lim: Limit | None) -> Limit | None:
+        return None if lim is None else Limit(lim.lower, lim.upper, lim.effort * mass * length,
+                                              lim.velocity / math.sqrt(length))
+
+    links = tuple(Link(link.name, body(link.body), tuple((_times(c, length), r * length)
+                                                         for c, r in link.contact_spheres))
+                  for link in robot.links)
+    joints = tuple(dataclasses.replace(j, xyz=_times(j.xyz, length), limit=limit(j.limit))
+                   for j in robot.joints)
+    return dataclasses.replace(robot, links=links, joints=joints)
+
+
+def with_knees(robot: Robot, knees: dict[str, str]) -> Robot:
+    """`robot` (legs named like `quadruped()`'s) with the knees of the legs in `knees` pointing "backward" or
+    "forward": where a leg's knee turns the other way, its KFE range is mirrored and its nominal HFE and KFE
+    negated (the foot stays under the hip)."""
+    def flipped(leg_name: str) -> bool:
+        if leg_name not in knees:
+            return False
+        kfe = next(c for c in robot.controlled if c.name == f"{leg_name}_KFE")
+        return math.copysign(1, kfe.nominal) != KNEE_SIGN[knees[leg_name]]
+
+    flip = {leg_name for leg_name, _, _ in LEGS if flipped(leg_name)}
+    joints = tuple(dataclasses.replace(j, limit=Limit(-j.limit.upper, -j.limit.lower, j.limit.effort,
+                                                      j.limit.velocity))
+                   if j.limit is not None and j.name[:2] in flip and j.name.endswith("_KFE") else j
+                   for j in robot.joints)
+    controlled = tuple(dataclasses.replace(c, nominal=-c.nominal)
+                       if c.name[:2] in flip and c.name.endswith(("_HFE", "_KFE")) else c
+                       for c in robot.controlled)
+    return dataclasses.replace(robot, joints=joints, controlled=controlled)
+
+
+@dataclass(frozen=True)
+class QuadrupedVariant:
+    """A quadruped like `quadruped()` scaled to `mass` and a leg (thigh + shank) of `leg_length`, with its
+    front and hind knees pointing "backward" or "forward" and the trunk's centre of mass moved by
+    `com_offset` (x, y) in the base frame."""
+
+    name: str
+    mass: float  # kg, the whole robot
+    leg_length: float  # m
+    front_knee: str = "backward"
+    hind_knee: str = "forward"
+    com_offset: tuple[float, float] = (0.0, 0.0)  # m
+
+
+def quadruped_variant(variant: QuadrupedVariant) -> Robot:
+    """The robot of `variant` on simulated hardware; feet `<leg>_FOOT`, nominal stance in `controlled`."""
+    base = quadruped()
+    robot = scaled(base, variant.leg_length / (THIGH_LENGTH + SHANK_LENGTH), variant.mass / robot_mass(base))
+    robot = with_knees(robot, {name: variant.front_knee if fore > 0 else variant.hind_knee
+                               for name, fore, _ in LEGS})
+    trunk = robot.links[0]
+    if trunk.body is None or trunk.name != "base_link":
+        raise ValueError("quadruped() must start with its trunk, base_link, with a body")
+    dx, dy = variant.com_offset
+    moved = dataclasses.replace(trunk.body, xyz=(trunk.body.xyz[0] + dx, trunk.body.xyz[1] + dy,
+                                                 trunk.body.xyz[2]))
+    comment = (f"Generated quadruped variant {variant.name}: {fmt(variant.mass)} kg, legs of "
+               f"{fmt(variant.leg_length)} m, front knees {variant.front_knee}, "
+               f"hind knees {variant.hind_knee}, trunk CoM offset ({fmt(dx)}, {fmt(dy)}) m.")
+    return dataclasses.replace(robot, name=variant.name, comments=(comment,), hardware=SIM_HARDWARE,
+                               links=(dataclasses.replace(trunk, body=moved), *robot.links[1:]))
+
+
+QUADRUPED_FEET = tuple(f"{name}_FOOT" for name, _, _ in LEGS)
+
+
 def robots() -> dict[str, str]:
     """File name -> URDF text of every shipped robot (quadruped_sim, arm7_sim: on simulated hardware)."""
     files = {f"{robot.name}.urdf": render(robot) for robot in (planar_2link(), arm7(), quadruped())}
