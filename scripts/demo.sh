@@ -3,7 +3,8 @@
 # simulated quadruped in closed loop through a ~30 s scenario with the browser view, a bag and a report in
 # runs/<timestamp>/, and a summary table at the end.
 #   KINODYN_DEMO=<name>       quadruped (default), quadruped_rt (the same loop in one process, estimator and
-#                             wbc as controllers in control_node), or any graph of config/ (e.g. quadruped_mock, arm7_wbc,
+#                             wbc as controllers in control_node), quadruped_mpc (the wbc driven by the
+#                             centroidal MPC), or any graph of config/ (e.g. quadruped_mock, arm7_wbc,
 #                             planar_demo), run as `kinodyn up` until Ctrl-C
 #   KINODYN_DEMO_HEADLESS=1   no browser view (CI)
 #   KINODYN_DEMO_SHORT=1      the short scenario (a few simulated seconds)

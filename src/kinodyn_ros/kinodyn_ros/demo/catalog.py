@@ -61,6 +61,9 @@ QUADRUPED_TOPICS = (
 QUADRUPED_RT_TOPICS = tuple(t for t in QUADRUPED_TOPICS if t != "/leg_pd_controller/commands")
 """The in-process graph's: the same, but its commands never leave control_node."""
 
+QUADRUPED_MPC_TOPICS = (*QUADRUPED_TOPICS, "/wbc/mpc/path")
+"""The node graph's with the MPC planner: the same, and each plan's predicted base trajectory."""
+
 DEMOS = {
     "quadruped": Demo(
         name="quadruped",
@@ -81,6 +84,17 @@ DEMOS = {
         viewer_graph="quadruped_viewer",
         urdf="quadruped_sim.urdf",
         topics=QUADRUPED_RT_TOPICS,
+        scenario=QUADRUPED_SCENARIO,
+        short_scenario=QUADRUPED_SHORT,
+    ),
+    "quadruped_mpc": Demo(
+        name="quadruped_mpc",
+        description="the node graph's closed loop with the centroidal MPC planning the whole-body QP's "
+                    "forces and base trajectory (config/quadruped_mpc.yaml; the plan on /wbc/mpc/path)",
+        graph="quadruped_mpc",
+        viewer_graph="quadruped_viewer",
+        urdf="quadruped_sim.urdf",
+        topics=QUADRUPED_MPC_TOPICS,
         scenario=QUADRUPED_SCENARIO,
         short_scenario=QUADRUPED_SHORT,
     ),

@@ -24,8 +24,9 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> None:
                                "the browser view, a bag, a report and a summary (docs/demo.md)")
     demo.add_argument("demo", nargs="?", default="quadruped",
                       help="quadruped (closed loop and scenario, docs/demo.md), quadruped_rt (the same in "
-                      "one process: the estimator and the wbc as controllers), or any graph of config/ "
-                      "(run as `kinodyn up`); KINODYN_DEMO in scripts/demo.sh (default quadruped)")
+                      "one process: the estimator and the wbc as controllers), quadruped_mpc (the wbc "
+                      "driven by the centroidal MPC), or any graph of config/ (run as `kinodyn up`); "
+                      "KINODYN_DEMO in scripts/demo.sh (default quadruped)")
     demo.add_argument("--headless", action="store_true",
                       help="no browser view (CI); KINODYN_DEMO_HEADLESS=1")
     demo.add_argument("--short", action="store_true",

@@ -1,0 +1,10 @@
+"""`ros2 launch kinodyn_bringup quadruped_mpc.launch.py`: the graph of config/quadruped_mpc.yaml.
+
+The same nodes and parameters as `kinodyn up config/quadruped_mpc.yaml`; the graph file is the single source.
+"""
+
+from kinodyn_ros.launcher.ros2_launch import launch_description
+
+
+def generate_launch_description():
+    return launch_description("quadruped_mpc")
