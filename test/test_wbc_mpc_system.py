@@ -1,5 +1,6 @@
-"""The wbc node with `planner: mpc` over DDS: config/quadruped_wbc.yaml (control_node with SimulatedSystem in
-lockstep, state_estimator, wbc, state_publisher) with the MPC planner set on the wbc node.
+"""The wbc node with `planner: mpc` over DDS: config/quadruped_mpc.yaml (config/quadruped_wbc.yaml's
+control_node with SimulatedSystem in lockstep, state_estimator, wbc, state_publisher, with the MPC planner set
+on the wbc node; the two files differ in that parameter only: checked).
 
 Judged on simulated time and message content: once the estimate arrives the robot stands on the MPC-driven
 QP (ground-truth height within 1 cm of the stance's), `/wbc/mpc/path` carries one nav_msgs/Path per solve
@@ -7,16 +8,23 @@ QP (ground-truth height within 1 cm of the stance's), `/wbc/mpc/path` carries on
 starting at the base pose of the estimate stamped as the joint state that started the solve, and staying
 there (standing); set to trot live, it trots in place on the MPC (the diagonal pairs alternate, the body up
 and near where it stood); the diagnostics report the planner tracking, with no failed or late solve.
+Driven by the scenario runner (as `kinodyn demo quadruped_mpc` does), it stands, trots and follows 0.3 m/s
+forward: the runner's figures (velocity tracking, estimator drift), no fall, no refusal.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path as FilePath
 
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from kinodyn_ros.launcher.graph import load_graph
+from kinodyn_ros.scenario.graph import graph_command
+from kinodyn_ros.scenario.runner import run_scenario
+from kinodyn_ros.scenario.steps import Step
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rclpy.qos import QoSProfile
@@ -28,7 +36,7 @@ from test.test_wbc_quadruped_system import set_parameter
 
 pytestmark = pytest.mark.system
 
-GRAPH = REPO / "config" / "quadruped_wbc.yaml"
+GRAPH = REPO / "config" / "quadruped_mpc.yaml"
 STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
 NS = 1_000_000_000
 MPC_RATE = 50.0  # the default
@@ -42,11 +50,14 @@ def stamp_ns(msg) -> int:
 def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tmp_path: FilePath) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
-    text = GRAPH.read_text()
-    anchor = "      locomotion_mode: stand\n"
-    assert text.count(anchor) == 1
-    graph = tmp_path / "quadruped_wbc_mpc.yaml"
-    graph.write_text(text.replace(anchor, anchor + "      planner: mpc\n"))
+    mpc, plain = load_graph(GRAPH), load_graph(REPO / "config" / "quadruped_wbc.yaml")
+    for a, b in zip(mpc.nodes, plain.nodes, strict=True):
+        keys = a.parameters.keys() | b.parameters.keys()
+        changed = {k for k in keys if a.parameters.get(k) != b.parameters.get(k)}
+        assert (a.name, a.executable, a.remappings) == (b.name, b.executable, b.remappings)
+        assert changed == ({"planner"} if a.name == "wbc" else set()), (a.name, changed)
+    assert mpc.nodes[2].parameters["planner"] == "mpc"
+    graph = GRAPH
     client = Listener("wbc_mpc_test")
     try:
         truth: list[Odometry] = []
@@ -110,3 +121,57 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
     late = [d for d in diagnostics if "mpc_state" in d]
     assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
     assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"
+
+
+STEPS = (
+    Step("stand", 1.0, mode="stand"),
+    Step("trot in place", 1.0, mode="trot"),
+    Step("trot forward", 4.0, cmd_vel=(0.3, 0.0, 0.0), settle=2.5, track=True),
+)
+"""As test/test_rt_graph_system.py's: the runner's commands land up to a second or two after a step's start
+on a loaded machine (it reads simulated time from the ground truth it took); the long settle excludes that."""
+
+
+def test_the_scenario_runner_trots_the_mpc_graph_forward(spawn) -> None:
+    holder = []
+    listener = Listener("wbc_mpc_scenario_test")  # the plans and diagnostics, beside the runner
+    paths: list[Path] = []
+    diagnostics: list[dict[str, str]] = []
+    qos = QoSProfile(depth=2000)
+    listener.node.create_subscription(Path, "/wbc/mpc/path", paths.append, qos)
+    listener.node.create_subscription(
+        DiagnosticArray, "/diagnostics",
+        lambda m: diagnostics.extend({kv.key: kv.value for kv in s.values} for s in m.status
+                                     if s.name.startswith("wbc")), qos)
+    done = threading.Event()
+    spinner = threading.Thread(target=listener.spin_until, args=(done.is_set, 3600.0))
+    spinner.start()
+    try:
+        result = run_scenario(STEPS, "mpc_graph",
+                              start=lambda: holder.append(spawn(graph_command(GRAPH), "mpc_graph")))
+    finally:
+        done.set()
+        spinner.join()
+        listener.close()
+        spawn.stop_all()
+    print(result.summary_table())
+    log = holder[0].log_path.read_text()
+    assert result.failures() == [], (result.failures(), result.summary_table())
+    step = next(s for s in result.steps if s.tracked)
+    assert abs(step.mean_velocity[0] - 0.3) < 0.05, step  # 0.3 m/s commanded, judged after the settle
+    assert abs(step.mean_velocity[1]) < 0.05 and abs(step.mean_velocity[2]) < 0.05, step
+    assert result.drift is not None and result.drift.path_length > 0.5
+    assert result.drift.final_horizontal_error < 0.05, result.drift
+    assert "unsafe command" not in log
+    # the MPC planned the motion: tracking, no failed or late solve, and its last second of plans (trotting
+    # forward) predicts the base moving forward at the commanded speed over the horizon
+    late = [d for d in diagnostics if "mpc_state" in d]
+    assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
+    assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"
+    end = max(stamp_ns(p) for p in paths)
+    forward = [p for p in paths if stamp_ns(p) >= end - NS]
+    assert len(forward) >= 40, len(forward)  # 50 Hz
+    for path in forward:
+        first, last = path.poses[0].pose.position, path.poses[-1].pose.position
+        speed = np.hypot(last.x - first.x, last.y - first.y) / (HORIZON * STEP)
+        assert abs(speed - 0.3) < 0.06, speed
