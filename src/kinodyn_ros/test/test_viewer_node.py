@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 import rclpy
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Pose, PoseArray, Vector3
+from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, Vector3
 from kinodyn_ros.conversions import transform_stamped
 from kinodyn_ros.nodes.viewer import Viewer, check_host
 from kinodyn_ros.tf_tree import TfTree
+from kinodyn_ros.viewer.markers import scene_markers
+from nav_msgs.msg import Path as NavPath
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker
 
 from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
@@ -108,3 +111,36 @@ def test_configuration_errors() -> None:
                 Viewer()
         finally:
             rclpy.shutdown()
+
+
+def planned_path(frame: str, positions: np.ndarray) -> bytes:
+    msg = NavPath(poses=[PoseStamped() for _ in positions])
+    msg.header.frame_id = frame
+    for pose, (x, y, z) in zip(msg.poses, positions, strict=True):
+        pose.header.frame_id = frame
+        pose.pose.position = Point(x=float(x), y=float(y), z=float(z))
+        pose.pose.orientation.w = 1.0
+    return serialize_message(msg)
+
+
+def test_the_planned_base_path_is_drawn_in_the_fixed_frame_and_bad_ones_are_dropped(viewer) -> None:
+    """The wbc's MPC path (nav_msgs/Path in odom) placed by /tf's world -> odom (a yaw of 90 deg and a shift),
+    checked against the rotation applied by hand; a non-finite or out-of-range path keeps the last one."""
+    T_world_odom = np.eye(4)
+    T_world_odom[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    T_world_odom[:3, 3] = [1.0, 2.0, 0.0]
+    placed = transform_stamped("world", "odom", T_world_odom, Time())
+    viewer._tf_callback(True)(TFMessage(transforms=[placed]))
+    positions = np.column_stack([0.01 * np.arange(17), np.zeros(17), np.full(17, 0.52)])
+    viewer._latest["planned_path"] = planned_path("odom", positions)
+    viewer._update()
+    drawn = viewer._scene({}).planned_path
+    expected = np.column_stack([1.0 - positions[:, 1], 2.0 + positions[:, 0], positions[:, 2]])
+    np.testing.assert_allclose(drawn, expected, atol=1e-12)
+    assert scene_markers(viewer._scene({})).markers[-1].type == Marker.LINE_STRIP
+    for bad in (positions + np.array([0.0, np.nan, 0.0]), positions * 1e9):
+        viewer._latest["planned_path"] = planned_path("odom", bad)
+        viewer._update()
+        np.testing.assert_array_equal(viewer._scene({}).planned_path, drawn)
+    causes = {key[1][0] for key in viewer._problems._last if key[0] == "planned_path message"}
+    assert causes == {"planned_path_non_finite", "planned_path_out_of_range"}, causes

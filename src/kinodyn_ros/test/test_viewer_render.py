@@ -1,8 +1,9 @@
 """kinodyn_ros.viewer: one Scene, two renderings (MarkerArray and the viser scene) that agree (no DDS).
 
-The scene is the quadruped standing (kinodyn FK), two feet in contact, paths, CoM and footholds. Second
-sources: the scene's own numbers (each rendering must carry them unchanged), the shoelace area of the support
-polygon against the triangles drawn, Pinocchio's quaternion for the bodies' orientations in viser.
+The scene is the quadruped standing (kinodyn FK), two feet in contact, paths (estimated, true, planned), CoM
+and footholds. Second sources: the scene's own numbers (each rendering must carry them unchanged), the
+shoelace area of the support polygon against the triangles drawn, Pinocchio's quaternion for the bodies'
+orientations in viser.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def scene() -> Scene:
         com=com,
         com_ground=com_ground(com, support),
         footholds=feet[3:] + np.array([0.1, 0.0, 0.0]),
+        planned_path=np.column_stack([0.3 + 0.1 * t[:17], 0 * t[:17], 0.5 + 0 * t[:17]]),
         focus=poses["base_link"][:3, 3],
     )
 
@@ -107,6 +109,8 @@ def test_markers_carry_the_scene(scene: Scene) -> None:
     np.testing.assert_array_equal(xyz([m[6].pose.position])[0], scene.com_ground)
     assert m[7].type == Marker.SPHERE_LIST
     np.testing.assert_array_equal(xyz(m[7].points), scene.footholds)
+    assert m[8].type == Marker.LINE_STRIP
+    np.testing.assert_array_equal(xyz(m[8].points), scene.planned_path)
 
 
 def test_an_empty_scene_clears_the_markers() -> None:
@@ -129,7 +133,8 @@ def test_browser_draws_the_same_scene(scene: Scene) -> None:
                 pin.Quaternion(w, x, y, z).toRotationMatrix(), body.T[:3, :3], atol=1e-12
             )
         o = view.overlays
-        for name, path in (("estimated_path", scene.estimated_path), ("true_path", scene.true_path)):
+        for name, path in (("estimated_path", scene.estimated_path), ("true_path", scene.true_path),
+                           ("planned_path", scene.planned_path)):
             segments = o[f"/overlays/{name}"].points
             np.testing.assert_allclose(
                 np.vstack([segments[:, 0], segments[-1:, 1]]), path, atol=1e-6

@@ -1,8 +1,9 @@
 """viewer: the robot and its overlays in a browser (viser) and as a MarkerArray (docs/nodes/viewer.md).
 
 The robot is drawn from the URDF's primitive geometry placed by /tf and /tf_static; the overlays are the
-estimated and the true base trajectories, contact forces, the support polygon, the centre of mass and the
-planned footholds (kinodyn_ros.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
+estimated and the true base trajectories, contact forces, the support polygon, the centre of mass, the
+planned footholds and the planned base trajectory (the wbc's MPC prediction, nav_msgs/Path;
+kinodyn_ros.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
 ``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree.
 Inputs other than /tf are subscribed raw and only the newest message is decoded at each update.
 """
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -122,6 +123,8 @@ class Viewer(Node):
         self._contact_overlays: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2, 3)), np.zeros((0, 3)))
         self._com_point: np.ndarray | None = None
         self._foothold_points = np.zeros((0, 3))
+        self._planned_points = np.zeros((0, 3))
+        self._length = length
         self._problems = DistinctProblemLog(self.get_logger())
         self._tf = TransformBuffer()
         self._latest: dict[str, bytes] = {}
@@ -132,6 +135,7 @@ class Viewer(Node):
             ("true_odometry", "/quadruped_system/odometry", Odometry),
             ("contacts", "/quadruped_system/contacts", ContactStates),
             ("footholds", "wbc/footholds", PoseArray),
+            ("planned_path", "wbc/mpc/path", Path),
         ):
             self._subscribe_latest(what, self.declare_parameter(f"{what}_topic", default).value, msg_type)
         self.create_subscription(TFMessage, "/tf", self._tf_callback(static=False), TF_QOS)
@@ -325,6 +329,18 @@ class Viewer(Node):
         T = self._to_frame(msg.header.frame_id)
         return np.array([(T @ pose_to_matrix(p))[:3, 3] for p in msg.poses]).reshape(-1, 3)
 
+    def _planned_path(self, msg: Path) -> np.ndarray:
+        """The positions of a planned base trajectory in the fixed frame (the path's header frame, as RViz's
+        Path display), at most ``trajectory_length`` of them, evenly picked."""
+        positions = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z]
+                              for p in msg.poses]).reshape(-1, 3)
+        if not np.all(np.isfinite(positions)):
+            raise InputError("planned_path_non_finite", "Path has a non-finite pose position")
+        check_bounded("planned_path", "planned path position", positions, self._max_position, "m",
+                      "max_position")
+        T = self._to_frame(msg.header.frame_id)
+        return evenly_picked(positions @ T[:3, :3].T + T[:3, 3], self._length)
+
     def _com(self, msg: JointState, root: np.ndarray) -> np.ndarray:
         positions = joint_state_positions(msg, self._model.joint_names)
         return center_of_mass(self._model, root, positions.values)
@@ -336,6 +352,9 @@ class Viewer(Node):
         self._contact_overlays = contacts or self._contact_overlays
         footholds = self._guarded("footholds message", lambda: self._decoded("footholds", self._footholds))
         self._foothold_points = self._foothold_points if footholds is None else footholds
+        planned = self._guarded("planned_path message",
+                                lambda: self._decoded("planned_path", self._planned_path))
+        self._planned_points = self._planned_points if planned is None else planned
         if self._root in links:
             root = links[self._root]
             com = self._guarded(
@@ -358,6 +377,7 @@ class Viewer(Node):
             com=com,
             com_ground=None if com is None else com_ground(com, support),
             footholds=self._foothold_points,
+            planned_path=self._planned_points,
             focus=links[self._root][:3, 3] if self._root in links else np.zeros(3),
         )
 

@@ -2,7 +2,8 @@
 
 Scene tree: ``/ground`` (grid, z = 0), ``/robot/<link>.visual_<i>`` one node per URDF primitive (viser's box
 is centred with edges ``dimensions``, its cylinder centred along z with ``radius`` and ``height``, as URDF),
-``/overlays/...`` the trajectories, force arrows, support polygon, CoM and footholds, redrawn on each update.
+``/overlays/...`` the trajectories (estimated, true, planned), force arrows, support polygon, CoM and
+footholds, redrawn on each update.
 A "follow the robot" checkbox (on by default) moves every client's camera with the robot's root link.
 """
 
@@ -25,6 +26,7 @@ from kinodyn_ros.viewer.scene import (
     FOOTHOLD_DIAMETER,
     FORCE_COLOR,
     PATH_WIDTH,
+    PLANNED_PATH_COLOR,
     SUPPORT_COLOR,
     SUPPORT_EDGE_COLOR,
     TRUE_PATH_COLOR,
@@ -40,7 +42,7 @@ LEGEND = (
     "**kinodyn viewer**  \n"
     "blue: estimated base path · green: true base path  \n"
     "red: contact forces · teal: support polygon  \n"
-    "yellow: centre of mass · orange: planned footholds"
+    "yellow: centre of mass · orange: planned footholds · purple: planned base path"
 )
 
 
@@ -150,6 +152,7 @@ class BrowserView:
         for name, path, color in (
             ("/overlays/estimated_path", s.estimated_path, ESTIMATED_PATH_COLOR),
             ("/overlays/true_path", s.true_path, TRUE_PATH_COLOR),
+            ("/overlays/planned_path", s.planned_path, PLANNED_PATH_COLOR),
         ):
             if len(path) >= 2:
                 lines(name, _segments(path), color)

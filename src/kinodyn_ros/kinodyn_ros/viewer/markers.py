@@ -27,6 +27,7 @@ from kinodyn_ros.viewer.scene import (
     FOOTHOLD_DIAMETER,
     FORCE_COLOR,
     PATH_WIDTH,
+    PLANNED_PATH_COLOR,
     SUPPORT_COLOR,
     SUPPORT_EDGE_COLOR,
     TRUE_PATH_COLOR,
@@ -37,7 +38,7 @@ NAMESPACE = "kinodyn_viewer"
 
 # Marker ids, one per overlay (arrows take FORCE_ID + i).
 ESTIMATED_PATH_ID, TRUE_PATH_ID, SUPPORT_FILL_ID, SUPPORT_EDGE_ID = range(4)
-COM_ID, COM_LINE_ID, COM_GROUND_ID, FOOTHOLDS_ID = range(4, 8)
+COM_ID, COM_LINE_ID, COM_GROUND_ID, FOOTHOLDS_ID, PLANNED_PATH_ID = range(4, 9)
 FORCE_ID = 100
 
 
@@ -80,6 +81,7 @@ def scene_markers(scene: Scene) -> MarkerArray:
     for marker_id, path, color in (
         (ESTIMATED_PATH_ID, scene.estimated_path, ESTIMATED_PATH_COLOR),
         (TRUE_PATH_ID, scene.true_path, TRUE_PATH_COLOR),
+        (PLANNED_PATH_ID, scene.planned_path, PLANNED_PATH_COLOR),
     ):
         if len(path) >= 2:
             markers.append(_line(scene, marker_id, path, color))

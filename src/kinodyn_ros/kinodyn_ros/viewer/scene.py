@@ -9,7 +9,8 @@
   monotone chain, counter-clockwise), each vertex keeping its height;
 - the centre of mass from joint positions and base pose through ``kinodyn.Model.com``, and its vertical
   projection onto the support plane (the mean height of the contact points; 0 without contacts);
-- planned footholds: points.
+- planned footholds: points;
+- the planned base trajectory (a model predictive controller's prediction over its horizon): a polyline.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ SUPPORT_COLOR: Rgba = (0.20, 0.75, 0.55, 0.35)
 SUPPORT_EDGE_COLOR: Rgba = (0.10, 0.55, 0.40, 1.0)
 COM_COLOR: Rgba = (0.95, 0.75, 0.10, 1.0)
 FOOTHOLD_COLOR: Rgba = (0.95, 0.50, 0.05, 1.0)
+PLANNED_PATH_COLOR: Rgba = (0.60, 0.25, 0.85, 1.0)
 
 PATH_WIDTH = 0.012
 """Line width of the trajectories and the support polygon's edges [m]."""
@@ -185,6 +187,7 @@ class Scene:
     com: np.ndarray | None = None
     com_ground: np.ndarray | None = None
     footholds: np.ndarray = field(default_factory=lambda: _empty(3))
+    planned_path: np.ndarray = field(default_factory=lambda: _empty(3))
     focus: np.ndarray = field(default_factory=lambda: np.zeros(3))
     """Where a camera should look: the root link's origin once it is known."""
 
@@ -197,6 +200,7 @@ class Scene:
             self.force_arrows,
             self.support_polygon,
             self.footholds,
+            self.planned_path,
             self.focus,
             *extra,
         ]
