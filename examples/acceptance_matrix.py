@@ -1,0 +1,172 @@
+"""Acceptance on quadrupeds nobody tuned for: generated variants (urdf/generate.py ``QuadrupedVariant``: mass,
+leg length, knee directions, trunk CoM offset), each given to the ``LocomotionController`` only as its URDF,
+its feet and its nominal stance, with default ``LocomotionParameters``, on kinodyn.sim and on MuJoCo
+(``kinodyn.sim.create_backend``). No ROS.
+
+Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s turn, a lateral push of
+0.5 x weight for 0.2 s while trotting and one of 0.25 x weight while standing. A row passes with no fall (base
+below 60 % of its nominal height or a non-foot frame on the ground), no failed or fallback QP solve, and (in
+the velocity rows) a heading-frame velocity RMSE <= 0.05 m/s and <= 0.05 rad/s after the transient.
+
+Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]``; prints one
+table row per (robot, engine, scenario).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import locomotion_scenarios as scenarios
+import numpy as np
+from wbc_scenarios import ControlError
+
+from kinodyn import sim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "urdf"))
+import generate
+
+G = 9.81
+LINEAR_BOUND, YAW_BOUND = 0.05, 0.05  # m/s, rad/s: RMSE after the transient
+FALL_HEIGHT_RATIO = 0.6
+
+# light/short to heavy/long; knees: the generator's default (front backward, hind forward), all forward, all
+# backward, and front forward / hind backward; trunk CoM offsets up to 3 cm
+VARIANTS = (
+    generate.QuadrupedVariant("light_short", 2.0, 0.15),
+    generate.QuadrupedVariant("small_fwd_knees", 6.0, 0.25, "forward", "forward", (0.03, 0.0)),
+    generate.QuadrupedVariant("mid_mixed", 20.0, 0.4, "forward", "backward", (-0.03, 0.02)),
+    generate.QuadrupedVariant("dense_short", 40.0, 0.3, "backward", "backward", (0.0, -0.03)),
+    generate.QuadrupedVariant("heavy_long", 80.0, 0.6, "backward", "forward", (0.02, -0.02)),
+)
+VARIANT = {v.name: v for v in VARIANTS}
+
+
+@dataclass(frozen=True)
+class Row:
+    robot: str
+    engine: str
+    scenario: str
+    fell: bool
+    infeasible: str  # "" or the failed solve's message
+    fallbacks: int  # ticks whose answer was not "solved" (a fallback solver's)
+    rmse_linear: float | None  # m/s (velocity rows)
+    rmse_yaw_rate: float | None  # rad/s
+    min_height_ratio: float
+
+    @property
+    def passed(self) -> bool:
+        if self.rmse_linear is None or self.rmse_yaw_rate is None:
+            tracked = True  # a push row: no velocity bound
+        else:
+            tracked = self.rmse_linear <= LINEAR_BOUND and self.rmse_yaw_rate <= YAW_BOUND
+        return not self.fell and not self.infeasible and self.fallbacks == 0 and tracked
+
+    def figure(self) -> str:
+        parts = [] if self.rmse_linear is None else [
+            f"rmse {self.rmse_linear:.3f} m/s {self.rmse_yaw_rate:.3f} rad/s"]
+        parts.append(f"min height {100 * self.min_height_ratio:.0f} %")
+        if self.fell:
+            parts.append("FELL")
+        if self.infeasible:
+            parts.append(f"QP failed: {self.infeasible}")
+        if self.fallbacks:
+            parts.append(f"{self.fallbacks} fallback solves")
+        return ", ".join(parts)
+
+
+def build(variant: generate.QuadrupedVariant, engine: str, directory: Path) -> scenarios.Legged:
+    """The variant's URDF written to ``directory``, standing in ``engine`` under the default controller."""
+    robot = generate.quadruped_variant(variant)
+    urdf = directory / f"{variant.name}.urdf"
+    urdf.write_text(generate.render(robot))
+    stance = np.array([c.nominal for c in robot.controlled])
+    return scenarios.Legged.build(urdf, generate.QUADRUPED_FEET, stance, sim.collision_spheres(urdf),
+                                  backend=engine)
+
+
+def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> tuple[bool, float]:
+    ratio = min(trace.height) / robot.nominal_height if trace.height else 1.0
+    return ratio < FALL_HEIGHT_RATIO or (bool(trace.lowest_body) and min(trace.lowest_body) <= 0.0), ratio
+
+
+def velocity_row(robot: scenarios.Legged, mode: str, command: np.ndarray, duration: float,
+                 settle: float) -> tuple[bool, str, int, float | None, float | None, float]:
+    """Run ``mode`` with ``command`` for ``duration`` s; fall, failure, fallbacks, RMSE after ``settle`` s."""
+    trace, failure = scenarios.Trace(), ""
+    try:
+        scenarios.run(robot, robot.sim.t + duration, lambda _t: command, trace, mode=mode)
+    except ControlError as exc:
+        failure = str(exc)
+    fell, ratio = _fell(robot, trace)
+    a = trace.arrays()
+    late = a["t"] >= a["t"][0] + settle - 1e-9 if a["t"].size else a["t"].astype(bool)
+    if failure or not late.any():
+        return fell, failure or "no samples", len(trace.notes), None, None, ratio
+    error = a["velocity"][late] - command
+    return (fell, "", len(trace.notes), float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1)))),
+            float(np.sqrt(np.mean(error[:, 2] ** 2))), ratio)
+
+
+def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float) -> tuple[bool, str, int, None, None,
+                                                                                    float]:
+    """A lateral push of ``weight_fraction`` x weight for 0.2 s after 1 s of ``mode``, then 2 s more."""
+    mass = float(robot.model.mass.sum())
+    try:
+        f = scenarios.push(robot, force=weight_fraction * mass * G, duration=0.2, before=1.0, after=2.0,
+                           mode=mode)
+    except ControlError as exc:
+        return True, str(exc), 0, None, None, float("nan")
+    fell = f.min_height_ratio < FALL_HEIGHT_RATIO or f.lowest_body <= 0.0
+    return fell, "", len(f.notes), None, None, f.min_height_ratio
+
+
+def _velocity(mode: str, command: tuple[float, float, float], duration: float = 3.0,
+              settle: float = 1.5) -> Callable[[scenarios.Legged], tuple]:
+    return lambda robot: velocity_row(robot, mode, np.array(command), duration, settle)
+
+
+SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
+    "stand": _velocity("stand", (0.0, 0.0, 0.0), 2.0, 1.0),
+    "trot in place": _velocity("trot", (0.0, 0.0, 0.0)),
+    "forward 0.5 m/s": _velocity("trot", (0.5, 0.0, 0.0)),
+    "sideways 0.2 m/s": _velocity("trot", (0.0, 0.2, 0.0)),
+    "turn 0.6 rad/s": _velocity("trot", (0.0, 0.0, 0.6)),
+    "trot push 0.5 mg": lambda robot: push_row(robot, "trot", 0.5),
+    "stand push 0.25 mg": lambda robot: push_row(robot, "stand", 0.25),
+}
+
+
+def evaluate(variant: generate.QuadrupedVariant, engine: str, scenario: str) -> Row:
+    """One row of the matrix, on a freshly built robot."""
+    with tempfile.TemporaryDirectory() as directory:
+        robot = build(variant, engine, Path(directory))
+    return Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engines", nargs="+", default=["kinodyn", "mujoco"])
+    parser.add_argument("--robots", nargs="+", default=[v.name for v in VARIANTS], choices=list(VARIANT))
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    args = parser.parse_args()
+    print(f"{'robot':<16} {'engine':<8} {'scenario':<19} {'result':<6} figure", flush=True)
+    passed = total = 0
+    for name in args.robots:
+        for engine in args.engines:
+            for scenario in args.scenarios:
+                row = evaluate(VARIANT[name], engine, scenario)
+                passed, total = passed + row.passed, total + 1
+                result = "pass" if row.passed else "FAIL"
+                print(f"{row.robot:<16} {row.engine:<8} {row.scenario:<19} {result:<6} {row.figure()}",
+                      flush=True)
+    print(f"{passed} of {total} rows pass (bounds: RMSE <= {LINEAR_BOUND} m/s, {YAW_BOUND} rad/s; no fall, "
+          f"no failed or fallback QP)")
+
+
+if __name__ == "__main__":
+    main()
