@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import sys
 from pathlib import Path
 
 import numpy as np
 
 URDFS = Path(__file__).resolve().parents[4] / "urdf"
+sys.path.insert(0, str(URDFS))
+import generate  # noqa: E402  (urdf/generate.py: the robots and their scaling)
+
 QUADRUPED_URDF = URDFS / "quadruped.urdf"
 PLANAR_URDF = URDFS / "planar_2link.urdf"
 
@@ -40,25 +43,9 @@ PENDULUM_URDF = f"""<robot name="pendulum">
 
 
 
-def scaled_urdf(text: str, length: float, mass: float) -> str:
-    """``text`` with every length times ``length`` and every mass times ``mass`` (inertias times
-    ``mass * length**2``, effort limits times ``mass * length``, the torque of the same pose under gravity):
-    the robot keeps its proportions and its mass distribution."""
-    scales = {"origin": {"xyz": length}, "box": {"size": length}, "sphere": {"radius": length},
-              "cylinder": {"radius": length, "length": length}, "mass": {"value": mass},
-              "limit": {"effort": mass * length},
-              "inertia": dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), mass * length**2)}
-    root = ET.fromstring(text)
-    for element in root.iter():
-        for key, factor in scales.get(element.tag, {}).items():
-            if key in element.attrib:
-                element.set(key, " ".join(repr(float(x) * factor) for x in element.attrib[key].split()))
-    return ET.tostring(root, encoding="unicode")
-
-
 QUADRUPED_MASS = 36.0  # kg
 SMALL_QUADRUPED_MASS, SMALL_QUADRUPED_LENGTH = 2.5, 0.5  # kg; the length scale (legs of 0.15 m)
-SMALL_QUADRUPED_URDF = scaled_urdf(QUADRUPED_URDF.read_text(), SMALL_QUADRUPED_LENGTH,
-                                   SMALL_QUADRUPED_MASS / QUADRUPED_MASS)
+SMALL_QUADRUPED_URDF = generate.render(generate.scaled(generate.quadruped(), SMALL_QUADRUPED_LENGTH,
+                                                       SMALL_QUADRUPED_MASS / QUADRUPED_MASS))
 """urdf/quadruped.urdf scaled to 2.5 kg and legs of 0.15 m, a Solo-sized quadruped: each shank with its
 foot weighs 35 g (0.5 kg on the 36 kg robot)."""
