@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 from kinodyn.urdf import ParsedURDF
+from kinodyn_ros.demo.catalog import DEMOS
 from kinodyn_ros.launcher.graph import load_graph
 from kinodyn_ros.scenario.acceptance import full, short
 from kinodyn_ros.scenario.cli import main as scenario_main
@@ -210,3 +211,16 @@ def test_steps_accept_exactly_the_modes_the_wbc_node_accepts() -> None:
             assert Step("s", 1.0, mode=mode).mode == mode
             accepted.add(mode)
     assert accepted == {"sit", "stand", "trot", "walk", "pace", "bound"}
+
+
+def test_each_demo_runs_a_shipped_graph_and_records_the_mpc_path_where_its_wbc_plans() -> None:
+    for demo in DEMOS.values():
+        graph = load_graph(REPO / "config" / f"{demo.graph}.yaml")
+        assert (REPO / "config" / f"{demo.viewer_graph}.yaml").is_file()
+        assert (REPO / "urdf" / demo.urdf).is_file()
+        planners = {n.parameters.get("planner", "none") for n in graph.nodes if n.executable == "wbc"}
+        planners |= {c.get("planner", "none") for node in graph.nodes for c in node.parameters.values()
+                     if isinstance(c, dict) and c.get("type") == "kinodyn_control/WholeBodyController"}
+        assert len(planners) == 1, (demo.name, planners)
+        assert ("/wbc/mpc/path" in demo.topics) == (planners == {"mpc"}), demo.name
+    assert DEMOS["quadruped_mpc"].graph == "quadruped_mpc"
