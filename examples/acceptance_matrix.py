@@ -15,6 +15,7 @@ table row per (robot, engine, scenario).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 from collections.abc import Callable
@@ -69,7 +70,8 @@ class Row:
     def figure(self) -> str:
         parts = [] if self.rmse_linear is None else [
             f"rmse {self.rmse_linear:.3f} m/s {self.rmse_yaw_rate:.3f} rad/s"]
-        parts.append(f"min height {100 * self.min_height_ratio:.0f} %")
+        if not math.isnan(self.min_height_ratio):
+            parts.append(f"min height {100 * self.min_height_ratio:.0f} %")
         if self.fell:
             parts.append("FELL")
         if self.infeasible:
@@ -119,8 +121,8 @@ def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float) -> tupl
     try:
         f = scenarios.push(robot, force=weight_fraction * mass * G, duration=0.2, before=1.0, after=2.0,
                            mode=mode)
-    except ControlError as exc:
-        return True, str(exc), 0, None, None, float("nan")
+    except ControlError as exc:  # push() keeps no trace of a failed run: its height is not known
+        return False, str(exc), 0, None, None, float("nan")
     fell = f.min_height_ratio < FALL_HEIGHT_RATIO or f.lowest_body <= 0.0
     return fell, "", len(f.notes), None, None, f.min_height_ratio
 
