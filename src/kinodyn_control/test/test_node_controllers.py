@@ -18,7 +18,7 @@ import pytest
 import rclpy
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_control.controllers.legged_state_estimator import base_state_values
+from kinodyn_control.controllers.legged_state_estimator import LeggedStateEstimator, base_state_values
 from kinodyn_control.controllers.limits import JointLimitArrays
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, FakeContext, Harness
 from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
@@ -216,15 +216,17 @@ def test_tf_at_its_own_rate(ros_context) -> None:
     validated live as ``publish_rate`` is."""
     h = chained_quadruped(ros_context, {**ESTIMATOR, "tf_rate": 50.0})
     estimator = h.manager.controllers["state_estimator"].controller
-    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")
+    assert isinstance(estimator, LeggedStateEstimator)
+    odometry_out, tf_out = Recorder("odometry/filtered"), Recorder("/tf")
+    estimator._odometry, estimator._tf = odometry_out, tf_out
     states = h.resources.states
     for k in range(400):
         for j, name in enumerate(QUADRUPED_JOINTS):
             states.values[states.index[f"{name}/position"]] = QUADRUPED_STANCE[j] + wobble(k, 1e-4)[j]
         states.values[states.index["imu_sensor/linear_acceleration.z"]] = 9.81 + wobble(k, 1e-3)[0]
         h.manager.cycle(k * DT, DT)
-    odometry = {m.header.stamp.sec * NS + m.header.stamp.nanosec: m for m in estimator._odometry.messages}
-    tf = [m.transforms[0] for m in estimator._tf.messages]
+    odometry = {m.header.stamp.sec * NS + m.header.stamp.nanosec: m for m in odometry_out.messages}
+    tf = [m.transforms[0] for m in tf_out.messages]
     stamps = [t.header.stamp.sec * NS + t.header.stamp.nanosec for t in tf]
     assert len(odometry) > 100 and stamps[0] == min(odometry)
     assert stamps[1] % (NS // 50) == 0 and np.all(np.diff(stamps[1:]) == NS // 50)
