@@ -3,9 +3,10 @@
 The solved tick's contact accelerations are checked against the feedback law written out here with the
 model's own kinematics (``frame_placement``, ``frame_jacobian``, ``kinodyn.spatial.so3_log``), not the
 controller's evaluation: point contacts on the quadruped, 6-D surface contacts on the generated humanoid
-(``urdf/generate.py``). The anchor is the contact frame's pose at the first tick the contact is in stance
-and is taken anew when a contact is re-established. Zero gains leave the rows as they were (the oracle of
-``test_wbc_assembly.py`` checks that tick bit for bit).
+(``urdf/generate.py``). A surface contact's default wrench regularisation is the same QP as a
+``ContactForceTask`` of weight ``c / (m g)^2`` per sole. The anchor is the contact frame's pose at the first
+tick the contact is in stance and is taken anew when a contact is re-established. Zero gains leave the rows
+as they were (the oracle of ``test_wbc_assembly.py`` checks that tick bit for bit).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
-from kinodyn.control.wbc.tasks import ComTask, PostureTask
+from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, PostureTask
 from kinodyn.model import Model
 from kinodyn.spatial import so3_log
 
@@ -149,3 +150,35 @@ def test_zero_gains_add_no_feedback_rows(quadruped: Model) -> None:
     (asm,) = wbc._assemblies.values()
     assert [k for k, _ in asm.feedback] == [FEET.index("LH_FOOT")]
     assert asm.feedback[0][1] == slice(3, 6)
+
+
+def test_gains_and_regularization_defaults() -> None:
+    point, surface = PointContact("LF_FOOT"), SurfaceContact("L_SOLE", 0.1, 0.05)
+    assert (point.kp, point.kd, point.force_regularization) == (0.0, 0.0, 0.0)  # rows and cost as before
+    w = surface.kp ** 0.5
+    assert w > 0.0 and surface.kd == pytest.approx(2.0 * w) and surface.force_regularization > 0.0
+    with pytest.raises(ValueError, match="force_regularization must be a finite number >= 0"):
+        SurfaceContact("L_SOLE", 0.1, 0.05, force_regularization=-1.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_wrench_regularization_is_a_force_task_of_weight_c_over_weight_squared(humanoid: Model,
+                                                                               seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    c = 10.0
+    weight = float(humanoid.mass[1:].sum()) * 9.81
+    built = standing(humanoid, [SurfaceContact(sole, 0.11, 0.055, force_regularization=c) for sole in SOLES])
+    explicit = standing(humanoid, [SurfaceContact(sole, 0.11, 0.055, force_regularization=0.0)
+                                   for sole in SOLES])
+    for sole in SOLES:
+        explicit.add_task(ContactForceTask(sole, 6, weight=c / weight**2))
+    q0 = humanoid.neutral()
+    q0[7:] = np.tile([0.0, 0.0, -0.35, 0.7, -0.35, 0.0], 2)
+    for wbc in (built, explicit):
+        assert wbc.update(q0, np.zeros(humanoid.nv)).ok  # the anchors
+    q, v = perturbed(humanoid, q0, rng, 0.02), rng.normal(scale=0.2, size=humanoid.nv)
+    first, second = built.update(q, v), explicit.update(q, v)
+    assert first.ok and second.ok
+    np.testing.assert_allclose(first.qdd, second.qdd, rtol=0.0, atol=1e-7)
+    for sole in SOLES:
+        np.testing.assert_allclose(first.forces[sole], second.forces[sole], rtol=0.0, atol=1e-6)

@@ -2,11 +2,11 @@
 
 The robot is generated (``urdf/generate.py``: ``humanoid()``, about 39 kg, box feet touching the soft ground
 with four spheres each). WBC at 500 Hz, weighted, simulator RK4 at 1 ms; standing tasks only (CoM, base
-orientation, posture) at the default task weight 1. On the soft ground each sole needs contact feedback
-(``kp = w^2``, ``kd = 2 w``, ``w = 6 rad/s``: the drift critically damped) and a force regularisation (a
-``ContactForceTask`` of weight 1e-4 per sole, as TSID poses every rigid contact): without them the two soles'
-internal wrench is weighted only by the QP's ridge and the solver reports a numerical error or puts the
-whole weight on one foot within the first 0.1 s, and the feet rock on their edges. Simulated time only.
+orientation, posture) at the default task weight 1, the soles' ``SurfaceContact`` with its defaults (contact
+feedback and wrench regularisation, ``contacts.py``). Without those two the soles' internal wrench is set by
+the QP's ridge alone and the solver reports a numerical error or puts the whole weight on one foot within the
+first 0.1 s, and the feet rock on their edges (``test_without_the_surface_defaults_it_falls``). Simulated time
+only.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.control.wbc import SurfaceContact, WholeBodyController
-from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, ContactForceTask, PostureTask
+from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, PostureTask
 
 import kinodyn as kd
 from kinodyn import sim
@@ -28,8 +28,6 @@ sys.path.insert(0, str(ROOT / "examples"))  # the closed loop and gains of the q
 import wbc_scenarios as scenarios  # noqa: E402  (from examples/, after the path)
 
 SOLES = ("L_SOLE", "R_SOLE")
-CONTACT_FREQUENCY = 6.0  # rad/s, the contact feedback's natural frequency
-FORCE_REGULARIZATION = 1e-4  # weight of each sole's wrench (per N^2, N^2 m^2)
 
 
 def generator():  # -> the urdf/generate.py module
@@ -40,7 +38,8 @@ def generator():  # -> the urdf/generate.py module
     return module
 
 
-def test_humanoid_stands_10_s_and_takes_a_push() -> None:
+def standing_humanoid(**sole_options: float) -> tuple[kd.Model, scenarios.ClosedLoop, np.ndarray]:
+    """The humanoid on the ground under the WBC; ``sole_options``: passed to each ``SurfaceContact``."""
     generate = generator()
     robot = generate.humanoid()
     text = generate.render(robot)
@@ -53,9 +52,8 @@ def test_humanoid_stands_10_s_and_takes_a_push() -> None:
     q0[7:] = nominal
     q0[2] = -min(model.frame_placement(q0, sole)[2, 3] for sole in SOLES)  # soles on the ground, level
     simulator.reset(q0)
-    w = CONTACT_FREQUENCY
     soles = [SurfaceContact(sole, generate.HUMANOID_FOOT.size[0] / 2, generate.HUMANOID_FOOT.size[1] / 2,
-                            mu=scenarios.FRICTION_MARGIN * contact.friction, kp=w * w, kd=2.0 * w)
+                            mu=scenarios.FRICTION_MARGIN * contact.friction, **sole_options)
              for sole in SOLES]
     wbc = WholeBodyController(model, soles)
     kp, kd_ = scenarios.pd_gains(scenarios.BASE_HZ)
@@ -65,9 +63,12 @@ def test_humanoid_stands_10_s_and_takes_a_push() -> None:
     base.set_reference(np.eye(3))
     for task in (com, base, PostureTask(model, nominal, *scenarios.pd_gains(scenarios.POSTURE_HZ))):
         wbc.add_task(task)  # the default weight, 1
-    for sole in SOLES:
-        wbc.add_task(ContactForceTask(sole, 6, weight=FORCE_REGULARIZATION))
-    loop = scenarios.ClosedLoop(simulator, wbc, 500.0)
+    return model, scenarios.ClosedLoop(simulator, wbc, 500.0), q0
+
+
+def test_humanoid_stands_10_s_and_takes_a_push() -> None:
+    model, loop, q0 = standing_humanoid()
+    simulator, wbc = loop.sim, loop.wbc
     total = float(wbc.update(q0, np.zeros(model.nv)).evaluation.total_mass)
     assert 35.0 < total < 45.0
     push = 0.1 * total * 9.81  # N, forwards, 0.2 s from t = 5 s
@@ -91,3 +92,15 @@ def test_humanoid_stands_10_s_and_takes_a_push() -> None:
     assert max_com < 0.08  # through the push
     assert after_push < 0.01  # back at its reference within 2 s of the push
     assert simulator.in_contact.all()  # both soles flat on the ground at the end
+
+
+@pytest.mark.parametrize("options", [{"kp": 0.0, "kd": 0.0, "force_regularization": 0.0},
+                                     {"kp": 0.0, "kd": 0.0}])
+def test_without_the_surface_defaults_it_falls(options: dict) -> None:
+    """Without contact feedback (with or without the wrench regularisation) the QP fails or the robot goes
+    down within 3 s."""
+    _, loop, q0 = standing_humanoid(**options)
+    with pytest.raises((scenarios.ControlError, AssertionError)):
+        while loop.sim.t < 3.0:
+            loop.tick()
+            assert loop.sim.q[2] > q0[2] - 0.05, f"fell at t = {loop.sim.t:.3f} s"

@@ -279,6 +279,12 @@ class Assembly:
         self.feedback = [(k, slice(int(starts[k]), int(starts[k + 1])))
                          for k, c in enumerate(contacts) if c.has_feedback]
         self._dims = np.array([c.dim for c in contacts], dtype=np.int64)
+        regularized = [(layout.force(c.name), c.force_regularization)
+                       for c in contacts if c.force_regularization]
+        self.regularized_columns = np.array(
+            [i for cols, _ in regularized for i in range(cols.start, cols.stop)], dtype=np.int64)
+        self._regularization = np.array(
+            [w for cols, w in regularized for _ in range(cols.stop - cols.start)])
         self.normal_bounds = np.zeros((len(contacts), 2))
         self._cones: list[tuple[Contact, slice, slice]] = []  # all written by the first fill, then the moving
         normal_rows, row = [], 0
@@ -374,6 +380,16 @@ class Assembly:
         r = np.subtract(b, np.matmul(A, x, out=buf.Ax), out=buf.r)
         np.add(np.matmul(AZ.T, AZ, out=buf.H), ridge * np.eye(AZ.shape[1]), out=buf.H)
         np.negative(np.matmul(AZ.T, r, out=buf.g), out=buf.g)
+
+    def regularize_forces(self, buf: LevelBuffers, Z: np.ndarray, x: np.ndarray, weight: float) -> None:
+        """Add the surface contacts' wrench regularisation ``sum c |f / weight|^2`` (``contacts.py``;
+        ``weight``: the robot's) to level ``buf``'s ``H`` and ``g`` at ``x + Z z``: ``H += Z_F^T C Z_F``,
+        ``g += Z_F^T C x_F`` over the regularised force entries ``F``."""
+        cols = self.regularized_columns
+        ZF = Z[cols]
+        scale = self._regularization / (weight * weight)
+        buf.H += ZF.T @ (scale[:, None] * ZF)
+        buf.g += ZF.T @ (scale * x[cols])
 
     def level(self, k: int, tasks: Sequence[Task], nz: int) -> LevelBuffers:
         """Level ``k``'s arrays for its ``tasks`` (the same at every call for one ``k``: the controller's

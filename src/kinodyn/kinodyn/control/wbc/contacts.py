@@ -20,7 +20,15 @@ the pose it had when the contact was established (the controller's first tick wi
 ``p - p_anchor`` for a point contact, ``[p - p_anchor; log(C C_anchor^T)]`` (world axes) for a surface
 contact. A soft or compliant ground lets a "fixed" contact move; without feedback the controller keeps any
 such motion (it only asks for zero acceleration), with it the contact is held at its anchor as a
-critically damped oscillator when ``kd = 2 sqrt(kp)``. Zero gains (the default) give the rows above.
+critically damped oscillator when ``kd = 2 sqrt(kp)``. Zero gains give the rows above: the default of a
+point contact. A surface contact defaults to ``kp = w^2``, ``kd = 2 w`` with the natural frequency
+``w = SURFACE_FREQUENCY``: a sole on a compliant ground turns on its edges unless held.
+
+Wrench regularisation (surface contacts, ``force_regularization`` ``c``, default ``SURFACE_REGULARIZATION``):
+the controller adds ``c |w / (m g)|^2`` to every level's cost (``m g`` the robot's weight, so the term has
+the same size on any robot), as TSID regularises every rigid contact's force. Two soles leave six
+directions of internal wrench that no task sees; without it only the QP's ridge (``regularization``) fixes
+them and the solver may answer with the whole weight on one foot or fail numerically.
 
 Switching: the controller passes the upper bound of the normal force, ``f_upper``; it ramps it linearly
 from the contact's normal force at the switch down to 0 before it drops a contact (stance -> swing), and from
@@ -39,6 +47,8 @@ from kinodyn.control.evaluation import Evaluation
 from kinodyn.spatial.rotations import as_unit_axis
 
 DEFAULT_MAX_NORMAL_FORCE = 1.0e4  # N
+SURFACE_FREQUENCY = 6.0  # rad/s: a surface contact's default feedback, kp = w^2, kd = 2 w (critically damped)
+SURFACE_REGULARIZATION = 10.0  # a surface contact's default wrench regularisation, per (m g)^2
 
 
 def _tangent_basis(normal: np.ndarray) -> np.ndarray:
@@ -87,6 +97,7 @@ class PointContact:
     kd: float = 0.0  # 1/s: feedback on the contact point's velocity
     dim: int = field(default=3, init=False)
     moving_cone = False  # D of force_inequalities is fixed in world axes
+    force_regularization = 0.0  # (surface contacts only: module doc)
 
     def __post_init__(self) -> None:
         self.name = self.name or self.frame
@@ -144,8 +155,9 @@ class SurfaceContact:
     f_min: float = 0.0
     f_max: float = DEFAULT_MAX_NORMAL_FORCE
     name: str = ""
-    kp: float = 0.0  # 1/s^2: feedback on the drift from the anchor, position and orientation (module doc)
-    kd: float = 0.0  # 1/s: feedback on the sole's twist
+    kp: float = SURFACE_FREQUENCY**2  # 1/s^2: feedback on the drift from the anchor, position and orientation
+    kd: float = 2.0 * SURFACE_FREQUENCY  # 1/s: feedback on the sole's twist
+    force_regularization: float = SURFACE_REGULARIZATION  # weight of |wrench / (m g)|^2 (module doc)
     dim: int = field(default=6, init=False)
     moving_cone = True  # D of force_inequalities turns with the sole
 
@@ -153,6 +165,10 @@ class SurfaceContact:
         self.name = self.name or self.frame
         _check_common(self.name, self.mu, self.f_min, self.f_max)
         _check_gains(self.name, self.kp, self.kd)
+        c = self.force_regularization
+        if not (isinstance(c, (int, float)) and math.isfinite(c) and c >= 0.0):
+            raise ValueError(f"contact {self.name!r}: force_regularization must be a finite number >= 0 "
+                             f"(0 turns it off), got {c!r}")
         for side in ("half_length", "half_width"):
             value = getattr(self, side)
             if not (math.isfinite(value) and value > 0.0):

@@ -123,6 +123,8 @@ class WholeBodyController:
         self.limits = limits if limits is not None else JointLimits.from_model(model)
         self._torque_limited = np.flatnonzero(np.isfinite(self.limits.effort))
         self._first_v = 6 if model.floating_base else 0
+        # the robot's weight [N] (the wrench regularisation's scale, contacts.py); 1 N in zero gravity
+        self._weight = float(model.mass[1:].sum() * np.linalg.norm(model.gravity)) or 1.0
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -269,6 +271,8 @@ class WholeBodyController:
             buf = asm.level(k, tasks, Z.shape[1])
             self._stack(tasks, ev, layout, buf.rows)
             asm.products(buf, Z, x, self.regularization)
+            if asm.regularized_columns.size:
+                asm.regularize_forces(buf, Z, x, self._weight)
             AZ, CZ, low, high = buf.AZ, buf.CZ, buf.low, buf.high
             if k:  # a lower level starts from the higher levels' solution, z = 0: keep it feasible (it may
                 # sit past a bound by the solver's tolerance); drop the rows z cannot change
