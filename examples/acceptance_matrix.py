@@ -4,9 +4,10 @@ its feet and its nominal stance, with default ``LocomotionParameters``, on kinod
 (``kinodyn.sim.create_backend``). No ROS.
 
 Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s turn, a lateral push of
-0.5 x weight for 0.2 s while trotting and one of 0.25 x weight while standing. A row passes with no fall (base
-below 60 % of its nominal height or a non-foot frame on the ground), no failed or fallback QP solve, and (in
-the velocity rows) a heading-frame velocity RMSE <= 0.05 m/s and <= 0.05 rad/s after the transient.
+0.5 x weight for 0.2 s while trotting (at four phases of the gait cycle) and one of 0.25 x weight while
+standing. A row passes with no fall (base below 60 % of its nominal height or a non-foot frame on the
+ground), no failed or fallback QP solve, and (in the velocity rows) a heading-frame velocity RMSE
+<= 0.05 m/s and <= 0.05 rad/s after the transient.
 
 Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]``; prints one
 table row per (robot, engine, scenario).
@@ -114,13 +115,14 @@ def velocity_row(robot: scenarios.Legged, mode: str, command: np.ndarray, durati
             float(np.sqrt(np.mean(error[:, 2] ** 2))), ratio)
 
 
-def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float) -> tuple[bool, str, int, None, None,
-                                                                                    float]:
-    """A lateral push of ``weight_fraction`` x weight for 0.2 s after 1 s of ``mode``, then 2 s more."""
+def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float,
+             phase: float = 0.0) -> tuple[bool, str, int, None, None, float]:
+    """A lateral push of ``weight_fraction`` x weight for 0.2 s after ``1 s + phase x period`` of ``mode``
+    (``phase``: of the gait cycle, the controller's ``period``), then 2 s more."""
     mass = float(robot.model.mass.sum())
     try:
-        f = scenarios.push(robot, force=weight_fraction * mass * G, duration=0.2, before=1.0, after=2.0,
-                           mode=mode)
+        f = scenarios.push(robot, force=weight_fraction * mass * G, duration=0.2,
+                           before=1.0 + phase * robot.controller.period, after=2.0, mode=mode)
     except ControlError as exc:  # push() keeps no trace of a failed run: its height is not known
         return False, str(exc), 0, None, None, float("nan")
     fell = f.min_height_ratio < FALL_HEIGHT_RATIO or f.lowest_body <= 0.0
@@ -132,14 +134,19 @@ def _velocity(mode: str, command: tuple[float, float, float], duration: float = 
     return lambda robot: velocity_row(robot, mode, np.array(command), duration, settle)
 
 
+def _push(mode: str, weight_fraction: float, phase: float = 0.0) -> Callable[[scenarios.Legged], tuple]:
+    return lambda robot: push_row(robot, mode, weight_fraction, phase)
+
+
+TROT_PUSH_PHASES = (0.0, 0.25, 0.5, 0.75)  # of the gait cycle, after 1 s of trotting
 SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
     "stand": _velocity("stand", (0.0, 0.0, 0.0), 2.0, 1.0),
     "trot in place": _velocity("trot", (0.0, 0.0, 0.0)),
     "forward 0.5 m/s": _velocity("trot", (0.5, 0.0, 0.0)),
     "sideways 0.2 m/s": _velocity("trot", (0.0, 0.2, 0.0)),
     "turn 0.6 rad/s": _velocity("trot", (0.0, 0.0, 0.6)),
-    "trot push 0.5 mg": lambda robot: push_row(robot, "trot", 0.5),
-    "stand push 0.25 mg": lambda robot: push_row(robot, "stand", 0.25),
+    **{f"trot push 0.5 mg @{phase:g}T": _push("trot", 0.5, phase) for phase in TROT_PUSH_PHASES},
+    "stand push 0.25 mg": _push("stand", 0.25),
 }
 
 
@@ -156,7 +163,7 @@ def main() -> None:
     parser.add_argument("--robots", nargs="+", default=[v.name for v in VARIANTS], choices=list(VARIANT))
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     args = parser.parse_args()
-    print(f"{'robot':<16} {'engine':<8} {'scenario':<19} {'result':<6} figure", flush=True)
+    print(f"{'robot':<16} {'engine':<8} {'scenario':<24} {'result':<6} figure", flush=True)
     passed = total = 0
     for name in args.robots:
         for engine in args.engines:
@@ -164,7 +171,7 @@ def main() -> None:
                 row = evaluate(VARIANT[name], engine, scenario)
                 passed, total = passed + row.passed, total + 1
                 result = "pass" if row.passed else "FAIL"
-                print(f"{row.robot:<16} {row.engine:<8} {row.scenario:<19} {result:<6} {row.figure()}",
+                print(f"{row.robot:<16} {row.engine:<8} {row.scenario:<24} {result:<6} {row.figure()}",
                       flush=True)
     print(f"{passed} of {total} rows pass (bounds: RMSE <= {LINEAR_BOUND} m/s, {YAW_BOUND} rad/s; no fall, "
           f"no failed or fallback QP)")
