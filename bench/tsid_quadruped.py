@@ -78,6 +78,8 @@ class StandingProblem:
     posture_kp: float = 50.0
     posture_kd: float = 14.0
     posture_weight: float = 1e-2
+    contact_kp: float = 0.0         # ContactPoint's Kp (all axes); kinodyn's PointContact kp
+    contact_kd: float = 0.0         # ContactPoint's Kd; kinodyn's PointContact kd
     q_ref: np.ndarray = field(default_factory=standing_configuration)  # posture reference (its joints)
     com_ref: np.ndarray | None = None  # None: the CoM of q_ref (Pinocchio's, reported by TsidProcess)
 
@@ -108,8 +110,8 @@ class TsidQuadruped:
             normal = np.array([0.0, 0.0, 1.0])
             contact = tsid.ContactPoint(foot, self.robot, foot, normal, p.mu, p.f_min, p.f_max)
             contact.useLocalFrame(False)  # default True: J_c, f and the cone in the foot's own axes
-            contact.setKp(np.zeros(3))
-            contact.setKd(np.zeros(3))
+            contact.setKp(p.contact_kp * np.ones(3))
+            contact.setKd(p.contact_kd * np.ones(3))
             contact.setReference(self.robot.framePosition(data, self.model.getFrameId(foot)))
             self.formulation.addRigidContact(contact, p.force_weight)
             self.contacts.append(contact)
@@ -259,8 +261,8 @@ def kinodyn_problem(model: Any, problem: StandingProblem, com_ref: np.ndarray) -
     from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, ContactForceTask, PostureTask
 
     p = problem
-    contacts = [PointContact(foot, mu=np.sqrt(2.0) * p.mu, facets=4, f_min=p.f_min, f_max=p.f_max)
-                for foot in FEET]
+    contacts = [PointContact(foot, mu=np.sqrt(2.0) * p.mu, facets=4, f_min=p.f_min, f_max=p.f_max,
+                             kp=p.contact_kp, kd=p.contact_kd) for foot in FEET]
     com = ComTask(p.com_kp, p.com_kd, p.com_weight)
     com.set_reference(com_ref)
     base = BaseOrientationTask(model, p.base_kp, p.base_kd, p.base_weight)

@@ -29,6 +29,7 @@ force active (asserted, so the comparison covers active inequalities).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -128,3 +129,24 @@ def test_same_solution_as_tsid(model: kd.Model, tsid: tq.TsidProcess) -> None:
         active_facets += int(np.count_nonzero(slack < 1e-7))
         active_minimum += int(np.count_nonzero(F[:, 2] - PROBLEM.f_min < 1e-7))
     assert active_facets >= 10 and active_minimum >= 3, (active_facets, active_minimum)
+
+
+def test_same_solution_as_tsid_with_contact_gains(model: kd.Model) -> None:
+    """TSID's ContactPoint Kp/Kd (reference: the foot at q_ref) and kinodyn's PointContact kp/kd (anchor: the
+    foot at the first tick, taken at q_ref): qdd, forces and tau agree to 1e-7 on every state."""
+    problem = dataclasses.replace(PROBLEM, contact_kp=50.0, contact_kd=2.0 * np.sqrt(50.0))
+    with tq.TsidProcess(problem, model.joint_names) as tsid:
+        wbc = tq.kinodyn_controller(model, problem, tsid.com_ref)
+        plain = tq.kinodyn_controller(model, PROBLEM, tsid.com_ref)  # no gains: the feedback's effect
+        assert wbc.update(np.asarray(problem.q_ref), np.zeros(model.nv)).ok  # the anchors, at q_ref
+        moved = 0.0
+        for q, v in STATES[1:]:
+            theirs = tsid.solve(q, v)
+            moved = max(moved, float(np.abs(plain.update(q, v).qdd - theirs["qdd"]).max()))
+            result = wbc.update(q, v)
+            assert result.ok, result.message
+            forces = np.array([result.forces[foot] for foot in tq.FEET])
+            np.testing.assert_allclose(result.qdd, theirs["qdd"], rtol=0.0, atol=1e-7)
+            np.testing.assert_allclose(forces, theirs["forces"], rtol=0.0, atol=1e-7)
+            np.testing.assert_allclose(result.tau, theirs["tau"], rtol=0.0, atol=1e-7)
+        assert moved > 0.1  # the gains change the answer: the agreement is not that of gain-free rows
