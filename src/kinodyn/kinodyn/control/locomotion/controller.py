@@ -133,19 +133,18 @@ def _min_jerk(u: float) -> tuple[float, float, float]:
             60.0 * u * (1.0 - u) * (1.0 - 2.0 * u))
 
 
-def _approach(value: np.ndarray, target: np.ndarray, step: np.ndarray) -> None:
-    """Move ``value`` towards ``target`` by at most ``step`` per entry, in place."""
-    np.add(value, np.minimum(np.maximum(target - value, -step), step), out=value)  # (np.clip's definition)
+def _approached(value: list[float], target: list[float], step: list[float]) -> list[float]:
+    """``value`` moved towards ``target`` by at most ``step`` per entry."""
+    return [x + min(max(goal - x, -d), d) for x, goal, d in zip(value, target, step, strict=True)]
 
 
-def _rotation(quaternion: np.ndarray) -> np.ndarray:
-    """``C`` of the quaternion ``(x, y, z, w)`` normalised (Robot Dynamics lecture notes (ETH) (2.54)
-    expanded; ``update`` checked
-    that its norm is 1 within 1e-3): ``spatial.quat_to_matrix`` without its input checks, a tick's cost."""
-    x, y, z, w = (quaternion / math.sqrt(float(quaternion @ quaternion))).tolist()
-    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
-                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
-                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+def _yaw(quaternion: np.ndarray, norm: float) -> float:
+    """The heading ``atan2(C[1, 0], C[0, 0])`` of the rotation ``C`` of the quaternion ``(x, y, z, w)``
+    divided by its ``norm`` (Robot Dynamics lecture notes (ETH) (2.54); ``update`` checked that the norm is
+    1 within 1e-3)."""
+    x, y, z, w = quaternion.tolist()
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    return math.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
 
 
 def _hips(model: Model, q: np.ndarray, feet: Sequence[str]) -> np.ndarray:
@@ -209,6 +208,7 @@ class LocomotionController:
         self.hips = np.ascontiguousarray(stance[:, :2])  # nominal (x, y) of each foot, base frame
         # each foot about the centre of the nominal support pattern: placed about the CoM's projection
         self.stance_offsets = np.ascontiguousarray(self.hips - self.hips.mean(axis=0))
+        self._stance_offsets = self.stance_offsets.tolist()  # (Python floats for the footholds' arithmetic)
         self.nominal_height = float(-stance[:, 2].mean())  # base above the feet's mean
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
@@ -337,18 +337,17 @@ class LocomotionController:
 
     def update(self, q: Any, v: Any, t: float, command: Any = (0.0, 0.0, 0.0)) -> LocomotionOutput:
         """One control tick at the measured state (module doc)."""
-        q, v = self._check_state(q, v)
+        q, v, norm = self._check_state(q, v)
         cmd = as_vector(command, 3, "velocity command (vx, vy, wz)")
         if not math.isfinite(t):
             raise ValueError(f"t must be finite, got {t}")
+        yaw = _yaw(q[3:7], norm)
         if self._t is None:
-            self._start(q, t)
+            self._start(q, t, yaw)
         elif t < self._t:
             raise ValueError(f"time went backwards: {t} after {self._t}")
         dt = t - (self._t if self._t is not None else t)
         self._t = t
-        C = _rotation(q[3:7])
-        yaw = math.atan2(C[1, 0], C[0, 0])
         self._step_modes(t)
         gait_state = self.scheduler.update(t)
         self._track_command(cmd, dt, yaw)
@@ -451,25 +450,30 @@ class LocomotionController:
         """In a gait and staying so (not stopping)."""
         return self._mode in GAITS and self.scheduler.gait.moves
 
-    def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray, float]:
+        """``q`` and ``v`` as float vectors, checked, and the norm of the base quaternion."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         m = self.model
         if q.shape != (m.nq,) or v.shape != (m.nv,):
             raise ValueError(f"q must have {m.nq} entries and v {m.nv} (floating base first), got "
                              f"{q.shape} and {v.shape}")
-        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+        # a finite sum has finite terms; a non-finite one (or an overflow) is looked at entry by entry
+        if not math.isfinite(float(q.sum()) + float(v.sum())) and \
+                not (np.isfinite(q).all() and np.isfinite(v).all()):
             raise ValueError("q and v must be finite")
-        if abs(math.sqrt(float(q[3:7] @ q[3:7])) - 1.0) > 1e-3:
-            raise ValueError(f"the base quaternion q[3:7] = {q[3:7].tolist()} is not a unit quaternion")
-        return q, v
+        quaternion = q[3:7]
+        norm = math.sqrt(float(quaternion @ quaternion))
+        if abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"the base quaternion q[3:7] = {quaternion.tolist()} is not a unit quaternion")
+        return q, v, norm
 
-    def _start(self, q: np.ndarray, t: float) -> None:
-        """First tick: references from the measured state, the height heading for the initial mode's."""
+    def _start(self, q: np.ndarray, t: float, yaw: float) -> None:
+        """First tick: references from the measured state (``yaw`` the base's), the height heading for the
+        initial mode's."""
         feet = np.array([self.model.frame_placement(q, f)[:3, 3] for f in self.feet])
         self._ground = float(feet[:, 2].mean())
-        C = _rotation(q[3:7])
-        self._ref_yaw = math.atan2(C[1, 0], C[0, 0])
+        self._ref_yaw = yaw
         self._ref_xy[:] = self.model.com(q)[:2]
         for f, p in zip(self.feet, feet, strict=True):
             self.swing_tasks[f].set_reference(_translation(p))
@@ -516,32 +520,43 @@ class LocomotionController:
         self._mode = mode
 
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
-        """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references."""
-        bound = self._cmd_limit * self._command_scale(self._moving_gait)
-        target = np.minimum(np.maximum(cmd, -bound), bound) if self._moving() else np.zeros(3)
-        self._cmd_prev[:] = self._cmd
-        _approach(self._cmd, target, self._cmd_rate * dt)
+        """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references (on Python
+        floats: the 2- and 3-vectors' arithmetic entry by entry, without numpy's per-call cost)."""
+        previous = self._cmd.tolist()
+        self._cmd_prev[:] = previous
+        if self._moving():
+            scale = self._command_scale(self._moving_gait)
+            bound = [b * scale for b in self._cmd_limit.tolist()]
+            target = [min(max(c, -b), b) for c, b in zip(cmd.tolist(), bound, strict=True)]
+        else:
+            target = [0.0, 0.0, 0.0]
+        vx, vy, wz = _approached(previous, target, [r * dt for r in self._cmd_rate.tolist()])
+        self._cmd[:] = vx, vy, wz
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        vx, vy, wz = self._cmd.tolist()
-        self._ref_xy += dt * np.array([c * vx - s * vy, s * vx + c * vy])
+        ref_x, ref_y = self._ref_xy.tolist()
+        ref_x, ref_y = ref_x + dt * (c * vx - s * vy), ref_y + dt * (s * vx + c * vy)
         self._ref_yaw = _wrap(self._ref_yaw + wz * dt)
-        com = self._ev.com[:2] if self._ev is not None else self._ref_xy
-        lag = self._ref_xy - com
-        distance = float(np.hypot(*lag))
+        com_x, com_y = self._ev.com[:2].tolist() if self._ev is not None else (ref_x, ref_y)
+        lag_x, lag_y = ref_x - com_x, ref_y - com_y
+        distance = float(np.hypot(lag_x, lag_y))
         limit = self.params.max_tracking_error
         if distance > limit:
-            self._ref_xy[:] = com + lag * (limit / distance)
+            ratio = limit / distance
+            ref_x, ref_y = com_x + lag_x * ratio, com_y + lag_y * ratio
+        self._ref_xy[:] = ref_x, ref_y
         yaw_lag = _wrap(self._ref_yaw - yaw)
         if abs(yaw_lag) > limit:
             self._ref_yaw = _wrap(yaw + math.copysign(limit, yaw_lag))
 
     def _set_base_references(self, t: float, dt: float) -> None:
-        standing = self._mode == "stand"
-        _approach(self._pose, self._pose_target if standing else np.zeros(6), self._pose_rate * dt)
-        x, y, dz, roll, pitch, dyaw = self._pose.tolist()
+        target = self._pose_target.tolist() if self._mode == "stand" else [0.0] * 6
+        x, y, dz, roll, pitch, dyaw = pose = _approached(self._pose.tolist(), target,
+                                                         [r * dt for r in self._pose_rate.tolist()])
+        self._pose[:] = pose
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        vx, vy, wz = self._cmd.tolist()
-        ax, ay, dwz = ((self._cmd - self._cmd_prev) / dt).tolist() if dt > 0.0 else (0.0, 0.0, 0.0)
+        vx, vy, wz = command = self._cmd.tolist()
+        ax, ay, dwz = ([(a - b) / dt for a, b in zip(command, self._cmd_prev.tolist(), strict=True)]
+                       if dt > 0.0 else (0.0, 0.0, 0.0))
         velocity = (c * vx - s * vy, s * vx + c * vy, 0.0)
         acceleration = (c * ax - s * ay - wz * velocity[1], s * ax + c * ay + wz * velocity[0], 0.0)
         ref_x, ref_y = self._ref_xy.tolist()
@@ -560,14 +575,10 @@ class LocomotionController:
         footholds: dict[str, np.ndarray] = {}
         loaded_z = []
         ramp_time = self.contact_ramps[self._moving_gait.name]
-        com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
-            (self.model.com(q), self.model.com_jacobian(q))  # (the last tick's evaluation; at the first, q's)
-        com_xy, com_velocity = com[:2], com_jacobian[:2] @ v
-        com_height = max(float(com[2]) - self._ground, 1e-3 * self.nominal_height)
+        pendulum: tuple[list[float], list[float], float, list[float]] | None = None  # for the footholds
         for i, foot in enumerate(self.feet):
             phase = gait_state.feet[foot]
             task = self.swing_tasks[foot]
-            position = ev.placement(foot)[:3, 3] if ev is not None else self._lift_off[foot]
             if phase.in_stance:
                 if self._swinging[foot]:  # touchdown
                     self._swinging[foot] = False
@@ -580,18 +591,25 @@ class LocomotionController:
                     self.wbc.set_contact_active(foot, want_loaded, ramp=ramp)
                     self._loaded[foot] = want_loaded
                 if want_loaded:
-                    loaded_z.append(position[2])
+                    loaded_z.append(ev.placement(foot)[2, 3] if ev is not None else self._lift_off[foot][2])
                 continue
             if not self._swinging[foot]:  # lift-off
                 self._swinging[foot] = True
-                self._lift_off[foot][:] = position
+                if ev is not None:
+                    self._lift_off[foot][:] = ev.placement(foot)[:3, 3]
                 if self._loaded[foot]:
                     self.wbc.set_contact_active(foot, False)
                     self._loaded[foot] = False
                 task.weight[:] = p.swing_weight
+            if pendulum is None:  # the CoM of the last tick's evaluation (at the first, q's)
+                com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
+                    (self.model.com(q), self.model.com_jacobian(q))
+                pendulum = (com[:2].tolist(), (com_jacobian[:2] @ v).tolist(),
+                            max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd.tolist())
+            com_xy, com_velocity, com_height, command = pendulum
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
-            target[:2] = raibert_foothold(com_xy, yaw, self.stance_offsets[i], com_velocity, self._cmd, tau,
+            target[:2] = raibert_foothold(com_xy, yaw, self._stance_offsets[i], com_velocity, command, tau,
                                           com_height, self.gravity, p.capture_gain,
                                           self.max_foothold_offset)
             target[2] = self._ground

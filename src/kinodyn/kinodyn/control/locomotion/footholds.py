@@ -27,8 +27,11 @@ from the neutral point is clipped to ``max_offset`` (the legs' reach).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+
+Vector = np.ndarray | Sequence[float]  # arrays or Python floats (the same arithmetic; floats cost less)
 
 
 def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float, float]:
@@ -41,16 +44,16 @@ def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float
     return s * vx - c * vy, c * vx + s * vy
 
 
-def raibert_foothold(centre_xy: np.ndarray, yaw: float, hip: np.ndarray, velocity: np.ndarray,
-                     command: np.ndarray, tau: float, height: float, gravity: float, gain: float,
-                     max_offset: float) -> np.ndarray:
+def raibert_foothold(centre_xy: Vector, yaw: float, hip: Vector, velocity: Vector, command: Vector,
+                     tau: float, height: float, gravity: float, gain: float, max_offset: float) -> np.ndarray:
     """The foothold (x, y), world, of a foot whose next stance is centred ``tau`` [s] from now.
 
     ``centre_xy``: the CoM's (x, y) now, world, and ``yaw`` the base's; ``hip``: the foot's (x, y) in the
     nominal support pattern about the centre, base frame; ``velocity``: the CoM's horizontal velocity now,
     world; ``command``: ``(vx, vy, wz)`` in the heading
     frame; ``height`` [m] and ``gravity`` [m/s^2]: the pendulum's; ``gain``: the capture-point feedback gain;
-    ``max_offset`` [m]: the largest distance of the foothold from the predicted hip (module doc).
+    ``max_offset`` [m]: the largest distance of the foothold from the predicted hip (module doc). The
+    vectors' entries are read one by one: numpy arrays or sequences of floats.
     """
     vx, vy, wz = float(command[0]), float(command[1]), float(command[2])
     dx, dy = arc_displacement(vx, vy, wz, tau)
