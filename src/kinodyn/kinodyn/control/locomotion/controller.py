@@ -338,7 +338,9 @@ class LocomotionController:
     def update(self, q: Any, v: Any, t: float, command: Any = (0.0, 0.0, 0.0)) -> LocomotionOutput:
         """One control tick at the measured state (module doc)."""
         q, v, norm = self._check_state(q, v)
-        cmd = as_vector(command, 3, "velocity command (vx, vy, wz)")
+        cmd = np.asarray(command, dtype=float)
+        if cmd.shape != (3,) or not math.isfinite(float(cmd.sum())):  # (a finite sum: finite entries)
+            cmd = as_vector(command, 3, "velocity command (vx, vy, wz)")  # ValueError naming what is wrong
         if not math.isfinite(t):
             raise ValueError(f"t must be finite, got {t}")
         yaw = _yaw(q[3:7], norm)

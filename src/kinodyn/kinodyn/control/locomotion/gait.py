@@ -318,6 +318,8 @@ class GaitScheduler:
         self._switch_at_start = False  # set_gait before the first update
         self._segments = {f: _Segment() for f in self.feet}
         self._state = GaitState(0.0, self._gait, {f: FootPhase() for f in self.feet})
+        # each foot's answer and its segment (both objects kept for the scheduler's life: _fill's loop)
+        self._pairs = tuple((self._state.feet[f], self._segments[f]) for f in self.feet)
         self._t: float | None = None
 
     @property
@@ -420,16 +422,16 @@ class GaitScheduler:
     def _fill(self, t: float) -> None:
         state = self._state
         state.t, state.gait = t, self._gait
-        for foot, p in state.feet.items():
-            s = self._segments[foot]
+        for p, s in self._pairs:
+            end, start = s.end, s.start
             p.in_stance = s.in_stance
-            p.time_left = max(s.end - t, 0.0)
-            length = s.end - s.start
-            p.phase = min(max((t - s.start) / length, 0.0), 1.0) if math.isfinite(length) and length > 0.0 \
+            p.time_left = max(end - t, 0.0)
+            length = end - start
+            p.phase = min(max((t - start) / length, 0.0), 1.0) if math.isfinite(length) and length > 0.0 \
                 else 0.0
             if s.in_stance:
                 p.stance_duration, p.swing_duration = length, s.next_swing
-                p.lifts_next = math.isfinite(s.end)
+                p.lifts_next = math.isfinite(end)
             else:
                 p.stance_duration, p.swing_duration = s.next_stance, length
                 p.lifts_next = True
