@@ -245,12 +245,13 @@ class LocomotionController:
         self._mode = p.initial_mode
         self._t: float | None = None
         self._ev: Evaluation | None = None
-        self._cmd = np.zeros(3)
-        self._cmd_prev = np.zeros(3)
-        self._ref_xy = np.zeros(2)
+        # the small vectors of the tick's own arithmetic are lists of Python floats (no per-op numpy cost)
+        self._cmd = [0.0, 0.0, 0.0]
+        self._cmd_prev = [0.0, 0.0, 0.0]
+        self._ref_xy = [0.0, 0.0]
         self._ref_yaw = 0.0
         self._height = (0.0, 0.0, 0.0, 1.0)  # min-jerk profile: from, to, start time, duration
-        self._pose = np.zeros(6)  # standing offsets x, y, height, roll, pitch, yaw (rate limited)
+        self._pose = [0.0] * 6  # standing offsets x, y, height, roll, pitch, yaw (rate limited)
         self._pose_target = np.zeros(6)
         self._loaded = dict.fromkeys(self.feet, True)
         self._swinging = dict.fromkeys(self.feet, False)
@@ -356,7 +357,7 @@ class LocomotionController:
         self._set_base_references(t, dt)
         footholds = self._feet(gait_state, q, v, yaw)
         if self.planner is not None:
-            self.planner(self, q, v, t, gait_state, footholds, self._cmd)
+            self.planner(self, q, v, t, gait_state, footholds, np.array(self._cmd))
         start = time.perf_counter()
         result = self.wbc.update(q, v, t)
         solve_time = time.perf_counter() - start
@@ -365,13 +366,13 @@ class LocomotionController:
         stance = {f: gait_state.feet[f].in_stance for f in self.feet}
         if not result.ok or result.tau is None or result.qdd is None:
             return LocomotionOutput(False, result.status, result.message, self._mode, None, None, None,
-                                    stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
+                                    stance, footholds, result.task_errors, np.array(self._cmd), solve_time)
         h = self.params.pd_horizon
         qdd, vj = result.qdd[6:], v[6:]
         q_des = q[7:] + vj * h + 0.5 * qdd * h * h
         v_des = vj + qdd * h
         return LocomotionOutput(True, result.status, result.message, self._mode, result.tau, q_des, v_des,
-                                stance, footholds, result.task_errors, self._cmd.copy(), solve_time)
+                                stance, footholds, result.task_errors, np.array(self._cmd), solve_time)
 
     # ----- pieces ------------------------------------------------------------------------------------
 
@@ -444,9 +445,9 @@ class LocomotionController:
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
         self.step_height = p.step_height_ratio * self.leg_length  # m
         self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
-        self._pose_rate = np.array([p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3)
-        self._cmd_limit = np.array([p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate])
-        self._cmd_rate = np.array([p.max_linear_acceleration] * 2 + [p.max_angular_acceleration])
+        self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
+        self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
+        self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
 
     def _moving(self) -> bool:
         """In a gait and staying so (not stopping)."""
@@ -476,7 +477,7 @@ class LocomotionController:
         feet = np.array([self.model.frame_placement(q, f)[:3, 3] for f in self.feet])
         self._ground = float(feet[:, 2].mean())
         self._ref_yaw = yaw
-        self._ref_xy[:] = self.model.com(q)[:2]
+        self._ref_xy = self.model.com(q)[:2].tolist()
         for f, p in zip(self.feet, feet, strict=True):
             self.swing_tasks[f].set_reference(_translation(p))
         self._move_height(q[2] - self._ground, self._mode, t)
@@ -524,18 +525,17 @@ class LocomotionController:
     def _track_command(self, cmd: np.ndarray, dt: float, yaw: float) -> None:
         """Clip, rate-limit and integrate the command into the CoM (x, y) and yaw references (on Python
         floats: the 2- and 3-vectors' arithmetic entry by entry, without numpy's per-call cost)."""
-        previous = self._cmd.tolist()
-        self._cmd_prev[:] = previous
+        self._cmd_prev = previous = self._cmd
         if self._moving():
             scale = self._command_scale(self._moving_gait)
-            bound = [b * scale for b in self._cmd_limit.tolist()]
+            bound = [b * scale for b in self._cmd_limit]
             target = [min(max(c, -b), b) for c, b in zip(cmd.tolist(), bound, strict=True)]
         else:
             target = [0.0, 0.0, 0.0]
-        vx, vy, wz = _approached(previous, target, [r * dt for r in self._cmd_rate.tolist()])
-        self._cmd[:] = vx, vy, wz
+        self._cmd = _approached(previous, target, [r * dt for r in self._cmd_rate])
+        vx, vy, wz = self._cmd
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        ref_x, ref_y = self._ref_xy.tolist()
+        ref_x, ref_y = self._ref_xy
         ref_x, ref_y = ref_x + dt * (c * vx - s * vy), ref_y + dt * (s * vx + c * vy)
         self._ref_yaw = _wrap(self._ref_yaw + wz * dt)
         com_x, com_y = self._ev.com[:2].tolist() if self._ev is not None else (ref_x, ref_y)
@@ -545,23 +545,22 @@ class LocomotionController:
         if distance > limit:
             ratio = limit / distance
             ref_x, ref_y = com_x + lag_x * ratio, com_y + lag_y * ratio
-        self._ref_xy[:] = ref_x, ref_y
+        self._ref_xy = [ref_x, ref_y]
         yaw_lag = _wrap(self._ref_yaw - yaw)
         if abs(yaw_lag) > limit:
             self._ref_yaw = _wrap(yaw + math.copysign(limit, yaw_lag))
 
     def _set_base_references(self, t: float, dt: float) -> None:
         target = self._pose_target.tolist() if self._mode == "stand" else [0.0] * 6
-        x, y, dz, roll, pitch, dyaw = pose = _approached(self._pose.tolist(), target,
-                                                         [r * dt for r in self._pose_rate.tolist()])
-        self._pose[:] = pose
+        self._pose = _approached(self._pose, target, [r * dt for r in self._pose_rate])
+        x, y, dz, roll, pitch, dyaw = self._pose
         c, s = math.cos(self._ref_yaw), math.sin(self._ref_yaw)
-        vx, vy, wz = command = self._cmd.tolist()
-        ax, ay, dwz = ([(a - b) / dt for a, b in zip(command, self._cmd_prev.tolist(), strict=True)]
+        vx, vy, wz = self._cmd
+        ax, ay, dwz = ([(a - b) / dt for a, b in zip(self._cmd, self._cmd_prev, strict=True)]
                        if dt > 0.0 else (0.0, 0.0, 0.0))
         velocity = (c * vx - s * vy, s * vx + c * vy, 0.0)
         acceleration = (c * ax - s * ay - wz * velocity[1], s * ax + c * ay + wz * velocity[0], 0.0)
-        ref_x, ref_y = self._ref_xy.tolist()
+        ref_x, ref_y = self._ref_xy
         self.com_task.set_reference((ref_x + c * x - s * y, ref_y + s * x + c * y, 0.0), velocity,
                                     acceleration)
         height, rate, accel = self._height_at(t)
@@ -607,7 +606,7 @@ class LocomotionController:
                 com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
                     (self.model.com(q), self.model.com_jacobian(q))
                 pendulum = (com[:2].tolist(), (com_jacobian[:2] @ v).tolist(),
-                            max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd.tolist())
+                            max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd)
             com_xy, com_velocity, com_height, command = pendulum
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
