@@ -116,8 +116,8 @@ def test_rt_graph_in_lockstep_is_bit_identical_from_run_to_run(spawn, tmp_path) 
         spawn.stop_all()
     first, second = runs
     common = [s for s in sorted(set(first) & set(second)) if since * NS <= s <= until * NS]
-    # one estimate per 2 ms cycle: 1500 in the window, of which each run's listener may miss a few
-    assert len(common) > 1000, (len(first), len(second), len(common))
+    # odometry/filtered at the graph's publish_rate, 100 Hz: 300 in the window, each run's listener may miss a few
+    assert len(common) > 250, (len(first), len(second), len(common))
     differing = [s for s in common if first[s] != second[s]]
     assert differing == [], f"{len(differing)} of {len(common)} odometry messages differ, first at " \
                             f"{differing[0] / NS:.3f} s"
