@@ -1,4 +1,4 @@
-"""The whole-body QP's per-tick assembly (issue 12 point 6: the fast paths) against straightforward
+"""The whole-body QP's per-tick assembly (its fast paths) against straightforward
 computations of the same quantities: the stacked task rows against each task's own dense rows scaled by the
 square roots of its weights, a task weighted 0 (zero rows, its error still updated), a frame task reading two
 evaluators' frame lists, the posture error against ``model.difference``, the joint acceleration bounds against

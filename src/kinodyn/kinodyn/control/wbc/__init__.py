@@ -1,4 +1,5 @@
-"""Whole-body control as a QP (Seed 000 §3.10): contacts, tasks, limits, weighted and hierarchical modes."""
+"""Whole-body control as a QP (Robot Dynamics lecture notes (ETH) §3.10): contacts, tasks, limits, weighted
+and hierarchical modes."""
 
 from kinodyn.control.wbc.contacts import PointContact, SurfaceContact
 from kinodyn.control.wbc.controller import MODES, WBCResult, WholeBodyController

@@ -1,8 +1,9 @@
 """Contacts of the whole-body QP: no motion of the contact, and forces the ground can exert.
 
-Seed 000 §3.7 (3.60) and §3.10: a contact adds the hard rows ``J_c qdd + Jdot_c v = 0`` and its force to
+Robot Dynamics lecture notes (ETH) §3.7 (3.60) and §3.10: a contact adds the hard rows ``J_c qdd + Jdot_c v
+= 0`` and its force to
 the equations of motion ``M qdd + h = S^T tau + J_c^T f``; ``f`` is the ground's action on the robot
-(ARCHITECTURE.md §3). What the seed lacks (inventory §4.2-§4.3) is standard material:
+(docs/conventions.md). What the notes leave out (friction pyramids, surface contacts) is standard material:
 
 - ``PointContact``: a 3-D force at the frame origin, world axes. Friction pyramid with ``facets`` faces
   inscribed in the Coulomb cone of ``mu`` about ``normal`` (``t_k . f <= mu cos(pi/facets) n . f`` for the

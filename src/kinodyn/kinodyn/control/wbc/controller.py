@@ -1,8 +1,9 @@
-"""The whole-body controller: inverse dynamics as a QP, weighted or as a strict hierarchy (Seed 000 §3.10).
+"""The whole-body controller: inverse dynamics as a QP, weighted or as a strict hierarchy (Robot Dynamics
+lecture notes (ETH) §3.10).
 
 Decision vector ``x = [qdd; f_1 .. f_nc]`` (``layout.VariableLayout``), ``tau`` recovered from the actuated
 rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or ``x = [qdd; f; tau]`` with
-``torque_variables=True`` (Seed 000 (3.108)-(3.109)). Every tick (``update``):
+``torque_variables=True`` (Robot Dynamics lecture notes (ETH) (3.108)-(3.109)). Every tick (``update``):
 
 1. one ``Evaluation`` at ``(q, v)`` (``kinodyn.control.evaluation``);
 2. the hard equalities ``E x = e``: the unactuated (floating-base) rows of the equations of motion
@@ -16,8 +17,10 @@ rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or `
    ``min_z ||W_k^(1/2) (A_k (x + Z z) - b_k)||^2 + eps ||z||^2`` s.t. ``l <= C (x + Z z) <= u``, then
    ``x += Z z`` and ``Z <- Z N(A_k Z)``: the next levels move only in the null space of every higher
    level's rows, so a level's optimum is kept exactly (the exact null-space form of the sequence of
-   constrained optimisations (3.107) with the iterative projection (3.103)-(3.106); not seed 003's
-   (41)-(42), see its inventory's erratum). Inequalities hold at every level; a level that cannot satisfy
+   constrained optimisations (3.107) with the iterative projection (3.103)-(3.106); not Robot Dynamics
+   Essential's
+   (41)-(42), whose projector does not keep the higher levels' optimum). Inequalities hold at every level;
+   a level that cannot satisfy
    them returns the solver's status.
 
 A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``. When a

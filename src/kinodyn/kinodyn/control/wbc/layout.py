@@ -1,4 +1,5 @@
-"""Decision vector of the whole-body QP (Seed 000 §3.10, (3.108)): ``x = [qdd; f_1; ...; f_nc; (tau)]``.
+"""Decision vector of the whole-body QP (Robot Dynamics lecture notes (ETH) §3.10, (3.108)): ``x = [qdd;
+f_1; ...; f_nc; (tau)]``.
 
 ``qdd`` has ``nv`` entries, each active contact its force (3, point) or wrench (6, surface), in world axes,
 the ground's action on the robot. ``tau`` (the actuated joints) is a variable only when

@@ -1,4 +1,5 @@
-"""Whole-body tasks, one file each (Seed 000 §3.9-§3.10; Seed 003 §3.7): ``rows(ev, layout) -> A x ≈ b``."""
+"""Whole-body tasks, one file each (Robot Dynamics lecture notes (ETH) §3.9-§3.10; Robot Dynamics Essential
+§3.7): ``rows(ev, layout) -> A x ≈ b``."""
 
 from kinodyn.control.wbc.tasks.base import MotionTask, Task, TaskRows
 from kinodyn.control.wbc.tasks.base_orientation import BaseOrientationTask

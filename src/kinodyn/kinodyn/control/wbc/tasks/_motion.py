@@ -1,7 +1,8 @@
 """Shared algebra of the motion tasks: optional reference vectors and the PD task acceleration.
 
-Seed 000 §3.9 (3.80) ``wdot = J qdd + Jdot v`` and (3.89) ``wdot* = kp e + kd (w* - w)`` (with the
-feed-forward ``a_ref`` the seed omits); the rows (§3.10 (3.110)) are ``base.MotionTask``'s.
+Robot Dynamics lecture notes (ETH) §3.9 (3.80) ``wdot = J qdd + Jdot v`` and
+(3.89) ``wdot* = kp e + kd (w* - w)`` (with the feed-forward ``a_ref`` the notes omit); the rows
+(§3.10 (3.110)) are ``base.MotionTask``'s.
 """
 
 from __future__ import annotations

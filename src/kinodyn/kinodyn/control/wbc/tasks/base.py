@@ -1,4 +1,5 @@
-"""A whole-body task: its error, Jacobian, ``Jdot v``, gains and weight (Seed 000 §3.10, (3.110)).
+"""A whole-body task: its error, Jacobian, ``Jdot v``, gains and weight (Robot Dynamics lecture notes (ETH)
+§3.10, (3.110)).
 
 A task contributes rows ``A x ≈ b`` over the decision vector ``x`` (``layout.VariableLayout``). Motion
 tasks (``MotionTask``) set ``A[:, layout.qdd] = J`` and ``b = a_ref + kp e + kd (v_ref - J v) - Jdot v``:
@@ -64,7 +65,7 @@ class Task(ABC):
 
 
 class MotionTask(Task):
-    """A task on the accelerations only: ``A = [J, 0, 0]`` (Seed 000 (3.110))."""
+    """A task on the accelerations only: ``A = [J, 0, 0]`` (Robot Dynamics lecture notes (ETH) (3.110))."""
 
     @abstractmethod
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:

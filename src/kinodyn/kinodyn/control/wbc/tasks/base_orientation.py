@@ -1,6 +1,7 @@
 """Base orientation task: the angular rows of the floating base body's frame.
 
-Seed 000 §3.9 (3.80), (3.89)-(3.91) and §3.10 (3.110): a ``FrameTask`` on the base link's frame masked to
+Robot Dynamics lecture notes (ETH) §3.9 (3.80), (3.89)-(3.91) and §3.10 (3.110): a ``FrameTask`` on the
+base link's frame masked to
 ``[rx ry rz]`` (world axes), with an orientation-only reference. Error ``log(C_ref C_WB^T)``, world axes.
 """
 

@@ -1,7 +1,9 @@
 """Centroidal momentum task: the rate of the centroidal momentum ``h = A_G v = [m v_com; h_G]``.
 
-Seed 003 §3.7 (95)-(96): ``hdot = A_G qdd + Adot_G v`` (about the CoM, world axes, linear first), which
-the contact forces alone change; rows ``A_G`` as a motion task of Seed 000 §3.10 (3.110).
+Robot Dynamics Essential §3.7 (95)-(96): ``hdot = A_G qdd + Adot_G v`` (about the CoM, world axes, linear
+first), which
+the contact forces alone change; rows ``A_G`` as a motion task of Robot Dynamics lecture notes (ETH) §3.10
+(3.110).
 ``hdot_des = hdot_ref + kd (h_ref - A_G v)``. Momentum has no position to return to, except the linear
 part: with ``kp > 0`` (3 values, world axes) and a reference CoM ``c_ref``, ``m kp (c_ref - c)`` is added
 to the linear rows, which then equal ``m`` times a CoM task's PD law. ``error`` is ``h_ref - h``, masked.

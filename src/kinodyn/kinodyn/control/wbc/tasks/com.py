@@ -1,11 +1,13 @@
 """Centre-of-mass task: the CoM position, all three world axes or a masked subset.
 
-Seed 000 §3.9 (3.80), (3.89) and §3.10 (3.110) with the CoM Jacobian: ``cdd = J_com qdd + Jdot_com v``;
-seed 003 §3.7 (95) (the CoM acceleration is what the contact forces change).
+Robot Dynamics lecture notes (ETH) §3.9 (3.80), (3.89) and §3.10 (3.110) with the CoM Jacobian:
+``cdd = J_com qdd + Jdot_com v``;
+Robot Dynamics Essential §3.7 (95) (the CoM acceleration is what the contact forces change).
 ``e = c_ref - c``, ``b = a_ref + kp e + kd (v_ref - J_com v) - Jdot_com v``, masked.
 Saturation (both ``inf`` by default, norms over the masked rows, direction kept): ``max_error`` clips ``e``
 before the PD, ``max_acceleration`` the desired ``a_ref + kp e + kd (v_ref - v)``. A legged robot's CoM
-accelerates horizontally by at most ``mu g`` (the friction cones of its stance feet, seed 003 §3.7 (95)); a
+accelerates horizontally by at most ``mu g`` (the friction cones of its stance feet, Robot Dynamics
+Essential §3.7 (95)); a
 larger demand only buys itself from the other tasks of a weighted QP (the base height), and a clipped
 demand dominated by ``kp e`` leaves too little damping (a lateral limit cycle after a push, measured).
 """

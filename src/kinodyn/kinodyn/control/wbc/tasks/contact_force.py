@@ -1,7 +1,8 @@
 """Contact force task: regularise one contact's force towards ``f_ref`` (default 0) or track it.
 
-Seed 000 §3.10 (3.111) with the inventory's erratum: ``A = [0, S_Fi, 0]`` (``S_Fi`` selects contact i's
-block of the forces; the seed's ``J_i^T`` does not match the dimensions), ``b = F_i*``. Forces are the
+Robot Dynamics lecture notes (ETH) §3.10 (3.111), corrected: ``A = [0, S_Fi, 0]`` (``S_Fi`` selects contact
+i's
+block of the forces; the notes' ``J_i^T`` does not match the dimensions), ``b = F_i*``. Forces are the
 ground's action on the robot, world axes: 3 values for a point contact, 6 (``[f; tau]``) for a surface.
 A contact absent from the layout (not active this tick) contributes no rows: ``A`` is ``(0, size)``.
 ``error`` stays zero: the force is known only after the solve (its residual is ``A x - b`` then).

@@ -1,6 +1,7 @@
 """Frame pose task: position and orientation of one frame, all six axes or a masked subset.
 
-Seed 000 §3.9 (3.80), (3.89)-(3.91) and §3.10 (3.110). Rows are over ``[x y z rx ry rz]`` in world axes
+Robot Dynamics lecture notes (ETH) §3.9 (3.80), (3.89)-(3.91) and §3.10 (3.110). Rows are over ``[x y z rx
+ry rz]`` in world axes
 (the evaluation's ``local_world_aligned`` Jacobian: origin velocity and angular velocity). The error is
 ``e = [p_ref - p; log(C_ref C^T)]``: the orientation part is the exact rotation vector (world axes) taking
 the frame to its reference (the compiled log of ``kinodyn.ik.tasks.rotation_error``, the branches of

@@ -1,6 +1,7 @@
 """Posture task: the joint positions (not the floating base) towards a reference posture.
 
-Seed 000 §3.9 (3.89) in joint space and §3.10 (3.110) with ``J = [0 I]`` over the joint columns of
+Robot Dynamics lecture notes (ETH) §3.9 (3.89) in joint space and §3.10 (3.110) with ``J = [0 I]`` over the
+joint columns of
 ``qdd`` (the last ``nv - 6`` for a floating base) and ``Jdot v = 0``. ``e = q_ref ⊖ q`` over the joints
 through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
 ``b = a_ref + kp e + kd (v_ref - v_joints)``. (Every joint of a kinodyn model has one coordinate in ``q``
