@@ -41,17 +41,12 @@ def swing_point(s: float, duration: float, start: np.ndarray, end: np.ndarray, h
     m, dm, ddm = _blend(s)
     b, db, ddb = _bump(s)
     rate = 1.0 / duration
-    p0, p1 = start.tolist(), end.tolist()  # Python floats: the same arithmetic without numpy scalars
-    position, velocity, acceleration = [], [], []
-    for k in range(3):
-        delta = p1[k] - p0[k]
-        position.append(p0[k] + delta * m)
-        velocity.append(delta * dm * rate)
-        acceleration.append(delta * ddm * rate * rate)
-    position[2] += height * b
-    velocity[2] += height * db * rate
-    acceleration[2] += height * ddb * rate * rate
-    out[:] = (position, velocity, acceleration)
+    (x0, y0, z0), (x1, y1, z1) = start.tolist(), end.tolist()  # Python floats: no numpy scalars
+    dx, dy, dz = x1 - x0, y1 - y0, z1 - z0
+    out[0] = x0 + dx * m, y0 + dy * m, z0 + dz * m + height * b
+    out[1] = dx * dm * rate, dy * dm * rate, dz * dm * rate + height * db * rate
+    out[2] = (dx * ddm * rate * rate, dy * ddm * rate * rate,
+              dz * ddm * rate * rate + height * ddb * rate * rate)
 
 
 class SwingTrajectory:
