@@ -1,1 +1,1 @@
-"""ros2_control-style hardware layer of kinodyn (see ARCHITECTURE.md §4)."""
+"""ros2_control-style hardware layer of kinodyn."""

@@ -1,4 +1,4 @@
-"""Chained controllers (ros2_control's chaining, ANCHORS §8): exported state interfaces and the update order.
+"""Chained controllers (ros2_control's chaining): exported state interfaces and the update order.
 
 A chainable controller exports state interfaces named ``<controller>/<name>`` (kinodyn_control's
 ``ChainableController``); another controller reads them by naming them in its state interface configuration,

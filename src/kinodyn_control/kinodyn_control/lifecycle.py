@@ -1,4 +1,4 @@
-"""The managed lifecycle shared by hardware components and controllers (ros2_control, ANCHORS §1.1).
+"""The managed lifecycle shared by hardware components and controllers (ros2_control).
 
 UNKNOWN -(initialise)-> UNCONFIGURED -(configure)-> INACTIVE -(activate)-> ACTIVE, back with
 ``deactivate`` (ACTIVE -> INACTIVE) and ``cleanup`` (INACTIVE -> UNCONFIGURED); ``shutdown`` -> FINALIZED from

@@ -1,4 +1,4 @@
-"""The control loop: ``cycle(time, period)`` at a fixed rate on a dedicated thread (ANCHORS §1.4).
+"""The control loop: ``cycle(time, period)`` at a fixed rate on a dedicated thread.
 
 The schedule runs on the monotonic clock: cycle k is due at ``start + k / rate`` and the thread sleeps
 until then; ``period`` passed to the cycle is the measured monotonic time since the previous cycle. If a cycle

@@ -1,14 +1,14 @@
 """Resource manager and controller manager, without ROS (the node in control_node.py wraps them).
 
 ``ResourceManager`` loads one component per ``<ros2_control>`` block, owns every state and command value and
-drives the components' lifecycle and ``read``/``write`` (ANCHORS §1.1, §1.4): a state interface is available
+drives the components' lifecycle and ``read``/``write``: a state interface is available
 while its component is INACTIVE or ACTIVE, a command interface only while it is ACTIVE. ``read`` returning
 ERROR (or DEACTIVATE, treated as ERROR) calls the component's ``on_error``; ``write`` returning DEACTIVATE
 deactivates it.
 
 ``ControllerManager`` loads, configures, switches and updates controllers. One control cycle is
 ``read -> update active controllers -> write``. Command interfaces are claimed exclusively, state interfaces
-are shared (ANCHORS §1.5); a switch deactivates first, then activates, between two cycles (it holds the cycle
+are shared; a switch deactivates first, then activates, between two cycles (it holds the cycle
 lock). Every value a controller writes is checked before it reaches the command table (finite and within the
 interface's ``min``/``max``: ``LoanedInterfaces.set``). A controller that writes an unsafe value, whose
 ``update`` returns ERROR or DEACTIVATE, or raises, is deactivated with one error line and its command

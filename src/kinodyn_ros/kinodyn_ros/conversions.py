@@ -1,7 +1,8 @@
 """Message <-> numpy conversions shared by every kinodyn node.
 
-Conventions (ARCHITECTURE.md §3): a 4x4 homogeneous transform ``T_AB = [[C_AB, A r_AB], [0, 1]]``
-(seed 000 (2.109)) maps coordinates in B to coordinates in A, so a ``TransformStamped`` with
+Conventions (docs/conventions.md): a 4x4 homogeneous transform ``T_AB = [[C_AB, A r_AB], [0, 1]]``
+(Robot Dynamics lecture notes (ETH) (2.109)) maps coordinates in B to coordinates in A, so a
+``TransformStamped`` with
 ``header.frame_id = A`` and ``child_frame_id = B`` carries ``T_AB`` (tf2's convention). Quaternions are
 Hamilton, stored (x, y, z, w) as in the messages. Joint states are mapped by name, never by position.
 """

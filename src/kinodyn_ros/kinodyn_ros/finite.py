@@ -1,4 +1,4 @@
-"""Finite outputs only (issue 9, point 2): find a non-finite number anywhere in a ROS message."""
+"""Finite outputs only: find a non-finite number anywhere in a ROS message."""
 
 from __future__ import annotations
 

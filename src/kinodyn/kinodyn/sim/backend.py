@@ -2,7 +2,7 @@
 
 Two backends implement it: ``Simulator`` (kinodyn's own rigid-body simulation, ``"kinodyn"``) and
 ``mujoco_backend.MujocoSimulator`` (MuJoCo's dynamics and contact solver on the same URDF, ``"mujoco"``).
-Whatever the engine, the state and every output follow kinodyn's conventions (ARCHITECTURE.md §3):
+Whatever the engine, the state and every output follow kinodyn's conventions (docs/conventions.md):
 
 - ``q = [x, y, z, qx, qy, qz, qw, joints]`` and ``v = [base linear, base angular (both in the base frame),
   joints]`` for a floating base, joints in ``model.joint_names`` order;

@@ -1,6 +1,6 @@
 """Controller base class: lifecycle, parameters, and which interfaces a controller claims.
 
-As ros2_control's ``controller_interface`` (ANCHORS §1.5): after ``configure`` a controller says which command
+As ros2_control's ``controller_interface``: after ``configure`` a controller says which command
 interfaces it needs (``command_interface_configuration``; claimed exclusively while it is active) and which
 state interfaces (``state_interface_configuration``; shared). ``activate`` receives them as
 ``LoanedInterfaces`` in the order asked for; ``update(time, period)`` runs every control cycle while active.

@@ -1,6 +1,6 @@
 """``kinodyn_control/ImuSensorBroadcaster``: sensor_msgs/Imu on ``~/imu`` (``/<controller>/imu``) every cycle.
 
-As ros2_control's imu_sensor_broadcaster (ANCHORS §1.6): reads the 10 state interfaces of ``sensor_name``
+As ros2_control's imu_sensor_broadcaster: reads the 10 state interfaces of ``sensor_name``
 (``orientation.x..w``, ``angular_velocity.x..z``, ``linear_acceleration.x..z``); ``frame_id`` defaults to the
 sensor's ``frame_id`` param in the URDF; the three covariances are 9 values each (row-major), zeros by
 default. The message is published as its serialized bytes, refilled in place each cycle

@@ -1,6 +1,6 @@
 """``kinodyn_control/JointStateBroadcaster``: sensor_msgs/JointState on ``joint_states`` every cycle.
 
-As ros2_control's joint_state_broadcaster (ANCHORS §1.6): claims no command interfaces and shares the
+As ros2_control's joint_state_broadcaster: claims no command interfaces and shares the
 ``position``, ``velocity`` and ``effort`` state interfaces of ``joints`` (default: every joint of the
 ``<ros2_control>`` blocks, in their order, which is the URDF's); a joint without one of them gets NaN there.
 The stamp is the update time. The message is published as its serialized bytes, refilled in place each cycle

@@ -1,6 +1,6 @@
 """``kinodyn_control/CanMotorSystem``: MIT-mode motors on one CAN bus (can_motor_protocol.py), one per joint.
 
-Parameters and interfaces: can_motor_config.py. Lifecycle (ros2_control, ANCHORS §1.1):
+Parameters and interfaces: can_motor_config.py. Lifecycle (ros2_control):
 
 - ``on_configure``: open the bus; send every motor ``exit motor mode`` (rest: no torque), whose reply gives
   the first states. In Katz's firmware a motor answers every frame addressed to it and applies commands only

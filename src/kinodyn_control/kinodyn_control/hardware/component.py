@@ -1,6 +1,6 @@
 """Hardware component base classes (System, Actuator, Sensor) with the ros2_control lifecycle.
 
-Lifecycle (ANCHORS §1.1, ros2_control ``lifecycle_of_a_hardware_component``): ``initialize`` runs ``on_init``
+Lifecycle (ros2_control ``lifecycle_of_a_hardware_component``): ``initialize`` runs ``on_init``
 (UNKNOWN -> UNCONFIGURED: parse parameters, no communication); ``configure`` (-> INACTIVE: communication up,
 states readable, commands not yet available); ``activate`` (-> ACTIVE: commands available); ``deactivate``
 (-> INACTIVE); ``cleanup`` (-> UNCONFIGURED); ``shutdown`` (-> FINALIZED). A callback returning FAILURE leaves

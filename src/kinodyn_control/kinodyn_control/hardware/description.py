@@ -1,6 +1,6 @@
 """The ``<ros2_control>`` blocks of a URDF as ``HardwareInfo`` dataclasses, and the URDF's joint limits.
 
-Tag and attribute names follow ros2_control's component parser (ANCHORS §1.2): ``<ros2_control name type>``
+Tag and attribute names follow ros2_control's component parser: ``<ros2_control name type>``
 with ``<hardware><plugin/><param name/></hardware>``, ``<joint>``, ``<sensor>``, ``<gpio>`` each holding
 ``<command_interface name>``/``<state_interface name>`` whose ``<param>`` children ``min``, ``max`` and
 ``initial_value`` are numbers, and ``<param>`` children of the joint/sensor itself. Every ``<joint>`` of a

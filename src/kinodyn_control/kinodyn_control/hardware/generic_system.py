@@ -1,6 +1,6 @@
 """``kinodyn_control/GenericSystem``: mock hardware that mirrors commands to states.
 
-Behaviour of ros2_control's ``mock_components/GenericSystem`` (ANCHORS §1.3, mock_components_userdoc):
+Behaviour of ros2_control's ``mock_components/GenericSystem`` (mock_components_userdoc):
 
 - Hardware parameters (defaults): ``calculate_dynamics=false``, ``custom_interface_with_following_offset=""``,
   ``disable_commands=false``, ``mock_gpio_commands=false``, ``mock_sensor_commands=false``,

@@ -1,6 +1,6 @@
 """``kinodyn_control/RealDeviceSkeleton``: the shape of a driver for a real device, with a test double.
 
-Copy this file to write a driver. What goes where (ros2_control's lifecycle, ANCHORS §1.1):
+Copy this file to write a driver. What goes where (ros2_control's lifecycle):
 
 - ``on_init(info)``: read the ``<hardware><param>`` values (address, ids, gear ratios); no communication.
 - ``on_configure``: open the connection; read the first states so ``self.states`` is valid (INACTIVE: states

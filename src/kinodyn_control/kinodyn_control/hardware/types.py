@@ -1,6 +1,6 @@
 """Interface names, return codes, lifecycle states and the value tables behind interface handles.
 
-Follows ros2_control (ANCHORS §1.1): an interface's full name is ``<joint or sensor>/<interface>``; the
+Follows ros2_control: an interface's full name is ``<joint or sensor>/<interface>``; the
 standard joint interfaces are position, velocity, acceleration and effort; an IMU exports the 10 keys of
 ``semantic_components::IMUSensor`` in that order. Values live in one float64 array per kind (state, command)
 owned by the resource manager; a component sees its own contiguous slice (``InterfaceView``), a controller

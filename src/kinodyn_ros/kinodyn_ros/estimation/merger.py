@@ -1,4 +1,4 @@
-"""Header-stamp ordering of several sensor streams for the state estimator (issue 11 item 3).
+"""Header-stamp ordering of several sensor streams for the state estimator.
 
 A message is released once every live stream has delivered a message stamped at or after it (a watermark, as
 message_filters' ApproximateTime and robot_localization's history keep order by stamp rather than by arrival).

@@ -1,4 +1,4 @@
-"""Messages in and out of the state estimator (issue 11 item 3; docs/nodes/state_estimator.md).
+"""Messages in and out of the state estimator (docs/nodes/state_estimator.md).
 
 Inputs are read by field name only, so rclpy messages and the message objects of the ``rosbags`` library (same
 field names) both work: that lets the node and ``kinodyn estimate`` share this code. Outputs are rclpy

@@ -1,8 +1,9 @@
-"""The state estimator's message pipeline, shared by the node and ``kinodyn estimate`` (issue 11 items 3, 5).
+"""The state estimator's message pipeline, shared by the node and ``kinodyn estimate``.
 
 Messages (rclpy or rosbags objects) go into a ``StampMerger`` by header stamp, or a bag's messages as
 arrays (``take_block``); the released events, as arrays (``Released``), drive
-``kinodyn.estimation.LeggedEstimator`` (seed 003 §5.3: IMU propagation, leg-kinematics update) in batches;
+``kinodyn.estimation.LeggedEstimator`` (Robot Dynamics Essential §5.3: IMU propagation, leg-kinematics
+update) in batches;
 every IMU message then gives one nav_msgs/Odometry and its TF, and diagnostics come every
 ``1 / diagnostics_rate`` seconds of stamp time. Nothing here reads a clock or runs an executor: the outputs
 depend only on the messages of each stream in their order, so a live run and an offline run over the same bag
@@ -581,7 +582,8 @@ class EstimatorPipeline:
             start = end + 1
 
     def _batch(self, events: Released, start: int, end: int) -> None:
-        """One LeggedEstimator.process call (seed 003 §5.3) over the events ``start:end``; a contacts message
+        """One LeggedEstimator.process call (Robot Dynamics Essential §5.3) over the events ``start:end``;
+        a contacts message
         naming feet the estimator does not have is refused (counted, one warning) and left out."""
         estimator = self._estimator
         assert estimator is not None

@@ -1,7 +1,8 @@
 """kinematics: forward and inverse kinematics services and streaming CLIK (docs/nodes/kinematics.md).
 
 Services `~/compute_fk` (kinodyn.Model.frame_placement) and `~/compute_ik` (kinodyn.ik.solve_ik). When
-`ik_frame` is set, a `~/target_pose` topic drives closed-loop IK (kinodyn.ik.clik, Seed 000 §2.9.4) from the
+`ik_frame` is set, a `~/target_pose` topic drives closed-loop IK (kinodyn.ik.clik, Robot Dynamics lecture
+notes (ETH) §2.9.4) from the
 current `joint_states`, and joint position commands are published on `~/joint_commands` at `rate_hz`.
 With `floating_base`, the base pose comes with each request (`base_pose`) and, for CLIK, from
 nav_msgs/Odometry on `odometry`; poses are in `world_frame` and only the joints move.

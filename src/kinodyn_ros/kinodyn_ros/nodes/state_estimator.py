@@ -3,7 +3,8 @@
 Subscribes ``imu/data`` (sensor_msgs/Imu), ``joint_states`` and ``contacts`` or ``contact_schedule``
 (kinodyn_interfaces/ContactStates); publishes ``odometry/filtered`` (nav_msgs/Odometry, ``odom`` -> URDF root
 link, twist in the child frame), ``/tf`` and ``/diagnostics``. The work is EstimatorPipeline's (messages in
-header stamp order, kinodyn.estimation.LeggedEstimator, seed 003 §5.3); this node only moves messages, so its
+header stamp order, kinodyn.estimation.LeggedEstimator, Robot Dynamics Essential §5.3); this node only
+moves messages, so its
 output is the one ``kinodyn estimate`` computes offline from a bag of the same messages.
 
 The inputs are taken serialized and read into numpy (raw_messages: bytes that are not a message of the type

@@ -1,6 +1,6 @@
 """Joint limits of the whole-body QP: torque limits, and position/velocity limits as acceleration bounds.
 
-Not in the seeds (seed 000 inventory §4.2-§4.3). Torque limits are the URDF ``<limit effort>``. Position
+Not in the texts: standard material. Torque limits are the URDF ``<limit effort>``. Position
 and velocity limits become bounds on the joint accelerations over a look-ahead ``horizon`` (the scheme of
 Del Prete, "Joint position and velocity bounds in discrete-time acceleration/torque control of robot
 manipulators", RA-L 2018, in its simple form): with ``h`` the horizon,
