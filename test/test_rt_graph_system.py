@@ -116,7 +116,7 @@ def test_rt_graph_in_lockstep_is_bit_identical_from_run_to_run(spawn, tmp_path) 
         spawn.stop_all()
     first, second = runs
     common = [s for s in sorted(set(first) & set(second)) if since * NS <= s <= until * NS]
-    # odometry/filtered at the graph's publish_rate, 100 Hz: 300 in the window, each run's listener may miss a few
+    # odometry/filtered at the graph's publish_rate, 100 Hz: 300 in the window (a listener may miss some)
     assert len(common) > 250, (len(first), len(second), len(common))
     differing = [s for s in common if first[s] != second[s]]
     assert differing == [], f"{len(differing)} of {len(common)} odometry messages differ, first at " \

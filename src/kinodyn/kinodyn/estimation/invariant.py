@@ -15,8 +15,8 @@ Error vector, ordered as the ESKF's state so the two filters share indices:
 Discretisation: the covariance transition ``Phi`` is the exact Jacobian of the discrete nominal step (Robot
 Dynamics Essential, (110)) with respect to the error; its bias-free part is
 ``expm(A dt) = I + A dt + A^2 dt^2 / 2`` (A nilpotent, exact, §3.2), its bias columns carry ``J_l(omega dt)``
-and the end-of-step velocity/position. The white IMU noise enters through the same bias columns (noise held over the step), the
-bias and foot random walks additively.
+and the end-of-step velocity/position. The white IMU noise enters through the same bias columns (noise held
+over the step), the bias and foot random walks additively.
 """
 
 from __future__ import annotations
