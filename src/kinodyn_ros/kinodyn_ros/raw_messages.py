@@ -14,7 +14,8 @@ log as one throttled line and drop, as they drop any unusable message. Bytes aft
 Fast DDS's own deserializer ignores them (rclpy's ``serialize_message`` leaves some after an empty sequence).
 
 ``RawWriter`` goes the other way for a publisher that sends the same strings and lengths in every message
-(a broadcaster): a template's bytes, refilled in place with each message's stamp and numbers.
+(a broadcaster): a template's bytes, refilled in place with each message's stamp and numbers;
+``joint_pd_command_writer`` and ``contact_schedule_writer`` are the wbc's (its command and contact schedule).
 
 The readers return views that carry the fields the nodes read, under the messages' names
 (``header.stamp.sec``, ``name``, ``position``, ...), so the code that checks a typed message checks a view
@@ -29,8 +30,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
+from geometry_msgs.msg import Point
+from geometry_msgs.msg import Vector3 as Vector3Msg
 from rclpy.serialization import serialize_message
 
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from kinodyn_ros.bags.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
 from kinodyn_ros.conversions import InputError
 
@@ -258,3 +262,45 @@ class RawWriter:
     def field(self, name: str) -> np.ndarray:
         """The writable view of field ``name`` (e.g. to set part of the Imu's ``values``)."""
         return self._fields[name]
+
+
+class NamedWriter:
+    """Bytes of a message whose names are its only strings (``msgtype`` one of ``bags.cdr.LAYOUT_TYPES``,
+    ``template(names)`` its rclpy message): a ``RawWriter`` per name list, made again when the names change
+    (the wbc's joints and feet stay the same from tick to tick)."""
+
+    def __init__(self, msgtype: str, template: Any) -> None:
+        self._msgtype, self._template = msgtype, template
+        self._names: list[str] | None = None
+        self._writer: RawWriter | None = None
+
+    def write(self, stamp_ns: int, names: list[str], **values: Any) -> bytes:
+        """The message stamped ``stamp_ns`` (>= 0) naming ``names``, each named field set to its values."""
+        if self._writer is None or names != self._names:
+            self._names = list(names)
+            self._writer = RawWriter(self._template(self._names), self._msgtype)
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        return self._writer.write(sec, nanosec, **values)
+
+
+def _joint_pd_command(names: list[str]) -> Any:
+    zeros = [0.0] * len(names)
+    return JointPDCommand(name=names, position=zeros, velocity=zeros, effort=zeros, kp=zeros, kd=zeros)
+
+
+def _contact_schedule(names: list[str]) -> Any:
+    """A schedule: the feet in stance, no contact points or forces (all zero, never written)."""
+    n = len(names)
+    return ContactStates(names=names, in_contact=[False] * n, points=[Point()] * n, forces=[Vector3Msg()] * n)
+
+
+def joint_pd_command_writer() -> NamedWriter:
+    """kinodyn_interfaces/JointPDCommand: ``write(stamp_ns, names, position=..., velocity=..., effort=...,
+    kp=..., kd=...)`` (arrays of the names' length)."""
+    return NamedWriter("kinodyn_interfaces/msg/JointPDCommand", _joint_pd_command)
+
+
+def contact_schedule_writer() -> NamedWriter:
+    """kinodyn_interfaces/ContactStates of a contact schedule: ``write(stamp_ns, feet, in_contact=flags)``;
+    the frame is empty and the points and forces zero."""
+    return NamedWriter("kinodyn_interfaces/msg/ContactStates", _contact_schedule)

@@ -15,6 +15,7 @@ import gc
 import time
 from typing import Any
 
+import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
@@ -33,7 +34,12 @@ from kinodyn_ros.input_bounds import declare_joint_bounds
 from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.parameters import declare_non_negative
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.raw_messages import JointStateReader, OdometryReader
+from kinodyn_ros.raw_messages import (
+    JointStateReader,
+    OdometryReader,
+    contact_schedule_writer,
+    joint_pd_command_writer,
+)
 from kinodyn_ros.realtime import set_fifo_priority
 from kinodyn_ros.robot_description import declare_and_load_model
 from kinodyn_ros.wbc import parameters as dataclass_parameters
@@ -89,6 +95,7 @@ class Wbc(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = self._mpc_path = None
         self._frozen = False
+        self._command_writer, self._schedule_writer = joint_pd_command_writer(), contact_schedule_writer()
         self._joint_states, self._base_states = JointStateReader(), OdometryReader()
         if mode == "legged":  # the executor runs callbacks in arrival order: a base state that came first
             # (ground truth) is paired before its joint state, which then need not wait for it
@@ -142,11 +149,12 @@ class Wbc(Node):
 
     def _publish(self, answers: list[Answer]) -> None:
         for answer in answers:
-            publish_finite(self._command, answer.command, self._problems)
+            self._publish_command(answer)
             if answer.received_ns is not None:
                 self._core.record_latency(answer.received_ns, time.monotonic_ns())
-            if answer.contacts is not None and self._contacts is not None:
-                publish_finite(self._contacts, answer.contacts, self._problems)
+            if answer.schedule_ns is not None and answer.stance is not None and self._contacts is not None:
+                self._contacts.publish(self._schedule_writer.write(  # flags only: nothing non-finite
+                    answer.schedule_ns, list(answer.stance), in_contact=list(answer.stance.values())))
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self._problems)
             if (answer.footholds is not None and self._footholds is not None
@@ -157,6 +165,17 @@ class Wbc(Node):
         if not self._frozen and self._core.controlled_ticks >= FREEZE_AFTER_TICKS:
             gc.freeze()
             self._frozen = True
+
+    def _publish_command(self, answer: Answer) -> None:
+        """The command as bytes written from its arrays when they are finite; otherwise the typed message
+        goes to ``publish_finite``, which drops it with one line naming the field."""
+        arrays = answer.joint_command.arrays()
+        if not np.isfinite(arrays).all():
+            publish_finite(self._command, answer.command, self._problems)
+            return
+        position, velocity, effort, kp, kd = arrays
+        self._command.publish(self._command_writer.write(
+            answer.stamp_ns, answer.names, position=position, velocity=velocity, effort=effort, kp=kp, kd=kd))
 
     # ----- live parameters ---------------------------------------------------------------------------
 
