@@ -561,13 +561,14 @@ class LocomotionController:
         velocity = (c * vx - s * vy, s * vx + c * vy, 0.0)
         acceleration = (c * ax - s * ay - wz * velocity[1], s * ax + c * ay + wz * velocity[0], 0.0)
         ref_x, ref_y = self._ref_xy
+        # (checked=False: the values are this controller's, finite by construction from checked inputs)
         self.com_task.set_reference((ref_x + c * x - s * y, ref_y + s * x + c * y, 0.0), velocity,
-                                    acceleration)
+                                    acceleration, checked=False)
         height, rate, accel = self._height_at(t)
         self.base_task.set_position_reference((0.0, 0.0, self._ground + height + dz), (0.0, 0.0, rate),
-                                              (0.0, 0.0, accel))
+                                              (0.0, 0.0, accel), checked=False)
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
-                                                 (0.0, 0.0, wz), (0.0, 0.0, dwz), known_rotation=True)
+                                                 (0.0, 0.0, wz), (0.0, 0.0, dwz), checked=False)
 
     def _feet(self, gait_state: Any, q: np.ndarray, v: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
         """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
@@ -618,7 +619,7 @@ class LocomotionController:
             swing = self._swing
             swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, self.step_height,
                         swing)
-            task.set_position_reference(swing[0], swing[1], swing[2])
+            task.set_position_reference(swing[0], swing[1], swing[2], checked=False)
         if loaded_z:
             self._ground = float(min(loaded_z))
         return footholds

@@ -41,11 +41,20 @@ class ComTask(MotionTask):
         self.position: np.ndarray | None = None
         self.velocity = np.zeros(3)
         self.acceleration = np.zeros(3)
+        self._own = (np.zeros(3), np.zeros(3), np.zeros(3))  # written in place by the unchecked setter
         self.max_error = math.inf  # m, norm of the masked position error at most
         self.max_acceleration = math.inf  # m/s^2, norm of the masked desired acceleration at most
 
-    def set_reference(self, position: Any, velocity: Any = None, acceleration: Any = None) -> None:
-        """Reference CoM position, velocity and acceleration, world (``None``: zero)."""
+    def set_reference(self, position: Any, velocity: Any = None, acceleration: Any = None, *,
+                      checked: bool = True) -> None:
+        """Reference CoM position, velocity and acceleration, world (``None``: zero). ``checked=False``: a
+        trusted caller (the locomotion controller, every tick) guarantees 3 finite numbers each, no ``None``;
+        they are copied into arrays the task owns, in place, without the checks (the same values)."""
+        if not checked:
+            own = self._own
+            own[0][:], own[1][:], own[2][:] = position, velocity, acceleration
+            self.position, self.velocity, self.acceleration = own
+            return
         position = as_vector(position, 3, f"task {self.name!r} reference CoM position")
         velocity = optional_vector(velocity, 3, f"task {self.name!r} reference CoM velocity")
         acceleration = optional_vector(acceleration, 3, f"task {self.name!r} reference CoM acceleration")

@@ -68,6 +68,8 @@ class FrameTask(MotionTask):
         self.pose: np.ndarray | None = None
         self.twist = np.zeros(6)
         self.acceleration = np.zeros(6)
+        # (written in place by the unchecked setters, ``_owned``)
+        self._own = (np.zeros((4, 4)), np.zeros(6), np.zeros(6), np.zeros((3, 3)))
 
     def set_reference(self, pose: Any, twist: Any = None, acceleration: Any = None) -> None:
         """Reference pose (world <- frame), twist ``[v; w]`` and classical acceleration, world axes;
@@ -78,9 +80,16 @@ class FrameTask(MotionTask):
         self.pose, self.twist, self.acceleration = T, twist, acceleration
         self._rotation = np.ascontiguousarray(T[:3, :3])
 
-    def set_position_reference(self, position: Any, velocity: Any, acceleration: Any) -> None:
+    def set_position_reference(self, position: Any, velocity: Any, acceleration: Any, *,
+                               checked: bool = True) -> None:
         """The translational half of ``set_reference`` (3 values each, world), the rest kept: cheaper, for
-        a trajectory sampled every tick. Needs a reference set before."""
+        a trajectory sampled every tick. Needs a reference set before. ``checked=False``: a trusted caller
+        (the locomotion controller) guarantees 3 finite numbers each; they are written without the checks
+        into arrays the task owns, in place (``_owned``: the same values)."""
+        if not checked:
+            pose, twist, accel, _ = self._owned()
+            pose[:3, 3], twist[:3], accel[:3] = position, velocity, acceleration
+            return
         position = as_vector(position, 3, f"task {self.name!r} reference position")
         self._set_rates(0, velocity, acceleration, "linear")
         assert self.pose is not None  # _set_rates refuses a task without a reference
@@ -89,17 +98,46 @@ class FrameTask(MotionTask):
         self.pose = pose
 
     def set_orientation_reference(self, rotation: Any, angular_velocity: Any,
-                                  angular_acceleration: Any, *, known_rotation: bool = False) -> None:
+                                  angular_acceleration: Any, *, known_rotation: bool = False,
+                                  checked: bool = True) -> None:
         """The rotational half of ``set_reference``: ``rotation`` (3x3, world <- frame), angular velocity and
         acceleration (3 each, world), the rest kept. Needs a reference set before. ``known_rotation``: the
         caller built ``rotation`` as a product of elementary rotations (a float 3x3 array), so the check that
-        it is orthonormal with determinant 1 is skipped (a tick's cost); the rates are checked either way."""
+        it is orthonormal with determinant 1 is skipped (a tick's cost); the rates are checked unless
+        ``checked=False``: a trusted caller guarantees a rotation (as for ``known_rotation``) and 3 finite
+        numbers each, written without the checks into arrays the task owns, in place (``_owned``)."""
+        if not checked:
+            pose, twist, accel, rotation_own = self._owned()
+            pose[:3, :3], twist[3:], accel[3:] = rotation, angular_velocity, angular_acceleration
+            rotation_own[:] = rotation
+            self._rotation = rotation_own
+            return
         C = rotation if known_rotation else as_rotation_matrix(rotation)
         self._set_rates(3, angular_velocity, angular_acceleration, "angular")
         assert self.pose is not None
         pose = self.pose.copy()
         pose[:3, :3] = C
         self.pose, self._rotation = pose, np.ascontiguousarray(C)
+
+    def _owned(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The task's own pose, twist, acceleration and rotation arrays, made the reference (the current
+        one copied in when a checked setter replaced it): the unchecked setters write into them in place,
+        never into an array a caller passed."""
+        if self.pose is None:
+            raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
+        own = self._own
+        pose, twist, accel, rotation = own
+        if self.pose is not pose:
+            pose[:] = self.pose
+            rotation[:] = self._rotation
+            self.pose, self._rotation = pose, rotation
+        if self.twist is not twist:
+            twist[:] = self.twist
+            self.twist = twist
+        if self.acceleration is not accel:
+            accel[:] = self.acceleration
+            self.acceleration = accel
+        return own
 
     def _set_rates(self, start: int, velocity: Any, acceleration: Any, what: str) -> None:
         """Entries ``start:start+3`` of the reference twist and acceleration, checked first."""
