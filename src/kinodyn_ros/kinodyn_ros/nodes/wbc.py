@@ -6,7 +6,9 @@ schedule. ``mode: arm``: operational space control of ``frame`` towards ``~/targ
 posture. Each joint state is answered by one kinodyn_interfaces/JointPDCommand on ``joint_pd_command``
 stamped with it (lockstep). The logic is WbcCore's (kinodyn_ros/wbc/core.py); this node only moves messages.
 The joint states and base states are taken serialized and read into numpy (raw_messages: bytes that are not a
-message of the type are one line, the message dropped).
+message of the type are one line, the message dropped); the command and the contact schedule are published as
+bytes written from the finalised arrays and the planned stance (raw_messages.joint_pd_command_writer,
+contact_schedule_writer), a command only when all its numbers are finite.
 """
 
 from __future__ import annotations

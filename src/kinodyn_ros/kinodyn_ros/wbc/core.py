@@ -108,7 +108,8 @@ class Answer:
     model's joint order (``joint_command``) and as the message ``command``; in legged mode the planned
     ``stance`` and, when a schedule is sent (``schedule_ns``, its stamp), its message ``contacts``;
     diagnostics, footholds and the MPC's path when due. ``command`` and ``contacts`` are built when first
-    read, so a caller that applies the arrays (the whole-body controller) builds no message it does not
+    read, so a caller that applies the arrays (the whole-body controller) or writes its bytes from them (the
+    node: raw_messages.joint_pd_command_writer, contact_schedule_writer) builds no message it does not
     publish."""
 
     stamp_ns: int
