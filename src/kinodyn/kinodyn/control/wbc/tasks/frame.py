@@ -143,7 +143,10 @@ class FrameTask(MotionTask):
         """Entries ``start:start+3`` of the reference twist and acceleration, checked first."""
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
-        rates = np.array([velocity, acceleration], dtype=float)
+        try:
+            rates = np.array([velocity, acceleration], dtype=float)
+        except (TypeError, ValueError):  # (sequences of different lengths, not numbers)
+            rates = np.full(1, np.nan)
         if rates.shape != (2, 3) or not np.isfinite(rates).all():
             raise ValueError(f"task {self.name!r} reference {what} velocity and acceleration must be 3 "
                              f"finite numbers each, got {velocity!r} and {acceleration!r}")
