@@ -216,7 +216,6 @@ def test_control_node_on_the_mujoco_backend_in_lockstep(spawn, tmp_path) -> None
     params.update(robot_description_file=str(urdf), lockstep=True, lockstep_timeout=0.5)
     node = start_control_node(spawn, tmp_path, params, "control_node_mujoco")
     out = tmp_path / "mujoco.npz"
-    policy = spawn([PYTHON, str(POLICY), str(out), str(MUJOCO_STEPS), "0", "7"], "policy_mujoco")
     client = Listener("mujoco_sim_test")
     odom: list[Odometry] = []
     contacts: list[ContactStates] = []
@@ -224,6 +223,12 @@ def test_control_node_on_the_mujoco_backend_in_lockstep(spawn, tmp_path) -> None
         qos = QoSProfile(depth=50)
         client.node.create_subscription(Odometry, "/quadruped_system/odometry", odom.append, qos)
         client.node.create_subscription(ContactStates, "/quadruped_system/contacts", contacts.append, qos)
+        # the ground truth goes out only while subscribed, and the lockstep loop runs as fast as the policy
+        # answers: the policy starts once this listener has matched both publishers (the loop waits for it)
+        assert client.spin_until(lambda: all(client.node.count_publishers(t) > 0 for t in (
+            "/quadruped_system/odometry", "/quadruped_system/contacts")), 60.0), node.log_path.read_text()
+        client.spin_for(0.5)
+        policy = spawn([PYTHON, str(POLICY), str(out), str(MUJOCO_STEPS), "0", "7"], "policy_mujoco")
         assert client.spin_until(lambda: odom and contacts, 60.0), node.log_path.read_text()
         push = Push.Request(link="base_link", wrench=Wrench(), duration=0.1)
         push.wrench.force.y = 150.0

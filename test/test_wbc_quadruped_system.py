@@ -11,6 +11,7 @@ answered by a finite command stamped with it.
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -72,9 +73,18 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
 
         assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
         t_base = stamp_ns(estimate[0]) / NS
+        # hold until the first odometry: the wbc says so (its own account: in lockstep the hold can be over
+        # before this listener's subscription to the commands has matched), and every command of it received
+        # here is the posture hold
+        log = launcher.log_path.read_text()
+        tail = log[-3000:]
+        assert re.search(r"\[wbc\].*no base state on odometry/filtered .*holding the posture", log), tail
         held = [c for k, c in commands.items() if k < stamp_ns(estimate[0])]
-        assert held and all(list(c.kp) == [800.0] * 12 for c in held)  # hold until the first odometry
+        assert all(list(c.kp) == [800.0] * 12 for c in held)
         assert client.spin_until(lambda: sim_time() > t_base + 1.6, 120.0), launcher.log_path.read_text()
+        log = launcher.log_path.read_text()
+        controlling = r"\[wbc\].*base state on odometry/filtered back at t = .*; controlling"
+        assert re.search(controlling, log), log[-3000:]
         stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
         assert stood and max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
         standing_xy = np.array([truth[-1].pose.pose.position.x, truth[-1].pose.pose.position.y])
