@@ -1,7 +1,7 @@
 """Acceptance on quadrupeds nobody tuned for: generated variants (urdf/generate.py ``QuadrupedVariant``: mass,
-leg length, knee directions, trunk CoM offset), each given to the ``LocomotionController`` only as its URDF,
-its feet and its nominal stance, with default ``LocomotionParameters``, on kinodyn.sim and on MuJoCo
-(``kinodyn.sim.create_backend``). No ROS.
+leg length, knee directions, trunk CoM offset) and public models (``PUBLIC``: urdf/public), each given to the
+``LocomotionController`` only as its URDF, its feet and its nominal stance, with default
+``LocomotionParameters``, on kinodyn.sim and on MuJoCo (``kinodyn.sim.create_backend``). No ROS.
 
 Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s turn, a lateral push of
 0.5 x weight for 0.2 s while trotting (at four phases of the gait cycle) and one of 0.25 x weight while
@@ -45,7 +45,25 @@ VARIANTS = (
     generate.QuadrupedVariant("dense_short", 40.0, 0.3, "backward", "backward", (0.0, -0.03)),
     generate.QuadrupedVariant("heavy_long", 80.0, 0.6, "backward", "forward", (0.02, -0.02)),
 )
-VARIANT = {v.name: v for v in VARIANTS}
+
+
+@dataclass(frozen=True)
+class PublicRobot:
+    """A public model nobody here tuned for (urdf/public, urdf/README.md): its file, feet, nominal stance."""
+
+    name: str
+    urdf: Path
+    feet: tuple[str, ...]
+    stance: tuple[float, ...]  # rad, the movable joints in the model's order
+
+
+PUBLIC_URDF = Path(__file__).resolve().parents[1] / "urdf" / "public"
+PUBLIC = (
+    # Unitree A1, 13.7 kg: Unitree's stand() pose (hip 0, thigh 0.67, calf -1.3 rad), legs FL, FR, RL, RR
+    PublicRobot("unitree_a1", PUBLIC_URDF / "a1.urdf", ("FL_foot", "FR_foot", "RL_foot", "RR_foot"),
+                (0.0, 0.67, -1.3) * 4),
+)
+VARIANT: dict[str, generate.QuadrupedVariant | PublicRobot] = {v.name: v for v in (*VARIANTS, *PUBLIC)}
 
 
 @dataclass(frozen=True)
@@ -82,8 +100,12 @@ class Row:
         return ", ".join(parts)
 
 
-def build(variant: generate.QuadrupedVariant, engine: str, directory: Path) -> scenarios.Legged:
-    """The variant's URDF written to ``directory``, standing in ``engine`` under the default controller."""
+def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directory: Path) -> scenarios.Legged:
+    """The variant's URDF written to ``directory`` (a public robot's file as it is), standing in ``engine``
+    under the default controller."""
+    if isinstance(variant, PublicRobot):
+        return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance),
+                                      sim.collision_spheres(variant.urdf), backend=engine)
     robot = generate.quadruped_variant(variant)
     urdf = directory / f"{variant.name}.urdf"
     urdf.write_text(generate.render(robot))
@@ -150,7 +172,7 @@ SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
 }
 
 
-def evaluate(variant: generate.QuadrupedVariant, engine: str, scenario: str) -> Row:
+def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scenario: str) -> Row:
     """One row of the matrix, on a freshly built robot."""
     with tempfile.TemporaryDirectory() as directory:
         robot = build(variant, engine, Path(directory))
@@ -160,7 +182,7 @@ def evaluate(variant: generate.QuadrupedVariant, engine: str, scenario: str) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engines", nargs="+", default=["kinodyn", "mujoco"])
-    parser.add_argument("--robots", nargs="+", default=[v.name for v in VARIANTS], choices=list(VARIANT))
+    parser.add_argument("--robots", nargs="+", default=list(VARIANT), choices=list(VARIANT))
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     args = parser.parse_args()
     print(f"{'robot':<16} {'engine':<8} {'scenario':<24} {'result':<6} figure", flush=True)
