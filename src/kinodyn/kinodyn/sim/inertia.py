@@ -3,7 +3,10 @@
 MuJoCo refuses a model with a link whose principal moments of inertia A, B, C violate the triangle
 inequality ``A + B >= C`` (no rigid body has them), a moving link (the child of a movable joint, or the root
 of a floating base) with a mass or a principal moment below ``MINVAL``, and a link whose inertia has a
-principal moment below ``MINVAL`` (zero, or negative). Its compiler repairs them on request (MuJoCo
+principal moment below ``MINVAL`` (zero, or negative). MuJoCo checks a moving body together with the bodies
+welded to it (its descendants through fixed joints): a massless moving link is accepted when a link fixed to
+it has a mass and principal moments of at least ``MINVAL`` (a massless root link fixed to the trunk, as in
+many robots' URDFs), and is left alone here too. MuJoCo's compiler repairs the others on request (MuJoCo
 documentation, XML reference, ``compiler``): ``balanceinertia`` sets the three principal moments to their
 mean, ``boundmass`` and ``boundinertia`` raise masses and principal moments to a lower bound.
 ``repair_inertias`` applies those rules to the URDF itself, so that kinodyn's model and MuJoCo's simulate the
@@ -50,10 +53,23 @@ def moving_links(parsed: ParsedURDF, floating_base: bool) -> set[str]:
     return moving | {parsed.root_link} if floating_base else moving
 
 
+def welded_links(parsed: ParsedURDF, link: str) -> list[str]:
+    """``link`` and the links fixed to it through fixed joints only (one rigid body), ``link`` first."""
+    group, stack = [], [link]
+    while stack:
+        name = stack.pop()
+        group.append(name)
+        stack.extend(joint.child for joint in parsed.children(name) if not joint.movable)
+    return group
+
+
 def inertia_repairs(parsed: ParsedURDF, floating_base: bool, min_mass: float = MIN_MASS,
                     min_inertia: float = MIN_INERTIA) -> list[InertiaRepair]:
     """The links whose inertial the rules of the module doc change, in file order, with their repair."""
-    moving = moving_links(parsed, floating_base)
+    carriers = {link.name for link in parsed.links if link.inertial is not None
+                and link.inertial.mass >= MINVAL and min(np.linalg.eigvalsh(link.inertial.inertia)) >= MINVAL}
+    moving = {name for name in moving_links(parsed, floating_base)
+              if not carriers.intersection(welded_links(parsed, name)[1:])}  # bare: nothing welded carries it
     repairs = []
     for link in parsed.links:
         mass = link.inertial.mass if link.inertial is not None else 0.0

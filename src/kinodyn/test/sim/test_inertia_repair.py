@@ -116,3 +116,43 @@ def test_without_non_physical_inertias_the_option_changes_nothing() -> None:
         warnings.simplefilter("error", URDFWarning)
         for backend in sim.backend_names():
             assert sim.create_backend(backend, QUADRUPED_URDF, m, balance_inertia=True).model is m
+
+
+def welded_trunk(trunk_moments: str) -> str:
+    """urdf/quadruped.urdf with a massless root link: base_link's inertial moved to a link ``trunk`` fixed to
+    it, with diagonal inertia ``trunk_moments`` (as many robots' URDFs: a bare root, the trunk welded on)."""
+    root = ET.fromstring(QUADRUPED_URDF.read_text())
+    base = next(link for link in root.findall("link") if link.get("name") == "base_link")
+    inertial = base.find("inertial")
+    assert inertial is not None
+    base.remove(inertial)
+    inertia = inertial.find("inertia")
+    assert inertia is not None
+    inertia.attrib.update(dict(zip(("ixx", "iyy", "izz"), trunk_moments.split(), strict=True)),
+                          ixy="0", ixz="0", iyz="0")
+    ET.SubElement(root, "link", name="trunk").append(inertial)
+    joint = ET.SubElement(root, "joint", name="trunk_fixed", type="fixed")
+    ET.SubElement(joint, "parent", link="base_link")
+    ET.SubElement(joint, "child", link="trunk")
+    return ET.tostring(root, encoding="unicode")
+
+
+def test_a_massless_root_welded_to_a_trunk_is_accepted_as_mujoco_accepts_it() -> None:
+    """MuJoCo checks a moving body with the bodies welded to it: a bare floating-base root fixed to a trunk
+    with mass and inertia compiles as written (no repair), one fixed to a trunk without inertia does not
+    (the root is repaired)."""
+    def compile_floating(urdf: str) -> mujoco.MjModel:  # MuJoCo's own check, the root on a free joint
+        spec = mujoco.MjSpec.from_string(urdf_for_mujoco(read_urdf(urdf)))
+        spec.body("base_link").add_freejoint()
+        return spec.compile()
+
+    carried = welded_trunk("0.3 0.7 0.8")
+    assert inertia_repairs(read_urdf(carried), floating_base=True) == []
+    compiled = compile_floating(carried)
+    assert compiled.body("base_link").mass[0] == 0.0 and compiled.body("trunk").mass[0] == 20.0
+    m = kd.Model.from_urdf(carried, floating_base=True)
+    assert isinstance(sim.create_backend("mujoco", carried, m), sim.mujoco_backend.MujocoSimulator)
+    bare = welded_trunk("0 0 0")
+    assert [r.link for r in inertia_repairs(read_urdf(bare), floating_base=True)] == ["base_link"]
+    with pytest.raises(ValueError, match="mass and inertia of moving bodies"):
+        compile_floating(bare)
