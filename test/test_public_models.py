@@ -1,0 +1,145 @@
+"""urdf/public: public robot models nobody here wrote (urdf/README.md (d)).
+
+Unitree's A1 (``a1.urdf``) against the values of its source file (Unitree's ``a1.urdf`` in unitree_ros, typed
+in below as a second source), its leg geometry against the closed form of its joint chain, kinodyn's dynamics
+against Pinocchio's on the same file, and MuJoCo's import of it as written (no inertia repair).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+import pytest
+from kinodyn.sim.inertia import inertia_repairs
+from kinodyn.urdf import URDFWarning, read_urdf
+
+import kinodyn as kd
+from kinodyn import sim
+
+A1 = Path(__file__).resolve().parents[1] / "urdf" / "public" / "a1.urdf"
+LEGS = ("FL", "FR", "RL", "RR")
+SIGNS = {"FL": (1, 1), "FR": (1, -1), "RL": (-1, 1), "RR": (-1, -1)}  # (x, y): front/hind, left/right
+# Unitree's a1.urdf (unitree_ros, robots/a1_description/urdf/a1.urdf at 8414c779):
+LINK_MASS = {"trunk": 6.0, "imu_link": 0.001, "hip": 0.696, "thigh": 1.013, "calf": 0.166, "foot": 0.06}  # kg
+HIP_X, HIP_Y, THIGH_Y, THIGH, CALF = 0.1805, 0.047, 0.0838, 0.2, 0.2  # m: hip joint, thigh joint, knee, foot
+LIMITS = {  # joint: lower, upper [rad], velocity [rad/s], effort [N m]
+    "hip": (-0.802851455917, 0.802851455917, 21.0, 33.5),
+    "thigh": (-1.0471975512, 4.18879020479, 21.0, 33.5),
+    "calf": (-2.69653369433, -0.916297857297, 21.0, 33.5),
+}
+DAMPING, FRICTION = 0.01, 0.2  # N m s/rad, N m: every joint's <dynamics>
+STANCE = (0.0, 0.67, -1.3)  # rad: unitree_controller's stand(), every leg
+FOOT_RADIUS = 0.02  # m
+
+
+def model() -> kd.Model:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", URDFWarning)  # the file loads without a warning
+        return kd.Model.from_urdf(A1, floating_base=True)
+
+
+def test_masses_joints_and_limits_are_the_sources() -> None:
+    m = model()
+    parsed = read_urdf(A1)
+    masses = {link.name: link.inertial.mass for link in parsed.links if link.inertial is not None}
+    expected = {"trunk": LINK_MASS["trunk"], "imu_link": LINK_MASS["imu_link"]}
+    parts = ("hip", "thigh", "calf", "foot")
+    expected |= {f"{leg}_{part}": LINK_MASS[part] for leg in LEGS for part in parts}
+    assert masses == expected
+    assert float(m.mass.sum()) == pytest.approx(13.741, abs=1e-12)
+    assert m.joint_names == tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf"))
+    assert [f for f in m.frame_names if f.endswith("_foot")] == [f"{leg}_foot" for leg in LEGS]
+    for k, name in enumerate(m.joint_names):
+        lower, upper, velocity, effort = LIMITS[name.split("_")[1]]
+        assert (m.lower_limit[7 + k], m.upper_limit[7 + k]) == (lower, upper)
+        assert (m.velocity_limit[6 + k], m.effort_limit[6 + k]) == (velocity, effort)
+        assert (m.damping[6 + k], m.friction[6 + k]) == (DAMPING, FRICTION)
+    assert [s.radius for s in sim.collision_spheres(A1)] == [FOOT_RADIUS] * 4
+    # every inertia physical as published: MuJoCo takes the file without balance_inertia
+    assert inertia_repairs(parsed, floating_base=True) == []
+
+
+def foot_closed_form(leg: str, hip: float, thigh: float, calf: float) -> np.ndarray:
+    """The foot in the base frame: hip joint about x at (sx HIP_X, sy HIP_Y, 0), thigh joint sy THIGH_Y out
+    along the hip's y, knee THIGH below the thigh joint, foot CALF below the knee (both pitch about y)."""
+    sx, sy = SIGNS[leg]
+    pitch = np.array([-THIGH * math.sin(thigh) - CALF * math.sin(thigh + calf), sy * THIGH_Y,
+                      -THIGH * math.cos(thigh) - CALF * math.cos(thigh + calf)])
+    c, s = math.cos(hip), math.sin(hip)
+    return np.array([sx * HIP_X, sy * HIP_Y, 0.0]) + np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ pitch
+
+
+def test_leg_geometry_is_the_sources_joint_chain() -> None:
+    m = model()
+    rng = np.random.default_rng(7)
+    configurations = [np.tile(STANCE, 4)] + [m.random_configuration(rng)[7:] for _ in range(5)]
+    for joints in configurations:
+        q = m.neutral()
+        q[7:] = joints
+        for k, leg in enumerate(LEGS):
+            np.testing.assert_allclose(m.frame_placement(q, f"{leg}_foot")[:3, 3],
+                                       foot_closed_form(leg, *joints[3 * k:3 * k + 3]), atol=1e-14)
+    q = m.neutral()
+    q[7:] = np.tile(STANCE, 4)
+    # the nominal stance: every foot 0.318 m below the base
+    feet = np.array([m.frame_placement(q, f"{leg}_foot")[:3, 3] for leg in LEGS])
+    np.testing.assert_allclose(feet[:, 2], -0.2 * (math.cos(0.67) + math.cos(0.67 - 1.3)), atol=1e-14)
+
+
+class PinocchioPair:
+    """kinodyn's model and Pinocchio's of the A1 (free flyer), joints matched by name."""
+
+    def __init__(self) -> None:
+        self.m = model()
+        self.pm = pin.buildModelFromUrdf(str(A1), pin.JointModelFreeFlyer())
+        self.pd = self.pm.createData()
+        self.v_index = np.array([*range(6)] + [self.pm.joints[self.pm.getJointId(n)].idx_v
+                                               for n in self.m.joint_names])
+        assert self.pm.nv == self.m.nv and sorted(self.v_index) == list(range(self.m.nv))
+
+    def q(self, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's configuration: (x, y, z, qx, qy, qz, qw) as kinodyn's, joints reordered."""
+        qp = np.empty(self.pm.nq)
+        qp[:7] = q[:7]
+        qp[1 + self.v_index[6:]] = q[7:]
+        return qp
+
+    def v(self, v: np.ndarray) -> np.ndarray:
+        vp = np.empty(self.pm.nv)
+        vp[self.v_index] = v
+        return vp
+
+
+def test_dynamics_agree_with_pinocchio() -> None:
+    pair = PinocchioPair()
+    m, pm, pd = pair.m, pair.pm, pair.pd
+    assert sum(inertia.mass for inertia in pm.inertias) == pytest.approx(m.mass.sum(), abs=1e-12)
+    rng = np.random.default_rng(11)
+    index = pair.v_index
+    for _ in range(5):
+        q = m.random_configuration(rng)
+        v, a = rng.uniform(-2.0, 2.0, m.nv), rng.uniform(-5.0, 5.0, m.nv)
+        qp = pair.q(q)
+        np.testing.assert_allclose(m.mass_matrix(q), pin.crba(pm, pd, qp)[np.ix_(index, index)], atol=1e-10)
+        np.testing.assert_allclose(m.rnea(q, v, a), pin.rnea(pm, pd, qp, pair.v(v), pair.v(a))[index],
+                                   atol=1e-10)
+        np.testing.assert_allclose(m.com(q), pin.centerOfMass(pm, pd, qp), atol=1e-12)
+
+
+def test_mujoco_takes_the_file_as_written() -> None:
+    """No repair asked, none needed: MuJoCo's import has the source's bodies and mass (the bare root ``base``
+    welded to ``trunk``)."""
+    m = model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", URDFWarning)
+        s = sim.create_backend("mujoco", A1, m, contact=sim.ContactModel(sim.collision_spheres(A1)))
+    assert isinstance(s, sim.mujoco_backend.MujocoSimulator)
+    assert float(s.mj.body_mass.sum()) == pytest.approx(13.741, abs=1e-12)
+    assert s.mj.body("base").mass[0] == 0.0 and s.mj.body("trunk").mass[0] == LINK_MASS["trunk"]
+    assert s.mj.nv == m.nv
+    assert all(mujoco.mj_name2id(s.mj, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_foot") >= 0 for leg in LEGS)
