@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 from collections.abc import Callable
 from types import FrameType
@@ -23,6 +24,11 @@ URDFError is a ValueError)."""
 STOP_POLL_PERIOD = 0.1
 """Longest time (s) between SIGINT/SIGTERM and the spin loop seeing it: the executor wakes this often."""
 
+TEARDOWN_TIMEOUT = 4.0
+"""Longest time (s) the node's teardown (executor, node, context) may take once the spin loop has ended:
+past it the stacks of every thread go to stderr and the process exits with code 1, inside the launcher's
+5 s before it escalates to SIGTERM."""
+
 
 class _StopRequest:
     """SIGINT and SIGTERM set a flag that the spin loop reads; nothing is raised inside a callback.
@@ -31,12 +37,17 @@ class _StopRequest:
     then publishes on a dead context), and a ``KeyboardInterrupt`` raised by a Python handler can land inside
     rclpy's C++ message conversion, where pybind11 turns it into ``RuntimeError: Unable to convert call
     argument`` and the node exits with code 1. A flag does neither.
+
+    A SIGTERM also writes the stack of every thread to stderr at once, from C (``faulthandler``, which then
+    calls this handler): a node that did not stop on SIGINT, and that a launcher therefore escalates, tells
+    where it was stuck even when its main thread runs no Python.
     """
 
     def __init__(self) -> None:
         self.requested = False
         signal.signal(signal.SIGINT, self._request)
         signal.signal(signal.SIGTERM, self._request)
+        faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
 
     def _request(self, signum: int, frame: FrameType | None) -> None:
         self.requested = True
@@ -80,7 +91,8 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
     A configuration error raised while the node is built, or a parameter given to it that it does not declare
     (``reject_undeclared_parameters``), is logged as one line under ``name`` (no traceback) and gives exit
     code 1. The node's ``spin_check`` (if any) runs after each ``spin_once``. On SIGINT or SIGTERM the node is
-    destroyed (stopping any threads of its own) and only then is the context shut down.
+    destroyed (stopping any threads of its own) and only then is the context shut down; a teardown longer than
+    ``TEARDOWN_TIMEOUT`` writes every thread's stack to stderr and exits with code 1.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = _StopRequest()
@@ -105,9 +117,11 @@ def run_node(name: str, make_node: Callable[[], Node], args: list[str] | None = 
         except ExternalShutdownException:
             pass
         finally:
+            faulthandler.dump_traceback_later(TEARDOWN_TIMEOUT, exit=True)
             executor.shutdown()
         return 0
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        faulthandler.cancel_dump_traceback_later()

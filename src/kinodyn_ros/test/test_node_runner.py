@@ -1,14 +1,18 @@
 """run_node's executor: rclpy's EventsExecutor unless a node has a guard condition; callbacks wrapped by
-dropping_bad_messages keep the signature an executor inspects; a node's spin_check ends the spin."""
+dropping_bad_messages keep the signature an executor inspects; a node's spin_check ends the spin; a stuck
+teardown and a SIGTERM leave every thread's stack on stderr."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 import rclpy
-from kinodyn_ros.node_runner import STOP_POLL_PERIOD, make_executor, run_node
+from kinodyn_ros.node_runner import STOP_POLL_PERIOD, TEARDOWN_TIMEOUT, make_executor, run_node
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
@@ -95,3 +99,48 @@ def test_spin_check_runs_in_the_spin_loop_and_its_exception_ends_run_node() -> N
         run_node("runner_checked", Checked, [])
     assert made[0].checks == 3 and made[0].destroyed
     assert time.monotonic() - start < 3 * STOP_POLL_PERIOD + 5.0  # three idle polls, plus start-up
+
+
+_CHILD = """
+import sys, time
+from rclpy.node import Node
+from kinodyn_ros.node_runner import run_node
+
+class Child(Node):
+    def __init__(self):
+        super().__init__("runner_child")
+        self.create_timer(0.02, lambda: None)
+        print("spinning", flush=True)
+
+    def destroy_node(self):
+        if sys.argv[1] == "hang":
+            time.sleep(120.0)
+        super().destroy_node()
+
+raise SystemExit(run_node("runner_child", Child, []))
+"""
+
+
+def _start_child(teardown: str) -> subprocess.Popen[str]:
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, teardown], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "spinning\n", child.communicate()
+    return child
+
+
+def test_a_teardown_that_hangs_ends_the_process_with_every_threads_stack() -> None:
+    """Past TEARDOWN_TIMEOUT after the stop, the process writes where it is stuck and exits with code 1 (the
+    launcher would otherwise escalate to SIGTERM and SIGKILL without a word from the node)."""
+    child = _start_child("hang")
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=TEARDOWN_TIMEOUT + 60.0)
+    assert child.returncode == 1, stderr
+    assert "most recent call first" in stderr and "in destroy_node" in stderr, stderr
+
+
+def test_sigterm_writes_every_threads_stack_and_stops_the_node() -> None:
+    child = _start_child("clean")
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=60.0)
+    assert child.returncode == 0, stderr
+    assert "most recent call first" in stderr and "in run_node" in stderr, stderr
