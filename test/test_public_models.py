@@ -2,13 +2,15 @@
 
 Unitree's A1 (``a1.urdf``) against the values of its source file (Unitree's ``a1.urdf`` in unitree_ros, typed
 in below as a second source), its leg geometry against the closed form of its joint chain, kinodyn's dynamics
-against Pinocchio's on the same file, and MuJoCo's import of it as written (no inertia repair).
+against Pinocchio's on the same file, MuJoCo's import of it as written (no inertia repair), and
+``a1_sim.urdf`` (the same robot with a ``<ros2_control>`` block) against it.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import mujoco
@@ -22,6 +24,7 @@ import kinodyn as kd
 from kinodyn import sim
 
 A1 = Path(__file__).resolve().parents[1] / "urdf" / "public" / "a1.urdf"
+A1_SIM = A1.with_name("a1_sim.urdf")
 LEGS = ("FL", "FR", "RL", "RR")
 SIGNS = {"FL": (1, 1), "FR": (1, -1), "RL": (-1, 1), "RR": (-1, -1)}  # (x, y): front/hind, left/right
 # Unitree's a1.urdf (unitree_ros, robots/a1_description/urdf/a1.urdf at 8414c779):
@@ -143,3 +146,37 @@ def test_mujoco_takes_the_file_as_written() -> None:
     assert s.mj.body("base").mass[0] == 0.0 and s.mj.body("trunk").mass[0] == LINK_MASS["trunk"]
     assert s.mj.nv == m.nv
     assert all(mujoco.mj_name2id(s.mj, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_foot") >= 0 for leg in LEGS)
+
+
+def canonical(root: ET.Element) -> bytes:
+    """The document without its layout (whitespace between elements)."""
+    for element in root.iter():
+        element.text = (element.text or "").strip() or None
+        element.tail = None
+    return ET.tostring(root)
+
+
+def test_sim_file_is_the_model_plus_a_ros2_control_block() -> None:
+    """a1_sim.urdf (config/a1_wbc.yaml's robot) is a1.urdf with a <ros2_control> block for SimulatedSystem:
+    effort commands within the URDF's effort limits, positions starting at the nominal stance, the IMU."""
+    model_root, sim_root = ET.parse(A1).getroot(), ET.parse(A1_SIM).getroot()
+    blocks = sim_root.findall("ros2_control")
+    assert len(blocks) == 1 and model_root.find("ros2_control") is None
+    sim_root.remove(blocks[0])
+    assert canonical(sim_root) == canonical(model_root)
+    block = blocks[0]
+    assert block.findtext("hardware/plugin") == "kinodyn_control/SimulatedSystem"
+    m = model()
+    assert [j.get("name") for j in block.findall("joint")] == list(m.joint_names)
+    for k, joint in enumerate(block.findall("joint")):
+        command = joint.findall("command_interface")
+        assert [c.get("name") for c in command] == ["effort"]
+        bounds = {p.get("name"): float(p.text or "nan") for p in command[0].findall("param")}
+        assert bounds == {"min": -m.effort_limit[6 + k], "max": m.effort_limit[6 + k]}
+        states = joint.findall("state_interface")
+        initial = {s.get("name"): float(s.findtext("param") or "nan") for s in states}
+        assert initial == {"position": STANCE[k % 3], "velocity": 0.0, "effort": 0.0}
+    sensor = block.find("sensor")
+    assert sensor is not None and sensor.get("name") == "imu_sensor"
+    assert sensor.findtext("param[@name='frame_id']") == "imu_link"
+    assert len(sensor.findall("state_interface")) == 10

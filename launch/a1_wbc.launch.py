@@ -1,0 +1,10 @@
+"""`ros2 launch kinodyn_bringup a1_wbc.launch.py`: the graph of config/a1_wbc.yaml (Unitree's A1).
+
+The same nodes and parameters as `kinodyn up config/a1_wbc.yaml`; the graph file is the single source.
+"""
+
+from kinodyn_ros.launcher.ros2_launch import launch_description
+
+
+def generate_launch_description():
+    return launch_description("a1_wbc")
