@@ -87,6 +87,9 @@ class HardwareComponent(Lifecycle):
         with why; call it once per ``read`` or ``write`` that uses the commands."""
         values = self.commands.values
         finite = np.isfinite(values)
+        if finite.all():  # every command given and usable
+            self._commanded[:] = True
+            return ""
         lost = np.isnan(values) & self._commanded
         bad = lost | (~finite & ~np.isnan(values))
         self._commanded |= finite

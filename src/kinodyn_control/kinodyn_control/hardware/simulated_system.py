@@ -229,6 +229,7 @@ class SimulatedSystem(System):
             self.last_error = f"SimulatedSystem '{self.info.name}': {exc}"
             return CallbackReturn.FAILURE
         self.applied = np.zeros(model.nv)
+        self._bind_slots(model)
         weight = float(model.mass.sum()) * 9.81
         self.max_push = (self.push_params.get("max_push_force", PUSH_WEIGHTS * weight),
                          self.push_params.get("max_push_torque", PUSH_WEIGHTS * weight * 1.0),
@@ -239,6 +240,30 @@ class SimulatedSystem(System):
 
             self._ros = SimulatorRosInterface(self)
         return CallbackReturn.SUCCESS
+
+    def _bind_slots(self, model: kd.Model) -> None:
+        """Where each joint state comes from in ``(q, v, applied torque)`` and goes to in the state table,
+        where each IMU reading goes, and which ``tau`` entry each joint's effort command drives (bound once:
+        the cycle copies arrays through these indices)."""
+        assert self.info is not None
+        first_q, first_v = (7, 6) if model.floating_base else (0, 0)
+        origin = {POSITION: first_q, VELOCITY: model.nq + first_v, EFFORT: model.nq + model.nv + first_v}
+        sources, slots, targets, commands = [], [], [], []
+        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
+            for interface, start in origin.items():
+                name = f"{joint.name}/{interface}"
+                if name in self.states:
+                    sources.append(start + k)
+                    slots.append(self.states.index[name])
+            if f"{joint.name}/{EFFORT}" in self.commands:
+                targets.append(first_v + k)
+                commands.append(self.commands.index[f"{joint.name}/{EFFORT}"])
+        self._state_sources = np.array(sources, dtype=np.intp)
+        self._state_slots = np.array(slots, dtype=np.intp)
+        self._tau_targets = np.array(targets, dtype=np.intp)
+        self._effort_commands = np.array(commands, dtype=np.intp)
+        self._imu_slots = [np.array([self.states.index[f"{sensor}/{i}"] for i in IMU_INTERFACES],
+                                    dtype=np.intp) for sensor, _ in self.imus]
 
     def _initial_configuration(self, model: kd.Model) -> np.ndarray:
         assert self.info is not None
@@ -324,16 +349,13 @@ class SimulatedSystem(System):
     def write(self, time: float, period: float) -> ReturnType:
         assert self.info is not None and self.simulator is not None
         s = self.simulator
-        first = 6 if s.model.floating_base else 0
         problem = self.unusable_commands()
         if problem:
             self.last_error = f"unusable effort command(s): {problem}"
             return ReturnType.ERROR
         tau = np.zeros(s.model.nv)
-        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
-            name = f"{joint.name}/{EFFORT}"
-            value = self.commands.get(name) if name in self.commands else math.nan
-            tau[first + k] = 0.0 if math.isnan(value) else value  # no command yet: limp
+        commanded = self.commands.values[self._effort_commands]
+        tau[self._tau_targets] = np.where(np.isnan(commanded), 0.0, commanded)  # no command yet: limp
         measured = min(self.max_steps, max(1, round(period / s.dt)))
         steps = self.lockstep_steps or self.cycle_steps or measured
         with self.lock:
@@ -357,19 +379,11 @@ class SimulatedSystem(System):
         return ReturnType.OK
 
     def _copy_states(self) -> None:
-        assert self.info is not None and self.simulator is not None
+        assert self.simulator is not None
         s = self.simulator
-        first_q = 7 if s.model.floating_base else 0
-        first_v = 6 if s.model.floating_base else 0
-        for joint, k in zip(self.info.joints, self._joint_index, strict=True):
-            for interface, value in ((POSITION, s.q[first_q + k]), (VELOCITY, s.v[first_v + k]),
-                                     (EFFORT, self.applied[first_v + k])):
-                name = f"{joint.name}/{interface}"
-                if name in self.states:
-                    self.states.set(name, value)
-        for sensor, imu in self.imus:
+        values = self.states.values
+        values[self._state_slots] = np.concatenate((s.q, s.v, self.applied))[self._state_sources]
+        for slots, (_, imu) in zip(self._imu_slots, self.imus, strict=True):
             r = imu.reading
             assert r is not None  # add_imu resets the sensor, which takes the first reading
-            values = (*r.orientation, *r.angular_velocity, *r.linear_acceleration)
-            for interface, value in zip(IMU_INTERFACES, values, strict=True):
-                self.states.set(f"{sensor}/{interface}", value)
+            values[slots] = np.concatenate((r.orientation, r.angular_velocity, r.linear_acceleration))
