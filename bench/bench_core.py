@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 
-# kinodyn's threaded batch kernels wait passively (kinodyn/_kernels/dyn_parallel.py); pinocchio, imported
+# kinodyn's threaded batch kernels wait passively (kinodyn/dynamics/parallel.py); pinocchio, imported
 # first here, loads OpenMP before kinodyn could set it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -150,8 +150,8 @@ if stamp_matches numba "$core_hash"; then
   log "numba kernel cache up to date"
 else
   log "compiling the numba kernels into $NUMBA_CACHE_DIR (first run: 2-3 minutes)"
-  # numba invalidates a cached kernel only when its own file changes, not a helper it inlines
-  # (_kernels/common.py): after any core edit the project's own cache is rebuilt from scratch.
+  # numba invalidates a cached kernel only when its own file changes, not a helper it inlines (spatial/compiled.py,
+  # _kernels/common.py): after any core edit the project's own cache is rebuilt from scratch.
   [ "$NUMBA_CACHE_DIR" = "$VENV/numba-cache" ] && rm -rf "$NUMBA_CACHE_DIR"
   (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup --jobs "$(nproc)") \
     || die "compiling the kernels failed (see the traceback above)"

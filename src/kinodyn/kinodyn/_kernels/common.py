@@ -10,14 +10,10 @@ updates of its arrays (~100 ns per access in a loop). Read the fields into local
 per-body loops, and pass arrays (not ``md``) to functions called per body.
 
 Functions (all ``njit(cache=True, inline="always")``: inlined at numba IR level, since a call
-passing arrays costs about as much as these small computations):
+passing arrays costs about as much as these small computations); the rotation and spatial-vector
+algebra they use is ``kinodyn.spatial.compiled``:
 
 - ``unpack(ki, kf) -> ModelArrays``
-- ``skew(w, out)``, ``cross3(a, b, out)``, ``matmul3(A, B, out)``, ``matvec3(A, x, out)``
-- on scalars: ``mat3_at(M, i) -> Mat3`` (a 9-tuple, row-major), ``mat3_mul(A, B)``, ``mat3_vec(A, x)``;
-  inlined helpers on tuples of scalars run as fast as the products written out, while helpers that
-  take arrays or call other tuple-returning helpers make per-body loops markedly slower
-- ``quaternion_to_rotation(quat_xyzw, out)``: normalises the quaternion first
 - ``joint_displacement(joint_type, ..., i, q) -> 12 floats``: the joint's own motion ``(L, p)``
 - ``place_body(parent, joint_type, ..., i, q, C, r)``: world placement of body i from its parent's
 - ``set_universe(C, r)``, ``forward_placements(md, q, C, r)``: world <- body for every body
@@ -28,17 +24,20 @@ passing arrays costs about as much as these small computations):
   (``S[:, :nv_joint]``) as 6-D twists ``[v; w]`` in world axes with linear velocity taken at the
   world point ``o``, without the mimic multiplier (Robot Dynamics lecture notes (ETH), §2.8.5, (2.166);
   §2.10.3, (2.252))
-- ``motion_cross(V, W, out)``: spatial motion cross product ``V x W`` for ``[v; w]`` vectors
+
+``skew`` is re-exported here for the estimation kernels that import it from this module.
 """
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
 from numpy.lib.stride_tricks import as_strided
+
+from kinodyn.spatial.compiled import axis_rotation, quaternion_matrix
+from kinodyn.spatial.compiled import skew as skew  # re-exported: the estimation kernels import it from here
 
 JOINT_NONE = 0
 JOINT_REVOLUTE = 1
@@ -117,93 +116,6 @@ def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
 
 
 @njit(cache=True, inline="always")
-def skew(w: np.ndarray, out: np.ndarray) -> None:
-    """``out = [w]x`` so that ``[w]x b = w x b`` (Robot Dynamics lecture notes (ETH), §2.4, skew-symmetric
-    matrix)."""
-    out[0, 0] = 0.0
-    out[0, 1] = -w[2]
-    out[0, 2] = w[1]
-    out[1, 0] = w[2]
-    out[1, 1] = 0.0
-    out[1, 2] = -w[0]
-    out[2, 0] = -w[1]
-    out[2, 1] = w[0]
-    out[2, 2] = 0.0
-
-
-@njit(cache=True, inline="always")
-def cross3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``out = a x b`` (``out`` must not alias ``a`` or ``b``)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True, inline="always")
-def matmul3(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
-    """``out = A @ B`` for 3x3 matrices (``out`` must not alias ``A`` or ``B``)."""
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
-
-
-@njit(cache=True, inline="always")
-def matvec3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = A @ x`` for a 3x3 matrix (``out`` must not alias ``x``)."""
-    for r in range(3):
-        out[r] = A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
-
-
-Mat3 = tuple[float, float, float, float, float, float, float, float, float]  # 3x3, row-major
-Vec3 = tuple[float, float, float]
-
-
-@njit(cache=True, inline="always")
-def mat3_at(M: np.ndarray, i: int) -> Mat3:
-    """``M[i]`` of an (n, 3, 3) array as a ``Mat3`` tuple (scalars stay in registers)."""
-    return (M[i, 0, 0], M[i, 0, 1], M[i, 0, 2], M[i, 1, 0], M[i, 1, 1], M[i, 1, 2],
-            M[i, 2, 0], M[i, 2, 1], M[i, 2, 2])
-
-
-@njit(cache=True, inline="always")
-def mat3_mul(A: Mat3, B: Mat3) -> Mat3:
-    """``A @ B`` on ``Mat3`` tuples."""
-    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
-            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
-            A[3] * B[0] + A[4] * B[3] + A[5] * B[6], A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
-            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
-            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
-            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
-
-
-@njit(cache=True, inline="always")
-def mat3_vec(A: Mat3, x: Vec3) -> Vec3:
-    """``A @ x`` on tuples."""
-    return (A[0] * x[0] + A[1] * x[1] + A[2] * x[2], A[3] * x[0] + A[4] * x[1] + A[5] * x[2],
-            A[6] * x[0] + A[7] * x[1] + A[8] * x[2])
-
-
-@njit(cache=True, inline="always")
-def quaternion_to_rotation(quat: np.ndarray, out: np.ndarray) -> None:
-    """Rotation matrix of the Hamilton quaternion ``(x, y, z, w)``, normalised first.
-
-    Robot Dynamics lecture notes (ETH), §2.4.5, (2.54) (unit quaternion to rotation matrix).
-    """
-    n = math.sqrt(quat[0] ** 2 + quat[1] ** 2 + quat[2] ** 2 + quat[3] ** 2)
-    inv = 1.0 / n if n > 0.0 else math.nan  # a zero quaternion is no orientation: NaN, not an exception
-    x, y, z, w = quat[0] * inv, quat[1] * inv, quat[2] * inv, quat[3] * inv
-    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    out[0, 1] = 2.0 * (x * y - z * w)
-    out[0, 2] = 2.0 * (x * z + y * w)
-    out[1, 0] = 2.0 * (x * y + z * w)
-    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    out[1, 2] = 2.0 * (y * z - x * w)
-    out[2, 0] = 2.0 * (x * z - y * w)
-    out[2, 1] = 2.0 * (y * z + x * w)
-    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
-
-
-@njit(cache=True, inline="always")
 def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplier: np.ndarray,
                        offset: np.ndarray, idx_q: np.ndarray, i: int,
                        q: np.ndarray) -> tuple[float, float, float, float, float, float, float, float, float,
@@ -218,23 +130,14 @@ def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplie
     jt = joint_type[i]
     if jt == JOINT_FREEFLYER:
         iq = idx_q[i]
-        qn = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
-        inv = 1.0 / qn if qn > 0.0 else math.nan  # a zero quaternion is no orientation: NaN, not an exception
-        x, y, z, w = q[iq + 3] * inv, q[iq + 4] * inv, q[iq + 5] * inv, q[iq + 6] * inv
-        return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
-                2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
-                2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),
-                q[iq], q[iq + 1], q[iq + 2])
+        l00, l01, l02, l10, l11, l12, l20, l21, l22 = quaternion_matrix(q[iq + 3], q[iq + 4], q[iq + 5],
+                                                                         q[iq + 6])
+        return l00, l01, l02, l10, l11, l12, l20, l21, l22, q[iq], q[iq + 1], q[iq + 2]
     value = multiplier[i] * q[idx_q[i]] + offset[i]
     x, y, z = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
     if jt == JOINT_REVOLUTE:
-        c = math.cos(value)
-        s = math.sin(value)
-        k = 1.0 - c
-        return (c + k * x * x, k * x * y - s * z, k * x * z + s * y,
-                k * x * y + s * z, c + k * y * y, k * y * z - s * x,
-                k * x * z - s * y, k * y * z + s * x, c + k * z * z,
-                0.0, 0.0, 0.0)
+        l00, l01, l02, l10, l11, l12, l20, l21, l22 = axis_rotation(x, y, z, value)
+        return l00, l01, l02, l10, l11, l12, l20, l21, l22, 0.0, 0.0, 0.0
     # JOINT_PRISMATIC
     return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, value * x, value * y, value * z
 
@@ -368,20 +271,3 @@ def joint_columns(joint_type: np.ndarray, joint_axis: np.ndarray, i: int, C: np.
             S[5, 3 + b] = c2
         return 6
     return 0
-
-
-@njit(cache=True, inline="always")
-def motion_cross(V: np.ndarray, W: np.ndarray, out: np.ndarray) -> None:
-    """Spatial cross product of motion vectors ``[v; w]``: ``[w_V x v_W + v_V x w_W; w_V x w_W]``.
-
-    Modern Robotics, Def. 8.3, (8.37)-(8.38) (Lie bracket ``[ad_V] W``, reordered linear-first).
-    ``out`` must not alias.
-    """
-    v1, w1 = V[0:3], V[3:6]
-    v2, w2 = W[0:3], W[3:6]
-    out[0] = w1[1] * v2[2] - w1[2] * v2[1] + v1[1] * w2[2] - v1[2] * w2[1]
-    out[1] = w1[2] * v2[0] - w1[0] * v2[2] + v1[2] * w2[0] - v1[0] * w2[2]
-    out[2] = w1[0] * v2[1] - w1[1] * v2[0] + v1[0] * w2[1] - v1[1] * w2[0]
-    out[3] = w1[1] * w2[2] - w1[2] * w2[1]
-    out[4] = w1[2] * w2[0] - w1[0] * w2[2]
-    out[5] = w1[0] * w2[1] - w1[1] * w2[0]

@@ -1,11 +1,12 @@
 """Everything a control tick reads at ``(q, v)`` from one world-frame kinematics pass (``Evaluator``).
 
-One pass gives the body placements, joint columns and world inertias (``dyn_world.world_bodies``),
-then the twists ``V_i = V_p + S_i qd_i`` and the accelerations at ``qdd = 0``,
-``A_i = A_p + V_p x S_i qd_i`` (``dS_i/dt = V_i x S_i``, Modern Robotics, Def. 8.3, (8.37)), all in world
-axes at the world origin (``dyn_world``). From them:
+One pass gives the body placements, joint columns and world inertias
+(``kinodyn.dynamics.bodies.world_bodies``), then the twists ``V_i = V_p + S_i qd_i`` and the accelerations
+at ``qdd = 0``, ``A_i = A_p + V_p x S_i qd_i`` (``dS_i/dt = V_i x S_i``, Modern Robotics, Def. 8.3, (8.37)),
+all in world axes at the world origin (``kinodyn.dynamics.bodies``). From them:
 
-- ``M``: the CRBA on the composite inertias (``dyn_crba.crba_composites``; Modern Robotics, §8.4, (8.57));
+- ``M``: the CRBA on the composite inertias (``kinodyn.dynamics.crba.crba_composites``; Modern Robotics,
+  §8.4, (8.57));
 - ``h = C v + g``: the RNEA at ``qdd = 0`` in world form, body wrench ``I_i A_i + V_i x* I_i V_i``
   (Modern Robotics, (8.40), with the world inertia's rate ``V x* I - I V x``), summed up the tree and
   projected, ``tau_j = S_j^T F_j`` (Modern Robotics, (8.49)); gravity ``g_j = S_j^T Ic_j [-g; 0]`` on the
@@ -15,9 +16,9 @@ axes at the world origin (``dyn_world``). From them:
   Dynamics lecture notes (ETH), §2.8.5, (2.166)); classical ``Jdot v = [a_O + dw x o + w x v_o; dw]`` from the
   body's ``(V, A)`` (Robot Dynamics lecture notes (ETH), §2.7, ``a_P = a_B + Psi x r_BP + Omega x (Omega x
   r_BP)``);
-- centroidal: ``A_G`` (``dyn_crba.centroidal_composites``; Robot Dynamics Essential, §3.5, (96)), the CoM
-  ``c = hc_0 / m``, ``J_com = A_G[0:3] / m`` (``p = m dc/dt``), and from the total momentum rate at
-  ``qdd = 0`` without gravity ``(dp, dL_O) = sum_i F_i``: ``Jcom_dot v = dp / m`` and
+- centroidal: ``A_G`` (``kinodyn.dynamics.centroidal.centroidal_composites``; Robot Dynamics Essential,
+  §3.5, (96)), the CoM ``c = hc_0 / m``, ``J_com = A_G[0:3] / m`` (``p = m dc/dt``), and from the total
+  momentum rate at ``qdd = 0`` without gravity ``(dp, dL_O) = sum_i F_i``: ``Jcom_dot v = dp / m`` and
   ``Adot_G v = [dp; dL_O - c x dp]`` (``h_G = L_O - c x p``, ``dc/dt x p = 0``).
 
 The outputs, and copies of q and v, share one float64 block laid out by ``block_layout``.
@@ -32,15 +33,10 @@ from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
 from kinodyn._kernels.common import JOINT_FREEFLYER, matrices_view, rows_view, unpack
-from kinodyn._kernels.dyn_crba import centroidal_composites, crba_composites
-from kinodyn._kernels.dyn_world import (
-    body_wrench,
-    inline,
-    joint_nv,
-    joint_twist,
-    subtree_inertias_into,
-    world_bodies,
-)
+from kinodyn.dynamics.bodies import body_wrench, joint_nv, joint_twist, subtree_inertias_into, world_bodies
+from kinodyn.dynamics.centroidal import centroidal_composites
+from kinodyn.dynamics.crba import crba_composites
+from kinodyn.spatial.compiled import inline
 
 OK = 0
 Q_NOT_FINITE = 1
@@ -152,7 +148,8 @@ def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.n
     """Twists ``V``, accelerations ``A`` at ``qdd = 0`` and wrenches ``F`` summed over each subtree
     (``F[0]``: all moving bodies), from the joint columns ``S`` and world inertias ``(mass, hw, inertia)``.
 
-    ``F_i = I_i A_i + V_i x* (I_i V_i)``, with ``I V = [m v + w x h; I_O w + h x v]`` (``dyn_world``).
+    ``F_i = I_i A_i + V_i x* (I_i V_i)``, with ``I V = [m v + w x h; I_O w + h x v]``
+    (``kinodyn.spatial.compiled.inertia_mul``).
     """
     nb = parent.shape[0]
     for a in range(6):

@@ -15,26 +15,32 @@ from kinodyn._kernels.common import (
     JOINT_FREEFLYER,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
-    Mat3,
     ModelArrays,
-    Vec3,
-    cross3,
     forward_placements,
     forward_placements_support,
     joint_columns,
     joint_displacement,
+    matrices_view,
+    rows_view,
+    support,
+    unpack,
+)
+from kinodyn.spatial.compiled import (
+    Mat3,
+    Vec3,
+    cross3,
     mat3_at,
     mat3_mul,
     mat3_vec,
     matmul3,
-    matrices_view,
     matvec3,
     motion_cross,
+    quaternion_multiply,
     quaternion_to_rotation,
-    rows_view,
     skew,
-    support,
-    unpack,
+)
+from kinodyn.spatial.compiled import (
+    rotation_log as rotation_log,  # re-exported: the wbc, ik and legs modules import it from here
 )
 
 WORLD = 0
@@ -389,18 +395,6 @@ def _se3_left_jacobian_coefficients(theta: float) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def _quaternion_multiply(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """Hamilton product ``a ⊗ b`` of (x, y, z, w) quaternions (Robot Dynamics lecture notes (ETH), §2.4.5,
-    (2.56))."""
-    ax, ay, az, aw = a[0], a[1], a[2], a[3]
-    bx, by, bz, bw = b[0], b[1], b[2], b[3]
-    out[0] = aw * bx + ax * bw + ay * bz - az * by
-    out[1] = aw * by - ax * bz + ay * bw + az * bx
-    out[2] = aw * bz + ax * by - ay * bx + az * bw
-    out[3] = aw * bw - ax * bx - ay * by - az * bz
-
-
-@njit(cache=True)
 def _normalized(quat: np.ndarray) -> np.ndarray:
     return quat / math.sqrt(quat[0] ** 2 + quat[1] ** 2 + quat[2] ** 2 + quat[3] ** 2)
 
@@ -440,7 +434,7 @@ def integrate(q: np.ndarray, v: np.ndarray, dt: float, floating: bool, out: np.n
     for k in range(3):
         out[k] = q[k] + step[k]
     quat1 = np.empty(4)
-    _quaternion_multiply(quat0, from_quaternion, quat1)
+    quaternion_multiply(quat0, from_quaternion, quat1)
     out[3:7] = _normalized(quat1)
 
 
@@ -462,7 +456,7 @@ def difference(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.ndarray) 
     b = _normalized(q1[3:7])
     a_conj = np.array([-a[0], -a[1], -a[2], a[3]])
     dq = np.empty(4)
-    _quaternion_multiply(a_conj, b, dq)
+    quaternion_multiply(a_conj, b, dq)
     if dq[3] < 0.0:
         dq = -dq
     s = math.sqrt(dq[0] ** 2 + dq[1] ** 2 + dq[2] ** 2)
@@ -486,24 +480,3 @@ def difference(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.ndarray) 
     cross3(w, wl, wwl)
     out[0:3] = local - 0.5 * wl + e * wwl
     out[3:6] = w
-
-
-@njit(cache=True)
-def rotation_log(R: np.ndarray) -> np.ndarray:
-    """The rotation vector of ``R`` (angle in [0, π]), Robot Dynamics lecture notes (ETH), (2.49)-(2.50) with
-    the branches of ``kinodyn.spatial.so3_log``: angle ``atan2(|w|, (tr R - 1)/2)`` with ``w = vee(R -
-    R^T)/2``; for angles above π/2 the axis comes from the symmetric part of R (Rotations and inverse
-    kinematics (Fredriksson), (31)-(32)), where w has lost its accuracy.
-    """
-    w = np.array([0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])])
-    cos_angle = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    sin_angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    angle = math.atan2(sin_angle, cos_angle)
-    if cos_angle >= 0.0:
-        return w if sin_angle == 0.0 else w * (angle / sin_angle)
-    outer = (0.5 * (R + R.T) - cos_angle * np.eye(3)) / (1.0 - cos_angle)
-    i = np.argmax(np.diag(outer))
-    axis = outer[:, i] / math.sqrt(outer[i, i])
-    if axis[0] * w[0] + axis[1] * w[1] + axis[2] * w[2] < 0.0:
-        axis = -axis
-    return axis * (angle / math.sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]))

@@ -1,9 +1,12 @@
 """Rigid-body dynamics of a ``kinodyn.Model``: inverse and forward dynamics, mass and Coriolis
 matrices, centroidal momentum matrix and energies, fixed or floating base.
 
-Every function takes the model first and returns numpy arrays; the work runs in compiled kernels
-(``kinodyn._kernels.dyn_*``). Conventions (docs/conventions.md): ``tau = M a + C v + g``, with the
-floating-base ``v = [v_base, w_base (base frame), qdot]``; external wrenches act on the robot.
+Every function takes the model first and returns numpy arrays. Each module holds its algorithm's compiled
+kernel beside the function that calls it (``rnea``, ``aba``, ``crba``, ``centroidal``, ``coriolis``,
+``energy``), written with the spatial algebra of ``kinodyn.spatial.compiled``; ``bodies`` holds the body
+placements, inertias and twists they share, ``parallel`` the chunking of batch kernels over threads.
+Conventions (docs/conventions.md): ``tau = M a + C v + g``, with the floating-base
+``v = [v_base, w_base (base frame), qdot]``; external wrenches act on the robot.
 """
 
 from kinodyn.dynamics.aba import aba, aba_batch

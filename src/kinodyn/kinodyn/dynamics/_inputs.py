@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kinodyn._kernels.dyn_parallel import chunk_count
+from kinodyn.dynamics.parallel import chunk_count
 
 if TYPE_CHECKING:
     from kinodyn._kernels.entry import Kernel
@@ -91,7 +91,7 @@ def external_wrenches(model: Model, f_ext: Any) -> np.ndarray:
 def run_batch(model: Model, Q: Any, V: Any, X: Any, x_name: str, threaded: Kernel,
               serial: Kernel) -> np.ndarray:
     """(N, nv) from a batch kernel pair over rows ``(Q[k], V[k], X[k])``: ``threaded`` (``chunks`` contiguous
-    chunks of rows on numba's threads, ``kinodyn._kernels.dyn_parallel``) when numba has more than one
+    chunks of rows on numba's threads, ``kinodyn.dynamics.parallel``) when numba has more than one
     thread and there is more than one row, else ``serial`` (rows ``[0, N)``, no thread pool started)."""
     Q = rows(Q, model.nq, "Q")
     n = Q.shape[0]

@@ -1,24 +1,216 @@
-"""Inverse dynamics by the recursive Newton-Euler algorithm (Modern Robotics, §8.3.2, (8.50)-(8.54))."""
+"""Inverse dynamics by the recursive Newton-Euler algorithm (Modern Robotics, §8.3.2, (8.50)-(8.54); Robot
+Dynamics lecture notes (ETH), §3.5).
+
+The recursion runs in the body-frame form of ``kinodyn.dynamics.bodies``: every twist, acceleration and
+wrench of body i in body i's frame, so each body's inertia is constant. Gravity enters as the universe's
+acceleration ``A_0 = [-g; 0]``.
+
+- forward pass, root to leaves: ``V_i = X_i V_p + S_i qd_i``, ``A_i = X_i A_p + S_i qdd_i + V_i x S_i qd_i``
+  (``X_i``: the parent-to-child motion transform ``[Ad_{T_i,p}]``), and the wrench the body's motion needs,
+  ``F_i = I_i A_i + V_i x* I_i V_i - f_ext,i`` (Modern Robotics, (8.50)-(8.52); Robot Dynamics lecture
+  notes (ETH), §3.3.1, (3.25));
+- backward pass, leaves to root: ``tau_i = S_i^T F_i`` and ``F_p += X_i^T F_i`` (Modern Robotics,
+  (8.52)-(8.53)).
+
+A mimic joint moves with ``multiplier * qd`` of its master and adds ``multiplier * S^T F`` to the master's
+entry.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numba import njit, prange
 from numpy import empty, ndarray
 
-from kinodyn._kernels import dyn_rnea as _k
+from kinodyn._kernels.common import (
+    JOINT_FREEFLYER,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    ModelArrays,
+    joint_displacement,
+    rows_view,
+    unpack,
+)
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
+from kinodyn.dynamics.bodies import LocalBodies, local_bodies_in
+from kinodyn.dynamics.parallel import chunk_bounds
+from kinodyn.spatial.compiled import (
+    Vec6,
+    add3,
+    add6,
+    body_wrench,
+    crm,
+    force_to_parent,
+    inline,
+    mat3_at,
+    mat3_mul,
+    mat3_vec,
+    motion_to_child,
+    set_mat3,
+    set_vec3,
+    set_vec6,
+    sub6,
+    vec3_at,
+    vec6_at,
+)
 
 if TYPE_CHECKING:
     from kinodyn.model import Model
 
-_RNEA = Kernel(_k.rnea, KI, KF, IN1, IN1, IN1, IN2, OUT1)
-_NONLINEAR_EFFECTS = Kernel(_k.nonlinear_effects, KI, KF, IN1, IN1, OUT1)
-_GRAVITY_TORQUES = Kernel(_k.gravity_torques, KI, KF, IN1, OUT1)
-_RNEA_BATCH = Kernel(_k.rnea_batch, KI, KF, IN2, IN2, IN2, INT, OUT2)
-_RNEA_ROWS = Kernel(_k.rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
+NO_WRENCHES = np.zeros((0, 6))  # a global array: numba freezes it into the compiled kernels
+
+
+@inline
+def joint_motion(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, x: np.ndarray,
+                 iv: int) -> Vec6:
+    """``scale S_i x[iv:iv + nv_i]`` in body i's axes: revolute ``[0; n]``, prismatic ``[n; 0]``, free flyer
+    the identity (``scale``: the mimic multiplier)."""
+    if joint_type == JOINT_FREEFLYER:
+        return (scale * x[iv], scale * x[iv + 1], scale * x[iv + 2], scale * x[iv + 3], scale * x[iv + 4],
+                scale * x[iv + 5])
+    if joint_type == JOINT_REVOLUTE:
+        s = scale * x[iv]
+        return 0.0, 0.0, 0.0, s * joint_axis[i, 0], s * joint_axis[i, 1], s * joint_axis[i, 2]
+    if joint_type == JOINT_PRISMATIC:
+        s = scale * x[iv]
+        return s * joint_axis[i, 0], s * joint_axis[i, 1], s * joint_axis[i, 2], 0.0, 0.0, 0.0
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@inline
+def add_joint_force(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, F: Vec6, iv: int,
+                    tau: np.ndarray) -> None:
+    """``tau[iv:iv + nv_i] += scale S_i^T F`` (body axes, ``joint_motion``'s columns)."""
+    if joint_type == JOINT_FREEFLYER:
+        for k in range(6):
+            tau[iv + k] += scale * F[k]
+    elif joint_type == JOINT_REVOLUTE:
+        tau[iv] += scale * (joint_axis[i, 0] * F[3] + joint_axis[i, 1] * F[4] + joint_axis[i, 2] * F[5])
+    elif joint_type == JOINT_PRISMATIC:
+        tau[iv] += scale * (joint_axis[i, 0] * F[0] + joint_axis[i, 1] * F[1] + joint_axis[i, 2] * F[2])
+
+
+@inline
+def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
+               spatial: np.ndarray, tau: np.ndarray) -> None:
+    """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (module docstring).
+
+    ``L``, ``spatial``: from ``allocate_rnea_scratch`` (the placements ``E``, ``p`` are filled here at
+    ``q``); ``spatial`` (3 nb + 2, 6): rows ``[0, nb)`` the twists, ``[nb, 2 nb)`` the accelerations,
+    ``[2 nb, 3 nb)`` the wrenches. ``fext``: (0, 6) for none, else (nb, 6) body-frame wrenches about the body
+    origins (the frame of the recursion, so they enter unchanged). 6-vectors are tuples of scalars, and
+    arrays are indexed element by element (a per-body slice costs reference-count updates).
+    """
+    nb = md.nbodies
+    parent, joint_type, joint_axis, idx_v, idx_q = md.parent, md.joint_type, md.joint_axis, md.idx_v, md.idx_q
+    multiplier, offset, mass, gravity = md.joint_multiplier, md.joint_offset, md.mass, md.gravity
+    R, t = md.joint_rotation, md.joint_translation
+    E, p, h, inertia = L.E, L.p, L.h, L.inertia
+    V, A, F = 0, nb, 2 * nb  # first rows of the twists, accelerations and wrenches in ``spatial``
+    set_vec6(spatial, V, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    set_vec6(spatial, A, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0))
+    with_fext = fext.shape[0] > 0
+    for i in range(1, nb):
+        # body i in its parent: E_i = R_i L(q), p_i = t_i + R_i l(q) (Robot Dynamics lecture notes (ETH),
+        # §2.8.3, (2.137)), kept for the backward pass
+        l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
+            joint_type, joint_axis, multiplier, offset, idx_q, i, q)
+        Ri = mat3_at(R, i)
+        Ei = mat3_mul(Ri, (l00, l01, l02, l10, l11, l12, l20, l21, l22))
+        oi = add3(vec3_at(t, i), mat3_vec(Ri, (lx, ly, lz)))
+        set_mat3(E, i, Ei)
+        set_vec3(p, i, oi)
+        jt, iv, m, k = joint_type[i], idx_v[i], multiplier[i], parent[i]
+        s = joint_motion(jt, joint_axis, i, m, v, iv)  # S_i qd_i
+        d = joint_motion(jt, joint_axis, i, m, a, iv)  # S_i qdd_i
+        Vi = add6(motion_to_child(Ei, oi, vec6_at(spatial, V + k)), s)
+        Ai = add6(add6(motion_to_child(Ei, oi, vec6_at(spatial, A + k)), d), crm(Vi, s))
+        Fi = body_wrench(mass[i], vec3_at(h, i), mat3_at(inertia, i), Vi, Ai)
+        if with_fext:
+            Fi = sub6(Fi, vec6_at(fext, i))
+        set_vec6(spatial, V + i, Vi)
+        set_vec6(spatial, A + i, Ai)
+        set_vec6(spatial, F + i, Fi)
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
+    for i in range(nb - 1, 0, -1):
+        Fi = vec6_at(spatial, F + i)
+        add_joint_force(joint_type[i], joint_axis, i, multiplier[i], Fi, idx_v[i], tau)
+        k = parent[i]
+        if k > 0:
+            Fk = add6(vec6_at(spatial, F + k), force_to_parent(mat3_at(E, i), vec3_at(p, i), Fi))
+            set_vec6(spatial, F + k, Fk)
+
+
+@inline
+def allocate_rnea_scratch(md: ModelArrays) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
+    """``(L, spatial, zeros)`` for ``rnea_local`` in one allocation: ``LocalBodies``, the (3 nb + 2, 6)
+    scratch and a zero vector of nv entries."""
+    nb = md.nbodies
+    block = np.empty(42 * nb + 12 + md.nv)
+    zeros = block[42 * nb + 12:]
+    for k in range(md.nv):
+        zeros[k] = 0.0
+    return local_bodies_in(md, block), rows_view(block, 24 * nb, 3 * nb + 2, 6), zeros
+
+
+@njit(cache=True)
+def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
+         tau: np.ndarray) -> None:
+    """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Modern Robotics, §8.3.2; Robot Dynamics lecture
+    notes (ETH), §3.5, (3.54))."""
+    md = unpack(ki, kf)
+    L, spatial, _ = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, v, a, fext, spatial, tau)
+
+
+@njit(cache=True)
+def nonlinear_effects_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray,
+                             out: np.ndarray) -> None:
+    """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Modern Robotics, §8.5, h from the RNEA at zero
+    acceleration)."""
+    md = unpack(ki, kf)
+    L, spatial, zeros = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
+
+
+@njit(cache=True)
+def gravity_torques_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out = g(q)``: RNEA with ``v = a = 0`` (Robot Dynamics lecture notes (ETH), §3.5, (3.45))."""
+    md = unpack(ki, kf)
+    L, spatial, zeros = allocate_rnea_scratch(md)
+    rnea_local(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
+
+
+@njit(cache=True)
+def rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, out: np.ndarray,
+               start: int, stop: int) -> None:
+    """``out[k] = rnea(Q[k], V[k], A[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
+    md = unpack(ki, kf)
+    L, spatial, _ = allocate_rnea_scratch(md)
+    for k in range(start, stop):
+        rnea_local(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
+                      chunks: int, out: np.ndarray) -> None:
+    """``out[k] = rnea(Q[k], V[k], A[k])`` for every row (no external wrenches), in ``chunks``
+    contiguous chunks of rows on numba's threads (``kinodyn.dynamics.parallel``)."""
+    n = Q.shape[0]
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        rnea_rows(ki, kf, Q, V, A, out, start, stop)
+
+
+_RNEA = Kernel(rnea_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_NONLINEAR_EFFECTS = Kernel(nonlinear_effects_kernel, KI, KF, IN1, IN1, OUT1)
+_GRAVITY_TORQUES = Kernel(gravity_torques_kernel, KI, KF, IN1, OUT1)
+_RNEA_BATCH = Kernel(rnea_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
+_RNEA_ROWS = Kernel(rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
 def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.dyn_world import cholesky_solve
 from kinodyn._kernels.kinematics import integrate
 from kinodyn.ik.qp import box_qp
 from kinodyn.ik.tasks import evaluate_tasks
+from kinodyn.linalg import cholesky_solve
 
 CONVERGED = 0
 MAX_ITERATIONS = 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.dyn_world import cholesky_solve
+from kinodyn.linalg import cholesky_solve
 
 FloatArray = np.ndarray
 MAX_ACTIVE_SET_ITERATIONS = 200

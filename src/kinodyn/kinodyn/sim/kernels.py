@@ -2,7 +2,7 @@
 
 ``acceleration`` evaluates ``qdd = M^-1 (tau - tau_joint(qd) - b - g + sum J_c^T f_c + sum J_e^T w_e)``
 (Robot Dynamics lecture notes (ETH) §3.7, (3.54) with external forces) by the articulated-body algorithm
-(``kinodyn._kernels.dyn_aba``), or by CRBA + Cholesky for models with mimic joints. The forces are:
+(``kinodyn.dynamics.aba``), or by CRBA + Cholesky for models with mimic joints. The forces are:
 
 - joint damping and regularised Coulomb friction,
   ``tau_joint = damping qd + friction qd / sqrt(qd^2 + friction_velocity^2)``;
@@ -15,8 +15,8 @@
   (``v_p``: velocity of the body point at p; ``p0``: the first-touch point, see ``update_anchors``);
 - external wrenches ``[f; tau]`` in world axes at a point fixed in a body (pushes).
 
-All spatial quantities are in world axes about the world origin (``dyn_world``), so a force f at p
-is the wrench ``[f; p x f]``.
+All spatial quantities are in world axes about the world origin (``kinodyn.dynamics.bodies``), so a force f
+at p is the wrench ``[f; p x f]``.
 
 Integrators (tau held over the step): RK4 on (q, v), the position stages taken on the configuration
 manifold with ``integrate`` (free-flyer base: SE(3) exponential, with the Runge-Kutta-Munthe-Kaas
@@ -32,12 +32,13 @@ import numpy as np
 from numba import njit
 
 from kinodyn._kernels.common import ModelArrays, unpack
-from kinodyn._kernels.dyn_aba import aba_world
-from kinodyn._kernels.dyn_crba import crba_world
-from kinodyn._kernels.dyn_local import allocate_local_bodies
-from kinodyn._kernels.dyn_rnea import rnea_local, velocities
-from kinodyn._kernels.dyn_world import WorldBodies, add_motion_cross, cholesky_solve, world_bodies
 from kinodyn._kernels.kinematics import integrate
+from kinodyn.dynamics.aba import aba_world
+from kinodyn.dynamics.bodies import WorldBodies, allocate_local_bodies, velocities, world_bodies
+from kinodyn.dynamics.crba import crba_world
+from kinodyn.dynamics.rnea import rnea_local
+from kinodyn.linalg import cholesky_solve
+from kinodyn.spatial.compiled import add_motion_cross
 
 # Indices into the ``params`` array of the kernels.
 STIFFNESS, DAMPING, FRICTION, TANGENTIAL_STIFFNESS, TANGENTIAL_DAMPING, JOINT_FRICTION_VELOCITY = range(6)
@@ -128,7 +129,8 @@ def _add_point_force(f: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
 @njit(cache=True)
 def _world_to_body(W: WorldBodies, fw: np.ndarray, out: np.ndarray) -> None:
     """``out[i] = [C^T f; C^T (n_O - r x f)]``: world wrenches about the origin as body-frame wrenches
-    about the body origin (the inverse of ``dyn_world.external_wrenches_world``)."""
+    about the body origin (the inverse of ``kinodyn.spatial.compiled.force_to_parent`` at the body's world
+    placement)."""
     out[0, :] = 0.0
     for i in range(1, fw.shape[0]):
         C = W.C[i]

@@ -6,7 +6,8 @@ angular]`` (docs/conventions.md).
 
 Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
 cancellation near it, so below SMALL_ANGLE they are evaluated from their Taylor series, truncated
-where the next term is below 1e-22 (relative) at SMALL_ANGLE.
+where the next term is below 1e-20 (relative) at SMALL_ANGLE. ``so3_exp``, ``so3_log`` and
+``so3_left_jacobian`` run the compiled implementations of ``kinodyn.spatial.compiled``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kinodyn._kernels.entry import IN1, OUT2, Kernel
+from kinodyn.spatial import compiled as _c
+from kinodyn.spatial.compiled import SMALL_ANGLE
 from kinodyn.spatial.rotations import (
     FloatArray,
     as_rotation_matrix,
@@ -25,8 +29,7 @@ from kinodyn.spatial.rotations import (
     skew,
 )
 
-SMALL_ANGLE = 1e-2
-"""Below this rotation angle (rad) the Jacobian coefficients use their Taylor series."""
+_SO3_LEFT_JACOBIAN = Kernel(_c.so3_left_jacobian, IN1, OUT2)
 JACOBIAN_SINGULARITY_TOLERANCE = 1e-9
 """``|sin(theta/2)|`` below which the SO(3) Jacobian inverse (singular at theta = 2 pi k, k >= 1) raises."""
 
@@ -47,19 +50,6 @@ def so3_log(C: ArrayLike) -> FloatArray:
     (29)-(32); small-angle and near-pi branches as in rotations.matrix_to_rotvec.
     """
     return matrix_to_rotvec(C)
-
-
-def _one_minus_cos_over_square(angle: float) -> float:
-    """``(1 - cos t) / t^2 = sinc(t/2)^2 / 2``, exact at t = 0 and free of cancellation."""
-    return 0.5 * float(np.sinc(angle / (2.0 * math.pi))) ** 2
-
-
-def _angle_minus_sin_over_cube(angle: float) -> float:
-    """``(t - sin t) / t^3``, by its series ``1/6 - t^2/120 + t^4/5040 - t^6/362880`` below SMALL_ANGLE."""
-    if angle < SMALL_ANGLE:
-        t2 = angle * angle
-        return 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0 - t2 * t2 * t2 / 362880.0
-    return (angle - math.sin(angle)) / angle**3
 
 
 def _left_jacobian_inverse_coefficient(angle: float) -> float:
@@ -83,10 +73,9 @@ def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
     ``so3_exp(phi + d) ~= so3_exp(J_l(phi) d) so3_exp(phi)``; it is the notes' rotation-vector map
     ``I_omega = E_R phi_dot`` (Robot Dynamics lecture notes (ETH), (2.104), (2.106)).
     """
-    vector = as_vector(phi, 3, "rotation vector")
-    angle = float(np.linalg.norm(vector))
-    K = skew(vector)
-    return np.eye(3) + _one_minus_cos_over_square(angle) * K + _angle_minus_sin_over_cube(angle) * (K @ K)
+    out = np.empty((3, 3))
+    _SO3_LEFT_JACOBIAN.call(as_vector(phi, 3, "rotation vector"), out)
+    return out
 
 
 def so3_left_jacobian_inverse(phi: ArrayLike) -> FloatArray:

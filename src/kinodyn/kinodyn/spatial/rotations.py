@@ -9,7 +9,9 @@ ROS; the notes write them scalar first. ``xi_AB`` parameterizes ``C_AB``.
 Euler angles are intrinsic (Robot Dynamics lecture notes (ETH), §2.4.5): sequence ``"zyx"`` means
 ``C = Cz(a0) @ Cy(a1) @ Cx(a2)``, which is scipy's uppercase (intrinsic) ``"ZYX"``.
 
-All functions act on one rotation at a time; inputs are validated and bad ones raise ValueError.
+All functions act on one rotation at a time; inputs are validated and bad ones raise ValueError. The
+rotation matrix, quaternion and rotation-vector maps run the compiled implementations of
+``kinodyn.spatial.compiled`` that the kernels use.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from kinodyn._kernels.entry import IN1, IN2, OUT1, OUT2, Kernel
+from kinodyn.spatial import compiled as _c
 
 FloatArray = NDArray[np.float64]
 
@@ -33,6 +38,13 @@ GIMBAL_LOCK_TOLERANCE = 1e-15
 ``|sin(middle)|`` (proper Euler) is at most this; the third angle is then set to zero."""
 
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
+
+_SKEW = Kernel(_c.skew, IN1, OUT2)
+_QUATERNION_TO_ROTATION = Kernel(_c.unit_quaternion_to_rotation, IN1, OUT2)
+_ROTATION_TO_QUATERNION = Kernel(_c.rotation_to_quaternion, IN2, OUT1)
+_QUATERNION_MULTIPLY = Kernel(_c.quaternion_multiply, IN1, IN1, OUT1)
+_SO3_EXP = Kernel(_c.so3_exp, IN1, OUT2)
+_SO3_LOG = Kernel(_c.so3_log, IN2, OUT1)
 
 
 def as_vector(value: ArrayLike, size: int, name: str) -> FloatArray:
@@ -89,8 +101,9 @@ def as_unit_axis(axis: ArrayLike) -> FloatArray:
 
 def skew(a: ArrayLike) -> FloatArray:
     """Skew-symmetric matrix ``[a]x`` with ``[a]x @ b = a x b`` (Robot Dynamics lecture notes (ETH), §1.2)."""
-    x, y, z = as_vector(a, 3, "vector")
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    out = np.empty((3, 3))
+    _SKEW.call(as_vector(a, 3, "vector"), out)
+    return out
 
 
 def unskew(S: ArrayLike) -> FloatArray:
@@ -208,42 +221,23 @@ def rotvec_to_matrix(phi: ArrayLike) -> FloatArray:
     """Rodrigues' formula ``C = I + sin|phi|/|phi| [phi]x + (1 - cos|phi|)/|phi|^2 [phi]x^2``.
 
     Robot Dynamics lecture notes (ETH), (2.48) and App. A.2, Rotations and inverse kinematics (Fredriksson),
-    (7). This is the exponential map of SO(3). The coefficients are evaluated as ``sinc(t)`` and ``sinc(t/2)^2
-    / 2`` with numpy's sinc, which is exact at ``|phi| = 0`` (the small-angle branch) and free of cancellation
-    near it.
+    (7). This is the exponential map of SO(3) (``compiled.so3_exp``): below ``compiled.SMALL_ANGLE`` the
+    coefficients come from their Taylor series, exact at ``|phi| = 0`` and free of cancellation near it.
     """
-    vector = as_vector(phi, 3, "rotation vector")
-    angle = float(np.linalg.norm(vector))
-    K = skew(vector)
-    return np.eye(3) + np.sinc(angle / math.pi) * K + 0.5 * np.sinc(angle / (2.0 * math.pi)) ** 2 * (K @ K)
+    out = np.empty((3, 3))
+    _SO3_EXP.call(as_vector(phi, 3, "rotation vector"), out)
+    return out
 
 
 def matrix_to_rotvec(C: ArrayLike) -> FloatArray:
     """Rotation vector ``phi = theta n`` of ``C``, with ``theta`` in [0, pi] (log of SO(3)).
 
     Robot Dynamics lecture notes (ETH), (2.49)-(2.50) and Rotations and inverse kinematics (Fredriksson),
-    (27)-(32). The angle is ``atan2(|w|, (tr C - 1)/2)`` with ``w = unskew(C) = sin(theta) n`` (accurate
-    everywhere, unlike arccos). Two branches:
-    - theta <= pi/2 (small angles included): ``phi = w theta / sin(theta)``, with numpy's sinc,
-      exact at theta = 0.
-    - theta > pi/2 (the near-pi branch): ``w`` loses its accuracy as sin(theta) -> 0, so the axis
-      comes from the symmetric part, ``n n^T = ((C + C^T)/2 - cos(theta) I) / (1 - cos(theta))``
-      (Rotations and inverse kinematics (Fredriksson), (31)-(32) for any theta), column of the largest
-      diagonal entry, with the sign that makes ``n . w >= 0``. At theta = pi exactly, phi and -phi are the
-      same rotation; the returned axis then has a positive component along its largest coordinate.
+    (27)-(32); ``compiled.so3_log`` states its small-angle and near-pi branches.
     """
-    matrix = as_rotation_matrix(C)
-    w = unskew(matrix)
-    cos_angle = 0.5 * (np.trace(matrix) - 1.0)
-    angle = math.atan2(float(np.linalg.norm(w)), cos_angle)
-    if cos_angle >= 0.0:
-        return w / np.sinc(angle / math.pi)
-    outer = (0.5 * (matrix + matrix.T) - cos_angle * np.eye(3)) / (1.0 - cos_angle)
-    i = int(np.argmax(np.diag(outer)))
-    axis = outer[:, i] / math.sqrt(outer[i, i])
-    if axis @ w < 0.0:
-        axis = -axis
-    return angle * axis / np.linalg.norm(axis)
+    out = np.empty(3)
+    _SO3_LOG.call(as_rotation_matrix(C), out)
+    return out
 
 
 def angle_axis_to_matrix(angle: float, axis: ArrayLike) -> FloatArray:
@@ -299,45 +293,27 @@ def quat_right_matrix(q: ArrayLike) -> FloatArray:
 def quat_multiply(p: ArrayLike, q: ArrayLike) -> FloatArray:
     """Hamilton product ``p (x) q``; ``xi_AB (x) xi_BC = xi_AC`` (Robot Dynamics lecture notes (ETH),
     (2.57))."""
-    return quat_left_matrix(p) @ as_vector(q, 4, "quaternion (x, y, z, w)")
+    name = "quaternion (x, y, z, w)"
+    out = np.empty(4)
+    _QUATERNION_MULTIPLY.call(as_vector(p, 4, name), as_vector(q, 4, name), out)
+    return out
 
 
 def quat_to_matrix(q: ArrayLike) -> FloatArray:
-    """``C = (2w^2 - 1) I + 2w [v]x + 2 v v^T`` for the unit quaternion ``q = (v, w)`` (Robot Dynamics lecture
-    notes (ETH), (2.54))."""
-    quaternion = as_unit_quaternion(q)
-    v, w = quaternion[:3], quaternion[3]
-    return (2.0 * w * w - 1.0) * np.eye(3) + 2.0 * w * skew(v) + 2.0 * np.outer(v, v)
+    """Rotation matrix of the unit quaternion ``q = (x, y, z, w)`` (Robot Dynamics lecture notes (ETH),
+    (2.54); ``compiled.unit_quaternion_matrix``)."""
+    out = np.empty((3, 3))
+    _QUATERNION_TO_ROTATION.call(as_unit_quaternion(q), out)
+    return out
 
 
 def matrix_to_quat(C: ArrayLike) -> FloatArray:
-    """Unit quaternion (x, y, z, w) of ``C`` with ``w >= 0`` (Robot Dynamics lecture notes (ETH), (2.55)).
-
-    The notes' formula takes every component from a square root and fails where one is zero
-    (e.g. at theta = pi). This uses Shepperd's method instead: the largest of
-    ``4w^2 = 1 + tr C``, ``4x^2 = 1 + 2 C11 - tr C`` (and y, z alike) is taken from its square
-    root, the other three from the off-diagonal entries, so no division is by less than 1/2.
-    The result is flipped to ``w >= 0`` (the notes' branch) and normalized.
-    """
-    m = as_rotation_matrix(C)
-    trace = float(np.trace(m))
-    pivot = int(np.argmax([m[0, 0], m[1, 1], m[2, 2], trace]))
-    if pivot == 3:
-        s = 2.0 * math.sqrt(max(1.0 + trace, 0.0))
-        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s]
-    elif pivot == 0:
-        s = 2.0 * math.sqrt(max(1.0 + 2.0 * m[0, 0] - trace, 0.0))
-        q = [0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
-    elif pivot == 1:
-        s = 2.0 * math.sqrt(max(1.0 + 2.0 * m[1, 1] - trace, 0.0))
-        q = [(m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 + 2.0 * m[2, 2] - trace, 0.0))
-        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s]
-    quaternion = np.array(q)
-    if quaternion[3] < 0.0:
-        quaternion = -quaternion
-    return quaternion / np.linalg.norm(quaternion)
+    """Unit quaternion (x, y, z, w) of ``C`` with ``w >= 0`` (Robot Dynamics lecture notes (ETH), (2.55)),
+    by Shepperd's method (``compiled.rotation_to_quaternion``), exact where the notes' formula divides by
+    zero."""
+    out = np.empty(4)
+    _ROTATION_TO_QUATERNION.call(as_rotation_matrix(C), out)
+    return out
 
 
 def quat_rotate(q: ArrayLike, r: ArrayLike) -> FloatArray:

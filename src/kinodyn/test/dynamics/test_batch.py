@@ -1,6 +1,6 @@
 """``rnea_batch`` and ``aba_batch`` against the row-by-row functions, serial and on numba's threads:
 batch sizes not divisible by the thread count, one row and none (the chunked parallel path,
-``kinodyn._kernels.dyn_parallel``)."""
+``kinodyn.dynamics.parallel``)."""
 
 from __future__ import annotations
 
