@@ -160,6 +160,14 @@ def test_every_controller_parameter_is_documented() -> None:
         assert undocumented == [], f"undocumented parameters of {plugin}"
 
 
+def test_every_driver_parameter_is_documented() -> None:
+    from kinodyn_control.hardware import can_motor_config, serial_imu
+
+    names = documented_names(_text("hardware-drivers.md"))
+    declared = {*can_motor_config.HARDWARE_PARAMS, *can_motor_config.JOINT_PARAMS, *serial_imu.PARAMS}
+    assert sorted(declared - names) == []
+
+
 def test_the_readme_is_a_short_introduction() -> None:
     lines = (REPO / "README.md").read_text().splitlines()
     assert len(lines) <= 200
