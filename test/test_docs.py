@@ -160,12 +160,12 @@ def test_every_controller_parameter_is_documented() -> None:
         assert undocumented == [], f"undocumented parameters of {plugin}"
 
 
-def test_every_driver_parameter_is_documented() -> None:
-    from kinodyn_control.hardware import can_motor_config, serial_imu
+def test_every_hardware_parameter_is_documented() -> None:
+    from kinodyn_control.hardware import can_motor_config, serial_imu, simulated_system
 
-    names = documented_names(_text("hardware-drivers.md"))
-    declared = {*can_motor_config.HARDWARE_PARAMS, *can_motor_config.JOINT_PARAMS, *serial_imu.PARAMS}
-    assert sorted(declared - names) == []
+    drivers = {*can_motor_config.HARDWARE_PARAMS, *can_motor_config.JOINT_PARAMS, *serial_imu.PARAMS}
+    assert sorted(drivers - documented_names(_text("hardware-drivers.md"))) == []
+    assert sorted(set(simulated_system.KNOWN_PARAMS) - documented_names(_text("simulator.md"))) == []
 
 
 def test_the_readme_is_a_short_introduction() -> None:
