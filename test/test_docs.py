@@ -161,11 +161,13 @@ def test_every_controller_parameter_is_documented() -> None:
 
 
 def test_every_hardware_parameter_is_documented() -> None:
-    from kinodyn_control.hardware import can_motor_config, serial_imu, simulated_system
+    from kinodyn_control.hardware import can_motor_config, generic_system, serial_imu, simulated_system
 
     drivers = {*can_motor_config.HARDWARE_PARAMS, *can_motor_config.JOINT_PARAMS, *serial_imu.PARAMS}
     assert sorted(drivers - documented_names(_text("hardware-drivers.md"))) == []
     assert sorted(set(simulated_system.KNOWN_PARAMS) - documented_names(_text("simulator.md"))) == []
+    generic = set(generic_system.KNOWN_PARAMS) - set(generic_system.DEPRECATED)  # old names, still taken
+    assert sorted(generic - documented_names(_text("nodes/control_node.md"))) == []
 
 
 def test_the_readme_is_a_short_introduction() -> None:
