@@ -3,11 +3,13 @@ leg length, knee directions, trunk CoM offset) and public models (``PUBLIC``: ur
 ``LocomotionController`` only as its URDF, its feet and its nominal stance, with default
 ``LocomotionParameters``, on kinodyn.sim and on MuJoCo (``kinodyn.sim.create_backend``). No ROS.
 
-Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s turn, a lateral push of
+Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s turn, 30 s of random
+commands (each component uniform within those three speeds, a new command every 2-4 s), a lateral push of
 0.5 x weight for 0.2 s while trotting (at four phases of the gait cycle) and one of 0.25 x weight while
 standing. A row passes with no fall (base below 60 % of its nominal height or a non-foot frame on the
 ground), no failed or fallback QP solve, and (in the velocity rows) a heading-frame velocity RMSE
-<= 0.05 m/s and <= 0.05 rad/s after the transient.
+<= 0.05 m/s and <= 0.05 rad/s after the transient (in the random run: each command's first second left
+out).
 
 Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]``; prints one
 table row per (robot, engine, scenario).
@@ -151,6 +153,17 @@ def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float,
     return fell, "", len(f.notes), None, None, f.min_height_ratio
 
 
+RowFigures = tuple[bool, str, int, float | None, float | None, float]  # Row's fields after the scenario's
+
+
+def random_row(robot: scenarios.Legged, seconds: float, limits: tuple[float, float, float]) -> RowFigures:
+    """``locomotion_scenarios.random_run`` for ``seconds`` s within ``limits`` (vx, vy, wz), seed 0."""
+    r = scenarios.random_run(robot, seconds, seed=0, limits=limits)
+    if r.failure:
+        return False, r.failure, r.fallbacks, None, None, r.min_height_ratio
+    return r.fell_at is not None, "", r.fallbacks, r.rmse_linear, r.rmse_yaw_rate, r.min_height_ratio
+
+
 def _velocity(mode: str, command: tuple[float, float, float], duration: float = 3.0,
               settle: float = 1.5) -> Callable[[scenarios.Legged], tuple]:
     return lambda robot: velocity_row(robot, mode, np.array(command), duration, settle)
@@ -161,12 +174,15 @@ def _push(mode: str, weight_fraction: float, phase: float = 0.0) -> Callable[[sc
 
 
 TROT_PUSH_PHASES = (0.0, 0.25, 0.5, 0.75)  # of the gait cycle, after 1 s of trotting
+SPEEDS = (0.5, 0.2, 0.6)  # m/s forward, m/s sideways, rad/s: the velocity rows' and the random run's limits
+RANDOM_SECONDS = 30.0
 SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
     "stand": _velocity("stand", (0.0, 0.0, 0.0), 2.0, 1.0),
     "trot in place": _velocity("trot", (0.0, 0.0, 0.0)),
-    "forward 0.5 m/s": _velocity("trot", (0.5, 0.0, 0.0)),
-    "sideways 0.2 m/s": _velocity("trot", (0.0, 0.2, 0.0)),
-    "turn 0.6 rad/s": _velocity("trot", (0.0, 0.0, 0.6)),
+    "forward 0.5 m/s": _velocity("trot", (SPEEDS[0], 0.0, 0.0)),
+    "sideways 0.2 m/s": _velocity("trot", (0.0, SPEEDS[1], 0.0)),
+    "turn 0.6 rad/s": _velocity("trot", (0.0, 0.0, SPEEDS[2])),
+    "random 30 s": lambda robot: random_row(robot, RANDOM_SECONDS, SPEEDS),
     **{f"trot push 0.5 mg @{phase:g}T": _push("trot", 0.5, phase) for phase in TROT_PUSH_PHASES},
     "stand push 0.25 mg": _push("stand", 0.25),
 }

@@ -240,6 +240,8 @@ class RandomRunFigures:
     fell_at: float | None  # s: base below 60 % of its nominal height, a body point on the ground, or a failed
     # solve; None when it never happened
     reason: str  # why it fell ("" when it did not)
+    failure: str  # the failed solve's message ("" when every tick was solved)
+    fallbacks: int  # ticks answered by the fallback solver
     rmse_linear: float  # m/s, heading-frame velocity against the command, each one's first second left out
     rmse_yaw_rate: float  # rad/s
     min_height_ratio: float  # min base height / nominal
@@ -270,7 +272,7 @@ def random_run(robot: Legged, seconds: float = 60.0, seed: int = 0, limits: tupl
     def command(t: float) -> np.ndarray:
         return commands[np.searchsorted(commands[:, 0], t - t0, side="right") - 1, 1:]
 
-    trace, fell_at, reason = Trace(), None, ""
+    trace, fell_at, reason, failure = Trace(), None, "", ""
     try:
         while robot.sim.t < t0 + seconds - 1e-9 and fell_at is None:
             run(robot, min(robot.sim.t + 0.5, t0 + seconds), command, trace, mode="trot")
@@ -280,12 +282,13 @@ def random_run(robot: Legged, seconds: float = 60.0, seed: int = 0, limits: tupl
                 fell_at, reason = float(a["t"][low[0]]), "base below 60 % or a body point on the ground"
     except ControlError as exc:
         fell_at, reason = robot.sim.t, str(exc)
+        failure = reason
     a = trace.arrays()
     wanted = np.array([command(t) for t in a["t"]])
     started = commands[np.searchsorted(commands[:, 0], a["t"] - t0, side="right") - 1, 0] + t0
     steady = a["t"] >= started + 1.0
     error = a["velocity"][steady] - wanted[steady]
-    return RandomRunFigures(seconds, commands, fell_at, reason,
+    return RandomRunFigures(seconds, commands, fell_at, reason, failure, len(trace.notes),
                             float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1)))),
                             float(np.sqrt(np.mean(error[:, 2] ** 2))),
                             float(a["height"].min() / robot.nominal_height), float(a["lowest_body"].min()))

@@ -595,9 +595,13 @@ def _times(v: Vec3, k: float) -> Vec3:
 
 
 def scaled(robot: Robot, length: float, mass: float) -> Robot:
-    """`robot` with every length times `length` and every mass times `mass`, the limits by dynamic similarity:
-    effort times `mass * length` (torque ~ m g l), velocity times `1 / sqrt(length)` (speed ~ sqrt(g / l)).
-    Inertias follow from the scaled primitives (they scale with `mass * length**2`)."""
+    """`robot` with every length times `length` and every mass times `mass`. Effort limits times
+    `mass * length` (dynamic similarity: holding the weight takes torques ~ m g l); velocity limits times
+    `1 / length`, so a joint at full speed moves the foot as fast on any size of leg. Dynamic similarity's
+    `1 / sqrt(length)` (joint speeds ~ sqrt(g / l)) would be too slow for small robots: they are asked the
+    same absolute speeds as large ones (a higher Froude number `v^2 / (g l)`), and their low-ratio gearboxes
+    make their joints faster than that law. Inertias follow from the scaled primitives
+    (`mass * length**2`)."""
     def body(b: Body | None) -> Body | None:
         if b is None:
             return None
@@ -605,7 +609,7 @@ def scaled(robot: Robot, length: float, mass: float) -> Robot:
 
     def limit(lim: Limit | None) -> Limit | None:
         return None if lim is None else Limit(lim.lower, lim.upper, lim.effort * mass * length,
-                                              lim.velocity / math.sqrt(length))
+                                              lim.velocity / length)
 
     links = tuple(Link(link.name, body(link.body), tuple((_times(c, length), r * length)
                                                          for c, r in link.contact_spheres))

@@ -15,8 +15,9 @@ support at every phase (``gait.support_distance``: static stability's rule, Robo
 the
 trot (its diagonals cross at the centre), a walk with ``walk_duty > 3/4`` on four feet, any gait standing on
 three feet or more around the centre; a pace or a bound (their pairs stand half a track or a body length
-away) needs a planner that moves the CoM over each support, such as a centroidal MPC, and is refused with
-the distance. The command limits are the trot's; a gait of duty ``d`` takes them times
+away) needs a planner that moves the CoM over each support, such as a centroidal MPC: refused with the
+distance unless one is plugged in (``set_planner`` with a planner whose ``moves_com`` is true).
+The command limits are the trot's; a gait of duty ``d`` takes them times
 ``min(1, [d_trot / (1 - d_trot)] / [d / (1 - d)])``: a swing foot travels ``v d T`` relative to its hip in
 ``(1 - d) T``, so at the same joint speeds the walk (0.8) goes 0.375 times as fast as the trot (0.6).
 
@@ -24,7 +25,11 @@ The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joi
 times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the
 body free, ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joint rows and columns of the floating-base
 ``M^-1`` (the exact maximum over the box of torques): it scales with the robot's inertia and motors (it is
-``max_joint_acceleration``); the limits' look-ahead is ``joint_limit_horizon``.
+``max_joint_acceleration``); the limits' look-ahead ``joint_limit_horizon`` is by default a fraction of the
+trot's swing time (``joint_limit_horizon_ratio``): the joints' speeds and accelerations in a swing scale with
+the robot's time scale, and so must the time the QP takes to stop a joint at its velocity limit. The tasks'
+gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
+(``pendulum_frequency``; ``LocomotionParameters.task_frequencies``).
 
 Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
 twist ``(vx, vy, wz)`` in the heading frame):
@@ -218,14 +223,17 @@ class LocomotionController:
         self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
             alternating_groups(self.feet, self.hips)
         self._stand_gait = stand(self.feet)
+        self.planner: Callable[..., None] | None = None  # module doc, item 4 (``set_planner``)
         # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s]
         self.gaits, self.unavailable, self.contact_ramps = self._gaits_for(p)
         self.scheduler = GaitScheduler(self.feet)
         self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
         self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
+        self.pendulum_frequency = math.sqrt(self.gravity / self.leg_length) / (2.0 * math.pi)  # Hz
+        self.joint_limit_horizon = p.limit_horizon(self.gaits["trot"].swing_duration)  # s
 
         # gains, weights and friction: set by _configure below
-        limits = JointLimits.from_model(model, p.joint_limit_horizon, self.max_joint_acceleration)
+        limits = JointLimits.from_model(model, self.joint_limit_horizon, self.max_joint_acceleration)
         self.wbc = WholeBodyController(model, [PointContact(f) for f in self.feet], mode=p.wbc_mode,
                                        solver=p.solver, fallback_solver=p.fallback_solver or None,
                                        limits=limits)
@@ -262,7 +270,6 @@ class LocomotionController:
         self._forces: dict[str, np.ndarray] = {}
         self._release_force = 0.01 * float(model.mass.sum()) * self.gravity / len(self.feet)  # N, see _feet
         self._configure(p)
-        self.planner: Callable[..., None] | None = None  # module doc, item 4
 
     # ----- commands ---------------------------------------------------------------------------------
 
@@ -283,6 +290,25 @@ class LocomotionController:
             raise ValueError(f"this robot cannot {name}: {self.unavailable[name]}")
         self._requested = name
 
+    def set_planner(self, planner: Callable[..., None] | None) -> None:
+        """Plug ``planner`` in (module doc, item 4; ``None`` unplugs it). A planner whose ``moves_com``
+        attribute is true moves the CoM over each support: with it the gaits refused for their support
+        distance (the pace, the bound) are available. ``ValueError`` (nothing changed) when the gait in
+        force would not be."""
+        previous = self.planner
+        self.planner = planner
+        try:
+            gaits, unavailable, ramps = self._gaits_for(self.params)
+        except ValueError:
+            self.planner = previous
+            raise
+        if self.scheduler.gait.moves and self.scheduler.gait.name in unavailable:
+            self.planner = previous
+            raise ValueError(f"the gait in force cannot go on without this planner: "
+                             f"{unavailable[self.scheduler.gait.name]}")
+        self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
+        self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
+
     def set_pose_offset(self, x: float = 0.0, y: float = 0.0, height: float = 0.0, roll: float = 0.0,
                         pitch: float = 0.0, yaw: float = 0.0) -> None:
         """Standing base pose about the nominal stance: shift (x, y, heading frame) and height [m], roll,
@@ -302,15 +328,15 @@ class LocomotionController:
         ``period_ratio``, ``duty``, the walk's, the contact ramp) at once, through the scheduler's
         phase-continuous switch when moving; ``sit_height_ratio`` and ``transition_time`` from the next
         sit-down or stand-up; ``initial_mode`` only before the first ``update``. ``ValueError`` (nothing
-        changed) for a new ``wbc_mode``, ``solver``, ``fallback_solver``, ``joint_acceleration_ratio`` or
-        ``joint_limit_horizon`` (they shape the QP: build a new controller), pose limits below the standing
-        pose offset in force, or timings the gait in force cannot take (a contact ramp beyond its
-        handover)."""
+        changed) for a new ``wbc_mode``, ``solver``, ``fallback_solver``, ``joint_acceleration_ratio``,
+        ``joint_limit_horizon`` or its ratio (they shape the QP: build a new controller; the derived
+        look-ahead keeps the swing time of construction), pose limits below the standing pose offset in
+        force, or timings the gait in force cannot take (a contact ramp beyond its handover)."""
         if not isinstance(params, LocomotionParameters):
             raise TypeError(f"set_parameters takes a LocomotionParameters, got {type(params).__name__}")
         old = self.params
         for name in ("wbc_mode", "solver", "fallback_solver", "joint_acceleration_ratio",
-                     "joint_limit_horizon"):
+                     "joint_limit_horizon", "joint_limit_horizon_ratio"):
             if getattr(params, name) != getattr(old, name):
                 raise ValueError(f"locomotion parameter {name} cannot change live ({getattr(old, name)!r} -> "
                                  f"{getattr(params, name)!r}): build a new LocomotionController")
@@ -395,7 +421,8 @@ class LocomotionController:
                 unavailable[name] = str(error)
                 continue
             offset = support_distance(gait, positions)
-            if offset > p.max_support_offset_ratio * self.leg_length:
+            planned = bool(getattr(self.planner, "moves_com", False))
+            if offset > p.max_support_offset_ratio * self.leg_length and not planned:
                 unavailable[name] = (f"its stance feet leave the centre of their pattern {offset:.3f} m "
                                      f"outside their support (more than max_support_offset_ratio "
                                      f"{p.max_support_offset_ratio} of the leg length {self.leg_length:.3f} "
@@ -430,9 +457,10 @@ class LocomotionController:
 
     def _configure(self, p: LocomotionParameters) -> None:
         """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``)."""
-        for frequency, tasks in ((p.base_frequency, (self.com_task, self.base_task)),
-                                 (p.swing_frequency, tuple(self.swing_tasks.values())),
-                                 (p.posture_frequency, (self.posture_task,))):
+        base, swing, posture = self.task_frequencies = p.task_frequencies(self.pendulum_frequency)
+        for frequency, tasks in ((base, (self.com_task, self.base_task)),
+                                 (swing, tuple(self.swing_tasks.values())),
+                                 (posture, (self.posture_task,))):
             kp, kd = _pd_gains(frequency, p.damping_ratio)
             for task in tasks:
                 task.kp[:], task.kd[:] = kp, kd

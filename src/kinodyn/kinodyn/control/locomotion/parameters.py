@@ -3,13 +3,15 @@
 One field per setting with its unit, so a ROS node maps its parameters 1:1 (docs/locomotion.md lists them).
 Lengths of the legs' motion (step height, foothold reach) are fractions of the robot's leg length (the
 controller measures it in the nominal stance), the gait period follows the leg's pendulum time
-(``gait.pendulum_period``) and the contact ramp the gait's handover time unless set in seconds, and the
-joint acceleration cap is a multiple of what the URDF's torque limits give the joints, so the defaults suit
-any size of robot.
+(``gait.pendulum_period``), the contact ramp the gait's handover time and the joint limits' look-ahead the
+trot's swing time unless set in seconds, and the joint acceleration cap is a multiple of what the URDF's
+torque limits give the joints, so the defaults suit any size of robot.
 Gains are given as the natural frequency of the task's error dynamics and a damping ratio
 (``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Robot Dynamics lecture
 notes (ETH) (3.78)-(3.79)),
-not as raw gains, so they do not depend on the robot's mass.
+not as raw gains, so they do not depend on the robot's mass; unless set in Hz, each frequency is a multiple
+of the leg's pendulum frequency ``sqrt(g / l) / (2 pi)`` (``task_frequencies``), so they follow the robot's
+own time scale as the period does (dynamic similarity, ``gait.pendulum_period``).
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ GAITS = ("trot", "walk", "pace", "bound")
 MODES = ("sit", "stand", *GAITS)
 
 _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
-             "joint_limit_horizon", "base_frequency", "swing_frequency", "posture_frequency",
-             "friction", "transition_time", "max_tracking_error", "pd_horizon", "max_linear_acceleration",
-             "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
-_DERIVED = ("period", "contact_ramp")  # 0: derived from the robot (controller doc)
-_NON_NEGATIVE = ("period", "contact_ramp", "max_support_offset_ratio", "step_height_ratio", "damping_ratio",
+             "joint_limit_horizon_ratio", "base_frequency_ratio", "swing_frequency_ratio",
+             "posture_frequency_ratio", "friction", "transition_time", "max_tracking_error", "pd_horizon",
+             "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
+_DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
+            "posture_frequency")  # 0: derived from the robot (controller doc)
+_NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
+                 "posture_frequency", "max_support_offset_ratio", "step_height_ratio", "damping_ratio",
                  "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
@@ -50,10 +54,15 @@ class LocomotionParameters:
     # than this (of the leg length) outside their support at some phase is refused (gait.support_distance)
     joint_acceleration_ratio: float = 2.0  # joint acceleration cap over the largest a joint gets from the
     # torque limits at the nominal stance, body free (controller doc)
-    joint_limit_horizon: float = 0.02  # s, look-ahead of the joint position/velocity limits (wbc JointLimits)
-    base_frequency: float = 3.0  # Hz, CoM (x, y), base height and orientation error dynamics
-    swing_frequency: float = 5.0  # Hz, swing feet
-    posture_frequency: float = 1.0  # Hz, joint posture (null space)
+    joint_limit_horizon: float = 0.0  # s, look-ahead of the joint position/velocity limits (wbc JointLimits);
+    # 0: joint_limit_horizon_ratio of the trot's swing time (1 - duty) period, at construction
+    joint_limit_horizon_ratio: float = 0.1
+    base_frequency: float = 0.0  # Hz, CoM (x, y), base height and orientation error dynamics; 0: the ratio
+    base_frequency_ratio: float = 4.28  # below times the leg's pendulum frequency sqrt(g / l) / (2 pi)
+    swing_frequency: float = 0.0  # Hz, swing feet; 0: swing_frequency_ratio times the pendulum frequency
+    swing_frequency_ratio: float = 7.13
+    posture_frequency: float = 0.0  # Hz, joint posture (null space); 0: posture_frequency_ratio times it
+    posture_frequency_ratio: float = 1.43
     damping_ratio: float = 1.0  # of every task (1: critical)
     swing_weight: float = 1.0  # of the swing-foot tasks (the base and CoM tasks have weight 1)
     posture_weight: float = 1e-4
@@ -111,3 +120,17 @@ class LocomotionParameters:
         if self.wbc_mode not in WBC_MODES:
             raise ValueError(f"locomotion parameter wbc_mode must be one of {WBC_MODES}, got "
                              f"{self.wbc_mode!r}")
+
+    def task_frequencies(self, pendulum_frequency: float) -> tuple[float, float, float]:
+        """The base, swing and posture tasks' frequencies [Hz] for a leg of ``pendulum_frequency``
+        ``sqrt(g / l) / (2 pi)`` [Hz]: each as set, or (0) its ratio times the pendulum frequency."""
+        return tuple(given if given > 0.0 else ratio * pendulum_frequency  # type: ignore[return-value]
+                     for given, ratio in ((self.base_frequency, self.base_frequency_ratio),
+                                          (self.swing_frequency, self.swing_frequency_ratio),
+                                          (self.posture_frequency, self.posture_frequency_ratio)))
+
+    def limit_horizon(self, swing_time: float) -> float:
+        """The joint limits' look-ahead [s]: ``joint_limit_horizon``, or (0) its ratio of ``swing_time``
+        [s]."""
+        return self.joint_limit_horizon if self.joint_limit_horizon > 0.0 else \
+            self.joint_limit_horizon_ratio * swing_time

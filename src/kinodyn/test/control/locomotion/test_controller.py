@@ -41,6 +41,8 @@ def standing(model: kd.Model) -> np.ndarray:
     ({"friction": math.nan}, "friction"), ({"sit_height_ratio": 1.0}, "sit_height_ratio"),
     ({"initial_mode": "trot"}, "initial_mode"), ({"wbc_mode": "strict"}, "wbc_mode"),
     ({"max_yaw_rate": -1.0}, "max_yaw_rate"), ({"base_frequency": "3"}, "base_frequency"),
+    ({"swing_frequency": -1.0}, "swing_frequency"), ({"base_frequency_ratio": 0.0}, "base_frequency_ratio"),
+    ({"joint_limit_horizon_ratio": -0.1}, "joint_limit_horizon_ratio"),
 ])
 def test_parameters_refuse_bad_values(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
@@ -77,6 +79,39 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     assert {g.period for n, g in fixed.gaits.items() if n != "walk"} == {0.4}
 
 
+def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) -> None:
+    """By default each task's frequency is its ratio times the leg's pendulum frequency sqrt(g / L) / (2 pi)
+    and the joint limits look a tenth of the trot's swing ahead: the quadruped with every length / 4 (legs
+    4x shorter) gets frequencies 2x higher and a look-ahead half as long (dynamic similarity: times ~
+    sqrt(L)); frequencies set in Hz are used as set."""
+    short_text = re.sub(r'(xyz|size|radius|length)="([^"]+)"', _divide_by_four,
+                        (URDFS / "quadruped.urdf").read_text())
+    short = kd.Model.from_urdf(short_text, floating_base=True)
+    big, small = LocomotionController(model, FEET, NOMINAL), LocomotionController(short, FEET, NOMINAL)
+    assert small.leg_length == pytest.approx(big.leg_length / 4, rel=1e-12)
+    p = big.params
+    for ctl in (big, small):
+        f0 = math.sqrt(9.81 / ctl.leg_length) / (2 * math.pi)
+        for task, ratio in ((ctl.com_task, p.base_frequency_ratio), (ctl.base_task, p.base_frequency_ratio),
+                            (ctl.swing_tasks["LF_FOOT"], p.swing_frequency_ratio),
+                            (ctl.posture_task, p.posture_frequency_ratio)):
+            omega = 2 * math.pi * ratio * f0
+            np.testing.assert_allclose(task.kp, omega**2, rtol=1e-12)
+            np.testing.assert_allclose(task.kd, 2 * omega, rtol=1e-12)  # damping ratio 1
+    assert small.com_task.kp[0] == pytest.approx(4 * big.com_task.kp[0], rel=1e-12)
+    assert small.wbc.limits.horizon == pytest.approx(big.wbc.limits.horizon / 2, rel=1e-12)
+    assert small.period == pytest.approx(big.period / 2, rel=1e-12)
+    # the quadruped's defaults: 3, 5 and 1 Hz within 0.5 %
+    assert big.task_frequencies == pytest.approx((3.0, 5.0, 1.0), rel=5e-3)
+    fixed = LocomotionController(model, FEET, NOMINAL, replace(p, base_frequency=2.0, swing_frequency=4.0))
+    assert fixed.task_frequencies[:2] == (2.0, 4.0)
+    assert fixed.com_task.kp[0] == pytest.approx((2 * math.pi * 2.0) ** 2, rel=1e-12)
+
+
+def _divide_by_four(match: re.Match) -> str:
+    return f'{match.group(1)}="{" ".join(str(float(x) / 4) for x in match.group(2).split())}"'
+
+
 def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) -> None:
     """The cap over ``joint_acceleration_ratio``: the largest joint acceleration over every vertex of the box
     of torque limits (4096 for 12 joints), each by forward dynamics (ABA, body free, at rest, gravity's
@@ -94,7 +129,10 @@ def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) 
         best = max(best, float(np.abs(model.aba(q, zero, tau) - drift)[6:].max()))
     assert ctl.max_joint_acceleration == pytest.approx(2.0 * best, rel=1e-9)
     assert ctl.wbc.limits.max_acceleration == ctl.max_joint_acceleration
-    assert ctl.wbc.limits.horizon == ctl.params.joint_limit_horizon == 0.02
+    # the look-ahead: 0.1 of the trot's swing time (1 - 0.6) x period by default, or as set
+    assert ctl.wbc.limits.horizon == pytest.approx(0.1 * 0.4 * ctl.period, rel=1e-12)
+    set_horizon = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(joint_limit_horizon=0.03))
+    assert set_horizon.wbc.limits.horizon == 0.03
     text = (URDFS / "quadruped.urdf").read_text()
     light = kd.Model.from_urdf(re.sub(r'(<(?:mass value|inertia)[^/]*/>)', _divide_by_ten, text),
                                floating_base=True)
