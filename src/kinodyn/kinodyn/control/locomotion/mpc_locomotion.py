@@ -86,7 +86,10 @@ class MpcLocomotionParameters:
 
 
 class MpcLocomotion:
-    """The MPC of ``controller``'s robot, plugged into its ``planner`` hook (module doc)."""
+    """The MPC of ``controller``'s robot, plugged into its ``planner`` hook (module doc). It moves the CoM
+    over each support (``moves_com``): with it the controller also takes the pace and the bound."""
+
+    moves_com = True
 
     def __init__(self, controller: LocomotionController,
                  params: MpcLocomotionParameters | None = None) -> None:
@@ -104,7 +107,7 @@ class MpcLocomotion:
             controller.wbc.add_task(task, level=1)
         self._weight = self.params.force_weight / self.mpc.body.mass**2
         self._offsets = {f: controller.stance_offsets[i] for i, f in enumerate(self.feet)}
-        controller.planner = self
+        controller.set_planner(self)
 
     @property
     def status(self) -> PlannerStatus:

@@ -76,13 +76,14 @@ def test_mpc_trots_at_half_a_metre_per_second(backend: str) -> None:
     assert median < 0.1 * weight and rms < 0.2 * weight  # measured (kinodyn.sim) 26 N and 59 N of 353 N
 
 
+@pytest.mark.parametrize("backend", ["kinodyn", "mujoco"])
 @pytest.mark.parametrize(("phase", "direction"), [(0, 1.0), (1, -1.0), (2, 1.0), (3, -1.0)])
-def test_mpc_trot_survives_a_120_newton_push_at_any_phase(phase: int, direction: float) -> None:
+def test_mpc_trot_survives_a_120_newton_push_at_any_phase(backend: str, phase: int, direction: float) -> None:
     """120 N sideways on the base for 0.2 s while trotting in place, one period plus ``phase / 8`` of it after
     the trot started (with the mirror symmetry, phases 0-3 of 8 in alternating directions cover the 8 phases
-    in both; test_push_phases.py): the body up, back to rest, every tick's plan applied and every QP solved by
-    the first solver."""
-    robot, mpc = _robot()
+    in both; test_push_phases.py), on both physics backends: the body up, back to rest, every tick's plan
+    applied and every QP solved by the first solver."""
+    robot, mpc = _robot(backend)
     period = robot.controller.period
     f = scenarios.push(robot, force=direction * 120.0, duration=0.2, before=period * (1.0 + phase / 8.0),
                        after=1.2)
@@ -188,3 +189,23 @@ def test_not_planned_while_sitting_down() -> None:
     assert status.state == "waiting" and status.reason == "not planned in mode sitting_down", status
     assert mpc.planner.plan is None and not mpc.planner.solving
     assert all(task.weight[0] == 0.0 for task in mpc.force_tasks.values())
+
+
+def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
+    """Without a planner the controller refuses the pace and the bound (their supports stand beside the
+    centre it holds the CoM over); plugging the MPC in makes both available with the trot's period and
+    contact ramp, and unplugging it while pacing is refused (the pace would go on without it)."""
+    robot = scenarios.Legged.quadruped()
+    ctl = robot.controller
+    assert set(ctl.unavailable) == {"pace", "bound"}
+    with pytest.raises(ValueError, match="cannot bound"):
+        ctl.request_mode("bound")
+    MpcLocomotion(ctl)
+    assert ctl.unavailable == {} and {"pace", "bound"} <= set(ctl.gaits)
+    for name in ("pace", "bound"):
+        assert ctl.gaits[name].period == ctl.period and ctl.contact_ramps[name] == ctl.contact_ramps["trot"]
+    scenarios.run(robot, 0.6, mode="pace")
+    assert ctl.mode == "pace" and ctl.scheduler.gait.name == "pace"
+    with pytest.raises(ValueError, match="cannot go on without this planner"):
+        ctl.set_planner(None)
+    assert ctl.planner is not None and "pace" in ctl.gaits

@@ -1,0 +1,153 @@
+"""The centroidal MPC's acceptance on the project quadruped (``MpcLocomotion`` over the
+``LocomotionController``), on kinodyn.sim and MuJoCo (``kinodyn.sim.create_backend``). No ROS; simulated
+time only.
+
+Rows: the trot at a commanded speed reached through the controller's acceleration limiter (``--speed``,
+default 1.5 m/s), the pace and the bound at 1 m/s, and the 120 N lateral push for 0.2 s while trotting in
+place at ``--phases`` phases of the gait cycle (one period of trotting first, alternating directions). A row
+passes with no fall (base below 60 % of its nominal height or a non-foot frame on the ground), no failed QP,
+no fallback solver's answer and no failed or late MPC solve; the velocity rows print the heading-frame
+velocity RMSE over the last ``HOLD - SETTLE`` seconds at the commanded speed.
+
+Usage: ``python examples/mpc_acceptance.py [--engines kinodyn mujoco] [--rows trot pace bound push]``.
+The scenarios are ``locomotion_scenarios``'s, as in ``src/kinodyn/test/control/locomotion/
+test_mpc_locomotion.py``, which asserts on the push at every phase on both engines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+import locomotion_scenarios as scenarios
+import numpy as np
+from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
+from wbc_scenarios import FRICTION_MARGIN, ControlError
+
+from kinodyn import sim
+
+FALL_HEIGHT_RATIO = 0.6
+PUSH_FORCE, PUSH_DURATION = 120.0, 0.2  # N, s
+HOLD, SETTLE = 3.0, 1.0  # s at the commanded speed; the first SETTLE of them left out of the RMSE
+
+
+@dataclass(frozen=True)
+class MpcRow:
+    """One scenario's outcome: ``fell``, ``failure`` (a failed QP's message, "" without), ``fallbacks``
+    (ticks answered by the fallback solver), ``mpc_failures`` / ``mpc_late`` (failed / late MPC solves),
+    ``rmse_linear`` [m/s] and ``rmse_yaw_rate`` [rad/s] (velocity rows; None for a push),
+    ``mean_speed`` [m/s] over the measured window, ``min_height_ratio`` (base height / nominal)."""
+
+    scenario: str
+    engine: str
+    fell: bool
+    failure: str
+    fallbacks: int
+    mpc_failures: int
+    mpc_late: int
+    rmse_linear: float | None
+    rmse_yaw_rate: float | None
+    mean_speed: float | None
+    min_height_ratio: float
+
+    @property
+    def passed(self) -> bool:
+        return not (self.fell or self.failure or self.fallbacks or self.mpc_failures or self.mpc_late)
+
+    def figure(self) -> str:
+        parts = []
+        if self.rmse_linear is not None:
+            parts.append(f"rmse {self.rmse_linear:.3f} m/s {self.rmse_yaw_rate:.3f} rad/s, mean "
+                         f"{self.mean_speed:.3f} m/s")
+        parts.append(f"min height {100 * self.min_height_ratio:.0f} %")
+        if self.fell:
+            parts.append("FELL")
+        if self.failure:
+            parts.append(f"QP failed: {self.failure}")
+        if self.fallbacks:
+            parts.append(f"{self.fallbacks} fallback solves")
+        if self.mpc_failures or self.mpc_late:
+            parts.append(f"MPC: {self.mpc_failures} failed, {self.mpc_late} late")
+        return ", ".join(parts)
+
+
+def build(engine: str = "kinodyn", max_speed: float = 1.5) -> tuple[scenarios.Legged, MpcLocomotion]:
+    """The quadruped on ``engine`` with the MPC plugged in; the command limits raised to ``max_speed``
+    [m/s] forward (the controller's default limit is its own, without a planner)."""
+    friction = FRICTION_MARGIN * sim.ContactModel(sim.collision_spheres(scenarios.QUADRUPED_URDF)).friction
+    params = LocomotionParameters(friction=friction, pd_horizon=0.002, max_forward_velocity=max_speed)
+    robot = scenarios.Legged.quadruped(params, backend=engine)
+    return robot, MpcLocomotion(robot.controller, MpcLocomotionParameters())
+
+
+def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> bool:
+    return bool(trace.height) and (min(trace.height) < FALL_HEIGHT_RATIO * robot.nominal_height
+                                   or min(trace.lowest_body) <= 0.0)
+
+
+def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
+    """Stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command ramps at the controller's
+    ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last ``HOLD - SETTLE`` s."""
+    robot, mpc = build(engine, max(speed, LocomotionParameters().max_forward_velocity))
+    command = np.array([speed, 0.0, 0.0])
+    ramp = speed / robot.controller.params.max_linear_acceleration
+    trace, failure = scenarios.Trace(), ""
+    try:
+        scenarios.run(robot, 0.5, trace=trace, mode="stand")
+        scenarios.run(robot, 0.5 + ramp + HOLD, lambda _t: command, trace, mode=gait)
+    except ControlError as error:
+        failure = str(error)
+    a = trace.arrays()
+    late = a["t"] >= 0.5 + ramp + SETTLE - 1e-9
+    rmse = yaw = mean = None
+    if late.any() and not failure:
+        error = a["velocity"][late] - command
+        rmse = float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1))))
+        yaw = float(np.sqrt(np.mean(error[:, 2] ** 2)))
+        mean = float(a["velocity"][late, 0].mean())
+    status = mpc.status
+    return MpcRow(f"{gait} {speed:g} m/s", engine, _fell(robot, trace), failure, len(trace.notes),
+                  status.failures, status.late, rmse, yaw, mean,
+                  float(a["height"].min() / robot.nominal_height) if a["height"].size else math.nan)
+
+
+def push_row(engine: str, phase: int, phases: int) -> MpcRow:
+    """Trot in place one period plus ``phase / phases`` of it, push the base ``PUSH_FORCE`` N sideways
+    (+y for even ``phase``, -y for odd) for ``PUSH_DURATION`` s, trot on 1.5 s."""
+    robot, mpc = build(engine)
+    direction = 1.0 if phase % 2 == 0 else -1.0
+    try:
+        f = scenarios.push(robot, force=direction * PUSH_FORCE, duration=PUSH_DURATION,
+                           before=robot.controller.period * (1.0 + phase / phases), after=1.5)
+    except ControlError as error:
+        return MpcRow(f"push {phase}/{phases}", engine, False, str(error), 0, mpc.status.failures,
+                      mpc.status.late, None, None, None, math.nan)
+    fell = f.min_height_ratio < FALL_HEIGHT_RATIO or f.lowest_body <= 0.0
+    return MpcRow(f"push {phase}/{phases}", engine, fell, "", len(f.notes), mpc.status.failures,
+                  mpc.status.late, None, None, None, f.min_height_ratio)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engines", nargs="+", default=["kinodyn", "mujoco"], choices=sim.backend_names())
+    parser.add_argument("--rows", nargs="+", default=["trot", "pace", "bound", "push"],
+                        choices=["trot", "pace", "bound", "push"])
+    parser.add_argument("--speed", type=float, default=1.5, help="trotting speed [m/s] (1.5)")
+    parser.add_argument("--phases", type=int, default=8, help="push phases per gait cycle (8)")
+    args = parser.parse_args()
+    print(f"{'engine':<8} {'scenario':<16} {'result':<6} figure", flush=True)
+    passed = total = 0
+    for engine in args.engines:
+        for name in args.rows:
+            for row in ([push_row(engine, k, args.phases) for k in range(args.phases)] if name == "push"
+                        else [speed_row(engine, name, args.speed if name == "trot" else 1.0)]):
+                passed, total = passed + row.passed, total + 1
+                print(f"{row.engine:<8} {row.scenario:<16} {'pass' if row.passed else 'FAIL':<6} "
+                      f"{row.figure()}", flush=True)
+    print(f"{passed} of {total} rows pass (no fall, no failed or fallback QP, no failed or late MPC solve)")
+
+
+if __name__ == "__main__":
+    main()
