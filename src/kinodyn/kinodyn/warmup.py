@@ -24,8 +24,8 @@ from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, FrameTask, PostureTask
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
-from kinodyn.estimation.estimator import FILTERS
 from kinodyn.estimation.legs import LegKinematics
+from kinodyn.estimation.registry import FILTERS
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 

@@ -39,34 +39,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numba
 import numpy as np
 
-from kinodyn._kernels import estimator as loop
 from kinodyn._kernels.entry import Kernel
+from kinodyn.estimation import loop
 from kinodyn.estimation.contacts import ContactDetector
-from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch, problem_text
 from kinodyn.estimation.filter import LeggedFilter, UpdateReport
 from kinodyn.estimation.initialization import StandingInitializer
-from kinodyn.estimation.invariant import InvariantEKF
 from kinodyn.estimation.legs import BaseState, LegKinematics, check_floating
-from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.estimation.registry import filter_class
+from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat
 
-FILTERS = {"eskf": ErrorStateEKF, "invariant": InvariantEKF}
-FILTER_KINDS = {"eskf": loop.ESKF, "invariant": loop.INVARIANT}
-CONTACT_SOURCES = ("message", "schedule", "detection")
 COUNTERS = (
     "imu_samples", "imu_rejected", "imu_out_of_order", "joint_states", "joint_states_out_of_order",
     "joint_states_without_imu", "updates", "updates_failed", "feet_rejected", "feet_without_joints",
     "contacts_ignored", "initialization_restarts", "resets",
 )
 COUNTER_INDEX = {name: k for k, name in enumerate(COUNTERS)}
+LOOP_SLOTS = 10
+"""Index of the filter's foot slots in ``LeggedEstimator._loop_head``."""
 PROBLEM_COUNTERS = frozenset({
     "imu_rejected", "imu_out_of_order", "joint_states_out_of_order", "joint_states_without_imu",
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets", "updates_failed",
@@ -77,13 +75,6 @@ PROBLEM_COUNTERS = frozenset({
 # neglected swing inertia reaches 0.5 of the share) and 4 % of stance samples missed at the transitions.
 CONTACT_ON_FRACTION = 0.6
 CONTACT_OFF_FRACTION = 0.3
-# Gap noise defaults (m/s^2 and rad/s per axis): on the synthetic trot the true specific force changes by
-# 5.4 / 8.7 m/s^2 (norm, RMS) over 50 / 100 ms and the rate by 0.33 / 0.55 rad/s (docs/estimation.md).
-GAP_ACCELERATION_NOISE = 5.0
-GAP_RATE_NOISE = 0.3
-IMU_ONLY_ACCELERATION_NOISE = 0.2
-"""m/s^2 per axis: the acceleration error the filter's densities leave out (a residual accelerometer bias or
-scale error, a tilt error of about 1 deg times g, vibration) while no foot bounds the velocity; 0 disables."""
 
 
 @dataclass(frozen=True)
@@ -104,21 +95,11 @@ class Estimate:
     contacts: tuple[str, ...]
 
 
-def _non_negative(name: str, value: float) -> float:
-    if not (math.isfinite(value) and value >= 0.0):
-        raise ValueError(f"LeggedEstimator {name} must be finite and >= 0, got {value!r}")
-    return float(value)
-
-
-def _positive(name: str, value: float) -> float:
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"LeggedEstimator {name} must be finite and > 0, got {value!r}")
-    return float(value)
-
-
 class LeggedEstimator:
-    """See the module doc. ``feet`` are foot link names (any number); ``filter`` is ``"eskf"`` or
-    ``"invariant"``; ``contact_source`` is ``"message"``, ``"schedule"`` (both through ``add_contacts``) or
+    """See the module doc. ``feet`` are foot link names (any number); ``settings`` (``EstimatorSettings``,
+    default its defaults) with ``changes`` (its fields by name) replaced: ``filter`` names a registered filter
+    (kinodyn.estimation.registry: ``"eskf"``, ``"invariant"``), ``filter_parameters`` its settings;
+    ``contact_source`` is ``"message"``, ``"schedule"`` (both through ``add_contacts``) or
     ``"detection"`` (from the efforts of ``add_joint_state``, thresholds in newtons, default 0.6 / 0.3 of
     the weight share of one foot); ``foot_radius`` (m, one or one per foot) of rolling spherical feet centred
     at the foot frames (module doc). Configuration errors raise ValueError; data faults are counted in
@@ -126,50 +107,42 @@ class LeggedEstimator:
     that was not measured.
     """
 
-    def __init__(
-        self, model: Model, imu_frame: str, feet: Sequence[str], filter: str = "eskf",
-        noise: NoiseParameters | None = None, contact_source: str = "message", init_duration: float = 0.5,
-        gate_probability: float = 0.9999, accel_limit: float = 8 * 9.81, gyro_limit: float = 35.0,
-        accel_jump_limit: float = 30.0, max_imu_gap: float = 0.5, init_max_gyro: float = 0.05,
-        init_max_accel_deviation: float = 0.5,
-        contact_on_threshold: float | None = None, contact_off_threshold: float | None = None,
-        gap_acceleration_noise: float = GAP_ACCELERATION_NOISE, gap_rate_noise: float = GAP_RATE_NOISE,
-        foot_radius: float | Sequence[float] = 0.0,
-        imu_only_acceleration_noise: float = IMU_ONLY_ACCELERATION_NOISE,
-    ) -> None:
+    def __init__(self, model: Model, imu_frame: str, feet: Sequence[str],
+                 settings: EstimatorSettings | None = None, **changes: Any) -> None:
         check_floating(model)
-        if filter not in FILTERS:
-            raise ValueError(f"filter must be one of {sorted(FILTERS)}, got {filter!r}")
-        if contact_source not in CONTACT_SOURCES:
-            raise ValueError(f"contact_source must be one of {CONTACT_SOURCES}, got {contact_source!r}")
+        settings = settings or EstimatorSettings()
+        if changes:
+            if "filter" in changes and "filter_parameters" not in changes:
+                changes["filter_parameters"] = None  # the new filter's defaults
+            settings = replace(settings, **changes)
         gravity = float(-model.gravity[2])
         if model.gravity[0] != 0.0 or model.gravity[1] != 0.0 or gravity <= 0.0:
             raise ValueError(f"the estimator needs gravity along the world's -z, the model has "
                              f"{model.gravity}")
+        self.settings = settings
         self.model = model
-        self.noise = noise if noise is not None else NoiseParameters()
-        self.filter_name = filter
-        self.contact_source = contact_source
-        self.legs = LegKinematics(model, imu_frame, feet, foot_radius)
+        self.noise = settings.noise
+        self.filter_name = settings.filter
+        self._filter_class = filter_class(settings.filter)
+        self.filter_parameters = settings.filter_parameters or self._filter_class.Parameters()
+        self.contact_source = settings.contact_source
+        self.legs = LegKinematics(model, imu_frame, feet, settings.foot_radius)
         self.extrinsics = self.legs.extrinsics
         self.feet = self.legs.feet
-        self.accel_limit = _positive("accel_limit", accel_limit)
-        self.gyro_limit = _positive("gyro_limit", gyro_limit)
-        self.accel_jump_limit = _positive("accel_jump_limit", accel_jump_limit)
-        self.max_imu_gap = _positive("max_imu_gap", max_imu_gap)
-        self.gap_acceleration_noise = _non_negative("gap_acceleration_noise", gap_acceleration_noise)
-        self.gap_rate_noise = _non_negative("gap_rate_noise", gap_rate_noise)
-        self.imu_only_acceleration_noise = _non_negative("imu_only_acceleration_noise",
-                                                         imu_only_acceleration_noise)
+        self.accel_limit = settings.accel_limit
+        self.gyro_limit = settings.gyro_limit
+        self.accel_jump_limit = settings.accel_jump_limit
+        self.max_imu_gap = settings.max_imu_gap
+        self.gap_acceleration_noise = settings.gap_acceleration_noise
+        self.gap_rate_noise = settings.gap_rate_noise
+        self.imu_only_acceleration_noise = settings.imu_only_acceleration_noise
         self._gravity = gravity
-        self._gate_probability = gate_probability
-        self._init_args = (_positive("init_duration", init_duration), gravity, init_max_gyro,
-                           init_max_accel_deviation)
         self._detector: ContactDetector | None = None
-        if contact_source == "detection":
+        if settings.contact_source == "detection":
             share = gravity * float(model.mass.sum()) / len(self.feet)
-            on = CONTACT_ON_FRACTION * share if contact_on_threshold is None else contact_on_threshold
-            off = CONTACT_OFF_FRACTION * share if contact_off_threshold is None else contact_off_threshold
+            on, off = settings.contact_on_threshold, settings.contact_off_threshold
+            if (on, off) == (0.0, 0.0):
+                on, off = CONTACT_ON_FRACTION * share, CONTACT_OFF_FRACTION * share
             self._detector = ContactDetector(model, self.feet, on, off)
         self._counts = np.zeros(len(COUNTERS), dtype=np.int64)
         self.counters = Counters(self._counts)
@@ -182,25 +155,34 @@ class LeggedEstimator:
         self._legs_arrays = self.legs.kernel_arrays()
         self._run: Kernel | None = None  # loop.run compiled for the types of process()'s arguments
         self._foot_index = {name: k for k, name in enumerate(self.feet)}
+        # one-event batches of add_imu, add_contacts and add_joint_state (a call writes what its kind reads)
+        self._single = {kind: EventBatch.empty(1, len(self.feet), self.legs.joint_count)
+                        for kind in (IMU, CONTACTS, JOINTS)}
+        for kind, batch in self._single.items():
+            batch.kinds[0] = kind
         self._start_over()
         self.filter: LeggedFilter = self._new_filter()  # replaced at each (re)initialisation
 
     def _new_filter(self) -> LeggedFilter:
-        return FILTERS[self.filter_name](noise=self.noise, gravity=self._gravity,
-                                         gate_probability=self._gate_probability)
+        parameters = self.filter_parameters
+        cls: Any = self._filter_class  # registered: its constructor takes these (registry module doc)
+        return cls(noise=self.noise, gravity=self._gravity,
+                   **{f.name: getattr(parameters, f.name) for f in fields(parameters)})
 
     def _start_over(self) -> None:
-        duration, gravity, max_gyro, max_deviation = self._init_args
-        self._initializer = StandingInitializer(self.extrinsics.rotation, duration, gravity, max_gyro,
-                                                max_deviation)
+        settings = self.settings
+        self._initializer = StandingInitializer(self.extrinsics.rotation, settings.init_duration,
+                                                self._gravity, settings.init_max_gyro,
+                                                settings.init_max_accel_deviation)
         self._initialized = False
-        # kinodyn._kernels.estimator's state: [filter time, stamp of the held sample, last IMU interval (gyro
+        # kinodyn.estimation.loop's state: [filter time, stamp of the held sample, last IMU interval (gyro
         # noise of the twist covariance), nominal period (gap noise), NIS, jump waiting for confirmation,
         # since when no foot is in the filter (-inf: feet in it)]
         self._clock = np.array([-math.inf, -math.inf, math.nan, math.nan, math.nan, 0.0, -math.inf])
         self._held = np.zeros(6)  # [w, a] of the held sample
         self._jump = np.zeros(3)  # specific force of a dropped jump, accepted if the next sample confirms it
         self._flags = np.full(len(self.feet), -1, dtype=np.int8)  # contacts; -1: no contact message yet
+        self._head: tuple[Any, ...] | None = None  # _loop_head's arguments
 
     def reset(self) -> None:
         """Forget the state and start initialising again (a time jump back, a new bag); counters are kept."""
@@ -258,7 +240,7 @@ class LeggedEstimator:
 
     def process(self, batch: EventBatch, reports: bool = False) -> BatchResult:
         """The events of ``batch`` in order (what ``add_imu``, ``add_contacts`` and ``add_joint_state`` do one
-        at a time): the compiled loop (kinodyn._kernels.estimator) runs them and hands back the ones that
+        at a time): the compiled loop (kinodyn.estimation.loop) runs them and hands back the ones that
         initialise, reset or change the feet in the filter, which are finished here. ``reports``: fill
         ``BatchResult.reports`` (an UpdateReport per kinematic update: feet used and rejected)."""
         size = len(batch)
@@ -273,23 +255,19 @@ class LeggedEstimator:
         mask = np.zeros(size, np.int64)
         start = 0
         while start < size:
-            f: Any = self.filter  # ErrorStateEKF or InvariantEKF: kernel_state() and gate
-            slots = np.array([self._foot_index[name] for name in f.feet], dtype=np.int64)
-            args = (
-                FILTER_KINDS[self.filter_name], f.kernel_state(),
-                getattr(f, "observability_constrained", False),
-                f.gate, self._clock, self._held, self._jump, self._flags, self._counts, self._settings,
-                self._legs_arrays, self.extrinsics.rotation, self.extrinsics.lever, slots,
-                self._detector is not None, self._initialized, kinds, stamps, imu, contacts, positions,
-                result.estimates, result.status, result.nis, result.dof, problem, value, mask, start,
-            )
+            head = self._head or self._loop_head()
+            args = (*head, kinds, stamps, imu, contacts, positions, result.estimates, result.status,
+                    result.nis, result.dof, problem, value, mask, start)
             if self._run is None:  # one signature: every argument is built here with fixed types
                 self._run = Kernel(loop.run, *(numba.typeof(arg) for arg in args))
             end, escape = self._run.call(*args)
-            self._word(batch, result, problem, value, mask, slots if reports else None, start, end)
+            if reports or problem[start:end].any():
+                self._word(batch, result, problem, value, mask, head[LOOP_SLOTS] if reports else None, start,
+                           end)
             if escape == loop.DONE:
                 break
             before = self._counts.copy()
+            self._head = None  # the filter's arrays, feet or initialisation may change
             self._finish(escape, batch, end, result)
             increased = tuple(name for name, old, new in zip(COUNTERS, before, self._counts, strict=True)
                               if new > old and name in PROBLEM_COUNTERS)
@@ -297,6 +275,18 @@ class LeggedEstimator:
                 result.problems.append((end, increased, self.last_problem))
             start = end + 1
         return result
+
+    def _loop_head(self) -> tuple[Any, ...]:
+        """The loop's arguments that change only when an event finished in Python changes the filter's arrays,
+        its feet or the initialisation (``process`` builds them again then): the filter's compiled state, the
+        estimator's state arrays, the leg kinematics, the extrinsics, the state slots of the filter's feet
+        (``LOOP_SLOTS``), whether contacts are detected, whether the filter is initialised."""
+        f = self.filter
+        slots = np.array([self._foot_index[name] for name in f.feet], dtype=np.int64)
+        self._head = (f.kernel_state(), self._clock, self._held, self._jump, self._flags, self._counts,
+                      self._settings, self._legs_arrays, self.extrinsics.rotation, self.extrinsics.lever,
+                      slots, self._detector is not None, self._initialized)
+        return self._head
 
     def _word(self, batch: EventBatch, result: BatchResult, problem: np.ndarray, value: np.ndarray,
               mask: np.ndarray, slots: np.ndarray | None, start: int, end: int) -> None:
@@ -342,8 +332,8 @@ class LeggedEstimator:
     def add_imu(self, stamp: float, angular_velocity: FloatArray, linear_acceleration: FloatArray
                 ) -> Estimate | None:
         """One IMU sample (IMU frame, raw); the estimate at ``stamp``, or None (initialising, or rejected)."""
-        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
-        batch.kinds[0], batch.stamps[0] = IMU, stamp
+        batch = self._single[IMU]
+        batch.stamps[0] = stamp
         batch.imu[0, :3] = np.asarray(angular_velocity, dtype=np.float64).reshape(3)
         batch.imu[0, 3:] = np.asarray(linear_acceleration, dtype=np.float64).reshape(3)
         result = self.process(batch)
@@ -395,10 +385,8 @@ class LeggedEstimator:
 
     def _output(self, result: BatchResult, i: int) -> None:
         """The estimate of the filter's state into ``result`` (event ``i``); a reset if it is not finite."""
-        f: Any = self.filter
-        if loop.estimate_row(FILTER_KINDS[self.filter_name], f.kernel_state(), self._clock, self._held,
-                             self._settings, self.extrinsics.rotation, self.extrinsics.lever,
-                             result.estimates[i]):
+        if loop.estimate_row(self.filter.kernel_state(), self._clock, self._held, self._settings,
+                             self.extrinsics.rotation, self.extrinsics.lever, result.estimates[i]):
             result.status[i] = 1
         else:
             self.last_problem = "the filter state became non-finite: initialising again"
@@ -408,8 +396,8 @@ class LeggedEstimator:
     def add_contacts(self, stamp: float, contacts: Mapping[str, bool]) -> None:
         """The contact state of the named feet from now on (``message`` and ``schedule`` sources; ignored
         and counted with ``detection``). ValueError for a name that is not one of ``feet``."""
-        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
-        batch.kinds[0], batch.stamps[0] = CONTACTS, stamp
+        batch = self._single[CONTACTS]
+        batch.stamps[0] = stamp
         batch.contacts[0] = self.contact_row(contacts)
         self.process(batch)
 
@@ -419,8 +407,8 @@ class LeggedEstimator:
         """One joint state (``model.joint_names`` order, NaN where missing): the kinematic update of the
         feet in contact at ``stamp``; None before initialisation, without contact information, or when the
         sample is out of order or the IMU is silent."""
-        batch = EventBatch.empty(1, len(self.feet), self.legs.joint_count)
-        batch.kinds[0], batch.stamps[0] = JOINTS, stamp
+        batch = self._single[JOINTS]
+        batch.stamps[0] = stamp
         batch.joints[0] = positions, velocities, efforts
         return self.process(batch, reports=True).reports.get(0)
 

@@ -1,7 +1,7 @@
 """Batches of estimator events and what ``LeggedEstimator.process`` returns for them (docs/estimation.md,
 "Batches"): one path for the node (batches of 1-3 events) and ``kinodyn estimate`` (thousands).
 
-The compiled loop (kinodyn._kernels.estimator) reports a data fault by a code and the figure it quotes;
+The compiled loop (kinodyn.estimation.loop) reports a data fault by a code and the figure it quotes;
 ``problem_text`` words it the way the estimator's ``last_problem`` does.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinodyn._kernels import estimator as loop
+from kinodyn.estimation import loop
 from kinodyn.estimation.filter import NOT_POSITIVE_DEFINITE, UpdateReport
 
 IMU, CONTACTS, JOINTS = loop.IMU, loop.CONTACTS, loop.JOINTS

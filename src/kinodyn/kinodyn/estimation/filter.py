@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -62,6 +62,20 @@ def initial_covariance(noise: NoiseParameters, covariance: object = None) -> Flo
         raise ValueError("covariance must be positive semi-definite (initial covariance of [dp, dv, dtheta, "
                          "db_a, db_g])")
     return 0.5 * (P + P.T)
+
+
+@dataclass(frozen=True)
+class GateParameters:
+    """The settings every registered filter has: ``gate_probability``, the probability of the per-foot 3-dof
+    chi-square gate of the kinematic update, in (0, 1). A filter's ``Parameters`` extends it."""
+
+    gate_probability: float = 0.9999
+
+    def __post_init__(self) -> None:
+        value = self.gate_probability
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+            raise ValueError(f"parameter gate_probability must be in (0, 1), got {value!r}")
+        object.__setattr__(self, "gate_probability", float(value))
 
 
 @dataclass(frozen=True)
@@ -135,6 +149,14 @@ class FilterState:
     _names: list[str]
     _P: FloatArray
     _initialized: bool
+
+    Parameters: ClassVar[type[GateParameters]]  # the registered subclass's settings
+    KERNELS: ClassVar[Any]  # registry.FilterKernels of the registered subclass
+    parameters: GateParameters
+
+    def kernel_state(self) -> Any:
+        """The compiled state over the filter's arrays (registry module doc)."""
+        raise NotImplementedError
 
     @property
     def initialized(self) -> bool:
@@ -210,9 +232,18 @@ class FilterState:
         return UpdateReport(used, rejected, added, removed, nis, 3 * len(used))
 
     def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
-        """Correct with the measurements of every foot in the state, in state order; set ``accepted`` per
-        foot; return the NIS of the applied stacked innovation."""
-        raise NotImplementedError
+        """Correct with the measurements of every foot in the state, in state order, by the filter's compiled
+        ``correct`` (registry module doc); set ``accepted`` per foot; return the NIS of the applied stacked
+        innovation."""
+        return float(self.KERNELS.correct(self.kernel_state(), positions, covariances, accepted,
+                                          np.empty(len(accepted))))
+
+    def navigation_covariance(self) -> FloatArray:
+        """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (``LeggedFilter``), by
+        the filter's compiled ``navigation_covariance``."""
+        out = np.empty((15, 15))
+        self.KERNELS.navigation_covariance(self.kernel_state(), out)
+        return out
 
     def _remove(self, names: Sequence[str]) -> None:
         """Marginalise the feet ``names``: drop their state and their rows and columns of P."""
@@ -242,7 +273,19 @@ class LeggedFilter(Protocol):
     the feet in contact now: new ones are appended (``d = p + C r`` with the covariance propagated from P and
     the measurement covariance, no information gain), feet in the state that are not given are marginalised,
     the others are corrected by the stance relation with a per-foot chi-square gate.
+
+    A filter the estimator can run is registered (kinodyn.estimation.registry): its ``Parameters`` dataclass
+    (``GateParameters`` and its own settings) is what ``parameters`` holds, and ``kernel_state()`` gives the
+    compiled state its ``KERNELS`` work on.
     """
+
+    Parameters: ClassVar[type[GateParameters]]
+    KERNELS: ClassVar[Any]  # registry.FilterKernels
+    parameters: GateParameters
+
+    def kernel_state(self) -> Any:
+        """The compiled state over the filter's arrays (registry module doc)."""
+        ...
 
     def initialize(
         self,

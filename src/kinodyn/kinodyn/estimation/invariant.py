@@ -23,26 +23,342 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-from kinodyn._kernels import invariant as kernels
+from kinodyn._kernels.common import skew as skew_into
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
     FilterState,
     FootMeasurement,
+    GateParameters,
     checked_input_variance,
     initial_covariance,
 )
 from kinodyn.estimation.noise import NoiseParameters
-from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so3_log
+from kinodyn.estimation.registry import FilterKernels, register_filter
+from kinodyn.spatial.lie import SMALL_ANGLE, so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
 
-NAVIGATION_SIZE = 15
+# ----------------------------------------------------------------------------------------- compiled steps
+NAV = 15
 """Size of ``[xi_p, xi_v, xi_theta, db_a, db_g]``; foot k occupies ``15 + 3k .. 18 + 3k``."""
+P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
+"""First index of each navigation block."""
+
+
+@njit(cache=True)
+def so3_exp_left_jacobian(phi: np.ndarray, E: np.ndarray, J: np.ndarray) -> None:
+    """``E = Exp(phi) = I + a K + b K^2`` and ``J = J_l(phi) = I + b K + c K^2`` (K = [phi]x,
+    a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3; Robot Dynamics lecture notes (ETH), (2.48),
+    (2.106)), the coefficients by their Taylor series below SMALL_ANGLE (truncation below 1e-16 there, as in
+    kinodyn.spatial.lie)."""
+    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    if t2 < SMALL_ANGLE * SMALL_ANGLE:
+        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
+        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+        c = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
+    else:
+        t = math.sqrt(t2)
+        a = math.sin(t) / t
+        b = (1.0 - math.cos(t)) / t2
+        c = (t - math.sin(t)) / (t2 * t)
+    K = np.empty((3, 3))
+    skew_into(phi, K)
+    for i in range(3):
+        for j in range(3):
+            K2 = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
+            E[i, j] = a * K[i, j] + b * K2
+            J[i, j] = b * K[i, j] + c * K2
+        E[i, i] += 1.0
+        J[i, i] += 1.0
+
+
+@njit(cache=True)
+def _minus_cross(x: np.ndarray, M: np.ndarray, out: np.ndarray, row: int, col: int) -> None:
+    """``out[row:row+3, col:col+3] = -[x]x M``."""
+    for j in range(3):
+        out[row, col + j] = x[2] * M[1, j] - x[1] * M[2, j]
+        out[row + 1, col + j] = x[0] * M[2, j] - x[2] * M[0, j]
+        out[row + 2, col + j] = x[1] * M[0, j] - x[0] * M[1, j]
+
+
+@njit(cache=True)
+def propagate(
+    C: np.ndarray,
+    p: np.ndarray,
+    v: np.ndarray,
+    biases: np.ndarray,
+    feet: np.ndarray,
+    P: np.ndarray,
+    omega_m: np.ndarray,
+    accel_m: np.ndarray,
+    dt: float,
+    gravity: np.ndarray,
+    noise: np.ndarray,
+    Phi: np.ndarray,
+) -> None:
+    """One IMU step: the nominal strapdown step (Robot Dynamics Essential, (110)) of C, p, v, then
+    ``P <- Phi P Phi^T + Q`` with ``Phi`` (into the caller's n x n ``Phi``) the Jacobian of the discrete
+    step with respect to ``[xi, db]``:
+
+    - bias-free part ``expm(A dt)`` (Hartley §3.2: ``A_v,theta = [g]x``, ``A_p,v = I``, nilpotent, exact);
+    - ``d xi_theta+/d db_g = -M``, ``M = C J_l(w dt) dt``; ``d xi_x+/d db_g = -[x+]x M`` for x = p, v, d_k at
+      the end of the step; ``d xi_v+/d db_a = -C dt``, ``d xi_p+/d db_a = -C dt^2/2``;
+    - ``Q = s_a^2/dt c_a c_a^T + s_g^2/dt c_g c_g^T + diag(rw^2 dt)``: white IMU noise held over the step
+      enters through the bias columns ``c_a``, ``c_g``; bias and foot random walks additively.
+
+    ``noise`` = densities ``[s_a, s_g, s_ba, s_bg, s_foot]``.
+    """
+    n = P.shape[0]
+    nfeet = feet.shape[0]
+    phi = np.empty(3)
+    f = np.empty(3)
+    for i in range(3):
+        phi[i] = (omega_m[i] - biases[3 + i]) * dt
+        f[i] = accel_m[i] - biases[i]
+    E = np.empty((3, 3))
+    J = np.empty((3, 3))
+    so3_exp_left_jacobian(phi, E, J)
+    M = C @ J * dt
+    acc = C @ f + gravity
+    for i in range(3):
+        p[i] += v[i] * dt + 0.5 * acc[i] * dt * dt
+        v[i] += acc[i] * dt
+    # Phi
+    Phi[:, :] = 0.0
+    for i in range(n):
+        Phi[i, i] = 1.0
+    G = np.empty((3, 3))
+    skew_into(gravity, G)
+    for i in range(3):
+        Phi[P_ + i, V_ + i] = dt
+        for j in range(3):
+            Phi[P_ + i, TH_ + j] = 0.5 * dt * dt * G[i, j]
+            Phi[V_ + i, TH_ + j] = dt * G[i, j]
+            Phi[P_ + i, BA_ + j] = -0.5 * dt * dt * C[i, j]
+            Phi[V_ + i, BA_ + j] = -dt * C[i, j]
+            Phi[TH_ + i, BG_ + j] = -M[i, j]
+    _minus_cross(p, M, Phi, P_, BG_)
+    _minus_cross(v, M, Phi, V_, BG_)
+    for k in range(nfeet):
+        _minus_cross(feet[k], M, Phi, NAV + 3 * k, BG_)
+    # B = Phi P, skipping zeros of Phi; then P = B Phi^T
+    B = np.zeros((n, n))
+    for i in range(n):
+        for k in range(n):
+            c = Phi[i, k]
+            if c != 0.0:
+                for j in range(n):
+                    B[i, j] += c * P[k, j]
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.0
+            for k in range(n):
+                c = Phi[j, k]
+                if c != 0.0:
+                    s += B[i, k] * c
+            P[i, j] = s
+    # noise through the bias columns (without their identity rows), then the random walks
+    ca = np.sqrt(noise[0] * noise[0] / dt) * Phi[:, BA_:BA_ + 3]
+    cg = np.sqrt(noise[1] * noise[1] / dt) * Phi[:, BG_:BG_ + 3]
+    ca[BA_:BG_ + 3] = 0.0
+    cg[BA_:BG_ + 3] = 0.0
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.0
+            for k in range(3):
+                s += ca[i, k] * ca[j, k] + cg[i, k] * cg[j, k]
+            P[i, j] += s
+            P[j, i] = P[i, j]
+    for i in range(3):
+        P[BA_ + i, BA_ + i] += noise[2] * noise[2] * dt
+        P[BG_ + i, BG_ + i] += noise[3] * noise[3] * dt
+    for i in range(NAV, n):
+        P[i, i] += noise[4] * noise[4] * dt
+    C[:, :] = C @ E
+
+
+@njit(cache=True)
+def propagate_readings(
+    C: np.ndarray, p: np.ndarray, v: np.ndarray, biases: np.ndarray, feet: np.ndarray, P: np.ndarray,
+    omega_m: np.ndarray, accel_m: np.ndarray, dt: float, accelerometer_variance: float,
+    gyroscope_variance: float, gravity: np.ndarray, noise: np.ndarray,
+) -> None:
+    """``propagate`` with a reading error constant over the step of the given variances: the white-noise
+    densities ``s`` become ``sqrt(s^2 + variance dt)`` (``InvariantEKF.propagate``); Phi is scratch."""
+    densities = noise
+    if accelerometer_variance != 0.0 or gyroscope_variance != 0.0:
+        densities = noise.copy()
+        densities[0] = math.sqrt(noise[0] ** 2 + accelerometer_variance * dt)
+        densities[1] = math.sqrt(noise[1] ** 2 + gyroscope_variance * dt)
+    n = P.shape[0]
+    propagate(C, p, v, biases, feet, P, omega_m, accel_m, dt, gravity, densities, np.empty((n, n)))
+
+
+@njit(cache=True)
+def update(
+    C: np.ndarray,
+    p: np.ndarray,
+    v: np.ndarray,
+    biases: np.ndarray,
+    feet: np.ndarray,
+    P: np.ndarray,
+    slots: np.ndarray,
+    positions: np.ndarray,
+    covariances: np.ndarray,
+    gate: float,
+    used: np.ndarray,
+    nis_feet: np.ndarray,
+) -> float:
+    """Right-invariant kinematic correction (Hartley §5.3) of the feet in state ``slots`` measured at
+    ``positions`` (IMU frame, ``covariances`` likewise).
+
+    Innovation ``nu = C y + p - d`` (the first rows of ``X Y - b``, ``Y = X^-1 b``),
+    ``H = [-I at p, I at d]``, ``N = C Sigma C^T``; a foot whose own 3-dof NIS (into ``nis_feet``)
+    exceeds ``gate`` is left out (``used`` False), the others are applied together:
+    ``K = P H^T S^-1`` by Cholesky, P by the Joseph form, then ``X <- Exp(K nu) X`` and
+    ``b <- b + K_b nu``. Returns the stacked NIS (nan if no foot is used).
+    """
+    n = P.shape[0]
+    m = slots.shape[0]
+    nu_all = np.empty((m, 3))
+    N_all = np.empty((m, 3, 3))
+    S1 = np.empty((3, 3))
+    count = 0
+    for k in range(m):
+        d0 = NAV + 3 * slots[k]
+        nu_all[k] = C @ positions[k] + p - feet[slots[k]]
+        N_all[k] = C @ covariances[k] @ C.T
+        for i in range(3):
+            for j in range(3):
+                S1[i, j] = P[d0 + i, d0 + j] - P[d0 + i, P_ + j] - P[P_ + i, d0 + j] + P[P_ + i, P_ + j]
+                S1[i, j] += N_all[k, i, j]
+        nis_feet[k] = nu_all[k] @ np.linalg.solve(S1, nu_all[k])
+        used[k] = nis_feet[k] <= gate
+        if used[k]:
+            count += 1
+    if count == 0:
+        return np.nan
+    rows = 3 * count
+    order = np.empty(count, dtype=np.int64)
+    c = 0
+    for k in range(m):
+        if used[k]:
+            order[c] = k
+            c += 1
+    # HP = H P (rows x n); S = HP H^T + N
+    HP = np.empty((rows, n))
+    nu = np.empty(rows)
+    Nm = np.zeros((rows, rows))
+    for c in range(count):
+        k = order[c]
+        d0 = NAV + 3 * slots[k]
+        for i in range(3):
+            nu[3 * c + i] = nu_all[k, i]
+            for j in range(n):
+                HP[3 * c + i, j] = P[d0 + i, j] - P[P_ + i, j]
+            for j in range(3):
+                Nm[3 * c + i, 3 * c + j] = N_all[k, i, j]
+    S = np.empty((rows, rows))
+    for r in range(rows):
+        for c in range(count):
+            d0 = NAV + 3 * slots[order[c]]
+            for j in range(3):
+                S[r, 3 * c + j] = HP[r, d0 + j] - HP[r, P_ + j] + Nm[r, 3 * c + j]
+    S = 0.5 * (S + S.T)
+    L = np.linalg.cholesky(S)
+    Kt = np.linalg.solve(L.T, np.linalg.solve(L, HP))
+    w = np.linalg.solve(L, nu)
+    nis = float(w @ w)
+    K = np.ascontiguousarray(Kt.T)
+    dx = K @ nu
+    # Joseph form with sparse H: M = P - K HP; P <- M - (M H^T) K^T + K N K^T
+    Mj = P - K @ HP
+    MHt = np.empty((n, rows))
+    for c in range(count):
+        d0 = NAV + 3 * slots[order[c]]
+        for i in range(n):
+            for j in range(3):
+                MHt[i, 3 * c + j] = Mj[i, d0 + j] - Mj[i, P_ + j]
+    Pn = Mj - MHt @ Kt + (K @ Nm) @ Kt
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.5 * (Pn[i, j] + Pn[j, i])
+            P[i, j] = s
+            P[j, i] = s
+    # X <- Exp(dx_nav) X: C <- R C, x <- R x + J_l dx_x (x = v, p, d_k)
+    R = np.empty((3, 3))
+    J = np.empty((3, 3))
+    so3_exp_left_jacobian(dx[TH_:TH_ + 3].copy(), R, J)
+    C[:, :] = R @ C
+    v[:] = R @ v + J @ dx[V_:V_ + 3]
+    p[:] = R @ p + J @ dx[P_:P_ + 3]
+    for k in range(feet.shape[0]):
+        feet[k] = R @ feet[k] + J @ dx[NAV + 3 * k:NAV + 3 * k + 3]
+    for i in range(6):
+        biases[i] += dx[BA_ + i]
+    return nis
+
+
+NAVIGATION_SIZE = NAV
 _P, _V, _TH = slice(0, 3), slice(3, 6), slice(6, 9)
-_UNUSED_15X15, _UNUSED_15, _UNUSED_3X3, _UNUSED_3, _UNUSED_FEET = (
-    np.zeros((15, 15)), np.zeros(15), np.eye(3), np.zeros(3), np.zeros((0, 3)))
+
+
+class InvariantState(NamedTuple):
+    """The compiled state of ``InvariantEKF`` (registry module doc; its arrays are the filter's, worked on in
+    place): the common fields, then ``gravity`` (3) and the noise densities ``noise`` =
+    ``[s_a, s_g, s_ba, s_bg, s_foot]``."""
+
+    C: np.ndarray
+    p: np.ndarray
+    v: np.ndarray
+    biases: np.ndarray
+    feet: np.ndarray
+    P: np.ndarray
+    gate: float
+    gravity: np.ndarray
+    noise: np.ndarray
+
+
+@njit(cache=True)
+def propagate_state(s: InvariantState, omega_m: np.ndarray, accel_m: np.ndarray, dt: float,
+                    accelerometer_variance: float, gyroscope_variance: float) -> None:
+    """``propagate_readings`` on the filter's state (registry ``propagate``)."""
+    propagate_readings(s.C, s.p, s.v, s.biases, s.feet, s.P, omega_m, accel_m, dt, accelerometer_variance,
+                       gyroscope_variance, s.gravity, s.noise)
+
+
+@njit(cache=True)
+def correct_state(s: InvariantState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
+                  nis_feet: np.ndarray) -> float:
+    """``update`` of every foot in the state, in state order (registry ``correct``)."""
+    return update(s.C, s.p, s.v, s.biases, s.feet, s.P, np.arange(positions.shape[0]), positions, covariances,
+                  s.gate, accepted, nis_feet)
+
+
+@njit(cache=True)
+def navigation_covariance_state(s: InvariantState, out: np.ndarray) -> None:
+    """``T P T^T`` (registry ``navigation_covariance``) with ``T`` the first-order map from ``[xi_p, xi_v,
+    xi_theta, db_a, db_g]`` to the ESKF error ``[dp, dv, dtheta, db_a, db_g]``: ``dp = xi_p - [p]x xi_theta``,
+    ``dv = xi_v - [v]x xi_theta``, ``dtheta = C^T xi_theta`` (from ``Exp(xi_theta) C = C Exp(C^T
+    xi_theta)``)."""
+    C, p, v = s.C, s.p, s.v
+    T = np.eye(NAV)
+    for i in range(3):
+        for j in range(3):
+            T[TH_ + i, TH_ + j] = C[j, i]
+    T[0, 7], T[0, 8], T[1, 6], T[1, 8], T[2, 6], T[2, 7] = p[2], -p[1], -p[2], p[0], p[1], -p[0]
+    T[3, 7], T[3, 8], T[4, 6], T[4, 8], T[5, 6], T[5, 7] = v[2], -v[1], -v[2], v[0], v[1], -v[0]
+    out[:, :] = T @ np.ascontiguousarray(s.P[:NAV, :NAV]) @ T.T
+
+
+@dataclass(frozen=True)
+class InvariantParameters(GateParameters):
+    """``InvariantEKF``'s settings: ``gate_probability`` (``GateParameters``)."""
 
 
 def sek3_exp(xi_theta: FloatArray, columns: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -59,20 +375,26 @@ def sek3_log(rotation: FloatArray, columns: FloatArray) -> tuple[FloatArray, Flo
     return xi_theta, columns @ so3_left_jacobian_inverse(xi_theta).T
 
 
+@register_filter("invariant")
 class InvariantEKF(FilterState):
     """Right-invariant EKF with biases (Hartley et al. 2020), implementing ``LeggedFilter``.
 
     ``noise`` gives the IMU and foot densities and the initial standard deviations (set in the ESKF
     convention and mapped to the invariant error, so both filters start equally uncertain); ``gravity`` is
-    the magnitude of ``g = [0, 0, -gravity]``; ``gate_probability`` the per-foot chi-square gate (3 dof).
-    The constructor takes the same arguments as ``ErrorStateEKF``.
+    the magnitude of ``g = [0, 0, -gravity]``; ``gate_probability`` (its ``InvariantParameters``) the per-foot
+    chi-square gate (3 dof).
     """
 
+    Parameters = InvariantParameters
+    KERNELS = FilterKernels(InvariantState, propagate_state, correct_state, navigation_covariance_state)
+
     def __init__(
-        self, noise: NoiseParameters | None = None, gate_probability: float = 0.9999, gravity: float = 9.81
+        self, noise: NoiseParameters | None = None, gravity: float = 9.81,
+        gate_probability: float = InvariantParameters.gate_probability,
     ) -> None:
         if not (math.isfinite(gravity) and gravity > 0.0):
             raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
+        self.parameters = InvariantParameters(gate_probability)
         self.noise = NoiseParameters() if noise is None else noise
         self.gate = gate(3, gate_probability)
         self._g = np.array([0.0, 0.0, -float(gravity)])
@@ -88,14 +410,17 @@ class InvariantEKF(FilterState):
             n.accelerometer_noise_density, n.gyroscope_noise_density,
             n.accelerometer_random_walk, n.gyroscope_random_walk, n.foot_random_walk,
         ])
-        self._kernel_params = np.concatenate([self._noise, self._g])
         self._initialized = False
+        self._sync()
 
-    def kernel_state(self) -> tuple[np.ndarray, ...]:
-        """The arrays the compiled estimator loop works on in place (kinodyn._kernels.estimator; the ESKF's
-        layout: its transition, Q and observability-constraint slots are unused placeholders here)."""
-        return (self._C, self._p, self._v, self._biases, self._feet, self._P, _UNUSED_15X15, _UNUSED_15,
-                self._kernel_params, _UNUSED_3X3, _UNUSED_3, _UNUSED_3, _UNUSED_FEET)
+    def _sync(self) -> None:
+        """The compiled state over the current arrays (after any of them was replaced)."""
+        self._state = InvariantState(self._C, self._p, self._v, self._biases, self._feet, self._P, self.gate,
+                                     self._g, self._noise)
+
+    def kernel_state(self) -> InvariantState:
+        """The compiled state over the filter's arrays (registry module doc)."""
+        return self._state
 
     # ----------------------------------------------------------------------------------------- state
     def initialize(
@@ -130,31 +455,17 @@ class InvariantEKF(FilterState):
         T_inv = self._to_invariant()
         self._P = T_inv @ P0 @ T_inv.T
         self._initialized = True
+        self._sync()
 
     # ------------------------------------------------------------------------------ error conversions
-    def _to_eskf(self) -> FloatArray:
-        """15x15 first-order map from ``[xi_p, xi_v, xi_theta, db_a, db_g]`` to the ESKF error
-        ``[dp, dv, dtheta, db_a, db_g]``: ``dp = xi_p - [p]x xi_theta``, ``dv = xi_v - [v]x xi_theta``,
-        ``dtheta = C^T xi_theta`` (from ``Exp(xi_theta) C = C Exp(C^T xi_theta)``)."""
-        T = np.eye(NAVIGATION_SIZE)
-        T[_P, _TH] = -skew(self._p)
-        T[_V, _TH] = -skew(self._v)
-        T[_TH, _TH] = self._C.T
-        return T
-
     def _to_invariant(self) -> FloatArray:
-        """Inverse of ``_to_eskf``."""
+        """Inverse of the first-order map to the ESKF error (``navigation_covariance_state``): from ``[dp, dv,
+        dtheta, db_a, db_g]`` to ``[xi_p, xi_v, xi_theta, db_a, db_g]``."""
         T = np.eye(NAVIGATION_SIZE)
         T[_P, _TH] = skew(self._p) @ self._C
         T[_V, _TH] = skew(self._v) @ self._C
         T[_TH, _TH] = self._C
         return T
-
-    def navigation_covariance(self) -> FloatArray:
-        """15x15 covariance of ``[dp, dv, dtheta(local), db_a, db_g]`` (ESKF convention), ``T P T^T`` with
-        ``T`` the first-order map ``_to_eskf``."""
-        T = self._to_eskf()
-        return T @ self._P[:NAVIGATION_SIZE, :NAVIGATION_SIZE] @ T.T
 
     def nees(self, position: FloatArray, velocity: FloatArray, rotation: FloatArray) -> float:
         """9-dof NEES of the invariant error ``xi = Log(X_true X^-1)`` restricted to ``(p, v, theta)``."""
@@ -175,7 +486,7 @@ class InvariantEKF(FilterState):
         input_variance: tuple[float, float] = (0.0, 0.0),
     ) -> None:
         """One IMU step: nominal strapdown (Robot Dynamics Essential, (110)) and ``P <- Phi P Phi^T + Q``
-        (Hartley §3.2, §6; the kernel kinodyn._kernels.invariant.propagate states Phi and Q).
+        (Hartley §3.2, §6; the kernel ``propagate`` states Phi and Q).
 
         ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0;
         ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step enters
@@ -189,23 +500,9 @@ class InvariantEKF(FilterState):
         if not math.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        kernels.propagate_readings(
-            self._C, self._p, self._v, self._biases, self._feet, self._P, omega_m, accel_m, float(dt),
-            accelerometer, gyroscope, self._g, self._noise,
-        )
+        propagate_state(self._state, omega_m, accel_m, float(dt), accelerometer, gyroscope)
 
     # ---------------------------------------------------------------------------------------- update
-    def _correct(self, positions: FloatArray, covariances: FloatArray, accepted: np.ndarray) -> float:
-        """The right-invariant kinematic correction (Hartley §5.3-§5.4): innovation ``nu = C y + p - d``
-        (``= X Y - b`` with ``Y = X^-1 b``), ``H = [-I, 0, 0, 0, 0, .., I, ..]``, ``N = C Sigma_y C^T``, each
-        foot first gated by its own 3-dof NIS (kernel kinodyn._kernels.invariant.update). A new foot is
-        appended at ``d = p + C y`` with ``xi_d = xi_p - C w`` (``_append``)."""
-        n = len(accepted)
-        return float(kernels.update(
-            self._C, self._p, self._v, self._biases, self._feet, self._P,
-            np.arange(n, dtype=np.int64), positions, covariances, self.gate, accepted, np.empty(n),
-        ))
-
     def _remove(self, names: Sequence[str]) -> None:
         """Drop the feet ``names`` with their rows and columns of P (Hartley §5.4)."""
         keep = [i for i, name in enumerate(self._names) if name not in names]
@@ -215,6 +512,7 @@ class InvariantEKF(FilterState):
         self._P = np.ascontiguousarray(self._P[np.ix_(index, index)])
         self._feet = np.ascontiguousarray(self._feet[keep])
         self._names = [self._names[i] for i in keep]
+        self._sync()
 
     def _append(self, foot: FootMeasurement) -> None:
         """Append ``d = p + C y``: ``xi_d = xi_p - C w`` to first order, so its rows copy those of ``xi_p``
@@ -228,3 +526,4 @@ class InvariantEKF(FilterState):
         self._P = cov
         self._feet = np.vstack([self._feet, self._p + self._C @ foot.position])
         self._names.append(foot.name)
+        self._sync()

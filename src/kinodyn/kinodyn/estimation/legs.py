@@ -26,10 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import types
+from numba import njit, types
 
-from kinodyn._kernels import legs as _legs
+from kinodyn._kernels.common import skew as skew_into
+from kinodyn._kernels.common import unpack
 from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
+from kinodyn._kernels.kinematics import _walk_up, rotation_log
 from kinodyn.estimation.filter import FootMeasurement
 from kinodyn.model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.sim.collision import ContactSphere, sphere_arrays
@@ -38,7 +40,7 @@ from kinodyn.spatial.rotations import FloatArray, skew
 ROOT_BODY = 1  # the URDF root link on the free flyer (docs/core-model-layout.md)
 FREE_FLYER_NQ = 7
 FREE_FLYER_NV = 6
-FK_COLUMNS = 21  # kinodyn._kernels.legs.feet_in_imu: position, covariance, orientation C_IF (row-major)
+FK_COLUMNS = 21  # feet_in_imu: position, covariance, orientation C_IF (row-major)
 CENTRED = 1e-9  # m: a collision sphere this close to a foot frame's origin is centred there
 
 
@@ -79,22 +81,13 @@ class ImuExtrinsics:
     translation: FloatArray
     lever: FloatArray = field(init=False)
     _lever_skew: FloatArray = field(init=False, repr=False)  # [u]x
-    _gyro_noise_map: FloatArray = field(init=False, repr=False)  # twist Jacobian of n_g, times its transpose
-    _pose_map: FloatArray = field(init=False, repr=False)  # the constant blocks of output_jacobians
-    _twist_map: FloatArray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         rotation = np.array(self.rotation, dtype=np.float64)
         translation = np.array(self.translation, dtype=np.float64)
         lever = rotation.T @ translation
-        noise = np.vstack([-rotation @ skew(lever), -rotation])
-        pose = np.zeros((6, 15))
-        pose[:3, :3] = np.eye(3)
-        twist = np.zeros((6, 18))
-        twist[:, 12:15] = twist[:, 15:18] = noise
         for name, value in (("rotation", rotation), ("translation", translation), ("lever", lever),
-                            ("_lever_skew", skew(lever)), ("_gyro_noise_map", noise @ noise.T),
-                            ("_pose_map", pose), ("_twist_map", twist)):
+                            ("_lever_skew", skew(lever))):
             object.__setattr__(self, name, value)
 
     @classmethod
@@ -126,38 +119,12 @@ class ImuExtrinsics:
             angular_velocity=C_BI @ angular_velocity,
         )
 
-    def output_jacobians(self, rotation: FloatArray, velocity: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """First-order maps of the errors (true - estimate) to the published ones.
-
-        Pose ``[dp_B (world); dtheta (world axes)]`` from ``[dp, dv, dtheta, db_a, db_g]`` (6x15, local
-        ``dtheta``: ``C_true = C Exp(dtheta)``); twist ``[dv_B; dw_B]`` (base frame) from
-        ``[dp, dv, dtheta, db_a, db_g, n_g]`` (6x18, ``n_g`` the gyro reading's white noise).
-        """
-        C_BI = self.rotation
-        pose = self._pose_map.copy()
-        pose[:3, 6:9] = rotation @ self._lever_skew
-        pose[3:, 6:9] = rotation
-        twist = self._twist_map.copy()
-        twist[:3, 3:6] = C_BI @ rotation.T
-        x, y, z = rotation.T @ velocity
-        twist[:3, 6:9] = C_BI @ np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])  # C_BI [C^T v]x
-        return pose, twist
-
-    def output_covariances(self, rotation: FloatArray, velocity: FloatArray, covariance: FloatArray,
-                           gyro_variance: float) -> tuple[FloatArray, FloatArray]:
-        """Pose and twist covariances ``J P J^T`` (``output_jacobians``) from the 15x15 navigation
-        ``covariance`` and the variance of one gyro reading's white noise, symmetrised."""
-        pose_map, twist_map = self.output_jacobians(rotation, velocity)
-        pose = pose_map @ covariance @ pose_map.T
-        twist_nav = twist_map[:, :15]
-        twist = twist_nav @ covariance @ twist_nav.T + gyro_variance * self._gyro_noise_map
-        return 0.5 * (pose + pose.T), 0.5 * (twist + twist.T)
-
     def base_output(self, rotation: FloatArray, position: FloatArray, velocity: FloatArray,
                     angular_velocity: FloatArray, covariance: FloatArray, gyro_variance: float) -> BaseOutput:
-        """What the estimator publishes, in one compiled pass: ``base_state``, the base orientation as a
-        quaternion (``matrix_to_quat``) and ``output_covariances``, from the IMU state and its 15x15
-        navigation ``covariance`` (all finite: the caller checks the filter state once per output)."""
+        """What the estimator publishes, in one compiled pass (``base_output`` kernel): ``base_state``, the
+        base orientation as a quaternion and the pose and twist covariances mapped to first order from the IMU
+        state's 15x15 navigation ``covariance`` and the variance of one gyro reading's white noise (all
+        finite: the caller checks the filter state once per output)."""
         out = np.empty(85)
         _BASE_OUTPUT.call(rotation, position, velocity, angular_velocity, covariance, self.rotation,
                           self.lever, float(gyro_variance), out)
@@ -271,7 +238,7 @@ class LegKinematics:
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
         """What the compiled estimator loop needs for ``measure``: the model's kernel data, the scratch
         configuration, foot frames, ``C_IB``, ``r_BI``, the scratch Jacobian, which joints each leg uses, the
-        scratch output (feet x FK_COLUMNS, kinodyn._kernels.legs.feet_in_imu), the foot radii and the
+        scratch output (feet x FK_COLUMNS, ``feet_in_imu``), the foot radii and the
         touchdown orientations (``touch_down``; read in place)."""
         ki, kf = self.model.kernel_data
         return (ki, kf, self._q, self._frames, self._C_IB, self.extrinsics.translation, self._jacobian,
@@ -322,6 +289,166 @@ class LegKinematics:
             self.touchdown[k] = rotation @ self._last[k, 12:].reshape(3, 3)
 
 
-_FEET_IN_IMU = Kernel(_legs.feet_in_imu, KI, KF, IN1, KI, IN2, IN1, INT, FLOAT, OUT2, OUT2)
-_ROLL_BACK = Kernel(_legs.roll_back, IN2, OUT2, types.Array(types.int64, 1, "C"), KF, OUT3)
-_BASE_OUTPUT = Kernel(_legs.base_output, IN2, IN1, IN1, IN1, IN2, IN2, IN1, FLOAT, OUT1)
+# ----------------------------------------------------------------------------------------- compiled steps
+@njit(cache=True)
+def feet_in_imu(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, C_IB: np.ndarray,
+                r_BI: np.ndarray, first_column: int, variance: float, J: np.ndarray, out: np.ndarray) -> None:
+    """Row k of ``out`` (K x 21) = foot ``frames[k]``: its position ``C_IB (r_BF - r_BI)`` in the IMU frame,
+    then the row-major 3x3 covariance ``variance * J_I J_I^T`` with ``J_I = C_IB C_BF J_local[:3, first:]``
+    (the leg Jacobian of the foot origin in IMU axes over the joint columns ``first_column:``), then the
+    row-major foot orientation ``C_IF = C_IB C_BF``.
+
+    ``q`` places the base at the origin (identity orientation), so world = base coordinates; ``J`` (6 x nv)
+    is scratch. ``_walk_up`` gives the foot placement ``(C_BF, d)`` and its LOCAL Jacobian.
+    """
+    md = unpack(ki, kf)
+    nv = J.shape[1]
+    M = np.empty((3, 3))
+    JI = np.empty((3, nv))
+    for k in range(frames.shape[0]):
+        J[:, :] = 0.0
+        C, d = _walk_up(md, q, frames[k], True, J)
+        for a in range(3):  # M = C_IB C_BF
+            for b in range(3):
+                M[a, b] = C_IB[a, 0] * C[b] + C_IB[a, 1] * C[3 + b] + C_IB[a, 2] * C[6 + b]
+        row = out[k]
+        e0, e1, e2 = d[0] - r_BI[0], d[1] - r_BI[1], d[2] - r_BI[2]
+        for a in range(3):
+            row[a] = C_IB[a, 0] * e0 + C_IB[a, 1] * e1 + C_IB[a, 2] * e2
+            for c in range(first_column, nv):
+                JI[a, c] = M[a, 0] * J[0, c] + M[a, 1] * J[1, c] + M[a, 2] * J[2, c]
+        for a in range(3):
+            for b in range(a, 3):
+                s = 0.0
+                for c in range(first_column, nv):
+                    s += JI[a, c] * JI[b, c]
+                row[3 + 3 * a + b] = row[3 + 3 * b + a] = variance * s
+        for a in range(3):
+            for b in range(3):
+                row[12 + 3 * a + b] = M[a, b]
+
+
+@njit(cache=True)
+def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray, touchdown: np.ndarray
+              ) -> None:
+    """Move each foot ``feet[k]`` (rows of ``fk``, ``feet_in_imu``) from its sphere's centre to the point
+    that stays fixed while the sphere rolls: ``r -= C^T rho (phi x n)``, ``phi = Log(C C_IF touchdown^T)``
+    (world rotation of the foot since ``touchdown``, its ``C_WF`` then), ``n = e_z``, ``rho = radii``;
+    feet of radius 0 are left as they are. ``C`` = ``C_WI``."""
+    R = np.empty((3, 3))
+    for k in range(feet.shape[0]):
+        f = feet[k]
+        rho = radii[f]
+        if rho == 0.0:
+            continue
+        row = fk[f]
+        T = touchdown[f]
+        for a in range(3):  # R = C C_IF T^T
+            for b in range(3):
+                s = 0.0
+                for c in range(3):
+                    s += (C[a, 0] * row[12 + c] + C[a, 1] * row[15 + c] + C[a, 2] * row[18 + c]) * T[b, c]
+                R[a, b] = s
+        phi = rotation_log(R)
+        d0, d1 = rho * phi[1], -rho * phi[0]  # rho (phi x e_z), world; its z is 0
+        for a in range(3):
+            row[a] -= C[0, a] * d0 + C[1, a] * d1
+
+
+@njit(cache=True, inline="always")
+def _mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A @ B`` by loops (small matrices, any layout)."""
+    n, k, m = A.shape[0], A.shape[1], B.shape[1]
+    out = np.zeros((n, m))
+    for i in range(n):
+        for j in range(m):
+            s = 0.0
+            for t in range(k):
+                s += A[i, t] * B[t, j]
+            out[i, j] = s
+    return out
+
+
+@njit(cache=True, inline="always")
+def _quaternion(m: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = (x, y, z, w) of the rotation ``m``, ``w >= 0``, normalised: Shepperd's method, as
+    ``kinodyn.spatial.matrix_to_quat``."""
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    pivot, best = 3, trace
+    for a in range(3):
+        if m[a, a] > best:
+            pivot, best = a, m[a, a]
+    if pivot == 3:
+        s = 2.0 * np.sqrt(max(1.0 + trace, 0.0))
+        x, y, z, w = (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s
+    elif pivot == 0:
+        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[0, 0] - trace, 0.0))
+        x, y, z, w = 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s
+    elif pivot == 1:
+        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[1, 1] - trace, 0.0))
+        x, y, z, w = (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s
+    else:
+        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[2, 2] - trace, 0.0))
+        x, y, z, w = (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s
+    sign = -1.0 if w < 0.0 else 1.0
+    n = sign / np.sqrt(x * x + y * y + z * z + w * w)
+    out[0], out[1], out[2], out[3] = x * n, y * n, z * n, w * n
+
+
+@njit(cache=True)
+def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: np.ndarray, C_BI: np.ndarray,
+                u: np.ndarray, gyro_variance: float, out: np.ndarray) -> None:
+    """The published base state from the IMU state (``ImuExtrinsics.base_output``), into ``out`` (85,):
+    position p_B = p - C u (3), quaternion of C_WB = C C_BI^T (4), base-frame linear velocity
+    C_BI (C^T v + u x w) (3) and angular velocity C_BI w (3), then the row-major 6x6 pose and twist
+    covariances J P J^T (+ the gyro white noise for the twist), symmetrised. The Jacobians map the errors
+    (true - estimate) ``[dp, dv, dtheta, db_a, db_g]`` (local ``dtheta``: ``C_true = C Exp(dtheta)``) and the
+    gyro reading's white noise ``n_g`` to the pose ``[dp_B (world); dtheta (world axes)]`` and the twist
+    ``[dv_B; dw_B]`` (base frame)."""
+    CT = C.T
+    ctv = np.zeros(3)  # C^T v
+    a = np.zeros(3)  # C^T v + u x w
+    cross = (u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0])
+    for i in range(3):
+        ctv[i] = CT[i, 0] * v[0] + CT[i, 1] * v[1] + CT[i, 2] * v[2]
+        a[i] = ctv[i] + cross[i]
+    for i in range(3):
+        out[i] = p[i] - (C[i, 0] * u[0] + C[i, 1] * u[1] + C[i, 2] * u[2])
+        out[7 + i] = C_BI[i, 0] * a[0] + C_BI[i, 1] * a[1] + C_BI[i, 2] * a[2]
+        out[10 + i] = C_BI[i, 0] * w[0] + C_BI[i, 1] * w[1] + C_BI[i, 2] * w[2]
+    _quaternion(_mm(C, C_BI.T), out[3:7])
+    U = np.empty((3, 3))
+    skew_into(u, U)
+    noise = np.zeros((6, 3))  # twist Jacobian of the gyro bias and of its white noise
+    noise[:3] = -_mm(C_BI, U)
+    noise[3:] = -C_BI
+    Jp = np.zeros((6, 15))
+    Jt = np.zeros((6, 15))
+    Cs = _mm(C, U)
+    C_BI_CT = _mm(C_BI, CT)
+    S = np.empty((3, 3))
+    skew_into(ctv, S)
+    C_BI_sv = _mm(C_BI, S)
+    for i in range(3):
+        Jp[i, i] = 1.0
+        for j in range(3):
+            Jp[i, 6 + j] = Cs[i, j]
+            Jp[3 + i, 6 + j] = C[i, j]
+            Jt[i, 3 + j] = C_BI_CT[i, j]
+            Jt[i, 6 + j] = C_BI_sv[i, j]
+    for i in range(6):
+        for j in range(3):
+            Jt[i, 12 + j] = noise[i, j]
+    pose = _mm(_mm(Jp, P), Jp.T)
+    twist = _mm(_mm(Jt, P), Jt.T)
+    gyro = _mm(noise, noise.T)
+    for i in range(6):
+        for j in range(6):
+            out[13 + 6 * i + j] = 0.5 * (pose[i, j] + pose[j, i])
+            out[49 + 6 * i + j] = 0.5 * (twist[i, j] + twist[j, i]
+                                         + gyro_variance * (gyro[i, j] + gyro[j, i]))
+
+
+_FEET_IN_IMU = Kernel(feet_in_imu, KI, KF, IN1, KI, IN2, IN1, INT, FLOAT, OUT2, OUT2)
+_ROLL_BACK = Kernel(roll_back, IN2, OUT2, types.Array(types.int64, 1, "C"), KF, OUT3)
+_BASE_OUTPUT = Kernel(base_output, IN2, IN1, IN1, IN1, IN2, IN2, IN1, FLOAT, OUT1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn._kernels import estimation as kernels
 from kinodyn.estimation import NoiseParameters
+from kinodyn.estimation import eskf as kernels
 from kinodyn.estimation.consistency import chi2_bounds
 from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.filter import FootMeasurement

@@ -174,6 +174,34 @@ def test_base_state_inverts_the_rigid_body_transfer() -> None:
         np.testing.assert_allclose(base.angular_velocity, w_body, atol=1e-14)
 
 
+def output_jacobians(extrinsics: ImuExtrinsics, rotation: np.ndarray, velocity: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Oracle of the compiled base_output's covariance map: pose ``[dp_B (world); dtheta (world axes)]``
+    from ``[dp, dv, dtheta, db_a, db_g]`` (6x15, local ``dtheta``), twist ``[dv_B; dw_B]`` (base frame) from
+    ``[dp, dv, dtheta, db_a, db_g, n_g]`` (6x18, ``n_g`` the gyro reading's white noise)."""
+    C_BI, lever_skew = extrinsics.rotation, kd.spatial.skew(extrinsics.lever)
+    noise = np.vstack([-C_BI @ lever_skew, -C_BI])
+    pose = np.zeros((6, 15))
+    pose[:3, :3] = np.eye(3)
+    pose[:3, 6:9] = rotation @ lever_skew
+    pose[3:, 6:9] = rotation
+    twist = np.zeros((6, 18))
+    twist[:, 12:15] = twist[:, 15:18] = noise
+    twist[:3, 3:6] = C_BI @ rotation.T
+    twist[:3, 6:9] = C_BI @ kd.spatial.skew(rotation.T @ velocity)
+    return pose, twist
+
+
+def output_covariances(extrinsics: ImuExtrinsics, rotation: np.ndarray, velocity: np.ndarray,
+                       covariance: np.ndarray, gyro_variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """Oracle: pose and twist covariances ``J P J^T`` (``output_jacobians``), symmetrised."""
+    pose_map, twist_map = output_jacobians(extrinsics, rotation, velocity)
+    pose = pose_map @ covariance @ pose_map.T
+    twist = twist_map @ np.block([[covariance, np.zeros((15, 3))],
+                                  [np.zeros((3, 15)), gyro_variance * np.eye(3)]]) @ twist_map.T
+    return 0.5 * (pose + pose.T), 0.5 * (twist + twist.T)
+
+
 def test_output_jacobians_match_finite_differences() -> None:
     """Perturb the IMU state (p, v, local theta, b_g, gyro noise) and difference the base outputs."""
     extrinsics = ImuExtrinsics.from_model(kd.Model.from_urdf(quadruped_offset_imu_xml(), floating_base=True),
@@ -193,7 +221,7 @@ def test_output_jacobians_match_finite_differences() -> None:
 
     h = 1e-6
     numeric = np.stack([(outputs(h * e) - outputs(-h * e)) / (2 * h) for e in np.eye(18)], axis=1)
-    pose, twist = extrinsics.output_jacobians(C, v)
+    pose, twist = output_jacobians(extrinsics, C, v)
     np.testing.assert_allclose(pose, numeric[:6, :15], atol=1e-8)
     np.testing.assert_allclose(numeric[:6, 15:], 0.0, atol=1e-8)
     np.testing.assert_allclose(twist, numeric[6:], atol=1e-8)
@@ -213,7 +241,7 @@ def test_base_output_equals_the_reference_steps(angle: float) -> None:
         P = A @ A.T
         out = extrinsics.base_output(C, p, v, w, P, 0.01)
         base = extrinsics.base_state(C, p, v, w)
-        pose, twist = extrinsics.output_covariances(C, v, P, 0.01)
+        pose, twist = output_covariances(extrinsics, C, v, P, 0.01)
         expected = kd.spatial.matrix_to_quat(base.rotation)
         np.testing.assert_allclose(out.orientation, expected, rtol=0, atol=1e-14)
         assert out.orientation[3] >= 0.0

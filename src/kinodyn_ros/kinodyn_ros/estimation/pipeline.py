@@ -19,15 +19,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from kinodyn.estimation.estimator import (
-    GAP_ACCELERATION_NOISE,
-    GAP_RATE_NOISE,
-    IMU_ONLY_ACCELERATION_NOISE,
-    LeggedEstimator,
-)
+from kinodyn.estimation.estimator import LeggedEstimator
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch
 from kinodyn.estimation.legs import foot_radii
 from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.estimation.registry import FILTERS
+from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.sim.collision import ContactSphere
 
 from kinodyn import Model
@@ -53,8 +50,6 @@ from kinodyn_ros.estimation.stamps import CAUSES as STAMP_CAUSES
 from kinodyn_ros.estimation.stamps import StampBounds
 from kinodyn_ros.problem_log import DistinctProblemLog, error_text
 
-FILTERS = ("eskf", "invariant")
-CONTACT_SOURCES = ("message", "schedule", "detection")
 NS = 1_000_000_000
 NOISE_PARAMETERS = tuple(
     n.name for n in fields(NoiseParameters)
@@ -87,54 +82,79 @@ DROP_REASONS = {
 }
 
 
+def filter_options() -> dict[str, Any]:
+    """Name -> default of every registered filter's settings (the fields of their ``Parameters``): one flat
+    parameter per name, used by the filters that have it. ValueError if two filters give one name different
+    defaults, or a name is also an estimator parameter."""
+    options: dict[str, Any] = {}
+    for name, cls in FILTERS.items():
+        for f in fields(cls.Parameters):
+            if f.name in options and options[f.name] != f.default:
+                raise ValueError(f"filter {name!r} gives parameter {f.name} the default {f.default!r}, "
+                                 f"another filter {options[f.name]!r}: one parameter has one default")
+            options[f.name] = f.default
+    clash = set(options) & {f.name for f in fields(EstimatorParameters)}
+    if clash:
+        raise ValueError(f"filter parameter(s) {', '.join(sorted(clash))} clash with estimator parameters")
+    return options
+
+
+def _core(name: str) -> Any:
+    """The default of ``EstimatorSettings`` field ``name`` (the core owns it)."""
+    return next(f.default for f in fields(EstimatorSettings) if f.name == name)
+
+
 @dataclass(frozen=True)
 class EstimatorParameters:
     """Everything the pipeline is configured by; the node's parameters carry the same names, flat (the
-    ``noise`` fields by their own names). docs/nodes/state_estimator.md lists them with their units."""
+    ``noise`` fields and ``filter_options``, the settings of the registered filters, by their own names).
+    The estimator's fields take their defaults and validation from ``kinodyn.estimation.EstimatorSettings``
+    (``settings()``), the filter's from its ``Parameters``; docs/nodes/state_estimator.md lists them with
+    their units."""
 
-    filter: str = "eskf"
-    contact_source: str = "message"
+    filter: str = _core("filter")
+    contact_source: str = _core("contact_source")
     feet: tuple[str, ...] = ()  # empty: the names of the first contacts message
     imu_frame: str = ""  # empty: the Imu messages' header.frame_id
     noise: NoiseParameters = field(default_factory=NoiseParameters)
-    init_duration: float = 0.5
-    gate_probability: float = 0.9999
-    accel_limit: float = 8.0 * 9.81
-    gyro_limit: float = 35.0
-    max_imu_gap: float = 0.5
-    gap_acceleration_noise: float = GAP_ACCELERATION_NOISE  # m/s^2, 0: off
-    gap_rate_noise: float = GAP_RATE_NOISE  # rad/s, 0: off
+    filter_options: Mapping[str, Any] = field(default_factory=dict)  # missing names: their defaults
+    init_duration: float = _core("init_duration")
+    accel_limit: float = _core("accel_limit")
+    gyro_limit: float = _core("gyro_limit")
+    accel_jump_limit: float = _core("accel_jump_limit")
+    max_imu_gap: float = _core("max_imu_gap")
+    gap_acceleration_noise: float = _core("gap_acceleration_noise")
+    gap_rate_noise: float = _core("gap_rate_noise")
     foot_radius: float = -1.0  # m, rolling spherical feet; < 0: the URDF's sphere at each foot (else 0)
-    init_max_gyro: float = 0.05
-    init_max_accel_deviation: float = 0.5
-    contact_on_threshold: float = 0.0  # both 0: 0.3 and 0.15 of the weight one foot carries
-    contact_off_threshold: float = 0.0
+    init_max_gyro: float = _core("init_max_gyro")
+    init_max_accel_deviation: float = _core("init_max_accel_deviation")
+    contact_on_threshold: float = _core("contact_on_threshold")
+    contact_off_threshold: float = _core("contact_off_threshold")
     stream_timeout: float = 0.25
     reset_jump: float = 1.0
     max_stamp_lead: float = 0.5  # s a stamp may be ahead of the clock
     max_stamp_lag: float = 300.0  # s beyond which a stamp is of another clock domain (ahead or behind)
     imu_rate: float = 0.0  # Hz, nominal IMU rate for the missing-sample count; 0: from the first intervals
-    imu_only_acceleration_noise: float = IMU_ONLY_ACCELERATION_NOISE  # m/s^2 while no foot is in contact
+    imu_only_acceleration_noise: float = _core("imu_only_acceleration_noise")
     odom_frame: str = "odom"
     base_frame: str = ""  # empty: the URDF root link
     diagnostics_rate: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.filter not in FILTERS:
-            raise ValueError(f"parameter filter must be one of {', '.join(FILTERS)}, got {self.filter!r}")
-        if self.contact_source not in CONTACT_SOURCES:
-            raise ValueError(
-                f"parameter contact_source must be one of {', '.join(CONTACT_SOURCES)}, got "
-                f"{self.contact_source!r}"
-            )
+        options = filter_options()
+        unknown = sorted(set(self.filter_options) - set(options))
+        if unknown:
+            raise ValueError(f"unknown filter parameter(s) {', '.join(unknown)}; the filters' are "
+                             f"{', '.join(sorted(options))}")
+        object.__setattr__(self, "filter_options", {**options, **self.filter_options})
+        self.settings()  # the estimator's and the filter's validation
         feet = tuple(self.feet)
         if any(not foot for foot in feet) or len(set(feet)) != len(feet):
             raise ValueError(f"parameter feet must be distinct, non-empty link names, got {list(feet)}")
         if self.contact_source == "detection" and not feet:
             raise ValueError("contact_source detection needs parameter feet (the foot links to watch)")
         object.__setattr__(self, "feet", feet)
-        for name in ("init_duration", "accel_limit", "gyro_limit", "max_imu_gap", "init_max_gyro",
-                     "init_max_accel_deviation", "stream_timeout", "reset_jump", "diagnostics_rate"):
+        for name in ("stream_timeout", "reset_jump", "diagnostics_rate"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
@@ -145,24 +165,23 @@ class EstimatorParameters:
         if not (math.isfinite(self.imu_rate) and self.imu_rate >= 0.0):
             raise ValueError(f"parameter imu_rate must be finite and >= 0 (Hz; 0: from the stamps), got "
                              f"{self.imu_rate}")
-        for name in ("gap_acceleration_noise", "gap_rate_noise", "imu_only_acceleration_noise"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f"parameter {name} must be finite and >= 0 (0 disables it), got {value}")
-        if not 0.0 < self.gate_probability < 1.0:
-            raise ValueError(f"parameter gate_probability must be in (0, 1), got {self.gate_probability}")
-        on, off = self.contact_on_threshold, self.contact_off_threshold
-        if (on, off) != (0.0, 0.0) and not (math.isfinite(off) and off < on < math.inf):
-            raise ValueError(
-                "parameters contact_off_threshold < contact_on_threshold must be finite (N), or both 0 (from "
-                f"the robot's weight), got {off} and {on}"
-            )
         if not self.odom_frame:
             raise ValueError("parameter odom_frame must name the odometry frame (REP-105: 'odom')")
 
+    def settings(self, foot_radius: float | tuple[float, ...] = 0.0) -> EstimatorSettings:
+        """The core's settings of these parameters (ValueError naming a bad one), with ``foot_radius`` (the
+        pipeline resolves a negative one from the URDF)."""
+        parameters = FILTERS[self.filter].Parameters if self.filter in FILTERS else None
+        filter_parameters = None if parameters is None else parameters(
+            **{f.name: self.filter_options[f.name] for f in fields(parameters)})
+        core = {f.name for f in fields(EstimatorSettings)} - {"filter_parameters", "noise", "foot_radius"}
+        return EstimatorSettings(filter_parameters=filter_parameters, noise=self.noise,
+                                 foot_radius=foot_radius, **{name: getattr(self, name) for name in core})
+
     @classmethod
     def flat_defaults(cls) -> dict[str, Any]:
-        """Parameter name -> default value, the noise fields flattened (what the node declares)."""
+        """Parameter name -> default value, the noise fields and filter options flattened (what the node
+        declares)."""
         return cls().flat()
 
     def flat(self) -> dict[str, Any]:
@@ -170,6 +189,8 @@ class EstimatorParameters:
         for f in fields(self):
             if f.name == "noise":
                 values.update({name: getattr(self.noise, name) for name in NOISE_PARAMETERS})
+            elif f.name == "filter_options":
+                values.update(self.filter_options)
             else:
                 values[f.name] = list(self.feet) if f.name == "feet" else getattr(self, f.name)
         return values
@@ -179,18 +200,20 @@ class EstimatorParameters:
         """From flat parameter values (a node's parameters, a ROS params file's ``ros__parameters``); names
         not given keep their defaults, an unknown name is a ValueError listing the accepted ones."""
         noise_names = set(NOISE_PARAMETERS)
-        own = {f.name for f in fields(cls)} - {"noise"}
-        unknown = sorted(set(values) - own - noise_names)
+        option_names = set(filter_options())
+        own = {f.name for f in fields(cls)} - {"noise", "filter_options"}
+        unknown = sorted(set(values) - own - noise_names - option_names)
         if unknown:
             raise ValueError(
                 f"unknown estimator parameter(s) {', '.join(unknown)}; accepted: "
-                f"{', '.join(sorted(own | noise_names))}"
+                f"{', '.join(sorted(own | noise_names | option_names))}"
             )
         noise = NoiseParameters(**{k: v for k, v in values.items() if k in noise_names})
+        options = {k: v for k, v in values.items() if k in option_names}
         kwargs = {k: v for k, v in values.items() if k in own}
         if "feet" in kwargs:
             kwargs["feet"] = tuple(kwargs["feet"])
-        return cls(noise=noise, **kwargs)
+        return cls(noise=noise, filter_options=options, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -664,20 +687,8 @@ class EstimatorPipeline:
             self.counts.waiting += 1
             return None
         p = self._params
-        automatic = (p.contact_on_threshold, p.contact_off_threshold) == (0.0, 0.0)
-        self._estimator = LeggedEstimator(
-            self._model, self._imu_frame, self._feet, filter=p.filter, noise=p.noise,
-            contact_source=p.contact_source, init_duration=p.init_duration,
-            gate_probability=p.gate_probability, accel_limit=p.accel_limit, gyro_limit=p.gyro_limit,
-            max_imu_gap=p.max_imu_gap, gap_acceleration_noise=p.gap_acceleration_noise,
-            gap_rate_noise=p.gap_rate_noise, imu_only_acceleration_noise=p.imu_only_acceleration_noise,
-            init_max_gyro=p.init_max_gyro,
-            init_max_accel_deviation=p.init_max_accel_deviation,
-            contact_on_threshold=None if automatic else p.contact_on_threshold,
-            contact_off_threshold=None if automatic else p.contact_off_threshold,
-            foot_radius=p.foot_radius if p.foot_radius >= 0.0 else foot_radii(self._model, self._feet,
-                                                                              self._spheres),
-        )
+        radius = p.foot_radius if p.foot_radius >= 0.0 else foot_radii(self._model, self._feet, self._spheres)
+        self._estimator = LeggedEstimator(self._model, self._imu_frame, self._feet, p.settings(radius))
         self._log.info(
             f"estimating {self.base_frame!r} in {p.odom_frame!r} with the {p.filter} filter: IMU "
             f"{self._imu_frame!r}, feet {', '.join(self._feet)}, contacts from {p.contact_source}"
