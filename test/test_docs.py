@@ -187,3 +187,13 @@ def test_links_between_the_docs_resolve(page: Path) -> None:
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text())
     missing = [t for t in targets if "://" not in t and not (page.parent / t).exists()]
     assert missing == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
+def test_the_files_a_doc_names_exist(page: Path) -> None:
+    """A backticked path into this repository (its packages under src/, test/, bench/, config/, ...) names a
+    file or directory that is there; a `::name` or `:name` suffix (a test, a function) is not part of it."""
+    roots = r"src/kinodyn\w*|src/tf2_msgs|test|bench|config|launch|urdf|examples|scripts|docs"
+    paths = re.findall(rf"`((?:{roots})/[\w./-]+?)(?::{{1,2}}\w+)?`", page.read_text())
+    missing = [p for p in paths if "<" not in p and not (REPO / p.rstrip(".")).exists()]
+    assert missing == []
