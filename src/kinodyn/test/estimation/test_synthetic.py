@@ -161,7 +161,7 @@ def test_trot_contacts(full_run):
     assert lf[walking].mean() == pytest.approx(0.6, abs=0.02)
 
 
-def test_path_covers_the_issue_requirements(full_run):
+def test_path_is_long_varied_and_turning(full_run):
     run = full_run
     moving = np.linalg.norm(run.linear_velocity, axis=1) > 0.05
     assert run.path_length >= 10.0

@@ -58,8 +58,8 @@ and ``posture`` (legged) themselves."""
 POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
 FREEZE_AFTER_TICKS = 10
 """Controlled ticks after which the objects alive are moved out of the garbage collector's reach
-(``gc.freeze``): by then every compiled kernel and cache exists, and a full collection over them took 0.3 s
-(bench/bench_wbc_node.py, docs/nodes/wbc.md "Speed")."""
+(``gc.freeze``): by then every compiled kernel and cache exists, and a full collection over them would
+stall a control tick (bench/bench_wbc_node.py measures the tick)."""
 
 
 class Wbc(Node):
