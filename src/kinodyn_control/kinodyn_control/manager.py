@@ -65,6 +65,7 @@ from kinodyn_control.registry import PluginRegistry
 BEST_EFFORT = 1
 STRICT = 2
 _PATH_UP = (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE, LifecycleState.ACTIVE)
+_READABLE = _PATH_UP[1:]  # a component whose state interfaces are available
 ZERO_IN_SAFE_MODE = (VELOCITY, ACCELERATION, EFFORT)
 SAFE_MODE = "safe mode: effort, velocity and acceleration 0, position held"
 
@@ -158,7 +159,7 @@ class ResourceManager:
 
     def state_available(self, name: str) -> bool:
         owner = self.state_owner.get(name)
-        return owner is not None and self.components[owner].lifecycle_state in _PATH_UP[1:]
+        return owner is not None and self.components[owner].lifecycle_state in _READABLE
 
     def command_available(self, name: str) -> bool:
         owner = self.command_owner.get(name)
@@ -169,7 +170,7 @@ class ResourceManager:
         """Read every INACTIVE or ACTIVE component; returns the names of those that failed."""
         failed = []
         for component in self.components.values():
-            if component.lifecycle_state not in _PATH_UP[1:]:
+            if component.lifecycle_state not in _READABLE:
                 continue
             if self._call(component, "read", time, period) is not ReturnType.OK:
                 self._fail(component, "read")
@@ -253,7 +254,10 @@ class ControllerManager:
         self.logger = logger
         self.controllers: dict[str, ControllerEntry] = {}
         self.claimed: dict[str, str] = {}  # command interface -> controller
-        self._active: list[ControllerEntry] = []
+        self._active: list[ControllerEntry] = []  # replaced, never changed in place (_order_active)
+        self._internal: list[ControllerEntry] = []  # ... of them without external commands, in that order
+        self._external: list[ControllerEntry] = []  # ... with external commands
+        self._broadcasters: list[ControllerEntry] = []  # ... in no chain, claiming nothing (republished)
         self.cycle_lock = threading.Lock()
         self.gate: LockstepGate | None = None
         self._lockstep_stamp: int | None = None  # stamp [ns] of the state the lockstep cycle waits for
@@ -591,8 +595,14 @@ class ControllerManager:
         return ""
 
     def _order_active(self) -> None:
-        """The active controllers in chain order (exporters first), otherwise in load order."""
-        self._active = chain_order([e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE])
+        """The active controllers in chain order (exporters first), otherwise in load order, and the lists of
+        them a cycle runs (made here, once per switch, not in every cycle)."""
+        active = chain_order([e for e in self.controllers.values() if e.state is LifecycleState.ACTIVE])
+        self._active = active
+        self._internal = [e for e in active if not e.controller.EXTERNAL_COMMANDS]
+        self._external = [e for e in active if e.controller.EXTERNAL_COMMANDS]
+        self._broadcasters = [e for e in self._internal if not (
+            e.command_names or e.exported or e.chained or e.previous_cycle)]
 
     def _deactivate(self, entry: ControllerEntry) -> None:
         if entry.state is LifecycleState.ACTIVE:
@@ -610,7 +620,7 @@ class ControllerManager:
         """One control cycle: read -> update -> write; ``time`` and ``period`` in seconds."""
         with self.cycle_lock:
             self._stop_users_of(self.resources.read(time, period))
-            self._update_each(list(self._active), time, period)
+            self._update_each(self._active, time, period)
             self._stop_users_of(self.resources.write(time, period))
             self.cycles += 1
 
@@ -622,13 +632,11 @@ class ControllerManager:
         with self.cycle_lock:
             self._lockstep_stamp = round(time * NANOSECONDS)
             self._stop_users_of(self.resources.read(time, period))
-            self._update_each([e for e in self._active if not e.controller.EXTERNAL_COMMANDS], time, period)
+            self._update_each(self._internal, time, period)
 
         def republish() -> None:  # the broadcasters again (not a chain: it would see the same cycle twice)
             with self.cycle_lock:
-                self._update_each([e for e in self._active if not (
-                    e.controller.EXTERNAL_COMMANDS or e.command_names or e.exported or e.chained
-                    or e.previous_cycle)], time, period)
+                self._update_each(self._broadcasters, time, period)
 
         def missing() -> str:
             return ", ".join(
@@ -636,7 +644,7 @@ class ControllerManager:
                 for name, stamp in self.missing_commands(time)
             )
 
-        if not any(entry.controller.EXTERNAL_COMMANDS for entry in self._active):
+        if not self._external:
             # cycles back to back: let the executor's thread (topics, parameters, services) have the GIL once
             # per cycle, so what a controller's node takes is taken between cycles, not seconds later
             _time.sleep(0.0)
@@ -644,7 +652,7 @@ class ControllerManager:
             with self.cycle_lock:
                 if self.missing_commands(time):
                     continue  # a switch between the wait and the lock activated a controller without one
-                self._update_each([e for e in self._active if e.controller.EXTERNAL_COMMANDS], time, period)
+                self._update_each(self._external, time, period)
                 self._stop_users_of(self.resources.write(time, period))
                 self.cycles += 1
                 return True
@@ -655,15 +663,16 @@ class ControllerManager:
         command stamped exactly ``time``."""
         time_ns = round(time * NANOSECONDS)
         missing = []
-        for entry in self._active:
-            if entry.controller.EXTERNAL_COMMANDS:
-                stamp = entry.controller.command_stamp()
-                if stamp != time_ns:
-                    missing.append((entry.name, stamp))
+        for entry in self._external:
+            stamp = entry.controller.command_stamp()
+            if stamp != time_ns:
+                missing.append((entry.name, stamp))
         return missing
 
     def _update_each(self, entries: list[ControllerEntry], time: float, period: float) -> None:
         """``_update`` of ``entries`` in order (a list taken before: an update may stop controllers)."""
+        if not entries:
+            return
         with np.errstate(all="ignore"):  # what a controller writes is checked; numpy need not warn
             for entry in entries:
                 self._update(entry, time, period)
@@ -734,7 +743,7 @@ class ControllerManager:
         effect = (f"; controller(s) {', '.join(stopped)} deactivated, their command interfaces in {SAFE_MODE}"
                   if stopped else "")
         states = {n: self.resources.components[n].lifecycle_state for n in sorted(broken)}
-        errored = [n for n, state in states.items() if state not in _PATH_UP[1:]]
+        errored = [n for n, state in states.items() if state not in _READABLE]
         if errored:  # went through on_error (a component that asked to be deactivated is INACTIVE)
             self.on_hardware_failure("; ".join(self.resources.errors[n] for n in errored) + effect)
         asked = [n for n in states if n not in errored]
