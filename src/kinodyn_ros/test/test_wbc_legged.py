@@ -491,7 +491,9 @@ def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> No
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(replace(settings, **changes), controller.params)
     assert controller.mpc.planner.params.max_age == 0.06 and controller.settings == settings
-    with pytest.raises(ValueError, match="cannot pace"):  # nothing changed, the planner's rate included
-        controller.reconfigure(replace(settings, locomotion_mode="pace", mpc_rate=80.0), controller.params)
+    with pytest.raises(ValueError, match="solver cannot change live"):  # nothing changed, the rate included
+        controller.reconfigure(replace(settings, mpc_rate=80.0), replace(controller.params, solver="osqp"))
     assert controller.mpc.planner.params.rate == 50.0
+    controller.reconfigure(replace(settings, locomotion_mode="pace"), controller.params)  # the MPC: allowed
+    assert controller.settings.locomotion_mode == "pace"
     assert Loop(logger).controller.mpc is None  # planner none: the controller alone
