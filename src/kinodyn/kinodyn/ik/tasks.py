@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement, rotation_log
+from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+from kinodyn.spatial.compiled import rotation_log
 from kinodyn.urdf.numbers import MAX_MAGNITUDE as MAX_TARGET_MAGNITUDE
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ TASK_KINDS = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice
 @njit(cache=True)
 def rotation_error(C_target: np.ndarray, C: np.ndarray) -> np.ndarray:
     """``Δφ = log(C_target C^T)``: rotation vector, world axes, angle in [0, π] (Robot Dynamics lecture notes
-    (ETH), (2.235)-(2.236)); the log is ``kinodyn._kernels.kinematics.rotation_log``."""
+    (ETH), (2.235)-(2.236)); the log is ``kinodyn.spatial.compiled.so3_log``."""
     return rotation_log(C_target @ C.T)
 
 

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinodyn._kernels.kinematics import rotation_log
 from kinodyn.control.evaluation import Evaluation
+from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_unit_axis
 
 DEFAULT_MAX_NORMAL_FORCE = 1.0e4  # N

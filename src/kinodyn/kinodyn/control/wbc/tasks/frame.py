@@ -17,7 +17,6 @@ import numpy as np
 from numba import njit
 
 from kinodyn._kernels.entry import BOOL, IN1, IN2, OUT1, OUT2, Kernel
-from kinodyn._kernels.kinematics import rotation_log
 from kinodyn.control._inputs import selection
 from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc import numpy_blas
@@ -32,6 +31,7 @@ from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.model import Model
 from kinodyn.spatial import homogeneous_transform
+from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
 
 ALL_AXES = (True,) * 6
