@@ -57,6 +57,7 @@ class PublicRobot:
     urdf: Path
     feet: tuple[str, ...]
     stance: tuple[float, ...]  # rad, the movable joints in the model's order
+    balance_inertia: bool = False  # the file has non-physical inertias: simulated repaired (create_backend)
 
 
 PUBLIC_URDF = Path(__file__).resolve().parents[1] / "urdf" / "public"
@@ -64,6 +65,10 @@ PUBLIC = (
     # Unitree A1, 13.7 kg: Unitree's stand() pose (hip 0, thigh 0.67, calf -1.3 rad), legs FL, FR, RL, RR
     PublicRobot("unitree_a1", PUBLIC_URDF / "a1.urdf", ("FL_foot", "FR_foot", "RL_foot", "RR_foot"),
                 (0.0, 0.67, -1.3) * 4),
+    # ANYbotics' ANYmal C, 52.1 kg: legged_gym's default joint angles, legs LF, RF, LH, RH; its camera and
+    # hatch links' inertias violate the triangle inequality
+    PublicRobot("anymal_c", PUBLIC_URDF / "anymal_c.urdf", ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
+                (0.0, 0.4, -0.8) * 2 + (0.0, -0.4, 0.8) * 2, balance_inertia=True),
 )
 VARIANT: dict[str, generate.QuadrupedVariant | PublicRobot] = {v.name: v for v in (*VARIANTS, *PUBLIC)}
 
@@ -107,7 +112,8 @@ def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directo
     under the default controller."""
     if isinstance(variant, PublicRobot):
         return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance),
-                                      sim.collision_spheres(variant.urdf), backend=engine)
+                                      sim.collision_spheres(variant.urdf), backend=engine,
+                                      balance_inertia=variant.balance_inertia)
     robot = generate.quadruped_variant(variant)
     urdf = directory / f"{variant.name}.urdf"
     urdf.write_text(generate.render(robot))

@@ -52,11 +52,15 @@ class Legged:
     @classmethod
     def build(cls, urdf: Path, feet: tuple[str, ...], joints: np.ndarray,
               spheres: tuple[sim.ContactSphere, ...], params: LocomotionParameters | None = None,
-              control_hz: float = 500.0, sim_dt: float = 1e-3, backend: str = "kinodyn") -> Legged:
-        """``backend``: ``"kinodyn"`` or ``"mujoco"`` (``sim.create_backend``), the same contact spheres."""
+              control_hz: float = 500.0, sim_dt: float = 1e-3, backend: str = "kinodyn",
+              balance_inertia: bool = False) -> Legged:
+        """``backend``: ``"kinodyn"`` or ``"mujoco"`` (``sim.create_backend``), the same contact spheres;
+        ``balance_inertia``: the simulated robot's non-physical inertias repaired (``create_backend``), the
+        controller's model as the URDF gives it."""
         model = kd.Model.from_urdf(urdf, floating_base=True)
         contact = sim.ContactModel(spheres)
-        simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact)
+        simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact,
+                                       balance_inertia=balance_inertia)
         q0 = model.neutral()
         q0[7:] = joints
         radius = {s.link: s.radius for s in spheres}
