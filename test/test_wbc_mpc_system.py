@@ -6,8 +6,10 @@ Judged on simulated time and message content: once the estimate arrives the robo
 QP (ground-truth height within 1 cm of the stance's), `/wbc/mpc/path` carries one nav_msgs/Path per solve
 (stamps `1 / mpc_rate` apart in simulated time), each in `odom` with the horizon's poses one MPC step apart,
 starting at the base pose of the estimate stamped as the joint state that started the solve, and staying
-there (standing); set to trot live, it trots in place on the MPC (the diagonal pairs alternate, the body up
-and near where it stood); the diagnostics report the planner tracking, with no failed or late solve.
+there (standing), each with `/wbc/mpc/forces` (one arrow per foot, stamped as the path; standing, the four
+arrows up from the feet carry the weight); set to trot live, it trots in place on the MPC (the diagonal
+pairs alternate, the body up and near where it stood); the diagnostics report the planner tracking, with
+no failed or late solve.
 Driven by the scenario runner (as `kinodyn demo quadruped_mpc` does), it stands, trots and follows 0.3 m/s
 forward: the runner's figures (velocity tracking, estimator drift), no fall, no refusal.
 """
@@ -28,6 +30,7 @@ from kinodyn_ros.scenario.steps import Step
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rclpy.qos import QoSProfile
+from visualization_msgs.msg import MarkerArray
 
 from kinodyn_interfaces.msg import ContactStates
 from test.conftest import REPO
@@ -63,12 +66,14 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
         truth: list[Odometry] = []
         estimate: list[Odometry] = []
         paths: list[Path] = []
+        forces: list[MarkerArray] = []
         diagnostics: list[dict[str, str]] = []
         node = client.node
         qos = QoSProfile(depth=2000)
         node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
         node.create_subscription(Odometry, "/odometry/filtered", estimate.append, qos)
         node.create_subscription(Path, "/wbc/mpc/path", paths.append, qos)
+        node.create_subscription(MarkerArray, "/wbc/mpc/forces", forces.append, qos)
         schedule: list[ContactStates] = []
         node.create_subscription(ContactStates, "/contact_schedule", schedule.append, qos)
         node.create_subscription(
@@ -118,6 +123,16 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
             np.testing.assert_allclose(position[0], [e.x, e.y, e.z], atol=1e-9)
             compared += 1
     assert compared >= 0.9 * len(judged), (compared, len(judged))
+    arrows = {stamp_ns(m.markers[0]): m.markers for m in forces if m.markers}
+    for path in judged:  # standing: every foot down, the arrows (nominal base height per weight) up
+        markers = arrows[stamp_ns(path)]
+        assert [(m.ns, m.id, m.action, m.header.frame_id) for m in markers] == [
+            ("mpc_forces", i, 0, "odom") for i in range(4)]
+        start = np.array([[m.points[0].x, m.points[0].y, m.points[0].z] for m in markers])
+        vector = np.array([[m.points[1].x - m.points[0].x, m.points[1].y - m.points[0].y,
+                            m.points[1].z - m.points[0].z] for m in markers])
+        assert np.abs(start[:, 2] - 0.03).max() < 0.02  # the foot spheres' centres, on the ground
+        assert abs(vector[:, 2].sum() / (STANDING_HEIGHT - 0.03) - 1.0) < 0.1  # the weight (base over feet)
     late = [d for d in diagnostics if "mpc_state" in d]
     assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
     assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"

@@ -444,14 +444,40 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger)
     """planner mpc, trotting on kinodyn.sim: one nav_msgs/Path per solve (mpc_rate 50 Hz: every 10 ticks once
     the robot stands), in the odometry's frame, stamped from the plan's state; its first pose is the base
     pose of the joint state that started the solve (two ticks before it is published: the solve's three
-    parts), later ones one MPC step apart. The diagnostics carry the planner's state; a live mpc_rate of
-    100 Hz publishes every 5 ticks."""
+    parts), later ones one MPC step apart. With each path, the plan's forces at its start as arrows (one
+    marker per foot: from the contact point along the force, the nominal base height per weight; deleted
+    in swing). The diagnostics carry the planner's state; a live mpc_rate of 100 Hz publishes every 5
+    ticks."""
     settings = LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot", planner="mpc")
     loop = Loop(logger, settings)
-    bases = []
-    for _ in range(400):  # 0.8 s
+    bases, plans = [], {}
+    for k in range(400):  # 0.8 s
         bases.append(loop.sim.q[:3].copy())
         loop.step(with_base=True)
+        assert (loop.answers[k].mpc_forces is None) == (loop.answers[k].mpc_path is None)
+        if loop.answers[k].mpc_forces is not None:
+            plans[k] = loop.controller.mpc.planner.plan  # the plan just published
+    mpc, height = loop.controller.mpc, loop.controller.controller.nominal_height
+    lifts = []
+    for k, plan in plans.items():
+        markers = loop.answers[k].mpc_forces.markers
+        assert [m.id for m in markers] == list(range(len(FEET))) and {m.ns for m in markers} == {"mpc_forces"}
+        stance, contacts, forces = plan.inputs[2][0], plan.inputs[3][0], plan.solution.forces[0]
+        assert stance.any() and [m.action for m in markers] == [0 if s else 2 for s in stance]  # ADD, DELETE
+        lift = 0.0
+        for marker, down, contact, force in zip(markers, stance, contacts, forces, strict=True):
+            assert marker.header.frame_id == "odom"
+            assert marker.header.stamp == loop.answers[k].mpc_path.header.stamp
+            if down:
+                start, end = ([p.x, p.y, p.z] for p in marker.points)
+                np.testing.assert_allclose(start, contact, atol=1e-12)
+                np.testing.assert_allclose(np.subtract(end, start), height * force / mpc.mpc.body.weight,
+                                           atol=1e-12)
+                assert abs(start[2] - 0.03) < 0.02  # a foot sphere's centre on the ground
+                lift += (end[2] - start[2]) / height
+        lifts.append(lift)
+    # trotting in place after the stand-up (the first 0.2 s), the plans' normal forces carry the weight
+    assert abs(np.mean(lifts[10:]) - 1.0) < 0.1 and min(lifts[10:]) > 0.5  # measured 1.04, 0.87
     paths = [(k, a.mpc_path) for k, a in enumerate(loop.answers) if a.mpc_path is not None]
     assert len(paths) >= 35 and np.all(np.diff([k for k, _ in paths[1:]]) == 10)
     dt = loop.controller.mpc.mpc.params.dt

@@ -17,8 +17,9 @@ schedule stamped one period ahead.
 Its own ROS 2 node (named after the controller; the node graph's name is ``wbc``) takes ``~/cmd_vel`` and
 ``~/base_pose`` with the node's meaning and checks, and publishes ``contact_schedule`` at ``publish_rate`` (of
 stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate``, with ``planner: mpc`` the
-MPC's predicted base trajectory on ``~/mpc/path`` at ``mpc_rate``, and ``/diagnostics`` at
-``diagnostics_rate``. Parameters change live with the node's rules (``feet`` and ``posture`` start-up only).
+MPC's predicted base trajectory on ``~/mpc/path`` and its forces on ``~/mpc/forces`` at ``mpc_rate``, and
+``/diagnostics`` at ``diagnostics_rate``. Parameters change live with the node's rules (``feet`` and
+``posture`` start-up only).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Path
+from visualization_msgs.msg import MarkerArray
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
@@ -95,6 +97,8 @@ class WholeBodyController(ChainableController):
                                        forces=[Vector3() for _ in self.feet])
         self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
         self._mpc_path = node.create_publisher(Path, "~/mpc/path", 10) if legged.planner == "mpc" else None
+        self._mpc_forces = (node.create_publisher(MarkerArray, "~/mpc/forces", 10) if legged.planner == "mpc"
+                            else None)
         self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         node.create_subscription(TwistStamped, "~/cmd_vel", self._guard("cmd_vel", self._on_cmd_vel), 10)
         node.create_subscription(PoseStamped, "~/base_pose", self._guard("base_pose", self.core.on_base_pose),
@@ -176,6 +180,8 @@ class WholeBodyController(ChainableController):
                 publish_finite(self._footholds, answer.footholds, self.problems)
             if answer.mpc_path is not None and self._mpc_path is not None:
                 publish_finite(self._mpc_path, answer.mpc_path, self.problems)
+            if answer.mpc_forces is not None and self._mpc_forces is not None:
+                publish_finite(self._mpc_forces, answer.mpc_forces, self.problems)
             if answer.diagnostics is not None:
                 publish_finite(self._diagnostics, answer.diagnostics, self.problems)
         return ReturnType.OK

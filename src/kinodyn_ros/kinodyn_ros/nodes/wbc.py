@@ -28,6 +28,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from kinodyn_ros.conversions import stamp_to_ns
@@ -95,7 +96,7 @@ class Wbc(Node):
         outputs = QoSProfile(depth=max(depth, 10))
         self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
-        self._contacts = self._footholds = self._mpc_path = None
+        self._contacts = self._footholds = self._mpc_path = self._mpc_forces = None
         self._frozen = False
         self._command_writer, self._schedule_writer = joint_pd_command_writer(), contact_schedule_writer()
         self._joint_states, self._base_states = JointStateReader(), OdometryReader()
@@ -110,6 +111,7 @@ class Wbc(Node):
             self._footholds = self.create_publisher(PoseArray, "~/footholds", outputs)
             if self._legged.planner == "mpc":
                 self._mpc_path = self.create_publisher(Path, "~/mpc/path", outputs)
+                self._mpc_forces = self.create_publisher(MarkerArray, "~/mpc/forces", outputs)
             self.create_subscription(TwistStamped, "~/cmd_vel", self._callback("cmd_vel", self._on_cmd_vel),
                                      inputs)
             self.create_subscription(PoseStamped, "~/base_pose",
@@ -164,6 +166,8 @@ class Wbc(Node):
                 publish_finite(self._footholds, answer.footholds, self._problems)
             if answer.mpc_path is not None and self._mpc_path is not None:
                 publish_finite(self._mpc_path, answer.mpc_path, self._problems)
+            if answer.mpc_forces is not None and self._mpc_forces is not None:
+                publish_finite(self._mpc_forces, answer.mpc_forces, self._problems)
         if not self._frozen and self._core.controlled_ticks >= FREEZE_AFTER_TICKS:
             gc.freeze()
             self._frozen = True

@@ -25,7 +25,9 @@ stamp, and the schedule of ``t_k`` must not wait for the command of ``t_k``, whi
 of ``t_k``; and, at ``footholds_rate`` (stamp time), the planned footholds of the swinging feet
 (geometry_msgs/PoseArray in the base state's frame, for viewers); with the MPC planner, each new plan's
 predicted base trajectory once (nav_msgs/Path in the base state's frame, stamped from the plan's start: at
-the MPC's rate) and the planner's state in the diagnostics.
+the MPC's rate), with it the plan's forces at its start (visualization_msgs/MarkerArray: an arrow per foot in
+stance from its contact point along the ground's force, as long as the nominal base height for the robot's
+weight; a foot in swing deletes its arrow) and the planner's state in the diagnostics.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from kinodyn.spatial.rotations import (
 )
 from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
 
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
@@ -107,10 +110,10 @@ class Answer:
     """What one joint state (stamped ``stamp_ns``) produces: the command, as the finalised arrays in the
     model's joint order (``joint_command``) and as the message ``command``; in legged mode the planned
     ``stance`` and, when a schedule is sent (``schedule_ns``, its stamp), its message ``contacts``;
-    diagnostics, footholds and the MPC's path when due. ``command`` and ``contacts`` are built when first
-    read, so a caller that applies the arrays (the whole-body controller) or writes its bytes from them (the
-    node: raw_messages.joint_pd_command_writer, contact_schedule_writer) builds no message it does not
-    publish."""
+    diagnostics, footholds and the MPC's path and forces when due. ``command`` and ``contacts`` are built
+    when first read, so a caller that applies the arrays (the whole-body controller) or writes its bytes
+    from them (the node: raw_messages.joint_pd_command_writer, contact_schedule_writer) builds no message it
+    does not publish."""
 
     stamp_ns: int
     names: list[str]
@@ -120,6 +123,7 @@ class Answer:
     diagnostics: DiagnosticArray | None = None
     footholds: PoseArray | None = None
     mpc_path: Path | None = None
+    mpc_forces: MarkerArray | None = None
     received_ns: int | None = None
     """When the joint state this command answers arrived (monotonic clock): the node records the tick's
     latency (``WbcCore.record_latency``) once the command is published."""
@@ -407,6 +411,7 @@ class WbcCore:
             out.stance, out.schedule_ns = self._stance, self._schedule(stamp)
             out.footholds = self._footholds(stamp, result)
             out.mpc_path = self._mpc_path(stamp)
+            out.mpc_forces = self._mpc_forces() if out.mpc_path is not None else None
         self._window.ticks += 1
         if result.solve_time is not None:
             self._window.solve.append(result.solve_time)
@@ -553,6 +558,38 @@ class WbcCore:
             o = pose.pose.orientation
             o.x, o.y, o.z, o.w = (float(x) for x in matrix_to_quat(C))
             msg.poses.append(pose)
+        return msg
+
+    def _mpc_forces(self) -> MarkerArray:
+        """The forces of the plan ``_mpc_path`` has just published, at its start (module doc): marker ``i``
+        is foot ``i``'s arrow (shaft 4 % of the nominal base height thick), or its deletion in swing."""
+        legged = self.controller
+        assert isinstance(legged, LeggedController) and legged.mpc is not None  # (_mpc_path published)
+        plan = legged.mpc.planner.plan
+        assert plan is not None and plan.solution.forces is not None
+        stance, contacts, forces = plan.inputs[2][0], plan.inputs[3][0], plan.solution.forces[0]
+        height = legged.controller.nominal_height
+        length = height / legged.mpc.mpc.body.weight  # m per N
+        stamp = ns_to_time(round(plan.t0 * NS))
+        msg = MarkerArray()
+        for i in range(len(legged.mpc.feet)):
+            marker = Marker()
+            marker.header.stamp = stamp
+            marker.header.frame_id = self._base_frame
+            marker.ns, marker.id = "mpc_forces", i
+            marker.type = Marker.ARROW
+            if stance[i]:
+                marker.action = Marker.ADD
+                start, end = Point(), Point()
+                start.x, start.y, start.z = (float(x) for x in contacts[i])
+                end.x, end.y, end.z = (float(x) for x in contacts[i] + length * forces[i])
+                marker.points = [start, end]
+                marker.scale.x, marker.scale.y, marker.scale.z = 0.04 * height, 0.08 * height, 0.12 * height
+                marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.5, 0.0, 1.0
+                marker.pose.orientation.w = 1.0
+            else:
+                marker.action = Marker.DELETE
+            msg.markers.append(marker)
         return msg
 
     def _diagnostics(self, stamp: int) -> DiagnosticArray | None:
