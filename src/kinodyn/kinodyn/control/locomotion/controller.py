@@ -29,7 +29,10 @@ body free, ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joint rows and columns
 trot's swing time (``joint_limit_horizon_ratio``): the joints' speeds and accelerations in a swing scale with
 the robot's time scale, and so must the time the QP takes to stop a joint at its velocity limit. The tasks'
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
-(``pendulum_frequency``; ``LocomotionParameters.task_frequencies``).
+(``pendulum_frequency``; ``LocomotionParameters.task_frequencies``). The QP's ridge is
+``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
+task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-8 keeps
+the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle.
 
 Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
 twist ``(vx, vy, wz)`` in the heading frame):
@@ -236,7 +239,7 @@ class LocomotionController:
         limits = JointLimits.from_model(model, self.joint_limit_horizon, self.max_joint_acceleration)
         self.wbc = WholeBodyController(model, [PointContact(f) for f in self.feet], mode=p.wbc_mode,
                                        solver=p.solver, fallback_solver=p.fallback_solver or None,
-                                       limits=limits)
+                                       limits=limits, regularization=p.qp_regularization)
         self.com_task = ComTask(0.0, 0.0, mask=(True, True, False))
         self.base_task = FrameTask(model, model.body_names[1], 0.0, 0.0, mask=BASE_MASK, name="base")
         self.base_task.set_reference(_EYE4)  # (every tick sets it; the two halves need one to start from)
@@ -468,6 +471,7 @@ class LocomotionController:
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
         self.posture_task.weight[:] = p.posture_weight
+        self.wbc.regularization = p.qp_regularization
         # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
         self.com_task.max_acceleration = p.friction * self.gravity
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])

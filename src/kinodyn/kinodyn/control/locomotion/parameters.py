@@ -31,8 +31,8 @@ _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_
 _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
             "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
-                 "posture_frequency", "max_support_offset_ratio", "step_height_ratio", "damping_ratio",
-                 "swing_weight", "posture_weight", "capture_gain",
+                 "posture_frequency", "qp_regularization", "max_support_offset_ratio", "step_height_ratio",
+                 "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -86,6 +86,7 @@ class LocomotionParameters:
     initial_mode: str = "stand"  # at the first update: "sit" or "stand" (height goes there, min-jerk)
     wbc_mode: str = "weighted"  # or "hierarchical"
     solver: str = "daqp"
+    qp_regularization: float = 1e-8  # the QP's ridge (WholeBodyController regularization; controller doc)
     fallback_solver: str = "osqp"  # asked when ``solver`` fails a tick ("" for none); named in the message
 
     def __post_init__(self) -> None:

@@ -43,6 +43,7 @@ def standing(model: kd.Model) -> np.ndarray:
     ({"max_yaw_rate": -1.0}, "max_yaw_rate"), ({"base_frequency": "3"}, "base_frequency"),
     ({"swing_frequency": -1.0}, "swing_frequency"), ({"base_frequency_ratio": 0.0}, "base_frequency_ratio"),
     ({"joint_limit_horizon_ratio": -0.1}, "joint_limit_horizon_ratio"),
+    ({"qp_regularization": -1e-8}, "qp_regularization"),
 ])
 def test_parameters_refuse_bad_values(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
@@ -213,7 +214,8 @@ def test_set_parameters_acts_as_a_controller_built_with_them(model: kd.Model) ->
     built with the new parameters that saw the same states (standing still: no reference depends on them)."""
     old = LocomotionParameters()
     new = replace(old, base_frequency=4.0, swing_frequency=6.0, posture_frequency=2.0, damping_ratio=0.8,
-                  posture_weight=1e-3, swing_weight=2.0, friction=0.4, max_forward_velocity=0.3)
+                  posture_weight=1e-3, swing_weight=2.0, friction=0.4, max_forward_velocity=0.3,
+                  qp_regularization=1e-6)
     live = LocomotionController(model, FEET, NOMINAL, old)
     built = LocomotionController(model, FEET, NOMINAL, new)
     q, v = standing(model), np.zeros(model.nv)
