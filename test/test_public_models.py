@@ -1,9 +1,11 @@
-"""urdf/public: public robot models nobody here wrote (urdf/README.md (d)).
+"""urdf/public: public robot models nobody here wrote (urdf/README.md (d), (e)).
 
 Unitree's A1 (``a1.urdf``) against the values of its source file (Unitree's ``a1.urdf`` in unitree_ros, typed
 in below as a second source), its leg geometry against the closed form of its joint chain, kinodyn's dynamics
 against Pinocchio's on the same file, MuJoCo's import of it as written (no inertia repair), and
-``a1_sim.urdf`` (the same robot with a ``<ros2_control>`` block) against it.
+``a1_sim.urdf`` (the same robot with a ``<ros2_control>`` block) against it. ANYbotics' ANYmal C
+(``anymal_c.urdf``) against its source's mass, limits and leg segments, kinodyn's dynamics against
+Pinocchio's, and its non-physical inertias: MuJoCo refuses them, ``balance_inertia`` repairs them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kinodyn import sim
 
 A1 = Path(__file__).resolve().parents[1] / "urdf" / "public" / "a1.urdf"
 A1_SIM = A1.with_name("a1_sim.urdf")
+ANYMAL = A1.with_name("anymal_c.urdf")
 LEGS = ("FL", "FR", "RL", "RR")
 SIGNS = {"FL": (1, 1), "FR": (1, -1), "RL": (-1, 1), "RR": (-1, -1)}  # (x, y): front/hind, left/right
 # Unitree's a1.urdf (unitree_ros, robots/a1_description/urdf/a1.urdf at 8414c779):
@@ -40,10 +43,10 @@ STANCE = (0.0, 0.67, -1.3)  # rad: unitree_controller's stand(), every leg
 FOOT_RADIUS = 0.02  # m
 
 
-def model() -> kd.Model:
+def model(path: Path = A1) -> kd.Model:
     with warnings.catch_warnings():
         warnings.simplefilter("error", URDFWarning)  # the file loads without a warning
-        return kd.Model.from_urdf(A1, floating_base=True)
+        return kd.Model.from_urdf(path, floating_base=True)
 
 
 def test_masses_joints_and_limits_are_the_sources() -> None:
@@ -95,11 +98,11 @@ def test_leg_geometry_is_the_sources_joint_chain() -> None:
 
 
 class PinocchioPair:
-    """kinodyn's model and Pinocchio's of the A1 (free flyer), joints matched by name."""
+    """kinodyn's model and Pinocchio's of a file (free flyer), joints matched by name."""
 
-    def __init__(self) -> None:
-        self.m = model()
-        self.pm = pin.buildModelFromUrdf(str(A1), pin.JointModelFreeFlyer())
+    def __init__(self, path: Path) -> None:
+        self.m = model(path)
+        self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
         self.pd = self.pm.createData()
         self.v_index = np.array([*range(6)] + [self.pm.joints[self.pm.getJointId(n)].idx_v
                                                for n in self.m.joint_names])
@@ -118,8 +121,9 @@ class PinocchioPair:
         return vp
 
 
-def test_dynamics_agree_with_pinocchio() -> None:
-    pair = PinocchioPair()
+@pytest.mark.parametrize("path", [A1, ANYMAL], ids=lambda path: path.stem)
+def test_dynamics_agree_with_pinocchio(path: Path) -> None:
+    pair = PinocchioPair(path)
     m, pm, pd = pair.m, pair.pm, pair.pd
     assert sum(inertia.mass for inertia in pm.inertias) == pytest.approx(m.mass.sum(), abs=1e-12)
     rng = np.random.default_rng(11)
@@ -129,6 +133,7 @@ def test_dynamics_agree_with_pinocchio() -> None:
         v, a = rng.uniform(-2.0, 2.0, m.nv), rng.uniform(-5.0, 5.0, m.nv)
         qp = pair.q(q)
         np.testing.assert_allclose(m.mass_matrix(q), pin.crba(pm, pd, qp)[np.ix_(index, index)], atol=1e-10)
+        assert np.abs(m.mass_matrix(q)).max() > 1.0  # (the bound above is tight)
         np.testing.assert_allclose(m.rnea(q, v, a), pin.rnea(pm, pd, qp, pair.v(v), pair.v(a))[index],
                                    atol=1e-10)
         np.testing.assert_allclose(m.com(q), pin.centerOfMass(pm, pd, qp), atol=1e-12)
@@ -180,3 +185,51 @@ def test_sim_file_is_the_model_plus_a_ros2_control_block() -> None:
     assert sensor is not None and sensor.get("name") == "imu_sensor"
     assert sensor.findtext("param[@name='frame_id']") == "imu_link"
     assert len(sensor.findall("state_interface")) == 10
+
+
+# ANYbotics' anymal.urdf (anymal_c_simple_description, urdf/anymal.urdf at 87b68511):
+ANYMAL_MASS = 52.13485  # kg, the sum of its 78 links' masses
+ANYMAL_LIMITS = {"HAA": (-0.72, 0.49), "HFE": (-9.42477796077, 9.42477796077),
+                 "KFE": (-9.42477796077, 9.42477796077)}  # rad, the left legs (right HAA: -0.49, 0.72)
+HFE_TO_KFE = np.array([0.0, 0.1003, -0.285])  # m, <LEG>_thigh_fixed_<LEG>_KFE origin (left front)
+KFE_TO_FOOT = np.array([0.08795, 0.01305, -0.33797])  # m, <LEG>_shank_fixed_<LEG>_FOOT origin
+ANYMAL_REPAIRED = ["depth_camera_front_camera", "depth_camera_rear_camera", "depth_camera_left_camera",
+                   "depth_camera_right_camera", "hatch"]
+
+
+def test_anymal_mass_limits_and_legs_are_the_sources() -> None:
+    m = model(ANYMAL)
+    assert float(m.mass.sum()) == pytest.approx(ANYMAL_MASS, abs=1e-9)
+    assert sorted(m.joint_names) == sorted(f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH")
+                                           for j in ("HAA", "HFE", "KFE"))
+    for k, name in enumerate(m.joint_names):
+        leg, joint = name.split("_")
+        lower, upper = ANYMAL_LIMITS[joint]
+        if leg[0] == "R" and joint == "HAA":
+            lower, upper = -upper, -lower
+        assert (m.lower_limit[7 + k], m.upper_limit[7 + k]) == (lower, upper)
+        assert (m.velocity_limit[6 + k], m.effort_limit[6 + k]) == (7.5, 80.0)
+    assert [(s.link, s.radius) for s in sim.collision_spheres(ANYMAL)] == [
+        (f"{leg}_FOOT", 0.03) for leg in ("LF", "RF", "LH", "RH")]
+    rng = np.random.default_rng(3)
+    for _ in range(5):  # the segments are rigid: joint to joint to foot distances are the source's
+        q = m.random_configuration(rng)
+        for leg in ("LF", "RF", "LH", "RH"):
+            hfe, kfe, foot = (m.frame_placement(q, f"{leg}_{f}")[:3, 3] for f in ("HFE", "KFE", "FOOT"))
+            assert np.linalg.norm(kfe - hfe) == pytest.approx(np.linalg.norm(HFE_TO_KFE), abs=1e-12)
+            assert np.linalg.norm(foot - kfe) == pytest.approx(np.linalg.norm(KFE_TO_FOOT), abs=1e-12)
+
+
+def test_anymal_inertias_are_repaired_on_request() -> None:
+    """Four camera links and the hatch violate the triangle inequality as published: the mujoco backend
+    refuses them naming ``balance_inertia``, and with it simulates the repaired robot (same total mass)."""
+    parsed = read_urdf(ANYMAL)
+    assert [r.link for r in inertia_repairs(parsed, floating_base=True)] == ANYMAL_REPAIRED
+    m = model(ANYMAL)
+    contact = sim.ContactModel(sim.collision_spheres(ANYMAL))
+    with pytest.raises(ValueError, match="balance_inertia=True"):
+        sim.create_backend("mujoco", ANYMAL, m, contact=contact)
+    with pytest.warns(URDFWarning, match="balance_inertia") as caught:
+        s = sim.create_backend("mujoco", ANYMAL, m, contact=contact, balance_inertia=True)
+    assert sorted(str(w.message).split("'")[1] for w in caught) == sorted(ANYMAL_REPAIRED)
+    assert float(s.mj.body_mass.sum()) == pytest.approx(ANYMAL_MASS, abs=1e-9)
