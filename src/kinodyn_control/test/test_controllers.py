@@ -326,3 +326,25 @@ def test_real_device_skeleton_read_write_contract(harness) -> None:
     dev.link.fail_next = True
     assert h.resources.read(0.0, DT) == ["dev"]
     assert dev.lifecycle_state is LifecycleState.UNCONFIGURED and not dev.link.is_open  # on_error closed it
+
+
+def test_effort_saturation_matches_the_rule_entry_by_entry(harness) -> None:
+    """saturate_effort against the rule of limits.py written out per joint in Python: clamp to ±effort, then 0
+    where the clamped effort pushes further past a position limit or past ±velocity; NaN passes (the command
+    check refuses it)."""
+    h = two_joint_arm()
+    h.start("pd", PD, {"joints": list(JOINTS)})
+    limits = h.manager.controllers["pd"].controller.limits
+    rng = np.random.default_rng(7)
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 10.0, -10.0, 11.0, math.inf, -math.inf, math.nan]
+    for _ in range(400):
+        effort, q, qdot = (np.where(rng.random(2) < 0.5, rng.choice(special, 2), rng.normal(0.0, 6.0, 2))
+                           for _ in range(3))
+        got = limits.saturate_effort(effort, q, qdot)
+        for k in range(2):
+            lim, upper, lower, vmax = limits.effort[k], limits.upper[k], limits.lower[k], limits.velocity[k]
+            tau = effort[k] if math.isnan(effort[k]) else min(max(effort[k], -lim), lim)
+            pushes_up = tau > 0 and (q[k] >= upper or qdot[k] >= vmax)
+            if pushes_up or (tau < 0 and (q[k] <= lower or qdot[k] <= -vmax)):
+                tau = 0.0
+            assert (math.isnan(tau) and math.isnan(got[k])) or got[k] == tau, (effort, q, qdot, got)

@@ -286,3 +286,15 @@ def test_mujoco_refuses_a_non_physical_inertia_unless_balance_inertia_is_set() -
     np.testing.assert_allclose(simulator.mj.body("LF_SHANK").inertia, 7e-3 / 3, rtol=1e-12)
     heights = run(h, 500)
     assert max(abs(z - QUADRUPED_STANDING_HEIGHT) for z in heights) < 0.01
+
+
+@pytest.mark.parametrize("t", [0.0, 0.002, 1.5, 123.456789012, 4.0e5 + 0.999999999])
+def test_clock_bytes_are_rclpys_serialization_of_the_clock_message(t: float) -> None:
+    from kinodyn_control.hardware.sim_ros import clock_bytes, sim_time
+    from rclpy.serialization import deserialize_message, serialize_message
+    from rosgraph_msgs.msg import Clock
+
+    raw = clock_bytes(t)
+    assert raw == serialize_message(Clock(clock=sim_time(t)))
+    stamp = deserialize_message(raw, Clock).clock
+    assert stamp.sec * 1_000_000_000 + stamp.nanosec == round(t * 1e9)

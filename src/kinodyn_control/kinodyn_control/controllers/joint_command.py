@@ -17,6 +17,7 @@ limits (limits.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,7 +40,7 @@ class CommandRejectedError(ValueError):
 
 def stamp(time: float) -> tuple[int, int]:
     """(sec, nanosec) of a time in seconds."""
-    sec = int(np.floor(time))
+    sec = math.floor(time)
     return sec, min(round((time - sec) * 1e9), 999_999_999)
 
 

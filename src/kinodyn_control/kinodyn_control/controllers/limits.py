@@ -40,6 +40,7 @@ class JointLimitArrays:
                 self.lower[k], self.upper[k] = max(self.lower[k], info.min), min(self.upper[k], info.max)
             if (info := interfaces.get(full_name(joint, EFFORT))) is not None:
                 self.effort[k] = min(self.effort[k], -info.min, info.max)
+        self._negative_effort, self._negative_velocity = -self.effort, -self.velocity
 
     def check(self, values: np.ndarray, kind: str) -> str:
         """'' if every value is within its limit for ``kind`` (position, velocity or effort), else why not."""
@@ -61,7 +62,8 @@ class JointLimitArrays:
         return np.clip(np.clip(command, previous - step, previous + step), self.lower, self.upper)
 
     def saturate_effort(self, effort: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-        tau = np.clip(effort, -self.effort, self.effort)
-        outward = ((q >= self.upper) & (tau > 0)) | ((q <= self.lower) & (tau < 0))
-        overspeed = ((qdot >= self.velocity) & (tau > 0)) | ((qdot <= -self.velocity) & (tau < 0))
-        return np.where(outward | overspeed, 0.0, tau)
+        tau = np.minimum(np.maximum(effort, self._negative_effort), self.effort)  # (np.clip, NaN kept)
+        pushing_up = (q >= self.upper) | (qdot >= self.velocity)  # at or past an upper position/speed limit
+        pushing_down = (q <= self.lower) | (qdot <= self._negative_velocity)
+        tau[((tau > 0) & pushing_up) | ((tau < 0) & pushing_down)] = 0.0
+        return tau

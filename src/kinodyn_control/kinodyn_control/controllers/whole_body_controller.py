@@ -29,11 +29,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import Point, PoseArray, PoseStamped, TwistStamped, Vector3
+from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn_ros.finite import publish_finite
 from kinodyn_ros.input_bounds import JointBounds
 from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_ros.raw_messages import contact_schedule_writer
 from kinodyn_ros.wbc import parameters as dataclass_parameters
 from kinodyn_ros.wbc.core import WbcCore, WbcParameters
 from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
@@ -93,8 +94,7 @@ class WholeBodyController(ChainableController):
         self.limits = JointLimitArrays(self.context.description, self.joints)
         node = self.ros.node
         self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
-        self._schedule = ContactStates(names=self.feet, points=[Point() for _ in self.feet],
-                                       forces=[Vector3() for _ in self.feet])
+        self._schedule = contact_schedule_writer()
         self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
         self._mpc_path = node.create_publisher(Path, "~/mpc/path", 10) if legged.planner == "mpc" else None
         self._mpc_forces = (node.create_publisher(MarkerArray, "~/mpc/forces", 10) if legged.planner == "mpc"
@@ -188,12 +188,8 @@ class WholeBodyController(ChainableController):
 
     def _publish_schedule(self, stamp_ns: int, flags: list[bool]) -> None:
         """``contact_schedule`` (the node's message: the feet, their planned stance, zero points and forces)
-        refilled in place: its numbers are the zero points and forces set at configuration, finite by
-        construction, so it is published without looking through them again."""
-        msg = self._schedule
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, NS)
-        msg.in_contact = flags
-        self._contacts.publish(msg)
+        as its bytes, written as the node writes them: flags only, nothing non-finite to look for."""
+        self._contacts.publish(self._schedule.write(stamp_ns, self.feet, in_contact=flags))
 
     def _base_state(self, base: np.ndarray, stamp_ns: int) -> None:
         """The estimator's base state of this cycle to the core, as the node gets it (an Odometry's numbers in

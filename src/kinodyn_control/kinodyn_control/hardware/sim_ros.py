@@ -4,7 +4,7 @@ Hardware components get no node handle from the controller manager (hardware/com
 adapter creates one, named after the ``<ros2_control name>`` (``/<name>``, whatever the process's remappings),
 and spins it on its own thread:
 
-- ``/clock`` (rosgraph_msgs/Clock): the simulated time after every ``write``;
+- ``/clock`` (rosgraph_msgs/Clock): the simulated time after every ``write`` (published as its bytes);
 - ``~/odometry`` (nav_msgs/Odometry): ground truth of the base, frame ``world`` -> child ``<root link>``, pose
   in ``world``, twist in the child frame (the floating-base ``v`` of kinodyn); fixed-base models publish none.
   ``world`` is the simulator's own frame (ground plane z = 0), never ``odom``: ``odom`` is the estimator's
@@ -21,6 +21,7 @@ and spins it on its own thread:
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -46,9 +47,22 @@ if TYPE_CHECKING:
 WORLD_FRAME = "world"
 
 
+CLOCK_CDR = struct.Struct("<4siI")
+"""rosgraph_msgs/Clock serialized: the little-endian CDR encapsulation header, then builtin_interfaces/Time's
+int32 sec and uint32 nanosec (no padding)."""
+CDR_LITTLE_ENDIAN = b"\x00\x01\x00\x00"
+
+
 def sim_time(t: float) -> Time:
     nanoseconds = round(t * 1e9)
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def clock_bytes(t: float) -> bytes:
+    """The serialized rosgraph_msgs/Clock of simulated time ``t`` [s] (``sim_time``'s stamp), what rclpy would
+    publish for ``Clock(clock=sim_time(t))`` without building the message every step."""
+    sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
+    return CLOCK_CDR.pack(CDR_LITTLE_ENDIAN, sec, nanosec)
 
 
 class SimulatorRosInterface:
@@ -94,13 +108,12 @@ class SimulatorRosInterface:
     def publish(self, s: sim.PhysicsBackend) -> None:
         """/clock, and the ground truth while its topic has a subscriber (a volatile topic delivers only to
         the readers matched when it is published: nobody misses a message that is not built)."""
-        stamp = sim_time(s.t)
         try:
-            self.clock_pub.publish(Clock(clock=stamp))
+            self.clock_pub.publish(clock_bytes(s.t))
             if self.odom_pub is not None and self.odom_pub.get_subscription_count():
-                self.odom_pub.publish(self._odometry(s, stamp))
+                self.odom_pub.publish(self._odometry(s, sim_time(s.t)))
             if self.contacts_pub.get_subscription_count():
-                self.contacts_pub.publish(self._contacts(s, stamp))
+                self.contacts_pub.publish(self._contacts(s, sim_time(s.t)))
         except Exception as exc:  # publishing after the context shut down (Ctrl-C): stop publishing
             if rclpy.ok():
                 raise

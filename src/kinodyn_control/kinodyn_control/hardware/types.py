@@ -165,15 +165,22 @@ class LoanedInterfaces:
         self._indices = table.indices(self.names)
         self._values = table.values
         self._bounds: tuple[np.ndarray, np.ndarray] | None = None
+        self._finite_bounds = False  # every min and max finite: a value within them is finite too
         if bounded:
             infos = [table.descriptions[i].info for i in self._indices]
-            self._bounds = (np.array([i.min for i in infos]), np.array([i.max for i in infos]))
+            lower, upper = np.array([i.min for i in infos]), np.array([i.max for i in infos])
+            self._bounds = (lower, upper)
+            self._finite_bounds = bool(np.isfinite(lower).all() and np.isfinite(upper).all())
 
     def check(self, values: np.ndarray) -> str:
         """'' if ``values`` may be written, else which ones may not and why."""
         if self._bounds is None:
             return ""
         lower, upper = self._bounds
+        if (type(values) is np.ndarray and values.shape == lower.shape and values.dtype == np.float64
+                and ((values >= lower) & (values <= upper)).all()
+                and (self._finite_bounds or np.isfinite(values).all())):
+            return ""  # every value within its bounds (NaN compares false) and finite
         values = np.broadcast_to(np.asarray(values, dtype=np.float64), lower.shape)
         bad = ~((values >= lower) & (values <= upper) & np.isfinite(values))  # NaN bounds refuse too
         return ", ".join(
