@@ -63,8 +63,7 @@ class Legged:
                                        balance_inertia=balance_inertia)
         q0 = model.neutral()
         q0[7:] = joints
-        radius = {s.link: s.radius for s in spheres}
-        q0[2] = max(radius[f] - model.frame_placement(q0, f)[2, 3] for f in feet)
+        q0[2] = -min(_sphere_bottom(model, q0, s) for s in spheres if s.link in feet)  # feet on the ground
         simulator.reset(q0)
         steps = round(1.0 / (sim_dt * control_hz))
         if steps < 1 or abs(steps * sim_dt * control_hz - 1.0) > 1e-9:
@@ -86,6 +85,13 @@ class Legged:
         the step height and the foothold reach scale with them)."""
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)
         return cls.build(HEXAPOD_URDF, HEXAPOD_FEET, HEXAPOD_NOMINAL, spheres, params, **kw)
+
+
+def _sphere_bottom(model: kd.Model, q: np.ndarray, sphere: sim.ContactSphere) -> float:
+    """Height of the lowest point of ``sphere`` at ``q`` (its centre, in its link's frame, may be off the
+    frame's origin)."""
+    X = model.frame_placement(q, sphere.link)
+    return float(X[2, :3] @ np.asarray(sphere.center) + X[2, 3]) - sphere.radius
 
 
 @dataclass
