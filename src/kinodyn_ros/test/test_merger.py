@@ -379,3 +379,35 @@ def test_push_cycle_releases_what_push_releases_one_by_one() -> None:
     # behind), the first after the stall (every stream more than the timeout behind), the repeated one
     # (duplicates) and the first after the jump back (a reset)
     assert declined == [0, 40, 41, 42, 120, 150, 170, 171, 201]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_silence_decided_at_once_agrees_with_each_stream(seed: int) -> None:
+    """``silent``, ``excluded`` and the watermark skip the stream-by-stream test when no stream is behind
+    and no epoch ends: after every push of random streams (steps, duplicates, gaps past the timeout, jumps
+    back, with and without arrival times) they equal that test applied to each stream, and both cases
+    occur."""
+    rng = random.Random(seed)
+    merger = StampMerger(STREAMS, 250, 1_000)
+    stamps, arrival, seen = dict.fromkeys(STREAMS, 0), 0, set()
+    use_arrival = seed % 3 != 0
+    for i in range(400):
+        name, r = rng.choice(STREAMS), rng.random()
+        if r < 0.02:
+            stamps[name] -= rng.randint(1_001, 3_000)  # a jump back
+        elif r < 0.06:
+            stamps[name] -= rng.randint(0, 20)  # duplicate or out of order
+        elif r < 0.10:
+            stamps[name] += rng.randint(200, 600)  # a gap: the others may fall behind
+        else:
+            stamps[name] += rng.randint(1, 30)
+        arrival += rng.randint(0, 120)
+        merger.push(name, stamps[name], i, arrival if use_arrival else None)
+        ending = merger._ending
+        each = {n: merger._silent(s, ending) for n, s in merger._streams.items()}
+        waiting = {n for n, s in merger._streams.items() if s.next_epoch is not None}
+        assert merger.silent == frozenset(n for n, silent in each.items() if silent and n not in waiting)
+        assert merger.excluded == frozenset(n for n, silent in each.items() if silent or n in waiting)
+        seen.add(bool(merger.excluded))
+        merger.ready()
+    assert seen == {False, True}

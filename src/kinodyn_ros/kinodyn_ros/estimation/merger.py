@@ -142,24 +142,42 @@ class StampMerger:
     @property
     def excluded(self) -> frozenset[str]:
         """Streams left out of the watermark: silent (module docstring) or waiting in the next epoch."""
+        ending = self._ending
+        if self._all_live(ending) is not None:
+            return frozenset()
         return frozenset(
-            name for name, s in self._streams.items() if s.next_epoch is not None or self._silent(s)
+            name for name, s in self._streams.items() if s.next_epoch is not None or self._silent(s, ending)
         )
 
     @property
     def silent(self) -> frozenset[str]:
         """Streams left out for silence (module docstring)."""
+        ending = self._ending
+        if self._all_live(ending) is not None:
+            return frozenset()
         return frozenset(
-            name for name, s in self._streams.items() if s.next_epoch is None and self._silent(s)
+            name for name, s in self._streams.items() if s.next_epoch is None and self._silent(s, ending)
         )
 
-    def _silent(self, stream: _Stream) -> bool:
+    def _all_live(self, ending: bool) -> list[int] | None:
+        """The references (``_reference``) of every stream when none is silent or waiting: the epoch is not
+        ending and no stream's newest stamp is more than ``stream_timeout`` behind the newest of all (then
+        ``_silent`` is False whatever the arrival times). That is the usual case, decided without asking
+        stream by stream; otherwise None."""
+        if ending or self._newest_ns is None:
+            return None
+        references = [self._reference(s) for s in self._streams.values()]
+        return references if min(references) >= self._newest_ns - self._timeout_ns else None
+
+    def _silent(self, stream: _Stream, ending: bool) -> bool:
+        """Whether ``stream`` is silent; ``ending``: the epoch is ending (``_ending``, taken once by the
+        caller for all the streams it asks about)."""
         if self._newest_ns is None:
             return False
         behind = self._reference(stream) < self._newest_ns - self._timeout_ns
         if self._arrival_ns is None:
             return behind
-        if not (behind or self._ending):  # at the end of an epoch the stamps stop moving: arrival decides
+        if not (behind or ending):  # at the end of an epoch the stamps stop moving: arrival decides
             return False
         current = stream.epoch == self._epoch and stream.arrival_ns is not None
         arrival = stream.arrival_ns if current else self._epoch_start_arrival_ns
@@ -352,10 +370,15 @@ class StampMerger:
     # output ------------------------------------------------------------------------------------------------
 
     def _release(self) -> None:
-        live = [s for s in self._streams.values() if s.next_epoch is None and not self._silent(s)]
+        ending = self._ending
+        references = self._all_live(ending)
+        if references is not None:
+            self._ready.extend(self._pop_until(min(references)))
+            return
+        live = [s for s in self._streams.values() if s.next_epoch is None and not self._silent(s, ending)]
         if live:
             self._ready.extend(self._pop_until(min(self._reference(s) for s in live)))
-        elif self._ending:  # every stream jumped back or is silent: the epoch ends
+        elif ending:  # every stream jumped back or is silent: the epoch ends
             self._next_epoch()
             self._release()
 

@@ -531,6 +531,8 @@ class EstimatorPipeline:
     def _report_excluded(self) -> None:
         """One line when a stream is left out for silence, one when it is back (arrival order: logs only)."""
         excluded = self._merger.silent
+        if excluded == self._excluded:  # the usual case: nothing to say
+            return
         for name in sorted(excluded - self._excluded):
             self._log.warning(
                 f"{name} silent for more than stream_timeout ({self._params.stream_timeout} s of stamp "
