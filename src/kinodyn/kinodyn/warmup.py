@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from kinodyn import dynamics, sim
+from kinodyn import dynamics, sim, spatial
 from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
@@ -125,7 +125,20 @@ def _exercise_filter(legged: LeggedFilter) -> None:
         legged.propagate(np.zeros(3), np.array([0.0, 0.0, 9.81]), 0.002)
 
 
+def _exercise_spatial(rng: np.random.Generator) -> None:
+    """The ``kinodyn.spatial`` functions that call the compiled spatial layer, one call each."""
+    phi = rng.normal(size=3)
+    C = spatial.so3_exp(phi)
+    quaternion = spatial.matrix_to_quat(C)
+    spatial.quat_to_matrix(spatial.quat_multiply(quaternion, quaternion))
+    spatial.so3_log(C)
+    spatial.skew(phi)
+    spatial.so3_left_jacobian(phi)
+    spatial.so3_left_jacobian_inverse(phi)
+
+
 def _warm_model(rng: np.random.Generator) -> None:
+    _exercise_spatial(rng)
     for floating_base in (False, True):
         _exercise_terms(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
 

@@ -38,9 +38,11 @@ from kinodyn.spatial.compiled import (
     quaternion_multiply,
     quaternion_to_rotation,
     skew,
+    so3_coefficients,
+    so3_left_jacobian_inverse_coefficient,
 )
 from kinodyn.spatial.compiled import (
-    rotation_log as rotation_log,  # re-exported: the wbc, ik and legs modules import it from here
+    rotation_log as rotation_log,  # re-exported: kinodyn.estimation.legs imports it from here
 )
 
 WORLD = 0
@@ -386,15 +388,6 @@ def com_jacobian(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray)
 
 
 @njit(cache=True)
-def _se3_left_jacobian_coefficients(theta: float) -> tuple[float, float]:
-    """``(b, c)`` with ``V(w) = I + b [w]x + c [w]x^2``: ``(1-cos θ)/θ², (θ-sin θ)/θ³`` (series near 0)."""
-    if theta < 1e-3:
-        t2 = theta * theta
-        return 0.5 - t2 / 24.0 + t2 * t2 / 720.0, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
-    return (1.0 - math.cos(theta)) / theta ** 2, (theta - math.sin(theta)) / theta ** 3
-
-
-@njit(cache=True)
 def _normalized(quat: np.ndarray) -> np.ndarray:
     return quat / math.sqrt(quat[0] ** 2 + quat[1] ** 2 + quat[2] ** 2 + quat[3] ** 2)
 
@@ -415,7 +408,7 @@ def integrate(q: np.ndarray, v: np.ndarray, dt: float, floating: bool, out: np.n
     u = v[0:3] * dt
     w = v[3:6] * dt
     theta = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
-    b, c = _se3_left_jacobian_coefficients(theta)
+    _, b, c = so3_coefficients(theta * theta)
     wu = np.empty(3)
     wwu = np.empty(3)
     cross3(w, u, wu)
@@ -469,11 +462,7 @@ def difference(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.ndarray) 
     local = np.empty(3)
     for k in range(3):
         local[k] = C0[0, k] * dr[0] + C0[1, k] * dr[1] + C0[2, k] * dr[2]
-    if theta < 1e-3:
-        t2 = theta * theta
-        e = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
-    else:
-        e = (1.0 - theta * math.sin(theta) / (2.0 * (1.0 - math.cos(theta)))) / (theta * theta)
+    e = so3_left_jacobian_inverse_coefficient(theta * theta)
     wl = np.empty(3)
     wwl = np.empty(3)
     cross3(w, local, wl)

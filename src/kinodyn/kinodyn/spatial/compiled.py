@@ -1,19 +1,23 @@
 """The compiled spatial algebra: one implementation of the rotation, Lie-group and 6-D vector math.
 
 Every kernel (kinematics, dynamics, estimation, simulation) and the public functions of ``kinodyn.spatial``
-use these. All are ``njit(cache=True, inline="always")``: inlined at numba IR level into the caller,
-since a call passing arrays costs about as much as these small computations.
+use these. All but ``rotation_log`` are ``njit(cache=True, inline="always")``: inlined at numba IR level into
+the caller, since a call passing arrays costs about as much as these small computations.
 
 Two forms:
 
 - on arrays, writing into ``out`` (``out`` must not alias an input): ``skew``, ``cross3``, ``matmul3``,
-  ``matvec3``, ``quaternion_to_rotation``, ``rotation_to_quaternion``, ``quaternion_multiply``,
-  ``so3_exp``, ``so3_log``, ``motion_cross``, ``add_motion_cross``, ``force_cross``, ``inertia_times``,
-  ``rigid_inertia_matrix``;
-- on tuples of scalars (``Vec3``, ``Mat3`` row-major, ``Vec6``), returning tuples: per-body recursions keep
-  their 6-vectors in registers this way, and an inlined helper on tuples compiles to the same code as the
-  products written out (helpers that take arrays, or call other tuple-returning helpers through arrays, do
-  not). ``mat3_at``/``vec3_at``/``vec6_at`` read them from arrays.
+  ``matvec3``, ``quaternion_to_rotation``, ``unit_quaternion_to_rotation``, ``rotation_to_quaternion``,
+  ``quaternion_multiply``, ``so3_exp``, ``so3_log`` (``rotation_log`` returns a new array),
+  ``so3_left_jacobian``, ``so3_left_jacobian_inverse``, ``motion_cross``, ``add_motion_cross``,
+  ``force_cross``, ``inertia_times``, ``dot6``;
+- on tuples of scalars (``Vec3``, ``Mat3`` row-major, ``Vec6``), returning tuples: ``quaternion_matrix``,
+  ``axis_rotation``, ``mat3_mul``, ``mat3_vec``, ``crm``, ``crf``, ``inertia_mul``, ``body_wrench``,
+  ``motion_to_child``, ``force_to_parent``; ``rigid_inertia_matrix`` writes one. Per-body recursions keep
+  their 6-vectors in registers this way: an inlined helper on tuples compiles to the same code as the
+  products written out, so long as it does not itself call other tuple-returning helpers (those are
+  written out on scalars). ``vec3_at``/``vec6_at``/``mat3_at`` read tuples from arrays, ``set_vec3``/
+  ``set_vec6``/``set_mat3`` store them.
 
 6-D vectors are ``[linear; angular]`` (docs/conventions.md): twists ``V = [v; w]``, wrenches ``f = [f; n]``.
 A rigid-body inertia about a point is ``(m, h, I)``: mass, first moment ``h = m c`` and the rotational inertia
@@ -135,19 +139,6 @@ def mat3_vec(A: Mat3, x: Vec3) -> Vec3:
 
 
 @inline
-def mat3_tvec(A: Mat3, x: Vec3) -> Vec3:
-    """``A^T @ x``."""
-    return (A[0] * x[0] + A[3] * x[1] + A[6] * x[2], A[1] * x[0] + A[4] * x[1] + A[7] * x[2],
-            A[2] * x[0] + A[5] * x[1] + A[8] * x[2])
-
-
-@inline
-def cross(a: Vec3, b: Vec3) -> Vec3:
-    """``a x b``."""
-    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
-
-
-@inline
 def add3(a: Vec3, b: Vec3) -> Vec3:
     return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
@@ -160,14 +151,6 @@ def add6(a: Vec6, b: Vec6) -> Vec6:
 @inline
 def sub6(a: Vec6, b: Vec6) -> Vec6:
     return a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4], a[5] - b[5]
-
-
-@inline
-def scale6(s: float, a: Vec6) -> Vec6:
-    return s * a[0], s * a[1], s * a[2], s * a[3], s * a[4], s * a[5]
-
-
-# --- rotations (Robot Dynamics lecture notes (ETH), §2.4) ---------------------------------------------------
 
 
 @inline
@@ -306,6 +289,27 @@ def so3_left_jacobian(phi: np.ndarray, out: np.ndarray) -> None:
 
 
 @inline
+def so3_left_jacobian_inverse_coefficient(t2: float) -> float:
+    """``(1 - (t/2) cot(t/2)) / t^2`` at ``t^2 = t2``, by its Taylor series below SMALL_ANGLE; not finite at
+    ``t = 2 pi k`` (k >= 1), where ``J_l`` is singular (callers check)."""
+    if t2 < SMALL_ANGLE * SMALL_ANGLE:
+        return 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0 + t2 * t2 * t2 / 1209600.0
+    half = 0.5 * math.sqrt(t2)
+    return (1.0 - half * math.cos(half) / math.sin(half)) / t2
+
+
+@inline
+def so3_left_jacobian_inverse(phi: np.ndarray, out: np.ndarray) -> None:
+    """``out = J_l(phi)^-1 = I - K / 2 + e K^2`` with ``e`` from ``so3_left_jacobian_inverse_coefficient``
+    (Robot Dynamics lecture notes (ETH), (2.105), (2.107))."""
+    x, y, z = phi[0], phi[1], phi[2]
+    e = so3_left_jacobian_inverse_coefficient(x * x + y * y + z * z)
+    out[0, 0], out[0, 1], out[0, 2] = 1.0 - e * (y * y + z * z), e * x * y + 0.5 * z, e * x * z - 0.5 * y
+    out[1, 0], out[1, 1], out[1, 2] = e * x * y - 0.5 * z, 1.0 - e * (x * x + z * z), e * y * z + 0.5 * x
+    out[2, 0], out[2, 1], out[2, 2] = e * x * z + 0.5 * y, e * y * z - 0.5 * x, 1.0 - e * (x * x + y * y)
+
+
+@inline
 def so3_log(R: np.ndarray, out: np.ndarray) -> None:
     """``out`` = rotation vector of ``R``, angle in [0, pi] (Robot Dynamics lecture notes (ETH),
     (2.49)-(2.50)).
@@ -388,28 +392,53 @@ def inertia_mul(m: float, h: Vec3, I: Mat3, V: Vec6) -> Vec6:  # noqa: E741 (the
 @inline
 def body_wrench(m: float, h: Vec3, I: Mat3, V: Vec6, A: Vec6) -> Vec6:  # noqa: E741
     """``I A + V x* (I V)``: the net wrench a body of inertia ``(m, h, I)`` needs for the twist ``V`` and
-    acceleration ``A`` (Modern Robotics, (8.46), reordered; Robot Dynamics lecture notes (ETH), §3.3.1,
-    (3.25))."""
-    return add6(inertia_mul(m, h, I, A), crf(V, inertia_mul(m, h, I, V)))
+    acceleration ``A`` (Modern Robotics, (8.40), (8.43), reordered; Robot Dynamics lecture notes (ETH),
+    §3.3.1, (3.25)). Written out on scalars, as ``motion_to_child`` and ``force_to_parent``: a helper that
+    calls other tuple-returning helpers compiles to slower per-body loops than the products written out."""
+    v0, v1, v2, w0, w1, w2 = V
+    a0, a1, a2, b0, b1, b2 = A
+    h0, h1, h2 = h
+    f0 = m * v0 + w1 * h2 - w2 * h1  # I V = [f; n]
+    f1 = m * v1 + w2 * h0 - w0 * h2
+    f2 = m * v2 + w0 * h1 - w1 * h0
+    n0 = I[0] * w0 + I[1] * w1 + I[2] * w2 + h1 * v2 - h2 * v1
+    n1 = I[3] * w0 + I[4] * w1 + I[5] * w2 + h2 * v0 - h0 * v2
+    n2 = I[6] * w0 + I[7] * w1 + I[8] * w2 + h0 * v1 - h1 * v0
+    return (w1 * f2 - w2 * f1 + m * a0 + b1 * h2 - b2 * h1,
+            w2 * f0 - w0 * f2 + m * a1 + b2 * h0 - b0 * h2,
+            w0 * f1 - w1 * f0 + m * a2 + b0 * h1 - b1 * h0,
+            w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1 + I[0] * b0 + I[1] * b1 + I[2] * b2 + h1 * a2 - h2 * a1,
+            w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2 + I[3] * b0 + I[4] * b1 + I[5] * b2 + h2 * a0 - h0 * a2,
+            w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0 + I[6] * b0 + I[7] * b1 + I[8] * b2 + h0 * a1 - h1 * a0)
 
 
 @inline
 def motion_to_child(E: Mat3, p: Vec3, V: Vec6) -> Vec6:
     """A motion vector in the child's coordinates: ``[E^T (v + w x p); E^T w]`` for the child placed in its
     parent by ``(E, p)`` (``[Ad_{T_child,parent}] V``, Modern Robotics, (8.50)-(8.51))."""
-    w = (V[3], V[4], V[5])
-    a0, a1, a2 = mat3_tvec(E, add3((V[0], V[1], V[2]), cross(w, p)))
-    b0, b1, b2 = mat3_tvec(E, w)
-    return a0, a1, a2, b0, b1, b2
+    v0, v1, v2, w0, w1, w2 = V
+    p0, p1, p2 = p
+    u0 = v0 + w1 * p2 - w2 * p1
+    u1 = v1 + w2 * p0 - w0 * p2
+    u2 = v2 + w0 * p1 - w1 * p0
+    return (E[0] * u0 + E[3] * u1 + E[6] * u2, E[1] * u0 + E[4] * u1 + E[7] * u2,
+            E[2] * u0 + E[5] * u1 + E[8] * u2,
+            E[0] * w0 + E[3] * w1 + E[6] * w2, E[1] * w0 + E[4] * w1 + E[7] * w2,
+            E[2] * w0 + E[5] * w1 + E[8] * w2)
 
 
 @inline
 def force_to_parent(E: Mat3, p: Vec3, F: Vec6) -> Vec6:
     """A wrench in the parent's coordinates: ``[E f; E n + p x (E f)]`` (``[Ad_{T_child,parent}]^T F``,
-    Modern Robotics, (8.52))."""
-    f = mat3_vec(E, (F[0], F[1], F[2]))
-    n0, n1, n2 = add3(mat3_vec(E, (F[3], F[4], F[5])), cross(p, f))
-    return f[0], f[1], f[2], n0, n1, n2
+    Modern Robotics, (8.53))."""
+    f0, f1, f2, n0, n1, n2 = F
+    p0, p1, p2 = p
+    c0 = E[0] * f0 + E[1] * f1 + E[2] * f2
+    c1 = E[3] * f0 + E[4] * f1 + E[5] * f2
+    c2 = E[6] * f0 + E[7] * f1 + E[8] * f2
+    return (c0, c1, c2, E[0] * n0 + E[1] * n1 + E[2] * n2 + p1 * c2 - p2 * c1,
+            E[3] * n0 + E[4] * n1 + E[5] * n2 + p2 * c0 - p0 * c2,
+            E[6] * n0 + E[7] * n1 + E[8] * n2 + p0 * c1 - p1 * c0)
 
 
 @inline

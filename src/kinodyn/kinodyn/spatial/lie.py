@@ -7,7 +7,8 @@ angular]`` (docs/conventions.md).
 Series branches: the coefficients below are ratios that are 0/0 at angle 0 and lose digits to
 cancellation near it, so below SMALL_ANGLE they are evaluated from their Taylor series, truncated
 where the next term is below 1e-20 (relative) at SMALL_ANGLE. ``so3_exp``, ``so3_log`` and
-``so3_left_jacobian`` run the compiled implementations of ``kinodyn.spatial.compiled``.
+``so3_left_jacobian`` and ``so3_left_jacobian_inverse`` run the compiled implementations of
+``kinodyn.spatial.compiled``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from kinodyn.spatial.rotations import (
     as_vector,
     matrix_to_rotvec,
     rotvec_to_matrix,
-    skew,
 )
 
 _SO3_LEFT_JACOBIAN = Kernel(_c.so3_left_jacobian, IN1, OUT2)
+_SO3_LEFT_JACOBIAN_INVERSE = Kernel(_c.so3_left_jacobian_inverse, IN1, OUT2)
 JACOBIAN_SINGULARITY_TOLERANCE = 1e-9
 """``|sin(theta/2)|`` below which the SO(3) Jacobian inverse (singular at theta = 2 pi k, k >= 1) raises."""
 
@@ -52,19 +53,13 @@ def so3_log(C: ArrayLike) -> FloatArray:
     return matrix_to_rotvec(C)
 
 
-def _left_jacobian_inverse_coefficient(angle: float) -> float:
-    """``(1 - (t/2) cot(t/2)) / t^2``, by ``1/12 + t^2/720 + t^4/30240 + t^6/1209600`` below SMALL_ANGLE."""
-    if angle < SMALL_ANGLE:
-        t2 = angle * angle
-        return 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0 + t2 * t2 * t2 / 1209600.0
-    half = 0.5 * angle
-    sin_half = math.sin(half)
-    if abs(sin_half) < JACOBIAN_SINGULARITY_TOLERANCE:
+def _check_jacobian_invertible(angle: float) -> None:
+    """ValueError where ``J_l`` is singular: ``|sin(angle / 2)| < JACOBIAN_SINGULARITY_TOLERANCE``."""
+    if angle >= SMALL_ANGLE and abs(math.sin(0.5 * angle)) < JACOBIAN_SINGULARITY_TOLERANCE:
         raise ValueError(
             f"the SO(3) Jacobian is singular at rotation angle {angle:.12g} (a nonzero multiple of 2 pi); "
             "use the equivalent rotation vector of angle in [0, pi] (so3_log(so3_exp(phi)))"
         )
-    return (1.0 - half * math.cos(half) / sin_half) / (angle * angle)
 
 
 def so3_left_jacobian(phi: ArrayLike) -> FloatArray:
@@ -85,9 +80,10 @@ def so3_left_jacobian_inverse(phi: ArrayLike) -> FloatArray:
     Singular at t = 2 pi k (k >= 1): raises ValueError there.
     """
     vector = as_vector(phi, 3, "rotation vector")
-    angle = float(np.linalg.norm(vector))
-    K = skew(vector)
-    return np.eye(3) - 0.5 * K + _left_jacobian_inverse_coefficient(angle) * (K @ K)
+    _check_jacobian_invertible(float(np.linalg.norm(vector)))
+    out = np.empty((3, 3))
+    _SO3_LEFT_JACOBIAN_INVERSE.call(vector, out)
+    return out
 
 
 def so3_right_jacobian(phi: ArrayLike) -> FloatArray:

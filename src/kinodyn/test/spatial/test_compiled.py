@@ -5,6 +5,8 @@ with numpy: the motion and force cross products as ``ad_V`` and ``-ad_V^T``, the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from kinodyn.spatial import compiled as c
@@ -40,8 +42,13 @@ def child_from_parent(E: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
-def t(x: np.ndarray) -> tuple[float, ...]:
+def t(x: np.ndarray) -> Any:  # Any: numba types the helpers' tuple arguments by length (Vec3, Mat3, Vec6)
+    """``x`` as a tuple of Python floats, the form the tuple helpers take."""
     return tuple(float(a) for a in x)
+
+
+def arr(x: Any) -> np.ndarray:  # Any: a tuple helper's result
+    return np.asarray(x, dtype=np.float64)
 
 
 @pytest.fixture
@@ -58,14 +65,14 @@ def random_inertia(rng: np.random.Generator) -> tuple[float, np.ndarray, np.ndar
 def test_cross_products_are_ad_and_its_negative_transpose(rng: np.random.Generator) -> None:
     for _ in range(20):
         V, W, F = rng.normal(size=6), rng.normal(size=6), rng.normal(size=6)
-        np.testing.assert_allclose(c.crm(t(V), t(W)), ad(V) @ W, rtol=0.0, atol=1e-14)
-        np.testing.assert_allclose(c.crf(t(V), t(F)), -ad(V).T @ F, rtol=0.0, atol=1e-14)
+        np.testing.assert_allclose(arr(c.crm(t(V), t(W))), ad(V) @ W, rtol=0.0, atol=1e-14)
+        np.testing.assert_allclose(arr(c.crf(t(V), t(F))), -ad(V).T @ F, rtol=0.0, atol=1e-14)
         out = np.empty(6)
         c.motion_cross(V, W, out)
-        np.testing.assert_array_equal(out, c.crm(t(V), t(W)))
+        np.testing.assert_array_equal(out, arr(c.crm(t(V), t(W))))
         c.force_cross(V, F, out)
-        np.testing.assert_array_equal(out, c.crf(t(V), t(F)))
-        np.testing.assert_allclose(c.crm(t(V), t(V)), np.zeros(6), rtol=0.0, atol=1e-15)
+        np.testing.assert_array_equal(out, arr(c.crf(t(V), t(F))))
+        np.testing.assert_allclose(arr(c.crm(t(V), t(V))), np.zeros(6), rtol=0.0, atol=1e-15)
 
 
 def test_inertia_products_and_the_body_wrench(rng: np.random.Generator) -> None:
@@ -74,8 +81,8 @@ def test_inertia_products_and_the_body_wrench(rng: np.random.Generator) -> None:
         V, A = rng.normal(size=6), rng.normal(size=6)
         G = inertia_matrix(m, h, I)
         I9 = t(I.ravel())
-        np.testing.assert_allclose(c.inertia_mul(m, t(h), I9, t(V)), G @ V, rtol=0.0, atol=1e-13)
-        np.testing.assert_allclose(c.body_wrench(m, t(h), I9, t(V), t(A)), G @ A - ad(V).T @ G @ V,
+        np.testing.assert_allclose(arr(c.inertia_mul(m, t(h), I9, t(V))), G @ V, rtol=0.0, atol=1e-13)
+        np.testing.assert_allclose(arr(c.body_wrench(m, t(h), I9, t(V), t(A))), G @ A - ad(V).T @ G @ V,
                                    rtol=0.0, atol=1e-12)
         out = np.empty((2, 6, 6))
         c.rigid_inertia_matrix(m, t(h), I9, out, 1)
@@ -88,9 +95,9 @@ def test_transforms_between_parent_and_child(rng: np.random.Generator) -> None:
         V, F = rng.normal(size=6), rng.normal(size=6)
         X = child_from_parent(E, p)
         E9 = t(E.ravel())
-        child = np.array(c.motion_to_child(E9, t(p), t(V)))
+        child = arr(c.motion_to_child(E9, t(p), t(V)))
         np.testing.assert_allclose(child, X @ V, rtol=0.0, atol=1e-13)
-        parent = np.array(c.force_to_parent(E9, t(p), t(F)))
+        parent = arr(c.force_to_parent(E9, t(p), t(F)))
         np.testing.assert_allclose(parent, X.T @ F, rtol=0.0, atol=1e-13)
         # the power of a wrench on a motion is the same in both frames
         np.testing.assert_allclose(parent @ V, F @ child, rtol=1e-12)
