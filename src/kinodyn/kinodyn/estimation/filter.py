@@ -137,9 +137,10 @@ class UpdateReport:
 
 
 class FilterState:
-    """The nominal state both filters keep, and its read-only accessors (copies): IMU position ``_p``,
-    velocity ``_v`` (world), rotation ``_C`` (C_WI), ``_biases`` = [b_a, b_g] (IMU frame), feet ``_feet``
-    (K x 3, world) named ``_names``, covariance ``_P`` in the filter's own error convention, state order."""
+    """The nominal state every registered filter keeps, and its read-only accessors (copies): IMU position
+    ``_p``, velocity ``_v`` (world), rotation ``_C`` (C_WI), ``_biases`` = [b_a, b_g] (IMU frame), feet
+    ``_feet`` (K x 3, world) named ``_names``, covariance ``_P`` in the filter's own error convention, state
+    order; ``update_contacts`` and ``navigation_covariance`` through the subclass's compiled ``KERNELS``."""
 
     _p: FloatArray
     _v: FloatArray
