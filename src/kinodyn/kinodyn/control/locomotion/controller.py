@@ -650,7 +650,7 @@ class LocomotionController:
             footholds[foot] = target.copy()
             swing = self._swing
             swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, self.step_height,
-                        swing)
+                        swing, p.swing_ramp)
             task.set_position_reference(swing[0], swing[1], swing[2], checked=False)
         if loaded_z:
             self._ground = float(min(loaded_z))

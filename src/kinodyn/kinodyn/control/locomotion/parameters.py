@@ -32,7 +32,7 @@ _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "
             "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
                  "posture_frequency", "qp_regularization", "max_support_offset_ratio", "step_height_ratio",
-                 "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
+                 "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -47,6 +47,8 @@ class LocomotionParameters:
     walk_period_factor: float = 2.0  # the walk's cycle over the trot's (2, walk_duty 0.8: same swing time)
     walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
+    swing_ramp: float = 0.0  # 0: minimum-jerk horizontal swing; in (0, 1/2]: flat-topped, its speed ramping
+    # up and down over this fraction of the swing at each end (lower peak joint speeds; swing.py)
     contact_ramp: float = 0.0  # s, force ramp at lift-off and touchdown, <= the gait's handover time;
     # 0: contact_ramp_ratio of the handover (Gait.handover: (duty - 1/2) period for the two-beat gaits)
     contact_ramp_ratio: float = 0.8  # in (0, 1]
@@ -103,6 +105,9 @@ class LocomotionParameters:
         if not (0.5 < self.duty < 1.0):
             raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
                              f"bound must share the load while it changes hands, got {self.duty!r}")
+        if self.swing_ramp > 0.5:
+            raise ValueError(f"locomotion parameter swing_ramp must be in [0, 1/2] (0: minimum jerk), got "
+                             f"{self.swing_ramp!r}")
         if not (0.0 < self.walk_duty < 1.0):
             raise ValueError(f"locomotion parameter walk_duty must be in (0, 1), got {self.walk_duty!r}")
         if self.contact_ramp_ratio > 1.0:
