@@ -76,22 +76,32 @@ def test_variant_knees_point_as_asked_feet_under_hips_and_trunk_com_offset(varia
     np.testing.assert_allclose(shift, [*(trunk_share * np.array(variant.com_offset)), 0.0], atol=1e-12)
 
 
-# Rows of the matrix asserted here: light/short, mid and heavy/long x (stand, 0.5 m/s forward) on kinodyn.sim.
-# Open (left out because the stack does not meet the bounds there today, not weakened):
-#   light_short (2 kg, legs 0.15 m), "forward 0.5 m/s": the whole-body QP is infeasible after 0.34 s;
-#   heavy_long (80 kg, legs 0.6 m), "forward 0.5 m/s": velocity RMSE 0.068 m/s (bound 0.05).
+# Rows of the matrix asserted here: the lightest variant on kinodyn.sim and the heaviest on MuJoCo, with the
+# default parameters. Open (left out because the stack does not meet the bounds there today, not weakened):
+#   "forward 0.5 m/s" on light_short and heavy_long: velocity RMSE 0.06-0.07 m/s (bound 0.05), the base's
+#   oscillation within each step while the swinging legs' momentum is exchanged with the body's (the CoM
+#   itself holds its speed within about 0.015 m/s);
+#   the trotting pushes on the variants with legs of 0.3 m or less: the stance legs' joints reach their
+#   position or velocity limits before the footholds catch the robot, and the QP is infeasible.
 CI_ROWS = (
-    ("light_short", "stand"),
-    ("mid_mixed", "stand"),
-    ("mid_mixed", "forward 0.5 m/s"),
-    ("heavy_long", "stand"),
+    ("light_short", "kinodyn", "trot in place"),
+    ("light_short", "kinodyn", "turn 0.6 rad/s"),
+    ("light_short", "kinodyn", "stand push 0.25 mg"),
+    ("heavy_long", "mujoco", "sideways 0.2 m/s"),
+    ("heavy_long", "mujoco", "trot push 0.5 mg @0.5T"),
 )
 
 
-@pytest.mark.parametrize(("robot", "scenario"), CI_ROWS)
-def test_generated_robot_meets_the_acceptance_bounds(robot: str, scenario: str) -> None:
-    row = matrix.evaluate(matrix.VARIANT[robot], "kinodyn", scenario)
+@pytest.mark.parametrize(("robot", "engine", "scenario"), CI_ROWS)
+def test_generated_robot_meets_the_acceptance_bounds(robot: str, engine: str, scenario: str) -> None:
+    """The row's criteria (``acceptance_matrix.Row.passed``) one by one: every tick solved by the first
+    solver, no fall (and the base above 90 % of its height), the velocity RMSE within the bounds."""
+    row = matrix.evaluate(matrix.VARIANT[robot], engine, scenario)
     assert not row.infeasible and row.fallbacks == 0, row.figure()
     assert not row.fell and row.min_height_ratio > 0.9, row.figure()
-    assert row.rmse_linear is not None and row.rmse_yaw_rate is not None
-    assert row.rmse_linear <= matrix.LINEAR_BOUND and row.rmse_yaw_rate <= matrix.YAW_BOUND, row.figure()
+    if "push" not in scenario:  # a velocity row
+        assert row.rmse_linear is not None and row.rmse_yaw_rate is not None
+        assert row.rmse_linear <= matrix.LINEAR_BOUND and row.rmse_yaw_rate <= matrix.YAW_BOUND, row.figure()
+    else:
+        assert row.rmse_linear is None and row.rmse_yaw_rate is None
+    assert row.passed
