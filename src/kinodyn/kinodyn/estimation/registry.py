@@ -134,6 +134,9 @@ def register_filter(name: str) -> Callable[[F], F]:
         kernels = getattr(cls, "KERNELS", None)
         if not isinstance(kernels, FilterKernels):
             raise ValueError(f"filter {name!r}: {cls.__qualname__}.KERNELS must be a FilterKernels")
+        if kernels.state.__module__ == "__main__":
+            raise ValueError(f"filter {name!r}: define its compiled state in an importable module, not in "
+                             "__main__ (the loop's on-disk cache names the state's type by its module)")
         if tuple(getattr(kernels.state, "_fields", ()))[:len(STATE_FIELDS)] != STATE_FIELDS:
             raise ValueError(f"filter {name!r}: its compiled state must be a NamedTuple whose first fields "
                              f"are {', '.join(STATE_FIELDS)}")

@@ -1,20 +1,19 @@
 """The filter seam: a filter is one module plus ``@register_filter``; the estimator runs any registered one.
 
-``complementary_filter.py`` (next to this file) is a third filter registered in its own file; the estimator's
-compiled event loop runs it without naming it, and its parameters reach it through ``EstimatorSettings``. The
-module is imported by a fixture and the filter unregistered after these tests, so no other test sees it.
+``kinodyn.estimation.complementary`` is a third filter in its own module; one line registers it here, the
+estimator's compiled event loop runs it without naming it, and its parameters reach it through
+``EstimatorSettings``. The fixture unregisters it after these tests, so no other test sees it.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
 import pytest
-from kinodyn.estimation import ErrorStateEKF, InvariantEKF, LeggedEstimator
+from kinodyn.estimation import ErrorStateEKF, InvariantEKF, LeggedEstimator, complementary
 from kinodyn.estimation.eskf import EskfParameters
 from kinodyn.estimation.filter import GateParameters
 from kinodyn.estimation.registry import FILTERS, FilterKernels, filter_class, register_filter
@@ -26,11 +25,9 @@ from .robots import QUADRUPED_FEET, QUADRUPED_IMU, QUADRUPED_STANDING_JOINTS, qu
 
 @pytest.fixture(scope="module")
 def toy() -> Iterator[ModuleType]:
-    """complementary_filter.py imported (its import registers the filter), unregistered afterwards."""
-    module = importlib.import_module(f"{__package__}.complementary_filter")
-    if "complementary" not in FILTERS:  # imported before, then unregistered
-        register_filter("complementary")(module.ComplementaryFilter)
-    yield module
+    """kinodyn.estimation.complementary, its filter registered by its one line, unregistered afterwards."""
+    register_filter("complementary")(complementary.ComplementaryFilter)
+    yield complementary
     FILTERS.pop("complementary")
 
 

@@ -1,11 +1,14 @@
-"""A third legged filter, for the registry test: a complementary filter in one file and one registration line.
+"""A third legged filter that shows the registry seam: a complementary filter in one module, registered by
+one line, ``register_filter("complementary")(ComplementaryFilter)`` (the tests do; the estimator does not
+offer it).
 
 Strapdown integration of the IMU (Robot Dynamics Essential, (110)); each kinematic update pulls the IMU
 position towards the mean of the stance feet's leg odometry ``d - C r`` by ``position_gain`` and the velocity
 by ``velocity_gain`` times that correction. Its covariance is a diagonal that grows with time and shrinks with
-the gain: a toy, not an estimator to use.
+the gain: a toy, not an estimator to use. It lives in the package rather than beside its test because the
+compiled loop's on-disk cache names each filter's state type by module: every process that loads the cache
+must be able to import it.
 """
-
 from __future__ import annotations
 
 import math
@@ -14,12 +17,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
+
 from kinodyn.estimation.filter import FilterState, FootMeasurement, GateParameters, checked_input_variance
 from kinodyn.estimation.noise import NoiseParameters
-from kinodyn.estimation.registry import FilterKernels, register_filter
+from kinodyn.estimation.registry import FilterKernels
 from kinodyn.spatial import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix
-from numba import njit
 
 
 class ComplementaryState(NamedTuple):
@@ -89,8 +93,9 @@ class ComplementaryParameters(GateParameters):
                              f"{self.position_gain!r}, {self.velocity_gain!r}")
 
 
-@register_filter("complementary")
 class ComplementaryFilter(FilterState):
+    """The complementary filter (module doc), a ``LeggedFilter``; it accepts every foot (``gate`` is inf)."""
+
     Parameters = ComplementaryParameters
     KERNELS = FilterKernels(ComplementaryState, propagate, correct, navigation_covariance)
 
