@@ -36,7 +36,7 @@ from kinodyn.dynamics.bodies import (
 )
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.parallel import chunk_bounds
-from kinodyn.dynamics.rnea import rnea_local
+from kinodyn.dynamics.rnea import rnea_local_unrolled
 from kinodyn.linalg import cholesky_solve
 from kinodyn.spatial.compiled import (
     add6,
@@ -231,8 +231,8 @@ def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: 
     md = unpack(ki, kf)
     M = np.empty((md.nv, md.nv))
     crba_world(md, world_bodies(md, q), M)
-    rnea_local(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext, np.empty((3 * md.nbodies + 2, 6)),
-               out)
+    rnea_local_unrolled(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext,
+                        np.empty((3 * md.nbodies + 2, 6)), out)
     for k in range(md.nv):
         out[k] = tau[k] - out[k]
     cholesky_solve(M, out, md.nv)

@@ -6,14 +6,18 @@ wrench of body i in body i's frame, so each body's inertia is constant. Gravity 
 acceleration ``A_0 = [-g; 0]``.
 
 - forward pass, root to leaves: ``V_i = X_i V_p + S_i qd_i``, ``A_i = X_i A_p + S_i qdd_i + V_i x S_i qd_i``
-  (``X_i``: the parent-to-child motion transform ``[Ad_{T_i,p}]``), and the wrench the body's motion needs,
-  ``F_i = I_i A_i + V_i x* I_i V_i - f_ext,i`` (Modern Robotics, (8.50)-(8.52); Robot Dynamics lecture
-  notes (ETH), §3.3.1, (3.25));
-- backward pass, leaves to root: ``tau_i = S_i^T F_i`` and ``F_p += X_i^T F_i`` (Modern Robotics,
-  (8.52)-(8.53)).
+  (``X_i``: the parent-to-child motion transform ``[Ad_{T_i,p}]``; Modern Robotics, (8.50)-(8.52)), and the
+  wrench the body's motion needs, ``F_i = I_i A_i + V_i x* I_i V_i - f_ext,i`` (Modern Robotics, (8.40);
+  Robot Dynamics lecture notes (ETH), §3.3.1, (3.25));
+- backward pass, leaves to root: ``tau_i = S_i^T F_i`` and ``F_p += X_i^T F_i`` (Modern Robotics, (8.53),
+  (8.54)).
 
 A mimic joint moves with ``multiplier * qd`` of its master and adds ``multiplier * S^T F`` to the master's
 entry.
+
+``rnea_local`` is this recursion written with the spatial algebra of ``kinodyn.spatial.compiled``;
+``rnea_local_unrolled`` is the same recursion written out on scalar locals, which the kernels run because
+bench/bench_core.py's RNEA and NLE rows come out faster with it (test_rnea_forms checks that the two agree).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from kinodyn._kernels.common import (
 from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
 from kinodyn.dynamics.bodies import LocalBodies, local_bodies_in
+from kinodyn.dynamics.bodies import body_wrench as body_wrench_at
 from kinodyn.dynamics.parallel import chunk_bounds
 from kinodyn.spatial.compiled import (
     Vec6,
@@ -64,29 +69,38 @@ NO_WRENCHES = np.zeros((0, 6))  # a global array: numba freezes it into the comp
 
 
 @inline
-def joint_motion(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, x: np.ndarray,
-                 iv: int) -> Vec6:
-    """``scale S_i x[iv:iv + nv_i]`` in body i's axes: revolute ``[0; n]``, prismatic ``[n; 0]``, free flyer
-    the identity (``scale``: the mimic multiplier)."""
+def joint_motion(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, v: np.ndarray, a: np.ndarray,
+                 iv: int) -> tuple[Vec6, Vec6]:
+    """``(S_i qd_i, S_i qdd_i)`` in body i's axes for ``qd = scale v[iv:iv + nv_i]``, ``qdd = scale
+    a[iv:iv + nv_i]``: revolute ``S = [0; n]``, prismatic ``[n; 0]``, free flyer the identity (``scale``: the
+    mimic multiplier)."""
     if joint_type == JOINT_FREEFLYER:
-        return (scale * x[iv], scale * x[iv + 1], scale * x[iv + 2], scale * x[iv + 3], scale * x[iv + 4],
-                scale * x[iv + 5])
+        return ((scale * v[iv], scale * v[iv + 1], scale * v[iv + 2], scale * v[iv + 3], scale * v[iv + 4],
+                 scale * v[iv + 5]),
+                (scale * a[iv], scale * a[iv + 1], scale * a[iv + 2], scale * a[iv + 3], scale * a[iv + 4],
+                 scale * a[iv + 5]))
+    n0, n1, n2 = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
     if joint_type == JOINT_REVOLUTE:
-        s = scale * x[iv]
-        return 0.0, 0.0, 0.0, s * joint_axis[i, 0], s * joint_axis[i, 1], s * joint_axis[i, 2]
+        s, d = scale * v[iv], scale * a[iv]
+        return (0.0, 0.0, 0.0, s * n0, s * n1, s * n2), (0.0, 0.0, 0.0, d * n0, d * n1, d * n2)
     if joint_type == JOINT_PRISMATIC:
-        s = scale * x[iv]
-        return s * joint_axis[i, 0], s * joint_axis[i, 1], s * joint_axis[i, 2], 0.0, 0.0, 0.0
-    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        s, d = scale * v[iv], scale * a[iv]
+        return (s * n0, s * n1, s * n2, 0.0, 0.0, 0.0), (d * n0, d * n1, d * n2, 0.0, 0.0, 0.0)
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @inline
 def add_joint_force(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, F: Vec6, iv: int,
                     tau: np.ndarray) -> None:
-    """``tau[iv:iv + nv_i] += scale S_i^T F`` (body axes, ``joint_motion``'s columns)."""
+    """``tau[iv:iv + nv_i] += scale S_i^T F`` (body axes, the columns of ``joint_motion``)."""
     if joint_type == JOINT_FREEFLYER:
-        for k in range(6):
-            tau[iv + k] += scale * F[k]
+        f0, f1, f2, n0, n1, n2 = F
+        tau[iv] += scale * f0
+        tau[iv + 1] += scale * f1
+        tau[iv + 2] += scale * f2
+        tau[iv + 3] += scale * n0
+        tau[iv + 4] += scale * n1
+        tau[iv + 5] += scale * n2
     elif joint_type == JOINT_REVOLUTE:
         tau[iv] += scale * (joint_axis[i, 0] * F[3] + joint_axis[i, 1] * F[4] + joint_axis[i, 2] * F[5])
     elif joint_type == JOINT_PRISMATIC:
@@ -124,8 +138,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         set_mat3(E, i, Ei)
         set_vec3(p, i, oi)
         jt, iv, m, k = joint_type[i], idx_v[i], multiplier[i], parent[i]
-        s = joint_motion(jt, joint_axis, i, m, v, iv)  # S_i qd_i
-        d = joint_motion(jt, joint_axis, i, m, a, iv)  # S_i qdd_i
+        s, d = joint_motion(jt, joint_axis, i, m, v, a, iv)  # S_i qd_i, S_i qdd_i
         Vi = add6(motion_to_child(Ei, oi, vec6_at(spatial, V + k)), s)
         Ai = add6(add6(motion_to_child(Ei, oi, vec6_at(spatial, A + k)), d), crm(Vi, s))
         Fi = body_wrench(mass[i], vec3_at(h, i), mat3_at(inertia, i), Vi, Ai)
@@ -143,6 +156,145 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         if k > 0:
             Fk = add6(vec6_at(spatial, F + k), force_to_parent(mat3_at(E, i), vec3_at(p, i), Fi))
             set_vec6(spatial, F + k, Fk)
+
+
+@inline
+def rnea_local_unrolled(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                        fext: np.ndarray, spatial: np.ndarray, tau: np.ndarray) -> None:
+    """``rnea_local`` written out on scalar locals (module docstring): same recursion, scratch and
+    arguments."""
+    nb = md.nbodies
+    parent, joint_type, joint_axis, idx_v, idx_q = md.parent, md.joint_type, md.joint_axis, md.idx_v, md.idx_q
+    multiplier, offset, mass, gravity = md.joint_multiplier, md.joint_offset, md.mass, md.gravity
+    R, t = md.joint_rotation, md.joint_translation
+    E, p, h, inertia = L.E, L.p, L.h, L.inertia
+    X = spatial  # X[i]: twist, X[nb + i]: acceleration, X[2 nb + i]: wrench of body i
+    for k in range(3):
+        X[0, k] = 0.0
+        X[0, 3 + k] = 0.0
+        X[nb, k] = -gravity[k]
+        X[nb, 3 + k] = 0.0
+    with_fext = fext.shape[0] > 0
+    for i in range(1, nb):
+        # E = C_parent_i = R_i L, p = t_i + R_i l (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)) on
+        # scalar locals, stored for the backward pass
+        l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
+            joint_type, joint_axis, multiplier, offset, idx_q, i, q)
+        Ri = mat3_at(R, i)
+        Lj = (l00, l01, l02, l10, l11, l12, l20, l21, l22)
+        e00, e01, e02, e10, e11, e12, e20, e21, e22 = mat3_mul(Ri, Lj)
+        u = mat3_vec(Ri, (lx, ly, lz))
+        p0, p1, p2 = t[i, 0] + u[0], t[i, 1] + u[1], t[i, 2] + u[2]
+        E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = e00, e01, e02
+        E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = e10, e11, e12
+        E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = e20, e21, e22
+        p[i, 0], p[i, 1], p[i, 2] = p0, p1, p2
+        pi = parent[i]
+        # parent twist and acceleration in child axes: [E^T (v + w x p); E^T w]
+        w0, w1, w2 = X[pi, 3], X[pi, 4], X[pi, 5]
+        u0 = X[pi, 0] + w1 * p2 - w2 * p1
+        u1 = X[pi, 1] + w2 * p0 - w0 * p2
+        u2 = X[pi, 2] + w0 * p1 - w1 * p0
+        vx = e00 * u0 + e10 * u1 + e20 * u2
+        vy = e01 * u0 + e11 * u1 + e21 * u2
+        vz = e02 * u0 + e12 * u1 + e22 * u2
+        wx = e00 * w0 + e10 * w1 + e20 * w2
+        wy = e01 * w0 + e11 * w1 + e21 * w2
+        wz = e02 * w0 + e12 * w1 + e22 * w2
+        w0, w1, w2 = X[nb + pi, 3], X[nb + pi, 4], X[nb + pi, 5]
+        u0 = X[nb + pi, 0] + w1 * p2 - w2 * p1
+        u1 = X[nb + pi, 1] + w2 * p0 - w0 * p2
+        u2 = X[nb + pi, 2] + w0 * p1 - w1 * p0
+        ax = e00 * u0 + e10 * u1 + e20 * u2
+        ay = e01 * u0 + e11 * u1 + e21 * u2
+        az = e02 * u0 + e12 * u1 + e22 * u2
+        bx = e00 * w0 + e10 * w1 + e20 * w2
+        by = e01 * w0 + e11 * w1 + e21 * w2
+        bz = e02 * w0 + e12 * w1 + e22 * w2
+        # joint motion S qd (s) and S qdd (d) in body axes
+        jt = joint_type[i]
+        iv = idx_v[i]
+        m = multiplier[i]
+        if jt == JOINT_FREEFLYER:
+            s0, s1, s2, s3, s4, s5 = (m * v[iv], m * v[iv + 1], m * v[iv + 2],
+                                      m * v[iv + 3], m * v[iv + 4], m * v[iv + 5])
+            d0, d1, d2, d3, d4, d5 = (m * a[iv], m * a[iv + 1], m * a[iv + 2],
+                                      m * a[iv + 3], m * a[iv + 4], m * a[iv + 5])
+        elif jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
+            n0, n1, n2 = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
+            sv = m * v[iv]
+            sa = m * a[iv]
+            if jt == JOINT_REVOLUTE:
+                s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, sv * n0, sv * n1, sv * n2
+                d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, sa * n0, sa * n1, sa * n2
+            else:
+                s0, s1, s2, s3, s4, s5 = sv * n0, sv * n1, sv * n2, 0.0, 0.0, 0.0
+                d0, d1, d2, d3, d4, d5 = sa * n0, sa * n1, sa * n2, 0.0, 0.0, 0.0
+        else:
+            s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        vx += s0
+        vy += s1
+        vz += s2
+        wx += s3
+        wy += s4
+        wz += s5
+        # A = X A_p + S qdd + V x S qd
+        ax += d0 + wy * s2 - wz * s1 + vy * s5 - vz * s4
+        ay += d1 + wz * s0 - wx * s2 + vz * s3 - vx * s5
+        az += d2 + wx * s1 - wy * s0 + vx * s4 - vy * s3
+        bx += d3 + wy * s5 - wz * s4
+        by += d4 + wz * s3 - wx * s5
+        bz += d5 + wx * s4 - wy * s3
+        X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = vx, vy, vz, wx, wy, wz
+        X[nb + i, 0], X[nb + i, 1], X[nb + i, 2] = ax, ay, az
+        X[nb + i, 3], X[nb + i, 4], X[nb + i, 5] = bx, by, bz
+        # F = I A + V x* (I V) - f_ext
+        g0, g1, g2, g3, g4, g5 = body_wrench_at(mass[i], h, inertia, i, vx, vy, vz, wx, wy, wz,
+                                                ax, ay, az, bx, by, bz)
+        if with_fext:
+            g0 -= fext[i, 0]
+            g1 -= fext[i, 1]
+            g2 -= fext[i, 2]
+            g3 -= fext[i, 3]
+            g4 -= fext[i, 4]
+            g5 -= fext[i, 5]
+        j = 2 * nb + i
+        X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5] = g0, g1, g2, g3, g4, g5
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
+    for i in range(nb - 1, 0, -1):
+        j = 2 * nb + i
+        f0, f1, f2, n0, n1, n2 = X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5]
+        # tau_i = m S_i^T f_i (Modern Robotics, (8.49))
+        jt = joint_type[i]
+        iv = idx_v[i]
+        m = multiplier[i]
+        if jt == JOINT_FREEFLYER:
+            tau[iv] += m * f0
+            tau[iv + 1] += m * f1
+            tau[iv + 2] += m * f2
+            tau[iv + 3] += m * n0
+            tau[iv + 4] += m * n1
+            tau[iv + 5] += m * n2
+        elif jt == JOINT_REVOLUTE:
+            tau[iv] += m * (joint_axis[i, 0] * n0 + joint_axis[i, 1] * n1 + joint_axis[i, 2] * n2)
+        elif jt == JOINT_PRISMATIC:
+            tau[iv] += m * (joint_axis[i, 0] * f0 + joint_axis[i, 1] * f1 + joint_axis[i, 2] * f2)
+        pi = parent[i]
+        if pi > 0:
+            # f_p += [E f; E n + p x (E f)]
+            c0 = E[i, 0, 0] * f0 + E[i, 0, 1] * f1 + E[i, 0, 2] * f2
+            c1 = E[i, 1, 0] * f0 + E[i, 1, 1] * f1 + E[i, 1, 2] * f2
+            c2 = E[i, 2, 0] * f0 + E[i, 2, 1] * f1 + E[i, 2, 2] * f2
+            p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
+            k = 2 * nb + pi
+            X[k, 0] += c0
+            X[k, 1] += c1
+            X[k, 2] += c2
+            X[k, 3] += E[i, 0, 0] * n0 + E[i, 0, 1] * n1 + E[i, 0, 2] * n2 + p1 * c2 - p2 * c1
+            X[k, 4] += E[i, 1, 0] * n0 + E[i, 1, 1] * n1 + E[i, 1, 2] * n2 + p2 * c0 - p0 * c2
+            X[k, 5] += E[i, 2, 0] * n0 + E[i, 2, 1] * n1 + E[i, 2, 2] * n2 + p0 * c1 - p1 * c0
 
 
 @inline
@@ -164,7 +316,7 @@ def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a:
     notes (ETH), §3.5, (3.54))."""
     md = unpack(ki, kf)
     L, spatial, _ = allocate_rnea_scratch(md)
-    rnea_local(md, L, q, v, a, fext, spatial, tau)
+    rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
 
 
 @njit(cache=True)
@@ -174,7 +326,7 @@ def nonlinear_effects_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: n
     acceleration)."""
     md = unpack(ki, kf)
     L, spatial, zeros = allocate_rnea_scratch(md)
-    rnea_local(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
+    rnea_local_unrolled(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
@@ -182,7 +334,7 @@ def gravity_torques_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: n
     """``out = g(q)``: RNEA with ``v = a = 0`` (Robot Dynamics lecture notes (ETH), §3.5, (3.45))."""
     md = unpack(ki, kf)
     L, spatial, zeros = allocate_rnea_scratch(md)
-    rnea_local(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
+    rnea_local_unrolled(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
@@ -192,7 +344,7 @@ def rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: n
     md = unpack(ki, kf)
     L, spatial, _ = allocate_rnea_scratch(md)
     for k in range(start, stop):
-        rnea_local(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
+        rnea_local_unrolled(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
 
 
 @njit(cache=True, parallel=True)

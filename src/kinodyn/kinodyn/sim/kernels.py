@@ -36,7 +36,7 @@ from kinodyn._kernels.kinematics import integrate
 from kinodyn.dynamics.aba import aba_world
 from kinodyn.dynamics.bodies import WorldBodies, allocate_local_bodies, velocities, world_bodies
 from kinodyn.dynamics.crba import crba_world
-from kinodyn.dynamics.rnea import rnea_local
+from kinodyn.dynamics.rnea import rnea_local_unrolled as rnea_local
 from kinodyn.linalg import cholesky_solve
 from kinodyn.spatial.compiled import add_motion_cross
 
