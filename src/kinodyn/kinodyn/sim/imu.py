@@ -56,6 +56,7 @@ class ImuSensor:
         self.model = model
         self.frame = model.frame_id(frame)
         self.noise = noise or ImuNoise()
+        self._noiseless = not any(vars(self.noise).values())  # no draws: every density is 0
         self.rng = np.random.default_rng(rng)
         self.accelerometer_bias = np.zeros(3)
         self.gyroscope_bias = np.zeros(3)
@@ -80,14 +81,19 @@ class ImuSensor:
         self._velocity = velocity
         specific_force = C.T @ (acceleration - self.model.gravity)
         rate = C.T @ omega
-        n = self.noise
-        rng = self.rng
-        root_dt = np.sqrt(dt)
-        self.accelerometer_bias = self.accelerometer_bias + n.accelerometer_random_walk * root_dt * \
-            rng.standard_normal(3)
-        self.gyroscope_bias = self.gyroscope_bias + n.gyroscope_random_walk * root_dt * rng.standard_normal(3)
-        specific_force += self.accelerometer_bias + n.accelerometer_noise_density / root_dt * \
-            rng.standard_normal(3)
-        rate += self.gyroscope_bias + n.gyroscope_noise_density / root_dt * rng.standard_normal(3)
+        if self._noiseless:  # every noise term is zero: the biases stay zero, and adding them is all there is
+            specific_force += self.accelerometer_bias
+            rate += self.gyroscope_bias
+        else:
+            n = self.noise
+            rng = self.rng
+            root_dt = np.sqrt(dt)
+            self.accelerometer_bias = self.accelerometer_bias + n.accelerometer_random_walk * root_dt * \
+                rng.standard_normal(3)
+            self.gyroscope_bias = self.gyroscope_bias + n.gyroscope_random_walk * root_dt * \
+                rng.standard_normal(3)
+            specific_force += self.accelerometer_bias + n.accelerometer_noise_density / root_dt * \
+                rng.standard_normal(3)
+            rate += self.gyroscope_bias + n.gyroscope_noise_density / root_dt * rng.standard_normal(3)
         self.reading = ImuReading(matrix_to_quat(C), rate, specific_force)
         return self.reading

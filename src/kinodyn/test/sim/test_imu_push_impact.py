@@ -46,6 +46,26 @@ def test_imu_at_rest_reads_gravity_up_in_its_frame() -> None:
     np.testing.assert_allclose(kd.spatial.quat_to_matrix(imu.reading.orientation), C, atol=1e-12)
 
 
+
+def test_noiseless_imu_reads_bit_for_bit_what_the_noise_formula_gives_with_zero_densities() -> None:
+    """Without noise no random numbers are drawn; the readings are those of the general formula (every term
+    ``density * draw`` zero), bit for bit, along a moving trajectory of the 2-link arm."""
+    m = kd.Model.from_urdf(PLANAR_URDF)
+    quiet = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
+    general = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
+    general._noiseless = False  # the path with the draws, every density 0
+    q, v = np.array([0.3, -0.8]), np.array([0.5, -1.5])
+    for imu in (quiet, general):
+        imu.reset(q, v, DT)
+    for k in range(200):
+        q, v = q + DT * v, v + DT * np.array([np.sin(0.05 * k), -2.0 * np.cos(0.03 * k)])
+        a, b = quiet.update(q, v, DT), general.update(q, v, DT)
+        for x, y in ((a.orientation, b.orientation), (a.angular_velocity, b.angular_velocity),
+                     (a.linear_acceleration, b.linear_acceleration)):
+            assert x.tobytes() == y.tobytes()
+    assert quiet.accelerometer_bias.tobytes() == general.accelerometer_bias.tobytes() == bytes(24)
+    assert quiet.rng.bit_generator.state == np.random.default_rng(3).bit_generator.state  # nothing drawn
+
 def test_imu_noise_statistics_match_parameters() -> None:
     noise = sim.ImuNoise(accelerometer_noise_density=0.002, accelerometer_random_walk=0.0004,
                          gyroscope_noise_density=0.0003, gyroscope_random_walk=2e-5)
