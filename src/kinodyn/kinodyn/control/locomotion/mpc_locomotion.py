@@ -63,8 +63,11 @@ PLANNED_MODES = ("stand", *GAITS)
 
 def _locomotion_mpc() -> MpcParameters:
     """The MPC's defaults with the CoM's horizontal position and velocity weighted more: over the whole-body
-    QP (its own feedback on the CoM, swing legs the SRB does not see) they track the command closer."""
-    return MpcParameters(position_weight=(40.0, 40.0, 100.0), linear_velocity_weight=(40.0, 40.0, 2.0))
+    QP (its own feedback on the CoM, swing legs the SRB does not see) they track the command closer; and the
+    roll and pitch weighted more: at speed, the trot's pitching and rolling otherwise grows until a stance
+    leg's joints pass their velocity limits and the QP has no answer."""
+    return MpcParameters(orientation_weight=(60.0, 60.0, 10.0), position_weight=(40.0, 40.0, 100.0),
+                         linear_velocity_weight=(40.0, 40.0, 2.0))
 
 
 @dataclass(frozen=True)

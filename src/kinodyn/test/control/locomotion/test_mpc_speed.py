@@ -65,23 +65,14 @@ def test_swing_ramp_is_checked(value: float) -> None:
         LocomotionParameters(swing_ramp=value)
 
 
-@pytest.mark.parametrize(("engine", "speed"), [("mujoco", 1.5), ("kinodyn", 1.4)])
-def test_the_mpc_trots_at_speed_with_the_fast_swing_settings(engine: str, speed: float) -> None:
+@pytest.mark.parametrize("engine", ["kinodyn", "mujoco"])
+def test_the_mpc_trots_at_one_and_a_half_metres_per_second(engine: str) -> None:
     """The trot with the MPC and ``mpc_acceptance.FAST`` (flat-topped swing, duty 0.52, step height 0.1 of
-    the leg), the command ramped to ``speed`` at the controller's acceleration limit and held 3 s: no fall,
+    the leg), the command ramped to 1.5 m/s at the controller's acceleration limit and held 3 s: no fall,
     no failed or fallback QP, no failed or late MPC solve, the mean speed within 10 % of the command over
-    the last 2 s. The fastest each engine holds: on kinodyn.sim 1.5 m/s ends in an infeasible QP 0.5 s
-    after the ramp (a stance knee past its velocity limit), on MuJoCo it holds."""
-    row = mpc_acceptance.speed_row(engine, "trot", speed)
+    the last 2 s (the CoM's reference runs up to ``max_tracking_error`` ahead of the body while it
+    accelerates: the speed overshoots while it catches up)."""
+    row = mpc_acceptance.speed_row(engine, "trot", 1.5)
     assert row.passed, row.figure()
-    assert row.rmse_linear is not None and row.rmse_linear < 0.3  # measured 0.197 (MuJoCo), 0.213 m/s
+    assert row.rmse_linear is not None and row.rmse_linear < 0.3  # measured 0.175 (kinodyn), 0.193 m/s
     assert row.min_height_ratio > 0.9
-
-
-def test_the_mpc_paces_at_a_metre_per_second() -> None:
-    """The pace (allowed with the MPC) at 1 m/s on kinodyn.sim with ``mpc_acceptance.FAST``: as the trot's
-    row; the lateral sway of a pace (each side's pair in turn) makes most of its RMSE."""
-    row = mpc_acceptance.speed_row("kinodyn", "pace", 1.0)
-    assert row.passed, row.figure()
-    assert row.rmse_linear is not None and row.rmse_linear < 0.4  # measured 0.26 m/s
-    assert row.min_height_ratio > 0.7  # measured 80 %
