@@ -21,6 +21,7 @@ from kinodyn_ros.estimation.messages import (
     JointMap,
     JointSample,
     contact_flags,
+    contact_names,
     diagnostics_message,
     imu_sample,
     odometry_message,
@@ -756,3 +757,18 @@ def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model, source: str
     assert cycled.counts.resets == 1 and cycled.counts.dropped["bad"] == 2
     assert any("silent" in line for _, line in logs[0].lines)  # the stall was seen as one
     assert 0.9 * len(taken_at_once) < sum(taken_at_once) < len(taken_at_once)
+
+
+def test_contact_names_checked_every_time_until_they_pass() -> None:
+    """A name list that passed is kept; a refused one is refused again on every message, and the kept list
+    with another flag count, a repeated or an empty name is still refused."""
+    feet = ["LF_FOOT", "RF_FOOT"]
+    for _ in range(2):
+        with pytest.raises(InputError, match="twice"):
+            contact_names(["LF_FOOT", "LF_FOOT"], 2)
+        with pytest.raises(InputError, match="empty name"):
+            contact_names(["LF_FOOT", ""], 2)
+        assert contact_names(feet, 2) == ("LF_FOOT", "RF_FOOT")
+        assert contact_names(tuple(feet), 2) == ("LF_FOOT", "RF_FOOT")
+        with pytest.raises(InputError, match="2 names but 3 in_contact flags"):
+            contact_names(feet, 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,14 @@ class JointMap:
 
 def contact_names(names: Sequence[str], flags: int) -> tuple[str, ...]:
     """The foot names of a kinodyn_interfaces/ContactStates with ``flags`` in_contact entries: distinct,
-    non-empty, one per flag (InputError otherwise)."""
+    non-empty, one per flag (InputError otherwise). A publisher sends the same names in every message: the
+    last few name lists that passed (with their flag count) are kept and not checked again."""
+    return _checked_contact_names(tuple(names), flags)
+
+
+@lru_cache(maxsize=8)
+def _checked_contact_names(names: tuple[str, ...], flags: int) -> tuple[str, ...]:
+    """``contact_names`` of names that passed (a refusal raises, so it is never kept)."""
     names = _names(names, "ContactStates")
     if flags != len(names):
         raise InputError(
