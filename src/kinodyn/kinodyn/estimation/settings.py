@@ -13,7 +13,7 @@ from typing import Any
 
 from kinodyn.estimation.filter import GateParameters
 from kinodyn.estimation.noise import NoiseParameters
-from kinodyn.estimation.registry import filter_class
+from kinodyn.estimation.registry import FILTERS, filter_class
 
 CONTACT_SOURCES = ("message", "schedule", "detection")
 # Gap noise defaults (m/s^2 and rad/s per axis): on the synthetic trot the true specific force changes by
@@ -59,6 +59,9 @@ class EstimatorSettings:
     foot_radius: float | tuple[float, ...] = 0.0
 
     def __post_init__(self) -> None:
+        if self.filter not in FILTERS:
+            raise ValueError(f"parameter filter must be one of {', '.join(sorted(FILTERS))}, got "
+                             f"{self.filter!r}")
         parameters = filter_class(self.filter).Parameters
         if self.filter_parameters is None:
             object.__setattr__(self, "filter_parameters", parameters())
