@@ -54,6 +54,11 @@ class CommandLimits:
         vfirst = model.nv - len(model.joint_names)
         self.velocity = np.asarray(model.velocity_limit[vfirst:], dtype=float)
         self.effort = np.asarray(model.effort_limit[vfirst:], dtype=float)
+        # the bounds of the five fields (FIELDS) as rows, for one clip of all; the gains are checked >= 0 and
+        # never clipped
+        unbounded = np.full((2, len(self.names)), np.inf)
+        self._low = np.vstack([self.lower, -self.velocity, -self.effort, -unbounded])
+        self._high = np.vstack([self.upper, self.velocity, self.effort, unbounded])
 
     def hold_position(self, q: np.ndarray | None) -> np.ndarray:
         """``q`` within the position limits, 0 (clipped) where ``q`` is unknown or non-finite."""
@@ -75,24 +80,19 @@ class CommandLimits:
         for name, a in zip(FIELDS, arrays, strict=True):
             if a.shape != (n,):
                 return Finalized(self.damping(q, damping_kd), f"{name} has shape {a.shape}, not ({n},)", 0)
-        if not np.isfinite(arrays).all():  # (one check of all five; the loop names the first bad one)
+        stacked = np.array(arrays)  # (5, n): one check and one clip of all five fields
+        if not np.isfinite(stacked).all():  # the loop names the first bad one
             for name, a in zip(FIELDS, arrays, strict=True):
                 if not np.isfinite(a).all():
                     bad = [j for j, ok in zip(self.names, np.isfinite(a), strict=True) if not ok]
                     return Finalized(self.damping(q, damping_kd), f"non-finite {name} for {', '.join(bad)}",
                                      0)
-        position, velocity, effort, kp, kd = arrays
-        if (kp < 0.0).any() or (kd < 0.0).any():
+        if (stacked[3:] < 0.0).any():
             return Finalized(self.damping(q, damping_kd), "a negative kp or kd", 0)
-        # np.minimum(np.maximum(.)) is np.clip's definition, without its dispatch (a tick's cost)
-        clipped = np.minimum(np.maximum(effort, -self.effort), self.effort)
-        return Finalized(
-            JointCommand(np.minimum(np.maximum(position, self.lower), self.upper),
-                         np.minimum(np.maximum(velocity, -self.velocity), self.velocity),
-                         clipped, kp.copy(), kd.copy()),
-            "",
-            int(np.count_nonzero(clipped != effort)),
-        )
+        # np.minimum(np.maximum(.)) is np.clip's definition, without its dispatch (a tick's cost); the gains'
+        # bounds are infinite, so they come out as they went in (-0.0 included)
+        clipped = np.minimum(np.maximum(stacked, self._low), self._high)
+        return Finalized(JointCommand(*clipped), "", int(np.count_nonzero(clipped[2] != stacked[2])))
 
 
 @dataclass(frozen=True)
