@@ -33,7 +33,6 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.common import skew as skew_into
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
     FilterState,
@@ -44,6 +43,7 @@ from kinodyn.estimation.filter import (
 )
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
+from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.lie import SMALL_ANGLE, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
 

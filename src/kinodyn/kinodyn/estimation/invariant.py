@@ -29,7 +29,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.common import skew as skew_into
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
     FilterState,
@@ -40,6 +39,7 @@ from kinodyn.estimation.filter import (
 )
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
+from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.lie import SMALL_ANGLE, so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
 

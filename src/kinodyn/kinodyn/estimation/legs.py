@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.common import skew as skew_into
 from kinodyn._kernels.common import unpack
 from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
-from kinodyn._kernels.kinematics import _walk_up, rotation_log
+from kinodyn._kernels.kinematics import _walk_up
 from kinodyn.estimation.filter import FootMeasurement
 from kinodyn.model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.sim.collision import ContactSphere, sphere_arrays
+from kinodyn.spatial.compiled import rotation_log, rotation_to_quaternion
+from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.rotations import FloatArray, skew
 
 ROOT_BODY = 1  # the URDF root link on the free flyer (docs/core-model-layout.md)
@@ -369,32 +370,6 @@ def _mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True, inline="always")
-def _quaternion(m: np.ndarray, out: np.ndarray) -> None:
-    """``out`` = (x, y, z, w) of the rotation ``m``, ``w >= 0``, normalised: Shepperd's method, as
-    ``kinodyn.spatial.matrix_to_quat``."""
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
-    pivot, best = 3, trace
-    for a in range(3):
-        if m[a, a] > best:
-            pivot, best = a, m[a, a]
-    if pivot == 3:
-        s = 2.0 * np.sqrt(max(1.0 + trace, 0.0))
-        x, y, z, w = (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s
-    elif pivot == 0:
-        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[0, 0] - trace, 0.0))
-        x, y, z, w = 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s
-    elif pivot == 1:
-        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[1, 1] - trace, 0.0))
-        x, y, z, w = (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s
-    else:
-        s = 2.0 * np.sqrt(max(1.0 + 2.0 * m[2, 2] - trace, 0.0))
-        x, y, z, w = (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s
-    sign = -1.0 if w < 0.0 else 1.0
-    n = sign / np.sqrt(x * x + y * y + z * z + w * w)
-    out[0], out[1], out[2], out[3] = x * n, y * n, z * n, w * n
-
-
 @njit(cache=True)
 def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: np.ndarray, C_BI: np.ndarray,
                 u: np.ndarray, gyro_variance: float, out: np.ndarray) -> None:
@@ -416,7 +391,7 @@ def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: n
         out[i] = p[i] - (C[i, 0] * u[0] + C[i, 1] * u[1] + C[i, 2] * u[2])
         out[7 + i] = C_BI[i, 0] * a[0] + C_BI[i, 1] * a[1] + C_BI[i, 2] * a[2]
         out[10 + i] = C_BI[i, 0] * w[0] + C_BI[i, 1] * w[1] + C_BI[i, 2] * w[2]
-    _quaternion(_mm(C, C_BI.T), out[3:7])
+    rotation_to_quaternion(_mm(C, C_BI.T), out[3:7])
     U = np.empty((3, 3))
     skew_into(u, U)
     noise = np.zeros((6, 3))  # twist Jacobian of the gyro bias and of its white noise
