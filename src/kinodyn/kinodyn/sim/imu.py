@@ -18,9 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from kinodyn._kernels.entry import IN1, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+from kinodyn.dynamics._inputs import F64
 from kinodyn.model import Model
-from kinodyn.spatial import matrix_to_quat
+from kinodyn.spatial.compiled import rotation_to_quaternion
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,21 @@ class ImuReading:
     linear_acceleration: np.ndarray
 
 
+@njit(cache=True)
+def frame_kinematics(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, placement: np.ndarray,
+                     jacobian: np.ndarray, orientation: np.ndarray) -> None:
+    """The IMU frame's ``placement`` (4x4, world <- frame), its ``local_world_aligned`` ``jacobian``
+    (6 x nv) and ``orientation`` (x, y, z, w) of the placement's rotation: the kernels of
+    ``Model.frame_placement``, ``Model.frame_jacobian`` and ``spatial.matrix_to_quat`` in one call (the
+    rotation of a placement needs none of ``matrix_to_quat``'s input checks)."""
+    frame_placement(ki, kf, q, frame, placement)
+    frame_jacobian(ki, kf, q, frame, LOCAL_WORLD_ALIGNED, jacobian)
+    rotation_to_quaternion(placement[:3, :3], orientation)
+
+
+_FRAME_KINEMATICS = Kernel(frame_kinematics, KI, KF, IN1, INT, OUT2, OUT2, OUT1)
+
+
 class ImuSensor:
     """An IMU on frame ``frame`` of ``model``; call ``reset`` once, then ``update`` after every step."""
 
@@ -61,22 +80,30 @@ class ImuSensor:
         self.accelerometer_bias = np.zeros(3)
         self.gyroscope_bias = np.zeros(3)
         self._velocity = np.zeros(3)
+        self._placement = np.empty((4, 4))
+        self._jacobian = np.empty((6, model.nv))
         self.reading: ImuReading | None = None
 
-    def _kinematics(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(C_WI, world linear velocity of the IMU point, world angular velocity)``."""
-        T = self.model.frame_placement(q, self.frame)
-        twist = self.model.frame_jacobian(q, self.frame, "local_world_aligned") @ v
-        return T[:3, :3], twist[:3], twist[3:]
+    def _kinematics(self, q: np.ndarray, v: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(C_WI, its quaternion (x, y, z, w), world linear velocity of the IMU point, world angular
+        velocity)`` at the state ``(q, v)``."""
+        if type(q) is not np.ndarray or q.dtype is not F64 or q.shape != self.model._q_shape:
+            q = self.model.check_q(q)  # the kernel takes a float64 array of nq entries, unchecked
+        orientation = np.empty(4)
+        ki, kf = self.model.kernel_data
+        _FRAME_KINEMATICS.call(ki, kf, q, self.frame, self._placement, self._jacobian, orientation)
+        twist = self._jacobian @ v
+        return self._placement[:3, :3], orientation, twist[:3], twist[3:]
 
     def reset(self, q: np.ndarray, v: np.ndarray, dt: float) -> ImuReading:
         """Restart at ``(q, v)`` (the first reading assumes no acceleration over the previous step)."""
-        _, self._velocity, _ = self._kinematics(q, v)
+        _, _, self._velocity, _ = self._kinematics(q, v)
         return self.update(q, v, dt)
 
     def update(self, q: np.ndarray, v: np.ndarray, dt: float) -> ImuReading:
         """The reading at ``(q, v)``, ``dt`` after the previous ``update`` (or ``reset``)."""
-        C, velocity, omega = self._kinematics(q, v)
+        C, orientation, velocity, omega = self._kinematics(q, v)
         acceleration = (velocity - self._velocity) / dt
         self._velocity = velocity
         specific_force = C.T @ (acceleration - self.model.gravity)
@@ -95,5 +122,5 @@ class ImuSensor:
             specific_force += self.accelerometer_bias + n.accelerometer_noise_density / root_dt * \
                 rng.standard_normal(3)
             rate += self.gyroscope_bias + n.gyroscope_noise_density / root_dt * rng.standard_normal(3)
-        self.reading = ImuReading(matrix_to_quat(C), rate, specific_force)
+        self.reading = ImuReading(orientation, rate, specific_force)
         return self.reading

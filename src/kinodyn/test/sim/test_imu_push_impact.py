@@ -66,6 +66,34 @@ def test_noiseless_imu_reads_bit_for_bit_what_the_noise_formula_gives_with_zero_
     assert quiet.accelerometer_bias.tobytes() == general.accelerometer_bias.tobytes() == bytes(24)
     assert quiet.rng.bit_generator.state == np.random.default_rng(3).bit_generator.state  # nothing drawn
 
+@pytest.mark.parametrize("frame", ["imu_link", "LF_FOOT"])
+def test_imu_readings_are_the_public_kinematics_formula_bit_for_bit(frame: str) -> None:
+    """The IMU's one compiled kinematics call gives, bytes compared, what ``Model.frame_placement``,
+    ``Model.frame_jacobian`` and ``spatial.matrix_to_quat`` give in the module doc's formula, on the
+    quadruped's IMU frame and on a foot (behind three joints) along a tumbling trajectory."""
+    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    imu = sim.ImuSensor(m, frame)
+    q0 = m.neutral()
+    q0[7:] = QUADRUPED_STANDING_JOINTS
+    v = np.concatenate([[0.7, -0.2, 1.5], [1.3, -0.9, 2.1], np.linspace(-2.0, 2.0, 12)])
+    q = q0
+    imu.reset(q, v, DT)
+    C = m.frame_placement(q, frame)[:3, :3]
+    previous = (m.frame_jacobian(q, frame, "local_world_aligned") @ v)[:3]
+    for k in range(100):
+        q = m.integrate(q, DT * v)
+        v = v + DT * np.sin(0.1 * k + np.arange(m.nv))
+        r = imu.update(q, v, DT)
+        C = m.frame_placement(q, frame)[:3, :3]
+        twist = m.frame_jacobian(q, frame, "local_world_aligned") @ v
+        assert r.orientation.tobytes() == kd.spatial.matrix_to_quat(C).tobytes()
+        assert r.angular_velocity.tobytes() == (C.T @ twist[3:]).tobytes()
+        expected = C.T @ ((twist[:3] - previous) / DT - m.gravity)
+        assert r.linear_acceleration.tobytes() == expected.tobytes()
+        previous = twist[:3]
+    assert not np.allclose(C, np.eye(3), atol=0.05)  # the frame turned: every matrix entry took part
+
+
 def test_imu_noise_statistics_match_parameters() -> None:
     noise = sim.ImuNoise(accelerometer_noise_density=0.002, accelerometer_random_walk=0.0004,
                          gyroscope_noise_density=0.0003, gyroscope_random_walk=2e-5)
