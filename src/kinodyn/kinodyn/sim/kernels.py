@@ -282,3 +282,21 @@ def contact_state(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, 
     V = np.empty((md.nbodies, 6))
     velocities(md, W, v, V)
     contact_forces(W, V, sphere_body, sphere_offset, sphere_radius, params, anchors, forces, points)
+
+
+@njit(cache=True)
+def all_finite(x: np.ndarray) -> bool:
+    """True when every entry of the 1-D array ``x`` is finite."""
+    for k in range(x.shape[0]):  # noqa: SIM110 (a loop: numba compiles no generator in all())
+        if not math.isfinite(x[k]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def outside_limits(joints: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> bool:
+    """True when a joint position is above its ``upper`` or below its ``lower`` limit."""
+    for k in range(joints.shape[0]):  # noqa: SIM110 (a loop: numba compiles no generator in any())
+        if joints[k] > upper[k] or joints[k] < lower[k]:
+            return True
+    return False

@@ -51,7 +51,7 @@ def generalized_forces(model: Model, tau: Any) -> np.ndarray:
     elif tau.shape != (nv,):
         raise ValueError(f"tau must have shape ({nv - first},) (joints) or ({nv},) (generalized forces), "
                          f"got {tau.shape}")
-    if not np.all(np.isfinite(tau)):
+    if not kernels.all_finite(tau):
         raise ValueError("tau must be finite")
     return tau
 
@@ -94,6 +94,7 @@ class Simulator:
         self._spheres = sphere_arrays(model, self.contact.spheres)
         self._sphere_frames = [model.frame_id(s.link) for s in self.contact.spheres]
         self._effort = np.concatenate([np.full(self._first_v, np.inf), model.effort_limit[self._first_v:]])
+        self._negative_effort = -self._effort
         self._damping = np.ascontiguousarray(model.damping, dtype=np.float64)
         self._friction = np.ascontiguousarray(model.friction, dtype=np.float64)
         self._lower = model.lower_limit[self._first_q:]
@@ -156,7 +157,8 @@ class Simulator:
         self._push_arrays = (body, offset, wrench)
 
     def _generalized_torque(self, tau: Any) -> np.ndarray:
-        return np.clip(generalized_forces(self.model, tau), -self._effort, self._effort)
+        tau = generalized_forces(self.model, tau)
+        return np.minimum(np.maximum(tau, self._negative_effort), self._effort)  # as np.clip, cheaper
 
     # --- stepping ----------------------------------------------------------------------------
     def step(self, tau: Any) -> None:
@@ -175,7 +177,7 @@ class Simulator:
             raise self._diverged("the dynamics failed inside the step", exc) from exc
         self.q, self._q_next = self._q_next, self.q
         self.v, self._v_next = self._v_next, self.v
-        if not (np.isfinite(self.q).all() and np.isfinite(self.v).all()):
+        if not (kernels.all_finite(self.q) and kernels.all_finite(self.v)):
             raise FloatingPointError(f"simulation diverged at t = {self.t:.6f} s (non-finite state); "
                                      "lower dt, or the contact stiffness / damping / friction regularisation")
         self.t += self.dt
@@ -196,16 +198,14 @@ class Simulator:
     def _apply_impulses(self) -> None:
         """Inelastic impulses of the hard contacts and the joint limits (module doc, item 3)."""
         rows = []
-        if self._has_limits:
-            joints = self.q[self._first_q:]
+        joints = self.q[self._first_q:]
+        if self._has_limits and kernels.outside_limits(joints, self._lower, self._upper):
             above = joints > self._upper
-            below = joints < self._lower
-            if above.any() or below.any():
-                for k in np.flatnonzero(above | below):
-                    row = np.zeros(self.model.nv)
-                    row[self._first_v + k] = -1.0 if above[k] else 1.0
-                    rows.append(row)
-                np.clip(joints, self._lower, self._upper, out=joints)
+            for k in np.flatnonzero(above | (joints < self._lower)):
+                row = np.zeros(self.model.nv)
+                row[self._first_v + k] = -1.0 if above[k] else 1.0
+                rows.append(row)
+            np.clip(joints, self._lower, self._upper, out=joints)
         if self.contact.kind == "hard" and self.contact.spheres:
             rows += self._penetrating_contact_rows()
         if rows:

@@ -228,18 +228,37 @@ def test_single_contact_impulse_matches_seed_formula() -> None:
     assert lam_separating[0] == 0.0
 
 
-def test_joint_limit_stops_the_joint_at_the_limit() -> None:
+@pytest.mark.parametrize("direction", [1.0, -1.0])
+def test_joint_limit_stops_the_joint_at_the_limit(direction: float) -> None:
     urdf = PLANAR_URDF.read_text().replace('lower="-3.141592653589793" upper="3.141592653589793"',
                                           'lower="-0.5" upper="0.5"')
     m = kd.Model.from_urdf(urdf)
     assert m.upper_limit[0] == 0.5
     s = sim.Simulator(m, dt=DT)
-    s.reset([0.0, 0.0], [2.0, 0.0])
+    s.reset([0.0, 0.0], [2.0 * direction, 0.0])
     reached = False
     for _ in range(500):
         s.step([0.0, 0.0])
         assert np.all(s.q <= 0.5) and np.all(s.q >= -0.5)
-        if s.q[0] == 0.5:
+        if s.q[0] == 0.5 * direction:
             reached = True
-            assert s.v[0] <= 1e-12
+            assert direction * s.v[0] <= 1e-12
     assert reached
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_torques_are_refused_and_a_blown_up_state_raises(bad: float) -> None:
+    """A non-finite entry anywhere in ``tau`` is refused before the step (the state is kept); a step whose
+    state overflows raises instead of handing out a non-finite state."""
+    m = kd.Model.from_urdf(PLANAR_URDF)
+    s = sim.Simulator(m, dt=DT)
+    s.reset([0.3, -0.2])
+    for k in range(2):
+        tau = np.zeros(2)
+        tau[k] = bad
+        with pytest.raises(ValueError, match="tau must be finite"):
+            s.step(tau)
+    assert s.t == 0.0 and s.q.tolist() == [0.3, -0.2]
+    s.reset([0.0, 0.0], [0.0, 1e200])
+    with pytest.raises(FloatingPointError, match="non-finite state"):
+        s.step([0.0, 0.0])
