@@ -7,6 +7,13 @@ standing robot swaying with noisy readings at 500 Hz; the foot measurements are 
 ``--ticks`` ticks after an untimed warm-up (the compiled kernels load from the numba cache). Target: median
 <= 100 us.
 
+Section "estimator tick": ``LeggedEstimator.process`` of one control cycle's events (IMU sample, contact
+flags, joint state), as the state_estimator node and the ``kinodyn_control/LeggedStateEstimator``
+controller call it each tick, per filter, on a synthetic trot of the quadruped at 500 Hz
+(kinodyn.estimation.synthetic; the feet touch down and lift off, so the ticks that change the filter's feet
+are included): median and p99 over the walking part, and the same for the three one-event calls
+``add_imu``, ``add_contacts``, ``add_joint_state``.
+
 Section "offline": `kinodyn estimate`'s real-time factor (bag seconds per second of
 kinodyn_ros.estimation.offline.estimate_bag, wall and CPU time of this process: the CPU figure does not
 count what other processes on a shared machine take; best of 3 runs) on a synthetic trot bag of
@@ -17,7 +24,8 @@ time.
 
 Both tables go to the ``bench_estimation`` section of bench/RESULTS.md (bench/results.py).
 
-    python bench/bench_estimation.py [--ticks 5000] [--seed 0] [--offline-seconds 10] [--no-record]
+    python bench/bench_estimation.py [--ticks 5000] [--seed 0] [--offline-seconds 10] [--walk-seconds 4]
+        [--no-record]
 """
 
 from __future__ import annotations
@@ -93,6 +101,57 @@ def filter_step(ticks: int, seed: int) -> list[str]:
     return lines
 
 
+def estimator_tick(seconds: float, seed: int) -> list[str]:
+    """Section "estimator tick": the estimator's per-cycle call, per filter."""
+    from pathlib import Path
+
+    from kinodyn.estimation import LeggedEstimator
+    from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, EventBatch
+    from kinodyn.estimation.synthetic import trotting_walk
+
+    import kinodyn as kd
+
+    root = Path(__file__).resolve().parents[1]
+    model = kd.Model.from_urdf(root / "urdf/quadruped.urdf", floating_base=True)
+    feet = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+    standing = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])
+    run = trotting_walk(model, "imu_link", feet, duration=seconds, seed=seed, standing_joints=standing)
+    walking = run.t >= run.walk_start
+    lines = [f"Estimator tick: process() of one cycle's IMU, contacts and joint-state events on a "
+             f"{seconds:g} s synthetic trot at {run.rate:.0f} Hz ({int(walking.sum())} walking ticks timed), "
+             "and the three add_* calls of the same events.", "",
+             markdown_header("filter", "process median [us]", "process p99 [us]", "add_* median [us]",
+                             "add_* p99 [us]")]
+    print("\n".join(lines), flush=True)
+    for name in FILTERS:
+        batched, single = [], []
+        estimator = LeggedEstimator(model, "imu_link", feet, filter=name)
+        one_by_one = LeggedEstimator(model, "imu_link", feet, filter=name)
+        for k, t in enumerate(run.t):
+            batch = EventBatch.empty(3, len(feet), model.nv - 6)
+            batch.kinds[:] = (IMU, CONTACTS, JOINTS)
+            batch.stamps[:] = t
+            batch.imu[0, :3], batch.imu[0, 3:] = run.imu_angular_velocity[k], run.imu_linear_acceleration[k]
+            batch.contacts[1] = run.contacts[k]
+            batch.joints[2] = run.joint_positions[k], run.joint_velocities[k], run.joint_efforts[k]
+            contacts = dict(zip(feet, run.contacts[k].tolist(), strict=True))
+            t0 = time.perf_counter()
+            estimator.process(batch)
+            t1 = time.perf_counter()
+            one_by_one.add_imu(t, run.imu_angular_velocity[k], run.imu_linear_acceleration[k])
+            one_by_one.add_contacts(t, contacts)
+            one_by_one.add_joint_state(t, run.joint_positions[k], run.joint_velocities[k],
+                                       run.joint_efforts[k])
+            t2 = time.perf_counter()
+            if walking[k]:
+                batched.append(t1 - t0)
+                single.append(t2 - t1)
+        b, s = np.array(batched) * 1e6, np.array(single) * 1e6
+        shown(lines, markdown_row(name, f"{np.median(b):.1f}", f"{np.percentile(b, 99):.1f}",
+                                  f"{np.median(s):.1f}", f"{np.percentile(s, 99):.1f}"))
+    return lines
+
+
 def offline(seconds: float, seed: int) -> list[str]:
     """Section "offline": real-time factor of `kinodyn estimate` (ESKF and invariant) against the target."""
     import io
@@ -160,9 +219,11 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--offline-seconds", type=float, default=10.0, help="bag length of section offline")
+    parser.add_argument("--walk-seconds", type=float, default=4.0, help="trot of section estimator tick")
     add_record_flag(parser)
     args = parser.parse_args()
-    lines = [*filter_step(args.ticks, args.seed), "", *offline(args.offline_seconds, args.seed)]
+    lines = [*filter_step(args.ticks, args.seed), "", *estimator_tick(args.walk_seconds, args.seed), "",
+             *offline(args.offline_seconds, args.seed)]
     record("bench_estimation", "\n".join(lines), no_record=args.no_record)
 
 

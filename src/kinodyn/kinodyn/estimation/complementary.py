@@ -19,7 +19,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from kinodyn.estimation.filter import FilterState, FootMeasurement, GateParameters, checked_input_variance
+from kinodyn.estimation.filter import (
+    FilterState,
+    FootMeasurement,
+    GateParameters,
+    call_kernel,
+    checked_input_variance,
+)
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels
 from kinodyn.spatial import so3_log
@@ -135,8 +141,8 @@ class ComplementaryFilter(FilterState):
                   input_variance: tuple[float, float] = (0.0, 0.0)) -> None:
         self._require_initialized()
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        propagate(self._state, np.array(angular_velocity, dtype=float),
-                  np.array(linear_acceleration, dtype=float), float(dt), accelerometer, gyroscope)
+        call_kernel(propagate, self._state, np.array(angular_velocity, dtype=float),
+                    np.array(linear_acceleration, dtype=float), float(dt), accelerometer, gyroscope)
 
     def _remove(self, names: Sequence[str]) -> None:
         keep = [i for i, name in enumerate(self._names) if name not in names]

@@ -38,6 +38,7 @@ from kinodyn.estimation.filter import (
     FilterState,
     FootMeasurement,
     GateParameters,
+    call_kernel,
     checked_input_variance,
     initial_covariance,
 )
@@ -547,7 +548,7 @@ class ErrorStateEKF(FilterState):
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        propagate_state(self._state, w_m, a_m, float(dt), accelerometer, gyroscope)
+        call_kernel(propagate_state, self._state, w_m, a_m, float(dt), accelerometer, gyroscope)
 
     def _remove(self, names: Sequence[str]) -> None:
         """Marginalise feet: drop their state and their rows and columns of P."""

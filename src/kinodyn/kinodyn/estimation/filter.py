@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+import numba
 import numpy as np
 
+from kinodyn._kernels.entry import Kernel
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.rotations import FloatArray
 
@@ -62,6 +64,21 @@ def initial_covariance(noise: NoiseParameters, covariance: object = None) -> Flo
         raise ValueError("covariance must be positive semi-definite (initial covariance of [dp, dv, dtheta, "
                          "db_a, db_g])")
     return 0.5 * (P + P.T)
+
+
+_ENTRIES: dict[tuple[Any, type], Kernel] = {}
+
+
+def call_kernel(kernel: Any, state: Any, *args: Any) -> Any:
+    """``kernel(state, *args)`` (a filter's compiled step, from Python) through one entry compiled for the
+    argument types of its first call per state type: numba's dispatch types a NamedTuple state field by field
+    on every call, which costs far more than the step. The filters call it with fixed types (C-contiguous
+    float64 arrays they build, Python floats)."""
+    key = (kernel, type(state))
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        entry = _ENTRIES[key] = Kernel(kernel, *(numba.typeof(arg) for arg in (state, *args)))
+    return entry.call(state, *args)
 
 
 @dataclass(frozen=True)
@@ -236,14 +253,16 @@ class FilterState:
         """Correct with the measurements of every foot in the state, in state order, by the filter's compiled
         ``correct`` (registry module doc); set ``accepted`` per foot; return the NIS of the applied stacked
         innovation."""
-        return float(self.KERNELS.correct(self.kernel_state(), positions, covariances, accepted,
-                                          np.empty(len(accepted))))
+        return float(call_kernel(self.KERNELS.correct, self.kernel_state(),
+                                 np.ascontiguousarray(positions, dtype=np.float64),
+                                 np.ascontiguousarray(covariances, dtype=np.float64), accepted,
+                                 np.empty(len(accepted))))
 
     def navigation_covariance(self) -> FloatArray:
         """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (``LeggedFilter``), by
         the filter's compiled ``navigation_covariance``."""
         out = np.empty((15, 15))
-        self.KERNELS.navigation_covariance(self.kernel_state(), out)
+        call_kernel(self.KERNELS.navigation_covariance, self.kernel_state(), out)
         return out
 
     def _remove(self, names: Sequence[str]) -> None:

@@ -34,6 +34,7 @@ from kinodyn.estimation.filter import (
     FilterState,
     FootMeasurement,
     GateParameters,
+    call_kernel,
     checked_input_variance,
     initial_covariance,
 )
@@ -500,7 +501,7 @@ class InvariantEKF(FilterState):
         if not math.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
         accelerometer, gyroscope = checked_input_variance(input_variance)
-        propagate_state(self._state, omega_m, accel_m, float(dt), accelerometer, gyroscope)
+        call_kernel(propagate_state, self._state, omega_m, accel_m, float(dt), accelerometer, gyroscope)
 
     # ---------------------------------------------------------------------------------------- update
     def _remove(self, names: Sequence[str]) -> None:
