@@ -299,9 +299,14 @@ class LeggedFilter(Protocol):
     compiled state its ``KERNELS`` work on.
     """
 
-    Parameters: ClassVar[type[GateParameters]]
     KERNELS: ClassVar[Any]  # registry.FilterKernels
     parameters: GateParameters
+
+    @property
+    def Parameters(self) -> type[GateParameters]:
+        """The filter class's parameters dataclass (a class attribute; read-only here, so that a filter's
+        own subclass of GateParameters satisfies the protocol)."""
+        ...
 
     def kernel_state(self) -> Any:
         """The compiled state over the filter's arrays (registry module doc)."""
