@@ -27,10 +27,10 @@ class Listener:
 
     def spin_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while (left := deadline - time.monotonic()) > 0:
             if predicate():
                 return True
-            self.executor.spin_once(timeout_sec=0.05)
+            self.executor.spin_once(timeout_sec=min(0.05, left))  # no longer than asked
         return bool(predicate())
 
     def spin_for(self, seconds: float) -> None:
