@@ -3,6 +3,7 @@ with the gain."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +19,13 @@ QUADRUPED = Path(__file__).resolve().parents[4] / "urdf" / "quadruped.urdf"
 SPIN = 0.5  # rad/s about the world z axis
 DT = 1e-3
 STEPS = 2000
+Reference = Callable[[float], tuple[list[np.ndarray], list[np.ndarray]]]  # t -> ([pose], [twist])
 
 
-def circle_reference(center: np.ndarray, C0: np.ndarray):
+def circle_reference(center: np.ndarray, C0: np.ndarray) -> Reference:
     """Pose and twist of a frame on a horizontal circle, turning at SPIN about world z."""
 
-    def reference(t: float):
+    def reference(t: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
         position = center + RADIUS * np.array([np.cos(OMEGA * t), np.sin(OMEGA * t), 0.0])
         velocity = RADIUS * OMEGA * np.array([-np.sin(OMEGA * t), np.cos(OMEGA * t), 0.0])
         rotation = so3_exp([0.0, 0.0, SPIN * t]) @ C0
@@ -35,7 +37,7 @@ def circle_reference(center: np.ndarray, C0: np.ndarray):
 
 
 @pytest.fixture(scope="module")
-def start(arm7):
+def start(arm7: Model) -> tuple[np.ndarray, Reference]:
     """A configuration on the circle's start point (found by IK) and the reference."""
     q_mid = 0.5 * (arm7.lower_limit + arm7.upper_limit)
     T0 = arm7.frame_placement(q_mid, "ee_link")
@@ -46,7 +48,8 @@ def start(arm7):
     return r.q, reference
 
 
-def test_tracking_error_bounded_and_decreasing_with_gain(arm7, start) -> None:
+def test_tracking_error_bounded_and_decreasing_with_gain(arm7: Model,
+                                                         start: tuple[np.ndarray, Reference]) -> None:
     q0, reference = start
     worst = []
     for gain in (2.0, 10.0, 50.0):
@@ -63,7 +66,7 @@ def test_tracking_error_bounded_and_decreasing_with_gain(arm7, start) -> None:
     assert worst[0] > worst[1] > worst[2]
 
 
-def test_feedback_removes_an_initial_offset(arm7, start) -> None:
+def test_feedback_removes_an_initial_offset(arm7: Model, start: tuple[np.ndarray, Reference]) -> None:
     """Start 1 cm off the path: the error decays like exp(-k t) (Robot Dynamics lecture notes (ETH), (2.241)
     closed loop)."""
     q0, reference = start
@@ -73,7 +76,8 @@ def test_feedback_removes_an_initial_offset(arm7, start) -> None:
     offset_target = reference(0.0)[0][0].copy()
     offset_target[:3, 3] += [0.0, 0.0, 0.01]
     r = solve_ik(arm7, "ee_link", offset_target, q_seed=q0)
-    assert r.success and task.error(arm7, r.q)[:3] @ [0, 0, 1] == pytest.approx(-0.01, abs=1e-6)
+    assert r.success
+    assert task.error(arm7, r.q)[:3] @ [0, 0, 1] == pytest.approx(-0.01, abs=1e-6)
     _, position_errors, _ = clik.track(r.q, reference, DT, 500)
     for t in (0.1, 0.2, 0.3):
         assert position_errors[int(t / DT)] == pytest.approx(0.01 * np.exp(-gain * t), rel=0.05)
@@ -104,5 +108,6 @@ def test_active_joints_hold_the_floating_base_and_the_other_joints() -> None:
     error = target[:3, 3] - model.frame_placement(q0, "LF_FOOT")[:3, 3]
     np.testing.assert_allclose(qdot[leg_v], np.linalg.pinv(J) @ (10.0 * error), rtol=0, atol=1e-12)
     configurations, position_errors, _ = clik.track(q0, lambda t: ([target], [np.zeros(6)]), 0.01, 300)
-    assert position_errors[0] > 0.01 and position_errors[-1] < 1e-9
+    assert position_errors[0] > 0.01
+    assert position_errors[-1] < 1e-9
     np.testing.assert_array_equal(configurations[-1][:7], q0[:7])

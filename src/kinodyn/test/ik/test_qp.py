@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 from kinodyn.ik.limits import ConfigurationLimit, VelocityLimit, active_indices, intersect_bounds
 from kinodyn.ik.qp import solve_box_qp
 from scipy.optimize import lsq_linear
 
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
-def damped_problem(rng: np.random.Generator, n: int = 7, damping: float = 1e-3):
+
+def damped_problem(
+    rng: np.random.Generator, n: int = 7, damping: float = 1e-3
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     J = rng.standard_normal((6, n))
     e = rng.standard_normal(6)
     H = J.T @ J + damping * np.eye(n)
@@ -17,7 +24,8 @@ def damped_problem(rng: np.random.Generator, n: int = 7, damping: float = 1e-3):
     return J, e, H, g, np.linalg.solve(H, g)
 
 
-def reference_solution(J, e, damping, lower, upper) -> np.ndarray:
+def reference_solution(J: np.ndarray, e: np.ndarray, damping: float, lower: np.ndarray,
+                       upper: np.ndarray) -> np.ndarray:
     """min |J δ - e|² + λ|δ|² over the box, by scipy (an independent bounded least-squares solver)."""
     n = J.shape[1]
     A = np.vstack([J, np.sqrt(damping) * np.eye(n)])
@@ -32,7 +40,8 @@ def test_step_qp_matches_bounded_least_squares_and_differs_from_clamping() -> No
         J, e, H, g, unconstrained = damped_problem(rng)
         lower, upper = -0.3 * rng.uniform(0.1, 1.0, 7), 0.3 * rng.uniform(0.1, 1.0, 7)
         step = solve_box_qp(H, g, lower, upper)
-        assert np.all(step >= lower) and np.all(step <= upper)
+        assert np.all(step >= lower)
+        assert np.all(step <= upper)
         np.testing.assert_allclose(step, reference_solution(J, e, 1e-3, lower, upper), atol=1e-9)
         differing += not np.allclose(step, np.clip(unconstrained, lower, upper), atol=1e-3)
     assert differing > 20  # clamping the unconstrained step is (almost always) not the constrained optimum
@@ -80,13 +89,14 @@ def test_tight_boxes_against_enumeration_and_bounded_least_squares() -> None:
         J, e, H, g, _ = damped_problem(rng, n=n, damping=1e-6)
         lower, upper = -0.05 * np.ones(n), 0.05 * np.ones(n)
         step = solve_box_qp(H, g, lower, upper)
-        assert np.all(step >= lower) and np.all(step <= upper)
+        assert np.all(step >= lower)
+        assert np.all(step <= upper)
         reference = enumerated_minimum(H, g, lower, upper) if n == 4 else \
             reference_solution(J, e, 1e-6, lower, upper)
         np.testing.assert_allclose(step, reference, atol=1e-8)
 
 
-def test_limits_rows(panda) -> None:
+def test_limits_rows(panda: Model) -> None:
     v_idx, q_idx = active_indices(panda, panda.joint_names[:7])
     np.testing.assert_array_equal(v_idx, np.arange(7))
     limit = ConfigurationLimit(panda, q_idx)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ from kinodyn.ik import FrameTask, TaskStack
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.spatial import so3_exp, so3_log
 from scipy.spatial.transform import Rotation
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 
 def test_rotation_error_matches_spatial_log_and_scipy() -> None:
@@ -31,7 +35,7 @@ def test_rotation_error_matches_spatial_log_and_scipy() -> None:
     np.testing.assert_allclose(so3_exp(rotation_error(C_target, C)) @ C, C_target, atol=1e-12)
 
 
-def test_planar_arm_position_jacobian_is_example_2_9_1(planar3) -> None:
+def test_planar_arm_position_jacobian_is_example_2_9_1(planar3: Model) -> None:
     q_t = np.array([np.pi / 6, np.pi / 3, np.pi / 3])
     task = FrameTask(planar3, "ee", np.zeros(3), kind="position")
     J = task.jacobian(planar3, q_t)
@@ -42,7 +46,7 @@ def test_planar_arm_position_jacobian_is_example_2_9_1(planar3) -> None:
 
 
 @pytest.mark.parametrize("kind", ["pose", "position", "orientation"])
-def test_task_jacobian_is_minus_derivative_of_error_at_the_target(arm7, kind: str) -> None:
+def test_task_jacobian_is_minus_derivative_of_error_at_the_target(arm7: Model, kind: str) -> None:
     """At q with target = FK(q): d(Δx)/dq = -J (the log's Jacobian is the identity at Δφ = 0)."""
     rng = np.random.default_rng(12)
     q = arm7.random_configuration(rng)
@@ -55,7 +59,7 @@ def test_task_jacobian_is_minus_derivative_of_error_at_the_target(arm7, kind: st
     assert J.shape == (task.rows.stop - task.rows.start, arm7.nv)
 
 
-def test_stack_weights_and_columns(arm7) -> None:
+def test_stack_weights_and_columns(arm7: Model) -> None:
     rng = np.random.default_rng(13)
     q = arm7.random_configuration(rng)
     target = arm7.frame_placement(arm7.random_configuration(rng), "ee_link")
@@ -77,7 +81,7 @@ def test_stack_weights_and_columns(arm7) -> None:
     assert ev.orientation_errors[1] == 0.0  # a position task leaves the orientation free
 
 
-def test_task_rejects_bad_targets(arm7) -> None:
+def test_task_rejects_bad_targets(arm7: Model) -> None:
     with pytest.raises(ValueError, match="task kind"):
         FrameTask(arm7, "ee_link", np.eye(4), kind="twist")
     with pytest.raises(ValueError, match="must be a 4x4 pose"):

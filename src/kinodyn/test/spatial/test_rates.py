@@ -55,7 +55,8 @@ def matrix_on_curve(parameterization: str, value: np.ndarray) -> np.ndarray:
     return rot.parameters_to_matrix(parameterization, value)
 
 
-def omega_by_finite_differences(parameterization: str, value: np.ndarray, chi_dot: np.ndarray, frame: str):
+def omega_by_finite_differences(parameterization: str, value: np.ndarray, chi_dot: np.ndarray,
+                                frame: str) -> np.ndarray:
     """Robot Dynamics lecture notes (ETH), (2.72)-(2.75): [I w]x = C_dot C^T, [B w]x = C^T C_dot, from C(t +-
     H)."""
     plus = matrix_on_curve(parameterization, value + H * chi_dot)
@@ -64,7 +65,8 @@ def omega_by_finite_differences(parameterization: str, value: np.ndarray, chi_do
     return lie.so3_log(relative) / (2 * H)
 
 
-def rates_by_finite_differences(parameterization: str, value: np.ndarray, omega: np.ndarray, frame: str):
+def rates_by_finite_differences(parameterization: str, value: np.ndarray, omega: np.ndarray,
+                                frame: str) -> np.ndarray:
     """Rotate C at the constant angular velocity omega and differentiate the extracted parameters."""
     C = rot.parameters_to_matrix(parameterization, value)
 
@@ -98,7 +100,8 @@ def test_inverse_maps_invert_and_keep_the_unit_constraint(parameterization: str,
         E = rates.rate_matrix(parameterization, value, frame)
         E_inv = rates.inverse_rate_matrix(parameterization, value, frame)
         m = rot.parameter_size(parameterization)
-        assert E.shape == (3, m) and E_inv.shape == (m, 3)
+        assert E.shape == (3, m)
+        assert E_inv.shape == (m, 3)
         assert_close(E @ E_inv, np.eye(3), atol=1e-14)
         chi_dot = project_to_tangent(parameterization, value, rng.normal(size=m))
         assert_close(E_inv @ E @ chi_dot, chi_dot, atol=1e-14)
