@@ -8,7 +8,7 @@ only unboxes the arguments (~0.1 us).
 
 The entry point does *not* check its arguments against the signature: callers must pass exactly
 the declared types. The public functions guarantee it, having checked their inputs first
-(``Model.check_q``, ``kinodyn.dynamics._inputs``): model arrays ``(ki, kf)`` from
+(``Model.check_q``, ``kinodyn.inputs``): model arrays ``(ki, kf)`` from
 ``model.kernel_data``; inputs as float64 arrays of the declared dimension (any strides: layout
 ``A``); outputs as C-contiguous float64 arrays the caller allocated; Python ints and bools.
 

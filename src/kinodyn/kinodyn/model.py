@@ -1,13 +1,15 @@
 """``Model``: the kinematic tree of a URDF as immutable flat arrays (docs/core-model-layout.md).
 
 Algorithms are free functions taking ``(model, q, ...)`` in ``kinodyn.kinematics`` and
-``kinodyn.dynamics``; the methods here are those functions bound to the model.
+``kinodyn.dynamics``; the methods here are those functions bound to the model. ``create_data`` gives the
+``kinodyn.data.Data`` the algorithms write into when passed as ``data=`` (Pinocchio's Model/Data split).
 """
 
 from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,14 +17,9 @@ from typing import Any
 import numpy as np
 
 from kinodyn import dynamics as _dynamics
-from kinodyn._kernels.common import (
-    INT_HEADER,
-    JOINT_FREEFLYER,
-    JOINT_NONE,
-    JOINT_PRISMATIC,
-    JOINT_REVOLUTE,
-)
-from kinodyn.dynamics._inputs import F64, real_array
+from kinodyn.data import Data
+from kinodyn.inputs import F64, real_array
+from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, pack
 from kinodyn.kinematics import center_of_mass as _com
 from kinodyn.kinematics import configuration as _configuration
 from kinodyn.kinematics import forward as _forward
@@ -34,25 +31,6 @@ __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE",
 # Sampling ranges random_configuration uses where a limit is infinite.
 UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
 UNBOUNDED_TRANSLATION_RANGE = 1.0  # m, prismatic and free-flyer position: [-1, 1]
-
-
-def _pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
-    """``(ki, kf)``: the arrays kernels read through ``kinodyn._kernels.common.unpack``."""
-    nb, nf = model.nbodies, len(model.frame_names)
-    ki = np.concatenate([
-        np.array([nb, nf, model.nq, model.nv], dtype=np.int64),
-        model.parent, model.joint_type, model.idx_q, model.idx_v, model.frame_body,
-    ]).astype(np.int64)
-    assert ki.shape == (INT_HEADER + 4 * nb + nf,)
-    kf = np.concatenate([
-        np.ravel(getattr(model, name)) for name in (
-            "joint_axis", "joint_rotation", "joint_translation", "joint_multiplier", "joint_offset",
-            "mass", "body_com", "inertia", "frame_rotation", "frame_translation", "gravity",
-        )
-    ]).astype(np.float64)
-    ki.flags.writeable = False
-    kf.flags.writeable = False
-    return ki, kf
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -107,7 +85,7 @@ class Model:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nframes", len(self.frame_names))
-        object.__setattr__(self, "kernel_data", _pack(self))
+        object.__setattr__(self, "kernel_data", pack(self))
         ids: dict[Any, int] = {name: i for i, name in enumerate(self.frame_names)}
         ids.update({i: i for i in range(self.nframes)})
         object.__setattr__(self, "_frame_ids", ids)
@@ -206,6 +184,16 @@ class Model:
         if self.floating_base:
             lower[3:7], upper[3:7] = -1.0, 1.0  # replaced by a random unit quaternion
         return lower, upper
+
+    # --- data (kinodyn.data) ---------------------------------------------------------------------
+    def create_data(self, frames: Sequence[str | int] = ()) -> Data:
+        """A ``Data``: the buffers and results of one configuration of this model, reused across calls.
+
+        Pass it as ``data=`` to the algorithms (``model.rnea(q, v, a, data=data)``), which then write into
+        and return its arrays and allocate nothing; ``frames`` are those a per-tick evaluation into it
+        reads (``kinodyn.evaluation.Evaluator``).
+        """
+        return Data(self, frames)
 
     # --- kinematics (kinodyn.kinematics) ------------------------------------------------------
     frame_placement = _forward.frame_placement

@@ -19,13 +19,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from kinodyn import dynamics, sim, spatial
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, FrameTask, PostureTask
 from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
 from kinodyn.estimation.legs import LegKinematics
 from kinodyn.estimation.registry import FILTERS
+from kinodyn.evaluation import Evaluator
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
 

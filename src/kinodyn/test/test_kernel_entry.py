@@ -1,4 +1,4 @@
-"""The public functions call compiled kernels through ``kinodyn._kernels.entry.Kernel`` (no type dispatch).
+"""The public functions call compiled kernels through ``kinodyn.kernel.Kernel`` (no type dispatch).
 
 The entry points unbox their arguments without checking them, so every input form a user may pass
 (lists, integer arrays, strided views, read-only arrays) must reach them converted, and give the
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn._kernels.entry import Kernel
+from kinodyn.kernel import Kernel
 
 import kinodyn as kd
 

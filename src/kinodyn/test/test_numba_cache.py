@@ -16,11 +16,11 @@ NODES_PATH = ROOT / "build" / "kinodyn"  # what colcon's symlink install puts on
 PROBE = """
 import json, numpy as np
 import kinodyn
-from kinodyn._kernels import kinematics
+from kinodyn.kinematics import forward
 from kinodyn.warmup import WARMUP_URDF
 model = kinodyn.Model.from_urdf(WARMUP_URDF)
 model.frame_placement(model.neutral(), "tip")
-stats = kinematics.frame_placement.stats
+stats = forward.frame_placement_kernel.stats
 print(json.dumps({"file": kinodyn.__file__, "hits": sum(stats.cache_hits.values()),
                   "misses": sum(stats.cache_misses.values())}))
 """

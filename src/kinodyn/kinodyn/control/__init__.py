@@ -1,7 +1,7 @@
 """Control laws and the whole-body QP controller (Robot Dynamics lecture notes (ETH), §3.8-§3.10; Robot
 Dynamics Essential, §2.6, §3.6-§3.7).
 
-- ``Evaluator`` / ``Evaluation``: everything a control tick reads at ``(q, v)``, from one compiled pass.
+- ``Evaluator`` / ``Evaluation`` (``kinodyn.evaluation``): everything a control tick reads at ``(q, v)``.
 - Joint space (§3.8): ``pd``, ``pd_gravity``, ``computed_torque``, ``gains_from_frequency``.
 - Task space (§3.9): ``jacobian_transpose_control``, ``operational_space_control``,
   ``dynamically_consistent_pinv``, ``pose_error``, ``task_acceleration``.
@@ -13,7 +13,6 @@ Dynamics Essential, §2.6, §3.6-§3.7).
   (Robot Dynamics Essential, §4.3). docs/trajectory-optimisation.md.
 """
 
-from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.joint_space import computed_torque, gains_from_frequency, pd, pd_gravity
 from kinodyn.control.task_space import (
     RCOND,
@@ -24,6 +23,7 @@ from kinodyn.control.task_space import (
     task_acceleration,
 )
 from kinodyn.control.trajectories import Figure8, PointReference, rms
+from kinodyn.evaluation import Evaluation, Evaluator
 
 __all__ = [
     "RCOND",

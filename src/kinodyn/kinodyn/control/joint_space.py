@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control._inputs import gain
-from kinodyn.control.evaluation import Evaluation
+from kinodyn.evaluation import Evaluation
 from kinodyn.spatial.rotations import as_vector
 
 

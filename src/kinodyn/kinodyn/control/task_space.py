@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control._inputs import as_pose, gain, selection
-from kinodyn.control.evaluation import Evaluation
+from kinodyn.evaluation import Evaluation
 from kinodyn.spatial import so3_log
 from kinodyn.spatial.rotations import as_vector
 

@@ -22,12 +22,9 @@ from numba import njit, prange
 from numpy import empty, ndarray
 from numpy.lib.stride_tricks import as_strided
 
-from kinodyn._kernels.common import JOINT_FREEFLYER, JOINT_NONE, ModelArrays, rows_view, unpack
-from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
 from kinodyn.dynamics.bodies import (
     WorldBodies,
-    allocate_local_bodies,
     allocate_world_bodies,
     fill_world_bodies,
     joint_nv,
@@ -36,8 +33,11 @@ from kinodyn.dynamics.bodies import (
 )
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.parallel import chunk_bounds
-from kinodyn.dynamics.rnea import rnea_local_unrolled
-from kinodyn.linalg import cholesky_solve
+from kinodyn.dynamics.rnea import rnea_local_unrolled, rnea_scratch, rnea_work_size
+from kinodyn.inputs import F64, vector
+from kinodyn.kernel import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, ModelArrays, unpack
+from kinodyn.linalg import NO_WORK, cholesky_solve, rows_view, work_block
 from kinodyn.spatial.compiled import (
     add6,
     crf,
@@ -54,23 +54,25 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from kinodyn.data import Data
     from kinodyn.model import Model
 
 
 @inline
-def allocate_aba_scratch(nb: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scratch of ``aba_world_into`` for ``nb`` bodies, in one allocation: (5 nb, 6) rows and
-    (3 nb, 6, 6) blocks."""
-    block = np.empty(138 * nb)
+def allocate_aba_scratch(nb: int, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch of ``aba_world_into`` for ``nb`` bodies in one block (``linalg.work_block``): (5 nb, 6) rows
+    and (3 nb, 6, 6) blocks."""
+    block = work_block(work, 138 * nb)
     return (rows_view(block, 0, 5 * nb, 6),
             as_strided(block[30 * nb:], shape=(3 * nb, 6, 6), strides=(288, 48, 8)))
 
 
 @inline
 def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
-              qdd: np.ndarray) -> None:
-    """``qdd = M^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic joints)."""
-    X, B = allocate_aba_scratch(md.nbodies)
+              work: np.ndarray, qdd: np.ndarray) -> None:
+    """``qdd = M^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic joints), the scratch in
+    ``work[:138 nb]``."""
+    X, B = allocate_aba_scratch(md.nbodies, work)
     aba_world_into(md, W, v, tau, fext, X, B, qdd)
 
 
@@ -215,24 +217,32 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
         X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5] = a0, a1, a2, a3, a4, a5
 
 
+@inline
+def aba_work_size(nb: int, nv: int) -> int:
+    """Entries of the work block of ``aba_kernel`` and ``forward_dynamics_cholesky``."""
+    return max(198 * nb, nv * nv + max(73 * nb + 36, rnea_work_size(nb, nv)))
+
+
 @njit(cache=True)
 def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-               fext: np.ndarray, out: np.ndarray) -> None:
+               fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """``out = qdd`` by the articulated-body algorithm (models without mimic joints)."""
     md = unpack(ki, kf)
-    aba_world(md, world_bodies(md, q), v, tau, fext, out)
+    aba_world(md, world_bodies(md, q, work), v, tau, fext, work[60 * md.nbodies:], out)
 
 
 @njit(cache=True)
 def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                              fext: np.ndarray, out: np.ndarray) -> None:
+                              fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """``out = M^-1 (tau - h + J^T f_ext)``: CRBA, RNEA with zero acceleration and a Cholesky solve
     (Modern Robotics, §8.5, (8.81) and the recipe after it)."""
     md = unpack(ki, kf)
-    M = np.empty((md.nv, md.nv))
-    crba_world(md, world_bodies(md, q), M)
-    rnea_local_unrolled(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext,
-                        np.empty((3 * md.nbodies + 2, 6)), out)
+    nv, nb = md.nv, md.nbodies
+    M = rows_view(work_block(work, nv * nv), 0, nv, nv)
+    rest = work[nv * nv:]  # the bodies and the CRBA's scratch, then (once M is built) the RNEA's
+    crba_world(md, world_bodies(md, q, rest), M, rest[60 * nb:])
+    L, spatial, zeros = rnea_scratch(md, rest)
+    rnea_local_unrolled(md, L, q, v, zeros, fext, spatial, out)
     for k in range(md.nv):
         out[k] = tau[k] - out[k]
     cholesky_solve(M, out, md.nv)
@@ -244,8 +254,8 @@ def aba_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: 
     """``out[k] = aba(Q[k], V[k], TAU[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
     none = np.empty((0, 6))
-    W = allocate_world_bodies(md.nbodies)
-    X, B = allocate_aba_scratch(md.nbodies)
+    W = allocate_world_bodies(md.nbodies, np.empty(0))
+    X, B = allocate_aba_scratch(md.nbodies, np.empty(0))
     for k in range(start, stop):
         fill_world_bodies(md, Q[k], W)
         aba_world_into(md, W, V[k], TAU[k], none, X, B, out[k])
@@ -262,14 +272,15 @@ def aba_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarra
         aba_rows(ki, kf, Q, V, TAU, out, start, stop)
 
 
-_ABA = Kernel(aba_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
-_FORWARD_DYNAMICS_CHOLESKY = Kernel(forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_ABA = Kernel(aba_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
+_FORWARD_DYNAMICS_CHOLESKY = Kernel(forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
 _ABA_BATCH = Kernel(aba_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _ABA_ROWS = Kernel(aba_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
-def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray:
-    """Accelerations ``qdd = M^-1 (tau - b - g + sum_i J_i^T f_ext,i)``; ``f_ext`` as in ``rnea``.
+def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None, data: Data | None = None) -> np.ndarray:
+    """Accelerations ``qdd = M^-1 (tau - b - g + sum_i J_i^T f_ext,i)``; ``f_ext`` as in ``rnea``; with
+    ``data``: into and as ``data.ddq``.
 
     Models with mimic joints are solved through ``M`` (CRBA) and a Cholesky factorisation
     (Modern Robotics, §8.5), as the articulated-body recursion needs independent joint coordinates.
@@ -282,11 +293,14 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None) -> np.ndarray
         v = vector(v, nv, "v")
     if type(tau) is not ndarray or tau.dtype is not F64 or tau.shape != shape:
         tau = vector(tau, nv, "tau")
-    out = empty(nv)
+    if data is None:
+        out, work = empty(nv), NO_WORK
+    else:
+        out, work = data.of(model).ddq, data.work
     ki, kf = model.kernel_data
     kernel = _FORWARD_DYNAMICS_CHOLESKY if model.mimic_joint_names else _ABA
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    kernel.call(ki, kf, q, v, tau, fext, out)
+    kernel.call(ki, kf, q, v, tau, fext, work, out)
     return out
 
 

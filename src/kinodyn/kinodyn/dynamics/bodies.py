@@ -27,17 +27,9 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from kinodyn._kernels.common import (
-    JOINT_FREEFLYER,
-    JOINT_NONE,
-    JOINT_PRISMATIC,
-    JOINT_REVOLUTE,
-    ModelArrays,
-    joint_displacement,
-    matrices_view,
-    rows_view,
-    set_universe,
-)
+from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE, ModelArrays
+from kinodyn.kinematics.forward import joint_displacement, set_universe
+from kinodyn.linalg import matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import Vec6, inline, mat3_at, mat3_mul, mat3_vec, vec3_at
 from kinodyn.spatial.compiled import body_wrench as wrench_of_motion
 
@@ -62,10 +54,16 @@ def joint_nv(joint_type: int) -> int:
 
 
 @inline
-def allocate_world_bodies(nb: int) -> WorldBodies:
-    """Uninitialised ``WorldBodies`` for ``nb`` bodies, in one allocation (``as_strided`` views, not
-    ``reshape``: see ``common.rows_view``)."""
-    block = np.empty(60 * nb)
+def world_bodies_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+    """Entries of the work block of ``WorldBodies`` for ``nb`` bodies."""
+    return 60 * nb
+
+
+@inline
+def allocate_world_bodies(nb: int, work: np.ndarray) -> WorldBodies:
+    """Uninitialised ``WorldBodies`` for ``nb`` bodies, as views of one block (``linalg.work_block``: the
+    Data's work, or allocated; ``as_strided`` views, not ``reshape``: see ``linalg.rows_view``)."""
+    block = work_block(work, 60 * nb)
     S = as_strided(block[12 * nb:48 * nb], shape=(nb, 6, 6), strides=(288, 48, 8))
     return WorldBodies(matrices_view(block, 0, nb), rows_view(block, 9 * nb, nb, 3), S,
                        rows_view(block, 48 * nb, nb, 3), matrices_view(block, 51 * nb, nb))
@@ -155,9 +153,10 @@ def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
 
 
 @inline
-def world_bodies(md: ModelArrays, q: np.ndarray) -> WorldBodies:
-    """Placements, joint columns and world inertias of every body at ``q`` (``fill_world_bodies``)."""
-    W = allocate_world_bodies(md.nbodies)
+def world_bodies(md: ModelArrays, q: np.ndarray, work: np.ndarray) -> WorldBodies:
+    """Placements, joint columns and world inertias of every body at ``q`` (``fill_world_bodies``), in
+    ``work[:60 nb]`` (``allocate_world_bodies``)."""
+    W = allocate_world_bodies(md.nbodies, work)
     fill_world_bodies(md, q, W)
     return W
 
@@ -193,11 +192,12 @@ def velocities(md: ModelArrays, W: WorldBodies, v: np.ndarray, V: np.ndarray) ->
 
 
 @inline
-def subtree_inertias(md: ModelArrays, W: WorldBodies) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def subtree_inertias(md: ModelArrays, W: WorldBodies, work: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                  np.ndarray]:
     """Composite ``(m, h, I_O)`` of the subtree rooted at each body (``subtree_inertias_into``), in
-    arrays allocated here."""
+    ``work[:13 nb]`` (``linalg.work_block``)."""
     nb = md.nbodies
-    block = np.empty(13 * nb)
+    block = work_block(work, 13 * nb)
     mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
     subtree_inertias_into(md, W, mc, hc, Ic)
     return mc, hc, Ic

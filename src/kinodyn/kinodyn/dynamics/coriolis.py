@@ -17,10 +17,10 @@ import numpy as np
 from numba import njit
 from numpy import empty, ndarray
 
-from kinodyn._kernels.common import ModelArrays, unpack
-from kinodyn._kernels.entry import IN1, KF, KI, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, vector
 from kinodyn.dynamics.bodies import WorldBodies, column, joint_nv, subtree_inertias, velocities, world_bodies
+from kinodyn.inputs import F64, vector
+from kinodyn.kernel import IN1, KF, KI, OUT2, Kernel
+from kinodyn.kernel_data import ModelArrays, unpack
 from kinodyn.spatial.compiled import (
     add_motion_cross,
     dot6,
@@ -64,7 +64,7 @@ def coriolis_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, Cm: np.ndarra
     nb = md.nbodies
     V = np.empty((nb, 6))
     velocities(md, W, v, V)
-    mc, hc, Ic = subtree_inertias(md, W)
+    mc, hc, Ic = subtree_inertias(md, W, np.empty(0))
     Bc = np.zeros((nb, 6, 6))
     I6 = np.empty((1, 6, 6))
     B = np.empty((6, 6))
@@ -113,7 +113,7 @@ def coriolis_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.
                            out: np.ndarray) -> None:
     """``out = C(q, v)`` (Modern Robotics, §8.1.2, (8.19), Prop. 8.1)."""
     md = unpack(ki, kf)
-    coriolis_world(md, world_bodies(md, q), v, out)
+    coriolis_world(md, world_bodies(md, q, np.empty(0)), v, out)
 
 
 _CORIOLIS_MATRIX = Kernel(coriolis_matrix_kernel, KI, KF, IN1, IN1, OUT2)

@@ -15,24 +15,27 @@ import numpy as np
 from numba import njit
 from numpy import empty, ndarray
 
-from kinodyn._kernels.common import ModelArrays, matrices_view, rows_view, unpack
-from kinodyn._kernels.entry import IN1, KF, KI, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, vector
 from kinodyn.dynamics.bodies import WorldBodies, joint_nv, subtree_inertias_into, world_bodies
+from kinodyn.inputs import F64, vector
+from kinodyn.kernel import IN1, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.kernel_data import ModelArrays, unpack
+from kinodyn.linalg import NO_WORK, matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import inertia_mul, inline, mat3_at, set_vec6, vec3_at
 
 if TYPE_CHECKING:
+    from kinodyn.data import Data
     from kinodyn.model import Model
 
 
 @inline
-def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray) -> None:
+def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray, work: np.ndarray) -> None:
     """``M`` (nv x nv, overwritten) = joint-space inertia matrix at the placements ``W``.
 
-    Element indexing on scalars (no per-body slices); scratch in one allocation.
+    Element indexing on scalars (no per-body slices); scratch in ``work[:13 nb + 36]``
+    (``linalg.work_block``).
     """
     nb = md.nbodies
-    block = np.empty(13 * nb + 36)
+    block = work_block(work, 13 * nb + 36)
     mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
     F = rows_view(block, 13 * nb, 6, 6)
     subtree_inertias_into(md, W, mc, hc, Ic)
@@ -72,23 +75,32 @@ def crba_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndar
             k = parent[k]
 
 
+@inline
+def mass_matrix_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+    """Entries of ``mass_matrix_kernel``'s work block."""
+    return 73 * nb + 36
+
+
 @njit(cache=True)
-def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """``out = M(q)`` (Modern Robotics, §8.4, (8.57); Robot Dynamics lecture notes (ETH), §3.5, (3.43))."""
     md = unpack(ki, kf)
-    crba_world(md, world_bodies(md, q), out)
+    crba_world(md, world_bodies(md, q, work), out, work[60 * md.nbodies:])
 
 
-_MASS_MATRIX = Kernel(mass_matrix_kernel, KI, KF, IN1, OUT2)
+_MASS_MATRIX = Kernel(mass_matrix_kernel, KI, KF, IN1, OUT1, OUT2)
 
 
-def mass_matrix(model: Model, q: Any) -> np.ndarray:
+def mass_matrix(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
     """``M(q)`` (nv x nv), symmetric positive definite, both triangles filled (Robot Dynamics lecture notes
-    (ETH), §3.5, (3.43))."""
+    (ETH), §3.5, (3.43)); with ``data``: into and as ``data.M``."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
-    nv = model.nv
-    out = empty((nv, nv))
+    if data is None:
+        nv = model.nv
+        out, work = empty((nv, nv)), NO_WORK
+    else:
+        out, work = data.of(model).M, data.work
     ki, kf = model.kernel_data
-    _MASS_MATRIX.call(ki, kf, q, out)
+    _MASS_MATRIX.call(ki, kf, q, work, out)
     return out

@@ -9,10 +9,10 @@ import numpy as np
 from numba import njit
 from numpy import ndarray
 
-from kinodyn._kernels.common import unpack
-from kinodyn._kernels.entry import IN1, KF, KI, Kernel
-from kinodyn.dynamics._inputs import F64, vector
 from kinodyn.dynamics.bodies import velocities, world_bodies
+from kinodyn.inputs import F64, vector
+from kinodyn.kernel import IN1, KF, KI, Kernel
+from kinodyn.kernel_data import unpack
 from kinodyn.spatial.compiled import dot6, inertia_times
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def kinetic_energy_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.n
     """``T = 1/2 sum_i V_i^T I_i V_i`` over the moving bodies (Modern Robotics, (8.55); Robot Dynamics lecture
     notes (ETH), (3.28))."""
     md = unpack(ki, kf)
-    W = world_bodies(md, q)
+    W = world_bodies(md, q, np.empty(0))
     V = np.empty((md.nbodies, 6))
     velocities(md, W, v, V)
     momentum = np.empty(6)
@@ -40,7 +40,7 @@ def potential_energy_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray) -> fl
     """``U = -sum_i m_i g^T c_i`` over the moving bodies (Robot Dynamics lecture notes (ETH),
     (3.32)-(3.33))."""
     md = unpack(ki, kf)
-    W = world_bodies(md, q)
+    W = world_bodies(md, q, np.empty(0))
     U = 0.0
     for i in range(1, md.nbodies):
         for k in range(3):

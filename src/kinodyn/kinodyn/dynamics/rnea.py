@@ -28,20 +28,15 @@ import numpy as np
 from numba import njit, prange
 from numpy import empty, ndarray
 
-from kinodyn._kernels.common import (
-    JOINT_FREEFLYER,
-    JOINT_PRISMATIC,
-    JOINT_REVOLUTE,
-    ModelArrays,
-    joint_displacement,
-    rows_view,
-    unpack,
-)
-from kinodyn._kernels.entry import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn.dynamics._inputs import F64, NO_EXTERNAL_WRENCHES, external_wrenches, run_batch, vector
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
 from kinodyn.dynamics.bodies import LocalBodies, local_bodies_in
 from kinodyn.dynamics.bodies import body_wrench as body_wrench_at
 from kinodyn.dynamics.parallel import chunk_bounds
+from kinodyn.inputs import F64, vector
+from kinodyn.kernel import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_PRISMATIC, JOINT_REVOLUTE, ModelArrays, unpack
+from kinodyn.kinematics.forward import joint_displacement
+from kinodyn.linalg import NO_WORK, rows_view, work_block
 from kinodyn.spatial.compiled import (
     Vec6,
     add3,
@@ -63,6 +58,7 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from kinodyn.data import Data
     from kinodyn.model import Model
 
 NO_WRENCHES = np.zeros((0, 6))  # a global array: numba freezes it into the compiled kernels
@@ -112,7 +108,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
                spatial: np.ndarray, tau: np.ndarray) -> None:
     """``tau = M a + b + g - J^T f_ext`` by the body-frame recursion (module docstring).
 
-    ``L``, ``spatial``: from ``allocate_rnea_scratch`` (the placements ``E``, ``p`` are filled here at
+    ``L``, ``spatial``: from ``rnea_scratch`` (the placements ``E``, ``p`` are filled here at
     ``q``); ``spatial`` (3 nb + 2, 6): rows ``[0, nb)`` the twists, ``[nb, 2 nb)`` the accelerations,
     ``[2 nb, 3 nb)`` the wrenches. ``fext``: (0, 6) for none, else (nb, 6) body-frame wrenches about the body
     origins (the frame of the recursion, so they enter unchanged). 6-vectors are tuples of scalars, and
@@ -298,11 +294,17 @@ def rnea_local_unrolled(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.nd
 
 
 @inline
-def allocate_rnea_scratch(md: ModelArrays) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
-    """``(L, spatial, zeros)`` for ``rnea_local`` in one allocation: ``LocalBodies``, the (3 nb + 2, 6)
-    scratch and a zero vector of nv entries."""
+def rnea_work_size(nb: int, nv: int) -> int:
+    """Entries of ``rnea_scratch``'s block."""
+    return 42 * nb + 12 + nv
+
+
+@inline
+def rnea_scratch(md: ModelArrays, work: np.ndarray) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
+    """``(L, spatial, zeros)`` for ``rnea_local`` as views of one block (``linalg.work_block``: the Data's
+    work, or allocated): ``LocalBodies``, the (3 nb + 2, 6) scratch and a zero vector of nv entries."""
     nb = md.nbodies
-    block = np.empty(42 * nb + 12 + md.nv)
+    block = work_block(work, rnea_work_size(nb, md.nv))
     zeros = block[42 * nb + 12:]
     for k in range(md.nv):
         zeros[k] = 0.0
@@ -311,29 +313,30 @@ def allocate_rnea_scratch(md: ModelArrays) -> tuple[LocalBodies, np.ndarray, np.
 
 @njit(cache=True)
 def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
-         tau: np.ndarray) -> None:
+                work: np.ndarray, tau: np.ndarray) -> None:
     """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Modern Robotics, §8.3.2; Robot Dynamics lecture
     notes (ETH), §3.5, (3.54))."""
     md = unpack(ki, kf)
-    L, spatial, _ = allocate_rnea_scratch(md)
+    L, spatial, _ = rnea_scratch(md, work)
     rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
 
 
 @njit(cache=True)
-def nonlinear_effects_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray,
+def nonlinear_effects_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, work: np.ndarray,
                              out: np.ndarray) -> None:
     """``out = b(q, v) + g(q)``: RNEA with ``a = 0`` (Modern Robotics, §8.5, h from the RNEA at zero
     acceleration)."""
     md = unpack(ki, kf)
-    L, spatial, zeros = allocate_rnea_scratch(md)
+    L, spatial, zeros = rnea_scratch(md, work)
     rnea_local_unrolled(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
-def gravity_torques_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+def gravity_torques_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray,
+                           out: np.ndarray) -> None:
     """``out = g(q)``: RNEA with ``v = a = 0`` (Robot Dynamics lecture notes (ETH), §3.5, (3.45))."""
     md = unpack(ki, kf)
-    L, spatial, zeros = allocate_rnea_scratch(md)
+    L, spatial, zeros = rnea_scratch(md, work)
     rnea_local_unrolled(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
 
 
@@ -342,7 +345,7 @@ def rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: n
                start: int, stop: int) -> None:
     """``out[k] = rnea(Q[k], V[k], A[k])`` for ``start <= k < stop``, with one set of scratch arrays."""
     md = unpack(ki, kf)
-    L, spatial, _ = allocate_rnea_scratch(md)
+    L, spatial, _ = rnea_scratch(md, np.empty(0))
     for k in range(start, stop):
         rnea_local_unrolled(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
 
@@ -358,21 +361,21 @@ def rnea_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarr
         rnea_rows(ki, kf, Q, V, A, out, start, stop)
 
 
-_RNEA = Kernel(rnea_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
-_NONLINEAR_EFFECTS = Kernel(nonlinear_effects_kernel, KI, KF, IN1, IN1, OUT1)
-_GRAVITY_TORQUES = Kernel(gravity_torques_kernel, KI, KF, IN1, OUT1)
+_RNEA = Kernel(rnea_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
+_NONLINEAR_EFFECTS = Kernel(nonlinear_effects_kernel, KI, KF, IN1, IN1, OUT1, OUT1)
+_GRAVITY_TORQUES = Kernel(gravity_torques_kernel, KI, KF, IN1, OUT1, OUT1)
 _RNEA_BATCH = Kernel(rnea_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _RNEA_ROWS = Kernel(rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
-def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
+def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None, data: Data | None = None) -> np.ndarray:
     """Joint efforts ``tau = M(q) a + b(q, v) + g(q) - sum_i J_i^T f_ext,i`` (Robot Dynamics lecture notes
     (ETH), §3.7, (3.54)).
 
     ``f_ext``: wrenches acting on the robot, ``None``, an (nbodies, 6) array of body-frame wrenches
     ``[f; tau]`` about each body origin, or ``{link name: wrench in the link frame}`` (see
     ``kinodyn.dynamics._inputs.external_wrenches``). Floating base: the first six entries are the
-    base wrench (base frame) that the motion needs.
+    base wrench (base frame) that the motion needs. With ``data``: into and as ``data.tau``.
     """
     nv = model.nv
     shape = model._v_shape
@@ -382,34 +385,44 @@ def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None) -> np.ndarray:
         v = vector(v, nv, "v")
     if type(a) is not ndarray or a.dtype is not F64 or a.shape != shape:
         a = vector(a, nv, "a")
-    tau = empty(nv)
+    if data is None:
+        tau, work = empty(nv), NO_WORK
+    else:
+        tau, work = data.of(model).tau, data.work
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    _RNEA.call(ki, kf, q, v, a, fext, tau)
+    _RNEA.call(ki, kf, q, v, a, fext, work, tau)
     return tau
 
 
-def nonlinear_effects(model: Model, q: Any, v: Any) -> np.ndarray:
-    """``b(q, v) + g(q)``: Coriolis, centrifugal and gravity terms (RNEA with zero acceleration)."""
+def nonlinear_effects(model: Model, q: Any, v: Any, data: Data | None = None) -> np.ndarray:
+    """``b(q, v) + g(q)``: Coriolis, centrifugal and gravity terms (RNEA with zero acceleration); with
+    ``data``: into and as ``data.nle``."""
     nv = model.nv
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
     if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
         v = vector(v, nv, "v")
-    out = empty(nv)
+    if data is None:
+        out, work = empty(nv), NO_WORK
+    else:
+        out, work = data.of(model).nle, data.work
     ki, kf = model.kernel_data
-    _NONLINEAR_EFFECTS.call(ki, kf, q, v, out)
+    _NONLINEAR_EFFECTS.call(ki, kf, q, v, work, out)
     return out
 
 
-def gravity_torques(model: Model, q: Any) -> np.ndarray:
+def gravity_torques(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
     """``g(q)``: efforts that hold the robot still against gravity (Robot Dynamics lecture notes (ETH), §3.5,
-    (3.45))."""
+    (3.45)); with ``data``: into and as ``data.g``."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
         q = vector(q, model.nq, "q")
-    out = empty(model.nv)
+    if data is None:
+        out, work = empty(model.nv), NO_WORK
+    else:
+        out, work = data.of(model).g, data.work
     ki, kf = model.kernel_data
-    _GRAVITY_TORQUES.call(ki, kf, q, out)
+    _GRAVITY_TORQUES.call(ki, kf, q, work, out)
     return out
 
 

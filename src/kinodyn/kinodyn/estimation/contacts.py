@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.estimation.legs import FREE_FLYER_NQ, FREE_FLYER_NV, check_floating, find_leg
+from kinodyn.evaluation import Evaluator
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray
 

@@ -45,7 +45,6 @@ from typing import Any
 import numba
 import numpy as np
 
-from kinodyn._kernels.entry import Kernel
 from kinodyn.estimation import loop
 from kinodyn.estimation.contacts import ContactDetector
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch, problem_text
@@ -54,6 +53,7 @@ from kinodyn.estimation.initialization import StandingInitializer
 from kinodyn.estimation.legs import BaseState, LegKinematics, check_floating
 from kinodyn.estimation.registry import filter_class
 from kinodyn.estimation.settings import EstimatorSettings
+from kinodyn.kernel import Kernel
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat
 

@@ -17,8 +17,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numba
 import numpy as np
 
-from kinodyn._kernels.entry import Kernel
 from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.kernel import Kernel
 from kinodyn.spatial.rotations import FloatArray
 
 NOT_POSITIVE_DEFINITE = (

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.common import unpack
-from kinodyn._kernels.entry import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
-from kinodyn._kernels.kinematics import _walk_up
 from kinodyn.estimation.filter import FootMeasurement
+from kinodyn.kernel import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
+from kinodyn.kernel_data import unpack
+from kinodyn.kinematics.forward import walk_up
 from kinodyn.model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from kinodyn.sim.collision import ContactSphere, sphere_arrays
 from kinodyn.spatial.compiled import rotation_log, rotation_to_quaternion
@@ -308,7 +308,7 @@ def feet_in_imu(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarra
     JI = np.empty((3, nv))
     for k in range(frames.shape[0]):
         J[:, :] = 0.0
-        C, d = _walk_up(md, q, frames[k], True, J)
+        C, d = walk_up(md, q, frames[k], True, J)
         for a in range(3):  # M = C_IB C_BF
             for b in range(3):
                 M[a, b] = C_IB[a, 0] * C[b] + C_IB[a, 1] * C[3 + b] + C_IB[a, 2] * C[6 + b]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluator
+from kinodyn.evaluation import Evaluator
 from kinodyn.model import Model
 from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat, rot_y, rot_z, skew

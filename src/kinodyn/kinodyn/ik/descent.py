@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.kinematics import integrate
 from kinodyn.ik.qp import box_qp
 from kinodyn.ik.tasks import evaluate_tasks
+from kinodyn.kinematics.configuration import integrate_kernel
 from kinodyn.linalg import cholesky_solve
 
 CONVERGED = 0
@@ -106,7 +106,7 @@ def descend(ki: np.ndarray, kf: np.ndarray, floating: bool, tasks: tuple, q_inde
             step[:] = bounded
         for i in range(n):
             velocity[columns[i]] = step[i]
-        integrate(q, velocity, 1.0, floating, trial)
+        integrate_kernel(q, velocity, 1.0, floating, trial)
         for i in range(n):  # remove the rounding of q + (upper - q)
             if q_index[i] >= 0:
                 trial[q_index[i]] = min(max(trial[q_index[i]], lower[i]), upper[i])

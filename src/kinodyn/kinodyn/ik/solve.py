@@ -36,10 +36,10 @@ import numpy as np
 from numba import types
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.entry import BOOL, FLOAT, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
 from kinodyn.ik.descent import CONVERGED, descend
 from kinodyn.ik.limits import ConfigurationLimit, active_indices
 from kinodyn.ik.tasks import FrameTask, TaskStack
+from kinodyn.kernel import BOOL, FLOAT, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
 
 if TYPE_CHECKING:
     from kinodyn.model import Model

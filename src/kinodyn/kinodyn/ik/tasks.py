@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
+from kinodyn.kinematics.forward import frame_placement_kernel
+from kinodyn.kinematics.jacobians import LOCAL_WORLD_ALIGNED, frame_jacobian_kernel
 from kinodyn.spatial.compiled import rotation_log
 from kinodyn.urdf.numbers import MAX_MAGNITUDE as MAX_TARGET_MAGNITUDE
 
@@ -180,8 +181,8 @@ def evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.nda
     full = np.empty(6)
     row = 0
     for t in range(frames.shape[0]):
-        frame_placement(ki, kf, q, frames[t], T)
-        frame_jacobian(ki, kf, q, frames[t], LOCAL_WORLD_ALIGNED, J)
+        frame_placement_kernel(ki, kf, q, frames[t], T)
+        frame_jacobian_kernel(ki, kf, q, frames[t], LOCAL_WORLD_ALIGNED, J)
         for k in range(3):
             full[k] = target_position[t, k] - T[k, 3]
         full[3:] = rotation_error(target_rotation[t], np.ascontiguousarray(T[:3, :3]))

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import IN1, INT, KF, KI, OUT1, OUT2, Kernel
-from kinodyn._kernels.kinematics import LOCAL_WORLD_ALIGNED, frame_jacobian, frame_placement
-from kinodyn.dynamics._inputs import F64
+from kinodyn.inputs import F64
+from kinodyn.kernel import IN1, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.kinematics.forward import frame_placement_kernel
+from kinodyn.kinematics.jacobians import LOCAL_WORLD_ALIGNED, frame_jacobian_kernel
 from kinodyn.model import Model
 from kinodyn.spatial.compiled import rotation_to_quaternion
 
@@ -59,8 +60,8 @@ def frame_kinematics(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, 
     (6 x nv) and ``orientation`` (x, y, z, w) of the placement's rotation: the kernels of
     ``Model.frame_placement``, ``Model.frame_jacobian`` and ``spatial.matrix_to_quat`` in one call (the
     rotation of a placement needs none of ``matrix_to_quat``'s input checks)."""
-    frame_placement(ki, kf, q, frame, placement)
-    frame_jacobian(ki, kf, q, frame, LOCAL_WORLD_ALIGNED, jacobian)
+    frame_placement_kernel(ki, kf, q, frame, placement)
+    frame_jacobian_kernel(ki, kf, q, frame, LOCAL_WORLD_ALIGNED, jacobian)
     rotation_to_quaternion(placement[:3, :3], orientation)
 
 

@@ -31,12 +31,13 @@ import math
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.common import ModelArrays, unpack
-from kinodyn._kernels.kinematics import integrate
 from kinodyn.dynamics.aba import aba_world
-from kinodyn.dynamics.bodies import WorldBodies, allocate_local_bodies, velocities, world_bodies
+from kinodyn.dynamics.bodies import WorldBodies, velocities, world_bodies
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.rnea import rnea_local_unrolled as rnea_local
+from kinodyn.dynamics.rnea import rnea_scratch
+from kinodyn.kernel_data import ModelArrays, unpack
+from kinodyn.kinematics.configuration import integrate_kernel
 from kinodyn.linalg import cholesky_solve
 from kinodyn.spatial.compiled import add_motion_cross
 
@@ -148,12 +149,12 @@ def _world_to_body(W: WorldBodies, fw: np.ndarray, out: np.ndarray) -> None:
 def _forward_dynamics(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
                       fext: np.ndarray, use_cholesky: bool, qdd: np.ndarray) -> None:
     if not use_cholesky:
-        aba_world(md, W, v, tau, fext, qdd)
+        aba_world(md, W, v, tau, fext, np.empty(0), qdd)
         return
     M = np.empty((md.nv, md.nv))
-    crba_world(md, W, M)
-    rnea_local(md, allocate_local_bodies(md), q, v, np.zeros(md.nv), fext, np.empty((3 * md.nbodies + 2, 6)),
-               qdd)
+    crba_world(md, W, M, np.empty(0))
+    L, spatial, zeros = rnea_scratch(md, np.empty(0))
+    rnea_local(md, L, q, v, zeros, fext, spatial, qdd)
     for k in range(md.nv):
         qdd[k] = tau[k] - qdd[k]
     cholesky_solve(M, qdd, md.nv)
@@ -168,7 +169,7 @@ def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
                  use_cholesky: bool, qdd: np.ndarray, forces: np.ndarray) -> None:
     """``qdd`` under every force of the module doc; ``forces`` receives the contact forces (world)."""
     nb = md.nbodies
-    W = world_bodies(md, q)
+    W = world_bodies(md, q, np.empty(0))
     fw = np.zeros((nb, 6))
     ns = sphere_body.shape[0]
     if ns > 0:
@@ -254,18 +255,18 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
             for k in range(nv):
                 u[k] = h * ki_[k]
                 vi[k] = v[k] + h * a[k]
-            integrate(q, u, 1.0, floating, qi)
+            integrate_kernel(q, u, 1.0, floating, qi)
         for k in range(nv):
             k_sum[k] *= 1.0 / 6.0
             v_out[k] = v[k] + dt * a_sum[k] / 6.0
-        integrate(q, k_sum, dt, floating, q_out)
+        integrate_kernel(q, k_sum, dt, floating, q_out)
     else:
         acceleration(md, q, v, tau, first, joint_damping, joint_friction, params, anchors, sphere_body,
                      sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky, a,
                      forces)
         for k in range(nv):
             v_out[k] = v[k] + dt * a[k]
-        integrate(q, v_out, dt, floating, q_out)
+        integrate_kernel(q, v_out, dt, floating, q_out)
     if sphere_body.shape[0] > 0:
         contact_state(ki, kf, q_out, v_out, params, anchors, sphere_body, sphere_offset, sphere_radius,
                       forces, points)
@@ -278,7 +279,7 @@ def contact_state(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, 
                   sphere_radius: np.ndarray, forces: np.ndarray, points: np.ndarray) -> None:
     """Soft-contact forces and lowest points of the spheres at ``(q, v)`` (as ``contact_forces``)."""
     md = unpack(ki, kf)
-    W = world_bodies(md, q)
+    W = world_bodies(md, q, np.empty(0))
     V = np.empty((md.nbodies, 6))
     velocities(md, W, v, V)
     contact_forces(W, V, sphere_body, sphere_offset, sphere_radius, params, anchors, forces, points)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.entry import IN1, OUT2, Kernel
+from kinodyn.kernel import IN1, OUT2, Kernel
 from kinodyn.spatial import compiled as _c
 from kinodyn.spatial.compiled import SMALL_ANGLE
 from kinodyn.spatial.rotations import (

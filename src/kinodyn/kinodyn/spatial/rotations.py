@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kinodyn._kernels.entry import IN1, IN2, OUT1, OUT2, Kernel
+from kinodyn.kernel import IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial import compiled as _c
 
 FloatArray = NDArray[np.float64]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn._kernels.common import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from kinodyn.urdf.document import Joint, Link, ParsedURDF, Pose
 from kinodyn.urdf.errors import URDFWarning
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn._kernels.common import unpack
-from kinodyn.dynamics.rnea import allocate_rnea_scratch, rnea_local, rnea_local_unrolled
+from kinodyn.dynamics.rnea import rnea_local, rnea_local_unrolled, rnea_scratch
+from kinodyn.kernel_data import unpack
 from numba import njit
 
 import kinodyn as kd
@@ -38,7 +38,7 @@ MIMIC = """<robot name="mimic">
 def _both(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
           out: np.ndarray) -> None:
     md = unpack(ki, kf)
-    L, spatial, _ = allocate_rnea_scratch(md)
+    L, spatial, _ = rnea_scratch(md, np.empty(0))
     rnea_local(md, L, q, v, a, fext, spatial, out[0])
     rnea_local_unrolled(md, L, q, v, a, fext, spatial, out[1])
 

@@ -76,7 +76,6 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion.footholds import raibert_foothold
 from kinodyn.control.locomotion.gait import (
@@ -99,6 +98,7 @@ from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
+from kinodyn.evaluation import Evaluation
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial.rotations import as_vector, rot_x, rot_y, rot_z
 

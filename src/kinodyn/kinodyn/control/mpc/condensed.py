@@ -20,12 +20,12 @@ from collections.abc import Generator
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.entry import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
 from kinodyn.control.mpc.solution import BackendResult, MpcStatus, finish
 from kinodyn.control.mpc.srb import STATE_SIZE
 from kinodyn.control.qp import QP, DaqpSolver, QPResult
+from kinodyn.kernel import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
 
 
 @njit(cache=True)

@@ -23,9 +23,9 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.entry import IN1, IN2, INT, OUT1, Kernel, address
 from kinodyn.control.qp.problem import QP, QPResult, QPStatus
 from kinodyn.control.qp.solver import RawSolution, SolverBase
+from kinodyn.kernel import IN1, IN2, INT, OUT1, Kernel, address
 
 _INF = 1e30  # DAQP's infinity (constants.h)
 _EMPTY = np.zeros(0)

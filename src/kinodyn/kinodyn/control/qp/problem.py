@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-from kinodyn._kernels.entry import BOOL, IN1, IN2, Kernel
+from kinodyn.kernel import BOOL, IN1, IN2, Kernel
 
 SYMMETRY_TOL = 1e-10
 """Relative asymmetry ``max|H - H'| / max(1, max|H|)`` above which H is refused."""

@@ -18,8 +18,8 @@ from typing import ClassVar, NamedTuple, Protocol
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import IN1, IN2, Kernel
 from kinodyn.control.qp.problem import QP, QPResult, QPStatus
+from kinodyn.kernel import IN1, IN2, Kernel
 
 _EMPTY = np.zeros(0)
 _new = object.__new__

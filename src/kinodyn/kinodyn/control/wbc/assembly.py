@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.entry import BOOL, FLOAT, IN1, IN2, INT, OUT1, OUT2, Kernel
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits, acceleration_bounds
 from kinodyn.control.wbc.tasks.base import Task
+from kinodyn.evaluation import Evaluation
+from kinodyn.kernel import BOOL, FLOAT, IN1, IN2, INT, OUT1, OUT2, Kernel
 
 RANK_TOLERANCE = 1e-9  # relative to the largest singular value (or |R_ii|)
 EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluation
+from kinodyn.evaluation import Evaluation
 from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_unit_axis
 

@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
 from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, StackedRows
 from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks.base import Task
+from kinodyn.evaluation import Evaluation, Evaluator
 from kinodyn.model import Model
 
 MODES = ("weighted", "hierarchical")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import FLOAT, IN1, IN2, OUT1, Kernel
+from kinodyn.kernel import FLOAT, IN1, IN2, OUT1, Kernel
 from kinodyn.model import Model
 
 DEFAULT_HORIZON = 0.02  # s

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.linalg  # (loads the BLAS library into the process)
 from numba import njit, types
 
-from kinodyn._kernels.entry import address, element_address
+from kinodyn.kernel import address, element_address
 
 _ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS, _UPPER = 101, 102, 111, 112, 121
 _CBLAS = ("cblas_ddot", "cblas_dgemv", "cblas_dgemm", "cblas_dsyrk")

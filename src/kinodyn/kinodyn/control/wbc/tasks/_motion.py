@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-from kinodyn._kernels.entry import IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.control.wbc import numpy_blas
+from kinodyn.kernel import IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial.rotations import as_vector
 
 

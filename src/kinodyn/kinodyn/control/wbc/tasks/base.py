@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import IN1, IN2, INT, OUT1, OUT2, Kernel
 from kinodyn.control._inputs import gain
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
+from kinodyn.evaluation import Evaluation
+from kinodyn.kernel import IN1, IN2, INT, OUT1, OUT2, Kernel
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control._inputs import selection
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.tasks._motion import optional_vector
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
 from kinodyn.control.wbc.tasks.frame import FrameTask
+from kinodyn.evaluation import Evaluation
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial import homogeneous_transform, quat_to_matrix
 

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control._inputs import selection
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.tasks._motion import optional_vector
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
+from kinodyn.evaluation import Evaluation
 
 
 class CentroidalMomentumTask(MotionTask):

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from kinodyn.control._inputs import selection
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
+from kinodyn.evaluation import Evaluation
 from kinodyn.spatial.rotations import as_vector
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks._motion import optional_vector
 from kinodyn.control.wbc.tasks.base import SCALED_IDENTITY, Task, TaskRows
+from kinodyn.evaluation import Evaluation
 
 
 class ContactForceTask(Task):

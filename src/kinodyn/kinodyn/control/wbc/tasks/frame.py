@@ -16,9 +16,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import BOOL, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.control._inputs import selection
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.tasks._motion import (
     AXES,
@@ -28,7 +26,9 @@ from kinodyn.control.wbc.tasks._motion import (
     row_selection,
 )
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
+from kinodyn.evaluation import Evaluation
 from kinodyn.ik.tasks import rotation_error
+from kinodyn.kernel import BOOL, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.model import Model
 from kinodyn.spatial import homogeneous_transform
 from kinodyn.spatial.compiled import rotation_log

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from kinodyn._kernels.entry import IN1, INT, OUT1, OUT2, Kernel
-from kinodyn.control.evaluation import Evaluation
 from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry, weighted
 from kinodyn.control.wbc.tasks.base import MotionTask, gain
+from kinodyn.evaluation import Evaluation
+from kinodyn.kernel import IN1, INT, OUT1, OUT2, Kernel
 from kinodyn.model import Model
 from kinodyn.spatial.rotations import as_vector
 

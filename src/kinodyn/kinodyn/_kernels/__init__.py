@@ -1,1 +1,0 @@
-"""Compiled (numba, on-disk cached) kernels over the packed model arrays ``Model.kernel_data``."""
