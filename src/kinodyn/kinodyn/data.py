@@ -85,7 +85,7 @@ class Data:
         self.oMf = views["oMf"]
         self.oMf_rows = tuple(self.oMf[f] for f in range(model.nframes))
         self.J = views["J"]
-        self.evaluation = Evaluation(frames=self.frames, total_mass=float(model.mass[1:].sum()),
+        self.evaluation = Evaluation(frames=self.frames, total_mass=model.total_mass,
                                      **{name: views[name] for name in EVALUATION_FIELDS})
 
     def __repr__(self) -> str:

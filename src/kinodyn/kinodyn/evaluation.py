@@ -330,7 +330,7 @@ class Evaluator:
         self.model = model
         ids = frame_ids(model, frames)
         self.frames: tuple[str, ...] = tuple(model.frame_names[i] for i in ids)
-        self.total_mass = float(model.mass[1:].sum())
+        self.total_mass = model.total_mass
         self._ids = np.array(ids, dtype=np.int64)
         self._ids.flags.writeable = False
         self.layout = Layout(evaluation_slots(model.nq, model.nv, len(ids)))

@@ -38,7 +38,7 @@ class Model:
     """Kinematic tree, inertias, limits and frames of a robot; immutable once built.
 
     Build with ``Model.from_urdf``. The fields are those of docs/core-model-layout.md (read-only numpy
-    arrays), plus ``nframes`` and ``kernel_data = (ki, kf)`` for compiled kernels.
+    arrays), plus ``nframes``, ``total_mass`` and ``kernel_data = (ki, kf)`` for compiled kernels.
     """
 
     name: str
@@ -77,6 +77,7 @@ class Model:
     frame_rotation: np.ndarray  # (nf, 3, 3)
     frame_translation: np.ndarray  # (nf, 3)
     nframes: int = field(init=False)
+    total_mass: float = field(init=False)  # of the moving bodies (the universe, body 0, excluded)
     kernel_data: tuple[np.ndarray, np.ndarray] = field(init=False)
     _frame_ids: dict[Any, int] = field(init=False)
     _q_shape: tuple[int] = field(init=False)
@@ -85,6 +86,7 @@ class Model:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nframes", len(self.frame_names))
+        object.__setattr__(self, "total_mass", float(self.mass[1:].sum()))
         object.__setattr__(self, "kernel_data", pack(self))
         ids: dict[Any, int] = {name: i for i, name in enumerate(self.frame_names)}
         ids.update({i: i for i in range(self.nframes)})

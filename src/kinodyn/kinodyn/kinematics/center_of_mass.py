@@ -125,7 +125,7 @@ _COM_JACOBIAN = Kernel(com_jacobian_kernel, KI, KF, IN1, OUT2)
 
 
 def check_mass(model: Model) -> None:
-    if not model.mass[1:].sum() > 0.0:
+    if not model.total_mass > 0.0:
         raise ValueError(f"model {model.name!r} has no mass on its moving bodies; no centre of mass")
 
 
