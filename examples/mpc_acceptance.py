@@ -3,8 +3,9 @@
 time only.
 
 Rows: the trot at a commanded speed reached through the controller's acceleration limiter (``--speed``,
-default 1.5 m/s), the pace and the bound at 1 m/s (these three with ``FAST``: swing-leg settings that lower
-the swing joints' peak speeds, which reach the URDF's limits at speed; ``control.locomotion.swing``), and
+default 1.5 m/s), the pace and the bound at 1 m/s (the default parameters with the forward velocity limit
+raised to the row's speed: the controller fits the gait's duty and the swing to it,
+``control.locomotion.timing``), and
 the 120 N lateral push for 0.2 s while trotting in place at ``--phases`` phases of the gait cycle (one
 period of trotting first, alternating directions). A row passes with no fall (base below 60 % of its nominal
 height or a non-foot frame on the ground), no failed QP, no fallback solver's answer and no failed or late
@@ -32,7 +33,6 @@ from kinodyn import sim
 
 FALL_HEIGHT_RATIO = 0.6
 PUSH_FORCE, PUSH_DURATION = 120.0, 0.2  # N, s
-FAST = {"duty": 0.52, "step_height_ratio": 0.1, "swing_ramp": 0.3}  # LocomotionParameters of the speed rows
 HOLD, SETTLE = 3.0, 1.0  # s at the commanded speed; the first SETTLE of them left out of the RMSE
 SPEED_TOLERANCE = 0.1  # of the commanded speed: the mean forward speed's largest relative error
 
@@ -99,9 +99,9 @@ def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> bool:
 
 
 def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
-    """With ``FAST``, stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command ramps at the
+    """Stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command ramps at the
     controller's ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last ``HOLD - SETTLE`` s."""
-    robot, mpc = build(engine, max(speed, LocomotionParameters().max_forward_velocity), **FAST)
+    robot, mpc = build(engine, max(speed, LocomotionParameters().max_forward_velocity))
     command = np.array([speed, 0.0, 0.0])
     ramp = speed / robot.controller.params.max_linear_acceleration
     trace, failure = scenarios.Trace(), ""

@@ -95,6 +95,7 @@ from kinodyn.control.locomotion.gait import (
 )
 from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
+from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
@@ -227,8 +228,10 @@ class LocomotionController:
             alternating_groups(self.feet, self.hips)
         self._stand_gait = stand(self.feet)
         self.planner: Callable[..., None] | None = None  # module doc, item 4 (``set_planner``)
-        # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s]
-        self.gaits, self.unavailable, self.contact_ramps = self._gaits_for(p)
+        self.foot_speed_limit = foot_speed_limit(model, q0, self.feet)  # m/s, the swing's budget's unit
+        # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s], and the
+        # two-beat gaits' duty and the swing's shape (timing.fit_swing)
+        self.gaits, self.unavailable, self.contact_ramps, self.swing_fit = self._gaits_for(p)
         self.scheduler = GaitScheduler(self.feet)
         self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
         self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
@@ -301,7 +304,7 @@ class LocomotionController:
         previous = self.planner
         self.planner = planner
         try:
-            gaits, unavailable, ramps = self._gaits_for(self.params)
+            gaits, unavailable, ramps, _ = self._gaits_for(self.params)
         except ValueError:
             self.planner = previous
             raise
@@ -347,12 +350,12 @@ class LocomotionController:
         if (np.abs(self._pose_target) > limit).any():
             raise ValueError(f"the standing pose offset {self._pose_target.tolist()} exceeds the new limits "
                              f"+-{limit.tolist()} (max_pose_shift, max_pose_angle): set a smaller one first")
-        gaits, unavailable, ramps = self._gaits_for(params)
+        gaits, unavailable, ramps, fit = self._gaits_for(params)
         moving = self.scheduler.gait.moves
         if moving and self.scheduler.gait.name in unavailable:
             raise ValueError(f"the gait in force cannot take these parameters: "
                              f"{unavailable[self.scheduler.gait.name]}")
-        self.params = params
+        self.params, self.swing_fit = params, fit
         self._configure(params)
         self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
         self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
@@ -405,14 +408,18 @@ class LocomotionController:
 
     # ----- pieces ------------------------------------------------------------------------------------
 
-    def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, Gait], dict[str, str], dict[str, float]]:
-        """The gaits ``p`` gives this robot, the reasons of those it cannot make, and each gait's contact ramp
-        (module doc). ``ValueError`` when the trot is not possible."""
+    def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, Gait], dict[str, str], dict[str, float],
+                                                           SwingFit]:
+        """The gaits ``p`` gives this robot, the reasons of those it cannot make, each gait's contact ramp
+        and the swing fitted to the command limits (module doc). ``ValueError`` when the trot is not
+        possible."""
         period = p.period if p.period > 0.0 else \
             pendulum_period(self.leg_length, self.gravity, p.period_ratio)
-        makers = {"trot": lambda: trot(self._groups, period, p.duty),
-                  "pace": lambda: pace(lateral_groups(self.feet, self.hips), period, p.duty),
-                  "bound": lambda: bound(fore_aft_groups(self.feet, self.hips), period, p.duty),
+        fit = self._fit_swing(p, period)
+        duty = fit.duty
+        makers = {"trot": lambda: trot(self._groups, period, duty),
+                  "pace": lambda: pace(lateral_groups(self.feet, self.hips), period, duty),
+                  "bound": lambda: bound(fore_aft_groups(self.feet, self.hips), period, duty),
                   "walk": lambda: walk(footfall_sequence(self.feet, self.hips), p.walk_period_factor * period,
                                        p.walk_duty)}
         gaits, unavailable, ramps = {}, {}, {}
@@ -443,7 +450,17 @@ class LocomotionController:
             gaits[name], ramps[name] = gait, ramp
         if "trot" in unavailable:
             raise ValueError(f"locomotion parameters: the trot is not possible: {unavailable['trot']}")
-        return gaits, unavailable, ramps
+        return gaits, unavailable, ramps, fit
+
+    def _fit_swing(self, p: LocomotionParameters, period: float) -> SwingFit:
+        """The two-beat gaits' duty, the swing's blend and step height for the command limits' top speed
+        (module doc; ``timing.fit_swing``), or as set when ``swing_speed_ratio`` is 0."""
+        speed = max(p.max_forward_velocity, p.max_lateral_velocity)
+        height = p.step_height_ratio * self.leg_length
+        if p.swing_speed_ratio == 0.0:
+            return SwingFit(p.duty, p.swing_ramp, height, speed, math.nan, fast=False, fits=True)
+        return fit_swing(speed, period, p.swing_speed_ratio * self.foot_speed_limit, p.duty, p.swing_ramp,
+                         height, p.min_duty, p.fast_swing_ramp, p.fast_step_height_ratio * self.leg_length)
 
     def _set_gait(self, gait: Gait) -> None:
         """Hand ``gait`` to the scheduler (a moving gait: no foot lifts within its contact ramp)."""
@@ -455,7 +472,7 @@ class LocomotionController:
 
     def _command_scale(self, gait: Gait) -> float:
         """The command limits' factor for ``gait`` (module doc: swing feet's speed relative to the hips)."""
-        trot_duty = self.params.duty
+        trot_duty = self.swing_fit.duty
         return min(1.0, (trot_duty / (1.0 - trot_duty)) / (gait.duty / (1.0 - gait.duty)))
 
     def _configure(self, p: LocomotionParameters) -> None:
@@ -475,7 +492,7 @@ class LocomotionController:
         # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
         self.com_task.max_acceleration = p.friction * self.gravity
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
-        self.step_height = p.step_height_ratio * self.leg_length  # m
+        self.step_height, self.swing_ramp = self.swing_fit.step_height, self.swing_fit.ramp  # m, fraction
         self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
         self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
@@ -650,7 +667,7 @@ class LocomotionController:
             footholds[foot] = target.copy()
             swing = self._swing
             swing_point(phase.phase, phase.swing_duration, self._lift_off[foot], target, self.step_height,
-                        swing, p.swing_ramp)
+                        swing, self.swing_ramp)
             task.set_position_reference(swing[0], swing[1], swing[2], checked=False)
         if loaded_z:
             self._ground = float(min(loaded_z))

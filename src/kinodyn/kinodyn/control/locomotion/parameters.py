@@ -25,13 +25,14 @@ GAITS = ("trot", "walk", "pace", "bound")
 MODES = ("sit", "stand", *GAITS)
 
 _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
-             "joint_limit_horizon_ratio", "base_frequency_ratio", "swing_frequency_ratio",
-             "posture_frequency_ratio", "friction", "transition_time", "max_tracking_error", "pd_horizon",
+             "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
+             "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time", "max_tracking_error", "pd_horizon",
              "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
 _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
             "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
                  "posture_frequency", "qp_regularization", "max_support_offset_ratio", "step_height_ratio",
+                 "swing_speed_ratio",
                  "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
@@ -47,6 +48,13 @@ class LocomotionParameters:
     walk_period_factor: float = 2.0  # the walk's cycle over the trot's (2, walk_duty 0.8: same swing time)
     walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
+    swing_speed_ratio: float = 0.75  # the swing foot's peak speed relative to its hip at the command limits
+    # over the speed its leg's joints give it (timing.py) at most this: past it, the fast swing below; 0: the
+    # duty, swing blend and step height as set at any speed
+    min_duty: float = 0.52  # the fast swing: the largest duty in [min_duty, duty] within that ratio (in
+    # (0.5, 1); the lower of the two when min_duty > duty),
+    fast_swing_ramp: float = 0.3  # the flat-topped blend (unless swing_ramp is set)
+    fast_step_height_ratio: float = 0.1  # and the lower of this and step_height_ratio (of the leg length)
     swing_ramp: float = 0.0  # 0: minimum-jerk horizontal swing; in (0, 1/2]: flat-topped, its speed ramping
     # up and down over this fraction of the swing at each end (lower peak joint speeds; swing.py)
     contact_ramp: float = 0.0  # s, force ramp at lift-off and touchdown, <= the gait's handover time;
@@ -105,6 +113,11 @@ class LocomotionParameters:
         if not (0.5 < self.duty < 1.0):
             raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
                              f"bound must share the load while it changes hands, got {self.duty!r}")
+        if not (isinstance(self.min_duty, (int, float)) and 0.5 < self.min_duty < 1.0):
+            raise ValueError(f"locomotion parameter min_duty must be in (0.5, 1), got {self.min_duty!r}")
+        if not (isinstance(self.fast_swing_ramp, (int, float)) and 0.0 < self.fast_swing_ramp <= 0.5):
+            raise ValueError(f"locomotion parameter fast_swing_ramp must be in (0, 1/2], got "
+                             f"{self.fast_swing_ramp!r}")
         if self.swing_ramp > 0.5:
             raise ValueError(f"locomotion parameter swing_ramp must be in [0, 1/2] (0: minimum jerk), got "
                              f"{self.swing_ramp!r}")

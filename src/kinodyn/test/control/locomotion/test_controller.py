@@ -83,7 +83,7 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
 def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) -> None:
     """By default each task's frequency is its ratio times the leg's pendulum frequency sqrt(g / L) / (2 pi)
     and the joint limits look a tenth of the trot's swing ahead: the quadruped with every length / 4 (legs
-    4x shorter) gets frequencies 2x higher and a look-ahead half as long (dynamic similarity: times ~
+    4x shorter) gets frequencies 2x higher and a period half as long (dynamic similarity: times ~
     sqrt(L)); frequencies set in Hz are used as set."""
     short_text = re.sub(r'(xyz|size|radius|length)="([^"]+)"', _divide_by_four,
                         (URDFS / "quadruped.urdf").read_text())
@@ -100,7 +100,11 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
             np.testing.assert_allclose(task.kp, omega**2, rtol=1e-12)
             np.testing.assert_allclose(task.kd, 2 * omega, rtol=1e-12)  # damping ratio 1
     assert small.com_task.kp[0] == pytest.approx(4 * big.com_task.kp[0], rel=1e-12)
-    assert small.wbc.limits.horizon == pytest.approx(big.wbc.limits.horizon / 2, rel=1e-12)
+    # (the small one's joints are as fast as the big one's: its trot's duty is fitted lower, locomotion.timing)
+    assert small.swing_fit.fast
+    for ctl in (big, small):
+        swing = ctl.gaits["trot"].swing_duration
+        assert ctl.wbc.limits.horizon == pytest.approx(p.joint_limit_horizon_ratio * swing, rel=1e-12)
     assert small.period == pytest.approx(big.period / 2, rel=1e-12)
     # the quadruped's defaults: 3, 5 and 1 Hz within 0.5 %
     assert big.task_frequencies == pytest.approx((3.0, 5.0, 1.0), rel=5e-3)

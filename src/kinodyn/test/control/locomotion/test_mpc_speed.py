@@ -1,6 +1,7 @@
-"""The MPC's locomotion at speed on the project quadruped (examples/mpc_acceptance.py's rows, kinodyn.sim and
-MuJoCo; simulated time only), and the flat-topped swing blend that keeps the swing legs' peak joint speeds
-down (``swing.swing_point`` with a ``ramp``; ``LocomotionParameters.swing_ramp``)."""
+"""The MPC's locomotion at speed on the project quadruped with the default parameters (examples/
+mpc_acceptance.py's rows, kinodyn.sim and MuJoCo; simulated time only), and the flat-topped swing blend that
+keeps the swing legs' peak joint speeds down (``swing.swing_point`` with a ``ramp``; the fast swing of
+``locomotion.timing``)."""
 
 from __future__ import annotations
 
@@ -67,10 +68,10 @@ def test_swing_ramp_is_checked(value: float) -> None:
 
 @pytest.mark.parametrize("engine", ["kinodyn", "mujoco"])
 def test_the_mpc_trots_at_one_and_a_half_metres_per_second(engine: str) -> None:
-    """The trot with the MPC and ``mpc_acceptance.FAST`` (flat-topped swing, duty 0.52, step height 0.1 of
-    the leg), the command ramped to 1.5 m/s at the controller's acceleration limit and held 3 s: no fall,
-    no failed or fallback QP, no failed or late MPC solve, the mean speed within 10 % of the command over
-    the last 2 s (the CoM's reference runs up to ``max_tracking_error`` ahead of the body while it
+    """The trot with the MPC and the default parameters but the forward velocity limit (the controller fits
+    the duty and the swing to it: ``locomotion.timing``), the command ramped to 1.5 m/s at the controller's
+    acceleration limit and held 3 s: no fall, no failed or fallback QP, no failed or late MPC solve, the
+    mean speed within 10 % of the command over the last 2 s (the CoM's reference runs up to ``max_tracking_error`` ahead of the body while it
     accelerates: the speed overshoots while it catches up)."""
     row = mpc_acceptance.speed_row(engine, "trot", 1.5)
     assert row.passed, row.figure()
