@@ -45,7 +45,8 @@ from kinodyn.estimation.filter import (
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
 from kinodyn.spatial.compiled import skew as skew_into
-from kinodyn.spatial.lie import SMALL_ANGLE, so3_log
+from kinodyn.spatial.compiled import so3_exp as so3_exp_into
+from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
 
 # ----------------------------------------------------------------------------------------- compiled steps
@@ -53,26 +54,6 @@ NAV = 15
 """Size of the navigation error ``[dp, dv, dtheta, db_a, db_g]``."""
 P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
 """First index of each navigation block."""
-
-
-@njit(cache=True)
-def so3_exp(phi: np.ndarray, out: np.ndarray) -> None:
-    """``out = Exp(phi)`` by Rodrigues, with the Taylor series of its coefficients below SMALL_ANGLE
-    (Robot Dynamics lecture notes (ETH), (2.48); truncation below 1e-16 there, as in kinodyn.spatial.lie)."""
-    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    if t2 < SMALL_ANGLE * SMALL_ANGLE:
-        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
-        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
-    else:
-        t = math.sqrt(t2)
-        a = math.sin(t) / t
-        b = (1.0 - math.cos(t)) / t2
-    K = np.empty((3, 3))
-    skew_into(phi, K)
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = a * K[i, j] + b * (K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j])
-        out[i, i] += 1.0
 
 
 @njit(cache=True)
@@ -87,7 +68,7 @@ def transition(C: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: 
     skew_into(specific_force, Sf)
     phi = rate * dt
     E = np.empty((3, 3))
-    so3_exp(phi, E)
+    so3_exp_into(phi, E)
     for i in range(3):
         F[P_ + i, V_ + i] = dt
         F[TH_ + i, BG_ + i] = -dt
@@ -159,7 +140,7 @@ def propagate(
     transition(C, specific_force, rate, dt, F)
     a = C @ specific_force + gravity
     E = np.empty((3, 3))
-    so3_exp(rate * dt, E)
+    so3_exp_into(rate * dt, E)
     C_new = C @ E
     p_new = p + (v * dt + 0.5 * a * dt * dt)
     v_new = v + a * dt
@@ -371,7 +352,7 @@ def update(
         for i in range(3):
             feet[f, i] += dx[NAV + 3 * f + i]
     E = np.empty((3, 3))
-    so3_exp(np.ascontiguousarray(dth), E)
+    so3_exp_into(np.ascontiguousarray(dth), E)
     C[:, :] = C @ E
     return nis
 

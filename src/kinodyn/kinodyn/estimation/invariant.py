@@ -41,7 +41,9 @@ from kinodyn.estimation.filter import (
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
 from kinodyn.spatial.compiled import skew as skew_into
-from kinodyn.spatial.lie import SMALL_ANGLE, so3_left_jacobian, so3_left_jacobian_inverse, so3_log
+from kinodyn.spatial.compiled import so3_exp as so3_exp_into
+from kinodyn.spatial.compiled import so3_left_jacobian as so3_left_jacobian_into
+from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
 
 # ----------------------------------------------------------------------------------------- compiled steps
@@ -49,33 +51,6 @@ NAV = 15
 """Size of ``[xi_p, xi_v, xi_theta, db_a, db_g]``; foot k occupies ``15 + 3k .. 18 + 3k``."""
 P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
 """First index of each navigation block."""
-
-
-@njit(cache=True)
-def so3_exp_left_jacobian(phi: np.ndarray, E: np.ndarray, J: np.ndarray) -> None:
-    """``E = Exp(phi) = I + a K + b K^2`` and ``J = J_l(phi) = I + b K + c K^2`` (K = [phi]x,
-    a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3; Robot Dynamics lecture notes (ETH), (2.48),
-    (2.106)), the coefficients by their Taylor series below SMALL_ANGLE (truncation below 1e-16 there, as in
-    kinodyn.spatial.lie)."""
-    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
-    if t2 < SMALL_ANGLE * SMALL_ANGLE:
-        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
-        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
-        c = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
-    else:
-        t = math.sqrt(t2)
-        a = math.sin(t) / t
-        b = (1.0 - math.cos(t)) / t2
-        c = (t - math.sin(t)) / (t2 * t)
-    K = np.empty((3, 3))
-    skew_into(phi, K)
-    for i in range(3):
-        for j in range(3):
-            K2 = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
-            E[i, j] = a * K[i, j] + b * K2
-            J[i, j] = b * K[i, j] + c * K2
-        E[i, i] += 1.0
-        J[i, i] += 1.0
 
 
 @njit(cache=True)
@@ -123,7 +98,8 @@ def propagate(
         f[i] = accel_m[i] - biases[i]
     E = np.empty((3, 3))
     J = np.empty((3, 3))
-    so3_exp_left_jacobian(phi, E, J)
+    so3_exp_into(phi, E)
+    so3_left_jacobian_into(phi, J)
     M = C @ J * dt
     acc = C @ f + gravity
     for i in range(3):
@@ -294,7 +270,9 @@ def update(
     # X <- Exp(dx_nav) X: C <- R C, x <- R x + J_l dx_x (x = v, p, d_k)
     R = np.empty((3, 3))
     J = np.empty((3, 3))
-    so3_exp_left_jacobian(dx[TH_:TH_ + 3].copy(), R, J)
+    dth = dx[TH_:TH_ + 3].copy()
+    so3_exp_into(dth, R)
+    so3_left_jacobian_into(dth, J)
     C[:, :] = R @ C
     v[:] = R @ v + J @ dx[V_:V_ + 3]
     p[:] = R @ p + J @ dx[P_:P_ + 3]
