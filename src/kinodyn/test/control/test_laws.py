@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.joint_space import computed_torque, gains_from_frequency, pd, pd_gravity
 from kinodyn.control.task_space import (
     dynamically_consistent_pinv,
@@ -24,6 +23,7 @@ from kinodyn.control.task_space import (
     task_acceleration,
 )
 from kinodyn.control.trajectories import Figure8, rms
+from kinodyn.evaluation import Evaluator
 from kinodyn.spatial import rotvec_to_matrix
 from scipy.optimize import fsolve
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks import ComTask, FrameTask
+from kinodyn.evaluation import Evaluator
 from kinodyn.model import Model
 from scipy.spatial.transform import Rotation
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluation, Evaluator
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks import (
     BaseOrientationTask,
@@ -23,6 +22,7 @@ from kinodyn.control.wbc.tasks import (
     PostureTask,
     Task,
 )
+from kinodyn.evaluation import Evaluation, Evaluator
 from kinodyn.model import Model
 from scipy.spatial.transform import Rotation
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.qp import QP, QPResult, QPStatus, kkt_residuals, make_solver
 from kinodyn.control.qp.solver import RawSolution
 from kinodyn.control.wbc import PointContact, WholeBodyController, numpy_blas
@@ -26,6 +25,7 @@ from kinodyn.control.wbc.tasks import (
     PostureTask,
     Task,
 )
+from kinodyn.evaluation import Evaluator
 from kinodyn.model import Model
 from numpy.linalg import _umath_linalg
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.wbc import VariableLayout
+from kinodyn.evaluation import Evaluator
 
 import kinodyn as kd
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.estimation.estimator import LeggedEstimator
 from kinodyn.estimation.legs import ImuExtrinsics
 from kinodyn.estimation.metrics import Trajectory, accuracy
 from kinodyn.estimation.synthetic import SensorNoise, inject_faults, trotting_walk
+from kinodyn.evaluation import Evaluator
 from kinodyn.spatial import euler_to_matrix, quat_to_matrix, so3_exp, so3_log
 
 import kinodyn as kd

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from kinodyn.control.evaluation import Evaluation, Evaluator
+from kinodyn.evaluation import Evaluation, Evaluator
 
 import kinodyn as kd
 from kinodyn import dynamics
 
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
-PROJECT = Path(__file__).resolve().parents[4] / "urdf"
+PROJECT = Path(__file__).resolve().parents[3] / "urdf"
 CASES = [
     (PROJECT / "arm7.urdf", False),
     (PROJECT / "quadruped.urdf", True),
