@@ -52,6 +52,7 @@ class ContactDetector:
         self.off_threshold = float(off_threshold)
         self._legs = [np.array(leg.joints) for leg in legs]
         self._evaluator = Evaluator(model, self.feet)
+        self._data = self._evaluator.create_data()  # the evaluation of every update, allocated once
         self.contacts = dict.fromkeys(self.feet, False)
         self.forces = {foot: np.full(3, np.nan) for foot in self.feet}
 
@@ -70,7 +71,7 @@ class ContactDetector:
         finite = np.isfinite(joints_q) & np.isfinite(joints_v) & np.isfinite(efforts)
         joints_q[~finite] = 0.0
         joints_v[~finite] = 0.0
-        evaluation = self._evaluator.evaluate(q, v)
+        evaluation = self._evaluator.evaluate(q, v, self._data)
         h = evaluation.nonlinear_effects[FREE_FLYER_NV:]
         for k, (foot, joints) in enumerate(zip(self.feet, self._legs, strict=True)):
             if not finite[joints].all():
