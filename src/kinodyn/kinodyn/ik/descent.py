@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from kinodyn.ik.qp import box_qp
-from kinodyn.ik.tasks import evaluate_tasks
+from kinodyn.ik.tasks import TaskArrays, evaluate_tasks
 from kinodyn.kinematics.configuration import integrate_kernel
 from kinodyn.linalg import cholesky_solve
 
@@ -26,7 +26,7 @@ STALLED = 2
 
 
 @njit(cache=True)
-def _evaluate(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, tasks: tuple, error: np.ndarray,
+def _evaluate(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, tasks: TaskArrays, error: np.ndarray,
               jacobian: np.ndarray, position_errors: np.ndarray, orientation_errors: np.ndarray) -> float:
     """Weighted errors and Jacobian of the task stack at q; returns the cost ``|W^{1/2} Δx|²``."""
     frames, row_start, row_stop, target_position, target_rotation, sqrt_weights, columns = tasks
@@ -43,7 +43,44 @@ def _converged(position_errors: np.ndarray, orientation_errors: np.ndarray, posi
 
 
 @njit(cache=True)
-def descend(ki: np.ndarray, kf: np.ndarray, floating: bool, tasks: tuple, q_index: np.ndarray,
+def _normal_equations(jacobian: np.ndarray, error: np.ndarray, damping: float, H: np.ndarray, A: np.ndarray,
+                      g: np.ndarray, step: np.ndarray) -> None:
+    """``H = A = J^T J + λ I`` (A's lower triangle, for the Cholesky factor), ``g = step = J^T Δx``."""
+    rows, n = jacobian.shape
+    for i in range(n):
+        s = 0.0
+        for r in range(rows):
+            s += jacobian[r, i] * error[r]
+        g[i] = s
+        step[i] = s
+        for k in range(i + 1):
+            h = 0.0
+            for r in range(rows):
+                h += jacobian[r, i] * jacobian[r, k]
+            H[i, k] = h
+            H[k, i] = h
+            A[i, k] = h
+        H[i, i] += damping
+        A[i, i] += damping
+
+
+@njit(cache=True)
+def _step_bounds(q_index: np.ndarray, lower: np.ndarray, upper: np.ndarray, q: np.ndarray, step: np.ndarray,
+                 step_lower: np.ndarray, step_upper: np.ndarray) -> bool:
+    """The bounds of the step that keep ``q + step`` within the limits; returns whether ``step`` is within."""
+    inside = True
+    for i in range(step.shape[0]):
+        if q_index[i] >= 0:
+            step_lower[i] = lower[i] - q[q_index[i]]
+            step_upper[i] = upper[i] - q[q_index[i]]
+            inside = inside and step_lower[i] <= step[i] <= step_upper[i]
+        else:
+            step_lower[i], step_upper[i] = -np.inf, np.inf
+    return inside
+
+
+@njit(cache=True)
+def descend(ki: np.ndarray, kf: np.ndarray, floating: bool, tasks: TaskArrays, q_index: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
             lower: np.ndarray, upper: np.ndarray, q: np.ndarray, position_tolerance: float,
             orientation_tolerance: float, gauss_newton: bool, max_iterations: int, stop_when_stalled: bool,
             params: np.ndarray, position_errors: np.ndarray, orientation_errors: np.ndarray
@@ -77,31 +114,9 @@ def descend(ki: np.ndarray, kf: np.ndarray, floating: bool, tasks: tuple, q_inde
             return STALLED, iteration, cost
         history[iteration % (window + 1)] = cost
         damping = minimum_damping if gauss_newton else damping_scale * cost + minimum_damping
-        inside = True
-        for i in range(n):
-            s = 0.0
-            for r in range(rows):
-                s += jacobian[r, i] * error[r]
-            g[i] = s
-            step[i] = s
-            for k in range(i + 1):
-                h = 0.0
-                for r in range(rows):
-                    h += jacobian[r, i] * jacobian[r, k]
-                H[i, k] = h
-                H[k, i] = h
-                A[i, k] = h
-            H[i, i] += damping
-            A[i, i] += damping
+        _normal_equations(jacobian, error, damping, H, A, g, step)
         cholesky_solve(A, step, n)
-        for i in range(n):
-            if q_index[i] >= 0:
-                step_lower[i] = lower[i] - q[q_index[i]]
-                step_upper[i] = upper[i] - q[q_index[i]]
-                inside = inside and step_lower[i] <= step[i] <= step_upper[i]
-            else:
-                step_lower[i], step_upper[i] = -np.inf, np.inf
-        if not inside:
+        if not _step_bounds(q_index, lower, upper, q, step, step_lower, step_upper):
             box_qp(H, g, step_lower, step_upper, step, bounded)
             step[:] = bounded
         for i in range(n):

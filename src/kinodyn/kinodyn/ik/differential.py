@@ -7,21 +7,25 @@ a Jacobian (m_i x n) and the desired task velocity (m_i,). Every function return
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 FloatArray = np.ndarray
 Task = tuple[ArrayLike, ArrayLike]
 
 SINGULAR_VALUE_TOLERANCE = 1e-10
 """Singular values below this fraction of the largest are treated as zero in the pseudo-inverse."""
+MATRIX_NDIM = 2
 
 
 def _as_matrix(J: ArrayLike, name: str = "J") -> FloatArray:
     J = np.asarray(J, dtype=float)
-    if J.ndim != 2:
+    if J.ndim != MATRIX_NDIM:
         raise ValueError(f"{name} must be a 2-D matrix (rows = task coordinates), got shape {J.shape}")
     return J
 
@@ -58,7 +62,8 @@ def damped_pseudo_inverse(J: ArrayLike, damping: float) -> FloatArray:
         raise ValueError(f"damping must be positive, got {damping}; use pseudo_inverse for λ = 0")
     JJt = J @ J.T
     JJt[np.diag_indices_from(JJt)] += damping * damping
-    return np.linalg.solve(JJt, J).T
+    inverse: FloatArray = np.linalg.solve(JJt, J).T
+    return inverse
 
 
 def weighted_pseudo_inverse(J: ArrayLike, weights: ArrayLike,
@@ -75,13 +80,15 @@ def weighted_pseudo_inverse(J: ArrayLike, weights: ArrayLike,
         raise ValueError(f"weights must be {J.shape[0]} non-negative numbers (one per row of J), "
                          f"got {weights}")
     root = np.sqrt(weights)
-    return pseudo_inverse(root[:, None] * J, tolerance) * root[None, :]
+    inverse: FloatArray = pseudo_inverse(root[:, None] * J, tolerance) * root[None, :]
+    return inverse
 
 
 def null_space_projector(J: ArrayLike, tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:
     """``N = I - J^+ J`` with ``J N = 0`` (Robot Dynamics lecture notes (ETH), §2.9.1, (2.197)-(2.199))."""
     J = _as_matrix(J)
-    return np.eye(J.shape[1]) - pseudo_inverse(J, tolerance) @ J
+    N: FloatArray = np.eye(J.shape[1]) - pseudo_inverse(J, tolerance) @ J
+    return N
 
 
 def equal_priority_velocity(tasks: Sequence[Task], weights: ArrayLike | None = None,
@@ -97,9 +104,10 @@ def equal_priority_velocity(tasks: Sequence[Task], weights: ArrayLike | None = N
     stacked = [_as_task(task, first_J.shape[1]) for task in tasks]
     J = np.vstack([J for J, _ in stacked])
     w = np.concatenate([w for _, w in stacked])
-    if weights is None:
-        return pseudo_inverse(J, tolerance) @ w
-    return weighted_pseudo_inverse(J, weights, tolerance) @ w
+    inverse = (pseudo_inverse(J, tolerance) if weights is None
+               else weighted_pseudo_inverse(J, weights, tolerance))
+    velocity: FloatArray = inverse @ w
+    return velocity
 
 
 def prioritized_velocity(tasks: Sequence[Task], tolerance: float = SINGULAR_VALUE_TOLERANCE) -> FloatArray:

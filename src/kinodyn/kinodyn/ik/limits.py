@@ -7,12 +7,13 @@ inequality ``l <= I δ <= u``); several limits intersect. ``ConfigurationLimit``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kinodyn.model import Model
 
 FloatArray = np.ndarray

@@ -38,13 +38,7 @@ def box_qp(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndarray, u
     """
     n = g.shape[0]
     state = np.zeros(n, dtype=np.int8)  # -1 at lower bound, +1 at upper bound, 0 free
-    for i in range(n):
-        if unconstrained[i] <= lower[i]:
-            x[i], state[i] = lower[i], -1
-        elif unconstrained[i] >= upper[i]:
-            x[i], state[i] = upper[i], 1
-        else:
-            x[i] = unconstrained[i]
+    _clipped_start(unconstrained, lower, upper, x, state)
     A = np.empty((n, n))
     b = np.empty(n)
     free = np.empty(n, dtype=np.int64)
@@ -52,57 +46,97 @@ def box_qp(H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndarray, u
     minimized = False  # x minimizes the objective with the working-set bounds fixed
     for _ in range(MAX_ACTIVE_SET_ITERATIONS):
         if minimized:
-            release, worst = -1, -scale * (1.0 + np.max(np.abs(x)))
-            for i in range(n):
-                if state[i] != 0:
-                    gradient = -g[i]
-                    for k in range(n):
-                        gradient += H[i, k] * x[k]
-                    multiplier = gradient * state[i] * -1.0  # >= 0 at an optimal bound
-                    if multiplier < worst:
-                        release, worst = i, multiplier
+            release = _bound_to_release(H, g, x, state, scale)
             if release < 0:
                 return True
             state[release] = 0
             minimized = False
             continue
-        nf = 0
-        for i in range(n):
-            if state[i] == 0:
-                free[nf] = i
-                nf += 1
-        for a in range(nf):
-            i = free[a]
-            s = g[i]
-            for k in range(n):
-                if state[k] != 0:
-                    s -= H[i, k] * x[k]
-            b[a] = s
-            for c in range(a + 1):
-                A[a, c] = H[i, free[c]]
-        cholesky_solve(A, b, nf)
-        step, blocking, bound = 1.0, -1, 0
-        for a in range(nf):
-            i = free[a]
-            p = b[a] - x[i]
-            if p < 0.0 and x[i] + p < lower[i]:
-                ratio = (lower[i] - x[i]) / p
-                if ratio < step:
-                    step, blocking, bound = ratio, i, -1
-            elif p > 0.0 and x[i] + p > upper[i]:
-                ratio = (upper[i] - x[i]) / p
-                if ratio < step:
-                    step, blocking, bound = ratio, i, 1
-        for a in range(nf):
-            i = free[a]
-            x[i] = b[a] if blocking < 0 else x[i] + step * (b[a] - x[i])
-            x[i] = min(max(x[i], lower[i]), upper[i])
+        nf = _free_minimizer(H, g, x, state, free, A, b)
+        blocking, bound = _step_towards(x, b, free, nf, lower, upper)
         if blocking < 0:
             minimized = True
         else:
             state[blocking] = bound
             x[blocking] = lower[blocking] if bound < 0 else upper[blocking]
     return False
+
+
+@njit(cache=True)
+def _clipped_start(unconstrained: np.ndarray, lower: np.ndarray, upper: np.ndarray, x: np.ndarray,
+                   state: np.ndarray) -> None:
+    """``x``: the unconstrained minimizer clipped into the box; the clipped bounds form the working set."""
+    for i in range(x.shape[0]):
+        if unconstrained[i] <= lower[i]:
+            x[i], state[i] = lower[i], -1
+        elif unconstrained[i] >= upper[i]:
+            x[i], state[i] = upper[i], 1
+        else:
+            x[i] = unconstrained[i]
+
+
+@njit(cache=True)
+def _bound_to_release(H: np.ndarray, g: np.ndarray, x: np.ndarray, state: np.ndarray, scale: float) -> int:
+    """The working-set bound whose multiplier is the most negative (below the tolerance), or -1."""
+    n = g.shape[0]
+    release, worst = -1, -scale * (1.0 + np.max(np.abs(x)))
+    for i in range(n):
+        if state[i] != 0:
+            gradient = -g[i]
+            for k in range(n):
+                gradient += H[i, k] * x[k]
+            multiplier = gradient * state[i] * -1.0  # >= 0 at an optimal bound
+            if multiplier < worst:
+                release, worst = i, multiplier
+    return release
+
+
+@njit(cache=True)
+def _free_minimizer(H: np.ndarray, g: np.ndarray, x: np.ndarray, state: np.ndarray, free: np.ndarray,
+                    A: np.ndarray, b: np.ndarray) -> int:
+    """The minimizer over the free variables (working-set bounds fixed) into ``b[:nf]``, their indices into
+    ``free[:nf]``; returns ``nf``."""
+    n = g.shape[0]
+    nf = 0
+    for i in range(n):
+        if state[i] == 0:
+            free[nf] = i
+            nf += 1
+    for a in range(nf):
+        i = free[a]
+        s = g[i]
+        for k in range(n):
+            if state[k] != 0:
+                s -= H[i, k] * x[k]
+        b[a] = s
+        for c in range(a + 1):
+            A[a, c] = H[i, free[c]]
+    cholesky_solve(A, b, nf)
+    return nf
+
+
+@njit(cache=True)
+def _step_towards(x: np.ndarray, b: np.ndarray, free: np.ndarray, nf: int, lower: np.ndarray,
+                  upper: np.ndarray) -> tuple[int, int]:
+    """Move the free variables towards their minimizer ``b`` until a bound blocks; returns the blocking
+    variable and its bound (-1 lower, +1 upper), or (-1, 0) when the full step is taken."""
+    step, blocking, bound = 1.0, -1, 0
+    for a in range(nf):
+        i = free[a]
+        p = b[a] - x[i]
+        if p < 0.0 and x[i] + p < lower[i]:
+            ratio = (lower[i] - x[i]) / p
+            if ratio < step:
+                step, blocking, bound = ratio, i, -1
+        elif p > 0.0 and x[i] + p > upper[i]:
+            ratio = (upper[i] - x[i]) / p
+            if ratio < step:
+                step, blocking, bound = ratio, i, 1
+    for a in range(nf):
+        i = free[a]
+        x[i] = b[a] if blocking < 0 else x[i] + step * (b[a] - x[i])
+        x[i] = min(max(x[i], lower[i]), upper[i])
+    return blocking, bound
 
 
 def solve_box_qp(H: FloatArray, g: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:

@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import types
-from numpy.typing import ArrayLike
 
 from kinodyn.ik.descent import CONVERGED, descend
 from kinodyn.ik.limits import ConfigurationLimit, active_indices
@@ -42,6 +40,10 @@ from kinodyn.ik.tasks import FrameTask, TaskStack
 from kinodyn.kernel import BOOL, FLOAT, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.model import Model
 
 FloatArray = np.ndarray
@@ -82,7 +84,7 @@ class IKResult:
 
 
 _INDICES = types.Array(types.int64, 1, "C")
-_TASKS = types.Tuple((_INDICES, _INDICES, _INDICES, OUT2, OUT3, OUT1, _INDICES))  # TaskStack.kernel_arrays
+_TASKS = types.Tuple((_INDICES, _INDICES, _INDICES, OUT2, OUT3, OUT1, _INDICES))  # type: ignore[no-untyped-call]  # numba's types are unannotated; TaskStack.kernel_arrays
 _DESCEND = Kernel(descend, KI, KF, BOOL, _TASKS, _INDICES, OUT1, OUT1, OUT1, FLOAT, FLOAT, BOOL, INT, BOOL,
                   OUT1, OUT1, OUT1)
 
@@ -150,7 +152,7 @@ def _checked_seed(model: Model, q_seed: ArrayLike) -> FloatArray:
     return q
 
 
-def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: ArrayLike | None = None,
+def solve_ik(model: Model, frame: str | int | Sequence[FrameTask], target: ArrayLike | None = None,  # noqa: PLR0913  (the solver's options, keyword-only)
              q_seed: ArrayLike | None = None, rng: np.random.Generator | int | None = None, *,
              kind: str = "pose", method: str = "lm", position_tolerance: float = 1e-6,
              orientation_tolerance: float = 1e-6, max_iterations: int = 50, restarts: int = 50,

@@ -12,12 +12,10 @@ lecture notes (ETH), (2.237)).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
-from numpy.typing import ArrayLike
 
 from kinodyn.kinematics.forward import frame_placement_kernel
 from kinodyn.kinematics.jacobians import LOCAL_WORLD_ALIGNED, frame_jacobian_kernel
@@ -25,11 +23,24 @@ from kinodyn.spatial.compiled import rotation_log
 from kinodyn.urdf.numbers import MAX_MAGNITUDE as MAX_TARGET_MAGNITUDE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.model import Model
 
 FloatArray = np.ndarray
 
 TASK_KINDS = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice(3, 6)}
+TWIST_ROWS = 6  # a frame task's full error: position (rows 0-2), orientation (rows 3-5)
+HOMOGENEOUS_TOLERANCE = 1e-9
+"""Largest deviation of a target pose's bottom row from (0, 0, 0, 1)."""
+ORTHONORMAL_TOLERANCE = 1e-6
+"""Largest entry of ``C^T C - I`` of a target rotation."""
+TaskArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                   np.ndarray]
+"""``TaskStack.kernel_arrays``: frames, row start and stop, target positions and rotations, square roots of
+the row weights, columns."""
 """Rows of ``[linear; angular]`` each kind of task constrains."""
 
 
@@ -94,12 +105,14 @@ class FrameTask:
             raise ValueError(f"target of the task on {self.frame_name!r} has an entry of magnitude "
                              f"{np.max(np.abs(target)):.3g} > {MAX_TARGET_MAGNITUDE:g} (the bound on every "
                              "number of a URDF): no robot reaches it, and its squared error would overflow")
-        if target.shape == (4, 4) and np.max(np.abs(target[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-9:
+        bottom_row_error = np.max(np.abs(target[3] - (0.0, 0.0, 0.0, 1.0))) if target.shape == (4, 4) else 0.0
+        if bottom_row_error > HOMOGENEOUS_TOLERANCE:
             raise ValueError(f"target pose of the task on {self.frame_name!r} is not homogeneous: its bottom "
                              f"row is {target[3].tolist()}, not (0, 0, 0, 1)")
-        if self.constrains_orientation and np.max(np.abs(rotation.T @ rotation - np.eye(3))) > 1e-6:
+        if (self.constrains_orientation
+                and np.max(np.abs(rotation.T @ rotation - np.eye(3))) > ORTHONORMAL_TOLERANCE):
             raise ValueError(f"target rotation of the task on {self.frame_name!r} is not orthonormal "
-                             f"(max |C^T C - I| > 1e-6); re-orthonormalize it")
+                             "(max |C^T C - I| > 1e-6); re-orthonormalize it")
         self.target_position = position
         self.target_rotation = rotation
 
@@ -164,14 +177,14 @@ class TaskStack:
         return TaskEvaluation(q, error, jacobian, position_errors, orientation_errors)
 
     @property
-    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+    def kernel_arrays(self) -> TaskArrays:
         """The stack as the arrays ``evaluate_tasks`` takes after ``(ki, kf, q)``."""
         return (self._frames, self._row_start, self._row_stop, self._target_position, self._target_rotation,
                 self._sqrt_weights, self.columns)
 
 
 @njit(cache=True)
-def evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, row_start: np.ndarray,
+def evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.ndarray, row_start: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                     row_stop: np.ndarray, target_position: np.ndarray, target_rotation: np.ndarray,
                     sqrt_weights: np.ndarray, columns: np.ndarray, error: np.ndarray, jacobian: np.ndarray,
                     position_errors: np.ndarray, orientation_errors: np.ndarray) -> None:
@@ -192,7 +205,7 @@ def evaluate_tasks(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frames: np.nda
                 jacobian[row, c] = sqrt_weights[row] * J[r, columns[c]]
             row += 1
         constrained_position = row_start[t] == 0
-        constrained_orientation = row_stop[t] == 6
+        constrained_orientation = row_stop[t] == TWIST_ROWS
         position_norm = math.sqrt(full[0] ** 2 + full[1] ** 2 + full[2] ** 2)
         orientation_norm = math.sqrt(full[3] ** 2 + full[4] ** 2 + full[5] ** 2)
         position_errors[t] = position_norm if constrained_position else 0.0

@@ -14,9 +14,9 @@ where the next term is below 1e-20 (relative) at SMALL_ANGLE. ``so3_exp``, ``so3
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from kinodyn.kernel import IN1, OUT2, Kernel
 from kinodyn.spatial import compiled as _c
@@ -28,6 +28,9 @@ from kinodyn.spatial.rotations import (
     matrix_to_rotvec,
     rotvec_to_matrix,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 _SO3_LEFT_JACOBIAN = Kernel(_c.so3_left_jacobian, IN1, OUT2)
 _SO3_LEFT_JACOBIAN_INVERSE = Kernel(_c.so3_left_jacobian_inverse, IN1, OUT2)
@@ -91,12 +94,14 @@ def so3_right_jacobian(phi: ArrayLike) -> FloatArray:
 
     It maps the rotation-vector rate to the body-frame angular velocity (◇, not in the notes).
     """
-    return so3_left_jacobian(phi).T
+    J_r: FloatArray = so3_left_jacobian(phi).T
+    return J_r
 
 
 def so3_right_jacobian_inverse(phi: ArrayLike) -> FloatArray:
     """``J_r(phi)^-1 = J_l(phi)^-T``; singular at |phi| = 2 pi k (k >= 1)."""
-    return so3_left_jacobian_inverse(phi).T
+    J_r_inverse: FloatArray = so3_left_jacobian_inverse(phi).T
+    return J_r_inverse
 
 
 def homogeneous_transform(C: ArrayLike, r: ArrayLike) -> FloatArray:

@@ -21,9 +21,9 @@ Singular cases raise ValueError in the inverse maps (the forward maps are define
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse
 from kinodyn.spatial.rotations import (
@@ -36,6 +36,9 @@ from kinodyn.spatial.rotations import (
     parameters_to_matrix,
     skew,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 SINGULARITY_TOLERANCE = 1e-9
 """Inverse maps raise when the quantity that vanishes at their singularity is below this."""
@@ -112,7 +115,8 @@ def _rate_matrix_world_inverse(parameterization: str, value: FloatArray) -> Floa
     if parameterization.startswith("euler_"):
         return _euler_rate_matrix_world_inverse(value, parameterization.removeprefix("euler_"))
     if parameterization == "quaternion":
-        return 0.5 * _quaternion_h(as_unit_quaternion(value)).T
+        H_T: FloatArray = _quaternion_h(as_unit_quaternion(value)).T
+        return 0.5 * H_T
     if parameterization == "angle_axis":
         return _angle_axis_rate_matrix_world_inverse(value)
     return so3_left_jacobian_inverse(value)
@@ -135,7 +139,8 @@ def rate_matrix(parameterization: str, value: ArrayLike, frame: str = "world") -
     E = _rate_matrix_world(parameterization, chi)
     if frame == "world":
         return E
-    return parameters_to_matrix(parameterization, chi).T @ E
+    C_T: FloatArray = parameters_to_matrix(parameterization, chi).T  # body <- world
+    return C_T @ E
 
 
 def inverse_rate_matrix(parameterization: str, value: ArrayLike, frame: str = "world") -> FloatArray:

@@ -266,7 +266,8 @@ def quat_normalize(q: ArrayLike) -> FloatArray:
     norm = np.linalg.norm(quaternion)
     if norm == 0.0:
         raise ValueError("cannot normalize the zero quaternion")
-    return quaternion / norm
+    normalized: FloatArray = quaternion / norm
+    return normalized
 
 
 def quat_conjugate(q: ArrayLike) -> FloatArray:

@@ -21,16 +21,18 @@ import math
 import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from urdf_parser_py import urdf as _urdf
+from urdf_parser_py import urdf as _urdf  # untyped: its classes (URDF, Link, Joint, Pose) are Any to mypy
 from urdf_parser_py.xml_reflection import core as _xml_core
 
 from kinodyn.urdf.errors import URDFError, URDFWarning
 from kinodyn.urdf.numbers import check_numbers
 from kinodyn.urdf.source import urdf_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ EXTENSION_ELEMENTS = ("transmission", "gazebo", "ros2_control")
 """Top-level elements that describe no kinematics or inertia: kept in ``ParsedURDF.root`` for the packages
 that read them (kinodyn_control reads ``<ros2_control>``), left out of urdf_parser_py's parse so that their
 many vendor-specific forms cannot break it."""
+AXIS_NORM_MIN = 1e-12
+"""A joint axis shorter than this is refused (it has no direction)."""
 
 Vector3 = tuple[float, float, float]
 
@@ -124,7 +128,7 @@ class ParsedURDF:
     notes: tuple[str, ...]
     text: str = field(repr=False)
     root: ET.Element = field(repr=False)
-    robot: Any = field(repr=False)
+    robot: _urdf.URDF = field(repr=False)
     _children: dict[str, tuple[Joint, ...]] = field(repr=False)
 
     def children(self, link: str) -> tuple[Joint, ...]:
@@ -142,7 +146,7 @@ def _xml(text: str) -> ET.Element:
     return root
 
 
-def _urdf_parser_model(root: ET.Element) -> Any:
+def _urdf_parser_model(root: ET.Element) -> _urdf.URDF:
     """urdf_parser_py's model of ``root`` without its extension elements; its notices go to the debug log."""
     kinematic = ET.Element(root.tag, root.attrib)
     kinematic.extend(child for child in root if child.tag not in EXTENSION_ELEMENTS)
@@ -150,13 +154,13 @@ def _urdf_parser_model(root: ET.Element) -> Any:
     _xml_core.on_error = lambda message: _log.debug("urdf_parser_py: %s", message)
     try:
         return _urdf.URDF.from_xml_string(ET.tostring(kinematic, encoding="unicode"))
-    except Exception as exc:  # urdf_parser_py raises ParseError, ValueError, AssertionError, ...
+    except Exception as exc:  # noqa: BLE001  (urdf_parser_py raises ParseError, ValueError, AssertionError, ...)
         raise URDFError(f"malformed URDF: {exc}".replace("\n", " ")) from None
     finally:
         _xml_core.on_error = previous
 
 
-def _pose(origin: Any) -> Pose:
+def _pose(origin: _urdf.Pose | None) -> Pose:
     if origin is None:
         return Pose()
     xyz = tuple(map(float, origin.xyz)) if origin.xyz is not None else (0.0, 0.0, 0.0)
@@ -170,7 +174,7 @@ def _unique(kind: str, names: list[str]) -> None:
         raise URDFError(f"duplicate {kind} names: {twice}; every <{kind} name> must be unique")
 
 
-def _link(link: Any) -> Link:
+def _link(link: _urdf.Link) -> Link:
     inertial = None
     if link.inertial is not None:
         mass = float(link.inertial.mass) if link.inertial.mass is not None else 0.0
@@ -193,19 +197,19 @@ def _link(link: Any) -> Link:
     return Link(link.name, inertial, tuple(spheres))
 
 
-def _axis(joint: Any) -> Vector3:
+def _axis(joint: _urdf.Joint) -> Vector3:
     if joint.type == "fixed":
         return (0.0, 0.0, 0.0)
     axis = np.asarray(joint.axis if joint.axis is not None else [1.0, 0.0, 0.0], dtype=np.float64)
     norm = float(np.linalg.norm(axis))
-    if not norm > 1e-12:
+    if not norm > AXIS_NORM_MIN:
         xyz = " ".join(map(str, axis.tolist()))
         raise URDFError(f'joint {joint.name!r} <axis xyz="{xyz}">: give a finite nonzero <axis xyz>')
     x, y, z = (axis / norm).tolist()
     return (x, y, z)
 
 
-def _limits(joint: Any) -> tuple[float, float, float, float]:
+def _limits(joint: _urdf.Joint) -> tuple[float, float, float, float]:
     """``(lower, upper, velocity, effort)`` with urdfdom's defaults (lower, upper: 0 in a ``<limit>``)."""
     lim = joint.limit
     if lim is None:
@@ -224,7 +228,7 @@ def _limits(joint: Any) -> tuple[float, float, float, float]:
     return lower, upper, velocity, effort
 
 
-def _dynamics(joint: Any) -> tuple[float, float]:
+def _dynamics(joint: _urdf.Joint) -> tuple[float, float]:
     dyn = joint.dynamics
     damping = float(dyn.damping) if dyn is not None and dyn.damping is not None else 0.0
     friction = float(dyn.friction) if dyn is not None and dyn.friction is not None else 0.0
@@ -234,7 +238,7 @@ def _dynamics(joint: Any) -> tuple[float, float]:
     return damping, friction
 
 
-def _joint(joint: Any, link_names: list[str], notes: list[str]) -> Joint:
+def _joint(joint: _urdf.Joint, link_names: list[str], notes: list[str]) -> Joint:
     if joint.type not in SUPPORTED_TYPES:
         raise URDFError(
             f"joint {joint.name!r} has type {joint.type!r}; supported: {', '.join(SUPPORTED_TYPES)} "

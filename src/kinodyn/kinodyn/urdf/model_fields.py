@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, JOINT_PRISMATIC, JOINT_REVOLUTE
-from kinodyn.urdf.document import Joint, Link, ParsedURDF, Pose
 from kinodyn.urdf.errors import URDFWarning
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
+    from kinodyn.urdf.document import Joint, Link, ParsedURDF, Pose
 
 _MOVABLE = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE, "prismatic": JOINT_PRISMATIC}
 
@@ -69,68 +73,110 @@ def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any
 
     Warns ``URDFWarning`` for moving bodies with zero mass or a singular rotational inertia.
     """
-    links = {link.name: link for link in urdf.links}
-
-    body_names = ["universe"]
-    body_links: list[list[str]] = [[]]
-    parent, joint_type = [-1], [JOINT_NONE]
-    axes, rotations, translations = [np.zeros(3)], [np.eye(3)], [np.zeros(3)]
-    body_joint: list[Joint | None] = [None]
-    inertials: list[list[_Inertial]] = [[]]
-    frame_names: list[str] = []
-    frame_body: list[int] = []
-    frame_rot: list[np.ndarray] = []
-    frame_trans: list[np.ndarray] = []
-
-    def attach(link_name: str, body: int, C: np.ndarray, r: np.ndarray) -> None:
-        frame_names.append(link_name)
-        frame_body.append(body)
-        frame_rot.append(C)
-        frame_trans.append(r)
-        body_links[body].append(link_name)
-        part = _link_inertial(links[link_name], C, r)
-        if part is not None:
-            inertials[body].append(part)
-
-    def new_body(name: str, parent_body: int, jtype: int, axis: np.ndarray, C: np.ndarray, r: np.ndarray,
-                 joint: Joint | None) -> int:
-        body_names.append(name)
-        body_links.append([])
-        parent.append(parent_body)
-        joint_type.append(jtype)
-        axes.append(axis)
-        rotations.append(C)
-        translations.append(r)
-        body_joint.append(joint)
-        inertials.append([])
-        return len(body_names) - 1
-
-    root_body = new_body(urdf.root_link, 0, JOINT_FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3), None) \
-        if floating_base else 0
-    # Depth-first, children in file order. A movable joint's body is numbered when its child link is
-    # visited (not when its parent is), so bodies, q and v follow the depth-first order of
-    # docs/conventions.md.
-    stack: list[tuple[str, int, np.ndarray, np.ndarray, Joint | None]] = [
-        (urdf.root_link, root_body, np.eye(3), np.zeros(3), None)
-    ]
-    while stack:
-        link_name, body, C_bl, r_bl, joint = stack.pop()
-        if joint is not None and joint.movable:
-            body = new_body(link_name, body, _MOVABLE[joint.type], np.array(joint.axis), C_bl, r_bl, joint)
-            C_bl, r_bl = np.eye(3), np.zeros(3)
-        attach(link_name, body, C_bl, r_bl)
-        pending = []
-        for child_joint in urdf.children(link_name):
-            C_o, r_o = _origin(child_joint.origin)
-            pending.append((child_joint.child, body, C_bl @ C_o, r_bl + C_bl @ r_o, child_joint))
-        stack.extend(reversed(pending))
-
-    nb = len(body_names)
-    merged = [_combine(parts) for parts in inertials]
+    tree = _Tree.of(urdf, floating_base)
+    nb = len(tree.body_names)
+    merged = [_combine(parts) for parts in tree.inertials]
     for b in range(1, nb):
-        _warn_if_degenerate(body_names[b], body_links[b], merged[b])
+        _warn_if_degenerate(tree.body_names[b], tree.body_links[b], merged[b])
+    return {
+        "name": urdf.name,
+        "nbodies": nb,
+        "body_names": tuple(tree.body_names),
+        "parent": _read_only(tree.parent, np.int64),
+        "joint_type": _read_only(tree.joint_type, np.int64),
+        "joint_axis": _read_only(tree.axes),
+        "joint_rotation": _read_only(tree.rotations),
+        "joint_translation": _read_only(tree.translations),
+        "mass": _read_only([m.mass for m in merged]),
+        "body_com": _read_only([m.com for m in merged]),
+        "inertia": _read_only([m.inertia for m in merged]),
+        "gravity": _read_only([0.0, 0.0, -9.81]),
+        "floating_base": floating_base,
+        **_coordinate_fields(tree.body_joint, floating_base),
+        "frame_names": tuple(tree.frame_names),
+        "frame_body": _read_only(tree.frame_body, np.int64),
+        "frame_rotation": _read_only(tree.frame_rot),
+        "frame_translation": _read_only(tree.frame_trans),
+    }
 
-    # Coordinates: free flyer first, then the independent joints in body order; mimic bodies share.
+
+def _read_only(a: ArrayLike, dtype: DTypeLike = np.float64) -> np.ndarray:
+    arr: np.ndarray = np.array(a, dtype=dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass
+class _Tree:
+    """The bodies (one per movable joint, fixed joints merged) and frames (one per link) of a URDF."""
+
+    links: dict[str, Link]
+    body_names: list[str] = field(default_factory=lambda: ["universe"])
+    body_links: list[list[str]] = field(default_factory=lambda: [[]])
+    parent: list[int] = field(default_factory=lambda: [-1])
+    joint_type: list[int] = field(default_factory=lambda: [JOINT_NONE])
+    axes: list[np.ndarray] = field(default_factory=lambda: [np.zeros(3)])
+    rotations: list[np.ndarray] = field(default_factory=lambda: [np.eye(3)])
+    translations: list[np.ndarray] = field(default_factory=lambda: [np.zeros(3)])
+    body_joint: list[Joint | None] = field(default_factory=lambda: [None])
+    inertials: list[list[_Inertial]] = field(default_factory=lambda: [[]])
+    frame_names: list[str] = field(default_factory=list)
+    frame_body: list[int] = field(default_factory=list)
+    frame_rot: list[np.ndarray] = field(default_factory=list)
+    frame_trans: list[np.ndarray] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, urdf: ParsedURDF, floating_base: bool) -> _Tree:
+        tree = cls({link.name: link for link in urdf.links})
+        root_body = tree.new_body(urdf.root_link, 0, JOINT_FREEFLYER, np.zeros(3), np.eye(3), np.zeros(3),
+                                  None) if floating_base else 0
+        # Depth-first, children in file order. A movable joint's body is numbered when its child link is
+        # visited (not when its parent is), so bodies, q and v follow the depth-first order of
+        # docs/conventions.md.
+        stack: list[tuple[str, int, np.ndarray, np.ndarray, Joint | None]] = [
+            (urdf.root_link, root_body, np.eye(3), np.zeros(3), None)
+        ]
+        while stack:
+            link_name, body, C_bl, r_bl, joint = stack.pop()
+            if joint is not None and joint.movable:
+                body = tree.new_body(link_name, body, _MOVABLE[joint.type], np.array(joint.axis), C_bl, r_bl,
+                                     joint)
+                C_bl, r_bl = np.eye(3), np.zeros(3)
+            tree.attach(link_name, body, C_bl, r_bl)
+            pending = []
+            for child_joint in urdf.children(link_name):
+                C_o, r_o = _origin(child_joint.origin)
+                pending.append((child_joint.child, body, C_bl @ C_o, r_bl + C_bl @ r_o, child_joint))
+            stack.extend(reversed(pending))
+        return tree
+
+    def attach(self, link_name: str, body: int, C: np.ndarray, r: np.ndarray) -> None:
+        self.frame_names.append(link_name)
+        self.frame_body.append(body)
+        self.frame_rot.append(C)
+        self.frame_trans.append(r)
+        self.body_links[body].append(link_name)
+        part = _link_inertial(self.links[link_name], C, r)
+        if part is not None:
+            self.inertials[body].append(part)
+
+    def new_body(self, name: str, parent_body: int, jtype: int, axis: np.ndarray, C: np.ndarray,
+                 r: np.ndarray, joint: Joint | None) -> int:
+        self.body_names.append(name)
+        self.body_links.append([])
+        self.parent.append(parent_body)
+        self.joint_type.append(jtype)
+        self.axes.append(axis)
+        self.rotations.append(C)
+        self.translations.append(r)
+        self.body_joint.append(joint)
+        self.inertials.append([])
+        return len(self.body_names) - 1
+
+
+def _coordinate_fields(body_joint: list[Joint | None], floating_base: bool) -> dict[str, Any]:
+    """Coordinates: free flyer first, then the independent joints in body order; mimic bodies share."""
+    nb = len(body_joint)
     idx_q, idx_v = np.full(nb, -1, dtype=np.int64), np.full(nb, -1, dtype=np.int64)
     nq_joint, nv_joint = np.zeros(nb, dtype=np.int64), np.zeros(nb, dtype=np.int64)
     multiplier, offset = np.ones(nb), np.zeros(nb)
@@ -170,48 +216,25 @@ def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any
         multiplier[b], offset[b] = joint.mimic.multiplier, joint.mimic.offset
         mimic_names.append(joint.name)
         mimic_body.append(b)
-
-    def ro(a: Any, dtype: type = np.float64) -> np.ndarray:
-        arr: np.ndarray = np.array(a, dtype=dtype)
-        arr.flags.writeable = False
-        return arr
-
     return {
-        "name": urdf.name,
-        "nbodies": nb,
-        "body_names": tuple(body_names),
-        "parent": ro(parent, np.int64),
-        "joint_type": ro(joint_type, np.int64),
-        "joint_axis": ro(axes),
-        "joint_rotation": ro(rotations),
-        "joint_translation": ro(translations),
-        "idx_q": ro(idx_q, np.int64),
-        "idx_v": ro(idx_v, np.int64),
-        "nq_joint": ro(nq_joint, np.int64),
-        "nv_joint": ro(nv_joint, np.int64),
-        "joint_multiplier": ro(multiplier),
-        "joint_offset": ro(offset),
-        "mass": ro([m.mass for m in merged]),
-        "body_com": ro([m.com for m in merged]),
-        "inertia": ro([m.inertia for m in merged]),
-        "gravity": ro([0.0, 0.0, -9.81]),
+        "idx_q": _read_only(idx_q, np.int64),
+        "idx_v": _read_only(idx_v, np.int64),
+        "nq_joint": _read_only(nq_joint, np.int64),
+        "nv_joint": _read_only(nv_joint, np.int64),
+        "joint_multiplier": _read_only(multiplier),
+        "joint_offset": _read_only(offset),
         "nq": nq,
         "nv": nv,
-        "floating_base": floating_base,
         "joint_names": tuple(joint_names),
-        "joint_body": ro(joint_body_list, np.int64),
+        "joint_body": _read_only(joint_body_list, np.int64),
         "mimic_joint_names": tuple(mimic_names),
-        "mimic_body": ro(mimic_body, np.int64),
-        "lower_limit": ro(lower),
-        "upper_limit": ro(upper),
-        "velocity_limit": ro(velocity),
-        "effort_limit": ro(effort),
-        "damping": ro(damping),
-        "friction": ro(friction),
-        "frame_names": tuple(frame_names),
-        "frame_body": ro(frame_body, np.int64),
-        "frame_rotation": ro(frame_rot),
-        "frame_translation": ro(frame_trans),
+        "mimic_body": _read_only(mimic_body, np.int64),
+        "lower_limit": _read_only(lower),
+        "upper_limit": _read_only(upper),
+        "velocity_limit": _read_only(velocity),
+        "effort_limit": _read_only(effort),
+        "damping": _read_only(damping),
+        "friction": _read_only(friction),
     }
 
 

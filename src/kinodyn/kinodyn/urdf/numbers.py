@@ -11,10 +11,13 @@ number must also be within +-``MAX_MAGNITUDE``, so that no sum or product the mo
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kinodyn.urdf.errors import URDFError
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+    from collections.abc import Iterator
 
 SCHEMA: dict[str, dict[str, int]] = {
     "origin": {"xyz": 3, "rpy": 3},
