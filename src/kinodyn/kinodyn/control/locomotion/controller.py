@@ -20,6 +20,10 @@ distance unless one is plugged in (``set_planner`` with a planner whose ``moves_
 The command limits are the trot's; a gait of duty ``d`` takes them times
 ``min(1, [d_trot / (1 - d_trot)] / [d / (1 - d)])``: a swing foot travels ``v d T`` relative to its hip in
 ``(1 - d) T``, so at the same joint speeds the walk (0.8) goes 0.375 times as fast as the trot (0.6).
+The trot's, pace's and bound's duty and the swing's blend and step height are fitted to the legs' joint
+speeds at the command limits (``swing_fit``, ``timing.fit_swing``): as set while the swing foot's peak speed
+relative to its hip stays within ``swing_speed_ratio`` of what the joints' velocity limits give it
+(``foot_speed_limit``), else the fast swing (a flat-topped blend, a lower step and duty).
 
 The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joint_acceleration_ratio``
 times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the

@@ -115,6 +115,8 @@ def test_a_faster_command_limit_gets_the_fast_swing() -> None:
     assert fit.fast
     assert not fit.fits
     assert fit.duty == fast.gaits["trot"].duty == p.min_duty
+    assert fast.swing_ramp == p.fast_swing_ramp
+    assert fast.step_height == pytest.approx(p.fast_step_height_ratio * fast.leg_length)
     assert fit.swing_speed > p.swing_speed_ratio * fast.foot_speed_limit
     budget = 1.1 * p.swing_speed_ratio * fast.foot_speed_limit
     args = (1.5, fast.period, budget, p.duty, 0.0, 0.16 * fast.leg_length, p.min_duty, 0.3, 0.05)
