@@ -35,8 +35,9 @@ the robot's time scale, and so must the time the QP takes to stop a joint at its
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
 (``pendulum_frequency``; ``LocomotionParameters.task_frequencies``). The QP's ridge is
 ``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
-task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-8 keeps
-the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle.
+task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-7 keeps
+the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle and
+1e-8 let it fail now and then on feasible QPs of a 6 kg robot's random run (the fallback solved them).
 
 Every ``update(q, v, t, command)`` (full floating-base state, kinodyn's convention; ``command`` the body
 twist ``(vx, vy, wz)`` in the heading frame):
@@ -74,9 +75,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -103,12 +103,21 @@ from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_li
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
-from kinodyn.evaluation import Evaluation
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial.rotations import as_vector, rot_x, rot_y, rot_z
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import ArrayLike
+
+    from kinodyn.control.locomotion.gait import GaitState
+    from kinodyn.evaluation import Evaluation
+
 BASE_MASK = (False, False, True, True, True, True)  # height and orientation
 FOOT_MASK = (True, True, True, False, False, False)
+MIN_FEET = 3  # a support polygon, not a line
+UNIT_TOLERANCE = 1e-3  # |norm - 1| of the base quaternion accepted (the heading divides by the norm)
 _EYE4 = np.eye(4)
 
 
@@ -201,7 +210,7 @@ class LocomotionController:
     """Sit, stand and the gaits for ``model`` (floating base) on ``feet`` with ``nominal_joints`` (module
     doc)."""
 
-    def __init__(self, model: Model, feet: Sequence[str], nominal_joints: Any,
+    def __init__(self, model: Model, feet: Sequence[str], nominal_joints: ArrayLike,
                  params: LocomotionParameters | None = None,
                  trot_groups: Sequence[Sequence[str]] | None = None) -> None:
         if not model.floating_base:
@@ -209,7 +218,7 @@ class LocomotionController:
         self.model, self.params = model, params or LocomotionParameters()
         p = self.params
         self.feet = tuple(feet)
-        if len(self.feet) < 3 or len(set(self.feet)) != len(self.feet):
+        if len(self.feet) < MIN_FEET or len(set(self.feet)) != len(self.feet):
             raise ValueError(f"locomotion needs at least three distinct feet, got {list(feet)}")
         for foot in self.feet:
             model.frame_id(foot)  # KeyError naming close frames
@@ -258,9 +267,13 @@ class LocomotionController:
         for task in self.swing_tasks.values():
             self.wbc.add_task(task, level=1)
         self.wbc.add_task(self.posture_task, level=2)
+        self._init_tick_state(p.initial_mode)
+        self._configure(p)
 
-        self._requested = p.initial_mode
-        self._mode = p.initial_mode
+    def _init_tick_state(self, initial_mode: str) -> None:
+        """The state the ticks carry, before the first one (construction)."""
+        self._requested = initial_mode
+        self._mode = initial_mode
         self._t: float | None = None
         self._ev: Evaluation | None = None
         # the small vectors of the tick's own arithmetic are lists of Python floats (no per-op numpy cost)
@@ -278,8 +291,7 @@ class LocomotionController:
         self._swing = np.zeros((3, 3))
         self._ground = 0.0
         self._forces: dict[str, np.ndarray] = {}
-        self._release_force = 0.01 * float(model.mass.sum()) * self.gravity / len(self.feet)  # N, see _feet
-        self._configure(p)
+        self._release_force = 0.01 * float(self.model.mass.sum()) * self.gravity / len(self.feet)  # N, _feet
 
     # ----- commands ---------------------------------------------------------------------------------
 
@@ -372,7 +384,8 @@ class LocomotionController:
 
     # ----- one tick ----------------------------------------------------------------------------------
 
-    def update(self, q: Any, v: Any, t: float, command: Any = (0.0, 0.0, 0.0)) -> LocomotionOutput:
+    def update(self, q: ArrayLike, v: ArrayLike, t: float,
+               command: ArrayLike = (0.0, 0.0, 0.0)) -> LocomotionOutput:
         """One control tick at the measured state (module doc)."""
         q, v, norm = self._check_state(q, v)
         cmd = np.asarray(command, dtype=float)
@@ -506,7 +519,7 @@ class LocomotionController:
         """In a gait and staying so (not stopping)."""
         return self._mode in GAITS and self.scheduler.gait.moves
 
-    def _check_state(self, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    def _check_state(self, q: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarray, float]:
         """``q`` and ``v`` as float vectors, checked, and the norm of the base quaternion."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -520,7 +533,7 @@ class LocomotionController:
             raise ValueError("q and v must be finite")
         quaternion = q[3:7]
         norm = math.sqrt(float(quaternion @ quaternion))
-        if abs(norm - 1.0) > 1e-3:
+        if abs(norm - 1.0) > UNIT_TOLERANCE:
             raise ValueError(f"the base quaternion q[3:7] = {quaternion.tolist()} is not a unit quaternion")
         return q, v, norm
 
@@ -623,7 +636,7 @@ class LocomotionController:
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
                                                  (0.0, 0.0, wz), (0.0, 0.0, dwz), checked=False)
 
-    def _feet(self, gait_state: Any, q: np.ndarray, v: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
+    def _feet(self, gait_state: GaitState, q: np.ndarray, v: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
         """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
         p = self.params
         ev = self._ev
@@ -684,6 +697,6 @@ class LocomotionController:
 
 
 def _translation(p: np.ndarray) -> np.ndarray:
-    T = _EYE4.copy()
+    T: np.ndarray = _EYE4.copy()
     T[:3, 3] = p
     return T

@@ -26,8 +26,11 @@ MODES = ("sit", "stand", *GAITS)
 
 _POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
              "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
-             "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time", "max_tracking_error", "pd_horizon",
+             "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
+             "max_tracking_error", "pd_horizon",
              "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
+HANDOVER_DUTY = 0.5  # a two-beat gait's duty above it: both groups down while the load changes hands
+MAX_RAMP = 0.5  # a flat-topped swing's ramps up and down meet at its middle
 _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
             "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
@@ -96,7 +99,7 @@ class LocomotionParameters:
     initial_mode: str = "stand"  # at the first update: "sit" or "stand" (height goes there, min-jerk)
     wbc_mode: str = "weighted"  # or "hierarchical"
     solver: str = "daqp"
-    qp_regularization: float = 1e-8  # the QP's ridge (WholeBodyController regularization; controller doc)
+    qp_regularization: float = 1e-7  # the QP's ridge (WholeBodyController regularization; controller doc)
     fallback_solver: str = "osqp"  # asked when ``solver`` fails a tick ("" for none); named in the message
 
     def __post_init__(self) -> None:
@@ -110,15 +113,15 @@ class LocomotionParameters:
                 derived = " (0: derived from the robot)" if f.name in _DERIVED else ""
                 raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0{derived}, got "
                                  f"{value!r}")
-        if not (0.5 < self.duty < 1.0):
+        if not (HANDOVER_DUTY < self.duty < 1.0):
             raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
                              f"bound must share the load while it changes hands, got {self.duty!r}")
-        if not (isinstance(self.min_duty, (int, float)) and 0.5 < self.min_duty < 1.0):
+        if not (isinstance(self.min_duty, (int, float)) and HANDOVER_DUTY < self.min_duty < 1.0):
             raise ValueError(f"locomotion parameter min_duty must be in (0.5, 1), got {self.min_duty!r}")
-        if not (isinstance(self.fast_swing_ramp, (int, float)) and 0.0 < self.fast_swing_ramp <= 0.5):
+        if not (isinstance(self.fast_swing_ramp, (int, float)) and 0.0 < self.fast_swing_ramp <= MAX_RAMP):
             raise ValueError(f"locomotion parameter fast_swing_ramp must be in (0, 1/2], got "
                              f"{self.fast_swing_ramp!r}")
-        if self.swing_ramp > 0.5:
+        if self.swing_ramp > MAX_RAMP:
             raise ValueError(f"locomotion parameter swing_ramp must be in [0, 1/2] (0: minimum jerk), got "
                              f"{self.swing_ramp!r}")
         if not (0.0 < self.walk_duty < 1.0):

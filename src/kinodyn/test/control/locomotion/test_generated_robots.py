@@ -61,14 +61,16 @@ def test_variant_knees_point_as_asked_feet_under_hips_and_trunk_com_offset(varia
     pin.framesForwardKinematics(model, data, q)
 
     def origin(frame: str) -> np.ndarray:
-        return data.oMf[model.getFrameId(frame)].translation
+        return np.asarray(data.oMf[model.getFrameId(frame)].translation, dtype=float)
 
     for name, fore, _ in generate.LEGS:
         hip, knee, foot = origin(f"{name}_THIGH"), origin(f"{name}_SHANK"), origin(f"{name}_FOOT")
         expected = variant.front_knee if fore > 0 else variant.hind_knee
         ahead = knee[0] - (hip[0] + foot[0]) / 2
-        assert abs(ahead) > 0.1 * variant.leg_length and (ahead > 0) == (expected == "forward"), name
-        assert abs(foot[0] - hip[0]) < 1e-9 and foot[2] < hip[2] - 0.5 * variant.leg_length
+        assert abs(ahead) > 0.1 * variant.leg_length, name
+        assert (ahead > 0) == (expected == "forward"), name
+        assert abs(foot[0] - hip[0]) < 1e-9, name
+        assert foot[2] < hip[2] - 0.5 * variant.leg_length, name
     centred, q_centred = pinocchio_model(generate.QuadrupedVariant(
         "centred", variant.mass, variant.leg_length, variant.front_knee, variant.hind_knee))
     trunk_share = model.inertias[1].mass / variant.mass
@@ -76,19 +78,21 @@ def test_variant_knees_point_as_asked_feet_under_hips_and_trunk_com_offset(varia
     np.testing.assert_allclose(shift, [*(trunk_share * np.array(variant.com_offset)), 0.0], atol=1e-12)
 
 
-# Rows of the matrix asserted here: the lightest variant on kinodyn.sim and the heaviest on MuJoCo, with the
-# default parameters. Open (left out because the stack does not meet the bounds there today, not weakened):
-#   "forward 0.5 m/s" on light_short and heavy_long: velocity RMSE 0.06-0.07 m/s (bound 0.05), the base's
-#   oscillation within each step while the swinging legs' momentum is exchanged with the body's (the CoM
-#   itself holds its speed within about 0.015 m/s);
-#   the trotting pushes on the variants with legs of 0.3 m or less: the stance legs' joints reach their
-#   position or velocity limits before the footholds catch the robot, and the QP is infeasible.
+# Rows of the matrix asserted here: the lightest variant on kinodyn.sim, the heaviest on MuJoCo, and the
+# 6 kg variant's 30 s of random commands on MuJoCo (every tick solved by DAQP: the QP ridge
+# qp_regularization), with the default parameters. Open (left out because the stack does not meet the bounds
+# there today, not weakened; docs/locomotion.md lists the rows and their causes):
+#   "forward 0.5 m/s" on four variants: velocity RMSE 0.06-0.09 m/s (bound 0.05), mostly the CoM's lateral
+#   sway on the trot's diagonal supports, which grows with the stance duration squared;
+#   the trotting pushes on the variants with legs of 0.3 m or less: the QP is infeasible during the push,
+#   also without the joint position and velocity bounds.
 CI_ROWS = (
     ("light_short", "kinodyn", "trot in place"),
     ("light_short", "kinodyn", "turn 0.6 rad/s"),
     ("light_short", "kinodyn", "stand push 0.25 mg"),
     ("heavy_long", "mujoco", "sideways 0.2 m/s"),
     ("heavy_long", "mujoco", "trot push 0.5 mg @0.5T"),
+    ("small_fwd_knees", "mujoco", "random 30 s"),
 )
 
 
@@ -97,11 +101,16 @@ def test_generated_robot_meets_the_acceptance_bounds(robot: str, engine: str, sc
     """The row's criteria (``acceptance_matrix.Row.passed``) one by one: every tick solved by the first
     solver, no fall (and the base above 90 % of its height), the velocity RMSE within the bounds."""
     row = matrix.evaluate(matrix.VARIANT[robot], engine, scenario)
-    assert not row.infeasible and row.fallbacks == 0, row.figure()
-    assert not row.fell and row.min_height_ratio > 0.9, row.figure()
+    assert not row.infeasible, row.figure()
+    assert row.fallbacks == 0, row.figure()
+    assert not row.fell, row.figure()
+    assert row.min_height_ratio > 0.9, row.figure()
     if "push" not in scenario:  # a velocity row
-        assert row.rmse_linear is not None and row.rmse_yaw_rate is not None
-        assert row.rmse_linear <= matrix.LINEAR_BOUND and row.rmse_yaw_rate <= matrix.YAW_BOUND, row.figure()
+        assert row.rmse_linear is not None
+        assert row.rmse_yaw_rate is not None
+        assert row.rmse_linear <= matrix.LINEAR_BOUND, row.figure()
+        assert row.rmse_yaw_rate <= matrix.YAW_BOUND, row.figure()
     else:
-        assert row.rmse_linear is None and row.rmse_yaw_rate is None
+        assert row.rmse_linear is None
+        assert row.rmse_yaw_rate is None
     assert row.passed
