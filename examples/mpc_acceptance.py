@@ -27,7 +27,7 @@ import locomotion_scenarios as scenarios
 import numpy as np
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
-from wbc_scenarios import FRICTION_MARGIN, ControlError
+from wbc_scenarios import FRICTION_MARGIN, QUADRUPED_URDF, ControlError
 
 from kinodyn import sim
 
@@ -81,14 +81,12 @@ class MpcRow:
         return ", ".join(parts)
 
 
-def build(engine: str = "kinodyn", max_speed: float = 1.5,
-          **settings: float) -> tuple[scenarios.Legged, MpcLocomotion]:
+def build(engine: str = "kinodyn", max_speed: float = 1.5) -> tuple[scenarios.Legged, MpcLocomotion]:
     """The quadruped on ``engine`` with the MPC plugged in; the command limits raised to ``max_speed``
-    [m/s] forward (the controller's default limit is its own, without a planner); ``settings``: more
-    ``LocomotionParameters``."""
-    friction = FRICTION_MARGIN * sim.ContactModel(sim.collision_spheres(scenarios.QUADRUPED_URDF)).friction
-    params = LocomotionParameters(friction=friction, pd_horizon=0.002, max_forward_velocity=max_speed,
-                                  **settings)
+    [m/s] forward (the controller's default limit is its own, without a planner; the controller fits the
+    gait's duty and the swing to it)."""
+    friction = FRICTION_MARGIN * sim.ContactModel(sim.collision_spheres(QUADRUPED_URDF)).friction
+    params = LocomotionParameters(friction=friction, pd_horizon=0.002, max_forward_velocity=max_speed)
     robot = scenarios.Legged.quadruped(params, backend=engine)
     return robot, MpcLocomotion(robot.controller, MpcLocomotionParameters())
 
@@ -114,9 +112,9 @@ def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
     late = a["t"] >= 0.5 + ramp + SETTLE - 1e-9
     rmse = yaw = mean = None
     if late.any() and not failure:
-        error = a["velocity"][late] - command
-        rmse = float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1))))
-        yaw = float(np.sqrt(np.mean(error[:, 2] ** 2)))
+        deviation = a["velocity"][late] - command
+        rmse = float(np.sqrt(np.mean(np.sum(deviation[:, :2] ** 2, axis=1))))
+        yaw = float(np.sqrt(np.mean(deviation[:, 2] ** 2)))
         mean = float(a["velocity"][late, 0].mean())
     status = mpc.status
     return MpcRow(f"{gait} {speed:g} m/s", engine, speed, _fell(robot, trace), failure, len(trace.notes),

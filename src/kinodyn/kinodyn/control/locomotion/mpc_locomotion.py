@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control.locomotion.controller import LocomotionController
 from kinodyn.control.locomotion.footholds import raibert_foothold
-from kinodyn.control.locomotion.gait import GaitState
 from kinodyn.control.locomotion.parameters import GAITS
 from kinodyn.control.mpc import (
     CentroidalMpc,
@@ -58,6 +57,10 @@ from kinodyn.control.mpc.srb import (
 )
 from kinodyn.control.wbc.tasks import ContactForceTask
 from kinodyn.spatial.rotations import matrix_to_euler
+
+if TYPE_CHECKING:
+    from kinodyn.control.locomotion.controller import LocomotionController
+    from kinodyn.control.locomotion.gait import GaitState
 
 PLANNED_MODES = ("stand", *GAITS)
 
@@ -138,7 +141,8 @@ class MpcLocomotion:
         body, p = self.mpc.body, self.mpc.params
         x0 = body.state_from_floating_base(q, v)
         pose = ctl.base_task.pose
-        assert pose is not None and ctl.com_task.position is not None  # (the controller set them this tick)
+        assert pose is not None  # (the controller set it and the CoM's this tick)
+        assert ctl.com_task.position is not None
         start = x0.copy()
         start[ORIENTATION] = matrix_to_euler(pose[:3, :3], "zyx")[::-1]
         start[POSITION][:2] = ctl.com_task.position[:2]
@@ -168,7 +172,8 @@ class MpcLocomotion:
     def _apply(self, ctl: LocomotionController, plan: Plan, t: float) -> None:
         """The plan sampled at ``t`` into the tasks' references (module doc, item 2)."""
         solution, body, dt = plan.solution, self.mpc.body, self.mpc.params.dt
-        assert solution.forces is not None and solution.states is not None  # (a plan is a solved answer)
+        assert solution.forces is not None  # (a plan is a solved answer)
+        assert solution.states is not None
         steps = solution.forces.shape[0]
         elapsed = max(t - plan.t0, 0.0)
         k = min(int(elapsed / dt), steps - 1)

@@ -14,10 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
 import acceptance_matrix as matrix
-import locomotion_scenarios as scenarios
 from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.locomotion.timing import fit_swing, foot_speed_limit, swing_speed
+from wbc_scenarios import FEET, NOMINAL_JOINTS, QUADRUPED_URDF
 
 import kinodyn as kd
 
@@ -28,8 +28,8 @@ A1 = matrix.VARIANT["unitree_a1"]
 
 
 def _quadruped(params: LocomotionParameters | None = None) -> LocomotionController:
-    model = kd.Model.from_urdf(scenarios.QUADRUPED_URDF, floating_base=True)
-    return LocomotionController(model, scenarios.FEET, scenarios.NOMINAL_JOINTS, params)
+    model = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    return LocomotionController(model, FEET, NOMINAL_JOINTS, params)
 
 
 @pytest.mark.parametrize(("speed", "duty", "ramp", "height"),
@@ -60,7 +60,7 @@ def test_the_foot_speed_limit_is_reached_with_one_joint_at_its_velocity_limit(ro
     """At the limit, the least-norm joint velocities of the worst foot and direction put one joint exactly at
     its URDF velocity limit and none beyond, and move the foot at that speed (finite differences of the
     foot's placement: the forward kinematics, not the Jacobian)."""
-    urdf, feet, stance = (scenarios.QUADRUPED_URDF, scenarios.FEET, scenarios.NOMINAL_JOINTS) \
+    urdf, feet, stance = (QUADRUPED_URDF, FEET, NOMINAL_JOINTS) \
         if robot == "quadruped" else (A1.urdf, A1.feet, np.array(A1.stance))
     model = kd.Model.from_urdf(urdf, floating_base=True)
     q = model.neutral()
