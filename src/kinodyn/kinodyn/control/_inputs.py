@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.spatial import homogeneous_transform
 
+MATRIX_NDIM = 2
 
-def gain(value: Any, dim: int, name: str) -> np.ndarray:
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+def gain(value: ArrayLike, dim: int, name: str) -> np.ndarray:
     """A scalar or a ``dim`` vector of finite non-negative numbers, as a ``dim`` vector."""
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0:
@@ -19,7 +24,7 @@ def gain(value: Any, dim: int, name: str) -> np.ndarray:
     return arr
 
 
-def selection(mask: Any, dim: int, name: str) -> np.ndarray:
+def selection(mask: ArrayLike, dim: int, name: str) -> np.ndarray:
     """``mask`` as ``dim`` booleans with at least one True; ``ValueError`` otherwise."""
     arr = np.asarray(mask)
     if arr.shape != (dim,) or arr.dtype != np.bool_ or not arr.any():
@@ -27,7 +32,7 @@ def selection(mask: Any, dim: int, name: str) -> np.ndarray:
     return arr
 
 
-def as_pose(pose: Any, name: str = "pose") -> np.ndarray:
+def as_pose(pose: ArrayLike, name: str = "pose") -> np.ndarray:
     """``pose`` as a 4x4 homogeneous transform (finite, rotation block, last row [0, 0, 0, 1])."""
     T = np.asarray(pose, dtype=float)
     if T.shape != (4, 4):

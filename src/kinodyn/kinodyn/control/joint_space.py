@@ -23,13 +23,17 @@ whole-body QP's job (``kinodyn.control.wbc``), not these laws'.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.control._inputs import gain
-from kinodyn.evaluation import Evaluation
 from kinodyn.spatial.rotations import as_vector
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
 
 
 def gains_from_frequency(natural_frequency: float, damping_ratio: float = 1.0) -> tuple[float, float]:
@@ -47,28 +51,33 @@ def actuated(ev: Evaluation) -> slice:
     return slice(6, None) if ev.q.size == ev.v.size + 1 else slice(0, None)
 
 
-def pd(ev: Evaluation, q_ref: Any, kp: Any, kd: Any, v_ref: Any = None) -> np.ndarray:
+def pd(ev: Evaluation, q_ref: ArrayLike, kp: ArrayLike, kd: ArrayLike,
+       v_ref: ArrayLike | None = None) -> np.ndarray:
     """Joint impedance (3.72): ``kp (q* - q) + kd (v* - v)``; ``v_ref`` ``None`` means zero."""
     return _pd_terms(ev, q_ref, v_ref, kp, kd)[0]
 
 
-def pd_gravity(ev: Evaluation, q_ref: Any, kp: Any, kd: Any, v_ref: Any = None) -> np.ndarray:
+def pd_gravity(ev: Evaluation, q_ref: ArrayLike, kp: ArrayLike, kd: ArrayLike,
+               v_ref: ArrayLike | None = None) -> np.ndarray:
     """PD + gravity compensation (3.74): ``kp (q* - q) + kd (v* - v) + g(q)``."""
-    return _pd_terms(ev, q_ref, v_ref, kp, kd)[0] + ev.gravity_torques[actuated(ev)]
+    result: np.ndarray = _pd_terms(ev, q_ref, v_ref, kp, kd)[0] + ev.gravity_torques[actuated(ev)]
+    return result
 
 
-def computed_torque(ev: Evaluation, q_ref: Any, kp: Any, kd: Any, v_ref: Any = None,
-                    a_ref: Any = None) -> np.ndarray:
+def computed_torque(ev: Evaluation, q_ref: ArrayLike, kp: ArrayLike, kd: ArrayLike,
+                    v_ref: ArrayLike | None = None, a_ref: ArrayLike | None = None) -> np.ndarray:
     """Inverse-dynamics control (3.75)-(3.77): ``M qdd* + h``, ``qdd* = a_ref + kp (q* - q) + kd (v* - v)``;
     ``None`` references mean zero."""
     qdd_star, j = _pd_terms(ev, q_ref, v_ref, kp, kd)
     n = qdd_star.size
     if a_ref is not None:
         qdd_star = qdd_star + as_vector(a_ref, n, "a_ref")
-    return ev.mass_matrix[j, j] @ qdd_star + ev.nonlinear_effects[j]
+    result: np.ndarray = ev.mass_matrix[j, j] @ qdd_star + ev.nonlinear_effects[j]
+    return result
 
 
-def _pd_terms(ev: Evaluation, q_ref: Any, v_ref: Any, kp: Any, kd: Any) -> tuple[np.ndarray, slice]:
+def _pd_terms(ev: Evaluation, q_ref: ArrayLike, v_ref: ArrayLike | None, kp: ArrayLike,
+              kd: ArrayLike) -> tuple[np.ndarray, slice]:
     """``kp (q* - q) + kd (v* - v)`` over the actuated joints, and their velocity slice."""
     j = actuated(ev)
     v = ev.v[j]

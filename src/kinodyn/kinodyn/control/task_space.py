@@ -32,58 +32,69 @@ the task forces must come from contacts: the whole-body QP (``kinodyn.control.wb
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.control._inputs import as_pose, gain, selection
-from kinodyn.evaluation import Evaluation
 from kinodyn.spatial import so3_log
 from kinodyn.spatial.rotations import as_vector
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
+
 RCOND = 1e-6
 """Relative eigenvalue tolerance of the damped inverse of ``J M^-1 J^T`` (module doc)."""
+MATRIX_NDIM = 2
 ALL_AXES = (True,) * 6
 
 
-def pose_error(pose_ref: Any, pose: Any) -> np.ndarray:
+def pose_error(pose_ref: ArrayLike, pose: ArrayLike) -> np.ndarray:
     """``[p* - p; log(C* C^T)]`` of two 4x4 poses (world <- frame), world axes."""
     T_ref, T = as_pose(pose_ref, "pose_ref"), as_pose(pose)
     return np.concatenate([T_ref[:3, 3] - T[:3, 3], so3_log(T_ref[:3, :3] @ T[:3, :3].T)])
 
 
-def task_acceleration(ev: Evaluation, frame: str, pose_ref: Any, kp: Any, kd: Any, twist_ref: Any = None,
-                      acceleration_ref: Any = None) -> np.ndarray:
+def task_acceleration(ev: Evaluation, frame: str, pose_ref: ArrayLike, kp: ArrayLike, kd: ArrayLike,
+                      twist_ref: ArrayLike | None = None,
+                      acceleration_ref: ArrayLike | None = None) -> np.ndarray:
     """``wdot* = a* + kp e + kd (w* - J v)`` (3.90), ``e = pose_error``; ``None`` references mean zero."""
-    twist_ref = np.zeros(6) if twist_ref is None else as_vector(twist_ref, 6, "twist_ref")
+    w_ref = np.zeros(6) if twist_ref is None else as_vector(twist_ref, 6, "twist_ref")
     a_ref = np.zeros(6) if acceleration_ref is None else as_vector(acceleration_ref, 6, "acceleration_ref")
     e = pose_error(pose_ref, ev.placement(frame))
-    return a_ref + gain(kp, 6, "kp") * e + gain(kd, 6, "kd") * (twist_ref - ev.jacobian(frame) @ ev.v)
+    wdot_star: np.ndarray = (a_ref + gain(kp, 6, "kp") * e
+                             + gain(kd, 6, "kd") * (w_ref - ev.jacobian(frame) @ ev.v))
+    return wdot_star
 
 
-def jacobian_transpose_control(ev: Evaluation, frame: str, pose_ref: Any, kp: Any, kd: Any) -> np.ndarray:
+def jacobian_transpose_control(ev: Evaluation, frame: str, pose_ref: ArrayLike, kp: ArrayLike,
+                               kd: ArrayLike) -> np.ndarray:
     """Robot Dynamics Essential, (34): ``J^T (Kp e - Kd J v) + g``; gains: a scalar or 6 values over ``[x y z
     rx ry rz]``."""
     _require_fixed_base(ev)
     J = ev.jacobian(frame)
     f_d = gain(kp, 6, "kp") * pose_error(pose_ref, ev.placement(frame)) - gain(kd, 6, "kd") * (J @ ev.v)
-    return J.T @ f_d + ev.gravity_torques
+    tau: np.ndarray = J.T @ f_d + ev.gravity_torques
+    return tau
 
 
-def dynamically_consistent_pinv(M: Any, J: Any, rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:
+def dynamically_consistent_pinv(M: ArrayLike, J: ArrayLike,
+                                rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:
     """``(Jbar, Lambda)``: ``Lambda = (J M^-1 J^T)^-1`` (damped below ``rcond``, module doc) and
     ``Jbar = M^-1 J^T Lambda`` for ``M`` (n, n) symmetric positive definite and ``J`` (m, n)."""
-    M, J = np.asarray(M, dtype=float), np.asarray(J, dtype=float)
-    if M.ndim != 2 or J.ndim != 2 or M.shape != (J.shape[1], J.shape[1]) or J.shape[0] == 0:
-        raise ValueError(f"M must be (n, n) and J (m, n) with m >= 1, got M {M.shape} and J {J.shape}")
-    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(J))):
+    M_, J_ = np.asarray(M, dtype=float), np.asarray(J, dtype=float)
+    if J_.ndim != MATRIX_NDIM or M_.shape != (J_.shape[1], J_.shape[1]) or J_.shape[0] == 0:
+        raise ValueError(f"M must be (n, n) and J (m, n) with m >= 1, got M {M_.shape} and J {J_.shape}")
+    if not (np.all(np.isfinite(M_)) and np.all(np.isfinite(J_))):
         raise ValueError("M and J must be finite (NaN or inf found)")
-    M_inv_JT, Lam = _task_inertia(M, J, rcond)
+    M_inv_JT, Lam = _task_inertia(M_, J_, rcond)
     return M_inv_JT @ Lam, Lam
 
 
-def operational_space_control(ev: Evaluation, frame: str, wdot_star: Any, mask: Any = ALL_AXES,
-                              tau0: Any = None, rcond: float = RCOND) -> np.ndarray:
+def operational_space_control(ev: Evaluation, frame: str, wdot_star: ArrayLike, mask: ArrayLike = ALL_AXES,
+                              tau0: ArrayLike | None = None, rcond: float = RCOND) -> np.ndarray:
     """(3.89) with the null-space torque of Robot Dynamics Essential, §3.6.4 (module doc). ``wdot_star``: the
     6-D desired classical acceleration ``[rdd; omega_dot]`` (``task_acceleration``); ``mask``: 6 booleans, the
     rows controlled; ``tau0``: (nv,) torque projected into the null space, ``None`` for zero."""
@@ -93,11 +104,13 @@ def operational_space_control(ev: Evaluation, frame: str, wdot_star: Any, mask: 
     wdot = as_vector(wdot_star, 6, "wdot_star")[rows]
     M_inv_JT, Lam = _task_inertia(ev.mass_matrix, J, rcond)
     h = ev.nonlinear_effects
-    tau = J.T @ (Lam @ (wdot - ev.bias_acceleration(frame)[rows] + M_inv_JT.T @ h))
+    tau: np.ndarray = J.T @ (Lam @ (wdot - ev.bias_acceleration(frame)[rows] + M_inv_JT.T @ h))
     if tau0 is None:
         return tau
-    tau0 = as_vector(tau0, ev.v.size, "tau0")
-    return tau + tau0 - J.T @ (Lam @ (M_inv_JT.T @ tau0))  # (I - J^T Jbar^T) tau0, Jbar^T = Lambda J M^-1
+    t0 = as_vector(tau0, ev.v.size, "tau0")
+    # (I - J^T Jbar^T) tau0, Jbar^T = Lambda J M^-1
+    out: np.ndarray = tau + t0 - J.T @ (Lam @ (M_inv_JT.T @ t0))
+    return out
 
 
 def _task_inertia(M: np.ndarray, J: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray]:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kinodyn.control._inputs import MATRIX_NDIM
 from kinodyn.spatial.rotations import as_vector
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +34,11 @@ class PointReference:
 class Figure8:
     """Figure-8 of amplitude ``A`` [m] (half-width along ``u``) at ``frequency`` [Hz] (module doc)."""
 
-    center: Any
+    center: ArrayLike
     amplitude: float = 0.1
     frequency: float = 0.5
-    u: Any = (1.0, 0.0, 0.0)
-    w: Any = (0.0, 1.0, 0.0)
+    u: ArrayLike = (1.0, 0.0, 0.0)
+    w: ArrayLike = (0.0, 1.0, 0.0)
     _basis: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -61,9 +65,9 @@ class Figure8:
         )
 
 
-def rms(errors: Any) -> float:
+def rms(errors: ArrayLike) -> float:
     """Root mean square of the Euclidean norms of the rows of ``errors`` (N, d): ``sqrt(mean |e_k|^2)``."""
     e = np.asarray(errors, dtype=float)
-    if e.ndim != 2 or e.shape[0] == 0:
+    if e.ndim != MATRIX_NDIM or e.shape[0] == 0:
         raise ValueError(f"errors must be a non-empty (N, d) array, got shape {e.shape}")
     return float(np.sqrt(np.mean(np.sum(e * e, axis=1))))

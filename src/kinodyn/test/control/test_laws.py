@@ -11,6 +11,7 @@ import importlib.util
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -29,6 +30,12 @@ from scipy.optimize import fsolve
 
 import kinodyn as kd
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from kinodyn.evaluation import Evaluation
+
 ROOT = Path(__file__).resolve().parents[4]
 PLANAR = kd.Model.from_urdf(ROOT / "urdf" / "planar_2link.urdf")
 ARM7 = kd.Model.from_urdf(ROOT / "urdf" / "arm7.urdf")
@@ -43,7 +50,9 @@ def planar_gravity(q: np.ndarray) -> np.ndarray:
     return np.array([-M1 * G * LC1 * s1 - M2 * G * (L1 * s1 + LC2 * s12), -M2 * G * LC2 * s12])
 
 
-def simulate(model: kd.Model, frames: list[str], q0, v0, law, seconds: float, dt: float) -> tuple:
+def simulate(model: kd.Model, frames: list[str], q0: np.ndarray, v0: np.ndarray,
+             law: Callable[[Evaluation, float], np.ndarray], seconds: float,
+             dt: float) -> tuple[np.ndarray, np.ndarray]:
     """Run ``law(ev, t)`` zero-order held over ``dt`` in the RK4 simulator; (q, v) at the end."""
     evaluator = Evaluator(model, frames)
     sim = kd.sim.Simulator(model, dt=dt, integrator="rk4")
@@ -55,18 +64,20 @@ def simulate(model: kd.Model, frames: list[str], q0, v0, law, seconds: float, dt
 
 # ---- joint space -------------------------------------------------------------------------------------------
 
-def test_gain_design_matches_seed_example_e12_and_inverts_378_379():
+def test_gain_design_matches_seed_example_e12_and_inverts_378_379() -> None:
     # Robot Dynamics lecture notes (ETH), §3.8: 3 Hz, critical damping
     kp, kd_ = gains_from_frequency(2 * math.pi * 3.0)
-    assert kp == pytest.approx(355.3, abs=0.05) and kd_ == pytest.approx(37.70, abs=0.005)
+    assert kp == pytest.approx(355.3, abs=0.05)
+    assert kd_ == pytest.approx(37.70, abs=0.005)
     kp, kd_ = gains_from_frequency(7.0, 0.3)
-    assert math.sqrt(kp) == pytest.approx(7.0) and kd_ / (2 * math.sqrt(kp)) == pytest.approx(0.3)
+    assert math.sqrt(kp) == pytest.approx(7.0)
+    assert kd_ / (2 * math.sqrt(kp)) == pytest.approx(0.3)
     for bad in ((0.0, 1.0), (math.nan, 1.0), (5.0, -0.1), (5.0, math.inf)):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="must be finite"):
             gains_from_frequency(*bad)
 
 
-def test_computed_torque_error_follows_the_linear_ode_closed_form():
+def test_computed_torque_error_follows_the_linear_ode_closed_form() -> None:
     """Robot Dynamics Essential, (84)-(85): with a sinusoidal reference and its feed-forward, ``e = q* - q``
     obeys ``e'' + kd e' + kp e = 0``, whose underdamped solution is closed form.
 
@@ -113,7 +124,7 @@ def test_computed_torque_error_follows_the_linear_ode_closed_form():
 
 
 @pytest.mark.parametrize("compensate", [True, False])
-def test_pd_steady_state_with_and_without_gravity_compensation(compensate):
+def test_pd_steady_state_with_and_without_gravity_compensation(compensate: bool) -> None:
     """(3.74) reaches q* exactly; plain PD (3.72) settles where ``kp (q* - q) = g(q)`` (3.73)."""
     q_star, kp, kd_ = np.array([0.4, -0.6]), np.array([60.0, 30.0]), np.array([15.0, 6.0])
     law = pd_gravity if compensate else pd
@@ -123,12 +134,13 @@ def test_pd_steady_state_with_and_without_gravity_compensation(compensate):
     if not compensate:
         q_rest = fsolve(lambda x: kp * (q_star - x) - planar_gravity(x), q_star)
         assert np.abs(kp * (q_star - q_rest) - planar_gravity(q_rest)).max() < 1e-9
-    assert np.abs(q - q_rest).max() < 1e-6 and np.abs(v).max() < 1e-5
+    assert np.abs(q - q_rest).max() < 1e-6
+    assert np.abs(v).max() < 1e-5
     if not compensate:
         assert np.abs(q_rest - q_star).max() > 0.05  # the steady-state error (3.73) predicts, of this size
 
 
-def test_joint_laws_on_a_floating_base_use_the_joint_rows_at_zero_base_acceleration():
+def test_joint_laws_on_a_floating_base_use_the_joint_rows_at_zero_base_acceleration() -> None:
     rng = np.random.default_rng(3)
     q, v = QUADRUPED.random_configuration(rng), rng.normal(size=QUADRUPED.nv)
     ev = Evaluator(QUADRUPED, []).evaluate(q, v)
@@ -145,7 +157,7 @@ def test_joint_laws_on_a_floating_base_use_the_joint_rows_at_zero_base_accelerat
                                rtol=1e-10, atol=1e-9)
 
 
-def test_joint_laws_refuse_bad_inputs_with_a_message():
+def test_joint_laws_refuse_bad_inputs_with_a_message() -> None:
     ev = Evaluator(PLANAR, []).evaluate([0.1, 0.2], [0.0, 0.0])
     with pytest.raises(ValueError, match="q_ref"):
         pd(ev, [0.0, 0.0, 0.0], 1.0, 1.0)
@@ -159,19 +171,19 @@ def test_joint_laws_refuse_bad_inputs_with_a_message():
 
 # ---- task space --------------------------------------------------------------------------------------------
 
-def test_pose_error_is_the_world_rotation_vector_and_the_position_difference():
+def test_pose_error_is_the_world_rotation_vector_and_the_position_difference() -> None:
     T = ARM7.frame_placement(ARM7.random_configuration(5), "ee_link")
     phi, dp = np.array([0.3, -0.2, 0.5]), np.array([0.01, -0.02, 0.03])
     T_ref = T.copy()
     T_ref[:3, :3] = rotvec_to_matrix(phi) @ T[:3, :3]
     T_ref[:3, 3] += dp
     np.testing.assert_allclose(pose_error(T_ref, T), np.concatenate([dp, phi]), atol=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="4x4 homogeneous transform"):
         pose_error(np.eye(3), T)
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_osc_achieves_the_task_acceleration_and_the_null_space_adds_none(seed):
+def test_osc_achieves_the_task_acceleration_and_the_null_space_adds_none(seed: int) -> None:
     """Operational space control (Robot Dynamics lecture notes (ETH), (3.87)-(3.89); arm7: 7 joints, 6-D
     task): ``J qdd + Jdot v = wdot*`` with ``qdd`` from ABA, for any null-space torque; ``J M^-1 (I - J^T
     Jbar^T) = 0``; position-only mask: its three rows hold."""
@@ -194,7 +206,7 @@ def test_osc_achieves_the_task_acceleration_and_the_null_space_adds_none(seed):
     np.testing.assert_allclose(achieved[:3], wdot[:3], rtol=0, atol=1e-9 * (1 + np.abs(wdot).max()))
 
 
-def test_osc_with_square_jacobian_equals_the_alternative_notation_395():
+def test_osc_with_square_jacobian_equals_the_alternative_notation_395() -> None:
     """The 2-link arm's x-z position task has a square invertible J: (3.89) equals (3.95),
     ``tau = J^T Lambda wdot* + b_tilde + g``, ``Lambda = J^-T M J^-1``,
     ``b_tilde = b - J^T Lambda Jdot v``."""
@@ -211,7 +223,7 @@ def test_osc_with_square_jacobian_equals_the_alternative_notation_395():
     np.testing.assert_allclose(tau, expected, rtol=1e-10)
 
 
-def test_osc_at_a_singularity_is_finite_and_exact_in_the_directions_it_keeps():
+def test_osc_at_a_singularity_is_finite_and_exact_in_the_directions_it_keeps() -> None:
     """Stretched arm (q2 = 0): the x-z task has rank 1. Directions of ``J M^-1 J^T`` above ``rcond``
     are inverted exactly, the lost one gets no force: the torque is finite and bounded."""
     q, v = np.array([0.3, 0.0]), np.array([0.2, -0.1])
@@ -222,12 +234,13 @@ def test_osc_at_a_singularity_is_finite_and_exact_in_the_directions_it_keeps():
     assert s[0] < 1e-12 * s[1]
     wdot = np.array([1.0, 0.0, 2.0, 0.0, 0.0, 0.0])
     tau = operational_space_control(ev, "tool", wdot, mask=POSITION_XZ)
-    assert np.all(np.isfinite(tau)) and np.abs(tau).max() < 100.0
+    assert np.all(np.isfinite(tau))
+    assert np.abs(tau).max() < 100.0
     kept = U[:, 1]
     assert kept @ (J @ PLANAR.aba(q, v, tau) + Jdv) == pytest.approx(kept @ wdot[rows], abs=1e-10)
 
 
-def test_jacobian_transpose_control_converges_to_the_target():
+def test_jacobian_transpose_control_converges_to_the_target() -> None:
     """Robot Dynamics Essential, (34) with gravity compensation: the tool settles on a reachable x-z target
     (free rotation)."""
     target = PLANAR.frame_placement(np.array([0.5, -1.0]), "tool")
@@ -238,7 +251,7 @@ def test_jacobian_transpose_control_converges_to_the_target():
     assert np.abs(v).max() < 1e-6
 
 
-def test_task_space_laws_refuse_a_floating_base_and_bad_inputs():
+def test_task_space_laws_refuse_a_floating_base_and_bad_inputs() -> None:
     ev = Evaluator(QUADRUPED, ["LF_FOOT"]).evaluate(QUADRUPED.neutral(), np.zeros(QUADRUPED.nv))
     with pytest.raises(ValueError, match="whole-body QP"):
         operational_space_control(ev, "LF_FOOT", np.zeros(6))
@@ -263,7 +276,7 @@ def test_task_space_laws_refuse_a_floating_base_and_bad_inputs():
 
 # ---- figure-8 ----------------------------------------------------------------------------------------------
 
-def test_figure8_derivatives_are_exact():
+def test_figure8_derivatives_are_exact() -> None:
     f8 = Figure8(center=[0.3, 0.0, 0.5], amplitude=0.1, frequency=0.5, u=(0, 1, 0), w=(0, 0, 1))
     h = 1e-5
     for t in (0.0, 0.37, 1.3):
@@ -278,7 +291,7 @@ def test_figure8_derivatives_are_exact():
         Figure8(center=[0, 0, 0], u=(1, 0, 0), w=(1, 0, 0))
 
 
-def _example():
+def _example() -> ModuleType:
     path = ROOT / "examples" / "arm_figure8_osc.py"
     spec = importlib.util.spec_from_file_location("arm_figure8_osc", path)
     module = importlib.util.module_from_spec(spec)
@@ -289,10 +302,12 @@ def _example():
 
 @pytest.mark.parametrize(("compensate", "position_bound", "orientation_bound"),
                          [(True, 1e-5, 1.5e-4), (False, 1.2e-3, 0.04)])
-def test_arm7_figure8_with_operational_space_control(compensate, position_bound, orientation_bound):
+def test_arm7_figure8_with_operational_space_control(compensate: bool, position_bound: float,
+                                                      orientation_bound: float) -> None:
     """examples/arm_figure8_osc.py, one period (2 s) at 1 kHz, with and without the joint friction
     feed-forward (without it the URDF's friction is unmodelled and the errors are two orders larger)."""
     r = _example().run(2.0, compensate_friction=compensate)
-    assert r.position_rms < position_bound and r.orientation_rms < orientation_bound
+    assert r.position_rms < position_bound
+    assert r.orientation_rms < orientation_bound
     assert r.position_rms > position_bound / 4  # a bound near the measurement, not a blanket one
     assert r.torque_max < 87.0

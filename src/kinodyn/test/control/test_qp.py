@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import daqp
 import numpy as np
 import pytest
 from kinodyn.control.qp import (
@@ -11,6 +12,7 @@ from kinodyn.control.qp import (
     QP,
     SOLVERS,
     QPStatus,
+    daqp_solver,
     kkt_residuals,
     make_solver,
 )
@@ -116,7 +118,9 @@ def test_equality_only_matches_closed_form(name: str) -> None:
 def test_inconsistent_bounds_are_infeasible(name: str) -> None:
     qp = QP(np.eye(2), np.zeros(2), C=np.eye(2), l=np.array([0.0, 2.0]), u=np.array([1.0, 1.0]))
     result = make_solver(name).solve(qp)
-    assert result.status is QPStatus.INFEASIBLE and result.x is None and not result.ok
+    assert result.status is QPStatus.INFEASIBLE
+    assert result.x is None
+    assert not result.ok
 
 
 @pytest.mark.parametrize("name", SOLVERS)
@@ -146,7 +150,8 @@ def test_iteration_cap_is_reported(name: str) -> None:
     qp = random_qp(np.random.default_rng(7), n=30, neq=5, nin=50)
     result = make_solver(name, max_iter=1).solve(qp)
     assert result.status is QPStatus.MAX_ITERATIONS, result.message
-    assert result.x is None and result.objective is None
+    assert result.x is None
+    assert result.objective is None
 
 
 @pytest.mark.parametrize("name", SOLVERS)
@@ -163,7 +168,8 @@ def test_nonconvex_hessian_is_reported(name: str) -> None:
     )
     result = make_solver(name).solve(qp)
     assert result.status is QPStatus.NONCONVEX, result.message
-    assert result.x is None and result.message
+    assert result.x is None
+    assert result.message
 
 
 def drifting_pair(seed: int) -> tuple[QP, QP]:
@@ -189,10 +195,13 @@ def test_warm_start_same_answer_fewer_iterations(name: str) -> None:
     first, second = drifting_pair(11)
     solver = make_solver(name)
     previous = solver.solve(first)
-    assert previous.ok and not previous.warm_started
+    assert previous.ok
+    assert not previous.warm_started
     cold = make_solver(name).solve(second)
     warm = solver.solve(second, warm_start=previous)
-    assert cold.ok and warm.ok and warm.warm_started
+    assert cold.ok
+    assert warm.ok
+    assert warm.warm_started
     np.testing.assert_allclose(warm.x, cold.x, atol=1e-9 if name in DENSE else 1e-5)
     assert warm.iterations < cold.iterations
 
@@ -203,7 +212,8 @@ def test_warm_start_of_another_shape_is_not_used(name: str) -> None:
     small, large = random_qp(rng, n=10, neq=2, nin=20), random_qp(rng, n=12, neq=2, nin=20)
     solver = make_solver(name)
     result = solver.solve(large, warm_start=solver.solve(small))
-    assert result.ok and not result.warm_started
+    assert result.ok
+    assert not result.warm_started
     assert kkt_residuals(large, result).max <= KKT_TOL[name]
 
 
@@ -252,7 +262,10 @@ def test_an_inequality_qp_from_arrays_is_the_constructors(field: str, change: di
     for name in ("H", "g", "C", "l", "u"):
         assert getattr(qp, name) is data[name]
         np.testing.assert_array_equal(getattr(qp, name), getattr(full, name))
-    assert qp.A.shape == (0, 2) and qp.b.shape == (0,) and qp.bounds is None and qp.shape == full.shape
+    assert qp.A.shape == (0, 2)
+    assert qp.b.shape == (0,)
+    assert qp.bounds is None
+    assert qp.shape == full.shape
     result = make_solver("daqp").solve(qp)
     assert result.x.tolist() == make_solver("daqp").solve(full).x.tolist()
     assert set(vars(result)) == {f.name for f in dataclasses.fields(result)}  # (built without __init__)
@@ -270,9 +283,6 @@ def test_daqp_backend_calls_daqp_as_its_python_interface_does(seed: int) -> None
     """The backend's compiled call of ``daqp_quadprog`` (its structures filled as ``daqp.solve`` fills them)
     gives ``daqp.solve``'s answer bit for bit: x, the multipliers, the iterations, the exit flag; with and
     without bounds, equalities and warm-start senses."""
-    import daqp
-    from kinodyn.control.qp import daqp_solver
-
     rng = np.random.default_rng(seed)
     for k in range(40):
         n, neq, n_in = int(rng.integers(2, 16)), int(rng.integers(0, 3)), int(rng.integers(0, 20))
@@ -286,12 +296,12 @@ def test_daqp_backend_calls_daqp_as_its_python_interface_does(seed: int) -> None
         lb, ub = qp.bounds or (np.zeros(0), np.zeros(0))
         multipliers = (np.zeros(0), np.zeros(0)) if warm is None else (
             warm.w if warm.w is not None else np.zeros(0), warm.z)
-        daqp_solver._ROWS.call(ub, lb, qp.b, qp.u, qp.l, *multipliers, bupper, blower, sense)
+        daqp_solver._ROWS.call(ub, lb, qp.b, qp.u, qp.l, *multipliers, bupper, blower, sense)  # noqa: SLF001  (the backend's compiled row fill)
         rows = np.ascontiguousarray(np.vstack((qp.A, qp.C)))
         x, _, exitflag, info = daqp.solve(qp.H, qp.g, rows, bupper, blower, sense, **solver.settings)
-        raw = solver._solve(qp, warm)  # type: ignore[attr-defined]
+        raw = solver._solve(qp, warm)  # type: ignore[attr-defined]  # noqa: SLF001  (the raw solve, before the checks)
         assert raw.iterations == info["iterations"]
-        assert raw.status is daqp_solver._OUTCOMES[exitflag][0]
+        assert raw.status is daqp_solver._OUTCOMES[exitflag][0]  # noqa: SLF001  (the backend's exit-flag table)
         if raw.x is not None:
             np.testing.assert_array_equal(raw.x, x)
             parts = ([raw.w] if bounded else []) + [raw.y, raw.z]
@@ -337,22 +347,25 @@ def test_daqp_overdetermined_working_set_is_a_failed_solve_the_fallback_solves()
     OSQP (the fallback) solves the same problem; contradictory pinned rows are INFEASIBLE."""
     qp = _pinned_qp(4e-9)
     daqp_result = make_solver("daqp").solve(qp)
-    assert daqp_result.status is QPStatus.NUMERICAL_ERROR and not daqp_result.ok
-    assert "exitflag -6" in daqp_result.message and "overdetermined" in daqp_result.message
+    assert daqp_result.status is QPStatus.NUMERICAL_ERROR
+    assert not daqp_result.ok
+    assert "exitflag -6" in daqp_result.message
+    assert "overdetermined" in daqp_result.message
     rescued = make_solver("osqp").solve(qp)
-    assert rescued.ok and rescued.x is not None
+    assert rescued.ok
+    assert rescued.x is not None
     np.testing.assert_allclose(rescued.x, [1.0, -0.5, -0.5], atol=1e-6)  # x0 pinned; x1 + x2 >= -1 active
     contradiction = make_solver("daqp").solve(_pinned_qp(0.5))
-    assert contradiction.status is QPStatus.INFEASIBLE and "contradict" in contradiction.message
+    assert contradiction.status is QPStatus.INFEASIBLE
+    assert "contradict" in contradiction.message
 
 
 def test_a_backend_that_raises_is_a_failed_solve(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kinodyn.control.qp import daqp_solver
-
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("zero-size array to reduction operation")
 
-    monkeypatch.setattr(daqp_solver._QUADPROG, "call", broken)  # (the backend's call into DAQP)
+    monkeypatch.setattr(daqp_solver._QUADPROG, "call", broken)  # noqa: SLF001  (the backend's call into DAQP)
     result = make_solver("daqp").solve(_pinned_qp(0.0))
-    assert result.status is QPStatus.NUMERICAL_ERROR and result.x is None
+    assert result.status is QPStatus.NUMERICAL_ERROR
+    assert result.x is None
     assert result.message == "daqp raised ValueError: zero-size array to reduction operation"

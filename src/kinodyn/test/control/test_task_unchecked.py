@@ -31,13 +31,15 @@ def layout_of(model: Model) -> VariableLayout:
 
 def frame_state(task: FrameTask) -> list[np.ndarray]:
     assert task.pose is not None
-    return [task.pose, task.twist, task.acceleration, task._rotation]
+    return [task.pose, task.twist, task.acceleration, task._rotation]  # noqa: SLF001  (the task's cached rotation)
 
 
 def assert_same_frame_state(a: FrameTask, b: FrameTask, model: Model, q: np.ndarray, v: np.ndarray) -> None:
     for x, y in zip(frame_state(a), frame_state(b), strict=True):
         np.testing.assert_array_equal(x, y)
-        assert x.dtype == y.dtype == np.float64 and x.flags.c_contiguous and y.flags.c_contiguous
+        assert x.dtype == y.dtype == np.float64
+        assert x.flags.c_contiguous
+        assert y.flags.c_contiguous
     ev = Evaluator(model, a.frames).evaluate(q, v)
     ra, rb = a.rows(ev, layout_of(model)), b.rows(ev, layout_of(model))
     np.testing.assert_array_equal(ra.A, rb.A)
@@ -85,7 +87,7 @@ def test_frame_task_unchecked_setters_share_no_array_with_a_caller(quadruped: Mo
     position[:], rates[:] = np.nan, np.nan  # the caller reuses its arrays
     for x, before in zip(frame_state(task), state, strict=True):
         np.testing.assert_array_equal(x, before)
-    np.testing.assert_array_equal(task._rotation, C.T)
+    np.testing.assert_array_equal(task._rotation, C.T)  # noqa: SLF001  (the task's cached rotation)
 
 
 def test_frame_task_checked_setters_still_refuse_bad_input(quadruped: Model) -> None:
@@ -123,8 +125,10 @@ def test_com_task_unchecked_setter_gives_the_state_of_the_checked_one(quadruped:
         values[:] = np.nan  # the caller reuses its array: the unchecked path kept copies
         for x, y in zip((fast.position, fast.velocity, fast.acceleration),
                         (checked.position, checked.velocity, checked.acceleration), strict=True):
-            assert x is not None and y is not None
-            assert x.dtype == np.float64 and x.flags.c_contiguous
+            assert x is not None
+            assert y is not None
+            assert x.dtype == np.float64
+            assert x.flags.c_contiguous
             np.testing.assert_array_equal(x, y)
         ra, rb = fast.rows(ev, layout_of(quadruped)), checked.rows(ev, layout_of(quadruped))
         np.testing.assert_array_equal(ra.A, rb.A)

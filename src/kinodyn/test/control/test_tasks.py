@@ -7,8 +7,8 @@ model's separate calls and scipy's rotation log.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -25,6 +25,9 @@ from kinodyn.control.wbc.tasks import (
 from kinodyn.evaluation import Evaluation, Evaluator
 from kinodyn.model import Model
 from scipy.spatial.transform import Rotation
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 URDF = Path(__file__).resolve().parents[4] / "urdf"
 H = 1e-6
@@ -80,7 +83,8 @@ def check_kinematics(model: Model, task: Task, rate: np.ndarray, q: np.ndarray, 
     only the qdd columns are non-zero."""
     layout = layout_of(model)
     rows = task.rows(evaluate(model, task, q, v), layout)
-    assert rows.A.shape == (task.dim, layout.size) and rows.b.shape == (task.dim,)
+    assert rows.A.shape == (task.dim, layout.size)
+    assert rows.b.shape == (task.dim,)
     assert not rows.A[:, layout.qdd.stop:].any()
     close_fd(rows.A[:, layout.qdd] @ v, rate)
     def task_velocity(qq: np.ndarray) -> np.ndarray:
@@ -150,7 +154,8 @@ def test_frame_task_mask_selects_rows(model: Model) -> None:
     for task in (full, masked):
         task.set_reference(reference)
     a, b = full.rows(ev, layout_of(model)), masked.rows(ev, layout_of(model))
-    assert masked.dim == 4 and b.A.shape[0] == 4
+    assert masked.dim == 4
+    assert b.A.shape[0] == 4
     np.testing.assert_array_equal(b.A, a.A[mask])
     np.testing.assert_array_equal(b.b, a.b[mask])
     np.testing.assert_array_equal(masked.error, full.error[mask])
@@ -218,7 +223,8 @@ def test_base_orientation_task_rows(quadruped: Model) -> None:
     q, v = state(quadruped, 21)
     task = BaseOrientationTask(quadruped, kp=0.0, kd=0.0)
     task.set_reference(np.eye(3))
-    assert task.frames == ("base_link",) and task.dim == 3
+    assert task.frames == ("base_link",)
+    assert task.dim == 3
     check_kinematics(quadruped, task, frame_rate(quadruped, "base_link", q, v)[3:], q, v)
     # the base's angular velocity is v[3:6] in the base frame: world axes through C_WB
     C = quadruped.frame_placement(q, "base_link")[:3, :3]
@@ -444,7 +450,8 @@ def test_contact_force_task_selects_the_contact_slice(quadruped: Model) -> None:
     np.testing.assert_array_equal(rows.b, wrench)
 
     inactive = ContactForceTask("RF_FOOT").rows(ev, layout)
-    assert inactive.A.shape == (0, layout.size) and inactive.b.shape == (0,)
+    assert inactive.A.shape == (0, layout.size)
+    assert inactive.b.shape == (0,)
 
 
 def test_contact_force_task_rejects_bad_inputs(quadruped: Model) -> None:

@@ -60,7 +60,8 @@ def check_solution(m: kd.Model, r: WBCResult, q: np.ndarray, v: np.ndarray,
                    inequality_tol: float = 1e-9) -> None:
     """Equalities to 1e-8, torques from RNEA, cones, force bounds and torque limits held."""
     assert r.ok, r.message
-    assert r.dynamics_residual <= TOL and r.contact_acceleration <= TOL
+    assert r.dynamics_residual <= TOL
+    assert r.contact_acceleration <= TOL
     generalized = m.rnea(q, v, r.qdd)
     for name, f in r.forces.items():
         generalized -= m.frame_jacobian(q, name)[:3].T @ f
@@ -68,7 +69,8 @@ def check_solution(m: kd.Model, r: WBCResult, q: np.ndarray, v: np.ndarray,
     np.testing.assert_allclose(r.tau, generalized[6:], atol=1e-8)
     for name, f in r.forces.items():
         D, lo, hi = PointContact(name, **CONTACT).force_inequalities(r.evaluation, CONTACT["f_max"])
-        assert np.all(D @ f <= hi + inequality_tol) and np.all(D @ f >= lo - inequality_tol)
+        assert np.all(D @ f <= hi + inequality_tol)
+        assert np.all(D @ f >= lo - inequality_tol)
     assert np.all(np.abs(r.tau) <= m.effort_limit[6:])
 
 
@@ -97,7 +99,8 @@ def test_a_failed_lower_level_leaves_the_higher_levels_answer(quadruped: kd.Mode
         check_solution(quadruped, r, q, v, INEQUALITY_TOL["osqp"])
         if r.levels < 2:
             partial += 1
-            assert "levels 1-1 solved; priority level 2 of 2" in r.message and "left unsolved" in r.message
+            assert "levels 1-1 solved; priority level 2 of 2" in r.message
+            assert "left unsolved" in r.message
     assert 0 < partial < 5
 
 
@@ -128,7 +131,8 @@ def test_a_lower_level_leaves_a_higher_one_untouched(quadruped: kd.Model) -> Non
     for wbc in (without, with_lower):
         wbc.set_contact_active("LF_FOOT", False)
     a, b = without.update(q, v), with_lower.update(q, v)
-    assert a.ok and b.ok
+    assert a.ok
+    assert b.ok
     ev = a.evaluation
     J_com, J_base = ev.com_jacobian, ev.jacobian("base_link")[3:]
     np.testing.assert_allclose(J_com @ b.qdd, J_com @ a.qdd, atol=1e-9)
@@ -166,7 +170,8 @@ def test_weighted_and_hierarchical_agree_when_tasks_do_not_conflict(quadruped: k
     assert first.ok
     weighted = controller("weighted", first.forces).update(q, v)
     strict = controller("hierarchical", first.forces).update(q, v)
-    assert weighted.ok and strict.ok
+    assert weighted.ok
+    assert strict.ok
     np.testing.assert_allclose(weighted.x, strict.x, atol=1e-7)
     np.testing.assert_allclose(weighted.task_errors["com"], strict.task_errors["com"], atol=1e-12)
 
@@ -183,7 +188,8 @@ def test_contact_force_ramps_to_zero_before_the_contact_is_dropped(quadruped: kd
         assert r.ok, r.message
         if k < 10:  # the force follows the bound down linearly from its value at the switch
             assert r.forces["LF_FOOT"][2] == pytest.approx((1.0 - t / 0.1) * f_switch, abs=1e-6)
-    assert "LF_FOOT" not in wbc.active_contacts() and "LF_FOOT" not in r.forces
+    assert "LF_FOOT" not in wbc.active_contacts()
+    assert "LF_FOOT" not in r.forces
     wbc.set_contact_active("LF_FOOT", True, ramp=0.1)
     assert "LF_FOOT" in wbc.active_contacts()
     assert wbc.update(q, v, t=0.12).forces["LF_FOOT"][2] <= 0.1 * 400.0 + 1e-9  # 0.01 s of a 0.1 s ramp
@@ -200,7 +206,8 @@ def test_a_replaced_contact_takes_its_new_friction_and_keeps_its_ramp(quadruped:
     for foot in FEET:
         wbc.replace_contact(PointContact(foot, **{**CONTACT, "mu": 0.1}))
     after = wbc.update(q, v, t=0.01)
-    assert after.ok and "LF_FOOT" in wbc.active_contacts()  # still ramping down
+    assert after.ok
+    assert "LF_FOOT" in wbc.active_contacts()
     pyramid = 0.1 * np.cos(np.pi / 4)  # the 4-facet pyramid inscribed in the cone of mu
     tangential = [max(abs(f[0]), abs(f[1])) / f[2] for f in after.forces.values() if f[2] > 1e-6]
     assert max(tangential) == pytest.approx(pyramid, abs=1e-6)  # at the new bound, not beyond
@@ -218,9 +225,11 @@ def test_a_failed_level_is_solved_by_the_fallback_solver_and_said_so(quadruped: 
     assert not failed.ok
     rescued = standing_controller(quadruped, q, solver_options={"max_iter": 1}, fallback_solver="osqp")
     r = rescued.update(q, v)
-    assert r.ok and r.message == f"solved; level 1: daqp returned {failed.status!r}, osqp solved it"
+    assert r.ok
+    assert r.message == f"solved; level 1: daqp returned {failed.status!r}, osqp solved it"
     check_solution(quadruped, r, q, v, inequality_tol=1e-5)  # OSQP's tolerance
-    assert reference.tau is not None and r.tau is not None
+    assert reference.tau is not None
+    assert r.tau is not None
     np.testing.assert_allclose(r.tau, reference.tau, atol=0.05)  # the same optimum, to OSQP's accuracy
 
 
@@ -237,10 +246,12 @@ def test_surface_contact_wrench_stays_in_its_cone() -> None:
     wbc.add_task(ContactForceTask("ee_link", dim=6, f_ref=[0, 0, 30.0, 0, 0, 0], weight=1.0))
     r = wbc.update(q, v)
     assert r.ok, r.message
-    assert r.contact_acceleration <= TOL and r.dynamics_residual <= TOL
+    assert r.contact_acceleration <= TOL
+    assert r.dynamics_residual <= TOL
     w = r.forces["ee_link"]
     D, lo, hi = sole.force_inequalities(r.evaluation, sole.f_max)
-    assert np.all(D @ w <= hi + 1e-9) and np.all(D @ w >= lo - 1e-9)
+    assert np.all(D @ w <= hi + 1e-9)
+    assert np.all(D @ w >= lo - 1e-9)
     np.testing.assert_allclose(r.tau, m.rnea(q, v, r.qdd) - m.frame_jacobian(q, "ee_link").T @ w, atol=1e-8)
 
 
@@ -251,8 +262,10 @@ def test_torque_limits_that_cannot_hold_the_robot_are_reported(quadruped: kd.Mod
     weak = JointLimits(np.full(12, 1.0), urdf.lower, urdf.upper, urdf.velocity, max_acceleration=1.0)
     wbc = standing_controller(quadruped, q, limits=weak)
     r = wbc.update(q, v)
-    assert not r.ok and r.tau is None
-    assert r.status == "infeasible" and "torque" in r.message
+    assert not r.ok
+    assert r.tau is None
+    assert r.status == "infeasible"
+    assert "torque" in r.message
 
 
 def test_joint_limits_become_acceleration_bounds(quadruped: kd.Model) -> None:
@@ -265,12 +278,17 @@ def test_joint_limits_become_acceleration_bounds(quadruped: kd.Model) -> None:
     q[3], v[3] = limits.lower[3] - 0.05, -9.0  # ... faster than its velocity limit: disjoint ranges
     v[4] = 9.0  # within its position range, faster than its velocity limit (8): only not faster still
     lo, hi = limits.acceleration_bounds(q, v)
-    assert hi[4] == 0.0 and lo[4] == pytest.approx((-8.0 - 9.0) / 0.1)
-    assert hi[0] == pytest.approx(0.0) and lo[0] < 0.0
-    assert hi[1] == pytest.approx(2.0 * (0.01 - 0.1) / 0.01) and hi[1] < 0.0
-    assert lo[2] == pytest.approx(2.0 * (0.05 + 0.05) / 0.01) and hi[2] == pytest.approx((8.0 + 0.5) / 0.1)
+    assert hi[4] == 0.0
+    assert lo[4] == pytest.approx((-8.0 - 9.0) / 0.1)
+    assert hi[0] == pytest.approx(0.0)
+    assert lo[0] < 0.0
+    assert hi[1] == pytest.approx(2.0 * (0.01 - 0.1) / 0.01)
+    assert hi[1] < 0.0
+    assert lo[2] == pytest.approx(2.0 * (0.05 + 0.05) / 0.01)
+    assert hi[2] == pytest.approx((8.0 + 0.5) / 0.1)
     assert lo[3] == hi[3] == pytest.approx(2.0 * (0.05 + 0.9) / 0.01)
-    assert np.all(lo <= hi) and np.all(np.abs(lo) <= limits.max_acceleration)
+    assert np.all(lo <= hi)
+    assert np.all(np.abs(lo) <= limits.max_acceleration)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -25,9 +26,12 @@ from kinodyn.control.wbc.tasks import (
     PostureTask,
     Task,
 )
-from kinodyn.evaluation import Evaluator
+from kinodyn.evaluation import Evaluation, Evaluator
 from kinodyn.model import Model
 from numpy.linalg import _umath_linalg
+
+if TYPE_CHECKING:
+    from kinodyn.control.wbc.contacts import Contact
 
 URDF = Path(__file__).resolve().parents[4] / "urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -81,7 +85,7 @@ def test_stacked_rows_are_each_tasks_dense_rows_scaled_and_a_task_weighted_zero_
     q, v = quadruped.random_configuration(rng), rng.normal(size=quadruped.nv)
     ev = Evaluator(quadruped, frames).evaluate(q, v)
     layout = VariableLayout.build(quadruped.nv, [(f, 3) for f in FEET], quadruped.nv - 6)
-    A, b = WholeBodyController._stack(tasks, ev, layout)
+    A, b = WholeBodyController._stack(tasks, ev, layout)  # noqa: SLF001  (the weighted stacking itself)
     errors = {task.name: task.error.copy() for task in tasks}
     blocks_A, blocks_b = [], []
     for task in tasks:  # the reference: every task's full rows (qdd_rows), dense, times sqrt(weight)
@@ -93,7 +97,8 @@ def test_stacked_rows_are_each_tasks_dense_rows_scaled_and_a_task_weighted_zero_
     np.testing.assert_array_equal(A, np.vstack(blocks_A))  # the compiled passes: numpy's numbers
     np.testing.assert_array_equal(b, np.concatenate(blocks_b))
     zero = [t.name for t in tasks if not t.weight.any()]
-    assert zero == ["swing_LH_FOOT", "swing_RH_FOOT"] and all(np.abs(errors[n]).max() > 1e-3 for n in zero)
+    assert zero == ["swing_LH_FOOT", "swing_RH_FOOT"]
+    assert all(np.abs(errors[n]).max() > 1e-3 for n in zero)
 
 
 def test_a_frame_task_reads_its_row_of_whichever_evaluation_it_gets(quadruped: Model) -> None:
@@ -175,19 +180,22 @@ def test_the_acceptance_check_agrees_with_the_kkt_residuals(seed: int) -> None:
             lb=feasible - 2.0, ub=feasible + 2.0)
     solver = make_solver("daqp")
     result = solver.solve(qp)
-    assert result.ok and result.x is not None and result.z is not None
+    assert result.ok
+    assert result.x is not None
+    assert result.z is not None
 
     def check(x: np.ndarray) -> tuple[str, bool]:
         raw = RawSolution(QPStatus.SOLVED, 1, "", x, result.y, result.z, result.w)
         kkt = kkt_residuals(qp, QPResult(QPStatus.SOLVED, x, 1, 0.0, "daqp", result.y, result.z, result.w))
         scale = max(1.0, *(float(np.abs(a).max()) for a in (x, qp.g, qp.H @ x, qp.b, qp.C @ x)))
-        return solver._rejection(qp, raw), max(kkt.primal, kkt.stationarity) <= solver.acceptance_tol * scale
+        return solver._rejection(qp, raw), max(kkt.primal, kkt.stationarity) <= solver.acceptance_tol * scale  # noqa: SLF001  (the acceptance test itself)
 
     assert check(result.x) == ("", True)
     problem, within = check(result.x + 1e-3)
-    assert not within and problem.startswith(("primal residual", "stationarity residual"))
+    assert not within
+    assert problem.startswith(("primal residual", "stationarity residual"))
     nan = RawSolution(QPStatus.SOLVED, 1, "", result.x, result.y, np.full(m, math.nan), result.w)
-    assert solver._rejection(qp, nan) == "non-finite or missing solution"
+    assert solver._rejection(qp, nan) == "non-finite or missing solution"  # noqa: SLF001  (the acceptance test itself)
 
 
 class ReferenceTick:
@@ -207,12 +215,12 @@ class ReferenceTick:
     def tick(self, q: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray]:
         w = self.wbc
         model, nv = w.model, w.model.nv
-        fv, fq = (6, 7) if model.floating_base else (0, 0)
+        fv = 6 if model.floating_base else 0
         names = w.active_contacts()
-        states = {n: w._contacts[n] for n in names}
+        states = {n: w._contacts[n] for n in names}  # noqa: SLF001  (the controller's contact states)
         contacts = [states[n].contact for n in names]
         layout = VariableLayout.build(nv, [(c.name, c.dim) for c in contacts], nv - fv, w.torque_variables)
-        frames = [c.frame for c in contacts] + [f for _, t in w._tasks for f in t.frames]
+        frames = [c.frame for c in contacts] + [f for _, t in w._tasks for f in t.frames]  # noqa: SLF001  (the controller's task list)
         ev = Evaluator(model, frames).evaluate(q, v)
         rows = [c.motion_rows(ev) for c in contacts]
         Jc, rhs = np.vstack([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
@@ -224,36 +232,14 @@ class ReferenceTick:
             E[fv:nv, layout.tau] = -np.eye(nv - fv)
         E[dyn:, :nv] = Jc
         e = np.concatenate([-ev.nonlinear_effects[:dyn], rhs])
-        C_rows, lows, highs = [], [], []
-        for c in contacts:
-            D, lo, hi = c.force_inequalities(ev, states[c.name].upper_normal_force())
-            block = np.zeros((D.shape[0], layout.size))
-            block[:, layout.force(c.name)] = D
-            C_rows.append(block), lows.append(lo), highs.append(hi)
-        limited = np.flatnonzero(np.isfinite(w.limits.effort))
-        effort = w.limits.effort[limited]
-        block = np.zeros((limited.size, layout.size))
-        if w.torque_variables:
-            block[np.arange(limited.size), layout.tau.start + limited] = 1.0
-            lows.append(-effort), highs.append(effort)
-        else:
-            block[:, :nv] = ev.mass_matrix[fv + limited]
-            block[:, layout.forces] = -Jc.T[fv + limited]
-            lows.append(-effort - ev.nonlinear_effects[fv + limited])
-            highs.append(effort - ev.nonlinear_effects[fv + limited])
-        C_rows.append(block)
-        joints = np.zeros((nv - fv, layout.size))
-        joints[:, fv:nv] = np.eye(nv - fv)
-        C_rows.append(joints)
-        low_q, high_q = scalar_acceleration_bounds(w.limits, q[fq:], v[fv:])
-        lows.append(np.array(low_q)), highs.append(np.array(high_q))
-        C, lower, upper = np.vstack(C_rows), np.concatenate(lows), np.concatenate(highs)
+        upper_normal = [states[c.name].upper_normal_force() for c in contacts]
+        C, lower, upper = _inequality_rows(w, ev, layout, contacts, upper_normal, Jc, q, v)
         Q, R = np.linalg.qr(E.T, mode="complete")
         m = E.shape[0]
         assert np.abs(R.diagonal()).min() > 1e-9 * max(np.abs(R.diagonal()).max(), 1.0)  # full rank here
         x, Z = Q[:, :m] @ np.linalg.solve(R[:m].T, e), Q[:, m:]
-        levels = ([[t for _, t in w._tasks]] if w.mode == "weighted" else
-                  [[t for lv, t in w._tasks if lv == n] for n in sorted({lv for lv, _ in w._tasks})])
+        levels = ([[t for _, t in w._tasks]] if w.mode == "weighted" else  # noqa: SLF001  (the controller's task list)
+                  [[t for lv, t in w._tasks if lv == n] for n in sorted({lv for lv, _ in w._tasks})])  # noqa: SLF001
         for k, tasks in enumerate(levels):
             blocks = [(task.rows(ev, layout), np.sqrt(task.weight)) for task in tasks]
             blocks = [(rows, scale) for rows, scale in blocks if rows.b.size]  # (a contact out of stance)
@@ -284,6 +270,38 @@ class ReferenceTick:
         residual[fv:] -= tau
         return {"x": x, "qdd": x[:nv], "tau": np.minimum(np.maximum(tau, -w.limits.effort), w.limits.effort),
                 "dynamics": np.abs(residual).max(), "contact": np.abs(Jc @ x[:nv] - rhs).max()}
+
+
+def _inequality_rows(w: WholeBodyController, ev: Evaluation, layout: VariableLayout, contacts: list[Contact],
+                     upper_normal: list[float], Jc: np.ndarray, q: np.ndarray,
+                     v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The QP's inequality rows ``lower <= C x <= upper``: friction cones, efforts, joint accelerations."""
+    nv = w.model.nv
+    fv, fq = (6, 7) if w.model.floating_base else (0, 0)
+    C_rows, lows, highs = [], [], []
+    for c, f_max in zip(contacts, upper_normal, strict=True):
+        D, lo, hi = c.force_inequalities(ev, f_max)
+        block = np.zeros((D.shape[0], layout.size))
+        block[:, layout.force(c.name)] = D
+        C_rows.append(block), lows.append(lo), highs.append(hi)
+    limited = np.flatnonzero(np.isfinite(w.limits.effort))
+    effort = w.limits.effort[limited]
+    block = np.zeros((limited.size, layout.size))
+    if w.torque_variables:
+        block[np.arange(limited.size), layout.tau.start + limited] = 1.0
+        lows.append(-effort), highs.append(effort)
+    else:
+        block[:, :nv] = ev.mass_matrix[fv + limited]
+        block[:, layout.forces] = -Jc.T[fv + limited]
+        lows.append(-effort - ev.nonlinear_effects[fv + limited])
+        highs.append(effort - ev.nonlinear_effects[fv + limited])
+    C_rows.append(block)
+    joints = np.zeros((nv - fv, layout.size))
+    joints[:, fv:nv] = np.eye(nv - fv)
+    C_rows.append(joints)
+    low_q, high_q = scalar_acceleration_bounds(w.limits, q[fq:], v[fv:])
+    lows.append(np.array(low_q)), highs.append(np.array(high_q))
+    return np.vstack(C_rows), np.concatenate(lows), np.concatenate(highs)
 
 
 def oracle_controllers(model: Model) -> dict[str, WholeBodyController]:
@@ -339,7 +357,9 @@ def test_the_tick_is_the_straightforward_computation(quadruped: Model, name: str
         if k == 60:
             wbc.set_contact_active("RH_FOOT", False, ramp=0.01)
         result, expected = wbc.update(q, v, t=0.002 * k), reference.tick(q, v)
-        assert result.ok and result.x is not None and result.tau is not None, result.message
+        assert result.ok, result.message
+        assert result.x is not None
+        assert result.tau is not None
         np.testing.assert_array_equal(result.x, expected["x"])
         np.testing.assert_array_equal(result.qdd, expected["qdd"])
         np.testing.assert_array_equal(result.tau, expected["tau"])
@@ -397,7 +417,8 @@ def test_a_ticks_result_and_evaluation_hold_every_field_and_stay_frozen(quadrupe
     holds exactly the dataclass's fields and refuses assignment as a frozen dataclass does."""
     wbc = oracle_controllers(quadruped)["weighted, no limits"]
     result = wbc.update(standing(quadruped), np.zeros(quadruped.nv))
-    assert result.ok and result.tau is not None
+    assert result.ok
+    assert result.tau is not None
     for instance in (result, result.evaluation):
         assert set(vars(instance)) == {f.name for f in dataclasses.fields(instance)}
         with pytest.raises(dataclasses.FrozenInstanceError):

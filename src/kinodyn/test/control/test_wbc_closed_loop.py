@@ -49,8 +49,8 @@ def test_min_jerk_rests_at_both_ends() -> None:
 
 def test_support_margin_and_torque_jump_closed_forms() -> None:
     triangle = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 3.0]])  # inradius (a + b - c) / 2 = 1 at (1, 1)
-    assert scenarios._support_margin(np.array([1.0, 1.0]), triangle) == pytest.approx(1.0, abs=1e-12)
-    assert scenarios._support_margin(np.array([-0.5, 1.0]), triangle) == pytest.approx(-0.5, abs=1e-12)
+    assert scenarios._support_margin(np.array([1.0, 1.0]), triangle) == pytest.approx(1.0, abs=1e-12)  # noqa: SLF001  (the example's own margin helper)
+    assert scenarios._support_margin(np.array([-0.5, 1.0]), triangle) == pytest.approx(-0.5, abs=1e-12)  # noqa: SLF001  (the example's own margin helper)
     effort = np.array([80.0, 80.0])  # floor 4 N m
     assert scenarios.torque_jump(np.array([10.0, 1.0]), np.array([11.0, 1.0]), effort) == pytest.approx(0.1)
     assert scenarios.torque_jump(np.array([10.0, 1.0]), np.array([10.0, 2.0]), effort) == pytest.approx(0.25)

@@ -30,7 +30,8 @@ SOLES = ("L_SOLE", "R_SOLE")
 
 def humanoid_urdf() -> str:
     spec = importlib.util.spec_from_file_location("kinodyn_urdf_generate", URDF / "generate.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     generate = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
     spec.loader.exec_module(generate)  # (in sys.modules: its dataclasses look their module up)
     return generate.render(generate.humanoid())
@@ -147,7 +148,7 @@ def test_zero_gains_add_no_feedback_rows(quadruped: Model) -> None:
     wbc = standing(quadruped, [PointContact(foot, kd=0.0 if foot != "LH_FOOT" else 3.0) for foot in FEET])
     q0 = quadruped.neutral()
     assert wbc.update(q0, np.zeros(quadruped.nv)).ok
-    (asm,) = wbc._assemblies.values()
+    (asm,) = wbc._assemblies.values()  # noqa: SLF001  (the cached assembly)
     assert [k for k, _ in asm.feedback] == [FEET.index("LH_FOOT")]
     assert asm.feedback[0][1] == slice(3, 6)
 
@@ -156,7 +157,9 @@ def test_gains_and_regularization_defaults() -> None:
     point, surface = PointContact("LF_FOOT"), SurfaceContact("L_SOLE", 0.1, 0.05)
     assert (point.kp, point.kd, point.force_regularization) == (0.0, 0.0, 0.0)  # rows and cost as before
     w = surface.kp ** 0.5
-    assert w > 0.0 and surface.kd == pytest.approx(2.0 * w) and surface.force_regularization > 0.0
+    assert w > 0.0
+    assert surface.kd == pytest.approx(2.0 * w)
+    assert surface.force_regularization > 0.0
     with pytest.raises(ValueError, match="force_regularization must be a finite number >= 0"):
         SurfaceContact("L_SOLE", 0.1, 0.05, force_regularization=-1.0)
 
@@ -178,7 +181,8 @@ def test_wrench_regularization_is_a_force_task_of_weight_c_over_weight_squared(h
         assert wbc.update(q0, np.zeros(humanoid.nv)).ok  # the anchors
     q, v = perturbed(humanoid, q0, rng, 0.02), rng.normal(scale=0.2, size=humanoid.nv)
     first, second = built.update(q, v), explicit.update(q, v)
-    assert first.ok and second.ok
+    assert first.ok
+    assert second.ok
     np.testing.assert_allclose(first.qdd, second.qdd, rtol=0.0, atol=1e-7)
     for sole in SOLES:
         np.testing.assert_allclose(first.forces[sole], second.forces[sole], rtol=0.0, atol=1e-6)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -23,6 +24,9 @@ from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, PostureTask
 import kinodyn as kd
 from kinodyn import sim
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
 ROOT = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(ROOT / "examples"))  # the closed loop and gains of the quadruped's scenarios
 import wbc_scenarios as scenarios  # noqa: E402  (from examples/, after the path)
@@ -30,9 +34,10 @@ import wbc_scenarios as scenarios  # noqa: E402  (from examples/, after the path
 SOLES = ("L_SOLE", "R_SOLE")
 
 
-def generator():  # -> the urdf/generate.py module
+def generator() -> ModuleType:  # the urdf/generate.py module
     spec = importlib.util.spec_from_file_location("kinodyn_urdf_generate", ROOT / "urdf" / "generate.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
     spec.loader.exec_module(module)  # (in sys.modules: its dataclasses look their module up)
     return module
@@ -64,6 +69,13 @@ def standing_humanoid(**sole_options: float) -> tuple[kd.Model, scenarios.Closed
     for task in (com, base, PostureTask(model, nominal, *scenarios.pd_gains(scenarios.POSTURE_HZ))):
         wbc.add_task(task)  # the default weight, 1
     return model, scenarios.ClosedLoop(simulator, wbc, 500.0), q0
+
+
+def _stand(loop: scenarios.ClosedLoop, q0: np.ndarray, seconds: float) -> None:
+    """Run the loop for ``seconds``; an AssertionError once the base is 5 cm below its start."""
+    while loop.sim.t < seconds:
+        loop.tick()
+        assert loop.sim.q[2] > q0[2] - 0.05, f"fell at t = {loop.sim.t:.3f} s"
 
 
 def test_humanoid_stands_10_s_and_takes_a_push() -> None:
@@ -101,6 +113,4 @@ def test_without_the_surface_defaults_it_falls(options: dict) -> None:
     down within 3 s."""
     _, loop, q0 = standing_humanoid(**options)
     with pytest.raises((scenarios.ControlError, AssertionError)):
-        while loop.sim.t < 3.0:
-            loop.tick()
-            assert loop.sim.q[2] > q0[2] - 0.05, f"fell at t = {loop.sim.t:.3f} s"
+        _stand(loop, q0, 3.0)

@@ -32,8 +32,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -42,9 +42,13 @@ from kinodyn.evaluation import Evaluator
 
 import kinodyn as kd
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 ROOT = Path(__file__).resolve().parents[4]
 _spec = importlib.util.spec_from_file_location("tsid_quadruped", ROOT / "bench" / "tsid_quadruped.py")
-assert _spec is not None and _spec.loader is not None
+assert _spec is not None
+assert _spec.loader is not None
 tq = importlib.util.module_from_spec(_spec)
 sys.modules["tsid_quadruped"] = tq
 _spec.loader.exec_module(tq)
@@ -128,7 +132,8 @@ def test_same_solution_as_tsid(model: kd.Model, tsid: tq.TsidProcess) -> None:
         slack = PROBLEM.mu * F[:, 2:] - np.abs(F[:, :2])
         active_facets += int(np.count_nonzero(slack < 1e-7))
         active_minimum += int(np.count_nonzero(F[:, 2] - PROBLEM.f_min < 1e-7))
-    assert active_facets >= 10 and active_minimum >= 3, (active_facets, active_minimum)
+    assert active_facets >= 10, (active_facets, active_minimum)
+    assert active_minimum >= 3, (active_facets, active_minimum)
 
 
 def test_same_solution_as_tsid_with_contact_gains(model: kd.Model) -> None:

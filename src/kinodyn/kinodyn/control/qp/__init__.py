@@ -9,12 +9,15 @@ DEFAULT_SOLVER is the fastest at equal accuracy on WBC-shaped dense problems, me
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kinodyn.control.qp.daqp_solver import DaqpSolver
 from kinodyn.control.qp.osqp_solver import OsqpSolver
 from kinodyn.control.qp.problem import QP, KKTResiduals, QPResult, QPStatus, kkt_residuals
 from kinodyn.control.qp.solver import QPSolver
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Each backend takes its own keyword options: the table promises only "keywords in, a QPSolver out".
 _BACKENDS: dict[str, Callable[..., QPSolver]] = {cls.name: cls for cls in (DaqpSolver, OsqpSolver)}

@@ -51,6 +51,7 @@ _EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure n
 }
 
 _OUTCOMES = {flag: (status, f"daqp exitflag {flag}: {text}") for flag, (status, text) in _EXITFLAGS.items()}
+EXIT_OVERDETERMINED = -6
 
 if version("daqp") != "0.11.0":
     raise ImportError(f"kinodyn's DAQP backend calls daqp 0.11.0's C entry point with its structures; daqp "
@@ -90,6 +91,7 @@ _OFFSETS = {field[0]: getattr(_Problem, field[0]).offset for field in _Problem._
 _OFFSETS |= {f"result_{field[0]}": getattr(_Result, field[0]).offset for field in _Result._fields_}
 _lib = ctypes.CDLL(daqp.__file__)
 llvm.add_symbol("daqp_quadprog", ctypes.cast(_lib.daqp_quadprog, ctypes.c_void_p).value)
+# Any: numba's ExternalFunction has no static type
 _daqp_quadprog: Any = types.ExternalFunction("daqp_quadprog", types.void(types.voidptr, types.voidptr,
                                                                           types.voidptr))
 if (_WORDS, _OFFSETS["H"], _OFFSETS["nh"], _OFFSETS["result_exitflag"]) != (
@@ -101,11 +103,12 @@ def _settings_words(primal_tol: float, dual_tol: float, eps_prox: float, iter_li
     """A DAQPSettings as the int64 words ``quadprog`` passes, the given settings and daqp.solve's defaults."""
     settings = _Settings(primal_tol=primal_tol, dual_tol=dual_tol, eps_prox=eps_prox, iter_limit=iter_limit,
                          **_DEFAULTS)
-    return np.frombuffer(bytes(settings), dtype=np.int64).copy()
+    result: np.ndarray = np.frombuffer(bytes(settings), dtype=np.int64).copy()
+    return result
 
 
 @njit(cache=True)
-def quadprog(H: np.ndarray, f: np.ndarray, A: np.ndarray, bupper: np.ndarray, blower: np.ndarray,
+def quadprog(H: np.ndarray, f: np.ndarray, A: np.ndarray, bupper: np.ndarray, blower: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
              sense: np.ndarray, ms: int, settings: np.ndarray, problem: np.ndarray, result: np.ndarray,
              x: np.ndarray, lam: np.ndarray) -> tuple[int, int]:
     """``daqp_quadprog`` on C-contiguous data as ``daqp.solve`` calls it (no break points, a QP, pointers
@@ -175,7 +178,8 @@ class DaqpSolver(SolverBase):
         bupper, blower, sense = vectors
         if warm is not None:
             # SolverBase passes only a SOLVED result of this shape: z set, w set exactly with bounds
-            assert warm.z is not None and (warm.w is not None) == has_bounds
+            assert warm.z is not None
+            assert (warm.w is not None) == has_bounds
         w = _EMPTY if warm is None or warm.w is None else warm.w
         z = _EMPTY if warm is None or warm.z is None else warm.z
         _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
@@ -186,7 +190,7 @@ class DaqpSolver(SolverBase):
                                               *self._structs, x, lam)
         status, message = _OUTCOMES.get(exitflag) or (QPStatus.NUMERICAL_ERROR,
                                                       f"daqp exitflag {exitflag}: unknown exit flag")
-        if exitflag == -6 and not _pinned_consistent(qp, self.settings["primal_tol"]):
+        if exitflag == EXIT_OVERDETERMINED and not _pinned_consistent(qp, self.settings["primal_tol"]):
             status, message = QPStatus.INFEASIBLE, ("daqp exitflag -6: the equalities and the rows pinned by "
                                                     "l = u or lb = ub contradict each other (no x satisfies "
                                                     "them all)")

@@ -100,7 +100,8 @@ class OsqpSolver(SolverBase):
             self._shape = qp.shape
             return solver
         # self._shape is set only after a successful setup of self._pattern and self._solver
-        assert self._pattern is not None and self._solver is not None
+        assert self._pattern is not None
+        assert self._solver is not None
         pattern, solver = self._pattern, self._solver
         solver.update(
             q=qp.g,
@@ -128,7 +129,9 @@ class OsqpSolver(SolverBase):
                 solver.warm_start(x=np.zeros(qp.n), y=np.zeros(stacked.shape[0]))
             else:
                 # SolverBase passes only a SOLVED result of this shape: y, z set, w set exactly with bounds
-                assert warm.y is not None and warm.z is not None and (warm.w is not None) == qp.has_bounds
+                assert warm.y is not None
+                assert warm.z is not None
+                assert (warm.w is not None) == qp.has_bounds
                 multipliers = [warm.y, warm.z] + ([warm.w] if warm.w is not None else [])
                 solver.warm_start(x=warm.x, y=np.concatenate(multipliers))
             result = solver.solve(raise_error=False)

@@ -13,13 +13,18 @@ row i sits on its upper bound, ``z_i <= 0`` on its lower bound (and ``w`` likewi
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
-from numpy.typing import ArrayLike
 
+from kinodyn.control._inputs import MATRIX_NDIM
 from kinodyn.kernel import BOOL, IN1, IN2, Kernel
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 SYMMETRY_TOL = 1e-10
 """Relative asymmetry ``max|H - H'| / max(1, max|H|)`` above which H is refused."""
@@ -41,7 +46,7 @@ class QPStatus(enum.Enum):
 def vector_ok(values: np.ndarray, allow_inf: bool) -> bool:
     """No NaN in ``values``, and no infinity unless ``allow_inf``."""
     for value in values:  # noqa: SIM110 (a loop: numba compiles no generator in all())
-        if value != value or (not allow_inf and abs(value) == np.inf):
+        if math.isnan(value) or (not allow_inf and abs(value) == np.inf):
             return False
     return True
 
@@ -107,7 +112,7 @@ def _vector(name: str, value: object, size: int, *, allow_inf: bool) -> np.ndarr
 
 def _matrix(name: str, value: object, rows: int | None, cols: int) -> np.ndarray:
     array = np.asarray(value, dtype=float)
-    if array.ndim != 2 or array.shape[1] != cols or (rows is not None and array.shape[0] != rows):
+    if array.ndim != MATRIX_NDIM or array.shape[1] != cols or (rows is not None and array.shape[0] != rows):
         expected = f"({rows if rows is not None else 'm'}, {cols})"
         raise ValueError(f"QP.{name} must have shape {expected}, got {array.shape}")
     if not _MATRIX_FINITE.call(array):
@@ -147,7 +152,7 @@ class QP:
         ub: ArrayLike | None = None,
     ) -> None:
         H = np.asarray(H, dtype=float)
-        if H.ndim != 2 or H.shape[0] != H.shape[1] or H.shape[0] == 0:
+        if H.ndim != MATRIX_NDIM or H.shape[0] != H.shape[1] or H.shape[0] == 0:
             raise ValueError(f"QP.H must be a non-empty square matrix, got shape {H.shape}")
         n = H.shape[0]
         H = _matrix("H", H, n, n)
@@ -181,8 +186,8 @@ class QP:
         ndarray = np.ndarray
         if (type(H) is ndarray and type(g) is ndarray and type(C) is ndarray and type(l) is ndarray
                 and type(u) is ndarray and H.dtype is _F64 and g.dtype is _F64 and C.dtype is _F64
-                and l.dtype is _F64 and u.dtype is _F64 and H.ndim == 2 and (n := H.shape[0])
-                and H.shape[1] == n and g.shape == (n,) and C.ndim == 2 and C.shape[1] == n
+                and l.dtype is _F64 and u.dtype is _F64 and H.ndim == MATRIX_NDIM and (n := H.shape[0])
+                and H.shape[1] == n and g.shape == (n,) and C.ndim == MATRIX_NDIM and C.shape[1] == n
                 and l.shape == u.shape == C.shape[:1]
                 and _DENSE_OK.call(H, g, C, l, u)):
             empty = _NO_ROWS.get(n)
@@ -203,17 +208,20 @@ class QP:
     @property
     def n(self) -> int:
         """Number of variables."""
-        return self.H.shape[0]
+        result: int = self.H.shape[0]
+        return result
 
     @property
     def n_eq(self) -> int:
         """Number of equality rows."""
-        return self.A.shape[0]
+        result: int = self.A.shape[0]
+        return result
 
     @property
     def n_in(self) -> int:
         """Number of two-sided inequality rows (C)."""
-        return self.C.shape[0]
+        result: int = self.C.shape[0]
+        return result
 
     @property
     def has_bounds(self) -> bool:
@@ -244,7 +252,8 @@ class QP:
 
 
 def _violation(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    return np.maximum(np.maximum(low - values, values - high), 0.0)
+    result: np.ndarray = np.maximum(np.maximum(low - values, values - high), 0.0)
+    return result
 
 
 def _complementarity(values: np.ndarray, mult: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -253,7 +262,8 @@ def _complementarity(values: np.ndarray, mult: np.ndarray, low: np.ndarray, high
     gap_u = np.where(np.isfinite(high), high - values, 0.0)
     gap_l = np.where(np.isfinite(low), values - low, 0.0)
     wrong_side = np.where(np.isfinite(high), 0.0, upper) + np.where(np.isfinite(low), 0.0, lower)
-    return np.abs(upper * gap_u) + np.abs(lower * gap_l) + wrong_side
+    result: np.ndarray = np.abs(upper * gap_u) + np.abs(lower * gap_l) + wrong_side
+    return result
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ class SolverBase(abc.ABC):
 
 
 @njit(cache=True)
-def residuals(H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray, l: np.ndarray,  # noqa: E741
+def residuals(H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray, l: np.ndarray,  # noqa: E741, PLR0913, PLR0917  (flat arrays for a compiled kernel)
               u: np.ndarray, lb: np.ndarray, ub: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray,
               w: np.ndarray) -> tuple[float, float, float, float]:
     """``(primal, stationarity, scale, objective)`` of ``(x, y, z, w)`` (``lb``, ``ub``, ``w`` empty without

@@ -14,14 +14,19 @@ tighten the bounds by a margin where the limit is hard.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.model import Model
+from kinodyn.control._inputs import MATRIX_NDIM
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.model import Model
 
 
-def _weight(matrix: Any, size: int, name: str, definite: bool) -> np.ndarray:
+def _weight(matrix: ArrayLike, size: int, name: str, definite: bool) -> np.ndarray:
     """``matrix`` (size, size) or its diagonal (size,), checked symmetric and PSD (PD if ``definite``)."""
     m = np.asarray(matrix, dtype=np.float64)
     if m.shape == (size,):
@@ -35,10 +40,11 @@ def _weight(matrix: Any, size: int, name: str, definite: bool) -> np.ndarray:
     if smallest < 0.0 or (definite and smallest <= 0.0):
         kind = "definite" if definite else "semi-definite"
         raise ValueError(f"{name} must be positive {kind}; its smallest eigenvalue is {smallest:.3g}")
-    return 0.5 * (m + m.T)
+    result: np.ndarray = 0.5 * (m + m.T)
+    return result
 
 
-def _reference(value: Any, size: int, rows: int | None, name: str) -> np.ndarray:
+def _reference(value: ArrayLike, size: int, rows: int | None, name: str) -> np.ndarray:
     """A reference (size,) held constant or one row per knot (rows, size); finite."""
     r = np.asarray(value, dtype=np.float64)
     if r.shape != (size,) and (rows is None or r.shape != (rows, size)):
@@ -83,8 +89,9 @@ class QuadraticCost:
     ``limit_weight > 0``; ``None`` for no bounds.
     """
 
-    def __init__(self, Q: Any, W: Any, Qf: Any, x_goal: Any, x_ref: Any = None, u_ref: Any = None,
-                 x_bounds: tuple[Any, Any] | None = None, limit_weight: float = 0.0) -> None:
+    def __init__(self, Q: ArrayLike, W: ArrayLike, Qf: ArrayLike, x_goal: ArrayLike,
+                 x_ref: ArrayLike | None = None, u_ref: ArrayLike | None = None,
+                 x_bounds: tuple[ArrayLike, ArrayLike] | None = None, limit_weight: float = 0.0) -> None:
         W_ = np.asarray(W, dtype=np.float64)
         nu = W_.shape[0] if W_.ndim else 0
         x_goal = np.asarray(x_goal, dtype=np.float64)
@@ -97,7 +104,7 @@ class QuadraticCost:
         self.x_goal = _reference(x_goal, self.nx, None, "x_goal")
         x_ref = self.x_goal if x_ref is None else np.asarray(x_ref, dtype=np.float64)
         u_ref = np.zeros(nu) if u_ref is None else np.asarray(u_ref, dtype=np.float64)
-        rows = next((r.shape[0] for r in (x_ref, u_ref) if r.ndim == 2), None)
+        rows = next((r.shape[0] for r in (x_ref, u_ref) if r.ndim == MATRIX_NDIM), None)
         self.x_ref = _reference(x_ref, self.nx, rows, "x_ref")
         self.u_ref = _reference(u_ref, self.nu, rows, "u_ref")
         self.horizon = rows  # None: any horizon
@@ -116,7 +123,8 @@ class QuadraticCost:
 
     def _excess(self, X: np.ndarray) -> np.ndarray:
         """``x - clip(x, x_lower, x_upper)`` per knot: how far each state is outside its bounds."""
-        return X - np.clip(X, self.x_lower, self.x_upper)
+        result: np.ndarray = X - np.clip(X, self.x_lower, self.x_upper)
+        return result
 
     def _errors(self, X: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = U.shape[0]

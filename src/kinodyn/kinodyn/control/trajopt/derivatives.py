@@ -16,11 +16,14 @@ relative. The tests check both against Pinocchio's ``computeABADerivatives``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.dynamics import rnea_batch
-from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 STEP_Q = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # relative step of the central differences in q
 STEP_V = 1.0  # relative step in v (exact for any step: ID is quadratic in v)

@@ -16,12 +16,14 @@ The control bounds are the URDF efforts, ``|u| <= effort`` (what the simulator s
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from kinodyn.control.trajopt.derivatives import check_fixed_base, forward_dynamics_derivatives
-from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 
 class DiscreteDynamics(Protocol):
@@ -39,12 +41,13 @@ class DiscreteDynamics(Protocol):
         """``(f_x (N, nx, nx), f_u (N, nx, nu))`` at the rows of ``X`` (N, nx) and ``U`` (N, nu)."""
 
 
-def positive(value: Any, name: str) -> float:
+def positive(value: float, name: str) -> float:
     """``value`` as a float; ``ValueError`` unless finite and > 0."""
     value = float(value)
     if not (np.isfinite(value) and value > 0.0):
         raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return value
+    result: float = value
+    return result
 
 
 class RobotDynamics:
@@ -69,12 +72,15 @@ class RobotDynamics:
 
     def joint_friction(self, v: np.ndarray) -> np.ndarray:
         """``tau_f(v)``: the damping and friction torques the joints oppose to the velocities ``v``."""
-        return self._damping * v + self._friction * v / np.sqrt(v * v + self.friction_velocity**2)
+        result: np.ndarray = (self._damping * v
+                              + self._friction * v / np.sqrt(v * v + self.friction_velocity**2))
+        return result
 
     def joint_friction_slope(self, v: np.ndarray) -> np.ndarray:
         """``d tau_f / dv`` (diagonal, same shape as ``v``)."""
         eps2 = self.friction_velocity**2
-        return self._damping + self._friction * eps2 / (v * v + eps2) ** 1.5
+        result: np.ndarray = self._damping + self._friction * eps2 / (v * v + eps2) ** 1.5
+        return result
 
     def step(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """One semi-implicit Euler step from ``x = (q, v)`` with torques ``u`` held over ``dt``."""

@@ -10,12 +10,14 @@ simulator steps of the knot, or the open-loop ``U_k`` (``feedback=False``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control.trajopt.dynamics import RobotDynamics
-from kinodyn.control.trajopt.ilqr import ILQRResult
-from kinodyn.sim.backend import PhysicsBackend
+if TYPE_CHECKING:
+    from kinodyn.control.trajopt.dynamics import RobotDynamics
+    from kinodyn.control.trajopt.ilqr import ILQRResult
+    from kinodyn.sim.backend import PhysicsBackend
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,18 @@ knots of ``max |d_k| / (|U_k| + 1)``) while ``mu < mu_min``. The cost decreases 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kinodyn.control._inputs import MATRIX_NDIM
 from kinodyn.control.trajopt.box_qp import solve_box_qp
-from kinodyn.control.trajopt.cost import CostDerivatives, QuadraticCost
-from kinodyn.control.trajopt.dynamics import DiscreteDynamics
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.control.trajopt.cost import CostDerivatives, QuadraticCost
+    from kinodyn.control.trajopt.dynamics import DiscreteDynamics
 
 STATUSES = ("converged", "max_iterations", "regularisation_limit")
 
@@ -129,12 +134,12 @@ class ILQR:
         self.cost = cost
         self.options = options or ILQROptions()
 
-    def solve(self, x0: Any, u_init: Any) -> ILQRResult:
+    def solve(self, x0: ArrayLike, u_init: ArrayLike) -> ILQRResult:
         """Optimise from the state ``x0`` (nx,) starting with the controls ``u_init`` (N, nu), clipped."""
         dyn, opt = self.dynamics, self.options
         x0 = np.asarray(x0, dtype=np.float64)
         U = np.clip(np.asarray(u_init, dtype=np.float64), dyn.u_lower, dyn.u_upper)
-        if x0.shape != (dyn.nx,) or U.ndim != 2 or U.shape[1] != dyn.nu or U.shape[0] < 1:
+        if x0.shape != (dyn.nx,) or U.ndim != MATRIX_NDIM or U.shape[1] != dyn.nu or U.shape[0] < 1:
             raise ValueError(f"x0 must have shape ({dyn.nx},) and u_init (N >= 1, {dyn.nu}); got {x0.shape}, "
                              f"{U.shape}")
         if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(U))):

@@ -17,26 +17,29 @@ another order moves the forces by about 1e-8 N. Element-wise work rounds the sam
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit, types
 
 from kinodyn.control.wbc import numpy_blas
-from kinodyn.control.wbc.contacts import Contact
-from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits, acceleration_bounds
-from kinodyn.control.wbc.tasks.base import Task
-from kinodyn.evaluation import Evaluation
 from kinodyn.kernel import BOOL, FLOAT, IN1, IN2, INT, OUT1, OUT2, Kernel
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn.control.wbc.contacts import Contact
+    from kinodyn.control.wbc.layout import VariableLayout
+    from kinodyn.control.wbc.tasks.base import Task
+    from kinodyn.evaluation import Evaluation
 
 RANK_TOLERANCE = 1e-9  # relative to the largest singular value (or |R_ii|)
 EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
 
 
 @njit(cache=True)
-def fill_constraints(M: np.ndarray, h: np.ndarray, J: np.ndarray, bias: np.ndarray, q_joints: np.ndarray,
+def fill_constraints(M: np.ndarray, h: np.ndarray, J: np.ndarray, bias: np.ndarray, q_joints: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                      v_joints: np.ndarray, frames: np.ndarray, dims: np.ndarray, normal_bounds: np.ndarray,
                      normal_rows: np.ndarray, dyn_rows: int, torque_rows: np.ndarray, torque_row: int,
                      tau_recovered: bool, effort: np.ndarray, position_sides: np.ndarray,
@@ -144,7 +147,7 @@ def eliminate_qr(E: np.ndarray, e: np.ndarray, work: np.ndarray, lwork_qr: int, 
 
 
 @njit(cache=True)
-def level_products(A: np.ndarray, b: np.ndarray, Z: np.ndarray, x: np.ndarray, C: np.ndarray,
+def level_products(A: np.ndarray, b: np.ndarray, Z: np.ndarray, x: np.ndarray, C: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                    lower: np.ndarray, upper: np.ndarray, ridge: float, AZ: np.ndarray, CZ: np.ndarray,
                    Cx: np.ndarray, low: np.ndarray, high: np.ndarray, Ax: np.ndarray, r: np.ndarray,
                    H: np.ndarray, g: np.ndarray) -> None:
@@ -171,7 +174,7 @@ def level_products(A: np.ndarray, b: np.ndarray, Z: np.ndarray, x: np.ndarray, C
 
 
 @njit(cache=True)
-def torques(x: np.ndarray, M: np.ndarray, h: np.ndarray, first_v: int, tau_start: int, Jc: np.ndarray,
+def torques(x: np.ndarray, M: np.ndarray, h: np.ndarray, first_v: int, tau_start: int, Jc: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
             contact_rhs: np.ndarray, effort: np.ndarray, tau: np.ndarray, generalized: np.ndarray,
             contact_term: np.ndarray) -> tuple[bool, float, float]:
     """From the solution ``x = [qdd; f; ...]``: ``generalized = M qdd + h - J_c^T f`` (numpy's products and
@@ -324,7 +327,7 @@ class Assembly:
         _FILL.call(ev.mass_matrix, ev.nonlinear_effects, ev.jacobians, ev.bias_accelerations, ev.q[first_q:],
                    ev.v[fv:], self._frames, self._dims, self.normal_bounds, self._normal_rows, self._dyn_rows,
                    self._torque_rows, self._torque_row, not self.layout.torque_variables, self._effort,
-                   lim._position_sides, lim._velocity_sides, lim.horizon, self._horizon2,
+                   lim.position_sides, lim.velocity_sides, lim.horizon, self._horizon2,
                    lim.max_acceleration, self._joint_row, self.E, self.e, self.C, self.lower, self.upper,
                    self.Jc, self.contact_rhs)
         for contact, rows, cols in self._cones:
@@ -359,8 +362,10 @@ class Assembly:
                 tau: np.ndarray) -> tuple[bool, float, float]:
         """``tau`` (the module function ``torques``) from this tick's solution at ``ev``; ``(finite, dynamics
         residual, contact acceleration)``."""
-        return _TORQUES.call(x, ev.mass_matrix, ev.nonlinear_effects, self._first_v, self._tau_start, self.Jc,
-                             self.contact_rhs, effort, tau, self._generalized, self._contact_term)
+        result: tuple[bool, float, float] = _TORQUES.call(
+            x, ev.mass_matrix, ev.nonlinear_effects, self._first_v, self._tau_start, self.Jc,
+            self.contact_rhs, effort, tau, self._generalized, self._contact_term)
+        return result
 
     def products(self, buf: LevelBuffers, Z: np.ndarray, x: np.ndarray, ridge: float) -> None:
         """Level ``buf``'s ``AZ, CZ, Cx, low, high, Ax, r, H, g`` (``level_products``) at the null-space basis

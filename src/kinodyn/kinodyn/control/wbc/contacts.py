@@ -40,21 +40,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.evaluation import Evaluation
 from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_unit_axis
 
+if TYPE_CHECKING:
+    from kinodyn.evaluation import Evaluation
+
 DEFAULT_MAX_NORMAL_FORCE = 1.0e4  # N
+MIN_FACETS = 3  # a friction pyramid's fewest faces
+_NOT_ALONG_X = 0.9  # |n_x| below which x is far enough from the normal to build the tangents from
 SURFACE_FREQUENCY = 6.0  # rad/s: a surface contact's default feedback, kp = w^2, kd = 2 w (critically damped)
 SURFACE_REGULARIZATION = 10.0  # a surface contact's default wrench regularisation, per (m g)^2
 
 
 def _tangent_basis(normal: np.ndarray) -> np.ndarray:
     """Rows ``t1, t2, n``: a right-handed orthonormal basis with ``n`` the normal."""
-    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < _NOT_ALONG_X else np.array([0.0, 1.0, 0.0])
     t1 = np.cross(helper, normal)
     t1 /= np.linalg.norm(t1)
     return np.array([t1, np.cross(normal, t1), normal])
@@ -104,7 +109,7 @@ class PointContact:
         self.name = self.name or self.frame
         _check_common(self.name, self.mu, self.f_min, self.f_max)
         _check_gains(self.name, self.kp, self.kd)
-        if not (isinstance(self.facets, int) and self.facets >= 3):
+        if not (isinstance(self.facets, int) and self.facets >= MIN_FACETS):
             raise ValueError(f"contact {self.name!r}: facets must be an integer >= 3, got {self.facets!r}")
         self.normal = as_unit_axis(self.normal)
         basis = _tangent_basis(self.normal)
@@ -123,7 +128,8 @@ class PointContact:
     def feedback(self, ev: Evaluation, anchor: np.ndarray) -> np.ndarray:
         """``-kp e_c - kd J_c v``: what the feedback adds to the motion rows' right side (3 entries)."""
         velocity = ev.jacobian(self.frame)[:3] @ ev.v
-        return -self.kp * (ev.placement(self.frame)[:3, 3] - anchor[:3, 3]) - self.kd * velocity
+        result: np.ndarray = -self.kp * (ev.placement(self.frame)[:3, 3] - anchor[:3, 3]) - self.kd * velocity
+        return result
 
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(self.normal @ f)
@@ -190,7 +196,8 @@ class SurfaceContact:
         drift = np.empty(6)
         drift[:3] = T[:3, 3] - anchor[:3, 3]
         drift[3:] = rotation_log(T[:3, :3] @ anchor[:3, :3].T)
-        return -self.kp * drift - self.kd * (ev.jacobian(self.frame) @ ev.v)
+        result: np.ndarray = -self.kp * drift - self.kd * (ev.jacobian(self.frame) @ ev.v)
+        return result
 
     def normal_force(self, ev: Evaluation, f: np.ndarray) -> float:
         return float(ev.placement(self.frame)[:3, 2] @ f[:3])
@@ -198,7 +205,8 @@ class SurfaceContact:
     @property
     def cone_rows(self) -> int:
         """Rows of ``force_inequalities``: the wrench cone, then the normal force."""
-        return self._local_cone.shape[0] + 1
+        result: int = self._local_cone.shape[0] + 1
+        return result
 
     def cone(self, ev: Evaluation) -> np.ndarray:
         """``D`` of ``force_inequalities``: the sole-frame rows on the world wrench."""

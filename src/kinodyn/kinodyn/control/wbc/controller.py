@@ -33,20 +33,25 @@ regularisation, row weights down to 1e-11, degenerate active sets) infeasible al
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPStatus, make_solver
+from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPSolver, QPStatus, make_solver
 from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, StackedRows
-from kinodyn.control.wbc.contacts import Contact
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
-from kinodyn.control.wbc.tasks.base import Task
 from kinodyn.evaluation import Evaluation, Evaluator
-from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
+
+    from kinodyn.control.wbc.contacts import Contact
+    from kinodyn.control.wbc.tasks.base import Task
+    from kinodyn.model import Model
 
 MODES = ("weighted", "hierarchical")
 _SOLVED = QPStatus.SOLVED.value
@@ -114,7 +119,8 @@ class WholeBodyController:
     def __init__(self, model: Model, contacts: Iterable[Contact] = (), *, mode: str = "weighted",
                  solver: str = DEFAULT_SOLVER, torque_variables: bool = False,
                  regularization: float = DEFAULT_REGULARIZATION, limits: JointLimits | None = None,
-                 solver_options: dict[str, Any] | None = None, fallback_solver: str | None = None) -> None:
+                 solver_options: dict[str, float | int | bool] | None = None,
+                 fallback_solver: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if not (math.isfinite(regularization) and regularization >= 0.0):
@@ -134,9 +140,9 @@ class WholeBodyController:
         self._fallback_name = fallback_solver
         if fallback_solver is not None:
             make_solver(fallback_solver)
-        self._fallbacks: dict[int, Any] = {}
+        self._fallbacks: dict[int, QPSolver] = {}
         self._notes: list[str] = []
-        self._solvers: dict[int, Any] = {}
+        self._solvers: dict[int, QPSolver] = {}
         self._warm: dict[int, QPResult] = {}
         self._first_q = 7 if model.floating_base else 0
         self._contacts: dict[str, _ContactState] = {}
@@ -245,7 +251,7 @@ class WholeBodyController:
 
     # ----- one tick ----------------------------------------------------------------------------------------
 
-    def update(self, q: Any, v: Any, t: float | None = None) -> WBCResult:
+    def update(self, q: ArrayLike, v: ArrayLike, t: float | None = None) -> WBCResult:
         """Solve the tick at ``(q, v)``; ``t`` [s] advances the contact ramps (``None``: no ramp progress)."""
         self._advance_ramps(t)
         ev = self._evaluation(q, v)
@@ -321,7 +327,7 @@ class WholeBodyController:
                 state.scale = scale
                 self._contacts_changed()
 
-    def _evaluation(self, q: Any, v: Any) -> Evaluation:
+    def _evaluation(self, q: ArrayLike, v: ArrayLike) -> Evaluation:
         if self._evaluator is None:
             frames = [s.contact.frame for s in self._contacts.values()]
             frames += [f for _, task in self._tasks for f in task.frames]

@@ -8,8 +8,11 @@ the ground's action on the robot. ``tau`` (the actuated joints) is a variable on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,4 +62,5 @@ class VariableLayout:
 
     @property
     def size(self) -> int:
-        return self._slices[2].stop
+        result: int = self._slices[2].stop
+        return result

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from kinodyn.kernel import FLOAT, IN1, IN2, OUT1, Kernel
-from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 DEFAULT_HORIZON = 0.02  # s
 DEFAULT_MAX_ACCELERATION = 1.0e3  # rad/s^2 or m/s^2
@@ -42,8 +45,8 @@ class JointLimits:
     velocity: np.ndarray  # (n,) >= 0
     horizon: float = DEFAULT_HORIZON
     max_acceleration: float = DEFAULT_MAX_ACCELERATION
-    _velocity_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): -velocity, velocity
-    _position_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): lower, upper
+    velocity_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): -velocity, velocity
+    position_sides: np.ndarray = field(init=False, repr=False, compare=False)  # (2, n): lower, upper
 
     @classmethod
     def from_model(cls, model: Model, horizon: float = DEFAULT_HORIZON,
@@ -62,14 +65,14 @@ class JointLimits:
 
     def __post_init__(self) -> None:
         # both sides of each limit in one array, for acceleration_bounds (frozen: set once here)
-        object.__setattr__(self, "_velocity_sides", np.stack((-self.velocity, self.velocity)))
-        object.__setattr__(self, "_position_sides", np.stack((self.lower, self.upper)))
+        object.__setattr__(self, "velocity_sides", np.stack((-self.velocity, self.velocity)))
+        object.__setattr__(self, "position_sides", np.stack((self.lower, self.upper)))
 
     def acceleration_bounds(self, q_joints: np.ndarray,
                             v_joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` joint-acceleration bounds at the joint positions and velocities given."""
         lower, upper = np.empty(self.effort.size), np.empty(self.effort.size)
-        _BOUNDS.call(self._position_sides, self._velocity_sides, np.asarray(q_joints, dtype=float),
+        _BOUNDS.call(self.position_sides, self.velocity_sides, np.asarray(q_joints, dtype=float),
                             np.asarray(v_joints, dtype=float), self.horizon, self.horizon**2,
                             self.max_acceleration, lower, upper)
         return lower, upper

@@ -32,6 +32,7 @@ from kinodyn.kernel import address, element_address
 _ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS, _UPPER = 101, 102, 111, 112, 121
 _CBLAS = ("cblas_ddot", "cblas_dgemv", "cblas_dgemm", "cblas_dsyrk")
 _LAPACK = ("dgeqrf", "dorgqr", "dgesv")
+FLOAT64_BYTES = 8
 
 
 def _numpy_blas() -> tuple[ctypes.CDLL, dict[str, str]]:
@@ -58,6 +59,7 @@ for _name in _NAMES.values():
     llvm.add_symbol(_name, ctypes.cast(getattr(_LIB, _name), ctypes.c_void_p).value)
 
 _I32, _I64, _F64, _P = types.int32, types.int64, types.float64, types.voidptr
+# Any: numba's ExternalFunction has no static type
 _dgemv: Any = types.ExternalFunction(_NAMES["cblas_dgemv"], types.void(
     _I32, _I32, _I64, _I64, _F64, _P, _I64, _P, _I64, _F64, _P, _I64))
 _ddot: Any = types.ExternalFunction(_NAMES["cblas_ddot"], types.float64(_I64, _P, _I64, _P, _I64))
@@ -73,7 +75,7 @@ _dgesv: Any = types.ExternalFunction(_NAMES["dgesv"], types.void(_P, _P, _P, _P,
 @njit(cache=True, inline="always")
 def _blasable(stride1: int, stride2: int, d2: int) -> bool:
     """matmul.c.src's ``is_blasable2d`` for float64 (byte strides, the second dimension ``d2``)."""
-    return stride2 == 8 and stride1 % 8 == 0 and stride1 // 8 >= d2
+    return stride2 == FLOAT64_BYTES and stride1 % FLOAT64_BYTES == 0 and stride1 // FLOAT64_BYTES >= d2
 
 
 @njit(cache=True)
@@ -134,7 +136,8 @@ def geqrf(m: int, n: int, a: np.ndarray, tau: np.ndarray, work: np.ndarray, lwor
     ints[0], ints[1], ints[2], ints[3] = m, n, max(1, m), lwork
     _dgeqrf(element_address(ints, 0), element_address(ints, 1), address(a), element_address(ints, 2),
             address(tau), address(work), element_address(ints, 3), element_address(ints, 4))
-    return ints[4]
+    result: int = ints[4]
+    return result
 
 
 @njit(cache=True)
@@ -145,7 +148,8 @@ def orgqr(m: int, n: int, k: int, q: np.ndarray, tau: np.ndarray, work: np.ndarr
     _dorgqr(element_address(ints, 0), element_address(ints, 1), element_address(ints, 2), address(q),
             element_address(ints, 3), address(tau), address(work), element_address(ints, 4),
             element_address(ints, 5))
-    return ints[5]
+    result: int = ints[5]
+    return result
 
 
 @njit(cache=True)
@@ -154,7 +158,8 @@ def gesv(n: int, a: np.ndarray, b: np.ndarray, pivots: np.ndarray, ints: np.ndar
     ints[0], ints[1], ints[2], ints[3] = n, 1, max(1, n), max(1, n)
     _dgesv(element_address(ints, 0), element_address(ints, 1), address(a), element_address(ints, 2),
            address(pivots), address(b), element_address(ints, 3), element_address(ints, 4))
-    return ints[4]
+    result: int = ints[4]
+    return result
 
 
 @njit(cache=True)

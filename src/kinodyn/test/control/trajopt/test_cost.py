@@ -22,7 +22,7 @@ def _cost(rng: np.random.Generator, n: int) -> QuadraticCost:
                          x_bounds=bounds, limit_weight=50.0)
 
 
-def test_gradients_and_hessians_equal_central_differences():
+def test_gradients_and_hessians_equal_central_differences() -> None:
     """States straddling the bounds: l_x, l_u, phi_x equal central differences of the total (1e-6); the
     Hessians l_xx, phi_xx equal differences of the gradients (the penalty's Hessian is piecewise constant,
     so states sit away from the bounds by more than the step)."""
@@ -61,7 +61,7 @@ def test_gradients_and_hessians_equal_central_differences():
     np.testing.assert_array_equal(d.luu, np.diag([0.5, 2.0]))
 
 
-def test_penalty_is_zero_inside_the_bounds():
+def test_penalty_is_zero_inside_the_bounds() -> None:
     rng = np.random.default_rng(2)
     cost = _cost(rng, 3)
     unbounded = QuadraticCost(Q=cost.Q, W=cost.W, Qf=cost.Qf, x_goal=cost.x_goal, x_ref=cost.x_ref,
@@ -73,7 +73,7 @@ def test_penalty_is_zero_inside_the_bounds():
     assert cost.total(X, U) - unbounded.total(X, U) == pytest.approx(0.5 * 50.0 * 0.5**2, rel=1e-12)
 
 
-def test_state_bounds_from_the_urdf():
+def test_state_bounds_from_the_urdf() -> None:
     """arm7: position limits moved in by the margin, velocity limits both ways; a margin wider than half
     the range meets in the middle."""
     m = kd.Model.from_urdf(URDF / "arm7.urdf")
@@ -87,7 +87,7 @@ def test_state_bounds_from_the_urdf():
         state_bounds(m, margin=-0.1)
 
 
-def test_bad_costs_are_refused():
+def test_bad_costs_are_refused() -> None:
     box = (-np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="x_ref"):
         QuadraticCost(Q=np.eye(2), W=[1.0], Qf=np.eye(2), x_goal=np.zeros(2), x_ref=np.zeros((3, 3)))

@@ -7,14 +7,20 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ilqr_trajectories import Problem  # examples/ilqr_trajectories.py, loaded below from its file
+
 ROOT = Path(__file__).resolve().parents[5]
 
 
-def _example():
+def _example() -> ModuleType:
     path = ROOT / "examples" / "ilqr_trajectories.py"
     spec = importlib.util.spec_from_file_location("ilqr_trajectories", path)
     module = importlib.util.module_from_spec(spec)
@@ -27,16 +33,16 @@ EXAMPLE = _example()
 
 
 @pytest.fixture(scope="module")
-def swing_up():
+def swing_up() -> Problem:
     return EXAMPLE.swing_up()
 
 
 @pytest.fixture(scope="module")
-def arm7():
+def arm7() -> Problem:
     return EXAMPLE.arm7_point_to_point()
 
 
-def _check_solution(p, position_tol: float, velocity_tol: float) -> None:
+def _check_solution(p: Problem, position_tol: float, velocity_tol: float) -> None:
     """Converged with a strictly decreasing cost; planned torques within the effort limits and at a limit at
     some knot (the box constraint is active); the simulated final state within the tolerances of the goal;
     the torques commanded to and applied by the simulator within the limits at every knot."""
@@ -49,10 +55,11 @@ def _check_solution(p, position_tol: float, velocity_tol: float) -> None:
     final = p.run.x[-1]
     assert np.abs(final[:nv] - goal[:nv]).max() <= position_tol
     assert np.abs(final[nv:] - goal[nv:]).max() <= velocity_tol
-    assert np.all(np.abs(p.run.u) <= limit) and np.all(p.run.applied_max <= limit)
+    assert np.all(np.abs(p.run.u) <= limit)
+    assert np.all(p.run.applied_max <= limit)
 
 
-def test_two_link_swing_up_in_simulation(swing_up):
+def test_two_link_swing_up_in_simulation(swing_up: Problem) -> None:
     """Hanging down (pi, 0) to upright (0, 0) in 0.9 s: simulated final error within 0.02 rad and 0.05 rad/s;
     the arm never swings back past the hanging position (joint 1 stays within its +-pi limit, but for 5 mrad
     in the plan, whose limit is a penalty; the simulator clamps it)."""
@@ -63,7 +70,7 @@ def test_two_link_swing_up_in_simulation(swing_up):
     assert np.abs(swing_up.run.x[0, 0] - np.pi) < 1e-12
 
 
-def test_arm7_point_to_point_in_simulation(arm7):
+def test_arm7_point_to_point_in_simulation(arm7: Problem) -> None:
     """Every joint moves 0.5-0.8 rad in 0.4 s: simulated final error within 0.01 rad and 0.1 rad/s; the
     planned joint speeds within 5 % over the URDF velocity limits (a penalty, not a hard bound) and the
     positions within the position limits."""
@@ -71,4 +78,5 @@ def test_arm7_point_to_point_in_simulation(arm7):
     model, nv = arm7.dynamics.model, arm7.dynamics.nv
     assert np.all(np.abs(arm7.result.x[:, nv:]) <= 1.05 * model.velocity_limit)
     q = arm7.run.x[:, :nv]
-    assert np.all(q >= model.lower_limit) and np.all(q <= model.upper_limit)
+    assert np.all(q >= model.lower_limit)
+    assert np.all(q <= model.upper_limit)

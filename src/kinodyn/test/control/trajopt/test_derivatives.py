@@ -25,7 +25,7 @@ def _states(model: kd.Model, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 
 
 @pytest.mark.parametrize("name", ARMS)
-def test_forward_dynamics_derivatives_equal_pinocchio(name):
+def test_forward_dynamics_derivatives_equal_pinocchio(name: str) -> None:
     """a, dFD/dq, dFD/dv and M^-1 equal Pinocchio's within 1e-9 of each matrix's largest entry (the RNEA
     central differences in q have an O(h^2) truncation error, those in v none)."""
     model = kd.Model.from_urdf(URDF / name)
@@ -43,7 +43,7 @@ def test_forward_dynamics_derivatives_equal_pinocchio(name):
 
 
 @pytest.mark.parametrize("name", ARMS)
-def test_step_jacobians_equal_central_differences(name):
+def test_step_jacobians_equal_central_differences(name: str) -> None:
     """f_x and f_u of the semi-implicit Euler step (with arm7's joint damping and friction; velocities
     small enough for the regularised friction's curvature to matter) equal central differences of ``step``
     within 1e-6 of each Jacobian's largest entry."""
@@ -64,11 +64,12 @@ def test_step_jacobians_equal_central_differences(name):
         np.testing.assert_allclose(fu[k], num_u, rtol=0, atol=1e-6 * np.abs(num_u).max())
 
 
-def test_step_equals_the_simulators_semi_implicit_euler():
+def test_step_equals_the_simulators_semi_implicit_euler() -> None:
     """``RobotDynamics.step`` is the simulator's semi-implicit Euler step with the URDF's joint damping and
     friction (arm7 has both): 100 steps of random torques agree to 1e-12."""
     model = kd.Model.from_urdf(URDF / "arm7.urdf")
-    assert np.all(model.damping > 0) and np.all(model.friction > 0)
+    assert np.all(model.damping > 0)
+    assert np.all(model.friction > 0)
     dyn = RobotDynamics(model, dt=2e-3)
     sim = kd.sim.Simulator(model, dt=2e-3, integrator="semi_implicit_euler", joint_limits=False)
     rng = np.random.default_rng(5)
@@ -81,7 +82,7 @@ def test_step_equals_the_simulators_semi_implicit_euler():
         np.testing.assert_allclose(x, np.concatenate([sim.q, sim.v]), rtol=0, atol=1e-12)
 
 
-def test_floating_base_and_bad_steps_are_refused():
+def test_floating_base_and_bad_steps_are_refused() -> None:
     with pytest.raises(ValueError, match="fixed-base"):
         RobotDynamics(kd.Model.from_urdf(URDF / "quadruped.urdf", floating_base=True), dt=1e-3)
     arm = kd.Model.from_urdf(URDF / "planar_2link.urdf")

@@ -20,7 +20,7 @@ def _plan(dyn: RobotDynamics, x0: np.ndarray, U: np.ndarray) -> ILQRResult:
                       K=np.zeros((U.shape[0], dyn.nu, dyn.nx)), d=np.zeros_like(U), mu=0.0)
 
 
-def test_open_loop_replay_reproduces_the_plan():
+def test_open_loop_replay_reproduces_the_plan() -> None:
     """arm7, 50 knots of 4 ms of random torques (some beyond the effort limits, clipped alike by the plan
     and the policy), replayed in a semi-implicit Euler simulator stepping 4 ms: the simulated states equal
     the planned ones (1e-10), open loop and with (zero) feedback gains."""
@@ -37,7 +37,7 @@ def test_open_loop_replay_reproduces_the_plan():
         assert np.all(run.applied_max <= m.effort_limit)
 
 
-def test_knot_interval_must_be_whole_simulator_steps():
+def test_knot_interval_must_be_whole_simulator_steps() -> None:
     m = kd.Model.from_urdf(URDF / "planar_2link.urdf")
     dyn = RobotDynamics(m, dt=2.5e-3)
     plan = _plan(dyn, np.zeros(4), np.zeros((3, 2)))

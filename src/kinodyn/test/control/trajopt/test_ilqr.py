@@ -39,7 +39,7 @@ def _problem(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
     return A, B, Q, W, Qf, rng.normal(scale=3.0, size=4)
 
 
-def _riccati_gains(A, B, Q, W, Qf):
+def _riccati_gains(A: np.ndarray, B: np.ndarray, Q: np.ndarray, W: np.ndarray, Qf: np.ndarray) -> np.ndarray:
     """Finite-horizon discrete LQR: ``P_N = Qf``, ``K_k = -(W + B^T P B)^-1 B^T P A``,
     ``P = Q + A^T P A + A^T P B K_k`` (textbook form, written independently of the solver)."""
     P, gains = Qf, []
@@ -50,7 +50,8 @@ def _riccati_gains(A, B, Q, W, Qf):
     return np.array(gains[::-1])
 
 
-def _condensed(A, B, Q, W, Qf, x0):
+def _condensed(A: np.ndarray, B: np.ndarray, Q: np.ndarray, W: np.ndarray, Qf: np.ndarray,
+               x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``J(u) = 1/2 u^T H u + g^T u + c`` over the stacked controls, states eliminated."""
     nx, nu = B.shape
     Sx = np.zeros(((N + 1) * nx, nx))
@@ -67,7 +68,7 @@ def _condensed(A, B, Q, W, Qf, x0):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_one_iteration_is_the_discrete_lqr_solution(seed):
+def test_one_iteration_is_the_discrete_lqr_solution(seed: int) -> None:
     """Unbounded controls, no regularisation: after one iteration the controls equal the condensed
     least-squares optimum and the gains the Riccati gains (1e-9); the next iteration finds nothing left
     to gain and stops with ``converged``."""
@@ -78,7 +79,8 @@ def test_one_iteration_is_the_discrete_lqr_solution(seed):
     one = ILQR(dyn, cost, ILQROptions(max_iterations=1, mu_init=0.0)).solve(x0, u0)
     H, g = _condensed(A, B, Q, W, Qf, x0)
     u_star = -np.linalg.solve(H, g).reshape(N, 2)
-    assert one.iterations == 1 and len(one.cost_history) == 2
+    assert one.iterations == 1
+    assert len(one.cost_history) == 2
     np.testing.assert_allclose(one.u, u_star, rtol=0, atol=1e-9 * np.abs(u_star).max())
     gains = _riccati_gains(A, B, Q, W, Qf)
     np.testing.assert_allclose(one.K, gains, rtol=0, atol=1e-9 * np.abs(gains).max())
@@ -86,12 +88,13 @@ def test_one_iteration_is_the_discrete_lqr_solution(seed):
     policy = np.einsum("kij,kj->ki", gains, one.x[:-1])
     np.testing.assert_allclose(one.u, policy, rtol=0, atol=1e-9 * np.abs(u_star).max())
     full = ILQR(dyn, cost, ILQROptions(mu_init=0.0)).solve(x0, u0)
-    assert full.status == "converged" and full.iterations == 2
+    assert full.status == "converged"
+    assert full.iterations == 2
     np.testing.assert_allclose(full.u, one.u, rtol=0, atol=1e-12 * np.abs(u_star).max())
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_bounded_controls_reach_the_box_qp_optimum(seed):
+def test_bounded_controls_reach_the_box_qp_optimum(seed: int) -> None:
     """Bounds at 40 % of the unbounded optimum's largest |u|: the converged controls satisfy the KKT
     conditions of the condensed box-constrained QP (1e-6 of |g|), with bounds active at some knots, and the
     cost decreases at every accepted step."""
@@ -110,20 +113,21 @@ def test_bounded_controls_reach_the_box_qp_optimum(seed):
     assert at_lower.any() or at_upper.any()
     interior = ~(at_lower | at_upper)
     np.testing.assert_allclose(grad[interior], 0.0, atol=tol)
-    assert np.all(grad[at_lower] >= -tol) and np.all(grad[at_upper] <= tol)
+    assert np.all(grad[at_lower] >= -tol)
+    assert np.all(grad[at_upper] <= tol)
     assert np.all(np.diff(r.cost_history) < 0.0)
 
 
-@pytest.mark.parametrize("field, value", [
+@pytest.mark.parametrize(("field", "value"), [
     ("max_iterations", 0), ("max_iterations", 2.5), ("cost_tolerance", 0.0), ("gradient_tolerance", np.nan),
     ("mu_init", -1.0), ("mu_factor", 1.0), ("armijo", 1.0), ("line_search", (0.5, 1.0)), ("line_search", ()),
 ])
-def test_bad_options_are_refused(field, value):
+def test_bad_options_are_refused(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         ILQROptions(**{field: value})
 
 
-def test_bad_problems_are_refused():
+def test_bad_problems_are_refused() -> None:
     A, B, Q, W, Qf, _ = _problem(0)
     cost = QuadraticCost(Q=Q, W=W, Qf=Qf, x_goal=np.zeros(4))
     solver = ILQR(LinearDynamics(A, B), cost)
@@ -147,14 +151,16 @@ class WrongJacobians(LinearDynamics):
         return fx, -fu
 
 
-def test_no_descent_ends_at_the_regularisation_limit():
+def test_no_descent_ends_at_the_regularisation_limit() -> None:
     """With wrong derivatives no line-search step is accepted: the regularisation grows past ``mu_max`` and
     the solver stops with ``regularisation_limit``, returning the initial trajectory and its cost."""
     A, B, Q, W, Qf, x0 = _problem(1)
     cost = QuadraticCost(Q=Q, W=W, Qf=Qf, x_goal=np.zeros(4))
     u0 = np.zeros((N, 2))
     r = ILQR(WrongJacobians(A, B), cost, ILQROptions(mu_max=1e4)).solve(x0, u0)
-    assert r.status == "regularisation_limit" and not r.converged
-    assert len(r.cost_history) == 1 and r.mu > 1e4
+    assert r.status == "regularisation_limit"
+    assert not r.converged
+    assert len(r.cost_history) == 1
+    assert r.mu > 1e4
     np.testing.assert_array_equal(r.u, u0)
     assert r.cost == cost.total(r.x, u0)

@@ -8,7 +8,7 @@ Robot Dynamics lecture notes (ETH) §3.9 (3.80) ``wdot = J qdd + Jdot v`` and
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
@@ -16,6 +16,9 @@ from numba import njit, types
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.kernel import IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial.rotations import as_vector
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def row_selection(mask: np.ndarray) -> slice | np.ndarray:
@@ -27,7 +30,7 @@ def row_selection(mask: np.ndarray) -> slice | np.ndarray:
     return rows
 
 
-def optional_vector(value: Any, dim: int, name: str) -> np.ndarray:
+def optional_vector(value: ArrayLike | None, dim: int, name: str) -> np.ndarray:
     """A finite ``dim`` vector, zeros for ``None``."""
     return np.zeros(dim) if value is None else as_vector(value, dim, name)
 
@@ -65,7 +68,7 @@ def weighted(weight: np.ndarray) -> bool:
 
 
 @njit(cache=True)
-def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
+def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                 error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray,
                 A: np.ndarray, b: np.ndarray, selected_error: np.ndarray) -> None:
     """A motion task's weighted rows in one pass (``base.MotionTask``): row ``i`` is on axis ``axes[i]`` of

@@ -13,15 +13,19 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from kinodyn.control._inputs import gain
-from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.evaluation import Evaluation
 from kinodyn.kernel import IN1, IN2, INT, OUT1, OUT2, Kernel
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.control.wbc.layout import VariableLayout
+    from kinodyn.evaluation import Evaluation
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,7 @@ class Task(ABC):
 
     frames: tuple[str, ...] = ()
 
-    def __init__(self, name: str, dim: int, weight: Any = 1.0) -> None:
+    def __init__(self, name: str, dim: int, weight: ArrayLike = 1.0) -> None:
         self.name = name
         self.dim = dim
         self.weight = gain(weight, dim, f"task {name!r} weight")

@@ -7,24 +7,29 @@ base link's frame masked to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control._inputs import selection
+from kinodyn.control._inputs import gain, selection
 from kinodyn.control.wbc.tasks._motion import optional_vector
-from kinodyn.control.wbc.tasks.base import MotionTask, gain
+from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.control.wbc.tasks.frame import FrameTask
-from kinodyn.evaluation import Evaluation
 from kinodyn.model import JOINT_FREEFLYER, Model
 from kinodyn.spatial import homogeneous_transform, quat_to_matrix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
 
 
 class BaseOrientationTask(MotionTask):
     """Track a reference orientation of the floating base. ``kp``, ``kd``, ``weight``: a scalar or 3 values
     over ``[rx ry rz]``; ``mask``: 3 booleans selecting those rows."""
 
-    def __init__(self, model: Model, kp: Any, kd: Any, weight: Any = 1.0, mask: Any = (True, True, True),
+    def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, weight: ArrayLike = 1.0,
+                 mask: ArrayLike = (True, True, True),
                  name: str = "base_orientation") -> None:
         if not model.floating_base:
             raise ValueError(f"task {name!r} needs a floating-base model; {model.name!r} has a fixed base "
@@ -32,7 +37,7 @@ class BaseOrientationTask(MotionTask):
         root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
         angular = selection(mask, 3, f"task {name!r} mask")
 
-        def pad(value: Any, what: str) -> np.ndarray:
+        def pad(value: ArrayLike, what: str) -> np.ndarray:
             return np.concatenate([np.zeros(3), gain(value, 3, f"task {name!r} {what}")])
 
         self._frame_task = FrameTask(model, model.body_names[root], pad(kp, "kp"), pad(kd, "kd"),
@@ -40,8 +45,8 @@ class BaseOrientationTask(MotionTask):
         super().__init__(name, self._frame_task.dim, self._frame_task.weight)
         self.frames = self._frame_task.frames
 
-    def set_reference(self, orientation: Any, angular_velocity: Any = None,
-                      angular_acceleration: Any = None) -> None:
+    def set_reference(self, orientation: ArrayLike, angular_velocity: ArrayLike | None = None,
+                      angular_acceleration: ArrayLike | None = None) -> None:
         """Reference ``C_WB`` (3x3 rotation matrix or unit quaternion (x, y, z, w)), angular velocity and
         angular acceleration in world axes (``None``: zero)."""
         C = np.asarray(orientation, dtype=float)

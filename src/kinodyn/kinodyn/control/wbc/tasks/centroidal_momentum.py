@@ -11,14 +11,18 @@ to the linear rows, which then equal ``m`` times a CoM task's PD law. ``error`` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control._inputs import selection
+from kinodyn.control._inputs import gain, selection
 from kinodyn.control.wbc.tasks._motion import optional_vector
-from kinodyn.control.wbc.tasks.base import MotionTask, gain
-from kinodyn.evaluation import Evaluation
+from kinodyn.control.wbc.tasks.base import MotionTask
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
 
 
 class CentroidalMomentumTask(MotionTask):
@@ -26,7 +30,8 @@ class CentroidalMomentumTask(MotionTask):
     ``kd``, ``weight``: a scalar or 6 values over ``[linear; angular]``; ``mask``: 6 booleans;
     ``kp``: a scalar or 3 values, the CoM stiffness of the linear rows (needs ``set_reference(com=...)``)."""
 
-    def __init__(self, kd: Any, weight: Any = 1.0, mask: Any = (True,) * 6, kp: Any = 0.0,
+    def __init__(self, kd: ArrayLike, weight: ArrayLike = 1.0, mask: ArrayLike = (True,) * 6,
+                 kp: ArrayLike = 0.0,
                  name: str = "centroidal_momentum") -> None:
         self.mask = selection(mask, 6, f"task {name!r} mask")
         super().__init__(name, int(self.mask.sum()), gain(weight, 6, f"task {name!r} weight")[self.mask])
@@ -36,7 +41,8 @@ class CentroidalMomentumTask(MotionTask):
         self.rate = np.zeros(6)
         self.com: np.ndarray | None = None
 
-    def set_reference(self, momentum: Any = None, rate: Any = None, com: Any = None) -> None:
+    def set_reference(self, momentum: ArrayLike | None = None, rate: ArrayLike | None = None,
+                      com: ArrayLike | None = None) -> None:
         """Reference momentum ``[m v_com; h_G]``, its rate (``None``: zero) and the CoM position that
         ``kp`` pulls towards (``None``: none; then ``kp`` must be zero)."""
         momentum = optional_vector(momentum, 6, f"task {self.name!r} reference momentum")

@@ -15,22 +15,27 @@ demand dominated by ``kp e`` leaves too little damping (a lateral limit cycle af
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control._inputs import selection
+from kinodyn.control._inputs import gain, selection
 from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
-from kinodyn.control.wbc.tasks.base import MotionTask, gain
-from kinodyn.evaluation import Evaluation
+from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.spatial.rotations import as_vector
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
 
 
 class ComTask(MotionTask):
     """Track a reference CoM position (world). ``kp``, ``kd``, ``weight``: a scalar or 3 values over
     ``[x y z]``; ``mask``: 3 booleans selecting the rows."""
 
-    def __init__(self, kp: Any, kd: Any, weight: Any = 1.0, mask: Any = (True, True, True),
+    def __init__(self, kp: ArrayLike, kd: ArrayLike, weight: ArrayLike = 1.0, mask: ArrayLike = (True, True,
+                 True),
                  name: str = "com") -> None:
         self.mask = selection(mask, 3, f"task {name!r} mask")
         self._select = row_selection(self.mask)
@@ -45,7 +50,8 @@ class ComTask(MotionTask):
         self.max_error = math.inf  # m, norm of the masked position error at most
         self.max_acceleration = math.inf  # m/s^2, norm of the masked desired acceleration at most
 
-    def set_reference(self, position: Any, velocity: Any = None, acceleration: Any = None, *,
+    def set_reference(self, position: ArrayLike, velocity: ArrayLike | None = None,
+                      acceleration: ArrayLike | None = None, *,
                       checked: bool = True) -> None:
         """Reference CoM position, velocity and acceleration, world (``None``: zero). ``checked=False``: a
         trusted caller (the locomotion controller, every tick) guarantees 3 finite numbers each, no ``None``;

@@ -10,20 +10,24 @@ A contact absent from the layout (not active this tick) contributes no rows: ``A
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.tasks._motion import optional_vector
 from kinodyn.control.wbc.tasks.base import SCALED_IDENTITY, Task, TaskRows
-from kinodyn.evaluation import Evaluation
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.control.wbc.layout import VariableLayout
+    from kinodyn.evaluation import Evaluation
 
 
 class ContactForceTask(Task):
     """Rows on the force of ``contact`` (``dim`` 3: point, 6: surface). ``weight``: scalar or ``dim``."""
 
-    def __init__(self, contact: str, dim: int = 3, f_ref: Any = None, weight: Any = 1.0,
+    def __init__(self, contact: str, dim: int = 3, f_ref: ArrayLike | None = None, weight: ArrayLike = 1.0,
                  name: str | None = None) -> None:
         if not isinstance(dim, int) or dim not in (3, 6):
             raise ValueError(f"contact force task dim must be 3 (point) or 6 (surface), got {dim!r}")
@@ -33,7 +37,7 @@ class ContactForceTask(Task):
         self._start = -1
         self.set_reference(f_ref)
 
-    def set_reference(self, f_ref: Any = None) -> None:
+    def set_reference(self, f_ref: ArrayLike | None = None) -> None:
         """Target force (world axes, on the robot); ``None``: zero, pure regularisation."""
         self.f_ref = optional_vector(f_ref, self.dim, f"task {self.name!r} reference force")
 

@@ -11,12 +11,12 @@ the frame to its reference (the compiled log of ``kinodyn.ik.tasks.rotation_erro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
-from kinodyn.control._inputs import selection
+from kinodyn.control._inputs import gain, selection
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.tasks._motion import (
     AXES,
@@ -25,19 +25,23 @@ from kinodyn.control.wbc.tasks._motion import (
     pd_acceleration,
     row_selection,
 )
-from kinodyn.control.wbc.tasks.base import MotionTask, gain
-from kinodyn.evaluation import Evaluation
+from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.kernel import BOOL, IN1, IN2, OUT1, OUT2, Kernel
-from kinodyn.model import Model
 from kinodyn.spatial import homogeneous_transform
 from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
+    from kinodyn.model import Model
+
 ALL_AXES = (True,) * 6
 
 
-def as_pose(pose: Any) -> np.ndarray:
+def as_pose(pose: ArrayLike) -> np.ndarray:
     """``pose`` as a 4x4 homogeneous transform; ``ValueError`` saying what is wrong otherwise."""
     T = np.asarray(pose, dtype=float)
     if T.shape != (4, 4):
@@ -51,8 +55,8 @@ class FrameTask(MotionTask):
     """Track a reference pose of ``frame``. ``kp``, ``kd``, ``weight``: a scalar or 6 values over
     ``[x y z rx ry rz]``; ``mask``: 6 booleans selecting the rows (world axes)."""
 
-    def __init__(self, model: Model, frame: str, kp: Any, kd: Any, weight: Any = 1.0,
-                 mask: Any = ALL_AXES, name: str | None = None) -> None:
+    def __init__(self, model: Model, frame: str, kp: ArrayLike, kd: ArrayLike, weight: ArrayLike = 1.0,
+                 mask: ArrayLike = ALL_AXES, name: str | None = None) -> None:
         self.frame = model.frame_names[model.frame_id(frame)]
         self.frames = (self.frame,)
         label = name if name is not None else self.frame
@@ -71,7 +75,8 @@ class FrameTask(MotionTask):
         # (written in place by the unchecked setters, ``_owned``)
         self._own = (np.zeros((4, 4)), np.zeros(6), np.zeros(6), np.zeros((3, 3)))
 
-    def set_reference(self, pose: Any, twist: Any = None, acceleration: Any = None) -> None:
+    def set_reference(self, pose: ArrayLike, twist: ArrayLike | None = None,
+                      acceleration: ArrayLike | None = None) -> None:
         """Reference pose (world <- frame), twist ``[v; w]`` and classical acceleration, world axes;
         ``None`` twist or acceleration means zero."""
         T = as_pose(pose)
@@ -80,7 +85,7 @@ class FrameTask(MotionTask):
         self.pose, self.twist, self.acceleration = T, twist, acceleration
         self._rotation = np.ascontiguousarray(T[:3, :3])
 
-    def set_position_reference(self, position: Any, velocity: Any, acceleration: Any, *,
+    def set_position_reference(self, position: ArrayLike, velocity: ArrayLike, acceleration: ArrayLike, *,
                                checked: bool = True) -> None:
         """The translational half of ``set_reference`` (3 values each, world), the rest kept: cheaper, for
         a trajectory sampled every tick. Needs a reference set before. ``checked=False``: a trusted caller
@@ -97,8 +102,8 @@ class FrameTask(MotionTask):
         pose[:3, 3] = position
         self.pose = pose
 
-    def set_orientation_reference(self, rotation: Any, angular_velocity: Any,
-                                  angular_acceleration: Any, *, known_rotation: bool = False,
+    def set_orientation_reference(self, rotation: ArrayLike, angular_velocity: ArrayLike,
+                                  angular_acceleration: ArrayLike, *, known_rotation: bool = False,
                                   checked: bool = True) -> None:
         """The rotational half of ``set_reference``: ``rotation`` (3x3, world <- frame), angular velocity and
         acceleration (3 each, world), the rest kept. Needs a reference set before. ``known_rotation``: the
@@ -139,7 +144,7 @@ class FrameTask(MotionTask):
             self.acceleration = accel
         return own
 
-    def _set_rates(self, start: int, velocity: Any, acceleration: Any, what: str) -> None:
+    def _set_rates(self, start: int, velocity: ArrayLike, acceleration: ArrayLike, what: str) -> None:
         """Entries ``start:start+3`` of the reference twist and acceleration, checked first."""
         if self.pose is None:
             raise RuntimeError(f"task {self.name!r} has no reference: call set_reference(pose) first")
@@ -200,7 +205,7 @@ class FrameTask(MotionTask):
 
 
 @njit(cache=True)
-def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,
+def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
                v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray, A: np.ndarray, b: np.ndarray,
                selected_error: np.ndarray) -> None:

@@ -12,24 +12,29 @@ and one in ``v``, so the joints' part of ``model.difference`` is ``q_ref - q`` e
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
+from kinodyn.control._inputs import gain
 from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry, weighted
-from kinodyn.control.wbc.tasks.base import MotionTask, gain
-from kinodyn.evaluation import Evaluation
+from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.kernel import IN1, INT, OUT1, OUT2, Kernel
-from kinodyn.model import Model
 from kinodyn.spatial.rotations import as_vector
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.evaluation import Evaluation
+    from kinodyn.model import Model
 
 
 class PostureTask(MotionTask):
     """Hold or track the joints at ``q_ref`` (one value per joint, in ``model.joint_names`` order, within
     the URDF limits). ``kp``, ``kd``, ``weight``: a scalar or one value per joint."""
 
-    def __init__(self, model: Model, q_ref: Any, kp: Any, kd: Any, weight: Any = 1.0,
+    def __init__(self, model: Model, q_ref: ArrayLike, kp: ArrayLike, kd: ArrayLike, weight: ArrayLike = 1.0,
                  name: str = "posture") -> None:
         self.model = model
         self._iq = 7 if model.floating_base else 0
@@ -41,7 +46,8 @@ class PostureTask(MotionTask):
         self._J = np.eye(n, model.nv, self._iv)
         self.set_reference(q_ref)
 
-    def set_reference(self, q_ref: Any, v_ref: Any = None, a_ref: Any = None) -> None:
+    def set_reference(self, q_ref: ArrayLike, v_ref: ArrayLike | None = None,
+                      a_ref: ArrayLike | None = None) -> None:
         """Joint positions, velocities and accelerations (``None``: zero), within the URDF position and
         velocity limits."""
         n, label = self.dim, f"task {self.name!r}"
@@ -73,7 +79,7 @@ class PostureTask(MotionTask):
 
 
 @njit(cache=True)
-def posture_rows(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+def posture_rows(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                  v_ref: np.ndarray, v: np.ndarray, weight: np.ndarray, column: int, A: np.ndarray,
                  b: np.ndarray, error: np.ndarray) -> None:
     """The weighted rows of ``qdd_rows`` (``J = [0 I]`` from ``column``) into ``A`` (zero on entry: only the
