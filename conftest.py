@@ -1,4 +1,5 @@
-"""Test doubles shared by the kinodyn_ros unit tests."""
+"""Test doubles shared by the unit tests of the ROS packages (kinodyn_common, kinodyn_control, kinodyn_ros,
+kinodyn_tools)."""
 
 from __future__ import annotations
 

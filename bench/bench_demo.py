@@ -42,7 +42,7 @@ TIMEOUT = 3600.0  # wall seconds per demo run
 
 def scenario_seconds(demo: str, short: bool) -> float:
     """Simulated seconds of the demo's scenario (the sum of its steps)."""
-    from kinodyn_ros.demo.catalog import DEMOS as CATALOG
+    from kinodyn_tools.demo.catalog import DEMOS as CATALOG
 
     entry = CATALOG[demo]
     return sum(step.duration for step in (entry.short_scenario if short else entry.scenario))

@@ -15,11 +15,11 @@ are included): median and p99 over the walking part, and the same for the three 
 ``add_imu``, ``add_contacts``, ``add_joint_state``.
 
 Section "offline": `kinodyn estimate`'s real-time factor (bag seconds per second of
-kinodyn_ros.estimation.offline.estimate_bag, wall and CPU time of this process: the CPU figure does not
+kinodyn_tools.estimation.offline.estimate_bag, wall and CPU time of this process: the CPU figure does not
 count what other processes on a shared machine take; best of 3 runs) on a synthetic trot bag of
 ``--offline-seconds`` s with 500 Hz Imu, JointState and ContactStates messages
-(kinodyn_ros.estimation.synthetic_bag), the real-time factor of reading and decoding the bag's inputs into
-arrays alone (kinodyn_ros.estimation.blocks), and the load average before and after. Target: >= 20x real
+(kinodyn_tools.estimation.synthetic_bag), the real-time factor of reading and decoding the bag's inputs into
+arrays alone (kinodyn_tools.estimation.blocks), and the load average before and after. Target: >= 20x real
 time.
 
 Both tables go to the ``bench_estimation`` section of bench/RESULTS.md (bench/results.py).
@@ -161,11 +161,11 @@ def offline(seconds: float, seed: int) -> list[str]:
     from pathlib import Path
 
     from kinodyn.sim.collision import collision_spheres
-    from kinodyn_ros.bags.reader import open_bag, select_connections
-    from kinodyn_ros.estimation.blocks import read_blocks
-    from kinodyn_ros.estimation.offline import BATCH_MESSAGES, StderrLog, Topics, estimate_bag, load_model
-    from kinodyn_ros.estimation.pipeline import EstimatorParameters
-    from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
+    from kinodyn_control.estimation.pipeline import EstimatorParameters
+    from kinodyn_tools.bags.reader import open_bag, select_connections
+    from kinodyn_tools.estimation.blocks import read_blocks
+    from kinodyn_tools.estimation.offline import BATCH_MESSAGES, StderrLog, Topics, estimate_bag, load_model
+    from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
 
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "bench"))

@@ -1,7 +1,8 @@
 """CPU per received message of rclpy's executors: a 12-joint sensor_msgs/JointState at 500 Hz.
 
 A publisher process sends the message at ``--rate``; a subscriber process per executor (rclpy's
-``SingleThreadedExecutor``, and its ``EventsExecutor`` that kinodyn_ros.node_runner uses) takes ``--messages``
+``SingleThreadedExecutor``, and its ``EventsExecutor`` that kinodyn_common.node_runner uses) takes
+``--messages``
 of them with ``spin_once`` in a loop, as run_node does, and measures its own CPU (all its threads, the
 middleware's included: ``time.process_time``) per message. Each subscriber runs twice: a bare node (one
 subscription), and a node with the entities of the wbc node (five subscriptions, five publishers, a 200 Hz

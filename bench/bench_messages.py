@@ -5,8 +5,8 @@ sensor_msgs/Imu, a 4-foot kinodyn_interfaces/ContactStates, a nav_msgs/Odometry,
 kinodyn_interfaces/JointPDCommand), in one process on the same bytes:
 
 - read: rclpy's ``deserialize_message`` (what a typed subscription does before its callback: one Python
-  object per field) against ``kinodyn_ros.raw_messages`` (what the nodes' ``raw=True`` subscriptions do: the
-  numbers as numpy views through the layout of the message before, checked);
+  object per field) against ``kinodyn_common.raw_messages`` (what the nodes' ``raw=True`` subscriptions do:
+  the numbers as numpy views through the layout of the message before, checked);
 - write (the estimator's odometry/filtered): rclpy's conversion and serialization of the Odometry that
   ``estimation.messages.odometry_message`` builds from an estimate row (``serialize_message``, the work of a
   typed ``publish`` before the middleware) against ``bags.cdr.odometry_rows_cdr`` (the bytes the node
@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from kinodyn_ros.bags.cdr import odometry_rows_cdr
-from kinodyn_ros.estimation.messages import estimate_fields, odometry_message
-from kinodyn_ros.raw_messages import (
+from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.raw_messages import (
     ContactStatesReader,
     ImuReader,
     JointPDCommandReader,
     JointStateReader,
     OdometryReader,
 )
+from kinodyn_control.estimation.messages import estimate_fields, odometry_message
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, JointState
 

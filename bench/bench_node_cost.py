@@ -37,7 +37,7 @@ from pathlib import Path
 import rclpy
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
-from kinodyn_ros.scenario.graph import backend_graph, start_graph, stop_graph
+from kinodyn_tools.scenario.graph import backend_graph, start_graph, stop_graph
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node

@@ -33,7 +33,7 @@ on first use). Measured over the window, per configuration:
   accepted by JointPDController ("accepted"), and to the return of the first ``write`` after that
   ("written"), which applies it; commands per cycle says how many states got an answer;
 - **CPU per cycle** of each process (user + system time from ``/proc`` over the window / cycles run;
-  ``kinodyn`` and ``kinodyn_ros.launcher.guard`` are the launcher's), and the load average at the end of the
+  ``kinodyn`` and ``kinodyn_tools.launcher.guard`` are the launcher's), and the load average at the end of the
   window.
 
 Run on an idle machine: ``source scripts/env.sh && python bench/bench_realtime.py`` (about 40 s per
@@ -231,8 +231,8 @@ def percentiles(values: np.ndarray, scale: float) -> list[float]:
 
 def host(args: argparse.Namespace) -> int:
     """Run control_node in this process, measure the window, write the figures to ``args.out`` as JSON."""
+    from kinodyn_common.node_runner import run_node
     from kinodyn_control.loop import ControlLoop
-    from kinodyn_ros.node_runner import run_node
 
     from kinodyn_control import control_node
 
@@ -340,9 +340,9 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
 
 def run(config: Configuration, seconds: float, priority: int, directory: Path) -> dict[str, Any]:
     """One configuration: start the other nodes and the control_node host, wait for its figures."""
-    from kinodyn_ros.launcher.graph import load_graph
-    from kinodyn_ros.launcher.node_process import ros_parameter_file
-    from kinodyn_ros.scenario.graph import start_graph, stop_graph
+    from kinodyn_tools.launcher.graph import load_graph
+    from kinodyn_tools.launcher.node_process import ros_parameter_file
+    from kinodyn_tools.scenario.graph import start_graph, stop_graph
 
     whole, others = graph_files(config, directory, priority)
     spec = next(n for n in load_graph(whole).nodes if n.name == CONTROL_NODE)

@@ -1,12 +1,14 @@
 """The full acceptance scenario of the closed loop over DDS on every physics backend, side by side.
 
 config/quadruped_wbc.yaml (control_node + SimulatedSystem in lockstep, state_estimator closing the loop, wbc,
-state_publisher) on kinodyn.sim, then on MuJoCo; kinodyn_ros.scenario.acceptance.full: stand up, 60 N lateral
+state_publisher) on kinodyn.sim, then on MuJoCo; kinodyn_tools.scenario.acceptance.full: stand up, 60 N
+lateral
 push standing, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw (6 s each, judged after 1 s),
 60 s of seeded random cmd_vel changes, 120 N lateral push trotting, stand again (88 s of simulated time per
 backend; in lockstep the wall time depends on the machine's load, the figures do not).
 
-Prints each backend's step table (kinodyn_ros.scenario.metrics.ScenarioResult.summary_table), then the figures
+Prints each backend's step table (kinodyn_tools.scenario.metrics.ScenarioResult.summary_table), then the
+figures
 side by side and whether the acceptance bounds hold (velocity RMSE <= 0.1 m/s and 0.1 rad/s, no fall). The
 side-by-side table of the full scenario on every backend goes to the ``closed_loop_scenario`` section of
 bench/RESULTS.md (bench/results.py); other runs print only.
@@ -22,8 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kinodyn_ros.scenario.cli import run_on, scenario_steps
-from kinodyn_ros.scenario.metrics import ScenarioResult
+from kinodyn_tools.scenario.cli import run_on, scenario_steps
+from kinodyn_tools.scenario.metrics import ScenarioResult
 from results import add_record_flag, markdown_header, markdown_row, record
 
 from kinodyn import sim

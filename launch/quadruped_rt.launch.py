@@ -3,7 +3,7 @@
 The same nodes and parameters as `kinodyn up config/quadruped_rt.yaml`; the graph file is the single source.
 """
 
-from kinodyn_ros.launcher.ros2_launch import launch_description
+from kinodyn_tools.launcher.ros2_launch import launch_description
 
 
 def generate_launch_description():

@@ -4,7 +4,7 @@ The same nodes and parameters as `kinodyn up config/quadruped_viewer.yaml`; the 
 source.
 """
 
-from kinodyn_ros.launcher.ros2_launch import launch_description
+from kinodyn_tools.launcher.ros2_launch import launch_description
 
 
 def generate_launch_description():

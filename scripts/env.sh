@@ -8,7 +8,7 @@ if [ -z "${ROS_DISTRO:-}" ]; then
 fi
 # shellcheck disable=SC1091
 source "$_kd_root/install/setup.bash"
-export PATH="$_kd_root/install/kinodyn_ros/lib/kinodyn_ros:$PATH"
+export PATH="$_kd_root/install/kinodyn_tools/lib/kinodyn_tools:$PATH"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$_kd_root/.venv/numba-cache}"
 unset _kd_root

@@ -14,7 +14,7 @@ set -u
 cd "$ROOT"
 echo "[test] ruff check"
 ruff check .
-echo "[test] mypy (mypy.ini: src/kinodyn, src/kinodyn_control)"
+echo "[test] mypy (mypy.ini)"
 mypy
 if [ "$#" -gt 0 ]; then
   echo "[test] pytest $*"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import rclpy
-from kinodyn_ros.conversions import transform_to_matrix
+from kinodyn_common.conversions import transform_to_matrix
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node

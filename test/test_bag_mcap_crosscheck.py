@@ -26,11 +26,11 @@ from zlib import crc32
 import pytest
 import yaml
 from geometry_msgs.msg import TransformStamped
-from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_messages
-from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
-from kinodyn_ros.bags.reindex import reindex
-from kinodyn_ros.bags.typestore import deserialize_cdr
-from kinodyn_ros.launcher.cli import main as kinodyn
+from kinodyn_tools.bags import BagWriter, installed_typestore, open_bag, read_messages
+from kinodyn_tools.bags.mcap_format import FOOTER_SIZE
+from kinodyn_tools.bags.reindex import reindex
+from kinodyn_tools.bags.typestore import deserialize_cdr
+from kinodyn_tools.launcher.cli import main as kinodyn
 from mcap.exceptions import EndOfFile, McapError
 from mcap.opcode import Opcode
 from mcap.reader import make_reader

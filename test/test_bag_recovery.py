@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import yaml
 from kinodyn.estimation.synthetic import trotting_walk
-from kinodyn_ros.bags import (
+from kinodyn_tools.bags import (
     BagError,
     BagWriter,
     installed_typestore,
@@ -32,11 +32,11 @@ from kinodyn_ros.bags import (
     open_bag,
     read_messages,
 )
-from kinodyn_ros.bags.info import format_info
-from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
-from kinodyn_ros.bags.reindex import reindex
-from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
-from kinodyn_ros.launcher.cli import main as kinodyn
+from kinodyn_tools.bags.info import format_info
+from kinodyn_tools.bags.mcap_format import FOOTER_SIZE
+from kinodyn_tools.bags.reindex import reindex
+from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
+from kinodyn_tools.launcher.cli import main as kinodyn
 from rclpy.serialization import serialize_message
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.rosbag2.storage_mcap import McapReader
@@ -530,8 +530,8 @@ def test_estimate_and_report_go_on_past_a_corrupt_chunk(tmp_path: Path, capsys: 
     offset, length, _ = layout[2]
     data[offset + length // 3] ^= 0x01
     (bag / "bag.mcap").write_bytes(bytes(data))
-    result = subprocess.run([sys.executable, "-m", "kinodyn_ros.launcher.cli", "estimate", str(bag), "--urdf",
-                             str(URDF), "--output", str(tmp_path / "out"), "--quiet"],
+    result = subprocess.run([sys.executable, "-m", "kinodyn_tools.launcher.cli", "estimate", str(bag),
+                             "--urdf", str(URDF), "--output", str(tmp_path / "out"), "--quiet"],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     (line,) = [line for line in result.stderr.splitlines() if "fails its check" in line]

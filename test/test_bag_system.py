@@ -26,9 +26,9 @@ import pytest
 import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
-from kinodyn_ros.bags import BagError, read_messages
-from kinodyn_ros.bags.mcap_reader import McapFile
-from kinodyn_ros.bags.reindex import reindex
+from kinodyn_tools.bags import BagError, read_messages
+from kinodyn_tools.bags.mcap_reader import McapFile
+from kinodyn_tools.bags.reindex import reindex
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosbags.rosbag2 import Reader
 from rosgraph_msgs.msg import Clock
@@ -42,7 +42,7 @@ from tf2_msgs.msg import TFMessage
 
 pytestmark = pytest.mark.system
 
-KINODYN = [PYTHON, "-m", "kinodyn_ros.launcher.cli"]
+KINODYN = [PYTHON, "-m", "kinodyn_tools.launcher.cli"]
 STEP_NS = 10_000_000
 START_NS = 1000 * 1_000_000_000
 TOPICS = ["/clock", "/imu/data", "/tf_static", "/contacts"]

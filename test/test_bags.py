@@ -1,4 +1,4 @@
-"""kinodyn_ros.bags: the files are rosbag2's format, messages round-trip, a bag reads by the
+"""kinodyn_tools.bags: the files are rosbag2's format, messages round-trip, a bag reads by the
 definitions it stores, the QoS rules are rosbag2's, `kinodyn bag info` prints as `ros2 bag info`.
 
 Second sources: rosbag2's metadata keys and sqlite3 schema (sqlite_storage.cpp), the MCAP
@@ -22,13 +22,13 @@ import yaml
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, Vector3
-from kinodyn_ros.bags import BagWriter, installed_typestore, open_bag, read_messages
-from kinodyn_ros.bags.cdr import fixed_layout, odometry_cdr, odometry_rows_cdr
-from kinodyn_ros.bags.info import format_info, format_seconds, format_size
-from kinodyn_ros.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
-from kinodyn_ros.bags.reader import fast_decoder
-from kinodyn_ros.estimation.messages import estimate_fields, odometry_message
-from kinodyn_ros.launcher.cli import main as kinodyn
+from kinodyn_common.cdr import fixed_layout, odometry_cdr, odometry_rows_cdr
+from kinodyn_control.estimation.messages import estimate_fields, odometry_message
+from kinodyn_tools.bags import BagWriter, installed_typestore, open_bag, read_messages
+from kinodyn_tools.bags.info import format_info, format_seconds, format_size
+from kinodyn_tools.bags.qos import PRESETS, from_rclpy, offer_for_recorded, request_for_offers
+from kinodyn_tools.bags.reader import fast_decoder
+from kinodyn_tools.launcher.cli import main as kinodyn
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy

@@ -1,7 +1,7 @@
 """The closed loop's acceptance scenario over DDS, short version, on both physics backends:
 config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep, state_estimator closing the loop,
-wbc, state_publisher), on kinodyn.sim and on MuJoCo (kinodyn_ros.scenario.graph.backend_graph), driven by
-the scenario runner (kinodyn_ros.scenario.acceptance.short: stand up, 60 N lateral push standing, trot in
+wbc, state_publisher), on kinodyn.sim and on MuJoCo (kinodyn_tools.scenario.graph.backend_graph), driven by
+the scenario runner (kinodyn_tools.scenario.acceptance.short: stand up, 60 N lateral push standing, trot in
 place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw, 120 N lateral push trotting, stand again; 11 s of
 simulated time).
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from kinodyn_ros.scenario.acceptance import short
-from kinodyn_ros.scenario.graph import backend_graph, graph_command
-from kinodyn_ros.scenario.runner import run_scenario
+from kinodyn_tools.scenario.acceptance import short
+from kinodyn_tools.scenario.graph import backend_graph, graph_command
+from kinodyn_tools.scenario.runner import run_scenario
 
 from test.conftest import REPO
 

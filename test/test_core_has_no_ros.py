@@ -9,7 +9,7 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "src" / "kinodyn" / "kinodyn"
 ROS_MODULES = ("rclpy", "rosidl", "std_msgs", "sensor_msgs", "geometry_msgs", "nav_msgs", "tf2_msgs",
-               "kinodyn_interfaces", "kinodyn_ros", "kinodyn_control")
+               "kinodyn_interfaces", "kinodyn_common", "kinodyn_control", "kinodyn_ros", "kinodyn_tools")
 
 
 def _imported_roots(path: Path) -> set[str]:

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kinodyn_ros.bags import read_messages
+from kinodyn_tools.bags import read_messages
 
 from test.conftest import REPO
 

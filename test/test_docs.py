@@ -39,6 +39,8 @@ NODE_CASES = [
     ("wbc", "Wbc", [QUADRUPED, FEET, POSTURE, "planner:=mpc"]),
     ("viewer", "Viewer", [QUADRUPED, "port:=0"]),
 ]
+NODE_MODULES = {"viewer": "kinodyn_tools.viewer.node"}
+"""Where a node lives when not in kinodyn_ros.nodes (the viewer is a tool)."""
 NODE_PAGES = {"wbc": ["nodes/wbc.md", "locomotion.md"]}
 """Pages besides docs/nodes/<node>.md that document a node's parameters (the wbc's legged mode takes the
 locomotion controller's, documented with it)."""
@@ -123,7 +125,8 @@ def declared_parameters(module: str, cls: str, params: list[str]) -> dict[str, A
 
     rclpy.init(args=["--ros-args", *[arg for p in params for arg in ("-p", p)]])
     try:
-        node = getattr(importlib.import_module(f"kinodyn_ros.nodes.{module}"), cls)()
+        node_module = importlib.import_module(NODE_MODULES.get(module, f"kinodyn_ros.nodes.{module}"))
+        node = getattr(node_module, cls)()
         try:
             return {name: p.value for name, p in node._parameters.items() if name not in ROS_PARAMETERS}
         finally:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
-from kinodyn_ros.conversions import multiarray_to_array, q_to_joint_state
+from kinodyn_common.conversions import multiarray_to_array, q_to_joint_state
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray

@@ -1,7 +1,8 @@
 """Replay equality: the live `state_estimator` node fed a bag by `kinodyn bag play`
 publishes the same /odometry/filtered as `kinodyn estimate` writes for that bag, to 1e-12.
 
-The bag is a 3 s synthetic trot (kinodyn_ros.estimation.synthetic_bag) with every topic offered reliable, and
+The bag is a 3 s synthetic trot (kinodyn_tools.estimation.synthetic_bag) with every topic offered reliable,
+and
 the node subscribes reliable with a deep queue, so no message is lost on the way (a lost message would change
 every later estimate; losses are what the node's own fault tests are about). Both sides run the default
 parameters: the feet come from the first contacts message, the IMU frame from the Imu header.
@@ -14,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_ros.bags.reader import read_messages
-from kinodyn_ros.estimation import synthetic_bag
-from kinodyn_ros.estimation.offline import Topics, estimate_bag, load_model
-from kinodyn_ros.estimation.pipeline import EstimatorParameters
+from kinodyn_control.estimation.pipeline import EstimatorParameters
+from kinodyn_tools.bags.reader import read_messages
+from kinodyn_tools.estimation import synthetic_bag
+from kinodyn_tools.estimation.offline import Topics, estimate_bag, load_model
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -66,7 +67,7 @@ def test_live_node_fed_by_bag_play_equals_kinodyn_estimate(spawn, tmp_path: Path
                                           QoSProfile(depth=DEPTH, reliability=ReliabilityPolicy.RELIABLE))
         assert listener.spin_until(lambda: listener.node.count_publishers("/odometry/filtered") > 0, 60.0), \
             node.log_path.read_text()
-        player = spawn([PYTHON, "-m", "kinodyn_ros.launcher.cli", "bag", "play", str(bag), "--topics",
+        player = spawn([PYTHON, "-m", "kinodyn_tools.launcher.cli", "bag", "play", str(bag), "--topics",
                         *INPUTS, "--wait-for-subscribers", "30"], "bag_play")
         listener.spin_until(lambda: len(received) >= len(expected) and player.poll() is not None, 180.0)
         assert wait_for(lambda: player.poll() is not None, 30.0)

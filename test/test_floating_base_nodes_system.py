@@ -17,8 +17,8 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Accel, Point, Pose, PoseStamped, Quaternion, Twist, Vector3, WrenchStamped
 from kinodyn.ik import solve_ik
 from kinodyn.spatial import quat_to_matrix
-from kinodyn_ros.conversions import matrix_to_pose, multiarray_to_array, pose_to_matrix, q_to_joint_state
-from kinodyn_ros.floating_base import BASE_COORDINATE_NAMES
+from kinodyn_common.conversions import matrix_to_pose, multiarray_to_array, pose_to_matrix, q_to_joint_state
+from kinodyn_common.floating_base import BASE_COORDINATE_NAMES
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState

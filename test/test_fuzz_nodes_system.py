@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 import yaml
 from geometry_msgs.msg import PoseStamped
+from kinodyn_common.conversions import matrix_to_pose, transform_to_matrix
+from kinodyn_common.finite import non_finite_field
 from kinodyn_control.testing import GENERIC_SYSTEM, QUADRUPED_JOINTS, pd_command
-from kinodyn_ros.conversions import matrix_to_pose, transform_to_matrix
-from kinodyn_ros.finite import non_finite_field
 from kinodyn_ros.nodes.state_publisher import LATCHED_QOS, TF_QOS
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, qos_profile_sensor_data

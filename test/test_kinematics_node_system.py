@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     matrix_to_pose,
     multiarray_to_array,
     pose_to_matrix,

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 import yaml
-from kinodyn_ros.launcher.cli import main
-from kinodyn_ros.launcher.graph import installed_graph, load_graph
+from kinodyn_tools.launcher.cli import main
+from kinodyn_tools.launcher.graph import installed_graph, load_graph
 
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
 
@@ -294,7 +294,7 @@ def test_nodes_lists_the_executables_of_the_kinodyn_packages(capsys: pytest.Capt
     assert main(["nodes"]) == 0
     lines = capsys.readouterr().out.splitlines()
     lib = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
-    expected = sorted(f"kinodyn_ros {path.name}" for path in lib.iterdir() if path.name != "kinodyn")
+    expected = sorted(f"kinodyn_ros {path.name}" for path in lib.iterdir())
     assert sorted(line for line in lines if line.startswith("kinodyn_ros ")) == expected
     assert "kinodyn_ros state_publisher" in lines
 
@@ -422,14 +422,14 @@ def test_node_exit_stops_the_graph_with_a_message_and_exit_code_1(
 
 
 def _guard_of(launcher_pid: int) -> int:
-    """The pid of the launcher's guard process (its child running kinodyn_ros.launcher.guard)."""
+    """The pid of the launcher's guard process (its child running kinodyn_tools.launcher.guard)."""
     for entry in Path("/proc").iterdir():
         try:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except (OSError, IndexError, ValueError):  # not a process, or it ended while we looked
             continue
-        if ppid == launcher_pid and b"kinodyn_ros.launcher.guard" in command:
+        if ppid == launcher_pid and b"kinodyn_tools.launcher.guard" in command:
             return int(entry.name)
     raise AssertionError(f"the launcher (pid {launcher_pid}) has no guard process")
 
@@ -618,11 +618,13 @@ def test_the_demo_runs_a_plain_graph_through_the_launchers_function(
 
 
 def test_no_module_enters_the_launchers_command_line() -> None:
-    """Only the console script runs `kinodyn_ros.launcher.cli`: every tool calls the launcher's functions."""
-    package = REPO / "src" / "kinodyn_ros" / "kinodyn_ros"
+    """Only the console script runs `kinodyn_tools.launcher.cli`: every tool calls the launcher's
+    functions."""
+    sources = REPO / "src"
+    cli = sources / "kinodyn_tools" / "kinodyn_tools" / "launcher" / "cli.py"
     entering = [
-        str(path.relative_to(package)) for path in package.rglob("*.py")
-        if path != package / "launcher" / "cli.py" and "launcher.cli" in path.read_text()
+        str(path.relative_to(sources)) for path in sources.glob("*/kinodyn*/**/*.py")
+        if path != cli and "launcher.cli" in path.read_text()
     ]
     assert entering == []
 

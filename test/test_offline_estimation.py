@@ -33,14 +33,14 @@ import yaml
 from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.metrics import accuracy
 from kinodyn.estimation.synthetic import inject_faults, with_noise
-from kinodyn_ros.bags import reader as bag_reader
-from kinodyn_ros.bags.reader import read_messages
-from kinodyn_ros.bags.writer import BagWriter
-from kinodyn_ros.estimation import blocks
-from kinodyn_ros.estimation.offline import StderrLog, Topics, estimate_bag, load_model, parameters_from_file
-from kinodyn_ros.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters, EstimatorPipeline
-from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, TOPICS, write_synthetic_bag
-from kinodyn_ros.estimation.truth import OdometrySeries
+from kinodyn_control.estimation.pipeline import NOISE_PARAMETERS, EstimatorParameters, EstimatorPipeline
+from kinodyn_tools.bags import reader as bag_reader
+from kinodyn_tools.bags.reader import read_messages
+from kinodyn_tools.bags.writer import BagWriter
+from kinodyn_tools.estimation import blocks
+from kinodyn_tools.estimation.offline import StderrLog, Topics, estimate_bag, load_model, parameters_from_file
+from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, TOPICS, write_synthetic_bag
+from kinodyn_tools.estimation.truth import OdometrySeries
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "src" / "kinodyn" / "test" / "estimation" / "quadruped_offset_imu.urdf"
@@ -67,7 +67,7 @@ def _params_file(path: Path, run, filter_name: str) -> Path:
 
 
 def _kinodyn(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kinodyn_ros.launcher.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "kinodyn_tools.launcher.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 

@@ -1,6 +1,6 @@
 """Unitree's A1 (urdf/public, a public model nobody here wrote) in the closed loop over DDS:
 config/a1_wbc.yaml (control_node with SimulatedSystem in lockstep, state_estimator, wbc legged with default
-locomotion parameters, state_publisher), on kinodyn.sim and on MuJoCo (kinodyn_ros.scenario.graph.
+locomotion parameters, state_publisher), on kinodyn.sim and on MuJoCo (kinodyn_tools.scenario.graph.
 backend_graph), driven by the scenario runner: stand up, a lateral push of 0.25 x weight standing, trot in
 place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s yaw, a lateral push of 0.5 x weight trotting, stand again.
 
@@ -12,9 +12,9 @@ pushes accepted) and the mean velocity of each tracked step within 0.05 of its c
 from __future__ import annotations
 
 import pytest
-from kinodyn_ros.scenario import Step
-from kinodyn_ros.scenario.graph import backend_graph, graph_command
-from kinodyn_ros.scenario.runner import Topics, run_scenario
+from kinodyn_tools.scenario import Step
+from kinodyn_tools.scenario.graph import backend_graph, graph_command
+from kinodyn_tools.scenario.runner import Topics, run_scenario
 
 from test.conftest import REPO
 

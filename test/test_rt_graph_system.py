@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 import yaml
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from kinodyn_ros.scenario.graph import graph_command
-from kinodyn_ros.scenario.runner import run_scenario
-from kinodyn_ros.scenario.steps import Step
+from kinodyn_tools.scenario.graph import graph_command
+from kinodyn_tools.scenario.runner import run_scenario
+from kinodyn_tools.scenario.steps import Step
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
-from kinodyn_ros.finite import non_finite_field
+from kinodyn_common.finite import non_finite_field
+from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline
 from kinodyn_ros.nodes.state_estimator import output_qos
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue

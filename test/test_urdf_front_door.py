@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from kinodyn_common.robot_description import load_urdf, read_robot_description
+from kinodyn_common.tf_tree import TfTree
 from kinodyn_control.hardware.description import parse_robot_description
 from kinodyn_control.testing import Harness
-from kinodyn_ros.robot_description import load_urdf, read_robot_description
-from kinodyn_ros.tf_tree import TfTree
 
 import kinodyn as kd
 from kinodyn import URDFError, URDFWarning, sim

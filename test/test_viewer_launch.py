@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kinodyn_ros.launcher.packages import package_share
+from kinodyn_tools.launcher.packages import package_share
 
 from test.conftest import REPO
 from test.test_launcher import LAUNCH_FILES, _run_launch_file

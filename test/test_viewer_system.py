@@ -39,7 +39,7 @@ from test.ros_listener import Listener
 pytestmark = pytest.mark.system
 
 URDF = "$(find-pkg-share kinodyn_bringup)/urdf/quadruped_sim.urdf"
-KINODYN = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros" / "kinodyn"
+KINODYN = REPO / "install" / "kinodyn_tools" / "lib" / "kinodyn_tools" / "kinodyn"
 WINDOW = (1280, 800)
 RVIZ_TYPES = {
     "rviz_default_plugins/RobotModel": "std_msgs/msg/String",
@@ -94,13 +94,13 @@ def graph(viewer_port: int, empty_port: int) -> dict[str, Any]:
             },  # state_publisher draws the true base
             {
                 "name": "viewer",
-                "package": "kinodyn_ros",
+                "package": "kinodyn_tools",
                 "executable": "viewer",
                 "parameters": {**viewer, "port": viewer_port},
             },
             {
                 "name": "empty_viewer",
-                "package": "kinodyn_ros",
+                "package": "kinodyn_tools",
                 "executable": "viewer",
                 "parameters": {**viewer, **nothing, "port": empty_port},
                 "remappings": {"/tf": "/no_tf", "/tf_static": "/no_tf_static"},

@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
-from kinodyn_ros.conversions import matrix_to_pose
+from kinodyn_common.conversions import matrix_to_pose
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 

@@ -23,10 +23,10 @@ from pathlib import Path as FilePath
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from kinodyn_ros.launcher.graph import load_graph
-from kinodyn_ros.scenario.graph import graph_command
-from kinodyn_ros.scenario.runner import run_scenario
-from kinodyn_ros.scenario.steps import Step
+from kinodyn_tools.launcher.graph import load_graph
+from kinodyn_tools.scenario.graph import graph_command
+from kinodyn_tools.scenario.runner import run_scenario
+from kinodyn_tools.scenario.steps import Step
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rclpy.qos import QoSProfile

@@ -1,4 +1,4 @@
-"""ament_python package kinodyn_ros: the ROS 2 nodes and the `kinodyn` graph launcher."""
+"""ament_python package kinodyn_ros: the ROS 2 nodes of kinodyn."""
 
 from setuptools import find_packages, setup
 
@@ -14,11 +14,10 @@ setup(
     ],
     install_requires=["setuptools"],
     zip_safe=True,
-    description="ROS 2 nodes of kinodyn and the kinodyn graph launcher",
+    description="ROS 2 nodes of kinodyn",
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "kinodyn = kinodyn_ros.launcher.cli:main",
             "state_publisher = kinodyn_ros.nodes.state_publisher:main",
             "joint_motion = kinodyn_ros.nodes.joint_motion:main",
             "ee_pose_printer = kinodyn_ros.nodes.ee_pose_printer:main",
@@ -26,7 +25,6 @@ setup(
             "dynamics = kinodyn_ros.nodes.dynamics:main",
             "state_estimator = kinodyn_ros.nodes.state_estimator:main",
             "wbc = kinodyn_ros.nodes.wbc:main",
-            "viewer = kinodyn_ros.nodes.viewer:main",
         ],
     },
 )

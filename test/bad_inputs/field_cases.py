@@ -230,9 +230,9 @@ def _viewer_contacts(points: np.ndarray, forces: np.ndarray) -> Said:
     it) on a stand-in holding its parameters' defaults: the refusal, or unsafe when more than
     max_drawn_contacts arrows or a non-finite one come out."""
     from geometry_msgs.msg import Point, Vector3
-    from kinodyn_ros.bags.cdr import contact_arrays_from_cdr
-    from kinodyn_ros.conversions import InputError
-    from kinodyn_ros.nodes.viewer import Viewer
+    from kinodyn_common.cdr import contact_arrays_from_cdr
+    from kinodyn_common.conversions import InputError
+    from kinodyn_tools.viewer.node import Viewer
     from rclpy.serialization import serialize_message
 
     from kinodyn_interfaces.msg import ContactStates
@@ -260,8 +260,8 @@ def _report_forces(tmp: Path, name: str, force: float) -> Said:
     """``read_series`` (kinodyn report's reader) on a bag of 20 ContactStates, the tenth with a force of
     ``force`` N: what it left out, and unsafe if a force beyond max_force is in the series."""
     from geometry_msgs.msg import Point, Vector3
-    from kinodyn_ros.bags import BagWriter
-    from kinodyn_ros.report.series import read_series
+    from kinodyn_tools.bags import BagWriter
+    from kinodyn_tools.report.series import read_series
 
     from kinodyn_interfaces.msg import ContactStates
 
@@ -452,7 +452,7 @@ def _cut(fraction: float, metadata: bool = False) -> Callable[[Path, Path], None
 
 def _footer_removed(source: Path, target: Path) -> None:
     """The MCAP file without its footer and no metadata.yaml: a recorder killed while closing."""
-    from kinodyn_ros.bags.mcap_format import FOOTER_SIZE
+    from kinodyn_tools.bags.mcap_format import FOOTER_SIZE
 
     target.mkdir()
     _mcap(target).write_bytes(_mcap(source).read_bytes()[:-FOOTER_SIZE])
@@ -477,7 +477,7 @@ def _empty(source: Path, target: Path) -> None:
 
 def _stamped_ahead(source: Path, target: Path) -> None:
     """The bag again with its 300th IMU message stamped 10 s ahead of its bag time."""
-    from kinodyn_ros.bags import BagWriter, open_bag
+    from kinodyn_tools.bags import BagWriter, open_bag
     from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import Imu
 
@@ -499,8 +499,8 @@ def write_trot_bag(path: Path) -> None:
     """A synthetic trot of the quadruped (2.5 s, 200 Hz: IMU, joints, contacts, ground truth) in chunks of
     60 kB (a dozen chunks: damage in one leaves others)."""
     from kinodyn.estimation.synthetic import trotting_walk
-    from kinodyn_ros.bags import BagWriter, open_bag
-    from kinodyn_ros.estimation.synthetic_bag import write_synthetic_bag
+    from kinodyn_tools.bags import BagWriter, open_bag
+    from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
 
     import kinodyn as kd
 
@@ -576,7 +576,7 @@ def run_bag_cases(cases: Sequence[Case], tmp: Path, parallel: int = 3, wait: flo
             bag = tmp / case.name
             tool.damage(intact, bag)
             args = [a.replace("{bag}", str(bag)) for a in tool.args]
-            proc = subprocess.Popen([sys.executable, "-m", "kinodyn_ros.launcher.cli", *args],
+            proc = subprocess.Popen([sys.executable, "-m", "kinodyn_tools.launcher.cli", *args],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             running.append((case, proc, time.monotonic()))
         case, proc, started = running.pop(0)

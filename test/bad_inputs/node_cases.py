@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import yaml
 from geometry_msgs.msg import Pose, PoseStamped, Twist, Vector3, WrenchStamped
+from kinodyn_common.finite import non_finite_field
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, pd_command
-from kinodyn_ros.finite import non_finite_field
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState

@@ -93,7 +93,8 @@ _LAST_STRINGS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {}
 
 class _Cursor:
     """Little-endian CDR reader of one payload (after the 4-byte encapsulation, which aligns from there).
-    Bytes after the message are ignored (``kinodyn_ros.bags.typestore.deserialize_cdr`` says why)."""
+    Bytes after the message are ignored (rclpy carries 4 unused bytes per empty sequence of doubles; rclpy
+    and Foxglove ignore them too)."""
 
     __slots__ = ("pos", "raw")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.problem_log import DistinctProblemLog
 
 _FLOAT_TYPES = ("double", "float")
 _FLOAT, _FLOATS, _MESSAGE, _MESSAGES = range(4)

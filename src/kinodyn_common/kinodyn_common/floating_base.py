@@ -15,7 +15,7 @@ from kinodyn.spatial import quat_normalize
 from nav_msgs.msg import Odometry
 
 from kinodyn import Model
-from kinodyn_ros.conversions import pose_to_matrix
+from kinodyn_common.conversions import pose_to_matrix
 
 BASE_COORDINATE_NAMES = (
     "base_linear_x",

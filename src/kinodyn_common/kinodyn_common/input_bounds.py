@@ -20,8 +20,8 @@ from kinodyn.model import JOINT_PRISMATIC
 from rclpy.node import Node
 
 from kinodyn import Model
-from kinodyn_ros.conversions import InputError, JointStateError
-from kinodyn_ros.parameters import declare_non_negative, declare_positive
+from kinodyn_common.conversions import InputError, JointStateError
+from kinodyn_common.parameters import declare_non_negative, declare_positive
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from kinodyn_ros.parameters import reject_undeclared_parameters
-from kinodyn_ros.robot_description import RobotDescriptionError
+from kinodyn_common.parameters import reject_undeclared_parameters
+from kinodyn_common.robot_description import RobotDescriptionError
 
 CONFIGURATION_ERRORS = (RobotDescriptionError, ValueError, ParameterException)
 """What a node constructor raises for bad parameters (wrong value or type) or a bad URDF (kinodyn's

@@ -34,9 +34,9 @@ from geometry_msgs.msg import Point
 from geometry_msgs.msg import Vector3 as Vector3Msg
 from rclpy.serialization import serialize_message
 
+from kinodyn_common.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
+from kinodyn_common.conversions import InputError
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
-from kinodyn_ros.bags.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
-from kinodyn_ros.conversions import InputError
 
 
 class Stamp(NamedTuple):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kinodyn_ros.finite import non_finite_field
-from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
+from kinodyn_common.finite import non_finite_field
+from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 
 __all__ = ["answering_bad_requests", "error_text"]
 

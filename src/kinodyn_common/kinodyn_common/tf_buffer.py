@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns, transform_to_matrix
+from kinodyn_common.conversions import InputError, quoted, stamp_to_ns, transform_to_matrix
 from tf2_msgs.msg import TFMessage
 
 

@@ -1,4 +1,4 @@
-"""kinodyn_ros.conversions: JointState by name, transforms and poses, Odometry (no DDS).
+"""kinodyn_common.conversions: JointState by name, transforms and poses, Odometry (no DDS).
 
 Second sources: scipy's Rotation for quaternions (scalar-last, as ROS), hand-written matrices.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Quaternion, Transform
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     JointStateError,
     joint_state_positions,
     joint_state_to_q,

@@ -1,4 +1,5 @@
-"""kinodyn_ros.conversions for the kinematics and dynamics nodes: per-joint vectors, wrenches, multi-arrays.
+"""kinodyn_common.conversions for the kinematics and dynamics nodes: per-joint vectors, wrenches,
+multi-arrays.
 
 Second sources: values written by hand, numpy's own row-major strides, a JointState in another name order.
 """
@@ -10,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     JointStateError,
     array_to_multiarray,
     joint_state_to_q,

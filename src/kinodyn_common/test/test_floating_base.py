@@ -1,4 +1,4 @@
-"""kinodyn_ros.floating_base: base pose, twist and Odometry to the model's q and v (no DDS).
+"""kinodyn_common.floating_base: base pose, twist and Odometry to the model's q and v (no DDS).
 
 Second sources: scipy's Rotation (scalar-last quaternions, as ROS) for the base orientation, the core's
 ``frame_placement`` of the root link, and central finite differences of ``frame_placement`` along
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Accel, Point, Pose, Quaternion, Twist, Vector3
 from kinodyn.spatial import so3_log
-from kinodyn_ros.floating_base import (
+from kinodyn_common.floating_base import (
     BASE_COORDINATE_NAMES,
     base_configuration,
     base_induced_twist,

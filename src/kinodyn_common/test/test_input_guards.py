@@ -12,11 +12,17 @@ import pytest
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, TransformStamped, Vector3
-from kinodyn_ros.conversions import MAX_TRANSLATION, InputError, JointStateError, pose_to_matrix, stamp_to_ns
-from kinodyn_ros.finite import non_finite_field, publish_finite
-from kinodyn_ros.input_bounds import JointBounds, check_magnitude, check_reach, reach_radius
-from kinodyn_ros.parameters import reject_undeclared_parameters
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.conversions import (
+    MAX_TRANSLATION,
+    InputError,
+    JointStateError,
+    pose_to_matrix,
+    stamp_to_ns,
+)
+from kinodyn_common.finite import non_finite_field, publish_finite
+from kinodyn_common.input_bounds import JointBounds, check_magnitude, check_reach, reach_radius
+from kinodyn_common.parameters import reject_undeclared_parameters
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from nav_msgs.msg import Odometry
 from rclpy.context import Context
 from rclpy.node import Node

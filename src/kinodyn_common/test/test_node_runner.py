@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 import rclpy
-from kinodyn_ros.node_runner import STOP_POLL_PERIOD, TEARDOWN_TIMEOUT, make_executor, run_node
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.node_runner import STOP_POLL_PERIOD, TEARDOWN_TIMEOUT, make_executor, run_node
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -104,7 +104,7 @@ def test_spin_check_runs_in_the_spin_loop_and_its_exception_ends_run_node() -> N
 _CHILD = """
 import sys, time
 from rclpy.node import Node
-from kinodyn_ros.node_runner import run_node
+from kinodyn_common.node_runner import run_node
 
 class Child(Node):
     def __init__(self):

@@ -1,4 +1,4 @@
-"""kinodyn_ros.raw_messages: the views of serialized messages equal what rclpy deserialises; bytes that are
+"""kinodyn_common.raw_messages: the views of serialized messages equal what rclpy deserialises; bytes that are
 not a message of the type are one InputError (kind malformed_cdr), never another exception."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kinodyn_ros.bags.cdr import odometry_rows_cdr
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.raw_messages import (
+from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.conversions import InputError
+from kinodyn_common.raw_messages import (
     ContactStatesReader,
     ImuReader,
     JointPDCommandReader,

@@ -1,4 +1,4 @@
-"""kinodyn_ros.realtime: SCHED_FIFO for the calling thread (run in a thread of its own here)."""
+"""kinodyn_common.realtime: SCHED_FIFO for the calling thread (run in a thread of its own here)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import threading
 
 import pytest
-from kinodyn_ros.realtime import set_fifo_priority
+from kinodyn_common.realtime import set_fifo_priority
 
 
 def _in_thread(priority: int) -> tuple[str | None, int]:

@@ -1,4 +1,4 @@
-"""kinodyn_ros.tf_tree: per-joint transforms parent link <- child link (no DDS).
+"""kinodyn_common.tf_tree: per-joint transforms parent link <- child link (no DDS).
 
 Second sources: transforms written by hand from the URDF numbers (urdf/README.md), and the composition of the
 per-joint transforms along a chain against kinodyn's forward kinematics (kinodyn.Model.frame_placement).
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kinodyn_ros.tf_tree import TfTree
+from kinodyn_common.tf_tree import TfTree
 
 from kinodyn import Model, URDFError
 

@@ -48,10 +48,10 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import reject_undeclared_parameters
-from kinodyn_ros.realtime import set_fifo_priority
-from kinodyn_ros.robot_description import load_urdf, read_robot_description
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import reject_undeclared_parameters
+from kinodyn_common.realtime import set_fifo_priority
+from kinodyn_common.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile

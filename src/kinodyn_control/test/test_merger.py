@@ -10,7 +10,7 @@ import random
 
 import numpy as np
 import pytest
-from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
+from kinodyn_control.estimation.merger import Event, Reset, StampMerger, Verdict
 
 STREAMS = ("imu", "contacts", "joint_states")
 MS = 1_000_000

@@ -18,14 +18,14 @@ import pytest
 import rclpy
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.sim.collision import collision_spheres
+from kinodyn_common.input_bounds import JointBounds
+from kinodyn_common.problem_log import DistinctProblemLog
 from kinodyn_control.controllers.legged_state_estimator import LeggedStateEstimator, base_state_values
 from kinodyn_control.controllers.limits import JointLimitArrays
+from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, FakeContext, Harness
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline
-from kinodyn_ros.input_bounds import JointBounds
-from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.wbc.core import WbcCore, WbcParameters
-from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from kinodyn_control.wbc.core import WbcCore, WbcParameters
+from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter as RosParameter

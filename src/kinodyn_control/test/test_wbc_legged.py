@@ -13,11 +13,11 @@ import pytest
 from geometry_msgs.msg import TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.kinematics.forward import frame_placement
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.input_bounds import JointBounds
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.wbc.core import WbcCore, WbcParameters
-from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from kinodyn_common.conversions import InputError
+from kinodyn_common.input_bounds import JointBounds
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_control.wbc.core import WbcCore, WbcParameters
+from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn_ros.raw_messages import contact_schedule_writer, joint_pd_command_writer
-from kinodyn_ros.wbc.command import JointCommand
-from kinodyn_ros.wbc.core import Answer
+from kinodyn_common.raw_messages import contact_schedule_writer, joint_pd_command_writer
+from kinodyn_control.wbc.command import JointCommand
+from kinodyn_control.wbc.core import Answer
 from rclpy.serialization import deserialize_message, serialize_message
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand

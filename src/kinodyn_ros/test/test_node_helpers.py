@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.ik import solve_ik
+from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.service_call import answering_bad_requests, error_text
 from kinodyn_ros.nodes.kinematics import mid_range, request_tolerance, velocity_limited_step
-from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.service_call import answering_bad_requests, error_text
 from rclpy.logging import get_logger
 
 from kinodyn import Model

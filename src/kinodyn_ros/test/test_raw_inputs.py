@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import rclpy
-from kinodyn_ros.conversions import JointStateError
+from kinodyn_common.conversions import JointStateError
 from rclpy.node import Node
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState

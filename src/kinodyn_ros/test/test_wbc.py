@@ -1,4 +1,5 @@
-"""The wbc node's logic without DDS (kinodyn_ros.wbc): the command's checks, the base-state pairing, the arm's
+"""The wbc node's logic without DDS (kinodyn_control.wbc): the command's checks, the base-state pairing, the
+arm's
 operational space control (against the model's dynamics, and in closed loop with kinodyn.sim checked with
 Pinocchio), WbcCore answering each joint state, and the node's live parameters (in-process rclpy node)."""
 
@@ -13,13 +14,13 @@ import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped
 from kinodyn.control import Evaluator
-from kinodyn_ros.conversions import InputError, matrix_to_pose
-from kinodyn_ros.input_bounds import JointBounds
-from kinodyn_ros.problem_log import DistinctProblemLog
-from kinodyn_ros.wbc.arm import ArmController, ArmParameters
-from kinodyn_ros.wbc.base_sync import BaseStateSync
-from kinodyn_ros.wbc.command import CommandLimits, JointCommand, TickResult
-from kinodyn_ros.wbc.core import WbcCore, WbcParameters
+from kinodyn_common.conversions import InputError, matrix_to_pose
+from kinodyn_common.input_bounds import JointBounds
+from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_control.wbc.arm import ArmController, ArmParameters
+from kinodyn_control.wbc.base_sync import BaseStateSync
+from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
+from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import trotting_walk
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_ros.bags.reader import read_messages
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.estimation.imu_gaps import ImuGaps
-from kinodyn_ros.estimation.messages import (
+from kinodyn_common.conversions import InputError
+from kinodyn_common.finite import non_finite_field
+from kinodyn_control.estimation.imu_gaps import ImuGaps
+from kinodyn_control.estimation.messages import (
     JointMap,
     JointSample,
     contact_flags,
@@ -27,10 +27,10 @@ from kinodyn_ros.estimation.messages import (
     odometry_message,
     transform_message,
 )
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
-from kinodyn_ros.estimation.stamps import ClockReading, StampBounds
-from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, write_synthetic_bag
-from kinodyn_ros.finite import non_finite_field
+from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
+from kinodyn_control.estimation.stamps import ClockReading, StampBounds
+from kinodyn_tools.bags.reader import read_messages
+from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, write_synthetic_bag
 from nav_msgs.msg import Odometry
 from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import Imu, JointState
@@ -486,7 +486,7 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 @pytest.fixture(scope="module")
 def trot_bag(tmp_path_factory) -> tuple[Any, Path]:
     """4 s of kinodyn.estimation.synthetic.trotting_walk (realistic noise; the IMU off the base origin and
-    rotated), written by kinodyn_ros.estimation.synthetic_bag."""
+    rotated), written by kinodyn_tools.estimation.synthetic_bag."""
     sys.path.insert(0, str(REPO / "src/kinodyn/test/estimation"))
     try:
         from robots import quadruped_offset_imu_model

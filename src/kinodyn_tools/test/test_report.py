@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 from kinodyn.estimation.metrics import AccuracyReport
 from kinodyn.spatial import rot_y, rot_z
-from kinodyn_ros.bags.writer import BagWriter
-from kinodyn_ros.launcher.cli import main
-from kinodyn_ros.report.build import load_model, make_report
-from kinodyn_ros.report.figures import intervals
-from kinodyn_ros.report.html import SECTIONS
-from kinodyn_ros.report.metrics import Missing, drift_text, run_metrics
-from kinodyn_ros.report.series import ReportTopics, read_series, resolve_topics
+from kinodyn_tools.bags.writer import BagWriter
+from kinodyn_tools.launcher.cli import main
+from kinodyn_tools.report.build import load_model, make_report
+from kinodyn_tools.report.figures import intervals
+from kinodyn_tools.report.html import SECTIONS
+from kinodyn_tools.report.metrics import Missing, drift_text, run_metrics
+from kinodyn_tools.report.series import ReportTopics, read_series, resolve_topics
 
 import kinodyn as kd
 
@@ -347,7 +347,7 @@ def test_stance_bands_are_the_runs_of_the_schedule() -> None:
 def test_long_bags_show_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A progress line on stderr every PROGRESS_PERIOD of wall time while reading (0 here: every message)."""
-    from kinodyn_ros.report import series
+    from kinodyn_tools.report import series
 
     write_run(tmp_path / "run", topics=("/wbc/cmd_vel",))
     monkeypatch.setattr(series, "PROGRESS_PERIOD", 0.0)

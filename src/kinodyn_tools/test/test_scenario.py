@@ -1,4 +1,4 @@
-"""kinodyn_ros.scenario without DDS: steps as data, the figures of a recorded run against closed forms, and
+"""kinodyn_tools.scenario without DDS: steps as data, the figures of a recorded run against closed forms, and
 the graph on another physics backend."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import yaml
 from kinodyn.urdf import ParsedURDF
-from kinodyn_ros.demo.catalog import DEMOS
-from kinodyn_ros.launcher.graph import load_graph
-from kinodyn_ros.scenario.acceptance import full, short
-from kinodyn_ros.scenario.cli import main as scenario_main
-from kinodyn_ros.scenario.graph import backend_graph, backend_urdf
-from kinodyn_ros.scenario.metrics import Recording, scenario_result
-from kinodyn_ros.scenario.steps import Step, load_steps, random_steps, steps_from_data
-from kinodyn_ros.wbc.legged import LeggedSettings
+from kinodyn_control.wbc.legged import LeggedSettings
+from kinodyn_tools.demo.catalog import DEMOS
+from kinodyn_tools.launcher.graph import load_graph
+from kinodyn_tools.scenario.acceptance import full, short
+from kinodyn_tools.scenario.cli import main as scenario_main
+from kinodyn_tools.scenario.graph import backend_graph, backend_urdf
+from kinodyn_tools.scenario.metrics import Recording, scenario_result
+from kinodyn_tools.scenario.steps import Step, load_steps, random_steps, steps_from_data
 
 import kinodyn as kd
 

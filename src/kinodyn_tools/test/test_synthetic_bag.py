@@ -1,4 +1,5 @@
-"""kinodyn_ros.estimation.synthetic_bag: the bag read back (kinodyn_ros.bags.reader and the mcap package's own
+"""kinodyn_tools.estimation.synthetic_bag: the bag read back (kinodyn_tools.bags.reader and the mcap
+package's own
 reader) holds the run's samples exactly, with the faults' dropouts, duplicates and late messages."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import inject_faults, trotting_walk
-from kinodyn_ros.bags.reader import read_messages
-from kinodyn_ros.estimation.synthetic_bag import DEFAULT_EPOCH, main, write_synthetic_bag
+from kinodyn_tools.bags.reader import read_messages
+from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, main, write_synthetic_bag
 
 import kinodyn as kd
 

@@ -1,12 +1,12 @@
 """heading_anchor places odom in world so that the estimated base pose lands on the true one (position and
-heading), with a rotation about the vertical only (kinodyn_ros/viewer/anchor.py)."""
+heading), with a rotation about the vertical only (kinodyn_tools/viewer/anchor.py)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from kinodyn_ros.viewer.anchor import heading, heading_anchor
+from kinodyn_tools.viewer.anchor import heading, heading_anchor
 from scipy.spatial.transform import Rotation
 
 

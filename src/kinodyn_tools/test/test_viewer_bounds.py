@@ -1,12 +1,12 @@
 """The viewer refuses finite but absurd contact and foothold values like non-finite ones, and draws at most
-``max_drawn_contacts`` arrows of a huge contact set (kinodyn_ros/viewer/scene.py)."""
+``max_drawn_contacts`` arrows of a huge contact set (kinodyn_tools/viewer/scene.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.viewer.scene import check_bounded, evenly_picked, force_arrows, support_polygon
+from kinodyn_common.conversions import InputError
+from kinodyn_tools.viewer.scene import check_bounded, evenly_picked, force_arrows, support_polygon
 from scipy.spatial import ConvexHull
 
 
@@ -41,7 +41,7 @@ def test_contact_arrays_decode_what_rclpy_serializes() -> None:
     """The viewer's ContactStates decoder gives rclpy's values (5000 contacts, then a message with arrays of
     different lengths, which the viewer refuses by their counts), and refuses bytes cut short."""
     from geometry_msgs.msg import Point, Vector3
-    from kinodyn_ros.bags.cdr import contact_arrays_from_cdr
+    from kinodyn_common.cdr import contact_arrays_from_cdr
     from rclpy.serialization import serialize_message
 
     from kinodyn_interfaces.msg import ContactStates

@@ -11,10 +11,10 @@ import pytest
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, Vector3
-from kinodyn_ros.conversions import transform_stamped
-from kinodyn_ros.nodes.viewer import Viewer, check_host
-from kinodyn_ros.tf_tree import TfTree
-from kinodyn_ros.viewer.markers import scene_markers
+from kinodyn_common.conversions import transform_stamped
+from kinodyn_common.tf_tree import TfTree
+from kinodyn_tools.viewer.markers import scene_markers
+from kinodyn_tools.viewer.node import Viewer, check_host
 from nav_msgs.msg import Path as NavPath
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState

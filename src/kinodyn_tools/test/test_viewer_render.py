@@ -1,4 +1,4 @@
-"""kinodyn_ros.viewer: one Scene, two renderings (MarkerArray and the viser scene) that agree (no DDS).
+"""kinodyn_tools.viewer: one Scene, two renderings (MarkerArray and the viser scene) that agree (no DDS).
 
 The scene is the quadruped standing (kinodyn FK), two feet in contact, paths (estimated, true, planned), CoM
 and footholds. Second sources: the scene's own numbers (each rendering must carry them unchanged), the
@@ -14,10 +14,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from kinodyn.urdf import read_urdf
-from kinodyn_ros.viewer.browser import BrowserView
-from kinodyn_ros.viewer.geometry import robot_primitives
-from kinodyn_ros.viewer.markers import NAMESPACE, scene_markers
-from kinodyn_ros.viewer.scene import (
+from kinodyn_tools.viewer.browser import BrowserView
+from kinodyn_tools.viewer.geometry import robot_primitives
+from kinodyn_tools.viewer.markers import NAMESPACE, scene_markers
+from kinodyn_tools.viewer.scene import (
     Scene,
     center_of_mass,
     com_ground,

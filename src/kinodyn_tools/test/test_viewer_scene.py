@@ -1,4 +1,4 @@
-"""kinodyn_ros.viewer: the scene geometry (no DDS, no browser).
+"""kinodyn_tools.viewer: the scene geometry (no DDS, no browser).
 
 Second sources: scipy's Qhull for the support polygon, Pinocchio's visual geometry placements (``oMg``) and
 shapes and kinodyn's forward kinematics for the URDF primitives placed by the TF tree, Pinocchio's
@@ -15,11 +15,11 @@ import pytest
 from builtin_interfaces.msg import Time
 from kinodyn.spatial import matrix_to_quat
 from kinodyn.urdf import read_urdf
-from kinodyn_ros.conversions import transform_stamped
-from kinodyn_ros.tf_buffer import TransformBuffer
-from kinodyn_ros.tf_tree import TfTree
-from kinodyn_ros.viewer.geometry import BODY_COLOR, SPHERE_COLOR, robot_primitives
-from kinodyn_ros.viewer.scene import (
+from kinodyn_common.conversions import transform_stamped
+from kinodyn_common.tf_buffer import TransformBuffer
+from kinodyn_common.tf_tree import TfTree
+from kinodyn_tools.viewer.geometry import BODY_COLOR, SPHERE_COLOR, robot_primitives
+from kinodyn_tools.viewer.scene import (
     Polyline,
     Scene,
     center_of_mass,

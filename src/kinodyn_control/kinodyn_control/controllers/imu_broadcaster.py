@@ -4,7 +4,7 @@ As ros2_control's imu_sensor_broadcaster: reads the 10 state interfaces of ``sen
 (``orientation.x..w``, ``angular_velocity.x..z``, ``linear_acceleration.x..z``); ``frame_id`` defaults to the
 sensor's ``frame_id`` param in the URDF; the three covariances are 9 values each (row-major), zeros by
 default. The message is published as its serialized bytes, refilled in place each cycle
-(kinodyn_ros.raw_messages.RawWriter: frame and covariances written once).
+(kinodyn_common.raw_messages.RawWriter: frame and covariances written once).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from kinodyn_ros.raw_messages import RawWriter
+from kinodyn_common.raw_messages import RawWriter
 from sensor_msgs.msg import Imu
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter

@@ -1,8 +1,8 @@
 """Shared logic of the command controllers (forward command, joint PD): claim, validate, watchdog, limits.
 
 A command message arrives on ``~/commands`` (``/<controller>/commands``) in the executor's thread (taken
-serialized and read into numpy when the controller has a ``READER``: kinodyn_ros.raw_messages; bytes that are
-not a message of the type are rejected as malformed), is
+serialized and read into numpy when the controller has a ``READER``: kinodyn_common.raw_messages; bytes that
+are not a message of the type are rejected as malformed), is
 validated there (``parse``; a rejected message is dropped with one warning per cause, throttled; any other
 failure on one message is one error line per exception type, throttled, and the message is dropped too) and
 handed to the control loop as one reference (atomic replacement) with its receipt time (``context.now()``,
@@ -21,8 +21,8 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.conversions import InputError
+from kinodyn_common.problem_log import DistinctProblemLog
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.limits import JointLimitArrays
@@ -51,7 +51,7 @@ class JointCommandController(Controller):
         **WATCHDOG_PARAMETERS,
     }
     MESSAGE: ClassVar[type]
-    READER: ClassVar[type | None] = None  # a reader of MESSAGE's bytes (kinodyn_ros.raw_messages)
+    READER: ClassVar[type | None] = None  # a reader of MESSAGE's bytes (kinodyn_common.raw_messages)
 
     def command_interface_name(self) -> str:
         raise NotImplementedError

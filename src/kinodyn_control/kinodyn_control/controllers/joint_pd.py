@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from kinodyn_ros.raw_messages import JointPDCommandReader
+from kinodyn_common.raw_messages import JointPDCommandReader
 
 from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY

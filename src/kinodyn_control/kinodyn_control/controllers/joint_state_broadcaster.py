@@ -4,7 +4,7 @@ As ros2_control's joint_state_broadcaster: claims no command interfaces and shar
 ``position``, ``velocity`` and ``effort`` state interfaces of ``joints`` (default: every joint of the
 ``<ros2_control>`` blocks, in their order, which is the URDF's); a joint without one of them gets NaN there.
 The stamp is the update time. The message is published as its serialized bytes, refilled in place each cycle
-(kinodyn_ros.raw_messages.RawWriter: the names are written once). No ``/dynamic_joint_states``
+(kinodyn_common.raw_messages.RawWriter: the names are written once). No ``/dynamic_joint_states``
 (ros2_control's Humble and Jazzy broadcaster also publish it, its master branch dropped it): every kinodyn
 state interface is a position, velocity or effort, which ``joint_states`` carries
 (docs/nodes/control_node.md).
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from kinodyn_ros.raw_messages import RawWriter
+from kinodyn_common.raw_messages import RawWriter
 from sensor_msgs.msg import JointState
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter

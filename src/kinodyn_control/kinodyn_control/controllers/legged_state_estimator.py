@@ -27,16 +27,8 @@ from typing import Any, ClassVar
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_ros.estimation.messages import (
-    ImuSample,
-    JointSample,
-    estimate_fields,
-    odometry_message,
-    transform_message,
-)
-from kinodyn_ros.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.problem_log import DistinctProblemLog
 from nav_msgs.msg import Odometry
 
 from kinodyn import Model
@@ -45,6 +37,14 @@ from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
+from kinodyn_control.estimation.messages import (
+    ImuSample,
+    JointSample,
+    estimate_fields,
+    odometry_message,
+    transform_message,
+)
+from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
 from tf2_msgs.msg import TFMessage
 

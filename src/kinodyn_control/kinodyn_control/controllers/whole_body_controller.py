@@ -31,13 +31,10 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.input_bounds import JointBounds
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.raw_messages import contact_schedule_writer
-from kinodyn_ros.wbc import parameters as dataclass_parameters
-from kinodyn_ros.wbc.core import WbcCore, WbcParameters
-from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.input_bounds import JointBounds
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.raw_messages import contact_schedule_writer
 from nav_msgs.msg import Path
 from visualization_msgs.msg import MarkerArray
 
@@ -50,6 +47,9 @@ from kinodyn_control.controllers.limits import JointLimitArrays
 from kinodyn_control.controllers.node_parameters import ControllerNode, build, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
+from kinodyn_control.wbc import parameters as dataclass_parameters
+from kinodyn_control.wbc.core import WbcCore, WbcParameters
+from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from kinodyn_interfaces.msg import ContactStates
 
 NS = 1_000_000_000

@@ -18,9 +18,9 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped
+from kinodyn_common.conversions import InputError, quoted
 from nav_msgs.msg import Odometry
 
-from kinodyn_ros.conversions import InputError, quoted
 from tf2_msgs.msg import TFMessage
 
 NS = 1_000_000_000

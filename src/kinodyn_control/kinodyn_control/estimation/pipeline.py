@@ -26,13 +26,14 @@ from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FILTERS
 from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.sim.collision import ContactSphere
+from kinodyn_common.conversions import InputError, quoted, stamp_to_ns
+from kinodyn_common.problem_log import DistinctProblemLog, error_text
 
 from kinodyn import Model
-from kinodyn_ros.conversions import InputError, quoted, stamp_to_ns
-from kinodyn_ros.estimation.blocks import InputBlock
-from kinodyn_ros.estimation.imu_gaps import ImuGaps
-from kinodyn_ros.estimation.merger import Event, Reset, StampMerger, Verdict
-from kinodyn_ros.estimation.messages import (
+from kinodyn_control.estimation.imu_gaps import ImuGaps
+from kinodyn_control.estimation.input_block import InputBlock
+from kinodyn_control.estimation.merger import Event, Reset, StampMerger, Verdict
+from kinodyn_control.estimation.messages import (
     ImuSample,
     JointMap,
     JointSample,
@@ -45,10 +46,9 @@ from kinodyn_ros.estimation.messages import (
     status_name,
     transform_message,
 )
-from kinodyn_ros.estimation.released import Released
-from kinodyn_ros.estimation.stamps import CAUSES as STAMP_CAUSES
-from kinodyn_ros.estimation.stamps import StampBounds
-from kinodyn_ros.problem_log import DistinctProblemLog, error_text
+from kinodyn_control.estimation.released import Released
+from kinodyn_control.estimation.stamps import CAUSES as STAMP_CAUSES
+from kinodyn_control.estimation.stamps import StampBounds
 
 NS = 1_000_000_000
 NOISE_PARAMETERS = tuple(

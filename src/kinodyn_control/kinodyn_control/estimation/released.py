@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinodyn_ros.estimation.blocks import InputBlock
-from kinodyn_ros.estimation.merger import BlockRelease, Event
+from kinodyn_control.estimation.input_block import InputBlock
+from kinodyn_control.estimation.merger import BlockRelease, Event
 
 
 @dataclass(frozen=True)

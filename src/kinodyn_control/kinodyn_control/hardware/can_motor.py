@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.problem_log import DistinctProblemLog
 
 from kinodyn_control.hardware.can_motor_bus import MotorBus, MotorBusError
 from kinodyn_control.hardware.can_motor_config import (

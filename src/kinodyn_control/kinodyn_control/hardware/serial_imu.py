@@ -53,7 +53,7 @@ from collections.abc import Callable
 from time import monotonic, sleep
 
 import serial
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.problem_log import DistinctProblemLog
 
 from kinodyn_control.hardware.component import Sensor
 from kinodyn_control.hardware.description import HardwareInfo

@@ -30,7 +30,7 @@ import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
-from kinodyn_ros.problem_log import DistinctProblemLog
+from kinodyn_common.problem_log import DistinctProblemLog
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile

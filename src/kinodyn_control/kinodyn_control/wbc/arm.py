@@ -25,7 +25,7 @@ from kinodyn.control import Evaluator, computed_torque, operational_space_contro
 from kinodyn.control.task_space import RCOND
 
 from kinodyn import Model
-from kinodyn_ros.wbc.command import JointCommand, TickResult
+from kinodyn_control.wbc.command import JointCommand, TickResult
 
 TWO_PI = 2.0 * math.pi
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinodyn_ros.wbc.legged import LeggedSettings
+from kinodyn_control.wbc.legged import LeggedSettings
 
 NS = 1_000_000_000
 

@@ -49,13 +49,7 @@ from kinodyn.spatial.rotations import (
     matrix_to_euler,
     matrix_to_quat,
 )
-from nav_msgs.msg import Odometry, Path
-from sensor_msgs.msg import JointState
-from visualization_msgs.msg import Marker, MarkerArray
-
-from kinodyn import Model
-from kinodyn_interfaces.msg import ContactStates, JointPDCommand
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     MAX_TRANSLATION,
     InputError,
     JointStateError,
@@ -64,15 +58,21 @@ from kinodyn_ros.conversions import (
     pose_to_matrix,
     stamp_to_ns,
 )
-from kinodyn_ros.estimation.messages import diagnostics_message, ns_to_time, status_name
-from kinodyn_ros.floating_base import linear_angular, pose_array
-from kinodyn_ros.input_bounds import JointBounds, check_reach, reach_radius
-from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
-from kinodyn_ros.wbc.arm import ArmController
-from kinodyn_ros.wbc.base_gate import BaseStateGate
-from kinodyn_ros.wbc.base_sync import BaseStateSync, Paired
-from kinodyn_ros.wbc.command import CommandLimits, JointCommand, TickResult
-from kinodyn_ros.wbc.legged import LeggedController
+from kinodyn_common.floating_base import linear_angular, pose_array
+from kinodyn_common.input_bounds import JointBounds, check_reach, reach_radius
+from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
+from nav_msgs.msg import Odometry, Path
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
+
+from kinodyn import Model
+from kinodyn_control.estimation.messages import diagnostics_message, ns_to_time, status_name
+from kinodyn_control.wbc.arm import ArmController
+from kinodyn_control.wbc.base_gate import BaseStateGate
+from kinodyn_control.wbc.base_sync import BaseStateSync, Paired
+from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
+from kinodyn_control.wbc.legged import LeggedController
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 
 NS = 1_000_000_000
 NODE_NAME = "wbc"

@@ -28,7 +28,7 @@ from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomoti
 from kinodyn.control.mpc import PlannerParameters
 
 from kinodyn import Model
-from kinodyn_ros.wbc.command import JointCommand, TickResult
+from kinodyn_control.wbc.command import JointCommand, TickResult
 
 PLANNERS = ("none", "mpc")
 

@@ -11,6 +11,27 @@ from __future__ import annotations
 
 import numpy as np
 from geometry_msgs.msg import Pose
+from kinodyn_common.conversions import (
+    InputError,
+    array_to_multiarray,
+    joint_state_to_q,
+    joint_state_vector,
+    wrenches_by_link,
+)
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.floating_base import (
+    configuration,
+    coordinate_names,
+    joint_part,
+    odometry_base_state,
+    velocity,
+)
+from kinodyn_common.input_bounds import check_magnitude, declare_joint_bounds
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_positive
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.robot_description import declare_and_load_model
+from kinodyn_common.service_call import answering_bad_requests, error_text
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -18,27 +39,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn_interfaces.srv import GravityCompensation, InverseDynamics, MassMatrix
-from kinodyn_ros.conversions import (
-    InputError,
-    array_to_multiarray,
-    joint_state_to_q,
-    joint_state_vector,
-    wrenches_by_link,
-)
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.floating_base import (
-    configuration,
-    coordinate_names,
-    joint_part,
-    odometry_base_state,
-    velocity,
-)
-from kinodyn_ros.input_bounds import check_magnitude, declare_joint_bounds
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_positive
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.robot_description import declare_and_load_model
-from kinodyn_ros.service_call import answering_bad_requests, error_text
 
 NODE_NAME = "dynamics"
 

@@ -13,19 +13,19 @@ from collections import OrderedDict
 
 import numpy as np
 from kinodyn.spatial import matrix_to_euler, matrix_to_rotvec
+from kinodyn_common.conversions import joint_state_to_q, stamp_to_ns
+from kinodyn_common.input_bounds import declare_joint_bounds
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.tf_buffer import TransformBuffer
+from kinodyn_common.tf_tree import TfTree
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from kinodyn import Model
-from kinodyn_ros.conversions import joint_state_to_q, stamp_to_ns
-from kinodyn_ros.input_bounds import declare_joint_bounds
-from kinodyn_ros.node_runner import run_node
 from kinodyn_ros.nodes.state_publisher import TF_QOS
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.robot_description import declare_and_read, load_urdf
-from kinodyn_ros.tf_buffer import TransformBuffer
-from kinodyn_ros.tf_tree import TfTree
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "ee_pose_printer"

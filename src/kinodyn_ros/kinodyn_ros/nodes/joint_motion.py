@@ -10,14 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from kinodyn_common.conversions import q_to_joint_state
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_non_negative, declare_positive
+from kinodyn_common.robot_description import declare_and_load_model
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
-
-from kinodyn_ros.conversions import q_to_joint_state
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_non_negative, declare_positive
-from kinodyn_ros.robot_description import declare_and_load_model
 
 NODE_NAME = "joint_motion"
 

@@ -16,14 +16,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from kinodyn.ik import FrameTask, solve_ik
 from kinodyn.ik.clik import ClosedLoopIK
-from nav_msgs.msg import Odometry
-from rclpy.node import Node
-from rclpy.qos import QoSProfile, qos_profile_sensor_data
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, Header
-
-from kinodyn_interfaces.srv import ComputeFK, ComputeIK
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     InputError,
     array_to_multiarray,
     joint_state_to_q,
@@ -32,14 +25,21 @@ from kinodyn_ros.conversions import (
     q_to_joint_state,
     quoted,
 )
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.floating_base import base_induced_twist, configuration, odometry_base_state
-from kinodyn_ros.input_bounds import check_reach, declare_joint_bounds, reach_radius
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_non_negative, declare_positive
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.robot_description import declare_and_load_model
-from kinodyn_ros.service_call import answering_bad_requests, error_text
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.floating_base import base_induced_twist, configuration, odometry_base_state
+from kinodyn_common.input_bounds import check_reach, declare_joint_bounds, reach_radius
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_non_negative, declare_positive
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.robot_description import declare_and_load_model
+from kinodyn_common.service_call import answering_bad_requests, error_text
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, Header
+
+from kinodyn_interfaces.srv import ComputeFK, ComputeIK
 
 NODE_NAME = "kinematics"
 ZERO_TWIST = np.zeros(6)

@@ -20,6 +20,15 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
+from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
+from kinodyn_common.robot_description import declare_and_load_model
+from kinodyn_control.estimation.messages import estimate_fields, odometry_message, transform_message
+from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
+from kinodyn_control.estimation.stamps import ClockReading
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.node import Node
@@ -33,15 +42,6 @@ from rclpy.qos import (
 from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
-from kinodyn_ros.bags.cdr import odometry_rows_cdr
-from kinodyn_ros.estimation.messages import estimate_fields, odometry_message, transform_message
-from kinodyn_ros.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
-from kinodyn_ros.estimation.stamps import ClockReading
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.raw_messages import ContactStatesReader, ImuReader, JointStateReader
-from kinodyn_ros.robot_description import declare_and_load_model
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "state_estimator"

@@ -20,14 +20,7 @@ from itertools import repeat
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from nav_msgs.msg import Odometry
-from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
-
-from kinodyn import Model
-from kinodyn_ros.conversions import (
+from kinodyn_common.conversions import (
     InputError,
     joint_state_positions,
     odometry_to_pose,
@@ -35,13 +28,20 @@ from kinodyn_ros.conversions import (
     stamp_to_ns,
     transform_stamped,
 )
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.input_bounds import declare_joint_bounds
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.raw_messages import JointStateReader
-from kinodyn_ros.robot_description import declare_and_read, load_urdf
-from kinodyn_ros.tf_tree import TfTree, Transform
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.input_bounds import declare_joint_bounds
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.raw_messages import JointStateReader
+from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.tf_tree import TfTree, Transform
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from kinodyn import Model
 from tf2_msgs.msg import TFMessage
 
 NODE_NAME = "state_publisher"

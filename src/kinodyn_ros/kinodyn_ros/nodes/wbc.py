@@ -4,7 +4,8 @@
 ``joint_states`` and the base state (nav_msgs/Odometry on ``base_state_topic``); also publishes the contact
 schedule. ``mode: arm``: operational space control of ``frame`` towards ``~/target_pose`` with a null-space
 posture. Each joint state is answered by one kinodyn_interfaces/JointPDCommand on ``joint_pd_command``
-stamped with it (lockstep). The logic is WbcCore's (kinodyn_ros/wbc/core.py); this node only moves messages.
+stamped with it (lockstep). The logic is WbcCore's (kinodyn_control/wbc/core.py); this node only moves
+messages.
 The joint states and base states are taken serialized and read into numpy (raw_messages: bytes that are not a
 message of the type are one line, the message dropped); the command and the contact schedule are published as
 bytes written from the finalised arrays and the planned stance (raw_messages.joint_pd_command_writer,
@@ -21,6 +22,24 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn_common.conversions import stamp_to_ns
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.input_bounds import declare_joint_bounds
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_non_negative
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.raw_messages import (
+    JointStateReader,
+    OdometryReader,
+    contact_schedule_writer,
+    joint_pd_command_writer,
+)
+from kinodyn_common.realtime import set_fifo_priority
+from kinodyn_common.robot_description import declare_and_load_model
+from kinodyn_control.wbc import parameters as dataclass_parameters
+from kinodyn_control.wbc.arm import ArmController, ArmParameters
+from kinodyn_control.wbc.core import NODE_NAME, Answer, WbcCore, WbcParameters
+from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -31,24 +50,6 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
-from kinodyn_ros.conversions import stamp_to_ns
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.input_bounds import declare_joint_bounds
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_non_negative
-from kinodyn_ros.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_ros.raw_messages import (
-    JointStateReader,
-    OdometryReader,
-    contact_schedule_writer,
-    joint_pd_command_writer,
-)
-from kinodyn_ros.realtime import set_fifo_priority
-from kinodyn_ros.robot_description import declare_and_load_model
-from kinodyn_ros.wbc import parameters as dataclass_parameters
-from kinodyn_ros.wbc.arm import ArmController, ArmParameters
-from kinodyn_ros.wbc.core import NODE_NAME, Answer, WbcCore, WbcParameters
-from kinodyn_ros.wbc.legged import LeggedController, LeggedSettings
 
 MODES = ("legged", "arm")
 STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_state_topic", "qos_depth",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kinodyn_ros.bags import info, play, record, reindex
+from kinodyn_tools.bags import info, play, record, reindex
 
 _VERBS = {
     "record": (record, "record topics into a rosbag2 bag (MCAP by default) until Ctrl-C"),

@@ -2,8 +2,8 @@
 
 The files are the ones metadata.yaml lists; where it is missing or unreadable (a recording that was killed
 writes none), the directory's ``*.mcap`` or ``*.db3`` files. Topics, types, definitions, QoS and counts come
-from the storage files themselves (MCAP: ``kinodyn_ros.bags.mcap_reader``, which checks chunk CRCs and reads a
-file without its summary; sqlite3: rosbags' reader), the RIHS01 type hash from the MCAP channel's
+from the storage files themselves (MCAP: ``kinodyn_tools.bags.mcap_reader``, which checks chunk CRCs and
+reads a file without its summary; sqlite3: rosbags' reader), the RIHS01 type hash from the MCAP channel's
 ``topic_type_hash`` or else metadata.yaml. ``StorageBag`` is a sub-reader of rosbags' ``AnyReader`` (its
 ``connections`` and ``messages``), which builds the typestore from the stored definitions.
 """
@@ -23,8 +23,8 @@ from rosbags.rosbag2.errors import ReaderError
 from rosbags.rosbag2.metadata import parse_qos
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Reader
 
-from kinodyn_ros.bags.mcap_format import RecordError
-from kinodyn_ros.bags.mcap_reader import McapFile
+from kinodyn_tools.bags.mcap_format import RecordError
+from kinodyn_tools.bags.mcap_reader import McapFile
 
 SUFFIXES = {".mcap": "mcap", ".db3": "sqlite3"}
 _FORMATS = {"ros2msg": MessageDefinitionFormat.MSG, "ros2idl": MessageDefinitionFormat.IDL}

@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from kinodyn_ros.bags.directory import BagError, StorageBag, read_metadata_file
-from kinodyn_ros.bags.metadata import bag_metadata
-from kinodyn_ros.bags.reader import warn
+from kinodyn_tools.bags.directory import BagError, StorageBag, read_metadata_file
+from kinodyn_tools.bags.metadata import bag_metadata
+from kinodyn_tools.bags.reader import warn
 
 LABEL_WIDTH = 19
 _SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")

@@ -21,8 +21,8 @@ from heapq import heappop, heappush
 from pathlib import Path
 from zlib import crc32
 
-from kinodyn_ros.bags import mcap_format as fmt
-from kinodyn_ros.bags.mcap_format import Cursor, RecordError
+from kinodyn_tools.bags import mcap_format as fmt
+from kinodyn_tools.bags.mcap_format import Cursor, RecordError
 
 
 @dataclass(frozen=True)

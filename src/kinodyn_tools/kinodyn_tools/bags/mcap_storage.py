@@ -31,7 +31,7 @@ from zlib import crc32
 from rosbags.interfaces import Connection, MessageDefinitionFormat
 from rosbags.rosbag2.enums import CompressionMode
 
-from kinodyn_ros.bags import mcap_format as fmt
+from kinodyn_tools.bags import mcap_format as fmt
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # bytes of message records per chunk
 DEFAULT_CHUNK_PERIOD = 1.0  # s (monotonic) from a chunk's first message to its write, when recording

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from rosbags.rosbag2.metadata import dump_qos_v9
 
-from kinodyn_ros.bags.directory import StorageBag
+from kinodyn_tools.bags.directory import StorageBag
 
 METADATA_VERSION = 9
 

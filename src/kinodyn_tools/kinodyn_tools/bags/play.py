@@ -23,9 +23,9 @@ from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock
 
-from kinodyn_ros.bags.message_types import message_class
-from kinodyn_ros.bags.qos import offer_for_recorded
-from kinodyn_ros.bags.reader import BagError, open_bag, select_connections
+from kinodyn_tools.bags.message_types import message_class
+from kinodyn_tools.bags.qos import offer_for_recorded
+from kinodyn_tools.bags.reader import BagError, open_bag, select_connections
 
 DEFAULT_CLOCK_RATE = 40.0  # Hz of /clock for `--clock` without a value (ros2 bag play)
 CLOCK_QOS = QoSProfile(depth=1)  # reliable keep_last 1: matches best-effort and reliable /clock subscribers

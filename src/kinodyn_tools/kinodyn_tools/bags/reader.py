@@ -1,12 +1,13 @@
 """Read a rosbag2 bag by the message definitions it stores (docs/bags.md).
 
-The bag's storage files are read by ``kinodyn_ros.bags.directory`` (with or without metadata.yaml; MCAP chunk
+The bag's storage files are read by ``kinodyn_tools.bags.directory`` (with or without metadata.yaml; MCAP
+chunk
 CRCs checked, a chunk that fails skipped, counted and reported once on stderr naming the file, topics and bag
 times, and the reading goes on; a file without its summary read by a scan). rosbags' AnyReader builds the
 typestore from each topic's stored definition (ros2msg or ros2idl) and checks it against the stored RIHS01
 hash, so a bag recorded before a message changed reads with its own layout. A bag that stores no definitions
 is read with the installed types. Where the stored definition is the installed one (equal RIHS01 hash), the
-estimator's 500 Hz inputs are decoded by ``kinodyn_ros.bags.cdr`` into the same objects, ~10x faster.
+estimator's 500 Hz inputs are decoded by ``kinodyn_common.cdr`` into the same objects, ~10x faster.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+from kinodyn_common.cdr import DECODERS
 from rosbags.highlevel import AnyReader, AnyReaderError
 from rosbags.interfaces import Connection
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
-from kinodyn_ros.bags.cdr import DECODERS
-from kinodyn_ros.bags.directory import BagError, StorageBag
-from kinodyn_ros.bags.typestore import deserialize_cdr, installed_typestore
+from kinodyn_tools.bags.directory import BagError, StorageBag
+from kinodyn_tools.bags.typestore import deserialize_cdr, installed_typestore
 
 __all__ = ["BagError", "BagReader", "open_bag", "read_messages", "reader_messages", "select_connections"]
 
@@ -102,12 +103,12 @@ def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str,
 
 def stores_installed_definition(reader: AnyReader, connection: Connection) -> bool:
     """Whether the bag stores the installed definition of the connection's type (equal RIHS01 hash): its
-    CDR is then laid out as ``kinodyn_ros.bags.cdr`` expects."""
+    CDR is then laid out as ``kinodyn_common.cdr`` expects."""
     return connection.digest == reader.default_typestore.hash_rihs01(connection.msgtype)
 
 
 def fast_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object] | None:
-    """``kinodyn_ros.bags.cdr``'s decoder of the connection's type when the bag stores the installed
+    """``kinodyn_common.cdr``'s decoder of the connection's type when the bag stores the installed
     definition, else None (rosbags decodes by the stored one)."""
     decoder = DECODERS.get(connection.msgtype)
     if decoder is None or not stores_installed_definition(reader, connection):

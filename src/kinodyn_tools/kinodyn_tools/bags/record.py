@@ -34,10 +34,10 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
-from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE
-from kinodyn_ros.bags.message_types import message_class
-from kinodyn_ros.bags.qos import from_rclpy, request_for_offers
-from kinodyn_ros.bags.writer import STORAGES, BagWriter
+from kinodyn_tools.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE
+from kinodyn_tools.bags.message_types import message_class
+from kinodyn_tools.bags.qos import from_rclpy, request_for_offers
+from kinodyn_tools.bags.writer import STORAGES, BagWriter
 
 DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
 

@@ -1,7 +1,7 @@
 """`kinodyn bag reindex`: rebuild a bag's metadata.yaml and its MCAP summary from what is on the disk, as
 `ros2 bag reindex` rebuilds metadata.yaml (docs/bags.md).
 
-Each MCAP file is scanned from its start (``kinodyn_ros.bags.mcap_reader``: a record cut by the end of the
+Each MCAP file is scanned from its start (``kinodyn_tools.bags.mcap_reader``: a record cut by the end of the
 file ends the scan, a chunk that fails its CRC or structure is skipped and named, unreadable bytes are skipped
 to the next good chunk). A file whose summary lists exactly what the scan found stays as it is; any other is
 written again from the messages the scan could read (new chunks with CRCs, summary and footer) and the
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from kinodyn_ros.bags.directory import BagError, StorageBag, read_metadata_file, storage_files
-from kinodyn_ros.bags.mcap_reader import McapFile
-from kinodyn_ros.bags.mcap_storage import McapStorage
-from kinodyn_ros.bags.metadata import bag_metadata, write_metadata
+from kinodyn_tools.bags.directory import BagError, StorageBag, read_metadata_file, storage_files
+from kinodyn_tools.bags.mcap_reader import McapFile
+from kinodyn_tools.bags.mcap_storage import McapStorage
+from kinodyn_tools.bags.metadata import bag_metadata, write_metadata
 
 
 def _intact(path: Path, scanned: McapFile) -> bool:

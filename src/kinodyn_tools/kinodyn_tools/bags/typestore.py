@@ -3,7 +3,7 @@ message type installed in the ament prefixes that the distribution store lacks (
 tf2_msgs or control_msgs where the store has none).
 
 Writing uses this store (the definitions installed here); reading uses the definitions stored in the bag
-(`kinodyn_ros.bags.reader`), so a bag recorded before a message changed still reads.
+(`kinodyn_tools.bags.reader`), so a bag recorded before a message changed still reads.
 """
 
 from __future__ import annotations

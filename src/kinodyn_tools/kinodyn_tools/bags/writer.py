@@ -3,8 +3,8 @@
 Each topic stores its message definition (ros2msg, dependencies included) and RIHS01 type hash from the
 installed typestore, and its offered QoS profiles, so `ros2 bag`, Foxglove and `kinodyn bag play` read it.
 What is written reaches the disk every ``chunk_size`` bytes and, given a ``chunk_period`` (`kinodyn bag
-record`), within that many seconds (MCAP: a chunk with its CRC, ``kinodyn_ros.bags.mcap_storage``; sqlite3: a
-committed transaction); ``flush_due()`` writes what is due when no further message comes. Without a period
+record`), within that many seconds (MCAP: a chunk with its CRC, ``kinodyn_tools.bags.mcap_storage``; sqlite3:
+a committed transaction); ``flush_due()`` writes what is due when no further message comes. Without a period
 the file's bytes depend on the messages alone. A failed write (a full disk) leaves the bag closed with what it
 holds: ``error`` says why, and metadata.yaml counts what the file holds.
 
@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from kinodyn_common.cdr import ENCODERS
 from rclpy.serialization import serialize_message
 from rosbags.interfaces import Connection, Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -32,11 +33,10 @@ from rosbags.rosbag2.enums import CompressionMode
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys.store import Typestore
 
-from kinodyn_ros.bags.cdr import ENCODERS
-from kinodyn_ros.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, StorageError, check_limits
-from kinodyn_ros.bags.metadata import write_metadata
-from kinodyn_ros.bags.qos import PRESETS
-from kinodyn_ros.bags.typestore import deserialize_cdr, installed_typestore
+from kinodyn_tools.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, StorageError, check_limits
+from kinodyn_tools.bags.metadata import write_metadata
+from kinodyn_tools.bags.qos import PRESETS
+from kinodyn_tools.bags.typestore import deserialize_cdr, installed_typestore
 
 #: rosbag2 metadata version written (Jazzy and later).
 METADATA_VERSION = 9
@@ -166,7 +166,7 @@ class BagWriter:
         Message objects are serialised by rosbags, whose CDR padding bytes are zero: rclpy's
         serialize_message leaves alignment padding uninitialised (the same JointState twice can give two
         byte strings), and two runs writing the same messages must give the same bag. Types in
-        ``kinodyn_ros.bags.cdr.ENCODERS`` (nav_msgs/Odometry) are packed directly into those same bytes."""
+        ``kinodyn_common.cdr.ENCODERS`` (nav_msgs/Odometry) are packed directly into those same bytes."""
         connection = self._connections[topic]
         if not isinstance(message, bytes | memoryview):
             from_rclpy = hasattr(type(message), "get_fields_and_field_types")

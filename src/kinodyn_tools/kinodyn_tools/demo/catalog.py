@@ -1,5 +1,5 @@
 """The demos `kinodyn demo` runs (docs/demo.md): per demo, its graphs, the topics it records, its robot and
-its scenarios (data for `kinodyn_ros.scenario`). Any other name is a graph of config/ run as `kinodyn up`
+its scenarios (data for `kinodyn_tools.scenario`). Any other name is a graph of config/ run as `kinodyn up`
 does.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kinodyn_ros.scenario.steps import Step
+from kinodyn_tools.scenario.steps import Step
 
 PUSH_FORCE = 120.0  # N, lateral, for 0.2 s while trotting (the closed loop's acceptance push)
 

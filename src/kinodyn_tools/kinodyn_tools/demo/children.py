@@ -12,8 +12,8 @@ import subprocess
 import threading
 from collections.abc import Callable, Sequence
 
-from kinodyn_ros.launcher.node_process import stop_with_launcher
-from kinodyn_ros.launcher.process_group import ProcessGroup, Say, stop_groups
+from kinodyn_tools.launcher.node_process import stop_with_launcher
+from kinodyn_tools.launcher.process_group import ProcessGroup, Say, stop_groups
 
 LineHandler = Callable[[str], None]
 

@@ -3,8 +3,8 @@
 For a closed-loop demo (`quadruped`): start its graph's nodes (the launcher's `RunningGraph`, as `kinodyn up`
 starts them), the browser view's unless `--headless` (its URL printed first), a bag recorder (`kinodyn bag
 record`) on simulated time into `runs/<timestamp>/bag`, then run the
-scenario (`kinodyn_ros.scenario`, one progress line per step with its simulated time), stop everything, write
-`runs/<timestamp>/report.html` (`kinodyn report`'s module) and print the summary table (also in
+scenario (`kinodyn_tools.scenario`, one progress line per step with its simulated time), stop everything,
+write `runs/<timestamp>/report.html` (`kinodyn report`'s module) and print the summary table (also in
 `runs/<timestamp>/summary.txt`). Any other name is a graph of config/ run by the launcher's `up`, as `kinodyn
 up` runs it. Ctrl-C or SIGTERM stops the scenario and every process; a process of the graph that ends early
 ends the demo (exit 1).
@@ -24,15 +24,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from kinodyn_ros.demo.catalog import DEMOS, Demo
-from kinodyn_ros.demo.children import Child, stop_children
-from kinodyn_ros.launcher.graph import Graph, graph_path, load_graph
-from kinodyn_ros.launcher.packages import package_share
-from kinodyn_ros.launcher.supervisor import DEFAULT_STOP_TIMEOUT, RunningGraph, up
-from kinodyn_ros.report.build import load_model, make_report
-from kinodyn_ros.scenario.metrics import ScenarioResult
-from kinodyn_ros.scenario.runner import ScenarioRunner
-from kinodyn_ros.scenario.steps import Step, load_steps
+from kinodyn_tools.demo.catalog import DEMOS, Demo
+from kinodyn_tools.demo.children import Child, stop_children
+from kinodyn_tools.launcher.graph import Graph, graph_path, load_graph
+from kinodyn_tools.launcher.packages import package_share
+from kinodyn_tools.launcher.supervisor import DEFAULT_STOP_TIMEOUT, RunningGraph, up
+from kinodyn_tools.report.build import load_model, make_report
+from kinodyn_tools.scenario.metrics import ScenarioResult
+from kinodyn_tools.scenario.runner import ScenarioRunner
+from kinodyn_tools.scenario.steps import Step, load_steps
 
 PREFIX = "demo"
 URL_PATTERN = re.compile(r"open (http://\S+) in a browser")

@@ -3,7 +3,7 @@
 
 A block is ``size`` input messages in bag order (other topics read with them, e.g. a ground truth, are not
 counted). Each input topic's messages are decoded at once where the bag stores the installed definition and
-the messages share one CDR layout (``kinodyn_ros.bags.cdr.FixedLayout``: same frame_id, names and lengths);
+the messages share one CDR layout (``kinodyn_common.cdr.FixedLayout``: same frame_id, names and lengths);
 any other message is decoded into its message object and converted by what the node uses (``imu_sample``,
 ``JointMap``, ``contact_names``). A block with a message that does not convert (a bad stamp, inconsistent
 names or lengths) has no arrays: its messages go to the pipeline one by one, which logs and drops the bad
@@ -18,51 +18,19 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
+from kinodyn_common.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
+from kinodyn_common.conversions import InputError, stamp_to_ns
+from kinodyn_control.estimation.input_block import InputBlock
+from kinodyn_control.estimation.messages import JointMap, contact_names, imu_sample
 from rosbags.highlevel import AnyReader
 
-from kinodyn_ros.bags.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
-from kinodyn_ros.bags.reader import message_decoder, stores_installed_definition
-from kinodyn_ros.conversions import InputError, stamp_to_ns
-from kinodyn_ros.estimation.messages import ImuSample, JointMap, JointSample, contact_names, imu_sample
+from kinodyn_tools.bags.reader import message_decoder, stores_installed_definition
 
 NS = 1_000_000_000
 IMU_COLUMNS = np.r_[13:16, 25:28]
 """Angular velocity and linear acceleration among sensor_msgs/Imu's 37 doubles (``FixedLayout`` values)."""
 CONVERSION_ERRORS = (InputError, AttributeError, TypeError, ValueError)
 """What converting a message can raise (EstimatorPipeline drops such a message as bad)."""
-
-
-@dataclass(frozen=True)
-class InputBlock:
-    """Input messages in arrival order as arrays (``EstimatorPipeline.take_block``). Message ``i`` is of
-    stream ``streams[ranks[i]]``, stamped ``stamps[i]`` (header, ns), logged at ``times[i]`` (the bag's
-    time, ns), row ``rows[i]`` of its stream's arrays:
-    ``imu`` [w, a] (IMU frame) with ``imu_frames`` (header.frame_id); ``joints`` positions, velocities and
-    efforts in the model's joint order (NaN where not given); ``contact_flags`` (1 in contact, 0 not; padded)
-    of the feet ``contact_names[contact_layouts[row]]``."""
-
-    streams: tuple[str, ...]
-    ranks: np.ndarray
-    stamps: np.ndarray
-    times: np.ndarray
-    rows: np.ndarray
-    imu: np.ndarray
-    imu_frames: np.ndarray
-    joints: np.ndarray
-    contact_layouts: np.ndarray
-    contact_flags: np.ndarray
-    contact_names: list[tuple[str, ...]]
-
-    def payload(self, i: int) -> Any:
-        """Message ``i`` as the pipeline's ``on_*`` methods convert it (ImuSample, JointSample, or the
-        contacts ``{foot: in contact}``)."""
-        stream, k = self.streams[self.ranks[i]], int(self.rows[i])
-        if stream == "imu":
-            return ImuSample(self.imu_frames[k], self.imu[k, :3], self.imu[k, 3:])
-        if stream == "joint_states":
-            return JointSample(*self.joints[k])
-        names = self.contact_names[self.contact_layouts[k]]
-        return dict(zip(names, (self.contact_flags[k, :len(names)] != 0).tolist(), strict=True))
 
 
 class _Decoded:

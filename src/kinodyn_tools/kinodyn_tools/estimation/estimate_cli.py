@@ -41,8 +41,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     them out), 2 on bad input (one error line)."""
     from kinodyn.sim.collision import collision_spheres
 
-    from kinodyn_ros.bags.reader import BagError
-    from kinodyn_ros.estimation import offline
+    from kinodyn_tools.bags.reader import BagError
+    from kinodyn_tools.estimation import offline
 
     try:
         params = offline.parameters_from_file(args.params) if args.params else offline.EstimatorParameters()

@@ -27,17 +27,17 @@ import numpy as np
 import yaml
 from kinodyn.sim.collision import ContactSphere
 from kinodyn.spatial import quat_to_matrix
+from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.conversions import stamp_to_ns
+from kinodyn_common.robot_description import load_urdf
+from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
 
 from kinodyn import Model
-from kinodyn_ros.bags.cdr import odometry_rows_cdr
-from kinodyn_ros.bags.progress import BagProgress
-from kinodyn_ros.bags.reader import open_bag, select_connections
-from kinodyn_ros.bags.writer import BagWriter
-from kinodyn_ros.conversions import stamp_to_ns
-from kinodyn_ros.estimation.blocks import read_blocks
-from kinodyn_ros.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
-from kinodyn_ros.estimation.truth import OdometrySeries, accuracy_lines
-from kinodyn_ros.robot_description import load_urdf
+from kinodyn_tools.bags.progress import BagProgress
+from kinodyn_tools.bags.reader import open_bag, select_connections
+from kinodyn_tools.bags.writer import BagWriter
+from kinodyn_tools.estimation.blocks import read_blocks
+from kinodyn_tools.estimation.truth import OdometrySeries, accuracy_lines
 
 NS = 1_000_000_000
 NODE_NAME = "state_estimator"

@@ -9,7 +9,7 @@ the dropped IMU samples are left out and, unless disabled, the flagged samples' 
 (``duplicate``) or late in bag order with their original stamp (``out_of_order``). docs/estimation.md,
 "Synthetic data and accuracy".
 
-    python -m kinodyn_ros.estimation.synthetic_bag --urdf U --imu-frame F --feet A B C D --output DIR \
+    python -m kinodyn_tools.estimation.synthetic_bag --urdf U --imu-frame F --feet A B C D --output DIR \
         [--faults]
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 from kinodyn.estimation.synthetic import SyntheticRun, inject_faults, trotting_walk
 
 import kinodyn as kd
-from kinodyn_ros.bags.writer import BagWriter
+from kinodyn_tools.bags.writer import BagWriter
 
 DEFAULT_EPOCH = 1_700_000_000.0  # s, header stamps start here (2023-11-14 UTC)
 TOPICS = {
@@ -133,7 +133,7 @@ def write_synthetic_bag(run: SyntheticRun, path: str | Path, storage: str = "mca
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m kinodyn_ros.estimation.synthetic_bag",
+        prog="python -m kinodyn_tools.estimation.synthetic_bag",
         description="Synthesise a trotting walk of a legged robot (exact kinematics, noisy IMU and "
                     "encoders) and write it as a rosbag2 bag of the state estimator's inputs and the ground "
                     "truth.")

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 from kinodyn.estimation.metrics import Trajectory, accuracy
-
-from kinodyn_ros.conversions import stamp_to_ns
+from kinodyn_common.conversions import stamp_to_ns
 
 NS = 1_000_000_000
 

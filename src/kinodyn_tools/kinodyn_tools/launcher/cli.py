@@ -3,7 +3,7 @@
     kinodyn up config/planar_demo.yaml [--timeout SECONDS] [--stop-timeout SECONDS]
     kinodyn list config/planar_demo.yaml
     kinodyn nodes
-    kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_ros.bags, docs/bags.md)
+    kinodyn bag record|play|info ...      (rosbag2 bags: kinodyn_tools.bags, docs/bags.md)
     kinodyn estimate BAG --urdf URDF --output OUT ...   (offline re-estimation, docs/offline-estimation.md)
     kinodyn report BAG [--output report.html] [--urdf URDF] ...   (HTML run report, docs/report.md)
     kinodyn demo [quadruped|<graph>] [--headless] [--short] ...   (the README's main command, docs/demo.md)
@@ -19,13 +19,13 @@ import sys
 
 import yaml
 
-from kinodyn_ros.bags.cli import add_bag_parser, run_bag
-from kinodyn_ros.demo.cli import add_demo_parser
-from kinodyn_ros.estimation.estimate_cli import add_estimate_parser, run_estimate
-from kinodyn_ros.launcher.graph import Graph, GraphError, graph_path, load_graph
-from kinodyn_ros.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
-from kinodyn_ros.launcher.supervisor import DEFAULT_STOP_TIMEOUT, USAGE_ERROR, up
-from kinodyn_ros.report.cli import add_report_parser, run_report
+from kinodyn_tools.bags.cli import add_bag_parser, run_bag
+from kinodyn_tools.demo.cli import add_demo_parser
+from kinodyn_tools.estimation.estimate_cli import add_estimate_parser, run_estimate
+from kinodyn_tools.launcher.graph import Graph, GraphError, graph_path, load_graph
+from kinodyn_tools.launcher.packages import PackageLookupError, kinodyn_packages, package_executables
+from kinodyn_tools.launcher.supervisor import DEFAULT_STOP_TIMEOUT, USAGE_ERROR, up
+from kinodyn_tools.report.cli import add_report_parser, run_report
 
 
 def graph_listing(graph: Graph) -> str:
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         return run_report(args)
     if args.command == "demo":
-        from kinodyn_ros.demo.run import run_demo  # rclpy and the scenario runner only for the demo
+        from kinodyn_tools.demo.run import run_demo  # rclpy and the scenario runner only for the demo
 
         return run_demo(args)
     if args.command == "up":

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from kinodyn_ros.launcher.packages import PackageLookupError, executable_path, package_share
+from kinodyn_tools.launcher.packages import PackageLookupError, executable_path, package_share
 
 GRAPH_KEYS = ("nodes",)
 NODE_KEYS = ("name", "package", "executable", "parameters", "remappings")

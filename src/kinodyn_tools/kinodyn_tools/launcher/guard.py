@@ -10,7 +10,7 @@ however the launcher ended), the guard copies the nodes' remaining output to the
 alive exactly as the launcher would (SIGINT, SIGTERM, SIGKILL, `--stop-timeout` apart), and reports it as
 `[kinodyn-guard] ...`.
 
-Run by the launcher as `python -m kinodyn_ros.launcher.guard --launcher-pid PID --stop-timeout SECONDS`.
+Run by the launcher as `python -m kinodyn_tools.launcher.guard --launcher-pid PID --stop-timeout SECONDS`.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 import threading
 from functools import partial
 
-from kinodyn_ros.launcher.node_process import LinePrinter, copy_lines
-from kinodyn_ros.launcher.process_group import ProcessGroup, Say, stop_groups
+from kinodyn_tools.launcher.node_process import LinePrinter, copy_lines
+from kinodyn_tools.launcher.process_group import ProcessGroup, Say, stop_groups
 
 DONE = b"done"
 PREFIX = "kinodyn-guard"
-MODULE = "kinodyn_ros.launcher.guard"
+MODULE = "kinodyn_tools.launcher.guard"
 MESSAGE_SIZE = 4096  # bytes: more than `<pgid> <name>` can take
 EXIT_TIMEOUT = 10.0  # seconds the launcher waits for its guard to end after `done`
 OUTPUT_DRAIN_TIMEOUT = 1.0  # seconds the guard waits for the last output of nodes that have stopped

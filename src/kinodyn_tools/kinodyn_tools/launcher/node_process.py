@@ -19,8 +19,8 @@ from typing import IO, Any, Protocol
 
 import yaml
 
-from kinodyn_ros.launcher.graph import NodeSpec
-from kinodyn_ros.launcher.process_group import ProcessGroup
+from kinodyn_tools.launcher.graph import NodeSpec
+from kinodyn_tools.launcher.process_group import ProcessGroup
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_DEATH_SIGNAL = signal.SIGINT  # the first signal of a normal stop, so a node stops the same way

@@ -12,8 +12,8 @@ from ament_index_python.packages import (
     get_packages_with_prefixes,
 )
 
-# The launcher's own console script is installed next to the nodes of kinodyn_ros; it is not a node.
-LAUNCHER = ("kinodyn_ros", "kinodyn")
+# The launcher's own console script is installed next to the viewer node of kinodyn_tools; it is not a node.
+LAUNCHER = ("kinodyn_tools", "kinodyn")
 
 
 class PackageLookupError(LookupError):

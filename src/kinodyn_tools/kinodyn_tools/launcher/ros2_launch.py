@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kinodyn_ros.launcher.graph import BRINGUP_PACKAGE, installed_graph, load_graph
-from kinodyn_ros.launcher.packages import package_share
+from kinodyn_tools.launcher.graph import BRINGUP_PACKAGE, installed_graph, load_graph
+from kinodyn_tools.launcher.packages import package_share
 
 RVIZ_CONFIG = "config/kinodyn.rviz"
 """The RViz config, relative to the share directory of kinodyn_bringup."""

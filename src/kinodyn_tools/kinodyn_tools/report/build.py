@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinodyn_common.robot_description import load_urdf
+
 from kinodyn import Model
-from kinodyn_ros.report.html import page
-from kinodyn_ros.report.metrics import CMD_VEL_TIMEOUT, RunMetrics, run_metrics, summary_lines
-from kinodyn_ros.report.series import ReportTopics, RunSeries, read_series
-from kinodyn_ros.robot_description import load_urdf
+from kinodyn_tools.report.html import page
+from kinodyn_tools.report.metrics import CMD_VEL_TIMEOUT, RunMetrics, run_metrics, summary_lines
+from kinodyn_tools.report.series import ReportTopics, RunSeries, read_series
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,9 @@ def add_report_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """`kinodyn report`: 0 when the page was written, 2 on bad input (one error line)."""
-    from kinodyn_ros.bags.reader import BagError
-    from kinodyn_ros.report.build import load_model, make_report
-    from kinodyn_ros.report.series import ReportTopics
+    from kinodyn_tools.bags.reader import BagError
+    from kinodyn_tools.report.build import load_model, make_report
+    from kinodyn_tools.report.series import ReportTopics
 
     if not (math.isfinite(args.cmd_vel_timeout) and args.cmd_vel_timeout > 0):
         print(f"kinodyn report: error: --cmd-vel-timeout must be a positive number of seconds, got "

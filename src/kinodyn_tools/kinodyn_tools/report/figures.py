@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from kinodyn_ros.report.metrics import (
+from kinodyn_tools.report.metrics import (
     ContactSection,
     EstimateSection,
     TorqueSection,

@@ -10,8 +10,8 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from kinodyn_ros.report import figures
-from kinodyn_ros.report.metrics import (
+from kinodyn_tools.report import figures
+from kinodyn_tools.report.metrics import (
     ContactSection,
     EstimateSection,
     Missing,
@@ -21,7 +21,7 @@ from kinodyn_ros.report.metrics import (
     WbcSection,
     drift_text,
 )
-from kinodyn_ros.report.series import RunSeries
+from kinodyn_tools.report.series import RunSeries
 
 SECTIONS = {
     "estimate": "Base position: estimate vs truth",

@@ -23,7 +23,7 @@ import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, accuracy, align
 
 from kinodyn import Model
-from kinodyn_ros.report.series import RunSeries, StampedRows, WbcWindows
+from kinodyn_tools.report.series import RunSeries, StampedRows, WbcWindows
 
 CMD_VEL_TIMEOUT = 0.5  # s, the wbc node's default cmd_vel_timeout
 MIN_DRIFT_PATH = 0.5  # m: over a shorter true path, drift (error / path) is no figure of merit

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from kinodyn.estimation.metrics import Trajectory
 
-from kinodyn_ros.bags.progress import BagProgress
-from kinodyn_ros.bags.reader import open_bag, reader_messages
+from kinodyn_tools.bags.progress import BagProgress
+from kinodyn_tools.bags.reader import open_bag, reader_messages
 
 NS = 1_000_000_000
 ODOMETRY = "nav_msgs/msg/Odometry"
@@ -143,7 +143,7 @@ class StampedRows:
 
 @dataclass
 class WbcWindows:
-    """The wbc node's diagnostics (kinodyn_ros/wbc/core.py): one entry per window of ticks."""
+    """The wbc node's diagnostics (kinodyn_control/wbc/core.py): one entry per window of ticks."""
 
     t: list[float] = field(default_factory=list)
     values: list[dict[str, str]] = field(default_factory=list)

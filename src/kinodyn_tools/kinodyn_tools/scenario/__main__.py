@@ -1,7 +1,7 @@
-"""``python -m kinodyn_ros.scenario``: kinodyn_ros.scenario.cli."""
+"""``python -m kinodyn_tools.scenario``: kinodyn_tools.scenario.cli."""
 
 import sys
 
-from kinodyn_ros.scenario.cli import main
+from kinodyn_tools.scenario.cli import main
 
 sys.exit(main())

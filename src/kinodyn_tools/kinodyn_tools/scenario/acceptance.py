@@ -8,7 +8,7 @@ commands); ``short`` the system test's, with a few simulated seconds per step.
 
 from __future__ import annotations
 
-from kinodyn_ros.scenario.steps import Step, random_steps
+from kinodyn_tools.scenario.steps import Step, random_steps
 
 PUSH_DURATION = 0.2  # s
 STANDING_PUSH = 60.0  # N, lateral (+y)

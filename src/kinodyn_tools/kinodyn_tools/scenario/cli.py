@@ -1,4 +1,4 @@
-"""``python -m kinodyn_ros.scenario``: start the closed-loop graph on a backend, run a scenario, print the
+"""``python -m kinodyn_tools.scenario``: start the closed-loop graph on a backend, run a scenario, print the
 figures (docs/closed-loop.md). ``run_on`` is what the bench and the demo call."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import tempfile
 from pathlib import Path
 
 from kinodyn import sim
-from kinodyn_ros.scenario import acceptance
-from kinodyn_ros.scenario.graph import backend_graph, start_graph, stop_graph
-from kinodyn_ros.scenario.metrics import ScenarioResult
-from kinodyn_ros.scenario.runner import run_scenario
-from kinodyn_ros.scenario.steps import Step, load_steps
+from kinodyn_tools.scenario import acceptance
+from kinodyn_tools.scenario.graph import backend_graph, start_graph, stop_graph
+from kinodyn_tools.scenario.metrics import ScenarioResult
+from kinodyn_tools.scenario.runner import run_scenario
+from kinodyn_tools.scenario.steps import Step, load_steps
 
 BUILT_IN = {"full": acceptance.full, "short": acceptance.short}
 
@@ -38,7 +38,7 @@ def run_on(backend: str, steps: list[Step], graph: str, log_dir: Path) -> Scenar
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kinodyn_ros.scenario", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kinodyn_tools.scenario", description=__doc__)
     parser.add_argument("--backend", choices=(*sim.backend_names(), "all"), default=sim.DEFAULT_BACKEND,
                         help="a registered physics backend, or all of them in turn")
     parser.add_argument("--scenario", default="full", help="full, short, or a YAML file of steps")

@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from kinodyn import sim
-from kinodyn_ros.launcher.graph import graph_path, load_graph
+from kinodyn_tools.launcher.graph import graph_path, load_graph
 
 PLUGIN = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
 CONTROL_NODE = "control_node"

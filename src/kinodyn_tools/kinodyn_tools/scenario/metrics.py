@@ -1,7 +1,7 @@
 """The figures of a scenario run, from what the runner recorded (docs/closed-loop.md, "What is measured").
 
 - Velocity tracking per step: the simulator's ground-truth twist turned into the heading frame
-  (``kinodyn_ros.report.metrics.heading_twist``: vx, vy along the base's yaw, wz about the world vertical)
+  (``kinodyn_tools.report.metrics.heading_twist``: vx, vy along the base's yaw, wz about the world vertical)
   against the step's command, from ``settle`` s after the step's start to its end; RMSE of the planar velocity
   error's norm [m/s] and of the yaw-rate error [rad/s].
 - Falls: the true base height below ``FALL_HEIGHT_RATIO`` of the nominal (the true height at the first state:
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, Trajectory, accuracy
 
-from kinodyn_ros.report.metrics import heading_twist
-from kinodyn_ros.scenario.steps import Step
+from kinodyn_tools.report.metrics import heading_twist
+from kinodyn_tools.scenario.steps import Step
 
 FALL_HEIGHT_RATIO = 0.6
 

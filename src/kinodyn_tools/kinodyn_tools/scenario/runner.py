@@ -1,4 +1,4 @@
-"""Runs a scenario (kinodyn_ros.scenario.steps) against a live closed-loop graph in simulated time.
+"""Runs a scenario (kinodyn_tools.scenario.steps) against a live closed-loop graph in simulated time.
 
 The runner is one rclpy node in the caller's process. It records the simulator's ground-truth odometry and
 contacts, the estimator's odometry and the wbc's diagnostics, and drives the steps on the simulated clock
@@ -29,8 +29,8 @@ from rclpy.qos import QoSProfile
 
 from kinodyn_interfaces.msg import ContactStates
 from kinodyn_interfaces.srv import Push
-from kinodyn_ros.scenario.metrics import BaseSeries, Recording, ScenarioResult, scenario_result
-from kinodyn_ros.scenario.steps import Step
+from kinodyn_tools.scenario.metrics import BaseSeries, Recording, ScenarioResult, scenario_result
+from kinodyn_tools.scenario.steps import Step
 
 NS = 1_000_000_000
 QUADRUPED_FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -193,7 +193,7 @@ def run_scenario(steps: Sequence[Step], backend: str = "", start: Callable[[], A
                  feet: Sequence[str] = QUADRUPED_FEET, topics: Topics = Topics(),
                  progress: Callable[[str], Any] | None = None,
                  start_timeout: float = 180.0) -> ScenarioResult:
-    """Subscribe, call ``start()`` (e.g. start the graph: ``kinodyn_ros.scenario.graph.start_graph``), run
+    """Subscribe, call ``start()`` (e.g. start the graph: ``kinodyn_tools.scenario.graph.start_graph``), run
     ``steps``; the figures. ``backend`` only labels the result."""
     runner = ScenarioRunner(feet, topics)
     try:

@@ -13,8 +13,8 @@ import numpy as np
 import viser
 from kinodyn.spatial import matrix_to_quat
 
-from kinodyn_ros.viewer.geometry import Primitive, Rgba
-from kinodyn_ros.viewer.scene import (
+from kinodyn_tools.viewer.geometry import Primitive, Rgba
+from kinodyn_tools.viewer.scene import (
     ARROW_HEAD_DIAMETER,
     ARROW_HEAD_LENGTH,
     ARROW_SHAFT_DIAMETER,

@@ -14,8 +14,8 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from kinodyn_ros.viewer.geometry import Rgba
-from kinodyn_ros.viewer.scene import (
+from kinodyn_tools.viewer.geometry import Rgba
+from kinodyn_tools.viewer.scene import (
     ARROW_HEAD_DIAMETER,
     ARROW_HEAD_LENGTH,
     ARROW_SHAFT_DIAMETER,

@@ -3,7 +3,7 @@
 The robot is drawn from the URDF's primitive geometry placed by /tf and /tf_static; the overlays are the
 estimated and the true base trajectories, contact forces, the support polygon, the centre of mass, the
 planned footholds and the planned base trajectory (the wbc's MPC prediction, nav_msgs/Path;
-kinodyn_ros.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
+kinodyn_tools.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
 ``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree.
 Inputs other than /tf are subscribed raw and only the newest message is decoded at each update.
 """
@@ -18,6 +18,22 @@ from typing import Any, TypeVar
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray
+from kinodyn_common.cdr import ContactArrays, contact_arrays_from_cdr
+from kinodyn_common.conversions import (
+    InputError,
+    joint_state_positions,
+    odometry_to_pose,
+    pose_to_matrix,
+    quoted,
+    stamp_to_ns,
+    transform_stamped,
+)
+from kinodyn_common.finite import publish_finite
+from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_non_negative, declare_positive
+from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
+from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.tf_buffer import TransformBuffer
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock, ClockType
@@ -30,27 +46,11 @@ from visualization_msgs.msg import MarkerArray
 
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates
-from kinodyn_ros.bags.cdr import ContactArrays, contact_arrays_from_cdr
-from kinodyn_ros.conversions import (
-    InputError,
-    joint_state_positions,
-    odometry_to_pose,
-    pose_to_matrix,
-    quoted,
-    stamp_to_ns,
-    transform_stamped,
-)
-from kinodyn_ros.finite import publish_finite
-from kinodyn_ros.node_runner import run_node
-from kinodyn_ros.parameters import declare_non_negative, declare_positive
-from kinodyn_ros.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
-from kinodyn_ros.robot_description import declare_and_read, load_urdf
-from kinodyn_ros.tf_buffer import TransformBuffer
-from kinodyn_ros.viewer.anchor import heading_anchor
-from kinodyn_ros.viewer.browser import BrowserView
-from kinodyn_ros.viewer.geometry import robot_primitives
-from kinodyn_ros.viewer.markers import scene_markers
-from kinodyn_ros.viewer.scene import (
+from kinodyn_tools.viewer.anchor import heading_anchor
+from kinodyn_tools.viewer.browser import BrowserView
+from kinodyn_tools.viewer.geometry import robot_primitives
+from kinodyn_tools.viewer.markers import scene_markers
+from kinodyn_tools.viewer.scene import (
     Polyline,
     Scene,
     center_of_mass,

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from kinodyn.spatial import matrix_to_quat
+from kinodyn_common.conversions import InputError
 
 from kinodyn import Model
-from kinodyn_ros.conversions import InputError
-from kinodyn_ros.viewer.geometry import Primitive, Rgba
+from kinodyn_tools.viewer.geometry import Primitive, Rgba
 
 ESTIMATED_PATH_COLOR: Rgba = (0.10, 0.45, 0.90, 1.0)
 TRUE_PATH_COLOR: Rgba = (0.15, 0.70, 0.30, 1.0)
