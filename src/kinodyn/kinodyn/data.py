@@ -30,7 +30,6 @@ like Pinocchio's, to one caller at a time (it is not for sharing between threads
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,18 +50,38 @@ from kinodyn.kinematics.forward import placement_work_size
 from kinodyn.layout import Layout
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kinodyn.model import Model
 
 WORK_SIZES = (placement_work_size, com_work_size, rnea_work_size, mass_matrix_work_size, aba_work_size,
               centroidal_work_size, evaluation_work_size)
-"""The compiled functions giving each kernel's scratch size ``(nb, nv) -> entries``; ``work`` holds the largest."""
+"""The compiled functions giving each kernel's scratch size ``(nb, nv) -> entries``; ``work`` holds the
+largest."""
 
 
 class Data:
     """Buffers and results of ``model`` at one configuration; see the module doc."""
 
-    __slots__ = ("J", "M", "Ag", "Jcom", "block", "com", "ddq", "evaluation", "frames", "g", "layout", "model",
-                 "nle", "oMf", "oMf_rows", "tau", "work")
+    __slots__ = (
+        "Ag",
+        "J",
+        "Jcom",
+        "M",
+        "block",
+        "com",
+        "ddq",
+        "evaluation",
+        "frames",
+        "g",
+        "layout",
+        "model",
+        "nle",
+        "oMf",
+        "oMf_rows",
+        "tau",
+        "work",
+    )
 
     def __init__(self, model: Model, frames: Sequence[str | int] = ()) -> None:
         ids = frame_ids(model, frames)
@@ -94,5 +113,6 @@ class Data:
     def of(self, model: Model) -> Data:
         """This Data, after checking that ``model`` created it (``ValueError`` otherwise)."""
         if self.model is not model:
-            raise ValueError(f"this Data belongs to {self.model!r}, not to {model!r}: pass model.create_data()")
+            raise ValueError(f"this Data belongs to {self.model!r}, not to {model!r}: pass "
+                             "model.create_data()")
         return self

@@ -37,9 +37,8 @@ whose ``evaluation`` the call returns (overwritten by the next call; nothing all
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -58,6 +57,10 @@ from kinodyn.linalg import NO_WORK, matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import inline
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -67,17 +70,18 @@ V_NOT_FINITE = 2
 ZERO_QUATERNION = 3
 
 EVALUATION_FIELDS = ("mass_matrix", "nonlinear_effects", "gravity_torques", "placements", "jacobians",
-                     "bias_accelerations", "com", "com_jacobian", "com_bias_acceleration", "centroidal_matrix",
-                     "centroidal_bias", "q", "v")
+                     "bias_accelerations", "com", "com_jacobian", "com_bias_acceleration",
+                     "centroidal_matrix", "centroidal_bias", "q", "v")
 """The slots of an evaluation, in the order ``evaluate_kernel`` reads their offsets."""
-(MASS_MATRIX, NONLINEAR_EFFECTS, GRAVITY_TORQUES, PLACEMENTS, JACOBIANS, BIAS_ACCELERATIONS, COM, COM_JACOBIAN,
- COM_BIAS_ACCELERATION, CENTROIDAL_MATRIX, CENTROIDAL_BIAS, Q_COPY, V_COPY) = range(len(EVALUATION_FIELDS))
+(MASS_MATRIX, NONLINEAR_EFFECTS, GRAVITY_TORQUES, PLACEMENTS, JACOBIANS, BIAS_ACCELERATIONS, COM,
+ COM_JACOBIAN, COM_BIAS_ACCELERATION, CENTROIDAL_MATRIX, CENTROIDAL_BIAS, Q_COPY,
+ V_COPY) = range(len(EVALUATION_FIELDS))
 
 
 def evaluation_slots(nq: int, nv: int, k: int) -> list[tuple[str, tuple[int, ...]]]:
-    """``(name, shape)`` of every ``EVALUATION_FIELDS`` slot for ``k`` frames (a ``kinodyn.layout.Layout``)."""
-    shapes: tuple[tuple[int, ...], ...] = ((nv, nv), (nv,), (nv,), (k, 4, 4), (k, 6, nv), (k, 6), (3,), (3, nv),
-                                           (3,), (6, nv), (6,), (nq,), (nv,))
+    """``(name, shape)`` of every ``EVALUATION_FIELDS`` slot for ``k`` frames (``kinodyn.layout.Layout``)."""
+    shapes: tuple[tuple[int, ...], ...] = ((nv, nv), (nv,), (nv,), (k, 4, 4), (k, 6, nv), (k, 6), (3,),
+                                           (3, nv), (3,), (6, nv), (6,), (nq,), (nv,))
     return list(zip(EVALUATION_FIELDS, shapes, strict=True))
 
 
@@ -98,7 +102,7 @@ def _check_inputs(q: np.ndarray, v: np.ndarray, iq_base: int) -> int:
 
 
 @inline
-def evaluation_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def evaluation_work_size(nb: int, nv: int) -> int:
     """Entries of ``evaluate_kernel``'s work block."""
     return 91 * nb + 36
 
@@ -164,7 +168,7 @@ def evaluate_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray
 
 
 @inline
-def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray,
+def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                          multiplier: np.ndarray, mass: np.ndarray, S: np.ndarray, hw: np.ndarray,
                          inertia: np.ndarray, v: np.ndarray, V: np.ndarray, A: np.ndarray,
                          F: np.ndarray) -> None:
@@ -205,7 +209,7 @@ def _motion_and_wrenches(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.n
 
 
 @inline
-def _joint_forces(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray, multiplier: np.ndarray,
+def _joint_forces(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray, multiplier: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                   gravity: np.ndarray, S: np.ndarray, mc: np.ndarray, hc: np.ndarray, F: np.ndarray,
                   h: np.ndarray, g: np.ndarray) -> None:
     """``g_j = m_j S_j^T [-mc_j g; hc_j x (-g)]`` and ``h_j = m_j S_j^T F_j + g_j`` for every joint column
@@ -233,7 +237,7 @@ def _joint_forces(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray,
 
 
 @inline
-def _frame_terms(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray, multiplier: np.ndarray,
+def _frame_terms(parent: np.ndarray, joint_type: np.ndarray, idx_v: np.ndarray, multiplier: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                  frame_body: np.ndarray, frame_rotation: np.ndarray, frame_translation: np.ndarray,
                  C: np.ndarray, r: np.ndarray, S: np.ndarray, V: np.ndarray, A: np.ndarray, frame: int,
                  T: np.ndarray, J: np.ndarray, bias: np.ndarray) -> None:
@@ -307,13 +311,16 @@ class Evaluation:
                            ) from None
 
     def placement(self, frame: str) -> np.ndarray:
-        return self.placements[self.frame_index(frame)]
+        row: np.ndarray = self.placements[self.frame_index(frame)]
+        return row
 
     def jacobian(self, frame: str) -> np.ndarray:
-        return self.jacobians[self.frame_index(frame)]
+        row: np.ndarray = self.jacobians[self.frame_index(frame)]
+        return row
 
     def bias_acceleration(self, frame: str) -> np.ndarray:
-        return self.bias_accelerations[self.frame_index(frame)]
+        row: np.ndarray = self.bias_accelerations[self.frame_index(frame)]
+        return row
 
 
 class Evaluator:
@@ -341,7 +348,7 @@ class Evaluator:
         """A ``Data`` of the model for this evaluator's frames (``evaluate(q, v, data)``)."""
         return self.model.create_data(self.frames)
 
-    def evaluate(self, q: Any, v: Any, data: Data | None = None) -> Evaluation:
+    def evaluate(self, q: ArrayLike, v: ArrayLike, data: Data | None = None) -> Evaluation:
         """Everything in ``Evaluation`` at ``(q, v)``; see the class doc for the errors.
 
         Without ``data`` the arrays (``q``, ``v`` copied) are views of one fresh block: nothing is shared
@@ -350,15 +357,15 @@ class Evaluator:
         overwritten by the next call; nothing is allocated.
         """
         m = self.model
-        if type(q) is not ndarray or q.dtype is not F64 or q.shape != m._q_shape:  # the common case inline
+        if type(q) is not ndarray or q.dtype is not F64 or q.shape != m.q_shape:  # the common case inline
             q = m.check_q(q)
-        if type(v) is not ndarray or v.dtype is not F64 or v.shape != m._v_shape:
+        if type(v) is not ndarray or v.dtype is not F64 or v.shape != m.v_shape:
             v = m.check_v(v)
         ki, kf = m.kernel_data
         if data is not None:
             if data.of(m).frames != self.frames:
-                raise ValueError(f"data was created for the frames {list(data.frames)}, this evaluator evaluates "
-                                 f"{list(self.frames)}: use evaluator.create_data()")
+                raise ValueError(f"data was created for the frames {list(data.frames)}, this evaluator "
+                                 f"evaluates {list(self.frames)}: use evaluator.create_data()")
             status = _EVALUATE.call(ki, kf, q, v, self._ids, data.layout.offsets, data.work, data.block)
             if status:
                 raise ValueError(_PROBLEMS[status])
@@ -373,10 +380,12 @@ class Evaluator:
         ev = _new(Evaluation)  # every field set here, as the frozen dataclass __init__ would (a tick cost)
         ev.__dict__.update(
             q=out[s_q:e_q], v=out[s_v:e_v], frames=self.frames,
-            mass_matrix=out[s_M:e_M].reshape(sh_M), nonlinear_effects=out[s_h:e_h], gravity_torques=out[s_g:e_g],
+            mass_matrix=out[s_M:e_M].reshape(sh_M), nonlinear_effects=out[s_h:e_h],
+            gravity_torques=out[s_g:e_g],
             placements=out[s_T:e_T].reshape(sh_T), jacobians=out[s_J:e_J].reshape(sh_J),
             bias_accelerations=out[s_b:e_b].reshape(sh_b),
-            com=out[s_c:e_c], com_jacobian=out[s_Jc:e_Jc].reshape(sh_Jc), com_bias_acceleration=out[s_bc:e_bc],
+            com=out[s_c:e_c], com_jacobian=out[s_Jc:e_Jc].reshape(sh_Jc),
+            com_bias_acceleration=out[s_bc:e_bc],
             centroidal_matrix=out[s_A:e_A].reshape(sh_A), centroidal_bias=out[s_Ab:e_Ab],
             total_mass=self.total_mass,
         )

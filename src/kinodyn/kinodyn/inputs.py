@@ -8,14 +8,17 @@ converts and raises the same errors.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 F64 = np.dtype(np.float64)
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def real_array(x: Any, name: str) -> np.ndarray:
+
+def real_array(x: ArrayLike, name: str) -> np.ndarray:
     """``x`` as a float64 array; ``ValueError`` naming ``name`` unless it holds real numbers.
 
     The slow path of every input check: numpy alone would turn a string into its own message that
@@ -31,7 +34,7 @@ def real_array(x: Any, name: str) -> np.ndarray:
     return array.astype(np.float64, copy=False)
 
 
-def vector(x: Any, n: int, name: str) -> np.ndarray:
+def vector(x: ArrayLike, n: int, name: str) -> np.ndarray:
     """``x`` as a float64 array of shape (n,); ``ValueError`` naming the expected shape otherwise."""
     if type(x) is not np.ndarray or x.dtype is not F64:
         x = real_array(x, name)
@@ -40,10 +43,10 @@ def vector(x: Any, n: int, name: str) -> np.ndarray:
     return x
 
 
-def rows(X: Any, n: int, name: str, count: int | None = None) -> np.ndarray:
+def rows(X: ArrayLike, n: int, name: str, count: int | None = None) -> np.ndarray:
     """``X`` as a C-contiguous float64 (N, n) array (N = ``count`` when given)."""
     X = np.ascontiguousarray(real_array(X, name))
-    if X.ndim != 2 or X.shape[1] != n or (count is not None and X.shape[0] != count):
+    if X.shape[1:] != (n,) or (count is not None and X.shape[0] != count):  # (N, n): two dimensions
         expected = f"({'N' if count is None else count}, {n})"
         raise ValueError(f"{name} must have shape {expected}, got {X.shape}")
     return X

@@ -18,13 +18,16 @@ called from compiled code takes (``numba.types.ExternalFunction``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numba import types
 from numba.core import cgutils
-from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numba.core.dispatcher import Dispatcher
 
 KI = types.Array(types.int64, 1, "C", readonly=True)
 KF = types.Array(types.float64, 1, "C", readonly=True)
@@ -51,22 +54,22 @@ class Kernel:
         self._argtypes = argtypes
         self.call: Callable[..., Any] = self._compile_and_call
 
-    def _compile_and_call(self, *args: Any) -> Any:
+    def _compile_and_call(self, *args: Any) -> Any:  # noqa: ANN401  (numba's entry points, typing and codegen objects have no types)
         self.call = self._dispatcher.compile(self._argtypes)
         return self.call(*args)
 
 
-def _address_of(typingctx: Any, array: types.Array) -> tuple[Any, Any]:
+def _address_of(typingctx: Any, array: types.Array) -> tuple[Any, Any]:  # noqa: ANN401  (numba's entry points, typing and codegen objects have no types)
     """The address of ``array``'s first element (of a view: where the view starts)."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:  # noqa: ANN401  (numba's entry points, typing and codegen objects have no types)
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
         return builder.bitcast(data, cgutils.voidptr_t)
     return types.voidptr(array), codegen
 
 
-def _element_address_of(typingctx: Any, array: types.Array, index: types.Integer) -> tuple[Any, Any]:
+def _element_address_of(typingctx: Any, array: types.Array, index: types.Integer) -> tuple[Any, Any]:  # noqa: ANN401  (numba's entry points, typing and codegen objects have no types)
     """The address of entry ``index`` of the 1-D contiguous ``array``."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:  # noqa: ANN401  (numba's entry points, typing and codegen objects have no types)
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
         return builder.bitcast(builder.gep(data, [args[1]]), cgutils.voidptr_t)
     return types.voidptr(array, index), codegen

@@ -40,8 +40,9 @@ ModelArrays = namedtuple(
 )
 
 
-PACKED_FLOAT_FIELDS = ("joint_axis", "joint_rotation", "joint_translation", "joint_multiplier", "joint_offset",
-                       "mass", "body_com", "inertia", "frame_rotation", "frame_translation", "gravity")
+PACKED_FLOAT_FIELDS = ("joint_axis", "joint_rotation", "joint_translation", "joint_multiplier",
+                       "joint_offset", "mass", "body_com", "inertia", "frame_rotation", "frame_translation",
+                       "gravity")
 
 
 def pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
@@ -52,8 +53,8 @@ def pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
         model.parent, model.joint_type, model.idx_q, model.idx_v, model.frame_body,
     ]).astype(np.int64)
     if ki.shape != (INT_HEADER + 4 * nb + nf,):
-        raise ValueError(f"model arrays of inconsistent lengths: {ki.shape[0]} packed integers for {nb} bodies "
-                         f"and {nf} frames")
+        raise ValueError(f"model arrays of inconsistent lengths: {ki.shape[0]} packed integers for {nb} "
+                         f"bodies and {nf} frames")
     kf = np.concatenate([np.ravel(getattr(model, name)) for name in PACKED_FLOAT_FIELDS]).astype(np.float64)
     ki.flags.writeable = False
     kf.flags.writeable = False

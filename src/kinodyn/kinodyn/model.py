@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,13 +30,20 @@ __all__ = ["JOINT_FREEFLYER", "JOINT_NONE", "JOINT_PRISMATIC", "JOINT_REVOLUTE",
 UNBOUNDED_ANGLE_RANGE = math.pi  # rad, revolute / continuous: [-pi, pi]
 UNBOUNDED_TRANSLATION_RANGE = 1.0  # m, prismatic and free-flyer position: [-1, 1]
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Model:
     """Kinematic tree, inertias, limits and frames of a robot; immutable once built.
 
     Build with ``Model.from_urdf``. The fields are those of docs/core-model-layout.md (read-only numpy
-    arrays), plus ``nframes``, ``total_mass`` and ``kernel_data = (ki, kf)`` for compiled kernels.
+    arrays), plus ``nframes``, ``total_mass``, ``frame_ids`` (name or index -> index), ``q_shape``,
+    ``v_shape`` and ``kernel_data = (ki, kf)`` for compiled kernels.
     """
 
     name: str
@@ -79,20 +84,20 @@ class Model:
     nframes: int = field(init=False)
     total_mass: float = field(init=False)  # of the moving bodies (the universe, body 0, excluded)
     kernel_data: tuple[np.ndarray, np.ndarray] = field(init=False)
-    _frame_ids: dict[Any, int] = field(init=False)
-    _q_shape: tuple[int] = field(init=False)
-    _v_shape: tuple[int] = field(init=False)
+    frame_ids: dict[str | int, int] = field(init=False)  # the frame index of each name and index
+    q_shape: tuple[int] = field(init=False)  # (nq,)
+    v_shape: tuple[int] = field(init=False)  # (nv,)
     _sampling_bounds: tuple[np.ndarray, np.ndarray] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nframes", len(self.frame_names))
         object.__setattr__(self, "total_mass", float(self.mass[1:].sum()))
         object.__setattr__(self, "kernel_data", pack(self))
-        ids: dict[Any, int] = {name: i for i, name in enumerate(self.frame_names)}
+        ids: dict[str | int, int] = {name: i for i, name in enumerate(self.frame_names)}
         ids.update({i: i for i in range(self.nframes)})
-        object.__setattr__(self, "_frame_ids", ids)
-        object.__setattr__(self, "_q_shape", (self.nq,))
-        object.__setattr__(self, "_v_shape", (self.nv,))
+        object.__setattr__(self, "frame_ids", ids)
+        object.__setattr__(self, "q_shape", (self.nq,))
+        object.__setattr__(self, "v_shape", (self.nv,))
         object.__setattr__(self, "_sampling_bounds", self._finite_bounds())
 
     def __repr__(self) -> str:
@@ -115,7 +120,7 @@ class Model:
     def frame_id(self, frame: str | int) -> int:
         """Index of a frame given by name or index; ``KeyError`` listing close names otherwise."""
         try:
-            return self._frame_ids[frame]
+            return self.frame_ids[frame]
         except (KeyError, TypeError):
             close = difflib.get_close_matches(str(frame), self.frame_names, n=5)
             raise KeyError(f"unknown frame {frame!r}; close names: {close} "
@@ -129,7 +134,7 @@ class Model:
             close = difflib.get_close_matches(str(name), self.joint_names, n=5)
             raise KeyError(f"unknown joint {name!r}; close names: {close}") from None
 
-    def check_q(self, q: Any) -> np.ndarray:
+    def check_q(self, q: ArrayLike) -> np.ndarray:
         """``q`` as a float64 array of shape (nq,); ``ValueError`` naming both shapes otherwise.
 
         Runs on every call of every algorithm: the common case (a native float64 array of the
@@ -137,15 +142,15 @@ class Model:
         """
         if type(q) is not np.ndarray or q.dtype is not F64:
             q = real_array(q, "q")
-        if q.shape != self._q_shape:
+        if q.shape != self.q_shape:
             raise ValueError(f"q must have shape ({self.nq},), got {q.shape}")
         return q
 
-    def check_v(self, v: Any, name: str = "v") -> np.ndarray:
+    def check_v(self, v: ArrayLike, name: str = "v") -> np.ndarray:
         """``v`` (or another velocity-space vector called ``name``) as float64 of shape (nv,)."""
         if type(v) is not np.ndarray or v.dtype is not F64:
             v = real_array(v, name)
-        if v.shape != self._v_shape:
+        if v.shape != self.v_shape:
             raise ValueError(f"{name} must have shape ({self.nv},), got {v.shape}")
         return v
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import importlib
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from kinodyn.data import Data
 from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES
 from kinodyn.evaluation import EVALUATION_FIELDS, Evaluator
 from kinodyn.layout import Layout
@@ -18,6 +17,11 @@ from kinodyn.layout import Layout
 import kinodyn as kd
 
 from .dynamics.test_rnea_forms import MIMIC
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn.data import Data
 
 URDF = Path(__file__).resolve().parents[3] / "urdf"
 FOOT = "LF_FOOT"
@@ -55,7 +59,8 @@ def calls(model: kd.Model, data: Data | None) -> dict[str, Callable[[], np.ndarr
 
 def field(model: kd.Model, data: Data, name: str) -> np.ndarray:
     """The Data's array the call ``name`` of ``calls`` writes."""
-    fields = {"rnea": data.tau, "rnea f_ext": data.tau, "nonlinear_effects": data.nle, "gravity_torques": data.g,
+    fields: dict[str, np.ndarray] = {"rnea": data.tau, "rnea f_ext": data.tau, "nonlinear_effects": data.nle,
+              "gravity_torques": data.g,
               "mass_matrix": data.M, "aba": data.ddq, "centroidal_momentum_matrix": data.Ag, "com": data.com,
               "frame_placement": data.oMf_rows[model.nframes - 1], "frame_placements": data.oMf,
               "frame_jacobian": data.J}
@@ -108,7 +113,8 @@ def test_calls_with_a_data_allocate_nothing(model: kd.Model) -> None:
         del table["rnea f_ext"]  # the wrench array is the caller's, converted per call
     ki, kf = model.kernel_data
     q, zeros = model.neutral(), np.zeros(model.nv)
-    rnea_kernel = importlib.import_module("kinodyn.dynamics.rnea")._RNEA  # eight arguments: the most of any
+    rnea_module = importlib.import_module("kinodyn.dynamics.rnea")
+    rnea_kernel = rnea_module._RNEA  # noqa: SLF001  (the compiled call alone; eight arguments, the most of any)
 
     def compiled_only() -> None:
         rnea_kernel.call(ki, kf, q, zeros, zeros, NO_EXTERNAL_WRENCHES, data.work, data.tau)
@@ -151,7 +157,7 @@ def test_a_data_is_refused_by_another_model_or_frame_list(model: kd.Model) -> No
     with pytest.raises(ValueError, match="create_data"):
         model.frame_placement(model.neutral(), 0, data=data)
     evaluator = Evaluator(model, [model.frame_names[-1]])
-    with pytest.raises(ValueError, match="evaluator.create_data"):
+    with pytest.raises(ValueError, match=r"evaluator\.create_data"):
         evaluator.evaluate(model.neutral(), np.zeros(model.nv), model.create_data())
 
 

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.kernel import Kernel
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
 
 # kinodyn.dynamics re-exports the functions under the module names
 rnea_module = importlib.import_module("kinodyn.dynamics.rnea")
@@ -27,7 +33,7 @@ def model() -> kd.Model:
     return kd.Model.from_urdf(QUADRUPED, floating_base=True)
 
 
-def variants(x: np.ndarray) -> list[object]:
+def variants(x: np.ndarray) -> list[ArrayLike]:
     """``x`` as a list, a strided view, a read-only array and a Fortran-ordered copy."""
     strided = np.repeat(x, 2)[::2]
     assert not strided.flags.c_contiguous or x.size == 1
@@ -39,14 +45,14 @@ def variants(x: np.ndarray) -> list[object]:
 def test_every_input_form_gives_the_float64_result(model: kd.Model) -> None:
     rng = np.random.default_rng(3)
     q, v, a = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
-    calls = {
+    calls: dict[str, Callable[[ArrayLike, ArrayLike, ArrayLike], np.ndarray | float]] = {
         "frame_placement": lambda q, v, a: model.frame_placement(q, "LF_FOOT"),
         "frame_jacobian": lambda q, v, a: model.frame_jacobian(q, "LF_FOOT", "local"),
         "frame_bias_acceleration": lambda q, v, a: model.frame_bias_acceleration(q, v, "LF_FOOT", "world"),
         "com": lambda q, v, a: model.com(q),
         "integrate": lambda q, v, a: model.integrate(q, v, 0.1),
-        "rnea": lambda q, v, a: model.rnea(q, v, a),
-        "aba": lambda q, v, a: model.aba(q, v, a),
+        "rnea": model.rnea,
+        "aba": model.aba,
         "mass_matrix": lambda q, v, a: model.mass_matrix(q),
         "nonlinear_effects": lambda q, v, a: model.nonlinear_effects(q, v),
         "kinetic_energy": lambda q, v, a: model.kinetic_energy(q, v),
@@ -66,12 +72,12 @@ def test_integer_inputs_are_converted() -> None:
 
 def test_kernel_calls_the_compiled_entry_point(model: kd.Model) -> None:
     model.rnea(model.neutral(), np.zeros(model.nv), np.zeros(model.nv))
-    kernel = rnea_module._RNEA
+    kernel = rnea_module._RNEA  # noqa: SLF001  (the module's kernel entry, what this test inspects)
     assert isinstance(kernel, Kernel)
-    overload = kernel._dispatcher.overloads[kernel._argtypes]
-    assert kernel.call is overload.entry_point
-    batch = aba_module._ABA_BATCH
+    overload = kernel._dispatcher.overloads[kernel._argtypes]  # noqa: SLF001  (its compiled overload)
+    assert kernel.call is overload.entry_point  # type: ignore[attr-defined]  # (numba's CompileResult is untyped)
+    batch = aba_module._ABA_BATCH  # noqa: SLF001  (the module's kernel entry, what this test inspects)
     Q = np.array([model.neutral()] * 2)
     out = aba_module.aba_batch(model, Q, np.zeros((2, model.nv)), np.zeros((2, model.nv)))
-    assert batch.call is batch._dispatcher.overloads[batch._argtypes].entry_point
+    assert batch.call is batch._dispatcher.overloads[batch._argtypes].entry_point  # noqa: SLF001  (its compiled overload)
     np.testing.assert_array_equal(out[0], model.aba(model.neutral(), np.zeros(model.nv), np.zeros(model.nv)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,6 +10,10 @@ from kinodyn.dynamics.parallel import chunk_count
 from kinodyn.inputs import rows, vector
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.kernel import Kernel
     from kinodyn.model import Model
 
@@ -17,7 +21,7 @@ NO_EXTERNAL_WRENCHES = np.zeros((0, 6))
 NO_EXTERNAL_WRENCHES.flags.writeable = False
 
 
-def external_wrenches(model: Model, f_ext: Any) -> np.ndarray:
+def external_wrenches(model: Model, f_ext: ArrayLike | Mapping[str, ArrayLike] | None) -> np.ndarray:
     """Body-frame wrenches (nbodies, 6) for the kernels, from ``f_ext`` as the dynamics functions take it.
 
     - ``None``: no external wrench.
@@ -48,7 +52,7 @@ def external_wrenches(model: Model, f_ext: Any) -> np.ndarray:
     return f_ext
 
 
-def run_batch(model: Model, Q: Any, V: Any, X: Any, x_name: str, threaded: Kernel,
+def run_batch(model: Model, Q: ArrayLike, V: ArrayLike, X: ArrayLike, x_name: str, threaded: Kernel,
               serial: Kernel) -> np.ndarray:
     """(N, nv) from a batch kernel pair over rows ``(Q[k], V[k], X[k])``: ``threaded`` (``chunks`` contiguous
     chunks of rows on numba's threads, ``kinodyn.dynamics.parallel``) when numba has more than one

@@ -15,7 +15,7 @@ here for mimic joints, whose coupled coordinates the recursion cannot eliminate 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
@@ -54,6 +54,10 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -77,7 +81,7 @@ def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, f
 
 
 @inline
-def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
+def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,  # noqa: PLR0912, PLR0915  (one compiled pass on scalar locals)
                    X: np.ndarray, B: np.ndarray, qdd: np.ndarray) -> None:
     """``aba_world`` with the scratch ``X, B = allocate_aba_scratch(nb)``.
 
@@ -219,8 +223,29 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
 
 @inline
 def aba_work_size(nb: int, nv: int) -> int:
-    """Entries of the work block of ``aba_kernel`` and ``forward_dynamics_cholesky``."""
-    return max(198 * nb, nv * nv + max(73 * nb + 36, rnea_work_size(nb, nv)))
+    """Entries of the work block of ``aba_kernel`` and ``forward_dynamics_cholesky``: the bodies, then
+    ``forward_dynamics_world``'s scratch."""
+    return 60 * nb + max(138 * nb, nv * nv + max(13 * nb + 36, rnea_work_size(nb, nv)))
+
+
+@inline
+def forward_dynamics_world(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                           fext: np.ndarray, use_cholesky: bool, work: np.ndarray, qdd: np.ndarray) -> None:
+    """``qdd = M^-1 (tau - h + J^T f_ext)`` at the placements ``W``: the articulated-body algorithm, or with
+    ``use_cholesky`` (models with mimic joints) the CRBA, the RNEA at zero acceleration and a Cholesky solve
+    (Modern Robotics, §8.5, (8.81) and the recipe after it). Scratch in ``work`` (``linalg.work_block``)."""
+    if not use_cholesky:
+        aba_world(md, W, v, tau, fext, work, qdd)
+        return
+    nv = md.nv
+    M = rows_view(work_block(work, nv * nv), 0, nv, nv)
+    rest = work[nv * nv:]  # the CRBA's scratch, then (once M is built) the RNEA's
+    crba_world(md, W, M, rest)
+    L, spatial, zeros = rnea_scratch(md, rest)
+    rnea_local_unrolled(md, L, q, v, zeros, fext, spatial, qdd)
+    for k in range(nv):
+        qdd[k] = tau[k] - qdd[k]
+    cholesky_solve(M, qdd, nv)
 
 
 @njit(cache=True)
@@ -228,24 +253,17 @@ def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau
                fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
     """``out = qdd`` by the articulated-body algorithm (models without mimic joints)."""
     md = unpack(ki, kf)
-    aba_world(md, world_bodies(md, q, work), v, tau, fext, work[60 * md.nbodies:], out)
+    W = world_bodies(md, q, work)
+    forward_dynamics_world(md, W, q, v, tau, fext, False, work[60 * md.nbodies:], out)
 
 
 @njit(cache=True)
 def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
                               fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
-    """``out = M^-1 (tau - h + J^T f_ext)``: CRBA, RNEA with zero acceleration and a Cholesky solve
-    (Modern Robotics, §8.5, (8.81) and the recipe after it)."""
+    """``out = qdd`` through the mass matrix (``forward_dynamics_world`` with ``use_cholesky``)."""
     md = unpack(ki, kf)
-    nv, nb = md.nv, md.nbodies
-    M = rows_view(work_block(work, nv * nv), 0, nv, nv)
-    rest = work[nv * nv:]  # the bodies and the CRBA's scratch, then (once M is built) the RNEA's
-    crba_world(md, world_bodies(md, q, rest), M, rest[60 * nb:])
-    L, spatial, zeros = rnea_scratch(md, rest)
-    rnea_local_unrolled(md, L, q, v, zeros, fext, spatial, out)
-    for k in range(md.nv):
-        out[k] = tau[k] - out[k]
-    cholesky_solve(M, out, md.nv)
+    W = world_bodies(md, q, work)
+    forward_dynamics_world(md, W, q, v, tau, fext, True, work[60 * md.nbodies:], out)
 
 
 @njit(cache=True)
@@ -278,7 +296,8 @@ _ABA_BATCH = Kernel(aba_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _ABA_ROWS = Kernel(aba_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
-def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None, data: Data | None = None) -> np.ndarray:
+def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
+        f_ext: ArrayLike | Mapping[str, ArrayLike] | None = None, data: Data | None = None) -> np.ndarray:
     """Accelerations ``qdd = M^-1 (tau - b - g + sum_i J_i^T f_ext,i)``; ``f_ext`` as in ``rnea``; with
     ``data``: into and as ``data.ddq``.
 
@@ -286,8 +305,8 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None, data: Data | 
     (Modern Robotics, §8.5), as the articulated-body recursion needs independent joint coordinates.
     """
     nv = model.nv
-    shape = model._v_shape
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    shape = model.v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
         v = vector(v, nv, "v")
@@ -304,7 +323,7 @@ def aba(model: Model, q: Any, v: Any, tau: Any, f_ext: Any = None, data: Data | 
     return out
 
 
-def aba_batch(model: Model, Q: Any, V: Any, TAU: Any) -> np.ndarray:
+def aba_batch(model: Model, Q: ArrayLike, V: ArrayLike, TAU: ArrayLike) -> np.ndarray:
     """(N, nv): ``aba(Q[k], V[k], TAU[k])`` for each row (no external wrenches), equal to the row-by-row
     results.
 

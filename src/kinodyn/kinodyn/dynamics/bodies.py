@@ -54,7 +54,7 @@ def joint_nv(joint_type: int) -> int:
 
 
 @inline
-def world_bodies_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def world_bodies_work_size(nb: int, nv: int) -> int:
     """Entries of the work block of ``WorldBodies`` for ``nb`` bodies."""
     return 60 * nb
 
@@ -70,7 +70,7 @@ def allocate_world_bodies(nb: int, work: np.ndarray) -> WorldBodies:
 
 
 @inline
-def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:
+def fill_world_bodies(md: ModelArrays, q: np.ndarray, W: WorldBodies) -> None:  # noqa: PLR0915  (one compiled pass on scalar locals)
     """``W`` = placements, joint columns and world inertias ``(m, h, I_O)`` of every body at ``q``.
 
     ``T_world_i = T_world_parent T_parent_i(q)``, ``T_parent_i = (R_i L, t_i + R_i p)`` with ``(L, p)``
@@ -270,7 +270,7 @@ def column(S: np.ndarray, c: int, out: np.ndarray) -> None:
 
 
 @inline
-def body_wrench(m: float, h: np.ndarray, inertia: np.ndarray, i: int, v0: float, v1: float, v2: float,
+def body_wrench(m: float, h: np.ndarray, inertia: np.ndarray, i: int, v0: float, v1: float, v2: float,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                 w0: float, w1: float, w2: float, a0: float, a1: float, a2: float, b0: float, b1: float,
                 b2: float) -> Vec6:
     """``I A + V x* (I V)`` of body ``i`` (``kinodyn.spatial.compiled.body_wrench``) with its inertia read

@@ -3,7 +3,7 @@ CRBA (``kinodyn.dynamics.crba``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -17,12 +17,14 @@ from kinodyn.linalg import NO_WORK
 from kinodyn.spatial.compiled import inertia_mul, inline, mat3_at, vec3_at
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
 
 @inline
-def centroidal_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def centroidal_work_size(nb: int, nv: int) -> int:
     """Entries of ``centroidal_momentum_matrix_kernel``'s work block."""
     return 73 * nb
 
@@ -57,7 +59,8 @@ def centroidal_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: n
         iv = md.idx_v[j]
         mj, hj, Ij = mc[j], vec3_at(hc, j), mat3_at(Ic, j)
         for c in range(joint_nv(md.joint_type[j])):
-            F = inertia_mul(mj, hj, Ij, (S[j, 0, c], S[j, 1, c], S[j, 2, c], S[j, 3, c], S[j, 4, c], S[j, 5, c]))
+            F = inertia_mul(mj, hj, Ij, (S[j, 0, c], S[j, 1, c], S[j, 2, c], S[j, 3, c], S[j, 4, c],
+                                         S[j, 5, c]))
             out[0, iv + c] += m * F[0]
             out[1, iv + c] += m * F[1]
             out[2, iv + c] += m * F[2]
@@ -69,11 +72,11 @@ def centroidal_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: n
 _CENTROIDAL_MOMENTUM_MATRIX = Kernel(centroidal_momentum_matrix_kernel, KI, KF, IN1, OUT1, OUT2)
 
 
-def centroidal_momentum_matrix(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
+def centroidal_momentum_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """``A_G`` (6 x nv): ``A_G v = [m v_com; h_G]``, linear momentum and angular momentum about the
     centre of mass, world axes (as pinocchio.ccrba). Fixed base: the link welded to the world is excluded.
     With ``data``: into and as ``data.Ag``."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     if data is None:
         out, work = empty((6, model.nv)), NO_WORK

@@ -11,7 +11,7 @@ velocity part of the RNEA. Regrouped by subtrees (composites ``Ic_j``, ``Bc_j``)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -32,6 +32,8 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.model import Model
 
 
@@ -119,12 +121,12 @@ def coriolis_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.
 _CORIOLIS_MATRIX = Kernel(coriolis_matrix_kernel, KI, KF, IN1, IN1, OUT2)
 
 
-def coriolis_matrix(model: Model, q: Any, v: Any) -> np.ndarray:
+def coriolis_matrix(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
     """``C(q, v)`` (nv x nv) of the Christoffel symbols: ``C v = b(q, v)`` (the velocity part of
     ``nonlinear_effects``) and ``dM/dt - 2C`` is skew-symmetric (as Pinocchio's computeCoriolisMatrix)."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model.v_shape:
         v = vector(v, model.nv, "v")
     out = empty((model.nv, model.nv))
     ki, kf = model.kernel_data

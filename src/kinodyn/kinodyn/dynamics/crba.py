@@ -9,7 +9,7 @@ in world axes (``kinodyn.dynamics.bodies``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -23,6 +23,8 @@ from kinodyn.linalg import NO_WORK, matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import inertia_mul, inline, mat3_at, set_vec6, vec3_at
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -76,13 +78,14 @@ def crba_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndar
 
 
 @inline
-def mass_matrix_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def mass_matrix_work_size(nb: int, nv: int) -> int:
     """Entries of ``mass_matrix_kernel``'s work block."""
     return 73 * nb + 36
 
 
 @njit(cache=True)
-def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
+def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray,
+                       out: np.ndarray) -> None:
     """``out = M(q)`` (Modern Robotics, §8.4, (8.57); Robot Dynamics lecture notes (ETH), §3.5, (3.43))."""
     md = unpack(ki, kf)
     crba_world(md, world_bodies(md, q, work), out, work[60 * md.nbodies:])
@@ -91,10 +94,10 @@ def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.n
 _MASS_MATRIX = Kernel(mass_matrix_kernel, KI, KF, IN1, OUT1, OUT2)
 
 
-def mass_matrix(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
+def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """``M(q)`` (nv x nv), symmetric positive definite, both triangles filled (Robot Dynamics lecture notes
     (ETH), §3.5, (3.43)); with ``data``: into and as ``data.M``."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     if data is None:
         nv = model.nv

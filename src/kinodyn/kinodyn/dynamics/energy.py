@@ -3,7 +3,7 @@ Robotics, §8.4, (8.55))."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -16,6 +16,8 @@ from kinodyn.kernel_data import unpack
 from kinodyn.spatial.compiled import dot6, inertia_times
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.model import Model
 
 
@@ -52,20 +54,22 @@ _KINETIC_ENERGY = Kernel(kinetic_energy_kernel, KI, KF, IN1, IN1)
 _POTENTIAL_ENERGY = Kernel(potential_energy_kernel, KI, KF, IN1)
 
 
-def kinetic_energy(model: Model, q: Any, v: Any) -> float:
+def kinetic_energy(model: Model, q: ArrayLike, v: ArrayLike) -> float:
     """``T = 1/2 v^T M(q) v`` [J], summed body by body (Robot Dynamics lecture notes (ETH), (3.28)-(3.31))."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model.v_shape:
         v = vector(v, model.nv, "v")
     ki, kf = model.kernel_data
-    return _KINETIC_ENERGY.call(ki, kf, q, v)
+    energy: float = _KINETIC_ENERGY.call(ki, kf, q, v)
+    return energy
 
 
-def potential_energy(model: Model, q: Any) -> float:
+def potential_energy(model: Model, q: ArrayLike) -> float:
     """``U = -sum_i m_i g^T c_i`` [J] over the moving bodies, zero at the world origin
     (Robot Dynamics lecture notes (ETH), (3.32)-(3.33))."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     ki, kf = model.kernel_data
-    return _POTENTIAL_ENERGY.call(ki, kf, q)
+    energy: float = _POTENTIAL_ENERGY.call(ki, kf, q)
+    return energy

@@ -22,7 +22,7 @@ bench/bench_core.py's RNEA and NLE rows come out faster with it (test_rnea_forms
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
@@ -58,6 +58,10 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -155,7 +159,7 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
 
 
 @inline
-def rnea_local_unrolled(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+def rnea_local_unrolled(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray,  # noqa: PLR0915  (one compiled pass on scalar locals)
                         fext: np.ndarray, spatial: np.ndarray, tau: np.ndarray) -> None:
     """``rnea_local`` written out on scalar locals (module docstring): same recursion, scratch and
     arguments."""
@@ -368,7 +372,8 @@ _RNEA_BATCH = Kernel(rnea_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _RNEA_ROWS = Kernel(rnea_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
 
-def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None, data: Data | None = None) -> np.ndarray:
+def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike,
+         f_ext: ArrayLike | Mapping[str, ArrayLike] | None = None, data: Data | None = None) -> np.ndarray:
     """Joint efforts ``tau = M(q) a + b(q, v) + g(q) - sum_i J_i^T f_ext,i`` (Robot Dynamics lecture notes
     (ETH), §3.7, (3.54)).
 
@@ -378,8 +383,8 @@ def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None, data: Data | N
     base wrench (base frame) that the motion needs. With ``data``: into and as ``data.tau``.
     """
     nv = model.nv
-    shape = model._v_shape
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    shape = model.v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
         v = vector(v, nv, "v")
@@ -395,13 +400,13 @@ def rnea(model: Model, q: Any, v: Any, a: Any, f_ext: Any = None, data: Data | N
     return tau
 
 
-def nonlinear_effects(model: Model, q: Any, v: Any, data: Data | None = None) -> np.ndarray:
+def nonlinear_effects(model: Model, q: ArrayLike, v: ArrayLike, data: Data | None = None) -> np.ndarray:
     """``b(q, v) + g(q)``: Coriolis, centrifugal and gravity terms (RNEA with zero acceleration); with
     ``data``: into and as ``data.nle``."""
     nv = model.nv
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model._v_shape:
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != model.v_shape:
         v = vector(v, nv, "v")
     if data is None:
         out, work = empty(nv), NO_WORK
@@ -412,10 +417,10 @@ def nonlinear_effects(model: Model, q: Any, v: Any, data: Data | None = None) ->
     return out
 
 
-def gravity_torques(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
+def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """``g(q)``: efforts that hold the robot still against gravity (Robot Dynamics lecture notes (ETH), §3.5,
     (3.45)); with ``data``: into and as ``data.g``."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
     if data is None:
         out, work = empty(model.nv), NO_WORK
@@ -426,7 +431,7 @@ def gravity_torques(model: Model, q: Any, data: Data | None = None) -> np.ndarra
     return out
 
 
-def rnea_batch(model: Model, Q: Any, V: Any, A: Any) -> np.ndarray:
+def rnea_batch(model: Model, Q: ArrayLike, V: ArrayLike, A: ArrayLike) -> np.ndarray:
     """(N, nv): ``rnea(Q[k], V[k], A[k])`` for each row (no external wrenches), equal to the row-by-row
     results.
 

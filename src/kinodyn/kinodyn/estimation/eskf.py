@@ -25,13 +25,11 @@ with the local orientation error ``C_true = C Exp(dtheta)`` (Robot Dynamics Esse
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
-from numpy.typing import ArrayLike
 
 from kinodyn.estimation.consistency import gate, nees
 from kinodyn.estimation.filter import (
@@ -48,6 +46,11 @@ from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.compiled import so3_exp as so3_exp_into
 from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
 
 # ----------------------------------------------------------------------------------------- compiled steps
 NAV = 15
@@ -115,7 +118,7 @@ def constrain_transition(
 
 
 @njit(cache=True)
-def propagate(
+def propagate(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,
@@ -177,7 +180,7 @@ def propagate(
 
 
 @njit(cache=True)
-def propagate_readings(
+def propagate_readings(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
     C: np.ndarray, p: np.ndarray, v: np.ndarray, biases: np.ndarray, P: np.ndarray, w_m: np.ndarray,
     a_m: np.ndarray, dt: float, accelerometer_variance: float, gyroscope_variance: float,
     densities: np.ndarray, foot_density: float, gravity: np.ndarray, F: np.ndarray, q_nav: np.ndarray,
@@ -239,7 +242,7 @@ def _times_h_transpose(M: np.ndarray, slot: int, A: np.ndarray, out: np.ndarray,
 
 
 @njit(cache=True)
-def update(
+def update(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,
@@ -572,7 +575,8 @@ class ErrorStateEKF(FilterState):
     @property
     def transition_matrix(self) -> FloatArray:
         """The 15x15 navigation block of the last propagation's F."""
-        return self._F.copy()
+        F: FloatArray = self._F.copy()
+        return F
 
     def nees(self, position: ArrayLike, velocity: ArrayLike, rotation: ArrayLike) -> float:
         error = np.concatenate(

@@ -22,9 +22,8 @@ over the step), the bias and foot random walks additively.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -46,6 +45,9 @@ from kinodyn.spatial.compiled import so3_left_jacobian as so3_left_jacobian_into
 from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 # ----------------------------------------------------------------------------------------- compiled steps
 NAV = 15
 """Size of ``[xi_p, xi_v, xi_theta, db_a, db_g]``; foot k occupies ``15 + 3k .. 18 + 3k``."""
@@ -63,7 +65,7 @@ def _minus_cross(x: np.ndarray, M: np.ndarray, out: np.ndarray, row: int, col: i
 
 
 @njit(cache=True)
-def propagate(
+def propagate(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,
@@ -160,7 +162,7 @@ def propagate(
 
 
 @njit(cache=True)
-def propagate_readings(
+def propagate_readings(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
     C: np.ndarray, p: np.ndarray, v: np.ndarray, biases: np.ndarray, feet: np.ndarray, P: np.ndarray,
     omega_m: np.ndarray, accel_m: np.ndarray, dt: float, accelerometer_variance: float,
     gyroscope_variance: float, gravity: np.ndarray, noise: np.ndarray,
@@ -177,7 +179,7 @@ def propagate_readings(
 
 
 @njit(cache=True)
-def update(
+def update(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,

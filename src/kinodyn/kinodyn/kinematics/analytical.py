@@ -11,16 +11,20 @@ so ``J_A v`` is the rate of ``chi_e`` along ``model.integrate(q, v, t)``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from kinodyn.spatial.rates import inverse_rate_matrix
 from kinodyn.spatial.rotations import FloatArray, matrix_to_parameters
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def frame_pose_parameters(model: Any, q: ArrayLike, frame: Any, parameterization: str) -> FloatArray:
+    from kinodyn.model import Model
+
+
+def frame_pose_parameters(model: Model, q: ArrayLike, frame: str | int, parameterization: str) -> FloatArray:
     """``chi_e = [position of the frame origin in world; chi_R]`` (3 + m), Robot Dynamics lecture notes (ETH),
     (2.137)-(2.138).
 
@@ -30,7 +34,7 @@ def frame_pose_parameters(model: Any, q: ArrayLike, frame: Any, parameterization
     return np.concatenate([placement[:3, 3], matrix_to_parameters(parameterization, placement[:3, :3])])
 
 
-def analytical_jacobian(model: Any, q: ArrayLike, frame: Any, parameterization: str) -> FloatArray:
+def analytical_jacobian(model: Model, q: ArrayLike, frame: str | int, parameterization: str) -> FloatArray:
     """Analytical Jacobian ``J_A = [J_P; E_R^-1 J_R]`` ((3 + m) x nv) of frame_pose_parameters.
 
     Robot Dynamics lecture notes (ETH), (2.145)-(2.148) and (2.192). m is 3 for Euler angles and the rotation

@@ -7,7 +7,7 @@ CoM Jacobian: mass-weighted sum of the body CoM point Jacobians (Robot Dynamics 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -19,12 +19,14 @@ from kinodyn.linalg import NO_WORK, matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import cross3, matmul3, matvec3, skew
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
 
 @njit(cache=True, inline="always")
-def com_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def com_work_size(nb: int, nv: int) -> int:
     """Entries of the work block of ``body_coms`` for ``nb`` bodies."""
     return 15 * nb
 
@@ -129,7 +131,7 @@ def check_mass(model: Model) -> None:
         raise ValueError(f"model {model.name!r} has no mass on its moving bodies; no centre of mass")
 
 
-def com(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
+def com(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """World position (3,) of the centre of mass of the moving bodies (with ``data``: into and as
     ``data.com``)."""
     q = model.check_q(q)
@@ -143,7 +145,7 @@ def com(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
     return out
 
 
-def com_jacobian(model: Model, q: Any) -> np.ndarray:
+def com_jacobian(model: Model, q: ArrayLike) -> np.ndarray:
     """3 x nv Jacobian of the world centre of mass: ``d com/dt = J v``."""
     q = model.check_q(q)
     check_mass(model)

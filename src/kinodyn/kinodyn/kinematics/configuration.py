@@ -7,7 +7,7 @@ with the body-frame twist of v. ``difference(q0, q1)`` is its inverse for ``dt =
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -23,7 +23,14 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.model import Model
+
+
+SERIES_BELOW = 1e-8
+"""Below this angle (rad) or half-angle sine, the quaternion ratios by their series (the division loses its
+precision)."""
 
 
 @njit(cache=True)
@@ -57,7 +64,7 @@ def integrate_kernel(q: np.ndarray, v: np.ndarray, dt: float, floating: bool, ou
     C0 = np.empty((3, 3))
     from_quaternion = np.empty(4)
     half = 0.5 * theta
-    s = math.sin(half) / theta if theta > 1e-8 else 0.5 - theta * theta / 48.0
+    s = math.sin(half) / theta if theta > SERIES_BELOW else 0.5 - theta * theta / 48.0
     from_quaternion[0:3] = s * w
     from_quaternion[3] = math.cos(half)
     quaternion_to_rotation(quat0, C0)
@@ -93,7 +100,7 @@ def difference_kernel(q0: np.ndarray, q1: np.ndarray, floating: bool, out: np.nd
         dq = -dq
     s = math.sqrt(dq[0] ** 2 + dq[1] ** 2 + dq[2] ** 2)
     theta = 2.0 * math.atan2(s, dq[3])
-    factor = theta / s if s > 1e-8 else 2.0 / dq[3]
+    factor = theta / s if s > SERIES_BELOW else 2.0 / dq[3]
     w = factor * dq[0:3]
     C0 = np.empty((3, 3))
     quaternion_to_rotation(a, C0)
@@ -114,7 +121,7 @@ _INTEGRATE = Kernel(integrate_kernel, IN1, IN1, FLOAT, BOOL, OUT1)
 _DIFFERENCE = Kernel(difference_kernel, IN1, IN1, BOOL, OUT1)
 
 
-def integrate(model: Model, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
+def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> np.ndarray:
     """Configuration reached from ``q`` by holding velocity ``v`` for ``dt`` seconds."""
     q = model.check_q(q)
     v = model.check_v(v)
@@ -123,7 +130,7 @@ def integrate(model: Model, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     return out
 
 
-def difference(model: Model, q0: Any, q1: Any) -> np.ndarray:
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
     """Velocity v (nv,) with ``integrate(q0, v, 1) == q1`` (shortest rotation for the base)."""
     q0 = model.check_q(q0)
     q1 = model.check_q(q1)

@@ -1,8 +1,9 @@
 """Forward kinematics: body and frame placements ``T_world_frame(q)`` (Robot Dynamics lecture notes (ETH),
 §2.8.3, (2.137)-(2.138)).
 
-The compiled functions the other kernels build on: ``joint_displacement(..., i, q)`` (the joint's own motion
-``(L, p)``), ``place_body`` (world placement of body i from its parent's), ``forward_placements`` (every body),
+The compiled functions the other kernels build on: ``joint_displacement(..., i, q)`` (the joint's own
+motion ``(L, p)``), ``place_body`` (world placement of body i from its parent's), ``forward_placements``
+(every body),
 ``support`` / ``forward_placements_support`` (only the bodies from the root down to one body) and
 ``walk_up`` (one frame's placement, and its LOCAL Jacobian, along its support without storing per-body
 placements). The rotation algebra they use is ``kinodyn.spatial.compiled``.
@@ -10,7 +11,7 @@ placements). The rotation algebra they use is ``kinodyn.spatial.compiled``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -33,6 +34,8 @@ from kinodyn.spatial.compiled import (
 )
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -65,7 +68,7 @@ def joint_displacement(joint_type: np.ndarray, joint_axis: np.ndarray, multiplie
 
 
 @njit(cache=True, inline="always")
-def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray,
+def place_body(parent: np.ndarray, joint_type: np.ndarray, joint_axis: np.ndarray, R: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                t: np.ndarray, multiplier: np.ndarray, offset: np.ndarray, idx_q: np.ndarray, i: int,
                q: np.ndarray, C: np.ndarray, r: np.ndarray) -> None:
     """``C[i]``, ``r[i]``: world placement of body i (i >= 1) from its parent's and q.
@@ -154,7 +157,7 @@ def placement_scratch(nb: int, work: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 @njit(cache=True, inline="always")
-def placement_work_size(nb: int, nv: int) -> int:  # noqa: ARG001 (one signature for every work size)
+def placement_work_size(nb: int, nv: int) -> int:
     """Entries of ``placement_scratch``'s block for ``nb`` bodies."""
     return 12 * nb + 51
 
@@ -273,7 +276,8 @@ def _write_placement(C: Mat3, d: Vec3, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def frame_placement_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int, out: np.ndarray) -> None:
+def frame_placement_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: int,
+                           out: np.ndarray) -> None:
     """``out`` (4x4) = ``T_world_frame(q)``, along the frame's support only (Robot Dynamics lecture notes
     (ETH), §2.8.3, (2.137))."""
     C, d = walk_up(unpack(ki, kf), q, frame, False, out)
@@ -308,17 +312,17 @@ _FRAME_PLACEMENTS = Kernel(frame_placements_kernel, KI, KF, IN1, OUT1, OUT3)
 _FRAME_PLACEMENT_BATCH = Kernel(frame_placement_batch_kernel, KI, KF, IN2, INT, OUT3)
 
 
-def frame_placement(model: Model, q: Any, frame: str | int, data: Data | None = None) -> np.ndarray:
+def frame_placement(model: Model, q: ArrayLike, frame: str | int, data: Data | None = None) -> np.ndarray:
     """4x4 homogeneous transform world <- frame at configuration ``q``.
 
     With ``data`` (``model.create_data()``) the result is written into and returned as ``data.oMf[frame]``,
     overwritten by the next call for that frame. The common inputs (a float64 array, a known frame) are
     tested inline: this is the hottest call.
     """
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = model.check_q(q)
     try:
-        fid = model._frame_ids[frame]
+        fid = model.frame_ids[frame]
     except (KeyError, TypeError):
         fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((4, 4)) if data is None else data.of(model).oMf_rows[fid]
@@ -327,7 +331,7 @@ def frame_placement(model: Model, q: Any, frame: str | int, data: Data | None = 
     return out
 
 
-def frame_placements(model: Model, q: Any, data: Data | None = None) -> np.ndarray:
+def frame_placements(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
     """(nframes, 4, 4): world <- frame for every frame, in ``model.frame_names`` order (with ``data``: into
     and as ``data.oMf``)."""
     q = model.check_q(q)
@@ -340,10 +344,10 @@ def frame_placements(model: Model, q: Any, data: Data | None = None) -> np.ndarr
     return out
 
 
-def frame_placements_batch(model: Model, Q: Any, frame: str | int) -> np.ndarray:
+def frame_placements_batch(model: Model, Q: ArrayLike, frame: str | int) -> np.ndarray:
     """(N, 4, 4): world <- frame for each row of ``Q`` (N x nq), in one compiled loop."""
     Q = np.ascontiguousarray(Q, dtype=np.float64)
-    if Q.ndim != 2 or Q.shape[1] != model.nq:
+    if Q.shape[1:] != (model.nq,):  # (N, nq): two dimensions
         raise ValueError(f"Q must have shape (N, {model.nq}), got {Q.shape}")
     out = np.empty((Q.shape[0], 4, 4))
     ki, kf = model.kernel_data

@@ -10,7 +10,7 @@ Geometric Jacobian ``[J_P; J_R]`` (Robot Dynamics lecture notes (ETH), §2.8.5, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -23,6 +23,8 @@ from kinodyn.kinematics.forward import frame_along_support, placement_scratch, w
 from kinodyn.spatial.compiled import cross3, motion_cross
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from kinodyn.data import Data
     from kinodyn.model import Model
 
@@ -191,17 +193,17 @@ def _reference_id(reference: str) -> int:
         raise ValueError(f"reference must be one of {sorted(REFERENCES)}, got {reference!r}") from None
 
 
-def frame_jacobian(model: Model, q: Any, frame: str | int, reference: str = "local_world_aligned",
+def frame_jacobian(model: Model, q: ArrayLike, frame: str | int, reference: str = "local_world_aligned",
                    data: Data | None = None) -> np.ndarray:
     """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``.
 
     With ``data`` the result is written into and returned as ``data.J``, overwritten by the next call. The
     common inputs are tested inline, as in ``frame_placement``.
     """
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model._q_shape:
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = model.check_q(q)
     try:
-        fid = model._frame_ids[frame]
+        fid = model.frame_ids[frame]
     except (KeyError, TypeError):
         fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((6, model.nv)) if data is None else data.of(model).J
@@ -210,7 +212,7 @@ def frame_jacobian(model: Model, q: Any, frame: str | int, reference: str = "loc
     return out
 
 
-def frame_bias_acceleration(model: Model, q: Any, v: Any, frame: str | int,
+def frame_bias_acceleration(model: Model, q: ArrayLike, v: ArrayLike, frame: str | int,
                             reference: str = "local_world_aligned") -> np.ndarray:
     """``(dJ/dt) v`` (6,) of ``frame`` in ``reference``: the frame acceleration when ``qdd = 0``.
 
@@ -226,7 +228,7 @@ def frame_bias_acceleration(model: Model, q: Any, v: Any, frame: str | int,
     return out
 
 
-def manipulability(model: Model, q: Any, frame: str | int) -> float:
+def manipulability(model: Model, q: ArrayLike, frame: str | int) -> float:
     """Yoshikawa's measure ``sqrt(det(J J^T))`` of the frame's 6 x nv Jacobian.
 
     The value is the same in the three references (they differ by a left factor of determinant
@@ -234,6 +236,6 @@ def manipulability(model: Model, q: Any, frame: str | int) -> float:
     is 0 when nv < 6.
     """
     J = frame_jacobian(model, q, frame, "world")
-    if J.shape[1] < 6:
+    if J.shape[1] < J.shape[0]:  # fewer columns than the twist has rows: singular
         return 0.0
     return float(np.prod(np.linalg.svd(J, compute_uv=False)))

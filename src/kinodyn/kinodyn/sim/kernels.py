@@ -31,19 +31,17 @@ import math
 import numpy as np
 from numba import njit
 
-from kinodyn.dynamics.aba import aba_world
+from kinodyn.dynamics.aba import forward_dynamics_world
 from kinodyn.dynamics.bodies import WorldBodies, velocities, world_bodies
-from kinodyn.dynamics.crba import crba_world
-from kinodyn.dynamics.rnea import rnea_local_unrolled as rnea_local
-from kinodyn.dynamics.rnea import rnea_scratch
 from kinodyn.kernel_data import ModelArrays, unpack
 from kinodyn.kinematics.configuration import integrate_kernel
-from kinodyn.linalg import cholesky_solve
 from kinodyn.spatial.compiled import add_motion_cross
 
 # Indices into the ``params`` array of the kernels.
 STIFFNESS, DAMPING, FRICTION, TANGENTIAL_STIFFNESS, TANGENTIAL_DAMPING, JOINT_FRICTION_VELOCITY = range(6)
 N_PARAMS = 6
+RK4_WEIGHTS = (1.0, 2.0, 2.0, 1.0)  # of the stages' rates in the step
+RK4_NEXT_STAGE = (0.5, 0.5, 1.0)  # where the next stage is taken, as a fraction of dt
 
 
 @njit(cache=True)
@@ -74,8 +72,7 @@ def contact_forces(W: WorldBodies, V: np.ndarray, sphere_body: np.ndarray, spher
         vy = V[b, 1] + w2 * p0 - w0 * p2
         vz = V[b, 2] + w0 * p1 - w1 * p0
         fn = k * depth - d * vz
-        if fn < 0.0:
-            fn = 0.0
+        fn = max(fn, 0.0)
         fx = -dt_ * vx
         fy = -dt_ * vy
         if anchors[s, 2] == 1.0:
@@ -146,30 +143,17 @@ def _world_to_body(W: WorldBodies, fw: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _forward_dynamics(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                      fext: np.ndarray, use_cholesky: bool, qdd: np.ndarray) -> None:
-    if not use_cholesky:
-        aba_world(md, W, v, tau, fext, np.empty(0), qdd)
-        return
-    M = np.empty((md.nv, md.nv))
-    crba_world(md, W, M, np.empty(0))
-    L, spatial, zeros = rnea_scratch(md, np.empty(0))
-    rnea_local(md, L, q, v, zeros, fext, spatial, qdd)
-    for k in range(md.nv):
-        qdd[k] = tau[k] - qdd[k]
-    cholesky_solve(M, qdd, md.nv)
-
-
-@njit(cache=True)
-def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray, first_joint_v: int,
+def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray, first_joint_v: int,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                  joint_damping: np.ndarray, joint_friction: np.ndarray, params: np.ndarray,
                  anchors: np.ndarray,
                  sphere_body: np.ndarray, sphere_offset: np.ndarray, sphere_radius: np.ndarray,
                  push_body: np.ndarray, push_offset: np.ndarray, push_wrench: np.ndarray,
-                 use_cholesky: bool, qdd: np.ndarray, forces: np.ndarray) -> None:
-    """``qdd`` under every force of the module doc; ``forces`` receives the contact forces (world)."""
+                 use_cholesky: bool, work: np.ndarray, qdd: np.ndarray, forces: np.ndarray) -> None:
+    """``qdd`` under every force of the module doc; ``forces`` receives the contact forces (world). The
+    bodies and the forward dynamics' scratch are in ``work`` (``linalg.work_block``;
+    ``dynamics.aba.aba_work_size``)."""
     nb = md.nbodies
-    W = world_bodies(md, q, np.empty(0))
+    W = world_bodies(md, q, work)
     fw = np.zeros((nb, 6))
     ns = sphere_body.shape[0]
     if ns > 0:
@@ -196,7 +180,7 @@ def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
     for k in range(first_joint_v, md.nv):
         qd = v[k]
         tau_net[k] -= joint_damping[k] * qd + joint_friction[k] * qd / math.sqrt(qd * qd + eps2)
-    _forward_dynamics(md, W, q, v, tau_net, fext, use_cholesky, qdd)
+    forward_dynamics_world(md, W, q, v, tau_net, fext, use_cholesky, work[60 * nb:], qdd)
 
 
 @njit(cache=True)
@@ -213,11 +197,12 @@ def _dexp_inv_right(u: np.ndarray, xi: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float, rk4: bool,
+def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float, rk4: bool,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
          floating: bool, joint_damping: np.ndarray, joint_friction: np.ndarray, params: np.ndarray,
          anchors: np.ndarray, sphere_body: np.ndarray, sphere_offset: np.ndarray, sphere_radius: np.ndarray,
          push_body: np.ndarray, push_offset: np.ndarray, push_wrench: np.ndarray, use_cholesky: bool,
-         q_out: np.ndarray, v_out: np.ndarray, forces: np.ndarray, points: np.ndarray) -> None:
+         work: np.ndarray, q_out: np.ndarray, v_out: np.ndarray, forces: np.ndarray,
+         points: np.ndarray) -> None:
     """One step of RK4 (``rk4``) or semi-implicit Euler from ``(q, v)`` to ``(q_out, v_out)``.
 
     RK4 (Runge-Kutta-Munthe-Kaas on the free flyer): stages ``q_i = q (+) u_i``, ``v_i = v + c_i dt a_{i-1}``
@@ -225,7 +210,8 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
     joints), ``a_i = qdd(q_i, v_i)``; ``q+ = q (+) dt (k_1 + 2 k_2 + 2 k_3 + k_4) / 6``,
     ``v+ = v + dt (a_1 + 2 a_2 + 2 a_3 + a_4) / 6``. On a fixed base this is classical RK4.
     The contact anchors are held over the step and updated at its end; ``forces``, ``points``:
-    the contact forces and points at ``(q_out, v_out)``.
+    the contact forces and points at ``(q_out, v_out)``. ``work``: the dynamics' scratch, a
+    ``kinodyn.data.Data``'s work block (or empty: allocated per stage).
     """
     md = unpack(ki, kf)
     nv = md.nv
@@ -239,19 +225,19 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
         vi = v.copy()
         qi = q.copy()
         for stage in range(4):
-            weight = 1.0 if stage in (0, 3) else 2.0
+            weight = RK4_WEIGHTS[stage]
             acceleration(md, qi, vi, tau, first, joint_damping, joint_friction, params, anchors, sphere_body,
-                         sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky, a,
-                         forces)
+                         sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky,
+                         work, a, forces)
             ki_[:] = vi
             if floating and stage > 0:
                 _dexp_inv_right(u, vi, ki_)
             for k in range(nv):
                 k_sum[k] += weight * ki_[k]
                 a_sum[k] += weight * a[k]
-            if stage == 3:
+            if stage == len(RK4_WEIGHTS) - 1:
                 break
-            h = dt if stage == 2 else 0.5 * dt
+            h = RK4_NEXT_STAGE[stage] * dt
             for k in range(nv):
                 u[k] = h * ki_[k]
                 vi[k] = v[k] + h * a[k]
@@ -262,7 +248,7 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
         integrate_kernel(q, k_sum, dt, floating, q_out)
     else:
         acceleration(md, q, v, tau, first, joint_damping, joint_friction, params, anchors, sphere_body,
-                     sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky, a,
+                     sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky, work, a,
                      forces)
         for k in range(nv):
             v_out[k] = v[k] + dt * a[k]
@@ -274,7 +260,7 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
 
 
 @njit(cache=True)
-def contact_state(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, params: np.ndarray,
+def contact_state(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, params: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                   anchors: np.ndarray, sphere_body: np.ndarray, sphere_offset: np.ndarray,
                   sphere_radius: np.ndarray, forces: np.ndarray, points: np.ndarray) -> None:
     """Soft-contact forces and lowest points of the spheres at ``(q, v)`` (as ``contact_forces``)."""

@@ -106,6 +106,7 @@ class Simulator:
         self._push_arrays = (np.empty(0, dtype=np.int64), np.empty((0, 3)), np.empty((0, 6)))
         ns = len(self.contact.spheres)
         self._anchors = np.zeros((ns, 3))
+        self._data = model.create_data()  # the step's dynamics scratch (its work block), allocated once
         self.contact_forces = np.zeros((ns, 3))
         self.contact_points = np.zeros((ns, 3))
         self._q_next = np.empty(model.nq)
@@ -171,8 +172,8 @@ class Simulator:
         try:
             kernels.step(ki, kf, self.q, self.v, tau, self.dt, self._rk4, self.model.floating_base,
                          self._damping, self._friction, self._params, self._anchors, body, offset, radius,
-                         push_body, push_offset, push_wrench, self._mimic, self._q_next, self._v_next,
-                         self.contact_forces, self.contact_points)
+                         push_body, push_offset, push_wrench, self._mimic, self._data.work, self._q_next,
+                         self._v_next, self.contact_forces, self.contact_points)
         except (ArithmeticError, ValueError) as exc:  # the dynamics of a state blown up by the step
             raise self._diverged("the dynamics failed inside the step", exc) from exc
         self.q, self._q_next = self._q_next, self.q

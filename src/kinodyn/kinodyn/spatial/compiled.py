@@ -219,7 +219,7 @@ def rotation_to_quaternion(m: np.ndarray, out: np.ndarray) -> None:
     for a in range(3):
         if m[a, a] > best:
             pivot, best = a, m[a, a]
-    if pivot == 3:
+    if pivot == 3:  # noqa: PLR2004  (w, the quaternion's fourth component)
         s = 2.0 * math.sqrt(max(1.0 + trace, 0.0))
         x, y, z, w = (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s
     elif pivot == 0:
@@ -337,7 +337,7 @@ def so3_log(R: np.ndarray, out: np.ndarray) -> None:
     d = 1.0 / (1.0 - cos_angle)
     n0 = (0.5 * (R[0, i] + R[i, 0]) - (cos_angle if i == 0 else 0.0)) * d
     n1 = (0.5 * (R[1, i] + R[i, 1]) - (cos_angle if i == 1 else 0.0)) * d
-    n2 = (0.5 * (R[2, i] + R[i, 2]) - (cos_angle if i == 2 else 0.0)) * d
+    n2 = (0.5 * (R[2, i] + R[i, 2]) - (cos_angle if i == 2 else 0.0)) * d  # noqa: PLR2004  (the z axis)
     k = angle / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if n0 * w0 + n1 * w1 + n2 * w2 < 0.0:
         k = -k
@@ -475,7 +475,8 @@ def inertia_times(m: float, h: np.ndarray, I: np.ndarray, x: np.ndarray, out: np
 @inline
 def dot6(x: np.ndarray, y: np.ndarray) -> float:
     """``x . y`` of two 6-vector arrays (a motion and a force: the power)."""
-    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+    power: float = x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+    return power
 
 
 @inline
