@@ -5,7 +5,7 @@ Decision vector ``x = [qdd; f_1 .. f_nc]`` (``layout.VariableLayout``), ``tau`` 
 rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or ``x = [qdd; f; tau]`` with
 ``torque_variables=True`` (Robot Dynamics lecture notes (ETH) (3.108)-(3.109)). Every tick (``update``):
 
-1. one ``Evaluation`` at ``(q, v)`` (``kinodyn.control.evaluation``);
+1. one ``Evaluation`` at ``(q, v)`` (``kinodyn.evaluation``);
 2. the hard equalities ``E x = e``: the unactuated (floating-base) rows of the equations of motion
    ``M_u qdd + h_u = J_cu^T f`` (all rows with ``-S^T tau`` when tau is a variable) and every active contact's
    ``J_c qdd + Jdot_c v = 0``; the hard inequalities ``l <= C x <= u``: friction cones and force bounds,

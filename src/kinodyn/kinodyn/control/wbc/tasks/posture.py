@@ -6,7 +6,7 @@ joint columns of
 through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
 ``b = a_ref + kp e + kd (v_ref - v_joints)``. (Every joint of a kinodyn model has one coordinate in ``q``
 and one in ``v``, so the joints' part of ``model.difference`` is ``q_ref - q`` entry by entry, the compiled
-``kinodyn._kernels.kinematics.difference``'s formula, written out here: a tick's cost.)
+``kinodyn.kinematics.configuration.difference_kernel``'s formula, written out here: a tick's cost.)
 """
 
 from __future__ import annotations
