@@ -3,8 +3,15 @@
 The same nodes and parameters as `kinodyn up config/quadruped_rt.yaml`; the graph file is the single source.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kinodyn_tools.launcher.ros2_launch import launch_description
 
+if TYPE_CHECKING:
+    from launch import LaunchDescription
 
-def generate_launch_description():
+
+def generate_launch_description() -> LaunchDescription:
     return launch_description("quadruped_rt")
