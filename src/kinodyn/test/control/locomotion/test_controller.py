@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pytest
@@ -13,6 +14,9 @@ from kinodyn.control.locomotion import LocomotionController, LocomotionParameter
 from kinodyn.control.wbc import PointContact, WholeBodyController
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 URDFS = Path(__file__).resolve().parents[5] / "urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -45,9 +49,10 @@ def standing(model: kd.Model) -> np.ndarray:
     ({"joint_limit_horizon_ratio": -0.1}, "joint_limit_horizon_ratio"),
     ({"qp_regularization": -1e-8}, "qp_regularization"),
 ])
-def test_parameters_refuse_bad_values(kwargs: dict, match: str) -> None:
+def test_parameters_refuse_bad_values(kwargs: dict[str, object], match: str) -> None:
+    build = cast("Callable[..., LocomotionParameters]", LocomotionParameters)  # (fields of mixed types)
     with pytest.raises(ValueError, match=match):
-        LocomotionParameters(**kwargs)
+        build(**kwargs)
 
 
 def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
@@ -64,13 +69,16 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     assert offsets[0] == offsets[1] != offsets[2] == offsets[3]  # diagonal pairs
     # the period law: 0.35 2 pi sqrt(L / g) (~0.50 s for this leg), the walk twice as long
     assert ctl.period == pytest.approx(0.35 * 2.0 * math.pi * math.sqrt(leg / 9.81), rel=1e-12)
-    assert ctl.gaits["walk"].period == pytest.approx(2.0 * ctl.period) and ctl.gaits["walk"].duty == 0.8
+    assert ctl.gaits["walk"].period == pytest.approx(2.0 * ctl.period)
+    assert ctl.gaits["walk"].duty == 0.8
     # contact ramps: 0.8 of the handover, (0.6 - 1/2) T for the trot, (0.8 - 3/4) 2T for the walk
     assert ctl.contact_ramps["trot"] == pytest.approx(0.8 * 0.1 * ctl.period)
     assert ctl.contact_ramps["walk"] == pytest.approx(0.8 * 0.05 * 2.0 * ctl.period)
     # a pace's pairs stand 0.2 m (half the track), a bound's 0.25 m (half the length) beside the centre
-    assert set(ctl.gaits) == {"walk", "trot"} and set(ctl.unavailable) == {"pace", "bound"}
-    assert "0.200 m outside" in ctl.unavailable["pace"] and "0.250 m outside" in ctl.unavailable["bound"]
+    assert set(ctl.gaits) == {"walk", "trot"}
+    assert set(ctl.unavailable) == {"pace", "bound"}
+    assert "0.200 m outside" in ctl.unavailable["pace"]
+    assert "0.250 m outside" in ctl.unavailable["bound"]
     with pytest.raises(ValueError, match=r"cannot pace: .*centroidal MPC"):
         ctl.request_mode("pace")
     fixed = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(
@@ -100,7 +108,7 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
             np.testing.assert_allclose(task.kp, omega**2, rtol=1e-12)
             np.testing.assert_allclose(task.kd, 2 * omega, rtol=1e-12)  # damping ratio 1
     assert small.com_task.kp[0] == pytest.approx(4 * big.com_task.kp[0], rel=1e-12)
-    # (the small one's joints are as fast as the big one's: its trot's duty is fitted lower, locomotion.timing)
+    # (the small one's joints are as fast as the big one's: its trot's duty is fitted lower, timing.py)
     assert small.swing_fit.fast
     for ctl in (big, small):
         swing = ctl.gaits["trot"].swing_duration
@@ -113,7 +121,7 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
     assert fixed.com_task.kp[0] == pytest.approx((2 * math.pi * 2.0) ** 2, rel=1e-12)
 
 
-def _divide_by_four(match: re.Match) -> str:
+def _divide_by_four(match: re.Match[str]) -> str:
     return f'{match.group(1)}="{" ".join(str(float(x) / 4) for x in match.group(2).split())}"'
 
 
@@ -146,7 +154,7 @@ def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) 
         pytest.approx(10.0 * ctl.max_joint_acceleration, rel=1e-9)
 
 
-def _divide_by_ten(match: re.Match) -> str:
+def _divide_by_ten(match: re.Match[str]) -> str:
     return re.sub(r'"([-0-9.eE+]+)"', lambda m: f'"{float(m.group(1)) / 10.0!r}"', match.group(1))
 
 
@@ -156,13 +164,16 @@ def test_gaits_a_robot_cannot_make_are_refused_with_the_reason() -> None:
     legs = ["LF_foot", "LM_foot", "LH_foot", "RF_foot", "RM_foot", "RH_foot"]
     nominal = np.concatenate([np.tile([0.0, 0.4, -0.4], 3), np.tile([0.0, -0.4, 0.4], 3)])
     ctl = LocomotionController(hexapod, legs, nominal)
-    assert set(ctl.gaits) == {"walk", "trot"} and set(ctl.unavailable) == {"pace", "bound"}
+    assert set(ctl.gaits) == {"walk", "trot"}
+    assert set(ctl.unavailable) == {"pace", "bound"}
     with pytest.raises(ValueError, match=r"cannot bound: .*LM_foot"):
         ctl.request_mode("bound")
     track = ctl.hips[0, 1] - ctl.hips[:, 1].mean()  # the front and hind feet's line, inside the middle's
-    assert track > 0.3 and f"{track:.3f} m outside" in ctl.unavailable["pace"]
+    assert track > 0.3
+    assert f"{track:.3f} m outside" in ctl.unavailable["pace"]
     ctl.request_mode("walk")  # the wave gait
-    assert ctl.gaits["walk"].offsets["LH_foot"] == 0.0 and ctl.gaits["walk"].offsets["LM_foot"] == 5 / 6
+    assert ctl.gaits["walk"].offsets["LH_foot"] == 0.0
+    assert ctl.gaits["walk"].offsets["LM_foot"] == 5 / 6
 
 
 def test_controller_refuses_bad_construction(model: kd.Model) -> None:
@@ -180,12 +191,17 @@ def test_one_tick_answers_finite_torques_and_refuses_bad_inputs(model: kd.Model)
     ctl = LocomotionController(model, FEET, NOMINAL)
     q, v = standing(model), np.zeros(model.nv)
     out = ctl.update(q, v, 0.0, (0.3, 0.0, 0.0))
-    assert out.ok and out.mode in ("standing_up", "stand")
-    assert out.tau is not None and out.q_des is not None and out.v_des is not None
-    assert np.isfinite(out.tau).all() and (np.abs(out.tau) <= model.effort_limit[6:]).all()
+    assert out.ok
+    assert out.mode in ("standing_up", "stand")
+    assert out.tau is not None
+    assert out.q_des is not None
+    assert out.v_des is not None
+    assert np.isfinite(out.tau).all()
+    assert (np.abs(out.tau) <= model.effort_limit[6:]).all()
     # at rest in the nominal stance the predicted joint targets stay where the joints are
     np.testing.assert_allclose(out.q_des, q[7:], atol=1e-4)
-    assert out.stance == dict.fromkeys(FEET, True) and out.footholds == {}
+    assert out.stance == dict.fromkeys(FEET, True)
+    assert out.footholds == {}
     np.testing.assert_allclose(out.command, 0.0)  # not trotting: the command is not followed
     for bad_q, bad_v, match in ((q[:-1], v, "entries"), (np.r_[q[:-1], math.nan], v, "finite"),
                                 (np.r_[q[:3], 0.0, 0.0, 0.0, 2.0, q[7:]], v, "unit quaternion")):
@@ -228,14 +244,17 @@ def test_set_parameters_acts_as_a_controller_built_with_them(model: kd.Model) ->
     for k in range(3):
         live.update(q, v, 0.002 * k), built.update(q, v, 0.002 * k)
     live.set_parameters(new)
-    assert live.params is new and live.mode == built.mode
+    assert live.params is new
+    assert live.mode == built.mode
     a, b = live.update(q, v, 0.006), built.update(q, v, 0.006)
-    assert a.tau is not None and b.tau is not None
+    assert a.tau is not None
+    assert b.tau is not None
     np.testing.assert_allclose(a.tau, b.tau, rtol=0.0, atol=1e-9)
     different = LocomotionController(model, FEET, NOMINAL, old)
     for k in range(4):
         c = different.update(q, v, 0.002 * k)
-    assert c.tau is not None and np.abs(c.tau - b.tau).max() > 1e-3  # the parameters do change the answer
+    assert c.tau is not None
+    assert np.abs(c.tau - b.tau).max() > 1e-3
 
 
 def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None:
@@ -258,7 +277,8 @@ def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None
     assert ctl.mode == "walk"
     with pytest.raises(ValueError, match="the gait in force"):  # a ramp beyond the walk's handover, 0.01 T
         ctl.set_parameters(replace(p, contact_ramp=0.03, walk_duty=0.76))
-    assert ctl.params is p and ctl.gaits["trot"].period == ctl.period  # nothing changed
+    assert ctl.params is p
+    assert ctl.gaits["trot"].period == ctl.period
     assert ctl.contact_ramps["trot"] == pytest.approx(0.08 * ctl.period)
     ctl.set_parameters(replace(p, contact_ramp=0.03))  # fits both
     assert ctl.contact_ramps == dict.fromkeys(("walk", "trot"), 0.03)
@@ -288,8 +308,6 @@ def test_joints_pinned_by_their_limits_fail_the_tick_without_raising(tmp_path: P
     """Every joint's URDF limits lower = upper (at the posture) and the legs moving: the pinned acceleration
     bounds of the stance legs contradict each other, DAQP exits -6 (overdetermined initial working set),
     the fallback (OSQP) finds no solution either, and the tick reports the failure (no exception)."""
-    import re
-
     text = (URDFS / "quadruped.urdf").read_text()
     for name, value in zip(re.findall(r'<joint name="(\w+)" type="revolute"', text), NOMINAL, strict=True):
         text = re.sub(rf'(<joint name="{name}".*?<limit )lower="[^"]*" upper="[^"]*"',
@@ -301,4 +319,6 @@ def test_joints_pinned_by_their_limits_fail_the_tick_without_raising(tmp_path: P
     controller = LocomotionController(pinned, FEET, NOMINAL, LocomotionParameters(initial_mode="stand"))
     v = np.random.default_rng(1).normal(scale=0.3, size=pinned.nv)
     out = controller.update(standing(pinned), v, 0.0)
-    assert not out.ok and out.tau is None and out.status == "infeasible", out.message
+    assert not out.ok, out.message
+    assert out.tau is None, out.message
+    assert out.status == "infeasible", out.message
