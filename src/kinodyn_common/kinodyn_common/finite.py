@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from kinodyn_common.problem_log import DistinctProblemLog
+if TYPE_CHECKING:
+    from rclpy.publisher import Publisher
+
+    from kinodyn_common.problem_log import DistinctProblemLog
+
+MsgT = TypeVar("MsgT")
 
 _FLOAT_TYPES = ("double", "float")
 _FLOAT, _FLOATS, _MESSAGE, _MESSAGES = range(4)
@@ -20,7 +25,7 @@ def _base_type(type_name: str) -> str:
 
 
 @functools.cache
-def _plan(msg_type: type) -> tuple[tuple[str, int], ...]:
+def _plan(msg_type: Any) -> tuple[tuple[str, int], ...]:  # noqa: ANN401  (a rosidl message class)
     """The fields of a message type that may hold a float, each with its kind (a float, floats, a message,
     messages): the others (strings, integers, booleans) are never looked at."""
     plan = []
@@ -34,9 +39,9 @@ def _plan(msg_type: type) -> tuple[tuple[str, int], ...]:
     return tuple(plan)
 
 
-def _finite(msg: Any) -> bool:
+def _finite(msg: Any) -> bool:  # noqa: ANN401  (any rosidl message: they share no base type)
     """Whether every number in ``msg`` is finite (``non_finite_field``'s test, without building a path)."""
-    for name, kind in _plan(type(msg)):
+    for name, kind in _plan(msg.__class__):
         value = getattr(msg, name)
         if kind == _FLOAT:
             if not math.isfinite(value):
@@ -48,12 +53,12 @@ def _finite(msg: Any) -> bool:
         elif kind == _MESSAGE:
             if not _finite(value):
                 return False
-        elif len(value) and _plan(type(value[0])) and not all(_finite(item) for item in value):
+        elif len(value) and _plan(value[0].__class__) and not all(_finite(item) for item in value):
             return False
     return True
 
 
-def non_finite_field(msg: Any, prefix: str = "") -> str | None:
+def non_finite_field(msg: Any, prefix: str = "") -> str | None:  # noqa: ANN401  (any rosidl message)
     """The path of the first field of ``msg`` (a ROS message, nested messages and arrays included) holding a
     NaN or an infinity, e.g. ``"transforms[2].transform.translation.x"``; None when every number is finite."""
     if _finite(msg):
@@ -75,7 +80,7 @@ def non_finite_field(msg: Any, prefix: str = "") -> str | None:
     return None
 
 
-def publish_finite(publisher: Any, msg: Any, problems: DistinctProblemLog) -> bool:
+def publish_finite(publisher: Publisher[MsgT], msg: MsgT, problems: DistinctProblemLog) -> bool:
     """Publish ``msg`` when every number in it is finite; otherwise drop it with one error per topic
     (throttled) naming the field. Returns whether it was published."""
     field = non_finite_field(msg)

@@ -9,13 +9,18 @@ refuse a base input other than the message default (identity pose, zero twist) i
 
 from __future__ import annotations
 
-import numpy as np
-from geometry_msgs.msg import Accel, Pose, Twist
-from kinodyn.spatial import quat_normalize
-from nav_msgs.msg import Odometry
+from typing import TYPE_CHECKING
 
-from kinodyn import Model
+import numpy as np
+from kinodyn.spatial import quat_normalize
+
 from kinodyn_common.conversions import pose_to_matrix
+
+if TYPE_CHECKING:
+    from geometry_msgs.msg import Accel, Pose, Twist
+    from nav_msgs.msg import Odometry
+
+    from kinodyn import Model
 
 BASE_COORDINATE_NAMES = (
     "base_linear_x",
@@ -127,4 +132,5 @@ def odometry_base_state(msg: Odometry, root_link: str) -> tuple[str, np.ndarray,
 def base_induced_twist(model: Model, q: np.ndarray, frame: str, base_velocity: np.ndarray) -> np.ndarray:
     """Twist ``[v; w]`` of ``frame`` (world axes, at the frame origin) that the base velocity alone causes:
     the base columns of the ``local_world_aligned`` Jacobian times ``v[:6]`` (joints held)."""
-    return model.frame_jacobian(q, frame, "local_world_aligned")[:, :6] @ base_velocity
+    twist: np.ndarray = model.frame_jacobian(q, frame, "local_world_aligned")[:, :6] @ base_velocity
+    return twist

@@ -12,16 +12,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.model import JOINT_PRISMATIC
-from rclpy.node import Node
 
-from kinodyn import Model
 from kinodyn_common.conversions import InputError, JointStateError
 from kinodyn_common.parameters import declare_non_negative, declare_positive
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rclpy.node import Node
+
+    from kinodyn import Model
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import faulthandler
 import signal
-from collections.abc import Callable
-from types import FrameType
+from typing import TYPE_CHECKING
 
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
-from rclpy.experimental import EventsExecutor
-from rclpy.node import Node
+from rclpy.experimental.events_executor import EventsExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from kinodyn_common.parameters import reject_undeclared_parameters
 from kinodyn_common.robot_description import RobotDescriptionError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+
+    from rclpy.node import Node
 
 CONFIGURATION_ERRORS = (RobotDescriptionError, ValueError, ParameterException)
 """What a node constructor raises for bad parameters (wrong value or type) or a bad URDF (kinodyn's

@@ -4,14 +4,17 @@ parameter the node does not declare (a misspelling) is an error too, not a silen
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from typing import TYPE_CHECKING
 
-from rclpy.node import Node
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from rclpy.node import Node
 
 
 def declare_positive(node: Node, name: str, default: float) -> float:
     """Declare a float parameter that must be positive and finite, and return its value."""
-    value = node.declare_parameter(name, default).value
+    value: float = node.declare_parameter(name, default).value
     if not (math.isfinite(value) and value > 0.0):
         raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
     return value
@@ -19,7 +22,7 @@ def declare_positive(node: Node, name: str, default: float) -> float:
 
 def declare_non_negative(node: Node, name: str, default: float) -> float:
     """Declare a float parameter that must be finite and >= 0, and return its value."""
-    value = node.declare_parameter(name, default).value
+    value: float = node.declare_parameter(name, default).value
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
     return value
@@ -33,8 +36,8 @@ def reject_undeclared_parameters(node: Node, known: Collection[str] | None = Non
     Call it once the node has declared all its parameters. The overrides are read from rclpy's
     ``Node._parameter_overrides`` (what ``declare_parameter`` consults; rclpy has no public accessor).
     """
-    accepted = set(node._parameters if known is None else known)
-    unknown = sorted(set(node._parameter_overrides) - accepted)
+    accepted = set(node._parameters if known is None else known)  # noqa: SLF001  (rclpy: no public accessor)
+    unknown = sorted(set(node._parameter_overrides) - accepted)  # noqa: SLF001  (rclpy: no public accessor)
     if unknown:
         raise ValueError(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for node "

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import rclpy
 from rclpy.impl.implementation_singleton import rclpy_implementation
-from rclpy.impl.rcutils_logger import RcutilsLogger
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
+
+    from rclpy.impl.rcutils_logger import RcutilsLogger
 
 
 class DistinctProblemLog:
@@ -70,7 +73,7 @@ def dropping_bad_messages(
     propagates, as run_node expects."""
 
     @functools.wraps(callback)  # its signature: an executor passes a timer's TimerInfo only if it takes one
-    def guarded(*args: Any) -> None:
+    def guarded(*args: object) -> None:
         try:
             callback(*args)
         except INPUT_ERRORS as exc:

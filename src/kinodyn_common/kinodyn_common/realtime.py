@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 
+_FIFO_MAX_PRIORITY = 99  # Linux SCHED_FIFO priorities are 1-99
+
 
 def set_fifo_priority(priority: int) -> str | None:
     """Put the calling thread under ``SCHED_FIFO`` at ``priority`` (1-99; 0 leaves the time-sharing policy).
     Returns None, or why it could not (e.g. no CAP_SYS_NICE / rtprio limit), for the caller to log."""
-    if not 0 <= priority <= 99:
+    if not 0 <= priority <= _FIFO_MAX_PRIORITY:
         raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, got "
                          f"{priority}")
     if priority == 0:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from kinodyn.urdf import ParsedURDF, decode, read_urdf
-from rclpy.node import Node
 
 from kinodyn import Model, URDFError, URDFWarning
+
+if TYPE_CHECKING:
+    from rclpy.impl.rcutils_logger import RcutilsLogger
+    from rclpy.node import Node
 
 
 class RobotDescriptionError(RuntimeError):
@@ -66,8 +69,8 @@ def read_robot_description(xml: str, file: str) -> tuple[str, str]:
 
 def declare_and_read(node: Node) -> tuple[str, str]:
     """Declare `robot_description` and `robot_description_file` on ``node`` and read the URDF they name."""
-    xml = node.declare_parameter("robot_description", "").value
-    file = node.declare_parameter("robot_description_file", "").value
+    xml: str = node.declare_parameter("robot_description", "").value
+    file: str = node.declare_parameter("robot_description_file", "").value
     return read_robot_description(xml, file)
 
 
@@ -79,7 +82,7 @@ def declare_and_load_model(node: Node, floating_base: bool = False) -> tuple[Mod
     return Model.from_urdf(urdf, floating_base=floating_base), xml, source
 
 
-def load_urdf(xml: str | ParsedURDF, source: str, logger: Any = None) -> ParsedURDF:
+def load_urdf(xml: str | ParsedURDF, source: str, logger: RcutilsLogger | None = None) -> ParsedURDF:
     """``kinodyn.urdf.read_urdf(xml)``, the one URDF check of every node: a bad URDF raises ``URDFError``
     ("<source> is not a usable URDF: <why>"); what it accepts with a ``URDFWarning`` is one warning line on
     ``logger`` (a node's logger) when given."""
@@ -90,6 +93,7 @@ def load_urdf(xml: str | ParsedURDF, source: str, logger: Any = None) -> ParsedU
             urdf = read_urdf(xml)
     except URDFError as exc:
         raise URDFError(f"{source} is not a usable URDF: {exc}") from None
-    for warning in caught or ():
-        logger.warning(f"{source}: {warning.message}")
+    if logger is not None:  # else nothing was recorded
+        for warning in caught or ():
+            logger.warning(f"{source}: {warning.message}")
     return urdf

@@ -3,16 +3,29 @@ never answer ``success = true`` with a non-finite number."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kinodyn_common.finite import non_finite_field
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["answering_bad_requests", "error_text"]
 
 
-def _failed(response: Any, message: str) -> Any:
+class _Response(Protocol):
+    """A service response with the ``success`` and ``message`` fields these callbacks answer with."""
+
+    success: bool
+    message: str
+
+
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT", bound=_Response)
+
+
+def _failed(response: ResponseT, message: str) -> ResponseT:
     response = type(response)()  # nothing half-filled
     response.success = False
     response.message = message
@@ -20,8 +33,8 @@ def _failed(response: Any, message: str) -> Any:
 
 
 def answering_bad_requests(
-    service: str, problems: DistinctProblemLog, handle: Callable[[Any, Any], Any]
-) -> Callable[[Any, Any], Any]:
+    service: str, problems: DistinctProblemLog, handle: Callable[[RequestT, ResponseT], ResponseT]
+) -> Callable[[RequestT, ResponseT], ResponseT]:
     """A service callback running ``handle(request, response)``, which sets ``success`` itself.
 
     The answer is ``success = false``, ``message = "<service>: <reason>"`` and every other field empty when
@@ -31,14 +44,14 @@ def answering_bad_requests(
     the node keeps serving.
     """
 
-    def callback(request: Any, response: Any) -> Any:
+    def callback(request: RequestT, response: ResponseT) -> ResponseT:
         try:
             answer = handle(request, response)
         except INPUT_ERRORS as exc:
             failed = _failed(response, f"{service}: {error_text(exc)}")
             problems.warn(problem_key(service, exc), f"bad request answered: {failed.message}")
             return failed
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  (any failure of the algorithm is answered; the node keeps serving)
             failed = _failed(response, f"{service}: computing the answer failed: {type(exc).__name__}: {exc}")
             problems.error(problem_key(service, exc), f"request answered with failure: {failed.message}")
             return failed

@@ -10,14 +10,18 @@ joints follow ``q = multiplier * q_master + offset``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.spatial import angle_axis_to_matrix, euler_to_matrix, homogeneous_transform
 from kinodyn.urdf import Joint, ParsedURDF, read_urdf
-from kinodyn.urdf.document import Mimic
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from kinodyn.urdf.document import Mimic
 
 _KINDS = {"fixed": "fixed", "revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
 

@@ -117,7 +117,8 @@ def test_keys_name_the_cause_not_the_received_values() -> None:
 def test_q_to_joint_state_round_trip() -> None:
     q, qdot = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, 3.0])
     msg = q_to_joint_state(NAMES, q, Time(sec=5, nanosec=7), qdot)
-    assert list(msg.name) == list(NAMES) and (msg.header.stamp.sec, msg.header.stamp.nanosec) == (5, 7)
+    assert list(msg.name) == list(NAMES)
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (5, 7)
     np.testing.assert_array_equal(joint_state_to_q(msg, NAMES), q)
     np.testing.assert_array_equal(msg.velocity, qdot)
 

@@ -97,7 +97,8 @@ def test_floating_model_takes_base_then_joints() -> None:
     assert v.shape == (FLOATING.nv,)
     np.testing.assert_array_equal(joint_part(FLOATING, v), joints)
     names = coordinate_names(FLOATING)
-    assert len(names) == FLOATING.nv and tuple(names[:6]) == BASE_COORDINATE_NAMES
+    assert len(names) == FLOATING.nv
+    assert tuple(names[:6]) == BASE_COORDINATE_NAMES
     assert names[6:] == list(FLOATING.joint_names)
 
 
@@ -105,7 +106,8 @@ def test_fixed_model_takes_joints_only_and_refuses_a_base_input() -> None:
     joints = np.arange(len(FIXED.joint_names), dtype=float)
     assert configuration(FIXED, joints, Pose(), "base_pose") is joints
     assert velocity(FIXED, joints, Accel(), "base_acceleration") is joints
-    assert joint_part(FIXED, joints) is joints and coordinate_names(FIXED) == list(FIXED.joint_names)
+    assert joint_part(FIXED, joints) is joints
+    assert coordinate_names(FIXED) == list(FIXED.joint_names)
     for bad in (pose([0, 0, 0.1], [0, 0, 0, 1]), pose([0, 0, 0], [0, 0, 0, -1])):
         with pytest.raises(ValueError, match="base_pose is set but the model is fixed-base"):
             configuration(FIXED, joints, bad, "base_pose")

@@ -23,7 +23,9 @@ def test_fifo_priority_is_set_on_the_calling_thread_or_the_reason_is_returned() 
     if problem is None:
         assert policy == os.SCHED_FIFO
     else:  # no CAP_SYS_NICE here: the thread keeps its policy and the reason says what to do
-        assert policy == os.SCHED_OTHER and "CAP_SYS_NICE" in problem and "realtime_priority 0" in problem
+        assert policy == os.SCHED_OTHER
+        assert "CAP_SYS_NICE" in problem
+        assert "realtime_priority 0" in problem
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # this thread untouched
     assert _in_thread(0) == (None, os.SCHED_OTHER)
     for bad in (-1, 100):

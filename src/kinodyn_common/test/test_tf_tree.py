@@ -30,7 +30,8 @@ def transform(R: np.ndarray, p: tuple[float, float, float]) -> np.ndarray:
 
 def test_planar_arm_transforms_written_by_hand() -> None:
     t = tree("planar_2link.urdf")
-    assert t.root_link == "base_link" and t.movable_joint_names == ("joint1", "joint2")
+    assert t.root_link == "base_link"
+    assert t.movable_joint_names == ("joint1", "joint2")
     assert [(p, c) for p, c, _ in t.static_transforms()] == [("link2", "tool")]
     np.testing.assert_array_equal(t.static_transforms()[0][2], transform(np.eye(3), (0.0, 0.0, 0.8)))
     q1, q2 = 0.7, -1.9
@@ -85,7 +86,8 @@ def test_prismatic_and_mimic_joints() -> None:
         <limit lower="-5" upper="5" effort="1" velocity="1"/>
       </joint></robot>"""
     t = TfTree.from_urdf(xml)
-    assert t.movable_joint_names == ("slide",) and t.mimic_joint_names == ("follow",)
+    assert t.movable_joint_names == ("slide",)
+    assert t.mimic_joint_names == ("follow",)
     (_, _, T_ab), (_, _, T_bc) = t.moving_transforms({"slide": 0.3})
     np.testing.assert_allclose(T_ab, transform(np.eye(3), (1.0, 0.0, 0.3)), rtol=0, atol=4e-16)
     np.testing.assert_allclose(T_bc, transform(np.eye(3), (-0.1, 0.0, 0.0)), rtol=0, atol=4e-16)
