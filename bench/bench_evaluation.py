@@ -3,7 +3,8 @@
 For the quadruped (floating base; 4 feet + base frames) and arm7 (end effector), median per-call time of
 
 - ``Evaluator.evaluate``: M, h, g, the frames' placements, Jacobians and Jdot v (local_world_aligned),
-  CoM, J_com, Jcom_dot v, A_G and Adot_G v; and its compiled kernel alone (no Python around it);
+  CoM, J_com, Jcom_dot v, A_G and Adot_G v, into fresh arrays and into a ``kinodyn.data.Data`` (nothing
+  allocated); and its compiled kernel alone (no Python around it);
 - (a) kinodyn's separate calls for the same quantities: ``frame_placement``, ``frame_jacobian`` and
   ``frame_bias_acceleration`` per frame, ``mass_matrix``, ``nonlinear_effects``, ``gravity_torques``,
   ``com``, ``com_jacobian``, ``centroidal_momentum_matrix`` (Jcom_dot v and Adot_G v have no separate
@@ -27,11 +28,12 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 from bench_core import ROOT, paired_median_ns
-from kinodyn.control import evaluation
-from kinodyn.control.evaluation import Evaluator
+from kinodyn.evaluation import Evaluator
+from kinodyn.linalg import NO_WORK
 from results import add_record_flag, markdown_header, markdown_row, record, shown
 
 import kinodyn as kd
+from kinodyn import evaluation
 
 CASES = [
     ("quadruped (floating)", ROOT / "urdf" / "quadruped.urdf", True,
@@ -55,10 +57,12 @@ def routes(path: Path, floating: bool, frames: list[str]) -> dict[str, Callable[
     evaluator = Evaluator(m, frames)
     mass = evaluator.total_mass
     ki, kf = m.kernel_data
-    block = np.empty(evaluator._layout[-1])
+    block = np.empty(evaluator.layout.size)
+    offsets = evaluator.layout.offsets
+    data = evaluator.create_data()
 
     def kernel() -> object:
-        return evaluation._EVALUATE.call(ki, kf, q, v, evaluator._ids, block)
+        return evaluation._EVALUATE.call(ki, kf, q, v, evaluator._ids, offsets, NO_WORK, block)
 
     def separate() -> dict[str, np.ndarray]:
         out = {}
@@ -93,8 +97,9 @@ def routes(path: Path, floating: bool, frames: list[str]) -> dict[str, Callable[
             want = accessor[field](frame) if frame else getattr(ev, field)
             np.testing.assert_allclose(value, want, rtol=0.0, atol=1e-9 * max(1.0, float(np.abs(want).max())),
                                        err_msg=f"{route.__name__}: {key}")
-    return {"evaluate": lambda: evaluator.evaluate(q, v), "kernel": kernel, "separate": separate,
-            "pinocchio": pinocchio}
+    return {"evaluate": lambda: evaluator.evaluate(q, v),
+            "evaluate into a Data": lambda: evaluator.evaluate(q, v, data),
+            "kernel": kernel, "separate": separate, "pinocchio": pinocchio}
 
 
 def main() -> None:
@@ -109,6 +114,7 @@ def main() -> None:
         r = routes(path, floating, frames)
         rows = [
             ("Evaluator.evaluate vs its kernel alone", "evaluate", "kernel"),
+            ("Evaluator.evaluate into a Data vs without", "evaluate into a Data", "evaluate"),
             ("Evaluator.evaluate vs (a) separate calls", "evaluate", "separate"),
             ("Evaluator.evaluate vs (b) Pinocchio", "evaluate", "pinocchio"),
             ("kernel alone vs (b) Pinocchio", "kernel", "pinocchio"),

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from kinodyn.control.evaluation import Evaluator
 from kinodyn.control.joint_space import gains_from_frequency, pd
 from kinodyn.control.task_space import operational_space_control, pose_error, task_acceleration
 from kinodyn.control.trajectories import Figure8, rms
+from kinodyn.evaluation import Evaluator
 from kinodyn.model import Model
 from kinodyn.sim import Simulator
 
