@@ -10,6 +10,7 @@ the constant G the reduced quantities are ``tau = G^T tau_pin(G v, G a)``, ``M =
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -17,6 +18,9 @@ import pytest
 
 import kinodyn as kd
 from kinodyn import dynamics
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 PROJECT_URDFS = Path(__file__).resolve().parents[3] / "urdf"
@@ -85,7 +89,7 @@ def pair(request: pytest.FixtureRequest) -> Pair:
     return Pair(*request.param)
 
 
-def states(pair: Pair):
+def states(pair: Pair) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(11)
     m = pair.m
     for _ in range(STATES):

@@ -112,7 +112,8 @@ def test_joints_follow_depth_first_order_of_the_tree(path: str) -> None:
     pinocchio_names = [n for n in pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()).names[2:]]
     assert list(m.joint_names) == pinocchio_names
     legs = [name.split("_")[0] for name in m.joint_names]
-    assert legs == sorted(legs, key=legs.index) and all(legs[i] == legs[i - i % 3] for i in range(len(legs)))
+    assert legs == sorted(legs, key=legs.index)
+    assert all(legs[i] == legs[i - i % 3] for i in range(len(legs)))
 
 
 def test_fixed_link_is_merged_with_mass_and_inertia_preserved() -> None:
@@ -164,7 +165,8 @@ def test_mimic_joint_is_coupled_to_its_master() -> None:
     free = kd.Model.from_urdf(
         robot(*parts, master, chain, joint("f", "revolute", "l2", "l3", "0 0 0.3", "", y_axis))
     )
-    assert coupled.joint_names == ("m", "j") and coupled.mimic_joint_names == ("f",)
+    assert coupled.joint_names == ("m", "j")
+    assert coupled.mimic_joint_names == ("f",)
     q = np.array([0.4, 0.05])
     q_free = np.array([0.4, 0.05, -2 * 0.4 + 0.1])
     G = np.array([[1, 0], [0, 1], [-2, 0]])

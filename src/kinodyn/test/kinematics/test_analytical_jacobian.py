@@ -68,7 +68,8 @@ def clear_of_singularities_and_cuts(parameterization: str, chi: np.ndarray) -> b
     return np.linalg.norm(chi) < math.pi - MARGIN
 
 
-def pose_rate_by_finite_differences(model, q, v, frame, parameterization) -> np.ndarray:
+def pose_rate_by_finite_differences(model: kd.Model, q: np.ndarray, v: np.ndarray, frame: str,
+                                    parameterization: str) -> np.ndarray:
     """(chi_e(q (+) H v) - chi_e(q (+) -H v)) / 2H along the configuration integrator."""
     plus = frame_pose_parameters(model, model.integrate(q, v, H), frame, parameterization)
     minus = frame_pose_parameters(model, model.integrate(q, v, -H), frame, parameterization)

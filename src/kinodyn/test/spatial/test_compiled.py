@@ -5,12 +5,15 @@ with numpy: the motion and force cross products as ``ad_V`` and ``-ad_V^T``, the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.spatial import compiled as c
 from kinodyn.spatial import so3_exp
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def hat(x: np.ndarray) -> np.ndarray:
@@ -42,12 +45,13 @@ def child_from_parent(E: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
-def t(x: np.ndarray) -> Any:  # Any: numba types the helpers' tuple arguments by length (Vec3, Mat3, Vec6)
-    """``x`` as a tuple of Python floats, the form the tuple helpers take."""
+def t(x: np.ndarray) -> tuple[float, ...]:
+    """``x`` as a tuple of Python floats, the form the tuple helpers take (numba types them by length: Vec3,
+    Mat3, Vec6)."""
     return tuple(float(a) for a in x)
 
 
-def arr(x: Any) -> np.ndarray:  # Any: a tuple helper's result
+def arr(x: ArrayLike) -> np.ndarray:  # a tuple helper's result
     return np.asarray(x, dtype=np.float64)
 
 

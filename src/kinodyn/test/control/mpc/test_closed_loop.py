@@ -5,6 +5,8 @@ hold), footholds from the Raibert heuristic."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 from kinodyn.control.locomotion import GaitScheduler, bound, pace, raibert_foothold, trot
@@ -19,6 +21,9 @@ from kinodyn.control.mpc import (
 )
 from scipy.integrate import solve_ivp
 
+if TYPE_CHECKING:
+    from .conftest import Robot
+
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
@@ -30,7 +35,7 @@ GAITS = {  # duty 10/16 of the period
 }
 
 
-def rollout(robot, solver: str, command: np.ndarray, seconds: float, gait: str = "trot",
+def rollout(robot: Robot, solver: str, command: np.ndarray, seconds: float, gait: str = "trot",
             push: tuple[float, float, np.ndarray] | None = None,
             dt: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
     """Stand 0.3 s (starting 4 % of the CoM height low), then ``gait`` (period: the horizon, 16 steps of
@@ -83,7 +88,7 @@ def rollout(robot, solver: str, command: np.ndarray, seconds: float, gait: str =
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_trots_at_the_commanded_forward_velocity(robot, solver: str) -> None:
+def test_trots_at_the_commanded_forward_velocity(robot: Robot, solver: str) -> None:
     command = np.array([0.5, 0.0, 0.0])
     states, times = rollout(robot, solver, command, 3.0)
     standing = times <= 0.3
@@ -97,7 +102,7 @@ def test_trots_at_the_commanded_forward_velocity(robot, solver: str) -> None:
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_trots_on_a_turn(robot, solver: str) -> None:
+def test_trots_on_a_turn(robot: Robot, solver: str) -> None:
     command = np.array([0.3, 0.0, 0.6])
     states, times = rollout(robot, solver, command, 3.0)
     settled = times > 1.5
@@ -110,7 +115,7 @@ def test_trots_on_a_turn(robot, solver: str) -> None:
 
 
 @pytest.mark.parametrize("gait", ["pace", "bound"])
-def test_paces_and_bounds_at_one_metre_per_second(robot, gait: str) -> None:
+def test_paces_and_bounds_at_one_metre_per_second(robot: Robot, gait: str) -> None:
     """The body sways within each cycle (the support is one side or one end at a time), so the speed is
     judged over whole cycles: the mean over the last three matches the command."""
     command = np.array([1.0, 0.0, 0.0])
@@ -123,7 +128,7 @@ def test_paces_and_bounds_at_one_metre_per_second(robot, gait: str) -> None:
 
 
 @pytest.mark.parametrize("phase", [0.0, 0.12, 0.24, 0.36])
-def test_recovers_from_a_sideways_push_at_any_trot_phase(robot, phase: float) -> None:
+def test_recovers_from_a_sideways_push_at_any_trot_phase(robot: Robot, phase: float) -> None:
     """120 N sideways on the CoM for 0.2 s (a third of the weight), at four phases of the trot cycle: the
     body is pushed, and trots on at the command one second later."""
     command = np.array([0.5, 0.0, 0.0])
@@ -136,7 +141,7 @@ def test_recovers_from_a_sideways_push_at_any_trot_phase(robot, phase: float) ->
     assert np.abs(states[:, :3]).max() < 0.05
 
 
-def test_default_weights_suit_a_small_robot(robot) -> None:
+def test_default_weights_suit_a_small_robot(robot: Robot) -> None:
     """The quadruped's SRB shrunk to 2.5 kg with every length 0.4 times as long (inertia as mass x length^2),
     gait period and step scaled with the pendulum time (sqrt of the length): with the default weights it
     stands up and trots at the same Froude number as 0.5 m/s on the full size robot."""

@@ -3,16 +3,21 @@ against the matrix exponential, and close to the full nonlinear SRB where the li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 from kinodyn.control.mpc.dynamics import continuous_dynamics, discretise
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
+if TYPE_CHECKING:
+    from .conftest import Robot
+
 DT = 0.03
 
 
-def random_step(robot, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def random_step(robot: Robot, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """A random yaw, moment arms of 4 feet, state and force input (units of the weight)."""
     yaw = rng.uniform(-np.pi, np.pi, 1)
     arms = rng.uniform(-0.4, 0.4, (1, 4, 3))
@@ -22,7 +27,7 @@ def random_step(robot, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     return yaw, arms, x0, u
 
 
-def test_discrete_step_equals_integrating_the_continuous_linear_dynamics(robot) -> None:
+def test_discrete_step_equals_integrating_the_continuous_linear_dynamics(robot: Robot) -> None:
     rng = np.random.default_rng(1)
     for _ in range(10):
         yaw, arms, x0, u = random_step(robot, rng)
@@ -33,7 +38,7 @@ def test_discrete_step_equals_integrating_the_continuous_linear_dynamics(robot) 
         np.testing.assert_allclose(A[0] @ x0 + B[0] @ u + c[0], run.y[:, -1], rtol=1e-10, atol=1e-11)
 
 
-def test_discretisation_equals_the_matrix_exponential(robot) -> None:
+def test_discretisation_equals_the_matrix_exponential(robot: Robot) -> None:
     yaw, arms, _, _ = random_step(robot, np.random.default_rng(2))
     Ac, Bc, cc = continuous_dynamics(robot.body, yaw, arms, robot.body.weight)
     np.testing.assert_array_equal(Ac[0] @ Ac[0], 0.0)
@@ -47,7 +52,7 @@ def test_discretisation_equals_the_matrix_exponential(robot) -> None:
 
 
 @pytest.mark.parametrize("yaw", [0.0, 1.0, -2.5])
-def test_one_step_matches_the_nonlinear_srb_near_level(robot, yaw: float) -> None:
+def test_one_step_matches_the_nonlinear_srb_near_level(robot: Robot, yaw: float) -> None:
     """Level, slowly turning body, forces about the weight: the nonlinear SRB (Euler-rate map, gyroscopic
     term) integrated over one step agrees with the linear step to second order in the small angles and
     rates; a linearisation about another yaw (0) does not. The moment arms are held as the linear model holds

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.control.mpc import CentroidalMpc, MpcParameters
+
+if TYPE_CHECKING:
+    from .conftest import Robot
 
 BAD = {
     "horizon": [0, -3, 2.5, True, "16"],
@@ -38,7 +42,7 @@ def test_state_weights_follow_the_state_layout() -> None:
     assert params.state_weights == tuple(float(w) for w in range(1, 13))
 
 
-def test_set_up_refuses_unknown_or_repeated_feet(robot) -> None:
+def test_set_up_refuses_unknown_or_repeated_feet(robot: Robot) -> None:
     with pytest.raises(KeyError, match="NO_FOOT"):
         CentroidalMpc.from_model(robot.model, ("LF_FOOT", "NO_FOOT"), robot.q)
     with pytest.raises(ValueError, match="distinct"):

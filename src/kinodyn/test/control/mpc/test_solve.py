@@ -4,6 +4,8 @@ of failed solves (never an exception)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 from kinodyn.control.locomotion import GaitScheduler, trot
@@ -19,11 +21,15 @@ from kinodyn.control.mpc import (
 from kinodyn.control.mpc.condensed import CondensedSolver, condense, weighted_gram
 from kinodyn.control.mpc.sparse import SparseSolver
 
+if TYPE_CHECKING:
+    from .conftest import Robot
+
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
 
-def standing_inputs(robot, params: MpcParameters, x0: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+def standing_inputs(robot: Robot, params: MpcParameters,
+                    x0: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     x0 = robot.x0 if x0 is None else x0
     reference = velocity_reference(x0, np.zeros(3), robot.x0[5], params.dt, params.horizon)
     stance = np.ones((params.horizon, 4), dtype=bool)
@@ -31,7 +37,7 @@ def standing_inputs(robot, params: MpcParameters, x0: np.ndarray | None = None) 
     return x0, reference, stance, footholds
 
 
-def trot_inputs(robot, params: MpcParameters, t: float, command: np.ndarray) -> tuple[np.ndarray, ...]:
+def trot_inputs(robot: Robot, params: MpcParameters, t: float, command: np.ndarray) -> tuple[np.ndarray, ...]:
     """Trotting at gait time ``t`` (period 16 steps, duty 0.6): the swing feet land where they stand now
     shifted by half a stride of ``command``."""
     scheduler = GaitScheduler(FEET)
@@ -53,7 +59,7 @@ def moment_about_com(forces: np.ndarray, feet: np.ndarray, com: np.ndarray) -> n
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_standing_carries_the_weight_with_no_moment_about_the_com(robot, solver: str) -> None:
+def test_standing_carries_the_weight_with_no_moment_about_the_com(robot: Robot, solver: str) -> None:
     params = MpcParameters(solver=solver, force_weight=1e-6)
     mpc = CentroidalMpc(robot.body, FEET, params)
     for shift in (np.zeros(3), np.array([0.03, -0.02, 0.0])):  # the CoM off the feet's centre
@@ -71,7 +77,7 @@ def test_standing_carries_the_weight_with_no_moment_about_the_com(robot, solver:
         assert front / (front + hind) == pytest.approx((0.25 + shift[0]) / 0.5, abs=1e-5)
 
 
-def point_mass_lq(robot, params: MpcParameters, x0: np.ndarray, z_ref: float) -> np.ndarray:
+def point_mass_lq(robot: Robot, params: MpcParameters, x0: np.ndarray, z_ref: float) -> np.ndarray:
     """The vertical forces u_0..u_{N-1} minimising the MPC's cost for a point mass on one foot (only z, vz
     move): p_k = p_0 + k h v_0 + h^2 sum_{j<k} (k - j - 1/2) (u_j W / m + g), v_k = v_0 + h sum_{j<k}
     (u_j W / m + g), a linear least-squares problem in u (its bounds inactive)."""
@@ -92,7 +98,7 @@ def point_mass_lq(robot, params: MpcParameters, x0: np.ndarray, z_ref: float) ->
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_one_foot_under_the_com_matches_the_point_mass_closed_form(robot, solver: str) -> None:
+def test_one_foot_under_the_com_matches_the_point_mass_closed_form(robot: Robot, solver: str) -> None:
     params = MpcParameters(solver=solver)
     mpc = CentroidalMpc(robot.body, FEET, params)
     x0 = robot.x0.copy()
@@ -112,7 +118,7 @@ def test_one_foot_under_the_com_matches_the_point_mass_closed_form(robot, solver
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_friction_pyramids_and_force_bounds_hold_and_bind(robot, solver: str) -> None:
+def test_friction_pyramids_and_force_bounds_hold_and_bind(robot: Robot, solver: str) -> None:
     """A hard sideways and turning command on a low-friction floor: the pyramids bind, and no force leaves
     them or its normal bounds; swing feet carry nothing."""
     params = MpcParameters(solver=solver, friction=0.3, min_normal_force=0.05, max_normal_force=0.7)
@@ -138,7 +144,7 @@ def test_friction_pyramids_and_force_bounds_hold_and_bind(robot, solver: str) ->
     assert top == pytest.approx(params.max_normal_force * W, rel=1e-4)  # so does the upper bound
 
 
-def test_sparse_and_condensed_agree(robot) -> None:
+def test_sparse_and_condensed_agree(robot: Robot) -> None:
     sparse = CentroidalMpc(robot.body, FEET, MpcParameters(solver="sparse", osqp_eps_abs=1e-8,
                                                            osqp_eps_rel=1e-8))
     condensed = CentroidalMpc(robot.body, FEET, MpcParameters(solver="condensed"))
@@ -153,14 +159,15 @@ def test_sparse_and_condensed_agree(robot) -> None:
         cases.append((x0, reference, stance, footholds))
     for case in cases:
         a, b = sparse.solve(*case), condensed.solve(*case)
-        assert a.ok and b.ok, (a.message, b.message)
+        assert a.ok, (a.message, b.message)
+        assert b.ok, (a.message, b.message)
         np.testing.assert_allclose(a.forces, b.forces, atol=1e-5 * robot.body.weight)
         np.testing.assert_allclose(a.states, b.states, atol=1e-6)
         np.testing.assert_allclose(a.base_positions, b.base_positions, atol=1e-6)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_bad_inputs_answer_invalid_input_without_forces(robot, solver: str) -> None:
+def test_bad_inputs_answer_invalid_input_without_forces(robot: Robot, solver: str) -> None:
     params = MpcParameters(solver=solver)
     mpc = CentroidalMpc(robot.body, FEET, params)
     good = standing_inputs(robot, params)
@@ -177,23 +184,27 @@ def test_bad_inputs_answer_invalid_input_without_forces(robot, solver: str) -> N
     }
     for why, case in bad_cases.items():
         solution = mpc.solve(*case)
-        assert solution.status is MpcStatus.INVALID_INPUT and why in solution.message
-        assert solution.forces is None and solution.states is None and not solution.ok
+        assert solution.status is MpcStatus.INVALID_INPUT
+        assert why in solution.message
+        assert solution.forces is None
+        assert solution.states is None
+        assert not solution.ok
     assert mpc.solve(*good).ok  # and the next good input is solved
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_absurd_finite_inputs_fail_with_a_status(robot, solver: str) -> None:
+def test_absurd_finite_inputs_fail_with_a_status(robot: Robot, solver: str) -> None:
     params = MpcParameters(solver=solver)
     mpc = CentroidalMpc(robot.body, FEET, params)
     x0, reference, stance, footholds = standing_inputs(robot, params)
     footholds = footholds * 1e300
     solution = mpc.solve(x0, reference, stance, footholds)
-    assert not solution.ok and solution.forces is None
+    assert not solution.ok
+    assert solution.forces is None
     assert mpc.solve(*standing_inputs(robot, params)).ok
 
 
-def test_iteration_limits_answer_max_iterations(robot) -> None:
+def test_iteration_limits_answer_max_iterations(robot: Robot) -> None:
     for params in (MpcParameters(solver="sparse", osqp_max_iter=1),
                    MpcParameters(solver="condensed", daqp_max_iter=1)):
         mpc = CentroidalMpc(robot.body, FEET, params)
@@ -203,7 +214,7 @@ def test_iteration_limits_answer_max_iterations(robot) -> None:
         assert solution.forces is None
 
 
-def test_inconsistent_force_bounds_answer_infeasible_at_both_solvers(robot) -> None:
+def test_inconsistent_force_bounds_answer_infeasible_at_both_solvers(robot: Robot) -> None:
     """The problem is feasible for every valid input (problem module doc), so an infeasible one is built
     by hand: a stance foot whose normal-force bounds cross."""
     params = MpcParameters()
@@ -213,11 +224,12 @@ def test_inconsistent_force_bounds_answer_infeasible_at_both_solvers(robot) -> N
     crossed = type(problem)(**{**problem.__dict__, "normal_min": low})
     for solver in (SparseSolver(params, 4), CondensedSolver(params)):
         result = solver.solve(crossed)
-        assert result.status is MpcStatus.INFEASIBLE and result.forces is None, result.message
+        assert result.status is MpcStatus.INFEASIBLE, result.message
+        assert result.forces is None, result.message
         assert solver.solve(problem).status is MpcStatus.SOLVED
 
 
-def test_yaw_given_modulo_two_pi_does_not_turn_the_body(robot) -> None:
+def test_yaw_given_modulo_two_pi_does_not_turn_the_body(robot: Robot) -> None:
     params = MpcParameters()
     mpc = CentroidalMpc(robot.body, FEET, params)
     x0, reference, stance, footholds = standing_inputs(robot, params)
@@ -230,7 +242,7 @@ def test_yaw_given_modulo_two_pi_does_not_turn_the_body(robot) -> None:
     assert np.abs(np.diff(turned.states[:, 2])).max() < 0.01
 
 
-def test_condensed_matrices_equal_a_dense_rollout(robot) -> None:
+def test_condensed_matrices_equal_a_dense_rollout(robot: Robot) -> None:
     """``condense``'s ``S`` and ``X_free`` reproduce the dynamics rolled out step by step for random forces,
     and the compiled Gram product equals numpy's ``S' diag(w) S + rho I``, ``S' diag(w) e``."""
     params = MpcParameters()

@@ -4,6 +4,7 @@ state map against the model's own CoM and centroidal momentum, the nonlinear dyn
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -13,6 +14,9 @@ from kinodyn.spatial.rotations import quat_to_matrix
 from scipy.integrate import solve_ivp
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from .conftest import Robot
 
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 SOLO12 = ROBOTS / "solo_description" / "robots" / "solo12.urdf"
@@ -32,10 +36,11 @@ def pinocchio_composite(path: Path, model: kd.Model, q: np.ndarray) -> tuple[flo
     return pd.Ig.mass, pin.centerOfMass(pm, pd, pq), pd.Ig.inertia
 
 
-def test_composite_inertia_matches_pinocchio_ccrba_at_the_nominal_stance(robot) -> None:
+def test_composite_inertia_matches_pinocchio_ccrba_at_the_nominal_stance(robot: Robot) -> None:
     mass, com, inertia = pinocchio_composite(URDF, robot.model, robot.q)
     body = robot.body
-    assert body.mass == pytest.approx(mass, rel=1e-12) and body.mass == pytest.approx(36.0, rel=1e-12)
+    assert body.mass == pytest.approx(mass, rel=1e-12)
+    assert body.mass == pytest.approx(36.0, rel=1e-12)
     np.testing.assert_allclose(body.com_offset, com, atol=1e-12)
     np.testing.assert_allclose(body.inertia, inertia, rtol=1e-10, atol=1e-12)
     # not the base link's own inertia (20 kg box 0.6 x 0.3 x 0.15 m): the legs add most of the roll inertia
@@ -55,7 +60,7 @@ def test_composite_inertia_matches_pinocchio_on_solo12_at_random_joint_positions
         np.testing.assert_allclose(body.inertia, inertia, rtol=1e-10, atol=1e-12)
 
 
-def test_state_of_a_rigid_motion_matches_the_models_centroidal_quantities(robot) -> None:
+def test_state_of_a_rigid_motion_matches_the_models_centroidal_quantities(robot: Robot) -> None:
     """At the nominal joints with any base pose and base twist (joints still): the SRB CoM is the model's,
     ``m v`` and ``I_w omega`` are the centroidal momentum ``A_G v``, and the base position comes back."""
     model, body = robot.model, robot.body
@@ -77,7 +82,7 @@ def test_state_of_a_rigid_motion_matches_the_models_centroidal_quantities(robot)
         np.testing.assert_allclose(body.base_positions(x[None])[0], q[:3], atol=1e-12)
 
 
-def test_free_flight_conserves_angular_momentum_and_energy(robot) -> None:
+def test_free_flight_conserves_angular_momentum_and_energy(robot: Robot) -> None:
     """No forces: the nonlinear SRB tumbles with constant world angular momentum ``I_w omega`` and
     rotational energy, and falls with gravity."""
     body = robot.body
@@ -99,7 +104,7 @@ def test_free_flight_conserves_angular_momentum_and_energy(robot) -> None:
     np.testing.assert_allclose(run.y[9:12, -1], 0.5 * body.gravity, atol=1e-9)
 
 
-def test_bad_bodies_are_refused(robot) -> None:
+def test_bad_bodies_are_refused(robot: Robot) -> None:
     fixed = kd.Model.from_urdf(URDF)
     with pytest.raises(ValueError, match="fixed-base"):
         SingleRigidBody.from_model(fixed, fixed.neutral())
