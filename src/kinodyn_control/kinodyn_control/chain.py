@@ -12,12 +12,14 @@ loan of a reader whose state interfaces come from several tables (hardware and e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kinodyn_control.hardware.types import InterfaceTable
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from kinodyn_control.hardware.types import InterfaceTable
 
 
 class ChainNode(Protocol):
@@ -30,12 +32,12 @@ def exporter_of(interface: str) -> str:
     return interface.split("/", 1)[0]
 
 
-def chain_order(entries: Sequence[ChainNode]) -> list:
+def chain_order(entries: Sequence[ChainNode]) -> list[ChainNode]:
     """``entries`` with every exporter before its readers (same-cycle edges among ``entries``), otherwise in
     the given order; ValueError naming the controllers of a loop."""
     names = {e.name for e in entries}
     needs = {e.name: {exporter_of(n) for n in e.chained} & names for e in entries}
-    ordered: list = []
+    ordered: list[ChainNode] = []
     done: set[str] = set()
     remaining = list(entries)
     while remaining:

@@ -45,14 +45,14 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import reject_undeclared_parameters
 from kinodyn_common.realtime import set_fifo_priority
 from kinodyn_common.robot_description import load_urdf, read_robot_description
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
@@ -73,7 +73,21 @@ from kinodyn_interfaces.srv import (
     UnloadController,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+
+class _Answer(Protocol):
+    """A controller_manager service response: ``ok`` and ``message``."""
+
+    ok: bool
+    message: str
+
+
+AnswerT = TypeVar("AnswerT", bound=_Answer)
+
 NODE_NAME = "controller_manager"
+_FIFO_MAX_PRIORITY = 99  # Linux SCHED_FIFO priorities are 1-99
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STARTUP_ERRORS = (HardwareError, ControllerError, PluginError, LifecycleError)
 NODE_PARAMETERS = (
@@ -134,14 +148,15 @@ class RosControllerContext:
     def _topic(self, topic: str) -> str:
         return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
 
-    def create_publisher(self, msg_type: type, topic: str) -> Any:
+    def create_publisher(self, msg_type: type, topic: str) -> Any:  # noqa: ANN401  (rclpy's Publisher / Subscription of any rosidl type)
         return self.node.create_publisher(msg_type, self._topic(topic), QoSProfile(depth=10))
 
-    def create_subscription(self, msg_type: type, topic: str, callback: Any, raw: bool = False) -> Any:
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
+                            raw: bool = False) -> Any:  # noqa: ANN401  (rclpy's Subscription of any rosidl type)
         return self.node.create_subscription(msg_type, self._topic(topic), callback, QoSProfile(depth=10),
                                              raw=raw)
 
-    def destroy(self, entity: Any) -> None:
+    def destroy(self, entity: Any) -> None:  # noqa: ANN401  (rclpy's Publisher / Subscription of any rosidl type)
         if hasattr(entity, "publish"):
             self.node.destroy_publisher(entity)
         else:
@@ -178,7 +193,8 @@ class ControlNode(Node):
                              f"time, 0: as fast as the loop closes), got {self.max_speed!r}")
         self.max_speed = float(self.max_speed)
         priority = self.realtime_priority = self._param("realtime_priority", 0)
-        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
+        if (isinstance(priority, bool) or not isinstance(priority, int)
+                or not 0 <= priority <= _FIFO_MAX_PRIORITY):
             raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, "
                              f"got {priority!r}")
         if self.lockstep and self.realtime_priority:
@@ -207,7 +223,7 @@ class ControlNode(Node):
         }
         reject_undeclared_parameters(self, known)
 
-    def _param(self, name: str, default: Any) -> Any:
+    def _param(self, name: str, default: Any) -> Any:  # noqa: ANN401  (an rclpy parameter value: untyped)
         if self.has_parameter(name):
             return self.get_parameter(name).value
         return self.declare_parameter(name, default).value
@@ -358,14 +374,14 @@ class ControlNode(Node):
             raise ControlFaultError(self._exit_line)
 
     # --- services -------------------------------------------------------------------------------------------
-    def _answer(self, response: Any, action: Any) -> Any:
+    def _answer(self, response: AnswerT, action: Callable[[], object]) -> AnswerT:
         try:
             action()
             response.ok, response.message = True, "ok"
         except (ControllerError, LifecycleError) as exc:
             response.ok, response.message = False, str(exc)
             self.get_logger().error(str(exc))
-        except Exception:  # a controller's hook failing on this request must not stop the node
+        except Exception:  # noqa: BLE001  (a controller's hook failing on this request must not stop the node)
             response.ok, response.message = False, self._unexpected()
         return response
 
@@ -375,7 +391,8 @@ class ControlNode(Node):
         self.get_logger().error(f"{message}\n{traceback.format_exc()}")
         return message
 
-    def _list(self, request: ListControllers.Request, response: ListControllers.Response) -> Any:
+    def _list(self, request: ListControllers.Request, response: ListControllers.Response
+              ) -> ListControllers.Response:
         assert self.manager is not None
         for entry in list(self.manager.controllers.values()):
             state = ControllerState(name=entry.name, state=entry.state.value, type=entry.type)
@@ -385,7 +402,8 @@ class ControlNode(Node):
             response.controller.append(state)
         return response
 
-    def _load(self, request: LoadController.Request, response: LoadController.Response) -> Any:
+    def _load(self, request: LoadController.Request, response: LoadController.Response
+              ) -> LoadController.Response:
         manager = self.manager
         assert manager is not None
 
@@ -399,22 +417,27 @@ class ControlNode(Node):
 
         return self._answer(response, load)
 
-    def _configure(self, request: ConfigureController.Request, response: ConfigureController.Response) -> Any:
-        assert self.manager is not None
-        return self._answer(response, lambda: self.manager.configure(request.name))
+    def _configure(self, request: ConfigureController.Request, response: ConfigureController.Response
+                   ) -> ConfigureController.Response:
+        manager = self.manager
+        assert manager is not None
+        return self._answer(response, lambda: manager.configure(request.name))
 
-    def _unload(self, request: UnloadController.Request, response: UnloadController.Response) -> Any:
-        assert self.manager is not None
-        return self._answer(response, lambda: self.manager.unload(request.name))
+    def _unload(self, request: UnloadController.Request, response: UnloadController.Response
+                ) -> UnloadController.Response:
+        manager = self.manager
+        assert manager is not None
+        return self._answer(response, lambda: manager.unload(request.name))
 
-    def _switch(self, request: SwitchController.Request, response: SwitchController.Response) -> Any:
+    def _switch(self, request: SwitchController.Request, response: SwitchController.Response
+                ) -> SwitchController.Response:
         assert self.manager is not None
         try:
             response.ok, response.message = self.manager.switch(
                 list(request.activate_controllers), list(request.deactivate_controllers), request.strictness,
                 request.timeout,
             )
-        except Exception:  # as _answer
+        except Exception:  # noqa: BLE001  (as _answer)
             response.ok, response.message = False, self._unexpected()
         return response
 

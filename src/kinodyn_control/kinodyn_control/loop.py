@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import threading
 import time as _time
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class ControlLoop:

@@ -59,12 +59,12 @@ class PluginRegistry:
 
 
 def hardware_registry() -> PluginRegistry:
-    from kinodyn_control.hardware.component import HardwareComponent
+    from kinodyn_control.hardware.component import HardwareComponent  # noqa: PLC0415  (it imports this module)
 
     return PluginRegistry(HARDWARE_GROUP, HardwareComponent)
 
 
 def controller_registry() -> PluginRegistry:
-    from kinodyn_control.controllers.base import Controller
+    from kinodyn_control.controllers.base import Controller  # noqa: PLC0415  (its plugins import this module)
 
     return PluginRegistry(CONTROLLER_GROUP, Controller)

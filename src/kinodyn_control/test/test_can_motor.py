@@ -9,7 +9,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import can
 import numpy as np
@@ -26,6 +26,9 @@ from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import Harness, param, pd_command, robot_xml, system_block
 from std_msgs.msg import Float64MultiArray
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 CAN = "kinodyn_control/CanMotorSystem"
 R = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=18.0)
@@ -116,9 +119,11 @@ def test_configure_reads_states_with_direction_and_offset_in_rest_mode(rig: Rig)
     rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
     assert rig.h.state("j1/position") == pytest.approx(0.3, abs=P_STEP / 2)
     assert rig.h.state("j2/position") == pytest.approx(-0.2 + 0.1, abs=P_STEP / 2)
-    assert not rig.motors[1].motor_mode and not rig.motors[2].motor_mode
+    assert not rig.motors[1].motor_mode
+    assert not rig.motors[2].motor_mode
     rig.h.resources.set_component_state("sys", LifecycleState.ACTIVE)
-    assert rig.motors[1].motor_mode and rig.motors[2].motor_mode
+    assert rig.motors[1].motor_mode
+    assert rig.motors[2].motor_mode
     rig.h.resources.set_component_state("sys", LifecycleState.INACTIVE)
     assert not rig.motors[1].motor_mode
 
@@ -272,7 +277,8 @@ def assert_fault(rig: Rig, needle: str, rests: bool = True, cycles: int = 3) -> 
     assert "controller(s) fwd deactivated" in errors[0]
     assert rig.component.lifecycle_state is LifecycleState.UNCONFIGURED
     assert rig.h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
-    assert rig.h.command("j1/effort") == 0.0 and rig.h.command("j2/effort") == 0.0  # safe mode
+    assert rig.h.command("j1/effort") == 0.0
+    assert rig.h.command("j2/effort") == 0.0
     # on_error rested every motor the bus still reaches (bus-off: none is reached)
     assert settled(lambda: rig.motors[1].motor_mode is not rests)
 
@@ -324,7 +330,8 @@ def test_a_stray_reply_between_cycles_is_dropped_and_reported(rig: Rig) -> None:
     (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
     assert warning.startswith("motor 0x2 (joint 'j2'): dropped 1 reply(ies) no frame of this driver was "
                               "waiting for"), warning
-    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+    assert not rig.h.messages("error")
+    assert rig.component.lifecycle_state is LifecycleState.ACTIVE
 
 
 def test_a_double_reply_is_dropped_and_reported(rig: Rig) -> None:
@@ -343,7 +350,8 @@ def test_a_double_reply_is_dropped_and_reported(rig: Rig) -> None:
     (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
     assert "motor 0x2 (joint 'j2'): dropped 1 reply(ies)" in warning
     assert "a second answer to one frame" in warning
-    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+    assert not rig.h.messages("error")
+    assert rig.component.lifecycle_state is LifecycleState.ACTIVE
 
 
 def test_unmatched_replies_in_consecutive_cycles_are_a_fault(rig: Rig) -> None:
@@ -372,7 +380,8 @@ def test_a_reply_naming_a_motor_not_on_the_bus_is_dropped_and_reported(rig: Rig)
     (warning,) = [m for m in rig.h.messages("warning") if "dropped" in m]
     assert warning.startswith("a device answering as motor 0x9, not on this bus (ids 0x1, 0x2): dropped 1 "
                               "reply(ies)"), warning
-    assert not rig.h.messages("error") and rig.component.lifecycle_state is LifecycleState.ACTIVE
+    assert not rig.h.messages("error")
+    assert rig.component.lifecycle_state is LifecycleState.ACTIVE
 
 
 def test_replies_naming_a_motor_not_on_the_bus_cycle_after_cycle_are_a_fault(rig: Rig) -> None:
@@ -472,7 +481,8 @@ def test_a_torque_at_t_max_is_a_motor_at_its_limit_not_a_fault(rig: Rig) -> None
     with rig.bank.lock:
         rig.motors[2].misreport = {"torque": 18.0}  # the code of +t_max; effort_margin 0.8: 18 N m allowed
     rig.cycles(5)
-    assert rig.h.state("j2/effort") == -18.0 and not rig.h.messages("error")
+    assert rig.h.state("j2/effort") == -18.0
+    assert not rig.h.messages("error")
 
 
 def test_a_joint_outside_its_limits_fails_configure_naming_it() -> None:
@@ -497,7 +507,8 @@ def test_a_nan_after_a_command_is_an_error_and_no_frame_carries_it(rig: Rig) -> 
     assert "unusable command(s): j1/effort = nan after a command was given" in rig.h.messages("error")[0]
     assert rig.motors[1].command[4] == pytest.approx(1.0, abs=T_STEP)
     # the read of the failing cycle took the reply already due; on_error sent one rest frame
-    assert settled(lambda: not rig.motors[1].motor_mode) and rig.motors[1].frames == frames + 1
+    assert settled(lambda: not rig.motors[1].motor_mode)
+    assert rig.motors[1].frames == frames + 1
 
 
 def test_a_temperature_interface_needs_8_byte_replies() -> None:

@@ -52,20 +52,24 @@ def test_reply_bit_layout_against_hand_packed_bytes() -> None:
     # id 3, p 0xBEEF, v 0x123, t 0x456, 45 °C, error code 2
     data = bytes([0x03, 0xBE, 0xEF, 0x12, 0x34, 0x56, 0x2D, 0x02])
     reply = unpack_reply(data, R)
-    assert reply.motor_id == 3 and reply.temperature == 45 and reply.error_code == 2
+    assert reply.motor_id == 3
+    assert reply.temperature == 45
+    assert reply.error_code == 2
     assert reply.position == pytest.approx(-12.5 + 0xBEEF * 25.0 / 65535, abs=1e-12)
     assert reply.velocity == pytest.approx(-50.0 + 0x123 * 100.0 / 4095, abs=1e-12)
     assert reply.torque == pytest.approx(-18.0 + 0x456 * 36.0 / 4095, abs=1e-12)
     assert pack_reply(3, reply.position, reply.velocity, reply.torque, R, 45, 2) == data
     six = pack_reply(3, reply.position, reply.velocity, reply.torque, R)
-    assert six == data[:6] and unpack_reply(six, R).temperature is None
+    assert six == data[:6]
+    assert unpack_reply(six, R).temperature is None
     assert unpack_reply(bytes([1, 0, 0, 0, 0, 0, 0xF6, 0]), R).temperature == -10  # signed byte
 
 
 def test_clamping_to_the_ranges() -> None:
     assert pack_command(100.0, -100.0, 1e9, -1.0, 50.0, R) == bytes([0xFF, 0xFF, 0x00, 0x0F, 0xFF, 0x00, 0x0F,
                                                                       0xFF])
-    assert float_to_uint(-1e300, -1.0, 1.0, 12) == 0 and float_to_uint(1e300, -1.0, 1.0, 12) == 4095
+    assert float_to_uint(-1e300, -1.0, 1.0, 12) == 0
+    assert float_to_uint(1e300, -1.0, 1.0, 12) == 4095
 
 
 @pytest.mark.parametrize("bits", [12, 16])
@@ -75,7 +79,7 @@ def test_uint_mapping_is_the_nearest_integer_exactly(bits: int) -> None:
     for x in rng.uniform(-12.5, 12.5, 2000):
         exact = (Fraction(float(x)) + Fraction(25, 2)) * top / 25  # exact rational position of x
         n = float_to_uint(float(x), -12.5, 12.5, bits)
-        assert abs(Fraction(n) - exact) <= Fraction(1, 2) + Fraction(1, 10**9)
+        assert abs(Fraction(n) - exact) <= Fraction(1, 2) + Fraction(1, 10) ** 9
         assert abs(uint_to_float(n, -12.5, 12.5, bits) - x) <= 25 / top / 2 + 1e-12
 
 
@@ -150,7 +154,8 @@ def test_unpack_replies_equals_unpack_reply_row_by_row() -> None:
             assert (replies.motor_id[k], replies.position[k], replies.velocity[k], replies.torque[k]) == (
                 reply.motor_id, reply.position, reply.velocity, reply.torque)
             if reply.temperature is None:
-                assert np.isnan(replies.temperature[k]) and replies.error_code[k] == 0
+                assert np.isnan(replies.temperature[k])
+                assert replies.error_code[k] == 0
             else:
                 assert replies.temperature[k] == reply.temperature
                 assert replies.error_code[k] == reply.error_code

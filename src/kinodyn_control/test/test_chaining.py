@@ -61,7 +61,8 @@ class Reader(ChainableController):
                                       previous_cycle=(source,) if self.params["previous_cycle"] else ())
 
     def update(self, time: float, period: float) -> ReturnType:
-        assert self.states is not None and self.commands is not None
+        assert self.states is not None
+        assert self.commands is not None
         RUNS.append((self.name, time, period))
         self.seen = float(self.states.get()[0])
         self.exported[0] = 10.0 * time
@@ -100,7 +101,7 @@ def order(runs: list) -> list[str]:
     return [name for name, _, _ in runs]
 
 
-def test_exporters_update_before_their_readers_whatever_the_load_and_switch_order(arm):
+def test_exporters_update_before_their_readers_whatever_the_load_and_switch_order(arm) -> None:
     load(arm, "reader", "Reader")
     load(arm, "exporter", "Exporter")
     for name in ("reader", "exporter"):
@@ -115,7 +116,7 @@ def test_exporters_update_before_their_readers_whatever_the_load_and_switch_orde
     assert arm.command("j1/effort") == 0.5 * (q + 1.0)
 
 
-def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm):
+def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm) -> None:
     load(arm, "exporter", "Exporter")
     load(arm, "reader", "Reader")
     for name in ("exporter", "reader"):
@@ -131,22 +132,24 @@ def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm):
         arm.manager.configure("orphan")
 
 
-def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm):
+def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm) -> None:
     load(arm, "exporter", "Exporter")
     load(arm, "reader", "Reader")
     for name in ("exporter", "reader"):
         arm.manager.configure(name)
     assert arm.manager.switch(["exporter", "reader"], [])[0]
     ok, message = arm.manager.switch([], ["exporter"])
-    assert not ok and "active controller(s) reader read its state interfaces" in message
+    assert not ok
+    assert "active controller(s) reader read its state interfaces" in message
     assert arm.manager.controllers["exporter"].state is LifecycleState.ACTIVE
     ok, message = arm.manager.switch([], ["exporter", "reader"])
     assert ok, message
     exported = arm.manager.controllers["exporter"].exported
-    assert exported is not None and np.isnan(exported.values).all()  # no stale value for a reader
+    assert exported is not None
+    assert np.isnan(exported.values).all()
 
 
-def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm):
+def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm) -> None:
     load(arm, "exporter", "Exporter", fail=True)
     load(arm, "reader", "Reader")
     load(arm, "bystander", "Plain")
@@ -166,7 +169,7 @@ def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm):
     assert "deactivated too: reader" in errors[0]
 
 
-def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm):
+def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm) -> None:
     # estimator-like: exports value, reads the controller's value from the previous cycle; controller-like:
     # reads the estimator's value in the same cycle, exports its own
     load(arm, "controller", "Reader", source="estimator/value")
@@ -188,16 +191,18 @@ def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm):
     assert np.isnan(estimator.seen).all()
 
 
-def test_a_loop_of_same_cycle_inputs_is_refused(arm):
+def test_a_loop_of_same_cycle_inputs_is_refused(arm) -> None:
     load(arm, "a", "Reader", source="b/value")
     load(arm, "b", "Reader", source="a/value")
     for name in ("a", "b"):
         arm.manager.configure(name)
     ok, message = arm.manager.switch(["a", "b"], [])
-    assert not ok and "loops" in message and "previous cycle" in message
+    assert not ok
+    assert "loops" in message
+    assert "previous cycle" in message
 
 
-def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(arm):
+def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(arm) -> None:
     load(arm, "slow", "Plain", update_rate=100)
     load(arm, "fast", "Plain")
     for name in ("slow", "fast"):
@@ -212,13 +217,14 @@ def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(a
 
 
 @pytest.mark.parametrize("rate", [300, 1000, -5, 2.5])
-def test_an_update_rate_that_does_not_divide_the_loop_rate_is_refused(arm, rate):
+def test_an_update_rate_that_does_not_divide_the_loop_rate_is_refused(arm, rate) -> None:
     with pytest.raises(ControllerError) as refused:
         load(arm, "bad", "Plain", update_rate=rate)
     text = str(refused.value)
     if isinstance(rate, int) and rate > 0:
         assert f"update_rate {rate} Hz does not divide the loop rate 500 Hz" in text
-        assert "250" in text and "100" in text  # the accepted rates are listed
+        assert "250" in text
+        assert "100" in text
     else:
         assert "update_rate must be an integer >= 0" in text
     assert "bad" not in arm.manager.controllers

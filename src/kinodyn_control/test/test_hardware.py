@@ -50,9 +50,11 @@ def test_quadruped_description_matches_urdf_readme() -> None:
         limits = d.joint_limits[j.name]
         assert (limits.velocity, limits.effort) == (8.0, 80.0)
     (imu,) = hw.sensors
-    assert imu.name == "imu_sensor" and imu.params == {"frame_id": "imu_link"}
+    assert imu.name == "imu_sensor"
+    assert imu.params == {"frame_id": "imu_link"}
     assert tuple(s.name for s in imu.state_interfaces) == IMU_INTERFACES
-    assert d.joint_limits["LF_KFE"].lower == -2.6 and d.joint_limits["LF_KFE"].upper == 0.0
+    assert d.joint_limits["LF_KFE"].lower == -2.6
+    assert d.joint_limits["LF_KFE"].upper == 0.0
 
 
 def test_arm7_description_has_position_and_effort_with_urdf_limits() -> None:
@@ -261,7 +263,8 @@ def test_generic_mirrors_in_read_not_write_and_ignores_nan(harness) -> None:
     sys = h.resources.components["sys"]
     h.set_command("j1/position", 0.3)
     h.set_command("j1/effort", -2.0)
-    assert sys.write(0.0, DT) is ReturnType.OK and h.state("j1/position") == 0.1  # write does not mirror
+    assert sys.write(0.0, DT) is ReturnType.OK
+    assert h.state("j1/position") == 0.1
     assert sys.read(0.0, DT) is ReturnType.OK
     assert (h.state("j1/position"), h.state("j1/velocity"), h.state("j1/effort")) == (0.3, 0.0, -2.0)
     h.set_command("j1/position", math.nan)  # not set: state kept
@@ -283,11 +286,15 @@ def test_generic_position_offset_and_custom_interface(harness) -> None:
         joint_names=("j1",),
     )
     assert (
-        h2.state("j1/actual_position") == -0.5 and h2.state("j1/position") == 0.0
-    )  # offset on the custom one
+        h2.state("j1/actual_position") == -0.5
+    )
+    assert (
+        h2.state("j1/position") == 0.0
+    )
     h2.set_command("j1/position", 0.2)
     h2.resources.components["sys"].read(0.0, DT)
-    assert h2.state("j1/actual_position") == 0.2 - 0.5 and h2.state("j1/position") == 0.2
+    assert h2.state("j1/actual_position") == 0.2 - 0.5
+    assert h2.state("j1/position") == 0.2
 
 
 def test_generic_infinite_command_is_read_error(harness) -> None:
@@ -298,7 +305,8 @@ def test_generic_infinite_command_is_read_error(harness) -> None:
     assert sys.last_error == "unusable command(s): j1/effort = inf"
     assert h.resources.read(0.0, DT) == ["sys"]  # the resource manager runs on_error -> unconfigured
     assert sys.lifecycle_state is LifecycleState.UNCONFIGURED
-    assert not h.resources.command_available("j1/effort") and not h.resources.state_available("j1/effort")
+    assert not h.resources.command_available("j1/effort")
+    assert not h.resources.state_available("j1/effort")
 
 
 def test_generic_disable_commands_freezes_states(harness) -> None:
@@ -332,7 +340,8 @@ def test_generic_mock_sensor_commands_export_same_name(harness) -> None:
     h.set_command("imu/orientation.w", 1.0)
     h.set_command("imu/linear_acceleration.z", 9.81)
     h.resources.read(0.0, DT)
-    assert h.state("imu/orientation.w") == 1.0 and h.state("imu/linear_acceleration.z") == 9.81
+    assert h.state("imu/orientation.w") == 1.0
+    assert h.state("imu/linear_acceleration.z") == 9.81
     assert math.isnan(h.state("imu/orientation.x"))  # sensor states are not zeroed on configure
     plain = _generic(harness, "", joint("j1", ("effort",), ("effort",)), imu, ("j1",))
     assert not any(n.startswith("imu/") for n in plain.resources.commands.names)
@@ -344,7 +353,8 @@ def test_generic_gpio_commands_mirror(harness) -> None:
         '<state_interface name="p"/></gpio>'
     )
     h = _generic(harness, param("mock_gpio_commands", "true"), "", gpio, ("j1",))
-    assert "vac/p" in h.resources.commands.index and "vac/on" in h.resources.commands.index
+    assert "vac/p" in h.resources.commands.index
+    assert "vac/on" in h.resources.commands.index
     h.set_command("vac/on", 1.0)
     h.set_command("vac/p", 0.7)
     h.resources.read(0.0, DT)
@@ -386,8 +396,10 @@ def test_generic_calculate_dynamics_velocity_and_acceleration_modes(harness) -> 
         4.0,
     )
     sys.read(0.0, DT)
-    assert h.state("j1/position") == 1.0 + 0.5 * DT and h.state("j1/acceleration") == 0.0
-    assert h.state("j2/position") == 2.0 + 4.0 * DT * DT and h.state("j2/velocity") == 2 * 4.0 * DT
+    assert h.state("j1/position") == 1.0 + 0.5 * DT
+    assert h.state("j1/acceleration") == 0.0
+    assert h.state("j2/position") == 2.0 + 4.0 * DT * DT
+    assert h.state("j2/velocity") == 2 * 4.0 * DT
 
 
 def test_generic_calculate_dynamics_refuses_two_modes_on_one_joint(harness) -> None:

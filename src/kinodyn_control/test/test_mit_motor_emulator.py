@@ -64,12 +64,15 @@ def test_firmware_behaviour_on_frames() -> None:
     assert unpack_reply(send(EXIT_MOTOR_MODE), R).position == pytest.approx(1.0, abs=2e-4)
     send(pack_command(0.0, 0.0, 0.0, 0.0, 10.0, R))  # rest mode: ignored
     now[0] = 0.5
-    assert motor.velocity == 0.0 and motor.command[4] == 0.0
+    assert motor.velocity == 0.0
+    assert motor.command[4] == 0.0
     send(ENTER_MOTOR_MODE)
     send(pack_command(0.0, 0.0, 0.0, 0.0, 10.0, R))
     now[0] = 0.51
     reply = unpack_reply(send(SET_ZERO), R)
-    assert motor.velocity > 0.0 and reply.temperature == 33 and reply.error_code == 0
+    assert motor.velocity > 0.0
+    assert reply.temperature == 33
+    assert reply.error_code == 0
     assert motor.position == 0.0
     assert bank.handle(can.Message(arbitration_id=4, data=EXIT_MOTOR_MODE, is_extended_id=False)) == []
 
@@ -80,7 +83,9 @@ def test_fault_double_answers_the_next_frames_twice() -> None:
     frame = can.Message(arbitration_id=2, data=EXIT_MOTOR_MODE, is_extended_id=False)
     motor.double = 1
     first = bank.handle(frame)
-    assert len(first) == 2 and first[0].data == first[1].data and motor.double == 0
+    assert len(first) == 2
+    assert first[0].data == first[1].data
+    assert motor.double == 0
     assert len(bank.handle(frame)) == 1
 
 
@@ -91,7 +96,8 @@ def test_fault_misreport_replaces_the_reported_values() -> None:
     (reply,) = bank.handle(can.Message(arbitration_id=2, data=EXIT_MOTOR_MODE, is_extended_id=False))
     assert reply.data[1:3] == b"\xff\xff"  # beyond p_max: the highest position code
     decoded = unpack_reply(bytes(reply.data), R)
-    assert decoded.position == R.p_max and decoded.velocity == pytest.approx(-3.0, abs=100 / 4095)
+    assert decoded.position == R.p_max
+    assert decoded.velocity == pytest.approx(-3.0, abs=100 / 4095)
     assert motor.position == 0.25  # the model is unchanged
 
 
@@ -99,5 +105,7 @@ def test_fault_unsolicited_reply_is_the_present_state_on_the_master_id() -> None
     motor = MitMotor(2, R, position=-0.5)
     bank = MitMotorBank([motor], master_id=0)
     stray = bank.unsolicited(2)
-    assert stray.arbitration_id == 0 and stray.data[0] == 2 and motor.frames == 0
+    assert stray.arbitration_id == 0
+    assert stray.data[0] == 2
+    assert motor.frames == 0
     assert unpack_reply(bytes(stray.data), R).position == pytest.approx(-0.5, abs=25 / 65535)

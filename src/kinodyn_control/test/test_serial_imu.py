@@ -11,15 +11,14 @@ from __future__ import annotations
 import itertools
 import math
 import struct
-from collections.abc import Callable
 from time import monotonic, sleep
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 import serial
 from kinodyn.spatial import quat_to_matrix
 from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant, constant_rate, level
-from kinodyn_control.hardware.serial_imu import SerialImuSensor
 from kinodyn_control.hardware.serial_imu_protocol import (
     ImuSample,
     ProtocolError,
@@ -34,6 +33,11 @@ from kinodyn_control.hardware.serial_imu_protocol import (
 from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import Harness, param, robot_xml
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.hardware.serial_imu import SerialImuSensor
 
 PLUGIN = "kinodyn_control/SerialImuSensor"
 BROADCASTER = "kinodyn_control/ImuSensorBroadcaster"
@@ -100,7 +104,8 @@ def test_precisions_fp1220_and_float64() -> None:
 def test_unknown_packets_are_skipped_by_their_size() -> None:
     sample = decode_mtdata2(h("08 10 04 42168000" "80 20 0C 3F800000 00000000 00000000"))  # Temperature first
     assert sample.angular_velocity == (1.0, 0.0, 0.0)
-    assert sample.orientation is None and sample.linear_acceleration is None
+    assert sample.orientation is None
+    assert sample.linear_acceleration is None
 
 
 # RotLocal of the MTi User Manual ("NWU and NED reference coordinate frames"): C_L,ENU
@@ -159,8 +164,10 @@ def test_reader_same_messages_when_fed_byte_by_byte() -> None:
     whole = XbusReader().feed(stream)
     reader = XbusReader()
     pieces = [m for k in range(len(stream)) for m in reader.feed(stream[k : k + 1])]
-    assert pieces == whole and len(whole) == 3
-    assert reader.corrupt == 0 and reader.skipped == 2
+    assert pieces == whole
+    assert len(whole) == 3
+    assert reader.corrupt == 0
+    assert reader.skipped == 2
 
 
 # --- the component against the emulator ---------------------------------------------------------------------
@@ -257,7 +264,8 @@ def test_garbage_between_messages_is_skipped_not_a_fault(emulator_factory) -> No
     rig.emulator.garbage(b"\x00\x13\x37\x55" * 25)
     rig.latest()
     assert rig.imu.reader.skipped - skipped == 100
-    assert rig.imu.lifecycle_state is LifecycleState.ACTIVE and not rig.harness.messages("error")
+    assert rig.imu.lifecycle_state is LifecycleState.ACTIVE
+    assert not rig.harness.messages("error")
 
 
 def _fault_puts_component_in_error(rig: Rig, needle: str) -> None:
@@ -330,7 +338,8 @@ def test_a_reading_beyond_the_full_scale_range_is_a_fault_and_never_broadcast(em
         w, a = msg.angular_velocity, msg.linear_acceleration
         assert max(abs(w.x), abs(w.y), abs(w.z)) <= GYRO_RANGE
         assert max(abs(a.x), abs(a.y), abs(a.z)) <= ACCEL_RANGE
-    assert abs(rig.state("angular_velocity.x")) < 1.0 and abs(rig.state("linear_acceleration.z")) < 2 * G
+    assert abs(rig.state("angular_velocity.x")) < 1.0
+    assert abs(rig.state("linear_acceleration.z")) < 2 * G
 
 
 def test_full_scale_ranges_are_parameters(emulator_factory) -> None:
@@ -358,7 +367,8 @@ def test_a_replayed_packet_is_not_taken_as_new(emulator_factory) -> None:
     counter = rig.latest()
     rig.now += 0.06
     _stale_read(rig, 1)
-    assert rig.imu.last_counter == counter and not rig.failed()
+    assert rig.imu.last_counter == counter
+    assert not rig.failed()
     (warning,) = [m for m in rig.harness.messages("warning") if "does not advance" in m]
     assert f"sent 1 packet(s) whose PacketCounter does not advance past {counter}" in warning
     assert "not taken as new" in warning
@@ -372,7 +382,8 @@ def test_a_new_packet_after_a_replay_is_taken(emulator_factory) -> None:
     counter = rig.latest()
     _stale_read(rig, 1)
     assert rig.latest() == counter + 1  # the emulator's counter did not advance for the replay
-    assert not rig.failed() and not rig.harness.messages("error")
+    assert not rig.failed()
+    assert not rig.harness.messages("error")
 
 
 def test_replayed_packets_in_consecutive_reads_are_a_fault(emulator_factory) -> None:
@@ -395,7 +406,8 @@ def test_an_older_packet_counter_is_not_taken(emulator_factory) -> None:
     rig.emulator.garbage(encode_message(0x36, encode_mtdata2(old)))
     rig.emulator.emit(1)
     rig.cycle_until(lambda: rig.imu.last_counter == counter + 1)
-    assert rig.imu.stale == 1 and rig.state("angular_velocity.x") == 0.0
+    assert rig.imu.stale == 1
+    assert rig.state("angular_velocity.x") == 0.0
 
 
 def _forge(rig: Rig, counter: int, rate_x: float) -> None:
@@ -414,8 +426,10 @@ def test_one_packet_counter_far_ahead_does_not_stop_the_real_stream(emulator_fac
     rig.cycle_until(lambda: rig.imu.jumps == 1 and rig.imu.last_counter == counter + 1)
     for k in range(2, 8):
         assert rig.latest() == counter + k
-    assert not rig.failed() and not rig.harness.messages("error")
-    assert rig.imu.stale == 0 and rig.state("angular_velocity.x") == pytest.approx(0.3, abs=1e-6)
+    assert not rig.failed()
+    assert not rig.harness.messages("error")
+    assert rig.imu.stale == 0
+    assert rig.state("angular_velocity.x") == pytest.approx(0.3, abs=1e-6)
     (warning,) = [m for m in rig.harness.messages("warning") if "PacketCounter" in m]
     assert f"sent PacketCounter {counter + 20000}, 20000 ahead of the last one taken ({counter}; " in warning
     assert "max_counter_jump 1000); not taken unless the next packet continues from it" in warning
@@ -431,7 +445,9 @@ def test_a_counter_jump_confirmed_by_the_next_packet_is_taken(emulator_factory) 
     _forge(rig, counter + 152, 0.6)  # continues from it: taken
     rig.emulator.emit(1)  # the emulator's own next packet, counter + 1, is now behind
     rig.cycle_until(lambda: rig.imu.stale == 1)
-    assert rig.imu.last_counter == counter + 152 and rig.imu.jumps == 1 and not rig.failed()
+    assert rig.imu.last_counter == counter + 152
+    assert rig.imu.jumps == 1
+    assert not rig.failed()
     assert rig.state("angular_velocity.x") == pytest.approx(0.6, abs=1e-6)
 
 
@@ -528,7 +544,9 @@ def test_emulator_drops_whole_messages_when_the_pty_is_full(emulator_factory) ->
             while chunk := port.read(65536):
                 data += chunk
             counters += [decode_mtdata2(payload).packet_counter for _, payload in reader.feed(data)]
-        assert reader.corrupt == 0 and reader.skipped == 0
-        assert len(counters) > 10 and all(b > a for a, b in itertools.pairwise(counters))
+        assert reader.corrupt == 0
+        assert reader.skipped == 0
+        assert len(counters) > 10
+        assert all(b > a for a, b in itertools.pairwise(counters))
     finally:
         port.close()

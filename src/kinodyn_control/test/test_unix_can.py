@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import can
 import pytest
@@ -16,6 +16,9 @@ from kinodyn_control.hardware.can_motor_protocol import EXIT_MOTOR_MODE, MotorRa
 from kinodyn_control.hardware.emulators.mit_motor import MitMotor, MitMotorBank
 from kinodyn_control.hardware.emulators.unix_can import INTERFACE, UnixCanHub
 from kinodyn_control.testing import Harness, param, robot_xml, system_block
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 R = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=18.0)
 T_STEP = 36.0 / 4095

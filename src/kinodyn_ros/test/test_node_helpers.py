@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -66,15 +67,18 @@ def test_bad_request_becomes_an_empty_failed_response_and_the_next_request_is_se
     bad = callback(GravityCompensation.Request(), GravityCompensation.Response())
     assert not bad.success
     assert bad.message == "gravity_compensation: unknown joint ''"
-    assert list(bad.name) == [] and list(bad.effort) == []
+    assert list(bad.name) == []
+    assert list(bad.effort) == []
     good = GravityCompensation.Request()
     good.joint_state.name = ["j"]
     served = callback(good, GravityCompensation.Response())
-    assert served.success and list(served.effort) == [1.0] and served.message == ""
+    assert served.success
+    assert list(served.effort) == [1.0]
+    assert served.message == ""
 
 
 def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exception_type(logger) -> None:
-    def handle(request, response):
+    def handle(request, response) -> NoReturn:
         raise RuntimeError("a bug")
 
     callback = answering_bad_requests("x", DistinctProblemLog(logger), handle)
@@ -95,6 +99,8 @@ def test_a_non_finite_result_is_never_answered_as_success(bad: float, logger) ->
     answer = answering_bad_requests("gravity", DistinctProblemLog(logger), handle)(
         GravityCompensation.Request(), GravityCompensation.Response()
     )
-    assert not answer.success and list(answer.effort) == [] and list(answer.name) == []
+    assert not answer.success
+    assert list(answer.effort) == []
+    assert list(answer.name) == []
     assert answer.message.startswith("gravity: the result is not finite (effort[1])")
     assert [level for level, _ in logger.lines] == ["error"]

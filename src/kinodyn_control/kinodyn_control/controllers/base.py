@@ -13,13 +13,16 @@ through its ``ControllerContext`` (publishers, subscriptions, clock, logger), so
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from kinodyn_control.hardware.description import RobotDescription
 from kinodyn_control.hardware.types import CallbackReturn, LifecycleState, LoanedInterfaces, ReturnType
 from kinodyn_control.lifecycle import Lifecycle, LifecycleError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.hardware.description import RobotDescription
 
 ALL = "all"
 INDIVIDUAL = "individual"
@@ -59,22 +62,34 @@ class Parameter:
     doc: str
 
 
+class Logger(Protocol):
+    """The lines a controller logs (rclpy's logger, logging.Logger or a test's recording logger)."""
+
+    def info(self, message: str, /) -> object: ...
+
+    def warning(self, message: str, /) -> object: ...
+
+    def error(self, message: str, /) -> object: ...
+
+
 class ControllerContext(Protocol):
     """What a controller may use of its host (the ROS node, or a test double)."""
 
     name: str
     description: RobotDescription
-    logger: Any  # info / warning / error (rclpy's logger or logging.Logger)
+
+    @property
+    def logger(self) -> Logger: ...
 
     def now(self) -> float: ...
 
-    def create_publisher(self, msg_type: type, topic: str) -> Any: ...
+    def create_publisher(self, msg_type: type, topic: str) -> Any: ...  # noqa: ANN401  (rclpy's publisher / subscription of any rosidl type, or a test double's: testing.py)
 
     def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
-                            raw: bool = False) -> Any:
+                            raw: bool = False) -> Any:  # noqa: ANN401  (rclpy's publisher / subscription of any rosidl type, or a test double's: testing.py)
         """``raw``: the callback gets each message's serialized bytes (rclpy's ``raw=True``)."""
 
-    def destroy(self, entity: Any) -> None: ...
+    def destroy(self, entity: Any) -> None: ...  # noqa: ANN401  (rclpy's publisher / subscription of any rosidl type, or a test double's: testing.py)
 
 
 def _no_listener() -> None:

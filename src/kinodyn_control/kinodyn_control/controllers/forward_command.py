@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from kinodyn_common.conversions import InputError
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn_control.controllers.base import Parameter
-from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
+from kinodyn_control.controllers.joint_command import JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, CallbackReturn
 
 INTERFACES = (EFFORT, POSITION)
@@ -30,7 +31,8 @@ class ForwardCommandController(JointCommandController):
     MESSAGE = Float64MultiArray
 
     def command_interface_name(self) -> str:
-        return self.params["interface_name"]
+        name: str = self.params["interface_name"]
+        return name
 
     def on_configure(self) -> CallbackReturn:
         if self.params["interface_name"] not in INTERFACES:
@@ -43,15 +45,15 @@ class ForwardCommandController(JointCommandController):
     def parse(self, msg: Float64MultiArray) -> np.ndarray:
         data = np.asarray(msg.data, dtype=np.float64)
         if data.size != len(self.joints):
-            raise CommandRejectedError(
+            raise InputError(
                 "size", f"command size ({data.size}) does not match number of interfaces ({len(self.joints)})"
             )
         if not np.isfinite(data).all():
             bad = [self.joints[k] for k in np.flatnonzero(~np.isfinite(data))]
-            raise CommandRejectedError("nan", f"non-finite values for {', '.join(bad)}")
+            raise InputError("nan", f"non-finite values for {', '.join(bad)}")
         problem = self.limits.check(data, self.command_interface_name())
         if problem:
-            raise CommandRejectedError("limits", f"out of limits: {problem}")
+            raise InputError("limits", f"out of limits: {problem}")
         return data
 
     def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:

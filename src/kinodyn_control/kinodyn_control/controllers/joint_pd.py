@@ -14,14 +14,18 @@ Watchdog and limit enforcement: joint_command.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from kinodyn_common.conversions import InputError
 from kinodyn_common.raw_messages import JointPDCommandReader
 
-from kinodyn_control.controllers.joint_command import CommandRejectedError, JointCommandController
+from kinodyn_control.controllers.joint_command import JointCommandController
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
 from kinodyn_interfaces.msg import JointPDCommand
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 FIELDS = ("position", "velocity", "effort", "kp", "kd")
 
@@ -45,11 +49,11 @@ class JointPDController(JointCommandController):
         """Rows position, velocity, effort, kp, kd; columns in the controller's joint order."""
         names = list(msg.name)
         if not names:
-            raise CommandRejectedError("empty", f"the message names no joint; command {_names(self.joints)}")
+            raise InputError("empty", f"the message names no joint; command {_names(self.joints)}")
         for field in FIELDS:
             if len(getattr(msg, field)) != len(names):
-                raise CommandRejectedError(
-                    f"length:{field}", f"{field} has {len(getattr(msg, field))} values for {len(names)} names"
+                raise InputError(
+                    "length", f"{field} has {len(getattr(msg, field))} values for {len(names)} names", field
                 )
         order = self._order(names)
         rows = np.array([getattr(msg, field) for field in FIELDS], dtype=np.float64)
@@ -57,14 +61,14 @@ class JointPDController(JointCommandController):
             rows = rows[:, order]
         if not np.isfinite(rows).all():
             fields = ", ".join(FIELDS[r] for r in sorted(set(np.nonzero(~np.isfinite(rows))[0])))
-            raise CommandRejectedError(f"nan:{fields}", f"non-finite values in {fields}")
+            raise InputError("nan", f"non-finite values in {fields}", fields)
         if (rows[3:] < 0.0).any():
-            raise CommandRejectedError("gains", "kp and kd must be >= 0")
+            raise InputError("gains", "kp and kd must be >= 0")
         for row, bound in ((3, 0), (4, 1)):
             above = np.flatnonzero(rows[row] > self.max_gains[bound])
             if above.size:
                 field = FIELDS[row]
-                raise CommandRejectedError(
+                raise InputError(
                     f"max_{field}",
                     f"{field} {rows[row][above[0]]} for {self.joints[above[0]]} is above max_{field} = "
                     f"{self.max_gains[bound]} (a controller parameter)",
@@ -72,7 +76,7 @@ class JointPDController(JointCommandController):
         for row, kind in ((0, POSITION), (1, VELOCITY), (2, EFFORT)):
             problem = self.limits.check(rows[row], kind)
             if problem:
-                raise CommandRejectedError(f"limits:{kind}", f"out of limits: {problem}")
+                raise InputError("limits", f"out of limits: {problem}", kind)
         return rows
 
     def _order(self, names: list[str]) -> np.ndarray | None:
@@ -89,7 +93,7 @@ class JointPDController(JointCommandController):
             ("missing", missing, "missing"),
         ):
             if found:  # the key is the cause, not the names: a stream of random names is one cause
-                raise CommandRejectedError(key, f"joint(s) {_names(found)} {text}")
+                raise InputError(key, f"joint(s) {_names(found)} {text}")
         order = [names.index(j) for j in self.joints]
         self._checked_names, self._checked_for = names, self.joints
         self._checked_order = None if order == list(range(len(names))) else np.array(order, dtype=np.intp)
@@ -97,4 +101,5 @@ class JointPDController(JointCommandController):
 
     def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         position, velocity, effort, kp, kd = target
-        return effort + kp * (position - q) + kd * (velocity - qdot)
+        command: np.ndarray = effort + kp * (position - q) + kd * (velocity - qdot)
+        return command

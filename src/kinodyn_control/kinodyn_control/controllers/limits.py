@@ -11,12 +11,16 @@ Limits per joint are the URDF ``<limit>`` intersected with the command interface
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn_control.hardware.description import RobotDescription
 from kinodyn_control.hardware.types import EFFORT, POSITION, full_name
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn_control.hardware.description import RobotDescription
 
 
 class JointLimitArrays:
@@ -59,7 +63,8 @@ class JointLimitArrays:
 
     def saturate_position(self, command: np.ndarray, previous: np.ndarray, period: float) -> np.ndarray:
         step = self.velocity * period
-        return np.clip(np.clip(command, previous - step, previous + step), self.lower, self.upper)
+        saturated: np.ndarray = np.clip(np.clip(command, previous - step, previous + step), self.lower, self.upper)
+        return saturated
 
     def saturate_effort(self, effort: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         tau = np.minimum(np.maximum(effort, self._negative_effort), self.effort)  # (np.clip, NaN kept)

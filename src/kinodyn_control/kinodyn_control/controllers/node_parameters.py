@@ -1,7 +1,7 @@
 """Controller parameters generated from the parameter definitions of a node, and the controller's ROS 2 node.
 
 A controller that is a node's algorithm in the manager's process (the estimator, the whole-body controller)
-takes the node's parameters: ``specs_of`` turns a parameter dataclass (or a mapping of defaults) into the
+takes the node's parameters: ``specs_of`` turns a parameter dataclass (kinodyn_common.parameters) (or a mapping of defaults) into the
 controller's ``PARAMETERS``, so there is one definition of each parameter set. ``ControllerNode`` is the
 controller's own ROS 2 node (its name, in the manager's namespace, as a ros2_control controller is a node in
 the controller manager's process): its parameters are declared with the configured values, so ``ros2 param
@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from kinodyn_common.parameters import declare_value, list_item_type
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter as RosParameter
 
 from kinodyn_control.controllers.base import Parameter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 _LIST_TYPES = {"str": "str_list", "float": "float_list"}
 _SCALAR_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
@@ -28,9 +31,7 @@ _ROS_LIST_TYPES = {"str_list": RosParameter.Type.STRING_ARRAY, "float_list": Ros
 
 def _spec(name: str, default: Any, annotation: str, where: str) -> Parameter:
     if isinstance(default, (tuple, list)):
-        item = type(default[0]).__name__ if default else ""
-        if annotation.startswith("tuple["):
-            item = annotation.removeprefix("tuple[").split(",")[0].strip()
+        item = list_item_type(annotation, default)
         if item not in _LIST_TYPES:
             raise TypeError(f"{where}.{name}: cannot map {annotation or type(default)} to a parameter type")
         return Parameter(_LIST_TYPES[item], list(default), f"see {where}")
@@ -50,13 +51,6 @@ def specs_of(definition: Any, defaults: Mapping[str, Any] | None = None) -> dict
     return {name: _spec(name, value, annotations.get(name, ""), where) for name, value in defaults.items()}
 
 
-def build(definition: Any, params: Mapping[str, Any]) -> Any:
-    """The dataclass ``definition`` from the controller's ``params`` (its fields by name; lists as tuples);
-    its validation raises ValueError naming the parameter."""
-    values = {f.name: params[f.name] for f in dataclasses.fields(definition) if f.name in params}
-    return definition(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
-
-
 class NodeHost(Protocol):
     """What a controller with its own node needs of its host (control_node's context)."""
 
@@ -72,7 +66,7 @@ def node_host(context: Any) -> NodeHost:
     if not all(hasattr(context, a) for a in ("urdf", "create_node", "destroy_node")):
         raise ValueError("this controller needs its own ROS 2 node and the URDF text from its host "
                          "(control_node's controller context)")
-    return cast(NodeHost, context)
+    return cast("NodeHost", context)
 
 
 def _ros_value(spec: Parameter, value: Any) -> Any:
@@ -94,15 +88,11 @@ class ControllerNode:
         self._specs = specs
         self._on_change = on_change
         for name, spec in specs.items():
-            value = _ros_value(spec, params[name])
-            if isinstance(value, list) and not value:  # an empty list has no type of its own
-                self.node.declare_parameter(name, _ROS_LIST_TYPES[spec.type],
-                                            ParameterDescriptor(description=spec.doc))
-            else:
-                self.node.declare_parameter(name, value, ParameterDescriptor(description=spec.doc))
+            declare_value(self.node, name, _ros_value(spec, params[name]),
+                          ParameterDescriptor(description=spec.doc), _ROS_LIST_TYPES.get(spec.type))
         self.node.add_on_set_parameters_callback(self._set)
 
-    def _set(self, parameters: list[RosParameter]) -> SetParametersResult:
+    def _set(self, parameters: list[RosParameter[Any]]) -> SetParametersResult:
         changes = {p.name: p.value for p in parameters if p.name in self._specs}
         if not changes:
             return SetParametersResult(successful=True)

@@ -13,6 +13,8 @@ every JointPDCommand (joint_pd.py), must be finite, >= 0 and at most these.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kinodyn_control.controllers.base import Parameter
@@ -29,7 +31,7 @@ WATCHDOG_PARAMETERS = {
 }
 
 
-def gain_bounds(params: dict) -> tuple[float, float]:
+def gain_bounds(params: dict[str, Any]) -> tuple[float, float]:
     """``(max_kp, max_kd)`` of ``params``; ValueError unless both are finite and > 0."""
     bounds = float(params["max_kp"]), float(params["max_kd"])
     if not all(np.isfinite(b) and b > 0.0 for b in bounds):
@@ -39,7 +41,7 @@ def gain_bounds(params: dict) -> tuple[float, float]:
 
 
 class CommandWatchdog:
-    def __init__(self, params: dict, interface: str) -> None:
+    def __init__(self, params: dict[str, Any], interface: str) -> None:
         self.timeout = float(params["watchdog_timeout"])
         if not (np.isfinite(self.timeout) and self.timeout > 0.0):
             raise ValueError(
@@ -90,5 +92,7 @@ class CommandWatchdog:
         if self.interface == POSITION:
             return self.hold
         if self.mode == "hold_position":
-            return self.kp * (self.hold - q) - self.kd * qdot
-        return -self.kd * qdot
+            effort: np.ndarray = self.kp * (self.hold - q) - self.kd * qdot
+            return effort
+        damping: np.ndarray = -self.kd * qdot
+        return damping

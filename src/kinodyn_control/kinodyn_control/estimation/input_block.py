@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from kinodyn_control.estimation.messages import ImuSample, JointSample
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)

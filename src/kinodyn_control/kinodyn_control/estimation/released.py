@@ -5,13 +5,16 @@ batches, built from the merger's events (the node: a few per callback) or from a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn_control.estimation.input_block import InputBlock
-from kinodyn_control.estimation.merger import BlockRelease, Event
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from kinodyn_control.estimation.input_block import InputBlock
+    from kinodyn_control.estimation.merger import BlockRelease, Event
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ reply's values are not stored.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn_common.problem_log import DistinctProblemLog
@@ -57,8 +58,10 @@ from kinodyn_control.hardware.can_motor_protocol import (
     unpack_replies,
 )
 from kinodyn_control.hardware.component import System
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import CallbackReturn, InterfaceView, ReturnType, full_name
+
+if TYPE_CHECKING:
+    from kinodyn_control.hardware.description import HardwareInfo
 
 SATURATION_CHECKED = np.array([True, True, False])  # position, velocity, torque
 

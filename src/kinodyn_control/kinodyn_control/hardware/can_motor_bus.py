@@ -29,13 +29,16 @@ taking what arrived between cycles stops after ``reply_timeout`` (the rest is re
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import can
 
-from kinodyn_control.hardware.can_motor_config import BusConfig, MotorConfig
 from kinodyn_control.hardware.can_motor_protocol import REPLY_LENGTHS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
+
+    from kinodyn_control.hardware.can_motor_config import BusConfig, MotorConfig
 
 CAN_ERR_BUSOFF = 0x00000040
 

@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-from kinodyn.urdf import Joint
+from typing import TYPE_CHECKING
 
 from kinodyn_control.hardware.can_motor_protocol import MotorRanges
-from kinodyn_control.hardware.description import ComponentInfo, HardwareInfo
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY
+
+if TYPE_CHECKING:
+    from kinodyn.urdf import Joint
+
+    from kinodyn_control.hardware.description import ComponentInfo, HardwareInfo
 
 KP, KD, TEMPERATURE = "kp", "kd", "temperature"
 COMMANDS = (POSITION, VELOCITY, EFFORT, KP, KD)

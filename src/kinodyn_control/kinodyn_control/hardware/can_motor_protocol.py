@@ -31,10 +31,13 @@ and decode every motor of a bus at once that way (numpy; the same bytes and valu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ENTER_MOTOR_MODE = bytes((0xFF,) * 7 + (0xFC,))
 EXIT_MOTOR_MODE = bytes((0xFF,) * 7 + (0xFD,))
@@ -184,7 +187,8 @@ def pack_commands(values: np.ndarray, table: RangeTable) -> bytes:
     bytes are ``[8k, 8k + 8)``, equal to ``pack_command(*values[k], ranges[k])``."""
     clamped = np.minimum(np.maximum(values, table.lo), table.hi)
     uints = np.rint((clamped - table.lo) * _COMMAND_TOPS / table.span).astype(np.uint64)
-    return (uints << _COMMAND_SHIFTS).sum(axis=1, dtype=np.uint64).astype(">u8").tobytes()
+    frames: bytes = (uints << _COMMAND_SHIFTS).sum(axis=1, dtype=np.uint64).astype(">u8").tobytes()
+    return frames
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,10 @@ component's ``read``/``write`` returns ERROR for it instead of silently keeping 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import (
     CallbackReturn,
     InterfaceDescription,
@@ -32,6 +31,9 @@ from kinodyn_control.hardware.types import (
     ReturnType,
 )
 from kinodyn_control.lifecycle import Lifecycle, LifecycleError
+
+if TYPE_CHECKING:
+    from kinodyn_control.hardware.description import HardwareInfo
 
 _EMPTY = np.zeros(0)
 

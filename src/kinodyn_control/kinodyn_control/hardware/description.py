@@ -15,12 +15,15 @@ has refused any malformed or non-finite number (including ``min``/``max``/``init
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kinodyn.urdf import ParsedURDF, URDFError, read_urdf
 
 from kinodyn_control.hardware.types import InterfaceDescription, InterfaceInfo
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 COMPONENT_TYPES = ("system", "actuator", "sensor")
 INTERFACE_NUMBER_PARAMS = ("min", "max", "initial_value")

@@ -31,11 +31,11 @@ for
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn_control.hardware.component import System
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import (
     ACCELERATION,
     POSITION,
@@ -47,6 +47,9 @@ from kinodyn_control.hardware.types import (
     ReturnType,
     full_name,
 )
+
+if TYPE_CHECKING:
+    from kinodyn_control.hardware.description import HardwareInfo
 
 BOOL_PARAMS = ("calculate_dynamics", "disable_commands", "mock_sensor_commands", "mock_gpio_commands")
 DEPRECATED = {"fake_sensor_commands": "mock_sensor_commands", "fake_gpio_commands": "mock_gpio_commands"}

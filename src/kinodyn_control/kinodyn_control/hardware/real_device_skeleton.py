@@ -25,11 +25,13 @@ read/write contract without hardware; ``fail_next`` makes the next exchange fail
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kinodyn_control.hardware.component import System
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType
+
+if TYPE_CHECKING:
+    from kinodyn_control.hardware.description import HardwareInfo
 
 
 class DeviceLink(Protocol):

@@ -49,14 +49,13 @@ corrupt candidates are skipped: the port may open in the middle of a message.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from time import monotonic, sleep
+from typing import TYPE_CHECKING
 
 import serial
 from kinodyn_common.problem_log import DistinctProblemLog
 
 from kinodyn_control.hardware.component import Sensor
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.serial_imu_protocol import (
     MID_ERROR,
     MID_MTDATA2,
@@ -67,6 +66,11 @@ from kinodyn_control.hardware.serial_imu_protocol import (
     decode_mtdata2,
 )
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.hardware.description import HardwareInfo
 
 PARAMS = ("port", "baudrate", "timeout", "orientation", "gyro_range", "accel_range", "stale_fault_cycles",
           "max_counter_jump", "frame_id")

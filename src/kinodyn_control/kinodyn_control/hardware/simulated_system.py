@@ -61,15 +61,14 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from kinodyn.urdf import ParsedURDF
 
 import kinodyn as kd
 from kinodyn import sim
+from kinodyn_common.conversions import InputError
 from kinodyn_control.hardware.component import System
-from kinodyn_control.hardware.description import HardwareInfo
 from kinodyn_control.hardware.types import (
     EFFORT,
     IMU_INTERFACES,
@@ -78,6 +77,11 @@ from kinodyn_control.hardware.types import (
     CallbackReturn,
     ReturnType,
 )
+
+if TYPE_CHECKING:
+    from kinodyn.urdf import ParsedURDF
+
+    from kinodyn_control.hardware.description import HardwareInfo
 
 CONTACT_PARAMS = {f"contact_{field}": field for field in (
     "stiffness", "damping", "friction", "tangential_stiffness", "tangential_damping", "stiffness_per_kg",
@@ -92,14 +96,6 @@ KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_c
                 "balance_inertia", "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS,
                 *NOISE_PARAMS, *PUSH_PARAMS)
 WORLD_LINK = "world"
-
-
-class PushRefusedError(ValueError):
-    """A push request that is not applied; ``key`` names the cause (for throttled logging)."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
 
 
 def _bool(params: dict[str, str], key: str, default: bool) -> bool:
@@ -236,7 +232,7 @@ class SimulatedSystem(System):
                          self.push_params.get("max_push_duration", MAX_PUSH_DURATION))
         self._copy_states()
         if self.ros_interface and self._ros is None:
-            from kinodyn_control.hardware.sim_ros import SimulatorRosInterface
+            from kinodyn_control.hardware.sim_ros import SimulatorRosInterface  # noqa: PLC0415  (rclpy only when asked)
 
             self._ros = SimulatorRosInterface(self)
         return CallbackReturn.SUCCESS
@@ -301,21 +297,21 @@ class SimulatedSystem(System):
 
     def request_push(self, link: str, wrench: np.ndarray, duration: float) -> None:
         """Apply ``wrench`` (world axes, about the link origin) on ``link`` for ``duration`` s from the next
-        ``write``. Raises PushRefusedError for an unknown link, a non-finite value, a duration <= 0, or a
+        ``write``. Raises InputError (its ``kind`` names the cause) for an unknown link, a non-finite value, a duration <= 0, or a
         force, torque or duration above ``max_push_force`` / ``_torque`` / ``_duration`` (pushes that large
         break the simulation rather than test the robot)."""
         assert self.simulator is not None
         try:
             self.simulator.model.frame_id(link)
         except KeyError as exc:
-            raise PushRefusedError("link", str(exc.args[0]) if exc.args else f"no link {link!r}") from None
+            raise InputError("link", str(exc.args[0]) if exc.args else f"no link {link!r}") from None
         w = np.asarray(wrench, dtype=np.float64)
         if w.shape != (6,) or not np.all(np.isfinite(w)) or not (math.isfinite(duration) and duration > 0.0):
-            raise PushRefusedError("non-finite", "push needs a finite wrench and a finite duration > 0")
+            raise InputError("non-finite", "push needs a finite wrench and a finite duration > 0")
         asked = (float(np.linalg.norm(w[:3])), float(np.linalg.norm(w[3:])), float(duration))
         for value, limit, key, unit in zip(asked, self.max_push, PUSH_PARAMS, ("N", "N m", "s"), strict=True):
             if value > limit:
-                raise PushRefusedError(key, f"push {key[9:]} {value:g} {unit} is above {key} = {limit:g} "
+                raise InputError(key, f"push {key[9:]} {value:g} {unit} is above {key} = {limit:g} "
                                             f"{unit} (default: {PUSH_WEIGHTS:g} robot weights, times 1 m for "
                                             f"the torque, {MAX_PUSH_DURATION:g} s); set the hardware param "
                                             f"{key} to allow it")
@@ -347,7 +343,8 @@ class SimulatedSystem(System):
         return ReturnType.OK
 
     def write(self, time: float, period: float) -> ReturnType:
-        assert self.info is not None and self.simulator is not None
+        assert self.info is not None
+        assert self.simulator is not None
         s = self.simulator
         problem = self.unusable_commands()
         if problem:
@@ -369,7 +366,7 @@ class SimulatedSystem(System):
                 with np.errstate(all="ignore"):  # a failed step raises (a non-finite state too)
                     for _ in range(steps):
                         s.step(tau)
-            except Exception as exc:  # any failure of the physics: the simulated state is no longer valid
+            except Exception as exc:  # noqa: BLE001  any failure of the physics: the simulated state is no longer valid
                 self.last_error = (f"the physics failed at t = {s.t:.6f} s ({type(exc).__name__}: {exc}); "
                                    "the simulated robot has no valid state any more")
                 return ReturnType.ERROR

@@ -10,11 +10,14 @@ sees the interfaces it claimed (``LoanedInterfaces``), both without copies.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 POSITION = "position"
 VELOCITY = "velocity"
@@ -193,7 +196,8 @@ class LoanedInterfaces:
         return len(self.names)
 
     def get(self) -> np.ndarray:
-        return self._values[self._indices]
+        values: np.ndarray = self._values[self._indices]
+        return values
 
     def set(self, values: np.ndarray) -> None:
         problem = self.check(values)

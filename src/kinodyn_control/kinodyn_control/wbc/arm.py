@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.control import Evaluator, computed_torque, operational_space_control, pose_error
 from kinodyn.control.task_space import RCOND
 
-from kinodyn import Model
 from kinodyn_control.wbc.command import JointCommand, TickResult
+
+if TYPE_CHECKING:
+    from kinodyn import Model
 
 TWO_PI = 2.0 * math.pi
 

@@ -11,10 +11,12 @@ the actuators would do anyway; the count of clipped joints is reported).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn import Model
+if TYPE_CHECKING:
+    from kinodyn import Model
 
 FIELDS = ("position", "velocity", "effort", "kp", "kd")
 

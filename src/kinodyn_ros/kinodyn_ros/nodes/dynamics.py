@@ -9,8 +9,9 @@ and, for the gravity topic, from nav_msgs/Odometry on `odometry`; answers then c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from geometry_msgs.msg import Pose
 from kinodyn_common.conversions import (
     InputError,
     array_to_multiarray,
@@ -39,6 +40,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from kinodyn_interfaces.srv import GravityCompensation, InverseDynamics, MassMatrix
+
+if TYPE_CHECKING:
+    from geometry_msgs.msg import Pose
 
 NODE_NAME = "dynamics"
 

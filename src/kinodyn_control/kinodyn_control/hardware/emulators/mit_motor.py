@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import can
 
@@ -36,6 +36,9 @@ from kinodyn_control.hardware.can_motor_protocol import (
     pack_reply,
     unpack_command,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_SUBSTEP = 5e-4
 

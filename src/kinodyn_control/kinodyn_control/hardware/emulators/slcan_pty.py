@@ -18,9 +18,12 @@ import pty
 import select
 import threading
 import tty
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import can
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 OK, ERROR = b"\r", b"\a"
 REPLIES = {b"O": OK, b"C": OK, b"L": OK, b"V": b"V1013\r", b"N": b"NKD01\r"}

@@ -22,12 +22,14 @@ import socket
 import struct
 import tempfile
 import uuid
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import can
 from can.interfaces.socketcan.constants import SO_TIMESTAMPNS
 from can.interfaces.socketcan.socketcan import build_can_frame, capture_message
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INTERFACE = "kinodyn_unixcan"
 POLL = 0.05  # seconds between the hub's checks of ``until``
