@@ -50,7 +50,7 @@ NODE_NAME = "dynamics"
 class Dynamics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        floating_base = self.declare_parameter("floating_base", False).value
+        floating_base: bool = self.declare_parameter("floating_base", False).value
         self._model, _, source = declare_and_load_model(self, floating_base)
         self._names = coordinate_names(self._model)  # the order of v: the base's 6 first if floating
         self._base_pose: np.ndarray | None = None  # q[:7] of the latest odometry (floating base)
@@ -66,7 +66,7 @@ class Dynamics(Node):
             (MassMatrix, "mass_matrix", self._mass_matrix),
         ):
             self.create_service(srv_type, f"~/{name}", answering_bad_requests(name, self._problems, handle))
-        publish_gravity = self.declare_parameter("publish_gravity", False).value
+        publish_gravity: bool = self.declare_parameter("publish_gravity", False).value
         if publish_gravity:
             self._gravity = self.create_publisher(
                 Float64MultiArray, "~/gravity_efforts", QoSProfile(depth=10)

@@ -73,7 +73,7 @@ def velocity_limited_step(qdot: np.ndarray, velocity_limit: np.ndarray) -> np.nd
 class Kinematics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        floating_base = self.declare_parameter("floating_base", False).value
+        floating_base: bool = self.declare_parameter("floating_base", False).value
         self._model, _, source = declare_and_load_model(self, floating_base)
         self._root = self._model.frame_names[0]
         self._world = self.declare_parameter("world_frame", "odom").value if floating_base else self._root
@@ -94,7 +94,7 @@ class Kinematics(Node):
         self.create_service(
             ComputeIK, "~/compute_ik", answering_bad_requests("compute_ik", self._problems, self._compute_ik)
         )
-        ik_frame = self.declare_parameter("ik_frame", "").value
+        ik_frame: str = self.declare_parameter("ik_frame", "").value
         streaming = f"streaming CLIK for {ik_frame!r}" if ik_frame else "no streaming (ik_frame not set)"
         if ik_frame:
             self._start_streaming(ik_frame)
