@@ -86,7 +86,7 @@ def test_bad_joint_state_raises_a_clear_error(msg: JointState, kind: str, text: 
     assert info.value.kind == kind
 
 
-def _key(msg: JointState) -> tuple:
+def _key(msg: JointState) -> tuple[object, ...]:
     with pytest.raises(JointStateError) as info:
         joint_state_to_q(msg, NAMES)
     return info.value.key

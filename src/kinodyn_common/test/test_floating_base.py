@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -30,12 +31,15 @@ from scipy.spatial.transform import Rotation
 
 from kinodyn import Model
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 QUADRUPED = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 FLOATING = Model.from_urdf(QUADRUPED, floating_base=True)
 FIXED = Model.from_urdf(QUADRUPED)
 
 
-def pose(position, xyzw) -> Pose:
+def pose(position: Sequence[float], xyzw: Sequence[float] | np.ndarray) -> Pose:
     x, y, z, w = (float(c) for c in xyzw)
     return Pose(
         position=Point(x=float(position[0]), y=float(position[1]), z=float(position[2])),
@@ -43,7 +47,7 @@ def pose(position, xyzw) -> Pose:
     )
 
 
-def twist(values) -> Twist:
+def twist(values: Sequence[float]) -> Twist:
     v = [float(c) for c in values]
     return Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]), angular=Vector3(x=v[3], y=v[4], z=v[5]))
 
@@ -74,7 +78,8 @@ def test_base_pose_quaternion_is_normalized_within_the_tolerance() -> None:
         ([0, 0, 0], [math.inf, 0, 0, 1], "non-finite"),
     ],
 )
-def test_bad_base_poses_are_refused_naming_the_field(position, xyzw, expected: str) -> None:
+def test_bad_base_poses_are_refused_naming_the_field(position: Sequence[float], xyzw: Sequence[float],
+                                                     expected: str) -> None:
     with pytest.raises(ValueError, match=expected) as error:
         base_configuration(pose(position, xyzw), "base_pose")
     assert str(error.value).startswith("base_pose: ")
@@ -115,7 +120,8 @@ def test_fixed_model_takes_joints_only_and_refuses_a_base_input() -> None:
         velocity(FIXED, joints, twist([0, 0, 0, 0, 0, 1e-9]), "base_twist")
 
 
-def odometry(frame: str, child: str, xyzw=(0.0, 0.0, 0.0, 1.0), twist_values=(0.0,) * 6) -> Odometry:
+def odometry(frame: str, child: str, xyzw: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
+             twist_values: Sequence[float] = (0.0,) * 6) -> Odometry:
     msg = Odometry()
     msg.header.frame_id, msg.child_frame_id = frame, child
     msg.pose.pose = pose([1.0, 2.0, 0.5], xyzw)

@@ -8,16 +8,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 import rclpy
 from kinodyn_common.node_runner import STOP_POLL_PERIOD, TEARDOWN_TIMEOUT, make_executor, run_node
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @pytest.fixture
@@ -51,7 +55,7 @@ def test_a_guarded_timer_callback_is_called_without_an_argument(context: Context
         node.create_guard_condition(lambda: None)
     calls: list[tuple[()]] = []
     errors: list[str] = []
-    node.get_logger().error = errors.append  # type: ignore[method-assign]
+    node.get_logger().error = errors.append  # type: ignore[method-assign,assignment]
 
     def tick() -> None:
         calls.append(())
@@ -66,7 +70,8 @@ def test_a_guarded_timer_callback_is_called_without_an_argument(context: Context
         executor.spin_once(timeout_sec=0.1)
     executor.shutdown()
     node.destroy_node()
-    assert len(calls) >= 3 and not errors, errors
+    assert len(calls) >= 3, errors
+    assert not errors, errors
 
 
 class _EndingError(RuntimeError):
@@ -76,7 +81,6 @@ class _EndingError(RuntimeError):
 def test_spin_check_runs_in_the_spin_loop_and_its_exception_ends_run_node() -> None:
     """A node's ``spin_check`` is called after each ``spin_once`` (also with nothing to do, every
     STOP_POLL_PERIOD); what it raises ends the spin and leaves run_node, the node destroyed first."""
-    made: list[Node] = []
 
     class Checked(Node):
         def __init__(self) -> None:
@@ -94,10 +98,13 @@ def test_spin_check_runs_in_the_spin_loop_and_its_exception_ends_run_node() -> N
             self.destroyed = True
             super().destroy_node()
 
+    made: list[Checked] = []
+
     start = time.monotonic()
     with pytest.raises(_EndingError, match="three checks"):
         run_node("runner_checked", Checked, [])
-    assert made[0].checks == 3 and made[0].destroyed
+    assert made[0].checks == 3
+    assert made[0].destroyed
     assert time.monotonic() - start < 3 * STOP_POLL_PERIOD + 5.0  # three idle polls, plus start-up
 
 
@@ -124,7 +131,8 @@ raise SystemExit(run_node("runner_child", Child, []))
 def _start_child(teardown: str) -> subprocess.Popen[str]:
     child = subprocess.Popen([sys.executable, "-c", _CHILD, teardown], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "spinning\n", child.communicate()
+    assert child.stdout is not None
+    assert child.stdout.readline() == "spinning\n", child.communicate()
     return child
 
 
@@ -135,7 +143,8 @@ def test_a_teardown_that_hangs_ends_the_process_with_every_threads_stack() -> No
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=TEARDOWN_TIMEOUT + 60.0)
     assert child.returncode == 1, stderr
-    assert "most recent call first" in stderr and "in destroy_node" in stderr, stderr
+    assert "most recent call first" in stderr, stderr
+    assert "in destroy_node" in stderr, stderr
 
 
 def test_sigterm_writes_every_threads_stack_and_stops_the_node() -> None:
@@ -143,4 +152,5 @@ def test_sigterm_writes_every_threads_stack_and_stops_the_node() -> None:
     child.send_signal(signal.SIGTERM)
     _, stderr = child.communicate(timeout=60.0)
     assert child.returncode == 0, stderr
-    assert "most recent call first" in stderr and "in run_node" in stderr, stderr
+    assert "most recent call first" in stderr, stderr
+    assert "in run_node" in stderr, stderr

@@ -10,7 +10,7 @@ from kinodyn_common.realtime import set_fifo_priority
 
 
 def _in_thread(priority: int) -> tuple[str | None, int]:
-    out: list = []
+    out: list[tuple[str | None, int]] = []
     thread = threading.Thread(
         target=lambda: out.append((set_fifo_priority(priority), os.sched_getscheduler(0))))
     thread.start()
