@@ -31,17 +31,22 @@ from __future__ import annotations
 import importlib
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from kinodyn.model import Model
-from kinodyn.sim.contact import ContactGains, ContactModel
-from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.inertia import inertia_repairs, repair_inertias
 from kinodyn.sim.simulator import INTEGRATORS, Simulator
 from kinodyn.urdf import ParsedURDF, URDFWarning, read_urdf
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike
+
+    from kinodyn.sim.contact import ContactGains, ContactModel
+    from kinodyn.sim.imu import ImuNoise, ImuSensor
 
 DEFAULT_BACKEND = "kinodyn"
 
@@ -73,13 +78,13 @@ class PhysicsBackend(Protocol):
     @property
     def applied_torque(self) -> np.ndarray: ...
 
-    def reset(self, q: Any = None, v: Any = None, t: float = 0.0) -> None:
+    def reset(self, q: ArrayLike | None = None, v: ArrayLike | None = None, t: float = 0.0) -> None:
         """Set the state (default: neutral, at rest) and the time; drops active pushes."""
 
-    def step(self, tau: Any) -> None:
+    def step(self, tau: ArrayLike) -> None:
         """Advance ``dt`` with ``tau`` held; raises ``FloatingPointError`` if the physics diverges."""
 
-    def apply_wrench(self, link: str, wrench: Any, duration: float) -> None:
+    def apply_wrench(self, link: str, wrench: ArrayLike, duration: float) -> None:
         """Push ``link`` with ``wrench = [f; tau]`` (world axes, about its origin) for ``duration`` s."""
 
     def add_imu(self, frame: str, noise: ImuNoise | None = None,

@@ -8,7 +8,6 @@ cylinders) are not contact geometry here and are skipped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,6 +15,8 @@ import numpy as np
 from kinodyn.urdf import ParsedURDF, read_urdf
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kinodyn.model import Model
 
 

@@ -42,12 +42,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Real
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from kinodyn.sim import kernels
-from kinodyn.sim.collision import ContactSphere
+
+if TYPE_CHECKING:
+    from kinodyn.sim.collision import ContactSphere
 
 CONTACT_KINDS = ("soft", "hard")
 REFERENCE_MASS = 36.0  # kg, the project's quadruped (urdf/quadruped.urdf), whose gains the defaults keep

@@ -16,6 +16,7 @@ Noise, per axis, with the usual continuous-time densities (e.g. Kalibr's IMU par
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -24,8 +25,10 @@ from kinodyn.inputs import F64
 from kinodyn.kernel import IN1, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kinematics.forward import frame_placement_kernel
 from kinodyn.kinematics.jacobians import LOCAL_WORLD_ALIGNED, frame_jacobian_kernel
-from kinodyn.model import Model
 from kinodyn.spatial.compiled import rotation_to_quaternion
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 
 @dataclass(frozen=True)
@@ -83,13 +86,14 @@ class ImuSensor:
         self._velocity = np.zeros(3)
         self._placement = np.empty((4, 4))
         self._jacobian = np.empty((6, model.nv))
+        self._q_shape = (model.nq,)
         self.reading: ImuReading | None = None
 
     def _kinematics(self, q: np.ndarray, v: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(C_WI, its quaternion (x, y, z, w), world linear velocity of the IMU point, world angular
         velocity)`` at the state ``(q, v)``."""
-        if type(q) is not np.ndarray or q.dtype is not F64 or q.shape != self.model._q_shape:
+        if type(q) is not np.ndarray or q.dtype is not F64 or q.shape != self._q_shape:
             q = self.model.check_q(q)  # the kernel takes a float64 array of nq entries, unchecked
         orientation = np.empty(4)
         ki, kf = self.model.kernel_data

@@ -38,19 +38,24 @@ from __future__ import annotations
 
 import copy
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 
-from kinodyn.model import Model
-from kinodyn.sim.contact import ContactModel
 from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.inertia import inertia_repairs
 from kinodyn.sim.simulator import NO_CONTACT, check_step_options, generalized_forces, push_steps
 from kinodyn.urdf import ParsedURDF, read_urdf
 from kinodyn.urdf.document import EXTENSION_ELEMENTS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike
+
+    from kinodyn.model import Model
+    from kinodyn.sim.contact import ContactModel
 
 MUJOCO_INTEGRATORS = {"rk4": mujoco.mjtIntegrator.mjINT_RK4,
                       "semi_implicit_euler": mujoco.mjtIntegrator.mjINT_EULER}
@@ -213,17 +218,17 @@ class MujocoSimulator:
         actuator force range (the URDF effort limit)."""
         return self._applied
 
-    def reset(self, q: Any = None, v: Any = None, t: float = 0.0) -> None:
+    def reset(self, q: ArrayLike | None = None, v: ArrayLike | None = None, t: float = 0.0) -> None:
         """Set the state (default: ``model.neutral()``, zero velocity) and time; drops active pushes."""
         model = self._model
-        q = model.check_q(model.neutral() if q is None else q).copy()
-        v = model.check_v(np.zeros(model.nv) if v is None else v).copy()
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v)) and np.isfinite(t)):
+        q0 = model.check_q(model.neutral() if q is None else q).copy()
+        v0 = model.check_v(np.zeros(model.nv) if v is None else v).copy()
+        if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0)) and np.isfinite(t)):
             raise ValueError("reset: q, v and t must be finite")
         if model.floating_base:
-            q[3:7] /= np.linalg.norm(q[3:7])
+            q0[3:7] /= np.linalg.norm(q0[3:7])
         mujoco.mj_resetData(self.mj, self.data)
-        self._write_state(q, v)
+        self._write_state(q0, v0)
         self.data.time = float(t)
         self._pushes = []
         self._applied = np.zeros(model.nv)
@@ -258,7 +263,7 @@ class MujocoSimulator:
         return imu
 
     # --- inputs --------------------------------------------------------------------------------------------
-    def apply_wrench(self, link: str, wrench: Any, duration: float) -> None:
+    def apply_wrench(self, link: str, wrench: ArrayLike, duration: float) -> None:
         """Apply ``wrench = [f; tau]`` (world axes, about the origin of URDF link ``link``) during the next
         ``round(duration / dt)`` steps (at least one)."""
         self._model.frame_id(link)  # KeyError listing close names for an unknown link
@@ -278,7 +283,7 @@ class MujocoSimulator:
             d.xfrc_applied[body, 3:] += w[3:] + np.cross(d.xpos[body] - d.xipos[body], w[:3])
 
     # --- stepping ------------------------------------------------------------------------------------------
-    def step(self, tau: Any) -> None:
+    def step(self, tau: ArrayLike) -> None:
         """Advance ``dt`` with the joint torques ``tau`` ((n_joints,) or (nv,)) held over the step."""
         tau = generalized_forces(self._model, tau)
         d = self.data
@@ -318,7 +323,7 @@ class MujocoSimulator:
         mujoco.mj_forward(self.mj, d)
         d.qacc_warmstart[:] = warm
         ns = len(self.contact.spheres)
-        self._points = d.geom_xpos[self._sphere_geom].copy()
+        self._points: np.ndarray = d.geom_xpos[self._sphere_geom].copy()  # (mujoco's data is untyped)
         self._points[:, 2] -= self._radius
         self._in_contact = np.zeros(ns, dtype=bool)
         self._forces = np.zeros((ns, 3))

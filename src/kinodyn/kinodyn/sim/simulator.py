@@ -16,16 +16,20 @@ One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.model import Model
 from kinodyn.sim import kernels
 from kinodyn.sim.collision import sphere_arrays
 from kinodyn.sim.contact import ContactModel
 from kinodyn.sim.impulse import inelastic_impulse
 from kinodyn.sim.imu import ImuNoise, ImuSensor
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from kinodyn.model import Model
 
 INTEGRATORS = ("rk4", "semi_implicit_euler")
 NO_CONTACT = ContactModel(spheres=())
@@ -39,7 +43,7 @@ def check_step_options(dt: float, integrator: str) -> None:
         raise ValueError(f"dt must be finite and > 0, got {dt}")
 
 
-def generalized_forces(model: Model, tau: Any) -> np.ndarray:
+def generalized_forces(model: Model, tau: ArrayLike) -> np.ndarray:
     """``tau`` as finite generalized forces (nv,): joint efforts (n_joints,) get zero base forces in front."""
     try:
         tau = np.asarray(tau, dtype=np.float64)
@@ -56,7 +60,7 @@ def generalized_forces(model: Model, tau: Any) -> np.ndarray:
     return tau
 
 
-def push_steps(wrench: Any, duration: float, dt: float) -> tuple[np.ndarray, int]:
+def push_steps(wrench: ArrayLike, duration: float, dt: float) -> tuple[np.ndarray, int]:
     """``(wrench, steps)`` of a push: 6 finite numbers, held ``round(duration / dt)`` steps (at least one)."""
     w = np.asarray(wrench, dtype=np.float64)
     if w.shape != (6,) or not np.all(np.isfinite(w)):
@@ -116,7 +120,7 @@ class Simulator:
         self.reset()
 
     # --- state -------------------------------------------------------------------------------
-    def reset(self, q: Any = None, v: Any = None, t: float = 0.0) -> None:
+    def reset(self, q: ArrayLike | None = None, v: ArrayLike | None = None, t: float = 0.0) -> None:
         """Set the state (default: ``model.neutral()``, zero velocity) and time; drops active pushes."""
         self.q = self.model.check_q(self.model.neutral() if q is None else q).copy()
         self.v = self.model.check_v(np.zeros(self.model.nv) if v is None else v).copy()
@@ -141,7 +145,7 @@ class Simulator:
         return imu
 
     # --- inputs ------------------------------------------------------------------------------
-    def apply_wrench(self, link: str, wrench: Any, duration: float) -> None:
+    def apply_wrench(self, link: str, wrench: ArrayLike, duration: float) -> None:
         """Apply ``wrench = [f; tau]`` (world axes, about the origin of URDF link ``link``) during the next
         ``round(duration / dt)`` steps (at least one): a push of impulse ``f * steps * dt``."""
         frame = self.model.frame_id(link)
@@ -157,12 +161,14 @@ class Simulator:
         wrench = np.array([p[2] for p in self._pushes]).reshape(n, 6)
         self._push_arrays = (body, offset, wrench)
 
-    def _generalized_torque(self, tau: Any) -> np.ndarray:
-        tau = generalized_forces(self.model, tau)
-        return np.minimum(np.maximum(tau, self._negative_effort), self._effort)  # as np.clip, cheaper
+    def _generalized_torque(self, tau: ArrayLike) -> np.ndarray:
+        generalized = generalized_forces(self.model, tau)
+        # as np.clip, cheaper
+        result: np.ndarray = np.minimum(np.maximum(generalized, self._negative_effort), self._effort)
+        return result
 
     # --- stepping ----------------------------------------------------------------------------
-    def step(self, tau: Any) -> None:
+    def step(self, tau: ArrayLike) -> None:
         """Advance ``dt`` with the joint torques ``tau`` ((n_joints,) or (nv,)) held over the step."""
         tau = self._generalized_torque(tau)
         self.applied_torque = tau

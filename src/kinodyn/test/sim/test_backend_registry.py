@@ -8,18 +8,23 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.sim.backend import PhysicsBackend
-from kinodyn.urdf import ParsedURDF
+from kinodyn.sim.mujoco_backend import MUJOCO_INTEGRATORS, MujocoSimulator
 
 import kinodyn as kd
 from kinodyn import sim
 
 from .conftest import QUADRUPED_URDF
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from kinodyn.urdf import ParsedURDF
 
 QUADRUPED = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
 TOY = "toy"
@@ -51,7 +56,9 @@ def test_a_registered_backend_is_built_listed_and_steps_as_its_engine(toy: sim.B
     assert sim.backend_names() == ("kinodyn", "mujoco", TOY)
     assert sim.backend_capabilities(TOY) is toy
     s = sim.create_backend(TOY, QUADRUPED_URDF, QUADRUPED, dt=1e-3, contact=spheres())
-    assert isinstance(s, ToySimulator) and isinstance(s, PhysicsBackend) and s.urdf == QUADRUPED_URDF
+    assert isinstance(s, ToySimulator)
+    assert isinstance(s, PhysicsBackend)
+    assert s.urdf == QUADRUPED_URDF
     reference = sim.create_backend("kinodyn", QUADRUPED_URDF, QUADRUPED, dt=1e-3, contact=spheres())
     q0 = QUADRUPED.neutral()
     q0[2] = 2.0  # in the air
@@ -102,7 +109,6 @@ def test_an_unregistered_backend_is_gone() -> None:
 def test_the_shipped_backends_declare_what_they_accept() -> None:
     """Each implementation, called without ``create_backend``'s checks, accepts exactly the declared
     integrators and contact kinds."""
-    from kinodyn.sim.mujoco_backend import MUJOCO_INTEGRATORS, MujocoSimulator
 
     kinodyn, mujoco = sim.backend_capabilities("kinodyn"), sim.backend_capabilities("mujoco")
     assert set(kinodyn.integrators) == set(sim.INTEGRATORS)

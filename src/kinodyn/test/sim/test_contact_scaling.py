@@ -93,7 +93,8 @@ def test_gains_scale_with_the_mass_and_absolute_values_replace_them() -> None:
     assert c.gains(2.5) == (2500.0, 2.5 * DAMPING_PER_KG, 2.5 * STIFFNESS_PER_KG, 7.0)
     assert c.gains(80.0) == (80000.0, 80.0 * DAMPING_PER_KG, 80.0 * STIFFNESS_PER_KG, 7.0)
     c = sim.ContactModel((), damping_per_kg=0.0)
-    assert c.gains(10.0).damping == 0.0 and c.gains(10.0).stiffness == pytest.approx(10.0 * 3e4 / 36.0)
+    assert c.gains(10.0).damping == 0.0
+    assert c.gains(10.0).stiffness == pytest.approx(10.0 * 3e4 / 36.0)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kinodyn.sim import simulator
 
 import kinodyn as kd
 from kinodyn import sim
@@ -53,7 +54,7 @@ def test_noiseless_imu_reads_bit_for_bit_what_the_noise_formula_gives_with_zero_
     m = kd.Model.from_urdf(PLANAR_URDF)
     quiet = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
     general = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
-    general._noiseless = False  # the path with the draws, every density 0
+    general._noiseless = False  # noqa: SLF001  the path with the draws, every density 0
     q, v = np.array([0.3, -0.8]), np.array([0.5, -1.5])
     for imu in (quiet, general):
         imu.reset(q, v, DT)
@@ -164,11 +165,11 @@ def _point_normal_velocities(m: kd.Model, s: sim.Simulator) -> np.ndarray:
     return np.array(out)
 
 
-def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum(monkeypatch) -> None:
+def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A tilted, spinning drop: each impulse the simulator applies zeroes the new contacts' normal velocity,
     leaves every touching point non-approaching, and changes no horizontal momentum (frictionless)."""
-    from kinodyn.sim import simulator
-
     impulses = []
 
     def recording(M: np.ndarray, G: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +197,8 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
             continue
         G, u, du, lam = impulses[-1]
         w = G @ (u + du)  # post-impact normal velocities of the penetrating points
-        assert np.all(lam >= 0.0) and np.all(w >= -1e-10)
+        assert np.all(lam >= 0.0)
+        assert np.all(w >= -1e-10)
         np.testing.assert_allclose(w[lam > 0.0], 0.0, atol=1e-10)  # pushed points stop, others separate
         assert np.all(_point_normal_velocities(m, s)[s.in_contact] >= -1e-10)
         np.testing.assert_allclose(total * (m.com_jacobian(s.q) @ du)[:2], 0.0, atol=1e-10)
@@ -204,7 +206,8 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
             assert (m.com_jacobian(s.q) @ du)[2] > 1e-3  # the ground pushed up
             impacts += 1
         landed |= s.in_contact
-    assert landed.sum() >= 2 and impacts >= 2
+    assert landed.sum() >= 2
+    assert impacts >= 2
 
 
 def test_single_contact_impulse_matches_seed_formula() -> None:
@@ -239,7 +242,8 @@ def test_joint_limit_stops_the_joint_at_the_limit(direction: float) -> None:
     reached = False
     for _ in range(500):
         s.step([0.0, 0.0])
-        assert np.all(s.q <= 0.5) and np.all(s.q >= -0.5)
+        assert np.all(s.q <= 0.5)
+        assert np.all(s.q >= -0.5)
         if s.q[0] == 0.5 * direction:
             reached = True
             assert direction * s.v[0] <= 1e-12
@@ -258,7 +262,8 @@ def test_non_finite_torques_are_refused_and_a_blown_up_state_raises(bad: float) 
         tau[k] = bad
         with pytest.raises(ValueError, match="tau must be finite"):
             s.step(tau)
-    assert s.t == 0.0 and s.q.tolist() == [0.3, -0.2]
+    assert s.t == 0.0
+    assert s.q.tolist() == [0.3, -0.2]
     s.reset([0.0, 0.0], [0.0, 1e200])
     with pytest.raises(FloatingPointError, match="non-finite state"):
         s.step([0.0, 0.0])

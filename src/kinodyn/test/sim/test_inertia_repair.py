@@ -55,7 +55,8 @@ def model() -> kd.Model:
 def test_the_broken_links_are_found_and_mujoco_itself_refuses_them() -> None:
     repairs = inertia_repairs(read_urdf(BROKEN), floating_base=True)
     assert [r.link for r in repairs] == ["LF_SHANK", "RH_HIP"]
-    assert "violate A + B >= C" in repairs[0].what and "mass 0 kg on a moving link" in repairs[1].what
+    assert "violate A + B >= C" in repairs[0].what
+    assert "mass 0 kg on a moving link" in repairs[1].what
     assert inertia_repairs(read_urdf(QUADRUPED_URDF), floating_base=True) == []
     with pytest.raises(ValueError, match=r"A \+ B >= C"):  # MuJoCo's own check on the URDF as given
         mujoco.MjSpec.from_string(urdf_for_mujoco(read_urdf(BROKEN))).compile()
@@ -75,12 +76,14 @@ def test_balance_inertia_warns_once_per_link_and_equals_mujocos_own_repair() -> 
                                balance_inertia=True)
     messages = [str(w.message) for w in caught if "balance_inertia" in str(w.message)]
     assert len(messages) == 2
-    assert messages[0].startswith("link 'LF_SHANK'") and messages[1].startswith("link 'RH_HIP'")
+    assert messages[0].startswith("link 'LF_SHANK'")
+    assert messages[1].startswith("link 'RH_HIP'")
     assert isinstance(s, sim.mujoco_backend.MujocoSimulator)
     # MuJoCo's own repair of the URDF as given: balanceinertia, boundmass, boundinertia
     root = ET.fromstring(urdf_for_mujoco(read_urdf(BROKEN)))
     compiler = root.find("mujoco/compiler")
-    assert compiler is not None and compiler.get("balanceinertia") == "false"
+    assert compiler is not None
+    assert compiler.get("balanceinertia") == "false"
     compiler.attrib.update(balanceinertia="true", boundmass=repr(MIN_MASS), boundinertia=repr(MIN_INERTIA))
     own = mujoco.MjSpec.from_string(ET.tostring(root, encoding="unicode")).compile()
     for link in ("LF_SHANK", "RH_HIP", "LF_THIGH"):
@@ -90,7 +93,8 @@ def test_balance_inertia_warns_once_per_link_and_equals_mujocos_own_repair() -> 
     np.testing.assert_allclose(s.mj.body("LF_SHANK").inertia, SHANK_MOMENTS.mean(), rtol=1e-12)
     assert s.mj.body("RH_HIP").mass[0] == MIN_MASS
     # the backend's model is the repaired robot, the caller's is left alone
-    assert s.model is not m and s.model.mass.sum() == pytest.approx(m.mass.sum() + MIN_MASS, abs=1e-12)
+    assert s.model is not m
+    assert s.model.mass.sum() == pytest.approx(m.mass.sum() + MIN_MASS, abs=1e-12)
 
 
 def test_both_backends_simulate_the_same_repaired_robot() -> None:
@@ -149,7 +153,8 @@ def test_a_massless_root_welded_to_a_trunk_is_accepted_as_mujoco_accepts_it() ->
     carried = welded_trunk("0.3 0.7 0.8")
     assert inertia_repairs(read_urdf(carried), floating_base=True) == []
     compiled = compile_floating(carried)
-    assert compiled.body("base_link").mass[0] == 0.0 and compiled.body("trunk").mass[0] == 20.0
+    assert compiled.body("base_link").mass[0] == 0.0
+    assert compiled.body("trunk").mass[0] == 20.0
     m = kd.Model.from_urdf(carried, floating_base=True)
     assert isinstance(sim.create_backend("mujoco", carried, m), sim.mujoco_backend.MujocoSimulator)
     bare = welded_trunk("0 0 0")
