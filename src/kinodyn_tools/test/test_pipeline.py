@@ -16,6 +16,7 @@ from kinodyn.estimation.synthetic import trotting_walk
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.conversions import InputError
 from kinodyn_common.finite import non_finite_field
+from kinodyn_common.stamps import NS, stamp_to_ns
 from kinodyn_control.estimation.imu_gaps import ImuGaps
 from kinodyn_control.estimation.messages import (
     JointMap,
@@ -88,7 +89,8 @@ def test_joint_states_in_model_order_are_copied(make) -> None:
     msg.position[0] = 99.0
     np.testing.assert_array_equal(sample.positions, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(sample.velocities, [4.0, 5.0, 6.0])
-    assert np.all(np.isnan(sample.efforts)) and sample.efforts.shape == (3,)
+    assert np.all(np.isnan(sample.efforts))
+    assert sample.efforts.shape == (3,)
     np.testing.assert_array_equal(joints.sample(make(["a", "b"], [7.0, 8.0])).positions, [7.0, 8.0, np.nan])
 
 
@@ -154,7 +156,8 @@ def test_odometry_tf_and_diagnostics_messages() -> None:
     assert (odometry.header.frame_id, odometry.child_frame_id) == ("odom", "base_link")
     p, q = odometry.pose.pose.position, odometry.pose.pose.orientation
     assert [p.x, p.y, p.z, q.x, q.y, q.z, q.w] == [1.0, 2.0, 0.5, 0.0, 0.0, math.sin(0.25), math.cos(0.25)]
-    assert odometry.twist.twist.linear.x == 0.3 and odometry.twist.twist.angular.z == 0.1
+    assert odometry.twist.twist.linear.x == 0.3
+    assert odometry.twist.twist.angular.z == 0.1
     np.testing.assert_array_equal(np.reshape(odometry.pose.covariance, (6, 6)), FakeEstimate.pose_covariance)
     np.testing.assert_array_equal(
         np.reshape(odometry.twist.covariance, (6, 6)), FakeEstimate.twist_covariance
@@ -166,19 +169,25 @@ def test_odometry_tf_and_diagnostics_messages() -> None:
     diagnostics = diagnostics_message(7, "state_estimator", "base_link", "warn", "initialising",
                                       {"nis_last": math.nan, "initialized": False, "resets": 2})
     (status,) = diagnostics.status
-    assert status.level == b"\x01" and status.message == "initialising"
+    assert status.level == b"\x01"
+    assert status.message == "initialising"
     values = {kv.key: kv.value for kv in status.values}
     assert values == {"nis_last": "nan", "initialized": "False", "resets": "2"}
-    assert non_finite_field(diagnostics) is None and non_finite_field(odometry) is None
+    assert non_finite_field(diagnostics) is None
+    assert non_finite_field(odometry) is None
 
 
 def test_parameters_round_trip_and_refuse_bad_values() -> None:
     flat = EstimatorParameters.flat_defaults()
-    assert flat["accelerometer_noise_density"] == 2.0e-3 and flat["feet"] == [] and flat["filter"] == "eskf"
+    assert flat["accelerometer_noise_density"] == 2.0e-3
+    assert flat["feet"] == []
+    assert flat["filter"] == "eskf"
     params = EstimatorParameters.from_flat(
         {"filter": "invariant", "feet": ["LF_FOOT"], "encoder_noise": 2e-3}
     )
-    assert params.filter == "invariant" and params.feet == ("LF_FOOT",) and params.noise.encoder_noise == 2e-3
+    assert params.filter == "invariant"
+    assert params.feet == ("LF_FOOT",)
+    assert params.noise.encoder_noise == 2e-3
     assert EstimatorParameters.from_flat(params.flat()) == params
     gap = EstimatorParameters.from_flat({"gap_acceleration_noise": 2.0, "gap_rate_noise": 0.0})
     assert (flat["gap_acceleration_noise"], flat["gap_rate_noise"]) == (5.0, 0.3)
@@ -263,7 +272,7 @@ def pose_twist(odometry: Odometry) -> np.ndarray:
 
 
 def stamps(messages: list) -> list[int]:
-    return [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in messages]
+    return [stamp_to_ns(m.header.stamp) for m in messages]
 
 
 def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_periodic_diagnostics(model) -> None:
@@ -275,18 +284,21 @@ def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_period
     # the first IMU message comes before the first contacts message (same stamp, IMU first): no feet yet;
     # the next 0.5 s initialise (the window closes with the sample that completes it: the first output)
     first = imu_stamps.index(stamps(odometry)[0])
-    assert stamps(odometry) == imu_stamps[first:] and 0.5e9 <= imu_stamps[first] - stream.START_NS <= 0.51e9
+    assert stamps(odometry) == imu_stamps[first:]
+    assert 0.5e9 <= imu_stamps[first] - stream.START_NS <= 0.51e9
     assert all((o.header.frame_id, o.child_frame_id) == ("odom", "base_link") for o in odometry)
     assert np.abs(np.array([pose_twist(o) for o in odometry])).max() < 1e-12  # exact data: origin, at rest
     for o in odometry:
         for covariance in (o.pose.covariance, o.twist.covariance):
             c = np.reshape(covariance, (6, 6))
-            assert np.array_equal(c, c.T) and np.linalg.eigvalsh(c).min() > 0.0
+            assert np.array_equal(c, c.T)
+            assert np.linalg.eigvalsh(c).min() > 0.0
     assert [t.transforms[0].header for t in tf] == [o.header for o in odometry]
     # 2 Hz of stamp time: the first event, then the first event at or after each multiple of 0.5 s
     assert stamps(diagnostics) == [100_000_000_000, 100_500_000_000, 101_000_000_000, 101_500_000_000]
     levels = [d.status[0].level for d in diagnostics]
-    assert levels[:2] == [b"\x01", b"\x01"] and levels[2:] == [b"\x00", b"\x00"]  # warn initialising, then ok
+    assert levels[:2] == [b"\x01", b"\x01"]  # warn initialising, then ok
+    assert levels[2:] == [b"\x00", b"\x00"]
     assert not [line for line in log.lines if line[0] != "info"]
 
 
@@ -375,7 +387,8 @@ def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> No
             outputs = pipeline.flush()
         rows = [np.concatenate([[stamp], row[:6], [row[6] - 1.0], row[7:]])
                 for e in of_kind(outputs, "odometry") for stamp, row in zip(e.stamps_ns, e.rows, strict=True)]
-        assert len(expected) > 300 and len(rows) == len(expected)
+        assert len(expected) > 300
+        assert len(rows) == len(expected)
         np.testing.assert_array_equal(np.array(rows), np.array(expected))
         assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
         assert not of_kind(outputs, "tf")
@@ -411,7 +424,8 @@ def test_array_entry_points_give_the_message_entry_points_outputs(model) -> None
     outputs += pipeline.flush()
     rows = [np.concatenate([[stamp], row[:6], [row[6] - 1.0], row[7:]])
             for e in of_kind(outputs, "odometry") for stamp, row in zip(e.stamps_ns, e.rows, strict=True)]
-    assert given_as_arrays > 0.9 * len(messages) and len(expected) > 300
+    assert given_as_arrays > 0.9 * len(messages)
+    assert len(expected) > 300
     np.testing.assert_array_equal(np.array(rows), np.array(expected))
     assert of_kind(outputs, "diagnostics") == of_kind(live, "diagnostics")
     assert not of_kind(outputs, "tf")
@@ -431,7 +445,8 @@ def test_imu_gaps_count_the_same_one_stamp_at_a_time_as_in_blocks() -> None:
         block.add(chunk)
     assert (one.received, one.missing, one.take_window()) == (block.received, block.missing,
                                                                block.take_window())
-    assert one.missing == 1 + 2 + 5 and one.rate == pytest.approx(400.0)
+    assert one.missing == 1 + 2 + 5
+    assert one.rate == pytest.approx(400.0)
 
 
 def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model) -> None:
@@ -454,7 +469,8 @@ def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped
     bad = [line for level, line in log.lines if level == "warning"]
     assert len(bad) == 1
     assert bad[0].startswith("ignoring imu/data message: Imu header.frame_id 'camera' is not a link")
-    assert "set parameter imu_frame" in bad[0] and of_kind(outputs, "odometry")
+    assert "set parameter imu_frame" in bad[0]
+    assert of_kind(outputs, "odometry")
     overridden = run(model, messages, Logger(), EstimatorParameters(imu_frame="imu_link"))
     assert len(of_kind(overridden, "odometry")) > len(of_kind(outputs, "odometry"))  # frame_id not read
 
@@ -467,7 +483,8 @@ def test_reconfigure_resets_for_filter_parameters_only(model) -> None:
     assert not pipeline.reconfigure(EstimatorParameters(odom_frame="world", diagnostics_rate=5.0,
                                                         max_stamp_lead=2.0))  # taken at once
     assert pipeline._bounds.judge(11_500_000_000, 10_000_000_000) is None  # 1.5 s ahead: within the lead
-    assert pipeline.health()[0] == "ok" and pipeline.params.odom_frame == "world"
+    assert pipeline.health()[0] == "ok"
+    assert pipeline.params.odom_frame == "world"
     assert pipeline.reconfigure(EstimatorParameters(odom_frame="world", filter="invariant",
                                                     max_stamp_lead=2.0))
     assert pipeline.health()[1].startswith("waiting")
@@ -606,7 +623,8 @@ def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model) -> 
         clocked = [(t, m, 0 if offset_ns is None else c + offset_ns)
                    for t, m, c in timed(stream.standing(model, 400, start))]
         outputs = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), clocked)
-        assert not of_kind(outputs, "odometry") and not of_kind(outputs, "diagnostics")
+        assert not of_kind(outputs, "odometry")
+        assert not of_kind(outputs, "diagnostics")
         lines = [line for level, line in log.lines if level == "warning"]
         assert [line.split(" message stamped ")[0] for line in lines] == [
             "refusing imu/data", "refusing contacts", "refusing joint_states"], lines
@@ -630,7 +648,6 @@ def test_a_clock_domain_refusal_is_said_even_right_after_the_start_up_refusals(m
     assert len(lines) == 2, lines
     assert "it has not started" in lines[0] and "another clock domain" in lines[1], lines
 
-NS = 1_000_000_000
 
 
 def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model) -> None:
@@ -653,7 +670,8 @@ def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model) -
     assert imu_only[0].startswith("running on the IMU alone since 101.500 s")
     statuses = [d.status[0] for d in of_kind(outputs, "diagnostics")]
     last = {kv.key: kv.value for kv in statuses[-1].values}
-    assert last["imu_only"] == "True" and statuses[-1].level == b"\x01"
+    assert last["imu_only"] == "True"
+    assert statuses[-1].level == b"\x01"
     assert statuses[-1].message.startswith("running on the IMU alone: no foot in contact since 101.500 s")
     grown, plain = ({stamps([o])[0]: o.pose.covariance[0] for o in of_kind(results[s][1], "odometry")}
                     for s in (0.2, 0.0))
@@ -682,7 +700,8 @@ def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(m
     last_stamp = stamps(of_kind(outputs, "diagnostics"))[-1]
     expected = sum(1 for k in range(480, 1200) if k % 5 and stream.START_NS + k * stream.IMU_PERIOD_NS
                    < last_stamp)
-    assert values[-1]["imu_samples_missing"] == str(expected) and values[-1]["imu_rate_nominal"] == "400.0"
+    assert values[-1]["imu_samples_missing"] == str(expected)
+    assert values[-1]["imu_rate_nominal"] == "400.0"
     assert values[-1]["imu_missing_percent"] == "80.0"
     assert of_kind(outputs, "diagnostics")[-1].status[0].level == b"\x01"
 
@@ -698,7 +717,8 @@ def test_a_simulated_clock_stalled_in_a_busy_node_is_not_taken_for_stamps_ahead(
     assert reading(0, 1 * NS) == 0
     assert reading(100 * NS, 2 * NS) == 100 * NS
     stalled = reading(100 * NS, 5 * NS)  # no /clock processed for 3 s of steady time
-    assert stalled == 103 * NS and judge(102_800_000_000, stalled) is None
+    assert stalled == 103 * NS
+    assert judge(102_800_000_000, stalled) is None
     assert judge(102_800_000_000, 100 * NS) == "ahead"  # the raw clock would refuse it
     assert judge(113 * NS, stalled) == "ahead"
     assert reading(103_500_000_000, 5 * NS) == 103_500_000_000  # it moved: read as it is
@@ -753,8 +773,10 @@ def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model, source: str
     assert [e.stamps_ns.tolist() for e in of_kind(outputs[0], "odometry")] == \
         [e.stamps_ns.tolist() for e in of_kind(outputs[1], "odometry")]
     assert of_kind(outputs[0], "diagnostics") == of_kind(outputs[1], "diagnostics")
-    assert logs[0].lines == logs[1].lines and cycled.counts == one_by_one.counts
-    assert cycled.counts.resets == 1 and cycled.counts.dropped["bad"] == 2
+    assert logs[0].lines == logs[1].lines
+    assert cycled.counts == one_by_one.counts
+    assert cycled.counts.resets == 1
+    assert cycled.counts.dropped["bad"] == 2
     assert any("silent" in line for _, line in logs[0].lines)  # the stall was seen as one
     assert 0.9 * len(taken_at_once) < sum(taken_at_once) < len(taken_at_once)
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from kinodyn.estimation.metrics import AccuracyReport
 from kinodyn.spatial import rot_y, rot_z
+from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
 from kinodyn_tools.bags.writer import BagWriter
 from kinodyn_tools.launcher.cli import main
 from kinodyn_tools.report.build import load_model, make_report
@@ -48,9 +49,8 @@ SLOW_TICKS, SLOW_US, FAST_US = 4, 2000, 400  # of the 400 ticks, 4 solve in 2 ms
 
 
 def _stamp(types: dict[str, Any], t: float, frame: str = "") -> Any:
-    ns = round((T0 + t) * 1e9)
-    return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](sec=ns // 10**9,
-                                                                                  nanosec=ns % 10**9),
+    sec, nanosec = split_ns(seconds_to_ns(T0 + t))
+    return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
                                         frame_id=frame)
 
 
@@ -223,8 +223,10 @@ def test_contacts_against_the_schedule(full_report: Any) -> None:
     always; the spike is the peak; stance force is 100 N (RF's late samples carry 0)."""
     feet = {f.name: f for f in full_report.metrics.contacts.feet}
     assert list(feet) == FEET
-    assert feet["LF_FOOT"].peak_force == SPIKE and feet["LH_FOOT"].peak_force == STANCE_FORCE
-    assert feet["LH_FOOT"].agreement == 1.0 and feet["LH_FOOT"].planned_stance == pytest.approx(0.5)
+    assert feet["LF_FOOT"].peak_force == SPIKE
+    assert feet["LH_FOOT"].peak_force == STANCE_FORCE
+    assert feet["LH_FOOT"].agreement == 1.0
+    assert feet["LH_FOOT"].planned_stance == pytest.approx(0.5)
     assert feet["RF_FOOT"].agreement == pytest.approx(1.0 - LATE / GAIT_PERIOD)
     assert feet["RF_FOOT"].measured_contact == pytest.approx(0.5 - LATE / GAIT_PERIOD)
     assert feet["RF_FOOT"].mean_stance_force == pytest.approx(STANCE_FORCE * (1.0 - LATE / (GAIT_PERIOD / 2)))
@@ -239,7 +241,8 @@ def test_torques_against_the_urdf_limits(full_report: Any) -> None:
     assert peak.at == pytest.approx(0.25)
     assert peak.max_commanded == pytest.approx(0.5 * PEAK_RATIO * 80.0)
     assert joints["LF_HAA"].ratio == pytest.approx(0.5)
-    assert "90.0 % of its limit" in full_report.summary[2] and PEAK_JOINT in full_report.summary[2]
+    assert "90.0 % of its limit" in full_report.summary[2]
+    assert PEAK_JOINT in full_report.summary[2]
 
 
 def test_wbc_solve_times_and_counts(full_report: Any) -> None:
@@ -247,10 +250,12 @@ def test_wbc_solve_times_and_counts(full_report: Any) -> None:
     0.4 + 0.01 * 1.6 = 0.416 ms; the estimator's status on the same topic is not counted."""
     w = full_report.metrics.wbc
     solve = w.timings["QP solve time"]
-    assert solve.median == pytest.approx(0.4) and solve.max == pytest.approx(2.0)
+    assert solve.median == pytest.approx(0.4)
+    assert solve.max == pytest.approx(2.0)
     assert solve.p99 == pytest.approx(0.416)
     latency = w.timings["tick latency"]
-    assert latency.median == pytest.approx(0.5) and latency.p99 == pytest.approx(0.5 + 0.01 * 2.5)
+    assert latency.median == pytest.approx(0.5)
+    assert latency.p99 == pytest.approx(0.5 + 0.01 * 2.5)
     assert w.counts == {"all": 400, "solved": 394, "held (no base state)": 5, "damped (fallback)": 1,
                         "QP failures": 1, "saturated": 16}
     assert w.statuses == {"solved": 7, "infeasible": 1}
@@ -270,7 +275,10 @@ def test_page_is_self_contained_and_holds_every_section(full_report: Any) -> Non
     assert sum(1 for e in root.iter() if e.tag.endswith("svg")) >= 8
     for line in full_report.summary:
         assert line.split()[0] in text
-    assert "0.416" in text and "0.525" in text and "90.0" in text and "/quadruped_system/odometry" in text
+    assert "0.416" in text
+    assert "0.525" in text
+    assert "90.0" in text
+    assert "/quadruped_system/odometry" in text
 
 
 def test_missing_topics_give_one_line_each(tmp_path: Path) -> None:
@@ -281,9 +289,11 @@ def test_missing_topics_give_one_line_each(tmp_path: Path) -> None:
     m = report.metrics
     for section in (m.estimate, m.tracking, m.contacts, m.wbc):
         assert isinstance(section, Missing)
-    assert "/odometry/filtered" in m.estimate.reason and "--estimate-topic" in m.estimate.reason
+    assert "/odometry/filtered" in m.estimate.reason
+    assert "--estimate-topic" in m.estimate.reason
     assert "/wbc/cmd_vel" in m.tracking.reason
-    assert not isinstance(m.torques, Missing) and math.isnan(m.torques.joints[0].limit)
+    assert not isinstance(m.torques, Missing)
+    assert math.isnan(m.torques.joints[0].limit)
     assert any("--urdf" in note for note in m.torques.notes)
     text = report.output.read_text(encoding="utf-8")
     ET.fromstring(text.split("\n", 1)[1])
@@ -296,8 +306,10 @@ def test_solve_times_from_window_summaries_only(tmp_path: Path) -> None:
     write_run(tmp_path / "run", topics=("/diagnostics",), per_tick=False)
     report = make_report(tmp_path / "run", tmp_path / "r.html")
     solve = report.metrics.wbc.timings["QP solve time"]
-    assert solve.per_tick is None and math.isnan(solve.p99)
-    assert solve.median == pytest.approx(0.4) and solve.max == pytest.approx(2.0)
+    assert solve.per_tick is None
+    assert math.isnan(solve.p99)
+    assert solve.median == pytest.approx(0.4)
+    assert solve.max == pytest.approx(2.0)
     assert "the p99 is not in the bag" in report.output.read_text(encoding="utf-8")
     assert "p99 not in the bag" in report.summary[-3]
 
@@ -308,22 +320,27 @@ def test_topics_found_by_type() -> None:
                  "/c/contacts": "kinodyn_interfaces/msg/ContactStates",
                  "/contact_schedule": "kinodyn_interfaces/msg/ContactStates"}
     found, missing = resolve_topics(available, ReportTopics())
-    assert found["truth"] == "/a/odometry" and found["estimate"] == "/odometry/filtered"
-    assert "/b/contacts, /c/contacts" in missing["contacts"] and "--contacts-topic" in missing["contacts"]
+    assert found["truth"] == "/a/odometry"
+    assert found["estimate"] == "/odometry/filtered"
+    assert "/b/contacts, /c/contacts" in missing["contacts"]
+    assert "--contacts-topic" in missing["contacts"]
     chosen = ReportTopics(truth="/odometry/filtered", schedule="/b/contacts")
     found, missing = resolve_topics(available, chosen)
-    assert found["truth"] == "/odometry/filtered" and found["contacts"] == "/c/contacts"
+    assert found["truth"] == "/odometry/filtered"
+    assert found["contacts"] == "/c/contacts"
 
 
 def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_run(tmp_path / "run", topics=("/joint_states", "/quadruped_system/odometry"))
     assert main(["report", str(tmp_path / "run"), "--urdf", str(URDF), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert (tmp_path / "report.html").is_file() and f"wrote {tmp_path / 'report.html'}" in out
+    assert (tmp_path / "report.html").is_file()
+    assert f"wrote {tmp_path / 'report.html'}" in out
     assert "90.0 % of its limit" in out
     assert main(["report", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is no rosbag2 bag" in err[0]
+    assert len(err) == 1
+    assert "is no rosbag2 bag" in err[0]
     assert main(["report", str(tmp_path / "run"), "--urdf", str(tmp_path / "none.urdf")]) == 2
     assert "cannot read URDF" in capsys.readouterr().err
 
@@ -354,7 +371,8 @@ def test_long_bags_show_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     make_report(tmp_path / "run", tmp_path / "r.html", progress=True)
     lines = capsys.readouterr().err.splitlines()
     reading = [line for line in lines if line.startswith("kinodyn report: reading")]
-    assert len(reading) == 60 and reading[-1].endswith("100.0 % of 3.0 s of bag time")
+    assert len(reading) == 60
+    assert reading[-1].endswith("100.0 % of 3.0 s of bag time")
     make_report(tmp_path / "run", tmp_path / "r.html")
     assert capsys.readouterr().err == ""
 
@@ -365,7 +383,8 @@ def test_commands_on_another_clock_are_named(tmp_path: Path) -> None:
     run = read_series(tmp_path / "run")
     run.cmd_vel.t[:] = [t + 1e9 for t in run.cmd_vel.t]
     tracking = run_metrics(run, None).tracking
-    assert isinstance(tracking, Missing) and "one clock" in tracking.reason
+    assert isinstance(tracking, Missing)
+    assert "one clock" in tracking.reason
 
 
 def test_absurd_contact_forces_are_left_out_and_counted(tmp_path: Path) -> None:
@@ -399,7 +418,9 @@ def test_a_bag_without_any_report_topic_reads_as_empty_series(tmp_path: Path) ->
 
     with BagWriter(tmp_path / "other") as bag:
         bag.add_topic("/chatter", "std_msgs/msg/String")
-        bag.write("/chatter", 1_000_000_000, String(data="hello"))
+        bag.write("/chatter", NS, String(data="hello"))
     run = read_series(tmp_path / "other")
-    assert not run.skipped and len(run.estimate) == 0 and len(run.contact_force) == 0
+    assert not run.skipped
+    assert len(run.estimate) == 0
+    assert len(run.contact_force) == 0
     assert "estimate" in run.missing

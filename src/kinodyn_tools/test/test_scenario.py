@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 import yaml
-from kinodyn.urdf import ParsedURDF
 from kinodyn_control.wbc.legged import LeggedSettings
 from kinodyn_tools.demo.catalog import DEMOS
 from kinodyn_tools.launcher.graph import load_graph
@@ -21,6 +21,9 @@ from kinodyn_tools.scenario.steps import Step, load_steps, random_steps, steps_f
 
 import kinodyn as kd
 
+if TYPE_CHECKING:
+    from kinodyn.urdf import ParsedURDF
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -31,9 +34,14 @@ def test_steps_from_yaml_and_their_errors(tmp_path: Path) -> None:
                     "- {name: push, duration: 1.0, push: [0, 120, 0], push_duration: 0.2}\n"
                     "- {name: sway, duration: 1.0, base_pose: [0, 0, -0.05, 0.15, 0, 0]}\n")
     trot, go, push, sway = load_steps(path)
-    assert sway.base_pose == (0.0, 0.0, -0.05, 0.15, 0.0, 0.0) and trot.base_pose is None
-    assert trot.mode == "trot" and go.cmd_vel == (0.5, 0.0, 0.0) and go.track and go.settle == 1.5
-    assert push.push == (0.0, 120.0, 0.0) and push.push_link == "base_link"
+    assert sway.base_pose == (0.0, 0.0, -0.05, 0.15, 0.0, 0.0)
+    assert trot.base_pose is None
+    assert trot.mode == "trot"
+    assert go.cmd_vel == (0.5, 0.0, 0.0)
+    assert go.track
+    assert go.settle == 1.5
+    assert push.push == (0.0, 120.0, 0.0)
+    assert push.push_link == "base_link"
     for raw, reason in (({"name": "a", "duration": 1.0, "speed": 1}, "unknown keys \\['speed'\\]"),
                         ({"name": "a", "duration": 1.0, "settle": 1.0, "track": True}, "settle must be"),
                         ({"name": "a", "duration": 0.0}, "duration must be"),
@@ -48,10 +56,13 @@ def test_steps_from_yaml_and_their_errors(tmp_path: Path) -> None:
 def test_random_steps_cover_the_duration_within_the_limits_and_repeat_with_the_seed() -> None:
     steps = random_steps(60.0, seed=3)
     assert sum(s.duration for s in steps) == pytest.approx(60.0)
-    assert all(s.duration <= 4.0 for s in steps) and all(s.duration >= 2.0 for s in steps[:-1])
+    assert all(s.duration <= 4.0 for s in steps)
+    assert all(s.duration >= 2.0 for s in steps[:-1])
     cmds = np.array([s.cmd_vel for s in steps])
-    assert np.all(np.abs(cmds) <= [0.5, 0.2, 0.6]) and np.abs(cmds).max(axis=0).min() > 0.1
-    assert steps == random_steps(60.0, seed=3) and steps != random_steps(60.0, seed=4)
+    assert np.all(np.abs(cmds) <= [0.5, 0.2, 0.6])
+    assert np.abs(cmds).max(axis=0).min() > 0.1
+    assert steps == random_steps(60.0, seed=3)
+    assert steps != random_steps(60.0, seed=4)
 
 
 def test_acceptance_scenarios() -> None:
@@ -60,7 +71,8 @@ def test_acceptance_scenarios() -> None:
         assert tracked == {"forward 0.5": (0.5, 0.0, 0.0), "sideways 0.2": (0.0, 0.2, 0.0),
                            "yaw 0.6": (0.0, 0.0, 0.6)}
         pushes = sorted(s.push[1] for s in steps if s.push is not None)
-        assert pushes == [60.0, 120.0] and all(s.push_duration == 0.2 for s in steps if s.push)
+        assert pushes == [60.0, 120.0]
+        assert all(s.push_duration == 0.2 for s in steps if s.push)
     assert sum(s.duration for s in full() if s.name.startswith("random")) == pytest.approx(60.0)
 
 
@@ -104,14 +116,19 @@ def test_tracking_rmse_in_the_heading_frame_drift_and_wbc_figures_against_closed
     assert s.linear_rmse == pytest.approx(0.08 / math.sqrt(2), rel=2e-3)  # sine over 3 whole periods
     assert s.yaw_rmse == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(s.mean_velocity, (0.5, 0.2, 0.3), atol=1e-3)
-    assert result.drift is not None and result.drift.drift == pytest.approx(0.01 / 0.5, rel=1e-6)
+    assert result.drift is not None
+    assert result.drift.drift == pytest.approx(0.01 / 0.5, rel=1e-6)
     assert (result.qp_failures, result.damped_ticks, result.held_ticks) == (1, 1, 2)
-    assert result.tick_latency.median_ms == 2.5 and result.tick_latency.max_ms == 4.0
-    assert result.solve_time.count == 3 and result.solve_time.median_ms == 0.7
-    assert result.falls == [] and result.failures() == []
+    assert result.tick_latency.median_ms == 2.5
+    assert result.tick_latency.max_ms == 4.0
+    assert result.solve_time.count == 3
+    assert result.solve_time.median_ms == 0.7
+    assert result.falls == []
+    assert result.failures() == []
     assert result.failures(max_linear_rmse=0.05) == [
         f"go: velocity RMSE {s.linear_rmse:.3f} m/s > 0.05"]
-    assert "go" in result.summary_table() and "0.057" in result.summary_table()
+    assert "go" in result.summary_table()
+    assert "0.057" in result.summary_table()
 
 
 def test_falls_are_a_low_base_or_a_body_sphere_on_the_ground() -> None:
@@ -143,7 +160,8 @@ def test_the_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
         expected = {"control_node": {"robot_description_file"}, "state_estimator": {"foot_radius"}}
         assert changed == expected.get(a.executable, set())
         if a.executable == "state_estimator":
-            assert a.parameters["foot_radius"] == 0.0 and "foot_radius" not in b.parameters
+            assert a.parameters["foot_radius"] == 0.0
+            assert "foot_radius" not in b.parameters
         assert (a.name, a.remappings) == (b.name, b.remappings)
         if a.executable == "control_node":
             assert Path(b.parameters["robot_description_file"]).read_text() == mujoco
@@ -159,7 +177,8 @@ def test_the_in_process_graph_on_the_mujoco_backend(tmp_path: Path) -> None:
     assert before["state_estimator"]["foot_radius"] == 0.0
     assert "foot_radius" not in after["state_estimator"]
     after_estimator = {**after["state_estimator"], "foot_radius": 0.0}
-    assert after_estimator == before["state_estimator"] and after["wbc"] == before["wbc"]
+    assert after_estimator == before["state_estimator"]
+    assert after["wbc"] == before["wbc"]
     assert '<param name="backend">mujoco</param>' in Path(after["robot_description_file"]).read_text()
     assert derived[1:] == original[1:]
 

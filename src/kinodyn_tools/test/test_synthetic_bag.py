@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import inject_faults, trotting_walk
+from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_tools.bags.reader import read_messages
 from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, main, write_synthetic_bag
 
@@ -32,7 +33,7 @@ def xyz(vector) -> list[float]:
 
 
 def stamp_ns(message) -> int:
-    return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+    return stamp_to_ns(message.header.stamp)
 
 
 def by_topic(path: Path) -> dict[str, list[tuple[int, object]]]:
@@ -52,7 +53,8 @@ def test_clean_bag_holds_the_run(run, tmp_path):
         assert [t for t, _ in messages] == expected.tolist()  # bag time = header stamp, in order
         assert [stamp_ns(m) for _, m in messages] == expected.tolist()
     imu = [m for _, m in topics["/imu/data"]]
-    assert {m.header.frame_id for m in imu} == {"imu_link"} and imu[0].orientation_covariance[0] == -1.0
+    assert {m.header.frame_id for m in imu} == {"imu_link"}
+    assert imu[0].orientation_covariance[0] == -1.0
     gyro = np.array([xyz(m.angular_velocity) for m in imu])
     accel = np.array([xyz(m.linear_acceleration) for m in imu])
     assert np.array_equal(gyro, run.imu_angular_velocity)
@@ -65,7 +67,8 @@ def test_clean_bag_holds_the_run(run, tmp_path):
     assert list(contacts[0].names) == FEET
     assert np.array_equal(np.array([m.in_contact for m in contacts]), run.contacts)
     odom = [m for _, m in topics["/ground_truth/odometry"]]
-    assert odom[0].header.frame_id == "odom" and odom[0].child_frame_id == "base_link"
+    assert odom[0].header.frame_id == "odom"
+    assert odom[0].child_frame_id == "base_link"
     position = np.array([xyz(m.pose.pose.position) for m in odom])
     assert np.array_equal(position, run.position)
     assert odom[-1].twist.twist.linear.x == run.linear_velocity[-1, 0]
@@ -117,7 +120,8 @@ def test_cli(tmp_path, capsys):
     args = ["--urdf", str(URDF), "--imu-frame", "imu_link", "--feet", *FEET, "--output", str(out),
             "--duration", "3", "--rate", "100", "--faults", "--standing-joints", *map(str, STANDING)]
     assert main(args) == 0
-    assert (out / "metadata.yaml").exists() and "wrote" in capsys.readouterr().out
+    assert (out / "metadata.yaml").exists()
+    assert "wrote" in capsys.readouterr().out
     assert main(args) == 2  # refuses to overwrite
     assert "exists" in capsys.readouterr().err
     assert main([*args[:-13], "--output", str(tmp_path / "x"), "--standing-joints", "0.1"]) == 2

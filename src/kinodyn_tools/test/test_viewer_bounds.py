@@ -18,7 +18,8 @@ def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> Non
         with pytest.raises(InputError) as refused:
             check_bounded("contacts", "ContactStates force", values, 1e6, "N", "max_force")
         assert refused.value.kind == "contacts_out_of_range"
-        assert "max_force" in str(refused.value) and f"{abs(absurd):.3g} N" in str(refused.value)
+        assert "max_force" in str(refused.value)
+        assert f"{abs(absurd):.3g} N" in str(refused.value)
 
     rng = np.random.default_rng(5)
     points = np.c_[rng.uniform(-1.0, 1.0, (5000, 2)), np.zeros(5000)]
@@ -29,7 +30,8 @@ def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> Non
     np.testing.assert_array_equal(drawn[0], arrows[0])
     np.testing.assert_array_equal(drawn[-1], arrows[-1])
     assert {tuple(a.ravel()) for a in drawn} <= {tuple(a.ravel()) for a in arrows}
-    assert evenly_picked(arrows[:10], 64) is not None and len(evenly_picked(arrows[:10], 64)) == 10
+    assert evenly_picked(arrows[:10], 64) is not None
+    assert len(evenly_picked(arrows[:10], 64)) == 10
     # the polygon still uses every contact: the same hull as scipy's Qhull
     for cloud in (points, np.c_[rng.normal(size=(5000, 2)), np.zeros(5000)]):  # a square, a round cloud
         polygon = support_polygon(cloud)

@@ -72,7 +72,8 @@ def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(viewer, 
     scene = viewer._scene(links)
     assert len(scene.bodies) == 17
     np.testing.assert_allclose(scene.focus, [1.0, 2.0, 0.5])
-    assert len(scene.force_arrows) == 3 and len(scene.support_polygon) == 3
+    assert len(scene.force_arrows) == 3
+    assert len(scene.support_polygon) == 3
     np.testing.assert_allclose(scene.force_arrows[0][1] - scene.force_arrows[0][0], [0.0, 0.0, 0.15])
     q = np.concatenate([[1.0, 2.0, 0.5, 0.0, 0.0, 0.0, 1.0], np.zeros(12)])
     np.testing.assert_allclose(scene.com, viewer._model.com(q), atol=1e-12)

@@ -79,8 +79,11 @@ def by_id(markers: list[Marker]) -> dict[int, Marker]:
 
 
 def test_scene_of_the_fixture_has_every_overlay(scene: Scene) -> None:
-    assert len(scene.bodies) == 17 and scene.force_arrows.shape == (3, 2, 3)
-    assert len(scene.support_polygon) == 3 and len(scene.footholds) == 1 and scene.is_finite()
+    assert len(scene.bodies) == 17
+    assert scene.force_arrows.shape == (3, 2, 3)
+    assert len(scene.support_polygon) == 3
+    assert len(scene.footholds) == 1
+    assert scene.is_finite()
 
 
 def test_markers_carry_the_scene(scene: Scene) -> None:
@@ -94,7 +97,8 @@ def test_markers_carry_the_scene(scene: Scene) -> None:
     np.testing.assert_array_equal(xyz(m[0].points), scene.estimated_path)
     np.testing.assert_array_equal(xyz(m[1].points), scene.true_path)
     arrows = [m[100 + i] for i in range(3)]
-    assert all(a.type == Marker.ARROW for a in arrows) and 103 not in m
+    assert all(a.type == Marker.ARROW for a in arrows)
+    assert 103 not in m
     np.testing.assert_array_equal(np.array([xyz(a.points) for a in arrows]), scene.force_arrows)
     fill = xyz(m[2].points).reshape(-1, 3, 3)
     assert m[2].type == Marker.TRIANGLE_LIST
@@ -105,7 +109,8 @@ def test_markers_carry_the_scene(scene: Scene) -> None:
     assert m[4].type == Marker.SPHERE
     np.testing.assert_array_equal(xyz([m[4].pose.position])[0], scene.com)
     np.testing.assert_array_equal(xyz(m[5].points), [scene.com, scene.com_ground])
-    assert m[6].type == Marker.CYLINDER and m[6].scale.z < m[6].scale.x
+    assert m[6].type == Marker.CYLINDER
+    assert m[6].scale.z < m[6].scale.x
     np.testing.assert_array_equal(xyz([m[6].pose.position])[0], scene.com_ground)
     assert m[7].type == Marker.SPHERE_LIST
     np.testing.assert_array_equal(xyz(m[7].points), scene.footholds)
@@ -153,6 +158,7 @@ def test_browser_draws_the_same_scene(scene: Scene) -> None:
         assert view.server.initial_camera.look_at == pytest.approx(scene.focus)
 
         view.update(Scene("odom"))  # the robot and every overlay disappear
-        assert view.overlays == {} and not any(h.visible for h in view.bodies.values())
+        assert view.overlays == {}
+        assert not any(h.visible for h in view.bodies.values())
     finally:
         view.stop()

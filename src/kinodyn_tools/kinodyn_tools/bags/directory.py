@@ -11,11 +11,9 @@ reads a file without its summary; sqlite3: rosbags' reader), the RIHS01 type has
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rosbags.interfaces import Connection, ConnectionExtRosbag2, MessageDefinition, MessageDefinitionFormat
@@ -26,6 +24,10 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Reader
 from kinodyn_tools.bags.mcap_format import RecordError
 from kinodyn_tools.bags.mcap_reader import McapFile
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterator
+    from types import TracebackType
+
 SUFFIXES = {".mcap": "mcap", ".db3": "sqlite3"}
 _FORMATS = {"ros2msg": MessageDefinitionFormat.MSG, "ros2idl": MessageDefinitionFormat.IDL}
 
@@ -34,7 +36,7 @@ class BagError(RuntimeError):
     """A path that is no readable rosbag2 bag, or a topic it lacks; the message says which and what to do."""
 
 
-def read_metadata_file(bag: Path) -> dict | None:
+def read_metadata_file(bag: Path) -> dict[str, Any] | None:  # Any: YAML values
     """The ``rosbag2_bagfile_information`` mapping of ``bag/metadata.yaml``; None when there is none or it is
     no such file."""
     path = bag / "metadata.yaml"
@@ -45,7 +47,7 @@ def read_metadata_file(bag: Path) -> dict | None:
     return meta if isinstance(meta, dict) else None
 
 
-def storage_files(bag: Path, meta: dict | None) -> tuple[str, list[Path]]:
+def storage_files(bag: Path, meta: dict[str, Any] | None) -> tuple[str, list[Path]]:
     """The storage id and files of a bag directory: metadata.yaml's list where it names files that exist,
     else the directory's ``*.mcap`` or ``*.db3`` files."""
     if not bag.is_dir():
@@ -113,6 +115,7 @@ class StorageBag:
                 continue
         by_key: dict[tuple[str, str], Connection] = {}
         for path in self.files:
+            storage: McapFile | Sqlite3Reader
             if self.storage_id == "mcap":
                 storage, found = self._open_mcap(path, stored_hashes)
             else:
@@ -125,9 +128,10 @@ class StorageBag:
                 known = by_key[key]
                 by_key[key] = known._replace(msgcount=known.msgcount + connection.msgcount)
                 ids[storage_id] = key
-            self.opened.append((storage, ids))  # type: ignore[arg-type]
+            self.opened.append((storage, ids))  # type: ignore[arg-type]  # ids: (topic, type) keys until all are read
         self.connections = list(by_key.values())
-        self.opened = [(storage, {i: by_key[key] for i, key in ids.items()}) for storage, ids in self.opened]
+        self.opened = [(storage, {i: by_key[key] for i, key in ids.items()})  # type: ignore[index]  # keys, above
+                       for storage, ids in self.opened]
 
     def _open_mcap(self, path: Path, stored_hashes: dict[str, str]) -> tuple[McapFile, dict[int, Connection]]:
         try:

@@ -4,14 +4,19 @@ sorted by name; service event topics counted apart)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kinodyn_common.stamps import split_ns
 
 from kinodyn_tools.bags.directory import BagError, StorageBag, read_metadata_file
 from kinodyn_tools.bags.metadata import bag_metadata
 from kinodyn_tools.bags.reader import warn
+
+if TYPE_CHECKING:
+    import argparse
 
 LABEL_WIDTH = 19
 _SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -28,23 +33,23 @@ def format_size(size_bytes: int) -> str:
 
 def format_seconds(ns: int) -> str:
     """``seconds.nanoseconds`` with nine decimals."""
-    seconds, fraction = divmod(ns, 1_000_000_000)
+    seconds, fraction = split_ns(ns)
     return f"{seconds}.{fraction:09d}"
 
 
 def format_time_point(ns: int) -> str:
     """``Mon dd YYYY HH:MM:SS.nnnnnnnnn (seconds.nanoseconds)`` in local time."""
-    seconds, fraction = divmod(ns, 1_000_000_000)
+    seconds, fraction = split_ns(ns)
     local = time.localtime(seconds)
     return f"{time.strftime('%b %e %Y', local)} {time.strftime('%H:%M:%S', local)}.{fraction:09d} " \
         f"({format_seconds(ns)})"
 
 
-def _is_service_event(topic: dict) -> bool:
+def _is_service_event(topic: dict[str, str]) -> bool:
     return topic["name"].endswith("/_service_event") and topic["type"].endswith("_Event")
 
 
-def read_metadata(bag: str | Path) -> dict:
+def read_metadata(bag: str | Path) -> dict[str, Any]:  # Any: YAML values
     """The ``rosbag2_bagfile_information`` mapping of a bag directory's metadata.yaml; for a bag without a
     readable one (a recording that was killed), the same figures from its storage files, with one line on
     stderr that says so."""

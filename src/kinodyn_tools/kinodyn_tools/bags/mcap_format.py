@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from lz4.frame import decompress as lz4_decompress  # rosbags' dependency
+
+if TYPE_CHECKING:
+    import mmap
+    from collections.abc import Callable, Iterator, Mapping
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -62,7 +66,7 @@ class Cursor:
 
     __slots__ = ("data", "end", "pos")
 
-    def __init__(self, data: bytes | memoryview, pos: int = 0, end: int | None = None) -> None:
+    def __init__(self, data: bytes | memoryview | mmap.mmap, pos: int = 0, end: int | None = None) -> None:
         self.data, self.pos = data, pos
         self.end = len(data) if end is None else end
 
@@ -73,17 +77,20 @@ class Cursor:
         self.pos += size
         return value
 
-    def unpack(self, layout: struct.Struct) -> tuple:
+    def unpack(self, layout: struct.Struct) -> tuple[Any, ...]:  # Any: struct.unpack's fields
         return layout.unpack(self.take(layout.size))
 
     def u16(self) -> int:
-        return self.unpack(U16)[0]
+        value: int = self.unpack(U16)[0]
+        return value
 
     def u32(self) -> int:
-        return self.unpack(U32)[0]
+        value: int = self.unpack(U32)[0]
+        return value
 
     def u64(self) -> int:
-        return self.unpack(U64)[0]
+        value: int = self.unpack(U64)[0]
+        return value
 
     def string(self) -> str:
         try:
@@ -106,7 +113,7 @@ class Cursor:
         return self.take(self.end - self.pos)
 
 
-def records(data: bytes | memoryview, start: int = 0, end: int | None = None
+def records(data: bytes | memoryview | mmap.mmap, start: int = 0, end: int | None = None
             ) -> Iterator[tuple[int, int, int]]:
     """``(opcode, content start, content end)`` of the records in ``data[start:end]``; RecordError at a record
     that does not fit."""
@@ -123,7 +130,8 @@ def records(data: bytes | memoryview, start: int = 0, end: int | None = None
         pos = content + length
 
 
-def first_record(data: bytes | memoryview, start: int, end: int | None = None) -> tuple[int, int, int]:
+def first_record(data: bytes | memoryview | mmap.mmap, start: int, end: int | None = None
+                 ) -> tuple[int, int, int]:
     """``(opcode, content start, content end)`` of the record at ``start``; RecordError when none fits."""
     for found in records(data, start, end):
         return found

@@ -15,14 +15,19 @@ from __future__ import annotations
 import mmap
 import struct
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zlib import crc32
+
+from kinodyn_common.stamps import split_ns
 
 from kinodyn_tools.bags import mcap_format as fmt
 from kinodyn_tools.bags.mcap_format import Cursor, RecordError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,8 @@ Message = tuple[int, int, bytes]  # channel id, log time (ns), CDR payload
 
 
 def _ns(t: int) -> str:
-    return f"{t // 1_000_000_000}.{t % 1_000_000_000:09d}"
+    sec, nanosec = split_ns(t)
+    return f"{sec}.{nanosec:09d}"
 
 
 class McapFile:

@@ -24,14 +24,19 @@ import os
 import struct
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 from zlib import crc32
 
 from rosbags.interfaces import Connection, MessageDefinitionFormat
 from rosbags.rosbag2.enums import CompressionMode
 
 from kinodyn_tools.bags import mcap_format as fmt
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rosbags.interfaces import ConnectionExtRosbag2
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # bytes of message records per chunk
 DEFAULT_CHUNK_PERIOD = 1.0  # s (monotonic) from a chunk's first message to its write, when recording
@@ -126,8 +131,9 @@ class McapStorage:
     def add_connection(self, connection: Connection, offered_qos_profiles: str) -> None:
         """A channel record (offered QoS and RIHS01 type hash in its metadata, as rosbag2), on disk now."""
         metadata = {"offered_qos_profiles": offered_qos_profiles, "topic_type_hash": connection.digest}
+        ext = cast("ConnectionExtRosbag2", connection.ext)  # rosbag2 connections only
         content = fmt.U16.pack(connection.id) + fmt.U16.pack(self._schemas[connection.msgtype]) \
-            + fmt.string(connection.topic) + fmt.string(connection.ext.serialization_format) \
+            + fmt.string(connection.topic) + fmt.string(ext.serialization_format) \
             + fmt.string_map(metadata)
         self._write_definition(fmt.record(fmt.CHANNEL, content), self._channel_records)
 
@@ -146,10 +152,8 @@ class McapStorage:
         records += _MESSAGE_RECORD.pack(fmt.MESSAGE, fmt.MESSAGE_HEAD.size + len(data), connection.id, 0,
                                         timestamp, timestamp)
         records += data
-        if timestamp < chunk.start:
-            chunk.start = timestamp
-        if timestamp > chunk.end:
-            chunk.end = timestamp
+        chunk.start = min(chunk.start, timestamp)
+        chunk.end = max(chunk.end, timestamp)
         if len(records) >= self.chunk_size or (period is not None and now - chunk.opened >= period):
             self._close_chunk()
 

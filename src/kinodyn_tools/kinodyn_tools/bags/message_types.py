@@ -12,6 +12,7 @@ def message_class(msgtype: str) -> type | None:
         return None
     package, kind, name = parts
     try:
-        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+        found: type = getattr(importlib.import_module(f"{package}.{kind}"), name)
+        return found
     except (ImportError, AttributeError):
         return None

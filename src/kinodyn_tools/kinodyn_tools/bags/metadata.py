@@ -4,13 +4,18 @@ after a failed write, shown by `kinodyn bag info` for a bag without one (docs/ba
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 from rosbags.rosbag2.metadata import dump_qos_v9
 
 from kinodyn_tools.bags.directory import StorageBag
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rosbags.interfaces import ConnectionExtRosbag2
 
 METADATA_VERSION = 9
 
@@ -26,7 +31,7 @@ def _ros_distro(bag: StorageBag) -> str:
     return str((bag.meta or {}).get("ros_distro") or "")
 
 
-def bag_metadata(bag: StorageBag) -> dict:
+def bag_metadata(bag: StorageBag) -> dict[str, Any]:  # Any: YAML values
     """The ``rosbag2_bagfile_information`` mapping of an opened bag, from its storage files' content."""
     count = bag.message_count
     start = bag.start_time
@@ -42,8 +47,9 @@ def bag_metadata(bag: StorageBag) -> dict:
                 "topic_metadata": {
                     "name": c.topic,
                     "type": c.msgtype,
-                    "serialization_format": c.ext.serialization_format,
-                    "offered_qos_profiles": dump_qos_v9(c.ext.offered_qos_profiles),
+                    "serialization_format": cast("ConnectionExtRosbag2", c.ext).serialization_format,
+                    "offered_qos_profiles": dump_qos_v9(
+                        cast("ConnectionExtRosbag2", c.ext).offered_qos_profiles),
                     "type_description_hash": c.digest,
                 },
                 "message_count": c.msgcount,
@@ -67,7 +73,7 @@ def bag_metadata(bag: StorageBag) -> dict:
     }
 
 
-def write_metadata_file(path: Path, meta: dict) -> None:
+def write_metadata_file(path: Path, meta: dict[str, Any]) -> None:
     """``path/metadata.yaml`` replaced in one step (a crash leaves the old or the new one, never half)."""
     text = yaml.safe_dump({"rosbag2_bagfile_information": meta}, default_flow_style=False, sort_keys=False)
     tmp = path / "metadata.yaml.tmp"
@@ -78,7 +84,7 @@ def write_metadata_file(path: Path, meta: dict) -> None:
     tmp.replace(path / "metadata.yaml")
 
 
-def write_metadata(path: str | Path, report: Callable[[str], None]) -> dict:
+def write_metadata(path: str | Path, report: Callable[[str], None]) -> dict[str, Any]:
     """Rebuild ``path/metadata.yaml`` from the bag's storage files; the mapping written."""
     with StorageBag(path, report) as bag:
         meta = bag_metadata(bag)

@@ -10,14 +10,13 @@ replayed. The command ends when the last message is out (or on SIGINT/SIGTERM/SI
 
 from __future__ import annotations
 
-import argparse
 import signal
 import time
 from collections import defaultdict
-from types import FrameType
+from typing import TYPE_CHECKING, Any, cast
 
 import rclpy
-from builtin_interfaces.msg import Time
+from kinodyn_common.stamps import ns_to_stamp
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -26,6 +25,15 @@ from rosgraph_msgs.msg import Clock
 from kinodyn_tools.bags.message_types import message_class
 from kinodyn_tools.bags.qos import offer_for_recorded
 from kinodyn_tools.bags.reader import BagError, open_bag, select_connections
+
+if TYPE_CHECKING:
+    import argparse
+    from types import FrameType
+
+    from rclpy.publisher import Publisher
+    from rosbags.interfaces import Connection, ConnectionExtRosbag2
+
+    from kinodyn_tools.bags.reader import BagReader
 
 DEFAULT_CLOCK_RATE = 40.0  # Hz of /clock for `--clock` without a value (ros2 bag play)
 CLOCK_QOS = QoSProfile(depth=1)  # reliable keep_last 1: matches best-effort and reliable /clock subscribers
@@ -63,8 +71,7 @@ def _check(args: argparse.Namespace) -> str | None:
 
 
 def _clock_message(t_ns: int) -> Clock:
-    sec, nanosec = divmod(t_ns, 1_000_000_000)
-    return Clock(clock=Time(sec=sec, nanosec=nanosec))
+    return Clock(clock=ns_to_stamp(t_ns))
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -74,24 +81,25 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 class Player:
     """Publishers for the chosen topics of an open bag, and the timed replay of its messages."""
 
-    def __init__(self, node: Node, reader, topics: list[str] | None, clock_rate: float) -> None:
+    def __init__(self, node: Node, reader: BagReader, topics: list[str] | None, clock_rate: float) -> None:
         self.node = node
         self.reader = reader
         connections = select_connections(reader, topics)
         if clock_rate > 0 and any(connection.topic == "/clock" for connection in connections):
             node.get_logger().info("--clock given: the recorded /clock is not replayed")
             connections = [connection for connection in connections if connection.topic != "/clock"]
-        by_topic: dict[str, list] = defaultdict(list)
+        by_topic: dict[str, list[Connection]] = defaultdict(list)
         for connection in connections:
             by_topic[connection.topic].append(connection)
-        self.publishers = {}
+        self.publishers: dict[str, Publisher[Any]] = {}  # Any: the message classes found at run time
         for topic, topic_connections in by_topic.items():
             msgtype = topic_connections[0].msgtype
             cls = message_class(msgtype)
             if cls is None:
                 node.get_logger().error(f"not playing {topic}: its type {msgtype} is not installed here")
                 continue
-            offers = [qos for connection in topic_connections for qos in connection.ext.offered_qos_profiles]
+            offers = [qos for connection in topic_connections
+                      for qos in cast("ConnectionExtRosbag2", connection.ext).offered_qos_profiles]
             self.publishers[topic] = node.create_publisher(cls, topic, offer_for_recorded(offers))
         self.connections = [c for c in connections if c.topic in self.publishers]
         self.clock = node.create_publisher(Clock, "/clock", CLOCK_QOS) if clock_rate > 0 else None

@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 import time
 
-NS = 1_000_000_000
+from kinodyn_common.stamps import NS
+
 PROGRESS_PERIOD = 5.0  # s of wall time between progress lines
 
 

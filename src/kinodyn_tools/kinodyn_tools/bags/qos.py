@@ -4,8 +4,9 @@ offers for the profiles a bag recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
 
+from kinodyn_common.stamps import split_ns
 from rclpy.duration import Duration
 from rclpy.qos import (
     DurabilityPolicy,
@@ -16,9 +17,13 @@ from rclpy.qos import (
 )
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 #: rosbag2's default offer and request (Rosbag2QoS: keep_last 10, reliable, volatile, durations unspecified).
 DEFAULT_DEPTH = 10
 _UNSPECIFIED = QosTime(0, 0)
+_Policy = TypeVar("_Policy", ReliabilityPolicy, DurabilityPolicy, LivelinessPolicy)
 
 
 def _profile(reliability: QosReliability, durability: QosDurability, depth: int) -> Qos:
@@ -38,7 +43,7 @@ PRESETS: dict[str, Qos] = {
 
 
 def _qos_time(duration: Duration) -> QosTime:
-    sec, nsec = divmod(duration.nanoseconds, 1_000_000_000)
+    sec, nsec = split_ns(duration.nanoseconds)
     return QosTime(sec, nsec)
 
 
@@ -74,7 +79,7 @@ def request_for_offers(offers: Sequence[Qos]) -> QoSProfile:
     )
 
 
-def _compatibility(qos: Qos) -> tuple:
+def _compatibility(qos: Qos) -> tuple[object, ...]:
     """The policies that decide compatibility (history and lifespan excluded, as rosbag2)."""
     return qos.reliability, qos.durability, qos.deadline, qos.liveliness, qos.liveliness_lease_duration
 
@@ -98,6 +103,7 @@ def offer_for_recorded(recorded: Sequence[Qos]) -> QoSProfile:
     return profile
 
 
-def _policy(enum: type, value: QosReliability | QosDurability | QosLiveliness, unknown: object) -> object:
+def _policy(enum: type[_Policy], value: QosReliability | QosDurability | QosLiveliness,
+            unknown: object) -> _Policy:
     """rclpy's policy of the same number; system default for a policy recorded as unknown."""
     return enum(0 if value == unknown else value.value)

@@ -13,19 +13,23 @@ estimator's 500 Hz inputs are decoded by ``kinodyn_common.cdr`` into the same ob
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinodyn_common.cdr import DECODERS
 from rosbags.highlevel import AnyReader, AnyReaderError
-from rosbags.interfaces import Connection
 from rosbags.typesys import Stores, get_typestore
-from rosbags.typesys.store import Typestore
 
 from kinodyn_tools.bags.directory import BagError, StorageBag
 from kinodyn_tools.bags.typestore import deserialize_cdr, installed_typestore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+    from rosbags.interfaces import Connection
+    from rosbags.typesys.store import Typestore
 
 __all__ = ["BagError", "BagReader", "open_bag", "read_messages", "reader_messages", "select_connections"]
 
@@ -39,6 +43,8 @@ class BagReader(AnyReader):
     """rosbags' AnyReader over one bag directory read by ``StorageBag`` (see the module docstring);
     ``skipped`` counts the messages of chunks that failed their check."""
 
+    default_typestore: Typestore
+
     def __init__(self, path: Path, default_typestore: Typestore,
                  report: Callable[[str], None] = warn) -> None:
         # AnyReader.__init__ would open the directory with rosbags' reader, which needs metadata.yaml and
@@ -50,7 +56,8 @@ class BagReader(AnyReader):
         self.default_typestore = default_typestore
         self.typestore = get_typestore(Stores.EMPTY)
         self.storage = StorageBag(path, report)
-        self.readers = [self.storage]  # type: ignore[list-item]
+        # rosbags types AnyReader.readers as its own Reader classes; StorageBag has their interface
+        self.readers = [self.storage]  # type: ignore[assignment]
 
     @property
     def skipped(self) -> int:
@@ -71,7 +78,7 @@ def open_bag(path: str | Path, report: Callable[[str], None] = warn) -> Iterator
         reader.close()
 
 
-def select_connections(reader: AnyReader, topics: Iterable[str] | None) -> list:
+def select_connections(reader: BagReader, topics: Iterable[str] | None) -> list[Connection]:
     """The bag's connections on ``topics`` (all when None); a topic the bag does not have is an error."""
     if topics is None:
         return list(reader.connections)
@@ -92,7 +99,8 @@ def read_messages(
         yield from reader_messages(reader, select_connections(reader, topics))
 
 
-def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str, str, int, object]]:
+def reader_messages(reader: BagReader, connections: list[Connection]
+                    ) -> Iterator[tuple[str, str, int, object]]:
     """``read_messages`` of an opened bag (``open_bag``) on ``connections`` (``select_connections``)."""
     if not connections:  # reader.messages takes no connections as all of them
         return
@@ -101,22 +109,23 @@ def reader_messages(reader: AnyReader, connections: list) -> Iterator[tuple[str,
         yield connection.topic, connection.msgtype, t_ns, decoders[id(connection)](raw)
 
 
-def stores_installed_definition(reader: AnyReader, connection: Connection) -> bool:
+def stores_installed_definition(reader: BagReader, connection: Connection) -> bool:
     """Whether the bag stores the installed definition of the connection's type (equal RIHS01 hash): its
     CDR is then laid out as ``kinodyn_common.cdr`` expects."""
     return connection.digest == reader.default_typestore.hash_rihs01(connection.msgtype)
 
 
-def fast_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object] | None:
+def fast_decoder(reader: BagReader, connection: Connection) -> Callable[[bytes | memoryview], object] | None:
     """``kinodyn_common.cdr``'s decoder of the connection's type when the bag stores the installed
     definition, else None (rosbags decodes by the stored one)."""
     decoder = DECODERS.get(connection.msgtype)
     if decoder is None or not stores_installed_definition(reader, connection):
         return None
-    return partial(decoder, types=reader.typestore.types)
+    types = reader.typestore.types
+    return lambda raw: decoder(raw, types)
 
 
-def message_decoder(reader: AnyReader, connection: Connection) -> Callable[[bytes | memoryview], object]:
+def message_decoder(reader: BagReader, connection: Connection) -> Callable[[bytes | memoryview], object]:
     """Raw CDR of the connection -> message object: ``fast_decoder`` where there is one, else rosbags by the
     definition the bag stores (bytes after the message ignored: ``deserialize_cdr``)."""
     return fast_decoder(reader, connection) or partial(deserialize_cdr, reader.typestore,

@@ -19,14 +19,13 @@ leaves the bag closed with what it holds (exit code 1).
 
 from __future__ import annotations
 
-import argparse
 import signal
 import time
 from collections import Counter
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from types import FrameType
+from typing import TYPE_CHECKING
 
 import rclpy
 from rclpy.executors import Executor, SingleThreadedExecutor, TimeoutException
@@ -38,6 +37,10 @@ from kinodyn_tools.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_
 from kinodyn_tools.bags.message_types import message_class
 from kinodyn_tools.bags.qos import from_rclpy, request_for_offers
 from kinodyn_tools.bags.writer import STORAGES, BagWriter
+
+if TYPE_CHECKING:
+    import argparse
+    from types import FrameType
 
 DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
 
@@ -220,8 +223,9 @@ def _run_ready_callbacks(executor: Executor) -> None:
         except TimeoutException:
             return
         handler()
-        if handler.exception() is not None:
-            raise handler.exception()
+        error = handler.exception()
+        if error is not None:
+            raise error
 
 
 def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, stop: list[int]) -> None:
@@ -271,8 +275,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             writer = BagWriter(output, storage=args.storage, chunk_size=args.chunk_size,
                                chunk_period=args.chunk_period)
-        except OSError as error:
-            log.error(f"cannot create the bag {output}: {error.strerror or error}; choose another place "
+        except OSError as exc:
+            log.error(f"cannot create the bag {output}: {exc.strerror or exc}; choose another place "
                       "with -o")
             return 1
         recorder = Recorder(node, writer, args.topics, args.exclude)

@@ -11,11 +11,10 @@ a transaction a crash left half done. Then metadata.yaml is written from the fil
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
-from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -23,6 +22,10 @@ from kinodyn_tools.bags.directory import BagError, StorageBag, read_metadata_fil
 from kinodyn_tools.bags.mcap_reader import McapFile
 from kinodyn_tools.bags.mcap_storage import McapStorage
 from kinodyn_tools.bags.metadata import bag_metadata, write_metadata
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 
 def _intact(path: Path, scanned: McapFile) -> bool:
@@ -68,7 +71,7 @@ def _rewrite(bag: StorageBag, index: int, metadata_text: str) -> Path:
     return kept
 
 
-def reindex(path: str | Path, say: Callable[[str], None] = print) -> dict:
+def reindex(path: str | Path, say: Callable[[str], None] = print) -> dict[str, Any]:  # Any: YAML values
     """Reindex the bag directory ``path`` (see the module docstring); the metadata written."""
     path = Path(path)
     storage_id, files = storage_files(path, read_metadata_file(path))

@@ -12,10 +12,14 @@ import os
 import struct
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from rosbags.typesys.store import Typestore
+
+if TYPE_CHECKING:
+    from rosbags.interfaces.typing import Typesdict
+    from rosbags.typesys.store import Typestore
 
 #: The distribution of the ROS 2 wheels used where no native ROS 2 is sourced (requirements/ros-wheels.txt).
 WHEELS_DISTRO = "kilted"
@@ -41,9 +45,9 @@ def _package_message_files() -> dict[str, list[Path]]:
 
 
 @cache
-def _installed_additions(known: frozenset[str]) -> dict:
+def _installed_additions(known: frozenset[str]) -> Typesdict:
     """Parsed definitions of the installed packages that have a message type outside ``known``."""
-    types: dict = {}
+    types: Typesdict = {}
     for package, files in _package_message_files().items():
         names = [f"{package}/msg/{path.stem}" for path in files]
         if set(names) <= known:

@@ -19,27 +19,30 @@ import errno
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kinodyn_common.cdr import ENCODERS
 from rclpy.serialization import serialize_message
-from rosbags.interfaces import Connection, Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.rosbag2.enums import CompressionMode
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
-from rosbags.typesys.store import Typestore
 
 from kinodyn_tools.bags.mcap_storage import DEFAULT_CHUNK_SIZE, McapStorage, StorageError, check_limits
 from kinodyn_tools.bags.metadata import write_metadata
 from kinodyn_tools.bags.qos import PRESETS
 from kinodyn_tools.bags.typestore import deserialize_cdr, installed_typestore
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import TracebackType
+
+    from rosbags.interfaces import Connection, Qos
+    from rosbags.rosbag2.enums import CompressionMode
+    from rosbags.typesys.store import Typestore
+
 #: rosbag2 metadata version written (Jazzy and later).
-METADATA_VERSION = 9
+METADATA_VERSION: Literal[9] = 9
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
 
@@ -125,8 +128,9 @@ class BagWriter:
         self.typestore = typestore if typestore is not None else installed_typestore()
         self._writer = Writer(self.path, version=METADATA_VERSION, storage_plugin=STORAGES[storage])
         limits = {"chunk_size": chunk_size, "chunk_period": chunk_period, "clock": clock}
-        self._writer.STORAGE_PLUGINS = {StoragePlugin.MCAP: partial(McapStorage, **limits),  # type: ignore[misc]
-                                        StoragePlugin.SQLITE3: partial(Sqlite3Storage, **limits)}
+        # rosbags types STORAGE_PLUGINS as storage classes; a partial of one is called the same way
+        self._writer.STORAGE_PLUGINS = {StoragePlugin.MCAP: partial(McapStorage, **limits),  # type: ignore[dict-item, arg-type]
+                                        StoragePlugin.SQLITE3: partial(Sqlite3Storage, **limits)}  # type: ignore[dict-item, arg-type]
         self._writer.open()
         self._storage: McapStorage | Sqlite3Storage = self._writer.storage  # type: ignore[assignment]
         self._connections: dict[str, Connection] = {}

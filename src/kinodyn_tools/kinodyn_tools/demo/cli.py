@@ -18,7 +18,7 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def add_demo_parser(commands: argparse._SubParsersAction) -> None:
+def add_demo_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `demo` subcommand and its options (each with the environment variable scripts/demo.sh maps)."""
     demo = commands.add_parser("demo", help="run a demo: the quadruped closed loop through a scenario, with "
                                "the browser view, a bag, a report and a summary (docs/demo.md)")

@@ -12,17 +12,14 @@ ends the demo (exit 1).
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kinodyn_tools.demo.catalog import DEMOS, Demo
 from kinodyn_tools.demo.children import Child, stop_children
@@ -30,9 +27,15 @@ from kinodyn_tools.launcher.graph import Graph, graph_path, load_graph
 from kinodyn_tools.launcher.packages import package_share
 from kinodyn_tools.launcher.supervisor import DEFAULT_STOP_TIMEOUT, RunningGraph, up
 from kinodyn_tools.report.build import load_model, make_report
-from kinodyn_tools.scenario.metrics import ScenarioResult
 from kinodyn_tools.scenario.runner import ScenarioRunner
 from kinodyn_tools.scenario.steps import Step, load_steps
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from kinodyn_tools.scenario.metrics import ScenarioResult
 
 PREFIX = "demo"
 URL_PATTERN = re.compile(r"open (http://\S+) in a browser")

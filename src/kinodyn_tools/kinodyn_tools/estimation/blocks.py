@@ -12,21 +12,26 @@ ones exactly as the node does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn_common.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
-from kinodyn_common.conversions import InputError, stamp_to_ns
+from kinodyn_common.conversions import InputError
+from kinodyn_common.stamps import NS, stamp_to_ns
 from kinodyn_control.estimation.input_block import InputBlock
 from kinodyn_control.estimation.messages import JointMap, contact_names, imu_sample
-from rosbags.highlevel import AnyReader
 
 from kinodyn_tools.bags.reader import message_decoder, stores_installed_definition
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+
+    from rosbags.interfaces import Connection
+
+    from kinodyn_tools.bags.reader import BagReader
+
 IMU_COLUMNS = np.r_[13:16, 25:28]
 """Angular velocity and linear acceleration among sensor_msgs/Imu's 37 doubles (``FixedLayout`` values)."""
 CONVERSION_ERRORS = (InputError, AttributeError, TypeError, ValueError)
@@ -119,14 +124,14 @@ class TopicDecoder:
             names = contact_names(layout.texts[1:], layout.counts[1])
             out.contacts(index, names, (records["in_contact"] != 0).astype(np.int8))
 
-    def _put_message(self, out: _Decoded, i: int, msg: Any) -> None:
+    def _put_message(self, out: _Decoded, i: int, msg: Any) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         if self.stream == "imu":
             sample = imu_sample(msg)
             out.imu[i, :3], out.imu[i, 3:] = sample.angular_velocity, sample.linear_acceleration
             out.imu_frames[i] = sample.frame_id
         elif self.stream == "joint_states":
-            sample = self._joints.sample(msg)
-            out.joints[i] = sample.positions, sample.velocities, sample.efforts
+            joints = self._joints.sample(msg)
+            out.joints[i] = joints.positions, joints.velocities, joints.efforts
         else:
             names = contact_names(msg.names, len(msg.in_contact))
             out.contacts(np.array([i]), names, np.array([[bool(flag) for flag in msg.in_contact]], np.int8))
@@ -150,7 +155,7 @@ class Block:
                 yield connection.topic, time_ns, self.decoders[connection.id](raw)
 
 
-def read_blocks(reader: AnyReader, connections: list, streams: tuple[str, ...],
+def read_blocks(reader: BagReader, connections: list[Connection], streams: tuple[str, ...],
                 stream_of: Mapping[str, str | None], joint_names: Sequence[str], size: int
                 ) -> Iterator[Block]:
     """The bag's messages on ``connections`` in blocks of ``size`` input messages (bag order): the topics

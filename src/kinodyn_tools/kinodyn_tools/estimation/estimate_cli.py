@@ -3,8 +3,11 @@ imported only when the command runs (the estimator takes seconds to import; `kin
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 USAGE_ERROR = 2
 CONTACT_TOPICS = {"message": "/contacts", "schedule": "/contact_schedule"}
@@ -12,7 +15,7 @@ CONTACT_TOPICS = {"message": "/contacts", "schedule": "/contact_schedule"}
 STORAGE_CHOICES = ("mcap", "sqlite3")
 
 
-def add_estimate_parser(commands: argparse._SubParsersAction) -> None:
+def add_estimate_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `estimate` on the `kinodyn` command's subparsers."""
     parser = commands.add_parser(
         "estimate", help="re-estimate the base state from a bag, offline (docs/offline-estimation.md)",
@@ -40,12 +43,13 @@ def run_estimate(args: argparse.Namespace) -> int:
     were refused for their stamps (ahead of their bag time, or of another clock domain: the estimates leave
     them out), 2 on bad input (one error line)."""
     from kinodyn.sim.collision import collision_spheres
+    from kinodyn_control.estimation.pipeline import EstimatorParameters
 
     from kinodyn_tools.bags.reader import BagError
     from kinodyn_tools.estimation import offline
 
     try:
-        params = offline.parameters_from_file(args.params) if args.params else offline.EstimatorParameters()
+        params = offline.parameters_from_file(args.params) if args.params else EstimatorParameters()
         contacts = None
         if params.contact_source != "detection":
             contacts = args.contacts_topic or CONTACT_TOPICS[params.contact_source]

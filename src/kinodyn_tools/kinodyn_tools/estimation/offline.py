@@ -18,18 +18,16 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
-from kinodyn.sim.collision import ContactSphere
 from kinodyn.spatial import quat_to_matrix
 from kinodyn_common.cdr import odometry_rows_cdr
-from kinodyn_common.conversions import stamp_to_ns
 from kinodyn_common.robot_description import load_urdf
+from kinodyn_common.stamps import NS, stamp_to_ns
 from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
 
 from kinodyn import Model
@@ -39,7 +37,12 @@ from kinodyn_tools.bags.writer import BagWriter
 from kinodyn_tools.estimation.blocks import read_blocks
 from kinodyn_tools.estimation.truth import OdometrySeries, accuracy_lines
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from kinodyn.sim.collision import ContactSphere
+    from numpy.typing import ArrayLike
+
 NODE_NAME = "state_estimator"
 ODOMETRY_TOPIC = "/odometry/filtered"
 DIAGNOSTICS_TOPIC = "/diagnostics"
@@ -260,7 +263,7 @@ def estimate_bag(
                          status, counters, truth, time.perf_counter() - wall)
 
 
-def _euler_deg(quaternion: np.ndarray) -> np.ndarray:
+def _euler_deg(quaternion: ArrayLike) -> np.ndarray:
     """Roll, pitch, yaw (ZYX, degrees) of an (x, y, z, w) quaternion."""
     C = quat_to_matrix(quaternion)
     return np.degrees([math.atan2(C[2, 1], C[2, 2]), math.asin(max(-1.0, min(1.0, -C[2, 0]))),

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn.estimation.synthetic import SyntheticRun, inject_faults, trotting_walk
+from kinodyn_common.stamps import split_ns
 
 import kinodyn as kd
 from kinodyn_tools.bags.writer import BagWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 DEFAULT_EPOCH = 1_700_000_000.0  # s, header stamps start here (2023-11-14 UTC)
 TOPICS = {
@@ -53,7 +56,7 @@ class _Messages:
 
     def _header(self, stamp_ns: int, frame: str) -> Any:
         t = self.types
-        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        sec, nanosec = split_ns(stamp_ns)
         return t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
                                         frame_id=frame)
 

@@ -9,9 +9,7 @@ from typing import Any
 
 import numpy as np
 from kinodyn.estimation.metrics import Trajectory, accuracy
-from kinodyn_common.conversions import stamp_to_ns
-
-NS = 1_000_000_000
+from kinodyn_common.stamps import NS, stamp_to_ns
 
 
 @dataclass

@@ -41,7 +41,8 @@ def graph_listing(graph: Graph) -> str:
         for node in graph.nodes
     }
     header = f"# {graph.path}" + (f": {graph.description}" if graph.description else "")
-    return header + "\n" + yaml.safe_dump(nodes, sort_keys=False)
+    text: str = yaml.safe_dump(nodes, sort_keys=False)
+    return header + "\n" + text
 
 
 def executables_listing() -> str:

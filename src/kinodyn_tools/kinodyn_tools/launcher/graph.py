@@ -63,7 +63,7 @@ class Graph:
     nodes: tuple[NodeSpec, ...]
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type hints: SafeLoader is Any
     """A YAML loader that rejects a key given twice in one mapping instead of keeping the last value."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -77,7 +77,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     None, None, f"key '{key}' is given twice", key_node.start_mark
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _read_text(path: Path) -> str:

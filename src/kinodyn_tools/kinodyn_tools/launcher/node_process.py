@@ -13,14 +13,17 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import yaml
 
-from kinodyn_tools.launcher.graph import NodeSpec
 from kinodyn_tools.launcher.process_group import ProcessGroup
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_tools.launcher.graph import NodeSpec
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_DEATH_SIGNAL = signal.SIGINT  # the first signal of a normal stop, so a node stops the same way
@@ -28,7 +31,8 @@ PARENT_DEATH_SIGNAL = signal.SIGINT  # the first signal of a normal stop, so a n
 
 def ros_parameter_file(parameters: dict[str, Any]) -> str:
     """The parameters in the ROS 2 parameter file format, for any node name (`/**`)."""
-    return yaml.safe_dump({"/**": {"ros__parameters": parameters}}, sort_keys=False)
+    text: str = yaml.safe_dump({"/**": {"ros__parameters": parameters}}, sort_keys=False)
+    return text
 
 
 def command_line(node: NodeSpec, parameter_file: Path | None) -> list[str]:

@@ -16,14 +16,16 @@ import signal
 import sys
 import time
 from functools import partial
-from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kinodyn_tools.launcher.graph import Graph, GraphError, graph_path, load_graph
 from kinodyn_tools.launcher.guard import Guard
 from kinodyn_tools.launcher.node_process import LinePrinter, NodeProcess, Printer
 from kinodyn_tools.launcher.packages import PackageLookupError
 from kinodyn_tools.launcher.process_group import POLL_PERIOD, Say, stop_groups
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 OUTPUT_DRAIN_TIMEOUT = 1.0  # seconds to wait for the last output lines of a node that has ended

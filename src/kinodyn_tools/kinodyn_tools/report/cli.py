@@ -3,9 +3,12 @@ the command runs (matplotlib and the core take a second to import; `kinodyn up` 
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 USAGE_ERROR = 2
 ROLE_HELP = {
@@ -21,7 +24,7 @@ ROLE_HELP = {
 }
 
 
-def add_report_parser(commands: argparse._SubParsersAction) -> None:
+def add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `report` on the `kinodyn` command's subparsers."""
     parser = commands.add_parser(
         "report", help="write a self-contained HTML run report of a bag (docs/report.md)",

@@ -11,10 +11,10 @@ from __future__ import annotations
 import io
 import math
 import re
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import numpy as np
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
@@ -27,6 +27,10 @@ from kinodyn_tools.report.metrics import (
     drift_text,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.typing import RcKeyType
+
 MAX_POINTS = 1500
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")  # log axes labelled 0.1, 1, 10 rather than 10^k
 MIN_SPAN_M = 0.2  # m, the smallest extent of the path plot (a tenth of it for x/y/z against time)
@@ -36,8 +40,9 @@ TRUTH, ESTIMATE, COMMAND, MEASURED, LIMIT = "#222222", "#1f77b4", "#ff7f0e", "#1
 STANCE = "#2ca02c"
 ID = re.compile(r'\bid="([^"]+)"')
 REFERENCE = re.compile(r'(href="#|url\(#)([^")]+)')
-STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "axes.titlesize": 10,
-         "legend.fontsize": 8, "legend.framealpha": 0.8}
+STYLE: dict[RcKeyType, Any] = {  # Any: matplotlib rcParams values
+    "svg.fonttype": "none", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "axes.titlesize": 10,
+    "legend.fontsize": 8, "legend.framealpha": 0.8}
 
 
 def decimate(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -188,12 +193,14 @@ def wbc_figures(s: WbcSection) -> list[str]:
     """Per timing: the per-tick histogram (log bins: times under load span decades), and the per-window
     median and maximum against time."""
     out = []
-    per_tick = {name: t for name, t in s.timings.items() if t.per_tick is not None and len(t.per_tick)}
+    per_tick = {name: (t, t.per_tick) for name, t in s.timings.items()
+                if t.per_tick is not None and len(t.per_tick)}
     if per_tick:
         figure, axes = _figure(len(per_tick), 2.0, sharex=False)
-        for ax, (name, times) in zip(axes, per_tick.items(), strict=True):
-            values = np.maximum(times.per_tick, 1e-3)  # 1 us: a log axis has no 0
-            ax.hist(values, bins=np.geomspace(values.min(), values.max() * 1.0001, 60), color=ESTIMATE)
+        for ax, (name, (times, ticks)) in zip(axes, per_tick.items(), strict=True):
+            values = np.maximum(ticks, 1e-3)  # 1 us: a log axis has no 0
+            bins = np.geomspace(values.min(), values.max() * 1.0001, 60).tolist()
+            ax.hist(values, bins=bins, color=ESTIMATE)
             for value, label, style in ((times.median, "median", "-"), (times.p99, "p99", "--")):
                 ax.axvline(value, color=LIMIT, linestyle=style, linewidth=1.0,
                            label=f"{label} {value:.3f} ms")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Iterable, Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
 from kinodyn_tools.report import figures
 from kinodyn_tools.report.metrics import (
@@ -21,7 +21,11 @@ from kinodyn_tools.report.metrics import (
     WbcSection,
     drift_text,
 )
-from kinodyn_tools.report.series import RunSeries
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from kinodyn_tools.report.series import RunSeries
 
 SECTIONS = {
     "estimate": "Base position: estimate vs truth",
@@ -139,8 +143,9 @@ def wbc_body(s: WbcSection) -> str:
             + _figures(figures.wbc_figures(s)))
 
 
-BODIES = {"estimate": estimate_body, "tracking": tracking_body, "contacts": contacts_body,
-          "torques": torques_body, "wbc": wbc_body}
+BODIES: dict[str, Callable[..., str]] = {
+    "estimate": estimate_body, "tracking": tracking_body, "contacts": contacts_body, "torques": torques_body,
+    "wbc": wbc_body}
 
 
 def page(run: RunSeries, metrics: RunMetrics, summary: Sequence[str]) -> str:

@@ -18,12 +18,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, accuracy, align
 
-from kinodyn import Model
-from kinodyn_tools.report.series import RunSeries, StampedRows, WbcWindows
+if TYPE_CHECKING:
+    from kinodyn import Model
+    from kinodyn_tools.report.series import RunSeries, StampedRows, WbcWindows
 
 CMD_VEL_TIMEOUT = 0.5  # s, the wbc node's default cmd_vel_timeout
 MIN_DRIFT_PATH = 0.5  # m: over a shorter true path, drift (error / path) is no figure of merit

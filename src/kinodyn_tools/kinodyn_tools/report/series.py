@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn.estimation.metrics import Trajectory
+from kinodyn_common.stamps import NS
 
 from kinodyn_tools.bags.progress import BagProgress
 from kinodyn_tools.bags.reader import open_bag, reader_messages
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sized
+
 ODOMETRY = "nav_msgs/msg/Odometry"
 CONTACTS = "kinodyn_interfaces/msg/ContactStates"
 PD_COMMAND = "kinodyn_interfaces/msg/JointPDCommand"
@@ -221,7 +223,8 @@ def _efforts(msg: Any) -> dict[str, float]:
 
 def _stamp(msg: Any) -> float:
     stamp = msg.header.stamp
-    return stamp.sec + stamp.nanosec / NS
+    seconds: float = stamp.sec + stamp.nanosec / NS
+    return seconds
 
 
 def read_series(bag: str | Path, wanted: ReportTopics = ReportTopics(), progress: bool = False) -> RunSeries:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinodyn import sim
 from kinodyn_tools.scenario import acceptance
 from kinodyn_tools.scenario.graph import backend_graph, start_graph, stop_graph
-from kinodyn_tools.scenario.metrics import ScenarioResult
 from kinodyn_tools.scenario.runner import run_scenario
 from kinodyn_tools.scenario.steps import Step, load_steps
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from kinodyn_tools.scenario.metrics import ScenarioResult
 
 BUILT_IN = {"full": acceptance.full, "short": acceptance.short}
 
@@ -25,7 +30,7 @@ def scenario_steps(name: str) -> list[Step]:
 def run_on(backend: str, steps: list[Step], graph: str, log_dir: Path) -> ScenarioResult:
     """Start ``graph`` on ``backend`` (its output in ``log_dir``), run ``steps``, stop the graph."""
     path = backend_graph(backend, log_dir, graph)
-    holder: list = []
+    holder: list[subprocess.Popen[bytes]] = []
     log = log_dir / f"graph_{backend}.log"
     try:
         return run_scenario(steps, backend, start=lambda: holder.append(start_graph(path, log)),

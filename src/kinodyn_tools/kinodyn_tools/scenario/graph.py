@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -46,7 +47,7 @@ def backend_urdf(text: str, backend: str) -> str:
     return text.replace(PLUGIN, f'{PLUGIN}\n      <param name="backend">{backend}</param>')
 
 
-def estimator_controllers(parameters: dict) -> list[dict]:
+def estimator_controllers(parameters: dict[str, Any]) -> list[dict[str, Any]]:  # Any: YAML values
     """The parameters of the estimator controllers (``kinodyn_control/LeggedStateEstimator``) among a
     control_node's parameters (config/quadruped_rt.yaml)."""
     return [value for value in parameters.values()
@@ -90,14 +91,14 @@ def graph_command(graph: Path) -> list[str]:
     return [kinodyn, "up", str(graph)]
 
 
-def start_graph(graph: Path, log: Path) -> subprocess.Popen:
+def start_graph(graph: Path, log: Path) -> subprocess.Popen[bytes]:
     """``kinodyn up graph`` in its own session, its output to ``log`` (stop it with ``stop_graph``)."""
     with log.open("w") as out:
         return subprocess.Popen(graph_command(graph), stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def stop_graph(process: subprocess.Popen, timeout: float = 15.0) -> int | None:
+def stop_graph(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int | None:
     """SIGINT to the launcher (it stops every node, docs/launcher.md), then SIGTERM and SIGKILL to its
     session if it has not ended within ``timeout`` s each; its exit code."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, Trajectory, accuracy
 
 from kinodyn_tools.report.metrics import heading_twist
-from kinodyn_tools.scenario.steps import Step
+
+if TYPE_CHECKING:
+    from kinodyn_tools.scenario.steps import Step
 
 FALL_HEIGHT_RATIO = 0.6
 
@@ -158,13 +161,14 @@ def step_result(rec: Recording, step: Step, start: float, end: float, t: np.ndar
     linear = yaw = math.nan
     mean = (math.nan,) * 3
     if np.any(judged):
-        mean = tuple(float(x) for x in heading[judged].mean(axis=0))
+        mean_x, mean_y, mean_z = (float(x) for x in heading[judged].mean(axis=0))
+        mean = (mean_x, mean_y, mean_z)
         if step.track:
             linear = float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1))))
             yaw = float(np.sqrt(np.mean(error[:, 2] ** 2)))
     contact = next((link for tc, link in rec.body_contacts if start <= tc <= end), "")
     windows = [v for td, v in rec.diagnostics if start < td <= end]
-    return StepResult(step.name, start, end, step.cmd_vel, linear, yaw, mean,  # type: ignore[arg-type]
+    return StepResult(step.name, start, end, step.cmd_vel, linear, yaw, mean,
                       float(height[in_step].min()) if np.any(in_step) else math.nan, contact,
                       sum(int(v.get("qp_failures", 0)) for v in windows),
                       sum(int(v.get("damped_ticks", 0)) for v in windows), step.track)

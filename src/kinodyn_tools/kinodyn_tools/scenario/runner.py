@@ -11,14 +11,14 @@ the estimator's first odometry (the wbc controls from then on). docs/closed-loop
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped, Vector3, Wrench
 from kinodyn.spatial.rotations import euler_to_matrix, matrix_to_quat
+from kinodyn_common.stamps import NS
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -30,9 +30,14 @@ from rclpy.qos import QoSProfile
 from kinodyn_interfaces.msg import ContactStates
 from kinodyn_interfaces.srv import Push
 from kinodyn_tools.scenario.metrics import BaseSeries, Recording, ScenarioResult, scenario_result
-from kinodyn_tools.scenario.steps import Step
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from rclpy.client import Client
+
+    from kinodyn_tools.scenario.steps import Step
+
 QUADRUPED_FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 
 
@@ -51,8 +56,9 @@ class Topics:
     wbc_name: str = "wbc"  # the wbc's DiagnosticStatus name
 
 
-def _stamp(msg: Any) -> float:
-    return msg.header.stamp.sec + msg.header.stamp.nanosec / NS
+def _stamp(msg: Any) -> float:  # noqa: ANN401  (any stamped rclpy message: no common base class)
+    seconds: float = msg.header.stamp.sec + msg.header.stamp.nanosec / NS
+    return seconds
 
 
 def _append(series: BaseSeries, msg: Odometry) -> None:
@@ -85,8 +91,9 @@ class ScenarioRunner:
         n.create_subscription(DiagnosticArray, topics.diagnostics, self._on_diagnostics, qos)
         self._cmd_vel = n.create_publisher(TwistStamped, topics.cmd_vel, 10)
         self._base_pose = n.create_publisher(PoseStamped, topics.base_pose, 10)
-        self._parameters = n.create_client(SetParameters, topics.wbc_parameters)
-        self._push = n.create_client(Push, topics.push)
+        self._parameters: Client[SetParameters.Request, SetParameters.Response] = n.create_client(
+            SetParameters, topics.wbc_parameters)
+        self._push: Client[Push.Request, Push.Response] = n.create_client(Push, topics.push)
         self._pending: list[tuple[str, Any]] = []  # (what, future) of service calls not answered yet
 
     def _on_contacts(self, msg: ContactStates) -> None:
@@ -175,7 +182,11 @@ class ScenarioRunner:
                     self._publish_cmd(step)
                     next_cmd = self.now() + self.cmd_period
                 end = min(next_cmd, start + step.duration)
-                self.spin_until(lambda end=end: self.now() >= end, stall_timeout, f"step {step.name!r}")
+
+                def reached(end: float = end) -> bool:
+                    return self.now() >= end
+
+                self.spin_until(reached, stall_timeout, f"step {step.name!r}")
             self.rec.windows.append((step, start, self.now()))
         self.spin_until(lambda: not self._pending, stall_timeout, "the last service answers")
         last = self.now()  # the diagnostics of the last window

@@ -99,7 +99,8 @@ def random_steps(duration: float, seed: int, limits: tuple[float, float, float] 
     t = 0.0
     while t < duration - 1e-9:
         length = min(rng.uniform(*hold), duration - t)
-        cmd = tuple(rng.uniform(-a, a) for a in limits)
+        vx, vy, wz = (rng.uniform(-a, a) for a in limits)
+        cmd = (vx, vy, wz)
         steps.append(Step(f"{name} {len(steps) + 1}", length, cmd_vel=cmd, settle=min(1.0, length / 2)))
         t += length
     return steps

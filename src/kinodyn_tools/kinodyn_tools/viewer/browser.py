@@ -9,11 +9,12 @@ A "follow the robot" checkbox (on by default) moves every client's camera with t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import viser
 from kinodyn.spatial import matrix_to_quat
 
-from kinodyn_tools.viewer.geometry import Primitive, Rgba
 from kinodyn_tools.viewer.scene import (
     ARROW_HEAD_DIAMETER,
     ARROW_HEAD_LENGTH,
@@ -32,6 +33,9 @@ from kinodyn_tools.viewer.scene import (
     TRUE_PATH_COLOR,
     Scene,
 )
+
+if TYPE_CHECKING:
+    from kinodyn_tools.viewer.geometry import Primitive, Rgba
 
 CAMERA_OFFSET = np.array([1.1, -1.4, 0.7])
 """Initial camera position relative to the point it looks at (front right, above) [m]."""

@@ -10,11 +10,13 @@ left out (one log line).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn.spatial import euler_to_matrix, homogeneous_transform
-from kinodyn.urdf import ParsedURDF
+
+if TYPE_CHECKING:
+    from kinodyn.urdf import ParsedURDF
 
 Rgba = tuple[float, float, float, float]
 

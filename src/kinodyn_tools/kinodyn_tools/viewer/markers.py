@@ -9,12 +9,13 @@ fields follow visualization_msgs/Marker.msg: LINE_STRIP (scale.x = line width), 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from kinodyn_tools.viewer.geometry import Rgba
 from kinodyn_tools.viewer.scene import (
     ARROW_HEAD_DIAMETER,
     ARROW_HEAD_LENGTH,
@@ -33,6 +34,9 @@ from kinodyn_tools.viewer.scene import (
     TRUE_PATH_COLOR,
     Scene,
 )
+
+if TYPE_CHECKING:
+    from kinodyn_tools.viewer.geometry import Rgba
 
 NAMESPACE = "kinodyn_viewer"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -25,7 +25,6 @@ from kinodyn_common.conversions import (
     odometry_to_pose,
     pose_to_matrix,
     quoted,
-    stamp_to_ns,
     transform_stamped,
 )
 from kinodyn_common.finite import publish_finite
@@ -33,10 +32,12 @@ from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_non_negative, declare_positive
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_common.tf_buffer import TransformBuffer
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -62,6 +63,9 @@ from kinodyn_tools.viewer.scene import (
     support_polygon,
 )
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NODE_NAME = "viewer"
 LATCHED_QOS = QoSProfile(
@@ -100,22 +104,23 @@ class Viewer(Node):
         self._root = urdf.root_link
         self._primitives, skipped = robot_primitives(urdf)
         self._links = tuple(dict.fromkeys(p.link for p in self._primitives))
-        self._frame = self.declare_parameter("fixed_frame", "world").value
+        self._frame: str = self.declare_parameter("fixed_frame", "world").value
         aliases = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
-        aliases_value = self.declare_parameter("frame_aliases", Parameter.Type.STRING_ARRAY, aliases).value
+        aliases_value: list[str] | None = self.declare_parameter(
+            "frame_aliases", Parameter.Type.STRING_ARRAY, aliases).value
         self._aliases = set(aliases_value or [])
         self._anchor_pending = bool(self.declare_parameter("anchor_estimate", True).value)
-        host = self.declare_parameter("host", "127.0.0.1").value
+        host: str = self.declare_parameter("host", "127.0.0.1").value
         check_host(host)
-        port = self.declare_parameter("port", 8080).value
+        port: int = self.declare_parameter("port", 8080).value
         if not 0 <= port <= 65535:
             raise ValueError(f"parameter port must be 0 (any free port) to 65535, got {port}")
         rate = declare_positive(self, "rate_hz", 20.0)
-        length = self.declare_parameter("trajectory_length", 2000).value
+        length: int = self.declare_parameter("trajectory_length", 2000).value
         self._force_scale = declare_non_negative(self, "force_scale", 0.003)
         self._max_position = declare_positive(self, "max_position", 1e4)
         self._max_force = declare_positive(self, "max_force", 1e6)
-        self._max_arrows = self.declare_parameter("max_drawn_contacts", 64).value
+        self._max_arrows: int = self.declare_parameter("max_drawn_contacts", 64).value
         if self._max_arrows < 1:
             raise ValueError(f"parameter max_drawn_contacts must be >= 1, got {self._max_arrows}")
         self._decimation_said = False
@@ -232,6 +237,10 @@ class Viewer(Node):
         self._robot_seen = self._robot_seen or bool(poses)
         return poses
 
+    def _add_point(self, path: Polyline, pose: tuple[str, np.ndarray, int]) -> None:
+        """The base position of ``pose`` (frame, transform, stamp), in the fixed frame, added to ``path``."""
+        path.add((self._to_frame(pose[0]) @ pose[1])[:3, 3])
+
     def _base_pose(self, what: str) -> tuple[str, np.ndarray, int] | None:
         """``(frame, T_frame_base, stamp ns)`` of the newest odometry of ``what`` (None: none new)."""
         msg = self._newest(what)
@@ -268,7 +277,7 @@ class Viewer(Node):
 
     def _sample_paths(self) -> None:
         """One point per new odometry message on its trajectory; the estimate's frame anchored first."""
-        poses = {what: self._guarded(f"{what} message", lambda what=what: self._base_pose(what))
+        poses = {what: self._guarded(f"{what} message", partial(self._base_pose, what))
                  for what in PATH_INPUTS}
         estimate, truth = poses["odometry"], poses["true_odometry"]
         if self._anchor_pending and estimate is not None and truth is not None:
@@ -276,8 +285,7 @@ class Viewer(Node):
         for what, pose in poses.items():
             if pose is not None:
                 path = self._paths[PATH_INPUTS[what]]
-                self._guarded(f"{what} message", lambda path=path, pose=pose:
-                              path.add((self._to_frame(pose[0]) @ pose[1])[:3, 3]))
+                self._guarded(f"{what} message", partial(self._add_point, path, pose))
 
     def _newest_contacts(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``_contacts`` of the newest ContactStates, decoded from its bytes (None: none new)."""

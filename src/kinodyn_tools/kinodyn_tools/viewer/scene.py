@@ -16,15 +16,18 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.spatial import matrix_to_quat
 from kinodyn_common.conversions import InputError
 
-from kinodyn import Model
-from kinodyn_tools.viewer.geometry import Primitive, Rgba
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from kinodyn import Model
+    from kinodyn_tools.viewer.geometry import Primitive, Rgba
 
 ESTIMATED_PATH_COLOR: Rgba = (0.10, 0.45, 0.90, 1.0)
 TRUE_PATH_COLOR: Rgba = (0.15, 0.70, 0.30, 1.0)
@@ -65,7 +68,8 @@ def _inside_extremes(xy: np.ndarray) -> np.ndarray:
     edges = np.roll(corners, -1, axis=0) - corners
     rel = xy[:, None, :] - corners[None, :, :]
     cross = edges[None, :, 0] * rel[:, :, 1] - edges[None, :, 1] * rel[:, :, 0]
-    return np.all(cross > 0.0, axis=1)
+    inside: np.ndarray = np.all(cross > 0.0, axis=1)
+    return inside
 
 
 def support_polygon(points: np.ndarray) -> np.ndarray:
@@ -116,11 +120,12 @@ def evenly_picked(rows: np.ndarray, count: int) -> np.ndarray:
     """At most ``count`` rows of ``rows``, evenly spread, first and last included."""
     if len(rows) <= count:
         return rows
-    return rows[np.linspace(0, len(rows) - 1, count).round().astype(int)]
+    picked: np.ndarray = rows[np.linspace(0, len(rows) - 1, count).round().astype(int)]
+    return picked
 
 
 def force_arrows(
-    points: np.ndarray, forces: np.ndarray, in_contact: Sequence[bool], scale: float
+    points: np.ndarray, forces: np.ndarray, in_contact: Sequence[bool] | np.ndarray, scale: float
 ) -> np.ndarray:
     """``(k, 2, 3)`` start and end of one arrow per contact in touch with a nonzero force:
     ``[p, p + scale * f]``."""
@@ -137,7 +142,8 @@ def center_of_mass(model: Model, T_frame_root: np.ndarray, joint_positions: np.n
     if model.floating_base:
         q = np.concatenate([T_frame_root[:3, 3], matrix_to_quat(T_frame_root[:3, :3]), joint_positions])
         return np.asarray(model.com(q), dtype=np.float64)
-    return T_frame_root[:3, :3] @ np.asarray(model.com(joint_positions)) + T_frame_root[:3, 3]
+    com: np.ndarray = T_frame_root[:3, :3] @ np.asarray(model.com(joint_positions)) + T_frame_root[:3, 3]
+    return com
 
 
 class Polyline:
