@@ -11,10 +11,13 @@ and size, which the two paths share (colcon's symlinks point at the same file).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from numba.core import config
 from numba.core.caching import CacheImpl, UserProvidedCacheLocator
+
+if TYPE_CHECKING:
+    from types import FunctionType
 
 PACKAGE = "kinodyn"
 
@@ -22,19 +25,20 @@ PACKAGE = "kinodyn"
 class PackageCacheLocator(UserProvidedCacheLocator):
     """``NUMBA_CACHE_DIR/<package of the function's module>`` for functions of kinodyn's modules."""
 
-    def __init__(self, py_func: Any, py_file: str) -> None:
-        super().__init__(py_func, py_file)
+    def __init__(self, py_func: FunctionType, py_file: str) -> None:
+        super().__init__(py_func, py_file)  # type: ignore[no-untyped-call]  # numba's caching API is unannotated
         self._cache_path = os.path.join(config.CACHE_DIR,  # type: ignore[attr-defined]
                                         py_func.__module__.rpartition(".")[0])
 
     @classmethod
-    def from_function(cls, py_func: Any, py_file: str) -> PackageCacheLocator | None:
+    def from_function(cls, py_func: FunctionType, py_file: str) -> PackageCacheLocator | None:
         if not py_func.__module__.startswith(PACKAGE + "."):
             return None  # other libraries' functions: numba's own locators
-        return super().from_function(py_func, py_file)
+        locator: PackageCacheLocator | None = super().from_function(py_func, py_file)  # type: ignore[no-untyped-call]
+        return locator
 
 
 # On import (kinodyn/__init__.py imports this module first, before any kernel is decorated): numba's list of
 # locators, tried in order, has no public registration.
-if PackageCacheLocator not in CacheImpl._locator_classes:
-    CacheImpl._locator_classes.insert(0, PackageCacheLocator)
+if PackageCacheLocator not in CacheImpl._locator_classes:  # noqa: SLF001
+    CacheImpl._locator_classes.insert(0, PackageCacheLocator)  # noqa: SLF001
