@@ -4,8 +4,8 @@ batch sizes not divisible by the thread count, one row and none (the chunked par
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -13,6 +13,9 @@ import pytest
 
 import kinodyn as kd
 from kinodyn import dynamics
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 URDFS = Path(__file__).resolve().parents[4] / "urdf"
 CASES = {"arm7": (URDFS / "arm7.urdf", False), "quadruped": (URDFS / "quadruped.urdf", True)}

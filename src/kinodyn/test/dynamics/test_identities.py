@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -14,6 +15,9 @@ import pytest
 
 import kinodyn as kd
 from kinodyn import dynamics
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 URDFS = Path(__file__).resolve().parents[4] / "urdf"
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
@@ -30,13 +34,14 @@ def model(request: pytest.FixtureRequest) -> kd.Model:
     return kd.Model.from_urdf(path, floating_base=floating)
 
 
-def random_states(model: kd.Model, count: int = 10):
+def random_states(model: kd.Model, count: int = 10) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(5)
     for _ in range(count):
         yield model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
-def trajectory_point(model: kd.Model, q: np.ndarray, v: np.ndarray, a: np.ndarray, t: float):
+def trajectory_point(model: kd.Model, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                     t: float) -> tuple[np.ndarray, np.ndarray]:
     """``q(t) = q ⊕ (t v + t²/2 a)``, ``v(t) = v + t a``: consistent to second order in t."""
     return model.integrate(q, t * v + 0.5 * t * t * a, 1.0), v + t * a
 
