@@ -12,9 +12,8 @@ must be able to import it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,6 +29,11 @@ from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels
 from kinodyn.spatial import so3_log
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_SMALL_ANGLE = 1e-8  # rad: below it the rotation increment's series limits are used
 
 
 class ComplementaryState(NamedTuple):
@@ -54,7 +58,7 @@ def propagate(s: ComplementaryState, w_m: np.ndarray, a_m: np.ndarray, dt: float
     phi = (w_m - s.biases[3:]) * dt
     t = math.sqrt(phi @ phi)
     K = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
-    a_, b_ = (1.0, 0.5) if t < 1e-8 else (math.sin(t) / t, (1.0 - math.cos(t)) / (t * t))
+    a_, b_ = (1.0, 0.5) if t < _SMALL_ANGLE else (math.sin(t) / t, (1.0 - math.cos(t)) / (t * t))
     s.C[:, :] = s.C @ (np.eye(3) + a_ * K + b_ * K @ K)
     for i in range(s.P.shape[0]):
         s.P[i, i] += (1e-4 + accelerometer_variance + gyroscope_variance) * dt

@@ -8,10 +8,14 @@ normalised innovation squared ``nu^T S^-1 nu``. docs/estimation.md, "Consistency
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.stats import chi2
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def _check_probability(probability: float) -> None:

@@ -12,15 +12,20 @@ the base motion's Coriolis and centrifugal terms are taken out of the measured e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.estimation.legs import FREE_FLYER_NQ, FREE_FLYER_NV, check_floating, find_leg
 from kinodyn.evaluation import Evaluator
-from kinodyn.model import Model
-from kinodyn.spatial.rotations import FloatArray
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn.model import Model
+    from kinodyn.spatial.rotations import FloatArray
+
+SQUARE_LEG = 3  # joints of a leg whose foot-position Jacobian is square
 SINGULAR_DETERMINANT = 1e-9  # m^3: below it a 3-joint leg is solved by least squares (stretched leg)
 
 
@@ -79,7 +84,7 @@ class ContactDetector:
                 continue
             J_T = evaluation.jacobians[k][:3, FREE_FLYER_NV + joints].T
             rhs = h[joints] - efforts[joints]
-            square = len(joints) == 3 and abs(np.linalg.det(J_T)) > SINGULAR_DETERMINANT
+            square = len(joints) == SQUARE_LEG and abs(np.linalg.det(J_T)) > SINGULAR_DETERMINANT
             force = np.linalg.solve(J_T, rhs) if square else np.linalg.lstsq(J_T, rhs, rcond=None)[0]
             self.forces[foot] = force
             if self.contacts[foot]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numba
 import numpy as np
@@ -54,8 +54,11 @@ from kinodyn.estimation.legs import BaseState, LegKinematics, check_floating
 from kinodyn.estimation.registry import filter_class
 from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.kernel import Kernel
-from kinodyn.model import Model
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat
+
+if TYPE_CHECKING:
+    from kinodyn.estimation.filter import KernelState
+    from kinodyn.model import Model
 
 COUNTERS = (
     "imu_samples", "imu_rejected", "imu_out_of_order", "joint_states", "joint_states_out_of_order",
@@ -63,8 +66,11 @@ COUNTERS = (
     "contacts_ignored", "initialization_restarts", "resets",
 )
 COUNTER_INDEX = {name: k for k, name in enumerate(COUNTERS)}
-LOOP_SLOTS = 10
+LOOP_SLOTS: Final = 10
 """Index of the filter's foot slots in ``LeggedEstimator._loop_head``."""
+LoopHead = tuple["KernelState", np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                 tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray, bool, bool]
+"""``LeggedEstimator._loop_head``: the compiled loop's arguments that change only between batches."""
 PROBLEM_COUNTERS = frozenset({
     "imu_rejected", "imu_out_of_order", "joint_states_out_of_order", "joint_states_without_imu",
     "feet_rejected", "feet_without_joints", "initialization_restarts", "resets", "updates_failed",
@@ -108,13 +114,14 @@ class LeggedEstimator:
     """
 
     def __init__(self, model: Model, imu_frame: str, feet: Sequence[str],
-                 settings: EstimatorSettings | None = None, **changes: Any) -> None:
+                 settings: EstimatorSettings | None = None, **changes: object) -> None:
         check_floating(model)
         settings = settings or EstimatorSettings()
         if changes:
             if "filter" in changes and "filter_parameters" not in changes:
                 changes["filter_parameters"] = None  # the new filter's defaults
-            settings = replace(settings, **changes)
+            # any field by name; EstimatorSettings' own checks refuse a wrong value
+            settings = replace(settings, **changes)  # type: ignore[arg-type]
         gravity = float(-model.gravity[2])
         if model.gravity[0] != 0.0 or model.gravity[1] != 0.0 or gravity <= 0.0:
             raise ValueError(f"the estimator needs gravity along the world's -z, the model has "
@@ -166,8 +173,9 @@ class LeggedEstimator:
     def _new_filter(self) -> LeggedFilter:
         parameters = self.filter_parameters
         cls: Any = self._filter_class  # registered: its constructor takes these (registry module doc)
-        return cls(noise=self.noise, gravity=self._gravity,
-                   **{f.name: getattr(parameters, f.name) for f in fields(parameters)})
+        filt: LeggedFilter = cls(noise=self.noise, gravity=self._gravity,
+                                 **{f.name: getattr(parameters, f.name) for f in fields(parameters)})
+        return filt
 
     def _start_over(self) -> None:
         settings = self.settings
@@ -182,7 +190,7 @@ class LeggedEstimator:
         self._held = np.zeros(6)  # [w, a] of the held sample
         self._jump = np.zeros(3)  # specific force of a dropped jump, accepted if the next sample confirms it
         self._flags = np.full(len(self.feet), -1, dtype=np.int8)  # contacts; -1: no contact message yet
-        self._head: tuple[Any, ...] | None = None  # _loop_head's arguments
+        self._head: LoopHead | None = None  # _loop_head's arguments
 
     def reset(self) -> None:
         """Forget the state and start initialising again (a time jump back, a new bag); counters are kept."""
@@ -259,7 +267,8 @@ class LeggedEstimator:
             args = (*head, kinds, stamps, imu, contacts, positions, result.estimates, result.status,
                     result.nis, result.dof, problem, value, mask, start)
             if self._run is None:  # one signature: every argument is built here with fixed types
-                self._run = Kernel(loop.run, *(numba.typeof(arg) for arg in args))
+                types = (numba.typeof(arg) for arg in args)  # type: ignore[no-untyped-call]  # numba is unannotated
+                self._run = Kernel(loop.run, *types)
             end, escape = self._run.call(*args)
             if reports or problem[start:end].any():
                 self._word(batch, result, problem, value, mask, head[LOOP_SLOTS] if reports else None, start,
@@ -276,7 +285,7 @@ class LeggedEstimator:
             start = end + 1
         return result
 
-    def _loop_head(self) -> tuple[Any, ...]:
+    def _loop_head(self) -> LoopHead:
         """The loop's arguments that change only when an event finished in Python changes the filter's arrays,
         its feet or the initialisation (``process`` builds them again then): the filter's compiled state, the
         estimator's state arrays, the leg kinematics, the extrinsics, the state slots of the filter's feet
@@ -300,7 +309,7 @@ class LeggedEstimator:
         if slots is None:
             return
         names = tuple(self.feet[k] for k in slots)
-        for i in np.flatnonzero(result.status[start:end] == 2) + start:
+        for i in np.flatnonzero(result.status[start:end] == loop.UPDATED) + start:
             rejected = tuple(name for k, name in zip(slots, names, strict=True) if mask[i] >> k & 1)
             used = tuple(name for name in names if name not in rejected)
             result.reports[int(i)] = UpdateReport(used, rejected, (), (), float(result.nis[i]),
@@ -324,7 +333,7 @@ class LeggedEstimator:
             positions, velocities, efforts = batch.joints[i]
             report = self._contact_update(stamp, positions, velocities, efforts)
             if report is not None:
-                result.status[i] = 2
+                result.status[i] = loop.UPDATED
                 result.nis[i], result.dof[i] = report.nis, report.dof
                 result.reports[i] = report
 
@@ -337,7 +346,7 @@ class LeggedEstimator:
         batch.imu[0, :3] = np.asarray(angular_velocity, dtype=np.float64).reshape(3)
         batch.imu[0, 3:] = np.asarray(linear_acceleration, dtype=np.float64).reshape(3)
         result = self.process(batch)
-        if result.status[0] != 1:
+        if result.status[0] != loop.ESTIMATED:
             return None
         row = result.estimates[0]
         row.setflags(write=False)
@@ -387,7 +396,7 @@ class LeggedEstimator:
         """The estimate of the filter's state into ``result`` (event ``i``); a reset if it is not finite."""
         if loop.estimate_row(self.filter.kernel_state(), self._clock, self._held, self._settings,
                              self.extrinsics.rotation, self.extrinsics.lever, result.estimates[i]):
-            result.status[i] = 1
+            result.status[i] = loop.ESTIMATED
         else:
             self.last_problem = "the filter state became non-finite: initialising again"
             self.reset()

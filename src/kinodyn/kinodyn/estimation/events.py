@@ -7,13 +7,16 @@ The compiled loop (kinodyn.estimation.loop) reports a data fault by a code and t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.estimation import loop
 from kinodyn.estimation.filter import NOT_POSITIVE_DEFINITE, UpdateReport
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 IMU, CONTACTS, JOINTS = loop.IMU, loop.CONTACTS, loop.JOINTS
 ESTIMATE_SIZE = 85
@@ -70,6 +73,14 @@ def problem_text(code: int, stamp: float, value: float, rejected: Sequence[str],
     """``(counter, last_problem)`` of a problem code of the compiled loop; ``value`` is the figure it quotes,
     ``rejected`` the feet a gate refused, ``limits`` the estimator's accel_limit, gyro_limit and
     accel_jump_limit."""
+    text = _imu_problem(code, stamp, value, limits) or _joint_problem(code, stamp, value, rejected)
+    if text is None:
+        raise ValueError(f"unknown problem code {code}")
+    return text
+
+
+def _imu_problem(code: int, stamp: float, value: float,
+                 limits: Mapping[str, float]) -> tuple[str, str] | None:
     if code == loop.NON_FINITE:
         return "imu_rejected", (f"IMU sample at {stamp} s has a non-finite value: dropped, the previous "
                                 "one is held")
@@ -88,6 +99,10 @@ def problem_text(code: int, stamp: float, value: float, rejected: Sequence[str],
         return "imu_rejected", (f"IMU specific force jumped by {value:.1f} m/s^2 > accel_jump_limit "
                                 f"{limits['accel_jump_limit']:g}: dropped as a spike (a jump the next sample "
                                 "confirms is kept)")
+    return None
+
+
+def _joint_problem(code: int, stamp: float, value: float, rejected: Sequence[str]) -> tuple[str, str] | None:
     if code == loop.JOINT_ORDER:
         return "joint_states_out_of_order", (f"joint state at {stamp:.9f} s is older than the filter "
                                              f"({value:.9f} s)")
@@ -98,4 +113,4 @@ def problem_text(code: int, stamp: float, value: float, rejected: Sequence[str],
         return "feet_rejected", f"feet {list(rejected)} failed the chi-square gate"
     if code == loop.FAILED:
         return "updates_failed", f"kinematic update at {stamp:.9f} s not applied: {NOT_POSITIVE_DEFINITE}"
-    raise ValueError(f"unknown problem code {code}")
+    return None

@@ -10,16 +10,22 @@ Quaternions, when used, are Hamilton and stored (x, y, z, w).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numba
 import numpy as np
 
-from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.kernel import Kernel
-from kinodyn.spatial.rotations import FloatArray
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numba.core.dispatcher import Dispatcher
+
+    from kinodyn.estimation.noise import NoiseParameters
+    from kinodyn.estimation.registry import FilterKernels
+    from kinodyn.spatial.rotations import FloatArray
 
 NOT_POSITIVE_DEFINITE = (
     "update_contacts: innovation covariance not positive definite (a foot covariance that is not positive "
@@ -63,13 +69,33 @@ def initial_covariance(noise: NoiseParameters, covariance: object = None) -> Flo
     if float(np.linalg.eigvalsh(P).min()) < -1e-9 * scale:
         raise ValueError("covariance must be positive semi-definite (initial covariance of [dp, dv, dtheta, "
                          "db_a, db_g])")
-    return 0.5 * (P + P.T)
+    result: FloatArray = 0.5 * (P + P.T)
+    return result
 
 
-_ENTRIES: dict[tuple[Any, type], Kernel] = {}
+class KernelState(Protocol):
+    """The leading fields of every filter's compiled state, a NamedTuple (registry module doc)."""
+
+    @property
+    def C(self) -> FloatArray: ...
+    @property
+    def p(self) -> FloatArray: ...
+    @property
+    def v(self) -> FloatArray: ...
+    @property
+    def biases(self) -> FloatArray: ...
+    @property
+    def feet(self) -> FloatArray: ...
+    @property
+    def P(self) -> FloatArray: ...
+    @property
+    def gate(self) -> float: ...
 
 
-def call_kernel(kernel: Any, state: Any, *args: Any) -> Any:
+_ENTRIES: dict[tuple[Dispatcher, type], Kernel] = {}
+
+
+def call_kernel(kernel: Dispatcher, state: KernelState, *args: object) -> Any:  # noqa: ANN401  (the step's result: numba's are untyped)
     """``kernel(state, *args)`` (a filter's compiled step, from Python) through one entry compiled for the
     argument types of its first call per state type: numba's dispatch types a NamedTuple state field by field
     on every call, which costs far more than the step. The filters call it with fixed types (C-contiguous
@@ -77,7 +103,8 @@ def call_kernel(kernel: Any, state: Any, *args: Any) -> Any:
     key = (kernel, type(state))
     entry = _ENTRIES.get(key)
     if entry is None:
-        entry = _ENTRIES[key] = Kernel(kernel, *(numba.typeof(arg) for arg in (state, *args)))
+        types = (numba.typeof(arg) for arg in (state, *args))  # type: ignore[no-untyped-call]  # numba is unannotated
+        entry = _ENTRIES[key] = Kernel(kernel, *types)
     return entry.call(state, *args)
 
 
@@ -169,10 +196,10 @@ class FilterState:
     _initialized: bool
 
     Parameters: ClassVar[type[GateParameters]]  # the registered subclass's settings
-    KERNELS: ClassVar[Any]  # registry.FilterKernels of the registered subclass
+    KERNELS: ClassVar[FilterKernels]  # of the registered subclass
     parameters: GateParameters
 
-    def kernel_state(self) -> Any:
+    def kernel_state(self) -> KernelState:
         """The compiled state over the filter's arrays (registry module doc)."""
         raise NotImplementedError
 
@@ -183,23 +210,28 @@ class FilterState:
 
     @property
     def position(self) -> FloatArray:
-        return self._p.copy()
+        result: FloatArray = self._p.copy()
+        return result
 
     @property
     def velocity(self) -> FloatArray:
-        return self._v.copy()
+        result: FloatArray = self._v.copy()
+        return result
 
     @property
     def rotation(self) -> FloatArray:
-        return self._C.copy()
+        result: FloatArray = self._C.copy()
+        return result
 
     @property
     def accelerometer_bias(self) -> FloatArray:
-        return self._biases[:3].copy()
+        result: FloatArray = self._biases[:3].copy()
+        return result
 
     @property
     def gyroscope_bias(self) -> FloatArray:
-        return self._biases[3:].copy()
+        result: FloatArray = self._biases[3:].copy()
+        return result
 
     @property
     def feet(self) -> tuple[str, ...]:
@@ -208,7 +240,8 @@ class FilterState:
     @property
     def covariance(self) -> FloatArray:
         """The full error covariance, ``15 + 3 K`` square, in state order and the filter's own convention."""
-        return self._P.copy()
+        result: FloatArray = self._P.copy()
+        return result
 
     def _require_initialized(self) -> None:
         if not self._initialized:
@@ -277,7 +310,8 @@ class FilterState:
         """World position of the foot ``name``; KeyError naming the feet in the state otherwise."""
         if name not in self._names:
             raise KeyError(f"foot {name!r} is not in the state (feet in contact: {self._names})")
-        return self._feet[self._names.index(name)].copy()
+        result: FloatArray = self._feet[self._names.index(name)].copy()
+        return result
 
 
 @runtime_checkable
@@ -299,7 +333,7 @@ class LeggedFilter(Protocol):
     compiled state its ``KERNELS`` work on.
     """
 
-    KERNELS: ClassVar[Any]  # registry.FilterKernels
+    KERNELS: ClassVar[FilterKernels]
     parameters: GateParameters
 
     @property
@@ -308,7 +342,7 @@ class LeggedFilter(Protocol):
         own subclass of GateParameters satisfies the protocol)."""
         ...
 
-    def kernel_state(self) -> Any:
+    def kernel_state(self) -> KernelState:
         """The compiled state over the filter's arrays (registry module doc)."""
         ...
 

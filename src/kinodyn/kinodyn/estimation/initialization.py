@@ -12,11 +12,14 @@ is zero.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.spatial.rotations import FloatArray, euler_to_matrix, skew
+
+if TYPE_CHECKING:
+    from kinodyn.estimation.noise import NoiseParameters
 
 MIN_SAMPLES = 2
 STAMP_RESOLUTION = 1e-9  # s: header stamps are integer nanoseconds
@@ -171,7 +174,8 @@ class StandingInitializer:
             J = np.eye(15)
             J[0:3, 6:9] = -self.rotation @ skew(np.asarray(lever, dtype=np.float64))
             P = J @ P @ J.T
-        return 0.5 * (P + P.T)
+        result: FloatArray = 0.5 * (P + P.T)
+        return result
 
     def _tilt_map(self, u: FloatArray) -> FloatArray:
         """``L`` with ``dtheta = L t`` for a tilt error ``t`` perpendicular to ``u`` (IMU frame): in the base,
@@ -182,7 +186,8 @@ class StandingInitializer:
         roll = math.atan2(u_B[1], u_B[2])
         V = np.array([[1.0, 0.0], [0.0, math.cos(roll)], [0.0, -math.sin(roll)]])  # [e_x, Rx^T e_y]
         across = (np.eye(3) - np.outer(u_B, u_B)) @ V
-        return C_BI.T @ V @ np.linalg.pinv(across) @ (np.eye(3) - np.outer(u_B, u_B)) @ C_BI
+        result: FloatArray = C_BI.T @ V @ np.linalg.pinv(across) @ (np.eye(3) - np.outer(u_B, u_B)) @ C_BI
+        return result
 
     def _require_done(self) -> None:
         if not self.done:

@@ -22,8 +22,8 @@ orientation; the correction is a known input of the measurement (its dependence 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
@@ -37,6 +37,9 @@ from kinodyn.sim.collision import ContactSphere, sphere_arrays
 from kinodyn.spatial.compiled import rotation_log, rotation_to_quaternion
 from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.rotations import FloatArray, skew
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ROOT_BODY = 1  # the URDF root link on the free flyer (docs/core-model-layout.md)
 FREE_FLYER_NQ = 7
@@ -279,7 +282,8 @@ class LegKinematics:
 
     def foot_rotations(self) -> FloatArray:
         """``C_IF`` of every foot (feet x 3 x 3) at the last ``measure``."""
-        return self._last[:, 12:].reshape(len(self.legs), 3, 3).copy()
+        result: FloatArray = self._last[:, 12:].reshape(len(self.legs), 3, 3).copy()
+        return result
 
     def touch_down(self, feet: Sequence[str], rotation: FloatArray) -> None:
         """Record the world orientation ``C_WF = C_WI C_IF`` (``rotation`` = ``C_WI``, ``C_IF`` of the last

@@ -19,7 +19,7 @@ per foot (-1: no contact message yet), ``counters`` in the order of ``estimator.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -27,8 +27,15 @@ from numba import njit
 from kinodyn.estimation import registry
 from kinodyn.estimation.legs import base_output, feet_in_imu, roll_back
 
+if TYPE_CHECKING:
+    from kinodyn.estimation.filter import KernelState
+
 IMU, CONTACTS, JOINTS = 0, 1, 2
 """Event kinds."""
+NO_RESULT, ESTIMATED, UPDATED = 0, 1, 2
+"""``status`` of an event: nothing, an estimate (IMU sample), a kinematic update (joint state)."""
+NAV = 15
+"""Size of the navigation error ``[dp, dv, dtheta, db_a, db_g]``: the covariance of a filter without feet."""
 TIME, IMU_STAMP, INTERVAL, PERIOD, NIS, JUMP, IMU_ONLY = 0, 1, 2, 3, 4, 5, 6
 """Slots of ``clock`` (IMU_ONLY: since when the filter has no foot, -inf while it has one)."""
 (ACCEL_LIMIT, GYRO_LIMIT, JUMP_LIMIT, MAX_GAP, GAP_ACCEL, GAP_RATE, ENCODER_VARIANCE, GYRO_DENSITY,
@@ -54,7 +61,7 @@ def _norm3(x0: float, x1: float, x2: float) -> float:
 
 
 @njit(cache=True)
-def propagate_to(state: Any, clock: np.ndarray, held: np.ndarray, settings: np.ndarray, stamp: float,
+def propagate_to(state: KernelState, clock: np.ndarray, held: np.ndarray, settings: np.ndarray, stamp: float,
                  sample: np.ndarray, with_sample: bool) -> None:
     """Step the filter to ``stamp``: with the held sample, or, ``with_sample``, with the line between the held
     sample and ``sample`` ([w, a] at ``stamp``) at the middle of the step (trapezoid); plus the gap noise of
@@ -80,7 +87,7 @@ def propagate_to(state: Any, clock: np.ndarray, held: np.ndarray, settings: np.n
     registry.propagate(state, w, a, dt, accelerometer, gyroscope)
     P = state.P
     since = clock[IMU_ONLY]
-    if settings[IMU_ONLY_ACCEL] > 0.0 and since > -math.inf and P.shape[0] == 15:
+    if settings[IMU_ONLY_ACCEL] > 0.0 and since > -math.inf and P.shape[0] == NAV:
         _grow_imu_only(P, settings[IMU_ONLY_ACCEL] ** 2, max(start - since, 0.0), max(stamp - since, 0.0))
     clock[TIME] = stamp
 
@@ -105,17 +112,18 @@ def _grow_imu_only(P: np.ndarray, variance: float, s0: float, s1: float) -> None
 
 
 @njit(cache=True)
-def estimate_row(state: Any, clock: np.ndarray, held: np.ndarray, settings: np.ndarray, C_BI: np.ndarray,
+def estimate_row(state: KernelState, clock: np.ndarray, held: np.ndarray, settings: np.ndarray,
+                 C_BI: np.ndarray,
                  lever: np.ndarray, out: np.ndarray) -> bool:
     """The published base state of the filter's state into ``out`` (85, ``legs.base_output``) from its 15x15
     navigation covariance in the ESKF convention (``registry.navigation_covariance``); False, and ``out``
     untouched, when the state is not finite."""
     C, p, v, biases = state.C, state.p, state.v, state.biases
-    nav = np.empty((15, 15))
+    nav = np.empty((NAV, NAV))
     registry.navigation_covariance(state, nav)
     total = 0.0  # one sum: a NaN or inf anywhere (or an overflow) makes it non-finite
-    for i in range(15):
-        for j in range(15):
+    for i in range(NAV):
+        for j in range(NAV):
             total += nav[i, j]
     for i in range(3):
         total += C[i, 0] + C[i, 1] + C[i, 2] + p[i] + v[i] + biases[3 + i]
@@ -127,10 +135,10 @@ def estimate_row(state: Any, clock: np.ndarray, held: np.ndarray, settings: np.n
 
 
 @njit(cache=True)
-def _imu_event(state: Any, clock: np.ndarray, held: np.ndarray, jump: np.ndarray, counters: np.ndarray,
-               settings: np.ndarray, initialized: bool, stamp: float, sample: np.ndarray, C_BI: np.ndarray,
-               lever: np.ndarray, out: np.ndarray, status: np.ndarray, problem: np.ndarray, value: np.ndarray,
-               i: int) -> int:
+def _imu_event(state: KernelState, clock: np.ndarray, held: np.ndarray, jump: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
+               counters: np.ndarray, settings: np.ndarray, initialized: bool, stamp: float,
+               sample: np.ndarray, C_BI: np.ndarray, lever: np.ndarray, out: np.ndarray, status: np.ndarray,
+               problem: np.ndarray, value: np.ndarray, i: int) -> int:
     """One IMU sample (estimator module doc: gating, order, jump, then propagation and the estimate); returns
     DONE or the escape it needs; ``out[i]`` holds the estimate when ``status[i]`` is 1."""
     counters[IMU_SAMPLES] += 1
@@ -178,12 +186,12 @@ def _imu_event(state: Any, clock: np.ndarray, held: np.ndarray, jump: np.ndarray
     held[:] = sample
     if not estimate_row(state, clock, held, settings, C_BI, lever, out[i]):
         return ESCAPE_NON_FINITE
-    status[i] = 1
+    status[i] = ESTIMATED
     return DONE
 
 
 @njit(cache=True)
-def _update(state: Any, fk: np.ndarray, slots: np.ndarray, accepted: np.ndarray) -> float:
+def _update(state: KernelState, fk: np.ndarray, slots: np.ndarray, accepted: np.ndarray) -> float:
     """The filter's kinematic correction of the feet in its state (slot order), measured by ``fk`` rows."""
     K = slots.shape[0]
     positions = np.empty((K, 3))
@@ -198,11 +206,32 @@ def _update(state: Any, fk: np.ndarray, slots: np.ndarray, accepted: np.ndarray)
 
 
 @njit(cache=True)
-def _joint_event(state: Any, clock: np.ndarray, held: np.ndarray, flags: np.ndarray, counters: np.ndarray,
-                 settings: np.ndarray, legs: tuple, slots: np.ndarray, detection: bool, initialized: bool,
-                 stamp: float, positions: np.ndarray, status: np.ndarray, nis_out: np.ndarray,
-                 dof_out: np.ndarray, problem: np.ndarray, value: np.ndarray, mask: np.ndarray, i: int
-                 ) -> int:
+def _feet_to_update(nfeet: int, flags: np.ndarray, positions: np.ndarray, members: np.ndarray,
+                    slots: np.ndarray) -> int:
+    """The number of feet in contact when they are exactly the filter's (``slots``) and each has its leg's
+    joints measured; -1 otherwise (the update is worded in Python)."""
+    count = 0
+    for f in range(nfeet):
+        if flags[f] != 1:
+            continue
+        for j in range(positions.shape[0]):
+            if members[f, j] and not math.isfinite(positions[j]):
+                return -1  # a foot in contact without its leg's joints
+        count += 1
+        found = False
+        for k in range(slots.shape[0]):
+            found = found or slots[k] == f
+        if not found:
+            return -1
+    return count if count == slots.shape[0] else -1
+
+
+@njit(cache=True)
+def _joint_event(state: KernelState, clock: np.ndarray, held: np.ndarray, flags: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
+                 counters: np.ndarray, settings: np.ndarray, legs: tuple[np.ndarray, ...], slots: np.ndarray,
+                 detection: bool, initialized: bool, stamp: float, positions: np.ndarray, status: np.ndarray,
+                 nis_out: np.ndarray, dof_out: np.ndarray, problem: np.ndarray, value: np.ndarray,
+                 mask: np.ndarray, i: int) -> int:
     """One joint state: order and IMU checks, propagation to its stamp with the held sample, then the
     kinematic update (rolling feet measured at their fixed point, ``roll_back``) when the feet in contact with
     measured legs are exactly the filter's (else ESCAPE_JOINTS:
@@ -224,24 +253,11 @@ def _joint_event(state: Any, clock: np.ndarray, held: np.ndarray, flags: np.ndar
     if flags[0] < 0:  # no contact message yet
         return DONE
     ki, kf, q, frames, C_IB, r_BI, J, members, fk, radii, touchdown = legs
-    nfeet = frames.shape[0]
-    count = 0
-    for f in range(nfeet):
-        if flags[f] != 1:
-            continue
-        for j in range(positions.shape[0]):
-            if members[f, j] and not math.isfinite(positions[j]):
-                return ESCAPE_JOINTS  # a foot in contact without its leg's joints
-        count += 1
-        found = False
-        for k in range(slots.shape[0]):
-            found = found or slots[k] == f
-        if not found:
-            return ESCAPE_JOINTS
-    if count != slots.shape[0]:
+    count = _feet_to_update(frames.shape[0], flags, positions, members, slots)
+    if count < 0:
         return ESCAPE_JOINTS
     counters[UPDATES] += 1
-    status[i] = 2
+    status[i] = UPDATED
     if count == 0:
         clock[NIS] = math.nan
         nis_out[i], dof_out[i] = math.nan, 0
@@ -252,15 +268,25 @@ def _joint_event(state: Any, clock: np.ndarray, held: np.ndarray, flags: np.ndar
     feet_in_imu(ki, kf, q, frames, C_IB, r_BI, J.shape[1] - positions.shape[0], settings[ENCODER_VARIANCE], J,
                 fk)
     roll_back(state.C, fk, slots, radii, touchdown)  # rolling feet (LegKinematics.measure's stance feet)
+    _apply_update(state, fk, slots, count, clock, counters, status, nis_out, dof_out, problem, mask, i)
+    return DONE
+
+
+@njit(cache=True)
+def _apply_update(state: KernelState, fk: np.ndarray, slots: np.ndarray, count: int, clock: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
+                  counters: np.ndarray, status: np.ndarray, nis_out: np.ndarray, dof_out: np.ndarray,
+                  problem: np.ndarray, mask: np.ndarray, i: int) -> None:
+    """The kinematic update of the ``count`` feet in ``slots``, measured by ``fk``: its NIS and degrees of
+    freedom into row ``i``, the rejected feet into ``mask[i]``; a failed update is counted, not applied."""
     accepted = np.zeros(count, dtype=np.bool_)
     try:
         nis = _update(state, fk, slots, accepted)
-    except Exception:
+    except Exception:  # noqa: BLE001  (compiled code catches only Exception; the failure is counted and worded)
         counters[UPDATES] -= 1
-        status[i] = 0
+        status[i] = NO_RESULT
         counters[UPDATES_FAILED] += 1
         problem[i] = FAILED
-        return DONE
+        return
     used = 0
     for k in range(count):
         if accepted[k]:
@@ -272,16 +298,15 @@ def _joint_event(state: Any, clock: np.ndarray, held: np.ndarray, flags: np.ndar
         problem[i] = GATED
     clock[NIS] = nis
     nis_out[i], dof_out[i] = nis, 3 * used
-    return DONE
 
 
 @njit(cache=True)
-def run(state: Any, clock: np.ndarray, held: np.ndarray, jump: np.ndarray, flags: np.ndarray,
-        counters: np.ndarray, settings: np.ndarray, legs: tuple, C_BI: np.ndarray, lever: np.ndarray,
-        slots: np.ndarray, detection: bool, initialized: bool, kinds: np.ndarray, stamps: np.ndarray,
-        imu: np.ndarray, contacts: np.ndarray, joints: np.ndarray, out: np.ndarray, status: np.ndarray,
-        nis_out: np.ndarray, dof_out: np.ndarray, problem: np.ndarray, value: np.ndarray, mask: np.ndarray,
-        start: int) -> tuple[int, int]:
+def run(state: KernelState, clock: np.ndarray, held: np.ndarray, jump: np.ndarray, flags: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
+        counters: np.ndarray, settings: np.ndarray, legs: tuple[np.ndarray, ...], C_BI: np.ndarray,
+        lever: np.ndarray, slots: np.ndarray, detection: bool, initialized: bool, kinds: np.ndarray,
+        stamps: np.ndarray, imu: np.ndarray, contacts: np.ndarray, joints: np.ndarray, out: np.ndarray,
+        status: np.ndarray, nis_out: np.ndarray, dof_out: np.ndarray, problem: np.ndarray, value: np.ndarray,
+        mask: np.ndarray, start: int) -> tuple[int, int]:
     """Events ``start..`` (``kinds``, ``stamps`` in s, ``imu`` rows [w, a], ``contacts`` rows of -1/0/1 per
     foot, ``joints`` rows of the joint positions) until one needs Python: ``(index, ESCAPE_*)``, or
     ``(len, DONE)``. Per event: ``status`` 1 with the estimate in ``out`` (IMU), 2 with ``nis_out`` and

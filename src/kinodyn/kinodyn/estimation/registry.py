@@ -25,15 +25,21 @@ that filter: no filter is named in the loop.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 from numba import types
 from numba.extending import overload
 
 from kinodyn.estimation.filter import FilterState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+    from numba.core.dispatcher import Dispatcher
+
+    from kinodyn.estimation.filter import KernelState
 
 STATE_FIELDS = ("C", "p", "v", "biases", "feet", "P", "gate")
 """The leading fields of every filter's compiled state (module doc)."""
@@ -44,9 +50,9 @@ class FilterKernels:
     """A filter's compiled state type and kernels (module doc)."""
 
     state: type
-    propagate: Any  # numba dispatchers: no static type of their own
-    correct: Any
-    navigation_covariance: Any
+    propagate: Dispatcher
+    correct: Dispatcher
+    navigation_covariance: Dispatcher
 
 
 FILTERS: dict[str, type[FilterState]] = {}
@@ -54,19 +60,19 @@ FILTERS: dict[str, type[FilterState]] = {}
 F = TypeVar("F", bound=type[FilterState])
 
 
-def propagate(state: Any, angular_velocity: np.ndarray, linear_acceleration: np.ndarray, dt: float,
+def propagate(state: KernelState, angular_velocity: np.ndarray, linear_acceleration: np.ndarray, dt: float,
               accelerometer_variance: float, gyroscope_variance: float) -> None:
     """Compiled code only: the ``propagate`` kernel of the filter whose state ``state`` is."""
     raise TypeError("registry.propagate is resolved by numba in compiled code; call the filter's method")
 
 
-def correct(state: Any, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
+def correct(state: KernelState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
             nis_feet: np.ndarray) -> float:
     """Compiled code only: the ``correct`` kernel of the filter whose state ``state`` is."""
     raise TypeError("registry.correct is resolved by numba in compiled code; call the filter's method")
 
 
-def navigation_covariance(state: Any, out: np.ndarray) -> None:
+def navigation_covariance(state: KernelState, out: np.ndarray) -> None:
     """Compiled code only: the ``navigation_covariance`` kernel of the filter whose state ``state`` is."""
     raise TypeError("registry.navigation_covariance is resolved by numba in compiled code; call the filter's "
                     "method")
@@ -76,42 +82,47 @@ def _dispatch(kernels: FilterKernels) -> None:
     """Resolve the three generic operations to ``kernels`` for states of type ``kernels.state``."""
     state_class = kernels.state
 
-    def mine(state: Any) -> bool:
+    def mine(state: types.Type) -> bool:
         named = isinstance(state, types.BaseNamedTuple)
         return named and getattr(state, "instance_class", None) is state_class
 
+    # numba's overload requires a typing function (called with numba types) and its implementation (compiled
+    # for values) to declare the same parameters, annotations included: Any in both.
     @overload(propagate)
-    def _propagate(state: Any, angular_velocity: Any, linear_acceleration: Any, dt: Any,
-                   accelerometer_variance: Any, gyroscope_variance: Any) -> Any:
+    def _propagate(state: Any, angular_velocity: Any, linear_acceleration: Any, dt: Any,  # noqa: ANN401
+                   accelerometer_variance: Any, gyroscope_variance: Any) -> Callable[..., None] | None:  # noqa: ANN401
         if not mine(state):
             return None
         kernel = kernels.propagate
 
-        def impl(state: Any, angular_velocity: Any, linear_acceleration: Any, dt: Any,
-                 accelerometer_variance: Any, gyroscope_variance: Any) -> Any:
+        def impl(state: Any, angular_velocity: Any, linear_acceleration: Any, dt: Any,  # noqa: ANN401
+                 accelerometer_variance: Any, gyroscope_variance: Any) -> None:  # noqa: ANN401
             kernel(state, angular_velocity, linear_acceleration, dt, accelerometer_variance,
                    gyroscope_variance)
 
         return impl
 
     @overload(correct)
-    def _correct(state: Any, positions: Any, covariances: Any, accepted: Any, nis_feet: Any) -> Any:
+    def _correct(state: Any, positions: Any, covariances: Any, accepted: Any,  # noqa: ANN401
+                 nis_feet: Any) -> Callable[..., float] | None:  # noqa: ANN401
         if not mine(state):
             return None
         kernel = kernels.correct
 
-        def impl(state: Any, positions: Any, covariances: Any, accepted: Any, nis_feet: Any) -> Any:
-            return kernel(state, positions, covariances, accepted, nis_feet)
+        def impl(state: Any, positions: Any, covariances: Any, accepted: Any,  # noqa: ANN401
+                 nis_feet: Any) -> float:  # noqa: ANN401
+            nis: float = kernel(state, positions, covariances, accepted, nis_feet)
+            return nis
 
         return impl
 
     @overload(navigation_covariance)
-    def _navigation_covariance(state: Any, out: Any) -> Any:
+    def _navigation_covariance(state: Any, out: Any) -> Callable[..., None] | None:  # noqa: ANN401
         if not mine(state):
             return None
         kernel = kernels.navigation_covariance
 
-        def impl(state: Any, out: Any) -> Any:
+        def impl(state: Any, out: Any) -> None:  # noqa: ANN401
             kernel(state, out)
 
         return impl

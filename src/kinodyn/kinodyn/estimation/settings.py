@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kinodyn.estimation.filter import GateParameters
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FILTERS, filter_class
+
+if TYPE_CHECKING:
+    from kinodyn.estimation.filter import GateParameters
 
 CONTACT_SOURCES = ("message", "schedule", "detection")
 # Gap noise defaults (m/s^2 and rad/s per axis): on the synthetic trot the true specific force changes by
@@ -88,14 +90,15 @@ class EstimatorSettings:
             object.__setattr__(self, "foot_radius", tuple(float(r) for r in self.foot_radius))
 
 
-def _number(name: str, value: Any, positive: bool, signed: bool = False) -> float:
+def _number(name: str, value: object, positive: bool, signed: bool = False) -> float:
     """``value`` as a finite float, > 0 with ``positive``, else >= 0 unless ``signed``; ValueError naming
     ``name``."""
-    number = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if positive and not (number and value > 0.0):
+    number = (float(value) if not isinstance(value, bool) and isinstance(value, (int, float))
+              and math.isfinite(value) else None)
+    if positive and not (number is not None and number > 0.0):
         raise ValueError(f"parameter {name} must be a positive finite number, got {value!r}")
-    if not positive and not signed and not (number and value >= 0.0):
+    if not positive and not signed and not (number is not None and number >= 0.0):
         raise ValueError(f"parameter {name} must be finite and >= 0 (0 disables it), got {value!r}")
-    if not number:
+    if number is None:
         raise ValueError(f"parameter {name} must be a finite number, got {value!r}")
-    return float(value)
+    return number

@@ -15,15 +15,19 @@ accuracy".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.evaluation import Evaluator
-from kinodyn.model import Model
 from kinodyn.spatial.lie import so3_log
 from kinodyn.spatial.rotations import FloatArray, matrix_to_quat, rot_y, rot_z, skew
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn.model import Model
 
 G0 = 9.80665  # standard gravity, m/s^2, to convert data-sheet g units
 UP = np.array([0.0, 0.0, 1.0])  # the ground's normal
@@ -32,6 +36,12 @@ DEFAULT_TURNS = ((5.0, 5.0, 0.5 * math.pi), (13.0, 5.0, -0.5 * math.pi), (21.0, 
 """(start s, duration s, heading change rad) of the default path's turns."""
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _KNOT_STEP = 0.01  # s, knots of the Gauss-Legendre integration of the horizontal path
+MIN_LEG_JOINTS = 3  # a foot placed in 3-D needs at least 3 joints between it and the base
+MIN_TROT_DUTY = 0.5  # a trot keeps both diagonal pairs in stance in the overlap: duty above one half
+_ON_AXIS = 1e-3  # m: a foot's nominal |x| below it counts as x > 0 (trot_phase_offsets)
+_FOOT_TOLERANCE = 1e-12  # m: the feet's IK stops once every foot is this close to its target
+_ROLL_TOLERANCE = 1e-13  # m: the rolled contact points have converged when they move less
+_ACCEL_SHARE = 0.5  # probability that the first half of the NaN readings hits the accelerometer
 
 
 @dataclass(frozen=True)
@@ -183,6 +193,11 @@ class BaseMotion:
         object.__setattr__(self, "_knots", knots)
         object.__setattr__(self, "_cumulative", cumulative)
 
+    @property
+    def end(self) -> float:
+        """The last knot of the integration grid [s]: the latest time ``evaluate`` accepts."""
+        return float(self._knots[-1])
+
     def heading(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         psi, dpsi, ddpsi = (np.zeros_like(t) for _ in range(3))
         for start, length, angle in self.turns:
@@ -197,13 +212,16 @@ class BaseMotion:
     def _horizontal_velocity(self, t: np.ndarray) -> np.ndarray:
         ramp = self.gait_ramp(t)[0]
         psi = self.heading(t)[0]
-        return self.speed * ramp[..., None] * np.stack([np.cos(psi), np.sin(psi)], axis=-1)
+        result: np.ndarray = self.speed * ramp[..., None] * np.stack([np.cos(psi), np.sin(psi)], axis=-1)
+        return result
 
     def _integral(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Gauss-Legendre (8 nodes, exact to degree 15) integral of the horizontal velocity over [a, b]."""
         half = 0.5 * (b - a)
         nodes = (0.5 * (a + b))[:, None] + half[:, None] * _GL_NODES[None, :]
-        return half[:, None] * np.einsum("j,njk->nk", _GL_WEIGHTS, self._horizontal_velocity(nodes))
+        result: np.ndarray = half[:, None] * np.einsum("j,njk->nk", _GL_WEIGHTS,
+                                                       self._horizontal_velocity(nodes))
+        return result
 
     def _oscillation(self, amplitude: float, harmonic: int, phase: str, t: np.ndarray,
                      ramp: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -305,7 +323,7 @@ def legs_of(model: Model, feet: Sequence[str]) -> list[Leg]:
                 joints.append(body_joint[body])
             body = int(model.parent[body])
         joints.reverse()
-        if len(joints) < 3:
+        if len(joints) < MIN_LEG_JOINTS:
             raise ValueError(f"foot {foot!r} has {len(joints)} joints to the base; a leg needs at least 3")
         for j in joints:
             if j in owner:
@@ -317,11 +335,28 @@ def legs_of(model: Model, feet: Sequence[str]) -> list[Leg]:
     return legs
 
 
+def _footholds(motion: BaseMotion, schedule: list[list[tuple[float, float]]],
+               nominal: np.ndarray) -> list[list[np.ndarray]]:
+    """Per foot: one world foothold per stance interval of ``schedule`` (mid-stance Raibert placement of
+    the ``nominal`` base-frame foot)."""
+    footholds = []
+    for k in range(len(schedule)):
+        holds = []
+        for touchdown, liftoff in schedule[k]:
+            mid = 0.0 if touchdown == -math.inf else min(0.5 * (touchdown + liftoff), motion.end)
+            b = motion.evaluate(np.array([mid]))
+            hold = b.position[0] + rot_z(motion.heading(np.array([mid]))[0][0]) @ nominal[k]
+            hold[2] = 0.0
+            holds.append(hold)
+        footholds.append(holds)
+    return footholds
+
+
 def trot_phase_offsets(nominal_feet: np.ndarray) -> np.ndarray:
     """Trot phases from the feet's nominal base-frame positions: feet with ``sign(x) sign(y) >= 0`` (x
     taken as + when |x| < 1 mm) at phase 0, the others at 0.5, so diagonal pairs move together."""
     x, y = nominal_feet[:, 0], nominal_feet[:, 1]
-    sx = np.where(np.abs(x) < 1e-3, 1.0, np.sign(x))
+    sx = np.where(np.abs(x) < _ON_AXIS, 1.0, np.sign(x))
     return np.where(sx * np.sign(y) >= 0.0, 0.0, 0.5)
 
 
@@ -371,9 +406,10 @@ class _Synthesizer:
         for _ in range(20):
             ev = self.evaluator.evaluate(q, zero)
             residual = targets - ev.placements[:, :3, 3]
-            if np.abs(residual).max() < 1e-12:
+            if np.abs(residual).max() < _FOOT_TOLERANCE:
                 self.q = q
-                return q.copy()
+                result: np.ndarray = q.copy()
+                return result
             for k, leg in enumerate(self.legs):
                 jac = ev.jacobians[k, :3][:, leg.v_index]
                 q[leg.q_index] += np.linalg.lstsq(jac, residual[k], rcond=None)[0]
@@ -416,7 +452,7 @@ class _Synthesizer:
         return v[6:], tau[6:], per_foot
 
 
-def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: float = 36.0,
+def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], *, duration: float = 36.0,  # noqa: PLR0913  (the trot's options, keyword-only)
                   rate: float = 500.0, seed: int = 0, speed: float = 0.45, noise: SensorNoise | None = None,
                   standing_joints: np.ndarray | None = None, walk_start: float = 1.0, period: float = 0.5,
                   duty: float = 0.6, step_height: float = 0.08,
@@ -430,7 +466,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
     without slipping in stance (``_rolled``), the ground plane ``foot_radius`` below the footholds;
     ``foot_positions`` are the sphere centres and ``contact_forces`` act at the contact points."""
     noise = SensorNoise.bmi088() if noise is None else noise
-    if not (duration > walk_start >= 0.0 and rate > 0.0 and 0.5 < duty < 1.0 and period > 0.0):
+    if not (duration > walk_start >= 0.0 and rate > 0.0 and MIN_TROT_DUTY < duty < 1.0 and period > 0.0):
         raise ValueError("need duration > walk_start >= 0, rate > 0, period > 0 and 0.5 < duty < 1 "
                          "(a trot with both pairs in stance in the overlap)")
     legs = legs_of(model, feet)
@@ -455,16 +491,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
 
     offsets = trot_phase_offsets(nominal)
     schedule = [stance_intervals(o, walk_start, period, duty, duration) for o in offsets]
-    footholds = []  # per foot: one world foothold per stance interval (mid-stance Raibert placement)
-    for k in range(len(legs)):
-        holds = []
-        for touchdown, liftoff in schedule[k]:
-            mid = 0.0 if touchdown == -math.inf else min(0.5 * (touchdown + liftoff), motion._knots[-1])
-            b = motion.evaluate(np.array([mid]))
-            hold = b.position[0] + rot_z(motion.heading(np.array([mid]))[0][0]) @ nominal[k]
-            hold[2] = 0.0
-            holds.append(hold)
-        footholds.append(holds)
+    footholds = _footholds(motion, schedule, nominal)
 
     synth = _Synthesizer(model, legs, standing_q)
     nk, nj = len(legs), len(model.joint_names)
@@ -485,7 +512,7 @@ def trotting_walk(model: Model, imu_frame: str, feet: Sequence[str], duration: f
         for k in range(nk):
             while schedule[k][interval[k]][1] <= ti:
                 interval[k] += 1
-            touchdown, liftoff = schedule[k][interval[k]]
+            touchdown = schedule[k][interval[k]][0]
             if ti >= touchdown:
                 contacts[i, k] = True
                 foot_pos[i, k] = footholds[k][interval[k]] if i == 0 or not contacts[i - 1, k] \
@@ -540,7 +567,7 @@ def _rolled(synth: _Synthesizer, q_base: np.ndarray, targets: np.ndarray, rollin
         moved = base.copy()
         for k in np.flatnonzero(rolling):
             moved[k] += radius * np.cross(so3_log(rotations[k] @ previous[k].T), UP)
-        if np.abs(moved - targets).max() < 1e-13:
+        if np.abs(moved - targets).max() < _ROLL_TOLERANCE:
             targets[:] = moved
             return synth.solve(q_base, targets, t)
         targets[:] = moved
@@ -602,7 +629,8 @@ def inject_faults(run: SyntheticRun, seed: int = 1, dropouts: int = 6, spikes: i
     sizes = rng.choice([-1.0, 1.0], spikes) * rng.uniform(50.0, 200.0, spikes)
     accel[spike_at, rng.integers(0, 3, spikes)] += sizes
     imu_nan = rng.choice(candidates, nan_readings, replace=False)
-    (accel if rng.random() < 0.5 else gyro)[imu_nan[: nan_readings // 2], rng.integers(0, 3)] = np.nan
+    half = accel if rng.random() < _ACCEL_SHARE else gyro  # the sensor of the first half of the NaN readings
+    half[imu_nan[: nan_readings // 2], rng.integers(0, 3)] = np.nan
     gyro[imu_nan[nan_readings // 2:], rng.integers(0, 3)] = np.nan
     joints = run.joint_positions.copy()
     joint_nan = rng.choice(candidates, nan_readings, replace=False)

@@ -7,13 +7,16 @@ changed; ``quadruped_offset_imu_xml()`` builds it and test_synthetic.py checks t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.metrics import AccuracyReport, Trajectory, accuracy
-from kinodyn.estimation.synthetic import SyntheticRun
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from kinodyn.estimation import LeggedEstimator
+    from kinodyn.estimation.synthetic import SyntheticRun
 
 HERE = Path(__file__).resolve().parent
 QUADRUPED_URDF = HERE.parents[3] / "urdf" / "quadruped.urdf"

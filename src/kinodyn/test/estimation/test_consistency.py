@@ -7,7 +7,7 @@ import pytest
 from kinodyn.estimation.consistency import chi2_bounds, gate, nees
 
 
-def test_bounds_and_gates_match_chi_square_tables():
+def test_bounds_and_gates_match_chi_square_tables() -> None:
     # Bar-Shalom 2001 Table / any chi-square table: 1 dof, 2.5 % and 97.5 %; 3 dof 99.99 %; 1 dof 95 %
     assert chi2_bounds(1, 1) == pytest.approx((0.000982, 5.024), abs=1e-3)
     assert gate(3, 0.9999) == pytest.approx(21.108, abs=1e-3)
@@ -18,7 +18,7 @@ def test_bounds_and_gates_match_chi_square_tables():
     assert chi2_bounds(9, 50) == pytest.approx(wilson_hilferty, rel=1e-3)
 
 
-def test_bounds_hold_the_stated_probability_over_samples():
+def test_bounds_hold_the_stated_probability_over_samples() -> None:
     rng = np.random.default_rng(0)
     dof, samples, trials = 3, 10, 20000
     means = rng.chisquare(dof, size=(trials, samples)).mean(axis=1)
@@ -27,7 +27,7 @@ def test_bounds_hold_the_stated_probability_over_samples():
     assert inside == pytest.approx(0.95, abs=0.006)
 
 
-def test_nees_is_the_normalised_squared_error():
+def test_nees_is_the_normalised_squared_error() -> None:
     rng = np.random.default_rng(1)
     A = rng.normal(size=(6, 6))
     P = A @ A.T + 0.1 * np.eye(6)
@@ -37,7 +37,7 @@ def test_nees_is_the_normalised_squared_error():
     assert np.mean([nees(d, P) for d in draws]) == pytest.approx(6.0, abs=0.2)
 
 
-def test_bad_arguments_raise():
+def test_bad_arguments_raise() -> None:
     with pytest.raises(ValueError, match="positive definite"):
         nees(np.ones(2), np.diag([1.0, -1.0]))
     with pytest.raises(ValueError, match="do not match"):

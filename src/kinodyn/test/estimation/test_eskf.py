@@ -10,10 +10,12 @@ from kinodyn.estimation import eskf as kernels
 from kinodyn.estimation.consistency import chi2_bounds
 from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.filter import FootMeasurement
+from kinodyn.estimation.invariant import InvariantEKF
 from kinodyn.spatial.lie import so3_exp, so3_left_jacobian, so3_log
 from scipy.spatial.transform import Rotation
 
 G = np.array([0.0, 0.0, -9.81])
+State = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (C, p, v, b_a, b_g)
 FEET = {
     "lf": [0.25, 0.15, -0.3],
     "rf": [0.25, -0.15, -0.3],
@@ -23,7 +25,9 @@ FEET = {
 
 
 def _filter(
-    noise: NoiseParameters | None = None, C=None, p=None, v=None, b_a=None, b_g=None, constrained=True
+    noise: NoiseParameters | None = None, C: np.ndarray | None = None, p: np.ndarray | None = None,
+    v: np.ndarray | None = None, b_a: np.ndarray | None = None, b_g: np.ndarray | None = None,
+    constrained: bool = True,
 ) -> ErrorStateEKF:
     f = ErrorStateEKF(noise, observability_constrained=constrained)
     z = np.zeros(3)
@@ -37,24 +41,24 @@ def _filter(
     return f
 
 
-def _boxplus(state, dx):
+def _boxplus(state: State, dx: np.ndarray) -> State:
     """``state ⊞ dx`` in the local convention (C Exp(dθ)); state = (C, p, v, b_a, b_g)."""
     C, p, v, b_a, b_g = state
     return (C @ so3_exp(dx[6:9]), p + dx[0:3], v + dx[3:6], b_a + dx[9:12], b_g + dx[12:15])
 
 
-def _boxminus(a, b):
+def _boxminus(a: State, b: State) -> np.ndarray:
     """``a ⊟ b``: the local error taking b to a."""
     return np.concatenate([a[1] - b[1], a[2] - b[2], so3_log(b[0].T @ a[0]), a[3] - b[3], a[4] - b[4]])
 
 
-def _step(state, w_m, a_m, dt):
+def _step(state: State, w_m: np.ndarray, a_m: np.ndarray, dt: float) -> tuple[State, np.ndarray]:
     f = _filter(None, *state)
     f.propagate(w_m, a_m, dt)
     return (f.rotation, f.position, f.velocity, f.accelerometer_bias, f.gyroscope_bias), f.transition_matrix
 
 
-def test_transition_matches_numerical_linearisation_to_second_order():
+def test_transition_matches_numerical_linearisation_to_second_order() -> None:
     rng = np.random.default_rng(3)
     state = (
         Rotation.random(random_state=4).as_matrix(),
@@ -82,16 +86,16 @@ def test_transition_matches_numerical_linearisation_to_second_order():
     assert residuals[0] / residuals[1] == pytest.approx(4.0, rel=0.3)  # second order
 
 
-def test_stance_jacobian_matches_central_differences():
+def test_stance_jacobian_matches_central_differences() -> None:
     rng = np.random.default_rng(5)
     C = Rotation.random(random_state=6).as_matrix()
     p, d, r = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     n = 15 + 6
     H, A = np.empty((3, n)), np.empty((3, 3))
     z = np.zeros(3)
-    kernels._stance_rows(np.ascontiguousarray(C), np.eye(n), 1, r, H, A, False, z, z)  # H P with P = I: H
+    kernels._stance_rows(np.ascontiguousarray(C), np.eye(n), 1, r, H, A, False, z, z)  # noqa: SLF001  (H P with P = I: H)
 
-    def h(dx):  # foot in slot 1: columns 18..20
+    def h(dx: np.ndarray) -> np.ndarray:  # foot in slot 1: columns 18..20
         return (d + dx[18:21]) - (p + dx[0:3]) - C @ so3_exp(dx[6:9]) @ r
 
     eps = 1e-6
@@ -100,7 +104,7 @@ def test_stance_jacobian_matches_central_differences():
     assert np.abs(H[:, 6:9]).max() > 0.1
 
 
-def test_scalar_kalman_filter_check():
+def test_scalar_kalman_filter_check() -> None:
     """Inventory §3.3: P- = 1, N = 1, innovation 2 -> K = 0.5, estimate moves by 1, P = 0.5 (per axis, on
     a foot whose prior variance 1 comes from its touchdown measurement, with the body known exactly)."""
     exact = NoiseParameters(**{name: 0.0 for name in NoiseParameters.__dataclass_fields__})
@@ -111,10 +115,12 @@ def test_scalar_kalman_filter_check():
     np.testing.assert_allclose(f.foot_position("lf"), [1.0, 0.0, 0.0], atol=1e-15)
     np.testing.assert_allclose(f.covariance[15:, 15:], 0.5 * np.eye(3), atol=1e-15)
     np.testing.assert_allclose(f.position, np.zeros(3), atol=1e-15)
-    assert report.used == ("lf",) and report.nis == pytest.approx(2.0) and report.dof == 3
+    assert report.used == ("lf",)
+    assert report.nis == pytest.approx(2.0)
+    assert report.dof == 3
 
 
-def test_constant_rate_propagation_matches_closed_form():
+def test_constant_rate_propagation_matches_closed_form() -> None:
     """Rotation: C(T) = C0 Exp((w_m - b_g) T) exactly; with w = 0 the translation is the exact parabola;
     with w != 0, v(T) = v0 + g T + C0 T J_l(w T) (a_m - b_a) to first order in dt (zero-order hold)."""
     C0 = Rotation.from_euler("xyz", [0.2, -0.3, 1.0]).as_matrix()
@@ -140,11 +146,12 @@ def test_constant_rate_propagation_matches_closed_form():
     assert errors[0] / errors[1] == pytest.approx(2.0, rel=0.05)  # first order in dt
 
 
-def _measure(C, p, d, rng, sigma):
+def _measure(C: np.ndarray, p: np.ndarray, d: np.ndarray, rng: np.random.Generator,
+             sigma: float) -> np.ndarray:
     return C.T @ (d - p) + sigma * rng.standard_normal(3)
 
 
-def test_static_robot_with_four_feet_keeps_its_pose():
+def test_static_robot_with_four_feet_keeps_its_pose() -> None:
     rng = np.random.default_rng(7)
     noise = NoiseParameters()
     C = Rotation.from_euler("xyz", [0.1, -0.05, 0.7]).as_matrix()
@@ -172,12 +179,14 @@ def test_static_robot_with_four_feet_keeps_its_pose():
     assert np.all(np.abs(f.position - p) < 4 * np.sqrt(np.diag(P)[0:3]))
 
 
-def test_touchdown_adds_no_information_and_lift_off_marginalises():
+def test_touchdown_adds_no_information_and_lift_off_marginalises() -> None:
     f = _filter()
     f.propagate([0.1, 0.0, 0.0], [0.0, 0.0, 9.81], 0.01)
     before = f.covariance
     report = f.update_contacts([FootMeasurement(n, np.array(r), 1e-4 * np.eye(3)) for n, r in FEET.items()])
-    assert report.added == tuple(FEET) and report.used == () and np.isnan(report.nis)
+    assert report.added == tuple(FEET)
+    assert report.used == ()
+    assert np.isnan(report.nis)
     np.testing.assert_array_equal(f.covariance[:15, :15], before)
     for name, r in FEET.items():
         np.testing.assert_allclose(f.foot_position(name), f.position + f.rotation @ np.array(r), atol=1e-15)
@@ -186,13 +195,15 @@ def test_touchdown_adds_no_information_and_lift_off_marginalises():
     report = f.update_contacts(
         [FootMeasurement(n, np.array(FEET[n]), 1e-4 * np.eye(3)) for n in ("lf", "rh")]
     )
-    assert report.removed == ("rf", "lh") and f.feet == ("lf", "rh")
-    assert report.used == ("lf", "rh") and report.dof == 6
+    assert report.removed == ("rf", "lh")
+    assert f.feet == ("lf", "rh")
+    assert report.used == ("lf", "rh")
+    assert report.dof == 6
     with pytest.raises(KeyError, match="rf"):
         f.foot_position("rf")
 
 
-def test_lift_off_equals_never_having_had_the_foot():
+def test_lift_off_equals_never_having_had_the_foot() -> None:
     """Touchdown adds no information, so marginalising a foot leaves exactly the filter that never had it."""
     three = ("lf", "rf", "rh")
     f, g = _filter(), _filter()
@@ -205,12 +216,14 @@ def test_lift_off_equals_never_having_had_the_foot():
     moved = [FootMeasurement(n, np.array(FEET[n]) + 1e-3, 1e-4 * np.eye(3)) for n in three]
     report = f.update_contacts(moved)
     g.update_contacts(moved)
-    assert report.removed == ("lh",) and report.used == three and f.feet == three
+    assert report.removed == ("lh",)
+    assert report.used == three
+    assert f.feet == three
     np.testing.assert_allclose(f.covariance, g.covariance, atol=1e-15)
     np.testing.assert_allclose(f.position, g.position, atol=1e-15)
 
 
-def test_gate_rejects_a_slipped_foot_only():
+def test_gate_rejects_a_slipped_foot_only() -> None:
     f = _filter()
     f.update_contacts([FootMeasurement(n, np.array(r), 1e-6 * np.eye(3)) for n, r in FEET.items()])
     ref = _filter()
@@ -221,15 +234,17 @@ def test_gate_rejects_a_slipped_foot_only():
     report = f.update_contacts(
         [FootMeasurement(n, np.array(r), 1e-6 * np.eye(3)) for n, r in shifted.items()]
     )
-    assert report.rejected == ("rf",) and report.used == ("lf", "lh", "rh") and report.dof == 9
-    ref._remove(["rf"])
+    assert report.rejected == ("rf",)
+    assert report.used == ("lf", "lh", "rh")
+    assert report.dof == 9
+    ref._remove(["rf"])  # noqa: SLF001  (the marginalisation itself)
     ref.update_contacts([FootMeasurement(n, np.array(FEET[n]), 1e-6 * np.eye(3)) for n in ("lf", "lh", "rh")])
     np.testing.assert_allclose(f.position, ref.position, atol=1e-15)
     np.testing.assert_allclose(f.velocity, ref.velocity, atol=1e-15)
 
 
 @pytest.mark.parametrize("constrained", [False, True])
-def test_update_matches_dense_reference(constrained):
+def test_update_matches_dense_reference(constrained: bool) -> None:
     """The compiled sparse update against the textbook dense one: H built in full, K = P H^T S^-1, Joseph
     form, injection and the reset G (Robot Dynamics Essential, (113); Solà 2017 §6.3). OC-EKF: H's angle block
     projected so that H annihilates the yaw direction N at the prior (Hesch et al. 2014 eq. 40), checked as
@@ -282,7 +297,7 @@ def test_update_matches_dense_reference(constrained):
         np.testing.assert_allclose(f.foot_position(name), d[k] + dx[15 + 3 * k : 18 + 3 * k], atol=1e-14)
 
 
-def test_bad_input_raises_clear_errors():
+def test_bad_input_raises_clear_errors() -> None:
     f = ErrorStateEKF()
     with pytest.raises(RuntimeError, match="initialize"):
         f.propagate(np.zeros(3), np.zeros(3), 1e-3)
@@ -313,7 +328,7 @@ def test_bad_input_raises_clear_errors():
     np.testing.assert_array_equal(f.covariance, state[1])
 
 
-def test_monte_carlo_nees_and_nis_inside_chi2_bounds():
+def test_monte_carlo_nees_and_nis_inside_chi2_bounds() -> None:
     """A swaying body on four feet that slip by the assumed random walk; the truth follows the filter's own
     process model with the noise densities it assumes (measurements by the sensor models (114), (115)).
     Mean NEES over runs at two times and the mean NIS of every update inside their 95 % chi-square bounds."""
@@ -426,7 +441,7 @@ def _yaw_over_a_long_stance(constrained: bool) -> tuple[list[float], list[float]
     return before, after, variance
 
 
-def test_observability_constraint_gives_no_yaw_information():
+def test_observability_constraint_gives_no_yaw_information() -> None:
     """OC-EKF (Hesch et al. 2014; Bloesch et al. 2013): the stance update annihilates the yaw direction at the
     prior, so over 4 s of a swaying, yawing stance the information about it (N^T P^-1 N) stays (changed only
     by the reset's O(dtheta) rotation of P, 0.8 % measured) and the world-yaw variance does not shrink; the
@@ -434,7 +449,8 @@ def test_observability_constraint_gives_no_yaw_information():
     before, after, variance = _yaw_over_a_long_stance(constrained=True)
     gain = np.abs(np.array(after) / np.array(before) - 1.0)
     assert after[-1] / before[0] < 1.02
-    assert variance[-1] >= variance[0] and min(variance) > 0.99 * variance[0]
+    assert variance[-1] >= variance[0]
+    assert min(variance) > 0.99 * variance[0]
     before, after, plain = _yaw_over_a_long_stance(constrained=False)
     assert after[-1] / before[0] > 2.0
     assert plain[-1] < 0.5 * plain[0]
@@ -442,11 +458,9 @@ def test_observability_constraint_gives_no_yaw_information():
 
 
 @pytest.mark.parametrize("kind", ["eskf", "invariant"])
-def test_initialize_takes_a_covariance_in_the_eskf_convention(kind):
+def test_initialize_takes_a_covariance_in_the_eskf_convention(kind: str) -> None:
     """``initialize(..., covariance)``: both filters report it back as their navigation covariance (the
     invariant maps it to its own error and back); a non-symmetric, indefinite or mis-shaped one is refused."""
-    from kinodyn.estimation.invariant import InvariantEKF
-
     rng = np.random.default_rng(2)
     A = rng.normal(size=(15, 15))
     P0 = A @ A.T * 1e-4

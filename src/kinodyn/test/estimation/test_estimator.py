@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -59,6 +60,9 @@ def leg_ik(model: kd.Model, evaluator: Evaluator, targets: np.ndarray, joints: n
             return q[7:]
         q[7:] += np.linalg.solve(e.jacobians[:, :3, 6:].reshape(-1, model.nv - 6), error)
     raise AssertionError(f"IK did not converge: error {np.abs(error).max():.2e} m")
+
+
+Hexapod = tuple[kd.Model, Truth]  # the fixture: the model and its stream
 
 
 def hexapod_truth(model: kd.Model, duration: float = 2.0) -> Truth:
@@ -110,7 +114,7 @@ def hexapod_truth(model: kd.Model, duration: float = 2.0) -> Truth:
 
 
 @pytest.fixture(scope="module")
-def hexapod() -> tuple[kd.Model, Truth]:
+def hexapod() -> Hexapod:
     model = kd.Model.from_urdf(HEXAPOD, floating_base=True)
     return model, hexapod_truth(model)
 
@@ -157,12 +161,13 @@ def assert_matches_truth(estimates: dict, truth: Truth, tolerance: float) -> Non
             v_world = (truth.base_position[k + 1] - truth.base_position[k - 1]) * RATE / 2
             np.testing.assert_allclose(e.linear_velocity, C_WB.T @ v_world, atol=1e-5)
         for cov in (e.pose_covariance, e.twist_covariance):
-            assert np.all(np.isfinite(cov)) and np.allclose(cov, cov.T)
+            assert np.all(np.isfinite(cov))
+            assert np.allclose(cov, cov.T)
             assert np.linalg.eigvalsh(cov).min() > 0.0
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_noiseless_motion_is_reproduced(hexapod, filter_name: str) -> None:
+def test_noiseless_motion_is_reproduced(hexapod: Hexapod, filter_name: str) -> None:
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET, filter=filter_name, init_duration=0.5)
     estimates = run(estimator, truth)
@@ -170,13 +175,15 @@ def test_noiseless_motion_is_reproduced(hexapod, filter_name: str) -> None:
     assert_matches_truth(estimates, truth, 1e-6)
     last = estimates[max(estimates)]
     # the base really moved, rotated, and its origin swings around the IMU (lever arm)
-    assert np.linalg.norm(last.position) > 0.1 and abs(last.angular_velocity).max() > 0.2
-    assert set(last.contacts) == set(FEET) and estimator.counters["feet_rejected"] == 0
+    assert np.linalg.norm(last.position) > 0.1
+    assert abs(last.angular_velocity).max() > 0.2
+    assert set(last.contacts) == set(FEET)
+    assert estimator.counters["feet_rejected"] == 0
     assert "running: 6 of 6 feet" in estimator.status
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_nan_spikes_duplicates_and_late_samples_are_dropped(hexapod, filter_name: str) -> None:
+def test_nan_spikes_duplicates_and_late_samples_are_dropped(hexapod: Hexapod, filter_name: str) -> None:
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET, filter=filter_name)
     faults = {350: "imu_nan", 420: "accel_spike", 700: "gyro_spike", 800: "duplicate", 850: "joint_nan",
@@ -193,7 +200,7 @@ def test_nan_spikes_duplicates_and_late_samples_are_dropped(hexapod, filter_name
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_a_linearly_growing_acceleration_is_integrated_exactly(hexapod, filter_name: str) -> None:
+def test_a_linearly_growing_acceleration_is_integrated_exactly(hexapod: Hexapod, filter_name: str) -> None:
     """Trapezoid propagation (docs/estimation.md, "Estimator"): with the world acceleration ``j t`` (no
     rotation, IMU alone) the velocity is ``j t^2 / 2`` to rounding and the position ``j t^3 / 6`` to the
     rule's ``j dt^3 / 12`` per step; holding each sample over the next interval lags the velocity by
@@ -217,18 +224,20 @@ def test_a_linearly_growing_acceleration_is_integrated_exactly(hexapod, filter_n
                                    atol=1e-12)
 
 
-def test_a_long_imu_gap_restarts_the_initialisation(hexapod) -> None:
+def test_a_long_imu_gap_restarts_the_initialisation(hexapod: Hexapod) -> None:
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET, max_imu_gap=0.1)
     for k in range(300):
         estimator.add_imu(truth.t[k], truth.gyro[k], truth.accel[k])
     assert estimator.initialized
     assert estimator.add_imu(truth.t[299] + 0.2, truth.gyro[0], truth.accel[0]) is None
-    assert not estimator.initialized and estimator.counters["resets"] == 1
-    assert "max_imu_gap" in estimator.last_problem and estimator.status.startswith("initializing")
+    assert not estimator.initialized
+    assert estimator.counters["resets"] == 1
+    assert "max_imu_gap" in estimator.last_problem
+    assert estimator.status.startswith("initializing")
 
 
-def test_motion_during_initialisation_restarts_the_window(hexapod) -> None:
+def test_motion_during_initialisation_restarts_the_window(hexapod: Hexapod) -> None:
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET, init_duration=0.5)
     for k in range(400):
@@ -259,8 +268,10 @@ def test_detected_contacts_feed_the_filter() -> None:
     efforts = model.rnea(q, np.zeros(model.nv), np.zeros(model.nv), f_ext)[6:]
     estimator.add_contacts(0.6, dict.fromkeys(QUADRUPED_FEET, True))  # ignored with detection
     report = estimator.add_joint_state(299 / RATE, STANDING_JOINTS, np.zeros(12), efforts)
-    assert report is not None and set(report.added) == set(loads)
-    assert set(estimator.filter.feet) == set(loads) and estimator.counters["contacts_ignored"] == 1
+    assert report is not None
+    assert set(report.added) == set(loads)
+    assert set(estimator.filter.feet) == set(loads)
+    assert estimator.counters["contacts_ignored"] == 1
 
 
 def test_configuration_errors_are_refused() -> None:
@@ -277,7 +288,7 @@ def test_configuration_errors_are_refused() -> None:
     assert estimator.add_joint_state(0.0, STANDING_JOINTS, np.zeros(12), np.zeros(12)) is None
 
 
-def test_a_failed_update_is_counted_and_the_estimate_goes_on(hexapod) -> None:
+def test_a_failed_update_is_counted_and_the_estimate_goes_on(hexapod: Hexapod) -> None:
     """A filter that refuses an update (ValueError, state untouched) does not stop the estimator."""
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET)
@@ -285,13 +296,14 @@ def test_a_failed_update_is_counted_and_the_estimate_goes_on(hexapod) -> None:
     for k in range(260):
         estimator.add_imu(truth.t[k], truth.gyro[k], truth.accel[k])
 
-    def refuse(feet):
+    def refuse(feet: object) -> NoReturn:
         raise ValueError("innovation covariance is not positive definite")
 
     estimator.filter.update_contacts = refuse
     zeros = np.zeros(truth.joints.shape[1])
     assert estimator.add_joint_state(truth.t[259], truth.joints[259], zeros, zeros) is None
-    assert estimator.counters["updates_failed"] == 1 and "not positive definite" in estimator.last_problem
+    assert estimator.counters["updates_failed"] == 1
+    assert "not positive definite" in estimator.last_problem
     assert estimator.add_imu(truth.t[260], truth.gyro[260], truth.accel[260]) is not None
 
 
@@ -331,7 +343,8 @@ def test_a_noisy_trot_with_injected_faults_stays_finite_and_on_track(filter_name
     assert faults.imu_dropped.sum() >= 0.1 * RATE  # the dropouts: at least 100 ms without IMU in all
     assert c["imu_rejected"] == (copies * (bad & sent)).sum()
     assert c["imu_out_of_order"] == (faults.duplicated & sent & ~bad).sum()
-    assert c["feet_without_joints"] > 0 and c["resets"] == 0
+    assert c["feet_without_joints"] > 0
+    assert c["resets"] == 0
     assert c["feet_rejected"] <= 10  # of about 2800 updates of 2-4 feet (flicker, spikes' neighbours)
     report = accuracy(Trajectory(run.t, run.position, run.quaternion, run.linear_velocity),
                       Trajectory(*(np.array([getattr(e, name) for e in estimates])
@@ -339,7 +352,8 @@ def test_a_noisy_trot_with_injected_faults_stays_finite_and_on_track(filter_name
     print(f"\n{filter_name}: drift {100 * report.drift:.2f} % of {report.path_length:.2f} m, roll/pitch RMSE "
           f"{report.roll_rmse_deg:.3f}/{report.pitch_rmse_deg:.3f} deg, velocity RMSE "
           f"{report.velocity_rmse:.4f} m/s; counters {c}")
-    assert report.path_length > 1.5 and report.drift < 0.02
+    assert report.path_length > 1.5
+    assert report.drift < 0.02
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
@@ -356,12 +370,14 @@ def test_a_noiseless_trot_is_tracked_to_second_order(filter_name: str) -> None:
     print(f"\n{filter_name}: drift {100 * report.drift:.4f} % of {report.path_length:.2f} m, roll/pitch RMSE "
           f"{report.roll_rmse_deg:.4f}/{report.pitch_rmse_deg:.4f} deg, velocity RMSE "
           f"{report.velocity_rmse:.6f} m/s; feet rejected {estimator.counters['feet_rejected']}")
-    assert report.path_length > 2.5 and estimator.counters["feet_rejected"] == 0
-    assert report.velocity_rmse < 1e-3 and report.drift < 2e-3
+    assert report.path_length > 2.5
+    assert estimator.counters["feet_rejected"] == 0
+    assert report.velocity_rmse < 1e-3
+    assert report.drift < 2e-3
     assert max(report.roll_rmse_deg, report.pitch_rmse_deg) < 0.1
 
 
-def test_a_one_sample_accelerometer_jump_is_dropped_and_a_confirmed_one_kept(hexapod) -> None:
+def test_a_one_sample_accelerometer_jump_is_dropped_and_a_confirmed_one_kept(hexapod: Hexapod) -> None:
     model, truth = hexapod
     estimator = LeggedEstimator(model, "imu", FEET, accel_jump_limit=30.0)
     for k in range(300):

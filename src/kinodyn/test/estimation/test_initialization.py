@@ -4,18 +4,28 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from kinodyn.estimation import NoiseParameters
 from kinodyn.estimation.initialization import StandingInitializer
 from kinodyn.spatial import euler_to_matrix, matrix_to_euler
+from kinodyn.spatial.lie import so3_log
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from numpy.typing import ArrayLike
 
 G = 9.81
 RATE = 400.0
 C_BI = euler_to_matrix([2.0, -0.3, 0.4], "zyx")  # an IMU mounted yawed, pitched and rolled in the base
 
 
-def standing_samples(C_WB, accelerometer_bias, gyroscope_bias, count, rng=None, noise=(0.0, 0.0)):
+def standing_samples(C_WB: np.ndarray, accelerometer_bias: ArrayLike, gyroscope_bias: ArrayLike, count: int,
+                     rng: int | np.random.Generator | None = None, noise: tuple[float, float] = (0.0, 0.0),
+                     ) -> Iterator[tuple[float, np.ndarray, np.ndarray]]:
     """Readings of an IMU at rest on a base with attitude C_WB (Robot Dynamics Essential, (114) with a = 0, w
     = 0)."""
     C_WI = C_WB @ C_BI
@@ -35,7 +45,8 @@ def test_roll_pitch_and_biases_of_a_tilted_standing_robot(yaw: float) -> None:
     along = 0.07 * (C_WB @ C_BI).T @ np.array([0.0, 0.0, 1.0])
     init = StandingInitializer(C_BI, duration=0.5, gravity=G)
     done = [init.add(*s) for s in standing_samples(C_WB, along, gyro_bias, int(0.5 * RATE) + 1)]
-    assert done[-1] and not any(done[:-1])
+    assert done[-1]
+    assert not any(done[:-1])
     base_yaw, base_pitch, base_roll = matrix_to_euler(init.rotation @ C_BI.T, "zyx")
     assert base_yaw == pytest.approx(0.0, abs=1e-14)
     assert (base_pitch, base_roll) == pytest.approx((pitch, roll), abs=1e-12)
@@ -72,9 +83,8 @@ def test_motion_restarts_the_window(gyro: list[float], accel: list[float], reaso
     init = StandingInitializer(C_BI, duration=0.5, gravity=G)
     moved = 120  # 0.3 s in: one sample shows motion
     for k, (t, w, a) in enumerate(samples):
-        if k == moved:
-            w, a = w + np.array(gyro), a + np.array(accel)
-        if init.add(t, w, a):
+        w_k, a_k = (w + np.array(gyro), a + np.array(accel)) if k == moved else (w, a)
+        if init.add(t, w_k, a_k):
             break
     assert init.restarts == 1
     assert init.restart_reason is not None
@@ -99,9 +109,6 @@ def test_initial_covariance_matches_the_actual_errors() -> None:
     densities; the errors [dtheta (local), db_a, db_g] (truth with the base yaw at zero, as odom starts) have
     the stated covariance: no yaw, the tilt exactly the horizontal bias (plus the mean noise) over g, the
     IMU position (started at ``rotation @ lever``) off by the tilt times the lever."""
-    from kinodyn.estimation import NoiseParameters
-    from kinodyn.spatial.lie import so3_log
-
     noise = NoiseParameters(accelerometer_noise_density=5e-3, gyroscope_noise_density=1e-3,
                             initial_accelerometer_bias=0.02)
     rng = np.random.default_rng(4)
@@ -123,7 +130,8 @@ def test_initial_covariance_matches_the_actual_errors() -> None:
     errors = np.array(errors)
     keep_rows = np.r_[0:3, 6:15]
     P9 = P[np.ix_(keep_rows, keep_rows)]
-    assert np.all(P[0:3, 3:6] == 0.0) and np.all(P[3:6, 6:] == 0.0)
+    assert np.all(P[0:3, 3:6] == 0.0)
+    assert np.all(P[3:6, 6:] == 0.0)
     # the yaw error is the base's zero ZYX yaw after a roll error: -sin(pitch) droll, no more
     up = init.rotation.T @ [0.0, 0.0, 1.0]
     yaw = errors[:, 3:6] @ up
@@ -137,4 +145,5 @@ def test_initial_covariance_matches_the_actual_errors() -> None:
     scale = np.outer(std, std)
     np.testing.assert_allclose((sample - P9)[np.ix_(keep, keep)] / scale[np.ix_(keep, keep)], 0.0, atol=0.09)
     correlation = P9 / scale
-    assert np.abs(correlation[3:6, 6:9]).max() > 0.8 and np.abs(correlation[0:3, 3:6]).max() > 0.8
+    assert np.abs(correlation[3:6, 6:9]).max() > 0.8
+    assert np.abs(correlation[0:3, 3:6]).max() > 0.8

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn.estimation import ErrorStateEKF, NoiseParameters
+from kinodyn.estimation import ErrorStateEKF, LeggedFilter, NoiseParameters
 from kinodyn.estimation.invariant import InvariantEKF
 from kinodyn.spatial import euler_to_matrix
 
@@ -14,7 +14,7 @@ FILTERS = {"eskf": ErrorStateEKF, "invariant": InvariantEKF}
 DT = 0.004
 
 
-def _standing(name: str):
+def _standing(name: str) -> tuple[LeggedFilter, np.ndarray, np.ndarray]:
     """A filter at rest, tilted, at the origin; the readings that keep it there (zero rate, f = -C^T g)."""
     f = FILTERS[name](NoiseParameters())
     C = euler_to_matrix([0.3, -0.1, 0.2], "zyx")

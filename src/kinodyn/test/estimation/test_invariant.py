@@ -154,7 +154,8 @@ def test_error_is_log_linear_for_a_finite_error() -> None:
     assert np.linalg.norm(truth.p - ekf.position - expected[0:3]) > 0.1
 
 
-def _numerical_transition(ekf: InvariantEKF, omega_m, accel_m, dt: float, eps: float = 1e-6) -> np.ndarray:
+def _numerical_transition(ekf: InvariantEKF, omega_m: np.ndarray, accel_m: np.ndarray, dt: float,
+                          eps: float = 1e-6) -> np.ndarray:
     """Central differences of ``xi+`` with respect to ``xi`` (biases included) through one discrete step."""
     n = ekf.covariance.shape[0]
     names = list(ekf.feet)
@@ -265,7 +266,8 @@ def test_measurement_jacobian_against_numerical_differentiation() -> None:
     report = ekf.update_contacts(
         [FootMeasurement(name, y, covariance) for name, y in zip(names, measurements, strict=True)]
     )
-    assert report.used == tuple(names) and report.dof == 12
+    assert report.used == tuple(names)
+    assert report.dof == 12
     assert report.nis == pytest.approx(nu @ np.linalg.solve(S, nu), rel=1e-9)
     np.testing.assert_allclose(ekf.rotation, expected_state.C, atol=1e-12)
     np.testing.assert_allclose(ekf.position, expected_state.p, atol=1e-12)
@@ -328,7 +330,9 @@ def test_touchdown_adds_no_information_and_lift_off_marginalises() -> None:
         FootMeasurement("rf", y["rf"], 1e-6 * np.eye(3)),
         FootMeasurement("lh", np.array(FEET["lh"]), 1e-6 * np.eye(3)),
     ])
-    assert report.removed == ("lf",) and report.added == ("lh",) and report.used == ("rf",)
+    assert report.removed == ("lf",)
+    assert report.added == ("lh",)
+    assert report.used == ("rf",)
     assert ekf.feet == ("rf", "lh")
     np.testing.assert_allclose(ekf.foot_position("rf"), rf, atol=1e-12)
     assert not np.allclose(lf, ekf.foot_position("rf"))
@@ -339,12 +343,16 @@ def test_touchdown_adds_no_information_and_lift_off_marginalises() -> None:
     # lift-off of all: the navigation block is kept as it is (marginalisation)
     navigation = ekf.covariance[:15, :15]
     report = ekf.update_contacts([])
-    assert report.removed == ("rf", "lh") and ekf.feet == () and np.isnan(report.nis)
+    assert report.removed == ("rf", "lh")
+    assert ekf.feet == ()
+    assert np.isnan(report.nis)
     np.testing.assert_array_equal(ekf.covariance, navigation)
     # touchdown alone: the navigation block is unchanged, the foot's error is xi_p plus the measurement's
     sigma = np.diag([1e-4, 2e-4, 3e-4])
     report = ekf.update_contacts([FootMeasurement("lh", np.array(FEET["lh"]), sigma)])
-    assert report.added == ("lh",) and report.used == () and report.dof == 0
+    assert report.added == ("lh",)
+    assert report.used == ()
+    assert report.dof == 0
     P = ekf.covariance
     np.testing.assert_array_equal(P[:15, :15], navigation)
     np.testing.assert_allclose(P[15:, :15], navigation[0:3, :], atol=0.0)
@@ -359,7 +367,8 @@ def test_an_outlier_foot_is_gated_and_the_others_used() -> None:
     y["lh"] = y["lh"] + [0.0, 0.0, 0.5]
     report = ekf.update_contacts([FootMeasurement(name, y[name], 1e-6 * np.eye(3)) for name in ekf.feet])
     assert report.rejected == ("lh",)
-    assert report.used == ("lf", "rf", "rh") and report.dof == 9
+    assert report.used == ("lf", "rf", "rh")
+    assert report.dof == 9
     assert report.nis == pytest.approx(0.0, abs=1e-12)
 
 
@@ -389,7 +398,8 @@ def test_bad_inputs_raise_with_a_message() -> None:
     np.testing.assert_array_equal(quiet.covariance, state[1])
 
 
-def _standing_imu(rng, noise: NoiseParameters, truth: Truth, dt: float):
+def _standing_imu(rng: np.random.Generator, noise: NoiseParameters, truth: Truth,
+                  dt: float) -> tuple[np.ndarray, np.ndarray]:
     n_g = rng.normal(scale=noise.gyroscope_noise_density / np.sqrt(dt), size=3)
     n_a = rng.normal(scale=noise.accelerometer_noise_density / np.sqrt(dt), size=3)
     return truth.biases[3:] + n_g, truth.C.T @ -G + truth.biases[:3] + n_a
@@ -425,7 +435,9 @@ def _walk_inputs(t: float) -> tuple[np.ndarray, np.ndarray]:
     return omega, accel_world
 
 
-def _trot(rng, noise: NoiseParameters, filter_class, dt=0.005, duration=3.0, encoder=2e-3):
+def _trot(rng: np.random.Generator, noise: NoiseParameters, filter_class: type[InvariantEKF | ErrorStateEKF],
+          dt: float = 0.005, duration: float = 3.0, encoder: float = 2e-3,
+          ) -> tuple[np.ndarray, np.ndarray, InvariantEKF | ErrorStateEKF, Truth]:
     """One Monte-Carlo run: truth from the discrete model with the sampled initial error, noisy IMU, feet
     in diagonal pairs (0.25 s each) slipping by the foot random walk; returns per-step NEES, (NIS, dof) of
     the updates, the filter and the truth."""
@@ -451,14 +463,14 @@ def _trot(rng, noise: NoiseParameters, filter_class, dt=0.005, duration=3.0, enc
         truth.step(omega, specific_force, dt)
         truth.biases = truth.biases + walk_std * rng.normal(size=6)
         ekf.propagate(omega_m, accel_m, dt)
-        for name in world_feet:  # stance feet slip by the random walk the filter assumes
-            world_feet[name] = world_feet[name] + slip_std * rng.normal(size=3)
+        for name, foot in world_feet.items():  # stance feet slip by the random walk the filter assumes
+            world_feet[name] = foot + slip_std * rng.normal(size=3)
         pair = ("lf", "rh") if int(t / 0.25) % 2 == 0 else ("rf", "lh")
-        for name in FEET:
+        for name, xyz in FEET.items():
             if name not in pair:
                 world_feet.pop(name, None)
             elif name not in world_feet:
-                world_feet[name] = truth.p + truth.C @ np.array(FEET[name])
+                world_feet[name] = truth.p + truth.C @ np.array(xyz)
         measurements = [
             FootMeasurement(
                 name,

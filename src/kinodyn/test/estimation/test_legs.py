@@ -113,7 +113,8 @@ def test_measurements_pass_the_checks_they_skip_and_are_read_only() -> None:
             checked = FootMeasurement(m.name, m.position, m.covariance)
             np.testing.assert_array_equal(checked.covariance, m.covariance)
             np.testing.assert_array_equal(m.covariance, m.covariance.T)
-            assert not m.position.flags.writeable and not m.covariance.flags.writeable
+            assert not m.position.flags.writeable
+            assert not m.covariance.flags.writeable
 
 
 def test_legs_are_found_from_the_tree() -> None:
@@ -151,10 +152,12 @@ def test_extrinsics_match_pinocchio(robot: str) -> None:
     pose = pdata.oMf[pmodel.getFrameId(imu)]
     np.testing.assert_allclose(extrinsics.rotation, pose.rotation, atol=1e-14)
     np.testing.assert_allclose(extrinsics.translation, pose.translation, atol=1e-14)
-    assert np.linalg.norm(extrinsics.translation) > 0.1 and not np.allclose(extrinsics.rotation, np.eye(3))
+    assert np.linalg.norm(extrinsics.translation) > 0.1
+    assert not np.allclose(extrinsics.rotation, np.eye(3))
 
 
-def rigid_imu_state(extrinsics: ImuExtrinsics, C_WB, p_B, v_body, w_body):
+def rigid_imu_state(extrinsics: ImuExtrinsics, C_WB: np.ndarray, p_B: np.ndarray, v_body: np.ndarray,
+                    w_body: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The IMU's state of a base moving as given (rigid-body velocity transfer, the other direction)."""
     C_BI, r_BI = extrinsics.rotation, extrinsics.translation
     return (C_WB @ C_BI, p_B + C_WB @ r_BI, C_WB @ (v_body + np.cross(w_body, r_BI)), C_BI.T @ w_body)

@@ -13,7 +13,8 @@ from kinodyn.spatial import euler_to_matrix, matrix_to_quat, rot_z
 N = 1001
 
 
-def straight_line(yaw: float = 0.0, offset=(0.0, 0.0, 0.0), roll: float = 0.0) -> Trajectory:
+def straight_line(yaw: float = 0.0, offset: tuple[float, float, float] = (0.0, 0.0, 0.0),
+                  roll: float = 0.0) -> Trajectory:
     """10 m along the heading ``yaw`` in 10 s at 1 m/s, from ``offset``; constant ``roll``."""
     t = np.linspace(0.0, 10.0, N)
     direction = rot_z(yaw) @ [1.0, 0.0, 0.0]
@@ -23,7 +24,7 @@ def straight_line(yaw: float = 0.0, offset=(0.0, 0.0, 0.0), roll: float = 0.0) -
     return Trajectory(t, position, quaternion, velocity)
 
 
-def test_perfect_estimate_in_another_odom_frame():
+def test_perfect_estimate_in_another_odom_frame() -> None:
     """The estimate starts at its own origin and yaw: after the 4-dof start alignment every error is 0."""
     truth = straight_line(yaw=0.7, offset=(3.0, -2.0, 0.5))
     estimate = straight_line(yaw=0.0)
@@ -36,7 +37,7 @@ def test_perfect_estimate_in_another_odom_frame():
     assert report.roll_rmse_deg == pytest.approx(0.0, abs=1e-9)
 
 
-def test_known_errors():
+def test_known_errors() -> None:
     truth = straight_line()
     t = truth.t
     drift_error = np.stack([np.zeros(N), 0.1 * t / 10.0, np.zeros(N)], axis=1)  # 10 cm sideways at the end
@@ -55,7 +56,7 @@ def test_known_errors():
     assert report.position_rmse == pytest.approx(0.1 * math.sqrt(np.mean((t / 10.0) ** 2)))
 
 
-def test_pairing_by_stamp():
+def test_pairing_by_stamp() -> None:
     truth_t = np.arange(0.0, 1.0, 0.002)
     estimate_t = np.concatenate([truth_t[::3] + 1e-9, [0.5011, 2.0]])  # two stamps without a truth partner
     truth_index, estimate_index = pair_by_stamp(truth_t, np.sort(estimate_t), tolerance=1e-6)
@@ -65,7 +66,7 @@ def test_pairing_by_stamp():
         pair_by_stamp(truth_t, truth_t + 0.5e-3)
 
 
-def test_bad_trajectories():
+def test_bad_trajectories() -> None:
     truth = straight_line()
     with pytest.raises(ValueError, match="non-finite"):
         Trajectory(truth.t, np.full((N, 3), np.nan), truth.quaternion, truth.linear_velocity)
@@ -75,13 +76,15 @@ def test_bad_trajectories():
         Trajectory(truth.t[::-1], truth.position, truth.quaternion, truth.linear_velocity)
 
 
-def test_nees_bounds_on_chi_square_draws():
+def test_nees_bounds_on_chi_square_draws() -> None:
     rng = np.random.default_rng(0)
     inside = [nees_summary(rng.chisquare(9, 200)).inside for _ in range(400)]
     assert 0.92 < np.mean(inside) < 0.98  # 95 % two-sided bounds
     summary = nees_summary(2.0 * rng.chisquare(9, 200))  # overconfident filter: NEES twice too large
-    assert not summary.inside and summary.mean > summary.upper
+    assert not summary.inside
+    assert summary.mean > summary.upper
     few = nees_summary(rng.chisquare(9, 2000), independent_samples=20)
-    assert few.samples == 20 and few.upper - few.lower > nees_summary(rng.chisquare(9, 2000)).upper - 9.0
-    with pytest.raises(ValueError):
+    assert few.samples == 20
+    assert few.upper - few.lower > nees_summary(rng.chisquare(9, 2000)).upper - 9.0
+    with pytest.raises(ValueError, match="NEES values must be"):
         nees_summary([1.0, np.nan])

@@ -7,9 +7,8 @@ estimator's compiled event loop runs it without naming it, and its parameters re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -22,6 +21,10 @@ from kinodyn.estimation.synthetic import trotting_walk
 
 from .robots import QUADRUPED_FEET, QUADRUPED_IMU, QUADRUPED_STANDING_JOINTS, quadruped_offset_imu_model
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import ModuleType
+
 
 @pytest.fixture(scope="module")
 def toy() -> Iterator[ModuleType]:
@@ -32,7 +35,8 @@ def toy() -> Iterator[ModuleType]:
 
 
 def test_the_built_in_filters_and_the_third_are_registered(toy: ModuleType) -> None:
-    assert filter_class("eskf") is ErrorStateEKF and filter_class("invariant") is InvariantEKF
+    assert filter_class("eskf") is ErrorStateEKF
+    assert filter_class("invariant") is InvariantEKF
     assert FILTERS["complementary"] is toy.ComplementaryFilter
     with pytest.raises(ValueError, match="filter must be one of complementary, eskf, invariant, got 'ukf'"):
         filter_class("ukf")
@@ -95,8 +99,10 @@ def test_the_estimator_runs_a_registered_third_filter(toy: ModuleType) -> None:
         assert isinstance(estimator.filter, toy.ComplementaryFilter)
         assert estimator.filter.parameters.position_gain == gain
         first = estimates[0][0]
-        assert run.t[first] < 0.5 and len(estimates) == len(run.t) - first  # one estimate per sample
-        assert feet_seen == set(QUADRUPED_FEET) and estimator.counters["updates"] > 0
+        assert run.t[first] < 0.5
+        assert len(estimates) == len(run.t) - first
+        assert feet_seen == set(QUADRUPED_FEET)
+        assert estimator.counters["updates"] > 0
         positions = np.array([p for _, p in estimates])
         assert np.isfinite(positions).all()
         truth = run.position[[k for k, _ in estimates]]

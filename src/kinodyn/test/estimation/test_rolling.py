@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from kinodyn.estimation import LeggedEstimator
 from kinodyn.estimation.legs import LegKinematics, foot_radii
-from kinodyn.estimation.synthetic import trotting_walk
+from kinodyn.estimation.synthetic import SyntheticRun, trotting_walk
 from kinodyn.sim import ContactSphere, collision_spheres
 from kinodyn.spatial.lie import so3_exp
 
@@ -79,14 +79,14 @@ def test_radii_come_from_the_spheres_centred_at_the_feet() -> None:
 
 
 @pytest.fixture(scope="module")
-def rolling_trot():
+def rolling_trot() -> SyntheticRun:
     """8 s of the synthetic trot (BMI088 and encoder noise, offset rotated IMU) on feet that roll: 3 cm
     spheres, no slip (synthetic._rolled: the rotation increments of each sample summed)."""
     return trotting_walk(quadruped_offset_imu_model(), QUADRUPED_IMU, QUADRUPED_FEET, duration=8.0, seed=0,
                          standing_joints=QUADRUPED_STANDING_JOINTS, foot_radius=RADIUS)
 
 
-def test_rolling_synthesis_keeps_the_contact_points_still(rolling_trot) -> None:
+def test_rolling_synthesis_keeps_the_contact_points_still(rolling_trot: SyntheticRun) -> None:
     """The synthesis against its definition: stance centres move at ``rho omega x n`` (central differences
     of the centres against the foot rates of the synthesised joint velocities), the contact points do not."""
     run, model = rolling_trot, rolling_trot.model
@@ -101,12 +101,13 @@ def test_rolling_synthesis_keeps_the_contact_points_still(rolling_trot) -> None:
             centre_rate = (run.foot_positions[i + 1, k] - run.foot_positions[i - 1, k]) * run.rate / 2
             worst = max(worst, float(np.abs(centre_rate - RADIUS * np.cross(omega, UP)).max()))
             moving = max(moving, float(np.linalg.norm(centre_rate)))
-    assert len(stance) > 100 and moving > 0.02  # the centres roll at up to several cm/s
+    assert len(stance) > 100
+    assert moving > 0.02
     assert worst < 2e-5  # O(dt^2) of the differences
 
 
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_a_trot_on_rolling_feet_needs_the_correction(rolling_trot, filter_name: str) -> None:
+def test_a_trot_on_rolling_feet_needs_the_correction(rolling_trot: SyntheticRun, filter_name: str) -> None:
     """The estimator's accuracy bounds (drift <= 1 %, roll/pitch RMSE <= 0.5 deg, velocity RMSE <= 0.05 m/s)
     hold on rolling feet with ``foot_radius`` = the spheres' radius; with 0 the stance feet's rolling is read
     as base motion: over 10x the drift and over 3x the velocity RMSE (the test prints both runs' figures)."""
@@ -119,6 +120,8 @@ def test_a_trot_on_rolling_feet_needs_the_correction(rolling_trot, filter_name: 
               f"{reports[radius].path_length:.2f} m, velocity RMSE {reports[radius].velocity_rmse:.4f} m/s")
     good, plain = reports[RADIUS], reports[0.0]
     assert good.path_length > 2.5
-    assert good.drift < 0.01 and good.velocity_rmse < 0.05
+    assert good.drift < 0.01
+    assert good.velocity_rmse < 0.05
     assert max(good.roll_rmse_deg, good.pitch_rmse_deg) < 0.5
-    assert plain.drift > 10 * good.drift and plain.velocity_rmse > 3 * good.velocity_rmse
+    assert plain.drift > 10 * good.drift
+    assert plain.velocity_rmse > 3 * good.velocity_rmse

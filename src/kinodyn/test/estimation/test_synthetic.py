@@ -10,7 +10,9 @@ import dataclasses
 import numpy as np
 import pytest
 from kinodyn.estimation.synthetic import (
+    ImuKinematics,
     SensorNoise,
+    SyntheticRun,
     imu_kinematics,
     inject_faults,
     trotting_walk,
@@ -39,14 +41,14 @@ def model() -> kd.Model:
 
 
 @pytest.fixture(scope="module")
-def short_run(model):
+def short_run(model: kd.Model) -> SyntheticRun:
     """6.5 s at 500 Hz: 1 s standing, then the ramp and the first turn."""
     return trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=6.5, rate=RATE,
                          standing_joints=QUADRUPED_STANDING_JOINTS)
 
 
 @pytest.fixture(scope="module")
-def full_run(model):
+def full_run(model: kd.Model) -> SyntheticRun:
     """The default 36 s data set (at 100 Hz to keep the test short; the path does not depend on the rate)."""
     return trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, rate=100.0,
                          standing_joints=QUADRUPED_STANDING_JOINTS)
@@ -57,7 +59,7 @@ def derivative(x: np.ndarray, h: float) -> np.ndarray:
     return (-x[4:] + 8 * x[3:-1] - 8 * x[1:-3] + x[:-4]) / (12 * h)
 
 
-def full_q(run, i: int, joints: np.ndarray | None = None) -> np.ndarray:
+def full_q(run: SyntheticRun, i: int, joints: np.ndarray | None = None) -> np.ndarray:
     model = run.model
     q = model.neutral()
     q[:3], q[3:7] = run.position[i], run.quaternion[i]
@@ -65,14 +67,14 @@ def full_q(run, i: int, joints: np.ndarray | None = None) -> np.ndarray:
     return q
 
 
-def test_stored_offset_imu_urdf_is_the_builders_output():
+def test_stored_offset_imu_urdf_is_the_builders_output() -> None:
     assert OFFSET_IMU_URDF.read_text() == quadruped_offset_imu_xml()
     imu = quadruped_offset_imu_model().frame_placement(quadruped_offset_imu_model().neutral(), QUADRUPED_IMU)
     assert np.allclose(imu[:3, 3], [0.12, -0.04, 0.06])
     assert abs(np.trace(imu[:3, :3]) - 3.0) > 0.5  # well rotated
 
 
-def test_feet_by_forward_kinematics_and_stance_feet_fixed(short_run):
+def test_feet_by_forward_kinematics_and_stance_feet_fixed(short_run: SyntheticRun) -> None:
     run, model = short_run, short_run.model
     for i in range(0, len(run.t), 7):
         q = full_q(run, i)
@@ -87,7 +89,7 @@ def test_feet_by_forward_kinematics_and_stance_feet_fixed(short_run):
         assert moved[~stance[1:]].max() > 1e-3  # swing feet do move
 
 
-def test_velocities_match_finite_differences(short_run):
+def test_velocities_match_finite_differences(short_run: SyntheticRun) -> None:
     run, h = short_run, 1.0 / RATE
     fd = derivative(run.true_joint_positions, h)  # largest error at touchdown, where the foot stops
     assert np.abs(run.true_joint_velocities).max() > 1.0
@@ -101,16 +103,17 @@ def test_velocities_match_finite_differences(short_run):
     assert np.abs(body_rate - mid).max() < 1e-4
 
 
-def test_noiseless_imu_integrates_back_to_the_trajectory(short_run, model):
+def test_noiseless_imu_integrates_back_to_the_trajectory(short_run: SyntheticRun, model: kd.Model) -> None:
     """RK4 strapdown of ``ṗ = v, v̇ = C f + g, Ċ = C [ω]x`` over 2 s of walking from the true IMU state."""
     run = short_run
     imu_pose = model.frame_placement(model.neutral(), QUADRUPED_IMU)
 
-    def imu_at(t: float):
+    def imu_at(t: float) -> ImuKinematics:
         base = run.motion.evaluate(np.array([t]))
         return imu_kinematics(base, imu_pose[:3, :3], imu_pose[:3, 3], model.gravity)
 
-    def derivative(t, state):
+    def derivative(t: float, state: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         _, v, c = state
         reading = imu_at(t)
         w, f = reading.angular_velocity[0], reading.specific_force[0]
@@ -138,7 +141,7 @@ def test_noiseless_imu_integrates_back_to_the_trajectory(short_run, model):
     assert np.linalg.norm(so3_log(kd.spatial.quat_to_matrix(run.imu_quaternion[i0]).T @ end_rotation)) > 0.05
 
 
-def test_standing_then_walking(short_run):
+def test_standing_then_walking(short_run: SyntheticRun) -> None:
     run = short_run
     still = run.t < run.walk_start
     assert np.all(run.contacts[still])
@@ -147,12 +150,14 @@ def test_standing_then_walking(short_run):
     assert np.allclose(np.linalg.norm(run.true_imu_linear_acceleration[still], axis=1), 9.81, atol=1e-12)
 
 
-def test_trot_contacts(full_run):
+def test_trot_contacts(full_run: SyntheticRun) -> None:
     run = full_run
     lf, lh, rf, rh = (run.contacts[:, run.feet.index(f)] for f in QUADRUPED_FEET)
     walking = run.t > run.walk_start
-    assert np.array_equal(lf, rh) and np.array_equal(rf, lh)  # diagonal pairs
-    assert np.any(walking & lf & ~rf) and np.any(walking & rf & ~lf)
+    assert np.array_equal(lf, rh)
+    assert np.array_equal(rf, lh)
+    assert np.any(walking & lf & ~rf)
+    assert np.any(walking & rf & ~lf)
     assert np.all(lf | rf)  # never all feet in the air; both pairs down in the overlap
     both = walking & lf & rf
     assert both[walking].mean() == pytest.approx(0.2, abs=0.01)  # overlap 2 (duty - 0.5) of a period
@@ -161,7 +166,7 @@ def test_trot_contacts(full_run):
     assert lf[walking].mean() == pytest.approx(0.6, abs=0.02)
 
 
-def test_path_is_long_varied_and_turning(full_run):
+def test_path_is_long_varied_and_turning(full_run: SyntheticRun) -> None:
     run = full_run
     moving = np.linalg.norm(run.linear_velocity, axis=1) > 0.05
     assert run.path_length >= 10.0
@@ -169,12 +174,13 @@ def test_path_is_long_varied_and_turning(full_run):
     yaw = np.unwrap(np.arctan2(2 * (run.quaternion[:, 3] * run.quaternion[:, 2] + run.quaternion[:, 0]
                                     * run.quaternion[:, 1]), 1 - 2 * (run.quaternion[:, 1] ** 2
                                                                       + run.quaternion[:, 2] ** 2)))
-    assert np.ptp(yaw) > np.pi / 2 and np.sum(np.abs(np.diff(yaw))) > 2 * np.pi  # turns both ways
+    assert np.ptp(yaw) > np.pi / 2
+    assert np.sum(np.abs(np.diff(yaw))) > 2 * np.pi
     assert np.ptp(run.position[run.t > 3, 2]) > 0.015  # height oscillates
     assert np.abs(run.angular_velocity[:, :2]).max() > 0.1  # roll and pitch rates
 
 
-def test_noise_statistics(full_run, short_run):
+def test_noise_statistics(full_run: SyntheticRun, short_run: SyntheticRun) -> None:
     for run in (full_run, short_run):
         noise, rate = run.noise, run.rate
         white_a = run.imu_linear_acceleration - run.true_imu_linear_acceleration - run.accelerometer_bias
@@ -187,7 +193,7 @@ def test_noise_statistics(full_run, short_run):
         assert np.std(encoder) == pytest.approx(noise.encoder_noise, rel=0.05)
 
 
-def test_noiseless_run_and_seed(model):
+def test_noiseless_run_and_seed(model: kd.Model) -> None:
     a = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=1.5, noise=SensorNoise.none(),
                       standing_joints=QUADRUPED_STANDING_JOINTS)
     assert np.array_equal(a.imu_linear_acceleration, a.true_imu_linear_acceleration)
@@ -200,7 +206,7 @@ def test_noiseless_run_and_seed(model):
     assert not np.array_equal(a.imu_linear_acceleration, b.imu_linear_acceleration)
 
 
-def test_with_noise_is_the_run_of_that_seed(model):
+def test_with_noise_is_the_run_of_that_seed(model: kd.Model) -> None:
     """The motion does not depend on the seed: the noiseless run's motion with the noise of seed 3 drawn
     again is, array for array, the run synthesised with seed 3 (the Monte-Carlo tests synthesise once)."""
     a = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=1.5, noise=SensorNoise.none(),
@@ -212,12 +218,13 @@ def test_with_noise_is_the_run_of_that_seed(model):
         value = getattr(b, f.name)
         if isinstance(value, np.ndarray):
             assert np.array_equal(getattr(again, f.name), value, equal_nan=True), f.name
-    assert again.noise == b.noise and again.faults is None
+    assert again.noise == b.noise
+    assert again.faults is None
     assert not np.array_equal(with_noise(b, 4).joint_positions, b.joint_positions)
     assert np.array_equal(with_noise(b, 4).true_joint_efforts, b.true_joint_efforts)
 
 
-def leg_forces(run, i: int) -> np.ndarray:
+def leg_forces(run: SyntheticRun, i: int) -> np.ndarray:
     """Ground reaction per foot from each leg's joint rows: ``J_leg^T f = (M v̇ + h)_leg - τ_leg``
     (ContactDetector's relation; RNEA), with accelerations from 4th-order differences of the velocities."""
     model = run.model
@@ -241,7 +248,7 @@ def leg_forces(run, i: int) -> np.ndarray:
     return np.array(forces)
 
 
-def test_efforts_balance_the_base(model):
+def test_efforts_balance_the_base(model: kd.Model) -> None:
     run = trotting_walk(model, QUADRUPED_IMU, QUADRUPED_FEET, duration=4.0, noise=SensorNoise.none(),
                         standing_joints=QUADRUPED_STANDING_JOINTS)
     weight = float(model.mass.sum()) * 9.81
@@ -257,7 +264,7 @@ def test_efforts_balance_the_base(model):
     assert np.mean([f[:, 2].sum() for f in walking]) == pytest.approx(weight, rel=0.02)
 
 
-def test_any_number_of_legs():
+def test_any_number_of_legs() -> None:
     hexapod = kd.Model.from_urdf(HERE / "hexapod.urdf", floating_base=True)
     feet = [f"{leg}_foot" for leg in ("LF", "LM", "LH", "RF", "RM", "RH")]
     run = trotting_walk(hexapod, "imu", feet, duration=2.5, noise=SensorNoise.none())
@@ -268,7 +275,7 @@ def test_any_number_of_legs():
     assert 0 < run.contacts[run.t > 1.2].mean() < 1
 
 
-def test_bad_inputs(model):
+def test_bad_inputs(model: kd.Model) -> None:
     fixed = kd.Model.from_urdf(quadruped_offset_imu_xml())
     with pytest.raises(ValueError, match="floating-base"):
         trotting_walk(fixed, QUADRUPED_IMU, QUADRUPED_FEET, duration=1.5)
@@ -280,19 +287,23 @@ def test_bad_inputs(model):
         SensorNoise(encoder_noise=float("nan"))
 
 
-def test_inject_faults(full_run):
+def test_inject_faults(full_run: SyntheticRun) -> None:
     run = inject_faults(full_run, seed=5)
     faults = run.faults
-    assert faults is not None and full_run.faults is None
+    assert faults is not None
+    assert full_run.faults is None
     gaps = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], faults.imu_dropped.astype(int), [0]]))))[::2]
-    assert len(gaps) >= 4 and np.all((gaps >= 0.02 * run.rate) & (gaps <= 0.1 * run.rate + 1))
+    assert len(gaps) >= 4
+    assert np.all((gaps >= 0.02 * run.rate) & (gaps <= 0.1 * run.rate + 1))
     spikes = np.abs(run.imu_linear_acceleration - full_run.imu_linear_acceleration)
     assert np.all(np.nanmax(spikes[faults.accel_spikes], axis=1) >= 50.0)
     assert np.sum(~np.isfinite(run.imu_angular_velocity) | ~np.isfinite(run.imu_linear_acceleration)) > 0
     assert np.all(np.isnan(run.joint_positions[faults.joint_nan]).any(axis=1))
     toggled = run.contacts != full_run.contacts
     assert toggled.sum() == len(faults.contact_flicker) > 0
-    assert faults.duplicated.sum() > 0 and faults.delay.max() > 0
+    assert faults.duplicated.sum() > 0
+    assert faults.delay.max() > 0
     clean = run.t < run.walk_start + 0.5  # the initialisation window stays clean
-    assert not toggled[clean].any() and not faults.imu_dropped[clean].any()
+    assert not toggled[clean].any()
+    assert not faults.imu_dropped[clean].any()
     assert np.array_equal(run.true_imu_linear_acceleration, full_run.true_imu_linear_acceleration)
