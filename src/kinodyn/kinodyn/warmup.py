@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from kinodyn.estimation.registry import FILTERS
 from kinodyn.evaluation import Evaluator
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _BOX = (
     '<inertial><mass value="{m}"/>'

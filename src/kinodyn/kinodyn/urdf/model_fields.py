@@ -69,7 +69,8 @@ def _combine(parts: list[_Inertial]) -> _Inertial:
 
 
 def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any]:
-    """The ``Model`` fields of docs/core-model-layout.md for a validated URDF.
+    """The ``Model`` fields of docs/core-model-layout.md for a validated URDF, by name for ``Model(**fields)``
+    (values of mixed types: the dict's Any).
 
     Warns ``URDFWarning`` for moving bodies with zero mass or a singular rotational inertia.
     """
