@@ -12,7 +12,7 @@ loan of a reader whose state interfaces come from several tables (hardware and e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -32,12 +32,14 @@ def exporter_of(interface: str) -> str:
     return interface.split("/", 1)[0]
 
 
-def chain_order(entries: Sequence[ChainNode]) -> list[ChainNode]:
+NodeT = TypeVar("NodeT", bound=ChainNode)
+
+def chain_order(entries: Sequence[NodeT]) -> list[NodeT]:
     """``entries`` with every exporter before its readers (same-cycle edges among ``entries``), otherwise in
     the given order; ValueError naming the controllers of a loop."""
     names = {e.name for e in entries}
     needs = {e.name: {exporter_of(n) for n in e.chained} & names for e in entries}
-    ordered: list[ChainNode] = []
+    ordered: list[NodeT] = []
     done: set[str] = set()
     remaining = list(entries)
     while remaining:

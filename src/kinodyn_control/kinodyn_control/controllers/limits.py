@@ -63,11 +63,13 @@ class JointLimitArrays:
 
     def saturate_position(self, command: np.ndarray, previous: np.ndarray, period: float) -> np.ndarray:
         step = self.velocity * period
-        saturated: np.ndarray = np.clip(np.clip(command, previous - step, previous + step), self.lower, self.upper)
+        saturated: np.ndarray = np.clip(np.clip(command, previous - step, previous + step), self.lower,
+                                        self.upper)
         return saturated
 
     def saturate_effort(self, effort: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-        tau = np.minimum(np.maximum(effort, self._negative_effort), self.effort)  # (np.clip, NaN kept)
+        # np.clip, but NaN kept
+        tau: np.ndarray = np.minimum(np.maximum(effort, self._negative_effort), self.effort)
         pushing_up = (q >= self.upper) | (qdot >= self.velocity)  # at or past an upper position/speed limit
         pushing_down = (q <= self.lower) | (qdot <= self._negative_velocity)
         tau[((tau > 0) & pushing_up) | ((tau < 0) & pushing_down)] = 0.0

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kinodyn_control.estimation.messages import ImuSample, JointSample
 
@@ -33,7 +33,7 @@ class InputBlock:
     contact_flags: np.ndarray
     contact_names: list[tuple[str, ...]]
 
-    def payload(self, i: int) -> Any:
+    def payload(self, i: int) -> ImuSample | JointSample | dict[str, bool]:
         """Message ``i`` as the pipeline's ``on_*`` methods convert it (ImuSample, JointSample, or the
         contacts ``{foot: in contact}``)."""
         stream, k = self.streams[self.ranks[i]], int(self.rows[i])

@@ -195,7 +195,8 @@ class StampMerger:
 
     # input -------------------------------------------------------------------------------------------------
 
-    def push(self, stream_name: str, stamp_ns: int, payload: Any, arrival_ns: int | None = None) -> Verdict:
+    def push(self, stream_name: str, stamp_ns: int, payload: object, arrival_ns: int | None = None
+             ) -> Verdict:
         """Offer one message (``arrival_ns``: when it arrived, on any monotonic clock, or None when replaying
         a log: silence is then judged by stamps alone). Released events are then available from ``ready``."""
         stream = self._streams[stream_name]
@@ -358,7 +359,7 @@ class StampMerger:
             return Verdict.LATE
         return Verdict.ACCEPTED
 
-    def _accept(self, stream_name: str, stream: _Stream, stamp_ns: int, payload: Any) -> None:
+    def _accept(self, stream_name: str, stream: _Stream, stamp_ns: int, payload: object) -> None:
         stream.epoch = self._epoch
         stream.newest_ns = stamp_ns
         if self._epoch_start_ns is None:

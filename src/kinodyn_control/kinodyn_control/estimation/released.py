@@ -43,7 +43,7 @@ class Released:
                    np.full((size, 3, joints), np.nan), np.full(size, -1, np.intp),
                    np.zeros((size, width), np.int8), names, {})
 
-    def _put(self, k: int, event: Event, streams: Sequence[str]) -> None:
+    def put(self, k: int, event: Event, streams: Sequence[str]) -> None:
         """Event ``k`` from a merger Event (payloads of EstimatorPipeline.on_*)."""
         self.stamps[k], self.ranks[k] = event.stamp_ns, streams.index(event.stream)
         payload = event.payload
@@ -66,7 +66,7 @@ class Released:
         width = max((len(e.payload) for e in events if e.stream == "contacts"), default=0)
         released = cls._empty(len(events), joints, width, [])
         for k, event in enumerate(events):
-            released._put(k, event, streams)
+            released.put(k, event, streams)
         return released
 
     @classmethod
@@ -97,5 +97,5 @@ class Released:
             for k in np.flatnonzero(np.isin(order, list(release.dropped))).tolist():
                 released.dropped[k] = release.dropped[int(order[k])]
         for k, event in zip(carried.tolist(), events, strict=True):
-            released._put(k, event, block.streams)
+            released.put(k, event, block.streams)
         return released

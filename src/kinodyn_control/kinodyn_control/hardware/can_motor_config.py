@@ -52,6 +52,7 @@ PER_JOINT = (*RANGE_PARAMS, *MARGIN_DEFAULTS)  # joint params a hardware param m
 HARDWARE_PARAMS = ("interface", "channel", "bitrate", "reply_timeout", "master_id", "max_temperature",
                    "unmatched_fault_cycles", *PER_JOINT)
 JOINT_PARAMS = ("can_id", "direction", "offset", KP, KD, *PER_JOINT)
+MAX_STANDARD_ID = 0x7FF  # CAN 2.0A: 11-bit identifiers
 UNITS = {"prismatic": ("m", "m/s", "N")}  # any other joint type: rad, rad/s, N m
 ANGULAR_UNITS = ("rad", "rad/s", "N m")
 
@@ -108,7 +109,7 @@ def _can_id(text: str, where: str) -> int:
         value = int(text, 0)
     except ValueError:
         raise ValueError(f"{where} '{text}' is not an integer (decimal or 0x hex)") from None
-    if not 0 <= value <= 0x7FF:
+    if not 0 <= value <= MAX_STANDARD_ID:
         raise ValueError(f"{where} {value} is not a standard 11-bit CAN id (0..0x7FF)")
     return value
 

@@ -45,6 +45,8 @@ SET_ZERO = bytes((0xFF,) * 7 + (0xFE,))
 SPECIAL_FRAMES = {ENTER_MOTOR_MODE: "enter motor mode", EXIT_MOTOR_MODE: "exit motor mode",
                   SET_ZERO: "set zero"}
 REPLY_LENGTHS = (6, 8)  # Katz firmware; CubeMars (+ temperature, error code)
+CAN_DATA_BYTES = 8  # a classic CAN frame's data: a command, a long reply
+_INT8_MAX = 127  # the temperature byte is a signed int8
 FAULT_CODES = {
     0: "no fault",
     1: "over-temperature",
@@ -117,7 +119,7 @@ def pack_command(position: float, velocity: float, kp: float, kd: float, torque:
 
 def unpack_command(data: bytes, ranges: MotorRanges) -> tuple[float, float, float, float, float]:
     """``(position, velocity, kp, kd, torque)`` of 8 command bytes (what a motor does on receipt)."""
-    if len(data) != 8:
+    if len(data) != CAN_DATA_BYTES:
         raise FrameError(f"a command has 8 data bytes, this frame has {len(data)}")
     p = data[0] << 8 | data[1]
     v = data[2] << 4 | data[3] >> 4
@@ -151,8 +153,8 @@ def unpack_reply(data: bytes, ranges: MotorRanges) -> Reply:
     v = data[3] << 4 | data[4] >> 4
     t = (data[4] & 0xF) << 8 | data[5]
     temperature = error_code = None
-    if len(data) == 8:
-        temperature = data[6] - 256 if data[6] > 127 else data[6]
+    if len(data) == CAN_DATA_BYTES:
+        temperature = data[6] - 256 if data[6] > _INT8_MAX else data[6]
         error_code = data[7]
     return Reply(data[0],
                  uint_to_float(p, -ranges.p_max, ranges.p_max, 16),
@@ -214,7 +216,7 @@ def unpack_replies(data: bytes, lengths: np.ndarray, table: RangeTable) -> Repli
     p = (words >> np.uint64(40)) & np.uint64(0xFFFF)
     v = (words >> np.uint64(28)) & np.uint64(0xFFF)
     t = (words >> np.uint64(16)) & np.uint64(0xFFF)
-    long = lengths == 8
+    long = lengths == CAN_DATA_BYTES
     temperature = ((words >> np.uint64(8)) & np.uint64(0xFF)).astype(np.uint8).view(np.int8).astype(float)
     return Replies(
         (words >> np.uint64(56)).astype(np.intp),

@@ -34,6 +34,10 @@ BUS_ID = 0xFF
 MID_MTDATA2 = 0x36
 MID_ERROR = 0x42
 EXTENDED_LENGTH = 0xFF
+_HEADER_BYTES = 4  # preamble, bus id, message id, length
+_EXTENDED_HEADER_BYTES = 6  # with the 2-byte extended length
+_PACKET_HEADER_BYTES = 3  # a data packet's identifier (2 bytes) and size
+_COUNTER_BYTES = 2  # PacketCounter: uint16
 MAX_LENGTH = 2048  # a longer announced DATA length is read as a corrupt header (IMU outputs are < 100 bytes)
 
 XDI_PACKET_COUNTER = 0x1020
@@ -109,13 +113,13 @@ class XbusReader:
                 break
             self.skipped += found - start
             start = found
-            if len(buffer) - start < 4:
+            if len(buffer) - start < _HEADER_BYTES:
                 break
-            length, header = buffer[start + 3], 4
+            length, header = buffer[start + 3], _HEADER_BYTES
             if length == EXTENDED_LENGTH:
-                if len(buffer) - start < 6:
+                if len(buffer) - start < _EXTENDED_HEADER_BYTES:
                     break
-                length, header = (buffer[start + 4] << 8) | buffer[start + 5], 6
+                length, header = (buffer[start + 4] << 8) | buffer[start + 5], _EXTENDED_HEADER_BYTES
                 if length > MAX_LENGTH:
                     self._reject(f"extended length {length} > {MAX_LENGTH} (MID 0x{buffer[start + 2]:02X})")
                     start += 1
@@ -195,7 +199,7 @@ def decode_mtdata2(data: bytes) -> ImuSample:
     sample = ImuSample()
     position, end = 0, len(data)
     while position < end:
-        if end - position < 3:
+        if end - position < _PACKET_HEADER_BYTES:
             raise ProtocolError(f"MTData2 ends inside a packet header at byte {position} of {end}")
         xdi, size = (data[position] << 8) | data[position + 1], data[position + 2]
         payload = data[position + 3 : position + 3 + size]
@@ -219,7 +223,7 @@ def decode_mtdata2(data: bytes) -> ImuSample:
         elif kind == XDI_RATE_OF_TURN:
             sample.angular_velocity = _values(xdi, payload, 3, "RateOfTurn")
         elif xdi == XDI_PACKET_COUNTER:
-            if size != 2:
+            if size != _COUNTER_BYTES:
                 raise ProtocolError(f"PacketCounter has {size} bytes, expected 2")
             sample.packet_counter = (payload[0] << 8) | payload[1]
     return sample

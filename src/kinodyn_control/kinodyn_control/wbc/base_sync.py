@@ -13,33 +13,38 @@ wait.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
+
+JointsT = TypeVar("JointsT")
+BaseT = TypeVar("BaseT")
 
 
 @dataclass(frozen=True)
-class Paired:
+class Paired(Generic[JointsT, BaseT]):
     """A joint state (``joints``, stamped ``stamp_ns``) with the newest base state when it was answered
     (``base`` None if none came yet, ``base_stamp_ns`` its stamp); ``waited_out``: the wait expired."""
 
     stamp_ns: int
-    joints: Any
-    base: Any
+    joints: JointsT
+    base: BaseT | None
     base_stamp_ns: int | None
     waited_out: bool
 
 
-class BaseStateSync:
+class BaseStateSync(Generic[JointsT, BaseT]):
+    """Pairs joint states (``JointsT``) with base states (``BaseT``): module doc."""
+
     def __init__(self, wait_ns: int) -> None:
         if wait_ns < 0:
             raise ValueError(f"the base-state wait must be >= 0, got {wait_ns} ns")
         self.wait_ns = wait_ns
-        self._base: Any = None
+        self._base: BaseT | None = None
         self._base_stamp: int | None = None
         self._answered: int | None = None  # stamp of the last joint state answered
-        self._pending: tuple[int, Any, int] | None = None  # stamp, joints, arrival (monotonic ns)
+        self._pending: tuple[int, JointsT, int] | None = None  # stamp, joints, arrival (monotonic ns)
         self.timeouts = 0
 
-    def joint_state(self, stamp_ns: int, joints: Any, now_ns: int) -> list[Paired]:
+    def joint_state(self, stamp_ns: int, joints: JointsT, now_ns: int) -> list[Paired[JointsT, BaseT]]:
         """Take a joint state; returns what is ready to answer (a pending one first, then this one unless it
         waits for its base state)."""
         ready = [self._release(True)] if self._pending is not None else []
@@ -51,14 +56,14 @@ class BaseStateSync:
             ready.append(self._pair(stamp_ns, joints, False))
         return ready
 
-    def base_state(self, stamp_ns: int, base: Any) -> list[Paired]:
+    def base_state(self, stamp_ns: int, base: BaseT) -> list[Paired[JointsT, BaseT]]:
         """Take a base state; returns the pending joint state if this one answers it."""
         self._base, self._base_stamp = base, stamp_ns
         if self._pending is not None and stamp_ns >= self._pending[0]:
             return [self._release(False)]
         return []
 
-    def poll(self, now_ns: int) -> list[Paired]:
+    def poll(self, now_ns: int) -> list[Paired[JointsT, BaseT]]:
         """The pending joint state once it has waited ``wait`` (answered with the newest base state)."""
         if self._pending is not None and now_ns - self._pending[2] >= self.wait_ns:
             return [self._release(True)]
@@ -68,13 +73,13 @@ class BaseStateSync:
         base, answered = self._base_stamp, self._answered
         return base is not None and answered is not None and base >= answered
 
-    def _release(self, waited_out: bool) -> Paired:
+    def _release(self, waited_out: bool) -> Paired[JointsT, BaseT]:
         assert self._pending is not None
         stamp, joints, _ = self._pending
         self._pending = None
         self.timeouts += waited_out
         return self._pair(stamp, joints, waited_out)
 
-    def _pair(self, stamp_ns: int, joints: Any, waited_out: bool) -> Paired:
+    def _pair(self, stamp_ns: int, joints: JointsT, waited_out: bool) -> Paired[JointsT, BaseT]:
         self._answered = stamp_ns if self._answered is None else max(self._answered, stamp_ns)
         return Paired(stamp_ns, joints, self._base, self._base_stamp, waited_out)

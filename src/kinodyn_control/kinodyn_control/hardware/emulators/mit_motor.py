@@ -28,6 +28,7 @@ import can
 
 from kinodyn_control.hardware.can_motor_bus import CAN_ERR_BUSOFF
 from kinodyn_control.hardware.can_motor_protocol import (
+    CAN_DATA_BYTES,
     ENTER_MOTOR_MODE,
     EXIT_MOTOR_MODE,
     SET_ZERO,
@@ -106,7 +107,7 @@ class MitMotor:
 
     def reply(self) -> bytes:
         """The reply data of the present state (with the ``corrupt``/``misreport`` faults)."""
-        temperature = self.temperature if self.reply_length == 8 else None
+        temperature = self.temperature if self.reply_length == CAN_DATA_BYTES else None
         state = {"position": self.position, "velocity": self.velocity, "torque": self.torque,
                  **self.misreport}
         reply = pack_reply(self.can_id, state["position"], state["velocity"], state["torque"], self.ranges,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 OK, ERROR = b"\r", b"\a"
+MAX_DLC = 8  # a classic CAN frame's most data bytes
 REPLIES = {b"O": OK, b"C": OK, b"L": OK, b"V": b"V1013\r", b"N": b"NKD01\r"}
 
 
@@ -37,7 +38,7 @@ def decode_frame(line: bytes) -> can.Message:
     """A ``t`` command (without CR) as a standard data frame; ValueError if malformed."""
     dlc = int(line[4:5], 16)
     data = bytes.fromhex(line[5:5 + 2 * dlc].decode())
-    if len(data) != dlc or dlc > 8:
+    if len(data) != dlc or dlc > MAX_DLC:
         raise ValueError(f"slcan frame {line!r} has {len(data)} data bytes for length {dlc}")
     return can.Message(arbitration_id=int(line[1:4], 16), data=data, is_extended_id=False)
 

@@ -51,7 +51,7 @@ def _receive(sock: socket.socket) -> can.Message | None:
 class UnixCanBus(can.BusABC):
     """The client side: ``channel`` is the path of a ``UnixCanHub``."""
 
-    def __init__(self, channel: str, **kwargs: Any) -> None:
+    def __init__(self, channel: str, **kwargs: Any) -> None:  # noqa: ANN401  (python-can's BusABC options: several types)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             sock.connect(channel)
