@@ -15,22 +15,31 @@ state kept; new gait timings at once, every foot's phase continuous; ``wbc_mode`
 restart the node). A gait the robot cannot make (``LocomotionController.unavailable``) is refused with the
 reason. With ``planner`` ``mpc`` a centroidal MPC drives the QP (``MpcLocomotion``, docs/mpc.md) at
 ``mpc_rate``, its plans applied up to ``mpc_max_age`` old (both live; ``planner`` at start-up only).
+The hold's gains are per joint: ``hold_kp`` / ``hold_kd`` when set (> 0), else (0, the default) derived from
+the robot at its posture for a PD sampled every ``pd_horizon`` (the tick) with its fastest mode at
+``hold_stability`` of the explicit PD's stability limit (``kinodyn.control.pd_stability.sampled_pd_gains``):
+one absolute gain that holds a 36 kg robot makes a 13 kg robot's light calf diverge.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.control.locomotion import MODES, LocomotionController, LocomotionParameters
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
 from kinodyn.control.mpc import PlannerParameters
+from kinodyn.control.pd_stability import sampled_pd_gains
 
-from kinodyn import Model
 from kinodyn_control.wbc.command import JointCommand, TickResult
 
+if TYPE_CHECKING:
+    from kinodyn import Model
+
 PLANNERS = ("none", "mpc")
+MIN_FEET = 3  # a support polygon, not a line
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,9 @@ class LeggedSettings:
     locomotion_mode: str = "stand"  # requested: sit, stand, trot or walk (pace, bound: if the robot can)
     joint_kp: float = 0.0  # PD part of the command on a solved tick
     joint_kd: float = 0.0
-    hold_kp: float = 800.0  # joint PD to the posture while no base state is available
-    hold_kd: float = 10.0
+    hold_kp: float = 0.0  # joint PD to the posture while no base state is available; 0: derived (module doc)
+    hold_kd: float = 0.0
+    hold_stability: float = 0.5  # of the sampled PD's stability limit, for the derived hold gains
     cmd_vel_timeout: float = 0.5  # s without cmd_vel: the velocity command goes to zero
     handover_time: float = 0.1  # s, blend from the hold to the QP's command when control starts
     base_max_speed: float = 5.0  # m/s: the base state gate (base_gate.py)
@@ -58,7 +68,7 @@ class LeggedSettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "feet", tuple(self.feet))
         object.__setattr__(self, "posture", tuple(float(x) for x in self.posture))
-        if len(self.feet) < 3 or len(set(self.feet)) != len(self.feet) or not all(self.feet):
+        if len(self.feet) < MIN_FEET or len(set(self.feet)) != len(self.feet) or not all(self.feet):
             raise ValueError(f"parameter feet must name at least three distinct foot frames, got "
                              f"{list(self.feet)}")
         if not self.posture or not all(math.isfinite(x) for x in self.posture):
@@ -71,6 +81,9 @@ class LeggedSettings:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
+        if not (math.isfinite(self.hold_stability) and 0.0 < self.hold_stability < 1.0):
+            raise ValueError(f"parameter hold_stability must be in (0, 1) (of the sampled PD's stability "
+                             f"limit), got {self.hold_stability}")
         for name in ("cmd_vel_timeout", "base_max_speed", "base_max_rate", "base_jump_position",
                      "base_jump_angle", "base_reanchor_time"):
             value = getattr(self, name)
@@ -107,6 +120,17 @@ class LeggedController:
                                   MpcLocomotionParameters(planner=settings.planner_parameters()))
                     if settings.planner == "mpc" else None)
         self._control_start: float | None = None  # t of the first tick since the last hold
+        self.hold_gains = self._hold_gains(settings, params)
+
+    def _hold_gains(self, settings: LeggedSettings,
+                    params: LocomotionParameters) -> tuple[np.ndarray, np.ndarray]:
+        """The hold's ``(kp, kd)`` per joint: as set, or (0) derived (module doc)."""
+        q = self.model.neutral()
+        q[7:] = settings.posture
+        kp, kd = sampled_pd_gains(self.model, q, params.pd_horizon, settings.hold_stability)
+        n = kp.size
+        return (np.full(n, settings.hold_kp) if settings.hold_kp > 0.0 else kp,
+                np.full(n, settings.hold_kd) if settings.hold_kd > 0.0 else kd)
 
     def reconfigure(self, settings: LeggedSettings, params: LocomotionParameters) -> None:
         """New settings (feet and posture apply at start-up only) and parameters (live, module doc);
@@ -132,13 +156,14 @@ class LeggedController:
             raise
         self.params = params
         self.settings = settings
+        self.hold_gains = self._hold_gains(settings, params)
 
     def set_pose_offset(self, offset: tuple[float, ...]) -> None:
         """Standing base pose offsets (x, y, height, roll, pitch, yaw); ValueError beyond the limits."""
         self.controller.set_pose_offset(*offset)
 
     def hold(self) -> JointCommand:
-        """Joint PD to the posture (``hold_kp``, ``hold_kd``), no feed-forward: while the base state is
+        """Joint PD to the posture (``hold_gains``), no feed-forward: while the base state is
         missing (the estimator initialising) the robot keeps standing still."""
         self._control_start = None
         return self._hold_command()
@@ -146,8 +171,8 @@ class LeggedController:
     def _hold_command(self) -> JointCommand:
         n = len(self.settings.posture)
         s = self.settings
-        return JointCommand(np.array(s.posture), np.zeros(n), np.zeros(n), np.full(n, s.hold_kp),
-                            np.full(n, s.hold_kd))
+        kp, kd = self.hold_gains
+        return JointCommand(np.array(s.posture), np.zeros(n), np.zeros(n), kp.copy(), kd.copy())
 
     def _blend(self, command: JointCommand, s: float) -> JointCommand:
         """``s`` of ``command`` and ``1 - s`` of the hold (module doc)."""
