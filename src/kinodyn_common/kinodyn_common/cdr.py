@@ -14,17 +14,27 @@ one message and decodes every message of that layout in one numpy view (``kinody
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from kinodyn_common.stamps import NS, split_ns
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from nav_msgs.msg import Odometry
+
+# Any below: the decoders build messages from the types a bag reader generates at run time (rosbags'
+# typestore classes, one per message definition), which have no static type.
 
 ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR little endian, options 0
 _HEADER = struct.Struct("<4siII")  # encapsulation, stamp.sec, stamp.nanosec, frame_id length
 _LENGTH = struct.Struct("<I")
 _POSE = struct.Struct("<7d")
 _TWIST = struct.Struct("<6d")
+_MAX_TRAILING_PADDING = 3  # CDR pads a message to a multiple of 4 bytes
 
 
 def _string(text: str, offset: int) -> tuple[bytes, int]:
@@ -43,7 +53,7 @@ def _odometry_strings(frame_id: str, child_frame_id: str) -> tuple[bytes, bytes]
     return frame, child + b"\x00" * (-offset % 8)
 
 
-def odometry_cdr(msg: Any) -> bytes:
+def odometry_cdr(msg: Odometry) -> bytes:
     """nav_msgs/msg/Odometry: header, child_frame_id, pose (Point, Quaternion, float64[36]), twist (Vector3,
     Vector3, float64[36]); the doubles start 8-aligned after the two strings."""
     stamp = msg.header.stamp
@@ -70,22 +80,22 @@ def odometry_rows_cdr(stamps_ns: np.ndarray, frame_id: str, child_frame_id: str,
     at a time."""
     frame, child = _odometry_strings(frame_id, child_frame_id)
     if len(rows) == 1:  # a live node's one estimate: packed directly
-        sec, nanosec = divmod(int(stamps_ns[0]), 1_000_000_000)
+        sec, nanosec = split_ns(int(stamps_ns[0]))
         return [b"".join((_HEADER.pack(ENCAPSULATION, sec, nanosec, len(frame)), frame, child,
                           np.ascontiguousarray(rows[0, ROW_ORDER], "<f8").tobytes()))]
     head = 16 + len(frame) + len(child)  # encapsulation, sec, nanosec, frame length, the two strings
     out = np.zeros((len(rows), head + 8 * len(ROW_ORDER)), np.uint8)
-    sec, nanosec = np.divmod(np.asarray(stamps_ns, np.int64), 1_000_000_000)
+    secs, nanosecs = np.divmod(np.asarray(stamps_ns, np.int64), NS)
     out[:, :4] = np.frombuffer(ENCAPSULATION, np.uint8)
-    out[:, 4:8] = sec.astype("<i4").view(np.uint8).reshape(-1, 4)
-    out[:, 8:12] = nanosec.astype("<u4").view(np.uint8).reshape(-1, 4)
+    out[:, 4:8] = secs.astype("<i4").view(np.uint8).reshape(-1, 4)
+    out[:, 8:12] = nanosecs.astype("<u4").view(np.uint8).reshape(-1, 4)
     out[:, 12:head] = np.frombuffer(_LENGTH.pack(len(frame)) + frame + child, np.uint8)
     out[:, head:] = np.ascontiguousarray(rows[:, ROW_ORDER], "<f8").view(np.uint8)
     data, size = out.tobytes(), out.shape[1]
     return [data[k:k + size] for k in range(0, len(data), size)]
 
 
-ENCODERS: dict[str, Callable[[Any], bytes]] = {"nav_msgs/msg/Odometry": odometry_cdr}
+ENCODERS: dict[str, Callable[[Odometry], bytes]] = {"nav_msgs/msg/Odometry": odometry_cdr}
 
 
 _LAST_STRINGS: dict[str, tuple[bytes, int, tuple[str, ...]]] = {}
@@ -103,12 +113,13 @@ class _Cursor:
             raise ValueError("not little-endian CDR (encapsulation header)")
         self.raw, self.pos = raw, 4
 
-    def _align(self, size: int) -> int:
+    def align(self, size: int) -> int:
         self.pos += -(self.pos - 4) % size
         return self.pos
 
     def uint32(self) -> int:
-        (value,) = _LENGTH.unpack_from(self.raw, self._align(4))
+        value: int
+        (value,) = _LENGTH.unpack_from(self.raw, self.align(4))
         self.pos += 4
         return value
 
@@ -121,7 +132,7 @@ class _Cursor:
         return bytes(self.raw[start:start + length - 1]).decode()
 
     def doubles(self, count: int) -> tuple[float, ...]:
-        values = struct.unpack_from(f"<{count}d", self.raw, self._align(8) if count else self.pos)
+        values = struct.unpack_from(f"<{count}d", self.raw, self.align(8) if count else self.pos)
         self.pos += 8 * count
         return values
 
@@ -131,7 +142,7 @@ class _Cursor:
         return [make(*values[k:k + 3]) for k in range(0, len(values), 3)]
 
     def double_array(self, count: int) -> np.ndarray:
-        values = np.frombuffer(self.raw, "<f8", count, self._align(8) if count else self.pos)
+        values = np.frombuffer(self.raw, "<f8", count, self.align(8) if count else self.pos)
         self.pos += 8 * count
         return values
 
@@ -143,17 +154,17 @@ class _Cursor:
         if phase == last_phase and self.raw[start:start + len(block)] == block:
             self.pos += len(block)
             return list(names)
-        names = [self.string() for _ in range(self.uint32())]
-        _LAST_STRINGS[key] = (bytes(self.raw[start:self.pos]), phase, tuple(names))
-        return names
+        decoded = [self.string() for _ in range(self.uint32())]
+        _LAST_STRINGS[key] = (bytes(self.raw[start:self.pos]), phase, tuple(decoded))
+        return decoded
 
-    def header(self, types: Mapping[str, Any]) -> Any:
-        sec, nanosec = struct.unpack_from("<iI", self.raw, self._align(4))
+    def header(self, types: Mapping[str, Any]) -> Any:  # noqa: ANN401  (rosbags type)
+        sec, nanosec = struct.unpack_from("<iI", self.raw, self.align(4))
         self.pos += 8
         return types["std_msgs/msg/Header"](types["builtin_interfaces/msg/Time"](sec, nanosec), self.string())
 
 
-def imu_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
+def imu_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:  # noqa: ANN401  (rosbags type)
     """sensor_msgs/msg/Imu: header, orientation, 3x3 covariance, angular velocity, covariance, linear
     acceleration, covariance (37 doubles after the header)."""
     cursor = _Cursor(raw)
@@ -166,7 +177,7 @@ def imu_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
     )
 
 
-def joint_state_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
+def joint_state_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:  # noqa: ANN401  (rosbags type)
     """sensor_msgs/msg/JointState: header, string[] name, float64[] position, velocity, effort."""
     cursor = _Cursor(raw)
     header = cursor.header(types)
@@ -175,7 +186,7 @@ def joint_state_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> A
     return types["sensor_msgs/msg/JointState"](header, names, *arrays)
 
 
-def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:
+def contact_states_from_cdr(raw: bytes | memoryview, types: Mapping[str, Any]) -> Any:  # noqa: ANN401  (rosbags type)
     """kinodyn_interfaces/msg/ContactStates: header, string[] names, bool[] in_contact, Point[] points,
     Vector3[] forces."""
     cursor = _Cursor(raw)
@@ -206,7 +217,7 @@ def contact_arrays_from_cdr(raw: bytes | memoryview) -> ContactArrays:
     """The arrays of a serialized ContactStates; ValueError for bytes that are not one (cut short, ...)."""
     try:
         cursor = _Cursor(raw)
-        cursor.pos = cursor._align(4) + 8  # the stamp
+        cursor.pos = cursor.align(4) + 8  # the stamp
         frame_id = cursor.string()
         names = cursor.strings("ContactStates.names")
         count = cursor.uint32()
@@ -261,13 +272,13 @@ class _LayoutCursor(_Cursor):
 
     def length(self) -> int:
         """A sequence or string length, constant in the layout."""
-        start = self._align(4)
+        start = self.align(4)
         self.constant.append(range(start, start + 4))
         return self.uint32()
 
     def text(self) -> str:
         """A string, constant in the layout (length and bytes)."""
-        start = self._align(4)
+        start = self.align(4)
         self.texts.append(self.string())
         self.constant.append(range(start, self.pos))
         return self.texts[-1]
@@ -275,7 +286,7 @@ class _LayoutCursor(_Cursor):
     def value(self, name: str, kind: str, count: int | None = None) -> None:
         """A field of values: one ``kind`` scalar, or ``count`` of them (no alignment when there are none)."""
         size = np.dtype(kind).itemsize
-        start = self._align(size) if count != 0 else self.pos
+        start = self.align(size) if count != 0 else self.pos
         self.fields.append((name, start, np.dtype(kind if count is None else (kind, (count,)))))
         self.pos = start + size * (1 if count is None else count)
 
@@ -294,7 +305,7 @@ class _LayoutCursor(_Cursor):
         """``exact``: at most CDR's padding to 4 after the message; else any bytes after it are part of the
         layout (Fast DDS's deserializer ignores them: rclpy's ``serialize_message`` leaves some)."""
         extra = len(self.raw) - self.pos
-        if extra < 0 or (exact and extra > 3):
+        if extra < 0 or (exact and extra > _MAX_TRAILING_PADDING):
             raise ValueError("CDR payload length does not match its message")
         constant = np.array([k for span in self.constant for k in span], np.intp)
         names, offsets, formats = zip(*self.fields, strict=True)

@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Quaternion, Transform, TransformStamped, Vector3, WrenchStamped
 from kinodyn.spatial import homogeneous_transform, matrix_to_quat, quat_normalize, quat_to_matrix
-from nav_msgs.msg import Odometry
+from kinodyn.spatial.rotations import as_unit_quaternion
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+    from builtin_interfaces.msg import Time
+    from nav_msgs.msg import Odometry
+    from numpy.typing import ArrayLike
 
 MAX_TRANSLATION = 1e9
 """Largest accepted translation component (m) of a pose or transform in a message: beyond any map, UTM or
@@ -154,22 +160,37 @@ def array_to_quaternion(xyzw: np.ndarray) -> Quaternion:
     return Quaternion(x=x, y=y, z=z, w=w)
 
 
-def _rotation_translation_to_matrix(rotation: Quaternion, translation: np.ndarray, what: str) -> np.ndarray:
-    xyzw = quaternion_to_array(rotation)
-    if not (np.all(np.isfinite(xyzw)) and np.all(np.isfinite(translation))):
-        raise InputError("non_finite_pose", f"{what} has a non-finite translation or rotation")
-    if np.max(np.abs(translation)) > MAX_TRANSLATION:
+def checked_pose(translation: ArrayLike, xyzw: ArrayLike, what: str) -> np.ndarray:
+    """``[x, y, z, qx, qy, qz, qw]`` of a pose received as numbers, its quaternion normalized: the one check
+    of every pose and transform the nodes and controllers take.
+
+    Raises InputError (named ``what``) for a non-finite number, a translation component beyond
+    ``MAX_TRANSLATION``, or a quaternion whose norm is off 1 by more than kinodyn.spatial's
+    ``UNIT_NORM_TOLERANCE`` (1e-6: float32 rounding of a unit quaternion is far below it, a quaternion that
+    was never normalized far above it); within it, the quaternion is normalized.
+    """
+    pose = np.concatenate((np.asarray(translation, np.float64), np.asarray(xyzw, np.float64)))
+    if not np.isfinite(pose).all():
+        raise InputError("non_finite_pose", f"{what} has a non-finite translation or rotation "
+                         f"({pose.tolist()} is not finite)")
+    if np.max(np.abs(pose[:3])) > MAX_TRANSLATION:
         raise InputError(
             "translation_too_large",
-            f"{what} translation {translation.tolist()} exceeds {MAX_TRANSLATION:g} m in magnitude",
+            f"{what} translation {pose[:3].tolist()} exceeds {MAX_TRANSLATION:g} m in magnitude",
         )
     try:
-        quat_to_matrix(xyzw)  # validates |q| = 1 within kinodyn.spatial's tolerance
+        as_unit_quaternion(pose[3:])
     except ValueError as exc:
         raise InputError(
             "non_unit_quaternion", f"{what} rotation is not a unit quaternion (x, y, z, w): {exc}"
         ) from None
-    return homogeneous_transform(quat_to_matrix(quat_normalize(xyzw)), translation)
+    pose[3:] = quat_normalize(pose[3:])
+    return pose
+
+
+def _rotation_translation_to_matrix(rotation: Quaternion, translation: np.ndarray, what: str) -> np.ndarray:
+    pose = checked_pose(translation, quaternion_to_array(rotation), what)
+    return homogeneous_transform(quat_to_matrix(pose[3:]), pose[:3])
 
 
 def transform_to_matrix(msg: Transform) -> np.ndarray:
@@ -220,18 +241,6 @@ def odometry_to_pose(msg: Odometry) -> tuple[str, str, np.ndarray]:
             "Odometry has an empty header.frame_id; it must name the odometry frame (e.g. 'odom')",
         )
     return msg.header.frame_id, msg.child_frame_id, pose_to_matrix(msg.pose.pose)
-
-
-def stamp_to_ns(stamp: Time) -> int:
-    """Nanoseconds of a builtin_interfaces/Time; raises InputError for a negative ``sec`` or a ``nanosec``
-    of a second or more (rclpy's Time refuses both)."""
-    if stamp.sec < 0 or stamp.nanosec >= 1_000_000_000:
-        raise InputError(
-            "bad_stamp",
-            f"header.stamp (sec {stamp.sec}, nanosec {stamp.nanosec}) is not a time: sec must be >= 0 and "
-            "nanosec < 1e9",
-        )
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 def joint_state_vector(

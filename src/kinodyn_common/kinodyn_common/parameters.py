@@ -1,15 +1,53 @@
-"""Declaring node parameters with validation: a bad value raises naming the parameter and what it needs, and a
-parameter the node does not declare (a misspelling) is an error too, not a silent default."""
+"""Declaring node and controller parameters with validation: a bad value raises naming the parameter and what
+it needs, and a parameter the node does not declare (a misspelling) is an error too, not a silent default.
+
+A group of parameters is a frozen, validating dataclass with the same names (one per field), declared with
+the field defaults (``declare_dataclass``); a tuple field is a list parameter, its item type from the
+annotation (``tuple[float, ...]`` a double array, ``tuple[str, ...]`` a string array; ``list_item_type``).
+Live changes are validated by building a new instance (``apply_changes``: the dataclass's ``__post_init__``
+raises ``ValueError`` with the reason), so a bad value changes nothing. The controllers that run a node's
+algorithm (kinodyn_control.controllers.node_parameters) take the same dataclasses, item types and
+``declare_value``.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.parameter import Parameter
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Mapping, Sequence
 
     from rclpy.node import Node
+
+T = TypeVar("T")
+
+ARRAY_TYPES = {"float": Parameter.Type.DOUBLE_ARRAY, "str": Parameter.Type.STRING_ARRAY,
+               "int": Parameter.Type.INTEGER_ARRAY, "bool": Parameter.Type.BOOL_ARRAY}
+"""The ROS type of a list parameter by its item type's name."""
+
+
+def list_item_type(annotation: str, default: Sequence[object]) -> str:
+    """The item type's name of a list parameter: from a ``tuple[<item>, ...]`` annotation (postponed, a
+    string), else from the default's first item; '' when neither tells."""
+    if annotation.startswith("tuple["):
+        return annotation.removeprefix("tuple[").split(",")[0].split("]")[0].strip()
+    return type(default[0]).__name__ if default else ""
+
+
+def declare_value(node: Node, name: str, value: Any, descriptor: ParameterDescriptor,  # noqa: ANN401
+                  array_type: Parameter.Type | None = None) -> Any:  # noqa: ANN401  (rclpy values are untyped)
+    """Declare ``name`` with the default ``value`` and return its value; an empty list has no type of its own,
+    so it is declared by ``array_type``."""
+    if isinstance(value, (list, tuple)) and not value:
+        if array_type is None:
+            raise TypeError(f"parameter {name}: an empty list default needs its array type")
+        return node.declare_parameter(name, array_type, descriptor).value
+    return node.declare_parameter(name, value, descriptor).value
 
 
 def declare_positive(node: Node, name: str, default: float) -> float:
@@ -26,6 +64,41 @@ def declare_non_negative(node: Node, name: str, default: float) -> float:
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
     return value
+
+
+def declare_dataclass(node: Node, cls: type[T]) -> T:
+    """Declare one parameter per field of the dataclass ``cls`` with the field's default, and return ``cls``
+    built from their values (its validation's ValueError names the parameter)."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]  # cls is a dataclass (TypeVar unbound)
+        default = field.default
+        if isinstance(default, tuple):
+            item = list_item_type(str(field.type), default)
+            if item not in ARRAY_TYPES:
+                raise TypeError(f"field {field.name}: cannot map {field.type} to a ROS parameter type")
+            array_type = ARRAY_TYPES[item]
+            descriptor = ParameterDescriptor(type=int(array_type))
+            values[field.name] = tuple(declare_value(node, field.name, list(default), descriptor, array_type)
+                                       or ())
+        else:
+            values[field.name] = node.declare_parameter(field.name, default).value
+    return cls(**values)
+
+
+def apply_changes(instance: T, changes: Mapping[str, Any]) -> T:
+    """``instance`` with the parameters in ``changes`` (by name) that are its fields replaced; ValueError
+    (from the dataclass's validation) when a new value is not acceptable."""
+    fields = {f.name for f in dataclasses.fields(instance)}  # type: ignore[arg-type]  # a dataclass instance
+    updates = {name: tuple(v) if isinstance(getattr(instance, name), tuple) else v
+               for name, v in changes.items() if name in fields}
+    return dataclasses.replace(instance, **updates) if updates else instance  # type: ignore[type-var]
+
+
+def dataclass_from(cls: type[T], values: Mapping[str, Any]) -> T:
+    """The dataclass ``cls`` from parameter ``values`` (its fields by name; lists as tuples); its validation
+    raises ValueError naming the parameter."""
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]  # cls is a dataclass
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in fields})
 
 
 def reject_undeclared_parameters(node: Node, known: Collection[str] | None = None) -> None:

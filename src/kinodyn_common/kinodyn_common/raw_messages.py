@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from geometry_msgs.msg import Point
@@ -36,7 +36,13 @@ from rclpy.serialization import serialize_message
 
 from kinodyn_common.cdr import LAYOUT_TYPES, FixedLayout, fixed_layout
 from kinodyn_common.conversions import InputError
+from kinodyn_common.stamps import split_ns
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
 
 
 class Stamp(NamedTuple):
@@ -135,7 +141,7 @@ class Layout:
                 runs.append([k, k + 1])
         spans = tuple(slice(a, b) for a, b in runs)
         fields = {}
-        for name, (dtype, offset) in fixed.dtype.fields.items():  # type: ignore[union-attr]
+        for name, (dtype, offset) in fixed.dtype.fields.items():  # type: ignore[union-attr,misc]  # a structured dtype: (dtype, offset) per field
             fields[name] = (dtype.base, int(np.prod(dtype.shape, dtype=int)), int(offset))
         return cls(fixed.size, fixed.texts, spans, b"".join(raw[span] for span in spans), fields)
 
@@ -238,7 +244,7 @@ class RawWriter:
     and the named fields. The bytes are what rclpy would publish for the same message (tested), without
     converting a Python message per publish."""
 
-    def __init__(self, template: Any, msgtype: str) -> None:
+    def __init__(self, template: Any, msgtype: str) -> None:  # noqa: ANN401  (any rosidl message: no common base)
         raw = serialize_message(template)
         self.layout = Layout.of(fixed_layout(msgtype, raw, exact=False), raw)
         self._buffer = bytearray(len(raw))
@@ -251,7 +257,7 @@ class RawWriter:
             self._fields[name] = view
         self._stamp_offset = self.layout.fields["sec"][2]
 
-    def write(self, sec: int, nanosec: int, **values: Any) -> bytes:
+    def write(self, sec: int, nanosec: int, **values: ArrayLike) -> bytes:
         """The bytes of the message stamped ``(sec, nanosec)`` with each named field set to its values (the
         others keep the last ones written, or the template's)."""
         _STAMP.pack_into(self._buffer, self._stamp_offset, sec, nanosec)
@@ -269,26 +275,27 @@ class NamedWriter:
     ``template(names)`` its rclpy message): a ``RawWriter`` per name list, made again when the names change
     (the wbc's joints and feet stay the same from tick to tick)."""
 
-    def __init__(self, msgtype: str, template: Any) -> None:
+    # Any: the template is a rosidl message class; they share no base type
+    def __init__(self, msgtype: str, template: Callable[[list[str]], Any]) -> None:
         self._msgtype, self._template = msgtype, template
         self._names: list[str] | None = None
         self._writer: RawWriter | None = None
 
-    def write(self, stamp_ns: int, names: list[str], **values: Any) -> bytes:
+    def write(self, stamp_ns: int, names: list[str], **values: ArrayLike) -> bytes:
         """The message stamped ``stamp_ns`` (>= 0) naming ``names``, each named field set to its values."""
         if self._writer is None or names != self._names:
             self._names = list(names)
             self._writer = RawWriter(self._template(self._names), self._msgtype)
-        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        sec, nanosec = split_ns(stamp_ns)
         return self._writer.write(sec, nanosec, **values)
 
 
-def _joint_pd_command(names: list[str]) -> Any:
+def _joint_pd_command(names: list[str]) -> JointPDCommand:
     zeros = [0.0] * len(names)
     return JointPDCommand(name=names, position=zeros, velocity=zeros, effort=zeros, kp=zeros, kd=zeros)
 
 
-def _contact_schedule(names: list[str]) -> Any:
+def _contact_schedule(names: list[str]) -> ContactStates:
     """A schedule: the feet in stance, no contact points or forces (all zero, never written)."""
     n = len(names)
     return ContactStates(names=names, in_contact=[False] * n, points=[Point()] * n, forces=[Vector3Msg()] * n)

@@ -7,11 +7,15 @@ newest transform per child frame, which is what a printer of the current pose ne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn_common.conversions import InputError, quoted, stamp_to_ns, transform_to_matrix
-from tf2_msgs.msg import TFMessage
+from kinodyn_common.conversions import InputError, quoted, transform_to_matrix
+from kinodyn_common.stamps import stamp_to_ns
+
+if TYPE_CHECKING:
+    from tf2_msgs.msg import TFMessage
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ parameters."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -17,12 +17,12 @@ from kinodyn_common.conversions import (
     InputError,
     JointStateError,
     pose_to_matrix,
-    stamp_to_ns,
 )
 from kinodyn_common.finite import non_finite_field, publish_finite
 from kinodyn_common.input_bounds import JointBounds, check_magnitude, check_reach, reach_radius
 from kinodyn_common.parameters import reject_undeclared_parameters
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.stamps import NS, stamp_to_ns
 from nav_msgs.msg import Odometry
 from rclpy.context import Context
 from rclpy.node import Node
@@ -32,6 +32,9 @@ from std_msgs.msg import Float64MultiArray
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REPO = Path(__file__).resolve().parents[3]
 ARM7 = Model.from_urdf(str(REPO / "urdf" / "arm7.urdf"))
@@ -127,7 +130,7 @@ def test_poses_beyond_max_translation_and_bad_stamps_are_input_errors() -> None:
     with pytest.raises(InputError, match="not a unit quaternion"):
         pose_to_matrix(pose)
     assert stamp_to_ns(Time(sec=3, nanosec=999_999_999)) == 3_999_999_999
-    for stamp in (Time(sec=-1), Time(sec=0, nanosec=1_000_000_000)):
+    for stamp in (Time(sec=-1), Time(sec=0, nanosec=NS)):
         with pytest.raises(InputError, match="is not a time"):
             stamp_to_ns(stamp)
 
@@ -228,7 +231,8 @@ def test_a_misspelled_parameter_is_an_error_naming_it_and_the_accepted_ones(cont
             reject_undeclared_parameters(node)
         message = str(info.value)
         assert message.startswith("unknown parameter rate_hzz for node guards_test (misspelled")
-        assert "its parameters are: " in message and "rate_hz" in message.split("its parameters are: ")[1]
+        assert "its parameters are: " in message
+        assert "rate_hz" in message.split("its parameters are: ")[1]
         reject_undeclared_parameters(node, known={"rate_hz", "rate_hzz"})  # a node's own list of names
         node.declare_parameter("rate_hzz", 1.0)
         reject_undeclared_parameters(node)

@@ -17,6 +17,7 @@ from kinodyn_common.raw_messages import (
     OdometryReader,
     RawWriter,
 )
+from kinodyn_common.stamps import split_ns
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, JointState
@@ -131,7 +132,9 @@ def _refuses_or_reads(reader: Any, data: bytes) -> bool:
     try:
         reader.read(data)
     except InputError as exc:
-        assert exc.kind == "malformed_cdr" and reader.msgtype in str(exc) and f"{len(data)} bytes" in str(exc)
+        assert exc.kind == "malformed_cdr"
+        assert reader.msgtype in str(exc)
+        assert f"{len(data)} bytes" in str(exc)
         return True
     return False
 
@@ -198,9 +201,10 @@ def test_the_estimators_odometry_bytes_read_back_as_its_estimate_row() -> None:
         (one,) = odometry_rows_cdr(stamps[k:k + 1], "odom", "base_link", rows[k:k + 1])
         assert one == block[k]
         view = reader.read(one)
-        assert (view.header.stamp.sec, view.header.stamp.nanosec) == divmod(int(stamps[k]), 1_000_000_000)
+        assert (view.header.stamp.sec, view.header.stamp.nanosec) == split_ns(int(stamps[k]))
         assert (view.header.frame_id, view.child_frame_id) == ("odom", "base_link")
-        assert view.pose.tolist() == rows[k, 0:7].tolist() and view.twist.tolist() == rows[k, 7:13].tolist()
+        assert view.pose.tolist() == rows[k, 0:7].tolist()
+        assert view.twist.tolist() == rows[k, 7:13].tolist()
 
 
 def test_a_writer_gives_what_rclpy_reads_as_the_typed_message() -> None:

@@ -22,12 +22,15 @@ from __future__ import annotations
 import math
 import threading
 import time as _time
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from kinodyn_common.stamps import NS
 
-NANOSECONDS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.controllers.base import Logger
 
 
 class LockstepCycle(Protocol):
@@ -37,7 +40,7 @@ class LockstepCycle(Protocol):
 class LockstepGate:
     """Blocks the control thread until ``ready()``; command callbacks (other threads) call ``notify``."""
 
-    def __init__(self, timeout: float, logger: Any) -> None:
+    def __init__(self, timeout: float, logger: Logger) -> None:
         if not (np.isfinite(timeout) and timeout > 0.0):
             raise ValueError(f"lockstep_timeout must be a positive number of seconds, got {timeout}")
         self.timeout, self.logger = float(timeout), logger
@@ -96,11 +99,11 @@ class LockstepGate:
 
 def lockstep_period_ns(rate: int) -> int:
     """The control period 1/rate in whole nanoseconds (simulated time must advance exactly)."""
-    if NANOSECONDS % rate:
+    if NS % rate:
         raise ValueError(
             f"lockstep needs update_rate to divide 1e9 (a period of whole nanoseconds), got {rate} Hz"
         )
-    return NANOSECONDS // rate
+    return NS // rate
 
 
 class LockstepLoop:
@@ -127,11 +130,11 @@ class LockstepLoop:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        period = self.period_ns / NANOSECONDS
+        period = self.period_ns / NS
         start = _time.monotonic()
         try:
             while True:
-                self.time = self.cycles * self.period_ns / NANOSECONDS
+                self.time = self.cycles * self.period_ns / NS
                 if self.max_speed > 0.0:
                     ahead = start + self.time / self.max_speed - _time.monotonic()
                     if ahead > 0.0:

@@ -34,17 +34,15 @@ import math
 import threading
 import time as _time
 import traceback
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from kinodyn_common.stamps import NS
 
 from kinodyn_control.chain import ChainedStates, chain_order, exporter_of
-from kinodyn_control.controllers.base import ALL, INDIVIDUAL, NONE, Controller, ControllerContext
+from kinodyn_control.controllers.base import ALL, INDIVIDUAL, NONE, Controller, ControllerContext, Logger
 from kinodyn_control.controllers.chainable import ChainableController
-from kinodyn_control.hardware.component import HardwareComponent
-from kinodyn_control.hardware.description import RobotDescription
 from kinodyn_control.hardware.types import (
     ACCELERATION,
     EFFORT,
@@ -59,8 +57,14 @@ from kinodyn_control.hardware.types import (
     UnsafeCommandError,
 )
 from kinodyn_control.lifecycle import LifecycleError
-from kinodyn_control.lockstep import NANOSECONDS, LockstepGate
-from kinodyn_control.registry import PluginRegistry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from kinodyn_control.hardware.component import HardwareComponent
+    from kinodyn_control.hardware.description import RobotDescription
+    from kinodyn_control.lockstep import LockstepGate
+    from kinodyn_control.registry import PluginRegistry
 
 BEST_EFFORT = 1
 STRICT = 2
@@ -96,7 +100,8 @@ class ControllerError(RuntimeError):
 
 
 class ResourceManager:
-    def __init__(self, description: RobotDescription, registry: PluginRegistry, logger: Any) -> None:
+    def __init__(self, description: RobotDescription, registry: PluginRegistry[HardwareComponent],
+                 logger: Logger) -> None:
         self.description = description
         self.logger = logger
         self.components: dict[str, HardwareComponent] = {}
@@ -196,10 +201,11 @@ class ResourceManager:
     def _call(component: HardwareComponent, what: str, time: float, period: float) -> ReturnType:
         """``component.read`` or ``write``; an exception is an ERROR (``last_error`` says what was raised)."""
         try:
-            return getattr(component, what)(time, period)
-        except Exception as exc:
+            result: ReturnType = getattr(component, what)(time, period)
+        except Exception as exc:  # noqa: BLE001  (a component's failure is its ERROR state, not the loop's end)
             component.last_error = f"{what}() raised {type(exc).__name__}: {exc}"
             return ReturnType.ERROR
+        return result
 
     def _fail(self, component: HardwareComponent, what: str) -> None:
         """``on_error``; ``errors[name]`` says what failed (the controller manager reports it)."""
@@ -244,9 +250,9 @@ class ControllerManager:
     def __init__(
         self,
         resources: ResourceManager,
-        registry: PluginRegistry,
+        registry: PluginRegistry[Controller],
         make_context: Callable[[str], ControllerContext],
-        logger: Any,
+        logger: Logger,
     ) -> None:
         self.resources = resources
         self.registry = registry
@@ -264,7 +270,7 @@ class ControllerManager:
         self.loop_rate: int | None = None  # Hz, known once a loop is entered (per-controller update_rate)
         self.cycles = 0  # cycles run (a controller with divisor d updates when cycles % d == 0)
         # called (in the control thread) with one message after components failed and their users were stopped
-        self.on_hardware_failure: Callable[[str], None] = logger.error
+        self.on_hardware_failure: Callable[[str], object] = logger.error
 
     def enter_wall_clock_loop(self, period: float) -> None:
         """Before the first cycle of a wall-clock loop: every component learns the nominal period."""
@@ -303,7 +309,7 @@ class ControllerManager:
         self.controllers[name] = entry
         return entry
 
-    def _divisor(self, name: str, rate: Any) -> int:
+    def _divisor(self, name: str, rate: object) -> int:
         """Cycles per update of a controller with ``update_rate`` ``rate`` (0: every cycle)."""
         if not isinstance(rate, int) or isinstance(rate, bool) or rate < 0:
             raise ControllerError(f"controller '{name}': update_rate must be an integer >= 0 [Hz] (0: the "
@@ -334,13 +340,13 @@ class ControllerManager:
             return "", ""
         expected = self._lockstep_stamp
         if expected is None:
-            return "early", (f"header.stamp {stamp_ns / NANOSECONDS:.9f} s arrived before any state was "
+            return "early", (f"header.stamp {stamp_ns / NS:.9f} s arrived before any state was "
                              "published (lockstep: a command answers a published state)")
         if stamp_ns == expected:
             return "", ""
         cause, side = ("ahead", "ahead of") if stamp_ns > expected else ("behind", "behind")
-        return cause, (f"header.stamp {stamp_ns / NANOSECONDS:.9f} s is {side} the state waiting for its "
-                       f"command, t = {expected / NANOSECONDS:.9f} s (lockstep takes only a command stamped "
+        return cause, (f"header.stamp {stamp_ns / NS:.9f} s is {side} the state waiting for its "
+                       f"command, t = {expected / NS:.9f} s (lockstep takes only a command stamped "
                        "with the joint states it answers); the cycle keeps waiting")
 
     def _entry(self, name: str) -> ControllerEntry:
@@ -630,7 +636,7 @@ class ControllerManager:
         any other stamp: ``_stamp_problem``) -> those controllers -> write. Returns False (without writing)
         when ``gate`` was stopped while waiting."""
         with self.cycle_lock:
-            self._lockstep_stamp = round(time * NANOSECONDS)
+            self._lockstep_stamp = round(time * NS)
             self._stop_users_of(self.resources.read(time, period))
             self._update_each(self._internal, time, period)
 
@@ -640,7 +646,7 @@ class ControllerManager:
 
         def missing() -> str:
             return ", ".join(
-                f"'{name}' (latest stamp {'none' if stamp is None else f'{stamp / NANOSECONDS:.6f} s'})"
+                f"'{name}' (latest stamp {'none' if stamp is None else f'{stamp / NS:.6f} s'})"
                 for name, stamp in self.missing_commands(time)
             )
 
@@ -661,7 +667,7 @@ class ControllerManager:
     def missing_commands(self, time: float) -> list[tuple[str, int | None]]:
         """``(controller, latest stamp [ns])`` of each active controller with external commands that holds no
         command stamped exactly ``time``."""
-        time_ns = round(time * NANOSECONDS)
+        time_ns = round(time * NS)
         missing = []
         for entry in self._external:
             stamp = entry.controller.command_stamp()
@@ -691,7 +697,7 @@ class ControllerManager:
             self.logger.error(f"controller '{entry.name}' wrote an unsafe command: {exc}"
                               f"{self._stopped(entry)}")
             return
-        except Exception:  # a controller bug must not stop the loop: deactivate it and say why
+        except Exception:  # noqa: BLE001  a controller bug must not stop the loop: deactivate it and say why
             self._stop(entry)
             self.logger.error(f"controller '{entry.name}' raised in update(){self._stopped(entry)}:\n"
                               f"{traceback.format_exc()}")

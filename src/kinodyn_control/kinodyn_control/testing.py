@@ -6,16 +6,19 @@ Used by the tests and the benchmark; nothing here is used by the node."""
 from __future__ import annotations
 
 import copy
-import logging
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kinodyn_common.stamps import split_ns
 from rclpy.serialization import deserialize_message, serialize_message
 
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
+from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import ControllerManager, ResourceManager
 from kinodyn_control.registry import controller_registry, hardware_registry
 from kinodyn_interfaces.msg import JointPDCommand
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 GENERIC_SYSTEM = "kinodyn_control/GenericSystem"
 SIMULATED_SYSTEM = "kinodyn_control/SimulatedSystem"
@@ -28,12 +31,14 @@ QUADRUPED_STANCE = [QUADRUPED_STANCE_BY_LEG[j[:2]][("HAA", "HFE", "KFE").index(j
 QUADRUPED_STANDING_HEIGHT = 0.5252
 
 
-def pd_command(names, position, velocity, effort, kp, kd, stamp_ns: int = 0) -> JointPDCommand:
+def pd_command(names: Iterable[str], position: Iterable[float], velocity: Iterable[float],
+               effort: Iterable[float], kp: Iterable[float], kd: Iterable[float], stamp_ns: int = 0
+               ) -> JointPDCommand:
     """A JointPDCommand (kinodyn_interfaces) with ``header.stamp = stamp_ns``."""
     msg = JointPDCommand(name=list(names), position=[float(x) for x in position],
                          velocity=[float(x) for x in velocity], effort=[float(x) for x in effort],
                          kp=[float(x) for x in kp], kd=[float(x) for x in kd])
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = split_ns(stamp_ns)
     return msg
 
 
@@ -42,7 +47,7 @@ class FakePublisher:
         self.msg_type, self.topic = msg_type, topic
         self.messages: list[Any] = []
 
-    def publish(self, msg: Any) -> None:
+    def publish(self, msg: Any) -> None:  # noqa: ANN401  (any rosidl message, or its bytes)
         """Keeps a copy: rclpy's publish serialises the message at once, so a publisher may refill it; a
         message published as its serialized bytes is kept deserialized."""
         if isinstance(msg, bytes):
@@ -55,7 +60,7 @@ class FakeContext:
     """A controller's host without ROS: topics resolve ``~/x`` to ``/<controller>/x``; ``time`` is set by
     tests."""
 
-    def __init__(self, name: str, description: RobotDescription, records: list[logging.LogRecord]) -> None:
+    def __init__(self, name: str, description: RobotDescription, records: list[tuple[str, str]]) -> None:
         self.name = name
         self.description = description
         self.time = 0.0
@@ -81,7 +86,7 @@ class FakeContext:
             (lambda msg: callback(serialize_message(msg))) if raw else callback)
         return self._topic(topic)
 
-    def destroy(self, entity: Any) -> None:
+    def destroy(self, entity: FakePublisher | str) -> None:
         if isinstance(entity, FakePublisher):
             self.publishers.pop(entity.topic, None)
         else:
@@ -91,7 +96,7 @@ class FakeContext:
 class _ListLogger:
     """Keeps (level, message) pairs for assertions."""
 
-    def __init__(self, name: str, records: list) -> None:
+    def __init__(self, name: str, records: list[tuple[str, str]]) -> None:
         self.name, self.records = name, records
 
     def _log(self, level: str, message: str) -> None:
@@ -111,7 +116,7 @@ class Harness:
     """A resource manager and controller manager over ``urdf_xml``, with fake contexts per controller."""
 
     def __init__(self, urdf_xml: str) -> None:
-        self.records: list = []
+        self.records: list[tuple[str, str]] = []
         self.logger = _ListLogger("manager", self.records)
         self.description = parse_robot_description(urdf_xml)
         self.resources = ResourceManager(self.description, hardware_registry(), self.logger)
@@ -123,8 +128,6 @@ class Harness:
         return self.contexts[name]
 
     def activate_hardware(self) -> None:
-        from kinodyn_control.hardware.types import LifecycleState
-
         for name in self.resources.components:
             self.resources.set_component_state(name, LifecycleState.ACTIVE)
 

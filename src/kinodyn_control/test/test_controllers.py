@@ -7,16 +7,19 @@ timing is exact. Expected values are computed by hand from the formulas in the m
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from kinodyn_common.stamps import NS
 from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog
 from kinodyn_control.hardware.types import EFFORT, LifecycleState
 from kinodyn_control.manager import STRICT, ControllerError
 from kinodyn_control.testing import Harness, joint, param, pd_command, robot_xml, two_joint_arm
 from std_msgs.msg import Float64MultiArray
 
-from kinodyn_interfaces.msg import JointPDCommand
+if TYPE_CHECKING:
+    from kinodyn_interfaces.msg import JointPDCommand
 
 DT = 0.002
 FWD = "kinodyn_control/ForwardCommandController"
@@ -61,10 +64,13 @@ def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
         h.manager.load(name, FWD, {"joints": ["j1"]})
         h.manager.configure(name)
     ok, message = h.manager.switch(["a", "b"], [], STRICT)
-    assert not ok and "STRICT" in message and "Command interface 'j1/effort' is already claimed" in message
+    assert not ok
+    assert "STRICT" in message
+    assert "Command interface 'j1/effort' is already claimed" in message
     assert not h.manager.claimed
     ok, message = h.manager.switch(["a", "b"], [])  # best effort: a is activated, b reported
-    assert not ok and h.manager.claimed == {"j1/effort": "a"}
+    assert not ok
+    assert h.manager.claimed == {"j1/effort": "a"}
 
 
 def test_unavailable_command_interface_and_admin_errors(harness) -> None:
@@ -73,7 +79,8 @@ def test_unavailable_command_interface_and_admin_errors(harness) -> None:
     h.manager.load("a", FWD, {"joints": ["j1"]})
     h.manager.configure("a")
     ok, message = h.manager.switch(["a"], [])
-    assert not ok and "command interface 'j1/effort' is not available" in message
+    assert not ok
+    assert "command interface 'j1/effort' is not available" in message
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # state interfaces are available while inactive
     with pytest.raises(ControllerError, match="already loaded"):
         h.manager.load("a", FWD, {})
@@ -94,10 +101,12 @@ def test_hardware_error_deactivates_its_users(harness) -> None:
     h.manager.on_hardware_failure = failures.append
     send(h, "a", Float64MultiArray(data=[3.0]), 0.0)
     h.manager.cycle(0.0, DT)
-    assert h.command("j1/effort") == 3.0 and not failures
+    assert h.command("j1/effort") == 3.0
+    assert not failures
     h.set_command("j2/effort", math.inf)  # GenericSystem.read returns ERROR
     h.manager.cycle(0.0, DT)
-    assert h.manager.controllers["a"].state is LifecycleState.INACTIVE and not h.manager.claimed
+    assert h.manager.controllers["a"].state is LifecycleState.INACTIVE
+    assert not h.manager.claimed
     assert h.command("j1/effort") == 0.0  # its interfaces in safe mode
     assert failures == [  # one message: what failed, what was stopped
         "component 'sys' returned an error from read(): unusable command(s): j2/effort = inf; it is now "
@@ -112,7 +121,8 @@ def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
     h = two_joint_arm()
     h.start("fwd", FWD, {"joints": ["j2", "j1"]})
     h.manager.cycle(0.0, DT)
-    assert math.isnan(h.command("j1/effort")) and math.isnan(h.command("j2/effort"))  # nothing written yet
+    assert math.isnan(h.command("j1/effort"))
+    assert math.isnan(h.command("j2/effort"))
     send(h, "fwd", Float64MultiArray(data=[1.5, -2.5]), 0.0)
     h.manager.cycle(0.001, DT)
     assert (h.command("j2/effort"), h.command("j1/effort")) == (1.5, -2.5)
@@ -244,7 +254,8 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -
     expected = -2.0 * 0.5 if mode == "zero_effort" else 30.0 * (q1 - q1) - 2.0 * 0.5
     assert h.command("j1/effort") == pytest.approx(expected, abs=1e-15)
     warnings = [m for m in h.messages("warning") if "no command for" in m]
-    assert len(warnings) == 1 and "no command for 0.0120 s (watchdog_timeout 0.01 s)" in warnings[0]
+    assert len(warnings) == 1
+    assert "no command for 0.0120 s (watchdog_timeout 0.01 s)" in warnings[0]
     send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.03)
     h.manager.cycle(0.03, DT)
     assert h.command("j1/effort") == 4.0  # a new command re-arms it
@@ -255,13 +266,14 @@ def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness) -> None:
     it arrived (its stamp would have kept it in force for 10 s)."""
     h = two_joint_arm(param("calculate_dynamics", "false"))
     h.start("pd", PD, {"joints": list(JOINTS), "watchdog_timeout": 0.01, "safe_kd": 2.0})
-    ahead = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0], 10 * 10**9)
+    ahead = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0], 10 * NS)
     send(h, "pd", ahead, 0.0)
     efforts = []
     for k in range(8):
         h.manager.cycle(k * DT, DT)
         efforts.append(h.command("j1/effort"))
-    assert efforts[:6] == [4.0] * 6 and efforts[6:] == [0.0, 0.0]  # tripped at 12 ms (zero_effort, at rest)
+    assert efforts[:6] == [4.0] * 6
+    assert efforts[6:] == [0.0, 0.0]
     assert [m for m in h.messages("warning") if "no command for 0.0120 s" in m]
 
 
@@ -297,10 +309,13 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: st
     h.manager.cycle(12.25, DT)
     (msg,) = h.contexts["jsb"].publishers["/joint_states"].messages
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (12, 250_000_000)
-    assert list(msg.name)[:3] == ["LF_HAA", "LF_HFE", "LF_KFE"] and list(msg.position)[:3] == [0.0, 0.6, -1.2]
+    assert list(msg.name)[:3] == ["LF_HAA", "LF_HFE", "LF_KFE"]
+    assert list(msg.position)[:3] == [0.0, 0.6, -1.2]
     (imu,) = h.contexts["imu"].publishers["/imu/imu"].messages
-    assert imu.header.frame_id == "imu_link" and imu.orientation.w == 1.0  # the URDF's at-rest initial value
-    assert imu.linear_acceleration.z == 9.81 and imu.angular_velocity.x == 0.0
+    assert imu.header.frame_id == "imu_link"
+    assert imu.orientation.w == 1.0
+    assert imu.linear_acceleration.z == 9.81
+    assert imu.angular_velocity.x == 0.0
     with pytest.raises(ControllerError, match="sensor_name 'gyro' is not a <sensor>; sensors: imu_sensor"):
         h.start("bad", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "gyro"})
 
@@ -316,16 +331,19 @@ def test_real_device_skeleton_read_write_contract(harness) -> None:
     h = harness(xml)
     h.activate_hardware()
     dev = h.resources.components["dev"]
-    assert dev.link.is_open and h.state("j1/position") == 0.3  # configure opened the link and read once
+    assert dev.link.is_open
+    assert h.state("j1/position") == 0.3
     h.manager.cycle(0.0, DT)
     assert dev.link.sent == []  # NaN commands are not sent
     h.set_command("j1/effort", 2.5)
     h.manager.cycle(0.0, DT)  # write sends, the next read returns the loopback state
     h.manager.cycle(0.0, DT)
-    assert dev.link.sent[0] == {"j1/effort": 2.5} and h.state("j1/effort") == 2.5
+    assert dev.link.sent[0] == {"j1/effort": 2.5}
+    assert h.state("j1/effort") == 2.5
     dev.link.fail_next = True
     assert h.resources.read(0.0, DT) == ["dev"]
-    assert dev.lifecycle_state is LifecycleState.UNCONFIGURED and not dev.link.is_open  # on_error closed it
+    assert dev.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert not dev.link.is_open
 
 
 def test_effort_saturation_matches_the_rule_entry_by_entry(harness) -> None:

@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+from kinodyn_common.stamps import NS
 from kinodyn_control.lockstep import LockstepGate, LockstepLoop, lockstep_period_ns
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import (
@@ -75,7 +76,8 @@ def test_gate_stall_is_logged_once_state_republished_until_ready() -> None:
     waiter.join()
     assert waiter.result is True
     warnings = [m for level, m in records if level == "warning"]
-    assert len(warnings) == 1 and gate.stalls == 1
+    assert len(warnings) == 1
+    assert gate.stalls == 1
     assert warnings[0].startswith("lockstep: no command answering t = 0.250000 s after 0.02 s")
     assert "'pd' (latest stamp none)" in warnings[0]
     assert next(m for level, m in records if level == "info").startswith(
@@ -89,7 +91,8 @@ def test_gate_ready_does_not_wait_and_stop_ends_waiting() -> None:
     waiter = Waiter(lambda: gate.wait(lambda: False, str, lambda: None, 0.0))
     gate.stop()
     waiter.join()
-    assert waiter.result is False and records == []
+    assert waiter.result is False
+    assert records == []
     assert gate.wait(lambda: True, str, lambda: None, 0.0) is False  # stopped for good
 
 
@@ -100,7 +103,8 @@ def test_gate_timeout_must_be_positive(timeout: float) -> None:
 
 
 def test_lockstep_period_is_whole_nanoseconds() -> None:
-    assert lockstep_period_ns(500) == 2_000_000 and lockstep_period_ns(1000) == 1_000_000
+    assert lockstep_period_ns(500) == 2_000_000
+    assert lockstep_period_ns(1000) == 1_000_000
     with pytest.raises(ValueError, match="update_rate to divide 1e9"):
         lockstep_period_ns(3)
 
@@ -159,7 +163,7 @@ def test_a_command_stamped_ahead_is_refused_and_the_cycle_keeps_waiting() -> Non
     for k in range(2):
         waiter = Waiter(lambda t=k * DT: h.manager.lockstep_cycle(t, DT, gate))
         if k == 1:
-            send(h, DT_NS + 10 * 1_000_000_000, 7.0)
+            send(h, DT_NS + 10 * NS, 7.0)
             waiter.thread.join(0.05)
             assert waiter.thread.is_alive()  # still waiting
             assert h.manager.missing_commands(DT) == [("pd", 0)]
@@ -210,7 +214,8 @@ def test_loop_runs_cycles_at_k_periods_until_stopped() -> None:
         send(h, k * 2_000_000, float(k))
     assert poll(lambda: loop.cycles == 5)
     loop.stop()
-    assert loop.error is None and loop.cycles == 5
+    assert loop.error is None
+    assert loop.cycles == 5
     stamps = [m.header.stamp.nanosec for m in h.contexts["jsb"].publishers["/joint_states"].messages]
     assert stamps == [k * 2_000_000 for k in range(6)]
 

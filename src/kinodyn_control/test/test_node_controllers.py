@@ -20,6 +20,7 @@ from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import NS
 from kinodyn_control.controllers.legged_state_estimator import LeggedStateEstimator, base_state_values
 from kinodyn_control.controllers.limits import JointLimitArrays
 from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline
@@ -34,7 +35,6 @@ from kinodyn import Model
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
-NS = 1_000_000_000
 DT = 0.002
 ESTIMATOR = {"sensor_name": "imu_sensor", "contact_source": "schedule", "contact_controller": "wbc",
              "feet": FEET, "foot_random_walk": 0.02, "foot_radius": 0.0}
@@ -191,23 +191,28 @@ def test_live_parameters_are_validated_as_the_nodes_do(ros_context) -> None:
         return result
 
     refused = set_(estimator, "filter", "ukf")
-    assert not refused.successful and "filter must be one of eskf, invariant" in refused.reason
+    assert not refused.successful
+    assert "filter must be one of eskf, invariant" in refused.reason
     assert estimator.pipeline.params.filter == "eskf"
     assert estimator.ros.node.get_parameter("filter").value == "eskf"
     refused = set_(estimator, "feet", ["LF_FOOT"])
-    assert not refused.successful and "apply at configuration only" in refused.reason
+    assert not refused.successful
+    assert "apply at configuration only" in refused.reason
     assert not set_(estimator, "publish_rate", -1.0).successful
     assert set_(estimator, "filter", "invariant").successful
     assert estimator.pipeline.params.filter == "invariant"
-    assert set_(estimator, "publish_rate", 50.0).successful and estimator.publishing.rate == 50.0
+    assert set_(estimator, "publish_rate", 50.0).successful
+    assert estimator.publishing.rate == 50.0
 
     refused = set_(wbc, "joint_kp", -1.0)
-    assert not refused.successful and "joint_kp must be a finite number >= 0" in refused.reason
+    assert not refused.successful
+    assert "joint_kp must be a finite number >= 0" in refused.reason
     assert wbc.controller.settings.joint_kp == 0.0
     assert not set_(wbc, "posture", [0.0] * 12).successful
     assert set_(wbc, "locomotion_mode", "trot").successful
     assert wbc.controller.settings.locomotion_mode == "trot"
-    assert set_(wbc, "damping_kd", 3.0).successful and wbc.core.params.damping_kd == 3.0
+    assert set_(wbc, "damping_kd", 3.0).successful
+    assert wbc.core.params.damping_kd == 3.0
 
 
 def test_tf_at_its_own_rate(ros_context) -> None:
@@ -228,14 +233,18 @@ def test_tf_at_its_own_rate(ros_context) -> None:
     odometry = {m.header.stamp.sec * NS + m.header.stamp.nanosec: m for m in odometry_out.messages}
     tf = [m.transforms[0] for m in tf_out.messages]
     stamps = [t.header.stamp.sec * NS + t.header.stamp.nanosec for t in tf]
-    assert len(odometry) > 100 and stamps[0] == min(odometry)
-    assert stamps[1] % (NS // 50) == 0 and np.all(np.diff(stamps[1:]) == NS // 50)
+    assert len(odometry) > 100
+    assert stamps[0] == min(odometry)
+    assert stamps[1] % (NS // 50) == 0
+    assert np.all(np.diff(stamps[1:]) == NS // 50)
     for stamp, transform in zip(stamps, tf, strict=True):
         pose = odometry[stamp].pose.pose
         t = transform.transform.translation
-        assert transform.header.frame_id == "odom" and transform.child_frame_id == "base_link"
+        assert transform.header.frame_id == "odom"
+        assert transform.child_frame_id == "base_link"
         assert (t.x, t.y, t.z) == (pose.position.x, pose.position.y, pose.position.z)
         assert transform.transform.rotation == pose.orientation
     (refused,) = estimator.ros.node.set_parameters([RosParameter("tf_rate", value=-1.0)])
-    assert not refused.successful and "tf_rate must be a finite number >= 0" in refused.reason
+    assert not refused.successful
+    assert "tf_rate must be a finite number >= 0" in refused.reason
     assert estimator.tf_publishing.rate == 50.0

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pytest
-from kinodyn_common.conversions import InputError
 import rclpy
+from kinodyn_common.conversions import InputError
 from kinodyn_control.hardware.types import (
     InterfaceDescription,
     InterfaceInfo,

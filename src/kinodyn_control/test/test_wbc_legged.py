@@ -17,6 +17,7 @@ from kinodyn_common.conversions import InputError
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
+from kinodyn_common.stamps import NS, split_ns, stamp_to_ns
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -30,11 +31,10 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 POSTURE = (0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2)
 STANDING_HEIGHT = 0.5252  # urdf/README.md: the base with the foot spheres on the ground
 DT_NS = 2_000_000
-NS = 1_000_000_000
 
 
 def stamped(msg, stamp_ns: int):
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = split_ns(stamp_ns)
     return msg
 
 
@@ -79,7 +79,7 @@ class Loop:
         (answer,) = self.core.on_joint_state(self.joint_state(stamp), 0)
         self.answers.append(answer)
         c = answer.command
-        assert (c.header.stamp.sec * 10**9 + c.header.stamp.nanosec) == stamp
+        assert stamp_to_ns(c.header.stamp) == stamp
         tau = np.array(c.effort) + np.array(c.kp) * (np.array(c.position) - s.q[7:]) + \
             np.array(c.kd) * (np.array(c.velocity) - s.v[6:])
         tau = np.clip(tau, -self.model.effort_limit[6:], self.model.effort_limit[6:])
@@ -127,7 +127,7 @@ def test_contact_schedule_is_stamped_ahead_and_lists_the_feet_in_stance(logger) 
         loop.step(with_base=True)
     for k, answer in enumerate(loop.answers):
         schedule = answer.contacts
-        stamp = schedule.header.stamp.sec * 10**9 + schedule.header.stamp.nanosec
+        stamp = stamp_to_ns(schedule.header.stamp)
         assert stamp == k * DT_NS + 2_000_000  # contact_schedule_lead
         assert list(schedule.names) == list(FEET) and all(schedule.in_contact)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kinodyn_common.raw_messages import contact_schedule_writer, joint_pd_command_writer
+from kinodyn_common.stamps import NS
 from kinodyn_control.wbc.command import JointCommand
 from kinodyn_control.wbc.core import Answer
 from rclpy.serialization import deserialize_message, serialize_message
@@ -50,7 +51,8 @@ class _Walk:
 
 def _check(data: bytes, typed: object, padding: list[int], size: int) -> None:
     reference = serialize_message(typed)
-    assert len(data) == len(reference) and 4 + size <= len(data) <= 4 + size + 3
+    assert len(data) == len(reference)
+    assert 4 + size <= len(data) <= 4 + size + 3
     pad = np.zeros(len(data), bool)
     pad[4 + np.array(padding, int)] = True
     pad[4 + size:] = True  # CDR's padding of the whole message to 4
@@ -64,7 +66,7 @@ def _random_answer(rng: np.random.Generator, names: list[str], feet: list[str]) 
     n = len(names)
     scale = 10.0 ** rng.integers(-300, 300, size=(5, n))
     command = JointCommand(*(rng.normal(size=(5, n)) * scale))
-    stamp = int(rng.integers(0, 2**31 * 1_000_000_000))
+    stamp = int(rng.integers(0, 2**31 * NS))
     stance = {foot: bool(rng.integers(2)) for foot in feet}
     return Answer(stamp, names, command, stance=stance, schedule_ns=stamp + int(rng.integers(0, 10**7)))
 
@@ -90,7 +92,8 @@ def test_the_written_command_and_schedule_are_rclpys_bytes(seed: int) -> None:
         assert isinstance(answer.command, JointPDCommand)
         _check(data, answer.command, walk.padding, walk.pos)
 
-        assert answer.schedule_ns is not None and answer.stance is not None
+        assert answer.schedule_ns is not None
+        assert answer.stance is not None
         data = schedule_writer.write(answer.schedule_ns, list(answer.stance),
                                      in_contact=list(answer.stance.values()))
         walk = _Walk()

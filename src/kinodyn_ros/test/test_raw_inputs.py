@@ -4,19 +4,23 @@ message taken serialized is used as the typed one was. In-process nodes, no othe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 import rclpy
 from kinodyn_common.conversions import JointStateError
-from rclpy.node import Node
+from kinodyn_common.stamps import split_ns
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from rclpy.node import Node
 
 REPO = Path(__file__).resolve().parents[3]
 QUADRUPED = REPO / "urdf" / "quadruped_sim.urdf"
@@ -36,8 +40,8 @@ def make_node() -> Iterator[Callable[[type, list[str]], Any]]:
         node = cls()
         node.lines = []
         logger = node.get_logger()
-        logger.warning = lambda text: node.lines.append(text)
-        logger.error = lambda text: node.lines.append(text)
+        logger.warning = node.lines.append
+        logger.error = node.lines.append
         made.append(node)
         return node
 
@@ -59,7 +63,8 @@ def garbage_is_one_line(node: Any, topic: str, msgtype: str) -> None:
         callback(data)  # never raises
     lines = node.lines[before:]
     assert len(lines) == 1, lines  # throttled: one line for the cause
-    assert lines[0].startswith(f"ignoring {topic.lstrip('/')} message: ") and f"not a {msgtype}" in lines[0]
+    assert lines[0].startswith(f"ignoring {topic.lstrip('/')} message: ")
+    assert f"not a {msgtype}" in lines[0]
 
 
 def joint_state(names: list[str], positions: list[float], sec: int = 0) -> JointState:
@@ -86,14 +91,17 @@ def test_state_publisher_reads_joint_states_and_checks_each_one(make_node) -> No
         positions[names.index("LF_KFE")] = bad
         with pytest.raises(JointStateError, match=what):
             node._on_joint_state(node._joint_states.read(serialize_message(joint_state(names, positions))))
-    assert node._layout is layout and node._pending["LF_HAA"] == (0.1, (0, 0))
+    assert node._layout is layout
+    assert node._pending["LF_HAA"] == (0.1, (0, 0))
     # another name list is checked again: a name the URDF lacks is refused, a subset in another order taken
     with pytest.raises(JointStateError, match="unknown joints 'elbow'"):
         node._on_joint_state(joint_state([*names[:11], "elbow"], [0.0] * 12))
     take(serialize_message(joint_state(names[5::-1], [0.05] * 6, sec=0)))
     assert len(node.lines) == 1  # the garbage's line only
-    assert node._layout is not layout and node._layout.used == tuple(n for n in names if n in names[:6])
-    assert node._pending[names[0]] == (0.05, (0, 0)) and node._pending[names[11]] == (0.1, (0, 0))
+    assert node._layout is not layout
+    assert node._layout.used == tuple(n for n in names if n in names[:6])
+    assert node._pending[names[0]] == (0.05, (0, 0))
+    assert node._pending[names[11]] == (0.1, (0, 0))
 
 
 def test_state_estimator_reads_its_three_streams(make_node) -> None:
@@ -114,12 +122,14 @@ def test_state_estimator_reads_its_three_streams(make_node) -> None:
     now = node.get_clock().now().nanoseconds
     for k in range(1, 4):  # 1, 2, 3 ms from now: each stream's messages are taken in stamp order
         for msg in (imu, contacts, joints):
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now + k * 1_000_000, 1_000_000_000)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = split_ns(now + k * 1_000_000)
         for topic, msg in (("/imu/data", imu), ("/contact_schedule", contacts), ("/joint_states", joints)):
             callbacks(node)[topic](serialize_message(msg))
     assert node.lines == before  # nothing refused
     processed = node._pipeline.counts.processed
-    assert processed["imu"] >= 2 and processed["contacts"] >= 2 and processed["joint_states"] >= 2
+    assert processed["imu"] >= 2
+    assert processed["contacts"] >= 2
+    assert processed["joint_states"] >= 2
 
 
 def test_wbc_reads_joint_states_and_answers_them(make_node) -> None:

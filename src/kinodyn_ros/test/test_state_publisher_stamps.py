@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import rclpy
-from builtin_interfaces.msg import Time
 from kinodyn_common.conversions import InputError
+from kinodyn_common.stamps import ns_to_stamp
 from kinodyn_ros.nodes.state_publisher import StatePublisher
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
+
+if TYPE_CHECKING:
+    from builtin_interfaces.msg import Time
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 
@@ -27,7 +31,7 @@ def publisher():
 
 
 def _stamp(ns: int) -> Time:
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    return ns_to_stamp(ns)
 
 
 def test_messages_stamped_beyond_max_stamp_lead_are_refused_naming_topic_stamp_and_clock(publisher) -> None:

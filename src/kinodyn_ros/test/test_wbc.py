@@ -17,6 +17,7 @@ from kinodyn.control import Evaluator
 from kinodyn_common.conversions import InputError, matrix_to_pose
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import NS
 from kinodyn_control.wbc.arm import ArmController, ArmParameters
 from kinodyn_control.wbc.base_sync import BaseStateSync
 from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
@@ -29,7 +30,6 @@ import kinodyn as kd
 REPO = Path(__file__).resolve().parents[3]
 ARM7 = REPO / "urdf" / "arm7.urdf"
 READY = np.array([0.0, -0.25, 0.0, -0.75, 0.0, 0.5, 0.25]) * math.pi  # urdf/README.md nominal
-NS = 1_000_000_000
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +60,12 @@ def test_finalize_clips_to_the_urdf_limits_and_counts_saturated_joints(arm) -> N
     command = JointCommand(np.full(n, 10.0), np.full(n, -100.0), np.r_[200.0, np.zeros(6)], np.ones(n),
                            np.ones(n))
     final = limits.finalize(command, READY, 2.0)
-    assert final.problem == "" and final.saturated == 1
+    assert final.problem == ""
+    assert final.saturated == 1
     np.testing.assert_array_equal(final.command.position, arm.upper_limit)
     np.testing.assert_array_equal(final.command.velocity, -arm.velocity_limit)
-    assert final.command.effort[0] == arm.effort_limit[0] and np.all(final.command.effort[1:] == 0.0)
+    assert final.command.effort[0] == arm.effort_limit[0]
+    assert np.all(final.command.effort[1:] == 0.0)
 
 
 @pytest.mark.parametrize("field", ["position", "velocity", "effort", "kp", "kd"])
@@ -75,8 +77,10 @@ def test_a_non_finite_command_becomes_damping(arm, field: str, bad: float) -> No
     final = limits.finalize(JointCommand(**arrays), READY, 2.5)
     assert f"non-finite {field} for joint4" == final.problem
     c = final.command
-    assert np.all(c.kp == 0.0) and np.all(c.kd == 2.5)
-    assert np.all(c.effort == 0.0) and np.all(c.velocity == 0.0)
+    assert np.all(c.kp == 0.0)
+    assert np.all(c.kd == 2.5)
+    assert np.all(c.effort == 0.0)
+    assert np.all(c.velocity == 0.0)
     np.testing.assert_array_equal(c.position, READY)
 
 
@@ -84,14 +88,16 @@ def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm) 
     limits = CommandLimits(arm)
     q = np.r_[math.nan, 100.0, np.zeros(5)]
     position = limits.damping(q, 1.0).position
-    assert position[0] == 0.0 and position[1] == arm.upper_limit[1]
+    assert position[0] == 0.0
+    assert position[1] == arm.upper_limit[1]
     assert np.all(np.isfinite(limits.damping(None, 1.0).position))
 
 
 def test_negative_gains_are_refused(arm) -> None:
     z = np.zeros(7)
     final = CommandLimits(arm).finalize(JointCommand(z, z, z, -np.ones(7), z), READY, 1.0)
-    assert final.problem == "a negative kp or kd" and np.all(final.command.kp == 0.0)
+    assert final.problem == "a negative kp or kd"
+    assert np.all(final.command.kp == 0.0)
 
 
 # ----- base-state pairing -----------------------------------------------------------------------------------
@@ -122,7 +128,7 @@ def test_sync_releases_after_the_wait_with_the_newest_base_state_and_then_stops_
 
 
 def test_sync_uses_a_base_state_already_newer_and_flushes_a_pending_one_on_the_next_joint_state() -> None:
-    sync = BaseStateSync(wait_ns=10**9)
+    sync = BaseStateSync(wait_ns=NS)
     sync.base_state(5, "b5")
     assert [p.base for p in sync.joint_state(4, "j4", 0)] == ["b5"]
     assert sync.joint_state(6, "j6", 0) == []  # stream kept up with 4: waits for 6
@@ -191,12 +197,15 @@ def test_core_answers_each_joint_state_with_a_finite_command_stamped_with_it(arm
     cmd = answers[0].command
     assert (cmd.header.stamp.sec, cmd.header.stamp.nanosec) == (4, 2_000_000)
     assert list(cmd.name) == list(arm.joint_names)
-    assert all(k == 0.0 for k in cmd.kp) and all(k == 0.0 for k in cmd.kd)  # pure torque
+    assert all(k == 0.0 for k in cmd.kp)
+    assert all(k == 0.0 for k in cmd.kd)
     gravity = arm.gravity_torques(READY)
     np.testing.assert_allclose(cmd.effort, gravity, atol=1e-9)  # at rest on target: gravity compensation
-    assert answers[0].diagnostics is not None and answers[0].contacts is None
+    assert answers[0].diagnostics is not None
+    assert answers[0].contacts is None
     values = {kv.key: kv.value for kv in answers[0].diagnostics.status[0].values}
-    assert values["mode"] == "arm" and float(values["task_error_position"]) == 0.0
+    assert values["mode"] == "arm"
+    assert float(values["task_error_position"]) == 0.0
     assert logger.lines == []
 
 
@@ -206,10 +215,12 @@ def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, 
         bad = joint_state(arm, np.r_[math.nan, READY[1:]], np.zeros(7), k * 2_000_000)
         answers = core.on_joint_state(bad, 0)
         cmd = answers[0].command
-        assert all(x == 0.0 for x in cmd.kp) and all(x == 2.0 for x in cmd.kd)
+        assert all(x == 0.0 for x in cmd.kp)
+        assert all(x == 2.0 for x in cmd.kd)
         assert all(x == 0.0 for x in cmd.effort)
         assert all(math.isfinite(x) for x in cmd.position)
-    assert len(logger.lines) == 1 and "joint_states at t = 0.000000 s unusable" in logger.lines[0][1]
+    assert len(logger.lines) == 1
+    assert "joint_states at t = 0.000000 s unusable" in logger.lines[0][1]
     assert "sending damping" in logger.lines[0][1]
 
 
@@ -250,19 +261,22 @@ def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm, logger
     state = joint_state(arm, READY, np.zeros(7), 0)
     monkeypatch.setattr(core.controller, "tick", lambda q, v: (_ for _ in ()).throw(RuntimeError("broken")))
     cmd = core.on_joint_state(state, 0)[0].command
-    assert all(x == 2.0 for x in cmd.kd) and all(x == 0.0 for x in cmd.effort)
+    assert all(x == 2.0 for x in cmd.kd)
+    assert all(x == 0.0 for x in cmd.effort)
     assert "controller failed at t = 0.000000 s (RuntimeError: broken); sending damping" in \
         logger.lines[-1][1]
     nan = JointCommand(READY, np.zeros(7), np.full(7, math.nan), np.zeros(7), np.zeros(7))
     monkeypatch.setattr(core.controller, "tick", lambda q, v: TickResult(nan, "ok"))
     cmd = core.on_joint_state(state, 0)[0].command
-    assert all(x == 0.0 for x in cmd.effort) and all(x == 2.0 for x in cmd.kd)
+    assert all(x == 0.0 for x in cmd.effort)
+    assert all(x == 2.0 for x in cmd.kd)
     assert "non-finite effort" in logger.lines[-1][1]
     monkeypatch.setattr(core.controller, "tick", lambda q, v: TickResult(None, "infeasible", "no solution"))
-    answer = core.on_joint_state(joint_state(arm, READY, np.zeros(7), 10**9), 0)[0]
+    answer = core.on_joint_state(joint_state(arm, READY, np.zeros(7), NS), 0)[0]
     assert "QP failed at t = 1.000000 s (infeasible: no solution); sending damping" in logger.lines[-1][1]
     values = {kv.key: kv.value for kv in answer.diagnostics.status[0].values}
-    assert answer.diagnostics.status[0].level == b"\x02" and values["qp_failures"] == "1"
+    assert answer.diagnostics.status[0].level == b"\x02"
+    assert values["qp_failures"] == "1"
 
 
 def target_msg(T: np.ndarray, frame: str = "base_link") -> PoseStamped:
@@ -310,7 +324,8 @@ def arm_node():
 def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node) -> None:
     ok = arm_node.set_parameters([Parameter("position_kp", value=400.0), Parameter("damping_kd", value=3.0)])
     assert all(r.successful for r in ok)
-    assert arm_node._core.controller.params.position_kp == 400.0 and arm_node._core.params.damping_kd == 3.0
+    assert arm_node._core.controller.params.position_kp == 400.0
+    assert arm_node._core.params.damping_kd == 3.0
     for name, value, reason in (("posture_kd", -1.0, "posture_kd must be a finite number >= 0"),
                                 ("damping_kd", 0.0, "damping_kd must be a positive finite number"),
                                 ("posture", [0.0, 1.0], "posture has 2 values; the URDF has 7 joints"),

@@ -13,14 +13,15 @@ from typing import ClassVar
 
 import numpy as np
 from kinodyn_common.raw_messages import RawWriter
+from kinodyn_common.stamps import seconds_to_ns, split_ns
 from sensor_msgs.msg import Imu
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
-from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, ReturnType, full_name
 
 COVARIANCES = ("orientation", "angular_velocity", "linear_acceleration")
 READINGS = np.r_[0:4, 13:16, 25:28]
+_COVARIANCE_SIZE = 9  # a 3x3 covariance, row-major
 """Where the 10 state interfaces (orientation x y z w, angular velocity, linear acceleration) go among the
 Imu's 37 doubles (each reading is followed by its 9 covariances: bags.cdr's Imu layout)."""
 
@@ -49,7 +50,7 @@ class ImuSensorBroadcaster(Controller):
         if not self.frame_id:
             return self.fail('no frame_id: set parameter frame_id or the sensor\'s <param name="frame_id">')
         for c in COVARIANCES:
-            if len(self.params[f"static_covariance_{c}"]) != 9:
+            if len(self.params[f"static_covariance_{c}"]) != _COVARIANCE_SIZE:
                 return self.fail(f"parameter static_covariance_{c} must have 9 values")
         self.publisher = self.context.create_publisher(Imu, "~/imu")
         return CallbackReturn.SUCCESS
@@ -77,5 +78,5 @@ class ImuSensorBroadcaster(Controller):
     def update(self, time: float, period: float) -> ReturnType:
         assert self.states is not None
         self.readings[READINGS] = self.states.get()
-        self.publisher.publish(self.writer.write(*stamp(time)))
+        self.publisher.publish(self.writer.write(*split_ns(seconds_to_ns(time))))
         return ReturnType.OK

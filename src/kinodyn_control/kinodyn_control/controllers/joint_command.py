@@ -17,31 +17,17 @@ limits (limits.py).
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
 from kinodyn_common.conversions import InputError
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import NS
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.limits import JointLimitArrays
 from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog, gain_bounds
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY, CallbackReturn, ReturnType, full_name
-
-
-class CommandRejectedError(ValueError):
-    """A command message that is not used; ``key`` identifies the distinct problem for throttled logging."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-
-
-def stamp(time: float) -> tuple[int, int]:
-    """(sec, nanosec) of a time in seconds."""
-    sec = math.floor(time)
-    return sec, min(round((time - sec) * 1e9), 999_999_999)
 
 
 class JointCommandController(Controller):
@@ -56,11 +42,12 @@ class JointCommandController(Controller):
     def command_interface_name(self) -> str:
         raise NotImplementedError
 
-    def parse(self, msg: Any) -> Any:
-        """The validated target of ``msg``, in the controller's joint order; raises CommandRejectedError."""
+    def parse(self, msg: Any) -> np.ndarray:  # noqa: ANN401  (the subclass's MESSAGE or its reader's view)
+        """The validated target of ``msg``, in the controller's joint order; raises InputError (its ``key``
+        throttles the warning)."""
         raise NotImplementedError
 
-    def compute(self, target: Any, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+    def compute(self, target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def on_configure(self) -> CallbackReturn:
@@ -105,21 +92,21 @@ class JointCommandController(Controller):
         self._previous = np.full(len(self.joints), np.nan)
         return CallbackReturn.SUCCESS
 
-    def _on_command(self, msg: Any) -> None:
+    def _on_command(self, msg: Any) -> None:  # noqa: ANN401  (a MESSAGE, or its bytes with a READER)
         assert self.context is not None
         try:
             if self._reader is not None:
                 msg = self._reader.read(msg)
             target = self.parse(msg)
-        except (CommandRejectedError, InputError) as exc:
+        except InputError as exc:
             self.problems.warn(exc.key, f"rejected command on /{self.name}/commands: {exc}")
             return
-        except Exception as exc:  # no message may stop the node: drop it and say why
+        except Exception as exc:  # noqa: BLE001  no message may stop the node: drop it and say why
             self.problems.error(type(exc).__name__, f"dropped command on /{self.name}/commands: parsing it "
                                                     f"failed with {type(exc).__name__}: {exc}")
             return
         header = msg.header.stamp if self.STAMPED_COMMANDS else None
-        stamp_ns = None if header is None else header.sec * 1_000_000_000 + header.nanosec
+        stamp_ns = None if header is None else header.sec * NS + header.nanosec
         cause, problem = ("", "") if stamp_ns is None else self.stamp_problem(stamp_ns)
         if cause:
             self.problems.warn(f"stamp:{cause}", f"rejected command on /{self.name}/commands: {problem}")
@@ -132,7 +119,8 @@ class JointCommandController(Controller):
         return None if reference is None else reference[2]
 
     def update(self, time: float, period: float) -> ReturnType:
-        assert self.states is not None and self.commands is not None
+        assert self.states is not None
+        assert self.commands is not None
         measured = self.states.get()
         n = len(self.joints)
         q, qdot = measured[:n], measured[n:]

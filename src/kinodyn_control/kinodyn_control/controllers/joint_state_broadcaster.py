@@ -16,10 +16,10 @@ from typing import ClassVar
 
 import numpy as np
 from kinodyn_common.raw_messages import RawWriter
+from kinodyn_common.stamps import seconds_to_ns, split_ns
 from sensor_msgs.msg import JointState
 
 from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceConfiguration, Parameter
-from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.hardware.types import EFFORT, POSITION, VELOCITY, CallbackReturn, ReturnType, full_name
 
 FIELDS = (POSITION, VELOCITY, EFFORT)
@@ -79,6 +79,6 @@ class JointStateBroadcaster(Controller):
         assert self.states is not None
         self.table[self.rows, self.cols] = self.states.get()
         position, velocity, effort = self.table
-        self.publisher.publish(self.writer.write(*stamp(time), position=position, velocity=velocity,
-                                                 effort=effort))
+        self.publisher.publish(self.writer.write(*split_ns(seconds_to_ns(time)), position=position,
+                                                 velocity=velocity, effort=effort))
         return ReturnType.OK

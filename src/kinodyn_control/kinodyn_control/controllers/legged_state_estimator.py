@@ -29,12 +29,12 @@ from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
 from nav_msgs.msg import Odometry
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.chainable import ChainableController
-from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.messages import (
@@ -48,7 +48,6 @@ from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameter
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
 from tf2_msgs.msg import TFMessage
 
-NS = 1_000_000_000
 BASE_STATE = ("position.x", "position.y", "position.z", "orientation.x", "orientation.y", "orientation.z",
               "orientation.w", "linear_velocity.x", "linear_velocity.y", "linear_velocity.z",
               "angular_velocity.x", "angular_velocity.y", "angular_velocity.z")
@@ -176,7 +175,7 @@ class LeggedStateEstimator(ChainableController):
         assert self.states is not None
         values = self.states.get()  # a new array each cycle: the pipeline may keep views of it
         n = len(self.joints)
-        sec, nanosec = stamp(time)
+        sec, nanosec = split_ns(seconds_to_ns(time))
         at = sec * NS + nanosec
         flags = values[6 + 3 * n:]
         contacts = None

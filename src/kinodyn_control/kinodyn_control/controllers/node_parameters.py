@@ -1,12 +1,13 @@
 """Controller parameters generated from the parameter definitions of a node, and the controller's ROS 2 node.
 
 A controller that is a node's algorithm in the manager's process (the estimator, the whole-body controller)
-takes the node's parameters: ``specs_of`` turns a parameter dataclass (kinodyn_common.parameters) (or a mapping of defaults) into the
-controller's ``PARAMETERS``, so there is one definition of each parameter set. ``ControllerNode`` is the
-controller's own ROS 2 node (its name, in the manager's namespace, as a ros2_control controller is a node in
-the controller manager's process): its parameters are declared with the configured values, so ``ros2 param
-get/set /<controller> ...`` work; a live change goes through ``on_change`` (validation; a refusal changes
-nothing), under the controller's lock, which its ``update`` holds too.
+takes the node's parameters: ``specs_of`` turns a parameter dataclass (kinodyn_common.parameters; or a
+mapping of defaults) into the controller's ``PARAMETERS``, so there is one definition of each parameter
+set. ``ControllerNode`` is the controller's own ROS 2 node (its name, in the manager's namespace, as a
+ros2_control controller is a node in the controller manager's process): its parameters are declared
+(``declare_value``) with the configured values, so ``ros2 param get/set /<controller> ...`` work; a live
+change goes through ``on_change`` (validation; a refusal changes nothing), under the controller's lock,
+which its ``update`` holds too.
 """
 
 from __future__ import annotations

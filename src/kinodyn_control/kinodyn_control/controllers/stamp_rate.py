@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-NS = 1_000_000_000
+from kinodyn_common.stamps import NS
 
 
 def rate_parameter(name: str, value: float) -> float:

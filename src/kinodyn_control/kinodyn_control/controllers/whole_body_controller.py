@@ -33,26 +33,25 @@ from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import JointBounds
+from kinodyn_common.parameters import apply_changes, dataclass_from
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import contact_schedule_writer
+from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
 from nav_msgs.msg import Path
 from visualization_msgs.msg import MarkerArray
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.chainable import ChainableController
-from kinodyn_control.controllers.joint_command import stamp
 from kinodyn_control.controllers.legged_state_estimator import BASE_STATE
 from kinodyn_control.controllers.limits import JointLimitArrays
-from kinodyn_control.controllers.node_parameters import ControllerNode, build, node_host, specs_of
+from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
-from kinodyn_control.wbc import parameters as dataclass_parameters
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from kinodyn_interfaces.msg import ContactStates
 
-NS = 1_000_000_000
 JOINT_STATES = ("position", "velocity", "effort")
 GROUPS = (WbcParameters, LeggedSettings, LocomotionParameters)
 OWN_PARAMETERS: dict[str, Parameter] = {
@@ -74,7 +73,7 @@ class WholeBodyController(ChainableController):
         try:
             self.host = node_host(self.context)
             model = Model.from_urdf(self.host.urdf, floating_base=True)
-            self.groups = [build(group, self.params) for group in GROUPS]
+            self.groups = [dataclass_from(group, self.params) for group in GROUPS]
             params, legged, locomotion = self.groups
             self.controller = LeggedController(model, legged, locomotion)
             self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
@@ -142,7 +141,7 @@ class WholeBodyController(ChainableController):
             return f"{', '.join(startup)} apply at configuration only: reconfigure the controller"
         try:
             rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
-            params, legged, locomotion = (dataclass_parameters.apply(g, changes) for g in self.groups)
+            params, legged, locomotion = (apply_changes(g, changes) for g in self.groups)
             self.controller.reconfigure(legged, locomotion)
         except ValueError as exc:
             return str(exc)
@@ -158,7 +157,7 @@ class WholeBodyController(ChainableController):
         values = self.states.get()
         n = len(self.joints)
         q, qdot = values[:n], values[n:2 * n]
-        sec, nanosec = stamp(time)
+        sec, nanosec = split_ns(seconds_to_ns(time))
         at = sec * NS + nanosec
         base = values[3 * n:]
         with self.ros.lock:

@@ -11,8 +11,8 @@ the sensor's own).
 from __future__ import annotations
 
 import numpy as np
+from kinodyn_common.stamps import NS
 
-NS = 1_000_000_000
 LEARN = 50
 """Intervals whose median is the nominal period when ``imu_rate`` is 0."""
 

@@ -9,21 +9,26 @@ tf2_msgs/TFMessage, and diagnostic_msgs/DiagnosticArray.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped
 from kinodyn_common.conversions import InputError, quoted
+from kinodyn_common.stamps import ns_to_stamp, split_ns
 from nav_msgs.msg import Odometry
 
 from tf2_msgs.msg import TFMessage
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from kinodyn_common.raw_messages import ContactStatesView, ImuView, JointStateView
+    from sensor_msgs.msg import Imu, JointState
+
+    from kinodyn_interfaces.msg import ContactStates
 
 
 @dataclass(frozen=True)
@@ -44,15 +49,24 @@ class JointSample:
     efforts: np.ndarray
 
 
-def ns_to_time(ns: int) -> Time:
-    return Time(sec=ns // NS, nanosec=ns % NS)
+class _Vector(Protocol):
+    """A geometry_msgs/Vector3, or its raw view."""
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def z(self) -> float: ...
 
 
-def _vector(v: Any) -> np.ndarray:
+def _vector(v: _Vector) -> np.ndarray:
     return np.array([v.x, v.y, v.z], dtype=np.float64)
 
 
-def imu_sample(msg: Any) -> ImuSample:
+def imu_sample(msg: Imu | ImuView) -> ImuSample:
     """Angular velocity and linear acceleration of a sensor_msgs/Imu; its orientation is not used (REP-145:
     an orientation covariance starting with -1 means the IMU gives none)."""
     return ImuSample(msg.header.frame_id, _vector(msg.angular_velocity), _vector(msg.linear_acceleration))
@@ -86,7 +100,7 @@ class JointMap:
         self._identity = rows == list(range(len(self._index)))
         self._names = names
 
-    def sample(self, msg: Any) -> JointSample:
+    def sample(self, msg: JointState | JointStateView) -> JointSample:
         """Raises InputError when a value list is neither empty nor one per name (positions: one per name),
         or a name repeats."""
         rows = [np.asarray(getattr(msg, field), dtype=np.float64).reshape(1, -1)
@@ -138,31 +152,31 @@ def contact_names(names: Sequence[str], flags: int) -> tuple[str, ...]:
 @lru_cache(maxsize=8)
 def _checked_contact_names(names: tuple[str, ...], flags: int) -> tuple[str, ...]:
     """``contact_names`` of names that passed (a refusal raises, so it is never kept)."""
-    names = _names(names, "ContactStates")
-    if flags != len(names):
+    checked = _names(names, "ContactStates")
+    if flags != len(checked):
         raise InputError(
             "length_mismatch",
-            f"ContactStates has {len(names)} names but {flags} in_contact flags; give one per name",
+            f"ContactStates has {len(checked)} names but {flags} in_contact flags; give one per name",
         )
-    if any(not name for name in names):
+    if any(not name for name in checked):
         raise InputError("empty_name", "ContactStates has an empty name; each entry must name a foot link")
-    return tuple(names)
+    return tuple(checked)
 
 
-def contact_flags(msg: Any) -> dict[str, bool]:
+def contact_flags(msg: ContactStates | ContactStatesView) -> dict[str, bool]:
     """``{foot link: in contact}`` of a kinodyn_interfaces/ContactStates (``contact_names`` checks)."""
     names = contact_names(msg.names, len(msg.in_contact))
     return {name: bool(flag) for name, flag in zip(names, msg.in_contact, strict=True)}
 
 
-def odometry_message(estimate: Any, stamp_ns: int, odom_frame: str, base_frame: str) -> Odometry:
+def odometry_message(estimate: EstimateFields, stamp_ns: int, odom_frame: str, base_frame: str) -> Odometry:
     """nav_msgs/Odometry of a ``kinodyn.estimation.Estimate``: pose of the base in ``odom_frame`` with its
     covariance in that frame, twist in the base (child) frame with its covariance there, stamped ``stamp_ns``
     (the IMU message's stamp; REP-105, the convention robot_localization uses). Filled in place (the
     default-constructed fields, Python floats by ``tolist``): this runs for every IMU message."""
     msg = Odometry()
     header = msg.header
-    header.stamp.sec, header.stamp.nanosec = divmod(stamp_ns, NS)
+    header.stamp.sec, header.stamp.nanosec = split_ns(stamp_ns)
     header.frame_id = odom_frame
     msg.child_frame_id = base_frame
     pose, twist = msg.pose, msg.twist
@@ -203,7 +217,7 @@ ESTIMATE_FIELDS = (
 """The numbers of an Estimate that ``odometry_message`` publishes."""
 
 
-def non_finite_estimate_field(estimate: Any) -> str | None:
+def non_finite_estimate_field(estimate: EstimateFields) -> str | None:
     """The first of ESTIMATE_FIELDS of ``estimate`` holding a NaN or an infinity, None when all are finite
     (one vectorised test: this runs for every IMU message)."""
     values = np.concatenate([np.ravel(getattr(estimate, name)) for name in ESTIMATE_FIELDS])
@@ -243,5 +257,5 @@ def diagnostics_message(
         for key, v in values.items()
     ]
     array = DiagnosticArray(status=[status])
-    array.header.stamp = ns_to_time(stamp_ns)
+    array.header.stamp = ns_to_stamp(stamp_ns)
     return array

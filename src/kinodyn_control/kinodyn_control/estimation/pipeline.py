@@ -26,8 +26,9 @@ from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FILTERS
 from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.sim.collision import ContactSphere
-from kinodyn_common.conversions import InputError, quoted, stamp_to_ns
+from kinodyn_common.conversions import InputError, quoted
 from kinodyn_common.problem_log import DistinctProblemLog, error_text
+from kinodyn_common.stamps import NS, stamp_to_ns
 
 from kinodyn import Model
 from kinodyn_control.estimation.imu_gaps import ImuGaps
@@ -50,7 +51,6 @@ from kinodyn_control.estimation.released import Released
 from kinodyn_control.estimation.stamps import CAUSES as STAMP_CAUSES
 from kinodyn_control.estimation.stamps import StampBounds
 
-NS = 1_000_000_000
 NOISE_PARAMETERS = tuple(
     n.name for n in fields(NoiseParameters)
     if n.name not in {"initial_position", "initial_orientation", "initial_gyroscope_bias"}

@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from kinodyn_common.stamps import NS
 
-NS = 1_000_000_000
 CAUSES = ("ahead", "clock")
 """Drop causes of a refused stamp (EstimatorPipeline's ``dropped_ahead``, ``dropped_clock``)."""
 
@@ -55,8 +55,9 @@ class StampBounds:
     def refused(self, stamps_ns: np.ndarray, clocks_ns: np.ndarray) -> np.ndarray:
         """``judge`` of many messages: True where a stamp is refused."""
         lead = stamps_ns - clocks_ns
-        return ((clocks_ns <= 0) | (np.abs(lead) > round(self.max_stamp_lag * NS))
-                | (lead > round(self.max_stamp_lead * NS)))
+        refused: np.ndarray = ((clocks_ns <= 0) | (np.abs(lead) > round(self.max_stamp_lag * NS))
+                               | (lead > round(self.max_stamp_lead * NS)))
+        return refused
 
     def reason(self, cause: str, topic: str, stamp_ns: int, clock_ns: int, clock_name: str) -> str:
         """The one line a refusal logs: topic, stamp, clock, and what to do."""

@@ -31,6 +31,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import seconds_to_ns, seconds_to_stamp, split_ns
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile
@@ -53,15 +54,10 @@ int32 sec and uint32 nanosec (no padding)."""
 CDR_LITTLE_ENDIAN = b"\x00\x01\x00\x00"
 
 
-def sim_time(t: float) -> Time:
-    nanoseconds = round(t * 1e9)
-    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
-
-
 def clock_bytes(t: float) -> bytes:
-    """The serialized rosgraph_msgs/Clock of simulated time ``t`` [s] (``sim_time``'s stamp), what rclpy would
-    publish for ``Clock(clock=sim_time(t))`` without building the message every step."""
-    sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
+    """The serialized rosgraph_msgs/Clock of simulated time ``t`` [s], what rclpy would publish for
+    ``Clock(clock=seconds_to_stamp(t))`` without building the message every step."""
+    sec, nanosec = split_ns(seconds_to_ns(t))
     return CLOCK_CDR.pack(CDR_LITTLE_ENDIAN, sec, nanosec)
 
 
@@ -111,9 +107,9 @@ class SimulatorRosInterface:
         try:
             self.clock_pub.publish(clock_bytes(s.t))
             if self.odom_pub is not None and self.odom_pub.get_subscription_count():
-                self.odom_pub.publish(self._odometry(s, sim_time(s.t)))
+                self.odom_pub.publish(self._odometry(s, seconds_to_stamp(s.t)))
             if self.contacts_pub.get_subscription_count():
-                self.contacts_pub.publish(self._contacts(s, sim_time(s.t)))
+                self.contacts_pub.publish(self._contacts(s, seconds_to_stamp(s.t)))
         except Exception as exc:  # publishing after the context shut down (Ctrl-C): stop publishing
             if rclpy.ok():
                 raise
@@ -148,7 +144,7 @@ class SimulatorRosInterface:
         cause)."""
         try:
             response.success, response.message = True, action()
-        except ValueError as exc:  # refused: PushRefusedError names the cause
+        except ValueError as exc:  # refused: an InputError's key names the cause
             response.success, response.message = False, f"{what} refused: {exc}"
             self.problems.warn((what, getattr(exc, "key", type(exc).__name__)), response.message)
         except Exception as exc:  # a failure handling this one request must not stop the simulator's node

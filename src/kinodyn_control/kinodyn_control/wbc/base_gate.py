@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from kinodyn_common.stamps import NS
 
-from kinodyn_control.wbc.legged import LeggedSettings
-
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from kinodyn_control.wbc.legged import LeggedSettings
 
 
 @dataclass(frozen=True)

@@ -34,39 +34,33 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
 from kinodyn.control.mpc.srb import rpy_matrices
 from kinodyn.spatial.rotations import (
-    UNIT_NORM_TOLERANCE,
-    as_unit_quaternion,
     matrix_to_euler,
     matrix_to_quat,
 )
 from kinodyn_common.conversions import (
-    MAX_TRANSLATION,
     InputError,
     JointStateError,
+    checked_pose,
     joint_state_positions,
     joint_state_vector,
     pose_to_matrix,
-    stamp_to_ns,
 )
 from kinodyn_common.floating_base import linear_angular, pose_array
 from kinodyn_common.input_bounds import JointBounds, check_reach, reach_radius
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text
+from kinodyn_common.stamps import NS, ns_to_stamp, stamp_to_ns
 from nav_msgs.msg import Odometry, Path
-from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from kinodyn import Model
-from kinodyn_control.estimation.messages import diagnostics_message, ns_to_time, status_name
+from kinodyn_control.estimation.messages import diagnostics_message, status_name
 from kinodyn_control.wbc.arm import ArmController
 from kinodyn_control.wbc.base_gate import BaseStateGate
 from kinodyn_control.wbc.base_sync import BaseStateSync, Paired
@@ -74,11 +68,19 @@ from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
 from kinodyn_control.wbc.legged import LeggedController
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 
-NS = 1_000_000_000
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+
+    from kinodyn import Model
+
 NODE_NAME = "wbc"
 _ZERO_POINT, _ZERO_VECTOR = Point(), Vector3()
 Joints = tuple[np.ndarray, np.ndarray] | JointStateError
 """A joint state's ``(q, v)`` in the model's order, or why it is unusable (answered with damping)."""
+WbcPaired = Paired[tuple[Joints, int], tuple[np.ndarray, np.ndarray]]  # (joints, received ns), (q7, v6)
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class Answer:
     @cached_property
     def command(self) -> JointPDCommand:
         msg = JointPDCommand()
-        msg.header.stamp = ns_to_time(self.stamp_ns)
+        msg.header.stamp = ns_to_stamp(self.stamp_ns)
         msg.name = self.names
         # array.array('d') fields are taken as they are (a list is checked value by value: a tick's cost)
         msg.position, msg.velocity, msg.effort, msg.kp, msg.kd = (
@@ -145,7 +147,7 @@ class Answer:
         if self.schedule_ns is None or self.stance is None:
             return None
         msg = ContactStates()
-        msg.header.stamp = ns_to_time(self.schedule_ns)
+        msg.header.stamp = ns_to_stamp(self.schedule_ns)
         msg.names = list(self.stance)
         msg.in_contact = list(self.stance.values())
         msg.points = [_ZERO_POINT] * len(self.stance)  # a schedule has no contact points or forces (one
@@ -185,30 +187,11 @@ def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist
     if q7.shape != (7,) or v6.shape != (6,):
         raise InputError("shape", f"base state pose has {q7.size} numbers and twist {v6.size}: 7 and 6 "
                          "needed")
-    quaternion = q7[3:]
-    if np.isfinite(q7).all() and np.isfinite(v6).all():
-        norm = math.sqrt(quaternion.dot(quaternion))  # np.linalg.norm's sum, so the same number
-        if (np.abs(q7[:3]) <= MAX_TRANSLATION).all() and abs(norm - 1.0) <= UNIT_NORM_TOLERANCE:
-            q7[3:] = quaternion / norm  # quat_normalize
-            return q7, v6
-    raise _refusal(q7, v6)
-
-
-def _refusal(q7: np.ndarray, v6: np.ndarray) -> InputError:
-    """Why ``_base_state`` refuses a pose and twist: the first of a non-finite pose, a position too large, a
-    quaternion not of unit norm, a non-finite twist."""
-    if not np.isfinite(q7).all():
-        return InputError("non_finite_pose", f"base state pose {q7.tolist()} is not finite")
-    if np.max(np.abs(q7[:3])) > MAX_TRANSLATION:
-        return InputError("translation_too_large", f"base state position {q7[:3].tolist()} exceeds "
-                          f"{MAX_TRANSLATION:g} m in magnitude")
-    try:
-        as_unit_quaternion(q7[3:])
-    except ValueError as exc:
-        return InputError("non_unit_quaternion", f"base state orientation is not a unit quaternion (x, y, z, "
-                          f"w): {exc}")
-    return InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
-                      f"{v6[3:]}")
+    q7 = checked_pose(q7[:3], q7[3:], "base state pose")
+    if not np.isfinite(v6).all():
+        raise InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
+                         f"{v6[3:]}")
+    return q7, v6
 
 
 class WbcCore:
@@ -231,7 +214,8 @@ class WbcCore:
         order = [index[n] for n in self.names]  # the accepted ranges in the model's joint order
         self._q_lower, self._q_upper = bounds.lower[order], bounds.upper[order]
         self.problems, self.info = problems, info
-        self.sync = BaseStateSync(round(base_state_wait * NS))
+        self.sync: BaseStateSync[tuple[Joints, int], tuple[np.ndarray, np.ndarray]] = BaseStateSync(
+            round(base_state_wait * NS))
         self.gate = BaseStateGate()
         self.clock = clock
         self.base_state_topic = base_state_topic
@@ -376,7 +360,7 @@ class WbcCore:
 
     # ----- one answer --------------------------------------------------------------------------------
 
-    def _answer(self, paired: Paired) -> Answer:
+    def _answer(self, paired: WbcPaired) -> Answer:
         joints, received_ns = paired.joints
         stamp = paired.stamp_ns
         q: np.ndarray | None = None
@@ -452,7 +436,7 @@ class WbcCore:
             self.bounds.check_q(q)  # raises, naming the joints outside their range
         return q, v
 
-    def _tick(self, stamp: int, q: np.ndarray, v: np.ndarray, paired: Paired) -> TickResult:
+    def _tick(self, stamp: int, q: np.ndarray, v: np.ndarray, paired: WbcPaired) -> TickResult:
         try:
             if isinstance(self.controller, ArmController):
                 self.controlled_ticks += 1
@@ -466,14 +450,14 @@ class WbcCore:
             self.controlled_ticks += 1
             return self.controller.tick(stamp / NS, np.concatenate([q7, q]), np.concatenate([v6, v]),
                                         self._command_at())
-        except Exception as exc:  # the controller refused the state or broke: damping, one line per cause
+        except Exception as exc:  # noqa: BLE001  the controller refused the state or broke: damping, one line per cause
             kind = "bad state" if isinstance(exc, INPUT_ERRORS) else type(exc).__name__
             self.problems.error(("controller", type(exc).__name__),
                                 f"controller failed at t = {stamp / NS:.6f} s ({kind}: {error_text(exc)}); "
                                 "sending damping")
             return TickResult(None, "error", error_text(exc))
 
-    def _base(self, stamp: int, paired: Paired) -> tuple[np.ndarray, np.ndarray] | None:
+    def _base(self, stamp: int, paired: WbcPaired) -> tuple[np.ndarray, np.ndarray] | None:
         """The paired base state, or None (logged once per outage) when none or too old."""
         if paired.base is None or paired.base_stamp_ns is None:
             age = math.inf
@@ -520,7 +504,7 @@ class WbcCore:
         period = round(NS / self.params.footholds_rate)
         self._next_footholds = (stamp // period + 1) * period
         msg = PoseArray()
-        msg.header.stamp = ns_to_time(stamp)
+        msg.header.stamp = ns_to_stamp(stamp)
         msg.header.frame_id = self._base_frame
         for p in (result.footholds or {}).values():
             pose = Pose()
@@ -545,14 +529,15 @@ class WbcCore:
             return None
         self._mpc_path_t0 = plan.t0
         solution = plan.solution
-        assert solution.base_positions is not None and solution.states is not None  # (a plan has them)
+        assert solution.base_positions is not None
+        assert solution.states is not None
         msg = Path()
-        msg.header.stamp = ns_to_time(round(plan.t0 * NS))
+        msg.header.stamp = ns_to_stamp(round(plan.t0 * NS))
         msg.header.frame_id = self._base_frame
         rotations = rpy_matrices(solution.states[:, :3])
         for dt, p, C in zip(solution.times, solution.base_positions, rotations, strict=True):
             pose = PoseStamped()
-            pose.header.stamp = ns_to_time(round((plan.t0 + dt) * NS))
+            pose.header.stamp = ns_to_stamp(round((plan.t0 + dt) * NS))
             pose.header.frame_id = self._base_frame
             pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(x) for x in p)
             o = pose.pose.orientation
@@ -564,13 +549,15 @@ class WbcCore:
         """The forces of the plan ``_mpc_path`` has just published, at its start (module doc): marker ``i``
         is foot ``i``'s arrow (shaft 4 % of the nominal base height thick), or its deletion in swing."""
         legged = self.controller
-        assert isinstance(legged, LeggedController) and legged.mpc is not None  # (_mpc_path published)
+        assert isinstance(legged, LeggedController)
+        assert legged.mpc is not None
         plan = legged.mpc.planner.plan
-        assert plan is not None and plan.solution.forces is not None
+        assert plan is not None
+        assert plan.solution.forces is not None
         stance, contacts, forces = plan.inputs[2][0], plan.inputs[3][0], plan.solution.forces[0]
         height = legged.controller.nominal_height
         length = height / legged.mpc.mpc.body.weight  # m per N
-        stamp = ns_to_time(round(plan.t0 * NS))
+        stamp = ns_to_stamp(round(plan.t0 * NS))
         msg = MarkerArray()
         for i in range(len(legged.mpc.feet)):
             marker = Marker()

@@ -13,11 +13,12 @@ from collections import OrderedDict
 
 import numpy as np
 from kinodyn.spatial import matrix_to_euler, matrix_to_rotvec
-from kinodyn_common.conversions import joint_state_to_q, stamp_to_ns
+from kinodyn_common.conversions import joint_state_to_q
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_common.tf_buffer import TransformBuffer
 from kinodyn_common.tf_tree import TfTree
 from rclpy.node import Node

@@ -16,13 +16,14 @@ is not built (a volatile topic delivers only to the readers matched when it is p
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.cdr import odometry_rows_cdr
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_value
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
 from kinodyn_common.robot_description import declare_and_load_model
@@ -30,7 +31,7 @@ from kinodyn_control.estimation.messages import estimate_fields, odometry_messag
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.estimation.stamps import ClockReading
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import (
@@ -43,6 +44,9 @@ from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NODE_NAME = "state_estimator"
 def output_qos(depth: int) -> QoSProfile:
@@ -78,7 +82,7 @@ class StateEstimator(Node):
         defaults = EstimatorParameters.flat_defaults()
         params = EstimatorParameters.from_flat({name: self._declare(name, v) for name, v in defaults.items()})
         self._publish_tf = bool(self.declare_parameter("publish_tf", True).value)
-        depth = self.declare_parameter("qos_depth", 100).value
+        depth: int = self.declare_parameter("qos_depth", 100).value
         if depth < 1:
             raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
         reliable = bool(self.declare_parameter("qos_reliable", False).value)
@@ -104,10 +108,11 @@ class StateEstimator(Node):
             f"{'reliable' if reliable else 'best effort'} depth {depth}"
         )
 
-    def _declare(self, name: str, default: Any) -> Any:
-        if name == "feet":  # an empty list has no type of its own
-            descriptor = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
-            return list(self.declare_parameter(name, Parameter.Type.STRING_ARRAY, descriptor).value or [])
+    def _declare(self, name: str, default: Any) -> Any:  # noqa: ANN401  (an rclpy parameter value: untyped)
+        if name == "feet":  # a string list, empty by default
+            array = Parameter.Type.STRING_ARRAY
+            descriptor = ParameterDescriptor(type=int(array))
+            return list(declare_value(self, name, list(default), descriptor, array) or [])
         return self.declare_parameter(name, default).value
 
     def _subscribe_contacts(self) -> None:
@@ -122,7 +127,9 @@ class StateEstimator(Node):
                 self._qos, raw=True
             )
 
-    def _input(self, topic: str, reader: Reader, take: Any) -> Any:
+    # Any: the view the reader gives (ImuView, JointStateView or ContactStatesView), each to its own take
+    def _input(self, topic: str, reader: Reader, take: Callable[[Any, int, int], object]
+               ) -> Callable[..., None]:
         """A subscription callback: the message read from its bytes (``reader.read``) and its arrival time
         (which tells a topic queued behind the others from a silent one, EstimatorPipeline.on_imu) to the
         pipeline, then publish what came out. The pipeline logs bad input itself; bytes that are not a
@@ -156,7 +163,7 @@ class StateEstimator(Node):
                                             estimates.child_frame_id)
                 publish_finite(self._tf, transform_message(odometry), self._problems)
 
-    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+    def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate and apply live changes: output parameters at once, the others restart the filter."""
         startup = [p.name for p in parameters if p.name in STARTUP_ONLY]
         if startup:

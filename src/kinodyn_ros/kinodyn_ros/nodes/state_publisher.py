@@ -25,7 +25,6 @@ from kinodyn_common.conversions import (
     joint_state_positions,
     odometry_to_pose,
     quoted,
-    stamp_to_ns,
     transform_stamped,
 )
 from kinodyn_common.finite import publish_finite
@@ -34,6 +33,7 @@ from kinodyn_common.node_runner import run_node
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import JointStateReader
 from kinodyn_common.robot_description import declare_and_read, load_urdf
+from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_common.tf_tree import TfTree, Transform
 from nav_msgs.msg import Odometry
 from rclpy.node import Node

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
-from kinodyn_common.conversions import stamp_to_ns
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_non_negative
+from kinodyn_common.parameters import apply_changes, declare_dataclass, declare_non_negative
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import (
     JointStateReader,
@@ -36,7 +35,7 @@ from kinodyn_common.raw_messages import (
 )
 from kinodyn_common.realtime import set_fifo_priority
 from kinodyn_common.robot_description import declare_and_load_model
-from kinodyn_control.wbc import parameters as dataclass_parameters
+from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_control.wbc.arm import ArmController, ArmParameters
 from kinodyn_control.wbc.core import NODE_NAME, Answer, WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
@@ -44,12 +43,14 @@ from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
+
+if TYPE_CHECKING:
+    from rclpy.parameter import Parameter
 
 MODES = ("legged", "arm")
 STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_state_topic", "qos_depth",
@@ -72,7 +73,7 @@ class Wbc(Node):
             raise ValueError(f"parameter mode must be one of {', '.join(MODES)}, got {mode!r}")
         model, _, source = declare_and_load_model(self, floating_base=mode == "legged")
         bounds = declare_joint_bounds(self, model)
-        self._params = dataclass_parameters.declare_dataclass(self, WbcParameters)
+        self._params = declare_dataclass(self, WbcParameters)
         depth: int = self.declare_parameter("qos_depth", 10).value
         if depth < 1:
             raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
@@ -81,13 +82,13 @@ class Wbc(Node):
         controller: ArmController | LeggedController
         wait, topic = 0.0, ""
         if mode == "arm":
-            self._arm = dataclass_parameters.declare_dataclass(self, ArmParameters)
+            self._arm = declare_dataclass(self, ArmParameters)
             controller = ArmController(model, self._arm)
         else:
             wait = declare_non_negative(self, "base_state_wait", 0.05)
             topic = self.declare_parameter("base_state_topic", "odometry/filtered").value
-            self._legged = dataclass_parameters.declare_dataclass(self, LeggedSettings)
-            self._locomotion = dataclass_parameters.declare_dataclass(self, LocomotionParameters)
+            self._legged = declare_dataclass(self, LeggedSettings)
+            self._locomotion = declare_dataclass(self, LocomotionParameters)
             controller = LeggedController(model, self._legged, self._locomotion)
         self._core = WbcCore(model, controller, self._params, bounds, self._problems, self.get_logger().info,
                              wait, topic, clock=lambda: self.get_clock().now().nanoseconds)
@@ -194,14 +195,14 @@ class Wbc(Node):
                 successful=False, reason=f"{', '.join(startup)} apply at start-up only: restart the node")
         changes = {p.name: p.value for p in parameters}
         try:
-            params = dataclass_parameters.apply(self._params, changes)
+            params = apply_changes(self._params, changes)
             if isinstance(self._core.controller, ArmController):
-                arm = dataclass_parameters.apply(self._arm, changes)
+                arm = apply_changes(self._arm, changes)
                 self._core.controller.reconfigure(arm)
                 self._arm = arm
             else:
-                legged = dataclass_parameters.apply(self._legged, changes)
-                locomotion = dataclass_parameters.apply(self._locomotion, changes)
+                legged = apply_changes(self._legged, changes)
+                locomotion = apply_changes(self._locomotion, changes)
                 self._core.controller.reconfigure(legged, locomotion)
                 self._legged, self._locomotion = legged, locomotion
         except ValueError as exc:
