@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn.control.pd_stability import sampled_pd_gains
 from kinodyn.kinematics.forward import frame_placement
 from kinodyn_common.conversions import InputError
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
-from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_common.stamps import NS, split_ns, stamp_to_ns
+from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -49,6 +50,14 @@ def odometry(stamp_ns: int, q: np.ndarray, v: np.ndarray) -> Odometry:
     t.linear.x, t.linear.y, t.linear.z = (float(x) for x in v[:3])
     t.angular.x, t.angular.y, t.angular.z = (float(x) for x in v[3:6])
     return odom
+
+
+def derived_hold_gains(model: kd.Model, posture: tuple[float, ...] = POSTURE,
+                       period: float = 0.002) -> tuple[np.ndarray, np.ndarray]:
+    """``sampled_pd_gains`` at the posture for a PD sampled every ``period`` s, half the stability limit."""
+    q = model.neutral()
+    q[7:] = posture
+    return sampled_pd_gains(model, q, period, 0.5)
 
 
 class Loop:
@@ -97,16 +106,23 @@ def test_holds_without_a_base_state_then_hands_over_to_the_qp_and_stands(logger)
     for _ in range(100):  # 0.2 s: the estimator initialising
         loop.step(with_base=False)
     hold = loop.answers[-1].command
-    assert all(k == 800.0 for k in hold.kp) and list(hold.position) == list(POSTURE) and not any(hold.effort)
-    assert "holding the posture" in logger.lines[0][1] and len(logger.lines) == 1
+    hold_kp, hold_kd = derived_hold_gains(loop.model)  # the default hold: from the robot and the tick
+    np.testing.assert_allclose(hold.kp, hold_kp, rtol=1e-12)
+    np.testing.assert_allclose(hold.kd, hold_kd, rtol=1e-12)
+    assert list(hold.position) == list(POSTURE)
+    assert not any(hold.effort)
+    assert "holding the posture" in logger.lines[0][1]
+    assert len(logger.lines) == 1
     torques = [loop.step(with_base=True) for _ in range(750)]  # 1.5 s: handover, stand-up
     assert "base state on odometry/filtered back at t = 0.200000 s; controlling" in loop.infos
     # handover: the first controlled command is 1/50 of the QP's torque and 49/50 of the hold's stiffness
     first = loop.answers[100].command
-    assert first.kp[0] == pytest.approx(800.0 * 49 / 50) and first.kd[0] == pytest.approx(10.0 * 49 / 50)
+    assert first.kp[0] == pytest.approx(hold_kp[0] * 49 / 50)
+    assert first.kd[0] == pytest.approx(hold_kd[0] * 49 / 50)
     assert all(k == 0.0 for k in loop.answers[160].command.kp)  # after 0.1 s: pure torque (joint_kp 0)
     assert np.abs(torques).max() < 40.0  # no spike (80 N m without the handover)
-    assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01 and np.abs(loop.sim.v[:3]).max() < 0.01
+    assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01
+    assert np.abs(loop.sim.v[:3]).max() < 0.01
     # nothing else went wrong; DAQP reports 'numerical_error' on one tick 10 ms into the handover (the core
     # QP's, reported to its owner): that tick is damped, and the stand above holds anyway
     assert all("QP failed" in line for _, line in logger.lines[1:]), logger.lines
@@ -129,7 +145,8 @@ def test_contact_schedule_is_stamped_ahead_and_lists_the_feet_in_stance(logger) 
         schedule = answer.contacts
         stamp = stamp_to_ns(schedule.header.stamp)
         assert stamp == k * DT_NS + 2_000_000  # contact_schedule_lead
-        assert list(schedule.names) == list(FEET) and all(schedule.in_contact)
+        assert list(schedule.names) == list(FEET)
+        assert all(schedule.in_contact)
 
 
 def test_a_failed_qp_sends_damping_with_one_error_line(logger, monkeypatch) -> None:
@@ -146,10 +163,13 @@ def test_a_failed_qp_sends_damping_with_one_error_line(logger, monkeypatch) -> N
     for _ in range(3):
         tau = loop.step(with_base=True)
         c = loop.answers[-1].command
-        assert not any(c.kp) and all(k == 2.0 for k in c.kd) and not any(c.effort)
+        assert not any(c.kp)
+        assert all(k == 2.0 for k in c.kd)
+        assert not any(c.effort)
         assert np.all(np.isfinite(tau))
     errors = [line for level, line in logger.lines if level == "error"]
-    assert len(errors) == 1 and "QP failed at t = 0.002000 s (infeasible: no solution); sending damping" in \
+    assert len(errors) == 1
+    assert "QP failed at t = 0.002000 s (infeasible: no solution); sending damping" in \
         errors[0]
 
 
@@ -177,6 +197,8 @@ def test_legged_settings_refuse_bad_values() -> None:
                            ({"posture": ()}, "nominal standing joint positions"),
                            ({"locomotion_mode": "gallop"}, "must be one of sit, stand, trot"),
                            ({"hold_kp": -1.0}, "hold_kp must be a finite number >= 0"),
+                           ({"hold_stability": 1.0}, "hold_stability must be in"),
+                           ({"hold_stability": 0.0}, "hold_stability must be in"),
                            ({"cmd_vel_timeout": 0.0}, "cmd_vel_timeout must be a positive finite number"),
                            ({"base_jump_angle": math.nan}, "base_jump_angle must be a positive finite")):
         with pytest.raises(ValueError, match=reason):
@@ -190,8 +212,11 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
     core = controller.controller
     controller.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="trot"),
                            LocomotionParameters(period=0.6, swing_frequency=4.0))
-    assert controller.controller is core and core.params.period == 0.6 and core.params.swing_frequency == 4.0
-    assert controller.params.period == 0.6 and controller.settings.locomotion_mode == "trot"
+    assert controller.controller is core
+    assert core.params.period == 0.6
+    assert core.params.swing_frequency == 4.0
+    assert controller.params.period == 0.6
+    assert controller.settings.locomotion_mode == "trot"
     loop.step(with_base=True)
     moved = tuple(x + 0.1 for x in POSTURE)
     for settings, params, reason in (
@@ -201,11 +226,14 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
              "solver cannot change live")):
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(settings, params)
-    assert core.params.solver == "daqp" and controller.params.solver == "daqp"
+    assert core.params.solver == "daqp"
+    assert controller.params.solver == "daqp"
     with pytest.raises(ValueError, match="cannot pace"):  # its pairs stand beside the CoM: nothing changed
         controller.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, locomotion_mode="pace"),
                                LocomotionParameters(period=0.7))
-    assert core.params.period == 0.6 and controller.params.period == 0.6 and core.period == 0.6
+    assert core.params.period == 0.6
+    assert controller.params.period == 0.6
+    assert core.period == 0.6
     assert controller.settings.locomotion_mode == "trot"
 
 
@@ -350,7 +378,8 @@ def test_a_base_state_jump_is_refused_and_changes_nothing(logger, offset, yaw, c
         reference.step(with_base=True)
         loop.step(with_base=True)
     for a, b in zip(reference.answers, loop.answers, strict=True):
-        assert list(a.command.effort) == list(b.command.effort) and list(a.command.kp) == list(b.command.kp)
+        assert list(a.command.effort) == list(b.command.effort)
+        assert list(a.command.kp) == list(b.command.kp)
     lines = [line for level, line in logger.lines if "refused" in line]  # one, then one per 10 s of wall time
     assert lines[0].startswith("ignoring odometry/filtered message: base state at t = 0.200000 s refused: ")
     assert all(line.endswith("more since the last report)") for line in lines[1:])
@@ -371,7 +400,9 @@ def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) 
         loop.step(with_base=False)
     held = [a.command for a in loop.answers[200:450]]
     assert all(not any(c.kp) for c in held[:25])  # within base_state_max_age (0.05 s): controlling
-    assert all(list(c.kp) == [800.0] * 12 and list(c.position) == list(POSTURE) for c in held[26:])
+    hold_kp, _ = derived_hold_gains(loop.model)
+    assert all(list(c.kp) == hold_kp.tolist() for c in held[26:])
+    assert all(list(c.position) == list(POSTURE) for c in held[26:])
     assert all(all(a.contacts.in_contact) for a in loop.answers[226:450])  # the schedule: every foot down
     for _ in range(500):
         loop.step(with_base=True)
@@ -410,7 +441,8 @@ def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
 def test_an_unusable_joint_state_as_arrays_is_answered_with_damping(logger, q, v, cause: str) -> None:
     loop = Loop(logger)
     (answer,) = loop.core.on_joint_state_arrays(0, np.array(q), np.array(v), 0)
-    assert not any(answer.command.kp) and list(answer.command.kd) == [2.0] * 12
+    assert not any(answer.command.kp)
+    assert list(answer.command.kd) == [2.0] * 12
     assert [line for level, line in logger.lines if cause in line]
 
 
@@ -461,9 +493,11 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger)
     lifts = []
     for k, plan in plans.items():
         markers = loop.answers[k].mpc_forces.markers
-        assert [m.id for m in markers] == list(range(len(FEET))) and {m.ns for m in markers} == {"mpc_forces"}
+        assert [m.id for m in markers] == list(range(len(FEET)))
+        assert {m.ns for m in markers} == {"mpc_forces"}
         stance, contacts, forces = plan.inputs[2][0], plan.inputs[3][0], plan.solution.forces[0]
-        assert stance.any() and [m.action for m in markers] == [0 if s else 2 for s in stance]  # ADD, DELETE
+        assert stance.any()
+        assert [m.action for m in markers] == [0 if s else 2 for s in stance]
         lift = 0.0
         for marker, down, contact, force in zip(markers, stance, contacts, forces, strict=True):
             assert marker.header.frame_id == "odom"
@@ -477,13 +511,16 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger)
                 lift += (end[2] - start[2]) / height
         lifts.append(lift)
     # trotting in place after the stand-up (the first 0.2 s), the plans' normal forces carry the weight
-    assert abs(np.mean(lifts[10:]) - 1.0) < 0.1 and min(lifts[10:]) > 0.5  # measured 1.04, 0.87
+    assert abs(np.mean(lifts[10:]) - 1.0) < 0.1
+    assert min(lifts[10:]) > 0.5
     paths = [(k, a.mpc_path) for k, a in enumerate(loop.answers) if a.mpc_path is not None]
-    assert len(paths) >= 35 and np.all(np.diff([k for k, _ in paths[1:]]) == 10)
+    assert len(paths) >= 35
+    assert np.all(np.diff([k for k, _ in paths[1:]]) == 10)
     dt = loop.controller.mpc.mpc.params.dt
     for k, path in paths:
         t0 = path.header.stamp.sec + 1e-9 * path.header.stamp.nanosec
-        assert t0 == pytest.approx((k - 2) * DT_NS / NS, abs=1e-9) and path.header.frame_id == "odom"
+        assert t0 == pytest.approx((k - 2) * DT_NS / NS, abs=1e-9)
+        assert path.header.frame_id == "odom"
         assert len(path.poses) == loop.controller.mpc.mpc.params.horizon + 1
         stamps = [p.header.stamp.sec + 1e-9 * p.header.stamp.nanosec for p in path.poses]
         np.testing.assert_allclose(np.diff(stamps), dt, atol=1e-8)
@@ -493,13 +530,16 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger)
         assert abs(last.z - STANDING_HEIGHT) < 0.05  # at the standing height over the horizon
     values = {kv.key: kv.value for a in loop.answers if a.diagnostics is not None
               for kv in a.diagnostics.status[0].values}
-    assert values["mpc_state"] == "tracking" and values["mpc_failures"] == "0" and values["mpc_late"] == "0"
+    assert values["mpc_state"] == "tracking"
+    assert values["mpc_failures"] == "0"
+    assert values["mpc_late"] == "0"
     loop.controller.reconfigure(replace(settings, mpc_rate=100.0), loop.controller.params)
     start = len(loop.answers)
     for _ in range(50):
         loop.step(with_base=True)
     ticks = [k for k, a in enumerate(loop.answers[start:]) if a.mpc_path is not None]
-    assert len(ticks) >= 9 and np.all(np.diff(ticks) == 5)
+    assert len(ticks) >= 9
+    assert np.all(np.diff(ticks) == 5)
 
 
 def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> None:
@@ -516,10 +556,77 @@ def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> No
                             ({"mpc_max_age": 0.5}, "shorter than the MPC's horizon")):
         with pytest.raises(ValueError, match=reason):
             controller.reconfigure(replace(settings, **changes), controller.params)
-    assert controller.mpc.planner.params.max_age == 0.06 and controller.settings == settings
+    assert controller.mpc.planner.params.max_age == 0.06
+    assert controller.settings == settings
     with pytest.raises(ValueError, match="solver cannot change live"):  # nothing changed, the rate included
         controller.reconfigure(replace(settings, mpc_rate=80.0), replace(controller.params, solver="osqp"))
     assert controller.mpc.planner.params.rate == 50.0
     controller.reconfigure(replace(settings, locomotion_mode="pace"), controller.params)  # the MPC: allowed
     assert controller.settings.locomotion_mode == "pace"
     assert Loop(logger).controller.mpc is None  # planner none: the controller alone
+
+
+def test_hold_gains_as_set_or_derived_per_joint_and_reconfigured() -> None:
+    """hold_kp / hold_kd > 0: those, every joint; 0: derived, each independently, following hold_stability
+    and pd_horizon live."""
+    model = kd.Model.from_urdf(URDF, floating_base=True)
+    given = LeggedController(model, LeggedSettings(feet=FEET, posture=POSTURE, hold_kp=800.0, hold_kd=10.0),
+                             LocomotionParameters())
+    command = given.hold()
+    assert set(command.kp) == {800.0}
+    assert set(command.kd) == {10.0}
+    mixed = LeggedController(model, LeggedSettings(feet=FEET, posture=POSTURE, hold_kp=300.0),
+                             LocomotionParameters())
+    _, derived_kd = derived_hold_gains(model)
+    assert set(mixed.hold().kp) == {300.0}
+    np.testing.assert_allclose(mixed.hold().kd, derived_kd, rtol=1e-12)
+    derived_kp, _ = derived_hold_gains(model)
+    mixed.reconfigure(LeggedSettings(feet=FEET, posture=POSTURE, hold_stability=0.25),
+                      LocomotionParameters(pd_horizon=0.004))
+    np.testing.assert_allclose(mixed.hold().kp, derived_kp / 16, rtol=1e-12)  # omega / 4: kp / 16
+    np.testing.assert_allclose(mixed.hold().kd, derived_kd / 4, rtol=1e-12)
+
+
+A1 = REPO / "urdf" / "public" / "a1.urdf"
+A1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+A1_STANCE = (0.0, 0.67, -1.3) * 4
+
+
+def a1_hold_speeds(model: kd.Model, kp: np.ndarray, kd_: np.ndarray) -> tuple[list[float], float, float]:
+    """The A1 on its feet in kinodyn.sim (RK4, 1 ms), its joints 0.05 rad off the posture, 2 s under a hold
+    PD evaluated every 2 ms and held (as JointPDController applies it, within the effort limits): the largest
+    joint speed of each tick, the final posture error [rad] and base height over the nominal one."""
+    spheres = sim.collision_spheres(A1)
+    simulator = sim.Simulator(model, dt=1e-3, integrator="rk4", contact=sim.ContactModel(spheres))
+    q0 = model.neutral()
+    q0[7:] = A1_STANCE
+    placements = {s: model.frame_placement(q0, s.link) for s in spheres if s.link in A1_FEET}
+    q0[2] = -min(float(X[2, :3] @ np.asarray(s.center) + X[2, 3]) - s.radius for s, X in placements.items())
+    start = q0.copy()
+    start[7:] += 0.05
+    simulator.reset(start)
+    speeds = []
+    for _ in range(1000):
+        tau = np.zeros(model.nv)
+        tau[6:] = kp * (q0[7:] - simulator.q[7:]) - kd_ * simulator.v[6:]
+        tau[6:] = np.clip(tau[6:], -model.effort_limit[6:], model.effort_limit[6:])
+        for _ in range(2):
+            simulator.step(tau)
+        speeds.append(float(np.abs(simulator.v[6:]).max()))
+    return speeds, float(np.abs(q0[7:] - simulator.q[7:]).max()), float(simulator.q[2] / q0[2])
+
+
+def test_a1_stands_on_the_default_hold_gains_and_chatters_on_absolute_ones() -> None:
+    """The A1 (13.7 kg) held by the default (derived) gains comes to rest standing, its posture within
+    0.25 rad (no gravity feed-forward: the light calf sags); with the absolute 800 / 10 N m/rad, N m s/rad
+    (stable on the 36 kg quadruped) its joints chatter at several rad/s."""
+    model = kd.Model.from_urdf(A1, floating_base=True)
+    command = LeggedController(model, LeggedSettings(feet=A1_FEET, posture=A1_STANCE),
+                               LocomotionParameters()).hold()
+    speeds, error, height = a1_hold_speeds(model, command.kp, command.kd)
+    assert max(speeds[-100:]) < 0.1  # at rest over the last 0.2 s
+    assert error < 0.25
+    assert height > 0.9
+    n = model.nv - 6
+    speeds, _, _ = a1_hold_speeds(model, np.full(n, 800.0), np.full(n, 10.0))
+    assert float(np.mean(speeds[-100:])) > 5.0  # a sustained oscillation, not a transient
