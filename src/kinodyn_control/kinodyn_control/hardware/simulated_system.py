@@ -298,8 +298,8 @@ class SimulatedSystem(System):
     def request_push(self, link: str, wrench: np.ndarray, duration: float) -> None:
         """Apply ``wrench`` (world axes, about the link origin) on ``link`` for ``duration`` s from the next
         ``write``. Raises InputError (its ``kind`` names the cause) for an unknown link, a non-finite value, a
-        duration <= 0, or a force, torque or duration above ``max_push_force`` / ``_torque`` / ``_duration`` (pushes that large
-        break the simulation rather than test the robot)."""
+        duration <= 0, or a force, torque or duration above ``max_push_force`` / ``_torque`` / ``_duration``
+        (pushes that large break the simulation rather than test the robot)."""
         assert self.simulator is not None
         try:
             self.simulator.model.frame_id(link)
