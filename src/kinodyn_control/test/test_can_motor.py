@@ -22,7 +22,7 @@ from kinodyn_control.hardware.can_motor_protocol import (
     uint_to_float,
 )
 from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
-from kinodyn_control.hardware.types import LifecycleState
+from kinodyn_control.hardware.types import LifecycleState, ReturnType
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import Harness, param, pd_command, robot_xml, system_block
 from std_msgs.msg import Float64MultiArray
@@ -41,7 +41,8 @@ def quantised(x: float, lo: float, hi: float, bits: int) -> float:
 
 
 def effort_joint(name: str, can_id: int, direction: int = 1, offset: float = 0.0, extra: str = "",
-                 commands: tuple[str, ...] = ("effort",), states=("position", "velocity", "effort")) -> str:
+                 commands: tuple[str, ...] = ("effort",),
+                 states: tuple[str, ...] = ("position", "velocity", "effort")) -> str:
     bounds = {"effort": (-10, 10), "position": (-1, 1), "velocity": (-2, 2), "kp": (0, 100), "kd": (0, 5),
               "current": (-1, 1)}
     cmd = "".join(f'<command_interface name="{c}">{param("min", bounds[c][0])}{param("max", bounds[c][1])}'
@@ -264,7 +265,8 @@ def running(rig: Rig, efforts: tuple[float, float] = (1.5, -2.5)) -> None:
                 {"joints": ["j1", "j2"], "interface_name": "effort", "watchdog_timeout": 10.0})
     rig.h.contexts["fwd"].subscriptions["/fwd/commands"](Float64MultiArray(data=list(efforts)))
     rig.cycles(3)
-    assert rig.h.command("j1/effort") == efforts[0] and not rig.h.messages("error"), rig.h.records
+    assert rig.h.command("j1/effort") == efforts[0], rig.h.records
+    assert not rig.h.messages("error"), rig.h.records
 
 
 def assert_fault(rig: Rig, needle: str, rests: bool = True, cycles: int = 3) -> None:
@@ -273,7 +275,8 @@ def assert_fault(rig: Rig, needle: str, rests: bool = True, cycles: int = 3) -> 
     rig.cycles(cycles)
     errors = rig.h.messages("error")
     assert len(errors) == 1, errors
-    assert needle in errors[0] and "it is now unconfigured" in errors[0], errors[0]
+    assert needle in errors[0], errors[0]
+    assert "it is now unconfigured" in errors[0], errors[0]
     assert "controller(s) fwd deactivated" in errors[0]
     assert rig.component.lifecycle_state is LifecycleState.UNCONFIGURED
     assert rig.h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
@@ -568,7 +571,6 @@ def test_sensors_belong_in_their_own_block() -> None:
 
 def test_real_hardware_refuses_lockstep(rig: Rig) -> None:
     rig.h.activate_hardware()
-    from kinodyn_control.hardware.types import ReturnType
     assert rig.component.prepare_lockstep(0.002) is ReturnType.ERROR
 
 

@@ -8,7 +8,7 @@ update; ``Reader`` reads an exported value (same cycle, or the previous cycle) a
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from kinodyn_control.controllers.base import INDIVIDUAL, Controller, InterfaceCo
 from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.hardware.types import LifecycleState, ReturnType
 from kinodyn_control.manager import ControllerError
-from kinodyn_control.testing import two_joint_arm
+from kinodyn_control.testing import Harness, two_joint_arm
 
 RUNS: list[tuple[str, float, float]] = []  # (controller, time, period) of every update, in order
 
@@ -80,12 +80,13 @@ class Plain(Controller):
 class Registry:
     TYPES: ClassVar[dict[str, type]] = {"test/Exporter": Exporter, "test/Reader": Reader, "test/Plain": Plain}
 
-    def create(self, name: str) -> Any:
-        return self.TYPES[name]()
+    def create(self, name: str) -> Controller:
+        controller: Controller = self.TYPES[name]()
+        return controller
 
 
 @pytest.fixture
-def arm():
+def arm() -> Harness:
     RUNS.clear()
     h = two_joint_arm()
     h.manager.registry = Registry()
@@ -93,7 +94,7 @@ def arm():
     return h
 
 
-def load(h, name: str, kind: str, **params: Any) -> None:
+def load(h: Harness, name: str, kind: str, **params: object) -> None:
     h.manager.load(name, f"test/{kind}", params)
 
 
@@ -101,7 +102,7 @@ def order(runs: list) -> list[str]:
     return [name for name, _, _ in runs]
 
 
-def test_exporters_update_before_their_readers_whatever_the_load_and_switch_order(arm) -> None:
+def test_exporters_update_before_their_readers_whatever_the_load_and_switch_order(arm: Harness) -> None:
     load(arm, "reader", "Reader")
     load(arm, "exporter", "Exporter")
     for name in ("reader", "exporter"):
@@ -116,7 +117,7 @@ def test_exporters_update_before_their_readers_whatever_the_load_and_switch_orde
     assert arm.command("j1/effort") == 0.5 * (q + 1.0)
 
 
-def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm) -> None:
+def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm: Harness) -> None:
     load(arm, "exporter", "Exporter")
     load(arm, "reader", "Reader")
     for name in ("exporter", "reader"):
@@ -132,7 +133,7 @@ def test_a_reader_is_not_activated_while_its_exporter_is_inactive(arm) -> None:
         arm.manager.configure("orphan")
 
 
-def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm) -> None:
+def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm: Harness) -> None:
     load(arm, "exporter", "Exporter")
     load(arm, "reader", "Reader")
     for name in ("exporter", "reader"):
@@ -149,7 +150,7 @@ def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm) -> None:
     assert np.isnan(exported.values).all()
 
 
-def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm) -> None:
+def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm: Harness) -> None:
     load(arm, "exporter", "Exporter", fail=True)
     load(arm, "reader", "Reader")
     load(arm, "bystander", "Plain")
@@ -169,7 +170,7 @@ def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm) -> None:
     assert "deactivated too: reader" in errors[0]
 
 
-def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm) -> None:
+def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm: Harness) -> None:
     # estimator-like: exports value, reads the controller's value from the previous cycle; controller-like:
     # reads the estimator's value in the same cycle, exports its own
     load(arm, "controller", "Reader", source="estimator/value")
@@ -191,7 +192,7 @@ def test_a_previous_cycle_input_closes_a_loop_one_cycle_late(arm) -> None:
     assert np.isnan(estimator.seen).all()
 
 
-def test_a_loop_of_same_cycle_inputs_is_refused(arm) -> None:
+def test_a_loop_of_same_cycle_inputs_is_refused(arm: Harness) -> None:
     load(arm, "a", "Reader", source="b/value")
     load(arm, "b", "Reader", source="a/value")
     for name in ("a", "b"):
@@ -202,7 +203,7 @@ def test_a_loop_of_same_cycle_inputs_is_refused(arm) -> None:
     assert "previous cycle" in message
 
 
-def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(arm) -> None:
+def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(arm: Harness) -> None:
     load(arm, "slow", "Plain", update_rate=100)
     load(arm, "fast", "Plain")
     for name in ("slow", "fast"):
@@ -217,7 +218,7 @@ def test_update_rate_runs_a_controller_every_loop_rate_over_update_rate_cycles(a
 
 
 @pytest.mark.parametrize("rate", [300, 1000, -5, 2.5])
-def test_an_update_rate_that_does_not_divide_the_loop_rate_is_refused(arm, rate) -> None:
+def test_an_update_rate_that_does_not_divide_the_loop_rate_is_refused(arm: Harness, rate: float) -> None:
     with pytest.raises(ControllerError) as refused:
         load(arm, "bad", "Plain", update_rate=rate)
     text = str(refused.value)

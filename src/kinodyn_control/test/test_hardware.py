@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from kinodyn_control.hardware.component import Actuator, Sensor, System
-from kinodyn_control.hardware.description import parse_robot_description
+from kinodyn_control.hardware.description import HardwareInfo, parse_robot_description
 from kinodyn_control.hardware.types import IMU_INTERFACES, CallbackReturn, LifecycleState, ReturnType
 from kinodyn_control.lifecycle import LifecycleError
 from kinodyn_control.manager import HardwareError
@@ -21,6 +21,7 @@ from kinodyn_control.testing import (
     GENERIC_SYSTEM,
     QUADRUPED_JOINTS,
     QUADRUPED_STANCE,
+    Harness,
     joint,
     param,
     robot_xml,
@@ -136,7 +137,7 @@ class Recorder(System):
         self.results: dict[str, CallbackReturn] = {}
         self.calls: list[str] = []
 
-    def __getattribute__(self, name: str):  # route every on_* hook through the table
+    def __getattribute__(self, name: str) -> object:  # route every on_* hook through the table
         if name.startswith("on_") and name != "on_init":
 
             def hook() -> CallbackReturn:
@@ -147,7 +148,7 @@ class Recorder(System):
         return super().__getattribute__(name)
 
 
-def _info(kind: str = "system", joints: str = ""):
+def _info(kind: str = "system", joints: str = "") -> HardwareInfo:
     xml = robot_xml(
         f'<ros2_control name="c" type="{kind}"><hardware><plugin>p/P</plugin></hardware>'
         f"{joints}</ros2_control>"
@@ -220,7 +221,8 @@ def test_registry_lists_known_plugins_for_unknown_name() -> None:
         hardware_registry().load("acme/Robot")
 
 
-def test_third_party_plugin_found_through_entry_points(tmp_path, monkeypatch) -> None:
+def test_third_party_plugin_found_through_entry_points(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A package installed elsewhere adds a component by declaring an entry point (here a dist-info on
     sys.path)."""
     (tmp_path / "acme_hw.py").write_text(
@@ -241,13 +243,14 @@ def test_third_party_plugin_found_through_entry_points(tmp_path, monkeypatch) ->
 
 
 # --- GenericSystem ------------------------------------------------------------------------------------------
-def _generic(harness, params: str = "", joints: str = "", extra: str = "", joint_names=("j1", "j2")):
+def _generic(harness: type[Harness], params: str = "", joints: str = "", extra: str = "",
+             joint_names: tuple[str, ...] = ("j1", "j2")) -> Harness:
     h = harness(robot_xml(system_block(params, joints, extra), joint_names))
     h.activate_hardware()
     return h
 
 
-def test_generic_on_configure_nan_to_zero_plus_offset(harness) -> None:
+def test_generic_on_configure_nan_to_zero_plus_offset(harness: type[Harness]) -> None:
     j = joint("j1", ("position",), ("position", "velocity"), {"position": 0.5}) + joint(
         "j2", ("position",), ("position",)
     )
@@ -257,7 +260,7 @@ def test_generic_on_configure_nan_to_zero_plus_offset(harness) -> None:
     assert h.state("j1/velocity") == 0.0
 
 
-def test_generic_mirrors_in_read_not_write_and_ignores_nan(harness) -> None:
+def test_generic_mirrors_in_read_not_write_and_ignores_nan(harness: type[Harness]) -> None:
     j = joint("j1", ("position", "velocity", "effort"), ("position", "velocity", "effort"), {"position": 0.1})
     h = _generic(harness, "", j, joint_names=("j1",))
     sys = h.resources.components["sys"]
@@ -272,7 +275,7 @@ def test_generic_mirrors_in_read_not_write_and_ignores_nan(harness) -> None:
     assert h.state("j1/position") == 0.3
 
 
-def test_generic_position_offset_and_custom_interface(harness) -> None:
+def test_generic_position_offset_and_custom_interface(harness: type[Harness]) -> None:
     j = joint("j1", ("position",), ("position", "actual_position"))
     h = _generic(harness, param("position_state_following_offset", -0.5), j, joint_names=("j1",))
     h.set_command("j1/position", 0.2)
@@ -297,7 +300,7 @@ def test_generic_position_offset_and_custom_interface(harness) -> None:
     assert h2.state("j1/position") == 0.2
 
 
-def test_generic_infinite_command_is_read_error(harness) -> None:
+def test_generic_infinite_command_is_read_error(harness: type[Harness]) -> None:
     h = _generic(harness, "", joint("j1", ("effort",), ("effort",)), joint_names=("j1",))
     h.set_command("j1/effort", math.inf)
     sys = h.resources.components["sys"]
@@ -309,7 +312,7 @@ def test_generic_infinite_command_is_read_error(harness) -> None:
     assert not h.resources.state_available("j1/effort")
 
 
-def test_generic_disable_commands_freezes_states(harness) -> None:
+def test_generic_disable_commands_freezes_states(harness: type[Harness]) -> None:
     h = _generic(
         harness,
         param("disable_commands", "true"),
@@ -325,7 +328,7 @@ def test_generic_disable_commands_freezes_states(harness) -> None:
     ]
 
 
-def test_generic_mock_sensor_commands_export_same_name(harness) -> None:
+def test_generic_mock_sensor_commands_export_same_name(harness: type[Harness]) -> None:
     imu = (
         '<sensor name="imu">'
         + "".join(f'<state_interface name="{k}"/>' for k in IMU_INTERFACES)
@@ -347,7 +350,7 @@ def test_generic_mock_sensor_commands_export_same_name(harness) -> None:
     assert not any(n.startswith("imu/") for n in plain.resources.commands.names)
 
 
-def test_generic_gpio_commands_mirror(harness) -> None:
+def test_generic_gpio_commands_mirror(harness: type[Harness]) -> None:
     gpio = (
         '<gpio name="vac"><command_interface name="on"/><state_interface name="on"/>'
         '<state_interface name="p"/></gpio>'
@@ -361,7 +364,7 @@ def test_generic_gpio_commands_mirror(harness) -> None:
     assert (h.state("vac/on"), h.state("vac/p")) == (1.0, 0.7)
 
 
-def test_generic_calculate_dynamics_position_mode(harness) -> None:
+def test_generic_calculate_dynamics_position_mode(harness: type[Harness]) -> None:
     j = joint("j1", ("position", "velocity"), ("position", "velocity", "acceleration"), {"position": 0.0})
     h = _generic(harness, param("calculate_dynamics", "true"), j, joint_names=("j1",))
     sys = h.resources.components["sys"]
@@ -376,7 +379,7 @@ def test_generic_calculate_dynamics_position_mode(harness) -> None:
     assert h.state("j1/acceleration") == pytest.approx((v2 - 0.01 / DT) / DT, rel=1e-12)
 
 
-def test_generic_calculate_dynamics_velocity_and_acceleration_modes(harness) -> None:
+def test_generic_calculate_dynamics_velocity_and_acceleration_modes(harness: type[Harness]) -> None:
     j = joint("j1", ("velocity",), ("position", "velocity", "acceleration"), {"position": 1.0})
     j += joint("j2", ("acceleration",), ("position", "velocity", "acceleration"), {"position": 2.0})
     h = _generic(harness, param("calculate_dynamics", "true"), j)
@@ -402,7 +405,7 @@ def test_generic_calculate_dynamics_velocity_and_acceleration_modes(harness) -> 
     assert h.state("j2/velocity") == 2 * 4.0 * DT
 
 
-def test_generic_calculate_dynamics_refuses_two_modes_on_one_joint(harness) -> None:
+def test_generic_calculate_dynamics_refuses_two_modes_on_one_joint(harness: type[Harness]) -> None:
     j = joint("j1", ("position", "velocity"), ("position", "velocity"))
     h = _generic(harness, param("calculate_dynamics", "true"), j, joint_names=("j1",))
     sys = h.resources.components["sys"]
@@ -415,7 +418,7 @@ def test_generic_calculate_dynamics_refuses_two_modes_on_one_joint(harness) -> N
     )
 
 
-def test_generic_mimic_joint(harness) -> None:
+def test_generic_mimic_joint(harness: type[Harness]) -> None:
     j = joint("j1", ("position", "velocity"), ("position", "velocity"))
     j += joint(
         "j2",
@@ -431,14 +434,14 @@ def test_generic_mimic_joint(harness) -> None:
     assert h.state("j2/velocity") == -2 * 0.4
 
 
-def test_generic_bad_parameters(harness) -> None:
+def test_generic_bad_parameters(harness: type[Harness]) -> None:
     with pytest.raises(HardwareError, match=r"unknown hardware parameter.*calculate_dynamix"):
         harness(robot_xml(system_block(param("calculate_dynamix", "true"))))
     with pytest.raises(HardwareError, match="calculate_dynamics must be true or false"):
         harness(robot_xml(system_block(param("calculate_dynamics", "yes"))))
 
 
-def test_generic_deprecated_fake_sensor_commands(harness) -> None:
+def test_generic_deprecated_fake_sensor_commands(harness: type[Harness]) -> None:
     imu = '<sensor name="imu"><state_interface name="orientation.w"/></sensor>'
     h = _generic(harness, param("fake_sensor_commands", "true"), "", imu, ("j1",))
     assert "imu/orientation.w" in h.resources.commands.index

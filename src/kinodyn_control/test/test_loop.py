@@ -69,7 +69,7 @@ def test_realtime_priority_puts_the_loop_thread_under_sched_fifo(priority: int) 
         deadline = time.monotonic() + 10.0
         while loop.cycles < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        native = loop._thread.native_id
+        native = loop._thread.native_id  # noqa: SLF001  (the loop thread's OS id: its scheduling is the point)
         assert native is not None
         policy, param = os.sched_getscheduler(native), os.sched_getparam(native)
         node.destroy_node()

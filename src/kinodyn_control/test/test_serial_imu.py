@@ -12,7 +12,7 @@ import itertools
 import math
 import struct
 from time import monotonic, sleep
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -35,9 +35,11 @@ from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import Harness, param, robot_xml
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from kinodyn_control.hardware.serial_imu import SerialImuSensor
+
+    EmulatorFactory = Callable[..., XsensImuEmulator]  # XsensImuEmulator's arguments
 
 PLUGIN = "kinodyn_control/SerialImuSensor"
 BROADCASTER = "kinodyn_control/ImuSensorBroadcaster"
@@ -220,10 +222,10 @@ class Rig:
 
 
 @pytest.fixture
-def emulator_factory():
+def emulator_factory() -> Iterator[EmulatorFactory]:
     made: list[XsensImuEmulator] = []
 
-    def make(*args, **kwargs) -> XsensImuEmulator:
+    def make(*args: Any, **kwargs: Any) -> XsensImuEmulator:  # noqa: ANN401  (XsensImuEmulator's arguments)
         made.append(XsensImuEmulator(*args, **kwargs))
         return made[-1]
 
@@ -233,7 +235,8 @@ def emulator_factory():
 
 
 @pytest.mark.parametrize(("frame", "precision"), [("ENU", "float32"), ("NED", "float64"), ("NWU", "fp1220")])
-def test_component_reports_the_emulated_motion_in_si_and_enu(emulator_factory, frame, precision) -> None:
+def test_component_reports_the_emulated_motion_in_si_and_enu(emulator_factory: EmulatorFactory, frame: str,
+                                                             precision: str) -> None:
     rate, wx = 400.0, 0.7
     rig = Rig(emulator_factory(constant_rate((wx, 0.0, 0.0)), rate, frame, precision))
     for _ in range(3):
@@ -257,7 +260,7 @@ def test_component_reports_the_emulated_motion_in_si_and_enu(emulator_factory, f
     assert not rig.harness.messages("error")
 
 
-def test_garbage_between_messages_is_skipped_not_a_fault(emulator_factory) -> None:
+def test_garbage_between_messages_is_skipped_not_a_fault(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory())
     rig.latest()
     skipped = rig.imu.reader.skipped
@@ -273,7 +276,8 @@ def _fault_puts_component_in_error(rig: Rig, needle: str) -> None:
     assert rig.imu.lifecycle_state is LifecycleState.UNCONFIGURED  # on_error closed the port
     assert rig.imu.port is None
     (line,) = rig.harness.messages("error")  # one line: what failed and which controller stopped
-    assert needle in line and "imu_broadcaster" in line, line
+    assert needle in line, line
+    assert "imu_broadcaster" in line, line
     assert rig.harness.manager.controllers["imu_broadcaster"].state is LifecycleState.INACTIVE
 
 
@@ -288,7 +292,9 @@ def _fault_puts_component_in_error(rig: Rig, needle: str) -> None:
     ],
     ids=["checksum", "truncated", "nan", "device-error"],
 )
-def test_corrupt_frame_or_device_error_is_error_state(emulator_factory, inject, needle) -> None:
+def test_corrupt_frame_or_device_error_is_error_state(emulator_factory: EmulatorFactory,
+                                                      inject: Callable[[XsensImuEmulator], None],
+                                                      needle: str) -> None:
     rig = Rig(emulator_factory())
     rig.latest()
     inject(rig.emulator)
@@ -296,7 +302,7 @@ def test_corrupt_frame_or_device_error_is_error_state(emulator_factory, inject, 
     _fault_puts_component_in_error(rig, needle)
 
 
-def test_stream_that_stops_is_error_state_after_timeout(emulator_factory) -> None:
+def test_stream_that_stops_is_error_state_after_timeout(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory(), timeout=0.1)
     rig.latest()
     rig.now += 0.09  # within the timeout: still fine
@@ -325,8 +331,9 @@ ACCEL_RANGE = 16 * 9.80665
     ],
     ids=["rate-1e6", "acceleration-3e38", "float64-1e308"],
 )
-def test_a_reading_beyond_the_full_scale_range_is_a_fault_and_never_broadcast(emulator_factory, precision,
-                                                                              wrong, needle) -> None:
+def test_a_reading_beyond_the_full_scale_range_is_a_fault_and_never_broadcast(
+    emulator_factory: EmulatorFactory, precision: str, wrong: float, needle: str
+) -> None:
     rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0)), precision=precision))
     rig.latest()
     rig.emulator.misreport(wrong)
@@ -342,7 +349,7 @@ def test_a_reading_beyond_the_full_scale_range_is_a_fault_and_never_broadcast(em
     assert abs(rig.state("linear_acceleration.z")) < 2 * G
 
 
-def test_full_scale_ranges_are_parameters(emulator_factory) -> None:
+def test_full_scale_ranges_are_parameters(emulator_factory: EmulatorFactory) -> None:
     """A rate within a narrower configured range is taken; beyond it is a fault naming the param."""
     rig = Rig(emulator_factory(constant_rate((2.0, 0.0, 0.0))), gyro_range=2.5, accel_range=20.0)
     rig.latest()
@@ -360,7 +367,7 @@ def _stale_read(rig: Rig, count: int) -> None:
     rig.cycle_until(lambda: rig.imu.stale == count or rig.failed())
 
 
-def test_a_replayed_packet_is_not_taken_as_new(emulator_factory) -> None:
+def test_a_replayed_packet_is_not_taken_as_new(emulator_factory: EmulatorFactory) -> None:
     """The same packet again (same PacketCounter) is not stored and does not keep the stream alive: within
     ``timeout`` of the last new packet the stream stops although a replay arrived after it."""
     rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))), timeout=0.1)
@@ -377,7 +384,7 @@ def test_a_replayed_packet_is_not_taken_as_new(emulator_factory) -> None:
                                         "0.110")
 
 
-def test_a_new_packet_after_a_replay_is_taken(emulator_factory) -> None:
+def test_a_new_packet_after_a_replay_is_taken(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))))
     counter = rig.latest()
     _stale_read(rig, 1)
@@ -386,7 +393,7 @@ def test_a_new_packet_after_a_replay_is_taken(emulator_factory) -> None:
     assert not rig.harness.messages("error")
 
 
-def test_replayed_packets_in_consecutive_reads_are_a_fault(emulator_factory) -> None:
+def test_replayed_packets_in_consecutive_reads_are_a_fault(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory(), stale_fault_cycles=3)
     counter = rig.latest()
     _stale_read(rig, 1)
@@ -398,7 +405,7 @@ def test_replayed_packets_in_consecutive_reads_are_a_fault(emulator_factory) -> 
              "again, an old one, or a device that restarted) in 3 reads in a row (stale_fault_cycles 3)")
 
 
-def test_an_older_packet_counter_is_not_taken(emulator_factory) -> None:
+def test_an_older_packet_counter_is_not_taken(emulator_factory: EmulatorFactory) -> None:
     """A packet behind the last one (an old packet, or a device that restarted) is not taken either."""
     rig = Rig(emulator_factory())
     counter = rig.latest()
@@ -416,7 +423,9 @@ def _forge(rig: Rig, counter: int, rate_x: float) -> None:
     rig.emulator.garbage(encode_message(0x36, encode_mtdata2(sample)))
 
 
-def test_one_packet_counter_far_ahead_does_not_stop_the_real_stream(emulator_factory) -> None:
+def test_one_packet_counter_far_ahead_does_not_stop_the_real_stream(
+    emulator_factory: EmulatorFactory,
+) -> None:
     """A single packet 20000 steps ahead is not taken (one warning); the real packets after it continue the
     old sequence and are taken, for more than ``stale_fault_cycles`` reads, and the node never faults."""
     rig = Rig(emulator_factory(constant_rate((0.3, 0.0, 0.0))), stale_fault_cycles=3)
@@ -435,7 +444,7 @@ def test_one_packet_counter_far_ahead_does_not_stop_the_real_stream(emulator_fac
     assert "max_counter_jump 1000); not taken unless the next packet continues from it" in warning
 
 
-def test_a_counter_jump_confirmed_by_the_next_packet_is_taken(emulator_factory) -> None:
+def test_a_counter_jump_confirmed_by_the_next_packet_is_taken(emulator_factory: EmulatorFactory) -> None:
     """A device that really skipped: the packet after the jump continues from it, so it is taken and the
     sequence goes on from there; a gap within max_counter_jump is taken at once."""
     rig = Rig(emulator_factory(), max_counter_jump=50)
@@ -451,7 +460,7 @@ def test_a_counter_jump_confirmed_by_the_next_packet_is_taken(emulator_factory) 
     assert rig.state("angular_velocity.x") == pytest.approx(0.6, abs=1e-6)
 
 
-def test_a_message_without_packet_counter_is_a_fault(emulator_factory) -> None:
+def test_a_message_without_packet_counter_is_a_fault(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory())
     rig.latest()
     rig.emulator.garbage(encode_message(0x36, encode_mtdata2(level())))  # level(): no counter
@@ -460,7 +469,7 @@ def test_a_message_without_packet_counter_is_a_fault(emulator_factory) -> None:
                                         "output")
 
 
-def test_reconfigure_after_error_when_the_stream_is_back(emulator_factory) -> None:
+def test_reconfigure_after_error_when_the_stream_is_back(emulator_factory: EmulatorFactory) -> None:
     rig = Rig(emulator_factory())
     rig.emulator.corrupt()
     rig.emulator.emit(1)
@@ -474,7 +483,7 @@ def test_reconfigure_after_error_when_the_stream_is_back(emulator_factory) -> No
     assert rig.imu.last_counter == counter
 
 
-def test_orientation_none_reports_zero_quaternion(emulator_factory) -> None:
+def test_orientation_none_reports_zero_quaternion(emulator_factory: EmulatorFactory) -> None:
     no_orientation = ImuSample(None, (0.1, 0.2, 0.3), (0.0, 0.0, G))
     rig = Rig(emulator_factory(constant(no_orientation)), orientation="none")
     rig.latest()
@@ -482,13 +491,13 @@ def test_orientation_none_reports_zero_quaternion(emulator_factory) -> None:
     assert rig.state("angular_velocity.z") == pytest.approx(0.3, abs=1e-7)
 
 
-def test_configure_fails_without_the_required_outputs(emulator_factory) -> None:
+def test_configure_fails_without_the_required_outputs(emulator_factory: EmulatorFactory) -> None:
     emulator = emulator_factory(constant(ImuSample(None, (0.0, 0.0, 0.0), (0.0, 0.0, G))))
     with pytest.raises(HardwareError, match=r"no MTData2 with orientation from \S+ within timeout"):
         Rig(emulator)
 
 
-def test_configure_fails_on_a_missing_port_or_a_silent_device(emulator_factory) -> None:
+def test_configure_fails_on_a_missing_port_or_a_silent_device(emulator_factory: EmulatorFactory) -> None:
     harness = Harness(robot_xml(imu_block(port="/dev/does-not-exist"), ("j1",)))
     with pytest.raises(HardwareError, match="cannot open IMU port /dev/does-not-exist"):
         harness.activate_hardware()
@@ -530,7 +539,7 @@ def test_emulator_level_default_and_constant_rate_closed_form() -> None:
     assert sample.linear_acceleration == pytest.approx((0.0, 0.0, G))
 
 
-def test_emulator_drops_whole_messages_when_the_pty_is_full(emulator_factory) -> None:
+def test_emulator_drops_whole_messages_when_the_pty_is_full(emulator_factory: EmulatorFactory) -> None:
     """A device cannot wait for its reader: messages that find the pty full are dropped whole, and a message
     cut by a full buffer is completed before any later one, so the reader finds only whole messages."""
     emulator = emulator_factory()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pytest
@@ -16,6 +16,9 @@ from rclpy.logging import get_logger
 
 from kinodyn import Model
 from kinodyn_interfaces.srv import GravityCompensation
+
+if TYPE_CHECKING:
+    from conftest import RecordingLogger
 
 
 def test_request_tolerance_zero_means_the_default() -> None:
@@ -56,7 +59,8 @@ def test_error_text_drops_the_quotes_of_key_errors() -> None:
 
 
 def test_bad_request_becomes_an_empty_failed_response_and_the_next_request_is_served() -> None:
-    def handle(request: GravityCompensation.Request, response: GravityCompensation.Response):
+    def handle(request: GravityCompensation.Request, response: GravityCompensation.Response
+               ) -> GravityCompensation.Response:
         if not request.joint_state.name:
             response.name = ["half", "filled"]
             raise KeyError("unknown joint ''")
@@ -77,8 +81,10 @@ def test_bad_request_becomes_an_empty_failed_response_and_the_next_request_is_se
     assert served.message == ""
 
 
-def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exception_type(logger) -> None:
-    def handle(request, response) -> NoReturn:
+def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exception_type(
+    logger: RecordingLogger,
+) -> None:
+    def handle(request: GravityCompensation.Request, response: GravityCompensation.Response) -> NoReturn:
         raise RuntimeError("a bug")
 
     callback = answering_bad_requests("x", DistinctProblemLog(logger), handle)
@@ -91,8 +97,9 @@ def test_a_failing_algorithm_is_answered_with_failure_and_one_error_per_exceptio
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
-def test_a_non_finite_result_is_never_answered_as_success(bad: float, logger) -> None:
-    def handle(request, response):
+def test_a_non_finite_result_is_never_answered_as_success(bad: float, logger: RecordingLogger) -> None:
+    def handle(request: GravityCompensation.Request, response: GravityCompensation.Response
+               ) -> GravityCompensation.Response:
         response.name, response.effort, response.success = ["a", "b"], [1.0, bad], True
         return response
 
