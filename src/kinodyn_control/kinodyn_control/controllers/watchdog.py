@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from kinodyn_common.stamps import seconds_to_ns
 
 from kinodyn_control.controllers.base import Parameter
 from kinodyn_control.hardware.types import EFFORT, POSITION
@@ -79,7 +80,7 @@ class CommandWatchdog:
         silence = time - self.last_command_time
         # Whole nanoseconds (ROS time's resolution): 50 periods of 2 ms must equal a 0.1 s timeout, not
         # exceed it by a rounding error and trip one cycle early.
-        if round(time * 1e9) - round(self.last_command_time * 1e9) <= round(self.timeout * 1e9):
+        if seconds_to_ns(time) - seconds_to_ns(self.last_command_time) <= seconds_to_ns(self.timeout):
             return None
         self.tripped, self.hold = True, q.copy()
         return silence

@@ -33,7 +33,7 @@ from kinodyn_common.node_runner import run_node
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import JointStateReader
 from kinodyn_common.robot_description import declare_and_read, load_urdf
-from kinodyn_common.stamps import stamp_to_ns
+from kinodyn_common.stamps import seconds_to_ns, stamp_to_ns
 from kinodyn_common.tf_tree import TfTree, Transform
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -73,18 +73,18 @@ class StatePublisher(Node):
         urdf = load_urdf(xml, source, self.get_logger())
         self._tree = TfTree.from_urdf(urdf)
         self._bounds = declare_joint_bounds(self, Model.from_urdf(urdf))  # the limits; urdf is validated
-        frequency = self.declare_parameter("publish_frequency", 50.0).value
+        frequency: float = self.declare_parameter("publish_frequency", 50.0).value
         if not (math.isfinite(frequency) and frequency > 0.0):
             raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
         self._ignore_timestamp = bool(self.declare_parameter("ignore_timestamp", False).value)
-        lead = self.declare_parameter("max_stamp_lead", 0.5).value
+        lead: float = self.declare_parameter("max_stamp_lead", 0.5).value
         if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not (
             math.isfinite(lead) and lead > 0
         ):
             raise ValueError(f"parameter max_stamp_lead must be a positive number of seconds, got {lead!r}")
-        self._max_lead_ns = round(lead * 1e9)
-        self._prefix = self.declare_parameter("frame_prefix", "").value
-        odometry_topic = self.declare_parameter("odometry_topic", "").value
+        self._max_lead_ns = seconds_to_ns(lead)
+        self._prefix: str = self.declare_parameter("frame_prefix", "").value
+        odometry_topic: str = self.declare_parameter("odometry_topic", "").value
         self._problems = DistinctProblemLog(self.get_logger())
         # joint -> newest (position, (stamp sec, nanosec)) not yet on /tf
         self._pending: dict[str, tuple[float, tuple[int, int]]] = {}
@@ -121,7 +121,7 @@ class StatePublisher(Node):
             + (f", floating base from {odometry_topic!r}" if odometry_topic else "")
         )
 
-    def _tf_message(self, transforms: list[Transform], stamp) -> TFMessage:
+    def _tf_message(self, transforms: list[Transform], stamp: Time) -> TFMessage:
         return TFMessage(
             transforms=[
                 transform_stamped(self._prefix + parent, self._prefix + child, T, stamp)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, cast
 
 import rclpy
-from kinodyn_common.stamps import ns_to_stamp
+from kinodyn_common.stamps import ns_to_stamp, seconds_to_ns
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -119,12 +119,12 @@ class Player:
         """Publish the messages from ``start_offset`` s into the bag at ``rate`` times the recorded timing."""
         if not self.connections:
             return
-        start_ns = self.reader.start_time + round(start_offset * 1e9)
+        start_ns = self.reader.start_time + seconds_to_ns(start_offset)
         wall_start = time.monotonic()
         next_clock = wall_start
 
         def bag_time_ns(wall: float) -> int:
-            return start_ns + round((wall - wall_start) * rate * 1e9)
+            return start_ns + seconds_to_ns((wall - wall_start) * rate)
 
         for connection, t_ns, raw in self.reader.messages(connections=self.connections, start=start_ns):
             due = wall_start + (t_ns - start_ns) * 1e-9 / rate

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn.estimation.synthetic import SyntheticRun, inject_faults, trotting_walk
-from kinodyn_common.stamps import split_ns
+from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
 
 import kinodyn as kd
 from kinodyn_tools.bags.writer import BagWriter
@@ -106,8 +106,8 @@ class _Messages:
 def write_synthetic_bag(run: SyntheticRun, path: str | Path, storage: str = "mcap", duplicate: bool = True,
                         out_of_order: bool = True, epoch: float = DEFAULT_EPOCH) -> dict[str, int]:
     """Write ``run`` to the new bag directory ``path`` (module doc); returns the message count per topic."""
-    epoch_ns = round(epoch * 1e9)
-    stamps = epoch_ns + np.round(run.t * 1e9).astype(np.int64)
+    epoch_ns = seconds_to_ns(epoch)
+    stamps = epoch_ns + np.round(run.t * NS).astype(np.int64)
     faults = run.faults
     records: list[tuple[int, int, str, int]] = []  # (bag time, sequence, topic, sample)
     builders = ("/imu/data", "/joint_states", "/contacts", "/ground_truth/odometry")
