@@ -66,6 +66,14 @@ def declare_non_negative(node: Node, name: str, default: float) -> float:
     return value
 
 
+def declare_count(node: Node, name: str, default: int, what: str) -> int:
+    """Declare an integer parameter that must be >= 1 (``what`` says what it counts), and return its value."""
+    value: int = node.declare_parameter(name, default).value
+    if value < 1:
+        raise ValueError(f"parameter {name} must be >= 1 ({what}), got {value}")
+    return value
+
+
 def declare_dataclass(node: Node, cls: type[T]) -> T:
     """Declare one parameter per field of the dataclass ``cls`` with the field's default, and return ``cls``
     built from their values (its validation's ValueError names the parameter)."""

@@ -12,6 +12,7 @@ import rclpy
 from kinodyn_common.parameters import (
     apply_changes,
     dataclass_from,
+    declare_count,
     declare_dataclass,
     declare_value,
     list_item_type,
@@ -91,3 +92,9 @@ def test_the_item_type_of_a_list_comes_from_the_annotation_else_the_default() ->
     assert list_item_type("tuple[str]", (1,)) == "str"
     assert list_item_type("", (1,)) == "int"
     assert list_item_type("", ()) == ""
+
+
+def test_a_count_below_one_is_refused_naming_what_it_counts(node: Node) -> None:
+    assert declare_count(node, "depth", 10, "messages queued per topic") == 10
+    with pytest.raises(ValueError, match=r"^parameter count must be >= 1 \(things\), got 0$"):
+        declare_count(node, "count", 0, "things")

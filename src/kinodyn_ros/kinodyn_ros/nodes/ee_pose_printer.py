@@ -8,14 +8,15 @@ joint angles of the `joint_states` message with the same stamp: a self-check tha
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kinodyn.spatial import matrix_to_euler, matrix_to_rotvec
 from kinodyn_common.conversions import joint_state_to_q
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_positive
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import stamp_to_ns
@@ -28,6 +29,9 @@ from sensor_msgs.msg import JointState
 from kinodyn import Model
 from kinodyn_ros.nodes.state_publisher import TF_QOS
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 NODE_NAME = "ee_pose_printer"
 STATIC_LISTENER_QOS = QoSProfile(
@@ -46,7 +50,7 @@ def deepest_link(tree: TfTree) -> str:
     return max(tree.links, key=lambda link: depth[link])
 
 
-def _vector(values: np.ndarray, digits: int) -> str:
+def _vector(values: Iterable[float], digits: int) -> str:
     return "[" + ", ".join(f"{v:+.{digits}f}" for v in values) + "]"
 
 
@@ -59,14 +63,12 @@ class EePosePrinter(Node):
         self._model = Model.from_urdf(urdf)
         self._root = tree.root_link
         self._bounds = declare_joint_bounds(self, self._model)
-        self._ee = self.declare_parameter("ee_frame", "").value or deepest_link(tree)
+        self._ee: str = self.declare_parameter("ee_frame", "").value or deepest_link(tree)
         if self._ee not in tree.links:
             raise ValueError(
                 f"parameter ee_frame {self._ee!r} is not a link of the URDF; links: {list(tree.links)}"
             )
-        period = self.declare_parameter("print_period", 0.5).value
-        if not (math.isfinite(period) and period > 0.0):
-            raise ValueError(f"parameter print_period must be a positive number of seconds, got {period}")
+        period = declare_positive(self, "print_period", 0.5)
         self._buffer = TransformBuffer()
         self._joint_states: OrderedDict[int, np.ndarray] = OrderedDict()
         self._problems = DistinctProblemLog(self.get_logger())

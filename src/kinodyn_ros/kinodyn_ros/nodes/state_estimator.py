@@ -23,7 +23,7 @@ from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.cdr import odometry_rows_cdr
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_value
+from kinodyn_common.parameters import declare_count, declare_value
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
 from kinodyn_common.robot_description import declare_and_load_model
@@ -82,9 +82,7 @@ class StateEstimator(Node):
         defaults = EstimatorParameters.flat_defaults()
         params = EstimatorParameters.from_flat({name: self._declare(name, v) for name, v in defaults.items()})
         self._publish_tf = bool(self.declare_parameter("publish_tf", True).value)
-        depth: int = self.declare_parameter("qos_depth", 100).value
-        if depth < 1:
-            raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
+        depth = declare_count(self, "qos_depth", 100, "messages queued per topic")
         reliable = bool(self.declare_parameter("qos_reliable", False).value)
         self._qos = input_qos(depth, reliable)
         self._problems = DistinctProblemLog(self.get_logger())

@@ -30,6 +30,7 @@ from kinodyn_common.conversions import (
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
+from kinodyn_common.parameters import declare_positive
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import JointStateReader
 from kinodyn_common.robot_description import declare_and_read, load_urdf
@@ -73,9 +74,7 @@ class StatePublisher(Node):
         urdf = load_urdf(xml, source, self.get_logger())
         self._tree = TfTree.from_urdf(urdf)
         self._bounds = declare_joint_bounds(self, Model.from_urdf(urdf))  # the limits; urdf is validated
-        frequency: float = self.declare_parameter("publish_frequency", 50.0).value
-        if not (math.isfinite(frequency) and frequency > 0.0):
-            raise ValueError(f"parameter publish_frequency must be a positive number of Hz, got {frequency}")
+        frequency = declare_positive(self, "publish_frequency", 50.0)
         self._ignore_timestamp = bool(self.declare_parameter("ignore_timestamp", False).value)
         lead: float = self.declare_parameter("max_stamp_lead", 0.5).value
         if isinstance(lead, bool) or not isinstance(lead, (int, float)) or not (

@@ -25,7 +25,7 @@ from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import apply_changes, declare_dataclass, declare_non_negative
+from kinodyn_common.parameters import apply_changes, declare_count, declare_dataclass, declare_non_negative
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import (
     JointStateReader,
@@ -41,7 +41,8 @@ from kinodyn_control.wbc.core import NODE_NAME, Answer, WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -50,6 +51,8 @@ from visualization_msgs.msg import MarkerArray
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rclpy.parameter import Parameter
 
 MODES = ("legged", "arm")
@@ -74,9 +77,7 @@ class Wbc(Node):
         model, _, source = declare_and_load_model(self, floating_base=mode == "legged")
         bounds = declare_joint_bounds(self, model)
         self._params = declare_dataclass(self, WbcParameters)
-        depth: int = self.declare_parameter("qos_depth", 10).value
-        if depth < 1:
-            raise ValueError(f"parameter qos_depth must be >= 1 (messages queued per topic), got {depth}")
+        depth = declare_count(self, "qos_depth", 10, "messages queued per topic")
         reliable = bool(self.declare_parameter("qos_reliable", True).value)
         self._problems = DistinctProblemLog(self.get_logger())
         controller: ArmController | LeggedController
@@ -135,7 +136,7 @@ class Wbc(Node):
 
     # ----- callbacks ---------------------------------------------------------------------------------
 
-    def _callback(self, what: str, take: Any) -> Any:
+    def _callback(self, what: str, take: Callable[..., None]) -> Callable[..., None]:
         return dropping_bad_messages(self._problems, f"{what} message", take)
 
     def _on_joint_state(self, raw: bytes) -> None:
@@ -187,7 +188,7 @@ class Wbc(Node):
 
     # ----- live parameters ---------------------------------------------------------------------------
 
-    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+    def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate every change first (a bad value changes nothing), then apply."""
         startup = [p.name for p in parameters if p.name in STARTUP_ONLY]
         if startup:

@@ -29,7 +29,7 @@ from kinodyn_common.conversions import (
 )
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_non_negative, declare_positive
+from kinodyn_common.parameters import declare_count, declare_non_negative, declare_positive
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import stamp_to_ns
@@ -120,9 +120,7 @@ class Viewer(Node):
         self._force_scale = declare_non_negative(self, "force_scale", 0.003)
         self._max_position = declare_positive(self, "max_position", 1e4)
         self._max_force = declare_positive(self, "max_force", 1e6)
-        self._max_arrows: int = self.declare_parameter("max_drawn_contacts", 64).value
-        if self._max_arrows < 1:
-            raise ValueError(f"parameter max_drawn_contacts must be >= 1, got {self._max_arrows}")
+        self._max_arrows = declare_count(self, "max_drawn_contacts", 64, "contacts drawn")
         self._decimation_said = False
         self._paths = {path: Polyline(length) for path in PATH_INPUTS.values()}
         self._contact_overlays: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2, 3)), np.zeros((0, 3)))
