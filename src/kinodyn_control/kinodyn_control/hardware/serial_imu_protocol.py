@@ -63,6 +63,9 @@ ENU_FROM = {
     0x4: (_HALF_SQRT2, _HALF_SQRT2, 0.0, 0.0),
 }
 QUATERNION_NORM_TOLERANCE = 1e-3
+"""Largest | |q| - 1 | of a decoded device quaternion. Not conversions.checked_pose's 1e-6 (received poses):
+each FP12.20 component is rounded by up to 2^-21, so a unit quaternion sent in FP12.20 can be off 1 by about
+1e-6; a corrupted or unnormalized one is off far more."""
 
 
 class ProtocolError(ValueError):
