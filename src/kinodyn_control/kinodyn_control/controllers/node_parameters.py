@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from kinodyn_common.parameters import declare_value, list_item_type
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -25,12 +25,16 @@ from kinodyn_control.controllers.base import Parameter
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from _typeshed import DataclassInstance
+    from rclpy.node import Node
+
+MsgT = TypeVar("MsgT")
 _LIST_TYPES = {"str": "str_list", "float": "float_list"}
 _SCALAR_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 _ROS_LIST_TYPES = {"str_list": RosParameter.Type.STRING_ARRAY, "float_list": RosParameter.Type.DOUBLE_ARRAY}
 
 
-def _spec(name: str, default: Any, annotation: str, where: str) -> Parameter:
+def _spec(name: str, default: object, annotation: str, where: str) -> Parameter:
     if isinstance(default, (tuple, list)):
         item = list_item_type(annotation, default)
         if item not in _LIST_TYPES:
@@ -41,7 +45,8 @@ def _spec(name: str, default: Any, annotation: str, where: str) -> Parameter:
     return Parameter(_SCALAR_TYPES[type(default)], default, f"see {where}")
 
 
-def specs_of(definition: Any, defaults: Mapping[str, Any] | None = None) -> dict[str, Parameter]:
+def specs_of(definition: type[DataclassInstance], defaults: Mapping[str, Any] | None = None
+             ) -> dict[str, Parameter]:
     """``PARAMETERS`` entries for the fields of the dataclass ``definition`` (their defaults and types), or,
     with ``defaults`` (name -> default, e.g. a flattened dataclass), for those names; a list's item type comes
     from the dataclass field of the same name when the default is empty."""
@@ -57,12 +62,12 @@ class NodeHost(Protocol):
 
     urdf: str  # the robot description's text
 
-    def create_node(self, name: str) -> Any: ...
+    def create_node(self, name: str) -> Node: ...
 
-    def destroy_node(self, node: Any) -> None: ...
+    def destroy_node(self, node: Node) -> None: ...
 
 
-def node_host(context: Any) -> NodeHost:
+def node_host(context: object) -> NodeHost:
     """``context`` as a NodeHost; ValueError when it is not one (a host without ROS nodes or the URDF)."""
     if not all(hasattr(context, a) for a in ("urdf", "create_node", "destroy_node")):
         raise ValueError("this controller needs its own ROS 2 node and the URDF text from its host "
@@ -70,7 +75,7 @@ def node_host(context: Any) -> NodeHost:
     return cast("NodeHost", context)
 
 
-def _ros_value(spec: Parameter, value: Any) -> Any:
+def _ros_value(spec: Parameter, value: Any) -> Any:  # noqa: ANN401  (a parameter value: rclpy's are untyped)
     if spec.type == "float":
         return float(value)
     if spec.type == "float_list":
@@ -82,7 +87,7 @@ class ControllerNode:
     """A controller's ROS 2 node (module doc). ``make_node`` is the context's ``create_node``; ``on_change``
     takes ``{name: value}`` of a live change and returns '' (applied) or why it is refused."""
 
-    def __init__(self, make_node: Callable[[], Any], specs: Mapping[str, Parameter],
+    def __init__(self, make_node: Callable[[], Node], specs: Mapping[str, Parameter],
                  params: Mapping[str, Any], on_change: Callable[[dict[str, Any]], str]) -> None:
         self.lock = threading.Lock()
         self.node = make_node()
@@ -102,10 +107,10 @@ class ControllerNode:
             reason = self._on_change(changes)
         return SetParametersResult(successful=not reason, reason=reason)
 
-    def guarded(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+    def guarded(self, callback: Callable[[MsgT], None]) -> Callable[[MsgT], None]:
         """``callback`` run under the controller's lock (topic callbacks run in the executor's thread)."""
 
-        def run(msg: Any) -> None:
+        def run(msg: MsgT) -> None:
             with self.lock:
                 callback(msg)
 
