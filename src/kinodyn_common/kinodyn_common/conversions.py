@@ -299,7 +299,7 @@ def array_to_multiarray(a: np.ndarray, labels: Sequence[str]) -> Float64MultiArr
     a = np.ascontiguousarray(a, dtype=np.float64)
     if len(labels) != a.ndim:
         raise ValueError(f"need one label per axis of the {a.ndim}-d array, got {list(labels)}")
-    strides = np.cumprod(a.shape[::-1])[::-1] if a.ndim else []
+    strides: list[int] = [int(s) for s in np.cumprod(a.shape[::-1])[::-1]]  # none for a 0-d array
     msg = Float64MultiArray(data=a.ravel().tolist())
     msg.layout.dim = [
         MultiArrayDimension(label=label, size=int(size), stride=int(stride))
