@@ -21,8 +21,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from unittest.mock import patch
 
 import numpy as np
@@ -37,6 +37,9 @@ from sensor_msgs.msg import JointState
 
 from kinodyn_control import control_node
 from kinodyn_interfaces.msg import JointPDCommand
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 URDF = Path(__file__).resolve().parents[1] / "urdf" / "quadruped.urdf"
 CONTROLLER = "pd"

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kinodyn_tools.demo.catalog import DEMOS as CATALOG
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from results import add_record_flag, record  # noqa: E402
@@ -42,8 +44,6 @@ TIMEOUT = 3600.0  # wall seconds per demo run
 
 def scenario_seconds(demo: str, short: bool) -> float:
     """Simulated seconds of the demo's scenario (the sum of its steps)."""
-    from kinodyn_tools.demo.catalog import DEMOS as CATALOG
-
     entry = CATALOG[demo]
     return sum(step.duration for step in (entry.short_scenario if short else entry.scenario))
 

@@ -35,9 +35,8 @@ import multiprocessing
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from multiprocessing.synchronize import Event
+from typing import TYPE_CHECKING
 
 import can
 import numpy as np
@@ -49,6 +48,10 @@ from kinodyn_control.hardware.emulators.unix_can import INTERFACE, UnixCanHub
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness, pd_command
 from results import add_record_flag, record
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from multiprocessing.synchronize import Event
 
 FORK = multiprocessing.get_context("fork")  # the children inherit the emulators' ptys and sockets
 

@@ -31,12 +31,27 @@ Both tables go to the ``bench_estimation`` section of bench/RESULTS.md (bench/re
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
-from kinodyn.estimation import ErrorStateEKF, FootMeasurement, NoiseParameters
+from estimation_accuracy import synthesize
+from kinodyn.estimation import ErrorStateEKF, FootMeasurement, LeggedEstimator, NoiseParameters
+from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, EventBatch
 from kinodyn.estimation.invariant import InvariantEKF
+from kinodyn.estimation.synthetic import trotting_walk
+from kinodyn.sim.collision import collision_spheres
+from kinodyn_control.estimation.pipeline import EstimatorParameters
+from kinodyn_tools.bags.reader import open_bag, select_connections
+from kinodyn_tools.estimation.blocks import read_blocks
+from kinodyn_tools.estimation.offline import BATCH_MESSAGES, StderrLog, Topics, estimate_bag, load_model
+from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
 from results import add_record_flag, markdown_header, markdown_row, record, shown
+
+import kinodyn as kd
 
 TARGET_US = 100.0
 OFFLINE_TARGET = 20.0  # x real time (docs/offline-estimation.md, "Speed")
@@ -103,14 +118,6 @@ def filter_step(ticks: int, seed: int) -> list[str]:
 
 def estimator_tick(seconds: float, seed: int) -> list[str]:
     """Section "estimator tick": the estimator's per-cycle call, per filter."""
-    from pathlib import Path
-
-    from kinodyn.estimation import LeggedEstimator
-    from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, EventBatch
-    from kinodyn.estimation.synthetic import trotting_walk
-
-    import kinodyn as kd
-
     root = Path(__file__).resolve().parents[1]
     model = kd.Model.from_urdf(root / "urdf/quadruped.urdf", floating_base=True)
     feet = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -154,23 +161,7 @@ def estimator_tick(seconds: float, seed: int) -> list[str]:
 
 def offline(seconds: float, seed: int) -> list[str]:
     """Section "offline": real-time factor of `kinodyn estimate` (ESKF and invariant) against the target."""
-    import io
-    import os
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    from kinodyn.sim.collision import collision_spheres
-    from kinodyn_control.estimation.pipeline import EstimatorParameters
-    from kinodyn_tools.bags.reader import open_bag, select_connections
-    from kinodyn_tools.estimation.blocks import read_blocks
-    from kinodyn_tools.estimation.offline import BATCH_MESSAGES, StderrLog, Topics, estimate_bag, load_model
-    from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
-
     root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "bench"))
-    from estimation_accuracy import synthesize
-
     urdf = root / "src/kinodyn/test/estimation/quadruped_offset_imu.urdf"
     model = load_model(urdf)
     with tempfile.TemporaryDirectory() as tmp:

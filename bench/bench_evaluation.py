@@ -22,8 +22,7 @@ with the ratios. Both routes are first checked to agree with the evaluation (1e-
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -34,6 +33,10 @@ from results import add_record_flag, markdown_header, markdown_row, record, show
 
 import kinodyn as kd
 from kinodyn import evaluation
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
 CASES = [
     ("quadruped (floating)", ROOT / "urdf" / "quadruped.urdf", True,
@@ -62,7 +65,8 @@ def routes(path: Path, floating: bool, frames: list[str]) -> dict[str, Callable[
     data = evaluator.create_data()
 
     def kernel() -> object:
-        return evaluation._EVALUATE.call(ki, kf, q, v, evaluator._ids, offsets, NO_WORK, block)
+        # the compiled kernel alone, without the Python around it: what this section times
+        return evaluation._EVALUATE.call(ki, kf, q, v, evaluator._ids, offsets, NO_WORK, block)  # noqa: SLF001
 
     def separate() -> dict[str, np.ndarray]:
         out = {}

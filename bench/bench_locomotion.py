@@ -35,10 +35,9 @@ import os
 import pstats
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -47,6 +46,14 @@ import results
 from kinodyn.control.locomotion import LocomotionController
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion
 from locomotion_scenarios import Legged
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn.control.locomotion import LocomotionOutput
+
+P = ParamSpec("P")  # a timed function's parameters
+R = TypeVar("R")  # and its result
 
 BUDGET_MEDIAN, BUDGET_P99 = 1.0, 2.0  # ms, the wbc node's tick budget at 500 Hz (docs/nodes/wbc.md)
 
@@ -116,8 +123,8 @@ class Parts:
         self._ctl: LocomotionController | None = None
         self._now: dict[str, float] = {}
 
-    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def _timed(self, name: str, fn: Callable[P, R]) -> Callable[P, R]:
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -126,25 +133,26 @@ class Parts:
         return wrapper
 
     def _instrument(self, ctl: LocomotionController) -> None:
+        """Time the controller's stages by wrapping its private steps (the breakdown this bench prints)."""
         wbc = ctl.wbc
-        wbc._evaluation = self._timed("evaluation", wbc._evaluation)  # type: ignore[method-assign]
-        wbc._stack = self._timed("task rows", wbc._stack)  # type: ignore[method-assign]
-        solve_level = wbc._solve_level
+        wbc._evaluation = self._timed("evaluation", wbc._evaluation)  # type: ignore[method-assign]  # noqa: SLF001
+        wbc._stack = self._timed("task rows", wbc._stack)  # type: ignore[method-assign]  # noqa: SLF001
+        solve_level = wbc._solve_level  # noqa: SLF001
 
-        def solve_level_timed(k: int, *args: Any) -> Any:
-            if k not in wbc._solvers:  # created on first use: wrap its solve once it exists
+        def solve_level_timed(k: int, *args: object) -> object:
+            if k not in wbc._solvers:  # noqa: SLF001  (created on first use: wrap its solve once it exists)
                 result = solve_level(k, *args)
-                wbc._solvers[k].solve = self._timed("QP", wbc._solvers[k].solve)
+                wbc._solvers[k].solve = self._timed("QP", wbc._solvers[k].solve)  # noqa: SLF001
                 return result
             return solve_level(k, *args)
 
-        wbc._solve_level = solve_level_timed  # type: ignore[method-assign]
+        wbc._solve_level = solve_level_timed  # type: ignore[method-assign]  # noqa: SLF001
         wbc.update = self._timed("wbc", wbc.update)  # type: ignore[method-assign]
         if ctl.planner is not None:
             ctl.planner = self._timed("MPC", ctl.planner)
         self._ctl = ctl
 
-    def __call__(self, k: int, ctl: LocomotionController, rec: Recording) -> Any:
+    def __call__(self, k: int, ctl: LocomotionController, rec: Recording) -> LocomotionOutput:
         if ctl is not self._ctl:
             self._instrument(ctl)
         self._now = {}

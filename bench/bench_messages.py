@@ -23,9 +23,8 @@ from __future__ import annotations
 import argparse
 import sys
 import timeit
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from kinodyn_common.cdr import odometry_rows_cdr
@@ -45,6 +44,11 @@ from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import add_record_flag, markdown_header, markdown_row, record, shown
 
+Stamped = TypeVar("Stamped", JointState, Imu, ContactStates, JointPDCommand)  # messages with a header
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 JOINTS = ["LF_HAA", "LF_HFE", "LF_KFE", "LH_HAA", "LH_HFE", "LH_KFE",
           "RF_HAA", "RF_HFE", "RF_KFE", "RH_HAA", "RH_HFE", "RH_KFE"]
 FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
@@ -52,7 +56,7 @@ ROW = np.random.default_rng(0).normal(size=85)  # an estimate row (kinodyn.estim
 ROW[3:7] = [0.0, 0.0, 0.0, 1.0]
 
 
-def _stamped(msg: Any, frame: str = "") -> Any:
+def _stamped(msg: Stamped, frame: str = "") -> Stamped:
     msg.header.stamp.sec, msg.header.stamp.nanosec = 12, 346_000_000
     msg.header.frame_id = frame
     return msg

@@ -33,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import rclpy
 import yaml
@@ -46,7 +47,15 @@ from rclpy.qos import QoSProfile
 from kinodyn import sim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness
 from results import add_record_flag, record
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.controllers.base import Logger
+    from kinodyn_control.hardware.description import RobotDescription
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHS = {"nodes": REPO / "config" / "quadruped_wbc.yaml", "rt": REPO / "config" / "quadruped_rt.yaml"}
@@ -60,7 +69,6 @@ STALL_TIMEOUT = 60.0  # wall seconds without simulated time advancing: the graph
 @dataclass(frozen=True)
 class Sample:
     """Simulated time (s), wall time (s) and CPU seconds per node process at one wbc diagnostics message."""
-
     sim: float
     wall: float
     cpu: dict[str, float]
@@ -97,7 +105,6 @@ def node_processes(launcher: int) -> dict[str, int]:
 class DiagnosticsClock:
     """Samples the processes' CPU whenever the wbc's diagnostics arrive (simulated time advanced 0.5 s); the
     wbc's status is named ``wbc`` or ``wbc: <task>`` (diagnostic_updater's "node: task")."""
-
     def __init__(self, wbc_name: str = "wbc") -> None:
         self.wbc_name = wbc_name
         self.pids: dict[str, int] = {}
@@ -211,8 +218,8 @@ class _ControllerHost:
     """A controller context as control_node's (RosControllerContext): publishers and subscriptions on the
     host's node, the URDF text, ROS 2 nodes of their own for the controllers that have one; the clock is the
     cycle's time (``time``)."""
-
-    def __init__(self, name: str, description, logger, urdf: str, host: Node) -> None:
+    def __init__(self, name: str, description: RobotDescription, logger: Logger, urdf: str,
+                 host: Node) -> None:
         self.name, self.description, self.logger = name, description, logger
         self.urdf, self._host = urdf, host
         self.time = 0.0
@@ -223,13 +230,13 @@ class _ControllerHost:
     def _topic(self, topic: str) -> str:
         return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
 
-    def create_publisher(self, msg_type: type, topic: str):
+    def create_publisher(self, msg_type: type, topic: str) -> Any:  # noqa: ANN401  (rclpy's Publisher of any rosidl type)
         return self._host.create_publisher(msg_type, self._topic(topic), 10)
 
-    def create_subscription(self, msg_type: type, topic: str, callback):
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None]) -> Any:  # noqa: ANN401  (rclpy's Subscription of any rosidl type)
         return self._host.create_subscription(msg_type, self._topic(topic), callback, 10)
 
-    def destroy(self, entity) -> None:
+    def destroy(self, entity: Any) -> None:  # noqa: ANN401  (rclpy's Publisher of any rosidl type)
         self._host.destroy_publisher(entity)
 
     def create_node(self, name: str) -> Node:
@@ -241,12 +248,11 @@ class _ControllerHost:
 
 class _Timed:
     """Replaces ``owner.<name>`` with a wrapper adding the CPU time of its thread to ``seconds``."""
-
     def __init__(self, owner: object, name: str) -> None:
         self.seconds, self.calls = 0.0, 0
         inner = getattr(owner, name)
 
-        def timed(*args, **kwargs):
+        def timed(*args: object, **kwargs: object) -> object:
             start = time.thread_time()
             try:
                 return inner(*args, **kwargs)
@@ -259,9 +265,6 @@ class _Timed:
 
 def per_update(cycles: int, mode: str) -> str:
     """Mean CPU time per update of each controller of the in-process graph on mock hardware (module doc)."""
-    import numpy as np
-    from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, Harness
-
     raw = yaml.safe_load(GRAPHS["rt"].read_text())["nodes"][0]["parameters"]
     urdf = (REPO / "urdf" / "quadruped.urdf").read_text()
     context = Context()
@@ -318,7 +321,8 @@ def per_update(cycles: int, mode: str) -> str:
     inner = {}
     for name, entry in entries.items():
         if hasattr(entry.controller, "pipeline"):
-            inner[name] = ("LeggedEstimator.process", _Timed(entry.controller.pipeline._estimator, "process"))
+            estimator = entry.controller.pipeline._estimator  # noqa: SLF001  (the core call this row times)
+            inner[name] = ("LeggedEstimator.process", _Timed(estimator, "process"))
         if hasattr(entry.controller, "core"):
             inner[name] = ("LeggedController.tick", _Timed(entry.controller.controller, "tick"))
     wall = run(warmup, cycles)

@@ -55,17 +55,30 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import yaml
+from kinodyn_common.node_runner import run_node
+from kinodyn_control.loop import ControlLoop
+from kinodyn_tools.launcher.graph import load_graph
+from kinodyn_tools.launcher.node_process import ros_parameter_file
+from kinodyn_tools.scenario.graph import start_graph, stop_graph
+
+from kinodyn_control import control_node
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from results import add_record_flag, record  # noqa: E402
+
+R = TypeVar("R")  # what the wrapped write returns
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn_control.controllers.base import Controller
 
 GRAPHS = {"rt": ROOT / "config" / "quadruped_rt.yaml", "nodes": ROOT / "config" / "quadruped_wbc.yaml"}
 URDFS = {"sim": ROOT / "urdf" / "quadruped_sim.urdf", "mock": ROOT / "urdf" / "quadruped.urdf"}
@@ -189,14 +202,13 @@ def descendants(root: int) -> list[int]:
 
 class WriteLog:
     """When each cycle's hardware ``write`` returned (ns, system clock) and the cycle's time (s)."""
-
     def __init__(self, size: int) -> None:
         self.cycle_time = np.zeros(size)
         self.written_ns = np.zeros(size, dtype=np.int64)
         self.count = 0
 
-    def wrap(self, write: Callable[[float, float], Any]) -> Callable[[float, float], Any]:
-        def logged(cycle_time: float, period: float) -> Any:
+    def wrap(self, write: Callable[[float, float], R]) -> Callable[[float, float], R]:
+        def logged(cycle_time: float, period: float) -> R:
             result = write(cycle_time, period)
             if self.count < self.cycle_time.size:
                 self.cycle_time[self.count] = cycle_time
@@ -208,8 +220,7 @@ class WriteLog:
 
 class CommandLog:
     """Each command an external-command controller accepted: (answered stamp, acceptance time) in ns."""
-
-    def __init__(self, controller: Any) -> None:
+    def __init__(self, controller: Controller) -> None:
         self._controller, self._forward = controller, controller.command_arrived
         controller.command_arrived = self._arrived
         self.stamps: list[int] = []
@@ -231,11 +242,6 @@ def percentiles(values: np.ndarray, scale: float) -> list[float]:
 
 def host(args: argparse.Namespace) -> int:
     """Run control_node in this process, measure the window, write the figures to ``args.out`` as JSON."""
-    from kinodyn_common.node_runner import run_node
-    from kinodyn_control.loop import ControlLoop
-
-    from kinodyn_control import control_node
-
     spec = json.loads(args.host)
     rate, seconds = spec["rate"], spec["seconds"]
     size = int(rate * (READY_TIMEOUT + WARMUP + seconds + 30.0))
@@ -253,7 +259,7 @@ def host(args: argparse.Namespace) -> int:
     def measure() -> None:
         try:
             result = window(nodes, writes, rate, seconds, spec["launcher"])
-        except BaseException as exc:  # reported to the parent, which prints it
+        except BaseException as exc:  # noqa: BLE001  (the host process's last line: reported to the parent, which prints it)
             result = {"error": repr(exc)}
         Path(args.out).write_text(json.dumps(result))
         os.kill(os.getpid(), signal.SIGINT)  # run_node's stop request
@@ -308,7 +314,7 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
     nominal = 1.0 / rate
     cycles = cycle1 - cycle0
     written = writes.written_ns[write0:write1]
-    thread = loop._thread.native_id
+    thread = loop._thread.native_id  # noqa: SLF001  (the loop thread whose scheduling this bench reads)
     result: dict[str, Any] = {
         "fifo": thread is not None and os.sched_getscheduler(thread) == os.SCHED_FIFO,
         "cycles": cycles,
@@ -340,10 +346,6 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
 
 def run(config: Configuration, seconds: float, priority: int, directory: Path) -> dict[str, Any]:
     """One configuration: start the other nodes and the control_node host, wait for its figures."""
-    from kinodyn_tools.launcher.graph import load_graph
-    from kinodyn_tools.launcher.node_process import ros_parameter_file
-    from kinodyn_tools.scenario.graph import start_graph, stop_graph
-
     whole, others = graph_files(config, directory, priority)
     spec = next(n for n in load_graph(whole).nodes if n.name == CONTROL_NODE)
     params = directory / f"{config.name}_control_node.yaml"

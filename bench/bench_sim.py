@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
@@ -35,6 +35,9 @@ from results import add_record_flag, markdown_header, markdown_row, record, show
 
 import kinodyn as kd
 from kinodyn import sim
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "urdf" / "quadruped.urdf"
@@ -98,20 +101,27 @@ def main() -> None:
         s = standing("kinodyn", integrator)
         assert isinstance(s, sim.Simulator)
         theirs_backend, bare = standing("mujoco", integrator), standing("mujoco", integrator)
-        assert isinstance(theirs_backend, MujocoSimulator) and isinstance(bare, MujocoSimulator)
+        assert isinstance(theirs_backend, MujocoSimulator)
+        assert isinstance(bare, MujocoSimulator)
         mj_step = bare_mj_step(bare)  # its own model and data: the backend's cached state stays its own
         ki, kf = s.model.kernel_data
-        body, offset, radius = s._spheres
+        # the simulator's own arrays, so the kernel alone steps the same contact problem as the simulator
+        body, offset, radius = s._spheres  # noqa: SLF001
         tau = np.zeros(s.model.nv)
         tau[6:] = KP * (STANDING - s.q[7:]) - KD * s.v[6:]
         q_out, v_out = np.empty(s.model.nq), np.empty(s.model.nv)
         forces, points = np.empty((4, 3)), np.empty((4, 3))
-        anchors = s._anchors.copy()
+        anchors = s._anchors.copy()  # noqa: SLF001
 
-        def kernel_only(s=s, tau=tau, anchors=anchors, q_out=q_out, v_out=v_out, forces=forces, points=points,
-                        ki=ki, kf=kf, body=body, offset=offset, radius=radius) -> None:
-            kernels.step(ki, kf, s.q, s.v, tau, DT, s._rk4, True, s._damping, s._friction, s._params, anchors,
-                         body, offset, radius, *s._push_arrays, False, q_out, v_out, forces, points)
+        def kernel_only(  # noqa: PLR0913, PLR0917  (binds this iteration's arrays as defaults)
+            s: sim.Simulator = s, tau: np.ndarray = tau, anchors: np.ndarray = anchors,
+            q_out: np.ndarray = q_out, v_out: np.ndarray = v_out, forces: np.ndarray = forces,
+            points: np.ndarray = points, ki: np.ndarray = ki, kf: np.ndarray = kf, body: np.ndarray = body,
+            offset: np.ndarray = offset, radius: np.ndarray = radius,
+        ) -> None:
+            kernels.step(ki, kf, s.q, s.v, tau, DT, s._rk4, True, s._damping, s._friction,  # noqa: SLF001
+                         s._params, anchors, body, offset, radius, *s._push_arrays,  # noqa: SLF001
+                         False, q_out, v_out, forces, points)
 
         def user_step(s: sim.PhysicsBackend) -> Callable[[], None]:
             return lambda: s.step(KP * (STANDING - s.q[7:]) - KD * s.v[6:])
@@ -122,7 +132,8 @@ def main() -> None:
             kernel += median_step_us(kernel_only, rounds=3)
             backend += median_step_us(user_step(theirs_backend), rounds=3)
             theirs += median_step_us(mj_step, rounds=3)
-        assert s.in_contact.all() and theirs_backend.in_contact.all()
+        assert s.in_contact.all()
+        assert theirs_backend.in_contact.all()
         o, k, b, t = (statistics.median(x) for x in (ours, kernel, backend, theirs))
         shown(lines, markdown_row(integrator, f"{o:.1f}", f"{k:.1f}", f"{b:.1f}", f"{t:.1f}", f"{o / t:.2f}",
                                   f"{k / t:.2f}", f"{b / t:.2f}", f"{1e3 / o:.1f} / {1e3 / b:.1f}"))

@@ -27,18 +27,22 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from typing import TYPE_CHECKING
+
 import results
 import tsid_quadruped as anchor
 from kinodyn.control.qp import SOLVERS
 from kinodyn.control.wbc import JointLimits, WholeBodyController
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 States = list[tuple[np.ndarray, np.ndarray]]
 

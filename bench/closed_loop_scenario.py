@@ -23,12 +23,15 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinodyn_tools.scenario.cli import run_on, scenario_steps
-from kinodyn_tools.scenario.metrics import ScenarioResult
 from results import add_record_flag, markdown_header, markdown_row, record
 
 from kinodyn import sim
+
+if TYPE_CHECKING:
+    from kinodyn_tools.scenario.metrics import ScenarioResult
 
 REPO = Path(__file__).resolve().parents[1]
 

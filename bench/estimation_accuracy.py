@@ -203,7 +203,7 @@ def table(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     # bench/ is on the path when this file runs as a script; the tests import this module without it
-    from results import add_record_flag, record
+    from results import add_record_flag, record  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=4, help="Monte-Carlo runs (noise seeds 0..N-1)")

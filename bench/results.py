@@ -9,13 +9,16 @@ the file as it is.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
 import re
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = (

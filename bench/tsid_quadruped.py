@@ -42,9 +42,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kinodyn.control.wbc import WholeBodyController
+
+    from kinodyn import Model
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "urdf" / "quadruped.urdf"
@@ -92,8 +97,8 @@ class TsidQuadruped:
     """
 
     def __init__(self, problem: StandingProblem, joint_names: tuple[str, ...] | None = None) -> None:
-        import pinocchio as pin
-        import tsid
+        import pinocchio as pin  # noqa: PLC0415  (tsid and its Pinocchio exist only in the worker's environment)
+        import tsid  # noqa: PLC0415  (as above)
 
         self.problem = p = problem
         self.model = pin.buildModelFromUrdf(str(URDF), pin.JointModelFreeFlyer())
@@ -136,12 +141,12 @@ class TsidQuadruped:
         self.solver = tsid.SolverHQuadProgFast("qp")
         self.solver.resize(self.formulation.nVar, self.formulation.nEq, self.formulation.nIn)
 
-    def tick(self, q: np.ndarray, v: np.ndarray, t: float = 0.0) -> Any:
+    def tick(self, q: np.ndarray, v: np.ndarray, t: float = 0.0) -> np.ndarray:
         """One control tick from Python: problem data (the evaluation), solve, actuator torques."""
         sol = self._solve(q, v, t)
         return self.formulation.getActuatorForces(sol)
 
-    def _solve(self, q: np.ndarray, v: np.ndarray, t: float) -> Any:
+    def _solve(self, q: np.ndarray, v: np.ndarray, t: float) -> Any:  # noqa: ANN401  (tsid's HQPOutput: tsid has no type hints)
         sol = self.solver.solve(self.formulation.computeProblemData(t, q, v))
         if sol.status != 0:
             raise RuntimeError(f"TSID's QP failed (HQP status {sol.status})")
@@ -191,7 +196,7 @@ def serve() -> None:
             else:
                 value = getattr(anchor, method)(*args)
             pickle.dump(("ok", value), channel)
-        except Exception as exc:  # every failure goes back to the caller, who raises it
+        except Exception as exc:  # noqa: BLE001  (the worker's last line: every failure goes back to the caller, who raises it)
             pickle.dump(("error", f"{type(exc).__name__}: {exc}"), channel)
         channel.flush()
 
@@ -213,8 +218,9 @@ class TsidProcess:
             self.close()
             raise
 
-    def _call(self, method: str, *args: Any) -> Any:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+    def _call(self, method: str, *args: object) -> Any:  # noqa: ANN401  (the worker's unpickled answer: its type depends on method)
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
         pickle.dump((method, args), self._proc.stdin)
         self._proc.stdin.flush()
         try:
@@ -254,11 +260,17 @@ class TsidProcess:
         self.close()
 
 
-def kinodyn_problem(model: Any, problem: StandingProblem, com_ref: np.ndarray) -> tuple[list, list]:
+def kinodyn_problem(model: Model, problem: StandingProblem, com_ref: np.ndarray) -> tuple[list, list]:
     """TSID's contacts and tasks in kinodyn's terms (docs/wbc-vs-tsid.md): ``mu = sqrt(2) mu_T`` with 4
     facets, the force regularisation as per-row weighted ``ContactForceTask``s."""
-    from kinodyn.control.wbc import PointContact
-    from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, ContactForceTask, PostureTask
+    # kinodyn is imported here, not at the top: the TSID worker imports this module without it
+    from kinodyn.control.wbc import PointContact  # noqa: PLC0415
+    from kinodyn.control.wbc.tasks import (  # noqa: PLC0415
+        BaseOrientationTask,
+        ComTask,
+        ContactForceTask,
+        PostureTask,
+    )
 
     p = problem
     contacts = [PointContact(foot, mu=np.sqrt(2.0) * p.mu, facets=4, f_min=p.f_min, f_max=p.f_max,
@@ -273,10 +285,12 @@ def kinodyn_problem(model: Any, problem: StandingProblem, com_ref: np.ndarray) -
     return contacts, [com, base, posture, *forces]
 
 
-def kinodyn_controller(model: Any, problem: StandingProblem, com_ref: np.ndarray, **options: Any) -> Any:
+def kinodyn_controller(
+    model: Model, problem: StandingProblem, com_ref: np.ndarray, **options: object
+) -> WholeBodyController:
     """kinodyn's weighted WholeBodyController on TSID's problem: TSID's Hessian regularisation as its ridge,
     no joint or torque limits (TSID's problem has none). ``options``: more WholeBodyController keywords."""
-    from kinodyn.control.wbc import JointLimits, WholeBodyController
+    from kinodyn.control.wbc import JointLimits, WholeBodyController  # noqa: PLC0415  (as in kinodyn_problem)
 
     n = model.nv - 6
     unlimited = JointLimits(np.full(n, np.inf), np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf),
