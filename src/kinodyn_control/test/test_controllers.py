@@ -19,6 +19,8 @@ from kinodyn_control.testing import Harness, joint, param, pd_command, robot_xml
 from std_msgs.msg import Float64MultiArray
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from kinodyn_interfaces.msg import JointPDCommand
 
 DT = 0.002
@@ -27,17 +29,18 @@ PD = "kinodyn_control/JointPDController"
 JOINTS = ("j1", "j2")
 
 
-def send(h: Harness, controller: str, msg, time: float) -> None:
+def send(h: Harness, controller: str, msg: JointPDCommand | Float64MultiArray, time: float) -> None:
     h.contexts[controller].time = time
     h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
 
-def pd(position, velocity, effort, kp, kd, names=JOINTS) -> JointPDCommand:
+def pd(position: Sequence[float], velocity: Sequence[float], effort: Sequence[float], kp: Sequence[float],
+       kd: Sequence[float], names: Sequence[str] = JOINTS) -> JointPDCommand:
     return pd_command(names, position, velocity, effort, kp, kd)
 
 
 # --- claiming -----------------------------------------------------------------------------------------------
-def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> None:
+def test_second_claim_refused_with_message_state_interfaces_shared(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("a", FWD, {"joints": ["j1", "j2"]})
     h.manager.load("b", FWD, {"joints": ["j2"]})
@@ -58,7 +61,7 @@ def test_second_claim_refused_with_message_state_interfaces_shared(harness) -> N
     assert h.manager.claimed == {"j2/position": "p", "j2/effort": "b"}
 
 
-def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
+def test_two_controllers_claiming_same_interface_in_one_switch(harness: type[Harness]) -> None:
     h = two_joint_arm()
     for name in ("a", "b"):
         h.manager.load(name, FWD, {"joints": ["j1"]})
@@ -73,7 +76,7 @@ def test_two_controllers_claiming_same_interface_in_one_switch(harness) -> None:
     assert h.manager.claimed == {"j1/effort": "a"}
 
 
-def test_unavailable_command_interface_and_admin_errors(harness) -> None:
+def test_unavailable_command_interface_and_admin_errors(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.resources.set_component_state("sys", LifecycleState.INACTIVE)  # states readable, commands not
     h.manager.load("a", FWD, {"joints": ["j1"]})
@@ -94,7 +97,7 @@ def test_unavailable_command_interface_and_admin_errors(harness) -> None:
     assert "a" not in h.manager.controllers
 
 
-def test_hardware_error_deactivates_its_users(harness) -> None:
+def test_hardware_error_deactivates_its_users(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("a", FWD, {"joints": ["j1"]})
     failures = []
@@ -117,7 +120,7 @@ def test_hardware_error_deactivates_its_users(harness) -> None:
 
 
 # --- forward command ----------------------------------------------------------------------------------------
-def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
+def test_forward_effort_no_command_yet_then_forwards(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("fwd", FWD, {"joints": ["j2", "j1"]})
     h.manager.cycle(0.0, DT)
@@ -140,7 +143,7 @@ def test_forward_effort_no_command_yet_then_forwards(harness) -> None:
         ([10.5, 0.0], "out of limits: j1 effort 10.5 outside ±10.0"),
     ],
 )
-def test_forward_rejects_bad_commands(harness, data, warning: str) -> None:
+def test_forward_rejects_bad_commands(harness: type[Harness], data: list[float], warning: str) -> None:
     h = two_joint_arm()
     h.start("fwd", FWD, {"joints": ["j1", "j2"]})
     send(h, "fwd", Float64MultiArray(data=[0.5, 0.5]), 0.0)
@@ -150,7 +153,7 @@ def test_forward_rejects_bad_commands(harness, data, warning: str) -> None:
     assert h.messages("warning") == [f"rejected command on /fwd/commands: {warning}"]
 
 
-def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
+def test_forward_position_is_rate_limited_and_clamped(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("pos", FWD, {"joints": ["j1"], "interface_name": "position", "safe_mode": "hold_position"})
     send(h, "pos", Float64MultiArray(data=[1.0]), 0.0)
@@ -165,7 +168,7 @@ def test_forward_position_is_rate_limited_and_clamped(harness) -> None:
 
 
 # --- joint PD -----------------------------------------------------------------------------------------------
-def test_pd_law_by_name(harness) -> None:
+def test_pd_law_by_name(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     h.set_command("j1/position", 0.2)  # keep GenericSystem positions at 0.2 and 0.4
@@ -184,7 +187,7 @@ def test_pd_law_by_name(harness) -> None:
     assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1 + 1.0, tau2), abs=1e-15)
 
 
-def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> None:
+def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness: type[Harness]) -> None:
     h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     send(h, "pd", pd([1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [100.0, 100.0], [0.0, 0.0]), 0.0)
@@ -213,7 +216,8 @@ def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness) -> No
         (lambda m: m.effort.__setitem__(1, 11.0), "out of limits: j2 effort 11.0 outside ±10.0"),
     ],
 )
-def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
+def test_pd_rejects_bad_commands(harness: type[Harness], change: Callable[[JointPDCommand], None],
+                                  warning: str) -> None:
     h = two_joint_arm()
     h.start("pd", PD, {"joints": list(JOINTS)})
     msg = pd([0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
@@ -228,7 +232,7 @@ def test_pd_rejects_bad_commands(harness, change, warning: str) -> None:
 
 # --- watchdog (simulated time) ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["zero_effort", "hold_position"])
-def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -> None:
+def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness: type[Harness], mode: str) -> None:
     h = two_joint_arm(param("calculate_dynamics", "false"))
     params = {
         "joints": list(JOINTS),
@@ -261,7 +265,7 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness, mode: str) -
     assert h.command("j1/effort") == 4.0  # a new command re-arms it
 
 
-def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness) -> None:
+def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness: type[Harness]) -> None:
     """Outside lockstep a command stamped 10 s ahead is taken, and the watchdog trips watchdog_timeout after
     it arrived (its stamp would have kept it in force for 10 s)."""
     h = two_joint_arm(param("calculate_dynamics", "false"))
@@ -292,7 +296,7 @@ def test_watchdog_counts_whole_nanoseconds() -> None:
     assert early == []
 
 
-def test_watchdog_parameters_validated(harness) -> None:
+def test_watchdog_parameters_validated(harness: type[Harness]) -> None:
     h = two_joint_arm()
     with pytest.raises(ControllerError, match="watchdog_timeout must be a positive number"):
         h.start("a", PD, {"joints": ["j1"], "watchdog_timeout": 0.0})
@@ -301,7 +305,7 @@ def test_watchdog_parameters_validated(harness) -> None:
 
 
 # --- broadcasters -------------------------------------------------------------------------------------------
-def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: str) -> None:
+def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[Harness], quadruped_urdf: str) -> None:
     h = harness(quadruped_urdf)
     h.activate_hardware()
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")
@@ -321,7 +325,7 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness, quadruped_urdf: st
 
 
 # --- real device skeleton -----------------------------------------------------------------------------------
-def test_real_device_skeleton_read_write_contract(harness) -> None:
+def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> None:
     joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
     xml = robot_xml(
         '<ros2_control name="dev" type="system"><hardware><plugin>kinodyn_control/RealDeviceSkeleton</plugin>'
@@ -346,7 +350,7 @@ def test_real_device_skeleton_read_write_contract(harness) -> None:
     assert not dev.link.is_open
 
 
-def test_effort_saturation_matches_the_rule_entry_by_entry(harness) -> None:
+def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[Harness]) -> None:
     """saturate_effort against the rule of limits.py written out per joint in Python: clamp to ±effort, then 0
     where the clamped effort pushes further past a position limit or past ±velocity; NaN passes (the command
     check refuses it)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 from kinodyn_common.stamps import NS
@@ -28,6 +29,9 @@ from kinodyn_control.testing import (
     two_joint_arm,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 DT = 0.002
 DT_NS = 2_000_000
 JOINTS = ("j1", "j2")
@@ -36,8 +40,7 @@ PD = "kinodyn_control/JointPDController"
 FWD = "kinodyn_control/ForwardCommandController"
 JSB = "kinodyn_control/JointStateBroadcaster"
 
-
-def poll(predicate, limit: float = 10.0) -> bool:
+def poll(predicate: Callable[[], object], limit: float = 10.0) -> bool:
     """Poll ``predicate`` until it holds (True) or ``limit`` seconds pass (False)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -50,12 +53,12 @@ def poll(predicate, limit: float = 10.0) -> bool:
 class Waiter:
     """Runs ``function`` on a thread and keeps its result."""
 
-    def __init__(self, function) -> None:
+    def __init__(self, function: Callable[[], object]) -> None:
         self.result = None
         self.thread = threading.Thread(target=self._run, args=(function,), daemon=True)
         self.thread.start()
 
-    def _run(self, function) -> None:
+    def _run(self, function: Callable[[], object]) -> None:
         self.result = function()
 
     def join(self) -> None:

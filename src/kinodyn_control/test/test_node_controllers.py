@@ -12,6 +12,7 @@ base state each cycle, the effort of every joint and the exported stance must be
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -33,6 +34,14 @@ from rclpy.parameter import Parameter as RosParameter
 
 from kinodyn import Model
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from kinodyn_control.controllers.whole_body_controller import WholeBodyController
+    from kinodyn_control.hardware.description import RobotDescription
+    from kinodyn_control.hardware.types import InterfaceTable
+    from rcl_interfaces.msg import SetParametersResult
+
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
 DT = 0.002
@@ -44,7 +53,8 @@ WBC = {"feet": FEET, "posture": QUADRUPED_STANCE, "locomotion_mode": "stand"}
 class NodeContext(FakeContext):
     """A FakeContext that also hosts controller nodes (on a test context) and gives the URDF text."""
 
-    def __init__(self, name, description, records, urdf: str, ros: Context) -> None:
+    def __init__(self, name: str, description: RobotDescription, records: list[tuple[str, str]], urdf: str,
+                 ros: Context) -> None:
         super().__init__(name, description, records)
         self.urdf, self._ros = urdf, ros
 
@@ -56,7 +66,7 @@ class NodeContext(FakeContext):
 
 
 @pytest.fixture
-def ros_context():
+def ros_context() -> Iterator[Context]:
     context = Context()
     rclpy.init(context=context)
     yield context
@@ -95,21 +105,33 @@ class Recorder:
     """Stands in for a controller's publisher: keeps what it is given."""
 
     def __init__(self, topic_name: str) -> None:
-        self.topic_name, self.messages = topic_name, []
+        self.topic_name = topic_name
+        self.messages: list[object] = []
 
-    def publish(self, msg) -> None:
+    def publish(self, msg: object) -> None:
         self.messages.append(msg)
 
 
+def _write_sensors(states: InterfaceTable, k: int) -> None:
+    """Tick ``k``'s joint and IMU readings: the stance and gravity, wobbling."""
+    for j, name in enumerate(QUADRUPED_JOINTS):
+        states.values[states.index[f"{name}/position"]] = QUADRUPED_STANCE[j] + wobble(k, 1e-4)[j]
+        states.values[states.index[f"{name}/velocity"]] = wobble(k + 5, 1e-3)[j]
+    for i, axis in enumerate("xyz"):
+        states.values[states.index[f"imu_sensor/angular_velocity.{axis}"]] = wobble(k, 1e-4)[i]
+        states.values[states.index[f"imu_sensor/linear_acceleration.{axis}"]] = (
+            (9.81 if axis == "z" else 0.0) + wobble(k + 3, 1e-3)[i])
+
+
 @pytest.mark.parametrize("publish_rate", [0.0, 50.0])
-def test_the_controllers_answer_as_the_nodes_do(ros_context, publish_rate: float) -> None:
+def test_the_controllers_answer_as_the_nodes_do(ros_context: Context, publish_rate: float) -> None:
     """... and the estimator controller publishes the node's odometry and TF: every estimate (publish_rate
     0), or the first estimate and then those at each multiple of 1 / publish_rate of stamp time."""
     urdf = URDF.read_text()
     h = chained_quadruped(ros_context, {**ESTIMATOR, "publish_rate": publish_rate})
     entries = h.manager.controllers
     estimator = entries["state_estimator"].controller
-    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")
+    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")  # noqa: SLF001  (the publishers replaced by recorders)
     published: list = []  # the node's odometry and TF of each estimate the controller should publish
     joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
     imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
@@ -134,13 +156,7 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context, publish_rate: float
     for k in range(450):  # 0.9 s: the estimator initialises in 0.5 s, the wbc then stands on the QP
         t = k * DT
         now[0] = round(t * NS)
-        for j, name in enumerate(QUADRUPED_JOINTS):
-            states.values[states.index[f"{name}/position"]] = QUADRUPED_STANCE[j] + wobble(k, 1e-4)[j]
-            states.values[states.index[f"{name}/velocity"]] = wobble(k + 5, 1e-3)[j]
-        for i, axis in enumerate("xyz"):
-            states.values[states.index[f"imu_sensor/angular_velocity.{axis}"]] = wobble(k, 1e-4)[i]
-            states.values[states.index[f"imu_sensor/linear_acceleration.{axis}"]] = (
-                (9.81 if axis == "z" else 0.0) + wobble(k + 3, 1e-3)[i])
+        _write_sensors(states, k)
         h.manager.cycle(t, DT)
         js, im = joint_states[-1], imu[-1]
         assert js.header.stamp == im.header.stamp
@@ -172,21 +188,22 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context, publish_rate: float
         assert schedule is not None
         assert exported_stance.values.tolist() == [1.0 if c else 0.0 for c in schedule.in_contact]
         controlled += core.controlled_ticks > 0
-    assert estimator._odometry.messages == [odometry for odometry, _ in published]
-    assert estimator._tf.messages == [tf for _, tf in published]
+    assert estimator._odometry.messages == [odometry for odometry, _ in published]  # noqa: SLF001  (its recorder)
+    assert estimator._tf.messages == [tf for _, tf in published]  # noqa: SLF001  (its recorder)
     assert len(published) == (estimates if publish_rate == 0.0 else pytest.approx(estimates / 10, abs=2))
     assert estimates > 150  # the estimator ran (initialised after its 0.5 s standing window)
     assert controlled > 100  # and the wbc controlled on its estimate (not only held)
     assert h.messages("error") == []
 
 
-def test_live_parameters_are_validated_as_the_nodes_do(ros_context) -> None:
+def test_live_parameters_are_validated_as_the_nodes_do(ros_context: Context) -> None:
     """``ros2 param set`` on a controller's node: the node's validation, a refusal changes nothing."""
     h = chained_quadruped(ros_context)
     estimator = h.manager.controllers["state_estimator"].controller
     wbc = h.manager.controllers["wbc"].controller
 
-    def set_(controller, name: str, value: object):
+    def set_(controller: LeggedStateEstimator | WholeBodyController, name: str, value: object
+             ) -> SetParametersResult:
         (result,) = controller.ros.node.set_parameters([RosParameter(name, value=value)])
         return result
 
@@ -215,7 +232,7 @@ def test_live_parameters_are_validated_as_the_nodes_do(ros_context) -> None:
     assert wbc.core.params.damping_kd == 3.0
 
 
-def test_tf_at_its_own_rate(ros_context) -> None:
+def test_tf_at_its_own_rate(ros_context: Context) -> None:
     """``tf_rate`` 50 Hz with odometry/filtered at every estimate: /tf at the first estimate and then at each
     multiple of 20 ms of stamp time, each the odometry message's pose of the same stamp; ``tf_rate`` is
     validated live as ``publish_rate`` is."""
@@ -223,7 +240,7 @@ def test_tf_at_its_own_rate(ros_context) -> None:
     estimator = h.manager.controllers["state_estimator"].controller
     assert isinstance(estimator, LeggedStateEstimator)
     odometry_out, tf_out = Recorder("odometry/filtered"), Recorder("/tf")
-    estimator._odometry, estimator._tf = odometry_out, tf_out
+    estimator._odometry, estimator._tf = odometry_out, tf_out  # noqa: SLF001  (the publishers replaced by recorders)
     states = h.resources.states
     for k in range(400):
         for j, name in enumerate(QUADRUPED_JOINTS):

@@ -48,6 +48,8 @@ from kinodyn_interfaces.srv import ConfigureController, SwitchController
 if TYPE_CHECKING:
     from kinodyn_control.hardware.description import HardwareInfo
 
+    from kinodyn_interfaces.msg import JointPDCommand
+
 DT = 0.002
 PD = "kinodyn_control/JointPDController"
 FWD = "kinodyn_control/ForwardCommandController"
@@ -56,7 +58,7 @@ HUGE = 1.7e308
 REPO = Path(__file__).resolve().parents[3]
 
 
-def send(h: Harness, controller: str, msg, time: float = 0.0) -> None:
+def send(h: Harness, controller: str, msg: JointPDCommand | Float64MultiArray, time: float = 0.0) -> None:
     h.contexts[controller].time = time
     h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
@@ -150,7 +152,7 @@ def test_a_raising_position_controller_is_deactivated_holding_the_measured_posit
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/position"), h.command("j2/position")) == (0.203, 0.403)
 
-    def broken(target, q, qdot) -> NoReturn:
+    def broken(target: np.ndarray, q: np.ndarray, qdot: np.ndarray) -> NoReturn:
         raise RuntimeError("bug")
 
     h.manager.controllers["fwd"].controller.compute = broken
@@ -313,7 +315,7 @@ def test_command_loan_bounds_are_the_urdf_command_interface_min_max() -> None:
 
 
 # --- control_node in-process: a request that fails unexpectedly is answered, the node goes on ---------------
-def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch) -> None:
+def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
     rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={REPO / 'urdf' / 'quadruped.urdf'}",
                      "-p", "jsb.type:=kinodyn_control/JointStateBroadcaster"])
     node = control_node.ControlNode()
@@ -321,14 +323,15 @@ def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch) -> Non
         assert node.manager is not None
         assert node.manager.controllers["jsb"].state is LifecycleState.ACTIVE
 
-        def broken(*args) -> None:
+        def broken(*args: object) -> None:
             raise TypeError("a controller bug")
 
         monkeypatch.setattr(node.manager, "configure", broken)
         monkeypatch.setattr(node.manager, "switch", broken)
-        answer = node._configure(ConfigureController.Request(name="jsb"), ConfigureController.Response())
+        request = ConfigureController.Request(name="jsb")
+        answer = node._configure(request, ConfigureController.Response())  # noqa: SLF001  (the service callback)
         assert (answer.ok, answer.message) == (False, "the request failed: TypeError: a controller bug")
-        answer = node._switch(SwitchController.Request(), SwitchController.Response())
+        answer = node._switch(SwitchController.Request(), SwitchController.Response())  # noqa: SLF001  (as rclpy calls it)
         assert (answer.ok, answer.message) == (False, "the request failed: TypeError: a controller bug")
         assert node.loop is not None
         assert node.loop.error is None

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 from kinodyn_common.conversions import InputError
+from kinodyn_common.stamps import seconds_to_stamp, stamp_to_ns
+from kinodyn_control.hardware.sim_ros import clock_bytes
 from kinodyn_control.hardware.types import IMU_INTERFACES, LifecycleState, ReturnType
 from kinodyn_control.manager import HardwareError
 from kinodyn_control.testing import (
@@ -30,6 +32,8 @@ from kinodyn_control.testing import (
     robot_xml,
     system_block,
 )
+from rclpy.serialization import deserialize_message, serialize_message
+from rosgraph_msgs.msg import Clock
 
 import kinodyn as kd
 
@@ -298,11 +302,6 @@ def test_mujoco_refuses_a_non_physical_inertia_unless_balance_inertia_is_set() -
 
 @pytest.mark.parametrize("t", [0.0, 0.002, 1.5, 123.456789012, 4.0e5 + 0.999999999])
 def test_clock_bytes_are_rclpys_serialization_of_the_clock_message(t: float) -> None:
-    from kinodyn_common.stamps import seconds_to_stamp, stamp_to_ns
-    from kinodyn_control.hardware.sim_ros import clock_bytes
-    from rclpy.serialization import deserialize_message, serialize_message
-    from rosgraph_msgs.msg import Clock
-
     raw = clock_bytes(t)
     assert raw == serialize_message(Clock(clock=seconds_to_stamp(t)))
     stamp = deserialize_message(raw, Clock).clock

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pytest
@@ -26,6 +27,16 @@ from sensor_msgs.msg import JointState
 import kinodyn as kd
 from kinodyn import sim
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn.control.locomotion.controller import LocomotionOutput
+    from numpy.typing import ArrayLike
+
+    from conftest import RecordingLogger
+
+StampedT = TypeVar("StampedT", JointState, Odometry, TwistStamped)
+
 REPO = Path(__file__).resolve().parents[3]
 URDF = REPO / "urdf" / "quadruped_sim.urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -34,7 +45,7 @@ STANDING_HEIGHT = 0.5252  # urdf/README.md: the base with the foot spheres on th
 DT_NS = 2_000_000
 
 
-def stamped(msg, stamp_ns: int):
+def stamped(msg: StampedT, stamp_ns: int) -> StampedT:
     msg.header.stamp.sec, msg.header.stamp.nanosec = split_ns(stamp_ns)
     return msg
 
@@ -63,7 +74,7 @@ def derived_hold_gains(model: kd.Model, posture: tuple[float, ...] = POSTURE,
 class Loop:
     """The simulator answering each command, as control_node in lockstep does."""
 
-    def __init__(self, logger, settings: LeggedSettings | None = None) -> None:
+    def __init__(self, logger: RecordingLogger, settings: LeggedSettings | None = None) -> None:
         self.model = kd.Model.from_urdf(URDF, floating_base=True)
         self.sim = sim.Simulator(self.model, dt=2e-3, integrator="rk4",
                                  contact=sim.ContactModel(sim.collision_spheres(URDF)))
@@ -101,7 +112,7 @@ class Loop:
                                   velocity=self.sim.v[6:].tolist()), stamp_ns)
 
 
-def test_holds_without_a_base_state_then_hands_over_to_the_qp_and_stands(logger) -> None:
+def test_holds_without_a_base_state_then_hands_over_to_the_qp_and_stands(logger: RecordingLogger) -> None:
     loop = Loop(logger)
     for _ in range(100):  # 0.2 s: the estimator initialising
         loop.step(with_base=False)
@@ -128,7 +139,7 @@ def test_holds_without_a_base_state_then_hands_over_to_the_qp_and_stands(logger)
     assert all("QP failed" in line for _, line in logger.lines[1:]), logger.lines
 
 
-def test_without_the_handover_the_switch_from_the_hold_saturates_a_knee(logger) -> None:
+def test_without_the_handover_the_switch_from_the_hold_saturates_a_knee(logger: RecordingLogger) -> None:
     """What handover_time prevents (the same run with it 0)."""
     loop = Loop(logger, LeggedSettings(feet=FEET, posture=POSTURE, handover_time=0.0))
     for _ in range(100):
@@ -137,7 +148,7 @@ def test_without_the_handover_the_switch_from_the_hold_saturates_a_knee(logger) 
     assert np.abs(torques).max() > 60.0
 
 
-def test_contact_schedule_is_stamped_ahead_and_lists_the_feet_in_stance(logger) -> None:
+def test_contact_schedule_is_stamped_ahead_and_lists_the_feet_in_stance(logger: RecordingLogger) -> None:
     loop = Loop(logger)
     for _ in range(3):
         loop.step(with_base=True)
@@ -149,12 +160,13 @@ def test_contact_schedule_is_stamped_ahead_and_lists_the_feet_in_stance(logger) 
         assert all(schedule.in_contact)
 
 
-def test_a_failed_qp_sends_damping_with_one_error_line(logger, monkeypatch) -> None:
+def test_a_failed_qp_sends_damping_with_one_error_line(logger: RecordingLogger,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     loop = Loop(logger)
     loop.step(with_base=True)
     real = loop.controller.controller.update
 
-    def failing(q, v, t, command):
+    def failing(q: ArrayLike, v: ArrayLike, t: float, command: ArrayLike) -> LocomotionOutput:
         out = real(q, v, t, command)
         return type(out)(False, "infeasible", "no solution", out.mode, None, None, None, out.stance,
                          out.footholds, out.task_errors, out.command, out.solve_time)
@@ -173,7 +185,8 @@ def test_a_failed_qp_sends_damping_with_one_error_line(logger, monkeypatch) -> N
         errors[0]
 
 
-def test_cmd_vel_reaches_the_controller_until_it_times_out(logger, monkeypatch) -> None:
+def test_cmd_vel_reaches_the_controller_until_it_times_out(logger: RecordingLogger,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     loop = Loop(logger, LeggedSettings(feet=FEET, posture=POSTURE, cmd_vel_timeout=0.01))
     seen: list[np.ndarray] = []
     real = loop.controller.controller.update
@@ -205,7 +218,9 @@ def test_legged_settings_refuse_bad_values() -> None:
             LeggedSettings(**{"feet": FEET, "posture": POSTURE, **kwargs})
 
 
-def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_change(logger) -> None:
+def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_change(
+    logger: RecordingLogger,
+) -> None:
     loop = Loop(logger)
     loop.step(with_base=True)
     controller = loop.controller
@@ -237,7 +252,7 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
     assert controller.settings.locomotion_mode == "trot"
 
 
-def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger) -> None:
+def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger: RecordingLogger) -> None:
     """Trotting in place on kinodyn.sim: every 1 / footholds_rate s a PoseArray in the odometry's frame with
     the swinging feet's planned footholds (none while standing); each foot lands (its sphere's centre when the
     schedule puts it down again, from kinodyn's forward kinematics of the simulated state) within 2 cm
@@ -263,13 +278,14 @@ def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger)
     published = [a for a in loop.answers if a.footholds is not None]
     assert len(published) == 900 // 10  # 50 Hz of 500 Hz ticks
     assert not published[0].footholds.poses  # standing up: nothing planned
-    assert len(landed) >= 4 and max(landed) < 0.02, landed
+    assert len(landed) >= 4, landed
+    assert max(landed) < 0.02, landed
 
 
 # ----- stamps are claims, base states are gated ---------------------------------------------------------
 
 
-def recorded_commands(loop: Loop, monkeypatch) -> list[np.ndarray]:
+def recorded_commands(loop: Loop, monkeypatch: pytest.MonkeyPatch) -> list[np.ndarray]:
     """The velocity command the locomotion controller gets at each tick."""
     seen: list[np.ndarray] = []
     real = loop.controller.controller.update
@@ -284,7 +300,9 @@ def twist(stamp_ns: int, vx: float = 0.3) -> TwistStamped:
     return cmd
 
 
-def test_a_joint_state_stamped_ahead_is_refused_with_one_line_and_not_answered(logger) -> None:
+def test_a_joint_state_stamped_ahead_is_refused_with_one_line_and_not_answered(
+    logger: RecordingLogger,
+) -> None:
     """A joint state stamped 10 s ahead of the node's clock is refused (one line naming topic, stamp and
     clock, however often it comes) and not answered: no command stamped +10 s, and the controller's time
     does not jump there (it did: every later joint state was then 'time went backwards', damped)."""
@@ -307,7 +325,9 @@ def test_a_joint_state_stamped_ahead_is_refused_with_one_line_and_not_answered(l
     assert abs(loop.sim.q[2] - STANDING_HEIGHT) < 0.01
 
 
-def test_a_cmd_vel_stamped_ahead_counts_from_its_receipt_or_is_refused(logger, monkeypatch) -> None:
+def test_a_cmd_vel_stamped_ahead_counts_from_its_receipt_or_is_refused(
+    logger: RecordingLogger, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A cmd_vel stamped 0.08 s ahead (within max_stamp_lead) counts for cmd_vel_timeout from when it
     arrived, not from its stamp (with the stamp it kept the robot walking after the teleop went silent); one
     stamped 10 s ahead is refused with one line and the command in force stays."""
@@ -326,8 +346,9 @@ def test_a_cmd_vel_stamped_ahead_counts_from_its_receipt_or_is_refused(logger, m
     np.testing.assert_array_equal(seen[11], [0.0, 0.0, 0.0])  # t = 0.022 s: timed out (its stamp: 0.1 s)
 
 
-def test_a_cmd_vel_from_a_clock_behind_is_refused_with_one_line_or_taken_by_receipt(logger,
-                                                                                     monkeypatch) -> None:
+def test_a_cmd_vel_from_a_clock_behind_is_refused_with_one_line_or_taken_by_receipt(
+    logger: RecordingLogger, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A cmd_vel stamped 1 s behind the node's clock (older than cmd_vel_timeout = 0.5 s) is stale: refused
     with one line naming topic, stamp and clock (it was ignored without a word); one 0.2 s behind is taken
     and counts from its receipt."""
@@ -363,7 +384,8 @@ def disagreeing(q: np.ndarray, offset: np.ndarray, yaw: float) -> np.ndarray:
     (np.array([10.0, 0.0, 0.0]), 0.0, r"position 10 m from the last accepted base state \(allowed 0\.06 m"),
     (np.zeros(3), math.pi / 2, r"orientation 90 deg from the last accepted base state \(allowed 6\.88 deg"),
 ], ids=["10m", "90deg"])
-def test_a_base_state_jump_is_refused_and_changes_nothing(logger, offset, yaw, cause: str) -> None:
+def test_a_base_state_jump_is_refused_and_changes_nothing(logger: RecordingLogger, offset: np.ndarray,
+                                                          yaw: float, cause: str) -> None:
     """A second odometry publisher disagreeing by 10 m (or 90 deg) for 0.5 s, each of its messages just
     before the estimator's of the same stamp: every one refused (one line), and the commands are those of
     the same run without it, bit for bit."""
@@ -385,7 +407,7 @@ def test_a_base_state_jump_is_refused_and_changes_nothing(logger, offset, yaw, c
     assert all(line.endswith("more since the last report)") for line in lines[1:])
 
 
-def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) -> None:
+def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger: RecordingLogger) -> None:
     """The estimator silent for 0.5 s while only the disagreeing publisher (90 deg off) speaks: its states
     are refused, the node controls on the last accepted one for base_state_max_age and then holds the
     standing posture (joint PD, every foot down); the estimator back, control resumes (handover) and the
@@ -412,7 +434,7 @@ def test_a_base_state_jump_alone_holds_the_posture_then_control_resumes(logger) 
     assert roll_pitch < 0.05
 
 
-def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
+def test_the_array_entry_point_answers_as_the_message_one(logger: RecordingLogger) -> None:
     """The base and joint states as arrays (the in-process controller's way) give the commands, schedules and
     footholds the Odometry and JointState give, bit for bit, through the hold, the handover and the QP."""
     by_message, by_arrays = Loop(logger), Loop(logger)
@@ -438,7 +460,9 @@ def test_the_array_entry_point_answers_as_the_message_one(logger) -> None:
     ((4.0, *POSTURE[1:]), [0.0] * 12, "LF_HAA = 4 not in"),
     (POSTURE[:11], [0.0] * 11, "11 positions and 11 velocities for 12 joints"),
 ])
-def test_an_unusable_joint_state_as_arrays_is_answered_with_damping(logger, q, v, cause: str) -> None:
+def test_an_unusable_joint_state_as_arrays_is_answered_with_damping(logger: RecordingLogger,
+                                                                    q: Sequence[float],
+                                                                    v: Sequence[float], cause: str) -> None:
     loop = Loop(logger)
     (answer,) = loop.core.on_joint_state_arrays(0, np.array(q), np.array(v), 0)
     assert not any(answer.command.kp)
@@ -455,8 +479,9 @@ def test_an_unusable_joint_state_as_arrays_is_answered_with_damping(logger, q, v
     ("odom", "", [0, 0, 0.5, 0, 0, 0, 1], [0, 0, 0, math.inf, 0, 0], "twist is not finite"),
     ("odom", "", [0, 0, 0.5, 0, 0, 1], [0] * 6, "7 and 6 needed"),
 ])
-def test_an_unusable_base_state_is_refused_by_both_entry_points(logger, frame, child, pose, twist,
-                                                                cause: str) -> None:
+def test_an_unusable_base_state_is_refused_by_both_entry_points(
+    logger: RecordingLogger, frame: str, child: str, pose: list[float], twist: list[float], cause: str,
+) -> None:
     loop = Loop(logger)
     with pytest.raises(InputError, match=cause):
         loop.core.on_base_state_arrays(0, frame, child, np.array(pose, float), np.array(twist, float))
@@ -472,7 +497,7 @@ def test_an_unusable_base_state_is_refused_by_both_entry_points(logger, frame, c
 # ----- the MPC planner ----------------------------------------------------------------------------------
 
 
-def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger) -> None:
+def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger: RecordingLogger) -> None:
     """planner mpc, trotting on kinodyn.sim: one nav_msgs/Path per solve (mpc_rate 50 Hz: every 10 ticks once
     the robot stands), in the odometry's frame, stamped from the plan's state; its first pose is the base
     pose of the joint state that started the solve (two ticks before it is published: the solve's three
@@ -542,7 +567,7 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger)
     assert np.all(np.diff(ticks) == 5)
 
 
-def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger) -> None:
+def test_mpc_settings_are_checked_and_the_planner_is_start_up_only(logger: RecordingLogger) -> None:
     for kwargs, reason in (({"planner": "ilqr"}, "planner must be one of none, mpc"),
                            ({"mpc_rate": 0.0}, "mpc_rate and mpc_max_age: .*rate"),
                            ({"mpc_max_age": 0.01}, "mpc_rate and mpc_max_age: .*max_age")):
