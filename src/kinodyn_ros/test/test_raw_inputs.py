@@ -12,6 +12,9 @@ import pytest
 import rclpy
 from kinodyn_common.conversions import JointStateError
 from kinodyn_common.stamps import split_ns
+from kinodyn_ros.nodes.state_estimator import StateEstimator
+from kinodyn_ros.nodes.state_publisher import StatePublisher
+from kinodyn_ros.nodes.wbc import Wbc
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 
@@ -22,6 +25,9 @@ if TYPE_CHECKING:
 
     from rclpy.node import Node
 
+    NodeFactory = Callable[[type, list[str]], Any]  # a node with its warning and error lines in .lines
+
+# The private reads marked SLF001 are the node's state under test (its callbacks driven directly).
 REPO = Path(__file__).resolve().parents[3]
 QUADRUPED = REPO / "urdf" / "quadruped_sim.urdf"
 ARM7 = REPO / "urdf" / "arm7.urdf"
@@ -30,11 +36,11 @@ GARBAGE = [b"", b"\x00\x01\x00\x00\x05", b"\x00\x00\x00\x00" + bytes(60), bytes(
 
 
 @pytest.fixture
-def make_node() -> Iterator[Callable[[type, list[str]], Any]]:
+def make_node() -> Iterator[NodeFactory]:
     """Builds a node class with ``-p`` parameters; its warning and error lines are kept in ``node.lines``."""
     made: list[Node] = []
 
-    def make(cls: type, params: list[str]) -> Any:
+    def make(cls: type, params: list[str]) -> Any:  # noqa: ANN401  (the node, its lines attached)
         args = ["--ros-args"] + [a for p in params for a in ("-p", p)]
         rclpy.init(args=args)
         node = cls()
@@ -56,7 +62,7 @@ def callbacks(node: Node) -> dict[str, Callable[[bytes], None]]:
     return {s.topic_name: s.callback for s in node.subscriptions if s.raw}
 
 
-def garbage_is_one_line(node: Any, topic: str, msgtype: str) -> None:
+def garbage_is_one_line(node: Any, topic: str, msgtype: str) -> None:  # noqa: ANN401  (as make_node's)
     callback = callbacks(node)[topic]
     before = len(node.lines)
     for data in GARBAGE * 3:
@@ -73,40 +79,36 @@ def joint_state(names: list[str], positions: list[float], sec: int = 0) -> Joint
     return msg
 
 
-def test_state_publisher_reads_joint_states_and_checks_each_one(make_node) -> None:
-    from kinodyn_ros.nodes.state_publisher import StatePublisher
-
+def test_state_publisher_reads_joint_states_and_checks_each_one(make_node: NodeFactory) -> None:
     node = make_node(StatePublisher, [f"robot_description_file:={QUADRUPED}"])
     assert set(callbacks(node)) == {"/joint_states"}
     garbage_is_one_line(node, "/joint_states", "sensor_msgs/msg/JointState")
     take = callbacks(node)["/joint_states"]
-    names = list(node._tree.movable_joint_names)
+    names = list(node._tree.movable_joint_names)  # noqa: SLF001  (the node's state under test)
     take(serialize_message(joint_state(names, [0.1] * 12, sec=0)))
-    assert node._pending == {n: (0.1, (0, 0)) for n in names}
-    layout = node._layout
+    assert node._pending == {n: (0.1, (0, 0)) for n in names}  # noqa: SLF001  (the node's state under test)
+    layout = node._layout  # noqa: SLF001  (the node's state under test)
     # the same name list again: kept, and each message's values still checked (a NaN, a position past its
     # limit: refused naming the joint, nothing of the message taken)
     for bad, what in ((np.nan, "non-finite positions for 'LF_KFE'"), (1e3, "LF_KFE = 1000")):
         positions = [0.2] * 12
         positions[names.index("LF_KFE")] = bad
         with pytest.raises(JointStateError, match=what):
-            node._on_joint_state(node._joint_states.read(serialize_message(joint_state(names, positions))))
-    assert node._layout is layout
-    assert node._pending["LF_HAA"] == (0.1, (0, 0))
+            node._on_joint_state(node._joint_states.read(serialize_message(joint_state(names, positions))))  # noqa: SLF001
+    assert node._layout is layout  # noqa: SLF001  (the node's state under test)
+    assert node._pending["LF_HAA"] == (0.1, (0, 0))  # noqa: SLF001  (the node's state under test)
     # another name list is checked again: a name the URDF lacks is refused, a subset in another order taken
     with pytest.raises(JointStateError, match="unknown joints 'elbow'"):
-        node._on_joint_state(joint_state([*names[:11], "elbow"], [0.0] * 12))
+        node._on_joint_state(joint_state([*names[:11], "elbow"], [0.0] * 12))  # noqa: SLF001
     take(serialize_message(joint_state(names[5::-1], [0.05] * 6, sec=0)))
     assert len(node.lines) == 1  # the garbage's line only
-    assert node._layout is not layout
-    assert node._layout.used == tuple(n for n in names if n in names[:6])
-    assert node._pending[names[0]] == (0.05, (0, 0))
-    assert node._pending[names[11]] == (0.1, (0, 0))
+    assert node._layout is not layout  # noqa: SLF001  (the node's state under test)
+    assert node._layout.used == tuple(n for n in names if n in names[:6])  # noqa: SLF001
+    assert node._pending[names[0]] == (0.05, (0, 0))  # noqa: SLF001  (the node's state under test)
+    assert node._pending[names[11]] == (0.1, (0, 0))  # noqa: SLF001  (the node's state under test)
 
 
-def test_state_estimator_reads_its_three_streams(make_node) -> None:
-    from kinodyn_ros.nodes.state_estimator import StateEstimator
-
+def test_state_estimator_reads_its_three_streams(make_node: NodeFactory) -> None:
     node = make_node(StateEstimator, [f"robot_description_file:={QUADRUPED}", "contact_source:=schedule",
                                       f"feet:={FEET}".replace("'", "")])
     topics = {"/imu/data": "sensor_msgs/msg/Imu", "/joint_states": "sensor_msgs/msg/JointState",
@@ -117,7 +119,7 @@ def test_state_estimator_reads_its_three_streams(make_node) -> None:
     imu = Imu()
     imu.header.frame_id, imu.linear_acceleration.z = "imu_link", 9.81
     contacts = ContactStates(names=FEET, in_contact=[True] * 4)
-    joints = joint_state(list(node._pipeline._model.joint_names), [0.0] * 12)
+    joints = joint_state(list(node._pipeline._model.joint_names), [0.0] * 12)  # noqa: SLF001
     before = list(node.lines)
     now = node.get_clock().now().nanoseconds
     for k in range(1, 4):  # 1, 2, 3 ms from now: each stream's messages are taken in stamp order
@@ -126,20 +128,18 @@ def test_state_estimator_reads_its_three_streams(make_node) -> None:
         for topic, msg in (("/imu/data", imu), ("/contact_schedule", contacts), ("/joint_states", joints)):
             callbacks(node)[topic](serialize_message(msg))
     assert node.lines == before  # nothing refused
-    processed = node._pipeline.counts.processed
+    processed = node._pipeline.counts.processed  # noqa: SLF001  (the node's state under test)
     assert processed["imu"] >= 2
     assert processed["contacts"] >= 2
     assert processed["joint_states"] >= 2
 
 
-def test_wbc_reads_joint_states_and_answers_them(make_node) -> None:
-    from kinodyn_ros.nodes.wbc import Wbc
-
+def test_wbc_reads_joint_states_and_answers_them(make_node: NodeFactory) -> None:
     node = make_node(Wbc, [f"robot_description_file:={ARM7}", "mode:=arm"])
     assert set(callbacks(node)) == {"/joint_states"}
     garbage_is_one_line(node, "/joint_states", "sensor_msgs/msg/JointState")
-    assert node._core.controlled_ticks == 0  # no command for bytes that are not a joint state
-    names = list(node._core.names)
-    within = np.clip(0.0, node._core._q_lower, node._core._q_upper).tolist()  # the model's joint order
+    assert node._core.controlled_ticks == 0  # no command for bytes that are not a joint state  # noqa: SLF001
+    names = list(node._core.names)  # noqa: SLF001  (the node's state under test)
+    within = np.clip(0.0, node._core._q_lower, node._core._q_upper).tolist()  # the model's joint order  # noqa: SLF001
     callbacks(node)["/joint_states"](serialize_message(joint_state(names, within)))
-    assert node._core.controlled_ticks == 1, node.lines
+    assert node._core.controlled_ticks == 1, node.lines  # noqa: SLF001  (the node's state under test)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
 import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped
-from kinodyn.control import Evaluator
+from kinodyn.control import Evaluator, pose_error
 from kinodyn_common.conversions import InputError, matrix_to_pose
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog
@@ -22,11 +23,20 @@ from kinodyn_control.wbc.arm import ArmController, ArmParameters
 from kinodyn_control.wbc.base_sync import BaseStateSync
 from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
+from kinodyn_ros.nodes.wbc import Wbc
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 import kinodyn as kd
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from numpy.typing import ArrayLike
+
+    from conftest import RecordingLogger
+
+# The private reads marked SLF001 are the node's state under test (its callbacks driven directly).
 REPO = Path(__file__).resolve().parents[3]
 ARM7 = REPO / "urdf" / "arm7.urdf"
 READY = np.array([0.0, -0.25, 0.0, -0.75, 0.0, 0.5, 0.25]) * math.pi  # urdf/README.md nominal
@@ -37,14 +47,14 @@ def arm() -> kd.Model:
     return kd.Model.from_urdf(ARM7)
 
 
-def joint_state(model: kd.Model, q, v, stamp_ns: int) -> JointState:
+def joint_state(model: kd.Model, q: ArrayLike, v: ArrayLike, stamp_ns: int) -> JointState:
     msg = JointState(name=list(model.joint_names), position=[float(x) for x in q],
                      velocity=[float(x) for x in v])
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, NS)
     return msg
 
 
-def make_core(model: kd.Model, logger, params: ArmParameters | None = None) -> WbcCore:
+def make_core(model: kd.Model, logger: RecordingLogger, params: ArmParameters | None = None) -> WbcCore:
     controller = ArmController(model, params or ArmParameters())
     info: list[str] = []
     return WbcCore(model, controller, WbcParameters(), JointBounds.from_model(model, 0.1, 1e6),
@@ -54,7 +64,7 @@ def make_core(model: kd.Model, logger, params: ArmParameters | None = None) -> W
 # ----- the command ------------------------------------------------------------------------------------------
 
 
-def test_finalize_clips_to_the_urdf_limits_and_counts_saturated_joints(arm) -> None:
+def test_finalize_clips_to_the_urdf_limits_and_counts_saturated_joints(arm: kd.Model) -> None:
     limits = CommandLimits(arm)
     n = 7
     command = JointCommand(np.full(n, 10.0), np.full(n, -100.0), np.r_[200.0, np.zeros(6)], np.ones(n),
@@ -70,7 +80,7 @@ def test_finalize_clips_to_the_urdf_limits_and_counts_saturated_joints(arm) -> N
 
 @pytest.mark.parametrize("field", ["position", "velocity", "effort", "kp", "kd"])
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
-def test_a_non_finite_command_becomes_damping(arm, field: str, bad: float) -> None:
+def test_a_non_finite_command_becomes_damping(arm: kd.Model, field: str, bad: float) -> None:
     limits = CommandLimits(arm)
     arrays = {f: np.zeros(7) for f in ("position", "velocity", "effort", "kp", "kd")}
     arrays[field][3] = bad
@@ -84,7 +94,7 @@ def test_a_non_finite_command_becomes_damping(arm, field: str, bad: float) -> No
     np.testing.assert_array_equal(c.position, READY)
 
 
-def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm) -> None:
+def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm: kd.Model) -> None:
     limits = CommandLimits(arm)
     q = np.r_[math.nan, 100.0, np.zeros(5)]
     position = limits.damping(q, 1.0).position
@@ -93,7 +103,7 @@ def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm) 
     assert np.all(np.isfinite(limits.damping(None, 1.0).position))
 
 
-def test_negative_gains_are_refused(arm) -> None:
+def test_negative_gains_are_refused(arm: kd.Model) -> None:
     z = np.zeros(7)
     final = CommandLimits(arm).finalize(JointCommand(z, z, z, -np.ones(7), z), READY, 1.0)
     assert final.problem == "a negative kp or kd"
@@ -140,7 +150,9 @@ def test_sync_uses_a_base_state_already_newer_and_flushes_a_pending_one_on_the_n
 # ----- the arm's operational space control ------------------------------------------------------------------
 
 
-def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_the_null_space(arm) -> None:
+def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_the_null_space(
+    arm: kd.Model,
+) -> None:
     """J qdd + Jdot v equals the commanded wdot* with qdd from ABA (a second algorithm), and changing the
     posture changes tau but not the task acceleration."""
     rng = np.random.default_rng(3)
@@ -157,7 +169,6 @@ def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_th
         qdd = arm.aba(q, v, tau)
         results.append((tau, ev.jacobian("ee_link") @ qdd + ev.bias_acceleration("ee_link")))
     p = ArmParameters()
-    from kinodyn.control import pose_error
     e = pose_error(target, ev.placement("ee_link"))
     wdot = np.repeat([p.position_kp, p.orientation_kp], 3) * e - np.repeat([p.position_kd, p.orientation_kd],
                                                                              3) * (ev.jacobian("ee_link") @ v)
@@ -166,7 +177,7 @@ def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_th
     assert np.abs(results[0][0] - results[1][0]).max() > 1.0  # the posture did act, in the null space
 
 
-def test_arm_settles_within_a_millimetre_in_kinodyn_sim_checked_with_pinocchio(arm) -> None:
+def test_arm_settles_within_a_millimetre_in_kinodyn_sim_checked_with_pinocchio(arm: kd.Model) -> None:
     """arm7 in kinodyn.sim (RK4, 2 ms, the URDF's joint damping and friction) under the controller at 500 Hz;
     the end effector's position after 1.5 s from Pinocchio's forward kinematics."""
     sim = kd.sim.Simulator(arm, dt=2e-3, integrator="rk4")
@@ -190,7 +201,8 @@ def test_arm_settles_within_a_millimetre_in_kinodyn_sim_checked_with_pinocchio(a
 # ----- WbcCore: one command per joint state -----------------------------------------------------------------
 
 
-def test_core_answers_each_joint_state_with_a_finite_command_stamped_with_it(arm, logger) -> None:
+def test_core_answers_each_joint_state_with_a_finite_command_stamped_with_it(arm: kd.Model,
+                                                                             logger: RecordingLogger) -> None:
     core = make_core(arm, logger)
     answers = core.on_joint_state(joint_state(arm, READY, np.zeros(7), 4_002_000_000), 0)
     assert len(answers) == 1
@@ -209,7 +221,8 @@ def test_core_answers_each_joint_state_with_a_finite_command_stamped_with_it(arm
     assert logger.lines == []
 
 
-def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, logger) -> None:
+def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm: kd.Model,
+                                                                           logger: RecordingLogger) -> None:
     core = make_core(arm, logger)
     for k in range(3):
         bad = joint_state(arm, np.r_[math.nan, READY[1:]], np.zeros(7), k * 2_000_000)
@@ -224,7 +237,9 @@ def test_core_answers_an_unusable_joint_state_with_damping_and_one_warning(arm, 
     assert "sending damping" in logger.lines[0][1]
 
 
-def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(arm, logger) -> None:
+def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(
+    arm: kd.Model, logger: RecordingLogger,
+) -> None:
     """The usual message (control_node's: every joint in the model's order) skips the reordering (the
     fast path); it must read the same positions and velocities, and refuse the same states with the same
     reasons, as the name-by-name reading (``joint_state_positions`` / ``joint_state_vector``), which a
@@ -239,7 +254,7 @@ def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(ar
         shuffled = JointState(name=[names[k] for k in order], position=[float(q[k]) for k in order],
                               velocity=[float(v[k]) for k in order])
         for msg in (in_order, shuffled):
-            q_read, v_read = core._joints(msg)
+            q_read, v_read = core._joints(msg)  # noqa: SLF001  (the node's state under test)
             np.testing.assert_array_equal(q_read, q)
             np.testing.assert_array_equal(v_read, v)
     beyond = READY.copy()
@@ -251,12 +266,13 @@ def test_joint_states_in_model_order_give_what_the_name_by_name_reading_gives(ar
                 name=[names[k] for k in order], position=[float(bad_q[k]) for k in order],
                 velocity=[float(bad_v[k]) for k in order])):
             with pytest.raises(InputError) as caught:
-                core._joints(msg)
+                core._joints(msg)  # noqa: SLF001  (the node's state under test)
             errors.append(str(caught.value))
         assert all(reason in e for e in errors), errors
 
 
-def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm, logger, monkeypatch) -> None:
+def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm: kd.Model, logger: RecordingLogger,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     core = make_core(arm, logger)
     state = joint_state(arm, READY, np.zeros(7), 0)
     monkeypatch.setattr(core.controller, "tick", lambda q, v: (_ for _ in ()).throw(RuntimeError("broken")))
@@ -286,7 +302,8 @@ def target_msg(T: np.ndarray, frame: str = "base_link") -> PoseStamped:
     return msg
 
 
-def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm, logger) -> None:
+def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm: kd.Model,
+                                                                   logger: RecordingLogger) -> None:
     core = make_core(arm, logger)
     T = arm.frame_placement(READY, "ee_link").copy()
     T[:3, 3] += [0.05, 0.0, 0.0]
@@ -309,9 +326,7 @@ def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm, logger) 
 
 
 @pytest.fixture
-def arm_node():
-    from kinodyn_ros.nodes.wbc import Wbc
-
+def arm_node() -> Iterator[Wbc]:
     rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={ARM7}", "-p", "mode:=arm"])
     node = Wbc()
     try:
@@ -321,19 +336,20 @@ def arm_node():
         rclpy.shutdown()
 
 
-def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node) -> None:
+def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node: Wbc) -> None:
     ok = arm_node.set_parameters([Parameter("position_kp", value=400.0), Parameter("damping_kd", value=3.0)])
     assert all(r.successful for r in ok)
-    assert arm_node._core.controller.params.position_kp == 400.0
-    assert arm_node._core.params.damping_kd == 3.0
+    assert arm_node._core.controller.params.position_kp == 400.0  # noqa: SLF001
+    assert arm_node._core.params.damping_kd == 3.0  # noqa: SLF001  (the node's state under test)
     for name, value, reason in (("posture_kd", -1.0, "posture_kd must be a finite number >= 0"),
                                 ("damping_kd", 0.0, "damping_kd must be a positive finite number"),
                                 ("posture", [0.0, 1.0], "posture has 2 values; the URDF has 7 joints"),
                                 ("frame", "link3", "frame applies at start-up only")):
         result = arm_node.set_parameters([Parameter(name, value=value)])[0]
-        assert not result.successful and reason in result.reason, result.reason
-    assert arm_node._core.controller.params.posture_kd == ArmParameters().posture_kd
-    assert arm_node._core.params.damping_kd == 3.0
+        assert not result.successful, result.reason
+        assert reason in result.reason, result.reason
+    assert arm_node._core.controller.params.posture_kd == ArmParameters().posture_kd  # noqa: SLF001
+    assert arm_node._core.params.damping_kd == 3.0  # noqa: SLF001  (the node's state under test)
 
 
 def test_problem_log_warns_and_errs_through_one_rclpy_logger() -> None:
