@@ -15,10 +15,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,7 +60,7 @@ os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 
-def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
     """Stop a process group gently (SIGINT), then firmly (SIGTERM, SIGKILL)."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         if proc.poll() is not None:
@@ -77,9 +80,9 @@ class ProcessSpawner:
 
     def __init__(self, log_dir: Path) -> None:
         self._log_dir = log_dir
-        self.processes: list[subprocess.Popen] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
 
-    def __call__(self, args: list[str], name: str, **kwargs) -> subprocess.Popen:
+    def __call__(self, args: list[str], name: str, **kwargs: Any) -> subprocess.Popen[bytes]:  # noqa: ANN401  (Popen's keyword arguments)
         log_path = self._log_dir / f"{name}.log"
         log = log_path.open("w")
         proc = subprocess.Popen(
@@ -103,7 +106,7 @@ def spawn(tmp_path: Path) -> Iterator[ProcessSpawner]:
         spawner.stop_all()
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
+def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 0.05) -> bool:
     """Poll `predicate` until it returns true or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -11,7 +11,7 @@ seed reproduces a run.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -22,6 +22,9 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from kinodyn_interfaces.msg import JointPDCommand
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 SPECIAL = (math.nan, math.inf, -math.inf, 1e300, -1e300, 1.7e308, -0.0, 0.0, 5e-324, 1e-300, 1e6, -1e9, 3e4)
 HUGE_LENGTH = 20_000

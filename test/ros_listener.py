@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
 import rclpy
 from kinodyn_common.conversions import transform_to_matrix
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from tf2_msgs.msg import TFMessage
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+
+    from tf2_msgs.msg import TFMessage
 
 
 class Listener:

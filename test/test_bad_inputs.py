@@ -13,8 +13,8 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -39,6 +39,9 @@ from test.bad_inputs.process_cases import (
 )
 from test.conftest import ProcessSpawner
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="kinodyn-bad-inputs-"))
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import struct
 from collections import Counter
-from pathlib import Path
+from typing import TYPE_CHECKING
 from zlib import crc32
 
 import pytest
@@ -58,6 +58,9 @@ from std_msgs.msg import String
 
 from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 START_NS = 1_700_000_000_000_000_000
 STEP_NS = 7_812_500  # one step: 1/128 s of bag time and of the writer's clock (exact in binary)
@@ -179,18 +182,21 @@ def assert_valid_mcap(path: Path) -> None:
     data = path.read_bytes()
     records = stream_records(data)  # raises on a bad magic, record or CRC
     footer = records[-1]
-    assert isinstance(footer, Footer) and isinstance(records[-2], SummaryOffset)
+    assert isinstance(footer, Footer)
+    assert isinstance(records[-2], SummaryOffset)
     assert any(isinstance(r, DataEnd) for r in records)
     footer_at = len(data) - FOOTER_SIZE
     assert footer.summary_crc == crc32(data[footer.summary_start:footer_at + 9 + 16])
     for offset in (r for r in records if isinstance(r, SummaryOffset)):
         group = records_in(data[offset.group_start:offset.group_start + offset.group_length])
-        assert group and all(SUMMARY_GROUPS[type(r)] == offset.group_opcode for r in group), offset
+        assert group, offset
+        assert all(SUMMARY_GROUPS[type(r)] == offset.group_opcode for r in group), offset
     with path.open("rb") as stream:
         reader = make_reader(stream, validate_crcs=True)
         assert reader.get_header().profile == "ros2"
         summary = reader.get_summary()
-    assert summary is not None and summary.statistics is not None
+    assert summary is not None
+    assert summary.statistics is not None
     counts: Counter[int] = Counter()
     times = []
     for index in summary.chunk_indexes:
@@ -199,7 +205,8 @@ def assert_valid_mcap(path: Path) -> None:
         assert index.chunk_length == 9 + 28 + 4 + len(chunk.compression) + 8 + len(chunk.data)
         assert (index.compression, index.compressed_size, index.uncompressed_size) == \
             (chunk.compression, len(chunk.data), chunk.uncompressed_size)
-        assert chunk.compression == "" and chunk.uncompressed_crc == crc32(chunk.data)
+        assert chunk.compression == ""
+        assert chunk.uncompressed_crc == crc32(chunk.data)
         in_chunk = [m for m in breakup_chunk(chunk, validate_crc=True) if isinstance(m, Message)]
         assert in_chunk, "a chunk listed in the summary holds messages"
         assert index.message_start_time == chunk.message_start_time == min(m.log_time for m in in_chunk)
@@ -208,7 +215,8 @@ def assert_valid_mcap(path: Path) -> None:
         indexed = 0
         for channel_id, offset in index.message_index_offsets.items():
             message_index = record_at(data, offset)
-            assert isinstance(message_index, MessageIndex) and message_index.channel_id == channel_id
+            assert isinstance(message_index, MessageIndex)
+            assert message_index.channel_id == channel_id
             assert index.chunk_start_offset + index.chunk_length <= offset \
                 < index.chunk_start_offset + index.chunk_length + index.message_index_length
             for log_time, inner_offset in message_index.records:
@@ -415,7 +423,8 @@ def test_files_of_foxglove_s_writer_read_with_and_without_summary(
     assert ours(bag, lines) == expected
     assert not [line for line in lines if "fails" in line]
     (qos_line,) = [line for line in lines if "offered_qos_profiles do not parse" in line]
-    assert "/joint_states" in qos_line and "'deadline'" in qos_line
+    assert "/joint_states" in qos_line
+    assert "'deadline'" in qos_line
     decoded = {(topic, t_ns): message
                for topic, _, t_ns, message in read_messages(bag, report=lambda line: None)}
     for topic, t_ns, original in written:  # rosbags' objects by the stored definitions carry rclpy's values
@@ -480,7 +489,8 @@ def test_files_of_mcap_ros2_support_read_with_its_own_cdr(tmp_path: Path) -> Non
     for step, (topic, msgtype, _, message) in enumerate(read):
         assert (topic, msgtype) == ("/imu/data", "sensor_msgs/msg/Imu")
         assert (message.header.stamp.sec, message.header.frame_id) == (step, "imu_link")
-        assert message.angular_velocity.x == step * 0.5 and message.linear_acceleration_covariance[8] == step
+        assert message.angular_velocity.x == step * 0.5
+        assert message.linear_acceleration_covariance[8] == step
     for _, t_ns, raw in ours(bag):
         step = (t_ns - START_NS) // STEP_NS
         assert deserialize_message(raw, Imu).angular_velocity.x == step * 0.5

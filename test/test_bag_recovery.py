@@ -173,7 +173,8 @@ def test_sqlite3_commits_within_the_chunk_period(tmp_path: Path) -> None:
     shutil.copy(tmp_path / "bag" / "bag.db3", tmp_path / "killed" / "killed.db3")
     assert read(tmp_path / "killed") == written
     meta = reindex(tmp_path / "killed", say=lambda line: None)
-    assert meta["message_count"] == len(written) and meta["storage_identifier"] == "sqlite3"
+    assert meta["message_count"] == len(written)
+    assert meta["storage_identifier"] == "sqlite3"
     assert rosbags_read(tmp_path / "killed") == written
     writer.close()
 
@@ -203,8 +204,10 @@ def test_sqlite3_full_disk_keeps_the_committed_messages(tmp_path: Path) -> None:
     storage.conn = FullDatabase(storage.conn)
     with pytest.raises(OSError, match="disk is full") as raised:
         write_steps(writer, clock, range(40, 80))
-    assert raised.value.errno == errno.ENOSPC and writer.error is raised.value
-    assert writer.on_disk == len(written) and writer.lost > 0
+    assert raised.value.errno == errno.ENOSPC
+    assert writer.error is raised.value
+    assert writer.on_disk == len(written)
+    assert writer.lost > 0
     writer.close()
     assert read(tmp_path / "bag") == written
     meta = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
@@ -241,7 +244,8 @@ def test_reindex_makes_a_truncated_file_whole(tmp_path: Path, capsys: pytest.Cap
     assert not (bag / "metadata.yaml").exists()  # killed: none written
     assert kinodyn(["bag", "reindex", str(bag)]) == 0
     out = capsys.readouterr().out
-    assert "written again" in out and "bag.mcap.orig" in out
+    assert "written again" in out
+    assert "bag.mcap.orig" in out
     expected = written[:sum(n for _, _, n in layout[:5])]
     assert rosbags_read(bag) == expected == read(bag)  # a complete file with footer, as rosbags needs
     meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
@@ -279,7 +283,9 @@ def test_a_flipped_byte_in_a_chunk_skips_that_chunk_only(tmp_path: Path, footer:
     lines: list[str] = []
     assert read(bag, lines) == written[:before] + written[before + count:]
     (line,) = [line for line in lines if "fails its check" in line]
-    assert str(bag / "bag.mcap") in line and f"chunk at byte {offset}" in line and "CRC mismatch" in line
+    assert str(bag / "bag.mcap") in line
+    assert f"chunk at byte {offset}" in line
+    assert "CRC mismatch" in line
     for topic in ("/imu/data", "/joint_states"):
         assert f"{sum(t == topic for t, _ in lost)} of {topic}" in line
     first, last = lost[0][1], lost[-1][1]
@@ -470,9 +476,12 @@ def test_a_full_disk_leaves_a_closed_bag_of_what_fit(tmp_path: Path, monkeypatch
     writer = open_writer(tmp_path / "bag", clock, chunk_period=0.5)
     with pytest.raises(OSError, match="No space left"), writer:
         write_steps(writer, clock, range(300))
-    assert writer.error is not None and writer.error.errno == errno.ENOSPC and writer.finished
+    assert writer.error is not None
+    assert writer.error.errno == errno.ENOSPC
+    assert writer.finished
     expected = written[:sum(n for _, _, n in layout[:4])]
-    assert writer.on_disk == len(expected) and writer.lost > 0
+    assert writer.on_disk == len(expected)
+    assert writer.lost > 0
     assert rosbags_read(tmp_path / "bag") == expected == read(tmp_path / "bag")
     meta = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert meta["message_count"] == len(expected)
@@ -535,10 +544,12 @@ def test_estimate_and_report_go_on_past_a_corrupt_chunk(tmp_path: Path, capsys: 
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     (line,) = [line for line in result.stderr.splitlines() if "fails its check" in line]
-    assert f"chunk at byte {offset}" in line and "/imu/data" in line
+    assert f"chunk at byte {offset}" in line
+    assert "/imu/data" in line
     estimates = sum(1 for _ in read_messages(tmp_path / "out", ["/odometry/filtered"]))
     imu_total = sum(1 for _ in read_messages(tmp_path / "synthetic", ["/imu/data"], report=lambda line: None))
     assert 0 < estimates < imu_total
     report = ["report", str(bag), "--urdf", str(URDF), "--output", str(tmp_path / "r.html"), "--quiet"]
     assert kinodyn(report) == 0
-    assert "fails its check" in capsys.readouterr().err and (tmp_path / "r.html").is_file()
+    assert "fails its check" in capsys.readouterr().err
+    assert (tmp_path / "r.html").is_file()

@@ -20,7 +20,7 @@ import resource
 import shutil
 import signal
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
@@ -39,6 +39,11 @@ from kinodyn_interfaces.msg import ContactStates
 from test.conftest import PYTHON, wait_for
 from test.ros_listener import Listener
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -66,7 +71,7 @@ def imu_at(step: int) -> Imu:
     return imu
 
 
-def record(bag: Path, spawn) -> None:
+def record(bag: Path, spawn: ProcessSpawner) -> None:
     talker = Listener("bag_test_talker")
     try:
         node = talker.node
@@ -108,11 +113,12 @@ def record(bag: Path, spawn) -> None:
         talker.close()
 
 
-def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
+def test_record_then_play_with_clock(tmp_path: Path, spawn: ProcessSpawner) -> None:
     bag = tmp_path / "bag"
     record(bag, spawn)
     meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
-    assert meta["version"] == 9 and meta["storage_identifier"] == "mcap"
+    assert meta["version"] == 9
+    assert meta["storage_identifier"] == "mcap"
     entries = {e["topic_metadata"]["name"]: e for e in meta["topics_with_message_count"]}
     assert set(entries) == set(TOPICS)
     assert entries["/tf_static"]["message_count"] == 1
@@ -132,7 +138,8 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
         step = (nanoseconds(message.header.stamp) - START_NS) // STEP_NS
         assert message.linear_acceleration.z == imu_at(step).linear_acceleration.z
     times = [t for _, _, t, _ in read_messages(bag)]
-    assert times == sorted(times) and times[0] >= START_NS
+    assert times == sorted(times)
+    assert times[0] >= START_NS
 
     listener = Listener("bag_test_listener")
     try:
@@ -166,11 +173,15 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn) -> None:
     assert len(received["/contacts"]) == entries["/contacts"]["message_count"]
     assert (
         len(received["/tf_static"]) == 1
-        and received["/tf_static"][0].transforms[0].child_frame_id == "imu_link"
     )
-    assert static_offers and all(qos.durability == DurabilityPolicy.TRANSIENT_LOCAL for qos in static_offers)
+    assert (
+        received["/tf_static"][0].transforms[0].child_frame_id == "imu_link"
+    )
+    assert static_offers
+    assert all(qos.durability == DurabilityPolicy.TRANSIENT_LOCAL for qos in static_offers)
     clocks = [nanoseconds(m.clock) for m in received["/clock"]]
-    assert clocks == sorted(clocks) and clocks[0] >= meta["starting_time"]["nanoseconds_since_epoch"]
+    assert clocks == sorted(clocks)
+    assert clocks[0] >= meta["starting_time"]["nanoseconds_since_epoch"]
     # the player's clock (bag time of the wall instant), not the recorded one (whole 10 ms steps)
     assert sum(clock % STEP_NS == 0 for clock in clocks) <= 1 < len(clocks)
 
@@ -210,7 +221,7 @@ class Talker:
             self.listener.executor.spin_once(timeout_sec=0.002)
 
 
-def test_sigkill_keeps_what_was_written(tmp_path: Path, spawn) -> None:
+def test_sigkill_keeps_what_was_written(tmp_path: Path, spawn: ProcessSpawner) -> None:
     """SIGKILL after the publisher went quiet for a while: every step from the first recorded one to the last
     published before the pause is in the file (no metadata.yaml: the recorder never closed), which reads as it
     is and, after `kinodyn bag reindex`, with rosbags' reader."""
@@ -242,7 +253,9 @@ def test_sigkill_keeps_what_was_written(tmp_path: Path, spawn) -> None:
         assert sum(1 for c, _, _ in reader.messages() if c.topic == "/imu/data") == len(steps)
 
 
-def test_sim_time_records_latched_topics_published_before_the_clock(tmp_path: Path, spawn) -> None:
+def test_sim_time_records_latched_topics_published_before_the_clock(
+    tmp_path: Path, spawn: ProcessSpawner,
+) -> None:
     """/tf_static and /robot_description are latched before any /clock exists; the recorder (on simulated
     time) subscribes them only once /clock runs, so both are in the bag with their transient_local offers, at
     a simulated bag time, and with the type hashes the publishers announce. SIGHUP then closes the bag
@@ -288,7 +301,8 @@ def test_sim_time_records_latched_topics_published_before_the_clock(tmp_path: Pa
     finally:
         storage.close()
     for topic, announced in hashes.items():
-        assert announced.startswith("RIHS01_") and channel_hashes[topic] == announced, topic
+        assert announced.startswith("RIHS01_"), topic
+        assert channel_hashes[topic] == announced, topic
     with Reader(bag) as reader:  # rosbags' reader: a complete file
         assert {c.topic for c, _, _ in reader.messages()} >= {"/tf_static", "/robot_description", "/imu/data"}
 
@@ -300,7 +314,9 @@ def _limit_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
 
 
-def test_a_write_error_stops_the_recorder_with_one_line_and_a_closed_bag(tmp_path: Path, spawn) -> None:
+def test_a_write_error_stops_the_recorder_with_one_line_and_a_closed_bag(
+    tmp_path: Path, spawn: ProcessSpawner,
+) -> None:
     """The OS refuses to grow the bag file past a limit (EFBIG, as a full disk refuses with ENOSPC): the
     recorder stops with exit code 1 and one error line, and the bag holds an unbroken run of the steps,
     counted by its metadata.yaml."""
@@ -318,9 +334,13 @@ def test_a_write_error_stops_the_recorder_with_one_line_and_a_closed_bag(tmp_pat
         talker.listener.close()
     log = recorder.log_path.read_text()
     (line,) = [line for line in log.splitlines() if "cannot write" in line]
-    assert os.strerror(27) in line and "recording stopped" in line and str(bag) in line  # EFBIG
+    assert os.strerror(27) in line  # EFBIG
+    assert "recording stopped" in line
+    assert str(bag) in line
     steps = imu_steps(bag)
-    assert steps and steps == list(range(steps[0], steps[0] + len(steps)))
+    assert steps
+    assert steps == list(range(steps[0], steps[0] + len(steps)))
     meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
-    assert meta["message_count"] == len(steps) and f"holds {len(steps)} messages" in line
+    assert meta["message_count"] == len(steps)
+    assert f"holds {len(steps)} messages" in line
     assert (bag / "bag.mcap").stat().st_size <= FILE_LIMIT

@@ -171,12 +171,14 @@ def test_metadata_is_rosbag2_version_9(tmp_path: Path, storage: str) -> None:
         metadata = entries[topic]["topic_metadata"]
         assert set(metadata) == TOPIC_KEYS
         assert entries[topic]["message_count"] == 1
-        assert metadata["type"] == msgtype and metadata["serialization_format"] == "cdr"
+        assert metadata["type"] == msgtype
+        assert metadata["serialization_format"] == "cdr"
         assert metadata["type_description_hash"] == installed_hash(msgtype)
         (qos,) = metadata["offered_qos_profiles"]  # version 9: a YAML list with policy names, not numbers
         assert set(qos) == QOS_KEYS
         assert qos["durability"] == ("transient_local" if topic == "/tf_static" else "volatile")
-        assert qos["reliability"] == "reliable" and qos["history"] == "keep_last"
+        assert qos["reliability"] == "reliable"
+        assert qos["history"] == "keep_last"
 
 
 def test_typestore_hashes_equal_rosidl_hashes() -> None:
@@ -198,7 +200,8 @@ def test_typestore_hashes_equal_rosidl_hashes() -> None:
 
 def mcap_records(data: bytes) -> list[tuple[int, bytes]]:
     """``(opcode, content)`` of every record, chunks opened (MCAP specification: opcode u8, length u64)."""
-    assert data[:8] == MCAP_MAGIC and data[-8:] == MCAP_MAGIC
+    assert data[:8] == MCAP_MAGIC
+    assert data[-8:] == MCAP_MAGIC
     records, position = [], 8
     while position < len(data) - 8:
         opcode, length = struct.unpack_from("<BQ", data, position)
@@ -246,7 +249,9 @@ def test_mcap_file_follows_the_ros2_profile(tmp_path: Path) -> None:
             channels[channel_id] = (topic, schemas[schema_id], encoding, metadata)
     assert {topic for topic, *_ in channels.values()} == set(messages)
     for topic, (name, schema_encoding, _), encoding, metadata in channels.values():
-        assert name == messages[topic][0] and schema_encoding == "ros2msg" and encoding == "cdr"
+        assert name == messages[topic][0]
+        assert schema_encoding == "ros2msg"
+        assert encoding == "cdr"
         assert set(metadata) == {"offered_qos_profiles", "topic_type_hash"}  # rosbag2's mcap_storage.cpp keys
         assert set(yaml.safe_load(metadata["offered_qos_profiles"])[0]) == QOS_KEYS
         assert metadata["topic_type_hash"] == installed_hash(name)  # RIHS01 as rosidl generated it
@@ -328,7 +333,8 @@ def test_every_message_type_round_trips(tmp_path: Path, storage: str) -> None:
         == messages["/diagnostics"][1].status[0].values[0].value
     )
     times = [t for _, _, t, _ in read_messages(tmp_path / "bag", topics=["/clock", "/imu/data"])]
-    assert times == sorted(times) and len(times) == 2
+    assert times == sorted(times)
+    assert len(times) == 2
 
 
 def test_written_bytes_do_not_depend_on_the_run(tmp_path: Path) -> None:
@@ -438,7 +444,8 @@ def test_recorded_qos_of_an_endpoint() -> None:
     for name in ("deadline", "lifespan", "liveliness_lease_duration"):
         setattr(reported, name, Duration(nanoseconds=INFINITE))
     qos = from_rclpy(reported)
-    assert qos.durability == QosDurability.TRANSIENT_LOCAL and qos.reliability == QosReliability.RELIABLE
+    assert qos.durability == QosDurability.TRANSIENT_LOCAL
+    assert qos.reliability == QosReliability.RELIABLE
     assert (qos.deadline.sec, qos.deadline.nsec) == (9223372036, 854775807)  # as rosbag2's sample metadata
     assert offer_for_recorded([qos]).deadline.nanoseconds == INFINITE
 
@@ -447,19 +454,29 @@ def test_request_and_offer_follow_rosbag2() -> None:
     latched, default, sensor = PRESETS["transient_local"], PRESETS["default"], PRESETS["sensor"]
     request = request_for_offers([latched, latched])
     assert (
-        request.durability == DurabilityPolicy.TRANSIENT_LOCAL and request.history == HistoryPolicy.KEEP_ALL
+        request.durability == DurabilityPolicy.TRANSIENT_LOCAL
+    )
+    assert (
+        request.history == HistoryPolicy.KEEP_ALL
     )
     mixed = request_for_offers([default, sensor])
     assert (
-        mixed.reliability == ReliabilityPolicy.BEST_EFFORT and mixed.durability == DurabilityPolicy.VOLATILE
+        mixed.reliability == ReliabilityPolicy.BEST_EFFORT
     )
-    assert mixed.history == HistoryPolicy.KEEP_LAST and mixed.depth == 10
+    assert (
+        mixed.durability == DurabilityPolicy.VOLATILE
+    )
+    assert mixed.history == HistoryPolicy.KEEP_LAST
+    assert mixed.depth == 10
     offer = offer_for_recorded([latched])
-    assert offer.durability == DurabilityPolicy.TRANSIENT_LOCAL and offer.depth == 10
+    assert offer.durability == DurabilityPolicy.TRANSIENT_LOCAL
+    assert offer.depth == 10
     fallback = offer_for_recorded([latched, sensor])
     assert (
         fallback.reliability == ReliabilityPolicy.RELIABLE
-        and fallback.durability == DurabilityPolicy.VOLATILE
+    )
+    assert (
+        fallback.durability == DurabilityPolicy.VOLATILE
     )
     assert offer_for_recorded([sensor]).reliability == ReliabilityPolicy.BEST_EFFORT
 
@@ -623,7 +640,8 @@ def test_fixed_layouts_decode_every_message_of_their_layout_as_rosbags(tmp_path:
                 layout = fixed_layout(msgtype, template)
                 matches, records = layout.decode(payloads)
                 expected = [_structure(o) == _structure(template_object) for o in objects]
-                assert matches.tolist() == expected and len(records) == sum(expected)
+                assert matches.tolist() == expected
+                assert len(records) == sum(expected)
                 for record, o in zip(records, [o for o, m in zip(objects, expected, strict=True) if m],
                                      strict=True):
                     values = LAYOUT_FIELDS[msgtype](o)

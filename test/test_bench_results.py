@@ -6,13 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 import results  # noqa: E402
 import run_all  # noqa: E402
+
+if TYPE_CHECKING:
+    import pytest
 
 HELPERS = {"results.py", "run_all.py", "tsid_quadruped.py"}  # the writer, the runner, TSID's worker
 
@@ -24,8 +26,10 @@ def test_a_section_is_added_then_replaced_and_the_others_are_kept(tmp_path: Path
     results.record("bench_a", "a's second run", path)
     text = path.read_text()
     assert text.startswith(results.HEADER)
-    assert text.count("## bench_a\n") == 1 and text.count("## bench_b\n") == 1
-    assert "a's second run" in text and "| 1 |" not in text
+    assert text.count("## bench_a\n") == 1
+    assert text.count("## bench_b\n") == 1
+    assert "a's second run" in text
+    assert "| 1 |" not in text
     assert text.index("## bench_a") < text.index("## bench_b")  # replaced in place
     assert "b's figures" in text
     assert text.count("load average") == 2  # each section states the conditions of its run

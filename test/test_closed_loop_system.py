@@ -14,6 +14,7 @@ reported and bounded; every wbc tick timed. bench/closed_loop_scenario.py runs t
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pytest
 from kinodyn_tools.scenario.acceptance import short
@@ -22,13 +23,18 @@ from kinodyn_tools.scenario.runner import run_scenario
 
 from test.conftest import REPO
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
 FINAL_ERROR_BOUND = {"kinodyn": 0.05, "mujoco": 0.15}
 """Bound on the estimator's final horizontal error over the short scenario [m], per engine."""
 
 
 @pytest.mark.parametrize("backend", ["kinodyn", "mujoco"])
-def test_acceptance_short_scenario(spawn, tmp_path, backend: str) -> None:
+def test_acceptance_short_scenario(spawn: ProcessSpawner, tmp_path: Path, backend: str) -> None:
     graph = backend_graph(backend, tmp_path, str(REPO / "config" / "quadruped_wbc.yaml"))
     holder = []
     steps = short()
@@ -41,7 +47,8 @@ def test_acceptance_short_scenario(spawn, tmp_path, backend: str) -> None:
         assert step.end - step.start >= next(s.duration for s in steps if s.name == step.name) - 1e-9
         if step.tracked:  # the measured mean velocity is the command's (the RMSE bound above, averaged)
             assert max(abs(m - c) for m, c in zip(step.mean_velocity, step.cmd_vel, strict=True)) < 0.05
-    assert result.drift is not None and result.drift.path_length > 1.0
+    assert result.drift is not None
+    assert result.drift.path_length > 1.0
     # a few cm over the ~1.5 m walked; wider on MuJoCo, whose stance feet creep sideways on its soft contact
     # (docs/closed-loop.md, "The estimator in the loop")
     assert result.drift.final_horizontal_error < FINAL_ERROR_BOUND[backend], result.drift

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -30,6 +31,13 @@ from kinodyn_interfaces.srv import ListControllers, Push
 from test.conftest import REPO
 from test.ros_listener import Listener
 
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
 
 CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
@@ -40,7 +48,9 @@ VELOCITY_LIMIT = 8.0  # urdf/README.md: every joint of the quadruped
 LOWER = [-0.8, -2.0, -2.6, -0.8, -2.0, 0.0] * 2  # position lower limits, LF LH RF RH x HAA HFE KFE
 
 
-def start(spawn, tmp_path, urdf_text: str, name: str = "control_node", **params):
+def start(
+    spawn: ProcessSpawner, tmp_path: Path, urdf_text: str, name: str = "control_node", **params: object
+) -> subprocess.Popen[bytes]:
     urdf = tmp_path / "robot.urdf"
     urdf.write_text(urdf_text)
     node_params = {"update_rate": 500, "robot_description_file": str(urdf),
@@ -50,16 +60,18 @@ def start(spawn, tmp_path, urdf_text: str, name: str = "control_node", **params)
     return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], name)
 
 
-def log(proc) -> str:
+def log(proc: subprocess.Popen[bytes]) -> str:
     return proc.log_path.read_text()
 
 
-def pd_controller(**extra) -> dict:
+def pd_controller(**extra: object) -> dict[str, object]:
     return {"type": "kinodyn_control/JointPDController", "joints": list(JOINTS), "watchdog_timeout": 5.0,
             **extra}
 
 
-def test_pd_overflow_deactivates_the_controller_and_no_nan_effort_is_published(spawn, tmp_path) -> None:
+def test_pd_overflow_deactivates_the_controller_and_no_nan_effort_is_published(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     text = (REPO / "urdf" / "quadruped.urdf").read_text()
     assert f"<plugin>{GENERIC_SYSTEM}</plugin>" in text
     proc = start(spawn, tmp_path, text, leg_pd_controller=pd_controller(max_kp=1.79e308, max_kd=1.79e308))
@@ -72,7 +84,7 @@ def test_pd_overflow_deactivates_the_controller_and_no_nan_effort_is_published(s
         zeros = [0.0] * N
         good = pd_command(JOINTS, QUADRUPED_STANCE, zeros, [3.0] * N, zeros, zeros)
 
-        def send_until(msg: JointPDCommand, predicate, timeout: float = 20.0) -> bool:
+        def send_until(msg: JointPDCommand, predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
             def step() -> bool:
                 pub.publish(msg)
                 return predicate()
@@ -91,7 +103,9 @@ def test_pd_overflow_deactivates_the_controller_and_no_nan_effort_is_published(s
         assert all(np.isfinite(m.effort).all() and np.isfinite(m.position).all() for m in states)
 
         errors = [line for line in log(proc).splitlines() if "[ERROR]" in line]
-        assert len(errors) == 1 and unsafe in errors[0] and "(non-finite)" in errors[0], errors
+        assert len(errors) == 1, errors
+        assert unsafe in errors[0], errors
+        assert "(non-finite)" in errors[0], errors
         assert "safe mode: effort, velocity and acceleration 0" in errors[0]
         assert "RuntimeWarning" not in log(proc)
         cli = client.node.create_client(ListControllers, "/controller_manager/list_controllers")
@@ -105,7 +119,9 @@ def test_pd_overflow_deactivates_the_controller_and_no_nan_effort_is_published(s
         client.close()
 
 
-def test_physics_failure_ends_the_node_with_code_1_within_a_second(spawn, tmp_path) -> None:
+def test_physics_failure_ends_the_node_with_code_1_within_a_second(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     text = (REPO / "urdf" / "quadruped_sim.urdf").read_text()
     plugin = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
     assert text.count(plugin) == 1
@@ -124,7 +140,8 @@ def test_physics_failure_ends_the_node_with_code_1_within_a_second(spawn, tmp_pa
             return future.result()
 
         refused = push(1e10)
-        assert not refused.success and "above max_push_force = 1e+09 N" in refused.message
+        assert not refused.success
+        assert "above max_push_force = 1e+09 N" in refused.message
         assert proc.poll() is None
         assert push(1e8).success
         proc.wait(timeout=30.0)
@@ -156,8 +173,12 @@ def test_physics_failure_ends_the_node_with_code_1_within_a_second(spawn, tmp_pa
     ],
     ids=["node_parameter", "controller_type", "inactive_controller"],
 )
-def test_misspelled_parameters_are_one_error_and_exit_code_1(spawn, tmp_path, params, message) -> None:
+def test_misspelled_parameters_are_one_error_and_exit_code_1(
+    spawn: ProcessSpawner, tmp_path: Path, params: dict[str, object], message: str,
+) -> None:
     proc = start(spawn, tmp_path, (REPO / "urdf" / "quadruped.urdf").read_text(), **params)
     proc.wait(timeout=60.0)
     errors = [line for line in log(proc).splitlines() if "[ERROR]" in line]
-    assert proc.returncode == 1 and len(errors) == 1 and message in errors[0], log(proc)
+    assert proc.returncode == 1, log(proc)
+    assert len(errors) == 1, log(proc)
+    assert message in errors[0], log(proc)

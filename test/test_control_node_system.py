@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -42,6 +42,15 @@ from kinodyn_interfaces.msg import JointPDCommand
 from kinodyn_interfaces.srv import ListControllers, SwitchController
 from test.conftest import REPO, wait_for
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -75,17 +84,20 @@ def quadruped_urdf_texts() -> tuple[str, str]:
 
 def test_the_two_urdfs_differ_only_in_the_plugin_name() -> None:
     generic, simulated = quadruped_urdf_texts()
-    assert generic.count(GENERIC_SYSTEM) == 1 and SIMULATED_SYSTEM not in generic
+    assert generic.count(GENERIC_SYSTEM) == 1
+    assert SIMULATED_SYSTEM not in generic
     assert f"<plugin>{GENERIC_SYSTEM}</plugin>" in generic
     assert simulated.replace(SIMULATED_SYSTEM, GENERIC_SYSTEM) == generic
 
 
 @pytest.fixture(params=PLUGINS, ids=["generic", "simulated"])
-def plugin(request) -> str:
+def plugin(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def start_control_node(spawn, tmp_path, plugin: str, watchdog_timeout: float = TIMEOUT, **extra):
+def start_control_node(
+    spawn: ProcessSpawner, tmp_path: Path, plugin: str, watchdog_timeout: float = TIMEOUT, **extra: object
+) -> subprocess.Popen[bytes]:
     """control_node on the quadruped with ``plugin``; ``extra`` node parameters (e.g. lockstep) added."""
     urdf = tmp_path / "quadruped.urdf"
     urdf.write_text(quadruped_urdf_texts()[PLUGINS.index(plugin)])
@@ -118,13 +130,13 @@ def start_control_node(spawn, tmp_path, plugin: str, watchdog_timeout: float = T
 
 
 @pytest.fixture
-def control_node(spawn, tmp_path, plugin: str):
+def control_node(spawn: ProcessSpawner, tmp_path: Path, plugin: str) -> subprocess.Popen[bytes]:
     """control_node on the wall-clock loop."""
     return start_control_node(spawn, tmp_path, plugin)
 
 
 @pytest.fixture
-def lockstep_control_node(spawn, tmp_path, plugin: str):
+def lockstep_control_node(spawn: ProcessSpawner, tmp_path: Path, plugin: str) -> subprocess.Popen[bytes]:
     """control_node in lockstep (docs/nodes/control_node.md): each cycle waits for the command answering its
     state, so what a test sees is a function of simulated time only, whatever the machine's load."""
     return start_control_node(spawn, tmp_path, plugin, watchdog_timeout=LOCKSTEP_WATCHDOG, lockstep=True,
@@ -140,11 +152,18 @@ def client() -> Iterator[Listener]:
         node.close()
 
 
-def log_text(proc) -> str:
+def log_text(proc: subprocess.Popen[bytes]) -> str:
     return proc.log_path.read_text()
 
 
-def pd(position, effort, kp=KP, kd=KD, velocity=0.0, names=JOINTS) -> JointPDCommand:
+def pd(
+    position: ArrayLike,
+    effort: ArrayLike,
+    kp: ArrayLike = KP,
+    kd: ArrayLike = KD,
+    velocity: ArrayLike = 0.0,
+    names: Sequence[str] = JOINTS,
+) -> JointPDCommand:
     """A JointPDCommand; scalar gains and velocity apply to every joint."""
     n = len(names)
     return pd_command(names, position, np.broadcast_to(velocity, n), effort, np.broadcast_to(kp, n),
@@ -160,7 +179,9 @@ def pd_law(cmd: JointPDCommand, state: JointState) -> np.ndarray:
     return np.clip(tau, -EFFORT_LIMIT, EFFORT_LIMIT)
 
 
-def pd_law_pairs_of(pairs, cmd: JointPDCommand, joints: slice = slice(None)) -> int:
+def pd_law_pairs_of(
+    pairs: Sequence[tuple[JointState, float]], cmd: JointPDCommand, joints: slice = slice(None),
+) -> int:
     """Message pairs ``(a, b)`` whose second efforts are the PD law of ``cmd`` at the first's state."""
     return sum(bool(np.all(np.abs(np.array(b.effort)[joints] - pd_law(cmd, a)[joints]) < 1e-9))
                for a, b in pairs)
@@ -187,7 +208,7 @@ class Session:
     def _on_state(self, msg: JointState) -> None:
         self.states.append(msg)
 
-    def send_until(self, msg: JointPDCommand, predicate, timeout: float = 10.0) -> bool:
+    def send_until(self, msg: JointPDCommand, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
         def step() -> bool:
             self.pub.publish(msg)
             return predicate()
@@ -203,13 +224,14 @@ class Session:
             cli = self.client.node.create_client(Trigger, "/quadruped_system/reset")
             assert cli.wait_for_service(timeout_sec=10.0)
             future = cli.call_async(Trigger.Request())
-            assert self.send_until(cmd, future.done) and future.result().success
+            assert self.send_until(cmd, future.done)
+            assert future.result().success
         start = len(self.states)
         assert self.send_until(cmd, lambda: pd_law_pairs(self.states[start:], cmd) >= 10), (
             self.states[-1] if self.states else "no joint states")
 
 
-def stamp_ns(msg) -> int:
+def stamp_ns(msg: JointState | Imu) -> int:
     return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
@@ -280,12 +302,15 @@ class LockstepSession(Session):
         return [by_stamp()[t] for t in stamps]
 
 
-def test_pd_commands_joint_states_and_imu(lockstep_control_node, client: Listener, plugin: str) -> None:
+def test_pd_commands_joint_states_and_imu(
+    lockstep_control_node: subprocess.Popen[bytes], client: Listener, plugin: str,
+) -> None:
     s = LockstepSession(client, plugin)
     assert client.spin_until(lambda: s.states and s.imu, 30.0), log_text(lockstep_control_node)
     first, imu = s.states[0], s.imu[0]
     assert stamp_ns(first) == stamp_ns(imu) == 0  # lockstep: the first cycle waits for its command
-    assert list(first.name) == JOINTS and imu.header.frame_id == "imu_link"
+    assert list(first.name) == JOINTS
+    assert imu.header.frame_id == "imu_link"
     if plugin == GENERIC_SYSTEM:  # mock hardware: the URDF's initial values, and the command mirrored
         assert (list(first.position), list(first.velocity), list(first.effort)) == (Q0, ZEROS, ZEROS)
         assert (imu.orientation.w, imu.linear_acceleration.z, imu.angular_velocity.x) == (1.0, 9.81, 0.25)
@@ -340,7 +365,7 @@ def test_pd_commands_joint_states_and_imu(lockstep_control_node, client: Listene
     assert list(states["leg_pd_controller"].claimed_interfaces) == [f"{j}/effort" for j in JOINTS]
 
 
-def test_second_claim_refused_over_service(control_node, client: Listener) -> None:
+def test_second_claim_refused_over_service(control_node: subprocess.Popen[bytes], client: Listener) -> None:
     cli = client.node.create_client(SwitchController, "/controller_manager/switch_controller")
     assert cli.wait_for_service(timeout_sec=30.0), log_text(control_node)
     future = cli.call_async(
@@ -382,8 +407,13 @@ UNTOUCHED = slice(6, 12)  # joints no bad command below breaks
     ],
     ids=["nan", "wrong_length", "unknown_joint", "effort_limit", "position_limit"],
 )
-def test_bad_command_rejected_node_keeps_running(lockstep_control_node, client: Listener, plugin: str, bad,
-                                                 log: str) -> None:
+def test_bad_command_rejected_node_keeps_running(
+    lockstep_control_node: subprocess.Popen[bytes],
+    client: Listener,
+    plugin: str,
+    bad: Callable[[JointPDCommand], object],
+    log: str,
+) -> None:
     s = LockstepSession(client, plugin)
     good = pd(Q0, [1.0] * 12)
     s.run_for(good, 0.02)
@@ -404,8 +434,9 @@ def test_bad_command_rejected_node_keeps_running(lockstep_control_node, client: 
     assert pd_law_pairs(states, after) == len(states) - 1 >= 10
 
 
-def test_lockstep_refuses_a_command_of_another_stamp(lockstep_control_node, client: Listener,
-                                                    plugin: str) -> None:
+def test_lockstep_refuses_a_command_of_another_stamp(
+    lockstep_control_node: subprocess.Popen[bytes], client: Listener, plugin: str
+) -> None:
     """A command stamped 0.3 s ahead of the state the cycle waits for, and one answering an earlier cycle,
     are refused with one line each naming topic, stamp and the expected stamp; the cycle keeps waiting (its
     state re-published, no later state), nothing trips the watchdog; the answer of the right stamp releases
@@ -429,7 +460,8 @@ def test_lockstep_refuses_a_command_of_another_stamp(lockstep_control_node, clie
             log_text(lockstep_control_node)
     # still waiting: the state of that cycle is re-published (every lockstep_timeout), no later one comes
     assert client.spin_until(lambda: copies.count(waiting) >= 2, 10.0)
-    assert stamp_ns(s.states[-1]) == waiting and max(copies) == waiting
+    assert stamp_ns(s.states[-1]) == waiting
+    assert max(copies) == waiting
     assert "no command for" not in log_text(lockstep_control_node)  # the watchdog did not trip
     after = pd(Q0, [2.0] * 12)
     states = s.run_for(after, 0.02)

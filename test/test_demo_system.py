@@ -15,11 +15,15 @@ import os
 import re
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from kinodyn_tools.bags import read_messages
 
 from test.conftest import REPO
+
+if TYPE_CHECKING:
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -41,7 +45,7 @@ def tagged_processes(tag: str) -> list[int]:
     return found
 
 
-def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
+def test_demo_runs_the_short_scenario_headless(spawn: ProcessSpawner, tmp_path: Path) -> None:
     tag = uuid.uuid4().hex
     env = dict(os.environ, KINODYN_DEMO_HEADLESS="1", KINODYN_DEMO_SHORT="1",
                KINODYN_DEMO_RUNS=str(tmp_path / "runs"), KINODYN_DEMO_TEST_TAG=tag)
@@ -55,10 +59,12 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     steps = re.findall(r"^\[scenario\] t = +([0-9.]+) s: (.+)$", log, re.M)
     assert [name for _, name in steps] == ["stand up", "sway", "trot forward", "stop"], log[-4000:]
     times = [float(t) for t, _ in steps]
-    assert times[0] > 0 and times[1] - times[0] == pytest.approx(1.5, abs=0.05)
+    assert times[0] > 0
+    assert times[1] - times[0] == pytest.approx(1.5, abs=0.05)
     assert times[2] - times[1] == pytest.approx(1.0, abs=0.05)
     assert times[3] - times[2] == pytest.approx(2.5, abs=0.05)
-    assert "browser view" not in log and "[viewer]" not in log, "headless: no viewer expected"
+    assert "browser view" not in log, "headless: no viewer expected"
+    assert "[viewer]" not in log, "headless: no viewer expected"
 
     (run,) = list((tmp_path / "runs").iterdir())  # tmp_path also holds the spawned processes' logs
     summary = (run / "summary.txt").read_text()
@@ -70,17 +76,23 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
                       summary, re.M)
     assert whole, summary
     simulated, sim_first, wall, wall_first = (float(x) for x in whole.groups())
-    assert sim_first == pytest.approx(times[0], abs=0.01) and simulated >= times[3] + 1.5 - 0.01, summary
+    assert sim_first == pytest.approx(times[0], abs=0.01), summary
+    assert simulated >= times[3] + 1.5 - 0.01, summary
     assert 0 < wall_first < wall, summary
     trot = re.search(r"^trot forward +[0-9.]+ +\+0\.30 \+0\.00 \+0\.00 +([+-][0-9.]+) ([+-][0-9.]+) "
                      r"([+-][0-9.]+) +([0-9.]+)", summary, re.M)
     assert trot, summary
     vx, vy, wz, rmse = (float(x) for x in trot.groups())
-    assert abs(vx - 0.3) < 0.1 and abs(vy) < 0.1 and abs(wz) < 0.2 and rmse < 0.15, summary
+    assert abs(vx - 0.3) < 0.1, summary
+    assert abs(vy) < 0.1, summary
+    assert abs(wz) < 0.2, summary
+    assert rmse < 0.15, summary
     assert re.search(r"^estimator drift: [0-9.]+ % of [0-9.]+ m", summary, re.M), summary
     tick = re.search(r"^wbc tick latency: median ([0-9.]+) ms, p99 ([0-9.]+) ms, max [0-9.]+ ms over "
                      r"(\d+) ticks", summary, re.M)
-    assert tick and 0 < float(tick[1]) <= float(tick[2]) and int(tick[3]) > 1000, summary
+    assert tick, summary
+    assert 0 < float(tick[1]) <= float(tick[2]), summary
+    assert int(tick[3]) > 1000, summary
 
     # the bag: the graph's topics on simulated time, the command in it
     counts: dict[str, int] = {}
@@ -120,4 +132,5 @@ def test_demo_runs_the_short_scenario_headless(spawn, tmp_path: Path) -> None:
     page = (run / "report.html").read_text()
     assert page.count("<svg") >= 4
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page)
-    assert "velocity" in page.lower() and "estimate" in page.lower()
+    assert "velocity" in page.lower()
+    assert "estimate" in page.lower()

@@ -11,11 +11,13 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

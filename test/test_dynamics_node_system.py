@@ -9,7 +9,7 @@ core), ``g(q) = ID(q, 0, 0)``, ``M(q) a = ID(q, 0, a) - g(q)`` and M symmetric p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pytest
@@ -25,7 +25,16 @@ from kinodyn_interfaces.srv import GravityCompensation, InverseDynamics, MassMat
 from test.conftest import REPO, ProcessSpawner  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from rclpy.client import Client
+    from rclpy.type_support import Srv
+
 pytestmark = pytest.mark.system
+
+Req = TypeVar("Req")  # a service request
+Res = TypeVar("Res")  # its response
 
 DYNAMICS = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros" / "dynamics"
 ARM7 = REPO / "urdf" / "arm7.urdf"
@@ -34,7 +43,7 @@ NAMES = list(MODEL.joint_names)
 TOL = 1e-12  # identities between different algorithms (RNEA, CRBA, Jacobian), at rounding level
 
 
-def joint_state(q: np.ndarray, v: np.ndarray | None = None, names=NAMES) -> JointState:
+def joint_state(q: np.ndarray, v: np.ndarray | None = None, names: Sequence[str] = NAMES) -> JointState:
     return q_to_joint_state(names, q, Time(), v)
 
 
@@ -46,7 +55,7 @@ def wrench(link: str, values: np.ndarray) -> WrenchStamped:
     return msg
 
 
-def call(listener: Listener, client, request, timeout: float = 15.0):
+def call(listener: Listener, client: Client[Req, Res], request: Req, timeout: float = 15.0) -> Res:
     future = client.call_async(request)
     assert listener.spin_until(future.done, timeout), f"no response from {client.srv_name} in {timeout} s"
     return future.result()
@@ -65,7 +74,7 @@ class Services:
         for client in self.clients.values():
             assert client.wait_for_service(timeout_sec=20.0), f"{client.srv_name} not available"
 
-    def __call__(self, srv_type, **fields):
+    def __call__(self, srv_type: type[Srv], **fields: object) -> Any:  # noqa: ANN401  (rclpy types no response per service type)
         return call(self.listener, self.clients[srv_type], srv_type.Request(**fields))
 
 
@@ -94,7 +103,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Services, P
 
 
 @pytest.fixture(scope="module")
-def services(node) -> Services:
+def services(node: tuple[Services, ProcessSpawner]) -> Services:
     return node[0]
 
 
@@ -125,7 +134,8 @@ def test_inverse_dynamics_without_velocity_and_acceleration_is_gravity(services:
     q = MODEL.random_configuration(2)
     id_response = services(InverseDynamics, joint_state=joint_state(q))
     gravity = services(GravityCompensation, joint_state=joint_state(q))
-    assert id_response.success and gravity.success, (id_response.message, gravity.message)
+    assert id_response.success, (id_response.message, gravity.message)
+    assert gravity.success, (id_response.message, gravity.message)
     assert list(gravity.name) == NAMES
     np.testing.assert_array_equal(gravity.effort, MODEL.gravity_torques(q))
     np.testing.assert_allclose(id_response.effort, gravity.effort, rtol=0, atol=1e-12)
@@ -149,7 +159,9 @@ def test_mass_matrix_equals_crba_and_is_consistent_with_inverse_dynamics(service
     np.testing.assert_allclose(M @ a, np.array(id_response.effort) - g, rtol=0, atol=TOL * np.max(np.abs(g)))
 
 
-def test_gravity_efforts_are_published_for_each_good_joint_state(node) -> None:
+def test_gravity_efforts_are_published_for_each_good_joint_state(
+    node: tuple[Services, ProcessSpawner],
+) -> None:
     services, proc = node
     listener = services.listener
     received: list[Float64MultiArray] = []
@@ -271,14 +283,15 @@ BAD_REQUESTS = _bad_requests()
     ("case", "srv_type", "fields", "expected"), BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS]
 )
 def test_bad_requests_get_a_clear_message_and_the_next_request_is_served(
-    services: Services, case: str, srv_type, fields: dict, expected: str
+    services: Services, case: str, srv_type: type[Srv], fields: dict, expected: str
 ) -> None:
     response = services(srv_type, **fields)
     assert not response.success, case
     service = {InverseDynamics: "inverse_dynamics", GravityCompensation: "gravity_compensation"}.get(
         srv_type, "mass_matrix"
     )
-    assert response.message.startswith(f"{service}: ") and expected in response.message, response.message
+    assert response.message.startswith(f"{service}: "), response.message
+    assert expected in response.message, response.message
     assert list(response.name) == []
     q = MODEL.random_configuration(4)
     good = services(srv_type, joint_state=joint_state(q))

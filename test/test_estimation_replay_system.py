@@ -10,7 +10,7 @@ parameters: the feet come from the first contacts message, the IMU frame from th
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -26,6 +26,11 @@ from test.conftest import PYTHON, wait_for
 from test.ros_listener import Listener
 from test.test_offline_estimation import URDF, accuracy_bench
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
 
 INPUTS = ["/imu/data", "/joint_states", "/contacts"]
@@ -40,7 +45,7 @@ def _values(msg) -> np.ndarray:
                             v.x, v.y, v.z, w.x, w.y, w.z], msg.pose.covariance, msg.twist.covariance])
 
 
-def test_live_node_fed_by_bag_play_equals_kinodyn_estimate(spawn, tmp_path: Path,
+def test_live_node_fed_by_bag_play_equals_kinodyn_estimate(spawn: ProcessSpawner, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(synthetic_bag.TOPICS, "/imu/data", ("sensor_msgs/msg/Imu", "default"))  # reliable
     bag = tmp_path / "bag"

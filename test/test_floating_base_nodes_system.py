@@ -9,7 +9,7 @@ equal to 1e-12 relative), plus the identity ``M a = ID(q, 0, a) - g(q)`` between
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -28,6 +28,13 @@ from kinodyn import Model
 from kinodyn_interfaces.srv import ComputeFK, ComputeIK, GravityCompensation, InverseDynamics, MassMatrix
 from test.conftest import REPO, ProcessSpawner  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from numpy.typing import ArrayLike
+    from rclpy.type_support import Srv
+
 
 pytestmark = pytest.mark.system
 
@@ -48,7 +55,7 @@ def base_pose(q: np.ndarray) -> Pose:
     return Pose(position=Point(x=x, y=y, z=z), orientation=Quaternion(x=qx, y=qy, z=qz, w=qw))
 
 
-def six(values) -> dict:
+def six(values: Sequence[float]) -> dict[str, Vector3]:
     a = [float(c) for c in values]
     return dict(linear=Vector3(x=a[0], y=a[1], z=a[2]), angular=Vector3(x=a[3], y=a[4], z=a[5]))
 
@@ -80,7 +87,7 @@ class Services:
         for client in self.clients.values():
             assert client.wait_for_service(timeout_sec=30.0), f"{client.srv_name} not available"
 
-    def __call__(self, srv_type, **fields):
+    def __call__(self, srv_type: type[Srv], **fields: object) -> Any:  # noqa: ANN401  (rclpy types no response per service type)
         future = self.clients[srv_type].call_async(srv_type.Request(**fields))
         assert self.listener.spin_until(future.done, 20.0), (
             f"no response from {self.clients[srv_type].srv_name}"
@@ -145,12 +152,12 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         spawner.stop_all()
 
 
-def assert_close(actual, expected) -> None:
+def assert_close(actual: ArrayLike, expected: ArrayLike) -> None:
     expected = np.asarray(expected)
     np.testing.assert_allclose(actual, expected, rtol=0, atol=TOL * max(1.0, float(np.max(np.abs(expected)))))
 
 
-def test_fk_poses_are_in_the_world_frame_and_equal_the_core(nodes) -> None:
+def test_fk_poses_are_in_the_world_frame_and_equal_the_core(nodes: dict) -> None:
     rng = np.random.default_rng(1)
     frames = ["base_link", "LF_FOOT", "RH_SHANK", "imu_link"]
     for _ in range(3):
@@ -164,7 +171,7 @@ def test_fk_poses_are_in_the_world_frame_and_equal_the_core(nodes) -> None:
             assert_close(pose_to_matrix(pose.pose), MODEL.frame_placement(q, frame))
 
 
-def test_ik_moves_the_joints_with_the_base_held(nodes) -> None:
+def test_ik_moves_the_joints_with_the_base_held(nodes: dict) -> None:
     rng = np.random.default_rng(2)
     q_goal = configuration(rng)
     T_goal = MODEL.frame_placement(q_goal, "LF_FOOT")  # a pose the leg reaches from this base pose
@@ -185,7 +192,7 @@ def test_ik_moves_the_joints_with_the_base_held(nodes) -> None:
     assert response.position_error == pytest.approx(core.position_error, abs=1e-9)
 
 
-def test_inverse_dynamics_returns_the_base_wrench_and_joint_efforts_of_the_core(nodes) -> None:
+def test_inverse_dynamics_returns_the_base_wrench_and_joint_efforts_of_the_core(nodes: dict) -> None:
     rng = np.random.default_rng(3)
     for _ in range(3):
         q, v, a = configuration(rng), rng.normal(size=MODEL.nv), rng.normal(size=MODEL.nv)
@@ -204,7 +211,7 @@ def test_inverse_dynamics_returns_the_base_wrench_and_joint_efforts_of_the_core(
         assert_close(response.effort, MODEL.rnea(q, v, a, {"LF_FOOT": F}))
 
 
-def test_gravity_and_mass_matrix_equal_the_core_and_each_other(nodes) -> None:
+def test_gravity_and_mass_matrix_equal_the_core_and_each_other(nodes: dict) -> None:
     rng = np.random.default_rng(4)
     q, a = configuration(rng), rng.normal(size=MODEL.nv)
     services = nodes["dynamics"]
@@ -217,8 +224,11 @@ def test_gravity_and_mass_matrix_equal_the_core_and_each_other(nodes) -> None:
         base_pose=base_pose(q),
         base_acceleration=Accel(**six(a[:6])),
     )
-    assert gravity.success and mass.success and inverse.success, (gravity.message, mass.message)
-    assert list(gravity.name) == COORDINATES and list(mass.name) == COORDINATES
+    assert gravity.success, (gravity.message, mass.message)
+    assert mass.success, (gravity.message, mass.message)
+    assert inverse.success, (gravity.message, mass.message)
+    assert list(gravity.name) == COORDINATES
+    assert list(mass.name) == COORDINATES
     g = np.array(gravity.effort)
     assert_close(g, MODEL.gravity_torques(q))
     # second source for the base entries: the weight, pointing up, and its moment about the base origin, in
@@ -233,7 +243,7 @@ def test_gravity_and_mass_matrix_equal_the_core_and_each_other(nodes) -> None:
     assert_close(M @ a, np.array(inverse.effort) - g)
 
 
-def test_gravity_efforts_use_the_base_orientation_from_odometry(nodes) -> None:
+def test_gravity_efforts_use_the_base_orientation_from_odometry(nodes: dict) -> None:
     listener, proc = nodes["listener"], nodes["dynamics_proc"]
     received: list[Float64MultiArray] = []
     listener.node.create_subscription(Float64MultiArray, "/dynamics/gravity_efforts", received.append, 10)
@@ -260,7 +270,7 @@ def test_gravity_efforts_use_the_base_orientation_from_odometry(nodes) -> None:
         expected = MODEL.gravity_torques(q)[6:]
         atol = TOL * float(np.max(np.abs(expected)))
 
-        def answered(q=q, expected=expected, atol=atol) -> bool:
+        def answered(q: np.ndarray = q, expected: np.ndarray = expected, atol: float = atol) -> bool:
             odometries.publish(odometry(q))
             joint_states.publish(joint_state(q[7:]))
             return any(np.allclose(multiarray_to_array(m), expected, rtol=0, atol=atol) for m in received)
@@ -339,7 +349,9 @@ BAD_REQUESTS = _bad_requests()
 @pytest.mark.parametrize(
     ("case", "node", "srv_type", "fields", "expected"), BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS]
 )
-def test_bad_base_inputs_are_refused_with_a_reason(nodes, case, node, srv_type, fields, expected) -> None:
+def test_bad_base_inputs_are_refused_with_a_reason(
+    nodes: dict, case: str, node: str, srv_type: type[Srv], fields: dict[str, object], expected: str
+) -> None:
     joints = MODEL.neutral()[7:]  # within the limits; the IK case's target is this configuration's foot pose
     response = nodes[node](srv_type, joint_state=joint_state(joints), **fields)
     assert not response.success, case
@@ -352,7 +364,7 @@ def test_bad_base_inputs_are_refused_with_a_reason(nodes, case, node, srv_type, 
     assert good.success, good.message  # the node goes on; the default base input is accepted everywhere
 
 
-def test_streaming_clik_on_a_floating_base_reaches_the_target_in_the_world(spawn) -> None:
+def test_streaming_clik_on_a_floating_base_reaches_the_target_in_the_world(spawn: ProcessSpawner) -> None:
     proc = spawn(
         [
             str(LIB / "kinematics"),

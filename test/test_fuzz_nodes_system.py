@@ -16,7 +16,7 @@ kinodyn core in this process (second source).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pytest
@@ -39,7 +39,17 @@ from test.fuzz_inputs import Fuzzer
 from test.ros_listener import Listener
 from tf2_msgs.msg import TFMessage
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from rclpy.client import Client
+    from rclpy.type_support import Srv
+
 pytestmark = pytest.mark.system
+
+Req = TypeVar("Req")  # a service request
+Res = TypeVar("Res")  # its response
 
 FUZZ_SEED = 20261123
 ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
@@ -68,7 +78,7 @@ def arm_nodes(spawn: ProcessSpawner) -> dict:
     }
 
 
-def control_node(spawn: ProcessSpawner, tmp_path) -> object:
+def control_node(spawn: ProcessSpawner, tmp_path: Path) -> object:
     params = {
         "update_rate": 100,
         "robot_description_file": str(REPO / "urdf" / "quadruped.urdf"),
@@ -114,7 +124,7 @@ class Outputs:
 
 
 @pytest.fixture
-def graph(spawn: ProcessSpawner, tmp_path) -> Iterator[tuple[dict, Listener]]:
+def graph(spawn: ProcessSpawner, tmp_path: Path) -> Iterator[tuple[dict, Listener]]:
     processes = {**arm_nodes(spawn), "control_node": control_node(spawn, tmp_path)}
     listener = Listener("fuzz_test")
     try:
@@ -133,7 +143,7 @@ def good_joint_state(q: np.ndarray, sec: int) -> JointState:
     return msg
 
 
-def call(listener: Listener, client, request):
+def call(listener: Listener, client: Client[Req, Res], request: Req) -> Res:
     future = client.call_async(request)
     assert listener.spin_until(future.done, 20.0), f"no answer from {client.srv_name}"
     return future.result()
@@ -176,7 +186,7 @@ def fuzz_requests(fuzz: Fuzzer) -> dict:
         return InverseDynamics.Request(joint_state=state, acceleration=fuzz.array(len(state.name), scale=5.0),
                                        external_wrenches=fuzz.wrenches(LINKS))
 
-    def at_joint_state(srv: type):
+    def at_joint_state(srv: type[Srv]) -> Callable[[], Any]:  # noqa: ANN401  (rclpy types no request per service type)
         return lambda: srv.Request(joint_state=joint_state() if fuzz.bad(0.6) else valid_state())
 
     return {
@@ -188,7 +198,9 @@ def fuzz_requests(fuzz: Fuzzer) -> dict:
     }
 
 
-def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite(graph) -> None:
+def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite(
+    graph: tuple[dict, Listener],
+) -> None:
     processes, listener = graph
     node = listener.node
     outputs = Outputs(listener)
@@ -256,7 +268,8 @@ def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite
         assert "Traceback" not in log, (name, log[-3000:])
         problems = [line for line in log.splitlines() if "[WARN]" in line or "[ERROR]" in line]
         assert len(problems) <= MAX_LOG_LINES, (name, len(problems), problems[:20])
-    assert len(outputs.tf) > 0 and len(outputs.by_topic["/dynamics/gravity_efforts"]) > 0
+    assert len(outputs.tf) > 0
+    assert len(outputs.by_topic["/dynamics/gravity_efforts"]) > 0
 
     # --- afterwards every node still does its job (second source: the core in this process) ---------
     q = good_q(rng)
@@ -301,7 +314,8 @@ def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite
         transform_to_matrix(tf["link1"].transform), ARM7.frame_placement(q, "link1"), rtol=0, atol=1e-12
     )
     command = np.array(commands[-1].data)
-    assert np.all(np.isfinite(command)) and command.shape == (ARM7.nv,)
+    assert np.all(np.isfinite(command))
+    assert command.shape == (ARM7.nv,)
     assert np.all((ARM7.lower_limit <= command) & (command <= ARM7.upper_limit))
     assert outputs.non_finite() == []
     fk = call(listener, clients[ComputeFK], ComputeFK.Request(joint_state=good, frames=["ee_link"]))

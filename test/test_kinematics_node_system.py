@@ -8,7 +8,7 @@ distance from the target for the unreachable case.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pytest
@@ -30,7 +30,16 @@ from kinodyn_interfaces.srv import ComputeFK, ComputeIK
 from test.conftest import REPO, ProcessSpawner  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from rclpy.client import Client
+
+
 pytestmark = pytest.mark.system
+
+Req = TypeVar("Req")  # a service request
+Res = TypeVar("Res")  # its response
 
 KINEMATICS = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros" / "kinematics"
 ARM7 = REPO / "urdf" / "arm7.urdf"
@@ -38,7 +47,7 @@ MODEL = Model.from_urdf(str(ARM7))
 STAMP = Time()  # the services ignore stamps
 
 
-def joint_state(q: np.ndarray, names=MODEL.joint_names) -> JointState:
+def joint_state(q: np.ndarray, names: Sequence[str] = MODEL.joint_names) -> JointState:
     return q_to_joint_state(names, q, STAMP)
 
 
@@ -48,7 +57,7 @@ def pose_errors(T_target: np.ndarray, T: np.ndarray) -> tuple[float, float]:
     return float(np.linalg.norm(T_target[:3, 3] - T[:3, 3])), float(angle)
 
 
-def call(listener: Listener, client, request, timeout: float = 15.0):
+def call(listener: Listener, client: Client[Req, Res], request: Req, timeout: float = 15.0) -> Res:
     future = client.call_async(request)
     assert listener.spin_until(future.done, timeout), f"no response from {client.srv_name} in {timeout} s"
     return future.result()
@@ -65,7 +74,7 @@ class Services:
     def compute_fk(self, state: JointState, frames: list[str]) -> ComputeFK.Response:
         return call(self.listener, self.fk, ComputeFK.Request(joint_state=state, frames=frames))
 
-    def compute_ik(self, frame: str, T: np.ndarray, **fields) -> ComputeIK.Response:
+    def compute_ik(self, frame: str, T: np.ndarray, **fields: object) -> ComputeIK.Response:
         target = PoseStamped(pose=matrix_to_pose(T))
         target.header.frame_id = fields.pop("target_frame", "base_link")
         return call(self.listener, self.ik, ComputeIK.Request(frame=frame, target=target, **fields))
@@ -109,9 +118,11 @@ def test_ik_of_a_reachable_pose_succeeds_and_its_fk_matches(services: Services) 
     assert response.success, response.message
     assert list(response.solution.name) == list(MODEL.joint_names)
     q = np.array(response.solution.position)
-    assert np.all(q >= MODEL.lower_limit) and np.all(q <= MODEL.upper_limit)
+    assert np.all(q >= MODEL.lower_limit)
+    assert np.all(q <= MODEL.upper_limit)
     position_error, orientation_error = pose_errors(T_goal, MODEL.frame_placement(q, "ee_link"))
-    assert position_error < 1e-6 and orientation_error < 1e-6
+    assert position_error < 1e-6
+    assert orientation_error < 1e-6
     assert response.position_error == pytest.approx(position_error, abs=1e-12)
     assert response.orientation_error == pytest.approx(orientation_error, abs=1e-12)
     # per-request tolerances: a looser request is answered, and still within what it asked for
@@ -119,7 +130,8 @@ def test_ik_of_a_reachable_pose_succeeds_and_its_fk_matches(services: Services) 
     assert loose.success, loose.message
     q_loose = np.array(loose.solution.position)
     position_error, orientation_error = pose_errors(T_goal, MODEL.frame_placement(q_loose, "ee_link"))
-    assert position_error < 1e-2 and orientation_error < 1e-2
+    assert position_error < 1e-2
+    assert orientation_error < 1e-2
 
 
 def test_unreachable_target_returns_the_closest_solution_and_its_error(services: Services) -> None:
@@ -128,9 +140,12 @@ def test_unreachable_target_returns_the_closest_solution_and_its_error(services:
     seed = joint_state(np.clip(MODEL.neutral(), MODEL.lower_limit, MODEL.upper_limit))
     response = services.compute_ik("ee_link", T_goal, seed=seed, timeout=2.0)  # call() gives up after 15 s
     assert not response.success
-    assert "target not reached" in response.message and "closest solution" in response.message
+    assert "target not reached" in response.message
+    assert "closest solution" in response.message
     q = np.array(response.solution.position)
-    assert q.shape == (MODEL.nv,) and np.all(q >= MODEL.lower_limit) and np.all(q <= MODEL.upper_limit)
+    assert q.shape == (MODEL.nv,)
+    assert np.all(q >= MODEL.lower_limit)
+    assert np.all(q <= MODEL.upper_limit)
     position_error, orientation_error = pose_errors(T_goal, MODEL.frame_placement(q, "ee_link"))
     assert response.position_error == pytest.approx(position_error, abs=1e-12)
     assert response.orientation_error == pytest.approx(orientation_error, abs=1e-12)
@@ -183,10 +198,8 @@ def test_bad_fk_requests_get_a_clear_message_and_the_next_request_is_served(serv
     for case, request, expected in _bad_fk_requests():
         response = call(services.listener, services.fk, request)
         assert not response.success, case
-        assert response.message.startswith("compute_fk: ") and expected in response.message, (
-            case,
-            response.message,
-        )
+        assert response.message.startswith("compute_fk: "), (case, response.message)
+        assert expected in response.message, (case, response.message)
         assert list(response.poses) == []
         good = services.compute_fk(joint_state(q), ["ee_link"])
         assert good.success, (case, good.message)
@@ -249,19 +262,19 @@ def test_bad_ik_requests_get_a_clear_message_and_the_next_request_is_served(serv
     for case, fields, expected in cases:
         response = services.compute_ik(fields.pop("frame"), fields.pop("T"), **fields)
         assert not response.success, case
-        assert response.message.startswith("compute_ik: ") and expected in response.message, (
-            case,
-            response.message,
-        )
-        assert list(response.solution.name) == [] and list(response.solution.position) == []
+        assert response.message.startswith("compute_ik: "), (case, response.message)
+        assert expected in response.message, (case, response.message)
+        assert list(response.solution.name) == []
+        assert list(response.solution.position) == []
         good = services.compute_ik("ee_link", T_goal)
         assert good.success, (case, good.message)
         q = np.array(good.solution.position)
         position_error, orientation_error = pose_errors(T_goal, MODEL.frame_placement(q, "ee_link"))
-        assert position_error < 1e-6 and orientation_error < 1e-6
+        assert position_error < 1e-6
+        assert orientation_error < 1e-6
 
 
-def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
+def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn: ProcessSpawner) -> None:
     proc = spawn(
         [
             str(KINEMATICS),
@@ -338,7 +351,8 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
             state["commands"],
         )
         assert state["commands"] > 10
-        assert np.all(state["q"] >= MODEL.lower_limit) and np.all(state["q"] <= MODEL.upper_limit)
+        assert np.all(state["q"] >= MODEL.lower_limit)
+        assert np.all(state["q"] <= MODEL.upper_limit)
     finally:
         listener.close()
 
@@ -351,7 +365,7 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn) -> None:
     ],
 )
 def test_bad_streaming_parameters_exit_with_one_error_line(
-    spawn, parameters: list[str], expected: str
+    spawn: ProcessSpawner, parameters: list[str], expected: str
 ) -> None:
     arguments = [arg for parameter in parameters for arg in ("-p", parameter)]
     proc = spawn(
@@ -360,5 +374,6 @@ def test_bad_streaming_parameters_exit_with_one_error_line(
     assert proc.wait(timeout=20) == 1
     log = proc.log_path.read_text()
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
-    assert len(errors) == 1 and expected in errors[0], log
+    assert len(errors) == 1, log
+    assert expected in errors[0], log
     assert "Traceback" not in log

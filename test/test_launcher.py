@@ -23,7 +23,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -31,6 +31,9 @@ from kinodyn_tools.launcher.cli import main
 from kinodyn_tools.launcher.graph import installed_graph, load_graph
 
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
+
+if TYPE_CHECKING:
+    from test.conftest import ProcessSpawner
 
 GRAPH_FILES = sorted((REPO / "config").glob("*.yaml"))
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
@@ -97,7 +100,8 @@ def _run_launch_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, 
     for name, module in _fake_launch_modules(recorded).items():
         monkeypatch.setitem(sys.modules, name, module)
     spec = importlib.util.spec_from_file_location(f"launch_file_{path.stem.replace('.', '_')}", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.generate_launch_description(), recorded
@@ -301,7 +305,7 @@ def test_nodes_lists_the_executables_of_the_kinodyn_packages(capsys: pytest.Capt
 
 @pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_stop_signal_stops_every_process_of_every_node(
-    signum: signal.Signals, exit_code: int, tmp_path: Path, test_prefix: Path, spawn
+    signum: signal.Signals, exit_code: int, tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner
 ) -> None:
     graph_file = _write_graph(
         tmp_path,
@@ -321,7 +325,8 @@ def test_stop_signal_stops_every_process_of_every_node(
     ready = wait_for(lambda: _log_has(launcher, "[alpha] ready", "[beta] ready"), timeout=30)
     assert ready, _log_lines(launcher)
     node_pids = _pids(tmp_path / "alpha.pids") + _pids(tmp_path / "beta.pids")
-    assert len(node_pids) == 3 and all(_alive(pid) for pid in node_pids)
+    assert len(node_pids) == 3
+    assert all(_alive(pid) for pid in node_pids)
 
     os.killpg(launcher.pid, signum)  # as the terminal does on Ctrl-C: the launcher's own process group
     assert launcher.wait(timeout=30) == exit_code
@@ -348,7 +353,9 @@ def test_stop_signal_stops_every_process_of_every_node(
     assert "[kinodyn] node 'alpha' stopped with code 0" in lines
 
 
-def test_node_that_ignores_sigint_is_terminated(tmp_path: Path, test_prefix: Path, spawn) -> None:
+def test_node_that_ignores_sigint_is_terminated(
+    tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner,
+) -> None:
     pid_file = tmp_path / "stubborn.pids"
     graph_file = _write_graph(tmp_path, {"stubborn": {"ignore_sigint": True, "pid_file": str(pid_file)}})
     launcher = spawn([_kinodyn(), "up", str(graph_file), "--stop-timeout", "1"], "launcher")
@@ -362,7 +369,7 @@ def test_node_that_ignores_sigint_is_terminated(tmp_path: Path, test_prefix: Pat
 
 
 def test_node_ignoring_sigint_and_sigterm_with_its_main_thread_ended_is_killed(
-    tmp_path: Path, test_prefix: Path, spawn
+    tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner
 ) -> None:
     """A group leader that is a zombie while its worker thread runs is a live node (not a stopped one,
     which would end the launcher in an AssertionError); SIGTERM and SIGKILL follow, one line each."""
@@ -374,7 +381,8 @@ def test_node_ignoring_sigint_and_sigterm_with_its_main_thread_ended_is_killed(
     assert wait_for(lambda: _log_has(launcher, "[stubborn] ready"), timeout=30), _log_lines(launcher)
     pid = _pids(pid_file)[0]
     assert wait_for(lambda: "State:\tZ" in Path(f"/proc/{pid}/status").read_text(), timeout=10)
-    assert Path(f"/proc/{pid}/task").exists() and len(list(Path(f"/proc/{pid}/task").iterdir())) >= 1
+    assert Path(f"/proc/{pid}/task").exists()
+    assert len(list(Path(f"/proc/{pid}/task").iterdir())) >= 1
     os.killpg(launcher.pid, signal.SIGINT)
     assert launcher.wait(timeout=30) == 130
     lines = _log_lines(launcher)
@@ -388,7 +396,9 @@ def test_node_ignoring_sigint_and_sigterm_with_its_main_thread_ended_is_killed(
     assert not [line for line in lines if "Traceback" in line or "Error" in line], lines
 
 
-def test_timeout_stops_the_graph_with_exit_code_0(tmp_path: Path, test_prefix: Path, spawn) -> None:
+def test_timeout_stops_the_graph_with_exit_code_0(
+    tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner,
+) -> None:
     graph_file = _write_graph(tmp_path, {"alpha": {}, "beta": {}})
     launcher = spawn([_kinodyn(), "up", str(graph_file), "--timeout", "2"], "launcher")
     assert launcher.wait(timeout=30) == 0
@@ -400,7 +410,7 @@ def test_timeout_stops_the_graph_with_exit_code_0(tmp_path: Path, test_prefix: P
 
 @pytest.mark.parametrize("code", [1, 3])
 def test_node_exit_stops_the_graph_with_a_message_and_exit_code_1(
-    code: int, tmp_path: Path, test_prefix: Path, spawn
+    code: int, tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner
 ) -> None:
     graph_file = _write_graph(
         tmp_path,
@@ -436,7 +446,7 @@ def _guard_of(launcher_pid: int) -> int:
 
 @pytest.mark.parametrize("guard_killed_too", [False, True], ids=["guard_stops_the_groups", "without_guard"])
 def test_killed_launcher_leaves_no_node_and_no_parameter_file(
-    guard_killed_too: bool, tmp_path: Path, test_prefix: Path, spawn
+    guard_killed_too: bool, tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner
 ) -> None:
     """SIGKILL to the launcher: its guard stops every node group, escalating past a node and a child that
     ignore SIGINT; with the guard killed too, each node still gets SIGINT from the kernel (PDEATHSIG)."""
@@ -459,7 +469,8 @@ def test_killed_launcher_leaves_no_node_and_no_parameter_file(
     assert wait_for(lambda: _log_has(launcher, *ready), timeout=30), _log_lines(launcher)
     assert "[polite] parameter gains={'kp': 1.0}" in _log_lines(launcher)
     node_pids = [pid for name in nodes for pid in _pids(tmp_path / f"{name}.pids")]
-    assert len(node_pids) == len(nodes) + (not guard_killed_too) and all(_alive(pid) for pid in node_pids)
+    assert len(node_pids) == len(nodes) + (not guard_killed_too)
+    assert all(_alive(pid) for pid in node_pids)
     guard = _guard_of(launcher.pid)
 
     if guard_killed_too:
@@ -488,7 +499,7 @@ def test_killed_launcher_leaves_no_node_and_no_parameter_file(
         assert f"[kinodyn-guard] node '{name}' stopped" in lines, lines
 
 
-def test_guard_that_ends_stops_the_graph(tmp_path: Path, test_prefix: Path, spawn) -> None:
+def test_guard_that_ends_stops_the_graph(tmp_path: Path, test_prefix: Path, spawn: ProcessSpawner) -> None:
     """Without its guard a killed launcher would leave its nodes running: the launcher stops the graph."""
     graph_file = _write_graph(tmp_path, {"alpha": {"pid_file": str(tmp_path / "alpha.pids")}})
     launcher = spawn([_kinodyn(), "up", str(graph_file)], "launcher")
@@ -678,7 +689,7 @@ def _flatten(parameters: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @pytest.mark.system
 @pytest.mark.parametrize("graph_file", GRAPH_FILES, ids=lambda path: path.stem)
-def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn) -> None:
+def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn: ProcessSpawner) -> None:
     import rclpy
 
     graph = load_graph(graph_file)

@@ -8,11 +8,17 @@ lists the ones the node accepts, with no traceback. The same parameter spelled r
 from __future__ import annotations
 
 import subprocess
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 
 from test.conftest import REPO, wait_for  # pytest --import-mode=importlib names it so
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -23,7 +29,9 @@ NODES = ["state_publisher", "joint_motion", "kinematics", "dynamics", "ee_pose_p
 
 @pytest.mark.parametrize("node", NODES)
 @pytest.mark.parametrize("how", ["command_line", "params_file"])
-def test_a_misspelled_parameter_ends_the_node_with_one_error_line(spawn, tmp_path, node: str, how: str):
+def test_a_misspelled_parameter_ends_the_node_with_one_error_line(
+    spawn: ProcessSpawner, tmp_path: Path, node: str, how: str,
+) -> None:
     if how == "command_line":
         args = ["-p", f"robot_description_file:={ARM7}", "-p", "rate_hzz:=10.0"]
     else:
@@ -46,7 +54,7 @@ def test_a_misspelled_parameter_ends_the_node_with_one_error_line(spawn, tmp_pat
     assert "Traceback" not in log
 
 
-def test_the_parameter_spelled_right_starts_the_node(spawn) -> None:
+def test_the_parameter_spelled_right_starts_the_node(spawn: ProcessSpawner) -> None:
     proc = spawn([str(ROS_LIB / "joint_motion"), "--ros-args", "-p", f"robot_description_file:={ARM7}", "-p",
                   "rate_hz:=10.0"], "joint_motion")
     assert wait_for(lambda: "moving 7 joints" in proc.log_path.read_text(), 30), proc.log_path.read_text()

@@ -23,9 +23,8 @@ import io
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -42,6 +41,11 @@ from kinodyn_tools.estimation.offline import StderrLog, Topics, estimate_bag, lo
 from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, TOPICS, write_synthetic_bag
 from kinodyn_tools.estimation.truth import OdometrySeries
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinodyn.estimation.synthetic import SyntheticRun
+
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "src" / "kinodyn" / "test" / "estimation" / "quadruped_offset_imu.urdf"
 PIVOTING_FEET: tuple = ()
@@ -54,11 +58,11 @@ NS = 1_000_000_000
 TRUTH_TOPIC = "/ground_truth/odometry"
 
 
-def _synthesize(duration: float, seed: int = 0):
+def _synthesize(duration: float, seed: int = 0) -> SyntheticRun:
     return accuracy_bench.synthesize(duration, seed)
 
 
-def _params_file(path: Path, run, filter_name: str) -> Path:
+def _params_file(path: Path, run: SyntheticRun, filter_name: str) -> Path:
     """A ROS 2 params file for the state_estimator node with the synthesis' noise densities."""
     noise = accuracy_bench.matched_noise(run)
     values = {name: getattr(noise, name) for name in NOISE_PARAMETERS} | {"filter": filter_name}
@@ -84,7 +88,9 @@ def short_bags(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return bags
 
 
-def test_two_runs_write_identical_bytes_stamped_by_the_messages(short_bags, tmp_path: Path) -> None:
+def test_two_runs_write_identical_bytes_stamped_by_the_messages(
+    short_bags: dict[str, Path], tmp_path: Path,
+) -> None:
     outputs = [tmp_path / name / "out" for name in ("a", "b")]
     for out in outputs:
         result = _kinodyn("estimate", short_bags["faults"], "--urdf", URDF, "--output", out, "--quiet")
@@ -100,7 +106,9 @@ def test_two_runs_write_identical_bytes_stamped_by_the_messages(short_bags, tmp_
     assert min(stamps) >= round(DEFAULT_EPOCH * NS)  # message time, not the time of the run
 
 
-def test_one_odometry_per_imu_message_equal_to_the_core_estimator(short_bags, tmp_path: Path) -> None:
+def test_one_odometry_per_imu_message_equal_to_the_core_estimator(
+    short_bags: dict[str, Path], tmp_path: Path,
+) -> None:
     out, run = tmp_path / "out", short_bags["run"]
     params = EstimatorParameters(feet=run.feet)  # named up front: the first Imu message is not held back
     result = estimate_bag(short_bags["clean"], load_model(URDF), params, out, Topics(), spheres=PIVOTING_FEET)
@@ -132,7 +140,7 @@ def test_one_odometry_per_imu_message_equal_to_the_core_estimator(short_bags, tm
     np.testing.assert_allclose(np.array(got), np.array(expected), rtol=0.0, atol=1e-12)
 
 
-def test_summary_names_rates_pose_nis_and_the_accuracy(short_bags, tmp_path: Path) -> None:
+def test_summary_names_rates_pose_nis_and_the_accuracy(short_bags: dict[str, Path], tmp_path: Path) -> None:
     result = _kinodyn("estimate", short_bags["clean"], "--urdf", URDF, "--output", tmp_path / "out",
                       "--ground-truth-topic", TRUTH_TOPIC, "--quiet")
     assert result.returncode == 0, result.stderr
@@ -140,12 +148,13 @@ def test_summary_names_rates_pose_nis_and_the_accuracy(short_bags, tmp_path: Pat
     assert "bag duration     4.000 s" in text
     for topic in ("/imu/data", "/joint_states", "/contacts"):
         lines = [line for line in text.splitlines() if line.split()[:1] == [topic]]
-        assert len(lines) == 1 and lines[0].endswith("500.00 Hz"), text
+        assert len(lines) == 1, text
+        assert lines[0].endswith("500.00 Hz"), text
     for label in ("final pose", "NIS per dof", "drift", "roll/pitch", "velocity"):
         assert label in text, text
 
 
-def test_refusals_are_one_line_and_exit_code_2(short_bags, tmp_path: Path) -> None:
+def test_refusals_are_one_line_and_exit_code_2(short_bags: dict[str, Path], tmp_path: Path) -> None:
     bad_params = tmp_path / "bad.yaml"
     bad_params.write_text(yaml.safe_dump({"state_estimator": {"ros__parameters": {"fliter": "eskf"}}}))
     cases = {
@@ -159,7 +168,8 @@ def test_refusals_are_one_line_and_exit_code_2(short_bags, tmp_path: Path) -> No
         result = _kinodyn("estimate", short_bags["clean"], "--urdf", URDF, "--output", out, "--quiet", *extra)
         assert result.returncode == 2, (name, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("kinodyn estimate: error: "), (name, lines)
+        assert len(lines) == 1, (name, lines)
+        assert lines[0].startswith("kinodyn estimate: error: "), (name, lines)
 
 
 def test_params_file_sections_and_node_only_parameters(tmp_path: Path) -> None:
@@ -290,11 +300,13 @@ def test_arrays_write_the_bytes_of_the_message_by_message_path(edited_bags: dict
         written = [(tmp_path / path / "out" / name).read_bytes() for path in ("arrays", "messages")]
         assert written[0] == written[1], name
     assert results["arrays"] == results["messages"]
-    assert len(used) >= 8 and results["arrays"][3] > 1000
+    assert len(used) >= 8
+    assert results["arrays"][3] > 1000
     if bag in ("clean", "faults"):
         assert all(used)
     else:
-        assert any(used) and not all(used), used
+        assert any(used), used
+        assert not all(used), used
     counters, lines = results["arrays"][0], results["arrays"][5]
     assert (counters["resets"] == 1) == (bag == "loop"), counters
     assert (counters["dropped_duplicate"] > 0) == (bag in ("faults", "odd")), counters
@@ -315,7 +327,8 @@ def trot(trot_run: Any, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The acceptance run as a clean and a faulted bag."""
     root = tmp_path_factory.mktemp("trot")
     run = trot_run
-    assert run.path_length >= 10.0 and run.t[-1] - run.walk_start >= 30.0
+    assert run.path_length >= 10.0
+    assert run.t[-1] - run.walk_start >= 30.0
     write_synthetic_bag(run, root / "clean")
     write_synthetic_bag(inject_faults(run, seed=1), root / "faults")
     return {"run": run, "root": root}
@@ -323,7 +336,7 @@ def trot(trot_run: Any, tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.mark.parametrize("faults", [False, True], ids=["clean", "faults"])
 @pytest.mark.parametrize("filter_name", ["eskf", "invariant"])
-def test_accuracy_acceptance(trot, filter_name: str, faults: bool, tmp_path: Path) -> None:
+def test_accuracy_acceptance(trot: dict, filter_name: str, faults: bool, tmp_path: Path) -> None:
     run = trot["run"]
     params = parameters_from_file(_params_file(tmp_path / "params.yaml", run, filter_name))
     result = estimate_bag(trot["root"] / ("faults" if faults else "clean"), load_model(URDF), params,
@@ -368,7 +381,7 @@ def _ahead(messages: list) -> list:
     return messages
 
 
-def test_a_message_stamped_ahead_of_its_bag_time_is_refused_and_the_command_fails(short_bags,
+def test_a_message_stamped_ahead_of_its_bag_time_is_refused_and_the_command_fails(short_bags: dict[str, Path],
                                                                                   tmp_path: Path) -> None:
     """The bag's time is the clock: the message is refused with one line naming topic, stamp and bag time,
     counted, every other message is estimated (one estimate fewer than the clean bag, not a fifth of them),
@@ -380,11 +393,13 @@ def test_a_message_stamped_ahead_of_its_bag_time_is_refused_and_the_command_fail
     assert result.returncode == 1, (result.stdout, result.stderr)
     errors = result.stderr.splitlines()
     refusals = [line for line in errors if "refusing /imu/data message stamped" in line]
-    assert len(refusals) == 1 and "its bag time reads" in refusals[0], errors
+    assert len(refusals) == 1, errors
+    assert "its bag time reads" in refusals[0], errors
     assert "10.000 s ahead of it (more than max_stamp_lead 0.5 s)" in refusals[0]
     assert errors[-1].startswith("kinodyn estimate: error: 1 input message(s) stamped more than "
                                  "max_stamp_lead ahead of their bag time and 0 of another clock domain were "
                                  "refused")
     assert "dropped_ahead 1" in result.stdout
     written = list(read_messages(tmp_path / "out", ["/odometry/filtered"]))
-    assert len(clean.estimates.t) > 1500 and len(written) == len(clean.estimates.t) - 1
+    assert len(clean.estimates.t) > 1500
+    assert len(written) == len(clean.estimates.t) - 1

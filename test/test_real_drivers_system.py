@@ -20,7 +20,7 @@ emulated Xsens MTi streaming on another pseudo-terminal (emulators/serial_imu.py
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -38,6 +38,13 @@ from sensor_msgs.msg import Imu, JointState
 from kinodyn_interfaces.msg import JointPDCommand
 from test.conftest import REPO, wait_for
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -76,7 +83,7 @@ def devices() -> Iterator[Devices]:
 REPLY_TIMEOUT = 1.0
 
 
-def start(spawn, tmp_path, devices: Devices):
+def start(spawn: ProcessSpawner, tmp_path: Path, devices: Devices) -> subprocess.Popen[bytes]:
     urdf = tmp_path / "robot.urdf"
     urdf.write_text(real_drivers_urdf({"interface": "slcan", "channel": devices.adapter.port,
                                        "reply_timeout": REPLY_TIMEOUT},
@@ -92,18 +99,18 @@ def start(spawn, tmp_path, devices: Devices):
     return spawn([str(CONTROL_NODE), "--ros-args", "--params-file", str(param_file)], "control_node")
 
 
-def lines_of(proc, level: str) -> list[str]:
+def lines_of(proc: subprocess.Popen[bytes], level: str) -> list[str]:
     return [line for line in proc.log_path.read_text().splitlines() if f"[{level}]" in line]
 
 
-def errors_of(proc) -> list[str]:
+def errors_of(proc: subprocess.Popen[bytes]) -> list[str]:
     return lines_of(proc, "ERROR")
 
 
 class Run:
     """A test's view of control_node: /joint_states and the IMU broadcaster's messages, PD commands."""
 
-    def __init__(self, proc) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.client = Listener("real_drivers_test")
         self.states: list[JointState] = []
@@ -142,7 +149,9 @@ class Run:
         self.client.close()
 
 
-def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, tmp_path, devices) -> None:
+def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(
+    spawn: ProcessSpawner, tmp_path: Path, devices: Devices,
+) -> None:
     proc = start(spawn, tmp_path, devices)
     run = Run(proc)
     states, imu = run.states, run.imu
@@ -150,11 +159,13 @@ def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, 
         target = np.array(QUADRUPED_STANCE) + 0.1
         run.settle(target)
         last = states[-1]
-        assert np.isfinite(last.position).all() and np.isfinite(last.effort).all()
+        assert np.isfinite(last.position).all()
+        assert np.isfinite(last.effort).all()
         for name, q in zip(last.name, last.position, strict=True):  # the same angle in motor coordinates
             assert devices.by_joint[name].position == pytest.approx(direction(name) * q, abs=0.02)
         assert all(m.motor_mode for m in devices.by_joint.values())
-        assert imu and imu[-1].header.frame_id == "imu_link"  # the emulated MTi: level, at rest
+        assert imu
+        assert imu[-1].header.frame_id == "imu_link"  # the emulated MTi: level, at rest
         orientation, acceleration = imu[-1].orientation, imu[-1].linear_acceleration
         assert (orientation.x, orientation.y, orientation.z, orientation.w) == (0.0, 0.0, 0.0, 1.0)
         assert (acceleration.x, acceleration.y) == (0.0, 0.0)
@@ -169,13 +180,16 @@ def test_pd_commands_move_the_motors_and_over_temperature_stops_the_node(spawn, 
         assert len(errors) == 1, errors
         assert "component 'quadruped_system' returned an error from read(): motor 0x6 (joint 'LH_KFE') is " \
                "over-temperature: 95 °C above max_temperature 80.0 °C" in errors[0]
-        assert "leg_pd_controller deactivated" in errors[0] and errors[0].endswith("exiting with code 1")
+        assert "leg_pd_controller deactivated" in errors[0]
+        assert errors[0].endswith("exiting with code 1")
         assert wait_for(lambda: not any(m.motor_mode for m in devices.by_joint.values()), 5.0)
     finally:
         run.close()
 
 
-def test_a_stray_reply_is_dropped_with_one_warning_and_the_node_runs_on(spawn, tmp_path, devices) -> None:
+def test_a_stray_reply_is_dropped_with_one_warning_and_the_node_runs_on(
+    spawn: ProcessSpawner, tmp_path: Path, devices: Devices,
+) -> None:
     """A reply of LH_KFE's motor to no frame of the driver (as if another node had sent it one): dropped and
     reported once, the node goes on and its joint states still follow the motors."""
     proc = start(spawn, tmp_path, devices)
@@ -195,13 +209,16 @@ def test_a_stray_reply_is_dropped_with_one_warning_and_the_node_runs_on(spawn, t
         run.settle(target)
         for name, q in zip(QUADRUPED_JOINTS, run.positions(run.states[-1]), strict=True):
             assert devices.by_joint[name].position == pytest.approx(direction(name) * q, abs=0.02)
-        assert proc.poll() is None and not errors_of(proc)
+        assert proc.poll() is None
+        assert not errors_of(proc)
         assert len(dropped()) == 1
     finally:
         run.close()
 
 
-def test_a_joint_reading_outside_its_urdf_limits_stops_the_node(spawn, tmp_path, devices) -> None:
+def test_a_joint_reading_outside_its_urdf_limits_stops_the_node(
+    spawn: ProcessSpawner, tmp_path: Path, devices: Devices,
+) -> None:
     """LH_KFE's motor reports a position beyond the joint's URDF range (+ position_margin 0.1): one error line
     naming joint, value and range, exit code 1, motors resting, and /joint_states never carried it."""
     joint = next(j for j in read_urdf(URDF.read_text()).joints if j.name == "LH_KFE")
@@ -216,7 +233,8 @@ def test_a_joint_reading_outside_its_urdf_limits_stops_the_node(spawn, tmp_path,
         error = run.exits_with_one_error()
         read = re.search(f"returned an error from read\\(\\): joint 'LH_KFE' \\(motor {motor.can_id:#x}\\) "
                          r"reads position (\S+) rad", error)
-        assert read and float(read[1]) == pytest.approx(beyond, abs=25 / 65535), error
+        assert read, error
+        assert float(read[1]) == pytest.approx(beyond, abs=25 / 65535), error
         assert (f"outside [{joint.lower - 0.1:.6g}, {joint.upper + 0.1:.6g}] (URDF limits [{joint.lower:g}, "
                 f"{joint.upper:g}] rad ± position_margin 0.1)") in error, error
         assert "leg_pd_controller deactivated" in error
@@ -227,7 +245,9 @@ def test_a_joint_reading_outside_its_urdf_limits_stops_the_node(spawn, tmp_path,
         run.close()
 
 
-def test_an_imu_rate_beyond_its_range_stops_the_node_and_is_never_broadcast(spawn, tmp_path, devices) -> None:
+def test_an_imu_rate_beyond_its_range_stops_the_node_and_is_never_broadcast(
+    spawn: ProcessSpawner, tmp_path: Path, devices: Devices,
+) -> None:
     """The MTi reports 1e6 rad/s: one error line naming the value and the range, exit code 1, and no IMU
     message carries it."""
     proc = start(spawn, tmp_path, devices)
@@ -245,7 +265,9 @@ def test_an_imu_rate_beyond_its_range_stops_the_node_and_is_never_broadcast(spaw
         run.close()
 
 
-def test_an_imu_replaying_its_last_packet_stops_the_node(spawn, tmp_path, devices) -> None:
+def test_an_imu_replaying_its_last_packet_stops_the_node(
+    spawn: ProcessSpawner, tmp_path: Path, devices: Devices,
+) -> None:
     """The MTi sends its last packet again and again (a stuck device): the packets are not taken as new, and
     three reads in a row with nothing else are one error line and exit code 1."""
     proc = start(spawn, tmp_path, devices)
@@ -262,13 +284,16 @@ def test_an_imu_replaying_its_last_packet_stops_the_node(spawn, tmp_path, device
         run.close()
 
 
-def test_a_motor_missing_at_startup_is_one_error_and_exit_code_1(spawn, tmp_path) -> None:
+def test_a_motor_missing_at_startup_is_one_error_and_exit_code_1(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     devices = Devices(missing="RF_HFE")
     try:
         proc = start(spawn, tmp_path, devices)
         proc.wait(timeout=60.0)
         errors = errors_of(proc)
-        assert proc.returncode == 1 and len(errors) == 1, proc.log_path.read_text()
+        assert proc.returncode == 1, proc.log_path.read_text()
+        assert len(errors) == 1, proc.log_path.read_text()
         assert "no reply from motor 0x8 (joint 'RF_HFE') within reply_timeout 1.0 s" in errors[0]
     finally:
         devices.close()

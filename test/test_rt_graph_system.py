@@ -16,7 +16,7 @@ Judged from message content in simulated time.
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -31,6 +31,11 @@ from sensor_msgs.msg import JointState
 
 from test.conftest import REPO
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 NS = 1_000_000_000
@@ -53,7 +58,7 @@ def rt_graph(directory: Path, **wbc: object) -> Path:
     return path
 
 
-def scenario(spawn, graph: Path, name: str):
+def scenario(spawn: ProcessSpawner, graph: Path, name: str):
     holder = []
     try:
         result = run_scenario(STEPS, name, start=lambda: holder.append(spawn(graph_command(graph), name)))
@@ -63,7 +68,7 @@ def scenario(spawn, graph: Path, name: str):
     return result, holder[0].log_path.read_text()
 
 
-def test_both_graphs_give_the_same_figures(spawn) -> None:
+def test_both_graphs_give_the_same_figures(spawn: ProcessSpawner) -> None:
     node, node_log = scenario(spawn, REPO / "config" / "quadruped_wbc.yaml", "node_graph")
     rt, rt_log = scenario(spawn, REPO / "config" / "quadruped_rt.yaml", "rt_graph")
     for result in (node, rt):
@@ -76,16 +81,20 @@ def test_both_graphs_give_the_same_figures(spawn) -> None:
     assert abs(a.mean_velocity[0] - b.mean_velocity[0]) < 0.06, (a, b)
     assert abs(a.linear_rmse - b.linear_rmse) < 0.05, (a, b)
     for result in (node, rt):
-        assert result.drift is not None and result.drift.path_length > 0.5
+        assert result.drift is not None
+        assert result.drift.path_length > 0.5
         assert result.drift.final_horizontal_error < 0.05, result.drift
     assert abs(node.drift.final_horizontal_error - rt.drift.final_horizontal_error) < 0.03
     # the in-process wbc ticks once per cycle (500 Hz), as the node answers every joint state
     assert abs(rt.tick_rate - 500) < 5, rt.tick_rate
     for log in (node_log, rt_log):
-        assert "unsafe command" not in log and "deactivated" not in log
+        assert "unsafe command" not in log
+        assert "deactivated" not in log
 
 
-def record_odometry(spawn, graph: Path, name: str, until: float) -> dict[int, tuple[float, ...]]:
+def record_odometry(
+    spawn: ProcessSpawner, graph: Path, name: str, until: float,
+) -> dict[int, tuple[float, ...]]:
     """Start ``graph`` and record /odometry/filtered until its stamps reach ``until`` s: stamp [ns] -> the
     message's numbers."""
     listener = Listener(f"odometry_{name}")
@@ -107,7 +116,7 @@ def record_odometry(spawn, graph: Path, name: str, until: float) -> dict[int, tu
     return got
 
 
-def test_rt_graph_in_lockstep_is_bit_identical_from_run_to_run(spawn, tmp_path) -> None:
+def test_rt_graph_in_lockstep_is_bit_identical_from_run_to_run(spawn: ProcessSpawner, tmp_path: Path) -> None:
     graph = rt_graph(tmp_path, locomotion_mode="trot")  # no external input: stand up, then trot in place
     since, until = 4.0, 7.0  # the loop starts before DDS matched the listener: its first seconds may be lost
     runs = []
@@ -125,7 +134,9 @@ def test_rt_graph_in_lockstep_is_bit_identical_from_run_to_run(spawn, tmp_path) 
     assert np.ptp(vertical) > 0.005, np.ptp(vertical)
 
 
-def test_bad_input_keeps_the_previous_command_and_reaches_no_motor(spawn, tmp_path) -> None:
+def test_bad_input_keeps_the_previous_command_and_reaches_no_motor(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     graph = rt_graph(tmp_path, locomotion_mode="trot", cmd_vel_timeout=100.0)
     listener = Listener("bad_input")
     truth: list[tuple[float, float]] = []  # (t, forward velocity in the base frame)
@@ -167,7 +178,10 @@ def test_bad_input_keeps_the_previous_command_and_reaches_no_motor(spawn, tmp_pa
     nan_pose = [line for line in log.splitlines() if "ignoring base_pose message" in line]
     assert len(nan_cmd) == 1, nan_cmd  # one line for five messages (throttled), naming what was wrong
     assert len(nan_pose) == 1, nan_pose
-    assert "unsafe command" not in log and "deactivated" not in log
-    assert efforts and all(efforts)
+    assert "unsafe command" not in log
+    assert "deactivated" not in log
+    assert efforts
+    assert all(efforts)
     late = [v for t, v in truth if t > t_bad + 1.0]
-    assert late and abs(float(np.mean(late)) - 0.3) < 0.1  # still walking at the last good command
+    assert late
+    assert abs(float(np.mean(late)) - 0.3) < 0.1  # still walking at the last good command

@@ -18,6 +18,7 @@ are published, a push moves the base that way and a reset brings it back to the 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pytest
@@ -40,7 +41,17 @@ from kinodyn_interfaces.srv import Push
 from test.conftest import PYTHON, REPO
 from test.ros_listener import Listener
 
+if TYPE_CHECKING:
+    import subprocess
+    from pathlib import Path
+
+    from rclpy.type_support import Srv
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
+
+Req = TypeVar("Req")  # a service request
 
 CONTROL_NODE = REPO / "install" / "kinodyn_control" / "lib" / "kinodyn_control" / "control_node"
 SIM_URDF = REPO / "urdf" / "quadruped_sim.urdf"
@@ -70,7 +81,9 @@ def demo_params() -> dict:
     return params
 
 
-def start_control_node(spawn, tmp_path, params: dict, name: str):
+def start_control_node(
+    spawn: ProcessSpawner, tmp_path: Path, params: dict, name: str,
+) -> subprocess.Popen[bytes]:
     param_file = tmp_path / f"{name}.yaml"
     param_file.write_text(yaml.safe_dump({"controller_manager": {"ros__parameters": params}}))
     # named as the launcher names it: a process-wide __node remap must not rename the simulator's own node
@@ -79,7 +92,7 @@ def start_control_node(spawn, tmp_path, params: dict, name: str):
 
 
 @pytest.fixture
-def control_node(spawn, tmp_path):
+def control_node(spawn: ProcessSpawner, tmp_path: Path):
     params = demo_params()
     # This test is about standing and pushing; the watchdog has its own tests (test_control_node_system.py).
     # This test process also takes ~2500 messages/s and can stall for over a second on a loaded 2-core
@@ -107,11 +120,11 @@ class Session:
         msg = pd_command(JOINTS, Q_STAND, [0.0] * 12, [0.0] * 12, [KP] * 12, [KD] * 12)
         node.create_timer(0.01, lambda: self.pub.publish(msg))  # 100 Hz, well within the watchdog
 
-    def call(self, srv_type, name: str, request):
+    def call(self, srv_type: type[Srv], name: str, request: Req) -> Any:  # noqa: ANN401  (rclpy types no response per service type)
         return call(self.client, srv_type, name, request)
 
 
-def call(client: Listener, srv_type, name: str, request):
+def call(client: Listener, srv_type: type[Srv], name: str, request: Req) -> Any:  # noqa: ANN401  (as above)
     cli = client.node.create_client(srv_type, name)
     assert cli.wait_for_service(timeout_sec=20.0), f"service {name} not offered"
     future = cli.call_async(request)
@@ -119,7 +132,7 @@ def call(client: Listener, srv_type, name: str, request):
     return future.result()
 
 
-def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
+def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node: subprocess.Popen[bytes]) -> None:
     client = Listener("sim_system_test")
     try:
         s = Session(client)
@@ -145,12 +158,16 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert client.spin_until(lambda: sim_time() > t0 + 3.0, 60.0)  # 3 s of simulated time
         heights = [m.pose.pose.position.z for m in s.odom[start:]]
         assert len(heights) > 100
-        assert min(heights) > HEIGHT - 0.03 and max(heights) < HEIGHT + 0.01, (min(heights), max(heights))
-        assert all(s.contacts[-1].in_contact) and list(s.contacts[-1].names) == [f"{leg}_FOOT" for leg in
+        assert min(heights) > HEIGHT - 0.03, (min(heights), max(heights))
+        assert max(heights) < HEIGHT + 0.01, (min(heights), max(heights))
+        assert all(s.contacts[-1].in_contact)
+        assert list(s.contacts[-1].names) == [f"{leg}_FOOT" for leg in
                                                                                 ("LF", "LH", "RF", "RH")]
         assert sum(f.z for f in s.contacts[-1].forces) == pytest.approx(36.0 * 9.81, rel=0.05)
         acc = s.imu[-1].linear_acceleration
-        assert acc.z == pytest.approx(9.81, abs=0.3) and abs(acc.x) < 0.5 and abs(acc.y) < 0.5
+        assert acc.z == pytest.approx(9.81, abs=0.3)
+        assert abs(acc.x) < 0.5
+        assert abs(acc.y) < 0.5
         assert s.imu[-1].orientation.w == pytest.approx(1.0, abs=1e-3)
         position = [s.states[-1].position[JOINTS.index(j)] for j in JOINTS]
         assert max(abs(a - b) for a, b in zip(position, Q_STAND, strict=True)) < 0.1
@@ -162,12 +179,13 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node) -> None:
         assert client.spin_until(lambda: s.odom[-1].twist.twist.linear.x > 0.2, 10.0)
         bad = Push.Request(link="no_such_link", wrench=Wrench(), duration=0.1)
         result = s.call(Push, "/quadruped_system/push", bad)
-        assert not result.success and "no_such_link" in result.message
+        assert not result.success
+        assert "no_such_link" in result.message
     finally:
         client.close()
 
 
-def lockstep_run(spawn, tmp_path, name: str, max_delay: float) -> dict:
+def lockstep_run(spawn: ProcessSpawner, tmp_path: Path, name: str, max_delay: float) -> dict:
     """control_node in lockstep with the policy process answering after up to ``max_delay`` s; the policy's
     record of the first LOCKSTEP_STEPS steps."""
     params = demo_params()
@@ -186,7 +204,9 @@ def lockstep_run(spawn, tmp_path, name: str, max_delay: float) -> dict:
     return run
 
 
-def test_lockstep_runs_are_bit_identical_whatever_the_answer_delay(spawn, tmp_path) -> None:
+def test_lockstep_runs_are_bit_identical_whatever_the_answer_delay(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     prompt = lockstep_run(spawn, tmp_path, "prompt", 0.0)
     delayed = lockstep_run(spawn, tmp_path, "delayed", 0.02)
     assert delayed["slept"] > 1.0  # ~3 s of random delays in total: the wall-clock timing really differed
@@ -199,14 +219,15 @@ def test_lockstep_runs_are_bit_identical_whatever_the_answer_delay(spawn, tmp_pa
         assert "switching to the safe command" not in run["log"]  # the watchdog runs on simulated time
     # the closed loop really moved the robot: a trajectory, not a constant
     positions = prompt["states"][:, 0]
-    assert np.ptp(positions, axis=0).max() > 1e-3 and np.abs(prompt["states"][1:, 2]).max() > 1.0
+    assert np.ptp(positions, axis=0).max() > 1e-3
+    assert np.abs(prompt["states"][1:, 2]).max() > 1.0
     assert np.array_equal(prompt["states"], delayed["states"])  # bit-identical positions, velocities, efforts
 
 
 MUJOCO_STEPS = 2500  # 5 s of simulated time
 
 
-def test_control_node_on_the_mujoco_backend_in_lockstep(spawn, tmp_path) -> None:
+def test_control_node_on_the_mujoco_backend_in_lockstep(spawn: ProcessSpawner, tmp_path: Path) -> None:
     urdf = tmp_path / "quadruped_mujoco.urdf"
     plugin = "<plugin>kinodyn_control/SimulatedSystem</plugin>"
     text = SIM_URDF.read_text()
@@ -255,7 +276,8 @@ def test_control_node_on_the_mujoco_backend_in_lockstep(spawn, tmp_path) -> None
         np.testing.assert_array_equal(record["clock"], PERIOD_NS * np.arange(1, MUJOCO_STEPS + 1))
         assert record["duplicates_differ"] == 0
     last = contacts[-1]
-    assert list(last.names) == [f"{leg}_FOOT" for leg in ("LF", "LH", "RF", "RH")] and all(last.in_contact)
+    assert list(last.names) == [f"{leg}_FOOT" for leg in ("LF", "LH", "RF", "RH")]
+    assert all(last.in_contact)
     assert sum(f.z for f in last.forces) == pytest.approx(36.0 * 9.81, rel=0.05)
     assert all(-0.01 < p.z < 0.0 for p in last.points)
     assert abs(odom[-1].pose.pose.position.z - HEIGHT) < 0.03

@@ -14,7 +14,7 @@ import logging
 import math
 import re
 import subprocess
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -31,6 +31,11 @@ from kinodyn import Model
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -51,7 +56,7 @@ def listener() -> Iterator[Listener]:
         node.close()
 
 
-def start_estimator(spawn, *params: str):
+def start_estimator(spawn: ProcessSpawner, *params: str) -> subprocess.Popen[bytes]:
     args = [str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
             "-p", "qos_reliable:=true", "-p", "qos_depth:=2000",
             "-p", "use_sim_time:=true",  # the stream publishes /clock: its stamps are simulated time
@@ -80,7 +85,7 @@ def offline_odometry(model: Model, messages, clocks: list[int] | None = None) ->
 
 
 def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_a_jump_back(
-    spawn, listener: Listener
+    spawn: ProcessSpawner, listener: Listener
 ) -> None:
     model = Model.from_urdf(QUADRUPED, floating_base=True)
     expected = offline_odometry(model, stream.faulty(model) + stream.looped(model))
@@ -103,7 +108,8 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
     assert done, f"{len(odometry)} of {len(expected)} odometry\n{log}\n{publisher.log_path.read_text()}"
     assert node.poll() is None, log
 
-    assert len(odometry) == len(expected) and odometry == expected  # field by field, exactly
+    assert len(odometry) == len(expected)
+    assert odometry == expected  # field by field, exactly
     assert all(non_finite_field(o) is None for o in odometry)
     assert {(o.header.frame_id, o.child_frame_id) for o in odometry} == {("odom", "base_link")}
     pose = np.array([[o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z,
@@ -116,13 +122,17 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
     resets = [line for line in log.splitlines() if "estimator reset" in line]
     assert len(resets) == 1, log
     assert "time jumped back on imu from 101.997500000 s to 100.000000000 s" in resets[0]
-    assert "Traceback" not in log and "[ERROR]" not in log, log
+    assert "Traceback" not in log, log
+    assert "[ERROR]" not in log, log
     statuses = [d.status[0] for d in diagnostics]
-    assert statuses and all(s.name == "state_estimator: base state estimate" for s in statuses)
+    assert statuses
+    assert all(s.name == "state_estimator: base state estimate" for s in statuses)
     levels = [s.level for s in statuses]
-    assert DiagnosticStatus.OK in levels and DiagnosticStatus.WARN in levels  # running; initialising
+    assert DiagnosticStatus.OK in levels  # running; initialising
+    assert DiagnosticStatus.WARN in levels
     values = [{kv.key: kv.value for kv in s.values} for s in statuses]
-    assert values[-1]["resets"] == "1" and values[-1]["filter"] == "eskf"
+    assert values[-1]["resets"] == "1"
+    assert values[-1]["filter"] == "eskf"
     assert any(math.isfinite(float(v["nis_per_dof_mean"])) for v in values)  # NIS of the stance updates
 
 
@@ -135,7 +145,9 @@ def set_parameter(listener: Listener, name: str, value: ParameterValue) -> tuple
     return result.successful, result.reason
 
 
-def test_live_parameter_changes_are_validated_and_a_filter_change_resets_once(spawn, listener) -> None:
+def test_live_parameter_changes_are_validated_and_a_filter_change_resets_once(
+    spawn: ProcessSpawner, listener: Listener,
+) -> None:
     node = start_estimator(spawn)
     string = ParameterType.PARAMETER_STRING
     assert set_parameter(listener, "filter", ParameterValue(type=string, string_value="ukf")) == (
@@ -143,7 +155,8 @@ def test_live_parameter_changes_are_validated_and_a_filter_change_resets_once(sp
     )
     ok, reason = set_parameter(listener, "qos_depth", ParameterValue(type=ParameterType.PARAMETER_INTEGER,
                                                                     integer_value=5))
-    assert not ok and "start-up only" in reason
+    assert not ok
+    assert "start-up only" in reason
     ok, _ = set_parameter(listener, "use_sim_time", ParameterValue(type=ParameterType.PARAMETER_BOOL,
                                                                    bool_value=False))
     assert ok  # rclpy's own parameter is not the estimator's business
@@ -161,7 +174,9 @@ def test_live_parameter_changes_are_validated_and_a_filter_change_resets_once(sp
      ("imu_frame:=camera", "parameter imu_frame 'camera' is not a link of the URDF"),
      ("contact_source:=detection", "contact_source detection needs parameter feet")],
 )
-def test_a_bad_configuration_is_one_error_line_and_exit_code_1(spawn, param: str, message: str) -> None:
+def test_a_bad_configuration_is_one_error_line_and_exit_code_1(
+    spawn: ProcessSpawner, param: str, message: str,
+) -> None:
     proc = spawn([str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
                   "-p", param], "state_estimator_bad")
     try:
@@ -170,12 +185,14 @@ def test_a_bad_configuration_is_one_error_line_and_exit_code_1(spawn, param: str
         pytest.fail(f"state_estimator kept running with {param}")
     log = proc.log_path.read_text()
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
-    assert code == 1 and len(errors) == 1 and message in errors[0], log
+    assert code == 1, log
+    assert len(errors) == 1, log
+    assert message in errors[0], log
     assert "Traceback" not in log
 
 
 def test_an_imu_message_stamped_ahead_is_refused_with_one_line_and_the_estimate_goes_on(
-    spawn, listener: Listener
+    spawn: ProcessSpawner, listener: Listener
 ) -> None:
     """2 s of standing on simulated time, one IMU message stamped 10 s ahead of the /clock it is published
     with: the node refuses it with one line naming topic, stamp and clock and publishes, field by field, what
@@ -205,7 +222,11 @@ def test_an_imu_message_stamped_ahead_is_refused_with_one_line_and_the_estimate_
     # moved (ClockReading: the stream ends at 102 s); the message is 10 s ahead of the one it replaces
     pattern = (r"refusing imu/data message stamped 111\.300000000 s: the node's clock reads "
                r"10[1-9]\.\d{9} s, the stamp is \d+\.\d{3} s ahead of it \(more than max_stamp_lead 0\.5 s\)")
-    assert "[WARN]" in refusals[0] and re.search(pattern, refusals[0]), refusals
-    assert "silent" not in log and "Traceback" not in log and "[ERROR]" not in log, log
+    assert "[WARN]" in refusals[0], refusals
+    assert re.search(pattern, refusals[0]), refusals
+    assert "silent" not in log, log
+    assert "Traceback" not in log, log
+    assert "[ERROR]" not in log, log
     values = {kv.key: kv.value for kv in diagnostics[-1].status[0].values}
-    assert values["dropped_ahead"] == "1" and values["silent_streams"] == ""
+    assert values["dropped_ahead"] == "1"
+    assert values["silent_streams"] == ""

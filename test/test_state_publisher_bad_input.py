@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -21,6 +20,12 @@ from sensor_msgs.msg import JointState
 from test.conftest import REPO, wait_for  # pytest --import-mode=importlib names it so
 from test.ros_listener import Listener, transforms_by_child
 from tf2_msgs.msg import TFMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -51,7 +56,7 @@ def listener() -> Iterator[Listener]:
     ],
 )
 def test_bad_urdf_exits_with_one_error_line(
-    spawn, tmp_path: Path, case: str, urdf_text: str | None, expected: str
+    spawn: ProcessSpawner, tmp_path: Path, case: str, urdf_text: str | None, expected: str
 ) -> None:
     path = tmp_path / f"{case}.urdf"
     if urdf_text:
@@ -65,11 +70,14 @@ def test_bad_urdf_exits_with_one_error_line(
     log = proc.log_path.read_text()
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
     assert code == 1, log
-    assert len(errors) == 1 and expected in errors[0], log
+    assert len(errors) == 1, log
+    assert expected in errors[0], log
     assert "Traceback" not in log
 
 
-def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(spawn, listener: Listener) -> None:
+def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(
+    spawn: ProcessSpawner, listener: Listener,
+) -> None:
     proc = spawn(
         [str(STATE_PUBLISHER), "--ros-args", "-p", f"robot_description_file:={PLANAR}"], "state_publisher"
     )
@@ -128,5 +136,6 @@ def test_bad_joint_states_warn_once_each_and_node_keeps_publishing(spawn, listen
     lines = warnings()
     assert len(lines) == len(bad_messages), lines
     for line, (_, expected) in zip(lines, bad_messages, strict=True):
-        assert expected in line and "ignoring joint_states message" in line
+        assert expected in line
+        assert "ignoring joint_states message" in line
     assert "Traceback" not in proc.log_path.read_text()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pytest
@@ -27,7 +27,16 @@ from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importl
 from test.ros_listener import Listener, transforms_by_child
 from tf2_msgs.msg import TFMessage
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rclpy.qos import QoSProfile
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
+
+Msg = TypeVar("Msg")  # a message class
 
 BIN = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
 PLANAR = REPO / "urdf" / "planar_2link.urdf"
@@ -68,13 +77,15 @@ def listener() -> Iterator[Listener]:
         node.close()
 
 
-def collect(listener: Listener, msg_type, topic: str, qos) -> list:
+def collect(listener: Listener, msg_type: type[Msg], topic: str, qos: QoSProfile | int) -> list[Msg]:
     received: list = []
     listener.node.create_subscription(msg_type, topic, received.append, qos)
     return received
 
 
-def test_late_subscriber_gets_description_static_and_joint_transforms(spawn, listener: Listener) -> None:
+def test_late_subscriber_gets_description_static_and_joint_transforms(
+    spawn: ProcessSpawner, listener: Listener,
+) -> None:
     q1, q2 = 0.3, -0.5
     publisher = spawn(
         [str(BIN / "state_publisher"), "--ros-args", "-p", f"robot_description_file:={PLANAR}"],
@@ -109,7 +120,9 @@ def test_late_subscriber_gets_description_static_and_joint_transforms(spawn, lis
         (p1, T1, stamp1), (p2, T2, stamp2) = tf["link1"], tf["link2"]
         assert (p1, p2) == ("base_link", "link1")
         # stamped with the joint state's stamp (sec = 1000 + k, nanosec = 0), not with the time of publishing
-        assert stamp1 == stamp2 and stamp1[0] >= 1000 and stamp1[1] == 0
+        assert stamp1 == stamp2
+        assert stamp1[0] >= 1000
+        assert stamp1[1] == 0
         np.testing.assert_allclose(T1, expected_link1, rtol=0, atol=TOL)
         np.testing.assert_allclose(T2, expected_link2, rtol=0, atol=TOL)
         tool = T1 @ T2 @ T_tool
@@ -119,7 +132,9 @@ def test_late_subscriber_gets_description_static_and_joint_transforms(spawn, lis
     assert len({transforms_by_child(m)["link1"][2] for m in dynamics}) == len(dynamics)
 
 
-def test_floating_base_from_odometry_partial_joint_states_and_frame_prefix(spawn, listener: Listener) -> None:
+def test_floating_base_from_odometry_partial_joint_states_and_frame_prefix(
+    spawn: ProcessSpawner, listener: Listener,
+) -> None:
     publisher = spawn(
         [
             str(BIN / "state_publisher"),
@@ -194,7 +209,9 @@ def test_floating_base_from_odometry_partial_joint_states_and_frame_prefix(spawn
     np.testing.assert_allclose(T, transform(np.eye(3), (0.0, 0.0, 0.05)), rtol=0, atol=TOL)
 
 
-def test_tf_goes_out_at_publish_frequency_of_simulated_time(spawn, listener: Listener) -> None:
+def test_tf_goes_out_at_publish_frequency_of_simulated_time(
+    spawn: ProcessSpawner, listener: Listener,
+) -> None:
     """1000 joint states over 2 s of simulated time (a 500 Hz loop) give about 2 s x publish_frequency /tf
     messages, each stamped with one of the joint states' stamps, ascending, the last one the newest."""
     publisher = spawn(
@@ -226,10 +243,11 @@ def test_tf_goes_out_at_publish_frequency_of_simulated_time(spawn, listener: Lis
     assert listener.spin_until(lambda: dynamics and newest() == sent[-1], 10)
     stamps = [transforms_by_child(m)["link1"][2] for m in dynamics]
     assert 2 <= len(stamps) <= 2 * 10 + 3, stamps  # not one per joint state (1000)
-    assert stamps == sorted(set(stamps)) and set(stamps) <= set(sent)
+    assert stamps == sorted(set(stamps))
+    assert set(stamps) <= set(sent)
 
 
-def test_joint_motion_stays_within_limits_and_spans_them(spawn, listener: Listener) -> None:
+def test_joint_motion_stays_within_limits_and_spans_them(spawn: ProcessSpawner, listener: Listener) -> None:
     robot = urdf_model.URDF.from_xml_file(str(ARM7))
     limits = {j.name: (j.limit.lower, j.limit.upper) for j in robot.joints if j.type == "revolute"}
     spawn(
@@ -254,12 +272,13 @@ def test_joint_motion_stays_within_limits_and_spans_them(spawn, listener: Listen
     assert all(list(m.name) == names for m in states)
     lower = np.array([limits[n][0] for n in names])
     upper = np.array([limits[n][1] for n in names])
-    assert np.all(q >= lower) and np.all(q <= upper)
+    assert np.all(q >= lower)
+    assert np.all(q <= upper)
     # amplitude 4 rad exceeds every half range: each joint sweeps (nearly, at 100 Hz sampling) its whole range
     assert np.all(q.max(axis=0) - q.min(axis=0) > 0.99 * (upper - lower))
 
 
-def test_demo_graph_prints_ee_pose_that_matches_the_closed_form(spawn) -> None:
+def test_demo_graph_prints_ee_pose_that_matches_the_closed_form(spawn: ProcessSpawner) -> None:
     """config/planar_demo.yaml (the README's first tour): its printer lines are checkable by hand."""
     demo = spawn(
         [str(BIN / "kinodyn"), "up", str(REPO / "config" / "planar_demo.yaml"), "--timeout", "60"],
@@ -285,5 +304,6 @@ def test_demo_graph_prints_ee_pose_that_matches_the_closed_form(spawn) -> None:
         R = rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)  # URDF rpy convention
         np.testing.assert_allclose(R, rot_y(q1 + q2), rtol=0, atol=4e-4)
         assert abs(float(match.group(3)) - math.hypot(x, z)) < 2e-5
-        assert float(match.group(5)) < 1e-14 and float(match.group(6)) < 1e-14
+        assert float(match.group(5)) < 1e-14
+        assert float(match.group(6)) < 1e-14
     assert demo.poll() is None

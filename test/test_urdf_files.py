@@ -16,11 +16,17 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
 import pytest
 from urdf_parser_py.urdf import URDF, Box, Cylinder, Sphere
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from urdf_parser_py.urdf import Joint
 
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
@@ -113,7 +119,9 @@ def movable_joints(robot: URDF) -> list:
     return [joint for joint in robot.joints if joint.type != "fixed"]
 
 
-def depth_first_joints(robot: URDF, root: str, order_children) -> list[str]:
+def depth_first_joints(
+    robot: URDF, root: str, order_children: Callable[[list[Joint]], Iterable[Joint]]
+) -> list[str]:
     children: dict[str, list] = {}
     for joint in robot.joints:
         children.setdefault(joint.parent, []).append(joint)
@@ -164,7 +172,8 @@ def test_one_connected_tree(path: Path) -> None:
     assert len(set(link_names)) == len(link_names), "duplicate link names"
     assert len(set(joint_names)) == len(joint_names), "duplicate joint names"
     for joint in robot.joints:
-        assert joint.parent in link_names and joint.child in link_names, f"{joint.name}: unknown parent/child"
+        assert joint.parent in link_names, f"{joint.name}: unknown parent/child"
+        assert joint.child in link_names, f"{joint.name}: unknown parent/child"
     children = [joint.child for joint in robot.joints]
     assert len(set(children)) == len(children), "a link is the child of two joints"
     roots = [name for name in link_names if name not in children]
@@ -192,7 +201,8 @@ def test_depth_first_joint_order_does_not_depend_on_the_parser(path: Path) -> No
 def test_inertias_are_physical_and_those_of_the_primitive(path: Path) -> None:
     for link in load(path).links:
         if link.inertial is None:
-            assert not link.visuals and not link.collisions, f"{link.name}: geometry without mass"
+            assert not link.visuals, f"{link.name}: geometry without mass"
+            assert not link.collisions, f"{link.name}: geometry without mass"
             continue
         inertial = link.inertial
         assert inertial.mass > 0, f"{link.name}: mass {inertial.mass}"
@@ -202,11 +212,15 @@ def test_inertias_are_physical_and_those_of_the_primitive(path: Path) -> None:
         assert principal[0] > 0, f"{link.name}: inertia not positive definite, principal moments {principal}"
         for a, b, c in itertools.permutations(principal):
             assert a + b >= c * (1 - 1e-12), f"{link.name}: principal moments {principal} violate a + b >= c"
-        assert len(link.visuals) == 1 and len(link.collisions) == 1, f"{link.name}: one visual, one collision"
+        assert len(link.visuals) == 1, f"{link.name}: one visual, one collision"
+        assert len(link.collisions) == 1, f"{link.name}: one visual, one collision"
         visual, collision = link.visuals[0], link.collisions[0]
         assert geometry_signature(visual.geometry) == geometry_signature(collision.geometry)
         for element in (visual, collision):
-            assert element.origin.xyz == inertial.origin.xyz and element.origin.rpy == inertial.origin.rpy, (
+            assert element.origin.xyz == inertial.origin.xyz, (
+                f"{link.name}: the inertial origin must be the primitive's centre and orientation"
+            )
+            assert element.origin.rpy == inertial.origin.rpy, (
                 f"{link.name}: the inertial origin must be the primitive's centre and orientation"
             )
         np.testing.assert_allclose(
@@ -223,16 +237,20 @@ def test_movable_joints_have_limits(path: Path) -> None:
         assert np.linalg.norm(joint.axis) == pytest.approx(1.0, abs=1e-15), f"{joint.name}: axis not unit"
         limit = joint.limit
         assert limit is not None, f"{joint.name}: no <limit>"
-        assert limit.lower < limit.upper and limit.velocity > 0 and limit.effort > 0, f"{joint.name}: {limit}"
+        assert limit.lower < limit.upper, f"{joint.name}: {limit}"
+        assert limit.velocity > 0, f"{joint.name}: {limit}"
+        assert limit.effort > 0, f"{joint.name}: {limit}"
 
 
 @pytest.mark.parametrize("path", URDF_FILES, ids=lambda p: p.name)
 def test_ros2_control_block_follows_the_conventions(path: Path) -> None:
     robot = load(path)
     block = ros2_control(path)
-    assert block.get("type") == "system" and block.get("name")
+    assert block.get("type") == "system"
+    assert block.get("name")
     hardware = block.find("hardware")
-    assert hardware is not None and hardware.findtext("plugin").strip() in PLUGINS
+    assert hardware is not None
+    assert hardware.findtext("plugin").strip() in PLUGINS
     if hardware.findtext("plugin").strip() == "kinodyn_control/GenericSystem":
         assert params(hardware) == {}  # only the plugin: swapping it is all it takes to simulate the robot
     elif path.name == "arm7_sim.urdf":  # fixed to the world although its root is base_link, no ground
@@ -321,10 +339,12 @@ def test_planar_parameters_equal_the_readme() -> None:
     joint1, joint2, tool = (robot.joint_map[name] for name in ("joint1", "joint2", "tool_joint"))
     assert joint1.axis == joint2.axis == [0.0, 1.0, 0.0]
     for joint in (joint1, joint2, tool):
-        assert joint.origin.rpy == [0.0, 0.0, 0.0] and joint.origin.xyz[:2] == [0.0, 0.0]
+        assert joint.origin.rpy == [0.0, 0.0, 0.0]
+        assert joint.origin.xyz[:2] == [0.0, 0.0]
     link1, link2 = robot.link_map["link1"].inertial, robot.link_map["link2"].inertial
     for inertial in (link1, link2):
-        assert inertial.origin.rpy == [0.0, 0.0, 0.0] and inertial.origin.xyz[:2] == [0.0, 0.0]
+        assert inertial.origin.rpy == [0.0, 0.0, 0.0]
+        assert inertial.origin.xyz[:2] == [0.0, 0.0]
     from_urdf = {
         "m1": link1.mass, "m2": link2.mass, "l1": joint2.origin.xyz[2], "l2": tool.origin.xyz[2],
         "lc1": link1.origin.xyz[2], "lc2": link2.origin.xyz[2],
@@ -380,9 +400,11 @@ def test_arm7_has_the_panda_limits_and_panda_scale_masses() -> None:
         ours, theirs = robot.joint_map[f"joint{i}"], panda.joint_map[f"panda_joint{i}"]
         assert (ours.limit.lower, ours.limit.upper) == (theirs.limit.lower, theirs.limit.upper)
         assert (ours.limit.velocity, ours.limit.effort) == (theirs.limit.velocity, theirs.limit.effort)
-        assert 0 < ours.dynamics.damping <= 0.1 and 0 <= ours.dynamics.friction <= 0.2
+        assert 0 < ours.dynamics.damping <= 0.1
+        assert 0 <= ours.dynamics.friction <= 0.2
         assert 2.0 <= robot.link_map[f"link{i}"].inertial.mass <= 4.0
-    assert robot.joint_map["ee_joint"].parent == "link7" and robot.joint_map["ee_joint"].origin.xyz == [
+    assert robot.joint_map["ee_joint"].parent == "link7"
+    assert robot.joint_map["ee_joint"].origin.xyz == [
         0,
         0,
         0.107,
@@ -435,7 +457,8 @@ def test_quadruped_structure() -> None:
         assert isinstance(foot.collisions[0].geometry, Sphere)
         assert foot.collisions[0].origin.xyz == [0.0, 0.0, 0.0], "the foot frame is the contact sphere centre"
     imu_joint, imu_parent = robot.parent_map["imu_link"]
-    assert imu_parent == "base_link" and robot.joint_map[imu_joint].type == "fixed"
+    assert imu_parent == "base_link"
+    assert robot.joint_map[imu_joint].type == "fixed"
     assert len(ros2_control(QUADRUPED).findall("sensor")) == 1
 
 

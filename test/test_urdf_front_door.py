@@ -10,8 +10,7 @@ the resource manager, and the nodes' loader (the file read as ``robot_descriptio
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -24,6 +23,10 @@ from kinodyn_control.testing import Harness
 import kinodyn as kd
 from kinodyn import URDFError, URDFWarning, sim
 from test.urdf_corpus import BASE, REFUSED, WARNED  # pytest --import-mode=importlib names it so
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
 
 def _simulated_system(urdf: str | bytes) -> object:
@@ -67,7 +70,8 @@ def test_base_is_accepted_by_every_consumer(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         results = {name: consume(BASE) for name, consume in consumers(tmp_path).items()}
     model = results["Model.from_urdf"]
-    assert isinstance(model, kd.Model) and model.joint_names == ("j1", "j2")
+    assert isinstance(model, kd.Model)
+    assert model.joint_names == ("j1", "j2")
     np.testing.assert_array_equal(model.effort_limit, [10.0, 5.0])
     assert results["TfTree.from_urdf"].movable_joint_names == ("j1", "j2")  # type: ignore[attr-defined]
     assert results["parse_robot_description"].joint_limits["j2"].upper == 2.0  # type: ignore[attr-defined]

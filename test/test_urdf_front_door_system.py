@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from test.conftest import REPO, wait_for  # pytest --import-mode=importlib names it so
 from test.urdf_corpus import REFUSED, WARNED
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -46,13 +51,13 @@ def _started(proc: subprocess.Popen, source: str) -> bool:
                for text in _lines(proc.log_path.read_text(), "INFO"))  # type: ignore[attr-defined]
 
 
-def _start_all(spawn, path: Path, case: str) -> dict[str, subprocess.Popen]:
+def _start_all(spawn: ProcessSpawner, path: Path, case: str) -> dict[str, subprocess.Popen]:
     return {name: spawn([str(exe), "--ros-args", "-p", f"robot_description_file:={path}"], f"{name}_{case}")
             for name, exe in NODES.items()}
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_every_node_exits_with_the_same_reason(spawn, tmp_path: Path, case: str) -> None:
+def test_every_node_exits_with_the_same_reason(spawn: ProcessSpawner, tmp_path: Path, case: str) -> None:
     urdf, expected = REFUSED[case]
     path = tmp_path / f"{case}.urdf"
     path.write_bytes(urdf if isinstance(urdf, bytes) else urdf.encode())
@@ -68,7 +73,9 @@ def test_every_node_exits_with_the_same_reason(spawn, tmp_path: Path, case: str)
         assert "Traceback" not in log, f"{name}: {log}"
 
 
-def test_every_node_accepts_a_fixed_joint_mimic_with_one_warning(spawn, tmp_path: Path) -> None:
+def test_every_node_accepts_a_fixed_joint_mimic_with_one_warning(
+    spawn: ProcessSpawner, tmp_path: Path,
+) -> None:
     urdf, note = WARNED["mimic_in_fixed_joint"]
     path = tmp_path / "fixed_mimic.urdf"
     path.write_text(urdf.replace(*GENERIC))
@@ -76,6 +83,7 @@ def test_every_node_accepts_a_fixed_joint_mimic_with_one_warning(spawn, tmp_path
     for name, proc in _start_all(spawn, path, "fixed_mimic").items():
         assert wait_for(lambda p=proc: _started(p, source) or p.poll() is not None, timeout=60), name
         log = proc.log_path.read_text()
-        assert proc.poll() is None and _started(proc, source), f"{name}: {log}"
+        assert proc.poll() is None, f"{name}: {log}"
+        assert _started(proc, source), f"{name}: {log}"
         assert _lines(log, "WARN") == [f"{source}: {note}"], f"{name}: {log}"
         assert not _lines(log, "ERROR"), f"{name}: {log}"

@@ -7,8 +7,7 @@ checked in test_viewer_system.py.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -16,6 +15,9 @@ from kinodyn_tools.launcher.packages import package_share
 
 from test.conftest import REPO
 from test.test_launcher import LAUNCH_FILES, _run_launch_file
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIG = REPO / "config" / "kinodyn.rviz"
 
@@ -34,7 +36,8 @@ def test_rviz_argument_adds_rviz2_with_the_config(launch_file: Path, monkeypatch
     assert arguments == {"rviz": "false", "rviz_fixed_frame": "odom"}
     assert condition(arguments) is False  # not started by default
     assert condition({**arguments, "rviz": "true"}) is True
-    assert rviz["executable"] == "rviz2" and "on_exit" not in rviz  # closing RViz leaves the graph running
+    assert rviz["executable"] == "rviz2"
+    assert "on_exit" not in rviz  # closing RViz leaves the graph running
     d, config, f, fixed_frame = rviz["arguments"]
     assert (d, f, fixed_frame.name) == ("-d", "-f", "rviz_fixed_frame")
     installed = package_share("kinodyn_bringup") / "config" / "kinodyn.rviz"

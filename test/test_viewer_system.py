@@ -23,8 +23,7 @@ import socket
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -35,6 +34,11 @@ from websockets.sync.client import connect
 
 from test.conftest import REPO, wait_for
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -163,7 +167,7 @@ class Page:
         self._ws.close()
 
 
-def start_chromium(spawn, tmp_path: Path) -> str:
+def start_chromium(spawn: ProcessSpawner, tmp_path: Path) -> str:
     """Headless Chromium with a DevTools endpoint; returns its host:port."""
     binary = shutil.which("chromium")
     assert binary, "chromium is not installed: run scripts/setup.sh (it installs Debian's chromium as root)"
@@ -210,7 +214,7 @@ def settled_screenshot(page: Page, url: str, path: Path) -> np.ndarray:
     return shot
 
 
-def test_viewer_draws_the_robot_in_chromium_and_its_markers(spawn, tmp_path: Path) -> None:
+def test_viewer_draws_the_robot_in_chromium_and_its_markers(spawn: ProcessSpawner, tmp_path: Path) -> None:
     viewer_port, empty_port = free_port(), free_port()
     graph_file = tmp_path / "viewer_graph.yaml"
     graph_file.write_text(yaml.safe_dump(graph(viewer_port, empty_port), sort_keys=False))
@@ -231,7 +235,9 @@ def test_viewer_draws_the_robot_in_chromium_and_its_markers(spawn, tmp_path: Pat
         markers = {m.id: m for m in arrays[-1].markers[1:]}
         assert markers[4].header.frame_id == "world"
         com = markers[4].pose.position
-        assert -1.0 < com.x < 1.0 and -1.0 < com.y < 1.0 and 0.0 < com.z < 0.8  # at the robot, near the start
+        assert -1.0 < com.x < 1.0  # at the robot, near the start
+        assert -1.0 < com.y < 1.0
+        assert 0.0 < com.z < 0.8
 
         topics = dict(listener.node.get_topic_names_and_types())
         rviz = yaml.safe_load((REPO / "config" / "kinodyn.rviz").read_text())
@@ -271,7 +277,5 @@ def test_viewer_draws_the_robot_in_chromium_and_its_markers(spawn, tmp_path: Pat
         r, g, b = (image[centre][..., i] for i in range(3))
         return int(((b > r + 60) & (b > g + 20)).sum())
 
-    assert body_blue(robot) > 1000 and body_blue(robot) > 10 * body_blue(empty), (
-        body_blue(robot),
-        body_blue(empty),
-    )
+    assert body_blue(robot) > 1000, (body_blue(robot), body_blue(empty))
+    assert body_blue(robot) > 10 * body_blue(empty), (body_blue(robot), body_blue(empty))

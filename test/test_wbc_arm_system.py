@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -24,6 +25,11 @@ from sensor_msgs.msg import JointState
 from kinodyn_interfaces.msg import JointPDCommand
 from test.conftest import REPO
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -40,14 +46,14 @@ def stamp_ns(msg) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
+def test_arm7_settles_within_a_millimetre_of_the_target(spawn: ProcessSpawner) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
     model = pin.buildModelFromUrdf(str(URDF))
     data = model.createData()
     ee = model.getFrameId("ee_link")
 
-    def ee_pose(q) -> pin.SE3:
+    def ee_pose(q: ArrayLike) -> pin.SE3:
         pin.framesForwardKinematics(model, data, np.asarray(q))
         return data.oMf[ee].copy()
 
@@ -104,10 +110,12 @@ def test_arm7_settles_within_a_millimetre_of_the_target(spawn) -> None:
         command = commands[stamp_ns(s)]
         assert list(command.name) == list(s.name)
         values = np.array([command.position, command.velocity, command.effort, command.kp, command.kd])
-        assert np.isfinite(values).all() and np.any(values[2] != 0.0)
+        assert np.isfinite(values).all()
+        assert np.any(values[2] != 0.0)
     print(f"arm7 over DDS: {len(judged)} states from {SETTLE} s after it moved: position error max "
           f"{1e3 * max(errors):.3f} mm, orientation max {1e3 * max(rotation):.2f} mrad")
     spawn.stop_all()
     log = launcher.log_path.read_text()
     assert log.count("ignoring target_pose message") == 1, log
-    assert "QP failed" not in log and "controller failed" not in log, log
+    assert "QP failed" not in log, log
+    assert "controller failed" not in log, log

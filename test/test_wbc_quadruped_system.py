@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -25,6 +26,9 @@ from sensor_msgs.msg import JointState
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from test.conftest import REPO
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 
@@ -48,7 +52,7 @@ def set_parameter(client: Listener, name: str, value: ParameterValue) -> tuple[b
     return result.successful, result.reason
 
 
-def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
+def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpawner) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
     client = Listener("wbc_quadruped_test")  # subscribed before the graph starts: discovery has time to match
@@ -86,7 +90,8 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
         controlling = r"\[wbc\].*base state on odometry/filtered back at t = .*; controlling"
         assert re.search(controlling, log), log[-3000:]
         stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
-        assert stood and max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
+        assert stood, (min(stood), max(stood))
+        assert max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
         standing_xy = np.array([truth[-1].pose.pose.position.x, truth[-1].pose.pose.position.y])
 
         bad = set_parameter(client, "period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
@@ -111,12 +116,14 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
     stances = [tuple(m.in_contact) for m in schedule if t_trot + 0.5 <= stamp_ns(m) / NS]
     names = list(schedule[-1].names)
     assert names == ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
-    assert (True, False, False, True) in stances and (False, True, True, False) in stances
+    assert (True, False, False, True) in stances
+    assert (False, True, True, False) in stances
     # lockstep: every joint state answered by a finite command stamped with it (from the first command this
     # process received: its subscription may match the wbc's publisher after the joint states')
     judged = [k for k in states if k >= min(commands)]
     answered = [k for k in judged if k in commands]
-    assert len(judged) > 1000 and len(answered) >= 0.99 * len(judged), (len(answered), len(judged))
+    assert len(judged) > 1000, (len(answered), len(judged))
+    assert len(answered) >= 0.99 * len(judged), (len(answered), len(judged))
     for command in commands.values():
         values = np.array([command.position, command.velocity, command.effort, command.kp, command.kd])
         assert np.isfinite(values).all()
@@ -124,7 +131,7 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn) -> None:
           f"trotting: lowest base {min(heights):.4f} m, largest drift {drift:.4f} m")
 
 
-def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spawn) -> None:
+def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spawn: ProcessSpawner) -> None:
     """While the quadruped trots, a second publisher on odometry/filtered disagrees with the estimator by
     10 m and 90 deg for 0.5 s of simulated time (one message per joint state, stamped with it). The wbc
     refuses them with one line (the base-state gate, docs/nodes/wbc.md) and the robot trots on: base above
@@ -194,7 +201,8 @@ def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spa
     refusals = [line for line in log.splitlines()
                 if "ignoring odometry/filtered message: base state at t" in line]
     # one line, then at most one per 10 s of wall time with the count of those not reported
-    assert refusals and "refused: position 10 m from the last accepted base state" in refusals[0], refusals
+    assert refusals, refusals
+    assert "refused: position 10 m from the last accepted base state" in refusals[0], refusals
     assert all(line.endswith("more since the last report)") for line in refusals[1:]), refusals
     window = [m for m in truth if t_trot + 0.5 <= stamp_ns(m) / NS]
     assert stamp_ns(window[-1]) / NS > t_end + 0.9

@@ -7,10 +7,9 @@ file forms a new user tries; the corpus gives the exact message each must carry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +17,9 @@ import kinodyn as kd
 from kinodyn import sim, spatial
 from test.bad_inputs.matrix import CLEAR, DOCUMENTED, Case, Doc
 from test.urdf_corpus import BASE, REFUSED, WARNED  # pytest --import-mode=importlib names it so
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REPO = Path(__file__).resolve().parents[2]
 PLANAR, ARM7, QUADRUPED = (

@@ -13,11 +13,10 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +36,9 @@ from test.bad_inputs.matrix import (
     names_it,
     refused,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 QUADRUPED = REPO / "urdf" / "quadruped.urdf"

@@ -21,12 +21,14 @@ import re
 import signal
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
@@ -107,7 +109,8 @@ class Case:
     returns_finite: bool | None = None  # what the cited document says the result is (None: either)
 
     def __post_init__(self) -> None:
-        assert self.surface in SURFACES and self.expected in CATEGORIES, (self.surface, self.expected)
+        assert self.surface in SURFACES, (self.surface, self.expected)
+        assert self.expected in CATEGORIES, (self.surface, self.expected)
         assert self.expected != DOCUMENTED or self.doc is not None, f"{self.name}: documented needs a doc"
 
 

@@ -12,10 +12,9 @@ node reads its own ``joint_states`` topic (remapped), so a case reaches one node
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -54,6 +53,9 @@ from test.bad_inputs.matrix import (
     classify_node,
 )
 from test.ros_listener import Listener
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 ARM7_URDF = REPO / "urdf" / "arm7.urdf"
 QUAD_URDF = REPO / "urdf" / "quadruped.urdf"

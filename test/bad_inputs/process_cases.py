@@ -12,10 +12,9 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from kinodyn_control.testing import QUADRUPED_JOINTS
@@ -37,8 +36,12 @@ from test.bad_inputs.matrix import (
     classify_node,
 )
 from test.conftest import stop_process
-from test.ros_listener import Listener
 from test.urdf_corpus import BASE, REFUSED, WARNED
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from test.ros_listener import Listener
 
 KINODYN = ROS_LIB / "kinodyn"
 PLANAR, ARM7 = REPO / "urdf" / "planar_2link.urdf", REPO / "urdf" / "arm7.urdf"
@@ -570,7 +573,7 @@ def launcher_sigkill_case(spawn: Callable[..., Any], tmp: Path) -> Result:
     marker = f"KINODYN_BAD_INPUT_CASE={os.getpid()}_{time.monotonic_ns()}"
     temp = Path(os.environ.get("TMPDIR", "/tmp"))
     before = set(temp.glob("kinodyn-params-*"))
-    env = {**os.environ, marker.split("=")[0]: marker.split("=")[1]}
+    env = {**os.environ, marker.split("=", maxsplit=1)[0]: marker.split("=")[1]}
     proc = spawn(
         [str(KINODYN), "up", str(REPO / "config" / "planar_demo.yaml")], "case_launcher_sigkill", env=env
     )
