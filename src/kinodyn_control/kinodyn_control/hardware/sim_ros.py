@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 import rclpy
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 from kinodyn_common.problem_log import DistinctProblemLog
 from kinodyn_common.stamps import seconds_to_ns, seconds_to_stamp, split_ns
@@ -42,10 +40,24 @@ from kinodyn_interfaces.msg import ContactStates
 from kinodyn_interfaces.srv import Push
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from builtin_interfaces.msg import Time
+
     from kinodyn import sim
     from kinodyn_control.hardware.simulated_system import SimulatedSystem
 
 WORLD_FRAME = "world"
+
+
+class _Result(Protocol):
+    """A service response with ``success`` and ``message``."""
+
+    success: bool
+    message: str
+
+
+ResultT = TypeVar("ResultT", bound=_Result)
 
 
 CLOCK_CDR = struct.Struct("<4siI")
@@ -63,7 +75,8 @@ def clock_bytes(t: float) -> bytes:
 
 class SimulatorRosInterface:
     def __init__(self, system: SimulatedSystem) -> None:
-        assert system.info is not None and system.simulator is not None
+        assert system.info is not None
+        assert system.simulator is not None
         if not rclpy.ok():
             rclpy.init()
         self.system = system
@@ -90,7 +103,7 @@ class SimulatorRosInterface:
     def _spin(self) -> None:
         try:
             self.executor.spin()
-        except Exception:  # the context shut down under the spinning executor (Ctrl-C)
+        except Exception:  # noqa: BLE001  (the context shut down under the spinning executor: Ctrl-C)
             return
 
     def shutdown(self) -> None:
@@ -139,7 +152,7 @@ class SimulatorRosInterface:
         return msg
 
     # --- services (adapter thread) --------------------------------------------------------------------------
-    def _answer(self, what: str, response: Any, action: Callable[[], str]) -> Any:
+    def _answer(self, what: str, response: ResultT, action: Callable[[], str]) -> ResultT:
         """``success`` and ``action()``'s message, or ``success=false`` and why (logged, throttled per
         cause)."""
         try:
@@ -147,19 +160,19 @@ class SimulatorRosInterface:
         except ValueError as exc:  # refused: an InputError's key names the cause
             response.success, response.message = False, f"{what} refused: {exc}"
             self.problems.warn((what, getattr(exc, "key", type(exc).__name__)), response.message)
-        except Exception as exc:  # a failure handling this one request must not stop the simulator's node
+        except Exception as exc:  # noqa: BLE001  a failure handling this one request must not stop the node
             response.success, response.message = False, f"{what} failed: {type(exc).__name__}: {exc}"
             self.problems.error((what, type(exc).__name__), response.message)
         return response
 
-    def _reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+    def _reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         def reset() -> str:
             self.system.request_reset()
             return "reset at the next control cycle"
 
         return self._answer("reset", response, reset)
 
-    def _push(self, request: Push.Request, response: Push.Response) -> Any:
+    def _push(self, request: Push.Request, response: Push.Response) -> Push.Response:
         def push() -> str:
             f, t = request.wrench.force, request.wrench.torque
             wrench = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
