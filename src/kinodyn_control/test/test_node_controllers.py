@@ -28,9 +28,11 @@ from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPi
 from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, FakeContext, Harness
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
+from nav_msgs.msg import Odometry
 from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter as RosParameter
+from rclpy.serialization import deserialize_message
 
 from kinodyn import Model
 
@@ -102,13 +104,18 @@ def chained_quadruped(ros_context: Context, estimator: dict | None = None) -> Ha
 
 
 class Recorder:
-    """Stands in for a controller's publisher: keeps what it is given."""
+    """Stands in for a controller's publisher: keeps what it is given, a message published as its bytes
+    deserialized as ``msg_type`` (what a subscriber receives)."""
 
-    def __init__(self, topic_name: str) -> None:
+    def __init__(self, topic_name: str, msg_type: type | None = None) -> None:
         self.topic_name = topic_name
+        self.msg_type = msg_type
         self.messages: list[object] = []
 
     def publish(self, msg: object) -> None:
+        if isinstance(msg, bytes):
+            assert self.msg_type is not None, f"{self.topic_name}: bytes published, no type to read them"
+            msg = deserialize_message(msg, self.msg_type)
         self.messages.append(msg)
 
 
@@ -131,7 +138,7 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context: Context, publish_ra
     h = chained_quadruped(ros_context, {**ESTIMATOR, "publish_rate": publish_rate})
     entries = h.manager.controllers
     estimator = entries["state_estimator"].controller
-    estimator._odometry, estimator._tf = Recorder("odometry/filtered"), Recorder("/tf")  # noqa: SLF001  (the publishers replaced by recorders)
+    estimator._odometry, estimator._tf = Recorder("odometry/filtered", Odometry), Recorder("/tf")  # noqa: SLF001  (the publishers replaced by recorders)
     published: list = []  # the node's odometry and TF of each estimate the controller should publish
     joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
     imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
@@ -239,7 +246,7 @@ def test_tf_at_its_own_rate(ros_context: Context) -> None:
     h = chained_quadruped(ros_context, {**ESTIMATOR, "tf_rate": 50.0})
     estimator = h.manager.controllers["state_estimator"].controller
     assert isinstance(estimator, LeggedStateEstimator)
-    odometry_out, tf_out = Recorder("odometry/filtered"), Recorder("/tf")
+    odometry_out, tf_out = Recorder("odometry/filtered", Odometry), Recorder("/tf")
     estimator._odometry, estimator._tf = odometry_out, tf_out  # noqa: SLF001  (the publishers replaced by recorders)
     states = h.resources.states
     for k in range(400):

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
+from kinodyn_common.cdr import odometry_rows_cdr
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.problem_log import DistinctProblemLog
 from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
@@ -40,9 +41,7 @@ from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.messages import (
     ImuSample,
     JointSample,
-    estimate_fields,
-    odometry_message,
-    transform_message,
+    row_transform_message,
 )
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
@@ -55,6 +54,8 @@ BASE_STATE = ("position.x", "position.y", "position.z", "orientation.x", "orient
 IMU_READINGS = ("angular_velocity.x", "angular_velocity.y", "angular_velocity.z", "linear_acceleration.x",
                 "linear_acceleration.y", "linear_acceleration.z")
 JOINT_STATES = ("position", "velocity", "effort")
+STANCE_ABOVE = 0.5
+"""A contact.<foot> value above this is stance (the exporter writes 1 stance, 0 swing)."""
 OWN_PARAMETERS: dict[str, Parameter] = {
     "sensor_name": Parameter("str", "", "the IMU <sensor> of the <ros2_control> block"),
     "contact_controller": Parameter("str", "wbc", "contact_source schedule: the controller exporting "
@@ -180,7 +181,7 @@ class LeggedStateEstimator(ChainableController):
         flags = values[6 + 3 * n:]
         contacts = None
         if len(flags) and np.isfinite(flags).all():
-            contacts = dict(zip(self.feet, (f > 0.5 for f in flags.tolist()), strict=True))
+            contacts = dict(zip(self.feet, (f > STANCE_ABOVE for f in flags.tolist()), strict=True))
         with self.ros.lock:
             self.pipeline.on_cycle(at, ImuSample(self.imu_frame, values[0:3], values[3:6]),
                                    JointSample(*(values[6 + k * n: 6 + (k + 1) * n] for k in range(3))),
@@ -200,12 +201,11 @@ class LeggedStateEstimator(ChainableController):
         odometry_due = self.publishing.due(stamp_ns)
         tf_due = self.params["publish_tf"] and (self.tf_publishing.due(stamp_ns) if self.tf_rate else
                                                 odometry_due)
-        if odometry_due or tf_due:
-            # the messages' numbers are the row's, which the pipeline gives only when every one is finite
-            odometry = odometry_message(estimate_fields(row), stamp_ns, estimate.frame_id,
-                                        estimate.child_frame_id)
-            if odometry_due:
-                self._odometry.publish(odometry)
-            if tf_due:
-                self._tf.publish(transform_message(odometry))
+        # the messages' numbers are the row's, which the pipeline gives only when every one is finite;
+        # odometry/filtered goes out as its CDR bytes (those of odometry_message's Odometry, packed directly)
+        if odometry_due:
+            self._odometry.publish(odometry_rows_cdr(estimate.stamps_ns[-1:], estimate.frame_id,
+                                                     estimate.child_frame_id, estimate.rows[-1:])[0])
+        if tf_due:
+            self._tf.publish(row_transform_message(row, stamp_ns, estimate.frame_id, estimate.child_frame_id))
         return ReturnType.OK
