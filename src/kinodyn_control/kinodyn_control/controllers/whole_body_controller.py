@@ -25,7 +25,7 @@ MPC's predicted base trajectory on ``~/mpc/path`` and its forces on ``~/mpc/forc
 from __future__ import annotations
 
 import time as _time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -52,6 +52,9 @@ from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from kinodyn_interfaces.msg import ContactStates
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 JOINT_STATES = ("position", "velocity", "effort")
 GROUPS = (WbcParameters, LeggedSettings, LocomotionParameters)
 OWN_PARAMETERS: dict[str, Parameter] = {
@@ -73,8 +76,10 @@ class WholeBodyController(ChainableController):
         try:
             self.host = node_host(self.context)
             model = Model.from_urdf(self.host.urdf, floating_base=True)
-            self.groups = [dataclass_from(group, self.params) for group in GROUPS]
-            params, legged, locomotion = self.groups
+            params = dataclass_from(WbcParameters, self.params)
+            legged = dataclass_from(LeggedSettings, self.params)
+            locomotion = dataclass_from(LocomotionParameters, self.params)
+            self.groups = (params, legged, locomotion)  # GROUPS' instances
             self.controller = LeggedController(model, legged, locomotion)
             self.publish_rate = rate_parameter("publish_rate", self.params["publish_rate"])
             bounds = JointBounds.from_model(model, self.params["joint_position_margin"],
@@ -104,7 +109,7 @@ class WholeBodyController(ChainableController):
                                  10)
         return CallbackReturn.SUCCESS
 
-    def _guard(self, what: str, take: Any) -> Any:
+    def _guard(self, what: str, take: Callable[..., None]) -> Callable[..., None]:
         return self.ros.guarded(dropping_bad_messages(self.problems, f"{what} message", take))
 
     def _now_ns(self) -> int:
@@ -141,11 +146,13 @@ class WholeBodyController(ChainableController):
             return f"{', '.join(startup)} apply at configuration only: reconfigure the controller"
         try:
             rate = rate_parameter("publish_rate", changes.get("publish_rate", self.params["publish_rate"]))
-            params, legged, locomotion = (apply_changes(g, changes) for g in self.groups)
+            params = apply_changes(self.groups[0], changes)
+            legged = apply_changes(self.groups[1], changes)
+            locomotion = apply_changes(self.groups[2], changes)
             self.controller.reconfigure(legged, locomotion)
         except ValueError as exc:
             return str(exc)
-        self.groups = [params, legged, locomotion]
+        self.groups = (params, legged, locomotion)
         self.core.params = params
         self.params.update(changes)
         self.publish_rate = self.publishing.rate = rate
@@ -153,7 +160,8 @@ class WholeBodyController(ChainableController):
 
     # --- the cycle ------------------------------------------------------------------------------------------
     def update(self, time: float, period: float) -> ReturnType:
-        assert self.states is not None and self.commands is not None
+        assert self.states is not None
+        assert self.commands is not None
         values = self.states.get()
         n = len(self.joints)
         q, qdot = values[:n], values[n:2 * n]
