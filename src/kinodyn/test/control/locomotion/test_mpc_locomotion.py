@@ -52,6 +52,7 @@ def _forces_against_plan(robot: scenarios.Legged, mpc: MpcLocomotion, seconds: f
     while s.t < end - 1e-9:
         out = ctl.update(s.q, s.v, s.t, COMMAND)
         assert out.ok, out.message
+        assert out.tau is not None
         assert mpc.status.state == "tracking", mpc.status
         for foot, task in mpc.force_tasks.items():
             if task.weight[0] > 0.0 and foot in answers[-1].forces:  # (a contact ramped out this tick: none)
@@ -140,6 +141,7 @@ def test_a_failed_solve_falls_back_to_the_controller_and_says_so(monkeypatch: py
             assert "infeasible" in mpc.status.reason
             assert "forced for the test" in mpc.status.reason
             assert all(task.weight[0] == 0.0 for task in mpc.force_tasks.values())
+        assert out.tau is not None, out.message
         for _ in range(robot.steps_per_tick):
             s.step(out.tau)
         velocity.append(s.v[0])
@@ -164,6 +166,7 @@ def test_a_late_solve_is_not_applied() -> None:
     while True:  # up to the tick starting a solve (one every 10 ticks)
         solves = mpc.status.solves
         out = ctl.update(s.q, s.v, s.t, COMMAND)
+        assert out.tau is not None, out.message
         for _ in range(robot.steps_per_tick):
             s.step(out.tau)
         if mpc.planner.solving:
