@@ -95,6 +95,20 @@ def odometry_rows_cdr(stamps_ns: np.ndarray, frame_id: str, child_frame_id: str,
     return [data[k:k + size] for k in range(0, len(data), size)]
 
 
+_TRANSFORM_HEAD = struct.Struct("<4sIiII")  # encapsulation, 1 transform, sec, nanosec, frame_id length
+
+
+def transform_row_cdr(stamp_ns: int, frame_id: str, child_frame_id: str, row: np.ndarray) -> bytes:
+    """tf2_msgs/msg/TFMessage of one geometry_msgs/TransformStamped ``frame_id -> child_frame_id`` stamped
+    ``stamp_ns``, its translation and rotation (x, y, z, w) the first seven numbers of an estimate row (the
+    pose ``odometry_rows_cdr`` packs); the doubles start 8-aligned after the two strings."""
+    sec, nanosec = split_ns(stamp_ns)
+    frame = frame_id.encode() + b"\x00"
+    child, offset = _string(child_frame_id, 16 + len(frame))  # after the length, sec, nanosec, frame
+    return b"".join((_TRANSFORM_HEAD.pack(ENCAPSULATION, 1, sec, nanosec, len(frame)), frame, child,
+                     b"\x00" * (-offset % 8), np.ascontiguousarray(row[:7], "<f8").tobytes()))
+
+
 ENCODERS: dict[str, Callable[[Odometry], bytes]] = {"nav_msgs/msg/Odometry": odometry_cdr}
 
 

@@ -1,17 +1,16 @@
-"""The estimator controller's published messages built from an estimate row equal the node's messages."""
+"""The estimator controller's messages as CDR bytes of an estimate row (kinodyn_common.cdr) read back as the
+node's messages of that row (estimation.messages)."""
 
 from __future__ import annotations
 
 import numpy as np
-from kinodyn_common.cdr import odometry_rows_cdr
-from kinodyn_control.estimation.messages import (
-    estimate_fields,
-    odometry_message,
-    row_transform_message,
-    transform_message,
-)
+import pytest
+from kinodyn_common.cdr import odometry_rows_cdr, transform_row_cdr
+from kinodyn_control.estimation.messages import estimate_fields, odometry_message, transform_message
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message
+
+from tf2_msgs.msg import TFMessage
 
 ROWS = 50
 ESTIMATE_SIZE = 85
@@ -23,22 +22,15 @@ def _rows() -> np.ndarray:
     return rows
 
 
-def test_row_transform_is_the_odometry_transform() -> None:
+@pytest.mark.parametrize(("frame", "child"), [("odom", "base_link"), ("o", "trunk_with_a_longer_name"),
+                                              ("", "")])
+def test_row_bytes_are_the_node_messages(frame: str, child: str) -> None:
     for k, row in enumerate(_rows()):
-        stamp_ns = 1_795_000_000_123_456_789 + k
-        expected = transform_message(odometry_message(estimate_fields(row), stamp_ns, "odom", "base_link"))
-        got = row_transform_message(row, stamp_ns, "odom", "base_link")
-        assert got == expected
-        sign = np.copysign(1.0, [got.transforms[0].transform.translation.x,
-                                 got.transforms[0].transform.rotation.w])
-        assert sign.tolist() == np.copysign(1.0, row[[0, 6]]).tolist()
-
-
-def test_odometry_bytes_are_the_odometry_message() -> None:
-    rows = _rows()
-    for k in range(ROWS):
-        stamp_ns = 5_000_000_000 + 2_000_000 * k
-        raw = odometry_rows_cdr(np.array([stamp_ns]), "odom", "base_link", rows[k:k + 1])[0]
-        got = deserialize_message(raw, Odometry)
-        expected = odometry_message(estimate_fields(rows[k]), stamp_ns, "odom", "base_link")
-        assert got == expected
+        stamp_ns = 1_795_000_000_123_456_789 + 2_000_017 * k
+        odometry = odometry_message(estimate_fields(row), stamp_ns, frame, child)
+        raw = odometry_rows_cdr(np.array([stamp_ns]), frame, child, row[None])[0]
+        assert deserialize_message(raw, Odometry) == odometry
+        tf = deserialize_message(transform_row_cdr(stamp_ns, frame, child, row), TFMessage)
+        assert tf == transform_message(odometry)
+        rotation = tf.transforms[0].transform.rotation
+        assert np.copysign(1.0, [rotation.x, rotation.w]).tolist() == np.copysign(1.0, row[[3, 6]]).tolist()

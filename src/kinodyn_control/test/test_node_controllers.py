@@ -35,6 +35,7 @@ from rclpy.parameter import Parameter as RosParameter
 from rclpy.serialization import deserialize_message
 
 from kinodyn import Model
+from tf2_msgs.msg import TFMessage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -138,7 +139,7 @@ def test_the_controllers_answer_as_the_nodes_do(ros_context: Context, publish_ra
     h = chained_quadruped(ros_context, {**ESTIMATOR, "publish_rate": publish_rate})
     entries = h.manager.controllers
     estimator = entries["state_estimator"].controller
-    estimator._odometry, estimator._tf = Recorder("odometry/filtered", Odometry), Recorder("/tf")  # noqa: SLF001  (the publishers replaced by recorders)
+    estimator._odometry, estimator._tf = Recorder("odometry/filtered", Odometry), Recorder("/tf", TFMessage)  # noqa: SLF001  (the publishers replaced by recorders)
     published: list = []  # the node's odometry and TF of each estimate the controller should publish
     joint_states = entries["joint_state_broadcaster"].controller.publisher.messages
     imu = entries["imu_sensor_broadcaster"].controller.publisher.messages
@@ -246,7 +247,7 @@ def test_tf_at_its_own_rate(ros_context: Context) -> None:
     h = chained_quadruped(ros_context, {**ESTIMATOR, "tf_rate": 50.0})
     estimator = h.manager.controllers["state_estimator"].controller
     assert isinstance(estimator, LeggedStateEstimator)
-    odometry_out, tf_out = Recorder("odometry/filtered", Odometry), Recorder("/tf")
+    odometry_out, tf_out = Recorder("odometry/filtered", Odometry), Recorder("/tf", TFMessage)
     estimator._odometry, estimator._tf = odometry_out, tf_out  # noqa: SLF001  (the publishers replaced by recorders)
     states = h.resources.states
     for k in range(400):

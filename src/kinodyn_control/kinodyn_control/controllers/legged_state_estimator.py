@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.cdr import odometry_rows_cdr, transform_row_cdr
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.problem_log import DistinctProblemLog
 from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
@@ -41,7 +41,6 @@ from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.messages import (
     ImuSample,
     JointSample,
-    row_transform_message,
 )
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.hardware.types import CallbackReturn, ReturnType, full_name
@@ -201,11 +200,12 @@ class LeggedStateEstimator(ChainableController):
         odometry_due = self.publishing.due(stamp_ns)
         tf_due = self.params["publish_tf"] and (self.tf_publishing.due(stamp_ns) if self.tf_rate else
                                                 odometry_due)
-        # the messages' numbers are the row's, which the pipeline gives only when every one is finite;
-        # odometry/filtered goes out as its CDR bytes (those of odometry_message's Odometry, packed directly)
+        # the messages' numbers are the row's, which the pipeline gives only when every one is finite; both
+        # go out as their CDR bytes (those of the node's odometry_message and transform_message, packed
+        # directly)
         if odometry_due:
             self._odometry.publish(odometry_rows_cdr(estimate.stamps_ns[-1:], estimate.frame_id,
                                                      estimate.child_frame_id, estimate.rows[-1:])[0])
         if tf_due:
-            self._tf.publish(row_transform_message(row, stamp_ns, estimate.frame_id, estimate.child_frame_id))
+            self._tf.publish(transform_row_cdr(stamp_ns, estimate.frame_id, estimate.child_frame_id, row))
         return ReturnType.OK

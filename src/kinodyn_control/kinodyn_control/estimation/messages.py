@@ -237,19 +237,6 @@ def transform_message(odometry: Odometry) -> TFMessage:
     return TFMessage(transforms=[t])
 
 
-def row_transform_message(row: np.ndarray, stamp_ns: int, frame_id: str, child_frame_id: str) -> TFMessage:
-    """``transform_message`` of the Odometry that ``odometry_message`` builds of estimate row ``row``, without
-    building that Odometry (its position and quaternion, the same Python floats)."""
-    t = TransformStamped()
-    t.header.stamp.sec, t.header.stamp.nanosec = split_ns(stamp_ns)
-    t.header.frame_id = frame_id
-    t.child_frame_id = child_frame_id
-    translation, rotation = t.transform.translation, t.transform.rotation
-    translation.x, translation.y, translation.z, rotation.x, rotation.y, rotation.z, rotation.w = (
-        row[0:7].tolist())
-    return TFMessage(transforms=[t])
-
-
 LEVELS = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
 
 
