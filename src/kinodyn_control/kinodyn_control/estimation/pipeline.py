@@ -14,25 +14,22 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from kinodyn.estimation.estimator import LeggedEstimator
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch
 from kinodyn.estimation.legs import foot_radii
+from kinodyn.estimation.loop import ESTIMATED, UPDATED
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FILTERS
 from kinodyn.estimation.settings import EstimatorSettings
-from kinodyn.sim.collision import ContactSphere
 from kinodyn_common.conversions import InputError, quoted
 from kinodyn_common.problem_log import DistinctProblemLog, error_text
 from kinodyn_common.stamps import NS, stamp_to_ns
 
-from kinodyn import Model
 from kinodyn_control.estimation.imu_gaps import ImuGaps
-from kinodyn_control.estimation.input_block import InputBlock
 from kinodyn_control.estimation.merger import Event, Reset, StampMerger, Verdict
 from kinodyn_control.estimation.messages import (
     ImuSample,
@@ -50,6 +47,18 @@ from kinodyn_control.estimation.messages import (
 from kinodyn_control.estimation.released import Released
 from kinodyn_control.estimation.stamps import CAUSES as STAMP_CAUSES
 from kinodyn_control.estimation.stamps import StampBounds
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from kinodyn.sim.collision import ContactSphere
+    from kinodyn_common.raw_messages import ContactStatesView, ImuView, JointStateView
+    from rclpy.impl.rcutils_logger import RcutilsLogger
+    from sensor_msgs.msg import Imu, JointState
+
+    from kinodyn import Model
+    from kinodyn_control.estimation.input_block import InputBlock
+    from kinodyn_interfaces.msg import ContactStates
 
 NOISE_PARAMETERS = tuple(
     n.name for n in fields(NoiseParameters)
@@ -99,7 +108,7 @@ def filter_options() -> dict[str, Any]:
     return options
 
 
-def _core(name: str) -> Any:
+def _core(name: str) -> Any:  # noqa: ANN401  (dataclasses' Field.default: the field's own type)
     """The default of ``EstimatorSettings`` field ``name`` (the core owns it)."""
     return next(f.default for f in fields(EstimatorSettings) if f.name == name)
 
@@ -252,7 +261,7 @@ class PipelineCounts:
 class EstimatorPipeline:
     """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
 
-    def __init__(self, model: Model, params: EstimatorParameters, logger: Any,
+    def __init__(self, model: Model, params: EstimatorParameters, logger: RcutilsLogger,
                  diagnostics_name: str = "state_estimator", offline: bool = False,
                  spheres: Iterable[ContactSphere] = (), topics: Mapping[str, str] | None = None,
                  clock_name: str = "the node's clock", estimate_rows: bool = False) -> None:
@@ -346,7 +355,7 @@ class EstimatorPipeline:
 
     # input -------------------------------------------------------------------------------------------------
 
-    def on_imu(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
+    def on_imu(self, msg: Imu | ImuView, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
         """A sensor_msgs/Imu; its ``header.frame_id`` must be a URDF link (the IMU's), unless ``imu_frame``
         is set. ``arrival_ns`` (every ``on_*``): when it arrived on a monotonic clock, for a live node (a
         topic still arriving is not taken for silent); None when replaying a bag. ``clock_ns``: the
@@ -362,7 +371,8 @@ class EstimatorPipeline:
         """The readings of one IMU message stamped ``stamp_ns`` (``on_imu`` converts a message to this)."""
         self._take("imu", stamp_ns, lambda: self._imu(sample), arrival_ns, clock_ns)
 
-    def on_joint_state(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
+    def on_joint_state(self, msg: JointState | JointStateView, arrival_ns: int | None = None,
+                       clock_ns: int | None = None) -> None:
         """A sensor_msgs/JointState, mapped by name (unknown names ignored, missing joints NaN)."""
         read = self._read("joint_states", lambda: (stamp_to_ns(msg.header.stamp), self._joints.sample(msg)))
         if read is not None:
@@ -374,7 +384,8 @@ class EstimatorPipeline:
         to this); a sample of another size is unusable."""
         self._take("joint_states", stamp_ns, lambda: self._joint_sample(sample), arrival_ns, clock_ns)
 
-    def on_contacts(self, msg: Any, arrival_ns: int | None = None, clock_ns: int | None = None) -> None:
+    def on_contacts(self, msg: ContactStates | ContactStatesView, arrival_ns: int | None = None,
+                    clock_ns: int | None = None) -> None:
         """A kinodyn_interfaces/ContactStates (measured contacts or a controller's schedule)."""
         if self._params.contact_source == "detection":
             return  # the node does not subscribe then; a bag may still carry the topic
@@ -617,7 +628,7 @@ class EstimatorPipeline:
         layouts = events.contact_layouts[start:end]
         named = layouts[layouts >= 0]
         keep: np.ndarray | None = None  # None: every event
-        for layout in (named.tolist() if len(named) < 2 else np.unique(named).tolist()):
+        for layout in (named.tolist() if len(named) <= 1 else np.unique(named).tolist()):
             mine = np.flatnonzero(layouts == layout)
             try:
                 slots = self._contact_slots(estimator, events.contact_names[layout])
@@ -653,9 +664,9 @@ class EstimatorPipeline:
 
     def _outputs_of(self, result: BatchResult, stamps_ns: np.ndarray) -> None:
         """The estimates and NIS of a batch, in order; offline, when every estimate is finite, all at once."""
-        estimates = np.flatnonzero(result.status == 1) if self._offline else None
+        estimates = np.flatnonzero(result.status == ESTIMATED) if self._offline else None
         if estimates is not None and np.isfinite(result.estimates[estimates]).all():
-            updates = np.flatnonzero((result.status == 2) & (result.dof != 0))
+            updates = np.flatnonzero((result.status == UPDATED) & (result.dof != 0))
             if len(updates):
                 self._last_nis = float(result.nis[updates[-1]])
                 self._nis.extend((result.nis[updates] / result.dof[updates]).tolist())
