@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from geometry_msgs.msg import Pose, Quaternion, Transform, TransformStamped, Vector3, WrenchStamped
 from kinodyn.spatial import homogeneous_transform, matrix_to_quat, quat_normalize, quat_to_matrix
-from kinodyn.spatial.rotations import as_unit_quaternion
+from kinodyn.spatial.rotations import UNIT_NORM_TOLERANCE, as_unit_quaternion
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 MAX_TRANSLATION = 1e9
 """Largest accepted translation component (m) of a pose or transform in a message: beyond any map, UTM or
 Earth-centred frame, and still resolved to 1e-7 m, so a larger value is a bug upstream, refused like NaN."""
+POSE_SIZE = 7
+"""Numbers of a pose: translation (x, y, z) and quaternion (x, y, z, w)."""
 
 
 class InputError(ValueError):
@@ -170,6 +172,14 @@ def checked_pose(translation: ArrayLike, xyzw: ArrayLike, what: str) -> np.ndarr
     was never normalized far above it); within it, the quaternion is normalized.
     """
     pose = np.concatenate((np.asarray(translation, np.float64), np.asarray(xyzw, np.float64)))
+    if pose.shape == (POSE_SIZE,) and np.isfinite(pose).all() and (np.abs(pose[:3]) <= MAX_TRANSLATION).all():
+        # the usual pose, at a control loop's rate: the checks and the normalization below without their
+        # calls (np.linalg.norm of a vector is sqrt(q . q): the same number)
+        quaternion = pose[3:]
+        norm = math.sqrt(quaternion.dot(quaternion))
+        if abs(norm - 1.0) <= UNIT_NORM_TOLERANCE:
+            pose[3:] = quaternion / norm
+            return pose
     if not np.isfinite(pose).all():
         raise InputError("non_finite_pose", f"{what} has a non-finite translation or rotation "
                          f"({pose.tolist()} is not finite)")

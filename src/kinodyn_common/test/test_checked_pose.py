@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from geometry_msgs.msg import Point, Pose, Quaternion
-from kinodyn.spatial.rotations import UNIT_NORM_TOLERANCE
+from kinodyn.spatial.rotations import UNIT_NORM_TOLERANCE, as_unit_quaternion, quat_normalize
 from kinodyn_common.conversions import MAX_TRANSLATION, InputError, checked_pose, pose_to_matrix
 from scipy.spatial.transform import Rotation
 
@@ -47,3 +47,20 @@ def test_a_pose_message_goes_through_the_same_check_and_gives_the_same_rotation(
     np.testing.assert_array_equal(T[:3, 3], [1.0, 2.0, 3.0])
     with pytest.raises(InputError, match=r"^Pose rotation is not a unit quaternion"):
         pose_to_matrix(Pose(orientation=Quaternion(x=0.0, y=0.0, z=0.0, w=1.0 + 2 * UNIT_NORM_TOLERANCE)))
+
+
+def test_an_accepted_pose_is_kinodyn_spatials_normalization_bit_for_bit() -> None:
+    """Random poses within the tolerance, signed zeros and the tolerance's edge: the same numbers as
+    ``quat_normalize`` of the quaternion ``as_unit_quaternion`` accepts (kinodyn.spatial's route)."""
+    rng = np.random.default_rng(3)
+    for k in range(2000):
+        translation = rng.normal(scale=10.0 ** rng.integers(-3, 9), size=3)
+        xyzw = rng.normal(size=4)
+        xyzw *= (1.0 + rng.uniform(-0.99, 0.99) * UNIT_NORM_TOLERANCE) / np.linalg.norm(xyzw)
+        if k % 7 == 0:
+            translation[k % 3], xyzw[k % 4] = -0.0, -0.0
+            xyzw *= (1.0 + rng.uniform(-0.99, 0.99) * UNIT_NORM_TOLERANCE) / np.linalg.norm(xyzw)
+        pose = checked_pose(translation, xyzw, "test pose")
+        expected = quat_normalize(as_unit_quaternion(xyzw))
+        assert pose[:3].tobytes() == translation.tobytes()
+        assert pose[3:].tobytes() == expected.tobytes()
