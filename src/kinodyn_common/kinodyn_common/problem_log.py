@@ -53,7 +53,8 @@ class DistinctProblemLog:
 
 def problem_key(context: str, exc: BaseException) -> Hashable:
     """The throttle key of ``exc`` met in ``context``: its ``key`` attribute (an InputError, the one
-    rejected-input error, carries one naming the cause), else its type; never its text (it may quote received values)."""
+    rejected-input error, carries one naming the cause), else its type; never its text (it may quote received
+    values)."""
     key = getattr(exc, "key", None)
     return (context, type(exc).__name__) if key is None else (context, key)
 

@@ -36,6 +36,8 @@ from tf2_msgs.msg import TFMessage
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from conftest import RecordingLogger
+
 REPO = Path(__file__).resolve().parents[3]
 ARM7 = Model.from_urdf(str(REPO / "urdf" / "arm7.urdf"))
 PLANAR = Model.from_urdf(str(REPO / "urdf" / "planar_2link.urdf"))
@@ -74,7 +76,8 @@ def test_joint_bounds_widen_finite_limits_and_bound_continuous_joints() -> None:
         (["spin"], [-1.5e6], ("spin",)),
     ],
 )
-def test_positions_outside_the_bounds_are_refused_naming_the_joints(names, values, bad) -> None:
+def test_positions_outside_the_bounds_are_refused_naming_the_joints(names: list[str], values: list[float],
+                                                                    bad: tuple[str, ...]) -> None:
     bounds = JointBounds.from_model(SLIDER, margin=0.1, continuous_bound=1e6)
     with pytest.raises(JointStateError, match="outside the URDF limits plus joint_position_margin") as info:
         bounds.check(names, np.array(values))
@@ -160,13 +163,13 @@ class FakePublisher:
     topic_name = "/x/out"
 
     def __init__(self) -> None:
-        self.sent: list = []
+        self.sent: list[Float64MultiArray] = []
 
-    def publish(self, msg) -> None:
+    def publish(self, msg: Float64MultiArray) -> None:
         self.sent.append(msg)
 
 
-def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic(logger) -> None:
+def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic(logger: RecordingLogger) -> None:
     publisher = FakePublisher()
     problems = DistinctProblemLog(logger)
     good = Float64MultiArray(data=[1.0])
@@ -184,7 +187,7 @@ def test_publish_finite_drops_non_finite_messages_with_one_error_per_topic(logge
 
 
 # --- callbacks that drop bad messages -------------------------------------------------------------
-def test_dropping_bad_messages_logs_once_per_cause_and_keeps_going(logger) -> None:
+def test_dropping_bad_messages_logs_once_per_cause_and_keeps_going(logger: RecordingLogger) -> None:
     handled: list[int] = []
 
     def callback(msg: int) -> None:
@@ -227,7 +230,7 @@ def test_a_misspelled_parameter_is_an_error_naming_it_and_the_accepted_ones(cont
     node = Node("guards_test", context=context, parameter_overrides=overrides)
     try:
         assert node.declare_parameter("rate_hz", 50.0).value == 20.0
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(ValueError, match="unknown parameter rate_hzz") as info:
             reject_undeclared_parameters(node)
         message = str(info.value)
         assert message.startswith("unknown parameter rate_hzz for node guards_test (misspelled")

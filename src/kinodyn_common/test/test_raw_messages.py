@@ -3,7 +3,7 @@ not a message of the type are one InputError (kind malformed_cdr), never another
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import numpy as np
 import pytest
@@ -24,10 +24,25 @@ from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 
+if TYPE_CHECKING:
+    from kinodyn_common.raw_messages import (
+        ContactStatesView,
+        ImuView,
+        JointPDCommandView,
+        JointStateView,
+        OdometryView,
+    )
+
+    Message: TypeAlias = JointState | Imu | ContactStates | Odometry | JointPDCommand
+    View: TypeAlias = JointStateView | ImuView | ContactStatesView | OdometryView | JointPDCommandView
+    Reader: TypeAlias = (JointStateReader | ImuReader | ContactStatesReader | OdometryReader
+                         | JointPDCommandReader)
+
 RNG = np.random.default_rng(7)
+MsgT = TypeVar("MsgT", JointState, Imu, ContactStates, Odometry, JointPDCommand)
 
 
-def _stamped(msg: Any, k: int, frame: str) -> Any:
+def _stamped(msg: MsgT, k: int, frame: str) -> MsgT:
     msg.header.stamp.sec, msg.header.stamp.nanosec = 1000 + k, 2_000_000 * k + 1
     msg.header.frame_id = frame
     return msg
@@ -71,7 +86,7 @@ def command(k: int, names: list[str]) -> JointPDCommand:
     return msg
 
 
-def _same_header(view: Any, msg: Any) -> None:
+def _same_header(view: View, msg: Message) -> None:
     assert (view.header.stamp.sec, view.header.stamp.nanosec, view.header.frame_id) == (
         msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id)
 
@@ -99,9 +114,9 @@ def test_joint_states_of_one_layout_and_of_the_next() -> None:
 @pytest.mark.parametrize("case", ["imu", "contacts", "odometry", "command"])
 def test_each_view_holds_the_message_numbers(case: str) -> None:
     make, reader = {
-        "imu": (lambda k: imu(k), ImuReader()),
+        "imu": (imu, ImuReader()),
         "contacts": (lambda k: contacts(k, ["LF_FOOT", "RH_FOOT", "X"]), ContactStatesReader()),
-        "odometry": (lambda k: odometry(k), OdometryReader()),
+        "odometry": (odometry, OdometryReader()),
         "command": (lambda k: command(k, JOINTS), JointPDCommandReader()),
     }[case]
     for k in range(3):
@@ -127,16 +142,18 @@ def test_each_view_holds_the_message_numbers(case: str) -> None:
                 np.testing.assert_array_equal(getattr(view, field), np.asarray(getattr(msg, field)))
 
 
-def _refuses_or_reads(reader: Any, data: bytes) -> bool:
+def _refuses_or_reads(reader: Reader, data: bytes) -> bool:
     """True when refused with InputError malformed_cdr; False when read (any other exception fails)."""
     try:
         reader.read(data)
     except InputError as exc:
-        assert exc.kind == "malformed_cdr"
-        assert reader.msgtype in str(exc)
-        assert f"{len(data)} bytes" in str(exc)
-        return True
-    return False
+        error = exc
+    else:
+        return False
+    assert error.kind == "malformed_cdr"
+    assert reader.msgtype in str(error)
+    assert f"{len(data)} bytes" in str(error)
+    return True
 
 
 @pytest.mark.parametrize("case", ["joint_state", "imu", "contacts", "odometry", "command"])
