@@ -7,8 +7,9 @@ import importlib.util
 import math
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pytest
@@ -39,10 +40,19 @@ from sensor_msgs.msg import Imu, JointState
 from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from kinodyn.estimation.synthetic import SyntheticRun
+    from numpy.typing import ArrayLike
+
 BAG_TYPES = get_typestore(Stores.ROS2_JAZZY)
+MakeJointState = Callable[..., Any]  # builds an rclpy or a rosbags JointState
+Stamped = TypeVar("Stamped", Imu, JointState, ContactStates)  # an input message with a header
 
 
-def rosbags_joint_state(names, position, velocity=(), effort=()):
+def rosbags_joint_state(names: Sequence[str], position: ArrayLike, velocity: ArrayLike = (),
+                        effort: ArrayLike = ()) -> Any:  # noqa: ANN401  (a rosbags class built at run time)
     t = BAG_TYPES.types
     header = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=3, nanosec=5), frame_id="")
     return t["sensor_msgs/msg/JointState"](
@@ -51,12 +61,13 @@ def rosbags_joint_state(names, position, velocity=(), effort=()):
     )
 
 
-def rclpy_joint_state(names, position, velocity=(), effort=()):
+def rclpy_joint_state(names: Sequence[str], position: Sequence[float], velocity: Sequence[float] = (),
+                      effort: Sequence[float] = ()) -> JointState:
     return JointState(name=list(names), position=list(position), velocity=list(velocity), effort=list(effort))
 
 
 @pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
-def test_joint_states_are_mapped_by_name_unknown_ignored_missing_nan(make) -> None:
+def test_joint_states_are_mapped_by_name_unknown_ignored_missing_nan(make: MakeJointState) -> None:
     joints = JointMap(("a", "b", "c"))
     sample = joints.sample(make(["c", "head", "a"], [3.0, 9.0, 1.0], [30.0, 90.0, 10.0]))
     np.testing.assert_array_equal(sample.positions, [1.0, np.nan, 3.0])
@@ -65,7 +76,7 @@ def test_joint_states_are_mapped_by_name_unknown_ignored_missing_nan(make) -> No
 
 
 @pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
-def test_joint_map_follows_a_name_list_that_changes(make) -> None:
+def test_joint_map_follows_a_name_list_that_changes(make: MakeJointState) -> None:
     """The kept layout of the last name list is not reused for another list: reordered, shorter, then
     duplicated names (refused, and the next good message maps correctly)."""
     joints = JointMap(("a", "b", "c"))
@@ -80,7 +91,7 @@ def test_joint_map_follows_a_name_list_that_changes(make) -> None:
 
 
 @pytest.mark.parametrize("make", [rclpy_joint_state, rosbags_joint_state])
-def test_joint_states_in_model_order_are_copied(make) -> None:
+def test_joint_states_in_model_order_are_copied(make: MakeJointState) -> None:
     """Names exactly the model's joints in its order (the copying fast path): the values, NaN for an empty
     list, and arrays of their own (changing the message afterwards changes nothing)."""
     joints = JointMap(("a", "b", "c"))
@@ -103,7 +114,9 @@ def test_joint_states_in_model_order_are_copied(make) -> None:
         (["a", "a"], [1.0, 2.0], [], "names 'a' twice"),
     ],
 )
-def test_inconsistent_joint_states_are_refused(make, names, position, velocity, match: str) -> None:
+def test_inconsistent_joint_states_are_refused(
+    make: MakeJointState, names: list[str], position: list[float], velocity: list[float], match: str
+) -> None:
     with pytest.raises(InputError, match=match):
         JointMap(("a", "b")).sample(make(names, position, velocity))
 
@@ -245,7 +258,7 @@ def model() -> Model:
     return Model.from_urdf(REPO / "urdf" / "quadruped.urdf", floating_base=True)
 
 
-def feed(pipeline: EstimatorPipeline, messages) -> list[Output]:
+def feed(pipeline: EstimatorPipeline, messages: Iterable[tuple[str, Any]]) -> list[Output]:
     take = {
         "imu/data": pipeline.on_imu, "joint_states": pipeline.on_joint_state, "contacts": pipeline.on_contacts
     }
@@ -256,7 +269,12 @@ def feed(pipeline: EstimatorPipeline, messages) -> list[Output]:
     return outputs
 
 
-def run(model: Model, messages, logger: Logger, params: EstimatorParameters | None = None) -> list[Output]:
+def run(
+    model: Model,
+    messages: Iterable[tuple[str, Any]],
+    logger: Logger,
+    params: EstimatorParameters | None = None,
+) -> list[Output]:
     pipeline = EstimatorPipeline(model, params or EstimatorParameters(), logger)
     return feed(pipeline, messages) + pipeline.flush()
 
@@ -275,7 +293,9 @@ def stamps(messages: list) -> list[int]:
     return [stamp_to_ns(m.header.stamp) for m in messages]
 
 
-def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_periodic_diagnostics(model) -> None:
+def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_periodic_diagnostics(
+    model: Model,
+) -> None:
     log = Logger()
     count = 800  # 2 s at 400 Hz
     outputs = run(model, stream.standing(model, count), log)
@@ -302,7 +322,7 @@ def test_standing_still_gives_the_origin_one_odometry_per_imu_message_and_period
     assert not [line for line in log.lines if line[0] != "info"]
 
 
-def test_foot_radius_defaults_to_the_urdf_sphere_at_each_foot(model) -> None:
+def test_foot_radius_defaults_to_the_urdf_sphere_at_each_foot(model: Model) -> None:
     """foot_radius < 0 (the default): each foot's radius from the URDF's spheres the node and kinodyn estimate
     pass (the quadruped's 3 cm), 0 without spheres; a radius >= 0 is taken as given (docs/estimation.md
     "Rolling feet")."""
@@ -312,11 +332,11 @@ def test_foot_radius_defaults_to_the_urdf_sphere_at_each_foot(model) -> None:
                                     (EstimatorParameters(foot_radius=0.01), (), 0.01)]:
         pipeline = EstimatorPipeline(model, params, Logger(), spheres=given)
         feed(pipeline, stream.standing(model, 10))
-        assert pipeline._estimator is not None
-        assert pipeline._estimator.legs.radii.tolist() == [expected] * 4
+        assert pipeline._estimator is not None  # noqa: SLF001  (the pipeline internal this test checks)
+        assert pipeline._estimator.legs.radii.tolist() == [expected] * 4  # noqa: SLF001  (the pipeline internal this test checks)
 
 
-def test_faults_are_survived_with_one_line_each_and_finite_outputs(model) -> None:
+def test_faults_are_survived_with_one_line_each_and_finite_outputs(model: Model) -> None:
     log = Logger()
     outputs = run(model, stream.faulty(model), log)
     odometry = of_kind(outputs, "odometry")
@@ -335,7 +355,7 @@ def test_faults_are_survived_with_one_line_each_and_finite_outputs(model) -> Non
     assert stamps(odometry) == expected[first:]
 
 
-def test_a_jump_back_resets_once_and_estimates_again(model) -> None:
+def test_a_jump_back_resets_once_and_estimates_again(model: Model) -> None:
     log = Logger()
     outputs = run(model, stream.faulty(model) + stream.looped(model), log)
     resets = [line for level, line in log.lines if "estimator reset" in line]
@@ -350,7 +370,7 @@ def test_a_jump_back_resets_once_and_estimates_again(model) -> None:
     assert odometry[-1] == stream.START_NS + 399 * stream.IMU_PERIOD_NS
 
 
-def test_output_is_identical_for_any_interleaving_of_the_topics(model) -> None:
+def test_output_is_identical_for_any_interleaving_of_the_topics(model: Model) -> None:
     """Each topic arrives in its own order, each message up to 30 ms after its stamp (less than
     stream_timeout, 250 ms): the outputs (odometry, TF, diagnostics) are equal field by field."""
     messages = stream.faulty(model)
@@ -367,7 +387,7 @@ def test_output_is_identical_for_any_interleaving_of_the_topics(model) -> None:
         assert run(model, shuffled, Logger()) == reference  # field by field, exactly (rclpy's __eq__)
 
 
-def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> None:
+def test_offline_batches_equal_the_live_pipeline_message_by_message(model: Model) -> None:
     """The offline pipeline (estimator batches of whatever was released, estimates as rows) gives, on the
     faulty stream, the live pipeline's Odometry numbers exactly and its diagnostics field by field, whether
     drained after every message or only at the end."""
@@ -394,7 +414,7 @@ def test_offline_batches_equal_the_live_pipeline_message_by_message(model) -> No
         assert not of_kind(outputs, "tf")
 
 
-def test_array_entry_points_give_the_message_entry_points_outputs(model) -> None:
+def test_array_entry_points_give_the_message_entry_points_outputs(model: Model) -> None:
     """The faulty stream given as arrays (``on_*_sample``, ``on_contact_flags``; a message that does not
     convert given as the message), the estimates as rows: the live pipeline's Odometry numbers exactly, its
     diagnostics field by field, its warning lines."""
@@ -449,7 +469,7 @@ def test_imu_gaps_count_the_same_one_stamp_at_a_time_as_in_blocks() -> None:
     assert one.rate == pytest.approx(400.0)
 
 
-def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model) -> None:
+def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model: Model) -> None:
     log = Logger()
     pipeline = EstimatorPipeline(model, EstimatorParameters(), log)
     n = len(model.joint_names)
@@ -459,7 +479,7 @@ def test_a_joint_sample_of_another_size_is_one_line_and_dropped(model) -> None:
         f"efforts; the model has {n} joints"]
 
 
-def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped(model) -> None:
+def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped(model: Model) -> None:
     log = Logger()
     messages = stream.standing(model, 400)
     for _, msg in messages[:30]:
@@ -475,14 +495,14 @@ def test_an_imu_frame_that_is_not_a_link_is_one_error_and_the_message_is_dropped
     assert len(of_kind(overridden, "odometry")) > len(of_kind(outputs, "odometry"))  # frame_id not read
 
 
-def test_reconfigure_resets_for_filter_parameters_only(model) -> None:
+def test_reconfigure_resets_for_filter_parameters_only(model: Model) -> None:
     log = Logger()
     pipeline = EstimatorPipeline(model, EstimatorParameters(), log)
     feed(pipeline, stream.standing(model, 400))
     assert pipeline.health()[0] == "ok"
     assert not pipeline.reconfigure(EstimatorParameters(odom_frame="world", diagnostics_rate=5.0,
                                                         max_stamp_lead=2.0))  # taken at once
-    assert pipeline._bounds.judge(11_500_000_000, 10_000_000_000) is None  # 1.5 s ahead: within the lead
+    assert pipeline._bounds.judge(11_500_000_000, 10_000_000_000) is None  # noqa: SLF001  (the pipeline internal this test checks); 1.5 s ahead: within the lead
     assert pipeline.health()[0] == "ok"
     assert pipeline.params.odom_frame == "world"
     assert pipeline.reconfigure(EstimatorParameters(odom_frame="world", filter="invariant",
@@ -501,12 +521,12 @@ FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 
 
 @pytest.fixture(scope="module")
-def trot_bag(tmp_path_factory) -> tuple[Any, Path]:
+def trot_bag(tmp_path_factory: pytest.TempPathFactory) -> tuple[SyntheticRun, Path]:
     """4 s of kinodyn.estimation.synthetic.trotting_walk (realistic noise; the IMU off the base origin and
     rotated), written by kinodyn_tools.estimation.synthetic_bag."""
     sys.path.insert(0, str(REPO / "src/kinodyn/test/estimation"))
     try:
-        from robots import quadruped_offset_imu_model
+        from robots import quadruped_offset_imu_model  # noqa: PLC0415  (on the path just for this import)
     finally:
         sys.path.pop(0)
     model = quadruped_offset_imu_model()
@@ -520,7 +540,9 @@ def trot_bag(tmp_path_factory) -> tuple[Any, Path]:
     ("source", "filter_name"),
     [("message", "eskf"), ("schedule", "invariant"), ("detection", "eskf"), ("detection", "invariant")],
 )
-def test_every_contact_source_tracks_a_trot_from_a_bag(trot_bag, source: str, filter_name: str) -> None:
+def test_every_contact_source_tracks_a_trot_from_a_bag(
+    trot_bag: tuple[SyntheticRun, Path], source: str, filter_name: str,
+) -> None:
     """Measured on this run: at most 7.7 mm (ESKF) and 2.2 mm (invariant) from the truth over 1 m."""
     run, path = trot_bag
     feet = FEET if source == "detection" else ()
@@ -548,7 +570,7 @@ def test_every_contact_source_tracks_a_trot_from_a_bag(trot_bag, source: str, fi
 
 # stamps against the clock, IMU alone, missing IMU samples ---------------------------------------------------
 
-def timed(messages) -> list[tuple[str, Any, int]]:
+def timed(messages: Iterable[tuple[str, Any]]) -> list[tuple[str, Any, int]]:
     """``(topic, message, clock)``: each message received when the node's clock reads its stamp."""
     return [(topic, msg, stamps([msg])[0]) for topic, msg in messages]
 
@@ -568,7 +590,7 @@ def diagnostic_values(outputs: list[Output]) -> list[dict[str, str]]:
     return [{kv.key: kv.value for kv in d.status[0].values} for d in of_kind(outputs, "diagnostics")]
 
 
-def shifted(msg: Any, seconds: float) -> Any:
+def shifted(msg: Stamped, seconds: float) -> Stamped:
     """A copy of ``msg`` stamped ``seconds`` later."""
     copy = type(msg)()
     for name in msg.get_fields_and_field_types():
@@ -579,7 +601,9 @@ def shifted(msg: Any, seconds: float) -> Any:
 
 
 @pytest.mark.parametrize("topic", ["imu/data", "joint_states"])
-def test_a_message_stamped_ahead_is_refused_with_one_line_and_the_others_go_on(model, topic: str) -> None:
+def test_a_message_stamped_ahead_is_refused_with_one_line_and_the_others_go_on(
+    model: Model, topic: str,
+) -> None:
     """One message stamped 10 s ahead of the clock (max_stamp_lead 0.5 s) among 2 s of standing: refused
     with one line naming topic, stamp and clock; every other message gives what it gives without it (no
     topic taken for silent, no IMU message held back until the clock reaches the bad stamp)."""
@@ -611,7 +635,7 @@ def test_a_message_stamped_ahead_is_refused_with_one_line_and_the_others_go_on(m
     assert len(of_kind(unbounded, "odometry")) < len(of_kind(outputs, "odometry"))
 
 
-def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model) -> None:
+def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model: Model) -> None:
     """Simulated-time stamps (100 s) on a node whose clock reads wall-clock epoch time (1.7e9 s), the
     reverse, and a clock that has not started (0: use_sim_time before /clock): every message refused, one line
     per topic and cause naming topic, stamp and clock, no topic called silent, nothing published."""
@@ -635,7 +659,7 @@ def test_stamps_of_another_clock_domain_are_refused_with_a_clear_line(model) -> 
 
 
 
-def test_a_clock_domain_refusal_is_said_even_right_after_the_start_up_refusals(model) -> None:
+def test_a_clock_domain_refusal_is_said_even_right_after_the_start_up_refusals(model: Model) -> None:
     """Messages before the clock starts are refused with "it has not started"; a message of another clock
     domain once it runs is a different problem and gets its own line at once, not held back."""
     log = Logger()
@@ -646,11 +670,12 @@ def test_a_clock_domain_refusal_is_said_even_right_after_the_start_up_refusals(m
     lines = [line for level, line in log.lines
              if level == "warning" and line.startswith("refusing joint_states")]
     assert len(lines) == 2, lines
-    assert "it has not started" in lines[0] and "another clock domain" in lines[1], lines
+    assert "it has not started" in lines[0], lines
+    assert "another clock domain" in lines[1], lines
 
 
 
-def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model) -> None:
+def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model: Model) -> None:
     """Standing 1.5 s, then 1.5 s with no foot in contact (the robot lifted): one warning line, diagnostics
     imu_only with level warn, and the position covariance growing from the last foot's lift-off like
     imu_only_acceleration_noise^2 s^4 / 4 on top of what the densities give (the same run without it)."""
@@ -680,7 +705,7 @@ def test_running_on_the_imu_alone_is_said_once_and_the_covariance_grows(model) -
         assert grown[t_ns] - plain[t_ns] == pytest.approx(0.2**2 * s**4 / 4, rel=1e-6)
 
 
-def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(model) -> None:
+def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(model: Model) -> None:
     """After 1.2 s at 400 Hz only every fifth IMU message arrives (a queue overflowing): the missing samples
     are counted from the stamps against the rate of the first intervals, one warning line gives the share
     lost, and the diagnostics carry the counts with level warn."""
@@ -691,7 +716,8 @@ def test_missing_imu_samples_are_counted_against_the_nominal_rate_and_reported(m
     log = Logger()
     outputs = feed_clocked(EstimatorPipeline(model, EstimatorParameters(), log), timed(kept))
     lines = [line for level, line in log.lines if level == "warning"]
-    assert len(lines) == 1 and "IMU samples missing" in lines[0], lines
+    assert len(lines) == 1, lines
+    assert "IMU samples missing" in lines[0], lines
     # the first report: 101.0-101.5 s, the loss starting at 101.2 s (96 of 120 samples missing)
     assert "96 IMU samples missing between 101.000 s and 101.500 s of stamps" in lines[0]
     assert "qos_depth" in lines[0]
@@ -725,7 +751,7 @@ def test_a_simulated_clock_stalled_in_a_busy_node_is_not_taken_for_stamps_ahead(
 
 
 @pytest.mark.parametrize("source", ["message", "detection"])
-def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model, source: str) -> None:
+def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model: Model, source: str) -> None:
     """A control loop's cycles at 500 Hz (IMU, contacts, joints at each stamp) given with ``on_cycle`` and
     with the three entry points one after the other, through initialisation, cycles without contacts, a NaN
     accelerometer reading, a stall longer than stream_timeout, an IMU sample of another frame, a joint sample
@@ -735,14 +761,14 @@ def test_a_cycle_at_once_gives_the_samples_one_by_one_outputs(model, source: str
     logs = Logger(), Logger()
     cycled, one_by_one = (EstimatorPipeline(model, params, log, estimate_rows=True) for log in logs)
     taken_at_once = []
-    push_cycle = cycled._merger.push_cycle
+    push_cycle = cycled._merger.push_cycle  # noqa: SLF001  (the pipeline internal this test checks)
 
-    def counted(*args):
+    def counted(*args: object) -> object:
         events = push_cycle(*args)
         taken_at_once.append(events is not None)
         return events
 
-    cycled._merger.push_cycle = counted
+    cycled._merger.push_cycle = counted  # noqa: SLF001  (the pipeline internal this test checks)
     force, q = stream.specific_force(model), stream.stance(model)
     period, n = 2_000_000, len(model.joint_names)
     outputs: tuple[list[Output], list[Output]] = ([], [])

@@ -14,7 +14,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -23,13 +23,19 @@ from kinodyn.spatial import rot_y, rot_z
 from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
 from kinodyn_tools.bags.writer import BagWriter
 from kinodyn_tools.launcher.cli import main
+from kinodyn_tools.report import series
 from kinodyn_tools.report.build import load_model, make_report
 from kinodyn_tools.report.figures import intervals
 from kinodyn_tools.report.html import SECTIONS
 from kinodyn_tools.report.metrics import Missing, drift_text, run_metrics
 from kinodyn_tools.report.series import ReportTopics, read_series, resolve_topics
+from std_msgs.msg import String
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from kinodyn_tools.report.build import Report
+    from numpy.typing import ArrayLike
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped_sim.urdf"
 RATE, DURATION, T0 = 100, 4.0, 1000.0
@@ -48,13 +54,13 @@ SLOW_TICKS, SLOW_US, FAST_US = 4, 2000, 400  # of the 400 ticks, 4 solve in 2 ms
 # tick latency: the solve time plus 0.1 ms (plus 1 ms for the slow ticks)
 
 
-def _stamp(types: dict[str, Any], t: float, frame: str = "") -> Any:
+def _stamp(types: dict[str, Any], t: float, frame: str = "") -> Any:  # noqa: ANN401  (rosbags builds the message classes at run time)
     sec, nanosec = split_ns(seconds_to_ns(T0 + t))
     return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
                                         frame_id=frame)
 
 
-def _vector(types: dict[str, Any], v: Any, kind: str = "Vector3") -> Any:
+def _vector(types: dict[str, Any], v: ArrayLike, kind: str = "Vector3") -> Any:  # noqa: ANN401  (rosbags builds the message classes at run time)
     return types[f"geometry_msgs/msg/{kind}"](x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
@@ -77,7 +83,7 @@ def truth_state(t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
 
 def _odometry(types: dict[str, Any], t: float, position: np.ndarray, C: np.ndarray, linear: np.ndarray,
-              angular: np.ndarray) -> Any:
+              angular: np.ndarray) -> Any:  # noqa: ANN401  (rosbags builds the message classes at run time)
     pose = types["geometry_msgs/msg/Pose"](position=_vector(types, position, "Point"),
                                            orientation=types["geometry_msgs/msg/Quaternion"](
                                                *(float(x) for x in _quaternion(C))))
@@ -106,7 +112,7 @@ def joint_efforts(t: float, names: list[str]) -> np.ndarray:
     return amplitude * math.sin(2.0 * math.pi * t)
 
 
-def _diagnostics(types: dict[str, Any], t: float, name: str, values: dict[str, str]) -> Any:
+def _diagnostics(types: dict[str, Any], t: float, name: str, values: dict[str, str]) -> Any:  # noqa: ANN401  (rosbags builds the message classes at run time)
     status = types["diagnostic_msgs/msg/DiagnosticStatus"](
         level=0, name=name, message="", hardware_id="base_link",
         values=[types["diagnostic_msgs/msg/KeyValue"](key=k, value=v) for k, v in values.items()])
@@ -187,13 +193,13 @@ def write_run(path: Path, topics: tuple[str, ...] | None = None, per_tick: bool 
 
 
 @pytest.fixture(scope="module")
-def full_report(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def full_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     directory = tmp_path_factory.mktemp("report")
     write_run(directory / "run")
     return make_report(directory / "run", directory / "report.html", load_model(URDF))
 
 
-def test_estimate_drift_and_alignment(full_report: Any) -> None:
+def test_estimate_drift_and_alignment(full_report: Report) -> None:
     """The estimate is the truth in another odom frame plus a 0.05 m linear drift: the alignment removes the
     frame exactly, so the final error is the drift, over the circle's arc length."""
     e = full_report.metrics.estimate
@@ -207,7 +213,7 @@ def test_estimate_drift_and_alignment(full_report: Any) -> None:
     assert e.accuracy.roll_rmse_deg == pytest.approx(0.0, abs=1e-9)
 
 
-def test_velocity_tracking_in_the_heading_frame(full_report: Any) -> None:
+def test_velocity_tracking_in_the_heading_frame(full_report: Report) -> None:
     """Command (0.6, 0, 0.25) against motion (0.5, 0.1, 0.2) in the heading frame: RMSE (0.1, 0.1, 0.05).
     In the base frame (pitched 0.1 rad) vx would read 0.5 cos 0.1."""
     v = full_report.metrics.tracking
@@ -218,7 +224,7 @@ def test_velocity_tracking_in_the_heading_frame(full_report: Any) -> None:
     assert v.commanded == pytest.approx(np.tile(COMMAND, (len(v.t), 1)))
 
 
-def test_contacts_against_the_schedule(full_report: Any) -> None:
+def test_contacts_against_the_schedule(full_report: Report) -> None:
     """RF touches down 0.05 s late in each 0.25 s stance: it agrees with the plan 90 % of the time, the others
     always; the spike is the peak; stance force is 100 N (RF's late samples carry 0)."""
     feet = {f.name: f for f in full_report.metrics.contacts.feet}
@@ -232,7 +238,7 @@ def test_contacts_against_the_schedule(full_report: Any) -> None:
     assert feet["RF_FOOT"].mean_stance_force == pytest.approx(STANCE_FORCE * (1.0 - LATE / (GAIT_PERIOD / 2)))
 
 
-def test_torques_against_the_urdf_limits(full_report: Any) -> None:
+def test_torques_against_the_urdf_limits(full_report: Report) -> None:
     joints = {j.name: j for j in full_report.metrics.torques.joints}
     assert len(joints) == 12
     peak = joints[PEAK_JOINT]
@@ -245,7 +251,7 @@ def test_torques_against_the_urdf_limits(full_report: Any) -> None:
     assert PEAK_JOINT in full_report.summary[2]
 
 
-def test_wbc_solve_times_and_counts(full_report: Any) -> None:
+def test_wbc_solve_times_and_counts(full_report: Report) -> None:
     """400 ticks, 4 of 2 ms: median 0.4 ms, p99 (linear interpolation at rank 0.99 * 399 = 395.01)
     0.4 + 0.01 * 1.6 = 0.416 ms; the estimator's status on the same topic is not counted."""
     w = full_report.metrics.wbc
@@ -261,14 +267,15 @@ def test_wbc_solve_times_and_counts(full_report: Any) -> None:
     assert w.statuses == {"solved": 7, "infeasible": 1}
 
 
-def test_page_is_self_contained_and_holds_every_section(full_report: Any) -> None:
+def test_page_is_self_contained_and_holds_every_section(full_report: Report) -> None:
     text = full_report.output.read_text(encoding="utf-8")
     root = ET.fromstring(text.split("\n", 1)[1])  # well-formed XML after the doctype line
     ids = [e.get("id") for e in root.iter() if e.get("id")]
     assert len(ids) == len(set(ids)), "element ids repeat across the inline SVGs"
     assert {h.get("id") for h in root.iter("h2")} >= set(SECTIONS)
     urls = re.findall(r'([\w:-]+)=["\']?(https?:[^"\' ]*)', text)
-    assert urls and all(name.startswith("xmlns") for name, _ in urls), urls  # only the SVG namespaces
+    assert urls, urls
+    assert all(name.startswith("xmlns") for name, _ in urls), urls  # only the SVG namespaces
     assert len(re.findall(r"https?:", text)) == len(urls)  # no URL elsewhere (CSS url(), @import, text)
     tags = {e.tag.split("}")[-1] for e in root.iter()}
     assert not tags & {"script", "link", "img", "iframe"}
@@ -364,8 +371,6 @@ def test_stance_bands_are_the_runs_of_the_schedule() -> None:
 def test_long_bags_show_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A progress line on stderr every PROGRESS_PERIOD of wall time while reading (0 here: every message)."""
-    from kinodyn_tools.report import series
-
     write_run(tmp_path / "run", topics=("/wbc/cmd_vel",))
     monkeypatch.setattr(series, "PROGRESS_PERIOD", 0.0)
     make_report(tmp_path / "run", tmp_path / "r.html", progress=True)
@@ -414,8 +419,6 @@ def test_absurd_contact_forces_are_left_out_and_counted(tmp_path: Path) -> None:
 
 def test_a_bag_without_any_report_topic_reads_as_empty_series(tmp_path: Path) -> None:
     """No topic of the bag has a role: nothing is read (an empty choice of connections is not "all")."""
-    from std_msgs.msg import String
-
     with BagWriter(tmp_path / "other") as bag:
         bag.add_topic("/chatter", "std_msgs/msg/String")
         bag.write("/chatter", NS, String(data="hello"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -13,8 +14,13 @@ from kinodyn.estimation.synthetic import inject_faults, trotting_walk
 from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_tools.bags.reader import read_messages
 from kinodyn_tools.estimation.synthetic_bag import DEFAULT_EPOCH, main, write_synthetic_bag
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
 
 import kinodyn as kd
+
+if TYPE_CHECKING:
+    from kinodyn.estimation.synthetic import SyntheticRun
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
@@ -22,17 +28,17 @@ STANDING = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2]
 
 
 @pytest.fixture(scope="module")
-def run():
+def run() -> SyntheticRun:
     model = kd.Model.from_urdf(URDF, floating_base=True)
     return trotting_walk(model, "imu_link", FEET, duration=3.0, rate=200.0,
                          standing_joints=np.array(STANDING))
 
 
-def xyz(vector) -> list[float]:
+def xyz(vector: Any) -> list[float]:  # noqa: ANN401  (a Vector3 or Point: rosbags builds the classes at run time)
     return [vector.x, vector.y, vector.z]
 
 
-def stamp_ns(message) -> int:
+def stamp_ns(message: Any) -> int:  # noqa: ANN401  (rosbags builds the message classes at run time)
     return stamp_to_ns(message.header.stamp)
 
 
@@ -43,7 +49,7 @@ def by_topic(path: Path) -> dict[str, list[tuple[int, object]]]:
     return out
 
 
-def test_clean_bag_holds_the_run(run, tmp_path):
+def test_clean_bag_holds_the_run(run: SyntheticRun, tmp_path: Path) -> None:
     counts = write_synthetic_bag(run, tmp_path / "bag")
     n = len(run.t)
     assert counts == {"/imu/data": n, "/joint_states": n, "/contacts": n, "/ground_truth/odometry": n}
@@ -74,11 +80,8 @@ def test_clean_bag_holds_the_run(run, tmp_path):
     assert odom[-1].twist.twist.linear.x == run.linear_velocity[-1, 0]
 
 
-def test_bag_reads_with_rosbags_reader(run, tmp_path):
+def test_bag_reads_with_rosbags_reader(run: SyntheticRun, tmp_path: Path) -> None:
     """An MCAP file (magic bytes) that rosbags' rosbag2 Reader opens: types, counts, CDR deserialisation."""
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_typestore
-
     write_synthetic_bag(run, tmp_path / "bag")
     (storage,) = (tmp_path / "bag").glob("*.mcap")
     assert storage.read_bytes()[:8] == b"\x89MCAP0\r\n"
@@ -95,7 +98,7 @@ def test_bag_reads_with_rosbags_reader(run, tmp_path):
         assert message.linear_acceleration.z == run.imu_linear_acceleration[0, 2]
 
 
-def test_faulty_bag(run, tmp_path):
+def test_faulty_bag(run: SyntheticRun, tmp_path: Path) -> None:
     faulty = inject_faults(run, seed=2, dropouts=2, duplicate_fraction=0.05, out_of_order_fraction=0.05)
     faults = faulty.faults
     counts = write_synthetic_bag(faulty, tmp_path / "bag", storage="sqlite3")
@@ -115,7 +118,7 @@ def test_faulty_bag(run, tmp_path):
     assert clean["/joint_states"] == n
 
 
-def test_cli(tmp_path, capsys):
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cli"
     args = ["--urdf", str(URDF), "--imu-frame", "imu_link", "--feet", *FEET, "--output", str(out),
             "--duration", "3", "--rate", "100", "--faults", "--standing-joints", *map(str, STANDING)]

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from geometry_msgs.msg import Point, Vector3
+from kinodyn_common.cdr import contact_arrays_from_cdr
 from kinodyn_common.conversions import InputError
 from kinodyn_tools.viewer.scene import check_bounded, evenly_picked, force_arrows, support_polygon
+from rclpy.serialization import serialize_message
 from scipy.spatial import ConvexHull
+
+from kinodyn_interfaces.msg import ContactStates
 
 
 def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> None:
@@ -42,12 +47,6 @@ def test_absurd_values_are_refused_and_5000_contacts_drawn_as_64_arrows() -> Non
 def test_contact_arrays_decode_what_rclpy_serializes() -> None:
     """The viewer's ContactStates decoder gives rclpy's values (5000 contacts, then a message with arrays of
     different lengths, which the viewer refuses by their counts), and refuses bytes cut short."""
-    from geometry_msgs.msg import Point, Vector3
-    from kinodyn_common.cdr import contact_arrays_from_cdr
-    from rclpy.serialization import serialize_message
-
-    from kinodyn_interfaces.msg import ContactStates
-
     rng = np.random.default_rng(7)
     values = rng.normal(size=(5000, 6))
     flags = rng.random(5000) < 0.5

@@ -5,6 +5,7 @@ is known, kinodyn's CoM."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -23,11 +24,14 @@ from visualization_msgs.msg import Marker
 from kinodyn_interfaces.msg import ContactStates
 from tf2_msgs.msg import TFMessage
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 
 
 @pytest.fixture
-def viewer():
+def viewer() -> Iterator[Viewer]:
     rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "port:=0"])
     node = Viewer()
     try:
@@ -45,7 +49,9 @@ def contacts(frame: str, points: list[list[float]], forces: list[list[float]], t
     return serialize_message(msg)
 
 
-def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(viewer, caplog) -> None:
+def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(
+    viewer: Viewer, caplog: pytest.LogCaptureFixture,
+) -> None:
     tree = TfTree.from_urdf(URDF)
     T_base = np.eye(4)
     T_base[:3, 3] = [1.0, 2.0, 0.5]
@@ -55,45 +61,45 @@ def test_inputs_become_the_scene_and_bad_ones_are_dropped_with_a_reason(viewer, 
         (tree.moving_transforms(dict.fromkeys(tree.movable_joint_names, 0.0)), False),
         ([("odom", "base_link", T_base)], False),
     ):
-        viewer._tf_callback(static)(
+        viewer._tf_callback(static)(  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
             TFMessage(transforms=[transform_stamped(p, c, T, stamp) for p, c, T in transforms])
         )
     feet = [[1.3, 2.2, 0.0], [0.7, 2.2, 0.0], [1.3, 1.8, 0.0], [0.7, 1.8, 0.0]]
-    viewer._latest["contacts"] = contacts("world", feet, [[0.0, 0.0, 50.0]] * 4, [True, True, True, False])
-    joints = JointState(name=list(viewer._model.joint_names), position=[0.0] * 12)
-    viewer._latest["joint_states"] = serialize_message(joints)
+    viewer._latest["contacts"] = contacts("world", feet, [[0.0, 0.0, 50.0]] * 4, [True, True, True, False])  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    joints = JointState(name=list(viewer._model.joint_names), position=[0.0] * 12)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._latest["joint_states"] = serialize_message(joints)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     footholds = PoseArray(poses=[Pose()])
     footholds.header.frame_id = "odom"
     footholds.poses[0].position.x = 1.5
     footholds.poses[0].orientation.w = 1.0
-    viewer._latest["footholds"] = serialize_message(footholds)
-    viewer._update()
-    links = viewer._link_poses()
-    scene = viewer._scene(links)
+    viewer._latest["footholds"] = serialize_message(footholds)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._update()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    links = viewer._link_poses()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    scene = viewer._scene(links)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     assert len(scene.bodies) == 17
     np.testing.assert_allclose(scene.focus, [1.0, 2.0, 0.5])
     assert len(scene.force_arrows) == 3
     assert len(scene.support_polygon) == 3
     np.testing.assert_allclose(scene.force_arrows[0][1] - scene.force_arrows[0][0], [0.0, 0.0, 0.15])
     q = np.concatenate([[1.0, 2.0, 0.5, 0.0, 0.0, 0.0, 1.0], np.zeros(12)])
-    np.testing.assert_allclose(scene.com, viewer._model.com(q), atol=1e-12)
+    np.testing.assert_allclose(scene.com, viewer._model.com(q), atol=1e-12)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     np.testing.assert_allclose(scene.footholds, [[1.5, 0.0, 0.0]])
 
     # bad input: each dropped with a reason, the previous overlay kept, the node goes on
-    viewer._latest["contacts"] = contacts("world", feet[:2], [[0.0, 0.0, 1.0]] * 4, [True] * 4)
+    viewer._latest["contacts"] = contacts("world", feet[:2], [[0.0, 0.0, 1.0]] * 4, [True] * 4)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     bad = PoseArray(header=footholds.header, poses=[Pose()])
     bad.poses[0].position.y = float("nan")
-    viewer._latest["footholds"] = serialize_message(bad)
-    viewer._latest["joint_states"] = serialize_message(JointState(name=["LF_HAA"], position=[0.0]))
-    viewer._update()
-    again = viewer._scene(viewer._link_poses())
+    viewer._latest["footholds"] = serialize_message(bad)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._latest["joint_states"] = serialize_message(JointState(name=["LF_HAA"], position=[0.0]))  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._update()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    again = viewer._scene(viewer._link_poses())  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     np.testing.assert_array_equal(again.force_arrows, scene.force_arrows)
     np.testing.assert_array_equal(again.footholds, scene.footholds)
     np.testing.assert_array_equal(again.com, scene.com)
-    viewer._latest["contacts"] = contacts("map", feet, [[0.0, 0.0, 1.0]] * 4, [True] * 4)
-    viewer._update()
-    assert len(viewer._scene(viewer._link_poses()).force_arrows) == 3  # still the last good one
-    problems = viewer._problems._last
+    viewer._latest["contacts"] = contacts("map", feet, [[0.0, 0.0, 1.0]] * 4, [True] * 4)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._update()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    assert len(viewer._scene(viewer._link_poses()).force_arrows) == 3  # noqa: SLF001  (the node driven without DDS: its callbacks and scene); still the last good one
+    problems = viewer._problems._last  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     assert {key[0] for key in problems} >= {"contacts message", "footholds message", "joint_states message"}
 
 
@@ -124,24 +130,24 @@ def planned_path(frame: str, positions: np.ndarray) -> bytes:
     return serialize_message(msg)
 
 
-def test_the_planned_base_path_is_drawn_in_the_fixed_frame_and_bad_ones_are_dropped(viewer) -> None:
+def test_the_planned_base_path_is_drawn_in_the_fixed_frame_and_bad_ones_are_dropped(viewer: Viewer) -> None:
     """The wbc's MPC path (nav_msgs/Path in odom) placed by /tf's world -> odom (a yaw of 90 deg and a shift),
     checked against the rotation applied by hand; a non-finite or out-of-range path keeps the last one."""
     T_world_odom = np.eye(4)
     T_world_odom[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     T_world_odom[:3, 3] = [1.0, 2.0, 0.0]
     placed = transform_stamped("world", "odom", T_world_odom, Time())
-    viewer._tf_callback(True)(TFMessage(transforms=[placed]))
+    viewer._tf_callback(True)(TFMessage(transforms=[placed]))  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     positions = np.column_stack([0.01 * np.arange(17), np.zeros(17), np.full(17, 0.52)])
-    viewer._latest["planned_path"] = planned_path("odom", positions)
-    viewer._update()
-    drawn = viewer._scene({}).planned_path
+    viewer._latest["planned_path"] = planned_path("odom", positions)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    viewer._update()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    drawn = viewer._scene({}).planned_path  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     expected = np.column_stack([1.0 - positions[:, 1], 2.0 + positions[:, 0], positions[:, 2]])
     np.testing.assert_allclose(drawn, expected, atol=1e-12)
-    assert scene_markers(viewer._scene({})).markers[-1].type == Marker.LINE_STRIP
+    assert scene_markers(viewer._scene({})).markers[-1].type == Marker.LINE_STRIP  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     for bad in (positions + np.array([0.0, np.nan, 0.0]), positions * 1e9):
-        viewer._latest["planned_path"] = planned_path("odom", bad)
-        viewer._update()
-        np.testing.assert_array_equal(viewer._scene({}).planned_path, drawn)
-    causes = {key[1][0] for key in viewer._problems._last if key[0] == "planned_path message"}
+        viewer._latest["planned_path"] = planned_path("odom", bad)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+        viewer._update()  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+        np.testing.assert_array_equal(viewer._scene({}).planned_path, drawn)  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
+    causes = {key[1][0] for key in viewer._problems._last if key[0] == "planned_path message"}  # noqa: SLF001  (the node driven without DDS: its callbacks and scene)
     assert causes == {"planned_path_non_finite", "planned_path_out_of_range"}, causes

@@ -9,6 +9,7 @@ orientations in viser.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -28,6 +29,11 @@ from kinodyn_tools.viewer.scene import (
 from visualization_msgs.msg import Marker
 
 from kinodyn import Model
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from geometry_msgs.msg import Point
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 STANCE = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2]
@@ -70,7 +76,7 @@ def triangle_area(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
     return 0.5 * float(np.linalg.norm(np.cross(b - a, c - a)))
 
 
-def xyz(points) -> np.ndarray:
+def xyz(points: Iterable[Point]) -> np.ndarray:
     return np.array([[p.x, p.y, p.z] for p in points])
 
 

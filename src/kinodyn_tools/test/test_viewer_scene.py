@@ -8,6 +8,7 @@ shapes and kinodyn's forward kinematics for the URDF primitives placed by the TF
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -178,7 +179,7 @@ def test_polyline_keeps_the_last_points_spaced_apart() -> None:
 # --- URDF primitives ---------------------------------------------------------------------------------------
 
 
-def coal_extent(shape) -> tuple[float, float, float]:
+def coal_extent(shape: Any) -> tuple[float, float, float]:  # noqa: ANN401  (a coal shape: coal has no type hints)
     """Box edges, cylinder diameter, diameter, length, sphere diameter of a coal shape (half sizes)."""
     kind = type(shape).__name__
     if kind == "Box":
@@ -190,7 +191,7 @@ def coal_extent(shape) -> tuple[float, float, float]:
 
 
 @pytest.mark.parametrize(
-    "urdf_name, floating", [("quadruped.urdf", True), ("arm7.urdf", False), ("planar_2link.urdf", False)]
+    ("urdf_name", "floating"), [("quadruped.urdf", True), ("arm7.urdf", False), ("planar_2link.urdf", False)]
 )
 def test_primitives_placed_by_tf_match_pinocchio_visuals_and_kinodyn_fk(
     urdf_name: str, floating: bool

@@ -22,11 +22,14 @@ LABEL_WIDTH = 19
 _SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
+UNIT_STEP = 1024  # bytes per KiB, KiB per MiB, ...
+
+
 def format_size(size_bytes: int) -> str:
     """1024-based with one decimal (none for bytes), as rosbag2's format_file_size."""
     size, unit = float(size_bytes), 0
-    while size >= 1024 and unit < len(_SIZE_UNITS) - 1:
-        size /= 1024
+    while size >= UNIT_STEP and unit < len(_SIZE_UNITS) - 1:
+        size /= UNIT_STEP
         unit += 1
     return f"{size:.{0 if unit == 0 else 1}f} {_SIZE_UNITS[unit]}"
 

@@ -24,6 +24,7 @@ MAGIC = b"\x89MCAP0\r\n"
 HEADER, FOOTER, SCHEMA, CHANNEL, MESSAGE, CHUNK, MESSAGE_INDEX, CHUNK_INDEX = range(1, 9)
 STATISTICS, METADATA, METADATA_INDEX, SUMMARY_OFFSET, DATA_END = 0x0B, 0x0C, 0x0D, 0x0E, 0x0F
 KNOWN_OPCODES = frozenset(range(0x01, 0x10))
+FIRST_USER_OPCODE = 0x80  # 0x80 and up: records an application defines (skipped by readers)
 RECORD_HEAD = struct.Struct("<BQ")  # opcode, content length
 FOOTER_SIZE = RECORD_HEAD.size + 20 + len(MAGIC)  # footer record (summary start, offset start, crc) + magic
 MESSAGE_HEAD = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time

@@ -202,7 +202,7 @@ class McapFile:
                 return
             opcode, length = fmt.RECORD_HEAD.unpack_from(data, pos)
             content, after = pos + fmt.RECORD_HEAD.size, pos + fmt.RECORD_HEAD.size + length
-            if (opcode not in fmt.KNOWN_OPCODES and opcode < 0x80) or opcode == 0:
+            if (opcode not in fmt.KNOWN_OPCODES and opcode < fmt.FIRST_USER_OPCODE) or opcode == 0:
                 pos = self._skip_to_chunk(pos, "a byte that starts no record")
                 continue
             if after > end:
@@ -317,7 +317,7 @@ class McapFile:
                 raise RecordError(f"unknown compression '{compression}'")
             try:
                 raw = fmt.DECOMPRESSORS[compression](stored)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001  (lz4 and zstd raise their own types for corrupt data)
                 raise RecordError(f"{compression} data that does not decompress ({error})") from None
             if len(raw) != size:
                 raise RecordError(f"{len(raw)} bytes of records where the chunk says {size}")
@@ -391,7 +391,7 @@ class McapFile:
 
     def _loose_messages(self, wanted: frozenset[int]) -> list[tuple[int, int, int, bytes]]:
         out = []
-        for log_time, offset in self.loose:
+        for _, offset in self.loose:
             _, start, end = fmt.first_record(self._data, offset)
             channel_id, _, log_time, _ = fmt.MESSAGE_HEAD.unpack_from(self._data, start)
             if channel_id in wanted:

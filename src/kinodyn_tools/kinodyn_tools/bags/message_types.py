@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib
 
+NAME_PARTS = 3  # package, kind (msg, srv, action), name
+
 
 def message_class(msgtype: str) -> type | None:
     """The generated Python class of ``pkg/msg/Name``; None when its package is not importable here."""
     parts = msgtype.split("/")
-    if len(parts) != 3:
+    if len(parts) != NAME_PARTS:
         return None
     package, kind, name = parts
     try:

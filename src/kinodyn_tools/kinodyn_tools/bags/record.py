@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
 
 
+MAX_CHUNK_PERIOD = 3600.0  # seconds: the longest --chunk-period
+
+
 class Recorder:
     """Subscribes the wanted topics as publishers appear and writes what arrives to ``writer``."""
 
@@ -205,8 +208,8 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--duration must be positive, got {args.duration:g}"
     if not args.progress_period > 0:
         return f"--progress-period must be positive, got {args.progress_period:g}"
-    if not 0 < args.chunk_period <= 3600:
-        return f"--chunk-period must be in (0, 3600] seconds, got {args.chunk_period:g}"
+    if not 0 < args.chunk_period <= MAX_CHUNK_PERIOD:
+        return f"--chunk-period must be in (0, {MAX_CHUNK_PERIOD:g}] seconds, got {args.chunk_period:g}"
     if not 0 < args.chunk_size <= 1 << 30:
         return f"--chunk-size must be in [1, {1 << 30}] bytes, got {args.chunk_size}"
     output = Path(args.output) if args.output else None

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 WHEELS_DISTRO = "kilted"
 
 
+CDR_HEADER_SIZE = 4  # bytes: representation identifier and options
+
+
 def ros_distro() -> str:
     """The sourced ROS 2 distribution (`ROS_DISTRO`), else the one of the PyPI wheels."""
     return os.environ.get("ROS_DISTRO") or WHEELS_DISTRO
@@ -73,7 +76,7 @@ def deserialize_cdr(store: Typestore, raw: bytes | memoryview, msgtype: str) -> 
     are ignored, as rclpy's and Foxglove's decoders ignore them. rclpy's buffer carries 4 unused bytes per
     empty sequence of doubles (8 after a JointState without velocity and effort), and rosbag2 and kinodyn
     record the bytes as received. SerdeError for bytes that are no CDR of the type."""
-    if len(raw) < 4 or bytes(raw[:2]) not in (b"\x00\x00", b"\x00\x01"):
+    if len(raw) < CDR_HEADER_SIZE or bytes(raw[:2]) not in (b"\x00\x00", b"\x00\x01"):
         raise SerdeError(f"{msgtype}: no CDR encapsulation header")
     msgdef = store.get_msgdef(msgtype)
     decode = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be

@@ -163,7 +163,7 @@ class BagWriter:
     def topics(self) -> tuple[str, ...]:
         return tuple(self._connections)
 
-    def write(self, topic: str, t_ns: int, message: bytes | memoryview | Any) -> None:
+    def write(self, topic: str, t_ns: int, message: bytes | memoryview | Any) -> None:  # noqa: ANN401  (an rclpy or rosbags message of any type)
         """Store one message received at ``t_ns`` (bag time, ns): CDR bytes as received (stored unchanged), an
         rclpy message, or a rosbags message object of the topic's type.
 

@@ -29,7 +29,7 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=stop_with_launcher(),
+            preexec_fn=stop_with_launcher(),  # noqa: PLW1509  (only prctl runs there; no other way to set the parent-death signal)
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
         self.group = ProcessGroup(name, self._process.pid)

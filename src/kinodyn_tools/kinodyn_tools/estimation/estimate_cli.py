@@ -42,11 +42,12 @@ def run_estimate(args: argparse.Namespace) -> int:
     """`kinodyn estimate`: 0 when estimates were written, 1 when the filter produced none or input messages
     were refused for their stamps (ahead of their bag time, or of another clock domain: the estimates leave
     them out), 2 on bad input (one error line)."""
-    from kinodyn.sim.collision import collision_spheres
-    from kinodyn_control.estimation.pipeline import EstimatorParameters
+    # imported when the command runs: the other `kinodyn` commands start without the estimator's kernels
+    from kinodyn.sim.collision import collision_spheres  # noqa: PLC0415
+    from kinodyn_control.estimation.pipeline import EstimatorParameters  # noqa: PLC0415
 
-    from kinodyn_tools.bags.reader import BagError
-    from kinodyn_tools.estimation import offline
+    from kinodyn_tools.bags.reader import BagError  # noqa: PLC0415
+    from kinodyn_tools.estimation import offline  # noqa: PLC0415
 
     try:
         params = offline.parameters_from_file(args.params) if args.params else EstimatorParameters()

@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 import yaml
@@ -67,7 +67,7 @@ inputs."""
 class StderrLog:
     """The pipeline's logger: one line per message on stderr, prefixed ``kinodyn estimate``."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
 
     def _write(self, level: str, message: str) -> None:
@@ -152,7 +152,7 @@ class NisStats:
     updates: int = 0
     total: float = 0.0
 
-    def add(self, msg: Any) -> None:
+    def add(self, msg: Any) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         values = {kv.key: kv.value for kv in msg.status[0].values}
         count = int(values.get("nis_updates", 0))
         if count:
@@ -197,7 +197,7 @@ def estimate_bag(
     topics: Topics,
     storage: str = "mcap",
     progress: bool = False,
-    log: Any = None,
+    log: object = None,  # the pipeline's logger (rclpy's or a stand-in); None: StderrLog
     block_messages: int = BATCH_MESSAGES,
     *,
     spheres: Iterable[ContactSphere],

@@ -54,20 +54,20 @@ class _Messages:
         self.accel_cov = np.diag([var_a] * 3).ravel()
         self.zero36 = np.zeros(36)
 
-    def _header(self, stamp_ns: int, frame: str) -> Any:
+    def _header(self, stamp_ns: int, frame: str) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         t = self.types
         sec, nanosec = split_ns(stamp_ns)
         return t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
                                         frame_id=frame)
 
-    def _vector(self, value: np.ndarray, name: str = "geometry_msgs/msg/Vector3") -> Any:
+    def _vector(self, value: np.ndarray, name: str = "geometry_msgs/msg/Vector3") -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         return self.types[name](x=float(value[0]), y=float(value[1]), z=float(value[2]))
 
-    def _quaternion(self, q: np.ndarray) -> Any:
+    def _quaternion(self, q: np.ndarray) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         return self.types["geometry_msgs/msg/Quaternion"](x=float(q[0]), y=float(q[1]), z=float(q[2]),
                                                           w=float(q[3]))
 
-    def imu(self, i: int, stamp_ns: int) -> Any:
+    def imu(self, i: int, stamp_ns: int) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         r = self.run
         return self.types["sensor_msgs/msg/Imu"](
             header=self._header(stamp_ns, r.imu_frame),
@@ -78,20 +78,20 @@ class _Messages:
             linear_acceleration=self._vector(r.imu_linear_acceleration[i]),
             linear_acceleration_covariance=self.accel_cov)
 
-    def joint_state(self, i: int, stamp_ns: int) -> Any:
+    def joint_state(self, i: int, stamp_ns: int) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         r = self.run
         return self.types["sensor_msgs/msg/JointState"](
             header=self._header(stamp_ns, ""), name=list(r.joint_names), position=r.joint_positions[i].copy(),
             velocity=r.joint_velocities[i].copy(), effort=r.joint_efforts[i].copy())
 
-    def contacts(self, i: int, stamp_ns: int) -> Any:
+    def contacts(self, i: int, stamp_ns: int) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         r = self.run
         return self.types["kinodyn_interfaces/msg/ContactStates"](
             header=self._header(stamp_ns, ODOM_FRAME), names=list(r.feet), in_contact=r.contacts[i].copy(),
             points=[self._vector(p, "geometry_msgs/msg/Point") for p in r.foot_positions[i]],
             forces=[self._vector(f) for f in r.contact_forces[i]])
 
-    def odometry(self, i: int, stamp_ns: int) -> Any:
+    def odometry(self, i: int, stamp_ns: int) -> Any:  # noqa: ANN401  (a message of the bag's typestore: rosbags builds the message classes at run time)
         r, t = self.run, self.types
         pose = t["geometry_msgs/msg/Pose"](position=self._vector(r.position[i], "geometry_msgs/msg/Point"),
                                            orientation=self._quaternion(r.quaternion[i]))

@@ -21,7 +21,7 @@ class OdometrySeries:
     quaternion: list[list[float]] = field(default_factory=list)
     linear_velocity: list[list[float]] = field(default_factory=list)
 
-    def add(self, msg: Any) -> None:
+    def add(self, msg: Any) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         pose, twist = msg.pose.pose, msg.twist.twist
         self.t.append(stamp_to_ns(msg.header.stamp) / NS)
         self.position.append([pose.position.x, pose.position.y, pose.position.z])

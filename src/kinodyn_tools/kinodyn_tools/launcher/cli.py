@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         return run_report(args)
     if args.command == "demo":
-        from kinodyn_tools.demo.run import run_demo  # rclpy and the scenario runner only for the demo
+        from kinodyn_tools.demo.run import run_demo  # noqa: PLC0415  (rclpy and the scenario runner only for the demo)
 
         return run_demo(args)
     if args.command == "up":

@@ -38,6 +38,9 @@ SCALAR_TYPES = (bool, int, float, str)
 BRINGUP_PACKAGE = "kinodyn_bringup"  # installs config/ into its share directory
 
 
+SUBSTITUTION_WORDS = 2  # $(find-pkg-share <package>)
+
+
 class GraphError(ValueError):
     """A graph file that cannot be started; the message names the file, the node and what to fix."""
 
@@ -92,7 +95,7 @@ def _read_text(path: Path) -> str:
                          "text (docs/launcher.md)") from None
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path) -> Any:  # noqa: ANN401  (a YAML value)
     text = _read_text(path)
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
@@ -133,7 +136,7 @@ def _substitute(text: str, where: str) -> str:
 
     def resolve(match: re.Match[str]) -> str:
         words = match.group(1).split()
-        if len(words) != 2 or words[0] != "find-pkg-share":
+        if len(words) != SUBSTITUTION_WORDS or words[0] != "find-pkg-share":
             raise GraphError(
                 f"{where}: unknown substitution '{match.group(0)}' "
                 "(the only substitution is $(find-pkg-share <package>))"
@@ -146,7 +149,7 @@ def _substitute(text: str, where: str) -> str:
     return SUBSTITUTION.sub(resolve, text)
 
 
-def _parameter_value(value: Any, where: str) -> Any:
+def _parameter_value(value: Any, where: str) -> Any:  # noqa: ANN401  (a YAML value)
     """A value ROS 2 accepts in a parameter file: a scalar, or a non-empty list of one scalar type."""
     if isinstance(value, str):
         return _substitute(value, where)
@@ -170,7 +173,7 @@ def _parameter_value(value: Any, where: str) -> Any:
     raise GraphError(f"{where}: unsupported parameter value of type {type(value).__name__}")
 
 
-def _parameters(raw: Any, where: str) -> dict[str, Any]:
+def _parameters(raw: Any, where: str) -> dict[str, Any]:  # noqa: ANN401  (a YAML value)
     """Parameters by name; a nested mapping is a parameter namespace (`a: {b: 1}` sets `a.b`)."""
     if not isinstance(raw, dict):
         raise GraphError(f"{where}: parameters must be a mapping of name: value")
@@ -186,13 +189,13 @@ def _parameters(raw: Any, where: str) -> dict[str, Any]:
     return parameters
 
 
-def _remappings(raw: Any, where: str) -> dict[str, str]:
+def _remappings(raw: Any, where: str) -> dict[str, str]:  # noqa: ANN401  (a YAML value)
     if not isinstance(raw, dict) or not all(isinstance(x, str) for item in raw.items() for x in item):
         raise GraphError(f"{where}: remappings must be a mapping of from: to names (strings)")
     return dict(raw)
 
 
-def _node(raw: Any, index: int, path: Path) -> NodeSpec:
+def _node(raw: Any, index: int, path: Path) -> NodeSpec:  # noqa: ANN401  (a YAML value)
     where = f"{path}: nodes[{index}]"
     if not isinstance(raw, dict):
         raise GraphError(f"{where}: a node must be a mapping with keys {', '.join(REQUIRED_NODE_KEYS)}")

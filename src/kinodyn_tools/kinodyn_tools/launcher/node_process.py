@@ -115,7 +115,7 @@ class NodeProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=fds,
-                preexec_fn=stop_with_launcher(),
+                preexec_fn=stop_with_launcher(),  # noqa: PLW1509  (only prctl runs there; no other way to set the parent-death signal)
                 env=env,
             )
         finally:

@@ -12,21 +12,24 @@ config (`config/kinodyn.rviz`: RobotModel, TF, estimated and true odometry, the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kinodyn_tools.launcher.graph import BRINGUP_PACKAGE, installed_graph, load_graph
 from kinodyn_tools.launcher.packages import package_share
+
+if TYPE_CHECKING:
+    from launch import Action, LaunchDescription  # type: ignore[attr-defined, unused-ignore]  # mypy from the root sees launch/ there
 
 RVIZ_CONFIG = "config/kinodyn.rviz"
 """The RViz config, relative to the share directory of kinodyn_bringup."""
 
 
-def rviz_actions() -> list[Any]:
+def rviz_actions() -> list[Action]:
     """The `rviz` and `rviz_fixed_frame` arguments, and rviz2 with the config when `rviz` is true."""
-    from launch.actions import DeclareLaunchArgument
-    from launch.conditions import IfCondition
-    from launch.substitutions import LaunchConfiguration
-    from launch_ros.actions import Node
+    from launch.actions import DeclareLaunchArgument  # noqa: PLC0415  (launch exists only on a native ROS 2)
+    from launch.conditions import IfCondition  # noqa: PLC0415  (launch exists only on a native ROS 2)
+    from launch.substitutions import LaunchConfiguration  # noqa: PLC0415  (launch exists only on a native ROS 2)
+    from launch_ros.actions import Node  # noqa: PLC0415  (launch exists only on a native ROS 2)
 
     return [
         DeclareLaunchArgument("rviz", default_value="false", description="start RViz (config/kinodyn.rviz)"),
@@ -43,12 +46,12 @@ def rviz_actions() -> list[Any]:
     ]
 
 
-def launch_description(graph_name: str) -> Any:
+def launch_description(graph_name: str) -> LaunchDescription:
     """A `launch.LaunchDescription` with one `launch_ros.actions.Node` per node of the graph file, then
     ``rviz_actions()``."""
-    from launch import LaunchDescription
-    from launch.actions import Shutdown
-    from launch_ros.actions import Node
+    from launch import LaunchDescription  # type: ignore[attr-defined, unused-ignore]  # noqa: PLC0415  (as above)
+    from launch.actions import Shutdown  # noqa: PLC0415  (launch exists only on a native ROS 2)
+    from launch_ros.actions import Node  # noqa: PLC0415  (launch exists only on a native ROS 2)
 
     graph = load_graph(installed_graph(graph_name))
     return LaunchDescription(

@@ -48,9 +48,10 @@ def add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 def run_report(args: argparse.Namespace) -> int:
     """`kinodyn report`: 0 when the page was written, 2 on bad input (one error line)."""
-    from kinodyn_tools.bags.reader import BagError
-    from kinodyn_tools.report.build import load_model, make_report
-    from kinodyn_tools.report.series import ReportTopics
+    # imported when the command runs: the other `kinodyn` commands start without rosbags and matplotlib
+    from kinodyn_tools.bags.reader import BagError  # noqa: PLC0415
+    from kinodyn_tools.report.build import load_model, make_report  # noqa: PLC0415
+    from kinodyn_tools.report.series import ReportTopics  # noqa: PLC0415
 
     if not (math.isfinite(args.cmd_vel_timeout) and args.cmd_vel_timeout > 0):
         print(f"kinodyn report: error: --cmd-vel-timeout must be a positive number of seconds, got "

@@ -45,6 +45,9 @@ STYLE: dict[RcKeyType, Any] = {  # Any: matplotlib rcParams values
     "legend.fontsize": 8, "legend.framealpha": 0.8}
 
 
+NEAR_LIMIT_PERCENT = 90.0  # a peak torque drawn in the limit colour from this share of its limit
+
+
 def decimate(t: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
     """At most ``max_points`` samples of ``(t, y)``: per bucket the first sample, the minimum and the maximum
     of ``y`` in time order (NaN ignored)."""
@@ -176,7 +179,7 @@ def torque_figure(s: TorqueSection) -> str:
     with mpl.rc_context(STYLE):
         figure = Figure(figsize=(9.0, height), layout="constrained")
         ax = figure.subplots()
-    colors = [LIMIT if limited and v >= 90.0 else ESTIMATE for v in values]
+    colors = [LIMIT if limited and v >= NEAR_LIMIT_PERCENT else ESTIMATE for v in values]
     ax.barh(range(len(values)), values, color=colors)
     ax.set_yticks(range(len(values)), [j.name for j in s.joints])
     ax.invert_yaxis()

@@ -36,6 +36,9 @@ TIMINGS = {"QP solve time": ("solve_time", "solve_times_us"),
 tick latency runs from the joint state's arrival to its command (the wait for the base state included)."""
 
 
+CONTACT_THRESHOLD = 0.5  # a 0/1 contact or stance value above this is in contact
+
+
 @dataclass(frozen=True)
 class Missing:
     """A section that cannot be made: one line saying why."""
@@ -247,21 +250,21 @@ def contact_section(run: RunSeries, t0: float) -> ContactSection | Missing:
     force = _columns(run.contact_force, names, np.nan)
     touching = _columns(run.contact_state, names, np.nan)
     stance_t = run.stance.stamps() if len(run.stance) else np.zeros(0)
-    stance = _columns(run.stance, names, 0.0) > 0.5
-    planned = (held_command(stance_t, stance.astype(float), force_t, math.inf) > 0.5 if len(stance_t)
-               else np.zeros((len(force_t), len(names)), dtype=bool))
+    stance = _columns(run.stance, names, 0.0) > CONTACT_THRESHOLD
+    planned = (held_command(stance_t, stance.astype(float), force_t, math.inf) > CONTACT_THRESHOLD
+               if len(stance_t) else np.zeros((len(force_t), len(names)), dtype=bool))
     feet = []
     for j, name in enumerate(names):
         measured = force[:, j]
         has = np.isfinite(measured)
-        in_stance = (planned[:, j] if len(stance_t) else touching[:, j] > 0.5) & has
+        in_stance = (planned[:, j] if len(stance_t) else touching[:, j] > CONTACT_THRESHOLD) & has
         feet.append(FootContact(
             name, float(np.max(measured[has])) if np.any(has) else math.nan,
             float(np.mean(measured[in_stance])) if np.any(in_stance) else math.nan,
             float(np.mean(stance[:, j])) if len(stance_t) else math.nan,
-            float(np.mean(touching[has, j] > 0.5)) if np.any(has) else math.nan,
-            float(np.mean((touching[has, j] > 0.5) == planned[has, j])) if np.any(has) and len(stance_t)
-            else math.nan))
+            float(np.mean(touching[has, j] > CONTACT_THRESHOLD)) if np.any(has) else math.nan,
+            float(np.mean((touching[has, j] > CONTACT_THRESHOLD) == planned[has, j]))
+            if np.any(has) and len(stance_t) else math.nan))
     return ContactSection(feet, force_t - t0, force, stance_t - t0, stance, notes)
 
 

@@ -72,8 +72,9 @@ def resolve_topics(available: dict[str, str], wanted: ReportTopics) -> tuple[dic
         option = f"--{role.replace('_', '-')}-topic"
         if name is None:
             pattern = SIMULATOR_TOPIC.get(role)
-            candidates = sorted(t for t, kind in available.items() if kind == msgtype and t != wanted.estimate
-                                and t != wanted.schedule and (pattern is None or pattern.match(t)))
+            candidates = sorted(t for t, kind in available.items()
+                                if kind == msgtype and t not in (wanted.estimate, wanted.schedule)
+                                and (pattern is None or pattern.match(t)))
             if len(candidates) == 1:
                 found[role] = candidates[0]
             elif candidates:
@@ -96,7 +97,7 @@ class BaseSeries:
     t: list[float] = field(default_factory=list)
     values: list[list[float]] = field(default_factory=list)  # x y z, qx qy qz qw, vx vy vz, wx wy wz
 
-    def add(self, msg: Any) -> None:
+    def add(self, msg: Any) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         p, q = msg.pose.pose.position, msg.pose.pose.orientation
         lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
         self.t.append(_stamp(msg))
@@ -203,7 +204,7 @@ def _same_length(what: str, *arrays: Sized) -> None:
         raise BadMessageError(f"{what} arrays of different lengths {[len(a) for a in arrays]}")
 
 
-def _bounded_forces(forces: Any, bound: float) -> None:
+def _bounded_forces(forces: Any, bound: float) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
     """BadMessageError for a non-finite force or one longer than ``bound`` N (a fault, not a ground
     reaction: one such value would scale the contact plot to nothing)."""
     values = np.array([[f.x, f.y, f.z] for f in forces], dtype=float).reshape(-1, 3)
@@ -215,13 +216,13 @@ def _bounded_forces(forces: Any, bound: float) -> None:
                               "(--max-force)")
 
 
-def _efforts(msg: Any) -> dict[str, float]:
+def _efforts(msg: Any) -> dict[str, float]:  # noqa: ANN401  (rosbags builds the message classes at run time)
     """Joint name -> effort of a JointState or JointPDCommand."""
     _same_length("name and effort", msg.name, msg.effort)
     return dict(zip(msg.name, np.asarray(msg.effort, dtype=float).tolist(), strict=True))
 
 
-def _stamp(msg: Any) -> float:
+def _stamp(msg: Any) -> float:  # noqa: ANN401  (rosbags builds the message classes at run time)
     stamp = msg.header.stamp
     seconds: float = stamp.sec + stamp.nanosec / NS
     return seconds
@@ -255,20 +256,20 @@ def read_series(bag: str | Path, wanted: ReportTopics = ReportTopics(), progress
 
 
 def _handlers(run: RunSeries) -> dict[str, Callable[[Any, int], None]]:
-    def twist(msg: Any, t_ns: int) -> None:
+    def twist(msg: Any, t_ns: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         stamp = _stamp(msg)
         tw = msg.twist
         run.cmd_vel.add(stamp if stamp > 0 else t_ns / NS, {"vx": tw.linear.x, "vy": tw.linear.y,
                                                            "wz": tw.angular.z})
 
-    def joint_states(msg: Any, _: int) -> None:
+    def joint_states(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         if len(msg.effort):  # a JointState may carry no efforts at all
             run.efforts.add(_stamp(msg), _efforts(msg))
 
-    def commands(msg: Any, _: int) -> None:
+    def commands(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         run.commanded.add(_stamp(msg), _efforts(msg))
 
-    def contacts(msg: Any, _: int) -> None:
+    def contacts(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         _same_length("names, in_contact and forces", msg.names, msg.in_contact, msg.forces)
         _bounded_forces(msg.forces, run.max_force)
         force: dict[str, float] = {}
@@ -279,16 +280,16 @@ def _handlers(run: RunSeries) -> dict[str, Callable[[Any, int], None]]:
         run.contact_force.add(_stamp(msg), force)
         run.contact_state.add(_stamp(msg), touching)
 
-    def schedule(msg: Any, _: int) -> None:
+    def schedule(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         _same_length("names and in_contact", msg.names, msg.in_contact)
         run.stance.add(_stamp(msg), {n: float(on) for n, on in zip(msg.names, msg.in_contact, strict=True)})
 
-    def diagnostics(msg: Any, _: int) -> None:
+    def diagnostics(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         for status in msg.status:
             if status.name.partition(":")[0] == run.wbc_name:  # diagnostic_updater's "<node>: <task>"
                 run.wbc.add(_stamp(msg), {kv.key: kv.value for kv in status.values})
 
-    def description(msg: Any, _: int) -> None:
+    def description(msg: Any, _: int) -> None:  # noqa: ANN401  (rosbags builds the message classes at run time)
         run.robot_description = msg.data
 
     return {"estimate": lambda m, _: run.estimate.add(m), "truth": lambda m, _: run.truth.add(m),

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 FALL_HEIGHT_RATIO = 0.6
 
 
+RATE_SAMPLES = 2  # the fewest diagnostics windows a tick rate is taken from
+
+
 @dataclass
 class BaseSeries:
     """Stamped base states as received: t [s], position, quaternion (x, y, z, w), base-frame linear and
@@ -212,7 +215,7 @@ def scenario_result(rec: Recording, backend: str, wall_time: float) -> ScenarioR
 def _tick_rate(diagnostics: list[tuple[float, dict[str, str]]]) -> float:
     """Ticks per simulated second: the windows after the first received (whose start is unknown: the ones
     before it may have gone out before the subscription matched) over the stamps' span."""
-    if len(diagnostics) < 2 or diagnostics[-1][0] <= diagnostics[0][0]:
+    if len(diagnostics) < RATE_SAMPLES or diagnostics[-1][0] <= diagnostics[0][0]:
         return math.nan
     ticks = sum(int(v.get("ticks", 0)) for _, v in diagnostics[1:])
     return ticks / (diagnostics[-1][0] - diagnostics[0][0])

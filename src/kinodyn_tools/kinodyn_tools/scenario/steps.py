@@ -56,7 +56,7 @@ class Step:
             raise ValueError(f"step {self.name!r}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
 
-def _vector(value: Iterable[float], key: str, name: str, size: int = 3) -> Any:
+def _vector(value: Iterable[float], key: str, name: str, size: int = 3) -> tuple[float, ...]:
     out = tuple(float(x) for x in value)
     if len(out) != size or not all(math.isfinite(x) for x in out):
         raise ValueError(f"step {name!r}: {key} must be {size} finite numbers, got {list(value)}")

@@ -26,8 +26,10 @@ from kinodyn_tools.viewer.scene import (
     FOOTHOLD_COLOR,
     FOOTHOLD_DIAMETER,
     FORCE_COLOR,
+    LINE_POINTS,
     PATH_WIDTH,
     PLANNED_PATH_COLOR,
+    POLYGON_POINTS,
     SUPPORT_COLOR,
     SUPPORT_EDGE_COLOR,
     TRUE_PATH_COLOR,
@@ -158,7 +160,7 @@ class BrowserView:
             ("/overlays/true_path", s.true_path, TRUE_PATH_COLOR),
             ("/overlays/planned_path", s.planned_path, PLANNED_PATH_COLOR),
         ):
-            if len(path) >= 2:
+            if len(path) >= LINE_POINTS:
                 lines(name, _segments(path), color)
         if len(s.force_arrows):
             drawn["/overlays/forces"] = scene.add_arrows(
@@ -170,7 +172,7 @@ class BrowserView:
                 head_length=ARROW_HEAD_LENGTH,
             )
         polygon = s.support_polygon
-        if len(polygon) >= 3:
+        if len(polygon) >= POLYGON_POINTS:
             faces = np.array([[0, i, i + 1] for i in range(1, len(polygon) - 1)], dtype=np.uint32)
             drawn["/overlays/support_fill"] = scene.add_mesh_simple(
                 "/overlays/support_fill",
@@ -180,7 +182,7 @@ class BrowserView:
                 opacity=SUPPORT_COLOR[3],
                 side="double",
             )
-        if len(polygon) >= 2:
+        if len(polygon) >= LINE_POINTS:
             lines("/overlays/support_edge", _segments(polygon, closed=True), SUPPORT_EDGE_COLOR)
         if s.com is not None and s.com_ground is not None:
             drawn["/overlays/com"] = scene.add_icosphere(

@@ -47,14 +47,14 @@ class Primitive:
         return f"{self.link}/visual_{self.index}"
 
 
-def _origin(origin: Any) -> np.ndarray:
+def _origin(origin: Any) -> np.ndarray:  # noqa: ANN401  (urdf_parser_py has no type hints)
     xyz = [0.0, 0.0, 0.0] if origin is None or origin.xyz is None else [float(x) for x in origin.xyz]
     rpy = [0.0, 0.0, 0.0] if origin is None or origin.rpy is None else [float(x) for x in origin.rpy]
     roll, pitch, yaw = rpy
     return homogeneous_transform(euler_to_matrix([yaw, pitch, roll], "zyx"), np.array(xyz))
 
 
-def _scale(geometry: Any) -> tuple[str, tuple[float, float, float]] | None:
+def _scale(geometry: Any) -> tuple[str, tuple[float, float, float]] | None:  # noqa: ANN401  (urdf_parser_py has no type hints)
     """``(kind, scale)`` of a primitive geometry; None for a mesh (or any other geometry)."""
     kind = type(geometry).__name__
     if kind == "Box":
@@ -69,7 +69,7 @@ def _scale(geometry: Any) -> tuple[str, tuple[float, float, float]] | None:
     return None
 
 
-def _color(visual: Any, materials: dict[str, Any], default: Rgba) -> Rgba:
+def _color(visual: Any, materials: dict[str, Any], default: Rgba) -> Rgba:  # noqa: ANN401  (urdf_parser_py has no type hints)
     """The visual's material colour: its own ``<color rgba>``, else the robot-level material of that name."""
     material = visual.material
     if material is None:

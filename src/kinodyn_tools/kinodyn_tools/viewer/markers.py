@@ -27,8 +27,10 @@ from kinodyn_tools.viewer.scene import (
     FOOTHOLD_COLOR,
     FOOTHOLD_DIAMETER,
     FORCE_COLOR,
+    LINE_POINTS,
     PATH_WIDTH,
     PLANNED_PATH_COLOR,
+    POLYGON_POINTS,
     SUPPORT_COLOR,
     SUPPORT_EDGE_COLOR,
     TRUE_PATH_COLOR,
@@ -87,7 +89,7 @@ def scene_markers(scene: Scene) -> MarkerArray:
         (TRUE_PATH_ID, scene.true_path, TRUE_PATH_COLOR),
         (PLANNED_PATH_ID, scene.planned_path, PLANNED_PATH_COLOR),
     ):
-        if len(path) >= 2:
+        if len(path) >= LINE_POINTS:
             markers.append(_line(scene, marker_id, path, color))
     for i, (start, end) in enumerate(scene.force_arrows):
         arrow = _marker(
@@ -100,11 +102,11 @@ def scene_markers(scene: Scene) -> MarkerArray:
         arrow.points = _points(np.array([start, end]))
         markers.append(arrow)
     polygon = scene.support_polygon
-    if len(polygon) >= 3:
+    if len(polygon) >= POLYGON_POINTS:
         fill = _marker(scene, SUPPORT_FILL_ID, Marker.TRIANGLE_LIST, SUPPORT_COLOR, (1.0, 1.0, 1.0))
         fill.points = _points(_fan(polygon))
         markers.append(fill)
-    if len(polygon) >= 2:
+    if len(polygon) >= LINE_POINTS:
         markers.append(_line(scene, SUPPORT_EDGE_ID, np.vstack([polygon, polygon[:1]]), SUPPORT_EDGE_COLOR))
     if scene.com is not None and scene.com_ground is not None:
         com = _marker(scene, COM_ID, Marker.SPHERE, COM_COLOR, (COM_DIAMETER,) * 3)

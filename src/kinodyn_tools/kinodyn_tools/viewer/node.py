@@ -81,6 +81,9 @@ ANCHOR_STAMP_GAP_NS = 50_000_000
 T = TypeVar("T")
 
 
+MAX_PORT = 65535  # the largest TCP port number
+
+
 def check_host(host: str) -> None:
     """Raise ValueError when no server can listen on ``host`` (viser would wait for ever)."""
     try:
@@ -113,7 +116,7 @@ class Viewer(Node):
         host: str = self.declare_parameter("host", "127.0.0.1").value
         check_host(host)
         port: int = self.declare_parameter("port", 8080).value
-        if not 0 <= port <= 65535:
+        if not 0 <= port <= MAX_PORT:
             raise ValueError(f"parameter port must be 0 (any free port) to 65535, got {port}")
         rate = declare_positive(self, "rate_hz", 20.0)
         length: int = self.declare_parameter("trajectory_length", 2000).value
@@ -173,7 +176,7 @@ class Viewer(Node):
 
         self.create_subscription(msg_type, topic, keep, qos_profile_sensor_data, raw=True)
 
-    def _newest(self, what: str) -> Any | None:
+    def _newest(self, what: str) -> Any | None:  # noqa: ANN401  (deserialize_message returns the class given at run time)
         """The newest message of input ``what``, decoded, once (None when none arrived since)."""
         data = self._latest.pop(what, None)
         return None if data is None else deserialize_message(data, self._types[what])

@@ -49,6 +49,10 @@ DISC_HEIGHT = 0.004
 FOOTHOLD_DIAMETER = 0.05
 
 
+LINE_POINTS = 2  # the fewest points of a line
+POLYGON_POINTS = 3  # and of a polygon with an area
+
+
 def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
 
@@ -59,11 +63,11 @@ _DIRECTIONS = np.array([[np.cos(a), np.sin(a)] for a in np.arange(8) * np.pi / 4
 
 def _inside_extremes(xy: np.ndarray) -> np.ndarray:
     """Mask of the points strictly inside the convex polygon of the extreme points of ``xy`` (n x 2)."""
-    if len(xy) < 9:
+    if len(xy) <= len(_DIRECTIONS):
         return np.zeros(len(xy), dtype=bool)
     corners = xy[np.argmax(xy @ _DIRECTIONS.T, axis=0)]
     corners = corners[np.any(corners != np.roll(corners, 1, axis=0), axis=1)]  # consecutive repeats
-    if len(corners) < 3:
+    if len(corners) < POLYGON_POINTS:
         return np.zeros(len(xy), dtype=bool)
     edges = np.roll(corners, -1, axis=0) - corners
     rel = xy[:, None, :] - corners[None, :, :]
@@ -82,21 +86,21 @@ def support_polygon(points: np.ndarray) -> np.ndarray:
     points = points[~_inside_extremes(points[:, :2])]
     order = np.lexsort((points[:, 1], points[:, 0]))
     ordered = points[order]
-    if len(ordered) < 3:
+    if len(ordered) < POLYGON_POINTS:
         unique = [p for i, p in enumerate(ordered) if i == 0 or not np.allclose(p[:2], ordered[i - 1][:2])]
         return np.array(unique).reshape(-1, 3)
     lower: list[np.ndarray] = []
     for p in ordered:
-        while len(lower) >= 2 and _cross(lower[-2], lower[-1], p) <= 0.0:
+        while len(lower) >= LINE_POINTS and _cross(lower[-2], lower[-1], p) <= 0.0:
             lower.pop()
         lower.append(p)
     upper: list[np.ndarray] = []
     for p in ordered[::-1]:
-        while len(upper) >= 2 and _cross(upper[-2], upper[-1], p) <= 0.0:
+        while len(upper) >= LINE_POINTS and _cross(upper[-2], upper[-1], p) <= 0.0:
             upper.pop()
         upper.append(p)
     hull = lower[:-1] + upper[:-1]
-    if len(hull) == 2 and np.allclose(hull[0][:2], hull[1][:2]):
+    if len(hull) == LINE_POINTS and np.allclose(hull[0][:2], hull[1][:2]):
         hull = hull[:1]
     return np.array(hull).reshape(-1, 3)
 
@@ -151,8 +155,9 @@ class Polyline:
     the previous one (a robot standing still adds nothing)."""
 
     def __init__(self, max_points: int, min_spacing: float = 0.005) -> None:
-        if max_points < 2:
-            raise ValueError(f"a trajectory needs at least 2 points, got a length of {max_points}")
+        if max_points < LINE_POINTS:
+            raise ValueError(f"a trajectory needs at least {LINE_POINTS} points, "
+                             f"got a length of {max_points}")
         self._points: deque[np.ndarray] = deque(maxlen=max_points)
         self._min_spacing = min_spacing
 
