@@ -512,8 +512,9 @@ class ControllerManager:
         finally:
             self.cycle_lock.release()
 
-    def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> tuple[bool, str]:
-        problems: list[str] = []
+    def _stopping(self, deactivate: list[str], problems: list[str]) -> list[ControllerEntry]:
+        """The controllers of ``deactivate`` that can stop, readers before their exporters; why each other
+        one cannot is appended to ``problems``."""
         stopping: list[ControllerEntry] = []
         for name in deactivate:
             entry = self.controllers.get(name)
@@ -529,8 +530,12 @@ class ControllerManager:
                                 f"{', '.join(readers)} read its state interfaces; deactivate them in the "
                                 "same switch")
                 stopping.remove(entry)
+        return chain_order(stopping)[::-1]
+
+    def _switch(self, activate: list[str], deactivate: list[str], strictness: int) -> tuple[bool, str]:
+        problems: list[str] = []
+        stopping = self._stopping(deactivate, problems)
         releasing = {e.name for e in stopping}
-        stopping = chain_order(stopping)[::-1]  # readers before their exporters
         starting: list[ControllerEntry] = []
         taking: dict[str, str] = {}
         requested: list[ControllerEntry] = []
