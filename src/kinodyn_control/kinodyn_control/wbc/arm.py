@@ -102,8 +102,8 @@ class ArmController:
 
     def tick(self, q: np.ndarray, v: np.ndarray) -> TickResult:
         """The torque command at ``(q, v)``; the first call fixes the posture (unless given) and the target
-        (until ``target`` is set) at the present state. ``task_errors``: ``position`` |p* - p| [m],
-        ``orientation`` |log(C* C^T)| [rad]."""
+        (until ``target`` is set) at the present state. ``task_errors``: ``position`` p* - p [m],
+        ``orientation`` log(C* C^T) [rad]."""
         p = self.params
         ev = self._evaluator.evaluate(q, v)
         if self._posture is None:
@@ -120,5 +120,5 @@ class ArmController:
         tau = operational_space_control(ev, p.frame, wdot, mask=mask, tau0=tau0, rcond=p.rcond)
         n = self.model.nv
         command = JointCommand(ev.q.copy(), np.zeros(n), tau, np.zeros(n), np.zeros(n))
-        errors = {"position": float(np.linalg.norm(e[:3])), "orientation": float(np.linalg.norm(e[3:]))}
+        errors = {"position": e[:3], "orientation": e[3:]}
         return TickResult(command, "ok", task_errors=errors)

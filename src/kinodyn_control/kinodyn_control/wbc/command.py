@@ -100,14 +100,15 @@ class CommandLimits:
 @dataclass(frozen=True)
 class TickResult:
     """One tick of a mode controller. ``command`` None: the controller failed (``status`` and ``message`` say
-    how) and the node sends damping. ``task_errors``: a norm per task; ``stance``: the planned contact per
+    how) and the node sends damping. ``task_errors``: an error vector per task (the diagnostics report its
+    norm: only those ticks compute it); ``stance``: the planned contact per
     foot (legged); ``footholds``: each swinging foot's planned touchdown point in the base state's frame
     (legged); ``solve_time``: seconds in the QP (legged)."""
 
     command: JointCommand | None
     status: str
     message: str = ""
-    task_errors: dict[str, float] | None = None
+    task_errors: dict[str, np.ndarray] | None = None
     stance: dict[str, bool] | None = None
     solve_time: float | None = None
     mode: str = ""  # the locomotion mode (sit, standing_up, stand, sitting_down, trot); '' for an arm

@@ -530,7 +530,7 @@ class WbcCore:
         self._mpc_path_t0 = plan.t0
         solution = plan.solution
         assert solution.base_positions is not None
-        assert solution.states is not None
+        assert solution.states is not None  # (a plan has them)
         msg = Path()
         msg.header.stamp = ns_to_stamp(round(plan.t0 * NS))
         msg.header.frame_id = self._base_frame
@@ -550,7 +550,7 @@ class WbcCore:
         is foot ``i``'s arrow (shaft 4 % of the nominal base height thick), or its deletion in swing."""
         legged = self.controller
         assert isinstance(legged, LeggedController)
-        assert legged.mpc is not None
+        assert legged.mpc is not None  # (_mpc_path published)
         plan = legged.mpc.planner.plan
         assert plan is not None
         assert plan.solution.forces is not None
@@ -607,7 +607,7 @@ class WbcCore:
                               mpc_solves=m.solves, mpc_failures=m.failures, mpc_late=m.late,
                               mpc_solve_time=m.solve_time)
         for name, error in (last.task_errors or {}).items():
-            values[f"task_error_{name}"] = error
+            values[f"task_error_{name}"] = math.sqrt(float(error @ error))  # np.linalg.norm's number
         message = {"ok": "controlling", "warn": "fallback used (damping or holding) or input refused",
                    "error": "QP failures"}
         self._window = Window()

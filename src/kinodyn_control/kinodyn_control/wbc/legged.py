@@ -184,8 +184,7 @@ class LeggedController:
         """One tick at the full floating-base state ``(q, v)`` (kinodyn's convention) with the body twist
         command ``cmd = (vx, vy, wz)``."""
         out = self.controller.update(q, v, t, cmd)
-        errors = {name: math.sqrt(float(e @ e)) for name, e in out.task_errors.items()}  # (np.linalg.norm's
-        # own formula for a vector, without its dispatch)
+        errors = out.task_errors  # the core's copies of this tick's errors
         if not out.ok or out.tau is None or out.q_des is None or out.v_des is None:
             return TickResult(None, out.status, out.message, errors, out.stance, out.solve_time, out.mode,
                               out.footholds)
