@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kinodyn as kd
+from test.bad_inputs.field_cases import Said, classify_said, classify_tool
 from test.bad_inputs.matrix import (  # pytest --import-mode=importlib names it so
     CLEAR,
     CRASH,
@@ -140,8 +141,6 @@ def test_render_counts_and_lists_the_cases_off() -> None:
 def test_what_a_field_surface_said_is_classified() -> None:
     """classify_said: a number through is unsafe; one error naming the input clear, two unhelpful; an
     acceptance needs exactly one warning naming it when the case has names, and a cited sentence."""
-    from test.bad_inputs.field_cases import Said, classify_said
-
     named = case(names=("PacketCounter",), doc=EXISTING, expected=DOCUMENTED)
     assert classify_said(named, Said(unsafe="1e308 broadcast")).category == UNSAFE
     assert classify_said(named, Said(errors=["no PacketCounter"])).category == CLEAR
@@ -156,8 +155,6 @@ def test_what_a_field_surface_said_is_classified() -> None:
 def test_a_bag_command_is_classified_by_its_exit_and_lines() -> None:
     """classify_tool: a traceback, a signal or no exit is a crash; a non-zero exit is judged by its one
     ``error:`` line; exit 0 on a damaged bag needs exactly one line naming the damage."""
-    from test.bad_inputs.field_cases import classify_tool
-
     damaged = case(names=("fails its check",), doc=EXISTING, expected=DOCUMENTED)
     assert classify_tool(damaged, 1, "", "Traceback (most recent call last):\nKeyError: 3").category == CRASH
     assert classify_tool(damaged, None, "", "").category == CRASH

@@ -26,9 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import rclpy
 import yaml
 from kinodyn_tools.launcher.cli import main
 from kinodyn_tools.launcher.graph import installed_graph, load_graph
+from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.srv import GetParameters
 
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
 
@@ -53,7 +56,6 @@ def test_every_graph_file_has_one_launch_file() -> None:
 def _fake_launch_modules(recorded: list[dict[str, Any]]) -> dict[str, types.ModuleType]:
     """`launch` (with `actions`, `conditions`, `substitutions`) and `launch_ros.actions`, with the classes a
     launch file uses; a condition is evaluated on a dict of launch arguments: ``condition(arguments)``."""
-
     class LaunchDescription:
         def __init__(self, entities: list[Any]) -> None:
             self.entities = entities
@@ -645,10 +647,6 @@ def test_no_module_enters_the_launchers_command_line() -> None:
 
 def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
     """The values of `names` on node `node_name`, through its standard get_parameters service."""
-    import rclpy
-    from rcl_interfaces.msg import ParameterType
-    from rcl_interfaces.srv import GetParameters
-
     client = node.create_client(GetParameters, f"/{node_name}/get_parameters")
     assert client.wait_for_service(timeout_sec=30), f"/{node_name}/get_parameters is not offered"
     # A node is visible before it has declared every parameter (control_node declares a controller's
@@ -690,7 +688,6 @@ def _flatten(parameters: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 @pytest.mark.system
 @pytest.mark.parametrize("graph_file", GRAPH_FILES, ids=lambda path: path.stem)
 def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn: ProcessSpawner) -> None:
-    import rclpy
 
     graph = load_graph(graph_file)
     launcher = spawn([_kinodyn(), "up", str(graph_file.relative_to(REPO)), "--timeout", "120"], "launcher")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from kinodyn_control.testing import QUADRUPED_STANCE, QUADRUPED_STANDING_HEIGHT
 
 import kinodyn as kd
 from kinodyn import sim, spatial
@@ -645,7 +646,6 @@ def _quadruped_contact() -> sim.ContactModel:
 
 
 def _standing_quadruped() -> np.ndarray:
-    from kinodyn_control.testing import QUADRUPED_STANCE, QUADRUPED_STANDING_HEIGHT
 
     q = quadruped().neutral()
     q[2] = QUADRUPED_STANDING_HEIGHT

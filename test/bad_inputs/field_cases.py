@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
+import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -18,8 +21,33 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+import can
 import numpy as np
+from geometry_msgs.msg import Point, TwistStamped, Vector3
+from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
+from kinodyn.control.qp import QP, make_solver
+from kinodyn.estimation.synthetic import trotting_walk
+from kinodyn_common.cdr import contact_arrays_from_cdr
+from kinodyn_common.conversions import InputError
+from kinodyn_control.hardware.can_motor_protocol import MotorRanges
+from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
+from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant_rate, level
+from kinodyn_control.hardware.serial_imu import ACCEL_RANGE, GYRO_RANGE
+from kinodyn_control.hardware.serial_imu_protocol import ImuSample, encode_message, encode_mtdata2
+from kinodyn_control.hardware.types import IMU_INTERFACES
+from kinodyn_control.testing import Harness, param, robot_xml, system_block
+from kinodyn_tools.bags import BagWriter, open_bag
+from kinodyn_tools.bags.mcap_format import FOOTER_SIZE
+from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
+from kinodyn_tools.report.series import read_series
+from kinodyn_tools.viewer.node import Viewer
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import Imu, JointState
 
+import kinodyn as kd
+from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from test.bad_inputs.matrix import (
     CLEAR,
     CRASH,
@@ -29,13 +57,16 @@ from test.bad_inputs.matrix import (
     UNSAFE,
     Case,
     Doc,
+    NodeObservation,
     Outcome,
     Result,
     accepted,
     classify_call,
+    classify_node,
     names_it,
     refused,
 )
+from test.ros_listener import Listener
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -51,7 +82,6 @@ DRIVERS = "docs/hardware-drivers.md"
 class Said:
     """What a surface said about one input: error lines (or a failed result's message), warning lines, and
     the first number out of range that got through (``unsafe``: '' when none)."""
-
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unsafe: str = ""
@@ -86,11 +116,6 @@ def _imu_said(inject: Callable[[Any], None], cycles: int = 40) -> Said:
     """An IMU component (Xsens emulator on a pty, IMU broadcaster) streaming, ``inject`` applied to the
     emulator, then ``cycles`` cycles with a packet each: its error and warning lines, and unsafe if a
     broadcast rate of turn or acceleration exceeds the device's full-scale range or is not finite."""
-    from kinodyn_control.hardware.emulators.serial_imu import XsensImuEmulator, constant_rate
-    from kinodyn_control.hardware.serial_imu import ACCEL_RANGE, GYRO_RANGE
-    from kinodyn_control.hardware.types import IMU_INTERFACES
-    from kinodyn_control.testing import Harness, param, robot_xml
-
     emulator = XsensImuEmulator(constant_rate((0.3, 0.0, 0.0)))
     try:
         states = "".join(f'<state_interface name="{i}"/>' for i in IMU_INTERFACES)
@@ -142,8 +167,6 @@ def _imu_message_in_range(msg: Any, gyro: float, accel: float) -> bool:
 
 def _forged(counter_ahead: int) -> Callable[[Any], None]:
     def inject(emulator: Any) -> None:
-        from kinodyn_control.hardware.serial_imu_protocol import ImuSample, encode_message, encode_mtdata2
-
         sample = ImuSample((0.0, 0.0, 0.0, 1.0), (1.5, 0.0, 0.0), (0.0, 0.0, 9.81),
                            (emulator.counter + counter_ahead) % 65536)
         emulator.garbage(encode_message(0x36, encode_mtdata2(sample)))
@@ -152,8 +175,6 @@ def _forged(counter_ahead: int) -> Callable[[Any], None]:
 
 def _misreport(rate: float = 0.0, accel: float = 0.0) -> Callable[[Any], None]:
     def inject(emulator: Any) -> None:
-        from kinodyn_control.hardware.serial_imu_protocol import ImuSample
-
         emulator.misreport(ImuSample(None, (rate, 0.0, 0.0) if rate else None,
                                      (0.0, 0.0, accel) if accel else None))
     return inject
@@ -164,8 +185,6 @@ def _replay(emulator: Any) -> None:
 
 
 def _no_counter(emulator: Any) -> None:
-    from kinodyn_control.hardware.emulators.serial_imu import level
-    from kinodyn_control.hardware.serial_imu_protocol import encode_message, encode_mtdata2
 
     emulator.garbage(encode_message(0x36, encode_mtdata2(level())))
 
@@ -175,11 +194,6 @@ def _can_said(inject: Callable[[Any, dict[int, Any]], None], steps: int = 12, ma
     """Two emulated MIT motors (ids 1, 2; joints j1, j2 of robot_xml: ±1 rad, 2 rad/s, 10 N m) on a virtual
     CAN channel; ``steps`` write/read pairs with ``inject(bank, motors)`` before the fourth: the component's
     error and warning lines, unsafe if a state beyond the joint's limits with margins was stored."""
-    import can
-    from kinodyn_control.hardware.can_motor_protocol import MotorRanges
-    from kinodyn_control.hardware.emulators.mit_motor import BusServer, MitMotor, MitMotorBank
-    from kinodyn_control.testing import Harness, param, robot_xml, system_block
-
     ranges = MotorRanges(p_max=12.5, v_max=50.0, kp_max=500.0, kd_max=5.0, t_max=18.0)
     channel = f"can-bad-{uuid.uuid4().hex[:8]}"
     motors = {i: MitMotor(i, ranges, inertia=0.01, damping=2.0) for i in (1, 2)}
@@ -231,14 +245,6 @@ def _viewer_contacts(points: np.ndarray, forces: np.ndarray) -> Said:
     """The viewer node's own ``_contacts`` (decoded from the CDR bytes of a ContactStates, as the node reads
     it) on a stand-in holding its parameters' defaults: the refusal, or unsafe when more than
     max_drawn_contacts arrows or a non-finite one come out."""
-    from geometry_msgs.msg import Point, Vector3
-    from kinodyn_common.cdr import contact_arrays_from_cdr
-    from kinodyn_common.conversions import InputError
-    from kinodyn_tools.viewer.node import Viewer
-    from rclpy.serialization import serialize_message
-
-    from kinodyn_interfaces.msg import ContactStates
-
     msg = ContactStates(names=[f"c{k}" for k in range(len(points))], in_contact=[True] * len(points),
                         points=[Point(x=float(a), y=float(b), z=float(c)) for a, b, c in points],
                         forces=[Vector3(x=float(a), y=float(b), z=float(c)) for a, b, c in forces])
@@ -261,12 +267,6 @@ def _viewer_contacts(points: np.ndarray, forces: np.ndarray) -> Said:
 def _report_forces(tmp: Path, name: str, force: float) -> Said:
     """``read_series`` (kinodyn report's reader) on a bag of 20 ContactStates, the tenth with a force of
     ``force`` N: what it left out, and unsafe if a force beyond max_force is in the series."""
-    from geometry_msgs.msg import Point, Vector3
-    from kinodyn_tools.bags import BagWriter
-    from kinodyn_tools.report.series import read_series
-
-    from kinodyn_interfaces.msg import ContactStates
-
     bag = tmp / f"report_{name}"
     with BagWriter(bag) as writer:
         writer.add_topic("/quadruped_system/contacts", "kinodyn_interfaces/msg/ContactStates")
@@ -286,8 +286,6 @@ def _report_forces(tmp: Path, name: str, force: float) -> Said:
 def _pinned_qp(offset: float) -> Any:
     """x0 pinned twice (x0 = 1 and 2 x0 = 2 + offset, both l = u): DAQP's initial working set is
     overdetermined (exit -6); consistent up to ``offset``."""
-    from kinodyn.control.qp import QP
-
     C = np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
     return QP(np.eye(3), np.ones(3), C=C, l=np.array([1.0, 2.0 + offset, -1.0]),
               u=np.array([1.0, 2.0 + offset, 1.0]))
@@ -295,8 +293,6 @@ def _pinned_qp(offset: float) -> Any:
 
 def _solve(name: str, offset: float) -> Said:
     """One solve: a failed result is a refusal with its message; a solved one must satisfy the pinned row."""
-    from kinodyn.control.qp import make_solver
-
     result = make_solver(name).solve(_pinned_qp(offset))
     if not result.ok:
         return Said(errors=[f"{name}: {result.status.name}: {result.message}"])
@@ -309,10 +305,6 @@ def _pinned_locomotion(tmp: Path) -> Said:
     """LocomotionController on the quadruped whose joint limits are lower = upper at the stance, legs moving:
     DAQP exits -6, the fallback (OSQP) finds nothing either; the tick's failure, or unsafe if torques came
     out with a failed status or non-finite."""
-    from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
-
-    import kinodyn as kd
-
     text = QUADRUPED.read_text()
     for joint, value in zip(re.findall(r'<joint name="(\w+)" type="revolute"', text), STANCE, strict=True):
         text = re.sub(rf'(<joint name="{joint}".*?<limit )lower="[^"]*" upper="[^"]*"',
@@ -405,7 +397,6 @@ BAGS = "docs/bags.md"
 class Tool:
     """A ``kinodyn`` command line on a bag made by ``damage`` (the intact bag's directory, the case's
     directory) in the part's scratch directory."""
-
     args: tuple[str, ...]
     damage: Callable[[Path, Path], None]
 
@@ -454,8 +445,6 @@ def _cut(fraction: float, metadata: bool = False) -> Callable[[Path, Path], None
 
 def _footer_removed(source: Path, target: Path) -> None:
     """The MCAP file without its footer and no metadata.yaml: a recorder killed while closing."""
-    from kinodyn_tools.bags.mcap_format import FOOTER_SIZE
-
     target.mkdir()
     _mcap(target).write_bytes(_mcap(source).read_bytes()[:-FOOTER_SIZE])
 
@@ -479,10 +468,6 @@ def _empty(source: Path, target: Path) -> None:
 
 def _stamped_ahead(source: Path, target: Path) -> None:
     """The bag again with its 300th IMU message stamped 10 s ahead of its bag time."""
-    from kinodyn_tools.bags import BagWriter, open_bag
-    from rclpy.serialization import deserialize_message, serialize_message
-    from sensor_msgs.msg import Imu
-
     seen = 0
     with open_bag(source) as reader, BagWriter(target, chunk_size=60_000) as writer:
         for c in reader.connections:
@@ -500,12 +485,6 @@ def _stamped_ahead(source: Path, target: Path) -> None:
 def write_trot_bag(path: Path) -> None:
     """A synthetic trot of the quadruped (2.5 s, 200 Hz: IMU, joints, contacts, ground truth) in chunks of
     60 kB (a dozen chunks: damage in one leaves others)."""
-    from kinodyn.estimation.synthetic import trotting_walk
-    from kinodyn_tools.bags import BagWriter, open_bag
-    from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
-
-    import kinodyn as kd
-
     model = kd.Model.from_urdf(QUADRUPED, floating_base=True)
     run = trotting_walk(model, "imu_link", list(FEET), duration=2.5, rate=200.0,
                         standing_joints=np.array(STANCE))
@@ -564,9 +543,6 @@ def bag_cases() -> list[Case]:
 def run_bag_cases(cases: Sequence[Case], tmp: Path, parallel: int = 3, wait: float = 300.0
                   ) -> Iterator[Result]:
     """Write the trot bag, damage a copy per case, run the cases' commands ``parallel`` at a time."""
-    import subprocess
-    import sys
-
     intact = tmp / "trot"  # _mcap's name
     write_trot_bag(intact)
     pending = list(cases)
@@ -604,7 +580,6 @@ ESTIMATOR_DOC = "docs/nodes/state_estimator.md"
 class Inject:
     """``build(loop)`` gives the message that ``node``'s refusal line (its ``[<node>]`` lines in the
     launcher's log) must name; it is published once on ``topic``."""
-
     node: str
     topic: str
     build: Callable[[Loop], Any]
@@ -614,7 +589,6 @@ class Inject:
 class Loop:
     """The running graph as the test process sees it: the newest truth, estimate, joint state and every
     command with the monotonic time it arrived."""
-
     truth: list[Any] = field(default_factory=list)
     estimate: list[Any] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)
@@ -638,7 +612,6 @@ def _stamped(msg: Any, ns: int) -> Any:
 
 
 def _joint_state(loop: Loop, shift_ns: int) -> Any:
-    from sensor_msgs.msg import JointState
 
     last = loop.states[-1]
     msg = JointState(name=list(last.name), position=list(last.position), velocity=list(last.velocity),
@@ -647,7 +620,6 @@ def _joint_state(loop: Loop, shift_ns: int) -> Any:
 
 
 def _imu(loop: Loop, shift_ns: int) -> Any:
-    from sensor_msgs.msg import Imu
 
     msg = Imu()
     msg.header.frame_id = "imu_link"
@@ -657,7 +629,6 @@ def _imu(loop: Loop, shift_ns: int) -> Any:
 
 
 def _cmd_vel(loop: Loop, shift_ns: int) -> Any:
-    from geometry_msgs.msg import TwistStamped
 
     msg = TwistStamped()
     msg.twist.linear.x = 0.3
@@ -667,8 +638,6 @@ def _cmd_vel(loop: Loop, shift_ns: int) -> Any:
 def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False) -> Any:
     """The newest estimate moved ``dx`` m along x (and turned 90 deg about z), stamped with the newest joint
     state's stamp + ``shift_ns``."""
-    from nav_msgs.msg import Odometry
-
     last = loop.estimate[-1]
     msg = Odometry()
     msg.header.frame_id, msg.child_frame_id = last.header.frame_id, last.child_frame_id
@@ -683,7 +652,6 @@ def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False
 
 
 def _pd_command(loop: Loop, shift_ns: int) -> Any:
-    from kinodyn_interfaces.msg import JointPDCommand
 
     last = loop.states[-1]
     n = len(last.name)
@@ -747,17 +715,6 @@ def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: fl
                     ) -> Iterator[Result]:
     """Start the quadruped loop (``kinodyn up``), wait until it stands on the estimate, then send each case
     once and watch ``window`` s of simulated time: the target node's new lines, the commands, the robot."""
-    import shutil
-
-    from geometry_msgs.msg import TwistStamped
-    from nav_msgs.msg import Odometry
-    from rclpy.qos import QoSProfile
-    from sensor_msgs.msg import Imu, JointState
-
-    from kinodyn_interfaces.msg import JointPDCommand
-    from test.bad_inputs.matrix import NodeObservation, classify_node
-    from test.ros_listener import Listener
-
     types = {"/joint_states": JointState, "/imu_sensor_broadcaster/imu": Imu, "/wbc/cmd_vel": TwistStamped,
              "/odometry/filtered": Odometry, "/leg_pd_controller/commands": JointPDCommand}
     listener = Listener("bad_inputs_field_graph")
