@@ -21,7 +21,6 @@ import argparse
 import math
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +31,12 @@ from wbc_scenarios import ControlError
 from kinodyn import sim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "urdf"))
+from typing import TYPE_CHECKING
+
 import generate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 G = 9.81
 LINEAR_BOUND, YAW_BOUND = 0.05, 0.05  # m/s, rad/s: RMSE after the transient

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 from kinodyn.control.locomotion import LocomotionController, LocomotionOutput, LocomotionParameters
 from kinodyn.spatial import quat_to_matrix
-from wbc_scenarios import FEET, FRICTION_MARGIN, NOMINAL_JOINTS, QUADRUPED_URDF, ControlError
+from wbc_scenarios import (
+    FEET,
+    FRICTION_MARGIN,
+    NOMINAL_JOINTS,
+    QUADRUPED_URDF,
+    WHOLE_STEPS_TOLERANCE,
+    ControlError,
+)
 
 import kinodyn as kd
 from kinodyn import sim
@@ -66,7 +73,7 @@ class Legged:
         q0[2] = -min(_sphere_bottom(model, q0, s) for s in spheres if s.link in feet)  # feet on the ground
         simulator.reset(q0)
         steps = round(1.0 / (sim_dt * control_hz))
-        if steps < 1 or abs(steps * sim_dt * control_hz - 1.0) > 1e-9:
+        if steps < 1 or abs(steps * sim_dt * control_hz - 1.0) > WHOLE_STEPS_TOLERANCE:
             raise ValueError(f"the control period 1/{control_hz} s must be whole simulator steps of "
                              f"{sim_dt} s")
         params = params or LocomotionParameters(friction=FRICTION_MARGIN * contact.friction,
@@ -75,12 +82,12 @@ class Legged:
         return cls(model, simulator, controller, feet, q0, steps, float(q0[2]))
 
     @classmethod
-    def quadruped(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:
+    def quadruped(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:  # noqa: ANN401  (build's keywords)
         spheres = sim.collision_spheres(QUADRUPED_URDF)
         return cls.build(QUADRUPED_URDF, FEET, NOMINAL_JOINTS, spheres, params, **kw)
 
     @classmethod
-    def hexapod(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:
+    def hexapod(cls, params: LocomotionParameters | None = None, **kw: Any) -> Legged:  # noqa: ANN401  (build's keywords)
         """The test hexapod, tripod gait, with the quadruped's settings (its legs are under half as long:
         the step height and the foothold reach scale with them)."""
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)

@@ -20,13 +20,16 @@ closed-loop tests assert on.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from locomotion_scenarios import Legged, push, random_run, stand_up, trot
 from wbc_scenarios import ControlError
 
 from kinodyn import sim
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 COMMANDS = {"in-place": (0.0, 0.0, 0.0), "forward": (0.5, 0.0, 0.0), "sideways": (0.0, 0.2, 0.0),
             "yaw": (0.0, 0.0, 0.6)}

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.trajectories import Figure8, rms
-from kinodyn.control.wbc import PointContact, WholeBodyController
+from kinodyn.control.wbc import PointContact, WBCResult, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
 from kinodyn.spatial import homogeneous_transform, so3_log
 from kinodyn.spatial.rotations import matrix_to_euler
@@ -33,6 +33,7 @@ import kinodyn as kd
 from kinodyn import sim
 
 URDFS = Path(__file__).resolve().parents[1] / "urdf"
+WHOLE_STEPS_TOLERANCE = 1e-9  # a control period this close to whole simulator steps is whole
 QUADRUPED_URDF = URDFS / "quadruped.urdf"
 NOMINAL_JOINTS = np.array([0.0, 0.6, -1.2, 0.0, -0.6, 1.2, 0.0, 0.6, -1.2, 0.0, -0.6, 1.2])  # urdf/README.md
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
@@ -58,7 +59,7 @@ class ClosedLoop:
     def __init__(self, simulator: sim.Simulator, wbc: WholeBodyController, control_hz: float) -> None:
         steps = simulator.dt * control_hz
         self.steps_per_tick = round(1.0 / steps)
-        if self.steps_per_tick < 1 or abs(self.steps_per_tick * steps - 1.0) > 1e-9:
+        if self.steps_per_tick < 1 or abs(self.steps_per_tick * steps - 1.0) > WHOLE_STEPS_TOLERANCE:
             raise ValueError(f"the control period 1/{control_hz} s must be a whole number of simulator steps "
                              f"of {simulator.dt} s")
         self.sim, self.wbc = simulator, wbc
@@ -67,7 +68,7 @@ class ClosedLoop:
     def period(self) -> float:
         return self.steps_per_tick * self.sim.dt
 
-    def tick(self):  # -> WBCResult
+    def tick(self) -> WBCResult:
         """One controller update at the simulator's state, then its torque held over the control period."""
         result = self.wbc.update(self.sim.q, self.sim.v, self.sim.t)
         if not result.ok:
@@ -177,9 +178,10 @@ class SwayFigures:
     max_slip: float
 
 
-def sway_reference(t: float, z0: float):  # -> (pose 4x4, twist (6,), acceleration (6,)) world
+def sway_reference(t: float, z0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The base's sway: yaw, pitch, roll and height sinusoids about the start (level, ``z0``), all zero at
-    t = 0 so the reference starts where the robot stands (its velocity steps there)."""
+    t = 0 so the reference starts where the robot stands (its velocity steps there). Pose (4x4), twist (6,)
+    and acceleration (6,) in the world."""
     s = sinusoid(t, SWAY_AMPLITUDE, SWAY_HZ)
     orientation = zyx_orientation(type(s)(s.value[:3], s.rate[:3], s.acceleration[:3]))
     pose = homogeneous_transform(orientation.rotation, [0.0, 0.0, z0 + s.value[3]])
