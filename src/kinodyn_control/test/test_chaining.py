@@ -147,7 +147,7 @@ def test_an_exporter_with_active_readers_is_not_deactivated_alone(arm: Harness) 
     assert ok, message
     exported = arm.manager.controllers["exporter"].exported
     assert exported is not None
-    assert np.isnan(exported.values).all()
+    assert np.isnan(exported.values).all()  # no stale value for a reader
 
 
 def test_a_failing_exporter_takes_its_readers_down_in_safe_mode(arm: Harness) -> None:
@@ -225,7 +225,7 @@ def test_an_update_rate_that_does_not_divide_the_loop_rate_is_refused(arm: Harne
     if isinstance(rate, int) and rate > 0:
         assert f"update_rate {rate} Hz does not divide the loop rate 500 Hz" in text
         assert "250" in text
-        assert "100" in text
+        assert "100" in text  # the accepted rates are listed
     else:
         assert "update_rate must be an integer >= 0" in text
     assert "bad" not in arm.manager.controllers

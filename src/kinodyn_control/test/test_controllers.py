@@ -125,7 +125,7 @@ def test_forward_effort_no_command_yet_then_forwards(harness: type[Harness]) -> 
     h.start("fwd", FWD, {"joints": ["j2", "j1"]})
     h.manager.cycle(0.0, DT)
     assert math.isnan(h.command("j1/effort"))
-    assert math.isnan(h.command("j2/effort"))
+    assert math.isnan(h.command("j2/effort"))  # nothing written yet
     send(h, "fwd", Float64MultiArray(data=[1.5, -2.5]), 0.0)
     h.manager.cycle(0.001, DT)
     assert (h.command("j2/effort"), h.command("j1/effort")) == (1.5, -2.5)
@@ -277,7 +277,7 @@ def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness: type[Harness]
         h.manager.cycle(k * DT, DT)
         efforts.append(h.command("j1/effort"))
     assert efforts[:6] == [4.0] * 6
-    assert efforts[6:] == [0.0, 0.0]
+    assert efforts[6:] == [0.0, 0.0]  # tripped at 12 ms (zero_effort, at rest)
     assert [m for m in h.messages("warning") if "no command for 0.0120 s" in m]
 
 
@@ -317,7 +317,7 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[Harness], qua
     assert list(msg.position)[:3] == [0.0, 0.6, -1.2]
     (imu,) = h.contexts["imu"].publishers["/imu/imu"].messages
     assert imu.header.frame_id == "imu_link"
-    assert imu.orientation.w == 1.0
+    assert imu.orientation.w == 1.0  # the URDF's at-rest initial value
     assert imu.linear_acceleration.z == 9.81
     assert imu.angular_velocity.x == 0.0
     with pytest.raises(ControllerError, match="sensor_name 'gyro' is not a <sensor>; sensors: imu_sensor"):
@@ -336,7 +336,7 @@ def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> Non
     h.activate_hardware()
     dev = h.resources.components["dev"]
     assert dev.link.is_open
-    assert h.state("j1/position") == 0.3
+    assert h.state("j1/position") == 0.3  # configure opened the link and read once
     h.manager.cycle(0.0, DT)
     assert dev.link.sent == []  # NaN commands are not sent
     h.set_command("j1/effort", 2.5)
@@ -347,7 +347,7 @@ def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> Non
     dev.link.fail_next = True
     assert h.resources.read(0.0, DT) == ["dev"]
     assert dev.lifecycle_state is LifecycleState.UNCONFIGURED
-    assert not dev.link.is_open
+    assert not dev.link.is_open  # on_error closed it
 
 
 def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[Harness]) -> None:

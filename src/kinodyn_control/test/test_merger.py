@@ -93,7 +93,8 @@ def test_output_depends_only_on_each_streams_order(seed: int) -> None:
         assert merger.counts.duplicate == sum(len(s) for s in streams.values()) - len(expected)
     assert all(out == expected for out in outputs)
     stamps = [stamp for stamp, _, _ in expected]
-    assert stamps == sorted(stamps) and len(set(stamps)) < len(stamps)  # equal stamps across streams occur
+    assert stamps == sorted(stamps)
+    assert len(set(stamps)) < len(stamps)  # equal stamps across streams occur
 
 
 def test_equal_stamps_release_imu_then_contacts_then_joint_states() -> None:
@@ -107,7 +108,8 @@ def test_release_waits_for_every_live_stream() -> None:
     merger = StampMerger(("imu", "joint_states"), 100 * MS, 1_000 * MS)
     for k in range(5):
         merger.push("imu", k * 2 * MS, k)
-    assert merger.ready() == [] and merger.pending == 5  # joints not heard yet, within the timeout
+    assert merger.ready() == []
+    assert merger.pending == 5  # joints not heard yet, within the timeout
     merger.push("joint_states", 4 * MS, "j")
     assert [(e.stamp_ns, e.stream) for e in merger.ready()] == [
         (0, "imu"), (2 * MS, "imu"), (4 * MS, "imu"), (4 * MS, "joint_states")
@@ -121,9 +123,11 @@ def test_a_silent_stream_is_left_out_after_the_timeout_and_its_late_messages_dro
         merger.push("imu", 2 * k * MS, k)
     assert merger.excluded == {"joint_states"}
     released = merger.ready()
-    assert released[-1].stamp_ns == 118 * MS and len(released) == 60
+    assert released[-1].stamp_ns == 118 * MS
+    assert len(released) == 60
     assert merger.push("joint_states", 50 * MS, "late") is Verdict.LATE
-    assert merger.counts.late == 1 and merger.counts.by_stream == {"imu": 0, "joint_states": 1}
+    assert merger.counts.late == 1
+    assert merger.counts.by_stream == {"imu": 0, "joint_states": 1}
     assert merger.excluded == {"joint_states"}  # 50 ms was not taken: the stream is still behind
     assert merger.push("joint_states", 120 * MS, "back") is Verdict.ACCEPTED
     assert merger.excluded == frozenset()
@@ -150,7 +154,8 @@ def test_a_jump_back_waits_for_every_stream_then_resets_once() -> None:
         "first of the new epoch",
         "joints jump too",
     ]
-    assert merger.counts.resets == 1 and merger.pending == 1  # the imu at 5 ms waits for the joints
+    assert merger.counts.resets == 1
+    assert merger.pending == 1  # the imu at 5 ms waits for the joints
 
 
 def test_a_stream_silent_at_the_jump_is_left_behind_and_its_old_messages_are_stale() -> None:
@@ -179,7 +184,8 @@ def test_with_arrival_times_a_stream_behind_in_stamps_but_arriving_is_waited_for
         merger.push("imu", 2 * k * MS, k, arrival_ns=2 * k * MS)
         merger.push("contacts", 10 * k * MS, k, arrival_ns=2 * k * MS + MS)
         released += merger.ready()
-    assert merger.excluded == frozenset() and merger.counts.late == 0
+    assert merger.excluded == frozenset()
+    assert merger.counts.late == 0
     assert [e.stamp_ns for e in released] == sorted(e.stamp_ns for e in released)
     assert released[-1].stamp_ns == 398 * MS  # the imu's newest: contacts beyond it wait
     for k in range(200, 1045):  # the contacts stopped at 1990 ms: silent once 100 ms behind (2090 ms)
@@ -197,7 +203,7 @@ def test_a_small_step_back_is_a_dropped_message_not_a_reset() -> None:
 @pytest.mark.parametrize(
     ("streams", "timeout", "jump"), [((), 1, 1), (("a", "a"), 1, 1), (("a",), 0, 1), (("a",), 1, -1)]
 )
-def test_bad_construction_is_refused(streams, timeout: int, jump: int) -> None:
+def test_bad_construction_is_refused(streams: tuple[str, ...], timeout: int, jump: int) -> None:
     with pytest.raises(ValueError, match="must be"):
         StampMerger(streams, timeout, jump)
 
@@ -305,10 +311,12 @@ def test_push_block_releases_what_push_releases_one_by_one(seed: int) -> None:
             silent_pushes += bool(reference_all.silent)
         one_by_one.extend(reference_all.flush())
         assert released == one_by_one
-        assert merger.counts == reference_all.counts and merger.pending == 0
+        assert merger.counts == reference_all.counts
+        assert merger.pending == 0
         assert sum(used) >= len(used) // 2  # most blocks go through the arrays
         if arrivals is clean:
-            assert all(used) and reference_all.counts.duplicate > 0
+            assert all(used)
+            assert reference_all.counts.duplicate > 0
         else:
             assert reference_all.counts.resets == 1 if arrivals is looped else silent_pushes > 0
             assert not all(used)  # the silence or the jump was handed over to push
@@ -325,19 +333,21 @@ def test_push_block_attaches_drops_to_the_next_released_message_of_the_stream() 
     assert result.order.tolist() == [-1, 1, 2, 5]  # i0, imu 12, joints 12 and 13 ms; imu 14 ms waits
     assert result.duplicates.tolist() == [0, 3]
     assert result.dropped == {1: {"bad": 1, "duplicate": 1}}
-    assert merger.pending == 1 and merger.counts.duplicate == 2
+    assert merger.pending == 1
+    assert merger.counts.duplicate == 2
     later = merger.push_block(np.array([1], np.int8), np.array([20 * MS]), lambda i: "j20")
     assert later is not None
     assert [(e.payload, e.dropped) for e in later.carried] == [("m4", {"duplicate": 1})]
-    assert later.order.tolist() == [-1] and merger.pending == 1  # joints 20 ms wait for the imu
+    assert later.order.tolist() == [-1]
+    assert merger.pending == 1  # joints 20 ms wait for the imu
 
 
 def merger_state(merger: StampMerger) -> tuple:
     """What decides a merger's next verdicts and releases (its private state)."""
     streams = [(s.epoch, s.newest_ns, s.arrival_ns, dict(s.dropped), s.next_epoch)
-               for s in merger._streams.values()]
-    return (streams, merger._epoch, merger._released_ns, merger._epoch_start_ns, merger._newest_ns,
-            merger._sequence, [entry[:3] for entry in merger._heap], merger.pending)
+               for s in merger._streams.values()]  # noqa: SLF001  (the merger's private state under test)
+    return (streams, merger._epoch, merger._released_ns, merger._epoch_start_ns, merger._newest_ns,  # noqa: SLF001
+            merger._sequence, [entry[:3] for entry in merger._heap], merger.pending)  # noqa: SLF001
 
 
 def test_push_cycle_releases_what_push_releases_one_by_one() -> None:
@@ -373,7 +383,8 @@ def test_push_cycle_releases_what_push_releases_one_by_one() -> None:
     got.extend(cycled.flush())
     expected.extend(reference.flush())
     assert got == expected
-    assert cycled.counts == reference.counts and reference.counts.resets == 1
+    assert cycled.counts == reference.counts
+    assert reference.counts.resets == 1
     assert any(e.dropped == {"bad": 1} for e in got if e.stream == "joint_states")
     # the first cycle (no stream heard yet), the cycles with no contacts and the one after them (contacts
     # behind), the first after the stall (every stream more than the timeout behind), the repeated one
@@ -403,9 +414,10 @@ def test_silence_decided_at_once_agrees_with_each_stream(seed: int) -> None:
             stamps[name] += rng.randint(1, 30)
         arrival += rng.randint(0, 120)
         merger.push(name, stamps[name], i, arrival if use_arrival else None)
-        ending = merger._ending
-        each = {n: merger._silent(s, ending) for n, s in merger._streams.items()}
-        waiting = {n for n, s in merger._streams.items() if s.next_epoch is not None}
+        # the merger's private silence test, against its public silent / excluded
+        ending = merger._ending  # noqa: SLF001  (the merger's private state under test)
+        each = {n: merger._silent(s, ending) for n, s in merger._streams.items()}  # noqa: SLF001
+        waiting = {n for n, s in merger._streams.items() if s.next_epoch is not None}  # noqa: SLF001
         assert merger.silent == frozenset(n for n, silent in each.items() if silent and n not in waiting)
         assert merger.excluded == frozenset(n for n, silent in each.items() if silent or n in waiting)
         seen.add(bool(merger.excluded))

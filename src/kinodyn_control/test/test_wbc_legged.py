@@ -522,7 +522,7 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger:
         assert {m.ns for m in markers} == {"mpc_forces"}
         stance, contacts, forces = plan.inputs[2][0], plan.inputs[3][0], plan.solution.forces[0]
         assert stance.any()
-        assert [m.action for m in markers] == [0 if s else 2 for s in stance]
+        assert [m.action for m in markers] == [0 if s else 2 for s in stance]  # ADD, DELETE
         lift = 0.0
         for marker, down, contact, force in zip(markers, stance, contacts, forces, strict=True):
             assert marker.header.frame_id == "odom"
@@ -537,7 +537,7 @@ def test_with_the_mpc_each_plan_is_published_once_as_a_path_and_reported(logger:
         lifts.append(lift)
     # trotting in place after the stand-up (the first 0.2 s), the plans' normal forces carry the weight
     assert abs(np.mean(lifts[10:]) - 1.0) < 0.1
-    assert min(lifts[10:]) > 0.5
+    assert min(lifts[10:]) > 0.5  # measured 1.04, 0.87
     paths = [(k, a.mpc_path) for k, a in enumerate(loop.answers) if a.mpc_path is not None]
     assert len(paths) >= 35
     assert np.all(np.diff([k for k, _ in paths[1:]]) == 10)
