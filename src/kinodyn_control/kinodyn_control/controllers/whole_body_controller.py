@@ -16,10 +16,10 @@ schedule stamped one period ahead.
 
 Its own ROS 2 node (named after the controller; the node graph's name is ``wbc``) takes ``~/cmd_vel`` and
 ``~/base_pose`` with the node's meaning and checks, and publishes ``contact_schedule`` at ``publish_rate`` (of
-stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate``, with ``planner: mpc`` the
-MPC's predicted base trajectory on ``~/mpc/path`` and its forces on ``~/mpc/forces`` at ``mpc_rate``, and
-``/diagnostics`` at ``diagnostics_rate``. Parameters change live with the node's rules (``feet`` and
-``posture`` start-up only).
+stamp time; 0: every update, as the node), ``~/footholds`` at ``footholds_rate`` (while it has a subscriber,
+as the node), with ``planner: mpc`` the MPC's predicted base trajectory on ``~/mpc/path`` and its forces on
+``~/mpc/forces`` at ``mpc_rate``, and ``/diagnostics`` at ``diagnostics_rate``. Parameters change live with
+the node's rules (``feet`` and ``posture`` start-up only).
 """
 
 from __future__ import annotations
@@ -183,7 +183,8 @@ class WholeBodyController(ChainableController):
                 self.exported[:] = flags
                 if self.publishing.due(at):
                     self._publish_schedule(answer.schedule_ns, flags)
-            if answer.footholds is not None:
+            if answer.footholds is not None and self._footholds.get_subscription_count():  # a viewer's, as
+                # the node's: often none
                 publish_finite(self._footholds, answer.footholds, self.problems)
             if answer.mpc_path is not None and self._mpc_path is not None:
                 publish_finite(self._mpc_path, answer.mpc_path, self.problems)
