@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import rclpy
 from rclpy.impl.implementation_singleton import rclpy_implementation
@@ -13,14 +13,20 @@ from rclpy.impl.implementation_singleton import rclpy_implementation
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable
 
-    from rclpy.impl.rcutils_logger import RcutilsLogger
+
+class ProblemLogger(Protocol):
+    """Where the problems go: rclpy's logger, or a test's recording one."""
+
+    def warning(self, message: str, /) -> object: ...
+
+    def error(self, message: str, /) -> object: ...
 
 
 class DistinctProblemLog:
     """Logs the first time a problem (identified by ``key``) occurs, then at most once per ``period``
     seconds for that key, with the number of occurrences that were not reported in between."""
 
-    def __init__(self, logger: RcutilsLogger, period: float = 10.0) -> None:
+    def __init__(self, logger: ProblemLogger, period: float = 10.0) -> None:
         self._logger = logger
         self._period = period
         self._last: dict[Hashable, float] = {}

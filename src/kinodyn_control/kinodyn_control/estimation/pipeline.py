@@ -53,10 +53,10 @@ if TYPE_CHECKING:
 
     from kinodyn.sim.collision import ContactSphere
     from kinodyn_common.raw_messages import ContactStatesView, ImuView, JointStateView
-    from rclpy.impl.rcutils_logger import RcutilsLogger
     from sensor_msgs.msg import Imu, JointState
 
     from kinodyn import Model
+    from kinodyn_control.controllers.base import Logger
     from kinodyn_control.estimation.input_block import InputBlock
     from kinodyn_interfaces.msg import ContactStates
 
@@ -261,7 +261,7 @@ class PipelineCounts:
 class EstimatorPipeline:
     """Messages in (``on_imu``, ``on_joint_state``, ``on_contacts``), messages out (``drain``, ``flush``)."""
 
-    def __init__(self, model: Model, params: EstimatorParameters, logger: RcutilsLogger,
+    def __init__(self, model: Model, params: EstimatorParameters, logger: Logger,
                  diagnostics_name: str = "state_estimator", offline: bool = False,
                  spheres: Iterable[ContactSphere] = (), topics: Mapping[str, str] | None = None,
                  clock_name: str = "the node's clock", estimate_rows: bool = False) -> None:
