@@ -114,7 +114,7 @@ def test_calls_with_a_data_allocate_nothing(model: kd.Model) -> None:
     ki, kf = model.kernel_data
     q, zeros = model.neutral(), np.zeros(model.nv)
     rnea_module = importlib.import_module("kinodyn.dynamics.rnea")
-    rnea_kernel = rnea_module._RNEA  # noqa: SLF001  (the compiled call alone; eight arguments, the most of any)
+    rnea_kernel = rnea_module._RNEA_DATA  # noqa: SLF001  (the compiled call alone; eight arguments, the most)
 
     def compiled_only() -> None:
         rnea_kernel.call(ki, kf, q, zeros, zeros, NO_EXTERNAL_WRENCHES, data.work, data.tau)

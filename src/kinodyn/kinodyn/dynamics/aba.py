@@ -30,6 +30,7 @@ from kinodyn.dynamics.bodies import (
     joint_nv,
     joint_twist,
     world_bodies,
+    world_bodies_in,
 )
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.parallel import chunk_bounds
@@ -66,7 +67,12 @@ if TYPE_CHECKING:
 def allocate_aba_scratch(nb: int, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Scratch of ``aba_world_into`` for ``nb`` bodies in one block (``linalg.work_block``): (5 nb, 6) rows
     and (3 nb, 6, 6) blocks."""
-    block = work_block(work, 138 * nb)
+    return aba_scratch_in(nb, work_block(work, 138 * nb))
+
+
+@inline
+def aba_scratch_in(nb: int, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``allocate_aba_scratch`` as views of ``block`` (138 nb entries)."""
     return (rows_view(block, 0, 5 * nb, 6),
             as_strided(block[30 * nb:], shape=(3 * nb, 6, 6), strides=(288, 48, 8)))
 
@@ -223,7 +229,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
 
 @inline
 def aba_work_size(nb: int, nv: int) -> int:
-    """Entries of the work block of ``aba_kernel`` and ``forward_dynamics_cholesky``: the bodies, then
+    """Entries of the work block of ``aba_data_kernel`` and ``forward_dynamics_cholesky``: the bodies, then
     ``forward_dynamics_world``'s scratch."""
     return 60 * nb + max(138 * nb, nv * nv + max(13 * nb + 36, rnea_work_size(nb, nv)))
 
@@ -250,8 +256,21 @@ def forward_dynamics_world(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np
 
 @njit(cache=True)
 def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-               fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
-    """``out = qdd`` by the articulated-body algorithm (models without mimic joints)."""
+               fext: np.ndarray, out: np.ndarray) -> None:
+    """``out = qdd`` by the articulated-body algorithm (models without mimic joints), the scratch allocated
+    here (the calls without a Data: see ``rnea.rnea_kernel``)."""
+    md = unpack(ki, kf)
+    nb = md.nbodies
+    W = world_bodies_in(nb, np.empty(60 * nb))
+    fill_world_bodies(md, q, W)
+    X, B = aba_scratch_in(nb, np.empty(138 * nb))
+    aba_world_into(md, W, v, tau, fext, X, B, out)
+
+
+@njit(cache=True)
+def aba_data_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                    fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
+    """``aba_kernel`` with the scratch in ``work`` (a Data's)."""
     md = unpack(ki, kf)
     W = world_bodies(md, q, work)
     forward_dynamics_world(md, W, q, v, tau, fext, False, work[60 * md.nbodies:], out)
@@ -290,7 +309,8 @@ def aba_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarra
         aba_rows(ki, kf, Q, V, TAU, out, start, stop)
 
 
-_ABA = Kernel(aba_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
+_ABA = Kernel(aba_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_ABA_DATA = Kernel(aba_data_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
 _FORWARD_DYNAMICS_CHOLESKY = Kernel(forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
 _ABA_BATCH = Kernel(aba_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _ABA_ROWS = Kernel(aba_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
@@ -312,14 +332,17 @@ def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
         v = vector(v, nv, "v")
     if type(tau) is not ndarray or tau.dtype is not F64 or tau.shape != shape:
         tau = vector(tau, nv, "tau")
-    if data is None:
-        out, work = empty(nv), NO_WORK
-    else:
-        out, work = data.of(model).ddq, data.work
     ki, kf = model.kernel_data
-    kernel = _FORWARD_DYNAMICS_CHOLESKY if model.mimic_joint_names else _ABA
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    kernel.call(ki, kf, q, v, tau, fext, work, out)
+    if model.mimic_joint_names:
+        out, work = (empty(nv), NO_WORK) if data is None else (data.of(model).ddq, data.work)
+        _FORWARD_DYNAMICS_CHOLESKY.call(ki, kf, q, v, tau, fext, work, out)
+    elif data is None:
+        out = empty(nv)
+        _ABA.call(ki, kf, q, v, tau, fext, out)
+    else:
+        out = data.of(model).ddq
+        _ABA_DATA.call(ki, kf, q, v, tau, fext, data.work, out)
     return out
 
 

@@ -63,7 +63,12 @@ def world_bodies_work_size(nb: int, nv: int) -> int:
 def allocate_world_bodies(nb: int, work: np.ndarray) -> WorldBodies:
     """Uninitialised ``WorldBodies`` for ``nb`` bodies, as views of one block (``linalg.work_block``: the
     Data's work, or allocated; ``as_strided`` views, not ``reshape``: see ``linalg.rows_view``)."""
-    block = work_block(work, 60 * nb)
+    return world_bodies_in(nb, work_block(work, 60 * nb))
+
+
+@inline
+def world_bodies_in(nb: int, block: np.ndarray) -> WorldBodies:
+    """``allocate_world_bodies`` as views of ``block`` (60 nb entries)."""
     S = as_strided(block[12 * nb:48 * nb], shape=(nb, 6, 6), strides=(288, 48, 8))
     return WorldBodies(matrices_view(block, 0, nb), rows_view(block, 9 * nb, nb, 3), S,
                        rows_view(block, 48 * nb, nb, 3), matrices_view(block, 51 * nb, nb))

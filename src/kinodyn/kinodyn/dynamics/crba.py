@@ -15,11 +15,18 @@ import numpy as np
 from numba import njit
 from numpy import empty, ndarray
 
-from kinodyn.dynamics.bodies import WorldBodies, joint_nv, subtree_inertias_into, world_bodies
+from kinodyn.dynamics.bodies import (
+    WorldBodies,
+    fill_world_bodies,
+    joint_nv,
+    subtree_inertias_into,
+    world_bodies,
+    world_bodies_in,
+)
 from kinodyn.inputs import F64, vector
 from kinodyn.kernel import IN1, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kernel_data import ModelArrays, unpack
-from kinodyn.linalg import NO_WORK, matrices_view, rows_view, work_block
+from kinodyn.linalg import matrices_view, rows_view, work_block
 from kinodyn.spatial.compiled import inertia_mul, inline, mat3_at, set_vec6, vec3_at
 
 if TYPE_CHECKING:
@@ -36,8 +43,13 @@ def crba_world(md: ModelArrays, W: WorldBodies, M: np.ndarray, work: np.ndarray)
     Element indexing on scalars (no per-body slices); scratch in ``work[:13 nb + 36]``
     (``linalg.work_block``).
     """
+    crba_world_in(md, W, M, work_block(work, 13 * md.nbodies + 36))
+
+
+@inline
+def crba_world_in(md: ModelArrays, W: WorldBodies, M: np.ndarray, block: np.ndarray) -> None:
+    """``crba_world`` with the scratch in ``block`` (13 nb + 36 entries)."""
     nb = md.nbodies
-    block = work_block(work, 13 * nb + 36)
     mc, hc, Ic = block[0:nb], rows_view(block, nb, nb, 3), matrices_view(block, 4 * nb, nb)
     F = rows_view(block, 13 * nb, 6, 6)
     subtree_inertias_into(md, W, mc, hc, Ic)
@@ -79,19 +91,31 @@ def crba_composites(md: ModelArrays, W: WorldBodies, mc: np.ndarray, hc: np.ndar
 
 @inline
 def mass_matrix_work_size(nb: int, nv: int) -> int:
-    """Entries of ``mass_matrix_kernel``'s work block."""
+    """Entries of ``mass_matrix_data_kernel``'s work block."""
     return 73 * nb + 36
 
 
 @njit(cache=True)
-def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray,
-                       out: np.ndarray) -> None:
-    """``out = M(q)`` (Modern Robotics, §8.4, (8.57); Robot Dynamics lecture notes (ETH), §3.5, (3.43))."""
+def mass_matrix_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out = M(q)`` (Modern Robotics, §8.4, (8.57); Robot Dynamics lecture notes (ETH), §3.5, (3.43)), the
+    scratch allocated here (the calls without a Data: see ``rnea.rnea_kernel``)."""
+    md = unpack(ki, kf)
+    nb = md.nbodies
+    W = world_bodies_in(nb, np.empty(60 * nb))
+    fill_world_bodies(md, q, W)
+    crba_world_in(md, W, out, np.empty(13 * nb + 36))
+
+
+@njit(cache=True)
+def mass_matrix_data_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: np.ndarray,
+                            out: np.ndarray) -> None:
+    """``mass_matrix_kernel`` with the scratch in ``work`` (a Data's)."""
     md = unpack(ki, kf)
     crba_world(md, world_bodies(md, q, work), out, work[60 * md.nbodies:])
 
 
-_MASS_MATRIX = Kernel(mass_matrix_kernel, KI, KF, IN1, OUT1, OUT2)
+_MASS_MATRIX = Kernel(mass_matrix_kernel, KI, KF, IN1, OUT2)
+_MASS_MATRIX_DATA = Kernel(mass_matrix_data_kernel, KI, KF, IN1, OUT1, OUT2)
 
 
 def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndarray:
@@ -99,11 +123,12 @@ def mass_matrix(model: Model, q: ArrayLike, data: Data | None = None) -> np.ndar
     (ETH), §3.5, (3.43)); with ``data``: into and as ``data.M``."""
     if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
         q = vector(q, model.nq, "q")
+    ki, kf = model.kernel_data
     if data is None:
         nv = model.nv
-        out, work = empty((nv, nv)), NO_WORK
-    else:
-        out, work = data.of(model).M, data.work
-    ki, kf = model.kernel_data
-    _MASS_MATRIX.call(ki, kf, q, work, out)
-    return out
+        out = empty((nv, nv))
+        _MASS_MATRIX.call(ki, kf, q, out)
+        return out
+    M: np.ndarray = data.of(model).M
+    _MASS_MATRIX_DATA.call(ki, kf, q, data.work, M)
+    return M

@@ -307,8 +307,13 @@ def rnea_work_size(nb: int, nv: int) -> int:
 def rnea_scratch(md: ModelArrays, work: np.ndarray) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
     """``(L, spatial, zeros)`` for ``rnea_local`` as views of one block (``linalg.work_block``: the Data's
     work, or allocated): ``LocalBodies``, the (3 nb + 2, 6) scratch and a zero vector of nv entries."""
+    return rnea_scratch_in(md, work_block(work, rnea_work_size(md.nbodies, md.nv)))
+
+
+@inline
+def rnea_scratch_in(md: ModelArrays, block: np.ndarray) -> tuple[LocalBodies, np.ndarray, np.ndarray]:
+    """``rnea_scratch`` as views of ``block`` (``rnea_work_size`` entries)."""
     nb = md.nbodies
-    block = work_block(work, rnea_work_size(nb, md.nv))
     zeros = block[42 * nb + 12:]
     for k in range(md.nv):
         zeros[k] = 0.0
@@ -317,9 +322,21 @@ def rnea_scratch(md: ModelArrays, work: np.ndarray) -> tuple[LocalBodies, np.nda
 
 @njit(cache=True)
 def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray, fext: np.ndarray,
-                work: np.ndarray, tau: np.ndarray) -> None:
+                tau: np.ndarray) -> None:
     """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Modern Robotics, §8.3.2; Robot Dynamics lecture
-    notes (ETH), §3.5, (3.54))."""
+    notes (ETH), §3.5, (3.54)), the scratch allocated here.
+
+    The calls without a Data run this kernel rather than ``rnea_data_kernel`` with an empty work block:
+    bench/bench_core.py's RNEA row took 5-10 % longer through the work block's two origins."""
+    md = unpack(ki, kf)
+    L, spatial, _ = rnea_scratch_in(md, np.empty(rnea_work_size(md.nbodies, md.nv)))
+    rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
+
+
+@njit(cache=True)
+def rnea_data_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                     fext: np.ndarray, work: np.ndarray, tau: np.ndarray) -> None:
+    """``rnea_kernel`` with the scratch in ``work`` (a Data's)."""
     md = unpack(ki, kf)
     L, spatial, _ = rnea_scratch(md, work)
     rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
@@ -365,7 +382,8 @@ def rnea_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarr
         rnea_rows(ki, kf, Q, V, A, out, start, stop)
 
 
-_RNEA = Kernel(rnea_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
+_RNEA = Kernel(rnea_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
+_RNEA_DATA = Kernel(rnea_data_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
 _NONLINEAR_EFFECTS = Kernel(nonlinear_effects_kernel, KI, KF, IN1, IN1, OUT1, OUT1)
 _GRAVITY_TORQUES = Kernel(gravity_torques_kernel, KI, KF, IN1, OUT1, OUT1)
 _RNEA_BATCH = Kernel(rnea_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
@@ -390,13 +408,14 @@ def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike,
         v = vector(v, nv, "v")
     if type(a) is not ndarray or a.dtype is not F64 or a.shape != shape:
         a = vector(a, nv, "a")
-    if data is None:
-        tau, work = empty(nv), NO_WORK
-    else:
-        tau, work = data.of(model).tau, data.work
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    _RNEA.call(ki, kf, q, v, a, fext, work, tau)
+    if data is None:
+        tau = empty(nv)
+        _RNEA.call(ki, kf, q, v, a, fext, tau)
+        return tau
+    tau = data.of(model).tau
+    _RNEA_DATA.call(ki, kf, q, v, a, fext, data.work, tau)
     return tau
 
 
