@@ -326,8 +326,8 @@ def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a:
     """``tau = M(q) a + b(q, v) + g(q) - sum J_i^T f_ext,i`` (Modern Robotics, §8.3.2; Robot Dynamics lecture
     notes (ETH), §3.5, (3.54)), the scratch allocated here.
 
-    The calls without a Data run this kernel rather than ``rnea_data_kernel`` with an empty work block:
-    bench/bench_core.py's RNEA row took 5-10 % longer through the work block's two origins."""
+    The calls without a Data run this kernel, ``rnea_data_kernel`` the calls with one: a scratch that is
+    always a fresh allocation compiles to faster code than one that may also be a Data's block."""
     md = unpack(ki, kf)
     L, spatial, _ = rnea_scratch_in(md, np.empty(rnea_work_size(md.nbodies, md.nv)))
     rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
