@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from rclpy.publisher import Publisher
-
     from kinodyn_common.problem_log import DistinctProblemLog
 
-MsgT = TypeVar("MsgT")
+MsgT_contra = TypeVar("MsgT_contra", contravariant=True)
+
+
+class Publisher(Protocol[MsgT_contra]):
+    """What ``publish_finite`` uses of a publisher (rclpy's, or a test's)."""
+
+    @property
+    def topic_name(self) -> str: ...
+
+    def publish(self, msg: MsgT_contra, /) -> None: ...
+
 
 _FLOAT_TYPES = ("double", "float")
 _FLOAT, _FLOATS, _MESSAGE, _MESSAGES = range(4)
@@ -80,7 +88,7 @@ def non_finite_field(msg: Any, prefix: str = "") -> str | None:  # noqa: ANN401 
     return None
 
 
-def publish_finite(publisher: Publisher[MsgT], msg: MsgT, problems: DistinctProblemLog) -> bool:
+def publish_finite(publisher: Publisher[MsgT_contra], msg: MsgT_contra, problems: DistinctProblemLog) -> bool:
     """Publish ``msg`` when every number in it is finite; otherwise drop it with one error per topic
     (throttled) naming the field. Returns whether it was published."""
     field = non_finite_field(msg)

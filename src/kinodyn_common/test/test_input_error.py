@@ -24,7 +24,7 @@ def test_the_key_is_the_kind_and_a_detail_from_a_fixed_set() -> None:
 
 
 def test_distinct_values_of_one_cause_are_throttled_as_one(logger: RecordingLogger) -> None:
-    problems = DistinctProblemLog(logger)  # type: ignore[arg-type]  # a recording stand-in for rclpy's logger
+    problems = DistinctProblemLog(logger)
     for value in (7.3, 8.1, 9.4):
         error = InputError("limits", f"out of limits: {value} rad", "position")
         problems.warn(problem_key("command", error), f"rejected: {error}")

@@ -11,10 +11,14 @@ from kinodyn_common.cdr import odometry_rows_cdr
 from kinodyn_common.conversions import InputError
 from kinodyn_common.raw_messages import (
     ContactStatesReader,
+    ContactStatesView,
     ImuReader,
+    ImuView,
     JointPDCommandReader,
+    JointPDCommandView,
     JointStateReader,
     OdometryReader,
+    OdometryView,
     RawWriter,
 )
 from kinodyn_common.stamps import split_ns
@@ -25,13 +29,9 @@ from sensor_msgs.msg import Imu, JointState
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 
 if TYPE_CHECKING:
-    from kinodyn_common.raw_messages import (
-        ContactStatesView,
-        ImuView,
-        JointPDCommandView,
-        JointStateView,
-        OdometryView,
-    )
+    from collections.abc import Callable
+
+    from kinodyn_common.raw_messages import JointStateView
 
     Message: TypeAlias = JointState | Imu | ContactStates | Odometry | JointPDCommand
     View: TypeAlias = JointStateView | ImuView | ContactStatesView | OdometryView | JointPDCommandView
@@ -113,30 +113,38 @@ def test_joint_states_of_one_layout_and_of_the_next() -> None:
 
 @pytest.mark.parametrize("case", ["imu", "contacts", "odometry", "command"])
 def test_each_view_holds_the_message_numbers(case: str) -> None:
-    make, reader = {
+    cases: dict[str, tuple[Callable[[int], Message], Reader]] = {
         "imu": (imu, ImuReader()),
         "contacts": (lambda k: contacts(k, ["LF_FOOT", "RH_FOOT", "X"]), ContactStatesReader()),
         "odometry": (odometry, OdometryReader()),
         "command": (lambda k: command(k, JOINTS), JointPDCommandReader()),
-    }[case]
+    }
+    make, reader = cases[case]
     for k in range(3):
         msg = make(k)
         view = reader.read(serialize_message(msg))
         _same_header(view, msg)
         if case == "imu":
+            assert isinstance(view, ImuView)
             for field in ("angular_velocity", "linear_acceleration"):
                 v = getattr(msg, field)
                 assert tuple(getattr(view, field)) == (v.x, v.y, v.z)
         elif case == "contacts":
+            assert isinstance(view, ContactStatesView)
+            assert isinstance(msg, ContactStates)
             assert view.names == list(msg.names)
             np.testing.assert_array_equal(view.in_contact, np.asarray(msg.in_contact, bool))
         elif case == "odometry":
+            assert isinstance(view, OdometryView)
+            assert isinstance(msg, Odometry)
             p, q = msg.pose.pose.position, msg.pose.pose.orientation
             v, w = msg.twist.twist.linear, msg.twist.twist.angular
             assert view.child_frame_id == msg.child_frame_id
             assert view.pose.tolist() == [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
             assert view.twist.tolist() == [v.x, v.y, v.z, w.x, w.y, w.z]
         else:
+            assert isinstance(view, JointPDCommandView)
+            assert isinstance(msg, JointPDCommand)
             assert view.name == list(msg.name)
             for field in ("position", "velocity", "effort", "kp", "kd"):
                 np.testing.assert_array_equal(getattr(view, field), np.asarray(getattr(msg, field)))
@@ -158,13 +166,14 @@ def _refuses_or_reads(reader: Reader, data: bytes) -> bool:
 
 @pytest.mark.parametrize("case", ["joint_state", "imu", "contacts", "odometry", "command"])
 def test_malformed_bytes_are_one_input_error(case: str) -> None:
-    msg, reader = {
+    messages: dict[str, tuple[Message, Reader]] = {
         "joint_state": (joint_state(1, JOINTS), JointStateReader()),
         "imu": (imu(1), ImuReader()),
         "contacts": (contacts(1, ["LF_FOOT", "RH_FOOT"]), ContactStatesReader()),
         "odometry": (odometry(1), OdometryReader()),
         "command": (command(1, JOINTS), JointPDCommandReader()),
-    }[case]
+    }
+    msg, reader = messages[case]
     data = serialize_message(msg)
     reader.read(data)  # a layout kept: every refusal below must also leave it usable
     # cut short anywhere (the last 1-3 bytes may be CDR's padding to 4); bytes after it are ignored
