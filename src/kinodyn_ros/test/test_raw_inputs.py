@@ -57,7 +57,7 @@ def make_node() -> Iterator[NodeFactory]:
     rclpy.try_shutdown()
 
 
-def callbacks(node: Node) -> dict[str, Callable[[bytes], None]]:
+def callbacks(node: Node) -> dict[str, Callable[..., None]]:
     """``{topic: callback}`` of the node's subscriptions that take serialized messages."""
     return {s.topic_name: s.callback for s in node.subscriptions if s.raw}
 

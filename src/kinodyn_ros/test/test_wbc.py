@@ -30,9 +30,7 @@ from sensor_msgs.msg import JointState
 import kinodyn as kd
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from numpy.typing import ArrayLike
+    from collections.abc import Iterable, Iterator
 
     from conftest import RecordingLogger
 
@@ -47,7 +45,7 @@ def arm() -> kd.Model:
     return kd.Model.from_urdf(ARM7)
 
 
-def joint_state(model: kd.Model, q: ArrayLike, v: ArrayLike, stamp_ns: int) -> JointState:
+def joint_state(model: kd.Model, q: Iterable[float], v: Iterable[float], stamp_ns: int) -> JointState:
     msg = JointState(name=list(model.joint_names), position=[float(x) for x in q],
                      velocity=[float(x) for x in v])
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, NS)
@@ -114,7 +112,7 @@ def test_negative_gains_are_refused(arm: kd.Model) -> None:
 
 
 def test_sync_answers_at_once_until_the_base_stream_keeps_up_then_waits_for_the_matching_stamp() -> None:
-    sync = BaseStateSync(wait_ns=50_000_000)
+    sync: BaseStateSync[str, str] = BaseStateSync(wait_ns=50_000_000)
     first = sync.joint_state(0, "j0", now_ns=0)  # no base state ever: no wait
     assert [(p.stamp_ns, p.base) for p in first] == [(0, None)]
     assert sync.base_state(0, "b0") == []  # nothing pending
@@ -125,7 +123,7 @@ def test_sync_answers_at_once_until_the_base_stream_keeps_up_then_waits_for_the_
 
 
 def test_sync_releases_after_the_wait_with_the_newest_base_state_and_then_stops_waiting() -> None:
-    sync = BaseStateSync(wait_ns=50)
+    sync: BaseStateSync[str, str] = BaseStateSync(wait_ns=50)
     sync.joint_state(0, "j0", 0)
     sync.base_state(0, "b0")
     assert sync.joint_state(2, "j2", now_ns=100) == []
@@ -138,7 +136,7 @@ def test_sync_releases_after_the_wait_with_the_newest_base_state_and_then_stops_
 
 
 def test_sync_uses_a_base_state_already_newer_and_flushes_a_pending_one_on_the_next_joint_state() -> None:
-    sync = BaseStateSync(wait_ns=NS)
+    sync: BaseStateSync[str, str] = BaseStateSync(wait_ns=NS)
     sync.base_state(5, "b5")
     assert [p.base for p in sync.joint_state(4, "j4", 0)] == ["b5"]
     assert sync.joint_state(6, "j6", 0) == []  # stream kept up with 4: waits for 6
@@ -165,7 +163,9 @@ def test_arm_task_acceleration_is_exact_on_the_model_and_the_posture_stays_in_th
     for posture in (tuple(READY), tuple(READY + 0.3)):
         controller = ArmController(arm, ArmParameters(posture=posture))
         controller.target = target
-        tau = controller.tick(q, v).command.effort
+        command = controller.tick(q, v).command
+        assert command is not None
+        tau = command.effort
         qdd = arm.aba(q, v, tau)
         results.append((tau, ev.jacobian("ee_link") @ qdd + ev.bias_acceleration("ee_link")))
     p = ArmParameters()
@@ -188,7 +188,9 @@ def test_arm_settles_within_a_millimetre_in_kinodyn_sim_checked_with_pinocchio(a
     controller.target = target
     limits = CommandLimits(arm)
     for _ in range(750):
-        command = limits.finalize(controller.tick(sim.q, sim.v).command, sim.q, 2.0).command
+        solved = controller.tick(sim.q, sim.v).command
+        assert solved is not None
+        command = limits.finalize(solved, sim.q, 2.0).command
         sim.step(command.effort)
     model = pin.buildModelFromUrdf(str(ARM7))
     data = model.createData()
@@ -290,6 +292,7 @@ def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm: kd.Mod
     monkeypatch.setattr(core.controller, "tick", lambda q, v: TickResult(None, "infeasible", "no solution"))
     answer = core.on_joint_state(joint_state(arm, READY, np.zeros(7), NS), 0)[0]
     assert "QP failed at t = 1.000000 s (infeasible: no solution); sending damping" in logger.lines[-1][1]
+    assert answer.diagnostics is not None
     values = {kv.key: kv.value for kv in answer.diagnostics.status[0].values}
     assert answer.diagnostics.status[0].level == b"\x02"
     assert values["qp_failures"] == "1"
@@ -308,6 +311,8 @@ def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm: kd.Model
     T = arm.frame_placement(READY, "ee_link").copy()
     T[:3, 3] += [0.05, 0.0, 0.0]
     core.on_target_pose(target_msg(T))
+    assert isinstance(core.controller, ArmController)
+    assert core.controller.target is not None
     np.testing.assert_allclose(core.controller.target, T, atol=1e-12)
     with pytest.raises(InputError, match="not the URDF root link 'base_link'"):
         core.on_target_pose(target_msg(T, "odom"))
@@ -319,6 +324,7 @@ def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm: kd.Model
     nan.pose.position.x = math.nan
     with pytest.raises(InputError):
         core.on_target_pose(nan)
+    assert core.controller.target is not None
     np.testing.assert_allclose(core.controller.target, T, atol=1e-12)  # unchanged by the refused ones
 
 
@@ -339,7 +345,9 @@ def arm_node() -> Iterator[Wbc]:
 def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node: Wbc) -> None:
     ok = arm_node.set_parameters([Parameter("position_kp", value=400.0), Parameter("damping_kd", value=3.0)])
     assert all(r.successful for r in ok)
-    assert arm_node._core.controller.params.position_kp == 400.0  # noqa: SLF001
+    arm = arm_node._core.controller  # noqa: SLF001  (the node's state under test)
+    assert isinstance(arm, ArmController)
+    assert arm.params.position_kp == 400.0
     assert arm_node._core.params.damping_kd == 3.0  # noqa: SLF001  (the node's state under test)
     for name, value, reason in (("posture_kd", -1.0, "posture_kd must be a finite number >= 0"),
                                 ("damping_kd", 0.0, "damping_kd must be a positive finite number"),
@@ -348,7 +356,7 @@ def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node: 
         result = arm_node.set_parameters([Parameter(name, value=value)])[0]
         assert not result.successful, result.reason
         assert reason in result.reason, result.reason
-    assert arm_node._core.controller.params.posture_kd == ArmParameters().posture_kd  # noqa: SLF001
+    assert arm.params.posture_kd == ArmParameters().posture_kd
     assert arm_node._core.params.damping_kd == 3.0  # noqa: SLF001  (the node's state under test)
 
 
