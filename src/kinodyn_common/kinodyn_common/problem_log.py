@@ -71,7 +71,7 @@ JointStateError are ValueErrors; unknown frame names are KeyErrors)."""
 
 
 def dropping_bad_messages(
-    problems: DistinctProblemLog, what: str, callback: Callable[..., None]
+    problems: DistinctProblemLog, what: str, callback: Callable[..., object]
 ) -> Callable[..., None]:
     """A subscription (or timer) callback running ``callback(*args)`` that drops a message it cannot use
     instead of letting the exception end the node: an ``INPUT_ERRORS`` is one warning per cause
