@@ -11,7 +11,7 @@ seed reproduces a run.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -22,6 +22,8 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from kinodyn_interfaces.msg import JointPDCommand
 from tf2_msgs.msg import TFMessage
+
+T = TypeVar("T")  # an option's type
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,7 +44,7 @@ class Fuzzer:
     def bad(self, p: float | None = None) -> bool:
         return bool(self.rng.random() < (self.p_bad if p is None else p))
 
-    def choice(self, options: Sequence):
+    def choice(self, options: Sequence[T]) -> T:
         return options[int(self.rng.integers(len(options)))]
 
     # --- numbers and arrays -------------------------------------------------------------------------

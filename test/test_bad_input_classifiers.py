@@ -4,6 +4,7 @@ category is reachable, and the borderline cases fall on the intended side."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pytest
@@ -27,12 +28,15 @@ from test.bad_inputs.matrix import (  # pytest --import-mode=importlib names it 
     render,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 PLANAR = "urdf/planar_2link.urdf"
 EXISTING = Doc("docs/bad-input-matrix.md", "The core does not range-check joint positions")
 
 
 def case(
-    call=None,
+    call: Callable[[], object] | None = None,
     expected: str = CLEAR,
     names: tuple[str, ...] = ("q",),
     doc: Doc | None = None,
@@ -42,8 +46,8 @@ def case(
     return Case("core API", "c", "input", expected, call, names, doc, cause, returns_finite)
 
 
-def raise_(exc: BaseException):
-    def go():
+def raise_(exc: BaseException) -> Callable[[], NoReturn]:
+    def go() -> NoReturn:
         raise exc
 
     return go
@@ -60,7 +64,7 @@ def raise_(exc: BaseException):
         (lambda: kd.Model.from_urdf(PLANAR).rnea(np.zeros(2), np.zeros(2), np.zeros(2)), SILENT),
     ],
 )
-def test_classify_call(call, category: str) -> None:
+def test_classify_call(call: Callable[[], object], category: str) -> None:
     assert classify_call(case(call)).category == category
 
 

@@ -62,6 +62,8 @@ from tf2_msgs.msg import TFMessage
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from mcap.records import McapRecord
+
 START_NS = 1_700_000_000_000_000_000
 STEP_NS = 7_812_500  # one step: 1/128 s of bag time and of the writer's clock (exact in binary)
 PERIOD = 0.125  # s of the writer's clock: a chunk at least every 16 steps
@@ -169,7 +171,7 @@ SUMMARY_GROUPS = {Schema: Opcode.SCHEMA, Channel: Opcode.CHANNEL, ChunkIndex: Op
                   Statistics: Opcode.STATISTICS}
 
 
-def record_at(data: bytes, offset: int):
+def record_at(data: bytes, offset: int) -> McapRecord:
     """The record at ``offset`` as Foxglove parses it (a chunk as it is)."""
     return next(StreamReader(io.BytesIO(data[offset:]), skip_magic=True, emit_chunks=True).records)
 

@@ -59,7 +59,7 @@ def stamp(t_ns: int) -> Time:
     return Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
 
 
-def nanoseconds(time_msg) -> int:
+def nanoseconds(time_msg: Time) -> int:
     return time_msg.sec * 1_000_000_000 + time_msg.nanosec
 
 

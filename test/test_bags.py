@@ -419,7 +419,7 @@ def test_a_bag_reads_by_its_stored_definition(tmp_path: Path) -> None:
     assert not hasattr(read, "points")
     with open_bag(tmp_path / "old") as reader:  # the installed definition cannot decode these bytes
         raw = bytes(next(reader.messages())[2])
-    with pytest.raises(Exception):  # noqa: B017 (rosbags raises its SerdeError, rclpy a RuntimeError)
+    with pytest.raises(Exception):  # noqa: B017, PT011  (rosbags raises its SerdeError, rclpy a RuntimeError)
         installed_typestore().deserialize_cdr(raw, "kinodyn_interfaces/msg/ContactStates")
 
 
@@ -618,7 +618,7 @@ LAYOUT_FIELDS = {
 """rosbags' message values in the order of a FixedLayout's fields (stamp, then the value fields)."""
 
 
-def _structure(message: Any) -> tuple:
+def _structure(message: Any) -> tuple:  # noqa: ANN401  (rosbags builds the message classes at run time)
     """What a FixedLayout fixes: the strings and every sequence length."""
     texts = [message.header.frame_id, *getattr(message, "name", getattr(message, "names", []))]
     lengths = [len(v) for k, v in vars(message).items() if isinstance(v, list | np.ndarray) and k != "name"]
@@ -650,7 +650,7 @@ def test_fixed_layouts_decode_every_message_of_their_layout_as_rosbags(tmp_path:
                     for name, value in zip(names[2:], values[1:], strict=True):
                         got = record[name]
                         np.testing.assert_array_equal(got, np.asarray(value, dtype=got.dtype))
-                with pytest.raises(ValueError):
+                with pytest.raises(ValueError, match="CDR"):
                     fixed_layout(msgtype, template[:-5] if len(template) > 40 else template[:10])
         joint_states = raws["sensor_msgs/msg/JointState"]
         layout = fixed_layout("sensor_msgs/msg/JointState", joint_states[-1])  # names and lengths given

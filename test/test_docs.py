@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import rclpy
+from kinodyn_control.control_node import NODE_PARAMETERS
+from kinodyn_control.hardware import can_motor_config, generic_system, serial_imu, simulated_system
+from kinodyn_control.registry import controller_registry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -75,9 +79,8 @@ def documented_names(text: str) -> set[str]:
     for first in (row.split("|")[1] for row in text.splitlines() if row.startswith("| ")):
         tokens = [t.strip().strip("`") for t in re.split(r",|\s/\s", first)]
         for i, token in enumerate(tokens):
-            if token.startswith(".") and i > 0:
-                token = tokens[i - 1].rsplit(".", 1)[0] + token
-            names.update(_expand(token))
+            name = tokens[i - 1].rsplit(".", 1)[0] + token if token.startswith(".") and i > 0 else token
+            names.update(_expand(name))
     return names
 
 
@@ -103,7 +106,7 @@ def documented_defaults(text: str) -> dict[str, str]:
     return defaults
 
 
-def matches(documented: str, value: Any) -> bool:
+def matches(documented: str, value: object) -> bool:
     """Whether the default as written equals ``value`` (a number to the digits written, a string exactly)."""
     text = documented.strip().strip("`").strip('"')
     if isinstance(value, bool):
@@ -118,19 +121,18 @@ def matches(documented: str, value: Any) -> bool:
         decimals = len(number.group(2) or ".") - 1
         tolerance = 1e-12 * abs(value) if number.group(3) else 0.5 * 10.0 ** -decimals + 1e-12 * abs(value)
         return math.isclose(float(number.group(0)), value, rel_tol=0.0, abs_tol=tolerance)
-    return text == value or text == f'"{value}"'
+    return text in (value, f'"{value}"')
 
 
 def declared_parameters(module: str, cls: str, params: list[str]) -> dict[str, Any]:
     """The parameters (name -> value) the node ``cls`` declares when given ``params``."""
-    import rclpy
-
     rclpy.init(args=["--ros-args", *[arg for p in params for arg in ("-p", p)]])
     try:
         node_module = importlib.import_module(NODE_MODULES.get(module, f"kinodyn_ros.nodes.{module}"))
         node = getattr(node_module, cls)()
         try:
-            return {name: p.value for name, p in node._parameters.items() if name not in ROS_PARAMETERS}
+            parameters = node.get_parameters_by_prefix("")  # every parameter the node declared
+            return {name: p.value for name, p in parameters.items() if name not in ROS_PARAMETERS}
         finally:
             node.destroy_node()
     finally:
@@ -153,9 +155,6 @@ def test_node_parameters_are_documented_with_their_defaults(module: str, cls: st
 
 
 def test_every_controller_parameter_is_documented() -> None:
-    from kinodyn_control.control_node import NODE_PARAMETERS
-    from kinodyn_control.registry import controller_registry
-
     node_page = documented_names(_text("nodes/control_node.md"))
     assert sorted(set(NODE_PARAMETERS) - ROS_PARAMETERS - node_page) == []
     registry = controller_registry()
@@ -166,8 +165,6 @@ def test_every_controller_parameter_is_documented() -> None:
 
 
 def test_every_hardware_parameter_is_documented() -> None:
-    from kinodyn_control.hardware import can_motor_config, generic_system, serial_imu, simulated_system
-
     drivers = {*can_motor_config.HARDWARE_PARAMS, *can_motor_config.JOINT_PARAMS, *serial_imu.PARAMS}
     assert sorted(drivers - documented_names(_text("hardware-drivers.md"))) == []
     assert sorted(set(simulated_system.KNOWN_PARAMS) - documented_names(_text("simulator.md"))) == []

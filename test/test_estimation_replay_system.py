@@ -37,7 +37,7 @@ INPUTS = ["/imu/data", "/joint_states", "/contacts"]
 DEPTH = 20000
 
 
-def _values(msg) -> np.ndarray:
+def _values(msg: Odometry) -> np.ndarray:
     """Every number of an Odometry, stamp first."""
     p, q = msg.pose.pose.position, msg.pose.pose.orientation
     v, w = msg.twist.twist.linear, msg.twist.twist.angular

@@ -36,6 +36,8 @@ from rcl_interfaces.srv import GetParameters
 from test.conftest import PYTHON, REPO, wait_for  # pytest --import-mode=importlib names it so
 
 if TYPE_CHECKING:
+    from rclpy.node import Node as RclpyNode
+
     from test.conftest import ProcessSpawner
 
 GRAPH_FILES = sorted((REPO / "config").glob("*.yaml"))
@@ -65,7 +67,7 @@ def _fake_launch_modules(recorded: list[dict[str, Any]]) -> dict[str, types.Modu
             self.reason = reason
 
     class Node:
-        def __init__(self, **kwargs: Any) -> None:
+        def __init__(self, **kwargs: object) -> None:
             recorded.append(kwargs)
 
     class DeclareLaunchArgument:
@@ -592,7 +594,8 @@ def test_up_with_a_malformed_graph_starts_nothing(tmp_path: Path, test_prefix: P
             + _one_node(name="b", executable="typo").removeprefix("nodes:\n")
         ).replace("package: P", f"package: {TEST_PACKAGE}"),
     )
-    result = subprocess.run([_kinodyn(), "up", str(graph_file)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([_kinodyn(), "up", str(graph_file)], check=False, capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
@@ -645,7 +648,7 @@ def test_no_module_enters_the_launchers_command_line() -> None:
 # --- 3. the graphs with the real nodes ----------------------------------------------------------------------
 
 
-def _parameter_values(node: Any, node_name: str, names: list[str]) -> list[Any]:
+def _parameter_values(node: RclpyNode, node_name: str, names: list[str]) -> list[object]:
     """The values of `names` on node `node_name`, through its standard get_parameters service."""
     client = node.create_client(GetParameters, f"/{node_name}/get_parameters")
     assert client.wait_for_service(timeout_sec=30), f"/{node_name}/get_parameters is not offered"

@@ -11,12 +11,19 @@ pushes accepted) and the mean velocity of each tracked step within 0.05 of its c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from kinodyn_tools.scenario import Step
 from kinodyn_tools.scenario.graph import backend_graph, graph_command
 from kinodyn_tools.scenario.runner import Topics, run_scenario
 
 from test.conftest import REPO
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
@@ -39,7 +46,7 @@ def steps() -> list[Step]:
 
 
 @pytest.mark.parametrize("backend", ["kinodyn", "mujoco"])
-def test_a1_trots_and_takes_pushes_over_dds(spawn, tmp_path, backend: str) -> None:
+def test_a1_trots_and_takes_pushes_over_dds(spawn: ProcessSpawner, tmp_path: Path, backend: str) -> None:
     graph = backend_graph(backend, tmp_path, str(REPO / "config" / "a1_wbc.yaml"))
     holder = []
     scenario = steps()

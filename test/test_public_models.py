@@ -106,7 +106,8 @@ class PinocchioPair:
         self.pd = self.pm.createData()
         self.v_index = np.array([*range(6)] + [self.pm.joints[self.pm.getJointId(n)].idx_v
                                                for n in self.m.joint_names])
-        assert self.pm.nv == self.m.nv and sorted(self.v_index) == list(range(self.m.nv))
+        assert self.pm.nv == self.m.nv
+        assert sorted(self.v_index) == list(range(self.m.nv))
 
     def q(self, q: np.ndarray) -> np.ndarray:
         """Pinocchio's configuration: (x, y, z, qx, qy, qz, qw) as kinodyn's, joints reordered."""
@@ -148,7 +149,8 @@ def test_mujoco_takes_the_file_as_written() -> None:
         s = sim.create_backend("mujoco", A1, m, contact=sim.ContactModel(sim.collision_spheres(A1)))
     assert isinstance(s, sim.mujoco_backend.MujocoSimulator)
     assert float(s.mj.body_mass.sum()) == pytest.approx(13.741, abs=1e-12)
-    assert s.mj.body("base").mass[0] == 0.0 and s.mj.body("trunk").mass[0] == LINK_MASS["trunk"]
+    assert s.mj.body("base").mass[0] == 0.0
+    assert s.mj.body("trunk").mass[0] == LINK_MASS["trunk"]
     assert s.mj.nv == m.nv
     assert all(mujoco.mj_name2id(s.mj, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_foot") >= 0 for leg in LEGS)
 
@@ -166,7 +168,8 @@ def test_sim_file_is_the_model_plus_a_ros2_control_block() -> None:
     effort commands within the URDF's effort limits, positions starting at the nominal stance, the IMU."""
     model_root, sim_root = ET.parse(A1).getroot(), ET.parse(A1_SIM).getroot()
     blocks = sim_root.findall("ros2_control")
-    assert len(blocks) == 1 and model_root.find("ros2_control") is None
+    assert len(blocks) == 1
+    assert model_root.find("ros2_control") is None
     sim_root.remove(blocks[0])
     assert canonical(sim_root) == canonical(model_root)
     block = blocks[0]
@@ -182,7 +185,8 @@ def test_sim_file_is_the_model_plus_a_ros2_control_block() -> None:
         initial = {s.get("name"): float(s.findtext("param") or "nan") for s in states}
         assert initial == {"position": STANCE[k % 3], "velocity": 0.0, "effort": 0.0}
     sensor = block.find("sensor")
-    assert sensor is not None and sensor.get("name") == "imu_sensor"
+    assert sensor is not None
+    assert sensor.get("name") == "imu_sensor"
     assert sensor.findtext("param[@name='frame_id']") == "imu_link"
     assert len(sensor.findall("state_interface")) == 10
 

@@ -35,6 +35,8 @@ from test.ros_listener import Listener
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from kinodyn_tools.scenario.metrics import ScenarioResult
+
     from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
@@ -58,7 +60,7 @@ def rt_graph(directory: Path, **wbc: object) -> Path:
     return path
 
 
-def scenario(spawn: ProcessSpawner, graph: Path, name: str):
+def scenario(spawn: ProcessSpawner, graph: Path, name: str) -> ScenarioResult:
     holder = []
     try:
         result = run_scenario(STEPS, name, start=lambda: holder.append(spawn(graph_command(graph), name)))

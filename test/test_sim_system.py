@@ -92,7 +92,7 @@ def start_control_node(
 
 
 @pytest.fixture
-def control_node(spawn: ProcessSpawner, tmp_path: Path):
+def control_node(spawn: ProcessSpawner, tmp_path: Path) -> subprocess.Popen[bytes]:
     params = demo_params()
     # This test is about standing and pushing; the watchdog has its own tests (test_control_node_system.py).
     # This test process also takes ~2500 messages/s and can stall for over a second on a loaded 2-core

@@ -33,8 +33,11 @@ from test.ros_listener import Listener
 from tf2_msgs.msg import TFMessage
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
+    from sensor_msgs.msg import Imu, JointState
+
+    from kinodyn_interfaces.msg import ContactStates
     from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
@@ -70,7 +73,11 @@ def start_estimator(spawn: ProcessSpawner, *params: str) -> subprocess.Popen[byt
     return proc
 
 
-def offline_odometry(model: Model, messages, clocks: list[int] | None = None) -> list[Odometry]:
+def offline_odometry(
+    model: Model,
+    messages: Sequence[tuple[str, Imu | JointState | ContactStates]],
+    clocks: list[int] | None = None,
+) -> list[Odometry]:
     """What the node publishes for ``messages`` received at ``clocks`` (simulated time, ns; None: the stamps
     are not bounded)."""
     pipeline = EstimatorPipeline(model, EstimatorParameters(), logging.getLogger("offline"),

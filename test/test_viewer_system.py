@@ -133,7 +133,7 @@ class Page:
             mobile=False,
         )
 
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
+    def call(self, method: str, **params: object) -> dict[str, Any]:
         i = next(self._ids)
         self._ws.send(json.dumps({"id": i, "method": method, "params": params}))
         while True:
@@ -143,7 +143,7 @@ class Page:
                 return message["result"]
             self.events.append(message)
 
-    def evaluate(self, expression: str) -> Any:
+    def evaluate(self, expression: str) -> Any:  # noqa: ANN401  (the page's JSON value)
         return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
 
     def screenshot(self) -> np.ndarray:

@@ -42,7 +42,7 @@ HOLD = 1.0  # s of simulated time judged after settling
 NS = 1_000_000_000
 
 
-def stamp_ns(msg) -> int:
+def stamp_ns(msg: JointState | JointPDCommand) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 

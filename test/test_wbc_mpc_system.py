@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from pathlib import Path as FilePath
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -37,6 +37,13 @@ from test.conftest import REPO
 from test.ros_listener import Listener
 from test.test_wbc_quadruped_system import set_parameter
 
+if TYPE_CHECKING:
+    from pathlib import Path as FilePath
+
+    from geometry_msgs.msg import PoseStamped
+
+    from test.conftest import ProcessSpawner
+
 pytestmark = pytest.mark.system
 
 GRAPH = REPO / "config" / "quadruped_mpc.yaml"
@@ -46,11 +53,13 @@ MPC_RATE = 50.0  # the default
 HORIZON, STEP = 16, 0.03  # the MPC's defaults (MpcParameters)
 
 
-def stamp_ns(msg) -> int:
+def stamp_ns(msg: Odometry | Path | PoseStamped | ContactStates) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tmp_path: FilePath) -> None:
+def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
+    spawn: ProcessSpawner, tmp_path: FilePath
+) -> None:
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
     mpc, plain = load_graph(GRAPH), load_graph(REPO / "config" / "quadruped_wbc.yaml")
@@ -97,14 +106,16 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
         client.close()
     # trotting in place on the MPC: diagonal pairs alternate, the body up and near where it stood
     stances = [tuple(m.in_contact) for m in schedule if t_trot + 0.5 <= stamp_ns(m) / NS]
-    assert (True, False, False, True) in stances and (False, True, True, False) in stances
+    assert (True, False, False, True) in stances
+    assert (False, True, True, False) in stances
     trotting = [m.pose.pose.position for m in truth if t_trot + 0.5 <= stamp_ns(m) / NS]
     assert min(p.z for p in trotting) > 0.9 * STANDING_HEIGHT
     assert max(np.hypot(p.x - trotting[0].x, p.y - trotting[0].y) for p in trotting) < 0.1
     truth = [m for m in truth if stamp_ns(m) / NS < t_trot]  # standing from here on
     paths = [p for p in paths if stamp_ns(p) / NS < t_trot]
     stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]  # (standing)
-    assert stood and max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
+    assert stood
+    assert max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
     judged = [p for p in paths if stamp_ns(p) / NS >= t_base + 0.5]
     assert len(judged) >= 60, len(judged)  # 1.5 s and more at 50 Hz
     starts = np.array([stamp_ns(p) for p in judged])
@@ -112,7 +123,8 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
     estimate_at = {stamp_ns(m): m.pose.pose.position for m in estimate}
     compared = 0
     for path in judged:
-        assert path.header.frame_id == "odom" and len(path.poses) == HORIZON + 1
+        assert path.header.frame_id == "odom"
+        assert len(path.poses) == HORIZON + 1
         times = np.array([stamp_ns(p) for p in path.poses])
         assert times[0] == stamp_ns(path)
         np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
@@ -135,8 +147,10 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(spawn, tm
         assert np.abs(start[:, 2] - (base_z - (STANDING_HEIGHT - 0.03))).max() < 0.02  # the feet, standing
         assert abs(vector[:, 2].sum() / (STANDING_HEIGHT - 0.03) - 1.0) < 0.1  # the weight (base over feet)
     late = [d for d in diagnostics if "mpc_state" in d]
-    assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
-    assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"
+    assert late, late[-1:]
+    assert late[-1]["mpc_state"] == "tracking", late[-1:]
+    assert late[-1]["mpc_failures"] == "0"
+    assert late[-1]["mpc_late"] == "0"
 
 
 STEPS = (
@@ -148,7 +162,7 @@ STEPS = (
 on a loaded machine (it reads simulated time from the ground truth it took); the long settle excludes that."""
 
 
-def test_the_scenario_runner_trots_the_mpc_graph_forward(spawn) -> None:
+def test_the_scenario_runner_trots_the_mpc_graph_forward(spawn: ProcessSpawner) -> None:
     holder = []
     listener = Listener("wbc_mpc_scenario_test")  # the plans and diagnostics, beside the runner
     paths: list[Path] = []
@@ -175,15 +189,19 @@ def test_the_scenario_runner_trots_the_mpc_graph_forward(spawn) -> None:
     assert result.failures() == [], (result.failures(), result.summary_table())
     step = next(s for s in result.steps if s.tracked)
     assert abs(step.mean_velocity[0] - 0.3) < 0.05, step  # 0.3 m/s commanded, judged after the settle
-    assert abs(step.mean_velocity[1]) < 0.05 and abs(step.mean_velocity[2]) < 0.05, step
-    assert result.drift is not None and result.drift.path_length > 0.5
+    assert abs(step.mean_velocity[1]) < 0.05, step
+    assert abs(step.mean_velocity[2]) < 0.05, step
+    assert result.drift is not None
+    assert result.drift.path_length > 0.5
     assert result.drift.final_horizontal_error < 0.05, result.drift
     assert "unsafe command" not in log
     # the MPC planned the motion: tracking, no failed or late solve, and its last second of plans (trotting
     # forward) predicts the base moving forward at the commanded speed over the horizon
     late = [d for d in diagnostics if "mpc_state" in d]
-    assert late and late[-1]["mpc_state"] == "tracking", late[-1:]
-    assert late[-1]["mpc_failures"] == "0" and late[-1]["mpc_late"] == "0"
+    assert late, late[-1:]
+    assert late[-1]["mpc_state"] == "tracking", late[-1:]
+    assert late[-1]["mpc_failures"] == "0"
+    assert late[-1]["mpc_late"] == "0"
     end = max(stamp_ns(p) for p in paths)
     forward = [p for p in paths if stamp_ns(p) >= end - NS]
     assert len(forward) >= 40, len(forward)  # 50 Hz

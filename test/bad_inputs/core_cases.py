@@ -103,8 +103,10 @@ def _algorithm_cases() -> list[Case]:
     for fname, (call, args) in ALGORITHMS.items():
         for position, arg in enumerate(args):
 
-            def run(value: Any, call=call, position=position) -> Callable[[], Any]:
-                def go() -> Any:
+            def run(
+                value: object, call: Callable[..., object] = call, position: int = position
+            ) -> Callable[[], object]:
+                def go() -> object:
                     inputs = [np.array([0.2, 0.3]), np.array([0.5, -0.4]), np.array([0.1, 0.2])]
                     inputs[position] = value
                     return call(planar(), *inputs)
@@ -273,7 +275,7 @@ def _pose(x: float = 0.5, y: float = 0.0, z: float = 0.0) -> np.ndarray:
     return target
 
 
-def _ik(target: Any = None, **kwargs: Any) -> Callable[[], Any]:
+def _ik(target: object = None, **kwargs: object) -> Callable[[], object]:
     return lambda: kd.solve_ik(planar(), "tool", _pose() if target is None else target, rng=0, **kwargs)
 
 
@@ -474,12 +476,12 @@ def _spatial_cases() -> list[Case]:
 # --- simulator ---------------------------------------------------------------------------------------------
 def _stepped(
     setup: Callable[[sim.Simulator], None],
-    tau: Any = (0.0, 0.0),
+    tau: object = (0.0, 0.0),
     steps: int = 200,
     model: Callable[[], kd.Model] = planar,
-    **kwargs: Any,
-) -> Callable[[], Any]:
-    def go() -> Any:
+    **kwargs: object,
+) -> Callable[[], object]:
+    def go() -> object:
         s = sim.Simulator(model(), **kwargs)
         setup(s)
         for _ in range(steps):
@@ -503,7 +505,7 @@ def _simulator_cases() -> list[Case]:
 
         return setup
 
-    def contact(**kwargs: Any) -> Callable[[], Any]:
+    def contact(**kwargs: object) -> Callable[[], object]:
         return lambda: sim.ContactModel(spheres=sim.collision_spheres(QUADRUPED), **kwargs)
 
     return [

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import can
 import numpy as np
@@ -112,7 +112,7 @@ def classify_field_call(case: Case) -> Outcome:
 
 
 # --- serial IMU against its emulator ------------------------------------------------------------------------
-def _imu_said(inject: Callable[[Any], None], cycles: int = 40) -> Said:
+def _imu_said(inject: Callable[[XsensImuEmulator], None], cycles: int = 40) -> Said:
     """An IMU component (Xsens emulator on a pty, IMU broadcaster) streaming, ``inject`` applied to the
     emulator, then ``cycles`` cycles with a packet each: its error and warning lines, and unsafe if a
     broadcast rate of turn or acceleration exceeds the device's full-scale range or is not finite."""
@@ -158,39 +158,41 @@ def _imu_said(inject: Callable[[Any], None], cycles: int = 40) -> Said:
         emulator.close()
 
 
-def _imu_message_in_range(msg: Any, gyro: float, accel: float) -> bool:
+def _imu_message_in_range(msg: Imu, gyro: float, accel: float) -> bool:
     w, a = msg.angular_velocity, msg.linear_acceleration
     rates, forces = np.array([w.x, w.y, w.z]), np.array([a.x, a.y, a.z])
     return bool(np.all(np.isfinite(rates)) and np.all(np.abs(rates) <= gyro)
                 and np.all(np.isfinite(forces)) and np.all(np.abs(forces) <= accel))
 
 
-def _forged(counter_ahead: int) -> Callable[[Any], None]:
-    def inject(emulator: Any) -> None:
+def _forged(counter_ahead: int) -> Callable[[XsensImuEmulator], None]:
+    def inject(emulator: XsensImuEmulator) -> None:
         sample = ImuSample((0.0, 0.0, 0.0, 1.0), (1.5, 0.0, 0.0), (0.0, 0.0, 9.81),
                            (emulator.counter + counter_ahead) % 65536)
         emulator.garbage(encode_message(0x36, encode_mtdata2(sample)))
     return inject
 
 
-def _misreport(rate: float = 0.0, accel: float = 0.0) -> Callable[[Any], None]:
-    def inject(emulator: Any) -> None:
+def _misreport(rate: float = 0.0, accel: float = 0.0) -> Callable[[XsensImuEmulator], None]:
+    def inject(emulator: XsensImuEmulator) -> None:
         emulator.misreport(ImuSample(None, (rate, 0.0, 0.0) if rate else None,
                                      (0.0, 0.0, accel) if accel else None))
     return inject
 
 
-def _replay(emulator: Any) -> None:
+def _replay(emulator: XsensImuEmulator) -> None:
     emulator.replay(100_000)
 
 
-def _no_counter(emulator: Any) -> None:
+def _no_counter(emulator: XsensImuEmulator) -> None:
 
     emulator.garbage(encode_message(0x36, encode_mtdata2(level())))
 
 
 # --- CAN motors against their emulator ----------------------------------------------------------------------
-def _can_said(inject: Callable[[Any, dict[int, Any]], None], steps: int = 12, margins: str = "") -> Said:
+def _can_said(
+    inject: Callable[[MitMotorBank, dict[int, MitMotor]], None], steps: int = 12, margins: str = ""
+) -> Said:
     """Two emulated MIT motors (ids 1, 2; joints j1, j2 of robot_xml: ±1 rad, 2 rad/s, 10 N m) on a virtual
     CAN channel; ``steps`` write/read pairs with ``inject(bank, motors)`` before the fourth: the component's
     error and warning lines, unsafe if a state beyond the joint's limits with margins was stored."""
@@ -228,14 +230,14 @@ def _can_said(inject: Callable[[Any, dict[int, Any]], None], steps: int = 12, ma
         server.stop()
 
 
-def _misreport_motor(**values: float) -> Callable[[Any, dict[int, Any]], None]:
-    def inject(bank: Any, motors: dict[int, Any]) -> None:
+def _misreport_motor(**values: float) -> Callable[[MitMotorBank, dict[int, MitMotor]], None]:
+    def inject(bank: MitMotorBank, motors: dict[int, MitMotor]) -> None:
         with bank.lock:
             motors[2].misreport = values
     return inject
 
 
-def _double(bank: Any, motors: dict[int, Any]) -> None:
+def _double(bank: MitMotorBank, motors: dict[int, MitMotor]) -> None:
     with bank.lock:
         motors[2].double = 1
 
@@ -253,9 +255,10 @@ def _viewer_contacts(points: np.ndarray, forces: np.ndarray) -> Said:
     stand_in = SimpleNamespace(
         _max_position=1e4, _max_force=1e6, _force_scale=0.003, _max_arrows=64, _decimation_said=False,
         _to_frame=lambda frame: np.eye(4), get_logger=lambda: SimpleNamespace(info=info.append))
-    stand_in._decimated = lambda arrows: Viewer._decimated(stand_in, arrows)
+    # the viewer's own contact handling on a stand-in, without a node: the surface this case tests
+    stand_in._decimated = lambda arrows: Viewer._decimated(stand_in, arrows)  # noqa: SLF001
     try:
-        arrows, polygon = Viewer._contacts(stand_in, contact_arrays_from_cdr(serialize_message(msg)))
+        arrows, polygon = Viewer._contacts(stand_in, contact_arrays_from_cdr(serialize_message(msg)))  # noqa: SLF001
     except InputError as exc:
         return Said(errors=[str(exc)])
     unsafe = ""
@@ -283,7 +286,7 @@ def _report_forces(tmp: Path, name: str, force: float) -> Said:
 
 
 # --- solvers ---------------------------------------------------------------------------------------------
-def _pinned_qp(offset: float) -> Any:
+def _pinned_qp(offset: float) -> QP:
     """x0 pinned twice (x0 = 1 and 2 x0 = 2 + offset, both l = u): DAQP's initial working set is
     overdetermined (exit -6); consistent up to ``offset``."""
     C = np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
@@ -478,7 +481,8 @@ def _stamped_ahead(source: Path, target: Path) -> None:
                 if seen == 300:
                     msg = deserialize_message(raw, Imu)
                     msg.header.stamp.sec += 10
-                    raw = serialize_message(msg)
+                    writer.write(c.topic, t_ns, serialize_message(msg))
+                    continue
             writer.write(c.topic, t_ns, raw)
 
 
@@ -602,16 +606,19 @@ class Loop:
         return self.sim_ns() / NS
 
 
-def _stamp_ns(msg: Any) -> int:
+Stamped = TypeVar("Stamped", JointState, Imu, TwistStamped, Odometry, JointPDCommand)  # inputs with a header
+
+
+def _stamp_ns(msg: JointState | Imu | TwistStamped | Odometry | JointPDCommand) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def _stamped(msg: Any, ns: int) -> Any:
+def _stamped(msg: Stamped, ns: int) -> Stamped:
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(ns), NS)
     return msg
 
 
-def _joint_state(loop: Loop, shift_ns: int) -> Any:
+def _joint_state(loop: Loop, shift_ns: int) -> JointState:
 
     last = loop.states[-1]
     msg = JointState(name=list(last.name), position=list(last.position), velocity=list(last.velocity),
@@ -619,7 +626,7 @@ def _joint_state(loop: Loop, shift_ns: int) -> Any:
     return _stamped(msg, _stamp_ns(last) + shift_ns)
 
 
-def _imu(loop: Loop, shift_ns: int) -> Any:
+def _imu(loop: Loop, shift_ns: int) -> Imu:
 
     msg = Imu()
     msg.header.frame_id = "imu_link"
@@ -628,14 +635,14 @@ def _imu(loop: Loop, shift_ns: int) -> Any:
     return _stamped(msg, loop.sim_ns() + shift_ns)
 
 
-def _cmd_vel(loop: Loop, shift_ns: int) -> Any:
+def _cmd_vel(loop: Loop, shift_ns: int) -> TwistStamped:
 
     msg = TwistStamped()
     msg.twist.linear.x = 0.3
     return _stamped(msg, loop.sim_ns() + shift_ns)
 
 
-def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False) -> Any:
+def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False) -> Odometry:
     """The newest estimate moved ``dx`` m along x (and turned 90 deg about z), stamped with the newest joint
     state's stamp + ``shift_ns``."""
     last = loop.estimate[-1]
@@ -651,7 +658,7 @@ def _odometry(loop: Loop, shift_ns: int = 0, dx: float = 0.0, turn: bool = False
     return _stamped(msg, _stamp_ns(loop.states[-1]) + shift_ns)
 
 
-def _pd_command(loop: Loop, shift_ns: int) -> Any:
+def _pd_command(loop: Loop, shift_ns: int) -> JointPDCommand:
 
     last = loop.states[-1]
     n = len(last.name)

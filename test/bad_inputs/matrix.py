@@ -29,6 +29,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
+    from types import FrameType
 
 REPO = Path(__file__).resolve().parents[2]
 ROS_LIB = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
@@ -153,7 +154,7 @@ def refused(case: Case, line: str) -> Outcome:
 
 
 # --- in process ---------------------------------------------------------------------------------------------
-def non_finite_in(value: Any, path: str = "result") -> str | None:
+def non_finite_in(value: object, path: str = "result") -> str | None:
     """The path of the first non-finite number in ``value`` (arrays, numbers, sequences, dataclass-like
     objects with a ``__dict__`` or ``__slots__``), or None."""
     if isinstance(value, (bool, str, bytes)) or value is None:
@@ -198,7 +199,7 @@ class _TimeoutError(Exception):
     pass
 
 
-def _alarm(signum: int, frame: Any) -> None:
+def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _TimeoutError
 
 
@@ -215,7 +216,7 @@ def classify_call(case: Case, timeout: int = 60) -> Outcome:
             value = case.payload()
     except _TimeoutError:
         return Outcome(CRASH, f"no return within {timeout} s")
-    except Exception as exc:  # the point: every exception is classified, none escapes
+    except Exception as exc:  # noqa: BLE001  (the point: every exception is classified, none escapes)
         return classify_exception(case, exc)
     finally:
         signal.alarm(0)

@@ -57,6 +57,8 @@ from test.ros_listener import Listener
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from numpy.typing import ArrayLike
+
 ARM7_URDF = REPO / "urdf" / "arm7.urdf"
 QUAD_URDF = REPO / "urdf" / "quadruped.urdf"
 ARM7 = Model.from_urdf(str(ARM7_URDF))
@@ -103,13 +105,13 @@ def pose(x: float = 0.3, y: float = 0.0, z: float = 0.6, q: tuple[float, ...] = 
     return p
 
 
-def target(frame_id: str = "", **kwargs: Any) -> PoseStamped:
+def target(frame_id: str = "", **kwargs: object) -> PoseStamped:
     msg = PoseStamped(pose=pose(**kwargs))
     msg.header.frame_id = frame_id
     return msg
 
 
-def odometry(frame_id: str = "odom", child: str = "", sec: int = 1, **kwargs: Any) -> Odometry:
+def odometry(frame_id: str = "odom", child: str = "", sec: int = 1, **kwargs: object) -> Odometry:
     msg = Odometry()
     msg.header.frame_id, msg.child_frame_id = frame_id, child
     msg.header.stamp.sec = sec
@@ -144,7 +146,7 @@ def topic(
     topic_name: str,
     name: str,
     given: str,
-    msg: Any,
+    msg: object,
     expected: str = CLEAR,
     names: tuple[str, ...] = (),
     cause: str = "",
@@ -167,7 +169,7 @@ def service(
     srv: str,
     name: str,
     given: str,
-    request: Any,
+    request: object,
     expected: str = CLEAR,
     names: tuple[str, ...] = (),
     doc: Doc | None = None,
@@ -652,13 +654,15 @@ def pd_fields() -> dict[str, list[float]]:
     }
 
 
-def fk(changes: dict[int, float] | None = None, frames: tuple[str, ...] = ("ee_link",), **kwargs: Any) -> Any:
+def fk(
+    changes: dict[int, float] | None = None, frames: tuple[str, ...] = ("ee_link",), **kwargs: object
+) -> ComputeFK.Request:
     return ComputeFK.Request(joint_state=js(changes, **kwargs), frames=list(frames))
 
 
 def ik(
-    frame: str = "ee_link", tgt: PoseStamped | None = None, seed: JointState | None = None, **kwargs: Any
-) -> Any:
+    frame: str = "ee_link", tgt: PoseStamped | None = None, seed: JointState | None = None, **kwargs: object
+) -> ComputeIK.Request:
     return ComputeIK.Request(frame=frame, target=tgt or target(), seed=seed or JointState(), **kwargs)
 
 
@@ -667,8 +671,8 @@ def inverse_dynamics(
     velocity: list[float] | None = None,
     acceleration: list[float] | None = None,
     wrench: WrenchStamped | None = None,
-    **kwargs: Any,
-) -> Any:
+    **kwargs: object,
+) -> InverseDynamics.Request:
     return InverseDynamics.Request(
         joint_state=js(changes, velocity=velocity),
         acceleration=acceleration or [],
@@ -1238,7 +1242,7 @@ class Session:
             self.publishers[("kinematics", "joint_states")].publish(js())
             self.listener.spin_for(0.2)
 
-    def call(self, srv: str, request: Any, timeout: float = 20.0) -> Any:
+    def call(self, srv: str, request: Any, timeout: float = 20.0) -> Any:  # noqa: ANN401  (rclpy types no request or response per service)
         future = self.clients[srv].call_async(request)
         return future.result() if self.listener.spin_until(future.done, timeout) else None
 
@@ -1296,13 +1300,13 @@ class Session:
         return Result(case, outcome)
 
 
-def _within_arm7_limits(command: Any) -> bool:
+def _within_arm7_limits(command: ArrayLike) -> bool:
     """CLIK's position commands: one per arm7 joint, each within its URDF limits."""
     q = np.asarray(command, dtype=float)
     return q.shape == (len(JOINTS),) and bool(np.all((q >= ARM7.lower_limit) & (q <= ARM7.upper_limit)))
 
 
-def _answer_values(answer: Any) -> dict[str, Any]:
+def _answer_values(answer: Any) -> dict[str, Any]:  # noqa: ANN401  (the response of any kinodyn service)
     """The numbers of a service answer (efforts, poses, matrix, solution, errors)."""
     values = {}
     for name in ("effort", "position_error", "orientation_error"):

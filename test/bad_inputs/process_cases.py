@@ -69,7 +69,7 @@ def node(
     return Run((str(ROS_LIB / executable), "--ros-args", *args), files, wait)
 
 
-def p(name: str, value: Any) -> tuple[str, str]:
+def p(name: str, value: object) -> tuple[str, str]:
     return "-p", f"{name}:={value}"
 
 
@@ -93,14 +93,14 @@ def control(params: dict[str, Any], urdf_text: str | None = None, wait: float = 
     return Run((str(CONTROL_NODE), "--ros-args", "--params-file", "{tmp}/params.yaml"), tuple(files), wait)
 
 
-def graph(nodes: Any, *extra: str, raw: str | bytes | None = None, wait: float = 30.0) -> Run:
+def graph(nodes: object, *extra: str, raw: str | bytes | None = None, wait: float = 30.0) -> Run:
     """``kinodyn up {tmp}/graph.yaml`` with ``nodes`` as its node list (or the ``raw`` file)."""
     text = raw if raw is not None else yaml.safe_dump({"nodes": nodes}, sort_keys=False)
     return Run((str(KINODYN), "up", "{tmp}/graph.yaml", *extra), (("graph.yaml", text),), wait)
 
 
 def entry(
-    name: str = "state_publisher", executable: str = "state_publisher", **params: Any
+    name: str = "state_publisher", executable: str = "state_publisher", **params: object
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -598,7 +598,9 @@ def launcher_sigkill_case(spawn: Callable[..., Any], tmp: Path) -> Result:
 
 
 # --- physics faults ----------------------------------------------------------------------------------------
-def push(link: str = "base_link", force: float = 100.0, duration: float = 0.01, torque: float = 0.0) -> Any:
+def push(
+    link: str = "base_link", force: float = 100.0, duration: float = 0.01, torque: float = 0.0
+) -> Push.Request:
     request = Push.Request(link=link, duration=duration)
     request.wrench.force.x, request.wrench.torque.z = force, torque
     return request
