@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from kinodyn.sim.collision import ContactSphere
+    from kinodyn_control.controllers.base import Logger
     from numpy.typing import ArrayLike
 
 NODE_NAME = "state_estimator"
@@ -197,7 +198,7 @@ def estimate_bag(
     topics: Topics,
     storage: str = "mcap",
     progress: bool = False,
-    log: object = None,  # the pipeline's logger (rclpy's or a stand-in); None: StderrLog
+    log: Logger | None = None,
     block_messages: int = BATCH_MESSAGES,
     *,
     spheres: Iterable[ContactSphere],
