@@ -45,8 +45,9 @@ def _node_loader(urdf: str | bytes, tmp_path: Path) -> object:
         text, source = read_robot_description("", str(path))
         return kd.Model.from_urdf(load_urdf(text, source))
     except URDFError as exc:
-        assert str(exc).startswith(prefix), str(exc)
-        raise URDFError(str(exc)[len(prefix):]) from None
+        message = str(exc)
+    assert message.startswith(prefix), message
+    raise URDFError(message[len(prefix):])
 
 
 def consumers(tmp_path: Path) -> dict[str, Callable[[str | bytes], object]]:
