@@ -263,6 +263,24 @@ class _Timed:
         setattr(owner, name, timed)
 
 
+def _update_table(cycles: int, mode: str, wall: float, updates: dict[str, _Timed],
+                  inner: dict[str, tuple[str, _Timed]]) -> list[str]:
+    """The per-update table: each controller's update, the algorithm it calls and the time around it."""
+    lines = [f"per update, {cycles} cycles of config/quadruped_rt.yaml's controllers on mock hardware "
+             f"({mode}; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}): manager cycle (CPU) "
+             f"{1e6 * wall / cycles:.0f} us", "", "| controller | update us | algorithm | algorithm us | "
+             "around it us |", "|---|---|---|---|---|"]
+    for name, timed in updates.items():
+        us = 1e6 * timed.seconds / max(timed.calls, 1)
+        what, algorithm = inner.get(name, ("", None))
+        if algorithm is None:
+            lines.append(f"| {name} | {us:.0f} | | | |")
+        else:
+            inside = 1e6 * algorithm.seconds / max(timed.calls, 1)
+            lines.append(f"| {name} | {us:.0f} | {what} | {inside:.0f} | {us - inside:.0f} |")
+    return lines
+
+
 def per_update(cycles: int, mode: str) -> str:
     """Mean CPU time per update of each controller of the in-process graph on mock hardware (module doc)."""
     raw = yaml.safe_load(GRAPHS["rt"].read_text())["nodes"][0]["parameters"]
@@ -326,18 +344,7 @@ def per_update(cycles: int, mode: str) -> str:
         if hasattr(entry.controller, "core"):
             inner[name] = ("LeggedController.tick", _Timed(entry.controller.controller, "tick"))
     wall = run(warmup, cycles)
-    lines = [f"per update, {cycles} cycles of config/quadruped_rt.yaml's controllers on mock hardware "
-             f"({mode}; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}): manager cycle (CPU) "
-             f"{1e6 * wall / cycles:.0f} us", "", "| controller | update us | algorithm | algorithm us | "
-             "around it us |", "|---|---|---|---|---|"]
-    for name, timed in updates.items():
-        us = 1e6 * timed.seconds / max(timed.calls, 1)
-        what, algorithm = inner.get(name, ("", None))
-        if algorithm is None:
-            lines.append(f"| {name} | {us:.0f} | | | |")
-        else:
-            inside = 1e6 * algorithm.seconds / max(timed.calls, 1)
-            lines.append(f"| {name} | {us:.0f} | {what} | {inside:.0f} | {us - inside:.0f} |")
+    lines = _update_table(cycles, mode, wall, updates, inner)
     problems = h.messages("error")
     for entry in entries.values():
         if hasattr(entry.controller, "ros"):
