@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import rclpy
@@ -37,6 +38,9 @@ from sensor_msgs.msg import JointState
 import kinodyn as kd
 from kinodyn import sim
 from kinodyn_interfaces.msg import JointPDCommand
+
+if TYPE_CHECKING:
+    from builtin_interfaces.msg import Time
 
 REPO = Path(__file__).resolve().parents[1]
 URDF = REPO / "urdf" / "quadruped_sim.urdf"
@@ -89,6 +93,37 @@ def main() -> int:
         node_process.wait(10)
 
 
+def _odometry(simulator: sim.Simulator, stamp: Time) -> Odometry:
+    """The simulator's base pose and twist as the wbc node's odometry input."""
+    odom = Odometry()
+    odom.header.stamp = stamp
+    odom.header.frame_id, odom.child_frame_id = "odom", "base_link"
+    p, o, t = odom.pose.pose.position, odom.pose.pose.orientation, odom.twist.twist
+    p.x, p.y, p.z = (float(x) for x in simulator.q[:3])
+    o.x, o.y, o.z, o.w = (float(x) for x in simulator.q[3:7])
+    t.linear.x, t.linear.y, t.linear.z = (float(x) for x in simulator.v[:3])
+    t.angular.x, t.angular.y, t.angular.z = (float(x) for x in simulator.v[3:6])
+    return odom
+
+
+def _report(args: argparse.Namespace, window: list[dict[str, str]], round_trips: list[float], elapsed: float,
+            lost: int, base_height: float) -> str:
+    """The section: the node's tick and solve times from its diagnostics ``window``, the round trips."""
+    ticks = np.array([float(x) / 1e3 for v in window for x in v.get("tick_latencies_us", "").split()])
+    solves = np.array([float(x) / 1e3 for v in window for x in v.get("solve_times_us", "").split()])
+    policy = f"SCHED_FIFO {args.realtime}" if args.realtime else "time-shared"
+    return "\n".join([
+        f"wbc node ({policy}), legged {args.mode}, quadruped, 500 Hz of the wall clock, {args.seconds:g} s "
+        f"measured after {args.warmup:g} s of warm-up; goal: node tick median <= 1 ms, p99 <= 2 ms.", "",
+        f"Ticks answered: {len(round_trips)} in {elapsed:.1f} s ({len(round_trips) / elapsed:.0f} Hz), "
+        f"unanswered within 0.5 s: {lost}; base height at the end {base_height:.4f} m.", "",
+        markdown_header("per tick", "median [ms]", "p99 [ms]", "max [ms]", "ticks"),
+        stats("node tick (joint state in -> command out, its monotonic clock)", ticks),
+        stats("of which QP solve", solves),
+        stats("round trip seen by the bench (publish -> command received, DDS both ways)",
+              np.array(round_trips))])
+
+
 def run(node: Node, args: argparse.Namespace) -> int:
     model = kd.Model.from_urdf(URDF, floating_base=True)
     contact = sim.ContactModel(sim.collision_spheres(URDF))
@@ -120,17 +155,9 @@ def run(node: Node, args: argparse.Namespace) -> int:
         now = node.get_clock().now()
         stamp = now.nanoseconds
         sent = time.monotonic_ns()
-        odom = Odometry()
-        odom.header.stamp = js_stamp = now.to_msg()
-        odom.header.frame_id, odom.child_frame_id = "odom", "base_link"
-        p, o, t = odom.pose.pose.position, odom.pose.pose.orientation, odom.twist.twist
-        p.x, p.y, p.z = (float(x) for x in simulator.q[:3])
-        o.x, o.y, o.z, o.w = (float(x) for x in simulator.q[3:7])
-        t.linear.x, t.linear.y, t.linear.z = (float(x) for x in simulator.v[:3])
-        t.angular.x, t.angular.y, t.angular.z = (float(x) for x in simulator.v[3:6])
-        odometry_pub.publish(odom)
+        odometry_pub.publish(_odometry(simulator, now.to_msg()))
         js = JointState(name=names, position=simulator.q[7:].tolist(), velocity=simulator.v[6:].tolist())
-        js.header.stamp = js_stamp
+        js.header.stamp = now.to_msg()
         joints_pub.publish(js)
         deadline = time.monotonic() + 0.5
         while stamp not in commands and time.monotonic() < deadline:
@@ -160,19 +187,7 @@ def run(node: Node, args: argparse.Namespace) -> int:
     for _ in range(200):  # the last diagnostics
         rclpy.spin_once(node, timeout_sec=0.01)
     window = [v for s, v in diagnostics if s > measure_from]
-    ticks = np.array([float(x) / 1e3 for v in window for x in v.get("tick_latencies_us", "").split()])
-    solves = np.array([float(x) / 1e3 for v in window for x in v.get("solve_times_us", "").split()])
-    policy = f"SCHED_FIFO {args.realtime}" if args.realtime else "time-shared"
-    body = "\n".join([
-        f"wbc node ({policy}), legged {args.mode}, quadruped, 500 Hz of the wall clock, {args.seconds:g} s "
-        f"measured after {args.warmup:g} s of warm-up; goal: node tick median <= 1 ms, p99 <= 2 ms.", "",
-        f"Ticks answered: {len(round_trips)} in {elapsed:.1f} s ({len(round_trips) / elapsed:.0f} Hz), "
-        f"unanswered within 0.5 s: {lost}; base height at the end {simulator.q[2]:.4f} m.", "",
-        markdown_header("per tick", "median [ms]", "p99 [ms]", "max [ms]", "ticks"),
-        stats("node tick (joint state in -> command out, its monotonic clock)", ticks),
-        stats("of which QP solve", solves),
-        stats("round trip seen by the bench (publish -> command received, DDS both ways)",
-              np.array(round_trips))])
+    body = _report(args, window, round_trips, elapsed, lost, float(simulator.q[2]))
     print(body)
     name = f"bench_wbc_node --mode {args.mode}" + (f" --realtime {args.realtime}" if args.realtime else "")
     record(name, body, no_record=args.no_record)
