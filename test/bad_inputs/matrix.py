@@ -254,16 +254,24 @@ class NodeObservation:
     answered: bool = True
 
 
-def classify_node(case: Case, seen: NodeObservation, causes_logged: set[str]) -> Outcome:
-    """Crash (dead, traceback, no answer), unsafe (a non-finite or wrong output, or success with a non-finite
-    value), then the refusal: the service's message, else the node's new warning/error line, else (the
-    cause's line is throttled) an earlier case of the same cause that was logged."""
+def _node_crash(seen: NodeObservation) -> Outcome | None:
+    """A crash: the node died, logged a traceback or never answered; None otherwise."""
     if not seen.alive:
         return Outcome(CRASH, "the node died: " + " | ".join(seen.new_log.splitlines()[-3:]))
     if "Traceback" in seen.new_log:
         return Outcome(CRASH, "traceback: " + " | ".join(seen.new_log.splitlines()[-2:]))
     if not seen.answered:
         return Outcome(CRASH, "the service never answered")
+    return None
+
+
+def classify_node(case: Case, seen: NodeObservation, causes_logged: set[str]) -> Outcome:
+    """Crash (dead, traceback, no answer), unsafe (a non-finite or wrong output, or success with a non-finite
+    value), then the refusal: the service's message, else the node's new warning/error line, else (the
+    cause's line is throttled) an earlier case of the same cause that was logged."""
+    crash = _node_crash(seen)
+    if crash is not None:
+        return crash
     if seen.non_finite or seen.wrong:
         return Outcome(UNSAFE, "; ".join(seen.non_finite + seen.wrong)[:300])
     if seen.reply is not None:
