@@ -69,6 +69,19 @@ def test_demo_runs_the_short_scenario_headless(spawn: ProcessSpawner, tmp_path: 
     (run,) = list((tmp_path / "runs").iterdir())  # tmp_path also holds the spawned processes' logs
     summary = (run / "summary.txt").read_text()
     assert summary in log.replace("\r", "")
+    _check_summary(summary, times)
+    _check_bag(run / "bag", times)
+
+    # the report: one self-contained page with its figures
+    page = (run / "report.html").read_text()
+    assert page.count("<svg") >= 4
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page)
+    assert "velocity" in page.lower()
+    assert "estimate" in page.lower()
+
+
+def _check_summary(summary: str, times: list[float]) -> None:
+    """The summary: no falls, the whole run's times, the trot's tracking, the drift and the wbc's ticks."""
     assert "falls: none" in summary
     # the whole run, start-up included: simulated time to past the last step's end, the first step's start
     whole = re.search(r"^whole run: ([0-9.]+) s simulated \(([0-9.]+) s before the first step\) in "
@@ -94,13 +107,15 @@ def test_demo_runs_the_short_scenario_headless(spawn: ProcessSpawner, tmp_path: 
     assert 0 < float(tick[1]) <= float(tick[2]), summary
     assert int(tick[3]) > 1000, summary
 
-    # the bag: the graph's topics on simulated time, the command in it
+
+def _check_bag(bag: Path, times: list[float]) -> None:
+    """The bag: the graph's topics on simulated time, the command in it, the sway, the frames."""
     counts: dict[str, int] = {}
     commanded = []
     sway_roll: list[float] = []  # the true base roll during the sway step
     transforms: dict[tuple[str, str, int, int], int] = {}  # (parent, child, stamp) -> times on /tf
     frames: set[tuple[str, str, str]] = set()
-    for topic, _type, t_ns, message in read_messages(run / "bag"):
+    for topic, _type, t_ns, message in read_messages(bag):
         counts[topic] = counts.get(topic, 0) + 1
         if topic == "/wbc/cmd_vel":
             commanded.append(message.twist.linear.x)
@@ -127,10 +142,3 @@ def test_demo_runs_the_short_scenario_headless(spawn: ProcessSpawner, tmp_path: 
                       ("/odometry/filtered", "odom", "base_link")}, frames
     assert sum(1 for parent, child, *_ in transforms if (parent, child) == ("odom", "base_link")) >= 100
     assert [key for key, n in transforms.items() if n > 1] == []
-
-    # the report: one self-contained page with its figures
-    page = (run / "report.html").read_text()
-    assert page.count("<svg") >= 4
-    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page)
-    assert "velocity" in page.lower()
-    assert "estimate" in page.lower()
