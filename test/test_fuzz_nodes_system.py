@@ -186,7 +186,7 @@ def fuzz_requests(fuzz: Fuzzer) -> dict:
         return InverseDynamics.Request(joint_state=state, acceleration=fuzz.array(len(state.name), scale=5.0),
                                        external_wrenches=fuzz.wrenches(LINKS))
 
-    def at_joint_state(srv: type[Srv]) -> Callable[[], Any]:  # noqa: ANN401  (rclpy types no request per service type)
+    def at_joint_state(srv: type[Srv]) -> Callable[[], Any]:  # Any: rclpy types no request per service type
         return lambda: srv.Request(joint_state=joint_state() if fuzz.bad(0.6) else valid_state())
 
     return {
@@ -196,6 +196,24 @@ def fuzz_requests(fuzz: Fuzzer) -> dict:
         GravityCompensation: at_joint_state(GravityCompensation),
         MassMatrix: at_joint_state(MassMatrix),
     }
+
+
+def _check_alive_and_finite(processes: dict, outputs: Outputs, answers: dict[type, list]) -> None:
+    """Every node alive, every output and answer finite, refusals with a reason, few log lines."""
+    dead = {name: p.log_path.read_text()[-3000:] for name, p in processes.items() if p.poll() is not None}
+    assert not dead, dead
+    assert outputs.non_finite() == []
+    for srv, responses in answers.items():
+        bad = [non_finite_field(r) for r in responses if non_finite_field(r) is not None]
+        assert bad == [], (srv.__name__, bad)
+        succeeded = sum(r.success for r in responses)
+        assert 0 < succeeded < len(responses), (srv.__name__, [r.message for r in responses])
+        assert all(r.message for r in responses if not r.success)
+    for name, proc in processes.items():
+        log = proc.log_path.read_text()
+        assert "Traceback" not in log, (name, log[-3000:])
+        problems = [line for line in log.splitlines() if "[WARN]" in line or "[ERROR]" in line]
+        assert len(problems) <= MAX_LOG_LINES, (name, len(problems), problems[:20])
 
 
 def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite(
@@ -253,21 +271,7 @@ def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite
             answers[srv].append(call(listener, clients[srv], make()))
     listener.spin_for(0.5)  # the last outputs of the fuzz
 
-    # --- every node alive, every output and answer finite ------------------------------------------------
-    dead = {name: p.log_path.read_text()[-3000:] for name, p in processes.items() if p.poll() is not None}
-    assert not dead, dead
-    assert outputs.non_finite() == []
-    for srv, responses in answers.items():
-        bad = [non_finite_field(r) for r in responses if non_finite_field(r) is not None]
-        assert bad == [], (srv.__name__, bad)
-        succeeded = sum(r.success for r in responses)
-        assert 0 < succeeded < len(responses), (srv.__name__, [r.message for r in responses])
-        assert all(r.message for r in responses if not r.success)
-    for name, proc in processes.items():
-        log = proc.log_path.read_text()
-        assert "Traceback" not in log, (name, log[-3000:])
-        problems = [line for line in log.splitlines() if "[WARN]" in line or "[ERROR]" in line]
-        assert len(problems) <= MAX_LOG_LINES, (name, len(problems), problems[:20])
+    _check_alive_and_finite(processes, outputs, answers)
     assert len(outputs.tf) > 0
     assert len(outputs.by_topic["/dynamics/gravity_efforts"]) > 0
 
