@@ -1,14 +1,18 @@
 """Test doubles without ROS: a controller context recording topics and logs, a manager harness, URDF snippets,
-and the quadruped's joints, stance and PD command shared by the unit and system tests.
+and the quadruped's joints, stance and PD command shared by the unit and system tests; and an rclpy context
+with a node built in it, for the node tests that drive a node's callbacks in-process.
 
 Used by the tests and the benchmark; nothing here is used by the node."""
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import rclpy
 from kinodyn_common.stamps import split_ns
+from rclpy.node import Node
 from rclpy.serialization import deserialize_message, serialize_message
 
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
@@ -18,7 +22,7 @@ from kinodyn_control.registry import controller_registry, hardware_registry
 from kinodyn_interfaces.msg import JointPDCommand
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
 GENERIC_SYSTEM = "kinodyn_control/GenericSystem"
 SIMULATED_SYSTEM = "kinodyn_control/SimulatedSystem"
@@ -202,3 +206,30 @@ def two_joint_arm(params: str = "") -> Harness:
     h = Harness(robot_xml(system_block(params, joints), ("j1", "j2")))
     h.activate_hardware()
     return h
+
+
+NodeT = TypeVar("NodeT", bound=Node)
+
+
+@contextmanager
+def rclpy_context(parameters: Mapping[str, object]) -> Iterator[None]:
+    """rclpy initialised with ``--ros-args -p name:=value`` for each of ``parameters``; shut down on exit."""
+    args = ["--ros-args"]
+    for name, value in parameters.items():
+        args += ["-p", f"{name}:={value}"]
+    rclpy.init(args=args)
+    try:
+        yield
+    finally:
+        rclpy.shutdown()
+
+
+@contextmanager
+def in_process_node(make: Callable[[], NodeT], parameters: Mapping[str, object]) -> Iterator[NodeT]:
+    """The node ``make()`` builds in an :func:`rclpy_context` of ``parameters``; destroyed before shutdown."""
+    with rclpy_context(parameters):
+        node = make()
+        try:
+            yield node
+        finally:
+            node.destroy_node()

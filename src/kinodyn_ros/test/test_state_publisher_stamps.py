@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-import rclpy
 from kinodyn_common.conversions import InputError
 from kinodyn_common.stamps import ns_to_stamp
+from kinodyn_control.testing import in_process_node, rclpy_context
 from kinodyn_ros.nodes.state_publisher import StatePublisher
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -24,13 +24,8 @@ URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 
 @pytest.fixture
 def publisher() -> Iterator[StatePublisher]:
-    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "odometry_topic:=odom"])
-    node = StatePublisher()
-    try:
+    with in_process_node(StatePublisher, {"robot_description_file": URDF, "odometry_topic": "odom"}) as node:
         yield node
-    finally:
-        node.destroy_node()
-        rclpy.shutdown()
 
 
 def _stamp(ns: int) -> Time:
@@ -58,9 +53,6 @@ def test_messages_stamped_beyond_max_stamp_lead_are_refused_naming_topic_stamp_a
 
 
 def test_max_stamp_lead_must_be_positive() -> None:
-    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "max_stamp_lead:=-1.0"])
-    try:
-        with pytest.raises(ValueError, match="max_stamp_lead must be a positive number"):
-            StatePublisher()
-    finally:
-        rclpy.shutdown()
+    with rclpy_context({"robot_description_file": URDF, "max_stamp_lead": -1.0}), \
+            pytest.raises(ValueError, match="max_stamp_lead must be a positive number"):
+        StatePublisher()

@@ -19,6 +19,7 @@ from kinodyn_common.conversions import InputError, matrix_to_pose
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.problem_log import DistinctProblemLog
 from kinodyn_common.stamps import NS
+from kinodyn_control.testing import in_process_node
 from kinodyn_control.wbc.arm import ArmController, ArmParameters
 from kinodyn_control.wbc.base_sync import BaseStateSync
 from kinodyn_control.wbc.command import CommandLimits, JointCommand, TickResult
@@ -333,13 +334,8 @@ def test_core_takes_a_target_in_the_root_link_and_refuses_bad_ones(arm: kd.Model
 
 @pytest.fixture
 def arm_node() -> Iterator[Wbc]:
-    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={ARM7}", "-p", "mode:=arm"])
-    node = Wbc()
-    try:
+    with in_process_node(Wbc, {"robot_description_file": ARM7, "mode": "arm"}) as node:
         yield node
-    finally:
-        node.destroy_node()
-        rclpy.shutdown()
 
 
 def test_node_changes_gains_live_and_refuses_bad_values_with_a_reason(arm_node: Wbc) -> None:

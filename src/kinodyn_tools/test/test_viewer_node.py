@@ -14,6 +14,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, Vector3
 from kinodyn_common.conversions import transform_stamped
 from kinodyn_common.tf_tree import TfTree
+from kinodyn_control.testing import in_process_node
 from kinodyn_tools.viewer.markers import scene_markers
 from kinodyn_tools.viewer.node import Viewer, check_host
 from nav_msgs.msg import Path as NavPath
@@ -32,13 +33,8 @@ URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 
 @pytest.fixture
 def viewer() -> Iterator[Viewer]:
-    rclpy.init(args=["--ros-args", "-p", f"robot_description_file:={URDF}", "-p", "port:=0"])
-    node = Viewer()
-    try:
+    with in_process_node(Viewer, {"robot_description_file": URDF, "port": 0}) as node:
         yield node
-    finally:
-        node.destroy_node()
-        rclpy.shutdown()
 
 
 def contacts(frame: str, points: list[list[float]], forces: list[list[float]], touching: list[bool]) -> bytes:
