@@ -3,7 +3,14 @@ kinodyn_tools)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rclpy.context import Context
 
 
 class RecordingLogger:
@@ -23,3 +30,17 @@ class RecordingLogger:
 def logger() -> RecordingLogger:
     """A fresh ``RecordingLogger``."""
     return RecordingLogger()
+
+
+@pytest.fixture
+def ros_context() -> Iterator[Context]:
+    """An rclpy context of its own, initialised for the test and shut down after it."""
+    import rclpy  # noqa: PLC0415  (as above)
+    from rclpy.context import Context  # noqa: PLC0415  (the core's tests share this file and never load rclpy)
+
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        yield context
+    finally:
+        rclpy.shutdown(context=context)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, TransformStamped, Vector3
 from kinodyn_common.conversions import (
@@ -24,7 +23,6 @@ from kinodyn_common.parameters import reject_undeclared_parameters
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.stamps import NS, stamp_to_ns
 from nav_msgs.msg import Odometry
-from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
@@ -34,7 +32,8 @@ from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from tf2_msgs.msg import TFMessage
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+
+    from rclpy.context import Context
 
     from conftest import RecordingLogger
 
@@ -215,19 +214,9 @@ def test_dropping_bad_messages_logs_once_per_cause_and_keeps_going(logger: Recor
 
 
 # --- undeclared parameters ------------------------------------------------------------------------
-@pytest.fixture
-def context() -> Iterator[Context]:
-    context = Context()
-    rclpy.init(context=context)
-    try:
-        yield context
-    finally:
-        rclpy.shutdown(context=context)
-
-
-def test_a_misspelled_parameter_is_an_error_naming_it_and_the_accepted_ones(context: Context) -> None:
+def test_a_misspelled_parameter_is_an_error_naming_it_and_the_accepted_ones(ros_context: Context) -> None:
     overrides = [Parameter("rate_hzz", value=10.0), Parameter("rate_hz", value=20.0)]
-    node = Node("guards_test", context=context, parameter_overrides=overrides)
+    node = Node("guards_test", context=ros_context, parameter_overrides=overrides)
     try:
         assert node.declare_parameter("rate_hz", 50.0).value == 20.0
         with pytest.raises(ValueError, match="unknown parameter rate_hzz") as info:

@@ -11,30 +11,20 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-import rclpy
 from kinodyn_common.node_runner import STOP_POLL_PERIOD, TEARDOWN_TIMEOUT, make_executor, run_node
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
-from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from rclpy.context import Context
 
 
-@pytest.fixture
-def context() -> Iterator[Context]:
-    context = Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.shutdown(context=context)
-
-
-def test_events_executor_unless_a_node_has_a_guard_condition(context: Context) -> None:
-    plain = Node("runner_plain", context=context)
-    guarded = Node("runner_guarded", context=context)
+def test_events_executor_unless_a_node_has_a_guard_condition(ros_context: Context) -> None:
+    plain = Node("runner_plain", context=ros_context)
+    guarded = Node("runner_guarded", context=ros_context)
     guarded.create_guard_condition(lambda: None)
     events = make_executor([plain])
     assert type(events).__name__ == "EventsExecutor"
@@ -47,10 +37,10 @@ def test_events_executor_unless_a_node_has_a_guard_condition(context: Context) -
 
 
 @pytest.mark.parametrize("guard", [False, True], ids=["EventsExecutor", "SingleThreadedExecutor"])
-def test_a_guarded_timer_callback_is_called_without_an_argument(context: Context, guard: bool) -> None:
+def test_a_guarded_timer_callback_is_called_without_an_argument(ros_context: Context, guard: bool) -> None:
     """The EventsExecutor passes a TimerInfo to a callback that takes any argument; the guarded wrapper takes
     ``*args`` but shows the wrapped callback's signature, so a callback without parameters gets none."""
-    node = Node("runner_timer", context=context)
+    node = Node("runner_timer", context=ros_context)
     if guard:
         node.create_guard_condition(lambda: None)
     calls: list[tuple[()]] = []

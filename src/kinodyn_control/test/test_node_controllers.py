@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-import rclpy
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.input_bounds import JointBounds
@@ -29,7 +28,6 @@ from kinodyn_control.testing import QUADRUPED_JOINTS, QUADRUPED_STANCE, FakeCont
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
 from kinodyn_control.wbc.legged import LeggedController, LeggedSettings
 from nav_msgs.msg import Odometry
-from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter as RosParameter
 from rclpy.serialization import deserialize_message
@@ -38,12 +36,12 @@ from kinodyn import Model
 from tf2_msgs.msg import TFMessage
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from kinodyn_control.controllers.whole_body_controller import WholeBodyController
     from kinodyn_control.hardware.description import RobotDescription
     from kinodyn_control.hardware.types import InterfaceTable
     from rcl_interfaces.msg import SetParametersResult
+    from rclpy.context import Context
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "quadruped.urdf"
 FEET = ["LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT"]
@@ -66,14 +64,6 @@ class NodeContext(FakeContext):
 
     def destroy_node(self, node: Node) -> None:
         node.destroy_node()
-
-
-@pytest.fixture
-def ros_context() -> Iterator[Context]:
-    context = Context()
-    rclpy.init(context=context)
-    yield context
-    rclpy.shutdown(context=context)
 
 
 def wobble(k: int, scale: float) -> np.ndarray:
