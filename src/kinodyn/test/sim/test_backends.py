@@ -61,6 +61,15 @@ def _run_pd(s: PhysicsBackend, steps: int) -> None:
         s.step(pd(s))
 
 
+def unactuated_run(s: PhysicsBackend, steps: int, n_efforts: int) -> np.ndarray:
+    """``[q, v]`` after each of ``steps`` steps of ``s`` under ``n_efforts`` zero efforts, one row a step."""
+    trajectory = []
+    for _ in range(steps):
+        s.step(np.zeros(n_efforts))
+        trajectory.append(np.concatenate([s.q, s.v]))
+    return np.array(trajectory)
+
+
 def random_state(m: kd.Model, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     q = m.random_configuration(rng)
     return q, rng.normal(size=m.nv)
@@ -139,11 +148,7 @@ def test_arm_under_zero_torque_kinodyn_and_mujoco_trajectories_agree(integrator:
         # MuJoCo's soft limit constraint differ by design
         s = create_backend(backend, PLANAR_URDF, m, dt=DT, integrator=integrator, joint_limits=False)
         s.reset([0.3, -0.5], [1.0, 2.0])
-        trajectory = []
-        for _ in range(1000):
-            s.step(np.zeros(2))
-            trajectory.append(np.concatenate([s.q, s.v]))
-        runs.append(np.array(trajectory))
+        runs.append(unactuated_run(s, 1000, 2))
     worst = np.abs(runs[0] - runs[1]).max()
     print(f"\n{integrator}: 2-link arm, max |x_kinodyn - x_mujoco| over 1 s = {worst:.1e}")
     assert worst < 5e-13  # measured 5.6e-14 (RK4), 5.2e-14 (semi-implicit Euler)
@@ -161,11 +166,7 @@ def test_quadruped_in_the_air_kinodyn_and_mujoco_trajectories_agree() -> None:
     for backend in CROSS_CHECKED:
         s = quadruped(backend, contact=False, joint_limits=False)
         s.reset(q0, v0)
-        trajectory = []
-        for _ in range(500):
-            s.step(np.zeros(12))
-            trajectory.append(np.concatenate([s.q, s.v]))
-        runs.append(np.array(trajectory))
+        runs.append(unactuated_run(s, 500, 12))
     worst = np.abs(runs[0] - runs[1]).max()
     print(f"\nquadruped in the air, RK4: max |x_kinodyn - x_mujoco| over 0.5 s = {worst:.1e}")
     assert worst < 2e-12  # measured 2.2e-13

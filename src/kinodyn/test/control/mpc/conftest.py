@@ -13,6 +13,8 @@ import kinodyn as kd
 
 URDF = Path(__file__).resolve().parents[5] / "urdf" / "quadruped.urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
+"""The trot's diagonal pairs of ``FEET``."""
 FOOT_RADIUS = 0.03  # the contact sphere's (urdf/README.md): the contact point is this far below the frame
 BASE_HEIGHT = 0.5252  # the nominal stance's base height above flat ground (urdf/README.md)
 

@@ -21,11 +21,11 @@ from kinodyn.control.mpc import (
 )
 from scipy.integrate import solve_ivp
 
+from .conftest import FEET, PAIRS
+
 if TYPE_CHECKING:
     from .conftest import Robot
 
-FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
-PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
 
 GAITS = {  # duty 10/16 of the period

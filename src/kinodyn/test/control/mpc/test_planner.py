@@ -21,10 +21,11 @@ from kinodyn.control.mpc import (
 from kinodyn.control.mpc.planner import MpcPlanner, PlannerParameters
 from kinodyn.control.mpc.solution import finish
 
+from .conftest import FEET
+
 if TYPE_CHECKING:
     from .conftest import Robot
 
-FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
 
 TICK = 0.002
 PARTS = {"condensed": 3, "sparse": 2}  # steps of a trotting solve: set-up (+ condensing), (Gram,) QP

@@ -21,11 +21,11 @@ from kinodyn.control.mpc import (
 from kinodyn.control.mpc.condensed import CondensedSolver, condense, weighted_gram
 from kinodyn.control.mpc.sparse import SparseSolver
 
+from .conftest import FEET, PAIRS
+
 if TYPE_CHECKING:
     from .conftest import Robot
 
-FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
-PAIRS = (("LF_FOOT", "RH_FOOT"), ("LH_FOOT", "RF_FOOT"))
 
 
 def standing_inputs(robot: Robot, params: MpcParameters,
