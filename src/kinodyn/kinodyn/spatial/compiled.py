@@ -267,14 +267,20 @@ def so3_coefficients(t2: float) -> tuple[float, float, float]:
 
 
 @inline
+def identity_plus_cross_series(x: float, y: float, z: float, a: float, b: float, out: np.ndarray) -> None:
+    """``out = I + a K + b K^2`` with ``K = [(x, y, z)]x``: the form of ``Exp`` and of the left Jacobian."""
+    out[0, 0], out[0, 1], out[0, 2] = 1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y
+    out[1, 0], out[1, 1], out[1, 2] = b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x
+    out[2, 0], out[2, 1], out[2, 2] = b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)
+
+
+@inline
 def so3_exp(phi: np.ndarray, out: np.ndarray) -> None:
     """``out = Exp(phi) = I + a K + b K^2`` with ``K = [phi]x``, ``a = sin t / t``, ``b = (1 - cos t) / t^2``,
     ``t = |phi|`` (Rodrigues; Robot Dynamics lecture notes (ETH), (2.48))."""
     x, y, z = phi[0], phi[1], phi[2]
     a, b, _ = so3_coefficients(x * x + y * y + z * z)
-    out[0, 0], out[0, 1], out[0, 2] = 1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y
-    out[1, 0], out[1, 1], out[1, 2] = b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x
-    out[2, 0], out[2, 1], out[2, 2] = b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)
+    identity_plus_cross_series(x, y, z, a, b, out)
 
 
 @inline
@@ -283,9 +289,7 @@ def so3_left_jacobian(phi: np.ndarray, out: np.ndarray) -> None:
     (ETH), (2.104), (2.106))."""
     x, y, z = phi[0], phi[1], phi[2]
     _, b, c = so3_coefficients(x * x + y * y + z * z)
-    out[0, 0], out[0, 1], out[0, 2] = 1.0 - c * (y * y + z * z), c * x * y - b * z, c * x * z + b * y
-    out[1, 0], out[1, 1], out[1, 2] = c * x * y + b * z, 1.0 - c * (x * x + z * z), c * y * z - b * x
-    out[2, 0], out[2, 1], out[2, 2] = c * x * z - b * y, c * y * z + b * x, 1.0 - c * (x * x + y * y)
+    identity_plus_cross_series(x, y, z, b, c, out)
 
 
 @inline

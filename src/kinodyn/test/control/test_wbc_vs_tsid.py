@@ -45,6 +45,8 @@ import kinodyn as kd
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from kinodyn.control.wbc.controller import WBCResult
+
 ROOT = Path(__file__).resolve().parents[4]
 _spec = importlib.util.spec_from_file_location("tsid_quadruped", ROOT / "bench" / "tsid_quadruped.py")
 assert _spec is not None
@@ -56,6 +58,17 @@ _spec.loader.exec_module(tq)
 PROBLEM = tq.StandingProblem()
 STATES = [(tq.standing_configuration(), np.zeros(18)),
           *tq.random_standing_states(12, np.random.default_rng(0))]
+
+
+def assert_same_solution(result: WBCResult, theirs: dict[str, np.ndarray], atol: float) -> None:
+    """kinodyn's ``result`` solved, and its qdd, foot forces and tau are TSID's (``theirs``) to ``atol``."""
+    assert result.ok, result.message
+    assert result.qdd is not None  # a solved tick has qdd and tau
+    assert result.tau is not None
+    forces = np.array([result.forces[foot] for foot in tq.FEET])
+    np.testing.assert_allclose(result.qdd, theirs["qdd"], rtol=0.0, atol=atol)
+    np.testing.assert_allclose(forces, theirs["forces"], rtol=0.0, atol=atol)
+    np.testing.assert_allclose(result.tau, theirs["tau"], rtol=0.0, atol=atol)
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +136,7 @@ def test_same_solution_as_tsid(model: kd.Model, tsid: tq.TsidProcess) -> None:
     for q, v in STATES:
         theirs = tsid.solve(q, v)
         result = wbc.update(q, v)
-        assert result.ok, result.message
-        forces = np.array([result.forces[foot] for foot in tq.FEET])
-        np.testing.assert_allclose(result.qdd, theirs["qdd"], rtol=0.0, atol=1e-6)
-        np.testing.assert_allclose(forces, theirs["forces"], rtol=0.0, atol=1e-6)
-        np.testing.assert_allclose(result.tau, theirs["tau"], rtol=0.0, atol=1e-6)
+        assert_same_solution(result, theirs, 1e-6)
         F = theirs["forces"]
         slack = PROBLEM.mu * F[:, 2:] - np.abs(F[:, :2])
         active_facets += int(np.count_nonzero(slack < 1e-7))
@@ -149,9 +158,5 @@ def test_same_solution_as_tsid_with_contact_gains(model: kd.Model) -> None:
             theirs = tsid.solve(q, v)
             moved = max(moved, float(np.abs(plain.update(q, v).qdd - theirs["qdd"]).max()))
             result = wbc.update(q, v)
-            assert result.ok, result.message
-            forces = np.array([result.forces[foot] for foot in tq.FEET])
-            np.testing.assert_allclose(result.qdd, theirs["qdd"], rtol=0.0, atol=1e-7)
-            np.testing.assert_allclose(forces, theirs["forces"], rtol=0.0, atol=1e-7)
-            np.testing.assert_allclose(result.tau, theirs["tau"], rtol=0.0, atol=1e-7)
+            assert_same_solution(result, theirs, 1e-7)
         assert moved > 0.1  # the gains change the answer: the agreement is not that of gain-free rows

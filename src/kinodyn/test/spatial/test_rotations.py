@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.spatial import rotations as rot
 from scipy.spatial.transform import Rotation
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 assert_close = partial(np.testing.assert_allclose, rtol=0.0)
 RNG_SEED = 20240611
@@ -238,6 +242,14 @@ def test_example_2_9_7_numbers() -> None:
 # --- angle-axis and rotation vector ---------------------------------------------------------------
 
 
+def random_axes(rng: np.random.Generator, count: int = 20) -> Iterator[np.ndarray]:
+    """``count`` unit vectors, each drawn from ``rng`` when it is asked for."""
+    for _ in range(count):
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        yield n
+
+
 def seed_angle_axis_matrix(theta: float, n: np.ndarray) -> np.ndarray:
     """Robot Dynamics lecture notes (ETH), (2.48), entry by entry."""
     c, s, v = math.cos(theta), math.sin(theta), 1.0 - math.cos(theta)
@@ -253,9 +265,7 @@ def seed_angle_axis_matrix(theta: float, n: np.ndarray) -> np.ndarray:
 
 def test_rotvec_and_angle_axis_match_the_seed_rodrigues_and_scipy() -> None:
     rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        n = rng.normal(size=3)
-        n /= np.linalg.norm(n)
+    for n in random_axes(rng, SAMPLES):
         theta = rng.uniform(-7.0, 7.0)
         C = rot.angle_axis_to_matrix(theta, n)
         assert_close(C, seed_angle_axis_matrix(theta, n), atol=4e-15)
@@ -300,9 +310,7 @@ def test_matrix_to_rotvec_round_trips_and_matches_scipy() -> None:
 )
 def test_rotvec_log_is_exact_on_both_sides_of_each_branch(angle: float) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    for _ in range(20):
-        n = rng.normal(size=3)
-        n /= np.linalg.norm(n)
+    for n in random_axes(rng):
         C = rot.rotvec_to_matrix(angle * n)
         # Independent oracle: scipy's matrix -> quaternion -> rotation vector path.
         assert_close(C, Rotation.from_rotvec(angle * n).as_matrix(), atol=1e-15)
@@ -424,9 +432,7 @@ def test_example_2_4_1_rotation_with_quaternion_multiplication() -> None:
 @pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 1.0, math.pi - 1e-9, math.pi])
 def test_quaternion_rotvec_angle_axis_conversions(angle: float) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    for _ in range(20):
-        n = rng.normal(size=3)
-        n /= np.linalg.norm(n)
+    for n in random_axes(rng):
         q = rot.rotvec_to_quat(angle * n)
         assert_close(q, Rotation.from_rotvec(angle * n).as_quat(), atol=6e-16)
         assert_close(q, rot.angle_axis_to_quat(angle, n), atol=0.0)
