@@ -18,14 +18,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from kinodyn.estimation.metrics import AccuracyReport, accuracy, align
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kinodyn import Model
     from kinodyn_tools.report.series import RunSeries, StampedRows, WbcWindows
+
+SectionT = TypeVar("SectionT")
 
 CMD_VEL_TIMEOUT = 0.5  # s, the wbc node's default cmd_vel_timeout
 MIN_DRIFT_PATH = 0.5  # m: over a shorter true path, drift (error / path) is no figure of merit
@@ -358,28 +362,31 @@ def drift_text(a: AccuracyReport) -> str:
     return f"{100.0 * a.drift:.2f} % of {a.path_length:.2f} m"
 
 
+def _section_line(label: str, section: SectionT | Missing, text: Callable[[SectionT], str]) -> str:
+    """``label`` in an 18-character column, then the section's ``text`` or the reason it is missing."""
+    return f"{label:<18}{section.reason if isinstance(section, Missing) else text(section)}"
+
+
+def _drift_summary(e: EstimateSection) -> str:
+    return f"{drift_text(e.accuracy)} (final horizontal error {e.accuracy.final_horizontal_error:.4f} m)"
+
+
+def _tracking_summary(v: TrackingSection) -> str:
+    return (f"vx {v.rmse[0]:.3f} m/s, vy {v.rmse[1]:.3f} m/s, wz {v.rmse[2]:.3f} rad/s "
+            f"(measured on {v.source})")
+
+
+def _torque_summary(tq: TorqueSection) -> str:
+    worst = max(tq.joints, key=lambda j: (j.ratio if math.isfinite(j.ratio) else -1.0, j.max_abs))
+    ratio = f" = {100.0 * worst.ratio:.1f} % of its limit" if math.isfinite(worst.ratio) else ""
+    return f"max |tau| {worst.max_abs:.2f} on {worst.name}{ratio}"
+
+
 def summary_lines(metrics: RunMetrics) -> list[str]:
     """The headline figures, one line each (what `kinodyn report` prints and the demo's summary shows)."""
-    lines = []
-    e = metrics.estimate
-    if isinstance(e, Missing):
-        lines.append("estimator drift   " + e.reason)
-    else:
-        lines.append(f"estimator drift   {drift_text(e.accuracy)} (final horizontal error "
-                     f"{e.accuracy.final_horizontal_error:.4f} m)")
-    v = metrics.tracking
-    if isinstance(v, Missing):
-        lines.append("velocity RMSE     " + v.reason)
-    else:
-        lines.append(f"velocity RMSE     vx {v.rmse[0]:.3f} m/s, vy {v.rmse[1]:.3f} m/s, wz {v.rmse[2]:.3f} "
-                     f"rad/s (measured on {v.source})")
-    tq = metrics.torques
-    if isinstance(tq, Missing):
-        lines.append("joint torques     " + tq.reason)
-    else:
-        worst = max(tq.joints, key=lambda j: (j.ratio if math.isfinite(j.ratio) else -1.0, j.max_abs))
-        ratio = f" = {100.0 * worst.ratio:.1f} % of its limit" if math.isfinite(worst.ratio) else ""
-        lines.append(f"joint torques     max |tau| {worst.max_abs:.2f} on {worst.name}{ratio}")
+    lines = [_section_line("estimator drift", metrics.estimate, _drift_summary),
+             _section_line("velocity RMSE", metrics.tracking, _tracking_summary),
+             _section_line("joint torques", metrics.torques, _torque_summary)]
     w = metrics.wbc
     if isinstance(w, Missing):
         lines.append("WBC               " + w.reason)
