@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from kinodyn.control._inputs import gain, selection
+from kinodyn.control._inputs import as_pose, gain, selection
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.tasks._motion import (
     AXES,
@@ -28,7 +28,6 @@ from kinodyn.control.wbc.tasks._motion import (
 from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.kernel import BOOL, IN1, IN2, OUT1, OUT2, Kernel
-from kinodyn.spatial import homogeneous_transform
 from kinodyn.spatial.compiled import rotation_log
 from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
 
@@ -39,16 +38,6 @@ if TYPE_CHECKING:
     from kinodyn.model import Model
 
 ALL_AXES = (True,) * 6
-
-
-def as_pose(pose: ArrayLike) -> np.ndarray:
-    """``pose`` as a 4x4 homogeneous transform; ``ValueError`` saying what is wrong otherwise."""
-    T = np.asarray(pose, dtype=float)
-    if T.shape != (4, 4):
-        raise ValueError(f"a pose must be a 4x4 homogeneous transform, got shape {T.shape}")
-    if not np.array_equal(T[3], [0.0, 0.0, 0.0, 1.0]):
-        raise ValueError(f"the last row of a pose must be [0, 0, 0, 1], got {T[3].tolist()}")
-    return homogeneous_transform(T[:3, :3], T[:3, 3])
 
 
 class FrameTask(MotionTask):
@@ -79,7 +68,7 @@ class FrameTask(MotionTask):
                       acceleration: ArrayLike | None = None) -> None:
         """Reference pose (world <- frame), twist ``[v; w]`` and classical acceleration, world axes;
         ``None`` twist or acceleration means zero."""
-        T = as_pose(pose)
+        T = as_pose(pose, "a pose")
         twist = optional_vector(twist, 6, f"task {self.name!r} reference twist")
         acceleration = optional_vector(acceleration, 6, f"task {self.name!r} reference acceleration")
         self.pose, self.twist, self.acceleration = T, twist, acceleration
@@ -205,7 +194,7 @@ class FrameTask(MotionTask):
 
 
 @njit(cache=True)
-def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
+def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,
                v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
                v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray, A: np.ndarray, b: np.ndarray,
                selected_error: np.ndarray) -> None:
