@@ -64,38 +64,22 @@ QUADRUPED_RT_TOPICS = tuple(t for t in QUADRUPED_TOPICS if t != "/leg_pd_control
 QUADRUPED_MPC_TOPICS = (*QUADRUPED_TOPICS, "/wbc/mpc/path")
 """The node graph's with the MPC planner: the same, and each plan's predicted base trajectory."""
 
-DEMOS = {
-    "quadruped": Demo(
-        name="quadruped",
-        description="the simulated quadruped in closed loop: kinodyn.sim in lockstep, state estimator, "
-                    "whole-body control, state publisher",
-        graph="quadruped_wbc",
-        viewer_graph="quadruped_viewer",
-        urdf="quadruped_sim.urdf",
-        topics=QUADRUPED_TOPICS,
-        scenario=QUADRUPED_SCENARIO,
-        short_scenario=QUADRUPED_SHORT,
-    ),
-    "quadruped_rt": Demo(
-        name="quadruped_rt",
-        description="the same closed loop in one process: kinodyn.sim in lockstep with the state estimator "
-                    "and the whole-body controller chained inside control_node (config/quadruped_rt.yaml)",
-        graph="quadruped_rt",
-        viewer_graph="quadruped_viewer",
-        urdf="quadruped_sim.urdf",
-        topics=QUADRUPED_RT_TOPICS,
-        scenario=QUADRUPED_SCENARIO,
-        short_scenario=QUADRUPED_SHORT,
-    ),
-    "quadruped_mpc": Demo(
-        name="quadruped_mpc",
-        description="the node graph's closed loop with the centroidal MPC planning the whole-body QP's "
-                    "forces and base trajectory (config/quadruped_mpc.yaml; the plan on /wbc/mpc/path)",
-        graph="quadruped_mpc",
-        viewer_graph="quadruped_viewer",
-        urdf="quadruped_sim.urdf",
-        topics=QUADRUPED_MPC_TOPICS,
-        scenario=QUADRUPED_SCENARIO,
-        short_scenario=QUADRUPED_SHORT,
-    ),
-}
+
+def _quadruped_demo(name: str, graph: str, topics: tuple[str, ...], description: str) -> Demo:
+    """A demo of the simulated quadruped: its browser view, its robot and the quadruped's scenarios."""
+    return Demo(name=name, description=description, graph=graph, viewer_graph="quadruped_viewer",
+                urdf="quadruped_sim.urdf", topics=topics, scenario=QUADRUPED_SCENARIO,
+                short_scenario=QUADRUPED_SHORT)
+
+
+DEMOS = {demo.name: demo for demo in (
+    _quadruped_demo("quadruped", "quadruped_wbc", QUADRUPED_TOPICS,
+                    "the simulated quadruped in closed loop: kinodyn.sim in lockstep, state estimator, "
+                    "whole-body control, state publisher"),
+    _quadruped_demo("quadruped_rt", "quadruped_rt", QUADRUPED_RT_TOPICS,
+                    "the same closed loop in one process: kinodyn.sim in lockstep with the state estimator "
+                    "and the whole-body controller chained inside control_node (config/quadruped_rt.yaml)"),
+    _quadruped_demo("quadruped_mpc", "quadruped_mpc", QUADRUPED_MPC_TOPICS,
+                    "the node graph's closed loop with the centroidal MPC planning the whole-body QP's "
+                    "forces and base trajectory (config/quadruped_mpc.yaml; the plan on /wbc/mpc/path)"),
+)}
