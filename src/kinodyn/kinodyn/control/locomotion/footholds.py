@@ -32,13 +32,14 @@ from collections.abc import Sequence
 import numpy as np
 
 Vector = np.ndarray | Sequence[float]  # arrays or Python floats (the same arithmetic; floats cost less)
+_STRAIGHT = 1e-9  # rad: a turn smaller than this over ``tau`` counts as a straight line
 
 
 def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float, float]:
     """Displacement over ``tau`` [s] of a body moving at ``(vx, vy)`` in its own heading frame while turning
     at ``wz``, in the heading frame at the start (module doc's ``a(tau)``)."""
     angle = wz * tau
-    if abs(angle) < 1e-9:
+    if abs(angle) < _STRAIGHT:
         return vx * tau, vy * tau
     s, c = math.sin(angle) / wz, (1.0 - math.cos(angle)) / wz
     return s * vx - c * vy, c * vx + s * vy

@@ -43,12 +43,17 @@ walk has none). Switching to ``stand``: every stance lasts for ever and the feet
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
 TIME_EPS = 1e-9  # s: times within this of a segment's end count as its end (floating-point clock)
+_PAIR = 2  # a two-beat gait's groups; the fewest feet of a walk or a grouping
+_SEGMENT = 2  # points of a hull without area (a point or a segment) at most; more make a polygon
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def stand(feet: Iterable[str]) -> Gait:
 def two_beat(name: str, groups: Sequence[Sequence[str]], period: float, duty: float) -> Gait:
     """Two groups of feet alternating half a period apart: ``groups[0]`` at phase 0 (starting its stance),
     ``groups[1]`` at 1/2 (module doc: trot, pace, bound)."""
-    if len(groups) != 2 or not all(groups):
+    if len(groups) != _PAIR or not all(groups):
         raise ValueError(f"a {name} needs two non-empty groups of feet, got {groups!r}")
     offsets = {foot: 0.0 for foot in groups[0]}
     for foot in groups[1]:
@@ -139,7 +144,7 @@ def walk(sequence: Sequence[str], period: float, duty: float) -> Gait:
     """The feet touching down one at a time in the order of ``sequence``, ``1/n`` of a cycle apart
     (``footfall_sequence``; module doc)."""
     n = len(sequence)
-    if n < 2 or len(set(sequence)) != n:
+    if n < _PAIR or len(set(sequence)) != n:
         raise ValueError(f"a walk needs two distinct feet or more in its footfall sequence, got "
                          f"{sequence!r}")
     return Gait("walk", period, duty, {foot: (-k / n) % 1.0 for k, foot in enumerate(sequence)})
@@ -148,13 +153,13 @@ def walk(sequence: Sequence[str], period: float, duty: float) -> Gait:
 def _hull(points: np.ndarray) -> np.ndarray:
     """The convex hull of 2-D ``points``, counter-clockwise, without collinear points (monotone chain)."""
     pts = sorted(set(map(tuple, np.round(points, 12).tolist())))
-    if len(pts) <= 2:
+    if len(pts) <= _SEGMENT:
         return np.array(pts)
 
-    def half(sequence: list) -> list:
-        chain: list = []
+    def half(sequence: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
+        chain: list[tuple[float, ...]] = []
         for p in sequence:
-            while len(chain) >= 2 and ((chain[-1][0] - chain[-2][0]) * (p[1] - chain[-2][1])
+            while len(chain) >= _SEGMENT and ((chain[-1][0] - chain[-2][0]) * (p[1] - chain[-2][1])
                                        - (chain[-1][1] - chain[-2][1]) * (p[0] - chain[-2][0])) <= 0.0:
                 chain.pop()
             chain.append(p)
@@ -168,8 +173,8 @@ def _distance_to_hull(points: np.ndarray) -> float:
     hull = _hull(points)
     if len(hull) == 1:
         return float(np.linalg.norm(hull[0]))
-    edges = [(hull[k], hull[(k + 1) % len(hull)]) for k in range(len(hull) if len(hull) > 2 else 1)]
-    if len(hull) > 2 and all(a[0] * b[1] - a[1] * b[0] >= 0.0 for a, b in edges):  # left of every edge
+    edges = [(hull[k], hull[(k + 1) % len(hull)]) for k in range(len(hull) if len(hull) > _SEGMENT else 1)]
+    if len(hull) > _SEGMENT and all(a[0] * b[1] - a[1] * b[0] >= 0.0 for a, b in edges):  # left of every edge
         return 0.0
     distance = math.inf
     for a, b in edges:
@@ -206,10 +211,11 @@ def pendulum_period(leg_length: float, gravity: float, ratio: float) -> float:
 
 def _centred(feet: Sequence[str], positions: np.ndarray) -> np.ndarray:
     xy = np.asarray(positions, dtype=float)
-    if len(feet) < 2 or xy.shape != (len(feet), 2) or not np.isfinite(xy).all():
+    if len(feet) < _PAIR or xy.shape != (len(feet), 2) or not np.isfinite(xy).all():
         raise ValueError(f"give two feet or more with finite (n, 2) positions, got {len(feet)} feet and "
                          f"positions of shape {xy.shape}")
-    return xy - xy.mean(axis=0)
+    centred: np.ndarray = xy - xy.mean(axis=0)
+    return centred
 
 
 def alternating_groups(feet: Sequence[str], positions: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...]]:

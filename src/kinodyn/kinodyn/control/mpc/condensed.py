@@ -15,17 +15,21 @@ one solve over several control ticks.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
 
-from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
 from kinodyn.control.mpc.solution import BackendResult, MpcStatus, finish
 from kinodyn.control.mpc.srb import STATE_SIZE
 from kinodyn.control.qp import QP, DaqpSolver, QPResult
 from kinodyn.kernel import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from kinodyn.control.mpc.parameters import MpcParameters
 
 
 @njit(cache=True)

@@ -18,8 +18,7 @@ several control ticks (``planner.MpcPlanner``).
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,10 +28,16 @@ from kinodyn.control.mpc.problem import build_problem
 from kinodyn.control.mpc.solution import BackendResult, MpcSolution, MpcStatus, finish
 from kinodyn.control.mpc.sparse import SparseSolver
 from kinodyn.control.mpc.srb import STATE_SIZE, SingleRigidBody
-from kinodyn.model import Model
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Sequence
+
+    from numpy.typing import ArrayLike
+
+    from kinodyn.model import Model
 
 
-def _array(value: Any, shape: tuple[int, ...], name: str) -> tuple[np.ndarray | None, str]:
+def _array(value: ArrayLike, shape: tuple[int, ...], name: str) -> tuple[np.ndarray | None, str]:
     """``value`` as a float array of ``shape``, or None and why not."""
     try:
         array = np.asarray(value, dtype=float)
@@ -69,8 +74,8 @@ class CentroidalMpc:
             model.frame_id(foot)
         return cls(SingleRigidBody.from_model(model, q_nominal), feet, params)
 
-    def _check(self, state: Any, reference: Any, contact_schedule: Any,
-               footholds: Any) -> tuple[tuple[np.ndarray, ...] | None, str]:
+    def _check(self, state: ArrayLike, reference: ArrayLike, contact_schedule: ArrayLike,
+               footholds: ArrayLike) -> tuple[tuple[np.ndarray, ...] | None, str]:
         N, n = self.params.horizon, len(self.feet)
         x0, why = _array(state, (STATE_SIZE,), "state")
         ref, why_ref = _array(reference, (N, STATE_SIZE), "reference")
@@ -88,7 +93,8 @@ class CentroidalMpc:
                 return None, f"{name} has non-finite entries (first at {bad}): pass finite numbers"
         return (x0, ref, mask, feet), ""
 
-    def solve(self, state: Any, reference: Any, contact_schedule: Any, footholds: Any) -> MpcSolution:
+    def solve(self, state: ArrayLike, reference: ArrayLike, contact_schedule: ArrayLike,
+              footholds: ArrayLike) -> MpcSolution:
         """The optimal forces and predicted states over the horizon (module doc). ``state`` (12,): the SRB
         state now (``SingleRigidBody.state_from_floating_base``); ``reference`` (N, 12): the wanted states
         of steps 1 .. N (``schedule.velocity_reference``); ``contact_schedule`` (N, n_feet) bool: stance per
@@ -96,8 +102,8 @@ class CentroidalMpc:
         contact point, world (``schedule.foothold_plan``; swing entries are not read)."""
         return finish(self.solve_parts(state, reference, contact_schedule, footholds))
 
-    def solve_parts(self, state: Any, reference: Any, contact_schedule: Any,
-                    footholds: Any) -> Generator[None, None, MpcSolution]:
+    def solve_parts(self, state: ArrayLike, reference: ArrayLike, contact_schedule: ArrayLike,
+                    footholds: ArrayLike) -> Generator[None, None, MpcSolution]:
         """``solve`` in parts: the checks and the problem's set-up, then the solver's own parts (module doc).
         The inputs are read before the first pause. The answer's ``solve_time`` counts the parts' time
         only, not the pauses."""

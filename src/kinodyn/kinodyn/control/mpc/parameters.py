@@ -18,6 +18,7 @@ SOLVERS = ("sparse", "condensed")
 _POSITIVE = ("dt", "friction", "force_weight", "osqp_eps_abs", "osqp_eps_rel")
 _NON_NEGATIVE = ("min_normal_force", "osqp_time_limit")
 _WEIGHTS = ("orientation_weight", "position_weight", "angular_velocity_weight", "linear_velocity_weight")
+_AXES = 3  # a weight per axis (x, y, z)
 _COUNTS = ("horizon", "osqp_max_iter", "daqp_max_iter")
 
 
@@ -59,7 +60,7 @@ class MpcParameters:
             if f.name in _COUNTS and not (type(value) is int and value >= 1):
                 raise ValueError(f"MPC parameter {f.name} must be an integer >= 1, got {value!r}")
             if f.name in _WEIGHTS:
-                if not (isinstance(value, (tuple, list)) and len(value) == 3
+                if not (isinstance(value, (tuple, list)) and len(value) == _AXES
                         and all(_finite(w) and w >= 0.0 for w in value)):
                     raise ValueError(f"MPC parameter {f.name} must be three finite numbers >= 0, "
                                      f"got {value!r}")

@@ -26,13 +26,16 @@ simulation and on a robot; time going backwards starts it afresh.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control.mpc.mpc import CentroidalMpc
-from kinodyn.control.mpc.solution import MpcSolution
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
+
+    from kinodyn.control.mpc.mpc import CentroidalMpc
+    from kinodyn.control.mpc.solution import MpcSolution
 
 Inputs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # state, reference, schedule, footholds
 

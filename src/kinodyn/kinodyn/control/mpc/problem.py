@@ -19,12 +19,15 @@ free, and each stance foot's set of forces is non-empty).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.control.mpc.dynamics import continuous_dynamics, discretise
-from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.srb import POSITION, SingleRigidBody
+
+if TYPE_CHECKING:
+    from kinodyn.control.mpc.parameters import MpcParameters
 
 FRICTION_FACETS = 4
 

@@ -13,14 +13,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinodyn.control.locomotion.footholds import arc_displacement
-from kinodyn.control.locomotion.gait import GaitState
 from kinodyn.control.mpc.dynamics import yaw_rotations
 from kinodyn.control.mpc.srb import ANGULAR_VELOCITY, LINEAR_VELOCITY, ORIENTATION, POSITION, STATE_SIZE
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kinodyn.control.locomotion.gait import GaitState
 
 
 def contact_schedule(state: GaitState, feet: Sequence[str], dt: float, steps: int) -> np.ndarray:

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeVar
 
 from kinodyn.control.qp import QPStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    import numpy as np
 
 T = TypeVar("T")
 
@@ -21,7 +23,8 @@ def finish(steps: Generator[None, None, T]) -> T:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            answer: T = done.value  # (StopIteration.value is typed Any)
+            return answer
 
 
 class MpcStatus(enum.Enum):

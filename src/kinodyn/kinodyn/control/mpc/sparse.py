@@ -20,17 +20,21 @@ the solve in two parts (writing the numbers, OSQP's solve), so a caller can spre
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import osqp
 import scipy.sparse as sp
 
-from kinodyn.control.mpc.parameters import MpcParameters
 from kinodyn.control.mpc.problem import FRICTION_FACETS, HorizonProblem, friction_pyramid
 from kinodyn.control.mpc.solution import BackendResult, MpcStatus, finish
 from kinodyn.control.mpc.srb import ANGULAR_VELOCITY, LINEAR_VELOCITY, ORIENTATION, POSITION, STATE_SIZE
 from kinodyn.control.qp import QPStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from kinodyn.control.mpc.parameters import MpcParameters
 
 _INF = float(osqp.constant("OSQP_INFTY"))
 _S = osqp.SolverStatus

@@ -97,7 +97,8 @@ class SingleRigidBody:
 
     def world_inertia(self, rotation: np.ndarray) -> np.ndarray:
         """``C I C^T``: the inertia about the CoM in world axes for the base orientation ``rotation``."""
-        return rotation @ self.inertia @ rotation.T
+        inertia: np.ndarray = rotation @ self.inertia @ rotation.T
+        return inertia
 
     def derivative(self, x: np.ndarray, forces: np.ndarray, feet: np.ndarray) -> np.ndarray:
         """``dx/dt`` of the full (not linearised) SRB: Euler-angle rates from ``omega`` (Robot Dynamics
@@ -132,4 +133,5 @@ class SingleRigidBody:
 
     def base_positions(self, states: np.ndarray) -> np.ndarray:
         """The base origin of each SRB state (rows of ``states``, n x 12): ``p - C(rpy) com_offset``."""
-        return states[:, POSITION] - rpy_matrices(states[:, ORIENTATION]) @ self.com_offset
+        positions: np.ndarray = states[:, POSITION] - rpy_matrices(states[:, ORIENTATION]) @ self.com_offset
+        return positions

@@ -27,14 +27,19 @@ def test_quadruped_sits_down_and_stands_up() -> None:
     ratio = robot.controller.params.sit_height_ratio
     assert abs(f.sit_height - 0.03 - ratio * robot.controller.nominal_height) < 0.01  # measured 2.7 mm off
     assert f.final_height_error < 0.006  # 2.9 mm: the feet's soft-contact penetration under load
-    assert f.max_overshoot < 1e-3 and f.max_tilt < 0.01 and f.max_slip < 1e-3  # 0, 0.0 deg, 0.05 mm
+    assert f.max_overshoot < 1e-3  # 0
+    assert f.max_tilt < 0.01  # 0.0 deg
+    assert f.max_slip < 1e-3  # 0.05 mm
 
 
 def test_quadruped_trots_in_place_without_drifting() -> None:
     f = scenarios.trot(scenarios.Legged.quadruped(), np.zeros(3), duration=2.0, settle=0.5)
-    assert f.drift < 0.01 and f.yaw_drift < 0.01  # measured 0.0 mm, 0.0 mrad
-    assert f.rmse_linear < 0.01 and f.rmse_yaw_rate < 0.03  # 0.0001 m/s, 0.0105 rad/s
-    assert f.min_height_ratio > 0.95 and f.lowest_body > 0.2  # 98.8 %, 0.27 m (the knees)
+    assert f.drift < 0.01  # measured 0.0 mm
+    assert f.yaw_drift < 0.01  # 0.0 mrad
+    assert f.rmse_linear < 0.01  # 0.0001 m/s
+    assert f.rmse_yaw_rate < 0.03  # 0.0105 rad/s
+    assert f.min_height_ratio > 0.95  # 98.8 %
+    assert f.lowest_body > 0.2  # 0.27 m (the knees)
 
 
 @pytest.mark.parametrize(("command", "linear", "yaw_rate"), [
@@ -45,16 +50,21 @@ def test_quadruped_trots_in_place_without_drifting() -> None:
 def test_quadruped_follows_velocity_commands(command: tuple, linear: float, yaw_rate: float) -> None:
     # the command is reached at the controller's acceleration limits (1 m/s^2, 2 rad/s^2) within 0.5 s
     f = scenarios.trot(scenarios.Legged.quadruped(), np.array(command), duration=3.0, settle=1.5)
-    assert f.rmse_linear <= linear and f.rmse_yaw_rate <= yaw_rate
+    assert f.rmse_linear <= linear
+    assert f.rmse_yaw_rate <= yaw_rate
     np.testing.assert_allclose(f.mean_velocity, command, atol=0.03)
     assert f.min_height_ratio > 0.95
 
 
 def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
     f = scenarios.push(scenarios.Legged.quadruped(), force=120.0, duration=0.2, before=0.6, after=1.5)
-    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the acceptance bounds
-    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # measured 96.4 %, 0.24 m
-    assert f.max_offset < 0.25 and f.final_speed < 0.1  # 0.105 m, 0.001 m/s (after 2 s)
+    # the acceptance bounds
+    assert f.min_height_ratio > 0.6
+    assert f.lowest_body > 0.0
+    assert f.min_height_ratio > 0.9  # measured 96.4 %
+    assert f.lowest_body > 0.15  # 0.24 m
+    assert f.max_offset < 0.25  # 0.105 m
+    assert f.final_speed < 0.1  # 0.001 m/s (after 2 s)
 
 
 def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> None:
@@ -70,7 +80,8 @@ def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> No
     before = {f: (p.in_stance, s.t + p.time_left) for f, p in ctl.scheduler.update(s.t).feet.items()}
     ctl.set_parameters(replace(ctl.params, period=0.45, duty=0.62, base_frequency=3.5))
     gait = ctl.scheduler.gait
-    assert (gait.name, gait.period, gait.duty) == ("trot", 0.45, 0.62) and ctl.period == 0.45
+    assert (gait.name, gait.period, gait.duty) == ("trot", 0.45, 0.62)
+    assert ctl.period == 0.45
     planned = {f: (p.in_stance, s.t + p.time_left) for f, p in ctl.scheduler.update(s.t).feet.items()}
     assert sorted(p[0] for p in before.values()) == [False, False, True, True]
     for foot, (in_stance, end) in before.items():  # swings end as planned, stances no earlier
@@ -80,7 +91,8 @@ def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> No
     velocity = []
     while s.t < 3.0 - 1e-9:
         out = ctl.update(s.q, s.v, s.t, command)
-        assert out.ok and out.mode == "trot"
+        assert out.ok
+        assert out.mode == "trot"
         assert sum(out.stance.values()) >= 2
         np.testing.assert_allclose(out.command, command, atol=1e-12)
         for foot, in_stance in out.stance.items():
@@ -96,7 +108,8 @@ def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> No
         velocity.append(s.v[0])
         assert s.q[2] > 0.9 * robot.nominal_height
     for times in lift_offs.values():  # the last two lift-offs of each foot, well after the switch
-        assert times[-1] > 2.0 and abs(times[-1] - times[-2] - 0.45) < 0.0021
+        assert times[-1] > 2.0
+        assert abs(times[-1] - times[-2] - 0.45) < 0.0021
     assert abs(np.mean(velocity[-250:]) - 0.3) < 0.03  # the last 0.5 s (base frame ~ heading frame)
 
 
@@ -115,14 +128,18 @@ def test_quadruped_switches_gaits_at_speed(backend: str) -> None:
         while s.t < until - 1e-9:
             out = ctl.update(s.q, s.v, s.t, command)
             assert out.ok, out.message
-            assert sum(out.stance.values()) >= 2 and s.q[2] > 0.95 * robot.nominal_height
+            assert sum(out.stance.values()) >= 2
+            assert s.q[2] > 0.95 * robot.nominal_height
             for _ in range(robot.steps_per_tick):
                 s.step(out.tau)
             velocity.append(s.v[0])
         if mode != "stand":
-            assert out.mode == mode and ctl.scheduler.gait.name == mode
+            assert out.mode == mode
+            assert ctl.scheduler.gait.name == mode
             assert abs(np.mean(velocity[-500:]) - 0.15) < 0.02, mode  # the last second
-    assert out.mode == "stand" and all(out.stance.values()) and ctl.scheduler.all_in_stance
+    assert out.mode == "stand"
+    assert all(out.stance.values())
+    assert ctl.scheduler.all_in_stance
     assert np.abs(s.v[:2]).max() < 0.02
 
 
@@ -155,15 +172,19 @@ def test_footholds_about_the_com_centre_the_feet_under_an_offset_com(tmp_path: P
 def test_hexapod_sits_down_and_stands_up_with_the_same_controller() -> None:
     robot = scenarios.Legged.hexapod()
     f = scenarios.stand_up(robot)
-    assert f.final_height_error < 0.003 and f.max_tilt < 0.01 and f.max_slip < 2e-3  # 0.6 mm, 0.0 deg, 0.5 mm
+    assert f.final_height_error < 0.003  # 0.6 mm
+    assert f.max_tilt < 0.01  # 0.0 deg
+    assert f.max_slip < 2e-3  # 0.5 mm
     assert f.sit_height < 0.7 * robot.nominal_height  # 0.083 m of 0.145 m
 
 
 @pytest.mark.parametrize(("command", "drift"), [((0.0, 0.0, 0.0), 0.01), ((0.2, 0.0, 0.0), None)])
 def test_hexapod_walks_a_tripod_gait_with_the_same_controller(command: tuple, drift: float | None) -> None:
     f = scenarios.trot(scenarios.Legged.hexapod(), np.array(command), duration=2.5, settle=1.5)
-    assert f.rmse_linear <= 0.1 and f.rmse_yaw_rate <= 0.1  # measured 0.004 / 0.035 m/s, 0.003 rad/s
+    assert f.rmse_linear <= 0.1  # measured 0.004 / 0.035 m/s
+    assert f.rmse_yaw_rate <= 0.1  # 0.003 rad/s
     np.testing.assert_allclose(f.mean_velocity, command, atol=0.02)
-    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.1  # 98.5 %, 0.14 m
+    assert f.min_height_ratio > 0.9  # 98.5 %
+    assert f.lowest_body > 0.1  # 0.14 m
     if drift is not None:
         assert f.drift < drift  # 0.03 mm

@@ -27,7 +27,9 @@ def test_quadruped_sits_down_and_stands_up_on_mujoco() -> None:
     ratio = robot.controller.params.sit_height_ratio
     assert abs(f.sit_height - 0.03 - ratio * robot.controller.nominal_height) < 0.01
     assert f.final_height_error < 0.006  # measured 2.9 mm (the contact's penetration under load)
-    assert f.max_overshoot < 1e-3 and f.max_tilt < 0.01 and f.max_slip < 3e-3  # 0, 0.0 deg, 1.0 mm
+    assert f.max_overshoot < 1e-3  # 0
+    assert f.max_tilt < 0.01  # 0.0 deg
+    assert f.max_slip < 3e-3  # 1.0 mm
 
 
 @pytest.mark.parametrize(("command", "linear", "yaw_rate"), [
@@ -39,9 +41,11 @@ def test_quadruped_sits_down_and_stands_up_on_mujoco() -> None:
 def test_quadruped_follows_velocity_commands_on_mujoco(command: tuple, linear: float,
                                                        yaw_rate: float) -> None:
     f = scenarios.trot(quadruped(), np.array(command), duration=3.0, settle=1.5)
-    assert f.rmse_linear <= linear and f.rmse_yaw_rate <= yaw_rate
+    assert f.rmse_linear <= linear
+    assert f.rmse_yaw_rate <= yaw_rate
     np.testing.assert_allclose(f.mean_velocity, command, atol=0.03)
-    assert f.min_height_ratio > 0.95 and f.lowest_body > 0.2  # 98 %, 0.24 m
+    assert f.min_height_ratio > 0.95  # 98 %
+    assert f.lowest_body > 0.2  # 0.24 m
 
 
 @pytest.mark.parametrize(("mode", "force", "offset", "speed"), [
@@ -51,6 +55,10 @@ def test_quadruped_follows_velocity_commands_on_mujoco(command: tuple, linear: f
 def test_quadruped_survives_lateral_pushes_on_mujoco(mode: str, force: float, offset: float,
                                                      speed: float) -> None:
     f = scenarios.push(quadruped(), force=force, duration=0.2, before=0.6, after=1.5, mode=mode)
-    assert f.min_height_ratio > 0.6 and f.lowest_body > 0.0  # the acceptance bounds
-    assert f.min_height_ratio > 0.9 and f.lowest_body > 0.15  # 98 %, 0.24 m
-    assert f.max_offset < offset and f.final_speed < speed
+    # the acceptance bounds
+    assert f.min_height_ratio > 0.6
+    assert f.lowest_body > 0.0
+    assert f.min_height_ratio > 0.9  # 98 %
+    assert f.lowest_body > 0.15  # 0.24 m
+    assert f.max_offset < offset
+    assert f.final_speed < speed

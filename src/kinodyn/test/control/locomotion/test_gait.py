@@ -4,6 +4,7 @@ the phase-continuous switch between any two of them at any phase, the period law
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -25,6 +26,9 @@ from kinodyn.control.locomotion import (
 from kinodyn.control.locomotion.gait import _distance_to_hull
 from scipy.spatial import ConvexHull
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
 FEET = ("LF", "LH", "RF", "RH")
 PAIRS = (("LF", "RH"), ("LH", "RF"))
 QUAD = np.array([[0.25, 0.2], [-0.25, 0.2], [0.25, -0.2], [-0.25, -0.2]])
@@ -42,21 +46,33 @@ def test_trot_phases_match_hand_computed_values() -> None:
     assert scheduler.gait.name == "trot"
     state = scheduler.update(1.0)
     lf, lh = state.feet["LF"], state.feet["LH"]
-    assert lf.in_stance and lf.phase == 0.0 and math.isclose(lf.time_left, 0.3)
-    assert lh.in_stance and lh.phase == 0.0 and math.isclose(lh.time_left, 0.05) and lh.lifts_next
+    assert lf.in_stance
+    assert lf.phase == 0.0
+    assert math.isclose(lf.time_left, 0.3)
+    assert lh.in_stance
+    assert lh.phase == 0.0
+    assert math.isclose(lh.time_left, 0.05)
+    assert lh.lifts_next
     # t = 1.2: LF in stance (0.1 s left of 0.3), LH in swing since 1.05 (3/4 of its 0.2 s done)
     state = scheduler.update(1.2)
     lf, lh, rf = state.feet["LF"], state.feet["LH"], state.feet["RF"]
-    assert lf.in_stance and math.isclose(lf.phase, 0.2 / 0.3) and math.isclose(lf.time_left, 0.1)
-    assert not lh.in_stance and math.isclose(lh.phase, 0.75) and math.isclose(lh.time_left, 0.05)
+    assert lf.in_stance
+    assert math.isclose(lf.phase, 0.2 / 0.3)
+    assert math.isclose(lf.time_left, 0.1)
+    assert not lh.in_stance
+    assert math.isclose(lh.phase, 0.75)
+    assert math.isclose(lh.time_left, 0.05)
     # its next stance: from 1.25 to the clock's lift-off 1 + 0.5 (0.6 - 0.5 + 1) = 1.55
-    assert math.isclose(lh.swing_duration, 0.2) and math.isclose(lh.stance_duration, 0.3)
+    assert math.isclose(lh.swing_duration, 0.2)
+    assert math.isclose(lh.stance_duration, 0.3)
     assert (rf.in_stance, rf.phase) == (lh.in_stance, lh.phase)  # the pair moves together
     assert state.stance == ("LF", "RH")
     # t = 1.45: LF in swing since 1.3 (3/4), LH in stance since 1.25
     state = scheduler.update(1.45)
-    assert not state.feet["LF"].in_stance and math.isclose(state.feet["LF"].phase, 0.75)
-    assert state.feet["LH"].in_stance and state.feet["LH"].lifts_next
+    assert not state.feet["LF"].in_stance
+    assert math.isclose(state.feet["LF"].phase, 0.75)
+    assert state.feet["LH"].in_stance
+    assert state.feet["LH"].lifts_next
     assert math.isclose(state.feet["LH"].time_left, 0.1)
 
 
@@ -74,15 +90,18 @@ def test_switch_to_stand_lets_the_swinging_feet_land_as_planned() -> None:
     state = scheduler.update(0.1)
     assert state.stance == ("LF", "RH")
     scheduler.set_gait(stand(FEET))
-    assert scheduler.gait.name == "stand" and not scheduler.all_in_stance
+    assert scheduler.gait.name == "stand"
+    assert not scheduler.all_in_stance
     state = scheduler.update(0.1)
     assert all(state.feet[f].time_left == math.inf and not state.feet[f].lifts_next for f in ("LF", "RH"))
-    assert math.isclose(state.feet["LH"].time_left, 0.14) and math.isclose(state.feet["LH"].phase, 0.3)
+    assert math.isclose(state.feet["LH"].time_left, 0.14)
+    assert math.isclose(state.feet["LH"].phase, 0.3)
     assert math.isclose(state.feet["LH"].stance_duration, 0.3)  # (the swing's gait's, for its foothold)
     state = scheduler.update(0.2398)
     assert state.stance == ("LF", "RH")
     state = scheduler.update(0.2402)
-    assert scheduler.all_in_stance and all(p.time_left == math.inf for p in state.feet.values())
+    assert scheduler.all_in_stance
+    assert all(p.time_left == math.inf for p in state.feet.values())
     for t in (1.0, 5.0):
         assert scheduler.update(t).stance == FEET
 
@@ -124,7 +143,8 @@ def test_walk_lifts_one_foot_at_a_time_in_its_footfall_order() -> None:
     assert math.isclose(gait.handover, 0.05, abs_tol=1e-12)
     swing = _swing_times(gait, 6.0)
     in_air = sum(s.astype(int) for s in swing.values())
-    assert in_air.max() == 1 and (in_air[2000:] == 0).mean() == pytest.approx(0.2, abs=0.003)
+    assert in_air.max() == 1
+    assert (in_air[2000:] == 0).mean() == pytest.approx(0.2, abs=0.003)
     lifts = {f: np.flatnonzero(np.diff(s.astype(int)) == 1)[-3:] * 0.001 for f, s in swing.items()}
     for foot, times in lifts.items():
         np.testing.assert_allclose(np.diff(times), 1.0, atol=0.0011)
@@ -137,7 +157,8 @@ def test_walk_lifts_one_foot_at_a_time_in_its_footfall_order() -> None:
 
 
 @pytest.mark.parametrize("make", [trot, pace, bound])
-def test_two_beat_gaits_move_their_pairs_together(make) -> None:
+def test_two_beat_gaits_move_their_pairs_together(
+        make: Callable[[Sequence[Sequence[str]], float, float], Gait]) -> None:
     groups = {trot: PAIRS, pace: lateral_groups(FEET, QUAD), bound: fore_aft_groups(FEET, QUAD)}[make]
     gait = make(groups, 0.4, 0.6)
     assert math.isclose(gait.handover, 0.1 * 0.4)
@@ -220,7 +241,8 @@ def test_switching_keeps_every_foot_phase_continuous(sequence: tuple[str, ...], 
                 phase = (lifts[f][-1] - lifts[FEET[0]][-1]) / current.period
                 offset = current.offsets[FEET[0]] - current.offsets[f]
                 assert abs((phase - offset + 0.5) % 1.0 - 0.5) < 1e-6, (f, sequence[stage - 1])
-    assert scheduler.all_in_stance and scheduler.gait.name == "stand"
+    assert scheduler.all_in_stance
+    assert scheduler.gait.name == "stand"
 
 
 def test_support_distance_of_the_gaits() -> None:

@@ -50,8 +50,10 @@ def test_swing_validation() -> None:
 G, Z0 = 9.81, 0.5
 
 
-def foothold(base=(1.0, 2.0), yaw=0.0, hip=(0.25, 0.2), velocity=(0.5, 0.0), command=(0.5, 0.0, 0.0),
-             tau=0.3, gain=1.0, max_offset=1.0) -> np.ndarray:
+def foothold(base: tuple[float, float] = (1.0, 2.0), yaw: float = 0.0,
+             hip: tuple[float, float] = (0.25, 0.2), velocity: tuple[float, float] = (0.5, 0.0),
+             command: tuple[float, float, float] = (0.5, 0.0, 0.0), tau: float = 0.3, gain: float = 1.0,
+             max_offset: float = 1.0) -> np.ndarray:
     return raibert_foothold(np.array(base), yaw, np.array(hip), np.array(velocity), np.array(command), tau,
                             Z0, G, gain, max_offset)
 

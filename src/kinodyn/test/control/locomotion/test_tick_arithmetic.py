@@ -73,15 +73,19 @@ def test_state_check_by_sum_refuses_non_finite_takes_large_finite(controller: Lo
     q, v = m.neutral(), np.zeros(m.nv)
     q[7], q[8] = 1e308, 1e308  # finite, their sum is not: the entries are looked at one by one
     with np.errstate(over="ignore"):  # (the sum's overflow)
-        checked_q, checked_v, norm = controller._check_state(q, v)
-    assert np.array_equal(checked_q, q) and np.array_equal(checked_v, v) and norm == 1.0
+        # _check_state is update()'s first step, called directly: through update() a finite state whose sum
+        # overflows would go on into the tick; here only the check's fast path is judged
+        checked_q, checked_v, norm = controller._check_state(q, v)  # noqa: SLF001
+    assert np.array_equal(checked_q, q)
+    assert np.array_equal(checked_v, v)
+    assert norm == 1.0
     for k, bad in ((7, math.nan), (8, math.inf), (0, -math.inf)):
         wrong = q.copy()
         wrong[k] = bad
         with pytest.raises(ValueError, match="finite"):
-            controller._check_state(wrong, v)
+            controller._check_state(wrong, v)  # noqa: SLF001  (update()'s state check alone)
         with pytest.raises(ValueError, match="finite"):
-            controller._check_state(m.neutral(), np.r_[v[:-1], bad])
+            controller._check_state(m.neutral(), np.r_[v[:-1], bad])  # noqa: SLF001  (update()'s state check alone)
 
 
 def test_command_check_by_sum(controller: LocomotionController) -> None:
@@ -91,7 +95,8 @@ def test_command_check_by_sum(controller: LocomotionController) -> None:
     q[2] = 0.5252 - 0.03
     with np.errstate(over="ignore"):  # (the sum's overflow)
         out = controller.update(q, np.zeros(m.nv), 0.0, (1e308, 1e308, 0.0))  # finite: clipped, not refused
-    assert out.ok and np.isfinite(out.command).all()
+    assert out.ok
+    assert np.isfinite(out.command).all()
     for bad in ((math.nan, 0.0, 0.0), (0.0, math.inf, 0.0), (0.0, 0.0)):
         with pytest.raises(ValueError, match="velocity command"):
             controller.update(q, np.zeros(m.nv), 0.002, bad)
