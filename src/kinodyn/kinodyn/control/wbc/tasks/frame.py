@@ -194,7 +194,7 @@ class FrameTask(MotionTask):
 
 
 @njit(cache=True)
-def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,
+def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: bool, J: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray, kd: np.ndarray,
                v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray, A: np.ndarray, b: np.ndarray,
                selected_error: np.ndarray) -> None:
