@@ -324,6 +324,24 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[Harness], qua
         h.start("bad", "kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "gyro"})
 
 
+def test_unloading_a_configured_controller_destroys_its_publishers_and_subscriptions(
+        harness: type[Harness], quadruped_urdf: str) -> None:
+    h = harness(quadruped_urdf)
+    loaded: dict[str, tuple[str, dict[str, str | list[str]], str]] = {
+        "jsb": ("kinodyn_control/JointStateBroadcaster", {}, "/joint_states"),
+        "imu": ("kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "imu_sensor"}, "/imu/imu"),
+        "pd": (PD, {"joints": ["LF_HAA"]}, "/pd/commands")}
+    for name, (type_name, params, _) in loaded.items():
+        h.manager.load(name, type_name, params)
+        h.manager.configure(name)
+    opened = {name: {*h.contexts[name].publishers, *h.contexts[name].subscriptions} for name in loaded}
+    assert opened == {name: {topic} for name, (_, _, topic) in loaded.items()}
+    for name in loaded:
+        h.manager.unload(name)
+        assert not h.contexts[name].publishers
+        assert not h.contexts[name].subscriptions
+
+
 # --- real device skeleton -----------------------------------------------------------------------------------
 def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> None:
     joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})

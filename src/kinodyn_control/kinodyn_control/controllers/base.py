@@ -115,6 +115,8 @@ class Controller(Lifecycle):
         self.context: ControllerContext | None = None
         self.commands: LoanedInterfaces | None = None
         self.states: LoanedInterfaces | None = None
+        # the context's publishers and subscriptions on_configure opened; on_cleanup destroys them
+        self.endpoints: list[Any] = []  # rclpy's (or a test double's) endpoints of any rosidl type
         self.command_arrived: Callable[[], None] = _no_listener  # set by the manager; per accepted command
         # set by the manager: ('', '') when a command stamped so may be used now, else (cause, why not)
         self.stamp_problem: Callable[[int], tuple[str, str]] = _any_stamp
@@ -147,6 +149,15 @@ class Controller(Lifecycle):
         return self._finish_init(self.on_init())
 
     def on_init(self) -> CallbackReturn:
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self) -> CallbackReturn:
+        """Destroy the publishers and subscriptions in ``endpoints``."""
+        if self.endpoints:
+            assert self.context is not None  # they were opened in it
+            for entity in self.endpoints:
+                self.context.destroy(entity)
+            self.endpoints = []
         return CallbackReturn.SUCCESS
 
     def command_interface_configuration(self) -> InterfaceConfiguration:

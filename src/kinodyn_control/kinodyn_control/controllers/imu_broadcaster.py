@@ -53,11 +53,7 @@ class ImuSensorBroadcaster(Controller):
             if len(self.params[f"static_covariance_{c}"]) != _COVARIANCE_SIZE:
                 return self.fail(f"parameter static_covariance_{c} must have 9 values")
         self.publisher = self.context.create_publisher(Imu, "~/imu")
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        assert self.context is not None
-        self.context.destroy(self.publisher)
+        self.endpoints = [self.publisher]
         return CallbackReturn.SUCCESS
 
     def state_interface_configuration(self) -> InterfaceConfiguration:

@@ -68,13 +68,8 @@ class JointCommandController(Controller):
         self._reference: tuple[Any, float, int | None] | None = None  # target, receipt time, stamp [ns]
         self._used: tuple[Any, float, int | None] | None = None
         self._reader = None if self.READER is None else self.READER()
-        self._subscription = self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command,
-                                                              raw=self._reader is not None)
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        assert self.context is not None
-        self.context.destroy(self._subscription)
+        self.endpoints = [self.context.create_subscription(self.MESSAGE, "~/commands", self._on_command,
+                                                           raw=self._reader is not None)]
         return CallbackReturn.SUCCESS
 
     def command_interface_configuration(self) -> InterfaceConfiguration:

@@ -54,11 +54,7 @@ class JointStateBroadcaster(Controller):
             if full_name(j, name) in states
         ]
         self.publisher = self.context.create_publisher(JointState, "joint_states")
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        assert self.context is not None
-        self.context.destroy(self.publisher)
+        self.endpoints = [self.publisher]
         return CallbackReturn.SUCCESS
 
     def state_interface_configuration(self) -> InterfaceConfiguration:
