@@ -144,22 +144,19 @@ class StampMerger:
     @property
     def excluded(self) -> frozenset[str]:
         """Streams left out of the watermark: silent (module docstring) or waiting in the next epoch."""
-        ending = self._ending
-        if self._all_live(ending) is not None:
-            return frozenset()
-        return frozenset(
-            name for name, s in self._streams.items() if s.next_epoch is not None or self._silent(s, ending)
-        )
+        return self._left_out(lambda s, ending: s.next_epoch is not None or self._silent(s, ending))
 
     @property
     def silent(self) -> frozenset[str]:
         """Streams left out for silence (module docstring)."""
+        return self._left_out(lambda s, ending: s.next_epoch is None and self._silent(s, ending))
+
+    def _left_out(self, left_out: Callable[[_Stream, bool], bool]) -> frozenset[str]:
+        """The streams ``left_out(stream, ending)`` names; none while every stream is live."""
         ending = self._ending
         if self._all_live(ending) is not None:
             return frozenset()
-        return frozenset(
-            name for name, s in self._streams.items() if s.next_epoch is None and self._silent(s, ending)
-        )
+        return frozenset(name for name, s in self._streams.items() if left_out(s, ending))
 
     def _all_live(self, ending: bool) -> list[int] | None:
         """The references (``_reference``) of every stream when none is silent or waiting: the epoch is not
