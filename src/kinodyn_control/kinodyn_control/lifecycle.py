@@ -55,10 +55,16 @@ class Lifecycle:
     def on_deactivate(self) -> CallbackReturn:
         return CallbackReturn.SUCCESS
 
+    def release(self) -> None:
+        """Free what ``on_configure`` acquired (a port, a node); the default on_cleanup and on_shutdown call
+        it."""
+
     def on_cleanup(self) -> CallbackReturn:
+        self.release()
         return CallbackReturn.SUCCESS
 
     def on_shutdown(self) -> CallbackReturn:
+        self.release()
         return CallbackReturn.SUCCESS
 
     def on_error(self) -> CallbackReturn:

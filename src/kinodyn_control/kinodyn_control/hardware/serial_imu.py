@@ -173,7 +173,7 @@ class SerialImuSensor(Sensor):
             self.port.reset_input_buffer()
         except (serial.SerialException, OSError, ValueError) as exc:
             self.last_error = f"cannot open IMU port {self.port_name} at {self.baudrate} baud: {exc}"
-            self._close()
+            self.release()
             return CallbackReturn.FAILURE
         self.reader = XbusReader()
         self._seen = {}
@@ -188,7 +188,7 @@ class SerialImuSensor(Sensor):
             problem = self._poll(synchronised=False)
             if problem:
                 self.last_error = problem
-                self._close()
+                self.release()
                 return CallbackReturn.FAILURE
             if all(q in self._seen for q in self._required):
                 return CallbackReturn.SUCCESS
@@ -199,23 +199,16 @@ class SerialImuSensor(Sensor):
             f"({self.reader.corrupt} corrupt, {self.reader.skipped} unsynchronised bytes): check power, "
             "cable, baudrate and that the device streams MTData2 with those outputs in measurement mode"
         )
-        self._close()
+        self.release()
         return CallbackReturn.FAILURE
-
-    def on_cleanup(self) -> CallbackReturn:
-        self._close()
-        return CallbackReturn.SUCCESS
-
-    def on_shutdown(self) -> CallbackReturn:
-        self._close()
-        return CallbackReturn.SUCCESS
 
     def on_error(self) -> CallbackReturn:
         """Close the port; the component can be configured again (UNCONFIGURED)."""
-        self._close()
+        self.release()
         return CallbackReturn.SUCCESS
 
-    def _close(self) -> None:
+    def release(self) -> None:
+        """Close the port."""
         if self.port is not None:
             self.port.close()
             self.port = None

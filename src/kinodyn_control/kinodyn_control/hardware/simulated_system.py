@@ -276,15 +276,8 @@ class SimulatedSystem(System):
             q[2] = -self.simulator.contact_points[:, 2].min()
         return q
 
-    def on_cleanup(self) -> CallbackReturn:
-        self._shutdown_ros()
-        return CallbackReturn.SUCCESS
-
-    def on_shutdown(self) -> CallbackReturn:
-        self._shutdown_ros()
-        return CallbackReturn.SUCCESS
-
-    def _shutdown_ros(self) -> None:
+    def release(self) -> None:
+        """Shut down the simulator's ROS interface (sim_ros), if one was started."""
         if self._ros is not None:
             self._ros.shutdown()
             self._ros = None
