@@ -16,8 +16,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-import kinodyn as kd
 from kinodyn import dynamics
+
+from .pinocchio_pair import Pair, pair_fixture
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,54 +40,7 @@ def close(actual: np.ndarray | float, expected: np.ndarray | float) -> None:
     np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-9 * scale)
 
 
-class Pair:
-    """A kinodyn model, Pinocchio's model of the same URDF, and the maps between their spaces."""
-
-    def __init__(self, path: Path, floating: bool) -> None:
-        self.m = kd.Model.from_urdf(path, floating_base=floating)
-        root = (pin.JointModelFreeFlyer(),) if floating else ()
-        self.pm = pin.buildModelFromUrdf(str(path), *root)
-        self.pd = self.pm.createData()
-        base = 6 if floating else 0
-        self.G = np.zeros((self.pm.nv, self.m.nv))
-        self.G[:base, :base] = np.eye(base)
-        self.coupled = []  # (pin idx_q, pin nq, kinodyn q index, multiplier, offset)
-        self.pin_joint_of_body = {1: self.pm.getJointId("root_joint")} if floating else {}
-        names = list(self.m.joint_names) + list(self.m.mimic_joint_names)
-        bodies = list(self.m.joint_body) + list(self.m.mimic_body)
-        for name, body in zip(names, bodies, strict=True):
-            jid = self.pm.getJointId(name)
-            joint = self.pm.joints[jid]
-            k, c = float(self.m.joint_multiplier[body]), float(self.m.joint_offset[body])
-            self.G[joint.idx_v, self.m.idx_v[body]] = k
-            self.coupled.append((joint.idx_q, joint.nq, int(self.m.idx_q[body]), k, c))
-            self.pin_joint_of_body[body] = jid
-        assert len(self.pin_joint_of_body) == self.pm.njoints - 1 == self.m.nbodies - 1
-
-    def q(self, q: np.ndarray) -> np.ndarray:
-        qp = np.zeros(self.pm.nq)
-        if self.m.floating_base:
-            qp[:3] = q[:3]
-            qp[3:7] = q[3:7] / np.linalg.norm(q[3:7])
-        for iqp, nqp, iq, k, c in self.coupled:
-            angle = k * q[iq] + c
-            qp[iqp:iqp + nqp] = [np.cos(angle), np.sin(angle)] if nqp == 2 else angle
-        return qp
-
-    def forces(self, fext: np.ndarray) -> list[pin.Force]:
-        out = [pin.Force.Zero() for _ in range(self.pm.njoints)]
-        for body, jid in self.pin_joint_of_body.items():
-            out[jid] = pin.Force(fext[body])
-        return out
-
-
-def case_id(case: tuple[Path, bool]) -> str:
-    return f"{case[0].stem}-{'floating' if case[1] else 'fixed'}"
-
-
-@pytest.fixture(scope="module", params=CASES, ids=case_id)
-def pair(request: pytest.FixtureRequest) -> Pair:
-    return Pair(*request.param)
+pair = pair_fixture(CASES)
 
 
 def states(pair: Pair) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -100,7 +54,8 @@ def states(pair: Pair) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 def full_mass_matrix(pair: Pair, qp: np.ndarray) -> np.ndarray:
     M = pin.crba(pair.pm, pair.pd, qp)
-    return np.triu(M) + np.triu(M, 1).T
+    full: np.ndarray = np.triu(M) + np.triu(M, 1).T
+    return full
 
 
 def test_inverse_dynamics_and_its_terms(pair: Pair) -> None:

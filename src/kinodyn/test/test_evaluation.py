@@ -22,6 +22,8 @@ from kinodyn.evaluation import Evaluation, Evaluator
 import kinodyn as kd
 from kinodyn import dynamics
 
+from .pinocchio_pair import Pair, pair_fixture
+
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 PROJECT = Path(__file__).resolve().parents[3] / "urdf"
 CASES = [
@@ -48,43 +50,7 @@ def close(actual: np.ndarray, expected: np.ndarray, tol: float = 1e-12) -> None:
     np.testing.assert_allclose(actual, expected, rtol=0.0, atol=tol * scale)
 
 
-class Pair:
-    """kinodyn's and Pinocchio's models of one URDF, ``G`` (kinodyn v -> Pinocchio v) and the q map."""
-
-    def __init__(self, path: Path, floating: bool) -> None:
-        self.m = kd.Model.from_urdf(path, floating_base=floating)
-        self.pm = pin.buildModelFromUrdf(str(path), *((pin.JointModelFreeFlyer(),) if floating else ()))
-        self.pd = self.pm.createData()
-        base = 6 if floating else 0
-        self.G = np.zeros((self.pm.nv, self.m.nv))
-        self.G[:base, :base] = np.eye(base)
-        self.coupled = []  # (pin idx_q, pin nq, kinodyn q index, multiplier, offset)
-        names = list(self.m.joint_names) + list(self.m.mimic_joint_names)
-        bodies = list(self.m.joint_body) + list(self.m.mimic_body)
-        for name, body in zip(names, bodies, strict=True):
-            joint = self.pm.joints[self.pm.getJointId(name)]
-            k, c = float(self.m.joint_multiplier[body]), float(self.m.joint_offset[body])
-            self.G[joint.idx_v, self.m.idx_v[body]] = k
-            self.coupled.append((joint.idx_q, joint.nq, int(self.m.idx_q[body]), k, c))
-
-    def q(self, q: np.ndarray) -> np.ndarray:
-        qp = np.zeros(self.pm.nq)
-        if self.m.floating_base:
-            qp[:3] = q[:3]
-            qp[3:7] = q[3:7] / np.linalg.norm(q[3:7])
-        for iqp, nqp, iq, k, c in self.coupled:
-            angle = k * q[iq] + c
-            qp[iqp:iqp + nqp] = [np.cos(angle), np.sin(angle)] if nqp == 2 else angle
-        return qp
-
-
-def case_id(case: tuple[Path, bool]) -> str:
-    return f"{case[0].stem}-{'floating' if case[1] else 'fixed'}"
-
-
-@pytest.fixture(scope="module", params=CASES, ids=case_id)
-def pair(request: pytest.FixtureRequest) -> Pair:
-    return Pair(*request.param)
+pair = pair_fixture(CASES)
 
 
 def states(m: kd.Model, seed: int = 5) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import pytest
 
-import kinodyn as kd
+from .pinocchio_pair import Pair, pair_fixture
 
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 PROJECT_URDFS = Path(__file__).resolve().parents[3] / "urdf"
@@ -29,49 +28,7 @@ def close(a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
 
 
-class Pair:
-    """A kinodyn model, the Pinocchio model of the same URDF, and the maps between their spaces."""
-
-    def __init__(self, path: Path, floating: bool) -> None:
-        self.m = kd.Model.from_urdf(path, floating_base=floating)
-        self.pm = (
-            pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-            if floating
-            else pin.buildModelFromUrdf(str(path))
-        )
-        self.pd = self.pm.createData()
-        base = 6 if floating else 0
-        # G maps kinodyn v to Pinocchio v (mimic joints copy their master with the multiplier).
-        self.G = np.zeros((self.pm.nv, self.m.nv))
-        self.G[:base, :base] = np.eye(base)
-        self.coupled = []  # (pin idx_q, pin nq, kinodyn q index, multiplier, offset)
-        names = list(self.m.joint_names) + list(self.m.mimic_joint_names)
-        bodies = list(self.m.joint_body) + list(self.m.mimic_body)
-        assert self.pm.njoints - 1 - (1 if floating else 0) == len(names)
-        for name, body in zip(names, bodies, strict=True):
-            joint = self.pm.joints[self.pm.getJointId(name)]
-            iq = int(self.m.idx_q[body])
-            k, c = float(self.m.joint_multiplier[body]), float(self.m.joint_offset[body])
-            self.G[joint.idx_v, self.m.idx_v[body]] = k
-            self.coupled.append((joint.idx_q, joint.nq, iq, k, c))
-
-    def q(self, q: np.ndarray) -> np.ndarray:
-        qp = np.zeros(self.pm.nq)
-        if self.m.floating_base:
-            qp[:7] = q[:7] / np.r_[1, 1, 1, [np.linalg.norm(q[3:7])] * 4]
-        for iqp, nqp, iq, k, c in self.coupled:
-            angle = k * q[iq] + c
-            qp[iqp : iqp + nqp] = [np.cos(angle), np.sin(angle)] if nqp == 2 else angle
-        return qp
-
-
-def case_id(case: tuple[Path, bool]) -> str:
-    return f"{case[0].stem}-{'floating' if case[1] else 'fixed'}"
-
-
-@pytest.fixture(scope="module", params=CASES, ids=case_id)
-def pair(request: pytest.FixtureRequest) -> Pair:
-    return Pair(*request.param)
+pair = pair_fixture(CASES)
 
 
 def states(pair: Pair) -> list[tuple[np.ndarray, np.ndarray]]:
