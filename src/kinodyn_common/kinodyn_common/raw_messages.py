@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 from geometry_msgs.msg import Point
@@ -160,10 +160,13 @@ class Layout:
 
 
 class RawReader:
-    """Reads serialized messages of ``msgtype`` (one of ``bags.cdr.LAYOUT_TYPES``) through the layout of the
-    last one (module docstring)."""
+    """Reads serialized messages of the subclass's ``MSGTYPE`` (one of ``bags.cdr.LAYOUT_TYPES``) through the
+    layout of the last one (module docstring)."""
 
-    def __init__(self, msgtype: str) -> None:
+    MSGTYPE: ClassVar[str]
+
+    def __init__(self) -> None:
+        msgtype = self.MSGTYPE
         if msgtype not in LAYOUT_TYPES:
             raise ValueError(f"no raw reader for {msgtype}; readable: {', '.join(sorted(LAYOUT_TYPES))}")
         self.msgtype = msgtype
@@ -188,8 +191,7 @@ class RawReader:
 
 
 class JointStateReader(RawReader):
-    def __init__(self) -> None:
-        super().__init__("sensor_msgs/msg/JointState")
+    MSGTYPE = "sensor_msgs/msg/JointState"
 
     def read(self, raw: bytes) -> JointStateView:
         layout = self.layout_of(raw)
@@ -198,8 +200,7 @@ class JointStateReader(RawReader):
 
 
 class ImuReader(RawReader):
-    def __init__(self) -> None:
-        super().__init__("sensor_msgs/msg/Imu")
+    MSGTYPE = "sensor_msgs/msg/Imu"
 
     def read(self, raw: bytes) -> ImuView:
         layout = self.layout_of(raw)
@@ -208,8 +209,7 @@ class ImuReader(RawReader):
 
 
 class ContactStatesReader(RawReader):
-    def __init__(self) -> None:
-        super().__init__("kinodyn_interfaces/msg/ContactStates")
+    MSGTYPE = "kinodyn_interfaces/msg/ContactStates"
 
     def read(self, raw: bytes) -> ContactStatesView:
         layout = self.layout_of(raw)
@@ -218,8 +218,7 @@ class ContactStatesReader(RawReader):
 
 
 class OdometryReader(RawReader):
-    def __init__(self) -> None:
-        super().__init__("nav_msgs/msg/Odometry")
+    MSGTYPE = "nav_msgs/msg/Odometry"
 
     def read(self, raw: bytes) -> OdometryView:
         layout = self.layout_of(raw)
@@ -228,8 +227,7 @@ class OdometryReader(RawReader):
 
 
 class JointPDCommandReader(RawReader):
-    def __init__(self) -> None:
-        super().__init__("kinodyn_interfaces/msg/JointPDCommand")
+    MSGTYPE = "kinodyn_interfaces/msg/JointPDCommand"
 
     def read(self, raw: bytes) -> JointPDCommandView:
         layout = self.layout_of(raw)
