@@ -39,6 +39,7 @@ from kinodyn.estimation.filter import (
     call_kernel,
     checked_input_variance,
     initial_covariance,
+    symmetric_part_into,
 )
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
@@ -242,7 +243,7 @@ def _times_h_transpose(M: np.ndarray, slot: int, A: np.ndarray, out: np.ndarray,
 
 
 @njit(cache=True)
-def update(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
+def update(  # noqa: PLR0913, PLR0915, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,
@@ -341,11 +342,7 @@ def update(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  (flat arrays for a comp
     Pn[TH_ : TH_ + 3] = rows_th
     cols_th = np.ascontiguousarray(Pn[:, TH_ : TH_ + 3]) @ G.T
     Pn[:, TH_ : TH_ + 3] = cols_th
-    for i in range(n):
-        for j in range(i, n):
-            s = 0.5 * (Pn[i, j] + Pn[j, i])
-            P[i, j] = s
-            P[j, i] = s
+    symmetric_part_into(Pn, P)
     for i in range(3):
         p[i] += dx[P_ + i]
         v[i] += dx[V_ + i]

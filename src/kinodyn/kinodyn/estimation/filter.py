@@ -95,6 +95,18 @@ class KernelState(Protocol):
 _ENTRIES: dict[tuple[Dispatcher, type], Kernel] = {}
 
 
+@numba.njit(cache=True, inline="always")
+def symmetric_part_into(M: np.ndarray, out: np.ndarray) -> None:
+    """``out = (M + M^T) / 2`` (square, same size), each pair computed once: the filters' covariance after an
+    update."""
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.5 * (M[i, j] + M[j, i])
+            out[i, j] = s
+            out[j, i] = s
+
+
 def call_kernel(kernel: Dispatcher, state: KernelState, *args: object) -> Any:  # noqa: ANN401  (the step's result: numba's are untyped)
     """``kernel(state, *args)`` (a filter's compiled step, from Python) through one entry compiled for the
     argument types of its first call per state type: numba's dispatch types a NamedTuple state field by field

@@ -36,6 +36,7 @@ from kinodyn.estimation.filter import (
     call_kernel,
     checked_input_variance,
     initial_covariance,
+    symmetric_part_into,
 )
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.estimation.registry import FilterKernels, register_filter
@@ -264,11 +265,7 @@ def update(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kern
             for j in range(3):
                 MHt[i, 3 * c + j] = Mj[i, d0 + j] - Mj[i, P_ + j]
     Pn = Mj - MHt @ Kt + (K @ Nm) @ Kt
-    for i in range(n):
-        for j in range(i, n):
-            s = 0.5 * (Pn[i, j] + Pn[j, i])
-            P[i, j] = s
-            P[j, i] = s
+    symmetric_part_into(Pn, P)
     # X <- Exp(dx_nav) X: C <- R C, x <- R x + J_l dx_x (x = v, p, d_k)
     R = np.empty((3, 3))
     J = np.empty((3, 3))
