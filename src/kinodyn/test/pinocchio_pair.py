@@ -7,6 +7,7 @@ kinodyn's v to Pinocchio's (a mimic joint copies its master times the multiplier
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,10 +18,18 @@ import kinodyn as kd
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
-Case = tuple["Path", bool]
+Case = tuple[Path, bool]
 """A URDF and whether its base floats."""
+ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
+"""example-robot-data's robots (installed with Pinocchio)."""
+PROJECT_URDFS = Path(__file__).resolve().parents[3] / "urdf"
+CASES: list[Case] = [
+    (ROBOTS / "panda_description" / "urdf" / "panda.urdf", False),
+    (ROBOTS / "solo_description" / "robots" / "solo12.urdf", True),
+    *[(path, floating) for path in sorted(PROJECT_URDFS.glob("*.urdf")) for floating in (False, True)],
+]
+"""The Panda (a mimic joint), Solo-12 (floating) and every URDF the project ships, fixed and floating."""
 
 
 class Pair:

@@ -9,7 +9,6 @@ the constant G the reduced quantities are ``tau = G^T tau_pin(G v, G a)``, ``M =
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,18 +17,11 @@ import pytest
 
 from kinodyn import dynamics
 
-from .pinocchio_pair import Pair, pair_fixture
+from .pinocchio_pair import CASES, Pair, pair_fixture
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
-PROJECT_URDFS = Path(__file__).resolve().parents[3] / "urdf"
-CASES = [
-    (ROBOTS / "panda_description" / "urdf" / "panda.urdf", False),
-    (ROBOTS / "solo_description" / "robots" / "solo12.urdf", True),
-    *[(path, floating) for path in sorted(PROJECT_URDFS.glob("*.urdf")) for floating in (False, True)],
-]
 STATES = 50
 
 

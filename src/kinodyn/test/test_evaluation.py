@@ -12,7 +12,6 @@ Pinocchio takes mimic joints as independent joints: ``G`` maps kinodyn's v to Pi
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -22,15 +21,13 @@ from kinodyn.evaluation import Evaluation, Evaluator
 import kinodyn as kd
 from kinodyn import dynamics
 
-from .pinocchio_pair import Pair, pair_fixture
+from .pinocchio_pair import PROJECT_URDFS, ROBOTS, Pair, pair_fixture
 
-ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
-PROJECT = Path(__file__).resolve().parents[3] / "urdf"
 CASES = [
-    (PROJECT / "arm7.urdf", False),
-    (PROJECT / "quadruped.urdf", True),
-    (PROJECT / "planar_2link.urdf", False),
-    (PROJECT / "planar_2link.urdf", True),
+    (PROJECT_URDFS / "arm7.urdf", False),
+    (PROJECT_URDFS / "quadruped.urdf", True),
+    (PROJECT_URDFS / "planar_2link.urdf", False),
+    (PROJECT_URDFS / "planar_2link.urdf", True),
     (ROBOTS / "panda_description" / "urdf" / "panda.urdf", False),  # a mimic joint
     (ROBOTS / "ur_description" / "urdf" / "ur5_robot.urdf", False),
     (ROBOTS / "solo_description" / "robots" / "solo12.urdf", True),
@@ -124,7 +121,7 @@ def test_matches_the_separate_kinodyn_calls(pair: Pair) -> None:
 
 @pytest.fixture(scope="module")
 def quadruped() -> kd.Model:
-    return kd.Model.from_urdf(PROJECT / "quadruped.urdf", floating_base=True)
+    return kd.Model.from_urdf(PROJECT_URDFS / "quadruped.urdf", floating_base=True)
 
 
 def test_jcom_dot_v_and_adot_v_are_the_time_derivatives_along_the_motion(quadruped: kd.Model) -> None:

@@ -6,20 +6,11 @@ Pinocchio's models are built with mimic joints as independent joints and continu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 
-from .pinocchio_pair import Pair, pair_fixture
+from .pinocchio_pair import CASES, Pair, pair_fixture
 
-ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
-PROJECT_URDFS = Path(__file__).resolve().parents[3] / "urdf"
-CASES = [
-    (ROBOTS / "panda_description" / "urdf" / "panda.urdf", False),
-    (ROBOTS / "solo_description" / "robots" / "solo12.urdf", True),
-    *[(path, floating) for path in sorted(PROJECT_URDFS.glob("*.urdf")) for floating in (False, True)],
-]
 STATES = 50
 REFERENCES = {"world": pin.WORLD, "local": pin.LOCAL, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
 
