@@ -245,16 +245,20 @@ def angle_axis_to_matrix(angle: float, axis: ArrayLike) -> FloatArray:
     return rotvec_to_matrix(float(angle) * as_unit_axis(axis))
 
 
+def _rotvec_angle_axis(phi: FloatArray) -> tuple[float, FloatArray]:
+    """``(|phi|, phi / |phi|)`` of the rotation vector ``phi``; the x axis at a zero rotation."""
+    angle = float(np.linalg.norm(phi))
+    if angle == 0.0:
+        return 0.0, np.array([1.0, 0.0, 0.0])
+    return angle, phi / angle
+
+
 def matrix_to_angle_axis(C: ArrayLike) -> tuple[float, FloatArray]:
     """``(theta, n)`` of ``C`` with theta in [0, pi] (Robot Dynamics lecture notes (ETH), (2.49)-(2.50)).
 
     Branches as in matrix_to_rotvec. At theta = 0 every axis is valid; the x axis is returned.
     """
-    phi = matrix_to_rotvec(C)
-    angle = float(np.linalg.norm(phi))
-    if angle == 0.0:
-        return 0.0, np.array([1.0, 0.0, 0.0])
-    return angle, phi / angle
+    return _rotvec_angle_axis(matrix_to_rotvec(C))
 
 
 # --- unit quaternions, stored (x, y, z, w) (Robot Dynamics lecture notes (ETH), (2.51)-(2.64)) --------------
@@ -361,11 +365,7 @@ def angle_axis_to_quat(angle: float, axis: ArrayLike) -> FloatArray:
 
 def quat_to_angle_axis(q: ArrayLike) -> tuple[float, FloatArray]:
     """``(theta, n)`` of the unit quaternion ``q``, theta in [0, pi]; the x axis at theta = 0."""
-    phi = quat_to_rotvec(q)
-    angle = float(np.linalg.norm(phi))
-    if angle == 0.0:
-        return 0.0, np.array([1.0, 0.0, 0.0])
-    return angle, phi / angle
+    return _rotvec_angle_axis(quat_to_rotvec(q))
 
 
 # --- one entry point for every parameterization ---------------------------------------------------
