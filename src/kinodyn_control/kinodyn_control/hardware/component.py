@@ -33,6 +33,8 @@ from kinodyn_control.hardware.types import (
 from kinodyn_control.lifecycle import Lifecycle, LifecycleError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kinodyn_control.hardware.description import HardwareInfo
 
 _EMPTY = np.zeros(0)
@@ -58,6 +60,16 @@ class HardwareComponent(Lifecycle):
     # --- lifecycle hooks, overridden by components --------------------------------------------------------
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
         return CallbackReturn.SUCCESS
+
+    def parsed(self, info: HardwareInfo, parse: Callable[[HardwareInfo], None], label: str) -> bool:
+        """Whether ``parse(info)`` took the parameters; a ValueError it raises becomes ``last_error``
+        ("<label> '<component>': <why>")."""
+        try:
+            parse(info)
+        except ValueError as exc:
+            self.last_error = f"{label} '{info.name}': {exc}"
+            return False
+        return True
 
     # --- interfaces -----------------------------------------------------------------------------------------
     def state_interface_descriptions(self) -> list[InterfaceDescription]:

@@ -82,10 +82,7 @@ class GenericSystem(System):
 
     # --- on_init: parameters -------------------------------------------------------------------------------
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
-        try:
-            self._parse_params(info)
-        except ValueError as exc:
-            self.last_error = f"GenericSystem '{info.name}': {exc}"
+        if not self.parsed(info, self._parse_params, "GenericSystem"):
             return CallbackReturn.ERROR
         self.control_mode = dict.fromkeys((j.name for j in info.joints), POSITION)
         return CallbackReturn.SUCCESS

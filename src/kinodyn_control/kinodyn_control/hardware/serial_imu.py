@@ -115,10 +115,7 @@ class SerialImuSensor(Sensor):
 
     # --- on_init --------------------------------------------------------------------------------------------
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
-        try:
-            self._parse(info)
-        except ValueError as exc:
-            self.last_error = f"SerialImuSensor '{info.name}': {exc}"
+        if not self.parsed(info, self._parse, "SerialImuSensor"):
             return CallbackReturn.ERROR
         self.problems = DistinctProblemLog(self.logger)
         return CallbackReturn.SUCCESS
