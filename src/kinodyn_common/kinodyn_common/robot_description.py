@@ -16,8 +16,9 @@ from kinodyn.urdf import ParsedURDF, decode, read_urdf
 from kinodyn import Model, URDFError, URDFWarning
 
 if TYPE_CHECKING:
-    from rclpy.impl.rcutils_logger import RcutilsLogger
     from rclpy.node import Node
+
+    from kinodyn_common.problem_log import ProblemLogger
 
 
 class RobotDescriptionError(RuntimeError):
@@ -82,7 +83,7 @@ def declare_and_load_model(node: Node, floating_base: bool = False) -> tuple[Mod
     return Model.from_urdf(urdf, floating_base=floating_base), xml, source
 
 
-def load_urdf(xml: str | ParsedURDF, source: str, logger: RcutilsLogger | None = None) -> ParsedURDF:
+def load_urdf(xml: str | ParsedURDF, source: str, logger: ProblemLogger | None = None) -> ParsedURDF:
     """``kinodyn.urdf.read_urdf(xml)``, the one URDF check of every node: a bad URDF raises ``URDFError``
     ("<source> is not a usable URDF: <why>"); what it accepts with a ``URDFWarning`` is one warning line on
     ``logger`` (a node's logger) when given."""
