@@ -63,7 +63,9 @@ def venv_python(venv: Path) -> Path:
 
 def works(python: Path) -> bool:
     """``python`` has tsid and libtsid at the pinned version and builds a floating-base RobotWrapper."""
-    return python.exists() and subprocess.run([str(python), "-c", CHECK], capture_output=True).returncode == 0
+    if not python.exists():
+        return False
+    return subprocess.run([str(python), "-c", CHECK], capture_output=True, check=False).returncode == 0
 
 
 def pip(python: Path, *args: str) -> None:
@@ -149,7 +151,7 @@ def main() -> int:
             "-c", str(anchor_constraints(args.constraints, tmpdir)), str(retagged), "numpy",
             f"pin=={PINOCCHIO_VERSION}", f"eiquadprog=={EIQUADPROG_VERSION}", f"tsid=={TSID_VERSION}")
     if not works(python):
-        subprocess.run([str(python), "-c", CHECK])
+        subprocess.run([str(python), "-c", CHECK], check=False)  # shows the traceback
         log(f"{args.venv}: tsid is installed but does not build a RobotWrapper (traceback above)")
         return 1
     log(f"tsid {TSID_VERSION} (Pinocchio {PINOCCHIO_VERSION}) installed in {args.venv}")

@@ -14,7 +14,7 @@ set -u
 cd "$ROOT"
 echo "[test] ruff check"
 ruff check .
-echo "[test] mypy (mypy.ini)"
+echo "[test] mypy --strict (mypy.ini: every package)"
 mypy
 if [ "$#" -gt 0 ]; then
   echo "[test] pytest $*"

@@ -57,11 +57,8 @@ def stamp_ns(msg: Odometry | Path | PoseStamped | ContactStates) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
-    spawn: ProcessSpawner, tmp_path: FilePath
-) -> None:
-    kinodyn = shutil.which("kinodyn")
-    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+def assert_graph_is_quadruped_wbc_with_the_mpc() -> None:
+    """config/quadruped_mpc.yaml is config/quadruped_wbc.yaml with the wbc's planner set to the MPC."""
     mpc, plain = load_graph(GRAPH), load_graph(REPO / "config" / "quadruped_wbc.yaml")
     for a, b in zip(mpc.nodes, plain.nodes, strict=True):
         keys = a.parameters.keys() | b.parameters.keys()
@@ -69,6 +66,49 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
         assert (a.name, a.executable, a.remappings) == (b.name, b.executable, b.remappings)
         assert changed == ({"planner"} if a.name == "wbc" else set()), (a.name, changed)
     assert mpc.nodes[2].parameters["planner"] == "mpc"
+
+
+def assert_standing_plans_start_at_the_estimate(judged: list[Path], estimate: list[Odometry]) -> None:
+    """Each standing plan: in odom, HORIZON steps of STEP, the base where it stands, starting at the estimate
+    the wbc got for the plan's stamp."""
+    estimate_at = {stamp_ns(m): m.pose.pose.position for m in estimate}
+    compared = 0
+    for path in judged:
+        assert path.header.frame_id == "odom"
+        assert len(path.poses) == HORIZON + 1
+        times = np.array([stamp_ns(p) for p in path.poses])
+        assert times[0] == stamp_ns(path)
+        np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
+        position = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in path.poses])
+        assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
+        if stamp_ns(path) in estimate_at:  # the plan starts from the estimate the wbc got for that stamp
+            e = estimate_at[stamp_ns(path)]
+            np.testing.assert_allclose(position[0], [e.x, e.y, e.z], atol=1e-9)
+            compared += 1
+    assert compared >= 0.9 * len(judged), (compared, len(judged))
+
+
+def assert_standing_force_arrows(judged: list[Path], forces: list[MarkerArray]) -> None:
+    """Each standing plan's force arrows: one per foot, from the feet, adding up to the weight."""
+    arrows = {stamp_ns(m.markers[0]): m.markers for m in forces if m.markers}
+    for path in judged:  # standing: every foot down, the arrows (nominal base height per weight) up
+        markers = arrows[stamp_ns(path)]
+        assert [(m.ns, m.id, m.action, m.header.frame_id) for m in markers] == [
+            ("mpc_forces", i, 0, "odom") for i in range(4)]
+        start = np.array([[m.points[0].x, m.points[0].y, m.points[0].z] for m in markers])
+        vector = np.array([[m.points[1].x - m.points[0].x, m.points[1].y - m.points[0].y,
+                            m.points[1].z - m.points[0].z] for m in markers])
+        base_z = path.poses[0].pose.position.z  # (odom's origin is where the estimate started)
+        assert np.abs(start[:, 2] - (base_z - (STANDING_HEIGHT - 0.03))).max() < 0.02  # the feet, standing
+        assert abs(vector[:, 2].sum() / (STANDING_HEIGHT - 0.03) - 1.0) < 0.1  # the weight (base over feet)
+
+
+def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
+    spawn: ProcessSpawner, tmp_path: FilePath
+) -> None:
+    kinodyn = shutil.which("kinodyn")
+    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+    assert_graph_is_quadruped_wbc_with_the_mpc()
     graph = GRAPH
     client = Listener("wbc_mpc_test")
     try:
@@ -120,32 +160,8 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
     assert len(judged) >= 60, len(judged)  # 1.5 s and more at 50 Hz
     starts = np.array([stamp_ns(p) for p in judged])
     np.testing.assert_array_equal(np.diff(starts), round(NS / MPC_RATE))  # one per solve, none missed
-    estimate_at = {stamp_ns(m): m.pose.pose.position for m in estimate}
-    compared = 0
-    for path in judged:
-        assert path.header.frame_id == "odom"
-        assert len(path.poses) == HORIZON + 1
-        times = np.array([stamp_ns(p) for p in path.poses])
-        assert times[0] == stamp_ns(path)
-        np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
-        position = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in path.poses])
-        assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
-        if stamp_ns(path) in estimate_at:  # the plan starts from the estimate the wbc got for that stamp
-            e = estimate_at[stamp_ns(path)]
-            np.testing.assert_allclose(position[0], [e.x, e.y, e.z], atol=1e-9)
-            compared += 1
-    assert compared >= 0.9 * len(judged), (compared, len(judged))
-    arrows = {stamp_ns(m.markers[0]): m.markers for m in forces if m.markers}
-    for path in judged:  # standing: every foot down, the arrows (nominal base height per weight) up
-        markers = arrows[stamp_ns(path)]
-        assert [(m.ns, m.id, m.action, m.header.frame_id) for m in markers] == [
-            ("mpc_forces", i, 0, "odom") for i in range(4)]
-        start = np.array([[m.points[0].x, m.points[0].y, m.points[0].z] for m in markers])
-        vector = np.array([[m.points[1].x - m.points[0].x, m.points[1].y - m.points[0].y,
-                            m.points[1].z - m.points[0].z] for m in markers])
-        base_z = path.poses[0].pose.position.z  # (odom's origin is where the estimate started)
-        assert np.abs(start[:, 2] - (base_z - (STANDING_HEIGHT - 0.03))).max() < 0.02  # the feet, standing
-        assert abs(vector[:, 2].sum() / (STANDING_HEIGHT - 0.03) - 1.0) < 0.1  # the weight (base over feet)
+    assert_standing_plans_start_at_the_estimate(judged, estimate)
+    assert_standing_force_arrows(judged, forces)
     late = [d for d in diagnostics if "mpc_state" in d]
     assert late, late[-1:]
     assert late[-1]["mpc_state"] == "tracking", late[-1:]
