@@ -39,6 +39,7 @@ pytestmark = pytest.mark.system
 Msg = TypeVar("Msg")  # a message class
 
 BIN = REPO / "install" / "kinodyn_ros" / "lib" / "kinodyn_ros"
+TOOLS_BIN = REPO / "install" / "kinodyn_tools" / "lib" / "kinodyn_tools"
 PLANAR = REPO / "urdf" / "planar_2link.urdf"
 ARM7 = REPO / "urdf" / "arm7.urdf"
 QUADRUPED = REPO / "urdf" / "quadruped.urdf"
@@ -281,7 +282,7 @@ def test_joint_motion_stays_within_limits_and_spans_them(spawn: ProcessSpawner, 
 def test_demo_graph_prints_ee_pose_that_matches_the_closed_form(spawn: ProcessSpawner) -> None:
     """config/planar_demo.yaml (the README's first tour): its printer lines are checkable by hand."""
     demo = spawn(
-        [str(BIN / "kinodyn"), "up", str(REPO / "config" / "planar_demo.yaml"), "--timeout", "60"],
+        [str(TOOLS_BIN / "kinodyn"), "up", str(REPO / "config" / "planar_demo.yaml"), "--timeout", "60"],
         "kinodyn_up",
     )
     pattern = re.compile(

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from test.ros_listener import Listener
 
-KINODYN = ROS_LIB / "kinodyn"
+KINODYN = REPO / "install" / "kinodyn_tools" / "lib" / "kinodyn_tools" / "kinodyn"
 PLANAR, ARM7 = REPO / "urdf" / "planar_2link.urdf", REPO / "urdf" / "arm7.urdf"
 QUAD_MOCK, QUAD_SIM = REPO / "urdf" / "quadruped.urdf", REPO / "urdf" / "quadruped_sim.urdf"
 BATCH = 6
