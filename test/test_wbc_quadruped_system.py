@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from kinodyn.control.locomotion import LocomotionParameters
+from kinodyn.control.pd_stability import sampled_pd_gains
+from kinodyn_tools.launcher.graph import load_graph
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
+from kinodyn import Model
 from kinodyn_interfaces.msg import ContactStates, JointPDCommand
 from test.conftest import REPO
 from test.ros_listener import Listener
@@ -33,6 +38,20 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.system
 
 GRAPH = REPO / "config" / "quadruped_wbc.yaml"
+
+
+def assert_the_derived_hold(held: list[JointPDCommand]) -> None:
+    """Every hold command carries the wbc's default hold gains in GRAPH: per joint from its URDF at its
+    posture, a PD sampled every pd_horizon at half the stability limit (kinodyn.control.pd_stability)."""
+    wbc = next(node for node in load_graph(GRAPH).nodes if node.name == "wbc")
+    model = Model.from_urdf(Path(wbc.parameters["robot_description_file"]).read_text(), floating_base=True)
+    q = model.neutral()
+    q[7:] = wbc.parameters["posture"]
+    kp, kd = sampled_pd_gains(model, q, LocomotionParameters().pd_horizon, 0.5)  # hold_stability's default
+    assert held
+    for command in held:
+        np.testing.assert_allclose(command.kp, kp, rtol=1e-12)
+        np.testing.assert_allclose(command.kd, kd, rtol=1e-12)
 STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
 NS = 1_000_000_000
 TROT = 1.0  # s of simulated time judged while trotting
@@ -84,7 +103,7 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         tail = log[-3000:]
         assert re.search(r"\[wbc\].*no base state on odometry/filtered .*holding the posture", log), tail
         held = [c for k, c in commands.items() if k < stamp_ns(estimate[0])]
-        assert all(list(c.kp) == [800.0] * 12 for c in held)
+        assert_the_derived_hold(held)
         assert client.spin_until(lambda: sim_time() > t_base + 1.6, 120.0), launcher.log_path.read_text()
         log = launcher.log_path.read_text()
         controlling = r"\[wbc\].*base state on odometry/filtered back at t = .*; controlling"
