@@ -136,7 +136,7 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
 
         assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
         t_base = stamp_ns(estimate[0]) / NS
-        # standing until 60 plans (1.2 s at 50 Hz) stamped 0.5 s or more after the first estimate have arrived:
+        # standing until 60 plans (1.2 s at 50 Hz) stamped 0.5 s or more after the first estimate arrived:
         # in lockstep the graph can run ahead of this listener's discovery of the plan's publisher
         def planned() -> int:
             return sum(stamp_ns(p) / NS >= t_base + 0.5 for p in paths)
