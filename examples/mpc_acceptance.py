@@ -41,21 +41,26 @@ SPEED_TOLERANCE = 0.1  # of the commanded speed: the mean forward speed's larges
 
 @dataclass(frozen=True)
 class GaitSettings:
-    """A row's ``period_ratio`` and ``duty`` (``LocomotionParameters``) and the MPC's ``orientation_weight``
-    (roll, pitch, yaw; ``MpcParameters``)."""
+    """A row's ``period_ratio`` and ``duty`` (``LocomotionParameters``), the MPC's ``orientation_weight``
+    (roll, pitch, yaw; ``MpcParameters``) and the force tasks' ``force_weight``
+    (``MpcLocomotionParameters``)."""
 
     period_ratio: float = LocomotionParameters().period_ratio
     duty: float = LocomotionParameters().duty
     orientation_weight: tuple[float, float, float] = MpcLocomotionParameters().mpc.orientation_weight
+    force_weight: float = MpcLocomotionParameters().force_weight
 
 
 GAIT_SETTINGS = {
     "trot": GaitSettings(),
     # the time on a support beside the CoM shorter (the sway it makes grows with its square), the body free
     # to roll over each lateral pair
-    "pace": GaitSettings(period_ratio=0.28, duty=0.55, orientation_weight=(10.0, 60.0, 10.0)),
+    # (and the plan's forces followed closely: a force error weighing as the CoM error it makes)
+    "pace": GaitSettings(period_ratio=0.28, duty=0.55, orientation_weight=(10.0, 60.0, 10.0),
+                         force_weight=1.0),
     # ... and to pitch over each fore or hind pair
-    "bound": GaitSettings(period_ratio=0.245, duty=0.55, orientation_weight=(60.0, 2.0, 10.0)),
+    "bound": GaitSettings(period_ratio=0.245, duty=0.55, orientation_weight=(60.0, 2.0, 10.0),
+                          force_weight=1.0),
 }
 
 
@@ -114,7 +119,8 @@ def build(engine: str = "kinodyn", max_speed: float = 1.5,
                                   period_ratio=s.period_ratio, duty=s.duty)
     robot = scenarios.Legged.quadruped(params, backend=engine)
     planner = MpcLocomotionParameters()
-    mpc = replace(planner, mpc=replace(planner.mpc, orientation_weight=s.orientation_weight))
+    mpc = replace(planner, force_weight=s.force_weight,
+                  mpc=replace(planner.mpc, orientation_weight=s.orientation_weight))
     return robot, MpcLocomotion(robot.controller, mpc)
 
 
