@@ -50,7 +50,8 @@ def assert_the_derived_hold(held: list[JointPDCommand]) -> None:
     kp, kd = sampled_pd_gains(model, q, LocomotionParameters().pd_horizon, 0.5)  # hold_stability's default
     assert held
     for command in held:  # kp / kd^2 = 1 / (4 I): the joint inertia, whatever tick the PD assumed
-        np.testing.assert_allclose(np.asarray(command.kp) / np.asarray(command.kd) ** 2, kp / kd**2, rtol=1e-9)
+        ratio = np.asarray(command.kp) / np.asarray(command.kd) ** 2
+        np.testing.assert_allclose(ratio, kp / kd**2, rtol=1e-9)
         np.testing.assert_allclose(command.kd, kd, rtol=0.1)  # a tick within 10 % of pd_horizon's default
 STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
 NS = 1_000_000_000
