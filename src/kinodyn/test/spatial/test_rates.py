@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from kinodyn.spatial import lie, rates
 from kinodyn.spatial import rotations as rot
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 assert_close = partial(np.testing.assert_allclose, rtol=0.0)
 RNG_SEED = 11
@@ -34,6 +38,14 @@ def random_value(parameterization: str, rng: np.random.Generator) -> np.ndarray:
     if parameterization == "angle_axis":
         return np.append(rng.uniform(0.2, math.pi - 0.2), random_axis(rng))
     return rng.uniform(0.2, math.pi - 0.2) * random_axis(rng)
+
+
+def samples(parameterization: str) -> Iterator[tuple[np.random.Generator, np.ndarray]]:
+    """``SAMPLES`` draws of ``random_value`` from a generator seeded with ``RNG_SEED``, each with that
+    generator (a test draws its other inputs from it between two values)."""
+    rng = np.random.default_rng(RNG_SEED)
+    for _ in range(SAMPLES):
+        yield rng, random_value(parameterization, rng)
 
 
 def project_to_tangent(parameterization: str, value: np.ndarray, chi_dot: np.ndarray) -> np.ndarray:
@@ -80,9 +92,7 @@ def rates_by_finite_differences(parameterization: str, value: np.ndarray, omega:
 @pytest.mark.parametrize("frame", rates.FRAMES)
 @pytest.mark.parametrize("parameterization", rot.PARAMETERIZATIONS)
 def test_rate_maps_by_finite_differences_both_directions(parameterization: str, frame: str) -> None:
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        value = random_value(parameterization, rng)
+    for rng, value in samples(parameterization):
         chi_dot = project_to_tangent(parameterization, value, rng.normal(size=value.size))
         omega = rates.angular_velocity_from_rates(parameterization, value, chi_dot, frame)
         assert_close(omega, omega_by_finite_differences(parameterization, value, chi_dot, frame), atol=FD_TOL)
@@ -94,9 +104,7 @@ def test_rate_maps_by_finite_differences_both_directions(parameterization: str, 
 @pytest.mark.parametrize("frame", rates.FRAMES)
 @pytest.mark.parametrize("parameterization", rot.PARAMETERIZATIONS)
 def test_inverse_maps_invert_and_keep_the_unit_constraint(parameterization: str, frame: str) -> None:
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        value = random_value(parameterization, rng)
+    for rng, value in samples(parameterization):
         E = rates.rate_matrix(parameterization, value, frame)
         E_inv = rates.inverse_rate_matrix(parameterization, value, frame)
         m = rot.parameter_size(parameterization)
@@ -152,9 +160,7 @@ def seed_euler_E(sequence: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("sequence", rot.EULER_SEQUENCES)
 def test_euler_rate_matrices_match_the_seed(sequence: str) -> None:
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        angles = random_value("euler_" + sequence, rng)
+    for _, angles in samples("euler_" + sequence):
         E_seed, E_inv_seed = seed_euler_E(sequence, angles)
         assert_close(rates.rate_matrix("euler_" + sequence, angles), E_seed, atol=1e-15)
         assert_close(rates.inverse_rate_matrix("euler_" + sequence, angles), E_inv_seed, atol=1e-13)
@@ -164,9 +170,7 @@ def test_quaternion_rate_matrices_match_the_seed() -> None:
     """(2.94)-(2.99): w = 2 H(xi) xi_dot, H = [[-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]] for
     xi = (w, x, y, z); body (derived, not in the notes): B w = 2 [w I - [v]x, -v] xi_dot in (x, y, z, w)
     order."""
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        q = random_value("quaternion", rng)
+    for _, q in samples("quaternion"):
         x, y, z, w = q
         H_seed = np.array([[-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]])[
             :, [1, 2, 3, 0]
@@ -182,9 +186,7 @@ def test_quaternion_rate_matrices_match_the_seed() -> None:
 def test_angle_axis_rate_matrices_match_the_seed() -> None:
     """(2.102) E = [n, sin t I + (1 - cos t)[n]x];
     (2.103) E^-1 = [n^T; -sin t / (2 (1 - cos t)) [n]x^2 - [n]x / 2]."""
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        value = random_value("angle_axis", rng)
+    for _, value in samples("angle_axis"):
         t, n = value[0], value[1:]
         K = rot.skew(n)
         E = np.column_stack([n, math.sin(t) * np.eye(3) + (1 - math.cos(t)) * K])
@@ -195,9 +197,7 @@ def test_angle_axis_rate_matrices_match_the_seed() -> None:
 
 def test_rotvec_rate_matrices_match_the_seed() -> None:
     """(2.106) and (2.107) as printed; the body map is the right Jacobian."""
-    rng = np.random.default_rng(RNG_SEED)
-    for _ in range(SAMPLES):
-        phi = random_value("rotvec", rng)
+    for _, phi in samples("rotvec"):
         t, K = np.linalg.norm(phi), rot.skew(phi)
         E = np.eye(3) + K * (1 - math.cos(t)) / t**2 + K @ K * (t - math.sin(t)) / t**3
         E_inv = np.eye(3) - 0.5 * K + K @ K / t**2 * (1 - t / 2 * math.sin(t) / (1 - math.cos(t)))
