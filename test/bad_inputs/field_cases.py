@@ -605,6 +605,10 @@ class Loop:
     def sim_time(self) -> float:
         return self.sim_ns() / NS
 
+    def estimated_past(self, t: float) -> bool:
+        """The newest estimate is stamped after ``t`` s: the estimator has taken its inputs up to ``t``."""
+        return bool(self.estimate) and _stamp_ns(self.estimate[-1]) > t * NS
+
 
 Stamped = TypeVar("Stamped", JointState, Imu, TwistStamped, Odometry, JointPDCommand)  # inputs with a header
 
@@ -754,6 +758,9 @@ def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: fl
             publishers[inject.topic].publish(message)
             t_end = loop.sim_time() + window
             listener.spin_until(lambda t=t_end: loop.sim_time() > t or launcher.poll() is not None, 60.0)
+            if inject.node == "state_estimator":  # the loop does not wait for it: let it catch up to t_end
+                listener.spin_until(lambda t=t_end: loop.estimated_past(t) or launcher.poll() is not None,
+                                    60.0)
             new = log.read_text(errors="replace")[offset:]
             mine = "\n".join(line for line in new.splitlines() if line.startswith(f"[{inject.node}]"))
             seen = NodeObservation(launcher.poll() is None and loop.sim_time() > t_end, mine,
