@@ -15,26 +15,7 @@ import numpy as np
 import viser
 from kinodyn.spatial import matrix_to_quat
 
-from kinodyn_tools.viewer.scene import (
-    ARROW_HEAD_DIAMETER,
-    ARROW_HEAD_LENGTH,
-    ARROW_SHAFT_DIAMETER,
-    COM_COLOR,
-    COM_DIAMETER,
-    DISC_HEIGHT,
-    ESTIMATED_PATH_COLOR,
-    FOOTHOLD_COLOR,
-    FOOTHOLD_DIAMETER,
-    FORCE_COLOR,
-    LINE_POINTS,
-    PATH_WIDTH,
-    PLANNED_PATH_COLOR,
-    POLYGON_POINTS,
-    SUPPORT_COLOR,
-    SUPPORT_EDGE_COLOR,
-    TRUE_PATH_COLOR,
-    Scene,
-)
+from kinodyn_tools.viewer.scene import LINE_POINTS, POLYGON_POINTS, STYLE, Scene
 
 if TYPE_CHECKING:
     from kinodyn_tools.viewer.geometry import Primitive, Rgba
@@ -153,12 +134,12 @@ class BrowserView:
         drawn: dict[str, viser.SceneNodeHandle] = {}
 
         def lines(name: str, segments: np.ndarray, color: Rgba) -> None:
-            drawn[name] = scene.add_line_segments(name, segments, rgb(color), thickness=PATH_WIDTH)
+            drawn[name] = scene.add_line_segments(name, segments, rgb(color), thickness=STYLE.path_width)
 
         for name, path, color in (
-            ("/overlays/estimated_path", s.estimated_path, ESTIMATED_PATH_COLOR),
-            ("/overlays/true_path", s.true_path, TRUE_PATH_COLOR),
-            ("/overlays/planned_path", s.planned_path, PLANNED_PATH_COLOR),
+            ("/overlays/estimated_path", s.estimated_path, STYLE.estimated_path_color),
+            ("/overlays/true_path", s.true_path, STYLE.true_path_color),
+            ("/overlays/planned_path", s.planned_path, STYLE.planned_path_color),
         ):
             if len(path) >= LINE_POINTS:
                 lines(name, _segments(path), color)
@@ -166,10 +147,10 @@ class BrowserView:
             drawn["/overlays/forces"] = scene.add_arrows(
                 "/overlays/forces",
                 s.force_arrows,
-                rgb(FORCE_COLOR),
-                shaft_radius=ARROW_SHAFT_DIAMETER / 2,
-                head_radius=ARROW_HEAD_DIAMETER / 2,
-                head_length=ARROW_HEAD_LENGTH,
+                rgb(STYLE.force_color),
+                shaft_radius=STYLE.arrow_shaft_diameter / 2,
+                head_radius=STYLE.arrow_head_diameter / 2,
+                head_length=STYLE.arrow_head_length,
             )
         polygon = s.support_polygon
         if len(polygon) >= POLYGON_POINTS:
@@ -178,28 +159,28 @@ class BrowserView:
                 "/overlays/support_fill",
                 polygon + np.array([0.0, 0.0, 0.002]),  # just above the ground grid
                 faces,
-                color=rgb(SUPPORT_COLOR),
-                opacity=SUPPORT_COLOR[3],
+                color=rgb(STYLE.support_color),
+                opacity=STYLE.support_color[3],
                 side="double",
             )
         if len(polygon) >= LINE_POINTS:
-            lines("/overlays/support_edge", _segments(polygon, closed=True), SUPPORT_EDGE_COLOR)
+            lines("/overlays/support_edge", _segments(polygon, closed=True), STYLE.support_edge_color)
         if s.com is not None and s.com_ground is not None:
             drawn["/overlays/com"] = scene.add_icosphere(
-                "/overlays/com", radius=COM_DIAMETER / 2, color=rgb(COM_COLOR), position=s.com
+                "/overlays/com", radius=STYLE.com_diameter / 2, color=rgb(STYLE.com_color), position=s.com
             )
-            lines("/overlays/com_line", np.array([[s.com, s.com_ground]]), COM_COLOR)
+            lines("/overlays/com_line", np.array([[s.com, s.com_ground]]), STYLE.com_color)
             drawn["/overlays/com_ground"] = scene.add_cylinder(
                 "/overlays/com_ground",
-                radius=COM_DIAMETER / 2,
-                height=DISC_HEIGHT,
-                color=rgb(COM_COLOR),
+                radius=STYLE.com_diameter / 2,
+                height=STYLE.disc_height,
+                color=rgb(STYLE.com_color),
                 position=s.com_ground,
             )
         for i, point in enumerate(s.footholds):
             name = f"/overlays/foothold_{i}"
             drawn[name] = scene.add_icosphere(
-                name, radius=FOOTHOLD_DIAMETER / 2, color=rgb(FOOTHOLD_COLOR), position=point
+                name, radius=STYLE.foothold_diameter / 2, color=rgb(STYLE.foothold_color), position=point
             )
         for name in self.overlays.keys() - drawn.keys():
             scene.remove_by_name(name)

@@ -16,26 +16,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from kinodyn_tools.viewer.scene import (
-    ARROW_HEAD_DIAMETER,
-    ARROW_HEAD_LENGTH,
-    ARROW_SHAFT_DIAMETER,
-    COM_COLOR,
-    COM_DIAMETER,
-    DISC_HEIGHT,
-    ESTIMATED_PATH_COLOR,
-    FOOTHOLD_COLOR,
-    FOOTHOLD_DIAMETER,
-    FORCE_COLOR,
-    LINE_POINTS,
-    PATH_WIDTH,
-    PLANNED_PATH_COLOR,
-    POLYGON_POINTS,
-    SUPPORT_COLOR,
-    SUPPORT_EDGE_COLOR,
-    TRUE_PATH_COLOR,
-    Scene,
-)
+from kinodyn_tools.viewer.scene import LINE_POINTS, POLYGON_POINTS, STYLE, Scene
 
 if TYPE_CHECKING:
     from kinodyn_tools.viewer.geometry import Rgba
@@ -69,7 +50,7 @@ def _marker(
 
 
 def _line(scene: Scene, marker_id: int, points: np.ndarray, color: Rgba) -> Marker:
-    m = _marker(scene, marker_id, Marker.LINE_STRIP, color, (PATH_WIDTH, 0.0, 0.0))
+    m = _marker(scene, marker_id, Marker.LINE_STRIP, color, (STYLE.path_width, 0.0, 0.0))
     m.points = _points(points)
     return m
 
@@ -85,9 +66,9 @@ def scene_markers(scene: Scene) -> MarkerArray:
     clear.header.frame_id = scene.frame
     markers = [clear]
     for marker_id, path, color in (
-        (ESTIMATED_PATH_ID, scene.estimated_path, ESTIMATED_PATH_COLOR),
-        (TRUE_PATH_ID, scene.true_path, TRUE_PATH_COLOR),
-        (PLANNED_PATH_ID, scene.planned_path, PLANNED_PATH_COLOR),
+        (ESTIMATED_PATH_ID, scene.estimated_path, STYLE.estimated_path_color),
+        (TRUE_PATH_ID, scene.true_path, STYLE.true_path_color),
+        (PLANNED_PATH_ID, scene.planned_path, STYLE.planned_path_color),
     ):
         if len(path) >= LINE_POINTS:
             markers.append(_line(scene, marker_id, path, color))
@@ -96,30 +77,32 @@ def scene_markers(scene: Scene) -> MarkerArray:
             scene,
             FORCE_ID + i,
             Marker.ARROW,
-            FORCE_COLOR,
-            (ARROW_SHAFT_DIAMETER, ARROW_HEAD_DIAMETER, ARROW_HEAD_LENGTH),
+            STYLE.force_color,
+            (STYLE.arrow_shaft_diameter, STYLE.arrow_head_diameter, STYLE.arrow_head_length),
         )
         arrow.points = _points(np.array([start, end]))
         markers.append(arrow)
     polygon = scene.support_polygon
     if len(polygon) >= POLYGON_POINTS:
-        fill = _marker(scene, SUPPORT_FILL_ID, Marker.TRIANGLE_LIST, SUPPORT_COLOR, (1.0, 1.0, 1.0))
+        fill = _marker(scene, SUPPORT_FILL_ID, Marker.TRIANGLE_LIST, STYLE.support_color, (1.0, 1.0, 1.0))
         fill.points = _points(_fan(polygon))
         markers.append(fill)
     if len(polygon) >= LINE_POINTS:
-        markers.append(_line(scene, SUPPORT_EDGE_ID, np.vstack([polygon, polygon[:1]]), SUPPORT_EDGE_COLOR))
+        edge = np.vstack([polygon, polygon[:1]])
+        markers.append(_line(scene, SUPPORT_EDGE_ID, edge, STYLE.support_edge_color))
     if scene.com is not None and scene.com_ground is not None:
-        com = _marker(scene, COM_ID, Marker.SPHERE, COM_COLOR, (COM_DIAMETER,) * 3)
+        com = _marker(scene, COM_ID, Marker.SPHERE, STYLE.com_color, (STYLE.com_diameter,) * 3)
         com.pose.position = _points(scene.com)[0]
         markers.append(com)
-        markers.append(_line(scene, COM_LINE_ID, np.array([scene.com, scene.com_ground]), COM_COLOR))
-        disc = _marker(
-            scene, COM_GROUND_ID, Marker.CYLINDER, COM_COLOR, (COM_DIAMETER, COM_DIAMETER, DISC_HEIGHT)
-        )
+        markers.append(_line(scene, COM_LINE_ID, np.array([scene.com, scene.com_ground]), STYLE.com_color))
+        disc_size = (STYLE.com_diameter, STYLE.com_diameter, STYLE.disc_height)
+        disc = _marker(scene, COM_GROUND_ID, Marker.CYLINDER, STYLE.com_color, disc_size)
         disc.pose.position = _points(scene.com_ground)[0]
         markers.append(disc)
     if len(scene.footholds):
-        footholds = _marker(scene, FOOTHOLDS_ID, Marker.SPHERE_LIST, FOOTHOLD_COLOR, (FOOTHOLD_DIAMETER,) * 3)
+        footholds = _marker(
+            scene, FOOTHOLDS_ID, Marker.SPHERE_LIST, STYLE.foothold_color, (STYLE.foothold_diameter,) * 3
+        )
         footholds.points = _points(scene.footholds)
         markers.append(footholds)
     return MarkerArray(markers=markers)

@@ -29,24 +29,32 @@ if TYPE_CHECKING:
     from kinodyn import Model
     from kinodyn_tools.viewer.geometry import Primitive, Rgba
 
-ESTIMATED_PATH_COLOR: Rgba = (0.10, 0.45, 0.90, 1.0)
-TRUE_PATH_COLOR: Rgba = (0.15, 0.70, 0.30, 1.0)
-FORCE_COLOR: Rgba = (0.90, 0.20, 0.15, 1.0)
-SUPPORT_COLOR: Rgba = (0.20, 0.75, 0.55, 0.35)
-SUPPORT_EDGE_COLOR: Rgba = (0.10, 0.55, 0.40, 1.0)
-COM_COLOR: Rgba = (0.95, 0.75, 0.10, 1.0)
-FOOTHOLD_COLOR: Rgba = (0.95, 0.50, 0.05, 1.0)
-PLANNED_PATH_COLOR: Rgba = (0.60, 0.25, 0.85, 1.0)
 
-PATH_WIDTH = 0.012
-"""Line width of the trajectories and the support polygon's edges [m]."""
-ARROW_SHAFT_DIAMETER = 0.015
-ARROW_HEAD_DIAMETER = 0.035
-ARROW_HEAD_LENGTH = 0.04
-COM_DIAMETER = 0.06
-"""The CoM sphere and the disc that marks its projection on the ground (the disc is DISC_HEIGHT thick)."""
-DISC_HEIGHT = 0.004
-FOOTHOLD_DIAMETER = 0.05
+@dataclass(frozen=True)
+class Style:
+    """Colours (RGBA, 0-1) and sizes [m] of the overlays: one table that both renderings (the browser view and
+    the MarkerArray) draw with."""
+
+    estimated_path_color: Rgba = (0.10, 0.45, 0.90, 1.0)
+    true_path_color: Rgba = (0.15, 0.70, 0.30, 1.0)
+    force_color: Rgba = (0.90, 0.20, 0.15, 1.0)
+    support_color: Rgba = (0.20, 0.75, 0.55, 0.35)
+    support_edge_color: Rgba = (0.10, 0.55, 0.40, 1.0)
+    com_color: Rgba = (0.95, 0.75, 0.10, 1.0)
+    foothold_color: Rgba = (0.95, 0.50, 0.05, 1.0)
+    planned_path_color: Rgba = (0.60, 0.25, 0.85, 1.0)
+    path_width: float = 0.012
+    """Line width of the trajectories and the support polygon's edges."""
+    arrow_shaft_diameter: float = 0.015
+    arrow_head_diameter: float = 0.035
+    arrow_head_length: float = 0.04
+    com_diameter: float = 0.06
+    """The CoM sphere and the disc that marks its projection on the ground (the disc is disc_height thick)."""
+    disc_height: float = 0.004
+    foothold_diameter: float = 0.05
+
+
+STYLE = Style()
 
 
 LINE_POINTS = 2  # the fewest points of a line
