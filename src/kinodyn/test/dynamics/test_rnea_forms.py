@@ -14,16 +14,14 @@ from numba import njit
 
 import kinodyn as kd
 
+from ..urdf_text import inertial_link
+
 ROOT = Path(__file__).resolve().parents[4]
-MIMIC = """<robot name="mimic">
-  <link name="base"><inertial><mass value="2.0"/>
-    <inertia ixx="0.02" iyy="0.03" izz="0.025" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="a"><inertial><mass value="1.2"/><origin xyz="0.1 0 0.02"/>
-    <inertia ixx="0.01" iyy="0.02" izz="0.015" ixy="0.001" ixz="0" iyz="0.002"/></inertial></link>
-  <link name="b"><inertial><mass value="0.7"/><origin xyz="0 0.05 0.1"/>
-    <inertia ixx="0.005" iyy="0.004" izz="0.006" ixy="0" ixz="0.0005" iyz="0"/></inertial></link>
-  <link name="c"><inertial><mass value="0.4"/><origin xyz="0.02 0 0.03"/>
-    <inertia ixx="0.002" iyy="0.003" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>
+MIMIC = f"""<robot name="mimic">
+  {inertial_link("base", 2.0, (0.02, 0, 0, 0.03, 0, 0.025))}
+  {inertial_link("a", 1.2, (0.01, 0.001, 0, 0.02, 0.002, 0.015), "0.1 0 0.02")}
+  {inertial_link("b", 0.7, (0.005, 0, 0.0005, 0.004, 0, 0.006), "0 0.05 0.1")}
+  {inertial_link("c", 0.4, (0.002, 0, 0, 0.003, 0, 0.002), "0.02 0 0.03")}
   <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 0 0.1" rpy="0.2 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="10"/></joint>
   <joint name="j2" type="prismatic"><parent link="a"/><child link="b"/><origin xyz="0.3 0 0" rpy="0 0.3 0"/>

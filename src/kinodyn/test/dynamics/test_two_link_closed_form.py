@@ -14,18 +14,14 @@ import pytest
 import kinodyn as kd
 from kinodyn import dynamics
 
+from ..urdf_text import inertial_link
+
 m1, m2, l1, a1, a2, I1, I2, G = 1.0, 2.0, 1.0, 0.5, 0.4, 0.1, 0.2, 9.81
 
 URDF = f"""<robot name="two_link">
   <link name="base"/>
-  <link name="link1">
-    <inertial><origin xyz="0 0 {a1}"/><mass value="{m1}"/>
-      <inertia ixx="0.05" ixy="0" ixz="0" iyy="{I1}" iyz="0" izz="0.05"/></inertial>
-  </link>
-  <link name="link2">
-    <inertial><origin xyz="0 0 {a2}"/><mass value="{m2}"/>
-      <inertia ixx="0.15" ixy="0" ixz="0" iyy="{I2}" iyz="0" izz="0.15"/></inertial>
-  </link>
+  {inertial_link("link1", m1, (0.05, 0, 0, I1, 0, 0.05), f"0 0 {a1}")}
+  {inertial_link("link2", m2, (0.15, 0, 0, I2, 0, 0.15), f"0 0 {a2}")}
   <joint name="joint1" type="continuous"><parent link="base"/><child link="link1"/><axis xyz="0 1 0"/></joint>
   <joint name="joint2" type="continuous"><parent link="link1"/><child link="link2"/>
     <origin xyz="0 0 {l1}"/><axis xyz="0 1 0"/></joint>

@@ -7,19 +7,15 @@ import pytest
 
 import kinodyn as kd
 
-URDF = """<robot name="fd">
-<link name="base"><inertial><mass value="2"/>
-  <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>
-<link name="a"><inertial><origin xyz="0.1 0.02 0"/><mass value="1"/>
-  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial></link>
-<link name="b"><inertial><origin xyz="0 0 0.2"/><mass value="0.5"/>
-  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-<link name="c"><inertial><origin xyz="0.05 0 0"/><mass value="0.3"/>
-  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+from ..urdf_text import inertial_link
+
+URDF = f"""<robot name="fd">
+{inertial_link("base", 2, (0.1, 0, 0, 0.2, 0, 0.3))}
+{inertial_link("a", 1, (0.01, 0, 0, 0.02, 0, 0.03), "0.1 0.02 0")}
+{inertial_link("b", 0.5, (0.01, 0, 0, 0.01, 0, 0.01), "0 0 0.2")}
+{inertial_link("c", 0.3, (0.01, 0, 0, 0.01, 0, 0.01), "0.05 0 0")}
 <link name="tip"/>
-<link name="m"><inertial><mass value="0.2"/>
-  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>
-  </inertial></link>
+{inertial_link("m", 0.2, (0.01, 0, 0, 0.01, 0, 0.01))}
 <joint name="j1" type="revolute"><parent link="base"/><child link="a"/>
   <origin xyz="0.1 0 0.3" rpy="0.2 0 0.1"/>
   <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..urdf_text import inertial_link
+
 URDFS = Path(__file__).resolve().parents[4] / "urdf"
 sys.path.insert(0, str(URDFS))
 import generate  # noqa: E402  (urdf/generate.py: the robots and their scaling)
@@ -33,10 +35,7 @@ BOX_URDF = f"""<robot name="box">
 PENDULUM_MASS, PENDULUM_COM, PENDULUM_INERTIA = 1.0, 0.5, 0.1
 PENDULUM_URDF = f"""<robot name="pendulum">
   <link name="base"/>
-  <link name="rod">
-    <inertial><origin xyz="0 0 -{PENDULUM_COM}"/><mass value="{PENDULUM_MASS}"/>
-      <inertia ixx="0.1" ixy="0" ixz="0" iyy="{PENDULUM_INERTIA}" iyz="0" izz="0.01"/></inertial>
-  </link>
+  {inertial_link("rod", PENDULUM_MASS, (0.1, 0, 0, PENDULUM_INERTIA, 0, 0.01), f"0 0 -{PENDULUM_COM}")}
   <joint name="hinge" type="continuous"><parent link="base"/><child link="rod"/><axis xyz="0 1 0"/></joint>
 </robot>"""
 """A rigid pendulum about y, centre of mass 0.5 m below the hinge, no damping or friction."""
