@@ -15,6 +15,7 @@ from kinodyn_common.stamps import split_ns
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message, serialize_message
 
+from kinodyn_control.controllers.base import LevelLogger
 from kinodyn_control.hardware.description import RobotDescription, parse_robot_description
 from kinodyn_control.hardware.types import LifecycleState
 from kinodyn_control.manager import ControllerManager, ResourceManager
@@ -97,23 +98,14 @@ class FakeContext:
             self.subscriptions.pop(entity, None)
 
 
-class _ListLogger:
+class _ListLogger(LevelLogger):
     """Keeps (level, message) pairs for assertions."""
 
     def __init__(self, name: str, records: list[tuple[str, str]]) -> None:
         self.name, self.records = name, records
 
-    def _log(self, level: str, message: str) -> None:
+    def log(self, level: str, message: str) -> None:
         self.records.append((level, message))
-
-    def info(self, message: str) -> None:
-        self._log("info", message)
-
-    def warning(self, message: str) -> None:
-        self._log("warning", message)
-
-    def error(self, message: str) -> None:
-        self._log("error", message)
 
 
 class Harness:

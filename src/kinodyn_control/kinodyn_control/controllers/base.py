@@ -72,6 +72,23 @@ class Logger(Protocol):
     def error(self, message: str, /) -> object: ...
 
 
+class LevelLogger:
+    """A Logger whose three levels go through one method, ``log(level, message)`` (level "info", "warning" or
+    "error"): a subclass says where the lines go (a test's list, stderr)."""
+
+    def log(self, level: str, message: str) -> None:
+        raise NotImplementedError
+
+    def info(self, message: str) -> None:
+        self.log("info", message)
+
+    def warning(self, message: str) -> None:
+        self.log("warning", message)
+
+    def error(self, message: str) -> None:
+        self.log("error", message)
+
+
 class ControllerContext(Protocol):
     """What a controller may use of its host (the ROS node, or a test double)."""
 

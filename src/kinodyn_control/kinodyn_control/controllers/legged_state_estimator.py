@@ -29,14 +29,12 @@ from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
 from kinodyn_common.cdr import odometry_rows_cdr, transform_row_cdr
 from kinodyn_common.finite import publish_finite
-from kinodyn_common.problem_log import DistinctProblemLog
-from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
+from kinodyn_common.stamps import seconds_to_ns
 from nav_msgs.msg import Odometry
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
-from kinodyn_control.controllers.chainable import ChainableController
-from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
+from kinodyn_control.controllers.node_parameters import NodeChainableController, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.messages import (
     ImuSample,
@@ -75,7 +73,7 @@ def base_state_values(msg: Odometry) -> list[float]:
     return [p.x, p.y, p.z, o.x, o.y, o.z, o.w, v.x, v.y, v.z, w.x, w.y, w.z]
 
 
-class LeggedStateEstimator(ChainableController):
+class LeggedStateEstimator(NodeChainableController):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         **specs_of(EstimatorParameters, EstimatorParameters.flat_defaults()), **OWN_PARAMETERS}
 
@@ -106,10 +104,7 @@ class LeggedStateEstimator(ChainableController):
             model = Model.from_urdf(urdf, floating_base=True)
         except ValueError as exc:
             return self.fail(str(exc))
-        self.ros = ControllerNode(lambda: self.host.create_node(self.name), self.PARAMETERS, self.params,
-                                  self._on_change)
-        node = self.ros.node
-        self.logger = node.get_logger()  # its lines under its own name, as a ros2_control controller's
+        node = self.open_node()
         try:
             self.pipeline = EstimatorPipeline(model, estimator, self.logger, self.name,
                                               spheres=collision_spheres(urdf), estimate_rows=True)
@@ -119,14 +114,9 @@ class LeggedStateEstimator(ChainableController):
         self.imu_frame = sensors[sensor].params.get("frame_id", "")
         self.joints = list(model.joint_names)
         self.feet = list(estimator.feet)
-        self.problems = DistinctProblemLog(self.logger)
         self._odometry = node.create_publisher(Odometry, "odometry/filtered", 100)
         self._tf = node.create_publisher(TFMessage, "/tf", 100)
         self._diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 100)
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        self.host.destroy_node(self.ros.node)
         return CallbackReturn.SUCCESS
 
     def exported_state_interfaces(self) -> tuple[str, ...]:
@@ -175,8 +165,7 @@ class LeggedStateEstimator(ChainableController):
         assert self.states is not None
         values = self.states.get()  # a new array each cycle: the pipeline may keep views of it
         n = len(self.joints)
-        sec, nanosec = split_ns(seconds_to_ns(time))
-        at = sec * NS + nanosec
+        at = seconds_to_ns(time)
         flags = values[6 + 3 * n:]
         contacts = None
         if len(flags) and np.isfinite(flags).all():

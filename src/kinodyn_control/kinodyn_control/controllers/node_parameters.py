@@ -7,7 +7,7 @@ set. ``ControllerNode`` is the controller's own ROS 2 node (its name, in the man
 ros2_control controller is a node in the controller manager's process): its parameters are declared
 (``declare_value``) with the configured values, so ``ros2 param get/set /<controller> ...`` work; a live
 change goes through ``on_change`` (validation; a refusal changes nothing), under the controller's lock,
-which its ``update`` holds too.
+which its ``update`` holds too. ``NodeChainableController`` is the chained controller that owns such a node.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from kinodyn_common.parameters import declare_value, list_item_type
+from kinodyn_common.problem_log import DistinctProblemLog
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter as RosParameter
 
 from kinodyn_control.controllers.base import Parameter
+from kinodyn_control.controllers.chainable import ChainableController
+from kinodyn_control.hardware.types import CallbackReturn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -115,3 +118,30 @@ class ControllerNode:
                 callback(msg)
 
         return run
+
+
+class NodeChainableController(ChainableController):
+    """A chained controller with its own ROS 2 node. Its ``on_configure`` sets ``host`` (``node_host``) and
+    calls ``open_node``; ``on_cleanup`` destroys the node; ``_on_change`` judges live parameter changes."""
+
+    host: NodeHost
+    ros: ControllerNode
+    problems: DistinctProblemLog
+
+    def open_node(self) -> Node:
+        """The controller's node (a ControllerNode over ``PARAMETERS``, live changes to ``_on_change``); its
+        logger becomes the controller's (lines under the controller's name, as a ros2_control controller's),
+        with ``problems`` over it."""
+        self.ros = ControllerNode(lambda: self.host.create_node(self.name), self.PARAMETERS, self.params,
+                                  self._on_change)
+        self.logger = self.ros.node.get_logger()
+        self.problems = DistinctProblemLog(self.logger)
+        return self.ros.node
+
+    def on_cleanup(self) -> CallbackReturn:
+        self.host.destroy_node(self.ros.node)
+        return CallbackReturn.SUCCESS
+
+    def _on_change(self, changes: dict[str, Any]) -> str:
+        """'' when the live change ``changes`` ({name: value}) is applied, else why it is refused."""
+        raise NotImplementedError

@@ -34,18 +34,17 @@ from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import JointBounds
 from kinodyn_common.parameters import apply_changes, dataclass_from
-from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.problem_log import dropping_bad_messages
 from kinodyn_common.raw_messages import contact_schedule_writer
-from kinodyn_common.stamps import NS, seconds_to_ns, split_ns
+from kinodyn_common.stamps import seconds_to_ns
 from nav_msgs.msg import Path
 from visualization_msgs.msg import MarkerArray
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
-from kinodyn_control.controllers.chainable import ChainableController
 from kinodyn_control.controllers.legged_state_estimator import BASE_STATE
 from kinodyn_control.controllers.limits import JointLimitArrays
-from kinodyn_control.controllers.node_parameters import ControllerNode, node_host, specs_of
+from kinodyn_control.controllers.node_parameters import NodeChainableController, node_host, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
@@ -67,7 +66,7 @@ OWN_PARAMETERS: dict[str, Parameter] = {
 STARTUP_ONLY = ("base_state_controller", "odom_frame", "joint_position_margin", "continuous_position_bound")
 
 
-class WholeBodyController(ChainableController):
+class WholeBodyController(NodeChainableController):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         **{k: v for group in GROUPS for k, v in specs_of(group).items()}, **OWN_PARAMETERS}
 
@@ -86,17 +85,13 @@ class WholeBodyController(ChainableController):
                                             self.params["continuous_position_bound"])
         except ValueError as exc:
             return self.fail(str(exc))
-        self.ros = ControllerNode(lambda: self.host.create_node(self.name), self.PARAMETERS, self.params,
-                                  self._on_change)
-        self.logger = self.ros.node.get_logger()  # its lines under its own name
+        node = self.open_node()
         self.joints = list(model.joint_names)
         self.feet = list(legged.feet)
-        self.problems = DistinctProblemLog(self.logger)
         source = f"{self.params['base_state_controller']}'s base state interfaces"
         self.core = WbcCore(model, self.controller, params, bounds, self.problems, self.logger.info, 0.0,
                             source, clock=self._now_ns)
         self.limits = JointLimitArrays(self.context.description, self.joints)
-        node = self.ros.node
         self._contacts = node.create_publisher(ContactStates, "contact_schedule", 10)
         self._schedule = contact_schedule_writer()
         self._footholds = node.create_publisher(PoseArray, "~/footholds", 10)
@@ -115,14 +110,10 @@ class WholeBodyController(ChainableController):
     def _now_ns(self) -> int:
         """The controllers' clock (the manager's: simulated time in lockstep), as the core's clock [ns]."""
         assert self.context is not None
-        return round(self.context.now() * NS)
+        return seconds_to_ns(self.context.now())
 
     def _on_cmd_vel(self, msg: TwistStamped) -> None:
         self.core.on_cmd_vel(msg, self._now_ns())
-
-    def on_cleanup(self) -> CallbackReturn:
-        self.host.destroy_node(self.ros.node)
-        return CallbackReturn.SUCCESS
 
     def exported_state_interfaces(self) -> tuple[str, ...]:
         return tuple(f"contact.{foot}" for foot in self.feet)
@@ -165,8 +156,7 @@ class WholeBodyController(ChainableController):
         values = self.states.get()
         n = len(self.joints)
         q, qdot = values[:n], values[n:2 * n]
-        sec, nanosec = split_ns(seconds_to_ns(time))
-        at = sec * NS + nanosec
+        at = seconds_to_ns(time)
         base = values[3 * n:]
         with self.ros.lock:
             if np.isfinite(base).all():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -25,7 +25,9 @@ from tf2_msgs.msg import TFMessage
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from geometry_msgs.msg import Vector3
     from kinodyn_common.raw_messages import ContactStatesView, ImuView, JointStateView
+    from kinodyn_common.raw_messages import Vector3 as RawVector3
     from sensor_msgs.msg import Imu, JointState
 
     from kinodyn_interfaces.msg import ContactStates
@@ -49,20 +51,7 @@ class JointSample:
     efforts: np.ndarray
 
 
-class _Vector(Protocol):
-    """A geometry_msgs/Vector3, or its raw view."""
-
-    @property
-    def x(self) -> float: ...
-
-    @property
-    def y(self) -> float: ...
-
-    @property
-    def z(self) -> float: ...
-
-
-def _vector(v: _Vector) -> np.ndarray:
+def _vector(v: Vector3 | RawVector3) -> np.ndarray:
     return np.array([v.x, v.y, v.z], dtype=np.float64)
 
 

@@ -28,6 +28,7 @@ from kinodyn.spatial import quat_to_matrix
 from kinodyn_common.cdr import odometry_rows_cdr
 from kinodyn_common.robot_description import load_urdf
 from kinodyn_common.stamps import NS, stamp_to_ns
+from kinodyn_control.controllers.base import LevelLogger
 from kinodyn_control.estimation.pipeline import EstimatorParameters, EstimatorPipeline, Output
 
 from kinodyn import Model
@@ -65,23 +66,16 @@ BATCH_MESSAGES = 3000
 inputs."""
 
 
-class StderrLog:
-    """The pipeline's logger: one line per message on stderr, prefixed ``kinodyn estimate``."""
+class StderrLog(LevelLogger):
+    """The pipeline's logger: one line per message on stderr, prefixed ``kinodyn estimate`` (and the level,
+    but for info lines)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
 
-    def _write(self, level: str, message: str) -> None:
-        print(f"kinodyn estimate: {level}{message}", file=self._stream or sys.stderr)
-
-    def info(self, message: str) -> None:
-        self._write("", message)
-
-    def warning(self, message: str) -> None:
-        self._write("warning: ", message)
-
-    def error(self, message: str) -> None:
-        self._write("error: ", message)
+    def log(self, level: str, message: str) -> None:
+        prefix = "" if level == "info" else f"{level}: "
+        print(f"kinodyn estimate: {prefix}{message}", file=self._stream or sys.stderr)
 
 
 def parameters_from_file(path: str | Path, node_name: str = NODE_NAME) -> EstimatorParameters:
