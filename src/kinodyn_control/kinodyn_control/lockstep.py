@@ -108,9 +108,11 @@ def lockstep_period_ns(rate: int) -> int:
 
 class LockstepLoop:
     """Runs ``cycle(t_k, period, gate)`` on a dedicated thread, ``t_k = k * period`` from 0: back to back, or
-    with ``max_speed > 0`` never ahead of ``max_speed`` times the wall clock since the first cycle (a process
-    outside the loop, such as a scenario runner or a teleop, then sees simulated time advance at a pace it can
-    follow; the cycles and their results are the same either way)."""
+    with ``max_speed > 0`` at most ``max_speed`` times as fast as the wall clock (a process outside the loop,
+    such as a scenario runner, a teleop or an estimator the loop does not wait for, then sees simulated time
+    advance at a pace it can follow; the cycles and their results are the same either way). A loop that fell
+    behind that pace (a stall) goes on from where it is instead of hurrying to catch up: it is never more than
+    one period ahead of the pace over any stretch."""
 
     def __init__(self, cycle: LockstepCycle, rate: int, gate: LockstepGate, max_speed: float = 0.0) -> None:
         if not (math.isfinite(max_speed) and max_speed >= 0.0):
@@ -131,7 +133,7 @@ class LockstepLoop:
 
     def _run(self) -> None:
         period = self.period_ns / NS
-        start = _time.monotonic()
+        start = _time.monotonic()  # wall time at which simulated time 0 is due at the pace
         try:
             while True:
                 self.time = self.cycles * self.period_ns / NS
@@ -139,6 +141,8 @@ class LockstepLoop:
                     ahead = start + self.time / self.max_speed - _time.monotonic()
                     if ahead > 0.0:
                         _time.sleep(ahead)
+                    elif ahead < -period / self.max_speed:  # behind the pace: this cycle is due now
+                        start -= ahead
                 if not self.cycle(self.time, period, self.gate):
                     return
                 self.cycles += 1

@@ -275,3 +275,31 @@ def test_real_hardware_refuses_lockstep() -> None:
     h = Harness(xml)
     with pytest.raises(HardwareError, match="component 'sys': RealDeviceSkeleton cannot run in lockstep"):
         h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
+
+
+class _Stalling(_Clocked):
+    """A clocked cycle that stalls ``stall`` wall seconds at its fourth cycle."""
+
+    def __init__(self, stall: float) -> None:
+        super().__init__()
+        self.stall = stall
+
+    def __call__(self, t: float, period: float, gate: LockstepGate) -> bool:
+        if len(self.seen) == 3:
+            time.sleep(self.stall)
+        return super().__call__(t, period, gate)
+
+
+def test_loop_with_max_speed_does_not_hurry_after_a_stall() -> None:
+    cycle, period, max_speed = _Stalling(0.3), 0.01, 1.0
+    loop = LockstepLoop(cycle, 100, LockstepGate(1.0, None), max_speed)
+    loop.start()
+    assert poll(lambda: loop.cycles >= 20)
+    loop.stop()
+    assert loop.error is None
+    # after the stall (30 periods of wall time) the loop keeps the pace: over any stretch of cycles, no more
+    # than one period of simulated time beyond max_speed x the wall time (sleeping only makes it later)
+    after = cycle.seen[3:]  # from the fourth cycle, time-stamped once its stall is over
+    for i, (t_i, wall_i) in enumerate(after):
+        for t_j, wall_j in after[i + 1:]:
+            assert t_j - t_i <= max_speed * (wall_j - wall_i) + period + 1e-3, (t_i, wall_i, t_j, wall_j)
