@@ -7,29 +7,22 @@ model's separate calls and scipy's rotation log.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from kinodyn.control.wbc import tasks
 from kinodyn.control.wbc.layout import VariableLayout
-from kinodyn.control.wbc.tasks import (
-    BaseOrientationTask,
-    CentroidalMomentumTask,
-    ComTask,
-    ContactForceTask,
-    FrameTask,
-    PostureTask,
-    Task,
-)
 from kinodyn.evaluation import Evaluation, Evaluator
-from kinodyn.model import Model
 from scipy.spatial.transform import Rotation
+
+from .conftest import project_model
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-URDF = Path(__file__).resolve().parents[4] / "urdf"
+    from kinodyn.model import Model
+
 H = 1e-6
 FD_TOL = 1e-6  # relative to the larger of 1 and the compared vector's largest entry
 FRAMES = {"quadruped": ("LF_FOOT", "RH_SHANK", "base_link", "imu_link"), "arm7": ("ee_link", "link4")}
@@ -37,12 +30,7 @@ FRAMES = {"quadruped": ("LF_FOOT", "RH_SHANK", "base_link", "imu_link"), "arm7":
 
 @pytest.fixture(scope="module", params=["quadruped", "arm7"])
 def model(request: pytest.FixtureRequest) -> Model:
-    return Model.from_urdf(URDF / f"{request.param}.urdf", floating_base=request.param == "quadruped")
-
-
-@pytest.fixture(scope="module")
-def quadruped() -> Model:
-    return Model.from_urdf(URDF / "quadruped.urdf", floating_base=True)
+    return project_model(request.param)
 
 
 def state(model: Model, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +44,7 @@ def layout_of(model: Model) -> VariableLayout:
     return VariableLayout.build(model.nv, [("LF_FOOT", 3), ("RH_FOOT", 6)], n_tau, torque_variables=True)
 
 
-def evaluate(model: Model, task: Task, q: np.ndarray, v: np.ndarray) -> Evaluation:
+def evaluate(model: Model, task: tasks.Task, q: np.ndarray, v: np.ndarray) -> Evaluation:
     return Evaluator(model, task.frames).evaluate(q, v)
 
 
@@ -78,7 +66,7 @@ def frame_rate(model: Model, frame: str, q: np.ndarray, v: np.ndarray) -> np.nda
     return np.r_[(Tp[:3, 3] - Tm[:3, 3]) / (2 * H), w]
 
 
-def check_kinematics(model: Model, task: Task, rate: np.ndarray, q: np.ndarray, v: np.ndarray) -> None:
+def check_kinematics(model: Model, task: tasks.Task, rate: np.ndarray, q: np.ndarray, v: np.ndarray) -> None:
     """With zero gains and zero reference rates: A v is ``rate`` and -b is d/dt (A v) along the motion;
     only the qdd columns are non-zero."""
     layout = layout_of(model)
@@ -100,7 +88,7 @@ def check_kinematics(model: Model, task: Task, rate: np.ndarray, q: np.ndarray, 
 def test_frame_task_jacobian_and_bias_are_derivatives(model: Model, seed: int) -> None:
     q, v = state(model, seed)
     for frame in FRAMES[model.name]:
-        task = FrameTask(model, frame, kp=0.0, kd=0.0)
+        task = tasks.FrameTask(model, frame, kp=0.0, kd=0.0)
         task.set_reference(np.eye(4))
         check_kinematics(model, task, frame_rate(model, frame, q, v), q, v)
 
@@ -118,7 +106,7 @@ def test_frame_task_b_closed_form(model: Model) -> None:
     frame = FRAMES[model.name][0]
     kp, kd = rng.uniform(1, 100, 6), rng.uniform(1, 20, 6)
     pose, twist, acc = random_pose(rng), rng.normal(size=6), rng.normal(size=6)
-    task = FrameTask(model, frame, kp, kd)
+    task = tasks.FrameTask(model, frame, kp, kd)
     task.set_reference(pose, twist, acc)
     rows = task.rows(evaluate(model, task, q, v), layout_of(model))
     T = model.frame_placement(q, frame)
@@ -136,7 +124,7 @@ def test_frame_task_error_is_zero_at_the_reference(model: Model) -> None:
     frame = FRAMES[model.name][0]
     J = model.frame_jacobian(q, frame)
     acc = np.arange(6.0)
-    task = FrameTask(model, frame, kp=50.0, kd=10.0)
+    task = tasks.FrameTask(model, frame, kp=50.0, kd=10.0)
     task.set_reference(model.frame_placement(q, frame), J @ v, acc)
     rows = task.rows(evaluate(model, task, q, v), layout_of(model))
     np.testing.assert_allclose(task.error, 0.0, atol=1e-12)
@@ -148,7 +136,8 @@ def test_frame_task_mask_selects_rows(model: Model) -> None:
     frame = FRAMES[model.name][0]
     mask = [True, False, True, False, True, True]
     weight = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-    full, masked = FrameTask(model, frame, 30.0, 5.0), FrameTask(model, frame, 30.0, 5.0, weight, mask)
+    full = tasks.FrameTask(model, frame, 30.0, 5.0)
+    masked = tasks.FrameTask(model, frame, 30.0, 5.0, weight, mask)
     reference = random_pose(np.random.default_rng(1))
     ev = evaluate(model, full, q, v)
     for task in (full, masked):
@@ -170,7 +159,7 @@ def test_frame_task_half_references_give_the_rows_of_set_reference(model: Model)
     frame = FRAMES[model.name][0]
     rng = np.random.default_rng(2)
     pose, twist, acceleration = random_pose(rng), rng.normal(size=6), rng.normal(size=6)
-    whole, halves = FrameTask(model, frame, 30.0, 5.0), FrameTask(model, frame, 30.0, 5.0)
+    whole, halves = tasks.FrameTask(model, frame, 30.0, 5.0), tasks.FrameTask(model, frame, 30.0, 5.0)
     whole.set_reference(pose, twist, acceleration)
     with pytest.raises(RuntimeError, match="no reference"):
         halves.set_position_reference(pose[:3, 3], twist[:3], acceleration[:3])
@@ -191,18 +180,18 @@ def test_frame_task_half_references_give_the_rows_of_set_reference(model: Model)
 
 def test_frame_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(KeyError, match="LF_FOTO"):
-        FrameTask(quadruped, "LF_FOTO", 1.0, 1.0)
+        tasks.FrameTask(quadruped, "LF_FOTO", 1.0, 1.0)
     with pytest.raises(ValueError, match="kp"):
-        FrameTask(quadruped, "LF_FOOT", np.nan, 1.0)
+        tasks.FrameTask(quadruped, "LF_FOOT", np.nan, 1.0)
     with pytest.raises(ValueError, match="kd"):
-        FrameTask(quadruped, "LF_FOOT", 1.0, [1.0, 2.0])
+        tasks.FrameTask(quadruped, "LF_FOOT", 1.0, [1.0, 2.0])
     with pytest.raises(ValueError, match="weight"):
-        FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, weight=-1.0)
+        tasks.FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, weight=-1.0)
     with pytest.raises(ValueError, match="mask"):
-        FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, mask=[False] * 6)
+        tasks.FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, mask=[False] * 6)
     with pytest.raises(ValueError, match="mask"):
-        FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, mask=[1, 1, 1, 0, 0, 0])
-    task = FrameTask(quadruped, "LF_FOOT", 1.0, 1.0)
+        tasks.FrameTask(quadruped, "LF_FOOT", 1.0, 1.0, mask=[1, 1, 1, 0, 0, 0])
+    task = tasks.FrameTask(quadruped, "LF_FOOT", 1.0, 1.0)
     q, v = state(quadruped, 0)
     with pytest.raises(RuntimeError, match="set_reference"):
         task.rows(evaluate(quadruped, task, q, v), layout_of(quadruped))
@@ -221,7 +210,7 @@ def test_frame_task_rejects_bad_inputs(quadruped: Model) -> None:
 
 def test_base_orientation_task_rows(quadruped: Model) -> None:
     q, v = state(quadruped, 21)
-    task = BaseOrientationTask(quadruped, kp=0.0, kd=0.0)
+    task = tasks.BaseOrientationTask(quadruped, kp=0.0, kd=0.0)
     task.set_reference(np.eye(3))
     assert task.frames == ("base_link",)
     assert task.dim == 3
@@ -234,7 +223,7 @@ def test_base_orientation_task_rows(quadruped: Model) -> None:
     rng = np.random.default_rng(2)
     kp, kd, w, dw = rng.uniform(1, 50, 3), rng.uniform(1, 10, 3), rng.normal(size=3), rng.normal(size=3)
     C_ref = Rotation.from_rotvec(rng.uniform(-1, 1, 3))
-    task = BaseOrientationTask(quadruped, kp, kd, mask=[True, False, True])
+    task = tasks.BaseOrientationTask(quadruped, kp, kd, mask=[True, False, True])
     task.set_reference(C_ref.as_quat(), w, dw)  # scipy's quaternion is (x, y, z, w), as the task's
     rows = task.rows(evaluate(quadruped, task, q, v), layout_of(quadruped))
     e = (C_ref * Rotation.from_matrix(C).inv()).as_rotvec()
@@ -250,14 +239,14 @@ def test_base_orientation_task_rows(quadruped: Model) -> None:
 
 
 def test_base_orientation_task_rejects_bad_inputs(quadruped: Model) -> None:
-    arm7 = Model.from_urdf(URDF / "arm7.urdf")
+    arm7 = project_model("arm7")
     with pytest.raises(ValueError, match="floating-base"):
-        BaseOrientationTask(arm7, 1.0, 1.0)
+        tasks.BaseOrientationTask(arm7, 1.0, 1.0)
     with pytest.raises(ValueError, match="mask"):
-        BaseOrientationTask(quadruped, 1.0, 1.0, mask=[True] * 6)
+        tasks.BaseOrientationTask(quadruped, 1.0, 1.0, mask=[True] * 6)
     with pytest.raises(ValueError, match="kp"):
-        BaseOrientationTask(quadruped, [1.0, -1.0, 1.0], 1.0)
-    task = BaseOrientationTask(quadruped, 1.0, 1.0)
+        tasks.BaseOrientationTask(quadruped, [1.0, -1.0, 1.0], 1.0)
+    task = tasks.BaseOrientationTask(quadruped, 1.0, 1.0)
     with pytest.raises(ValueError, match="normalize"):
         task.set_reference([0.0, 0.0, 0.0, 2.0])
     with pytest.raises(ValueError, match="angular velocity"):
@@ -270,7 +259,7 @@ def test_base_orientation_task_rejects_bad_inputs(quadruped: Model) -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_com_task_jacobian_and_bias_are_derivatives(model: Model, seed: int) -> None:
     q, v = state(model, 30 + seed)
-    task = ComTask(kp=0.0, kd=0.0)
+    task = tasks.ComTask(kp=0.0, kd=0.0)
     task.set_reference(np.zeros(3))
     check_kinematics(model, task, along(model, q, v, model.com), q, v)
 
@@ -280,7 +269,7 @@ def test_com_task_b_closed_form_error_and_mask(model: Model) -> None:
     q, v = state(model, 40)
     kp, kd, c_ref, c_vel, c_acc = (rng.uniform(1, 50, 3), rng.uniform(1, 10, 3), rng.normal(size=3),
                                    rng.normal(size=3), rng.normal(size=3))
-    task = ComTask(kp, kd, mask=[True, True, False])
+    task = tasks.ComTask(kp, kd, mask=[True, True, False])
     task.set_reference(c_ref, c_vel, c_acc)
     rows = task.rows(evaluate(model, task, q, v), layout_of(model))
     J = model.com_jacobian(q)
@@ -303,7 +292,7 @@ def test_com_task_saturates_the_error_and_the_desired_acceleration(quadruped: Mo
     q, v = state(quadruped, 41)
     kp, kd = np.array([30.0, 20.0, 5.0]), np.array([8.0, 6.0, 2.0])
     c, cdot = quadruped.com(q), quadruped.com_jacobian(q) @ v
-    task = ComTask(kp, kd, mask=[True, True, False])
+    task = tasks.ComTask(kp, kd, mask=[True, True, False])
     task.set_reference(c + np.array([0.3, -0.4, 9.0]), cdot)  # masked error (0.3, -0.4): norm 0.5; z left out
     ev = evaluate(quadruped, task, q, v)
     unclipped = task.rows(ev, layout_of(quadruped)).b
@@ -321,10 +310,10 @@ def test_com_task_saturates_the_error_and_the_desired_acceleration(quadruped: Mo
 
 def test_com_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(ValueError, match="mask"):
-        ComTask(1.0, 1.0, mask=[True] * 6)
+        tasks.ComTask(1.0, 1.0, mask=[True] * 6)
     with pytest.raises(ValueError, match="weight"):
-        ComTask(1.0, 1.0, weight=np.inf)
-    task = ComTask(1.0, 1.0)
+        tasks.ComTask(1.0, 1.0, weight=np.inf)
+    task = tasks.ComTask(1.0, 1.0)
     q, v = state(quadruped, 0)
     with pytest.raises(RuntimeError, match="set_reference"):
         task.rows(evaluate(quadruped, task, q, v), layout_of(quadruped))
@@ -338,7 +327,7 @@ def test_com_task_rejects_bad_inputs(quadruped: Model) -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_centroidal_task_rows_are_the_momentum_and_its_rate(model: Model, seed: int) -> None:
     q, v = state(model, 50 + seed)
-    task = CentroidalMomentumTask(kd=0.0)
+    task = tasks.CentroidalMomentumTask(kd=0.0)
     layout = layout_of(model)
     rows = task.rows(evaluate(model, task, q, v), layout)
     A_G = model.centroidal_momentum_matrix(q)
@@ -355,7 +344,7 @@ def test_centroidal_task_b_closed_form_and_mask(model: Model) -> None:
     kd, kp = rng.uniform(1, 10, 6), rng.uniform(1, 50, 3)
     h_ref, rate, c_ref = rng.normal(size=6), rng.normal(size=6), rng.normal(size=3)
     mask = [True, False, True, True, True, False]
-    task = CentroidalMomentumTask(kd, mask=mask, kp=kp)
+    task = tasks.CentroidalMomentumTask(kd, mask=mask, kp=kp)
     task.set_reference(h_ref, rate, c_ref)
     rows = task.rows(evaluate(model, task, q, v), layout_of(model))
     A_G = model.centroidal_momentum_matrix(q)
@@ -366,7 +355,7 @@ def test_centroidal_task_b_closed_form_and_mask(model: Model) -> None:
     np.testing.assert_allclose(task.error, e[mask], rtol=0, atol=1e-12)
     close_fd(rows.b, expected[mask])
 
-    task = CentroidalMomentumTask(kd)
+    task = tasks.CentroidalMomentumTask(kd)
     task.set_reference(A_G @ v)
     task.rows(evaluate(model, task, q, v), layout_of(model))
     np.testing.assert_allclose(task.error, 0.0, atol=1e-12)
@@ -374,8 +363,8 @@ def test_centroidal_task_b_closed_form_and_mask(model: Model) -> None:
 
 def test_centroidal_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(ValueError, match="kp"):
-        CentroidalMomentumTask(1.0, kp=[1.0] * 6)
-    task = CentroidalMomentumTask(1.0, kp=10.0)
+        tasks.CentroidalMomentumTask(1.0, kp=[1.0] * 6)
+    task = tasks.CentroidalMomentumTask(1.0, kp=10.0)
     q, v = state(quadruped, 0)
     with pytest.raises(RuntimeError, match="no reference CoM"):
         task.rows(evaluate(quadruped, task, q, v), layout_of(quadruped))
@@ -391,7 +380,7 @@ def test_posture_task_rows(model: Model) -> None:
     q, v = state(model, 70)
     iq, iv = (7, 6) if model.floating_base else (0, 0)
     n = model.nv - iv
-    task = PostureTask(model, model.random_configuration(rng)[iq:], 0.0, 0.0)
+    task = tasks.PostureTask(model, model.random_configuration(rng)[iq:], 0.0, 0.0)
     assert task.dim == n
     check_kinematics(model, task, along(model, q, v, lambda qq: qq[iq:]), q, v)
 
@@ -399,7 +388,7 @@ def test_posture_task_rows(model: Model) -> None:
     q_ref = model.random_configuration(rng)[iq:]
     v_ref = rng.uniform(-1, 1, n) * np.minimum(model.velocity_limit[iv:], 1.0)
     a_ref = rng.normal(size=n)
-    task = PostureTask(model, q_ref, kp, kd, weight=np.arange(1.0, n + 1))
+    task = tasks.PostureTask(model, q_ref, kp, kd, weight=np.arange(1.0, n + 1))
     task.set_reference(q_ref, v_ref, a_ref)
     rows = task.rows(evaluate(model, task, q, v), layout_of(model))
     np.testing.assert_array_equal(rows.A[:, :iv], 0.0)
@@ -413,16 +402,16 @@ def test_posture_task_rows(model: Model) -> None:
 
 
 def test_posture_task_rejects_bad_inputs() -> None:
-    arm7 = Model.from_urdf(URDF / "arm7.urdf")
+    arm7 = project_model("arm7")
     with pytest.raises(ValueError, match="joint4"):
-        PostureTask(arm7, np.zeros(7), 1.0, 1.0)  # joint4's range is [-3.07, -0.07]
+        tasks.PostureTask(arm7, np.zeros(7), 1.0, 1.0)  # joint4's range is [-3.07, -0.07]
     q_ok = arm7.neutral()
     q_ok[3] = -1.0
     with pytest.raises(ValueError, match="shape"):
-        PostureTask(arm7, q_ok[:6], 1.0, 1.0)
+        tasks.PostureTask(arm7, q_ok[:6], 1.0, 1.0)
     with pytest.raises(ValueError, match="kd"):
-        PostureTask(arm7, q_ok, 1.0, [1.0] * 6)
-    task = PostureTask(arm7, q_ok, 1.0, 1.0)
+        tasks.PostureTask(arm7, q_ok, 1.0, [1.0] * 6)
+    task = tasks.PostureTask(arm7, q_ok, 1.0, 1.0)
     with pytest.raises(ValueError, match="joint1"):
         task.set_reference(q_ok, v_ref=[1e3, 0, 0, 0, 0, 0, 0])
     np.testing.assert_array_equal(task.v_ref, 0.0)
@@ -435,7 +424,7 @@ def test_contact_force_task_selects_the_contact_slice(quadruped: Model) -> None:
     layout = layout_of(quadruped)
     q, v = state(quadruped, 0)
     ev = Evaluator(quadruped).evaluate(q, v)
-    point = ContactForceTask("LF_FOOT")
+    point = tasks.ContactForceTask("LF_FOOT")
     rows = point.rows(ev, layout)
     assert rows.A.shape == (3, layout.size)
     np.testing.assert_array_equal(rows.A[:, 18:21], np.eye(3))
@@ -443,22 +432,23 @@ def test_contact_force_task_selects_the_contact_slice(quadruped: Model) -> None:
     np.testing.assert_array_equal(rows.b, 0.0)
 
     wrench = np.arange(1.0, 7.0)
-    surface = ContactForceTask("RH_FOOT", dim=6, f_ref=wrench, weight=2.0)
+    surface = tasks.ContactForceTask("RH_FOOT", dim=6, f_ref=wrench, weight=2.0)
     rows = surface.rows(ev, layout)
     np.testing.assert_array_equal(rows.A[:, 21:27], np.eye(6))
     assert np.count_nonzero(rows.A) == 6
     np.testing.assert_array_equal(rows.b, wrench)
 
-    inactive = ContactForceTask("RF_FOOT").rows(ev, layout)
+    inactive = tasks.ContactForceTask("RF_FOOT").rows(ev, layout)
     assert inactive.A.shape == (0, layout.size)
     assert inactive.b.shape == (0,)
 
 
 def test_contact_force_task_rejects_bad_inputs(quadruped: Model) -> None:
     with pytest.raises(ValueError, match=r"3 \(point\) or 6"):
-        ContactForceTask("LF_FOOT", dim=4)
+        tasks.ContactForceTask("LF_FOOT", dim=4)
     with pytest.raises(ValueError, match="reference force"):
-        ContactForceTask("LF_FOOT", f_ref=[0.0, 0.0, np.nan])
+        tasks.ContactForceTask("LF_FOOT", f_ref=[0.0, 0.0, np.nan])
     q, v = state(quadruped, 0)
+    task = tasks.ContactForceTask("RH_FOOT", dim=3)
     with pytest.raises(ValueError, match="force entries"):
-        ContactForceTask("RH_FOOT", dim=3).rows(Evaluator(quadruped).evaluate(q, v), layout_of(quadruped))
+        task.rows(Evaluator(quadruped).evaluate(q, v), layout_of(quadruped))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,19 +26,15 @@ from kinodyn.control.wbc.tasks import (
     Task,
 )
 from kinodyn.evaluation import Evaluation, Evaluator
-from kinodyn.model import Model
 from numpy.linalg import _umath_linalg
+
+from .conftest import project_model
 
 if TYPE_CHECKING:
     from kinodyn.control.wbc.contacts import Contact
+    from kinodyn.model import Model
 
-URDF = Path(__file__).resolve().parents[4] / "urdf"
 FEET = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
-
-
-@pytest.fixture(scope="module")
-def quadruped() -> Model:
-    return Model.from_urdf(URDF / "quadruped.urdf", floating_base=True)
 
 
 def random_pose(rng: np.random.Generator) -> np.ndarray:
@@ -125,7 +120,7 @@ def test_a_frame_task_reads_its_row_of_whichever_evaluation_it_gets(quadruped: M
 
 @pytest.mark.parametrize("name", ["quadruped", "arm7"])
 def test_posture_error_is_the_joints_part_of_model_difference(name: str) -> None:
-    model = Model.from_urdf(URDF / f"{name}.urdf", floating_base=name == "quadruped")
+    model = project_model(name)
     first_q, first_v = (7, 6) if model.floating_base else (0, 0)
     rng = np.random.default_rng(3)
     for _ in range(5):

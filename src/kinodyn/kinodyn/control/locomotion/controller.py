@@ -81,22 +81,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kinodyn.control.joint_space import gains_from_frequency
+from kinodyn.control.locomotion import gait as gait_patterns
 from kinodyn.control.locomotion.footholds import raibert_foothold
-from kinodyn.control.locomotion.gait import (
-    Gait,
-    GaitScheduler,
-    alternating_groups,
-    bound,
-    footfall_sequence,
-    fore_aft_groups,
-    lateral_groups,
-    pace,
-    pendulum_period,
-    stand,
-    support_distance,
-    trot,
-    walk,
-)
 from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
@@ -111,7 +97,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
-    from kinodyn.control.locomotion.gait import GaitState
     from kinodyn.evaluation import Evaluation
 
 BASE_MASK = (False, False, True, True, True, True)  # height and orientation
@@ -238,14 +223,14 @@ class LocomotionController:
         self.leg_length = float(np.linalg.norm(stance - hips, axis=1).mean())
         self.gravity = float(np.linalg.norm(model.gravity))
         self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
-            alternating_groups(self.feet, self.hips)
-        self._stand_gait = stand(self.feet)
+            gait_patterns.alternating_groups(self.feet, self.hips)
+        self._stand_gait = gait_patterns.stand(self.feet)
         self.planner: Callable[..., None] | None = None  # module doc, item 4 (``set_planner``)
         self.foot_speed_limit = foot_speed_limit(model, q0, self.feet)  # m/s, the swing's budget's unit
         # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s], and the
         # two-beat gaits' duty and the swing's shape (timing.fit_swing)
         self.gaits, self.unavailable, self.contact_ramps, self.swing_fit = self._gaits_for(p)
-        self.scheduler = GaitScheduler(self.feet)
+        self.scheduler = gait_patterns.GaitScheduler(self.feet)
         self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
         self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
         self.pendulum_frequency = math.sqrt(self.gravity / self.leg_length) / (2.0 * math.pi)  # Hz
@@ -425,20 +410,23 @@ class LocomotionController:
 
     # ----- pieces ------------------------------------------------------------------------------------
 
-    def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, Gait], dict[str, str], dict[str, float],
-                                                           SwingFit]:
+    def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, gait_patterns.Gait], dict[str, str],
+                                                           dict[str, float], SwingFit]:
         """The gaits ``p`` gives this robot, the reasons of those it cannot make, each gait's contact ramp
         and the swing fitted to the command limits (module doc). ``ValueError`` when the trot is not
         possible."""
         period = p.period if p.period > 0.0 else \
-            pendulum_period(self.leg_length, self.gravity, p.period_ratio)
+            gait_patterns.pendulum_period(self.leg_length, self.gravity, p.period_ratio)
         fit = self._fit_swing(p, period)
         duty = fit.duty
-        makers = {"trot": lambda: trot(self._groups, period, duty),
-                  "pace": lambda: pace(lateral_groups(self.feet, self.hips), period, duty),
-                  "bound": lambda: bound(fore_aft_groups(self.feet, self.hips), period, duty),
-                  "walk": lambda: walk(footfall_sequence(self.feet, self.hips), p.walk_period_factor * period,
-                                       p.walk_duty)}
+        feet, hips = self.feet, self.hips
+        makers = {
+            "trot": lambda: gait_patterns.trot(self._groups, period, duty),
+            "pace": lambda: gait_patterns.pace(gait_patterns.lateral_groups(feet, hips), period, duty),
+            "bound": lambda: gait_patterns.bound(gait_patterns.fore_aft_groups(feet, hips), period, duty),
+            "walk": lambda: gait_patterns.walk(gait_patterns.footfall_sequence(feet, hips),
+                                               p.walk_period_factor * period, p.walk_duty),
+        }
         gaits, unavailable, ramps = {}, {}, {}
         positions = dict(zip(self.feet, self.hips, strict=True))
         for name in GAITS:
@@ -447,7 +435,7 @@ class LocomotionController:
             except ValueError as error:
                 unavailable[name] = str(error)
                 continue
-            offset = support_distance(gait, positions)
+            offset = gait_patterns.support_distance(gait, positions)
             planned = bool(getattr(self.planner, "moves_com", False))
             if offset > p.max_support_offset_ratio * self.leg_length and not planned:
                 unavailable[name] = (f"its stance feet leave the centre of their pattern {offset:.3f} m "
@@ -479,7 +467,7 @@ class LocomotionController:
         return fit_swing(speed, period, p.swing_speed_ratio * self.foot_speed_limit, p.duty, p.swing_ramp,
                          height, p.min_duty, p.fast_swing_ramp, p.fast_step_height_ratio * self.leg_length)
 
-    def _set_gait(self, gait: Gait) -> None:
+    def _set_gait(self, gait: gait_patterns.Gait) -> None:
         """Hand ``gait`` to the scheduler (a moving gait: no foot lifts within its contact ramp)."""
         if gait.moves:
             self._moving_gait = gait
@@ -487,7 +475,7 @@ class LocomotionController:
         else:
             self.scheduler.set_gait(gait)
 
-    def _command_scale(self, gait: Gait) -> float:
+    def _command_scale(self, gait: gait_patterns.Gait) -> float:
         """The command limits' factor for ``gait`` (module doc: swing feet's speed relative to the hips)."""
         trot_duty = self.swing_fit.duty
         return min(1.0, (trot_duty / (1.0 - trot_duty)) / (gait.duty / (1.0 - gait.duty)))
@@ -636,7 +624,8 @@ class LocomotionController:
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
                                                  (0.0, 0.0, wz), (0.0, 0.0, dwz), checked=False)
 
-    def _feet(self, gait_state: GaitState, q: np.ndarray, v: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
+    def _feet(self, gait_state: gait_patterns.GaitState, q: np.ndarray, v: np.ndarray,
+              yaw: float) -> dict[str, np.ndarray]:
         """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
         p = self.params
         ev = self._ev

@@ -8,21 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from kinodyn.control.locomotion import (
-    Gait,
-    GaitScheduler,
-    alternating_groups,
-    bound,
-    footfall_sequence,
-    fore_aft_groups,
-    lateral_groups,
-    pace,
-    pendulum_period,
-    stand,
-    support_distance,
-    trot,
-    walk,
-)
+from kinodyn.control import locomotion
 from kinodyn.control.locomotion.gait import _distance_to_hull
 from scipy.spatial import ConvexHull
 
@@ -40,9 +26,9 @@ def test_trot_phases_match_hand_computed_values() -> None:
     """From standing at t = 1 with a lead of 0.05 s: the feet would wait wrap(y - c0) cycles for y = 0.5
     (LF, RH) and 0 (LH, RF); c0 = 0 (the tie's first) makes LH, RF lift at 1.05 s and LF, RH at the clock's
     next lift-off for offset 0, 1 + 0.6 * 0.5 = 1.3 s."""
-    scheduler = GaitScheduler(FEET)
+    scheduler = locomotion.GaitScheduler(FEET)
     scheduler.update(1.0)
-    scheduler.set_gait(trot(PAIRS, period=0.5, duty=0.6), lead=0.05)
+    scheduler.set_gait(locomotion.trot(PAIRS, period=0.5, duty=0.6), lead=0.05)
     assert scheduler.gait.name == "trot"
     state = scheduler.update(1.0)
     lf, lh = state.feet["LF"], state.feet["LH"]
@@ -77,19 +63,19 @@ def test_trot_phases_match_hand_computed_values() -> None:
 
 
 def test_standing_never_swings() -> None:
-    scheduler = GaitScheduler(FEET)
+    scheduler = locomotion.GaitScheduler(FEET)
     for t in np.linspace(0.0, 10.0, 7):
         state = scheduler.update(float(t))
         assert all(p.in_stance and p.time_left == math.inf and not p.lifts_next for p in state.feet.values())
 
 
 def test_switch_to_stand_lets_the_swinging_feet_land_as_planned() -> None:
-    scheduler = GaitScheduler(FEET)
+    scheduler = locomotion.GaitScheduler(FEET)
     scheduler.update(0.0)
-    scheduler.set_gait(trot(PAIRS, 0.5, 0.6), lead=0.04)  # LH, RF lift at 0.04 s, land at 0.24 s
+    scheduler.set_gait(locomotion.trot(PAIRS, 0.5, 0.6), lead=0.04)  # LH, RF lift at 0.04 s, land at 0.24 s
     state = scheduler.update(0.1)
     assert state.stance == ("LF", "RH")
-    scheduler.set_gait(stand(FEET))
+    scheduler.set_gait(locomotion.stand(FEET))
     assert scheduler.gait.name == "stand"
     assert not scheduler.all_in_stance
     state = scheduler.update(0.1)
@@ -107,24 +93,24 @@ def test_switch_to_stand_lets_the_swinging_feet_land_as_planned() -> None:
 
 
 def test_groups_and_footfall_sequences() -> None:
-    a, b = alternating_groups(FEET, QUAD)
+    a, b = locomotion.alternating_groups(FEET, QUAD)
     assert {frozenset(a), frozenset(b)} == {frozenset(PAIRS[0]), frozenset(PAIRS[1])}
-    assert lateral_groups(FEET, QUAD) == (("LF", "LH"), ("RF", "RH"))
-    assert fore_aft_groups(FEET, QUAD) == (("LF", "RF"), ("LH", "RH"))
-    assert footfall_sequence(FEET, QUAD) == ("LH", "LF", "RH", "RF")  # the lateral-sequence walk
-    a, b = alternating_groups(LEGS, HEXA)
+    assert locomotion.lateral_groups(FEET, QUAD) == (("LF", "LH"), ("RF", "RH"))
+    assert locomotion.fore_aft_groups(FEET, QUAD) == (("LF", "RF"), ("LH", "RH"))
+    assert locomotion.footfall_sequence(FEET, QUAD) == ("LH", "LF", "RH", "RF")  # the lateral-sequence walk
+    a, b = locomotion.alternating_groups(LEGS, HEXA)
     assert {frozenset(a), frozenset(b)} == {frozenset(("LF", "LH", "RM")), frozenset(("LM", "RF", "RH"))}
-    assert footfall_sequence(LEGS, HEXA) == ("LH", "LM", "LF", "RH", "RM", "RF")  # the wave gait
-    assert lateral_groups(LEGS, HEXA) == (("LF", "LM", "LH"), ("RF", "RM", "RH"))
+    assert locomotion.footfall_sequence(LEGS, HEXA) == ("LH", "LM", "LF", "RH", "RM", "RF")  # the wave gait
+    assert locomotion.lateral_groups(LEGS, HEXA) == (("LF", "LM", "LH"), ("RF", "RM", "RH"))
     with pytest.raises(ValueError, match="along x"):  # the middle legs are level with the centroid
-        fore_aft_groups(LEGS, HEXA)
+        locomotion.fore_aft_groups(LEGS, HEXA)
     with pytest.raises(ValueError, match="even number"):
-        alternating_groups(LEGS[:5], HEXA[:5])
+        locomotion.alternating_groups(LEGS[:5], HEXA[:5])
 
 
-def _swing_times(gait: Gait, t_end: float, dt: float = 0.001) -> dict[str, np.ndarray]:
+def _swing_times(gait: locomotion.Gait, t_end: float, dt: float = 0.001) -> dict[str, np.ndarray]:
     """Per foot, whether it is in swing at each tick of ``dt`` until ``t_end`` (the gait from t = 0)."""
-    scheduler = GaitScheduler(tuple(gait.offsets))
+    scheduler = locomotion.GaitScheduler(tuple(gait.offsets))
     scheduler.update(0.0)
     scheduler.set_gait(gait, lead=0.01)
     times = np.arange(0.0, t_end, dt)
@@ -138,7 +124,7 @@ def _swing_times(gait: Gait, t_end: float, dt: float = 0.001) -> dict[str, np.nd
 def test_walk_lifts_one_foot_at_a_time_in_its_footfall_order() -> None:
     """A four-beat walk, period 1 s, duty 0.8: each foot swings 0.2 s per cycle, at most one at a time, in
     the order LH, LF, RH, RF a quarter cycle apart; the handover (all four down) is (0.8 - 3/4) T."""
-    gait = walk(("LH", "LF", "RH", "RF"), period=1.0, duty=0.8)
+    gait = locomotion.walk(("LH", "LF", "RH", "RF"), period=1.0, duty=0.8)
     assert gait.offsets == {"LH": 0.0, "LF": 0.75, "RH": 0.5, "RF": 0.25}
     assert math.isclose(gait.handover, 0.05, abs_tol=1e-12)
     swing = _swing_times(gait, 6.0)
@@ -156,10 +142,12 @@ def test_walk_lifts_one_foot_at_a_time_in_its_footfall_order() -> None:
     np.testing.assert_allclose(gaps, 0.25, atol=0.0011)
 
 
-@pytest.mark.parametrize("make", [trot, pace, bound])
+@pytest.mark.parametrize(("make", "groups"), [(locomotion.trot, PAIRS),
+                                               (locomotion.pace, locomotion.lateral_groups(FEET, QUAD)),
+                                               (locomotion.bound, locomotion.fore_aft_groups(FEET, QUAD))])
 def test_two_beat_gaits_move_their_pairs_together(
-        make: Callable[[Sequence[Sequence[str]], float, float], Gait]) -> None:
-    groups = {trot: PAIRS, pace: lateral_groups(FEET, QUAD), bound: fore_aft_groups(FEET, QUAD)}[make]
+        make: Callable[[Sequence[Sequence[str]], float, float], locomotion.Gait],
+        groups: tuple[tuple[str, ...], ...]) -> None:
     gait = make(groups, 0.4, 0.6)
     assert math.isclose(gait.handover, 0.1 * 0.4)
     swing = _swing_times(gait, 3.0)
@@ -173,16 +161,19 @@ def test_two_beat_gaits_move_their_pairs_together(
 def test_hexapod_wave_gait_handover() -> None:
     """Six feet touching down 1/6 cycle apart, duty 0.8: lift-offs at 0.8 + k/6, touchdowns at k/6; the
     shortest gap from a touchdown to a lift-off is 0.8 - 4/6 = 0.1333 cycles."""
-    gait = walk(footfall_sequence(LEGS, HEXA), period=0.6, duty=0.8)
+    gait = locomotion.walk(locomotion.footfall_sequence(LEGS, HEXA), period=0.6, duty=0.8)
     assert math.isclose(gait.handover, (0.8 - 4 / 6) * 0.6, abs_tol=1e-12)
-    assert stand(LEGS).handover == math.inf
-    assert trot(PAIRS, 0.5, 0.5).handover == 0.0  # a lift-off as the other pair lands
+    assert locomotion.stand(LEGS).handover == math.inf
+    assert locomotion.trot(PAIRS, 0.5, 0.5).handover == 0.0  # a lift-off as the other pair lands
 
 
-def _gaits(period: float) -> dict[str, Gait]:
-    return {"walk": walk(footfall_sequence(FEET, QUAD), 2.0 * period, 0.8), "trot": trot(PAIRS, period, 0.6),
-            "pace": pace(lateral_groups(FEET, QUAD), period, 0.6),
-            "bound": bound(fore_aft_groups(FEET, QUAD), period, 0.6), "stand": stand(FEET)}
+def _gaits(period: float) -> dict[str, locomotion.Gait]:
+    """The quadruped's gaits: the walk (duty 0.8) at twice ``period``, the two-beat gaits at duty 0.6."""
+    return {"walk": locomotion.walk(locomotion.footfall_sequence(FEET, QUAD), 2.0 * period, 0.8),
+            "trot": locomotion.trot(PAIRS, period, 0.6),
+            "pace": locomotion.pace(locomotion.lateral_groups(FEET, QUAD), period, 0.6),
+            "bound": locomotion.bound(locomotion.fore_aft_groups(FEET, QUAD), period, 0.6),
+            "stand": locomotion.stand(FEET)}
 
 
 @pytest.mark.parametrize("sequence", [("trot", "walk", "pace", "bound", "trot", "stand"),
@@ -198,7 +189,7 @@ def test_switching_keeps_every_foot_phase_continuous(sequence: tuple[str, ...], 
     off once per period, at the gait's phase offsets (its footfall pattern reached)."""
     rng = np.random.default_rng(seed)
     gaits, dt, lead = _gaits(0.5), 0.001, 0.03
-    scheduler = GaitScheduler(FEET)
+    scheduler = locomotion.GaitScheduler(FEET)
     scheduler.update(0.0)
     switch_times = np.cumsum(rng.uniform(1.3, 2.2, len(sequence)))
     prev = {f: (True, math.inf, 0.0) for f in FEET}  # in stance, time left, segment start
@@ -250,14 +241,15 @@ def test_support_distance_of_the_gaits() -> None:
     walk at 0.7 has two lateral feet alone (0.2 m); a pace's pairs 0.2 m (half the track), a bound's 0.25 m
     (half the length) away; the hexapod's tripods and wave gait contain it, its pace's line is 0.35 m off."""
     quad, hexa = dict(zip(FEET, QUAD, strict=True)), dict(zip(LEGS, HEXA, strict=True))
-    for gait, expected in ((trot(PAIRS, 0.5, 0.6), 0.0), (walk(footfall_sequence(FEET, QUAD), 1.0, 0.8), 0.0),
-                           (walk(footfall_sequence(FEET, QUAD), 1.0, 0.7), 0.2),
-                           (pace(lateral_groups(FEET, QUAD), 0.5, 0.6), 0.2),
-                           (bound(fore_aft_groups(FEET, QUAD), 0.5, 0.6), 0.25), (stand(FEET), 0.0)):
-        assert support_distance(gait, quad) == pytest.approx(expected, abs=1e-12), gait.name
-    assert support_distance(trot(alternating_groups(LEGS, HEXA), 0.5, 0.6), hexa) == 0.0
-    assert support_distance(walk(footfall_sequence(LEGS, HEXA), 1.0, 0.8), hexa) == 0.0
-    assert support_distance(pace(lateral_groups(LEGS, HEXA), 0.5, 0.6), hexa) == pytest.approx(0.35)
+    gaits = _gaits(0.5)  # (the walk at 1 s, duty 0.8)
+    for name, expected in (("trot", 0.0), ("walk", 0.0), ("pace", 0.2), ("bound", 0.25), ("stand", 0.0)):
+        assert locomotion.support_distance(gaits[name], quad) == pytest.approx(expected, abs=1e-12), name
+    slow_walk = locomotion.walk(locomotion.footfall_sequence(FEET, QUAD), 1.0, 0.7)
+    assert locomotion.support_distance(slow_walk, quad) == pytest.approx(0.2, abs=1e-12)
+    hexapod = (locomotion.trot(locomotion.alternating_groups(LEGS, HEXA), 0.5, 0.6),
+               locomotion.walk(locomotion.footfall_sequence(LEGS, HEXA), 1.0, 0.8),
+               locomotion.pace(locomotion.lateral_groups(LEGS, HEXA), 0.5, 0.6))
+    assert [locomotion.support_distance(gait, hexa) for gait in hexapod] == [0.0, 0.0, pytest.approx(0.35)]
 
 
 def test_distance_to_hull_matches_qhull() -> None:
@@ -284,10 +276,11 @@ def test_distance_to_hull_matches_qhull() -> None:
 
 def test_pendulum_period_law() -> None:
     """k 2 pi sqrt(l / g); a leg four times longer steps half as often."""
-    assert math.isclose(pendulum_period(0.5, 9.81, 0.35), 0.35 * 2 * math.pi * math.sqrt(0.5 / 9.81))
-    assert math.isclose(pendulum_period(0.6, 9.81, 0.35), 2.0 * pendulum_period(0.15, 9.81, 0.35))
+    period = locomotion.pendulum_period
+    assert math.isclose(period(0.5, 9.81, 0.35), 0.35 * 2 * math.pi * math.sqrt(0.5 / 9.81))
+    assert math.isclose(period(0.6, 9.81, 0.35), 2.0 * period(0.15, 9.81, 0.35))
     with pytest.raises(ValueError, match="leg_length"):
-        pendulum_period(0.0, 9.81, 0.35)
+        locomotion.pendulum_period(0.0, 9.81, 0.35)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -297,21 +290,21 @@ def test_pendulum_period_law() -> None:
 def test_gait_validation(kwargs: dict, match: str) -> None:
     args = {"name": "g", "period": 0.5, "duty": 0.6, "offsets": {"LF": 0.0}} | kwargs
     with pytest.raises(ValueError, match=match):
-        Gait(**args)
+        locomotion.Gait(**args)
 
 
 def test_scheduler_refusals() -> None:
     with pytest.raises(ValueError, match="distinct"):
-        GaitScheduler(("LF", "LF"))
-    scheduler = GaitScheduler(FEET)
+        locomotion.GaitScheduler(("LF", "LF"))
+    scheduler = locomotion.GaitScheduler(FEET)
     with pytest.raises(ValueError, match="phases feet"):
-        scheduler.set_gait(stand(FEET[:3]))
+        scheduler.set_gait(locomotion.stand(FEET[:3]))
     with pytest.raises(ValueError, match="both trot groups"):
-        trot((("LF", "RH"), ("LF", "RF")), 0.5, 0.6)
+        locomotion.trot((("LF", "RH"), ("LF", "RF")), 0.5, 0.6)
     with pytest.raises(ValueError, match="lead"):
-        scheduler.set_gait(trot(PAIRS, 0.5, 0.6), lead=-0.1)
+        scheduler.set_gait(locomotion.trot(PAIRS, 0.5, 0.6), lead=-0.1)
     with pytest.raises(ValueError, match="distinct feet"):
-        walk(("LF", "LF"), 1.0, 0.8)
+        locomotion.walk(("LF", "LF"), 1.0, 0.8)
     scheduler.update(1.0)
     with pytest.raises(ValueError, match="backwards"):
         scheduler.update(0.5)
