@@ -17,21 +17,14 @@ from kinodyn.sim import simulator
 import kinodyn as kd
 from kinodyn import sim
 
-from .conftest import (
-    BOX_MASS,
-    BOX_URDF,
-    PLANAR_URDF,
-    QUADRUPED_STANDING_HEIGHT,
-    QUADRUPED_STANDING_JOINTS,
-    QUADRUPED_URDF,
-)
+from . import conftest as robots
 
 DT = 1e-3
 
 
 def test_imu_at_rest_reads_gravity_up_in_its_frame() -> None:
     """The 2-link arm held still by its gravity torques; the IMU on the tool frame is tilted by q1 + q2."""
-    m = kd.Model.from_urdf(PLANAR_URDF)
+    m = kd.Model.from_urdf(robots.PLANAR_URDF)
     q = np.array([0.4, -1.1])
     s = sim.Simulator(m, dt=DT)
     s.reset(q)
@@ -51,7 +44,7 @@ def test_imu_at_rest_reads_gravity_up_in_its_frame() -> None:
 def test_noiseless_imu_reads_bit_for_bit_what_the_noise_formula_gives_with_zero_densities() -> None:
     """Without noise no random numbers are drawn; the readings are those of the general formula (every term
     ``density * draw`` zero), bit for bit, along a moving trajectory of the 2-link arm."""
-    m = kd.Model.from_urdf(PLANAR_URDF)
+    m = kd.Model.from_urdf(robots.PLANAR_URDF)
     quiet = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
     general = sim.ImuSensor(m, "tool", sim.ImuNoise(), rng=3)
     general._noiseless = False  # noqa: SLF001  the path with the draws, every density 0
@@ -72,10 +65,10 @@ def test_imu_readings_are_the_public_kinematics_formula_bit_for_bit(frame: str) 
     """The IMU's one compiled kinematics call gives, bytes compared, what ``Model.frame_placement``,
     ``Model.frame_jacobian`` and ``spatial.matrix_to_quat`` give in the module doc's formula, on the
     quadruped's IMU frame and on a foot (behind three joints) along a tumbling trajectory."""
-    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    m = kd.Model.from_urdf(robots.QUADRUPED_URDF, floating_base=True)
     imu = sim.ImuSensor(m, frame)
     q0 = m.neutral()
-    q0[7:] = QUADRUPED_STANDING_JOINTS
+    q0[7:] = robots.QUADRUPED_STANDING_JOINTS
     v = np.concatenate([[0.7, -0.2, 1.5], [1.3, -0.9, 2.1], np.linspace(-2.0, 2.0, 12)])
     q = q0
     imu.reset(q, v, DT)
@@ -98,7 +91,7 @@ def test_imu_readings_are_the_public_kinematics_formula_bit_for_bit(frame: str) 
 def test_imu_noise_statistics_match_parameters() -> None:
     noise = sim.ImuNoise(accelerometer_noise_density=0.002, accelerometer_random_walk=0.0004,
                          gyroscope_noise_density=0.0003, gyroscope_random_walk=2e-5)
-    m = kd.Model.from_urdf(PLANAR_URDF)
+    m = kd.Model.from_urdf(robots.PLANAR_URDF)
     q = np.array([0.0, 0.0])  # upright: an equilibrium with zero gravity torque
     readings = []
     biases = []
@@ -125,7 +118,7 @@ def test_imu_noise_statistics_match_parameters() -> None:
 
 
 def test_push_changes_free_body_velocity_by_impulse_over_mass() -> None:
-    m = kd.Model.from_urdf(BOX_URDF, floating_base=True)
+    m = kd.Model.from_urdf(robots.BOX_URDF, floating_base=True)
     s = sim.Simulator(m, dt=DT)
     s.reset()
     force = np.array([30.0, -12.0, 5.0])
@@ -133,14 +126,14 @@ def test_push_changes_free_body_velocity_by_impulse_over_mass() -> None:
     for _ in range(100):
         s.step(np.zeros(6))
     C = kd.spatial.quat_to_matrix(s.q[3:7])
-    expected = force * 0.05 / BOX_MASS + m.gravity * s.t
+    expected = force * 0.05 / robots.BOX_MASS + m.gravity * s.t
     np.testing.assert_allclose(C @ s.v[:3], expected, atol=1e-12)
     np.testing.assert_allclose(s.v[3:], 0.0, atol=1e-12)
 
 
 def test_push_changes_quadruped_momentum_by_impulse() -> None:
     """Off-centre push on an articulated body in the air: the centre of mass still gains F T / m."""
-    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    m = kd.Model.from_urdf(robots.QUADRUPED_URDF, floating_base=True)
     s = sim.Simulator(m, dt=DT)
     q0 = m.neutral()
     q0[2] = 2.0
@@ -178,14 +171,14 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
         return du, lam
 
     monkeypatch.setattr(simulator, "inelastic_impulse", recording)
-    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
-    contact = sim.ContactModel(sim.collision_spheres(QUADRUPED_URDF), kind="hard", friction=0.0)
+    m = kd.Model.from_urdf(robots.QUADRUPED_URDF, floating_base=True)
+    contact = sim.ContactModel(sim.collision_spheres(robots.QUADRUPED_URDF), kind="hard", friction=0.0)
     s = sim.Simulator(m, dt=DT, contact=contact)
     q0 = m.neutral()
     q0[3:7] = [0.02, 0.03, 0.0, 1.0]  # tilted: the feet land one after another
     q0[3:7] /= np.linalg.norm(q0[3:7])
-    q0[2] = QUADRUPED_STANDING_HEIGHT + 0.03
-    q0[7:] = QUADRUPED_STANDING_JOINTS  # inside the joint limits: only contact rows
+    q0[2] = robots.QUADRUPED_STANDING_HEIGHT + 0.03
+    q0[7:] = robots.QUADRUPED_STANDING_JOINTS  # inside the joint limits: only contact rows
     s.reset(q0, np.concatenate([[0.7, -0.2, -1.5], [0.3, -0.2, 0.4], np.linspace(-0.5, 0.5, 12)]))
     total = m.mass.sum()
     landed = np.zeros(4, dtype=bool)
@@ -213,7 +206,7 @@ def test_hard_contact_impact_stops_normal_velocity_and_keeps_tangential_momentum
 def test_single_contact_impulse_matches_seed_formula() -> None:
     """(3.67)-(3.70): Δu = -M^-1 J^T Λ J u-, Λ = (J M^-1 J^T)^-1, energy loss ½ (J u-)^T Λ (J u-)."""
     rng = np.random.default_rng(3)
-    m = kd.Model.from_urdf(QUADRUPED_URDF, floating_base=True)
+    m = kd.Model.from_urdf(robots.QUADRUPED_URDF, floating_base=True)
     q = m.random_configuration(rng)
     u = rng.normal(size=m.nv)
     M = m.mass_matrix(q)
@@ -233,7 +226,7 @@ def test_single_contact_impulse_matches_seed_formula() -> None:
 
 @pytest.mark.parametrize("direction", [1.0, -1.0])
 def test_joint_limit_stops_the_joint_at_the_limit(direction: float) -> None:
-    urdf = PLANAR_URDF.read_text().replace('lower="-3.141592653589793" upper="3.141592653589793"',
+    urdf = robots.PLANAR_URDF.read_text().replace('lower="-3.141592653589793" upper="3.141592653589793"',
                                           'lower="-0.5" upper="0.5"')
     m = kd.Model.from_urdf(urdf)
     assert m.upper_limit[0] == 0.5
@@ -254,7 +247,7 @@ def test_joint_limit_stops_the_joint_at_the_limit(direction: float) -> None:
 def test_non_finite_torques_are_refused_and_a_blown_up_state_raises(bad: float) -> None:
     """A non-finite entry anywhere in ``tau`` is refused before the step (the state is kept); a step whose
     state overflows raises instead of handing out a non-finite state."""
-    m = kd.Model.from_urdf(PLANAR_URDF)
+    m = kd.Model.from_urdf(robots.PLANAR_URDF)
     s = sim.Simulator(m, dt=DT)
     s.reset([0.3, -0.2])
     for k in range(2):
