@@ -50,28 +50,49 @@ def declare_value(node: Node, name: str, value: Any, descriptor: ParameterDescri
     return node.declare_parameter(name, value, descriptor).value
 
 
-def declare_positive(node: Node, name: str, default: float) -> float:
-    """Declare a float parameter that must be positive and finite, and return its value."""
-    value: float = node.declare_parameter(name, default).value
+def check_positive(name: str, value: float) -> float:
+    """``value`` of parameter ``name``; ValueError unless it is positive and finite."""
     if not (math.isfinite(value) and value > 0.0):
         raise ValueError(f"parameter {name} must be a positive finite number, got {value}")
     return value
 
 
-def declare_non_negative(node: Node, name: str, default: float) -> float:
-    """Declare a float parameter that must be finite and >= 0, and return its value."""
-    value: float = node.declare_parameter(name, default).value
+def check_non_negative(name: str, value: float) -> float:
+    """``value`` of parameter ``name``; ValueError unless it is finite and >= 0."""
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"parameter {name} must be a finite number >= 0, got {value}")
     return value
 
 
-def declare_count(node: Node, name: str, default: int, what: str) -> int:
-    """Declare an integer parameter that must be >= 1 (``what`` says what it counts), and return its value."""
-    value: int = node.declare_parameter(name, default).value
+def check_count(name: str, value: int, what: str) -> int:
+    """``value`` of integer parameter ``name``; ValueError unless it is >= 1 (``what``: what it counts)."""
     if value < 1:
         raise ValueError(f"parameter {name} must be >= 1 ({what}), got {value}")
     return value
+
+
+def check_fields(instance: object, positive: Sequence[str] = (), non_negative: Sequence[str] = ()) -> None:
+    """For a parameter dataclass's ``__post_init__``: ``check_positive`` on the fields of ``instance`` named
+    in ``positive``, ``check_non_negative`` on those in ``non_negative``."""
+    for name in positive:
+        check_positive(name, getattr(instance, name))
+    for name in non_negative:
+        check_non_negative(name, getattr(instance, name))
+
+
+def declare_positive(node: Node, name: str, default: float) -> float:
+    """Declare a float parameter that must be positive and finite, and return its value."""
+    return check_positive(name, node.declare_parameter(name, default).value)
+
+
+def declare_non_negative(node: Node, name: str, default: float) -> float:
+    """Declare a float parameter that must be finite and >= 0, and return its value."""
+    return check_non_negative(name, node.declare_parameter(name, default).value)
+
+
+def declare_count(node: Node, name: str, default: int, what: str) -> int:
+    """Declare an integer parameter that must be >= 1 (``what`` says what it counts), and return its value."""
+    return check_count(name, node.declare_parameter(name, default).value, what)
 
 
 def declare_dataclass(node: Node, cls: type[T]) -> T:

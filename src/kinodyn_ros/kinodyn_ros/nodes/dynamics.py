@@ -9,6 +9,7 @@ and, for the gravity topic, from nav_msgs/Odometry on `odometry`; answers then c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,7 +30,7 @@ from kinodyn_common.floating_base import (
 )
 from kinodyn_common.input_bounds import check_magnitude, declare_joint_bounds
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_positive
+from kinodyn_common.parameters import check_fields, declare_dataclass
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.robot_description import declare_and_load_model
 from kinodyn_common.service_call import answering_bad_requests, error_text
@@ -47,17 +48,30 @@ if TYPE_CHECKING:
 NODE_NAME = "dynamics"
 
 
+@dataclass(frozen=True)
+class DynamicsParameters:
+    """The node's own parameters (docs/nodes/dynamics.md; the robot description's and the joint bounds' are
+    declared by their helpers)."""
+
+    floating_base: bool = False
+    publish_gravity: bool = False
+    joint_velocity_bound: float = 1e3  # rad/s or m/s
+    joint_acceleration_bound: float = 1e5  # rad/s^2 or m/s^2
+    wrench_bound: float = 1e6  # N and N m, per component of an external wrench
+
+    def __post_init__(self) -> None:
+        check_fields(self, positive=("joint_velocity_bound", "joint_acceleration_bound", "wrench_bound"))
+
+
 class Dynamics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        floating_base: bool = self.declare_parameter("floating_base", False).value
+        self._params = declare_dataclass(self, DynamicsParameters)
+        floating_base = self._params.floating_base
         self._model, _, source = declare_and_load_model(self, floating_base)
         self._names = coordinate_names(self._model)  # the order of v: the base's 6 first if floating
         self._base_pose: np.ndarray | None = None  # q[:7] of the latest odometry (floating base)
         self._bounds = declare_joint_bounds(self, self._model)
-        self._velocity_bound = declare_positive(self, "joint_velocity_bound", 1e3)
-        self._acceleration_bound = declare_positive(self, "joint_acceleration_bound", 1e5)
-        self._wrench_bound = declare_positive(self, "wrench_bound", 1e6)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         for srv_type, name, handle in (
@@ -66,7 +80,7 @@ class Dynamics(Node):
             (MassMatrix, "mass_matrix", self._mass_matrix),
         ):
             self.create_service(srv_type, f"~/{name}", answering_bad_requests(name, self._problems, handle))
-        publish_gravity: bool = self.declare_parameter("publish_gravity", False).value
+        publish_gravity = self._params.publish_gravity
         if publish_gravity:
             self._gravity = self.create_publisher(
                 Float64MultiArray, "~/gravity_efforts", QoSProfile(depth=10)
@@ -110,14 +124,14 @@ class Dynamics(Node):
         v = check_magnitude(
             velocity(model, joint_state_vector(state, state.velocity, names, "velocity"), request.base_twist,
                      "base_twist"),
-            self._velocity_bound,
+            self._params.joint_velocity_bound,
             "velocity",
             "joint_velocity_bound",
         )
         a = check_magnitude(
             velocity(model, joint_state_vector(state, request.acceleration, names, "acceleration"),
                      request.base_acceleration, "base_acceleration"),
-            self._acceleration_bound,
+            self._params.joint_acceleration_bound,
             "acceleration",
             "joint_acceleration_bound",
         )
@@ -127,7 +141,7 @@ class Dynamics(Node):
                 self._model.frame_id(link)
             except KeyError as exc:
                 raise KeyError(f"external wrench on an unknown link: {error_text(exc)}") from None
-            check_magnitude(w, self._wrench_bound, f"external wrench on {link!r}", "wrench_bound")
+            check_magnitude(w, self._params.wrench_bound, f"external wrench on {link!r}", "wrench_bound")
         response.effort = self._model.rnea(q, v, a, wrenches or None).tolist()
         response.name = self._names
         response.success = True

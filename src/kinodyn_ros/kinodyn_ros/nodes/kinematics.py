@@ -11,6 +11,7 @@ nav_msgs/Odometry on `odometry`; poses are in `world_frame` and only the joints 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -29,7 +30,7 @@ from kinodyn_common.finite import publish_finite
 from kinodyn_common.floating_base import base_induced_twist, configuration, odometry_base_state
 from kinodyn_common.input_bounds import check_reach, declare_joint_bounds, reach_radius
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_non_negative, declare_positive
+from kinodyn_common.parameters import check_fields, declare_dataclass
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.robot_description import declare_and_load_model
 from kinodyn_common.service_call import answering_bad_requests, error_text
@@ -44,6 +45,42 @@ from kinodyn_interfaces.srv import ComputeFK, ComputeIK
 NODE_NAME = "kinematics"
 ZERO_TWIST = np.zeros(6)
 """CLIK feed-forward: a target pose topic carries no desired velocity."""
+
+
+@dataclass(frozen=True)
+class KinematicsParameters:
+    """The node's own parameters (docs/nodes/kinematics.md) but for those of a floating base and of streaming
+    CLIK (below; the robot description's and the joint bounds' are declared by their helpers)."""
+
+    floating_base: bool = False
+    ik_frame: str = ""  # the frame streaming CLIK moves; '' for none
+    ik_target_margin: float = 1.0  # m beyond the frame's reach a target may lie
+    ik_position_tolerance: float = 1e-6  # m, a request's default
+    ik_orientation_tolerance: float = 1e-6  # rad, a request's default
+    ik_timeout: float = 1.0  # s, a request's default
+
+    def __post_init__(self) -> None:
+        check_fields(self, positive=("ik_position_tolerance", "ik_orientation_tolerance", "ik_timeout"),
+                     non_negative=("ik_target_margin",))
+
+
+@dataclass(frozen=True)
+class WorldFrame:
+    """Declared with ``floating_base`` only: the frame of poses (a fixed base's is its root link)."""
+
+    world_frame: str = "odom"
+
+
+@dataclass(frozen=True)
+class ClikParameters:
+    """Declared with ``ik_frame`` only: streaming CLIK's rate, gain and damping."""
+
+    rate_hz: float = 50.0
+    clik_gain: float = 10.0
+    clik_damping: float = 1e-2
+
+    def __post_init__(self) -> None:
+        check_fields(self, positive=("rate_hz", "clik_gain"), non_negative=("clik_damping",))
 
 
 def request_tolerance(value: float, default: float, name: str) -> float:
@@ -73,19 +110,16 @@ def velocity_limited_step(qdot: np.ndarray, velocity_limit: np.ndarray) -> np.nd
 class Kinematics(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        floating_base: bool = self.declare_parameter("floating_base", False).value
+        self._params = declare_dataclass(self, KinematicsParameters)
+        floating_base = self._params.floating_base
         self._model, _, source = declare_and_load_model(self, floating_base)
         self._root = self._model.frame_names[0]
-        self._world = self.declare_parameter("world_frame", "odom").value if floating_base else self._root
+        self._world = declare_dataclass(self, WorldFrame).world_frame if floating_base else self._root
         self._first = self._model.nq - len(self._model.joint_names)  # a floating base's 7 coordinates first
         self._joint_lower = self._model.lower_limit[self._first :]
         self._joint_upper = self._model.upper_limit[self._first :]
         self._active_joints = self._model.joint_names if floating_base else None  # IK holds the base
         self._bounds = declare_joint_bounds(self, self._model)
-        self._target_margin = declare_non_negative(self, "ik_target_margin", 1.0)
-        self._position_tolerance = declare_positive(self, "ik_position_tolerance", 1e-6)
-        self._orientation_tolerance = declare_positive(self, "ik_orientation_tolerance", 1e-6)
-        self._timeout = declare_positive(self, "ik_timeout", 1.0)
         self._problems = DistinctProblemLog(self.get_logger())
         self._compile_kernels()
         self.create_service(
@@ -94,7 +128,7 @@ class Kinematics(Node):
         self.create_service(
             ComputeIK, "~/compute_ik", answering_bad_requests("compute_ik", self._problems, self._compute_ik)
         )
-        ik_frame: str = self.declare_parameter("ik_frame", "").value
+        ik_frame = self._params.ik_frame
         streaming = f"streaming CLIK for {ik_frame!r}" if ik_frame else "no streaming (ik_frame not set)"
         if ik_frame:
             self._start_streaming(ik_frame)
@@ -137,7 +171,7 @@ class Kinematics(Node):
                 f"{self._world!r} (or leave header.frame_id empty)",
             )
         reach = reach_radius(self._model, frame)
-        return check_reach(pose_to_matrix(msg.pose), reach, self._target_margin, frame)
+        return check_reach(pose_to_matrix(msg.pose), reach, self._params.ik_target_margin, frame)
 
     def _compute_ik(self, request: ComputeIK.Request, response: ComputeIK.Response) -> ComputeIK.Response:
         model = self._model
@@ -158,12 +192,12 @@ class Kinematics(Node):
             q_seed=configuration(model, seed, request.base_pose, "base_pose"),
             active_joints=self._active_joints,
             position_tolerance=request_tolerance(
-                request.position_tolerance, self._position_tolerance, "position_tolerance"
+                request.position_tolerance, self._params.ik_position_tolerance, "position_tolerance"
             ),
             orientation_tolerance=request_tolerance(
-                request.orientation_tolerance, self._orientation_tolerance, "orientation_tolerance"
+                request.orientation_tolerance, self._params.ik_orientation_tolerance, "orientation_tolerance"
             ),
-            timeout=request_tolerance(request.timeout, self._timeout, "timeout"),
+            timeout=request_tolerance(request.timeout, self._params.ik_timeout, "timeout"),
         )
         response.success = result.success
         joints = result.q[self._first :]
@@ -185,12 +219,10 @@ class Kinematics(Node):
             task = FrameTask(model, frame, model.frame_placement(model.neutral(), frame))
         except KeyError as exc:
             raise ValueError(f"parameter ik_frame: {error_text(exc)}") from None
-        rate_hz = declare_positive(self, "rate_hz", 50.0)
-        gain = declare_positive(self, "clik_gain", 10.0)
-        damping = declare_non_negative(self, "clik_damping", 1e-2)
-        self._clik = ClosedLoopIK(model, [task], gain, damping, self._active_joints)
+        clik = declare_dataclass(self, ClikParameters)
+        self._clik = ClosedLoopIK(model, [task], clik.clik_gain, clik.clik_damping, self._active_joints)
         self._ik_frame = frame
-        self._dt = 1.0 / rate_hz
+        self._dt = 1.0 / clik.rate_hz
         self._q: np.ndarray | None = None
         self._target: np.ndarray | None = None
         self._base: tuple[np.ndarray, np.ndarray] | None = None  # (q[:7], v[:6]) of the latest odometry

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import time
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,17 +30,15 @@ from kinodyn_common.conversions import (
 )
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import declare_count, declare_non_negative, declare_positive
+from kinodyn_common.parameters import check_count, check_fields, declare_dataclass
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_common.tf_buffer import TransformBuffer
 from nav_msgs.msg import Odometry, Path
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -97,33 +96,56 @@ def check_host(host: str) -> None:
         ) from None
 
 
+@dataclass(frozen=True)
+class ViewerParameters:
+    """The node's parameters (docs/nodes/viewer.md) but the robot description's. ``trajectory_length`` is
+    checked by ``Polyline``, ``host`` by ``check_host``."""
+
+    floating_base: bool = True
+    fixed_frame: str = "world"
+    frame_aliases: tuple[str, ...] = ()
+    anchor_estimate: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8080
+    rate_hz: float = 20.0
+    trajectory_length: int = 2000
+    force_scale: float = 0.003  # m/N
+    max_position: float = 1e4  # m
+    max_force: float = 1e6  # N
+    max_drawn_contacts: int = 64
+    joint_states_topic: str = "joint_states"
+    odometry_topic: str = "odometry/filtered"
+    true_odometry_topic: str = "/quadruped_system/odometry"
+    contacts_topic: str = "/quadruped_system/contacts"
+    footholds_topic: str = "wbc/footholds"
+    planned_path_topic: str = "wbc/mpc/path"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= MAX_PORT:
+            raise ValueError(f"parameter port must be 0 (any free port) to 65535, got {self.port}")
+        check_fields(self, positive=("rate_hz", "max_position", "max_force"), non_negative=("force_scale",))
+        check_count("max_drawn_contacts", self.max_drawn_contacts, "contacts drawn")
+
+
 class Viewer(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         xml, source = declare_and_read(self)
         urdf = load_urdf(xml, source, self.get_logger())
-        floating_base = bool(self.declare_parameter("floating_base", True).value)
-        self._model = Model.from_urdf(urdf, floating_base=floating_base)
+        params = declare_dataclass(self, ViewerParameters)
+        self._model = Model.from_urdf(urdf, floating_base=params.floating_base)
         self._root = urdf.root_link
         self._primitives, skipped = robot_primitives(urdf)
         self._links = tuple(dict.fromkeys(p.link for p in self._primitives))
-        self._frame: str = self.declare_parameter("fixed_frame", "world").value
-        aliases = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY)
-        aliases_value: list[str] | None = self.declare_parameter(
-            "frame_aliases", Parameter.Type.STRING_ARRAY, aliases).value
-        self._aliases = set(aliases_value or [])
-        self._anchor_pending = bool(self.declare_parameter("anchor_estimate", True).value)
-        host: str = self.declare_parameter("host", "127.0.0.1").value
+        self._frame = params.fixed_frame
+        self._aliases = set(params.frame_aliases)
+        self._anchor_pending = params.anchor_estimate
+        host, port, length = params.host, params.port, params.trajectory_length
         check_host(host)
-        port: int = self.declare_parameter("port", 8080).value
-        if not 0 <= port <= MAX_PORT:
-            raise ValueError(f"parameter port must be 0 (any free port) to 65535, got {port}")
-        rate = declare_positive(self, "rate_hz", 20.0)
-        length: int = self.declare_parameter("trajectory_length", 2000).value
-        self._force_scale = declare_non_negative(self, "force_scale", 0.003)
-        self._max_position = declare_positive(self, "max_position", 1e4)
-        self._max_force = declare_positive(self, "max_force", 1e6)
-        self._max_arrows = declare_count(self, "max_drawn_contacts", 64, "contacts drawn")
+        self._force_scale = params.force_scale
+        self._max_position = params.max_position
+        self._max_force = params.max_force
+        self._max_arrows = params.max_drawn_contacts
         self._decimation_said = False
         self._paths = {path: Polyline(length) for path in PATH_INPUTS.values()}
         self._contact_overlays: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2, 3)), np.zeros((0, 3)))
@@ -135,15 +157,15 @@ class Viewer(Node):
         self._tf = TransformBuffer()
         self._latest: dict[str, bytes] = {}
         self._types: dict[str, type] = {}
-        for what, default, msg_type in (
-            ("joint_states", "joint_states", JointState),
-            ("odometry", "odometry/filtered", Odometry),
-            ("true_odometry", "/quadruped_system/odometry", Odometry),
-            ("contacts", "/quadruped_system/contacts", ContactStates),
-            ("footholds", "wbc/footholds", PoseArray),
-            ("planned_path", "wbc/mpc/path", Path),
+        for what, topic, msg_type in (
+            ("joint_states", params.joint_states_topic, JointState),
+            ("odometry", params.odometry_topic, Odometry),
+            ("true_odometry", params.true_odometry_topic, Odometry),
+            ("contacts", params.contacts_topic, ContactStates),
+            ("footholds", params.footholds_topic, PoseArray),
+            ("planned_path", params.planned_path_topic, Path),
         ):
-            self._subscribe_latest(what, self.declare_parameter(f"{what}_topic", default).value, msg_type)
+            self._subscribe_latest(what, topic, msg_type)
         self.create_subscription(TFMessage, "/tf", self._tf_callback(static=False), TF_QOS)
         self.create_subscription(TFMessage, "/tf_static", self._tf_callback(static=True), LATCHED_QOS)
         self._markers = self.create_publisher(MarkerArray, "~/markers", 1)
@@ -151,7 +173,7 @@ class Viewer(Node):
         self._browser = BrowserView(host, port, self._primitives)
         self._started = time.monotonic()
         self._robot_seen = False
-        self.create_timer(1.0 / rate, self._update, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.create_timer(1.0 / params.rate_hz, self._update, clock=Clock(clock_type=ClockType.STEADY_TIME))
         shown = "localhost" if host in ("0.0.0.0", "::", "127.0.0.1") else host
         moved = f" (port {port} was taken)" if port not in (0, self._browser.port) else ""
         self.get_logger().info(
