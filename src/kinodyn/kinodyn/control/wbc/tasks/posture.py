@@ -4,9 +4,11 @@ Robot Dynamics lecture notes (ETH) §3.9 (3.89) in joint space and §3.10 (3.110
 joint columns of
 ``qdd`` (the last ``nv - 6`` for a floating base) and ``Jdot v = 0``. ``e = q_ref ⊖ q`` over the joints
 through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
-``b = a_ref + kp e + kd (v_ref - v_joints)``. (Every joint of a kinodyn model has one coordinate in ``q``
-and one in ``v``, so the joints' part of ``model.difference`` is ``q_ref - q`` entry by entry, the compiled
-``kinodyn.kinematics.configuration.difference_kernel``'s formula, written out here: a tick's cost.)
+``b = a_ref + kp e + kd (v_ref - v_joints)``. Every joint of a kinodyn model has one coordinate in ``q``
+and one in ``v``, so the joints' part of ``model.difference`` is ``model.difference``'s compiled path
+(``kinodyn.kinematics.configuration.difference_kernel``) on the joints' coordinates alone; both the rows
+(``qdd_rows``) and the weighted rows (``posture_rows``) take the error and ``b`` from one compiled function,
+``posture_acceleration``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import numpy as np
 from numba import njit
 
 from kinodyn.control._inputs import gain
-from kinodyn.control.wbc.tasks._motion import optional_vector, pd_acceleration, pd_entry, weighted
+from kinodyn.control.wbc.tasks._motion import optional_vector, pd_entry, weighted
 from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.kernel import IN1, INT, OUT1, OUT2, Kernel
+from kinodyn.kinematics.configuration import difference_kernel
 from kinodyn.spatial.rotations import as_vector
 
 if TYPE_CHECKING:
@@ -73,9 +76,23 @@ class PostureTask(MotionTask):
         self.error = error
 
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:
-        e = self.q_ref - ev.q[self._iq:]  # model.difference over the joints: one coordinate each, q1 - q0
-        self.error = e
-        return self._J, pd_acceleration(self.a_ref, self.kp, e, self.kd, self.v_ref, ev.v[self._iv:])
+        b, error = np.empty(self.dim), np.empty(self.dim)
+        _POSTURE_ACCELERATION.call(self.q_ref, ev.q[self._iq:], self.a_ref, self.kp, self.kd, self.v_ref,
+                                   ev.v[self._iv:], b, error)
+        self.error = error
+        return self._J, b
+
+
+@njit(cache=True, inline="always")
+def posture_acceleration(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,
+                         kd: np.ndarray, v_ref: np.ndarray, v: np.ndarray, b: np.ndarray,
+                         error: np.ndarray) -> None:
+    """The error ``q_ref ⊖ q`` over the joints (``difference_kernel``, no floating base) into ``error``
+    and the right side of ``qdd_rows``, ``b = a_ref + kp e + kd (v_ref - v)`` (``_motion.pd_entry``), into
+    ``b``."""
+    difference_kernel(q, q_ref, False, error)
+    for i in range(b.size):
+        b[i] = pd_entry(a_ref[i], kp[i], error[i], kd[i], v_ref[i], v[i])
 
 
 @njit(cache=True)
@@ -83,20 +100,18 @@ def posture_rows(q_ref: np.ndarray, q: np.ndarray, a_ref: np.ndarray, kp: np.nda
                  v_ref: np.ndarray, v: np.ndarray, weight: np.ndarray, column: int, A: np.ndarray,
                  b: np.ndarray, error: np.ndarray) -> None:
     """The weighted rows of ``qdd_rows`` (``J = [0 I]`` from ``column``) into ``A`` (zero on entry: only the
-    diagonal, ``1 * sqrt(w)``, is written) and ``b``; the error ``q_ref - q``: the operations of
-    ``qdd_rows`` and ``base.scaled_rows`` in their order (the same bits). All weights 0: only ``b = 0`` and
-    the error."""
+    diagonal, ``1 * sqrt(w)``, is written) and ``b``, and the error: ``posture_acceleration`` then
+    ``base.scaled_rows``' products (the same bits as ``qdd_rows`` scaled). All weights 0: ``b = 0`` and the
+    error."""
+    posture_acceleration(q_ref, q, a_ref, kp, kd, v_ref, v, b, error)
     if not weighted(weight):
-        for i in range(q_ref.size):
-            b[i] = 0.0
-            error[i] = q_ref[i] - q[i]
+        b[:] = 0.0
         return
-    for i in range(q_ref.size):
-        e = q_ref[i] - q[i]
+    for i in range(b.size):
         scale = math.sqrt(weight[i])
         A[i, column + i] = scale
-        b[i] = pd_entry(a_ref[i], kp[i], e, kd[i], v_ref[i], v[i]) * scale
-        error[i] = e
+        b[i] *= scale
 
 
+_POSTURE_ACCELERATION = Kernel(posture_acceleration, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT1, OUT1)
 _POSTURE_ROWS = Kernel(posture_rows, IN1, IN1, IN1, IN1, IN1, IN1, IN1, IN1, INT, OUT2, OUT1, OUT1)
