@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from kinodyn.control._inputs import gain
+from kinodyn.control._inputs import gain, selection
+from kinodyn.control.wbc.tasks._motion import row_selection
 from kinodyn.kernel import IN1, IN2, INT, OUT1, OUT2, Kernel
 
 if TYPE_CHECKING:
@@ -108,6 +109,22 @@ class MotionTask(Task):
         A = np.zeros((J.shape[0], layout.size))
         A[:, layout.qdd] = J
         return TaskRows(A, b)
+
+
+class MaskedMotionTask(MotionTask):
+    """A motion task on ``size`` axes (the CoM's 3, a frame's 6) of which ``mask`` (``size`` booleans, one
+    True at least) selects the rows. ``kp``, ``kd``, ``weight``: a scalar or ``size`` values over the axes
+    (the selected weights weigh the rows); ``_select``, ``_axes``: the selected axes as a slice or indices
+    (``_motion.row_selection``) and as indices."""
+
+    def __init__(self, name: str, size: int, mask: ArrayLike, kp: ArrayLike, kd: ArrayLike,
+                 weight: ArrayLike) -> None:
+        self.mask = selection(mask, size, f"task {name!r} mask")
+        self._select = row_selection(self.mask)
+        self._axes = np.flatnonzero(self.mask)
+        super().__init__(name, int(self.mask.sum()), gain(weight, size, f"task {name!r} weight")[self.mask])
+        self.kp = gain(kp, size, f"task {name!r} kp")
+        self.kd = gain(kd, size, f"task {name!r} kd")
 
 
 @njit(cache=True)

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinodyn.control._inputs import gain, selection
-from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration, row_selection
-from kinodyn.control.wbc.tasks.base import MotionTask
+from kinodyn.control.wbc.tasks._motion import MOTION_ROWS, optional_vector, pd_acceleration
+from kinodyn.control.wbc.tasks.base import MaskedMotionTask
 from kinodyn.spatial.rotations import as_vector
 
 if TYPE_CHECKING:
@@ -30,19 +29,14 @@ if TYPE_CHECKING:
     from kinodyn.evaluation import Evaluation
 
 
-class ComTask(MotionTask):
+class ComTask(MaskedMotionTask):
     """Track a reference CoM position (world). ``kp``, ``kd``, ``weight``: a scalar or 3 values over
     ``[x y z]``; ``mask``: 3 booleans selecting the rows."""
 
     def __init__(self, kp: ArrayLike, kd: ArrayLike, weight: ArrayLike = 1.0, mask: ArrayLike = (True, True,
                  True),
                  name: str = "com") -> None:
-        self.mask = selection(mask, 3, f"task {name!r} mask")
-        self._select = row_selection(self.mask)
-        self._axes = np.flatnonzero(self.mask)
-        super().__init__(name, int(self.mask.sum()), gain(weight, 3, f"task {name!r} weight")[self.mask])
-        self.kp = gain(kp, 3, f"task {name!r} kp")
-        self.kd = gain(kd, 3, f"task {name!r} kd")
+        super().__init__(name, 3, mask, kp, kd, weight)
         self.position: np.ndarray | None = None
         self.velocity = np.zeros(3)
         self.acceleration = np.zeros(3)

@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from kinodyn.control._inputs import as_pose, gain, selection
+from kinodyn.control._inputs import as_pose
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.tasks._motion import (
     AXES,
     motion_rows,
     optional_vector,
     pd_acceleration,
-    row_selection,
 )
-from kinodyn.control.wbc.tasks.base import MotionTask
+from kinodyn.control.wbc.tasks.base import MaskedMotionTask
 from kinodyn.ik.tasks import rotation_error
 from kinodyn.kernel import BOOL, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial.compiled import rotation_log
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 ALL_AXES = (True,) * 6
 
 
-class FrameTask(MotionTask):
+class FrameTask(MaskedMotionTask):
     """Track a reference pose of ``frame``. ``kp``, ``kd``, ``weight``: a scalar or 6 values over
     ``[x y z rx ry rz]``; ``mask``: 6 booleans selecting the rows (world axes)."""
 
@@ -49,15 +48,10 @@ class FrameTask(MotionTask):
         self.frame = model.frame_names[model.frame_id(frame)]
         self.frames = (self.frame,)
         label = name if name is not None else self.frame
-        self.mask = selection(mask, 6, f"task {label!r} mask")
-        self._select = row_selection(self.mask)  # the selected axes
-        self._axes = np.flatnonzero(self.mask)
+        super().__init__(label, 6, mask, kp, kd, weight)
         self._frames: tuple[str, ...] = ()  # the frames of the last evaluation seen, and this frame's row
         self._row = -1
         self._angular = bool(self.mask[3:].any())  # the orientation error is needed
-        super().__init__(label, int(self.mask.sum()), gain(weight, 6, f"task {label!r} weight")[self.mask])
-        self.kp = gain(kp, 6, f"task {label!r} kp")
-        self.kd = gain(kd, 6, f"task {label!r} kd")
         self.pose: np.ndarray | None = None
         self.twist = np.zeros(6)
         self.acceleration = np.zeros(6)
