@@ -137,6 +137,10 @@ class QP:
     u: np.ndarray
     lb: np.ndarray | None
     ub: np.ndarray | None
+    n: int  # variables
+    n_eq: int  # equality rows (A)
+    n_in: int  # two-sided inequality rows (C)
+    has_bounds: bool  # whether the variable bounds are present
     shape: tuple[int, int, int, bool]  # (n, n_eq, n_in, has_bounds): a warm start needs the same shape
 
     def __init__(
@@ -202,31 +206,9 @@ class QP:
 
     def _set(self, H: np.ndarray, g: np.ndarray, A: np.ndarray, b: np.ndarray, C: np.ndarray,
              l: np.ndarray, u: np.ndarray, lb: np.ndarray | None, ub: np.ndarray | None) -> None:  # noqa: E741
-        self.__dict__.update(H=H, g=g, A=A, b=b, C=C, l=l, u=u, lb=lb, ub=ub,
-                             shape=(H.shape[0], A.shape[0], C.shape[0], lb is not None))  # (frozen)
-
-    @property
-    def n(self) -> int:
-        """Number of variables."""
-        result: int = self.H.shape[0]
-        return result
-
-    @property
-    def n_eq(self) -> int:
-        """Number of equality rows."""
-        result: int = self.A.shape[0]
-        return result
-
-    @property
-    def n_in(self) -> int:
-        """Number of two-sided inequality rows (C)."""
-        result: int = self.C.shape[0]
-        return result
-
-    @property
-    def has_bounds(self) -> bool:
-        """Whether variable bounds are present."""
-        return self.lb is not None
+        shape = (H.shape[0], A.shape[0], C.shape[0], lb is not None)
+        self.__dict__.update(H=H, g=g, A=A, b=b, C=C, l=l, u=u, lb=lb, ub=ub, shape=shape, n=shape[0],
+                             n_eq=shape[1], n_in=shape[2], has_bounds=shape[3])  # (frozen)
 
     @property
     def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
