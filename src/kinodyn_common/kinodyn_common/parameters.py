@@ -97,11 +97,16 @@ def declare_count(node: Node, name: str, default: int, what: str) -> int:
 
 def declare_dataclass(node: Node, cls: type[T]) -> T:
     """Declare one parameter per field of the dataclass ``cls`` with the field's default, and return ``cls``
-    built from their values (its validation's ValueError names the parameter)."""
+    built from their values (its validation's ValueError names the parameter). A parameter the node has
+    already (declared from its overrides: ``automatically_declare_parameters_from_overrides``) is read as it
+    is."""
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]  # cls is a dataclass (TypeVar unbound)
         default = field.default
-        if isinstance(default, tuple):
+        if node.has_parameter(field.name):
+            value = node.get_parameter(field.name).value
+            values[field.name] = tuple(value) if isinstance(value, (list, tuple)) else value
+        elif isinstance(default, tuple):
             item = list_item_type(str(field.type), default)
             if item not in ARRAY_TYPES:
                 raise TypeError(f"field {field.name}: cannot map {field.type} to a ROS parameter type")

@@ -45,10 +45,11 @@ import math
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import reject_undeclared_parameters
+from kinodyn_common.parameters import declare_dataclass, reject_undeclared_parameters
 from kinodyn_common.realtime import set_fifo_priority
 from kinodyn_common.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock
@@ -103,6 +104,39 @@ NODE_PARAMETERS = (
     "hardware_components_initial_state.inactive",
     "use_sim_time",
 )
+
+
+@dataclass(frozen=True)
+class LoopParameters:
+    """The control loop's parameters (module doc). The node declares its overrides itself, so a value may
+    come with any type: each is checked for its type too."""
+
+    update_rate: int = 100
+    lockstep: bool = False
+    lockstep_timeout: float = 1.0
+    lockstep_max_speed: float = 0.0
+    realtime_priority: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.update_rate, int) or self.update_rate <= 0:
+            raise ValueError(
+                f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}"
+            )
+        if not isinstance(self.lockstep, bool):
+            raise ValueError(f"parameter lockstep must be true or false, got {self.lockstep!r}")
+        if self.lockstep:
+            lockstep_period_ns(self.update_rate)
+        speed = self.lockstep_max_speed
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not (
+            math.isfinite(speed) and speed >= 0.0
+        ):
+            raise ValueError(f"parameter lockstep_max_speed must be a finite number >= 0 (times real "
+                             f"time, 0: as fast as the loop closes), got {speed!r}")
+        priority = self.realtime_priority
+        if (isinstance(priority, bool) or not isinstance(priority, int)
+                or not 0 <= priority <= _FIFO_MAX_PRIORITY):
+            raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, "
+                             f"got {priority!r}")
 
 
 class ControlFaultError(RuntimeError):
@@ -173,30 +207,13 @@ class ControlNode(Node):
         self._controller_nodes: list[Node] = []
         self._check_parameter_names()
         self._exit_line = ""  # set once: the error line logged as the node ends with exit code 1
-        self.update_rate = self._param("update_rate", 100)
-        if not isinstance(self.update_rate, int) or self.update_rate <= 0:
-            raise ValueError(
-                f"parameter update_rate must be a positive integer [Hz], got {self.update_rate!r}"
-            )
-        self.lockstep = self._param("lockstep", False)
-        if not isinstance(self.lockstep, bool):
-            raise ValueError(f"parameter lockstep must be true or false, got {self.lockstep!r}")
+        loop = declare_dataclass(self, LoopParameters)
+        self.update_rate, self.lockstep = loop.update_rate, loop.lockstep
         self.gate: LockstepGate | None = None
         if self.lockstep:
-            lockstep_period_ns(self.update_rate)
-            self.gate = LockstepGate(float(self._param("lockstep_timeout", 1.0)), self.get_logger())
-        self.max_speed = self._param("lockstep_max_speed", 0.0)
-        if isinstance(self.max_speed, bool) or not isinstance(self.max_speed, (int, float)) or not (
-            math.isfinite(self.max_speed) and self.max_speed >= 0.0
-        ):
-            raise ValueError(f"parameter lockstep_max_speed must be a finite number >= 0 (times real "
-                             f"time, 0: as fast as the loop closes), got {self.max_speed!r}")
-        self.max_speed = float(self.max_speed)
-        priority = self.realtime_priority = self._param("realtime_priority", 0)
-        if (isinstance(priority, bool) or not isinstance(priority, int)
-                or not 0 <= priority <= _FIFO_MAX_PRIORITY):
-            raise ValueError(f"parameter realtime_priority must be 0 (off) or a SCHED_FIFO priority 1-99, "
-                             f"got {priority!r}")
+            self.gate = LockstepGate(float(loop.lockstep_timeout), self.get_logger())
+        self.max_speed = float(loop.lockstep_max_speed)
+        self.realtime_priority = loop.realtime_priority
         if self.lockstep and self.realtime_priority:
             self.get_logger().warning("realtime_priority applies to the wall-clock loop; a lockstep loop is "
                                       "paced by the commands and runs time-shared")
