@@ -11,32 +11,28 @@ import math
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
-from kinodyn_common.conversions import (
-    JointStateError,
-    array_to_multiarray,
-    joint_state_to_q,
-    joint_state_vector,
-    multiarray_to_array,
-    wrenches_by_link,
-)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+from kinodyn_common import conversions
 
 NAMES = ("joint1", "joint2", "joint3")
 
 
 def test_joint_state_vector_follows_the_names_of_the_message() -> None:
     msg = JointState(name=["joint3", "joint1", "joint2"], position=[0.0, 0.0, 0.0], velocity=[3.0, 1.0, 2.0])
-    joint_state_to_q(msg, NAMES)
-    np.testing.assert_array_equal(joint_state_vector(msg, msg.velocity, NAMES, "velocity"), [1.0, 2.0, 3.0])
+    conversions.joint_state_to_q(msg, NAMES)
     np.testing.assert_array_equal(
-        joint_state_vector(msg, [30.0, 10.0, 20.0], NAMES, "acceleration"), [10, 20, 30]
+        conversions.joint_state_vector(msg, msg.velocity, NAMES, "velocity"), [1.0, 2.0, 3.0]
+    )
+    np.testing.assert_array_equal(
+        conversions.joint_state_vector(msg, [30.0, 10.0, 20.0], NAMES, "acceleration"), [10, 20, 30]
     )
 
 
 def test_joint_state_vector_empty_is_zero() -> None:
     msg = JointState(name=["joint2", "joint1", "joint3"], position=[1.0, 2.0, 3.0])
-    np.testing.assert_array_equal(joint_state_vector(msg, [], NAMES, "acceleration"), np.zeros(3))
+    np.testing.assert_array_equal(conversions.joint_state_vector(msg, [], NAMES, "acceleration"), np.zeros(3))
 
 
 @pytest.mark.parametrize(
@@ -49,8 +45,8 @@ def test_joint_state_vector_empty_is_zero() -> None:
 )
 def test_joint_state_vector_rejects_bad_values(values: list[float], kind: str, text: str) -> None:
     msg = JointState(name=["joint3", "joint1", "joint2"], position=[0.0, 0.0, 0.0])
-    with pytest.raises(JointStateError, match=text) as info:
-        joint_state_vector(msg, values, NAMES, "acceleration")
+    with pytest.raises(conversions.JointStateError, match=text) as info:
+        conversions.joint_state_vector(msg, values, NAMES, "acceleration")
     assert info.value.kind == kind
 
 
@@ -63,7 +59,7 @@ def _wrench(frame: str, values: list[float]) -> WrenchStamped:
 
 
 def test_wrenches_by_link_orders_force_then_torque_and_sums_per_link() -> None:
-    wrenches = wrenches_by_link(
+    wrenches = conversions.wrenches_by_link(
         [
             _wrench("a", [1, 2, 3, 4, 5, 6]),
             _wrench("b", [0, 0, 1, 0, 0, 0]),
@@ -73,7 +69,7 @@ def test_wrenches_by_link_orders_force_then_torque_and_sums_per_link() -> None:
     assert sorted(wrenches) == ["a", "b"]
     np.testing.assert_array_equal(wrenches["a"], [2, 2, 3, 4, 5, 0])
     np.testing.assert_array_equal(wrenches["b"], [0, 0, 1, 0, 0, 0])
-    assert wrenches_by_link([]) == {}
+    assert conversions.wrenches_by_link([]) == {}
 
 
 @pytest.mark.parametrize(
@@ -85,38 +81,39 @@ def test_wrenches_by_link_orders_force_then_torque_and_sums_per_link() -> None:
 )
 def test_wrenches_by_link_rejects_bad_wrenches(wrench: WrenchStamped, text: str) -> None:
     with pytest.raises(ValueError, match=text):
-        wrenches_by_link([wrench])
+        conversions.wrenches_by_link([wrench])
 
 
 def test_matrix_to_multiarray_is_row_major_with_std_msgs_strides() -> None:
     M = np.arange(6.0).reshape(2, 3)
-    msg = array_to_multiarray(M, ["rows", "columns"])
+    msg = conversions.array_to_multiarray(M, ["rows", "columns"])
     assert list(msg.data) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert [(d.label, d.size, d.stride) for d in msg.layout.dim] == [("rows", 2, 6), ("columns", 3, 3)]
     assert msg.layout.data_offset == 0
-    np.testing.assert_array_equal(multiarray_to_array(msg), M)
+    np.testing.assert_array_equal(conversions.multiarray_to_array(msg), M)
 
 
 def test_vector_to_multiarray_and_back() -> None:
-    msg = array_to_multiarray(np.array([1.5, -2.0]), ["joints"])
+    msg = conversions.array_to_multiarray(np.array([1.5, -2.0]), ["joints"])
     assert [(d.label, d.size, d.stride) for d in msg.layout.dim] == [("joints", 2, 2)]
-    np.testing.assert_array_equal(multiarray_to_array(msg), [1.5, -2.0])
-    np.testing.assert_array_equal(multiarray_to_array(Float64MultiArray(data=[1.0, 2.0])), [1.0, 2.0])
+    np.testing.assert_array_equal(conversions.multiarray_to_array(msg), [1.5, -2.0])
+    plain = Float64MultiArray(data=[1.0, 2.0])  # no layout: read as a 1-d array
+    np.testing.assert_array_equal(conversions.multiarray_to_array(plain), [1.0, 2.0])
 
 
 def test_three_dimensional_round_trip_matches_numpy_strides() -> None:
     a = np.random.default_rng(0).normal(size=(2, 3, 4))
-    msg = array_to_multiarray(a, ["i", "j", "k"])
+    msg = conversions.array_to_multiarray(a, ["i", "j", "k"])
     # std_msgs: stride of dim i = numpy's element stride of axis i times the size of axis i
     numpy_strides = [s // a.itemsize * n for s, n in zip(a.strides, a.shape, strict=True)]
     assert [d.stride for d in msg.layout.dim] == numpy_strides
     assert [d.stride for d in msg.layout.dim] == [24, 12, 4]
-    np.testing.assert_array_equal(multiarray_to_array(msg), a)
+    np.testing.assert_array_equal(conversions.multiarray_to_array(msg), a)
 
 
 def test_array_to_multiarray_needs_one_label_per_axis() -> None:
     with pytest.raises(ValueError, match="one label per axis"):
-        array_to_multiarray(np.eye(2), ["rows"])
+        conversions.array_to_multiarray(np.eye(2), ["rows"])
 
 
 def test_multiarray_with_a_layout_that_does_not_fit_is_rejected() -> None:
@@ -126,4 +123,4 @@ def test_multiarray_with_a_layout_that_does_not_fit_is_rejected() -> None:
         MultiArrayDimension(size=2, stride=2),
     ]
     with pytest.raises(ValueError, match="does not describe its 3 values row-major"):
-        multiarray_to_array(msg)
+        conversions.multiarray_to_array(msg)
