@@ -144,13 +144,14 @@ class BrowserView:
             if len(path) >= LINE_POINTS:
                 lines(name, _segments(path), color)
         if len(s.force_arrows):
+            shaft_diameter, head_diameter, head_length = STYLE.arrow
             drawn["/overlays/forces"] = scene.add_arrows(
                 "/overlays/forces",
                 s.force_arrows,
                 rgb(STYLE.force_color),
-                shaft_radius=STYLE.arrow_shaft_diameter / 2,
-                head_radius=STYLE.arrow_head_diameter / 2,
-                head_length=STYLE.arrow_head_length,
+                shaft_radius=shaft_diameter / 2,
+                head_radius=head_diameter / 2,
+                head_length=head_length,
             )
         polygon = s.support_polygon
         if len(polygon) >= POLYGON_POINTS:

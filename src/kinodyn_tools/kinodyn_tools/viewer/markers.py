@@ -73,13 +73,7 @@ def scene_markers(scene: Scene) -> MarkerArray:
         if len(path) >= LINE_POINTS:
             markers.append(_line(scene, marker_id, path, color))
     for i, (start, end) in enumerate(scene.force_arrows):
-        arrow = _marker(
-            scene,
-            FORCE_ID + i,
-            Marker.ARROW,
-            STYLE.force_color,
-            (STYLE.arrow_shaft_diameter, STYLE.arrow_head_diameter, STYLE.arrow_head_length),
-        )
+        arrow = _marker(scene, FORCE_ID + i, Marker.ARROW, STYLE.force_color, STYLE.arrow)
         arrow.points = _points(np.array([start, end]))
         markers.append(arrow)
     polygon = scene.support_polygon

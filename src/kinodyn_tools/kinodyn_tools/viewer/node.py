@@ -30,12 +30,13 @@ from kinodyn_common.conversions import (
 )
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
-from kinodyn_common.parameters import check_count, check_fields, declare_dataclass
+from kinodyn_common.parameters import check_count, check_fields, declare_dataclass, declare_value
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_common.tf_buffer import TransformBuffer
 from nav_msgs.msg import Odometry, Path
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
@@ -98,8 +99,9 @@ def check_host(host: str) -> None:
 
 @dataclass(frozen=True)
 class ViewerParameters:
-    """The node's parameters (docs/nodes/viewer.md) but the robot description's. ``trajectory_length`` is
-    checked by ``Polyline``, ``host`` by ``check_host``."""
+    """The node's parameters (docs/nodes/viewer.md) but the robot description's and the inputs' topics
+    (``<input>_topic``, declared with their inputs). ``trajectory_length`` is checked by ``Polyline``,
+    ``host`` by ``check_host``."""
 
     floating_base: bool = True
     fixed_frame: str = "world"
@@ -113,12 +115,6 @@ class ViewerParameters:
     max_position: float = 1e4  # m
     max_force: float = 1e6  # N
     max_drawn_contacts: int = 64
-    joint_states_topic: str = "joint_states"
-    odometry_topic: str = "odometry/filtered"
-    true_odometry_topic: str = "/quadruped_system/odometry"
-    contacts_topic: str = "/quadruped_system/contacts"
-    footholds_topic: str = "wbc/footholds"
-    planned_path_topic: str = "wbc/mpc/path"
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= MAX_PORT:
@@ -157,14 +153,15 @@ class Viewer(Node):
         self._tf = TransformBuffer()
         self._latest: dict[str, bytes] = {}
         self._types: dict[str, type] = {}
-        for what, topic, msg_type in (
-            ("joint_states", params.joint_states_topic, JointState),
-            ("odometry", params.odometry_topic, Odometry),
-            ("true_odometry", params.true_odometry_topic, Odometry),
-            ("contacts", params.contacts_topic, ContactStates),
-            ("footholds", params.footholds_topic, PoseArray),
-            ("planned_path", params.planned_path_topic, Path),
+        for what, default, msg_type in (
+            ("joint_states", "joint_states", JointState),
+            ("odometry", "odometry/filtered", Odometry),
+            ("true_odometry", "/quadruped_system/odometry", Odometry),
+            ("contacts", "/quadruped_system/contacts", ContactStates),
+            ("footholds", "wbc/footholds", PoseArray),
+            ("planned_path", "wbc/mpc/path", Path),
         ):
+            topic = declare_value(self, f"{what}_topic", default, ParameterDescriptor())
             self._subscribe_latest(what, topic, msg_type)
         self.create_subscription(TFMessage, "/tf", self._tf_callback(static=False), TF_QOS)
         self.create_subscription(TFMessage, "/tf_static", self._tf_callback(static=True), LATCHED_QOS)

@@ -45,9 +45,9 @@ class Style:
     planned_path_color: Rgba = (0.60, 0.25, 0.85, 1.0)
     path_width: float = 0.012
     """Line width of the trajectories and the support polygon's edges."""
-    arrow_shaft_diameter: float = 0.015
-    arrow_head_diameter: float = 0.035
-    arrow_head_length: float = 0.04
+    arrow: tuple[float, float, float] = (0.015, 0.035, 0.04)
+    """A force arrow's shaft diameter, head diameter and head length (visualization_msgs/Marker's ARROW
+    scale)."""
     com_diameter: float = 0.06
     """The CoM sphere and the disc that marks its projection on the ground (the disc is disc_height thick)."""
     disc_height: float = 0.004
