@@ -10,7 +10,6 @@ push run on both physics backends (hardware param ``backend``: kinodyn, mujoco).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,12 +36,14 @@ from rosgraph_msgs.msg import Clock
 
 import kinodyn as kd
 
+from .conftest import URDF_DIR
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from kinodyn.urdf import ParsedURDF
 
-REPO = Path(__file__).resolve().parents[3]
 JOINTS = QUADRUPED_JOINTS
 STANDING = np.array(QUADRUPED_STANCE)
 KP, KD = 800.0, 10.0
@@ -51,7 +52,7 @@ BACKENDS = pytest.mark.parametrize("backend", [{}, {"backend": "mujoco"}], ids=[
 
 def sim_urdf(**params: str) -> str:
     """urdf/quadruped.urdf on SimulatedSystem (nothing else changed), plus ``params`` in its <hardware>."""
-    text = (REPO / "urdf" / "quadruped.urdf").read_text()
+    text = (URDF_DIR / "quadruped.urdf").read_text()
     plugin = f"<plugin>{GENERIC_SYSTEM}</plugin>"
     assert text.count(plugin) == 1
     params = {"ros_interface": "false", **params}

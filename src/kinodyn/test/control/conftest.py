@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from kinodyn.model import Model
 
-URDF = Path(__file__).resolve().parents[4] / "urdf"
+ROOT = Path(__file__).resolve().parents[4]  # the repository
+URDF = ROOT / "urdf"
 
 
 def project_model(name: str) -> Model:

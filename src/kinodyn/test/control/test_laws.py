@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,16 +29,17 @@ from scipy.optimize import fsolve
 
 import kinodyn as kd
 
+from .conftest import ROOT, project_model
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
     from kinodyn.evaluation import Evaluation
 
-ROOT = Path(__file__).resolve().parents[4]
-PLANAR = kd.Model.from_urdf(ROOT / "urdf" / "planar_2link.urdf")
-ARM7 = kd.Model.from_urdf(ROOT / "urdf" / "arm7.urdf")
-QUADRUPED = kd.Model.from_urdf(ROOT / "urdf" / "quadruped.urdf", floating_base=True)
+PLANAR = project_model("planar_2link")
+ARM7 = project_model("arm7")
+QUADRUPED = project_model("quadruped")
 M1, M2, L1, LC1, LC2, G = 1.0, 2.0, 1.0, 0.5, 0.4, 9.81  # urdf/README.md (a)
 POSITION_XZ = (True, False, True, False, False, False)
 
