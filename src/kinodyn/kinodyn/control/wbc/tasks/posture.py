@@ -5,10 +5,10 @@ joint columns of
 ``qdd`` (the last ``nv - 6`` for a floating base) and ``Jdot v = 0``. ``e = q_ref ⊖ q`` over the joints
 through ``model.difference`` (continuous joints: the plain angle difference, as their ``q`` is unbounded).
 ``b = a_ref + kp e + kd (v_ref - v_joints)``. Every joint of a kinodyn model has one coordinate in ``q``
-and one in ``v``, so the joints' part of ``model.difference`` is ``model.difference``'s compiled path
-(``kinodyn.kinematics.configuration.difference_kernel``) on the joints' coordinates alone; both the rows
-(``qdd_rows``) and the weighted rows (``posture_rows``) take the error and ``b`` from one compiled function,
-``posture_acceleration``.
+and one in ``v``, so the joints' part of ``model.difference`` is its compiled kernel
+(``kinodyn.kinematics.configuration.difference_kernel``) run on the joints' coordinates alone, without the
+base. ``posture_acceleration`` computes ``e`` that way, and ``b``, for both the rows (``qdd_rows``) and the
+weighted rows (``posture_rows``).
 """
 
 from __future__ import annotations
