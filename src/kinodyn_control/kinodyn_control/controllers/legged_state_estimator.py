@@ -34,7 +34,7 @@ from nav_msgs.msg import Odometry
 
 from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
-from kinodyn_control.controllers.node_parameters import NodeChainableController, node_host, specs_of
+from kinodyn_control.controllers.node_parameters import NodeChainableController, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.messages import (
     ImuSample,
@@ -77,12 +77,8 @@ class LeggedStateEstimator(NodeChainableController):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         **specs_of(EstimatorParameters, EstimatorParameters.flat_defaults()), **OWN_PARAMETERS}
 
-    def on_configure(self) -> CallbackReturn:
+    def configure_with_host(self) -> CallbackReturn:
         assert self.context is not None
-        try:
-            self.host = node_host(self.context)
-        except ValueError as exc:
-            return self.fail(str(exc))
         urdf = self.host.urdf
         sensors = {s.name: s for hw in self.context.description.hardware for s in hw.sensors}
         sensor = self.params["sensor_name"]

@@ -121,12 +121,25 @@ class ControllerNode:
 
 
 class NodeChainableController(ChainableController):
-    """A chained controller with its own ROS 2 node. Its ``on_configure`` sets ``host`` (``node_host``) and
-    calls ``open_node``; ``on_cleanup`` destroys the node; ``_on_change`` judges live parameter changes."""
+    """A chained controller with its own ROS 2 node. ``on_configure`` takes the ``host`` (``node_host``), then
+    runs the subclass's ``configure_with_host``, which calls ``open_node``; ``on_cleanup`` destroys the node;
+    ``_on_change`` judges live parameter changes."""
 
     host: NodeHost
     ros: ControllerNode
     problems: DistinctProblemLog
+
+    def on_configure(self) -> CallbackReturn:
+        assert self.context is not None
+        try:
+            self.host = node_host(self.context)
+        except ValueError as exc:
+            return self.fail(str(exc))
+        return self.configure_with_host()
+
+    def configure_with_host(self) -> CallbackReturn:
+        """The controller's configuration once ``host`` is known (its URDF text: ``host.urdf``)."""
+        raise NotImplementedError
 
     def open_node(self) -> Node:
         """The controller's node (a ControllerNode over ``PARAMETERS``, live changes to ``_on_change``); its

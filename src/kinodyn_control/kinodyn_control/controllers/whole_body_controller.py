@@ -44,7 +44,7 @@ from kinodyn import Model
 from kinodyn_control.controllers.base import INDIVIDUAL, InterfaceConfiguration, Parameter
 from kinodyn_control.controllers.legged_state_estimator import BASE_STATE
 from kinodyn_control.controllers.limits import JointLimitArrays
-from kinodyn_control.controllers.node_parameters import NodeChainableController, node_host, specs_of
+from kinodyn_control.controllers.node_parameters import NodeChainableController, specs_of
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.hardware.types import EFFORT, CallbackReturn, ReturnType, full_name
 from kinodyn_control.wbc.core import WbcCore, WbcParameters
@@ -70,10 +70,9 @@ class WholeBodyController(NodeChainableController):
     PARAMETERS: ClassVar[dict[str, Parameter]] = {
         **{k: v for group in GROUPS for k, v in specs_of(group).items()}, **OWN_PARAMETERS}
 
-    def on_configure(self) -> CallbackReturn:
+    def configure_with_host(self) -> CallbackReturn:
         assert self.context is not None
         try:
-            self.host = node_host(self.context)
             model = Model.from_urdf(self.host.urdf, floating_base=True)
             params = dataclass_from(WbcParameters, self.params)
             legged = dataclass_from(LeggedSettings, self.params)

@@ -68,6 +68,7 @@ class Dynamics(Node):
         super().__init__(NODE_NAME)
         self._params = declare_dataclass(self, DynamicsParameters)
         self._model, _, source = declare_and_load_model(self, self._params.floating_base)
+        floating_base = self._model.floating_base
         self._names = coordinate_names(self._model)  # the order of v: the base's 6 first if floating
         self._base_pose: np.ndarray | None = None  # q[:7] of the latest odometry (floating base)
         self._bounds = declare_joint_bounds(self, self._model)
@@ -90,7 +91,7 @@ class Dynamics(Node):
                 dropping_bad_messages(self._problems, "joint_states message", self._on_joint_state),
                 qos_profile_sensor_data,
             )
-            if self._model.floating_base:
+            if floating_base:
                 self.create_subscription(
                     Odometry,
                     "odometry",
@@ -99,8 +100,7 @@ class Dynamics(Node):
                 )
         self.get_logger().info(
             f"URDF from {source}: {len(self._model.joint_names)} joints"
-            f"{' on a floating base' if self._model.floating_base else ''}; "
-            f"services {self.get_fully_qualified_name()}/"
+            f"{' on a floating base' if floating_base else ''}; services {self.get_fully_qualified_name()}/"
             "inverse_dynamics, gravity_compensation and mass_matrix"
             + ("; gravity efforts for every joint_states message" if publish_gravity else "")
         )
