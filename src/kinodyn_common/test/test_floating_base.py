@@ -15,21 +15,11 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Accel, Point, Pose, Quaternion, Twist, Vector3
 from kinodyn.spatial import so3_log
-from kinodyn_common.floating_base import (
-    BASE_COORDINATE_NAMES,
-    base_configuration,
-    base_induced_twist,
-    base_vector,
-    configuration,
-    coordinate_names,
-    joint_part,
-    odometry_base_state,
-    velocity,
-)
 from nav_msgs.msg import Odometry
 from scipy.spatial.transform import Rotation
 
 from kinodyn import Model
+from kinodyn_common import floating_base
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,7 +45,7 @@ def twist(values: Sequence[float]) -> Twist:
 def test_base_pose_is_the_root_link_placement_of_the_floating_model() -> None:
     rotation = Rotation.random(random_state=3)
     position = [0.3, -1.2, 0.45]
-    q_base = base_configuration(pose(position, rotation.as_quat()), "base_pose")
+    q_base = floating_base.base_configuration(pose(position, rotation.as_quat()), "base_pose")
     q = np.concatenate([q_base, np.zeros(len(FLOATING.joint_names))])
     T = FLOATING.frame_placement(q, "base_link")
     np.testing.assert_allclose(T[:3, :3], rotation.as_matrix(), rtol=0, atol=1e-15)
@@ -64,7 +54,7 @@ def test_base_pose_is_the_root_link_placement_of_the_floating_model() -> None:
 
 def test_base_pose_quaternion_is_normalized_within_the_tolerance() -> None:
     xyzw = np.array([0.0, 0.0, 0.6, 0.8]) * (1.0 + 5e-7)  # |q| - 1 = 5e-7, within kinodyn's 1e-6
-    q_base = base_configuration(pose([0, 0, 0], xyzw), "base_pose")
+    q_base = floating_base.base_configuration(pose([0, 0, 0], xyzw), "base_pose")
     assert np.linalg.norm(q_base[3:]) == pytest.approx(1.0, abs=1e-15)
     np.testing.assert_allclose(q_base[3:], [0.0, 0.0, 0.6, 0.8], rtol=0, atol=1e-15)
 
@@ -81,43 +71,44 @@ def test_base_pose_quaternion_is_normalized_within_the_tolerance() -> None:
 def test_bad_base_poses_are_refused_naming_the_field(position: Sequence[float], xyzw: Sequence[float],
                                                      expected: str) -> None:
     with pytest.raises(ValueError, match=expected) as error:
-        base_configuration(pose(position, xyzw), "base_pose")
+        floating_base.base_configuration(pose(position, xyzw), "base_pose")
     assert str(error.value).startswith("base_pose: ")
 
 
 def test_base_twist_and_acceleration_must_be_finite() -> None:
-    np.testing.assert_array_equal(base_vector(twist([1, 2, 3, 4, 5, 6]), "base_twist"), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(floating_base.base_vector(twist([1, 2, 3, 4, 5, 6]), "base_twist"),
+                                  [1, 2, 3, 4, 5, 6])
     accel = Accel(linear=Vector3(x=1.0), angular=Vector3(z=-2.0))
-    np.testing.assert_array_equal(base_vector(accel, "base_acceleration"), [1, 0, 0, 0, 0, -2])
+    np.testing.assert_array_equal(floating_base.base_vector(accel, "base_acceleration"), [1, 0, 0, 0, 0, -2])
     with pytest.raises(ValueError, match="base_twist is not finite"):
-        base_vector(twist([0, 0, 0, 0, math.nan, 0]), "base_twist")
+        floating_base.base_vector(twist([0, 0, 0, 0, math.nan, 0]), "base_twist")
 
 
 def test_floating_model_takes_base_then_joints() -> None:
     joints = np.arange(len(FLOATING.joint_names), dtype=float)
-    q = configuration(FLOATING, joints, pose([1, 2, 3], [0, 0, 0, 1]), "base_pose")
+    q = floating_base.configuration(FLOATING, joints, pose([1, 2, 3], [0, 0, 0, 1]), "base_pose")
     assert q.shape == (FLOATING.nq,)
     np.testing.assert_array_equal(q, np.concatenate([[1, 2, 3, 0, 0, 0, 1], joints]))
-    v = velocity(FLOATING, joints, twist([1, 2, 3, 4, 5, 6]), "base_twist")
+    v = floating_base.velocity(FLOATING, joints, twist([1, 2, 3, 4, 5, 6]), "base_twist")
     assert v.shape == (FLOATING.nv,)
-    np.testing.assert_array_equal(joint_part(FLOATING, v), joints)
-    names = coordinate_names(FLOATING)
+    np.testing.assert_array_equal(floating_base.joint_part(FLOATING, v), joints)
+    names = floating_base.coordinate_names(FLOATING)
     assert len(names) == FLOATING.nv
-    assert tuple(names[:6]) == BASE_COORDINATE_NAMES
+    assert tuple(names[:6]) == floating_base.BASE_COORDINATE_NAMES
     assert names[6:] == list(FLOATING.joint_names)
 
 
 def test_fixed_model_takes_joints_only_and_refuses_a_base_input() -> None:
     joints = np.arange(len(FIXED.joint_names), dtype=float)
-    assert configuration(FIXED, joints, Pose(), "base_pose") is joints
-    assert velocity(FIXED, joints, Accel(), "base_acceleration") is joints
-    assert joint_part(FIXED, joints) is joints
-    assert coordinate_names(FIXED) == list(FIXED.joint_names)
+    assert floating_base.configuration(FIXED, joints, Pose(), "base_pose") is joints
+    assert floating_base.velocity(FIXED, joints, Accel(), "base_acceleration") is joints
+    assert floating_base.joint_part(FIXED, joints) is joints
+    assert floating_base.coordinate_names(FIXED) == list(FIXED.joint_names)
     for bad in (pose([0, 0, 0.1], [0, 0, 0, 1]), pose([0, 0, 0], [0, 0, 0, -1])):
         with pytest.raises(ValueError, match="base_pose is set but the model is fixed-base"):
-            configuration(FIXED, joints, bad, "base_pose")
+            floating_base.configuration(FIXED, joints, bad, "base_pose")
     with pytest.raises(ValueError, match="base_twist is set but the model is fixed-base"):
-        velocity(FIXED, joints, twist([0, 0, 0, 0, 0, 1e-9]), "base_twist")
+        floating_base.velocity(FIXED, joints, twist([0, 0, 0, 0, 0, 1e-9]), "base_twist")
 
 
 def odometry(frame: str, child: str, xyzw: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
@@ -130,13 +121,13 @@ def odometry(frame: str, child: str, xyzw: Sequence[float] = (0.0, 0.0, 0.0, 1.0
 
 
 def test_odometry_gives_the_base_state_in_its_frame() -> None:
-    frame, q_base, v_base = odometry_base_state(
+    frame, q_base, v_base = floating_base.odometry_base_state(
         odometry("odom", "base_link", twist_values=(0.1, 0, 0, 0, 0, 0.2)), "base_link"
     )
     assert frame == "odom"
     np.testing.assert_array_equal(q_base, [1.0, 2.0, 0.5, 0.0, 0.0, 0.0, 1.0])
     np.testing.assert_array_equal(v_base, [0.1, 0, 0, 0, 0, 0.2])
-    assert odometry_base_state(odometry("odom", ""), "base_link")[0] == "odom"
+    assert floating_base.odometry_base_state(odometry("odom", ""), "base_link")[0] == "odom"
 
 
 @pytest.mark.parametrize(
@@ -150,7 +141,7 @@ def test_odometry_gives_the_base_state_in_its_frame() -> None:
 )
 def test_bad_odometry_is_refused(msg: Odometry, expected: str) -> None:
     with pytest.raises(ValueError, match=expected):
-        odometry_base_state(msg, "base_link")
+        floating_base.odometry_base_state(msg, "base_link")
 
 
 def test_base_induced_twist_matches_finite_differences() -> None:
@@ -163,5 +154,5 @@ def test_base_induced_twist_matches_finite_differences() -> None:
     linear = (after[:3, 3] - before[:3, 3]) / (2 * h)
     angular = so3_log(after[:3, :3] @ before[:3, :3].T) / (2 * h)  # world axes
     expected = np.concatenate([linear, angular])
-    induced = base_induced_twist(FLOATING, q, "LF_FOOT", v_base)
+    induced = floating_base.base_induced_twist(FLOATING, q, "LF_FOOT", v_base)
     np.testing.assert_allclose(induced, expected, rtol=0, atol=1e-8)

@@ -19,16 +19,8 @@ from kinodyn.urdf import read_urdf
 from kinodyn_common.conversions import transform_stamped
 from kinodyn_common.tf_buffer import TransformBuffer
 from kinodyn_common.tf_tree import TfTree
+from kinodyn_tools.viewer import scene
 from kinodyn_tools.viewer.geometry import BODY_COLOR, SPHERE_COLOR, robot_primitives
-from kinodyn_tools.viewer.scene import (
-    Polyline,
-    Scene,
-    center_of_mass,
-    com_ground,
-    force_arrows,
-    place_bodies,
-    support_polygon,
-)
 from scipy.spatial import ConvexHull
 
 from kinodyn import Model
@@ -86,7 +78,7 @@ def test_support_polygon_is_qhulls_hull_counter_clockwise(n: int) -> None:
     rng = np.random.default_rng(n)
     for _ in range(20):
         points = np.column_stack([rng.uniform(-0.5, 0.5, (n, 2)), rng.uniform(0.0, 0.05, n)])
-        polygon = support_polygon(points)
+        polygon = scene.support_polygon(points)
         hull = ConvexHull(points[:, :2])
         assert sorted(map(tuple, polygon)) == sorted(map(tuple, points[hull.vertices]))  # heights kept
         assert signed_area(polygon) == pytest.approx(hull.volume, rel=1e-12)  # 2-D volume = area, > 0: CCW
@@ -96,18 +88,18 @@ def test_support_polygon_of_a_standing_quadruped_is_the_rectangle_of_its_feet() 
     feet = np.array(
         [[0.25, 0.2, 0.0], [-0.25, 0.2, 0.0], [0.25, -0.2, 0.0], [-0.25, -0.2, 0.0], [0.0, 0.0, 0.0]]
     )
-    polygon = support_polygon(feet)
+    polygon = scene.support_polygon(feet)
     assert polygon.tolist() == [[-0.25, -0.2, 0.0], [0.25, -0.2, 0.0], [0.25, 0.2, 0.0], [-0.25, 0.2, 0.0]]
 
 
 def test_support_polygon_of_fewer_than_three_distinct_feet() -> None:
     a, b, c = [0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, 2.0, 0.0]
-    assert support_polygon(np.zeros((0, 3))).shape == (0, 3)
-    assert support_polygon(np.array([a])).tolist() == [a]
-    assert support_polygon(np.array([b, a])).tolist() == [a, b]  # a trot's diagonal pair: a segment
-    assert support_polygon(np.array([c, a, b])).tolist() == [a, c]  # collinear: the two ends
-    assert support_polygon(np.array([a, a, a])).tolist() == [a]
-    assert support_polygon(np.array([a, a])).tolist() == [a]
+    assert scene.support_polygon(np.zeros((0, 3))).shape == (0, 3)
+    assert scene.support_polygon(np.array([a])).tolist() == [a]
+    assert scene.support_polygon(np.array([b, a])).tolist() == [a, b]  # a trot's diagonal pair: a segment
+    assert scene.support_polygon(np.array([c, a, b])).tolist() == [a, c]  # collinear: the two ends
+    assert scene.support_polygon(np.array([a, a, a])).tolist() == [a]
+    assert scene.support_polygon(np.array([a, a])).tolist() == [a]
 
 
 # --- arrows, CoM, polyline ---------------------------------------------------------------------------------
@@ -116,11 +108,11 @@ def test_support_polygon_of_fewer_than_three_distinct_feet() -> None:
 def test_force_arrows_start_at_the_contact_and_scale_the_force() -> None:
     points = np.array([[0.3, 0.2, 0.0], [-0.3, 0.2, 0.01], [0.3, -0.2, 0.0], [-0.3, -0.2, 0.0]])
     forces = np.array([[1.0, -2.0, 60.0], [0.0, 0.0, 80.0], [0.0, 0.0, 0.0], [5.0, 0.0, 40.0]])
-    arrows = force_arrows(points, forces, [True, False, True, True], scale=0.01)
+    arrows = scene.force_arrows(points, forces, [True, False, True, True], scale=0.01)
     # the foot in the air and the contact without force get no arrow
     expected = [[[0.3, 0.2, 0.0], [0.31, 0.18, 0.6]], [[-0.3, -0.2, 0.0], [-0.25, -0.2, 0.4]]]
     np.testing.assert_allclose(arrows, expected, rtol=0, atol=1e-15)
-    assert force_arrows(points, forces, [False] * 4, 0.01).shape == (0, 2, 3)
+    assert scene.force_arrows(points, forces, [False] * 4, 0.01).shape == (0, 2, 3)
 
 
 def test_com_of_the_floating_quadruped_against_pinocchio_and_the_link_centres() -> None:
@@ -131,7 +123,7 @@ def test_com_of_the_floating_quadruped_against_pinocchio_and_the_link_centres() 
     for _ in range(5):
         T_base = random_pose(rng)
         joints = model.random_configuration(rng)[7:]
-        com = center_of_mass(model, T_base, joints)
+        com = scene.center_of_mass(model, T_base, joints)
         q = np.concatenate([T_base[:3, 3], matrix_to_quat(T_base[:3, :3]), joints])
         expected = pin.centerOfMass(pin_model, pin_model.createData(), q_for_pinocchio(pin_model, model, q))
         np.testing.assert_allclose(com, expected, atol=1e-12)
@@ -153,18 +145,18 @@ def test_com_of_a_fixed_base_arm_leaves_out_the_root_link_and_follows_its_pose()
     q = model.random_configuration(rng)
     T = random_pose(rng)
     expected = pin.centerOfMass(pin_model, pin_model.createData(), q)  # Pinocchio leaves out the universe too
-    np.testing.assert_allclose(center_of_mass(model, T, q), T[:3, :3] @ expected + T[:3, 3], atol=1e-12)
+    np.testing.assert_allclose(scene.center_of_mass(model, T, q), T[:3, :3] @ expected + T[:3, 3], atol=1e-12)
 
 
 def test_com_ground_is_the_vertical_projection_on_the_support_plane() -> None:
     com = np.array([0.1, -0.05, 0.48])
     support = np.array([[0.0, 0.0, 0.02], [1.0, 0.0, 0.04], [0.0, 1.0, 0.03]])
-    assert com_ground(com, support).tolist() == [0.1, -0.05, pytest.approx(0.03)]
-    assert com_ground(com, np.zeros((0, 3))).tolist() == [0.1, -0.05, 0.0]
+    assert scene.com_ground(com, support).tolist() == [0.1, -0.05, pytest.approx(0.03)]
+    assert scene.com_ground(com, np.zeros((0, 3))).tolist() == [0.1, -0.05, 0.0]
 
 
 def test_polyline_keeps_the_last_points_spaced_apart() -> None:
-    line = Polyline(max_points=5, min_spacing=0.25)
+    line = scene.Polyline(max_points=5, min_spacing=0.25)
     for x in np.arange(0.0, 2.0, 0.125):  # every other point is too close to the previous one kept
         line.add(np.array([x, 0.0, 0.3]))
     assert line.points()[:, 0].tolist() == [0.75, 1.0, 1.25, 1.5, 1.75]
@@ -173,7 +165,7 @@ def test_polyline_keeps_the_last_points_spaced_apart() -> None:
     line.clear()
     assert line.points().shape == (0, 3)
     with pytest.raises(ValueError, match="at least 2 points"):
-        Polyline(max_points=1)
+        scene.Polyline(max_points=1)
 
 
 # --- URDF primitives ---------------------------------------------------------------------------------------
@@ -213,7 +205,7 @@ def test_primitives_placed_by_tf_match_pinocchio_visuals_and_kinodyn_fk(
         if floating:
             q[:7] = np.concatenate([T_root[:3, 3], matrix_to_quat(T_root[:3, :3])])
         joints = q[7:] if floating else q
-        bodies = place_bodies(
+        bodies = scene.place_bodies(
             primitives, tf_link_poses(urdf_name, T_root, dict(zip(model.joint_names, joints, strict=True)))
         )
         assert [b.primitive for b in bodies] == list(primitives)
@@ -258,7 +250,7 @@ def test_primitives_colours_and_skipped_meshes() -> None:
 
 
 def test_scene_finiteness() -> None:
-    scene = Scene("odom", com=np.array([0.0, 0.0, 0.4]), com_ground=np.zeros(3))
-    assert scene.is_finite()
-    assert not Scene("odom", true_path=np.array([[0.0, np.nan, 0.0], [1.0, 0.0, 0.0]])).is_finite()
-    assert not Scene("odom", com=np.array([np.inf, 0.0, 0.0]), com_ground=np.zeros(3)).is_finite()
+    finite = scene.Scene("odom", com=np.array([0.0, 0.0, 0.4]), com_ground=np.zeros(3))
+    assert finite.is_finite()
+    assert not scene.Scene("odom", true_path=np.array([[0.0, np.nan, 0.0], [1.0, 0.0, 0.0]])).is_finite()
+    assert not scene.Scene("odom", com=np.array([np.inf, 0.0, 0.0]), com_ground=np.zeros(3)).is_finite()
