@@ -1,7 +1,7 @@
 """Legged state estimation from IMU and leg kinematics (Robot Dynamics Essential, §5; docs/estimation.md).
 
 - ``NoiseParameters``: noise densities and initial standard deviations.
-- ``LeggedFilter`` (protocol), ``FootMeasurement``, ``UpdateReport``, ``NavigationState``.
+- ``LeggedFilter`` (every filter's base class), ``FootMeasurement``, ``UpdateReport``, ``NavigationState``.
 - ``register_filter``, ``FILTERS`` (registry): filters by name, each one module and one registration line.
 - ``ErrorStateEKF``: the error-state EKF with feet in the state (Robot Dynamics Essential, §5.2-§5.3).
 - ``InvariantEKF``: the right-invariant EKF on SE_{2+K}(3) with biases (Hartley et al. 2020).

@@ -24,40 +24,43 @@ with the local orientation error ``C_true = C Exp(dtheta)`` (Robot Dynamics Esse
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from kinodyn.estimation.consistency import gate, nees
+from kinodyn.estimation.consistency import nees
 from kinodyn.estimation.filter import (
-    FilterState,
+    BA_,
+    BG_,
+    NAV,
+    P_,
+    TH_,
+    V_,
+    CopiedArray,
+    FilterArrays,
     FootMeasurement,
     GateParameters,
-    call_kernel,
-    checked_input_variance,
-    initial_covariance,
+    LeggedFilter,
+    navigation_block,
     symmetric_part_into,
 )
-from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.estimation.kalman import matmul, sparse_product, stance_update
 from kinodyn.estimation.registry import FilterKernels, register_filter
 from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.compiled import so3_exp as so3_exp_into
 from kinodyn.spatial.lie import so3_log
-from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, skew
+from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, skew
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from numpy.typing import ArrayLike
 
+    from kinodyn.estimation.noise import NoiseParameters
+
 # ----------------------------------------------------------------------------------------- compiled steps
-NAV = 15
-"""Size of the navigation error ``[dp, dv, dtheta, db_a, db_g]``."""
-P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
-"""First index of each navigation block."""
 
 
 @njit(cache=True)
@@ -150,21 +153,10 @@ def propagate(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
     v_new = v + a * dt
     if constrain:
         constrain_transition(F, C_new, p_new, v_new, prior_C, prior_p, prior_v, dt)
-    # rows: B = F P[:15, :]
-    B = np.zeros((NAV, n))
+    # rows: B = F P[:15, :]; columns: P[:15, :15] = B[:, :15] F^T, P[:15, 15:] = B[:, 15:] and its transpose
+    B = sparse_product(F, P)
+    P[:NAV, :NAV] = matmul(B[:, :NAV], F.T)
     for i in range(NAV):
-        for k in range(NAV):
-            f = F[i, k]
-            if f != 0.0:
-                for j in range(n):
-                    B[i, j] += f * P[k, j]
-    # columns: P[:15, :15] = B[:, :15] F^T, P[:15, 15:] = B[:, 15:] and its transpose
-    for i in range(NAV):
-        for j in range(NAV):
-            s = 0.0
-            for k in range(NAV):
-                s += B[i, k] * F[j, k]
-            P[i, j] = s
         for j in range(NAV, n):
             P[i, j] = B[i, j]
             P[j, i] = B[i, j]
@@ -200,163 +192,6 @@ def propagate_readings(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled k
               constrain, prior_C, prior_p, prior_v)
 
 
-@njit(cache=True)
-def _stance_rows(
-    C: np.ndarray, P: np.ndarray, slot: int, r: np.ndarray, HP: np.ndarray, A: np.ndarray,
-    constrain: bool, u: np.ndarray, w: np.ndarray,
-) -> None:
-    """``HP = H P`` (3 x n) of the stance relation ``h = d - p - C r`` (Robot Dynamics Essential, §5.3: dh/ddp
-    = -I, dh/ddtheta = C [r]x = A, dh/ddd = I), for the foot in state slot ``slot``. With ``constrain``, A is
-    changed least so that ``A u = w`` (OC-EKF: H annihilates the yaw direction, ``u`` its angle part,
-    ``w`` = its position part minus the foot's)."""
-    Sr = np.empty((3, 3))
-    skew_into(r, Sr)
-    A[:, :] = C @ Sr
-    if constrain:
-        _constrain_rows(A, u, w)
-    d0 = NAV + 3 * slot
-    n = P.shape[0]
-    for i in range(3):
-        for j in range(n):
-            HP[i, j] = (
-                P[d0 + i, j]
-                - P[P_ + i, j]
-                + A[i, 0] * P[TH_, j]
-                + A[i, 1] * P[TH_ + 1, j]
-                + A[i, 2] * P[TH_ + 2, j]
-            )
-
-
-@njit(cache=True)
-def _times_h_transpose(M: np.ndarray, slot: int, A: np.ndarray, out: np.ndarray, col: int) -> None:
-    """``out[:, col:col+3] = M H^T`` for the stance Jacobian H of the foot in ``slot`` (A = C [r]x)."""
-    d0 = NAV + 3 * slot
-    for i in range(M.shape[0]):
-        for j in range(3):
-            out[i, col + j] = (
-                M[i, d0 + j]
-                - M[i, P_ + j]
-                + M[i, TH_] * A[j, 0]
-                + M[i, TH_ + 1] * A[j, 1]
-                + M[i, TH_ + 2] * A[j, 2]
-            )
-
-
-@njit(cache=True)
-def update(  # noqa: PLR0913, PLR0915, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
-    C: np.ndarray,
-    p: np.ndarray,
-    v: np.ndarray,
-    biases: np.ndarray,
-    feet: np.ndarray,
-    P: np.ndarray,
-    slots: np.ndarray,
-    positions: np.ndarray,
-    covariances: np.ndarray,
-    gate: float,
-    used: np.ndarray,
-    nis_feet: np.ndarray,
-    constrain: bool,
-    prior_C: np.ndarray,
-    prior_p: np.ndarray,
-    null_feet: np.ndarray,
-) -> float:
-    """Stance update of the feet in state ``slots`` measured at ``positions`` (IMU frame, covariances
-    likewise), Robot Dynamics Essential, (113) and §5.3: innovation ``nu = 0 - h = p + C r - d``; a foot whose
-    own 3-dof NIS (into ``nis_feet``) exceeds ``gate`` is left out (``used`` False); the others are applied
-    together, P by the Joseph form ``(I-KH) P (I-KH)^T + K N K^T`` using H's sparsity; then the reset:
-    injection (``C <- C Exp(dtheta)``) and ``P <- G P G^T``, ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3).
-    ``biases`` = ``[b_a, b_g]`` (6). With ``constrain`` (OC-EKF, Hesch et al. 2014 §V-C) each foot's H is
-    changed least so that ``H N = 0`` for the yaw direction N at the last prior (``prior_C``, ``prior_p``;
-    the feet's parts ``null_feet``, fixed at touchdown): the update gives no information about yaw (the
-    position directions are annihilated by any H of this form). Returns the stacked NIS (nan if no foot
-    is used)."""
-    n = P.shape[0]
-    m = slots.shape[0]
-    HP_all = np.empty((m, 3, n))
-    A_all = np.empty((m, 3, 3))
-    N_w = np.empty((m, 3, 3))
-    nu_all = np.empty((m, 3))
-    S1 = np.empty((3, 3))
-    u = np.ascontiguousarray(prior_C[2])
-    up = _cross_up(prior_p)
-    for k in range(m):
-        _stance_rows(C, P, slots[k], positions[k], HP_all[k], A_all[k], constrain, u,
-                     up - null_feet[slots[k]])
-        N_w[k] = C @ covariances[k] @ C.T
-        nu_all[k] = p + C @ positions[k] - feet[slots[k]]
-        _times_h_transpose(HP_all[k], slots[k], A_all[k], S1, 0)
-        S1 += N_w[k]
-        nis_feet[k] = nu_all[k] @ np.linalg.solve(S1, nu_all[k])
-        used[k] = nis_feet[k] <= gate
-    count = 0
-    for k in range(m):
-        if used[k]:
-            count += 1
-    if count == 0:
-        return np.nan
-    rows = 3 * count
-    HP = np.empty((rows, n))
-    nu = np.empty(rows)
-    Nm = np.zeros((rows, rows))
-    order = np.empty(count, dtype=np.int64)
-    c = 0
-    for k in range(m):
-        if used[k]:
-            order[c] = k
-            HP[3 * c : 3 * c + 3] = HP_all[k]
-            nu[3 * c : 3 * c + 3] = nu_all[k]
-            Nm[3 * c : 3 * c + 3, 3 * c : 3 * c + 3] = N_w[k]
-            c += 1
-    S = np.empty((rows, rows))
-    for c in range(count):
-        k = order[c]
-        _times_h_transpose(HP, slots[k], A_all[k], S, 3 * c)
-    S += Nm
-    S = 0.5 * (S + S.T)
-    L = np.linalg.cholesky(S)
-    # K^T = S^-1 H P via the Cholesky factor
-    Y = np.linalg.solve(L, HP)
-    Kt = np.linalg.solve(L.T, Y)
-    w = np.linalg.solve(L, nu)
-    nis = float(w @ w)
-    dx = Kt.T @ nu
-    # Joseph form with sparse H: M = P - K (H P); P <- M - (M H^T) K^T + K N K^T
-    K = np.ascontiguousarray(Kt.T)
-    M = P - K @ HP
-    MHt = np.empty((n, rows))
-    for c in range(count):
-        k = order[c]
-        _times_h_transpose(M, slots[k], A_all[k], MHt, 3 * c)
-    KN = K @ Nm
-    Pn = M - MHt @ Kt + KN @ Kt
-    # reset: injection and P <- G P G^T
-    dth = dx[TH_ : TH_ + 3]
-    G = np.empty((3, 3))
-    skew_into(0.5 * dth, G)
-    for i in range(3):
-        for j in range(3):
-            G[i, j] = -G[i, j]
-        G[i, i] += 1.0
-    rows_th = G @ Pn[TH_ : TH_ + 3]
-    Pn[TH_ : TH_ + 3] = rows_th
-    cols_th = np.ascontiguousarray(Pn[:, TH_ : TH_ + 3]) @ G.T
-    Pn[:, TH_ : TH_ + 3] = cols_th
-    symmetric_part_into(Pn, P)
-    for i in range(3):
-        p[i] += dx[P_ + i]
-        v[i] += dx[V_ + i]
-    for i in range(6):
-        biases[i] += dx[BA_ + i]
-    for f in range(feet.shape[0]):
-        for i in range(3):
-            feet[f, i] += dx[NAV + 3 * f + i]
-    E = np.empty((3, 3))
-    so3_exp_into(np.ascontiguousarray(dth), E)
-    C[:, :] = C @ E
-    return nis
-
-
 class EskfState(NamedTuple):
     """The compiled state of ``ErrorStateEKF`` (registry module doc; its arrays are the filter's, worked on in
     place): the common fields, then the last transition ``F`` and Q diagonal ``q_nav`` (scratch), the
@@ -364,13 +199,7 @@ class EskfState(NamedTuple):
     observability constraint: ``constrain``, the last prior ``prior_rotation, prior_p, prior_v`` and the
     feet's parts of the yaw direction ``null_feet`` (K x 3)."""
 
-    C: np.ndarray
-    p: np.ndarray
-    v: np.ndarray
-    biases: np.ndarray
-    feet: np.ndarray
-    P: np.ndarray
-    gate: float
+    core: FilterArrays
     F: np.ndarray
     q_nav: np.ndarray
     densities: np.ndarray
@@ -387,23 +216,69 @@ class EskfState(NamedTuple):
 def propagate_state(s: EskfState, w_m: np.ndarray, a_m: np.ndarray, dt: float, accelerometer_variance: float,
                     gyroscope_variance: float) -> None:
     """``propagate_readings`` on the filter's state (registry ``propagate``)."""
-    propagate_readings(s.C, s.p, s.v, s.biases, s.P, w_m, a_m, dt, accelerometer_variance, gyroscope_variance,
+    c = s.core
+    propagate_readings(c.C, c.p, c.v, c.biases, c.P, w_m, a_m, dt, accelerometer_variance, gyroscope_variance,
                        s.densities, s.foot_density, s.gravity, s.F, s.q_nav, s.constrain, s.prior_rotation,
                        s.prior_p, s.prior_v)
 
 
 @njit(cache=True)
-def correct_state(s: EskfState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
-                  nis_feet: np.ndarray) -> float:
-    """``update`` of every foot in the state, in state order (registry ``correct``)."""
-    return update(s.C, s.p, s.v, s.biases, s.feet, s.P, np.arange(positions.shape[0]), positions, covariances,
-                  s.gate, accepted, nis_feet, s.constrain, s.prior_rotation, s.prior_p, s.null_feet)
+def stance_angle_block(C: np.ndarray, r: np.ndarray, A: np.ndarray) -> None:
+    """``A = C [r]x``: dh/ddtheta of the stance relation ``h = d - p - C r`` of a foot measured at ``r`` (IMU
+    frame; Robot Dynamics Essential, §5.3), the angle block of its Jacobian (``kalman`` module doc)."""
+    Sr = np.empty((3, 3))
+    skew_into(r, Sr)
+    A[:, :] = C @ Sr
 
 
 @njit(cache=True)
-def navigation_covariance_state(s: EskfState, out: np.ndarray) -> None:
-    """The navigation block of P: the ESKF's error is the convention (registry ``navigation_covariance``)."""
-    out[:, :] = s.P[:NAV, :NAV]
+def correct_state(s: EskfState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
+                  nis_feet: np.ndarray) -> float:
+    """Stance update of every foot in the state, in state order (registry ``correct``; Robot Dynamics
+    Essential, (113) and §5.3): ``kalman.stance_update`` with H's angle block ``A = C [r]x`` (dh/ddtheta of
+    ``h = d - p - C r``), then the reset: injection (``C <- C Exp(dtheta)``) and ``P <- G P G^T``,
+    ``G_thth = I - [dtheta/2]x`` (Solà 2017 §6.3). With ``constrain`` (OC-EKF, Hesch et al. 2014 §V-C) each
+    A is changed least so that ``H N = 0`` for the yaw direction N at the last prior (``prior_rotation``,
+    ``prior_p``; the feet's parts ``null_feet``, fixed at touchdown): the update gives no information about
+    yaw (the position directions are annihilated by any H of this form)."""
+    c = s.core
+    C, P = c.C, c.P
+    m = positions.shape[0]
+    A = np.empty((m, 3, 3))
+    u = np.ascontiguousarray(s.prior_rotation[2])
+    up = _cross_up(s.prior_p)
+    for k in range(m):
+        stance_angle_block(C, positions[k], A[k])
+        if s.constrain:
+            _constrain_rows(A[k], u, up - s.null_feet[k])
+    nis, dx, Pn = stance_update(C, c.p, c.feet, P, positions, covariances, A, c.gate, accepted, nis_feet)
+    if dx.shape[0] == 0:
+        return nis
+    # reset: injection and P <- G P G^T
+    dth = dx[TH_ : TH_ + 3]
+    G = np.empty((3, 3))
+    skew_into(0.5 * dth, G)
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = -G[i, j]
+        G[i, i] += 1.0
+    rows_th = G @ Pn[TH_ : TH_ + 3]
+    Pn[TH_ : TH_ + 3] = rows_th
+    cols_th = np.ascontiguousarray(Pn[:, TH_ : TH_ + 3]) @ G.T
+    Pn[:, TH_ : TH_ + 3] = cols_th
+    symmetric_part_into(Pn, P)
+    for i in range(3):
+        c.p[i] += dx[P_ + i]
+        c.v[i] += dx[V_ + i]
+    for i in range(6):
+        c.biases[i] += dx[BA_ + i]
+    for f in range(c.feet.shape[0]):
+        for i in range(3):
+            c.feet[f, i] += dx[NAV + 3 * f + i]
+    E = np.empty((3, 3))
+    so3_exp_into(np.ascontiguousarray(dth), E)
+    C[:, :] = C @ E
+    return nis
 
 
 @dataclass(frozen=True)
@@ -421,15 +296,8 @@ class EskfParameters(GateParameters):
         object.__setattr__(self, "observability_constrained", bool(self.observability_constrained))
 
 
-def _vector3(name: str, value: ArrayLike) -> FloatArray:
-    array = np.array(value, dtype=np.float64)
-    if array.shape != (3,) or not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be a finite 3-vector, got {value!r}")
-    return array
-
-
 @register_filter("eskf")
-class ErrorStateEKF(FilterState):
+class ErrorStateEKF(LeggedFilter):
     """The error-state EKF (a ``LeggedFilter``); ``gravity`` is the magnitude of g along world -z (m/s^2);
     ``gate_probability`` and ``observability_constrained`` are its ``EskfParameters``: the per-foot chi-square
     gate of the stance update and the OC-EKF (default; module doc): no update gives information about the yaw;
@@ -437,20 +305,16 @@ class ErrorStateEKF(FilterState):
     (over-confident)."""
 
     Parameters = EskfParameters
-    KERNELS = FilterKernels(EskfState, propagate_state, correct_state, navigation_covariance_state)
+    KERNELS = FilterKernels(EskfState, propagate_state, correct_state, navigation_block)
 
     def __init__(
         self, noise: NoiseParameters | None = None, gravity: float = 9.81,
         gate_probability: float = EskfParameters.gate_probability,
         observability_constrained: bool = EskfParameters.observability_constrained,
     ) -> None:
-        if not (math.isfinite(gravity) and gravity > 0.0):
-            raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
-        self.parameters = EskfParameters(gate_probability, observability_constrained)
-        self.noise = noise if noise is not None else NoiseParameters()
-        self.gate = gate(3, gate_probability)
-        self.observability_constrained = self.parameters.observability_constrained
-        self._gravity = np.array([0.0, 0.0, -gravity])
+        parameters = EskfParameters(gate_probability, observability_constrained)
+        self._gravity = self._configure(parameters, noise, gravity)
+        self.observability_constrained = parameters.observability_constrained
         n = self.noise
         self._densities = np.repeat(
             [
@@ -465,83 +329,26 @@ class ErrorStateEKF(FilterState):
         self._foot_density = n.foot_random_walk**2
         self._q_nav = np.zeros(NAV)
         self._F = np.zeros((NAV, NAV))
-        self._initialized = False
-        self._set_state(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+        self._start_uninitialized()
 
-    def _set_state(
-        self, C: FloatArray, p: FloatArray, v: FloatArray, b_a: FloatArray, b_g: FloatArray,
-        covariance: ArrayLike | None = None,
-    ) -> None:
-        P = initial_covariance(self.noise, covariance)
-        self._C = np.array(C, dtype=np.float64, order="C")  # a copy: the caller keeps its matrix
-        self._p, self._v = p.copy(), v.copy()
-        self._biases = np.concatenate([b_a, b_g])
-        self._names: list[str] = []
-        self._feet = np.zeros((0, 3))
-        self._P = P
+    def _start(self, covariance: FloatArray) -> None:
+        """P is the covariance as given (the ESKF's error is the convention)."""
+        self._P = covariance
         # OC-EKF linearisation point: the last prior (nominal after propagation) and each foot's part of the
-        # yaw direction, fixed at touchdown (kernels.constrain_transition, kernels.update)
+        # yaw direction, fixed at touchdown (constrain_transition, correct_state)
         self._prior_C, self._prior_p, self._prior_v = self._C.copy(), self._p.copy(), self._v.copy()
         self._null_feet = np.zeros((0, 3))
-        self._sync()
 
     def _sync(self) -> None:
         """The compiled state over the current arrays (after any of them was replaced)."""
-        self._state = EskfState(self._C, self._p, self._v, self._biases, self._feet, self._P, self.gate,
-                                self._F, self._q_nav, self._densities, self._foot_density, self._gravity,
-                                self.observability_constrained, self._prior_C, self._prior_p, self._prior_v,
-                                self._null_feet)
-
-    def initialize(
-        self,
-        rotation: ArrayLike,
-        position: ArrayLike,
-        velocity: ArrayLike,
-        accelerometer_bias: ArrayLike,
-        gyroscope_bias: ArrayLike,
-        covariance: ArrayLike | None = None,
-    ) -> None:
-        """Start from this nominal state, no feet, with ``covariance`` (15x15, see
-        ``filter.initial_covariance``; None: the initial standard deviations of ``noise``)."""
-        self._set_state(
-            as_rotation_matrix(rotation),
-            _vector3("position", position),
-            _vector3("velocity", velocity),
-            _vector3("accelerometer_bias", accelerometer_bias),
-            _vector3("gyroscope_bias", gyroscope_bias),
-            covariance,
-        )
-        self._initialized = True
-
-    def propagate(
-        self,
-        angular_velocity: ArrayLike,
-        linear_acceleration: ArrayLike,
-        dt: float,
-        input_variance: tuple[float, float] = (0.0, 0.0),
-    ) -> None:
-        """One IMU step with the raw readings ``w_m``, ``a_m`` (IMU frame) held over ``dt`` seconds;
-        ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step adds
-        ``variance * dt^2`` to the velocity and angle blocks of Q (``LeggedFilter.propagate``)."""
-        self._require_initialized()
-        w_m = _vector3("angular_velocity", angular_velocity)
-        a_m = _vector3("linear_acceleration", linear_acceleration)
-        if not (np.isfinite(dt) and dt > 0.0):
-            raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
-        accelerometer, gyroscope = checked_input_variance(input_variance)
-        call_kernel(propagate_state, self._state, w_m, a_m, float(dt), accelerometer, gyroscope)
+        self._state = EskfState(self._core(), self._F, self._q_nav, self._densities, self._foot_density,
+                                self._gravity, self.observability_constrained, self._prior_C, self._prior_p,
+                                self._prior_v, self._null_feet)
 
     def _remove(self, names: Sequence[str]) -> None:
-        """Marginalise feet: drop their state and their rows and columns of P."""
-        slots = [self._names.index(name) for name in names]
-        keep = np.ones(self._P.shape[0], dtype=bool)
-        for slot in slots:
-            keep[NAV + 3 * slot : NAV + 3 * slot + 3] = False
-        self._P = np.ascontiguousarray(self._P[np.ix_(keep, keep)])
-        self._feet = np.delete(self._feet, slots, axis=0)
-        self._null_feet = np.delete(self._null_feet, slots, axis=0)
-        self._names = [name for name in self._names if name not in names]
-        self._sync()
+        """``LeggedFilter._remove``, and the feet's parts of the yaw direction."""
+        self._null_feet = self._null_feet[np.array([name not in names for name in self._names], dtype=bool)]
+        super()._remove(names)
 
     def _append(self, foot: FootMeasurement) -> None:
         """Augment the state with ``d = p + C r``: ``J = dd/ddx = [I, 0, -C[r]x, 0, 0, 0..]``, so
@@ -565,21 +372,14 @@ class ErrorStateEKF(FilterState):
         self._names.append(foot.name)
         self._sync()
 
-    def kernel_state(self) -> EskfState:
-        """The compiled state over the filter's arrays (registry module doc)."""
-        return self._state
-
-    @property
-    def transition_matrix(self) -> FloatArray:
-        """The 15x15 navigation block of the last propagation's F."""
-        F: FloatArray = self._F.copy()
-        return F
+    transition_matrix = CopiedArray("_F")  # the 15x15 navigation block of the last propagation's F
 
     def nees(self, position: ArrayLike, velocity: ArrayLike, rotation: ArrayLike) -> float:
+        """``LeggedFilter.nees`` of the local error ``[dp, dv, dtheta]``."""
         error = np.concatenate(
             [
-                _vector3("position", position) - self._p,
-                _vector3("velocity", velocity) - self._v,
+                as_vector(position, 3, "position") - self._p,
+                as_vector(velocity, 3, "velocity") - self._v,
                 so3_log(self._C.T @ as_rotation_matrix(rotation)),
             ]
         )

@@ -50,7 +50,7 @@ from kinodyn.estimation.contacts import ContactDetector
 from kinodyn.estimation.events import CONTACTS, IMU, JOINTS, BatchResult, EventBatch, problem_text
 from kinodyn.estimation.filter import LeggedFilter, UpdateReport
 from kinodyn.estimation.initialization import StandingInitializer
-from kinodyn.estimation.legs import BaseState, LegKinematics, check_floating
+from kinodyn.estimation.legs import BaseOutput, BaseState, LegKinematics, check_floating
 from kinodyn.estimation.registry import filter_class
 from kinodyn.estimation.settings import EstimatorSettings
 from kinodyn.kernel import Kernel
@@ -84,19 +84,14 @@ CONTACT_OFF_FRACTION = 0.3
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """The base (URDF root link) at ``stamp``: ``position`` and ``orientation`` (quaternion x, y, z, w) in
-    odom, ``linear_velocity`` and ``angular_velocity`` in the base frame; ``pose_covariance`` (x, y, z,
-    rotation about the odom axes) and ``twist_covariance`` (base frame), 6x6 in ROS order; ``nis`` of the
-    last kinematic update (nan if none applied a foot) and ``contacts``, the feet in the filter's state."""
+class Estimate(BaseOutput):
+    """The base (URDF root link) at ``stamp``, a ``BaseOutput``: ``position`` and ``orientation`` (quaternion
+    x, y, z, w) in odom, ``linear_velocity`` and ``angular_velocity`` in the base frame; ``pose_covariance``
+    (x, y, z, rotation about the odom axes) and ``twist_covariance`` (base frame), 6x6 in ROS order; ``nis``
+    of the last kinematic update (nan if none applied a foot) and ``contacts``, the feet in the filter's
+    state."""
 
     stamp: float
-    position: FloatArray
-    orientation: FloatArray
-    linear_velocity: FloatArray
-    angular_velocity: FloatArray
-    pose_covariance: FloatArray
-    twist_covariance: FloatArray
     nis: float
     contacts: tuple[str, ...]
 
@@ -350,9 +345,7 @@ class LeggedEstimator:
             return None
         row = result.estimates[0]
         row.setflags(write=False)
-        return Estimate(stamp=stamp, position=row[0:3], orientation=row[3:7], linear_velocity=row[7:10],
-                        angular_velocity=row[10:13], pose_covariance=row[13:49].reshape(6, 6),
-                        twist_covariance=row[49:85].reshape(6, 6), nis=float(self._clock[loop.NIS]),
+        return Estimate(*BaseOutput.parts(row), stamp=stamp, nis=float(self._clock[loop.NIS]),
                         contacts=self.filter.feet)
 
     def _initialize(self, stamp: float, sample: FloatArray) -> bool:

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import numba
 import numpy as np
 
+from kinodyn.estimation.consistency import gate as chi_square_gate
+from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.kernel import Kernel
+from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from numba.core.dispatcher import Dispatcher
+    from numpy.typing import ArrayLike
 
-    from kinodyn.estimation.noise import NoiseParameters
     from kinodyn.estimation.registry import FilterKernels
     from kinodyn.spatial.rotations import FloatArray
 
@@ -32,6 +35,12 @@ NOT_POSITIVE_DEFINITE = (
     "semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
 )
 """Why ``update_contacts`` refused an update (ValueError, state untouched)."""
+
+NAV = 15
+"""Size of the navigation error ``[p, v, theta, b_a, b_g]`` every filter's covariance starts with; foot k
+occupies ``NAV + 3k .. NAV + 3k + 3`` (registry module doc)."""
+P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
+"""First index of each navigation block."""
 
 
 def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArray:
@@ -62,7 +71,7 @@ def initial_covariance(noise: NoiseParameters, covariance: object = None) -> Flo
         std = np.repeat([noise.initial_position, noise.initial_velocity, noise.initial_orientation,
                          noise.initial_accelerometer_bias, noise.initial_gyroscope_bias], 3)
         return np.diag(std**2)
-    P = np.array(_finite_array("covariance", covariance, (15, 15)))
+    P = np.array(_finite_array("covariance", covariance, (NAV, NAV)))
     scale = max(float(np.abs(P).max()), np.finfo(float).tiny)
     if float(np.abs(P - P.T).max()) > 1e-9 * scale:
         raise ValueError("covariance must be symmetric (initial covariance of [dp, dv, dtheta, db_a, db_g])")
@@ -73,23 +82,24 @@ def initial_covariance(noise: NoiseParameters, covariance: object = None) -> Flo
     return result
 
 
+class FilterArrays(NamedTuple):
+    """The field ``core`` every filter's compiled state starts with (registry module doc): the filter's
+    arrays, worked on in place, and its per-foot chi-square gate."""
+
+    C: np.ndarray
+    p: np.ndarray
+    v: np.ndarray
+    biases: np.ndarray
+    feet: np.ndarray
+    P: np.ndarray
+    gate: float
+
+
 class KernelState(Protocol):
-    """The leading fields of every filter's compiled state, a NamedTuple (registry module doc)."""
+    """A filter's compiled state: a NamedTuple whose first field is ``core`` (registry module doc)."""
 
     @property
-    def C(self) -> FloatArray: ...
-    @property
-    def p(self) -> FloatArray: ...
-    @property
-    def v(self) -> FloatArray: ...
-    @property
-    def biases(self) -> FloatArray: ...
-    @property
-    def feet(self) -> FloatArray: ...
-    @property
-    def P(self) -> FloatArray: ...
-    @property
-    def gate(self) -> float: ...
+    def core(self) -> FilterArrays: ...
 
 
 _ENTRIES: dict[tuple[Dispatcher, type], Kernel] = {}
@@ -105,6 +115,13 @@ def symmetric_part_into(M: np.ndarray, out: np.ndarray) -> None:
             s = 0.5 * (M[i, j] + M[j, i])
             out[i, j] = s
             out[j, i] = s
+
+
+@numba.njit(cache=True)
+def navigation_block(state: KernelState, out: np.ndarray) -> None:
+    """The ``navigation_covariance`` kernel (registry module doc) of a filter whose error is the ESKF
+    convention: the first 15x15 block of P."""
+    out[:, :] = state.core.P[:NAV, :NAV]
 
 
 def call_kernel(kernel: Dispatcher, state: KernelState, *args: object) -> Any:  # noqa: ANN401  (the step's result: numba's are untyped)
@@ -192,11 +209,40 @@ class UpdateReport:
     dof: int
 
 
-class FilterState:
-    """The nominal state every registered filter keeps, and its read-only accessors (copies): IMU position
-    ``_p``, velocity ``_v`` (world), rotation ``_C`` (C_WI), ``_biases`` = [b_a, b_g] (IMU frame), feet
-    ``_feet`` (K x 3, world) named ``_names``, covariance ``_P`` in the filter's own error convention, state
-    order; ``update_contacts`` and ``navigation_covariance`` through the subclass's compiled ``KERNELS``."""
+class CopiedArray:
+    """A read-only attribute of a filter: a copy of its array ``name`` (``part`` of it), so the caller cannot
+    change the state."""
+
+    def __init__(self, name: str, part: slice = slice(None)) -> None:
+        self.name = name
+        self.part = part
+
+    def __get__(self, instance: object, owner: type | None = None) -> FloatArray:
+        result: FloatArray = getattr(instance, self.name)[self.part].copy()
+        return result
+
+
+class LeggedFilter:
+    """A filter over the IMU navigation state, its biases and the feet in contact (Robot Dynamics Essential,
+    §5.2-§5.3): the base class of every filter the estimator runs (kinodyn.estimation.registry).
+
+    ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt`` and, optionally, the variances
+    ``input_variance = (accelerometer, gyroscope)`` ((m/s^2)^2, (rad/s)^2) of an unknown error of those
+    readings that stays constant over the step (a reading held beyond its period: the estimator's gap noise),
+    which enters the process noise like the white noise does: ``variance * dt^2`` on the velocity and the
+    angle, through the filter's own input map; ``update_contacts`` takes exactly the feet in contact now:
+    new ones are appended (``d = p + C r`` with the covariance propagated from P and the measurement
+    covariance, no information gain), feet in the state that are not given are marginalised, the others are
+    corrected by the stance relation with a per-foot chi-square gate.
+
+    The nominal state it keeps, and reads out as copies: IMU position ``_p``, velocity ``_v`` (world),
+    rotation ``_C`` (C_WI), ``_biases`` = [b_a, b_g] (IMU frame), feet ``_feet`` (K x 3, world) named
+    ``_names``, covariance ``_P`` in the filter's own error convention, state order. A registered subclass
+    declares its ``Parameters`` dataclass (``GateParameters`` and its own settings; ``parameters`` holds an
+    instance) and ``KERNELS`` (its compiled state and steps, through which ``propagate``, the correction of
+    ``update_contacts`` and ``navigation_covariance`` run), and implements ``_start``, ``_sync``, ``_append``
+    and ``nees``.
+    """
 
     _p: FloatArray
     _v: FloatArray
@@ -206,14 +252,46 @@ class FilterState:
     _names: list[str]
     _P: FloatArray
     _initialized: bool
+    _state: KernelState  # the subclass's, over the arrays above (its _sync builds it when one is replaced)
 
     Parameters: ClassVar[type[GateParameters]]  # the registered subclass's settings
     KERNELS: ClassVar[FilterKernels]  # of the registered subclass
     parameters: GateParameters
+    noise: NoiseParameters
+    gate: float  # the per-foot chi-square gate of the kinematic update
+
+    position = CopiedArray("_p")
+    velocity = CopiedArray("_v")
+    rotation = CopiedArray("_C")
+    accelerometer_bias = CopiedArray("_biases", slice(0, 3))
+    gyroscope_bias = CopiedArray("_biases", slice(3, 6))
+    covariance = CopiedArray("_P")  # the full error covariance, 15 + 3K square, the filter's own convention
+
+    def _configure(self, parameters: GateParameters, noise: NoiseParameters | None, gravity: float
+                   ) -> FloatArray:
+        """Set ``parameters``, ``noise`` (None: the defaults) and ``gate``, the chi-square gate of
+        ``parameters.gate_probability`` (3 dof); return the gravity vector ``[0, 0, -gravity]`` (ValueError
+        unless ``gravity`` is finite and > 0 m/s^2). The constructor's first step."""
+        if not (math.isfinite(gravity) and gravity > 0.0):
+            raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
+        self.parameters = parameters
+        self.noise = NoiseParameters() if noise is None else noise
+        self.gate = chi_square_gate(3, parameters.gate_probability)
+        return np.array([0.0, 0.0, -float(gravity)])
+
+    def _start_uninitialized(self) -> None:
+        """The constructor's last step: the state at rest at the origin with the default covariance, not yet
+        ``initialized``."""
+        self.initialize(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+        self._initialized = False
+
+    def _core(self) -> FilterArrays:
+        """The ``core`` of the compiled state, over the current arrays."""
+        return FilterArrays(self._C, self._p, self._v, self._biases, self._feet, self._P, self.gate)
 
     def kernel_state(self) -> KernelState:
         """The compiled state over the filter's arrays (registry module doc)."""
-        raise NotImplementedError
+        return self._state
 
     @property
     def initialized(self) -> bool:
@@ -221,45 +299,57 @@ class FilterState:
         return self._initialized
 
     @property
-    def position(self) -> FloatArray:
-        result: FloatArray = self._p.copy()
-        return result
-
-    @property
-    def velocity(self) -> FloatArray:
-        result: FloatArray = self._v.copy()
-        return result
-
-    @property
-    def rotation(self) -> FloatArray:
-        result: FloatArray = self._C.copy()
-        return result
-
-    @property
-    def accelerometer_bias(self) -> FloatArray:
-        result: FloatArray = self._biases[:3].copy()
-        return result
-
-    @property
-    def gyroscope_bias(self) -> FloatArray:
-        result: FloatArray = self._biases[3:].copy()
-        return result
-
-    @property
     def feet(self) -> tuple[str, ...]:
+        """The feet in the state, in state order."""
         return tuple(self._names)
-
-    @property
-    def covariance(self) -> FloatArray:
-        """The full error covariance, ``15 + 3 K`` square, in state order and the filter's own convention."""
-        result: FloatArray = self._P.copy()
-        return result
 
     def _require_initialized(self) -> None:
         if not self._initialized:
             raise RuntimeError(
                 f"{type(self).__name__}: call initialize() before propagate() or update_contacts()"
             )
+
+    def initialize(
+        self,
+        rotation: ArrayLike,
+        position: ArrayLike,
+        velocity: ArrayLike,
+        accelerometer_bias: ArrayLike,
+        gyroscope_bias: ArrayLike,
+        covariance: ArrayLike | None = None,
+    ) -> None:
+        """Start from this nominal state, no feet, with the 15x15 ``covariance`` of ``[dp, dv, dtheta(local),
+        db_a, db_g]`` in the ESKF convention (``initial_covariance``; None: the diagonal of
+        ``noise.initial_*``), which ``_start`` takes to the filter's own."""
+        P = initial_covariance(self.noise, covariance)
+        C = np.array(as_rotation_matrix(rotation))  # copies: the caller keeps its arrays
+        p, v, b_a, b_g = (np.array(as_vector(value, 3, name)) for name, value in (
+            ("position", position), ("velocity", velocity), ("accelerometer_bias", accelerometer_bias),
+            ("gyroscope_bias", gyroscope_bias)))
+        self._C, self._p, self._v, self._biases = C, p, v, np.concatenate([b_a, b_g])
+        self._names = []
+        self._feet = np.zeros((0, 3))
+        self._start(P)
+        self._initialized = True
+        self._sync()
+
+    def propagate(
+        self,
+        angular_velocity: ArrayLike,
+        linear_acceleration: ArrayLike,
+        dt: float,
+        input_variance: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
+        """One IMU step with the raw readings (IMU frame) held over ``dt`` > 0 s and the ``input_variance``
+        (class doc), by the filter's compiled ``propagate``."""
+        self._require_initialized()
+        # fresh contiguous writable copies: one compiled signature whatever the caller passes
+        w_m = np.array(as_vector(angular_velocity, 3, "angular_velocity"))
+        a_m = np.array(as_vector(linear_acceleration, 3, "linear_acceleration"))
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be finite and > 0 (s), got {dt!r}")
+        accelerometer, gyroscope = checked_input_variance(input_variance)
+        call_kernel(self.KERNELS.propagate, self._state, w_m, a_m, float(dt), accelerometer, gyroscope)
 
     def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport:
         """Apply the contact set ``feet`` (exactly the feet in contact now): marginalise the feet that lifted
@@ -304,15 +394,30 @@ class FilterState:
                                  np.empty(len(accepted))))
 
     def navigation_covariance(self) -> FloatArray:
-        """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (``LeggedFilter``), by
-        the filter's compiled ``navigation_covariance``."""
-        out = np.empty((15, 15))
+        """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (world dp, dv; local
+        dtheta, ``C_true = C Exp(dtheta)``), by the filter's compiled ``navigation_covariance``."""
+        out = np.empty((NAV, NAV))
         call_kernel(self.KERNELS.navigation_covariance, self.kernel_state(), out)
         return out
 
-    def _remove(self, names: Sequence[str]) -> None:
-        """Marginalise the feet ``names``: drop their state and their rows and columns of P."""
+    def _start(self, covariance: FloatArray) -> None:
+        """``initialize``'s step of the filter's own: ``_P`` from the 15x15 ``covariance`` in the ESKF
+        convention, and whatever else the filter derives from the new nominal state."""
         raise NotImplementedError
+
+    def _sync(self) -> None:
+        """Build ``_state`` over the current arrays (after any of them was replaced)."""
+        raise NotImplementedError
+
+    def _remove(self, names: Sequence[str]) -> None:
+        """Marginalise the feet ``names``: drop their state and their rows and columns of P (the same in any
+        error convention of this layout: Hartley et al. 2020 §5.4 for the invariant EKF)."""
+        keep = [i for i, name in enumerate(self._names) if name not in names]
+        index = np.concatenate([np.arange(NAV)] + [NAV + 3 * i + np.arange(3) for i in keep])
+        self._P = np.ascontiguousarray(self._P[np.ix_(index, index)])
+        self._feet = np.ascontiguousarray(self._feet[keep])
+        self._names = [self._names[i] for i in keep]
+        self._sync()
 
     def _append(self, foot: FootMeasurement) -> None:
         """Augment the state with a foot that touched down, without information gain."""
@@ -325,91 +430,10 @@ class FilterState:
         result: FloatArray = self._feet[self._names.index(name)].copy()
         return result
 
-
-@runtime_checkable
-class LeggedFilter(Protocol):
-    """A filter over the IMU navigation state, its biases and the feet in contact (Robot Dynamics Essential,
-    §5.2-§5.3).
-
-    ``propagate`` takes the raw IMU readings (IMU frame) held over ``dt`` and, optionally, the variances
-    ``input_variance = (accelerometer, gyroscope)`` ((m/s^2)^2, (rad/s)^2) of an unknown error of those
-    readings that stays constant over the step (a reading held beyond its period: the estimator's gap noise),
-    which enters the process noise like the white noise does: ``variance * dt^2`` on the velocity and the
-    angle, through the filter's own input map; ``update_contacts`` takes exactly
-    the feet in contact now: new ones are appended (``d = p + C r`` with the covariance propagated from P and
-    the measurement covariance, no information gain), feet in the state that are not given are marginalised,
-    the others are corrected by the stance relation with a per-foot chi-square gate.
-
-    A filter the estimator can run is registered (kinodyn.estimation.registry): its ``Parameters`` dataclass
-    (``GateParameters`` and its own settings) is what ``parameters`` holds, and ``kernel_state()`` gives the
-    compiled state its ``KERNELS`` work on.
-    """
-
-    KERNELS: ClassVar[FilterKernels]
-    parameters: GateParameters
-
-    @property
-    def Parameters(self) -> type[GateParameters]:
-        """The filter class's parameters dataclass (a class attribute; read-only here, so that a filter's
-        own subclass of GateParameters satisfies the protocol)."""
-        ...
-
-    def kernel_state(self) -> KernelState:
-        """The compiled state over the filter's arrays (registry module doc)."""
-        ...
-
-    def initialize(
-        self,
-        rotation: FloatArray,
-        position: FloatArray,
-        velocity: FloatArray,
-        accelerometer_bias: FloatArray,
-        gyroscope_bias: FloatArray,
-        covariance: FloatArray | None = None,
-    ) -> None:
-        """Start from this nominal state, no feet, with the 15x15 ``covariance`` of ``[dp, dv, dtheta(local),
-        db_a, db_g]`` in the ESKF convention (``initial_covariance``; None: the diagonal of
-        ``noise.initial_*``)."""
-
-    def propagate(
-        self,
-        angular_velocity: FloatArray,
-        linear_acceleration: FloatArray,
-        dt: float,
-        input_variance: tuple[float, float] = (0.0, 0.0),
-    ) -> None: ...
-
-    def update_contacts(self, feet: Sequence[FootMeasurement]) -> UpdateReport: ...
-
-    @property
-    def position(self) -> FloatArray: ...
-
-    @property
-    def velocity(self) -> FloatArray: ...
-
-    @property
-    def rotation(self) -> FloatArray: ...
-
-    @property
-    def accelerometer_bias(self) -> FloatArray: ...
-
-    @property
-    def gyroscope_bias(self) -> FloatArray: ...
-
-    @property
-    def feet(self) -> tuple[str, ...]: ...
-
-    def foot_position(self, name: str) -> FloatArray: ...
-
-    def navigation_covariance(self) -> FloatArray:
-        """15x15 covariance of ``[dp, dv, dtheta, db_a, db_g]`` in the ESKF convention (world dp, dv; local
-        dtheta, ``C_true = C Exp(dtheta)``)."""
-        ...
-
-    def nees(self, position: FloatArray, velocity: FloatArray, rotation: FloatArray) -> float:
-        """9-dof normalised estimation error squared of ``[p, v, theta]`` against the truth, in the
-        filter's own error convention."""
-        ...
+    def nees(self, position: ArrayLike, velocity: ArrayLike, rotation: ArrayLike) -> float:
+        """9-dof normalised estimation error squared of ``[p, v, theta]`` against the truth, in the filter's
+        own error convention."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,21 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
-from kinodyn.estimation.consistency import gate, nees
+from kinodyn.estimation.consistency import nees
 from kinodyn.estimation.filter import (
-    FilterState,
+    BA_,
+    BG_,
+    NAV,
+    P_,
+    TH_,
+    V_,
+    FilterArrays,
     FootMeasurement,
     GateParameters,
-    call_kernel,
-    checked_input_variance,
-    initial_covariance,
+    LeggedFilter,
     symmetric_part_into,
 )
-from kinodyn.estimation.noise import NoiseParameters
+from kinodyn.estimation.kalman import sparse_product, stance_update
 from kinodyn.estimation.registry import FilterKernels, register_filter
 from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.compiled import so3_exp as so3_exp_into
@@ -47,13 +51,11 @@ from kinodyn.spatial.lie import so3_left_jacobian, so3_left_jacobian_inverse, so
 from kinodyn.spatial.rotations import FloatArray, as_rotation_matrix, as_vector, rotvec_to_matrix, skew
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from numpy.typing import ArrayLike
+
+    from kinodyn.estimation.noise import NoiseParameters
 
 # ----------------------------------------------------------------------------------------- compiled steps
-NAV = 15
-"""Size of ``[xi_p, xi_v, xi_theta, db_a, db_g]``; foot k occupies ``15 + 3k .. 18 + 3k``."""
-P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
-"""First index of each navigation block."""
 
 
 @njit(cache=True)
@@ -66,7 +68,7 @@ def _minus_cross(x: np.ndarray, M: np.ndarray, out: np.ndarray, row: int, col: i
 
 
 @njit(cache=True)
-def propagate(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
+def propagate(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
     C: np.ndarray,
     p: np.ndarray,
     v: np.ndarray,
@@ -127,13 +129,7 @@ def propagate(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled k
     for k in range(nfeet):
         _minus_cross(feet[k], M, Phi, NAV + 3 * k, BG_)
     # B = Phi P, skipping zeros of Phi; then P = B Phi^T
-    B = np.zeros((n, n))
-    for i in range(n):
-        for k in range(n):
-            c = Phi[i, k]
-            if c != 0.0:
-                for j in range(n):
-                    B[i, j] += c * P[k, j]
+    B = sparse_product(Phi, P)
     for i in range(n):
         for j in range(i, n):
             s = 0.0
@@ -179,93 +175,42 @@ def propagate_readings(  # noqa: PLR0913, PLR0917  (flat arrays for a compiled k
     propagate(C, p, v, biases, feet, P, omega_m, accel_m, dt, gravity, densities, np.empty((n, n)))
 
 
-@njit(cache=True)
-def update(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kernel, one compiled pass)
-    C: np.ndarray,
-    p: np.ndarray,
-    v: np.ndarray,
-    biases: np.ndarray,
-    feet: np.ndarray,
-    P: np.ndarray,
-    slots: np.ndarray,
-    positions: np.ndarray,
-    covariances: np.ndarray,
-    gate: float,
-    used: np.ndarray,
-    nis_feet: np.ndarray,
-) -> float:
-    """Right-invariant kinematic correction (Hartley §5.3) of the feet in state ``slots`` measured at
-    ``positions`` (IMU frame, ``covariances`` likewise).
+_P, _V, _TH = slice(0, 3), slice(3, 6), slice(6, 9)
 
-    Innovation ``nu = C y + p - d`` (the first rows of ``X Y - b``, ``Y = X^-1 b``),
-    ``H = [-I at p, I at d]``, ``N = C Sigma C^T``; a foot whose own 3-dof NIS (into ``nis_feet``)
-    exceeds ``gate`` is left out (``used`` False), the others are applied together:
-    ``K = P H^T S^-1`` by Cholesky, P by the Joseph form, then ``X <- Exp(K nu) X`` and
-    ``b <- b + K_b nu``. Returns the stacked NIS (nan if no foot is used).
-    """
-    n = P.shape[0]
-    m = slots.shape[0]
-    nu_all = np.empty((m, 3))
-    N_all = np.empty((m, 3, 3))
-    S1 = np.empty((3, 3))
-    count = 0
-    for k in range(m):
-        d0 = NAV + 3 * slots[k]
-        nu_all[k] = C @ positions[k] + p - feet[slots[k]]
-        N_all[k] = C @ covariances[k] @ C.T
-        for i in range(3):
-            for j in range(3):
-                S1[i, j] = P[d0 + i, d0 + j] - P[d0 + i, P_ + j] - P[P_ + i, d0 + j] + P[P_ + i, P_ + j]
-                S1[i, j] += N_all[k, i, j]
-        nis_feet[k] = nu_all[k] @ np.linalg.solve(S1, nu_all[k])
-        used[k] = nis_feet[k] <= gate
-        if used[k]:
-            count += 1
-    if count == 0:
-        return np.nan
-    rows = 3 * count
-    order = np.empty(count, dtype=np.int64)
-    c = 0
-    for k in range(m):
-        if used[k]:
-            order[c] = k
-            c += 1
-    # HP = H P (rows x n); S = HP H^T + N
-    HP = np.empty((rows, n))
-    nu = np.empty(rows)
-    Nm = np.zeros((rows, rows))
-    for c in range(count):
-        k = order[c]
-        d0 = NAV + 3 * slots[k]
-        for i in range(3):
-            nu[3 * c + i] = nu_all[k, i]
-            for j in range(n):
-                HP[3 * c + i, j] = P[d0 + i, j] - P[P_ + i, j]
-            for j in range(3):
-                Nm[3 * c + i, 3 * c + j] = N_all[k, i, j]
-    S = np.empty((rows, rows))
-    for r in range(rows):
-        for c in range(count):
-            d0 = NAV + 3 * slots[order[c]]
-            for j in range(3):
-                S[r, 3 * c + j] = HP[r, d0 + j] - HP[r, P_ + j] + Nm[r, 3 * c + j]
-    S = 0.5 * (S + S.T)
-    L = np.linalg.cholesky(S)
-    Kt = np.linalg.solve(L.T, np.linalg.solve(L, HP))
-    w = np.linalg.solve(L, nu)
-    nis = float(w @ w)
-    K = np.ascontiguousarray(Kt.T)
-    dx = K @ nu
-    # Joseph form with sparse H: M = P - K HP; P <- M - (M H^T) K^T + K N K^T
-    Mj = P - K @ HP
-    MHt = np.empty((n, rows))
-    for c in range(count):
-        d0 = NAV + 3 * slots[order[c]]
-        for i in range(n):
-            for j in range(3):
-                MHt[i, 3 * c + j] = Mj[i, d0 + j] - Mj[i, P_ + j]
-    Pn = Mj - MHt @ Kt + (K @ Nm) @ Kt
-    symmetric_part_into(Pn, P)
+
+class InvariantState(NamedTuple):
+    """The compiled state of ``InvariantEKF`` (registry module doc; its arrays are the filter's, worked on in
+    place): the common fields, then ``gravity`` (3) and the noise densities ``noise`` =
+    ``[s_a, s_g, s_ba, s_bg, s_foot]``."""
+
+    core: FilterArrays
+    gravity: np.ndarray
+    noise: np.ndarray
+
+
+@njit(cache=True)
+def propagate_state(s: InvariantState, omega_m: np.ndarray, accel_m: np.ndarray, dt: float,
+                    accelerometer_variance: float, gyroscope_variance: float) -> None:
+    """``propagate_readings`` on the filter's state (registry ``propagate``)."""
+    c = s.core
+    propagate_readings(c.C, c.p, c.v, c.biases, c.feet, c.P, omega_m, accel_m, dt, accelerometer_variance,
+                       gyroscope_variance, s.gravity, s.noise)
+
+
+@njit(cache=True)
+def correct_state(s: InvariantState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
+                  nis_feet: np.ndarray) -> float:
+    """Right-invariant kinematic correction (Hartley §5.3) of every foot in the state, in state order
+    (registry ``correct``): the innovation ``nu = C y + p - d`` (the first rows of ``X Y - b``,
+    ``Y = X^-1 b``) with ``H = [-I at p, I at d]`` (no angle block) through ``kalman.stance_update``, then
+    ``X <- Exp(K nu) X`` and ``b <- b + K_b nu``."""
+    c = s.core
+    C, p, v, feet = c.C, c.p, c.v, c.feet
+    nis, dx, Pn = stance_update(C, p, feet, c.P, positions, covariances, np.zeros((positions.shape[0], 3, 3)),
+                                c.gate, accepted, nis_feet)
+    if dx.shape[0] == 0:
+        return nis
+    symmetric_part_into(Pn, c.P)
     # X <- Exp(dx_nav) X: C <- R C, x <- R x + J_l dx_x (x = v, p, d_k)
     R = np.empty((3, 3))
     J = np.empty((3, 3))
@@ -278,44 +223,8 @@ def update(  # noqa: PLR0912, PLR0913, PLR0917  (flat arrays for a compiled kern
     for k in range(feet.shape[0]):
         feet[k] = R @ feet[k] + J @ dx[NAV + 3 * k:NAV + 3 * k + 3]
     for i in range(6):
-        biases[i] += dx[BA_ + i]
+        c.biases[i] += dx[BA_ + i]
     return nis
-
-
-NAVIGATION_SIZE = NAV
-_P, _V, _TH = slice(0, 3), slice(3, 6), slice(6, 9)
-
-
-class InvariantState(NamedTuple):
-    """The compiled state of ``InvariantEKF`` (registry module doc; its arrays are the filter's, worked on in
-    place): the common fields, then ``gravity`` (3) and the noise densities ``noise`` =
-    ``[s_a, s_g, s_ba, s_bg, s_foot]``."""
-
-    C: np.ndarray
-    p: np.ndarray
-    v: np.ndarray
-    biases: np.ndarray
-    feet: np.ndarray
-    P: np.ndarray
-    gate: float
-    gravity: np.ndarray
-    noise: np.ndarray
-
-
-@njit(cache=True)
-def propagate_state(s: InvariantState, omega_m: np.ndarray, accel_m: np.ndarray, dt: float,
-                    accelerometer_variance: float, gyroscope_variance: float) -> None:
-    """``propagate_readings`` on the filter's state (registry ``propagate``)."""
-    propagate_readings(s.C, s.p, s.v, s.biases, s.feet, s.P, omega_m, accel_m, dt, accelerometer_variance,
-                       gyroscope_variance, s.gravity, s.noise)
-
-
-@njit(cache=True)
-def correct_state(s: InvariantState, positions: np.ndarray, covariances: np.ndarray, accepted: np.ndarray,
-                  nis_feet: np.ndarray) -> float:
-    """``update`` of every foot in the state, in state order (registry ``correct``)."""
-    return update(s.C, s.p, s.v, s.biases, s.feet, s.P, np.arange(positions.shape[0]), positions, covariances,
-                  s.gate, accepted, nis_feet)
 
 
 @njit(cache=True)
@@ -324,14 +233,14 @@ def navigation_covariance_state(s: InvariantState, out: np.ndarray) -> None:
     xi_theta, db_a, db_g]`` to the ESKF error ``[dp, dv, dtheta, db_a, db_g]``: ``dp = xi_p - [p]x xi_theta``,
     ``dv = xi_v - [v]x xi_theta``, ``dtheta = C^T xi_theta`` (from ``Exp(xi_theta) C = C Exp(C^T
     xi_theta)``)."""
-    C, p, v = s.C, s.p, s.v
+    C, p, v = s.core.C, s.core.p, s.core.v
     T = np.eye(NAV)
     for i in range(3):
         for j in range(3):
             T[TH_ + i, TH_ + j] = C[j, i]
     T[0, 7], T[0, 8], T[1, 6], T[1, 8], T[2, 6], T[2, 7] = p[2], -p[1], -p[2], p[0], p[1], -p[0]
     T[3, 7], T[3, 8], T[4, 6], T[4, 8], T[5, 6], T[5, 7] = v[2], -v[1], -v[2], v[0], v[1], -v[0]
-    out[:, :] = T @ np.ascontiguousarray(s.P[:NAV, :NAV]) @ T.T
+    out[:, :] = T @ np.ascontiguousarray(s.core.P[:NAV, :NAV]) @ T.T
 
 
 @dataclass(frozen=True)
@@ -354,7 +263,7 @@ def sek3_log(rotation: FloatArray, columns: FloatArray) -> tuple[FloatArray, Flo
 
 
 @register_filter("invariant")
-class InvariantEKF(FilterState):
+class InvariantEKF(LeggedFilter):
     """Right-invariant EKF with biases (Hartley et al. 2020), implementing ``LeggedFilter``.
 
     ``noise`` gives the IMU and foot densities and the initial standard deviations (set in the ESKF
@@ -370,82 +279,35 @@ class InvariantEKF(FilterState):
         self, noise: NoiseParameters | None = None, gravity: float = 9.81,
         gate_probability: float = InvariantParameters.gate_probability,
     ) -> None:
-        if not (math.isfinite(gravity) and gravity > 0.0):
-            raise ValueError(f"gravity must be finite and > 0 (m/s^2), got {gravity!r}")
-        self.parameters = InvariantParameters(gate_probability)
-        self.noise = NoiseParameters() if noise is None else noise
-        self.gate = gate(3, gate_probability)
-        self._g = np.array([0.0, 0.0, -float(gravity)])
-        self._C = np.eye(3)
-        self._v = np.zeros(3)
-        self._p = np.zeros(3)
-        self._biases = np.zeros(6)
-        self._names: list[str] = []
-        self._feet = np.zeros((0, 3))
-        self._P = np.zeros((NAVIGATION_SIZE, NAVIGATION_SIZE))
+        self._g = self._configure(InvariantParameters(gate_probability), noise, gravity)
         n = self.noise
         self._noise = np.array([
             n.accelerometer_noise_density, n.gyroscope_noise_density,
             n.accelerometer_random_walk, n.gyroscope_random_walk, n.foot_random_walk,
         ])
-        self._initialized = False
-        self._sync()
+        self._start_uninitialized()
 
     def _sync(self) -> None:
         """The compiled state over the current arrays (after any of them was replaced)."""
-        self._state = InvariantState(self._C, self._p, self._v, self._biases, self._feet, self._P, self.gate,
-                                     self._g, self._noise)
+        self._state = InvariantState(self._core(), self._g, self._noise)
 
-    def kernel_state(self) -> InvariantState:
-        """The compiled state over the filter's arrays (registry module doc)."""
-        return self._state
-
-    # ----------------------------------------------------------------------------------------- state
-    def initialize(
-        self,
-        rotation: FloatArray,
-        position: FloatArray,
-        velocity: FloatArray,
-        accelerometer_bias: FloatArray,
-        gyroscope_bias: FloatArray,
-        covariance: FloatArray | None = None,
-    ) -> None:
-        """Set the state, drop every foot, and set the covariance: ``covariance`` (15x15 of ``[p, v,
-        theta(local), b_a, b_g]``, ESKF convention, ``filter.initial_covariance``; None: the diagonal of
-        ``noise.initial_*``) mapped to the invariant error by the inverse of the first-order map of
-        ``navigation_covariance``."""
-        C = as_rotation_matrix(rotation)
-        P0 = initial_covariance(self.noise, covariance)
-        vectors = [
-            as_vector(value, 3, name).copy()
-            for name, value in (
-                ("position", position),
-                ("velocity", velocity),
-                ("accelerometer_bias", accelerometer_bias),
-                ("gyroscope_bias", gyroscope_bias),
-            )
-        ]
-        self._C = np.array(C)
-        self._p, self._v = vectors[0], vectors[1]
-        self._biases = np.concatenate(vectors[2:])
-        self._names = []
-        self._feet = np.zeros((0, 3))
+    def _start(self, covariance: FloatArray) -> None:
+        """P is ``covariance`` (ESKF convention) mapped to the invariant error by the inverse of the
+        first-order map of ``navigation_covariance``."""
         T_inv = self._to_invariant()
-        self._P = T_inv @ P0 @ T_inv.T
-        self._initialized = True
-        self._sync()
+        self._P = T_inv @ covariance @ T_inv.T
 
     # ------------------------------------------------------------------------------ error conversions
     def _to_invariant(self) -> FloatArray:
         """Inverse of the first-order map to the ESKF error (``navigation_covariance_state``): from ``[dp, dv,
         dtheta, db_a, db_g]`` to ``[xi_p, xi_v, xi_theta, db_a, db_g]``."""
-        T = np.eye(NAVIGATION_SIZE)
+        T = np.eye(NAV)
         T[_P, _TH] = skew(self._p) @ self._C
         T[_V, _TH] = skew(self._v) @ self._C
         T[_TH, _TH] = self._C
         return T
 
-    def nees(self, position: FloatArray, velocity: FloatArray, rotation: FloatArray) -> float:
+    def nees(self, position: ArrayLike, velocity: ArrayLike, rotation: ArrayLike) -> float:
         """9-dof NEES of the invariant error ``xi = Log(X_true X^-1)`` restricted to ``(p, v, theta)``."""
         R_eta = as_rotation_matrix(rotation) @ self._C.T
         columns = np.stack([
@@ -455,43 +317,7 @@ class InvariantEKF(FilterState):
         xi_theta, xi_pv = sek3_log(R_eta, columns)
         return nees(np.concatenate([xi_pv[0], xi_pv[1], xi_theta]), self._P[:9, :9])
 
-    # ----------------------------------------------------------------------------------- propagation
-    def propagate(
-        self,
-        angular_velocity: FloatArray,
-        linear_acceleration: FloatArray,
-        dt: float,
-        input_variance: tuple[float, float] = (0.0, 0.0),
-    ) -> None:
-        """One IMU step: nominal strapdown (Robot Dynamics Essential, (110)) and ``P <- Phi P Phi^T + Q``
-        (Hartley §3.2, §6; the kernel ``propagate`` states Phi and Q).
-
-        ``angular_velocity``/``linear_acceleration`` are the raw readings (IMU frame), held over ``dt`` > 0;
-        ``input_variance`` (accelerometer, gyroscope) of a reading error constant over the step enters
-        through the same bias columns as the white noise: the kernel's density ``s`` becomes
-        ``sqrt(s^2 + variance dt)``, so ``s^2/dt`` grows by the variance (``LeggedFilter.propagate``).
-        """
-        self._require_initialized()
-        # fresh contiguous writable copies: one compiled signature whatever the caller passes
-        omega_m = np.array(as_vector(angular_velocity, 3, "angular_velocity"))
-        accel_m = np.array(as_vector(linear_acceleration, 3, "linear_acceleration"))
-        if not math.isfinite(dt) or dt <= 0.0:
-            raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
-        accelerometer, gyroscope = checked_input_variance(input_variance)
-        call_kernel(propagate_state, self._state, omega_m, accel_m, float(dt), accelerometer, gyroscope)
-
     # ---------------------------------------------------------------------------------------- update
-    def _remove(self, names: Sequence[str]) -> None:
-        """Drop the feet ``names`` with their rows and columns of P (Hartley §5.4)."""
-        keep = [i for i, name in enumerate(self._names) if name not in names]
-        index = np.concatenate(
-            [np.arange(NAVIGATION_SIZE)] + [NAVIGATION_SIZE + 3 * i + np.arange(3) for i in keep]
-        )
-        self._P = np.ascontiguousarray(self._P[np.ix_(index, index)])
-        self._feet = np.ascontiguousarray(self._feet[keep])
-        self._names = [self._names[i] for i in keep]
-        self._sync()
-
     def _append(self, foot: FootMeasurement) -> None:
         """Append ``d = p + C y``: ``xi_d = xi_p - C w`` to first order, so its rows copy those of ``xi_p``
         and add ``C Sigma C^T`` (Hartley §5.4)."""

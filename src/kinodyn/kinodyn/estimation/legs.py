@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, types
 
 from kinodyn.estimation.filter import FootMeasurement
+from kinodyn.estimation.kalman import matmul
 from kinodyn.kernel import FLOAT, IN1, IN2, INT, KF, KI, OUT1, OUT2, OUT3, Kernel
 from kinodyn.kernel_data import unpack
 from kinodyn.kinematics.forward import walk_up
@@ -133,8 +134,7 @@ class ImuExtrinsics:
         _BASE_OUTPUT.call(rotation, position, velocity, angular_velocity, covariance, self.rotation,
                           self.lever, float(gyro_variance), out)
         out.setflags(write=False)
-        return BaseOutput(out[0:3], out[3:7], out[7:10], out[10:13], out[13:49].reshape(6, 6),
-                          out[49:85].reshape(6, 6))
+        return BaseOutput(*BaseOutput.parts(out))
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,12 @@ class BaseOutput:
     angular_velocity: FloatArray
     pose_covariance: FloatArray
     twist_covariance: FloatArray
+
+    @staticmethod
+    def parts(row: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray,
+                                        FloatArray]:
+        """The fields, in order, as views of ``row`` (85,), the layout of the ``base_output`` kernel."""
+        return row[0:3], row[3:7], row[7:10], row[10:13], row[13:49].reshape(6, 6), row[49:85].reshape(6, 6)
 
 
 @dataclass(frozen=True)
@@ -360,20 +366,6 @@ def roll_back(C: np.ndarray, fk: np.ndarray, feet: np.ndarray, radii: np.ndarray
             row[a] -= C[0, a] * d0 + C[1, a] * d1
 
 
-@njit(cache=True, inline="always")
-def _mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A @ B`` by loops (small matrices, any layout)."""
-    n, k, m = A.shape[0], A.shape[1], B.shape[1]
-    out = np.zeros((n, m))
-    for i in range(n):
-        for j in range(m):
-            s = 0.0
-            for t in range(k):
-                s += A[i, t] * B[t, j]
-            out[i, j] = s
-    return out
-
-
 @njit(cache=True)
 def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: np.ndarray, C_BI: np.ndarray,
                 u: np.ndarray, gyro_variance: float, out: np.ndarray) -> None:
@@ -395,19 +387,19 @@ def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: n
         out[i] = p[i] - (C[i, 0] * u[0] + C[i, 1] * u[1] + C[i, 2] * u[2])
         out[7 + i] = C_BI[i, 0] * a[0] + C_BI[i, 1] * a[1] + C_BI[i, 2] * a[2]
         out[10 + i] = C_BI[i, 0] * w[0] + C_BI[i, 1] * w[1] + C_BI[i, 2] * w[2]
-    rotation_to_quaternion(_mm(C, C_BI.T), out[3:7])
+    rotation_to_quaternion(matmul(C, C_BI.T), out[3:7])
     U = np.empty((3, 3))
     skew_into(u, U)
     noise = np.zeros((6, 3))  # twist Jacobian of the gyro bias and of its white noise
-    noise[:3] = -_mm(C_BI, U)
+    noise[:3] = -matmul(C_BI, U)
     noise[3:] = -C_BI
     Jp = np.zeros((6, 15))
     Jt = np.zeros((6, 15))
-    Cs = _mm(C, U)
-    C_BI_CT = _mm(C_BI, CT)
+    Cs = matmul(C, U)
+    C_BI_CT = matmul(C_BI, CT)
     S = np.empty((3, 3))
     skew_into(ctv, S)
-    C_BI_sv = _mm(C_BI, S)
+    C_BI_sv = matmul(C_BI, S)
     for i in range(3):
         Jp[i, i] = 1.0
         for j in range(3):
@@ -418,9 +410,9 @@ def base_output(C: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray, P: n
     for i in range(6):
         for j in range(3):
             Jt[i, 12 + j] = noise[i, j]
-    pose = _mm(_mm(Jp, P), Jp.T)
-    twist = _mm(_mm(Jt, P), Jt.T)
-    gyro = _mm(noise, noise.T)
+    pose = matmul(matmul(Jp, P), Jp.T)
+    twist = matmul(matmul(Jt, P), Jt.T)
+    gyro = matmul(noise, noise.T)
     for i in range(6):
         for j in range(6):
             out[13 + 6 * i + j] = 0.5 * (pose[i, j] + pose[j, i])

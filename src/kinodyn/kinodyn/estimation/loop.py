@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from kinodyn.estimation import registry
+from kinodyn.estimation.filter import NAV
 from kinodyn.estimation.legs import base_output, feet_in_imu, roll_back
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ IMU, CONTACTS, JOINTS = 0, 1, 2
 """Event kinds."""
 NO_RESULT, ESTIMATED, UPDATED = 0, 1, 2
 """``status`` of an event: nothing, an estimate (IMU sample), a kinematic update (joint state)."""
-NAV = 15
-"""Size of the navigation error ``[dp, dv, dtheta, db_a, db_g]``: the covariance of a filter without feet."""
 TIME, IMU_STAMP, INTERVAL, PERIOD, NIS, JUMP, IMU_ONLY = 0, 1, 2, 3, 4, 5, 6
 """Slots of ``clock`` (IMU_ONLY: since when the filter has no foot, -inf while it has one)."""
 (ACCEL_LIMIT, GYRO_LIMIT, JUMP_LIMIT, MAX_GAP, GAP_ACCEL, GAP_RATE, ENCODER_VARIANCE, GYRO_DENSITY,
@@ -85,7 +84,7 @@ def propagate_to(state: KernelState, clock: np.ndarray, held: np.ndarray, settin
         accelerometer = settings[GAP_ACCEL] ** 2 * growth
         gyroscope = settings[GAP_RATE] ** 2 * growth
     registry.propagate(state, w, a, dt, accelerometer, gyroscope)
-    P = state.P
+    P = state.core.P
     since = clock[IMU_ONLY]
     if settings[IMU_ONLY_ACCEL] > 0.0 and since > -math.inf and P.shape[0] == NAV:
         _grow_imu_only(P, settings[IMU_ONLY_ACCEL] ** 2, max(start - since, 0.0), max(stamp - since, 0.0))
@@ -118,7 +117,7 @@ def estimate_row(state: KernelState, clock: np.ndarray, held: np.ndarray, settin
     """The published base state of the filter's state into ``out`` (85, ``legs.base_output``) from its 15x15
     navigation covariance in the ESKF convention (``registry.navigation_covariance``); False, and ``out``
     untouched, when the state is not finite."""
-    C, p, v, biases = state.C, state.p, state.v, state.biases
+    C, p, v, biases = state.core.C, state.core.p, state.core.v, state.core.biases
     nav = np.empty((NAV, NAV))
     registry.navigation_covariance(state, nav)
     total = 0.0  # one sum: a NaN or inf anywhere (or an overflow) makes it non-finite
@@ -267,7 +266,7 @@ def _joint_event(state: KernelState, clock: np.ndarray, held: np.ndarray, flags:
         q[first + j] = positions[j] if math.isfinite(positions[j]) else 0.0
     feet_in_imu(ki, kf, q, frames, C_IB, r_BI, J.shape[1] - positions.shape[0], settings[ENCODER_VARIANCE], J,
                 fk)
-    roll_back(state.C, fk, slots, radii, touchdown)  # rolling feet (LegKinematics.measure's stance feet)
+    roll_back(state.core.C, fk, slots, radii, touchdown)  # rolling feet (LegKinematics.measure's stance feet)
     _apply_update(state, fk, slots, count, clock, counters, status, nis_out, dof_out, problem, mask, i)
     return DONE
 

@@ -1,10 +1,10 @@
 """Legged filters by name, and the compiled operations the estimator's event loop calls on a filter's state.
 
-A filter is one module and one registration line: its class (a ``FilterState`` implementing
+A filter is one module and one registration line: its class (a ``LeggedFilter`` implementing
 ``LeggedFilter``) with a ``Parameters`` dataclass (its own settings with defaults and validation; the
 constructor takes ``noise``, ``gravity`` and those fields by name) and ``KERNELS``, then
 ``@register_filter("name")`` on the class. ``KERNELS`` names the filter's compiled state, a NamedTuple type
-whose instances ``kernel_state()`` returns (its first fields ``C, p, v, biases, feet, P, gate``: the IMU
+whose instances ``kernel_state()`` returns (its first field ``core``, a ``filter.FilterArrays``: the IMU
 rotation C_WI, position and velocity in the world, the biases ``[b_a, b_g]``, the feet in contact (K x 3,
 world), the ``15 + 3K`` covariance ordered ``[p, v, theta, b_a, b_g, d_1..d_K]`` with position and velocity
 errors in world axes, the per-foot chi-square gate), and its three kernels (``numba.njit``):
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from numba import types
 from numba.extending import overload
 
-from kinodyn.estimation.filter import FilterState
+from kinodyn.estimation.filter import LeggedFilter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
     from kinodyn.estimation.filter import KernelState
 
-STATE_FIELDS = ("C", "p", "v", "biases", "feet", "P", "gate")
-"""The leading fields of every filter's compiled state (module doc)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +53,9 @@ class FilterKernels:
     navigation_covariance: Dispatcher
 
 
-FILTERS: dict[str, type[FilterState]] = {}
+FILTERS: dict[str, type[LeggedFilter]] = {}
 """Registered filter classes by name (``register_filter``)."""
-F = TypeVar("F", bound=type[FilterState])
+F = TypeVar("F", bound=type[LeggedFilter])
 
 
 def propagate(state: KernelState, angular_velocity: np.ndarray, linear_acceleration: np.ndarray, dt: float,
@@ -148,9 +146,9 @@ def register_filter(name: str) -> Callable[[F], F]:
         if kernels.state.__module__ == "__main__":
             raise ValueError(f"filter {name!r}: define its compiled state in an importable module, not in "
                              "__main__ (the loop's on-disk cache names the state's type by its module)")
-        if tuple(getattr(kernels.state, "_fields", ()))[:len(STATE_FIELDS)] != STATE_FIELDS:
-            raise ValueError(f"filter {name!r}: its compiled state must be a NamedTuple whose first fields "
-                             f"are {', '.join(STATE_FIELDS)}")
+        if tuple(getattr(kernels.state, "_fields", ()))[:1] != ("core",):
+            raise ValueError(f"filter {name!r}: its compiled state must be a NamedTuple whose first field is "
+                             "core (a FilterArrays)")
         if known is None or known.KERNELS.state is not kernels.state:
             _dispatch(kernels)
         FILTERS[name] = cls
@@ -159,7 +157,7 @@ def register_filter(name: str) -> Callable[[F], F]:
     return register
 
 
-def filter_class(name: str) -> type[FilterState]:
+def filter_class(name: str) -> type[LeggedFilter]:
     """The filter registered as ``name``; ValueError listing the registered ones otherwise."""
     try:
         return FILTERS[name]

@@ -11,6 +11,7 @@ from kinodyn.estimation.consistency import chi2_bounds
 from kinodyn.estimation.eskf import ErrorStateEKF
 from kinodyn.estimation.filter import FootMeasurement
 from kinodyn.estimation.invariant import InvariantEKF
+from kinodyn.estimation.kalman import stance_rows
 from kinodyn.spatial.lie import so3_exp, so3_left_jacobian, so3_log
 from scipy.spatial.transform import Rotation
 
@@ -92,8 +93,8 @@ def test_stance_jacobian_matches_central_differences() -> None:
     p, d, r = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     n = 15 + 6
     H, A = np.empty((3, n)), np.empty((3, 3))
-    z = np.zeros(3)
-    kernels._stance_rows(np.ascontiguousarray(C), np.eye(n), 1, r, H, A, False, z, z)  # noqa: SLF001  (H P with P = I: H)
+    kernels.stance_angle_block(np.ascontiguousarray(C), r, A)
+    stance_rows(np.eye(n), 1, A, H)  # H P with P = I: H
 
     def h(dx: np.ndarray) -> np.ndarray:  # foot in slot 1: columns 18..20
         return (d + dx[18:21]) - (p + dx[0:3]) - C @ so3_exp(dx[6:9]) @ r
