@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 
 GENERIC_SYSTEM = "kinodyn_control/GenericSystem"
 SIMULATED_SYSTEM = "kinodyn_control/SimulatedSystem"
+JOINT_PD = "kinodyn_control/JointPDController"
+FORWARD_COMMAND = "kinodyn_control/ForwardCommandController"
+JOINT_STATE_BROADCASTER = "kinodyn_control/JointStateBroadcaster"
+ARM_JOINTS = ("j1", "j2")
+"""The joints of ``robot_xml``'s chain by default and of ``two_joint_arm``."""
 QUADRUPED_JOINTS = [f"{leg}_{j}" for leg in ("LF", "LH", "RF", "RH") for j in ("HAA", "HFE", "KFE")]
 # urdf/README.md (c): the nominal standing configuration (HAA, HFE, KFE per leg) and the base height it gives
 QUADRUPED_STANCE_BY_LEG = {"LF": (0.0, 0.6, -1.2), "RF": (0.0, 0.6, -1.2), "LH": (0.0, -0.6, 1.2),
@@ -71,7 +76,7 @@ class FakeContext:
         self.time = 0.0
         self.publishers: dict[str, FakePublisher] = {}
         self.subscriptions: dict[str, Callable[[Any], None]] = {}
-        self.logger = _ListLogger(name, records)
+        self.logger = ListLogger(name, records)
 
     def now(self) -> float:
         return self.time
@@ -98,7 +103,7 @@ class FakeContext:
             self.subscriptions.pop(entity, None)
 
 
-class _ListLogger(LevelLogger):
+class ListLogger(LevelLogger):
     """Keeps (level, message) pairs for assertions."""
 
     def __init__(self, name: str, records: list[tuple[str, str]]) -> None:
@@ -113,7 +118,7 @@ class Harness:
 
     def __init__(self, urdf_xml: str) -> None:
         self.records: list[tuple[str, str]] = []
-        self.logger = _ListLogger("manager", self.records)
+        self.logger = ListLogger("manager", self.records)
         self.description = parse_robot_description(urdf_xml)
         self.resources = ResourceManager(self.description, hardware_registry(), self.logger)
         self.contexts: dict[str, FakeContext] = {}
@@ -145,8 +150,13 @@ class Harness:
     def messages(self, level: str) -> list[str]:
         return [m for lv, m in self.records if lv == level]
 
+    def send(self, controller: str, msg: object, time: float = 0.0) -> None:
+        """``msg`` on the ``~/commands`` topic of ``controller``, whose context's clock reads ``time``."""
+        self.contexts[controller].time = time
+        self.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
-def robot_xml(ros2_control: str, joints: tuple[str, ...] = ("j1", "j2")) -> str:
+
+def robot_xml(ros2_control: str, joints: tuple[str, ...] = ARM_JOINTS) -> str:
     """A chain of revolute joints (limits ±1 rad, 2 rad/s, 10 N m) with the given <ros2_control> block(s)."""
     links = "".join(f'<link name="l{i}"/>' for i in range(len(joints) + 1))
     chain = "".join(
@@ -193,9 +203,9 @@ def two_joint_arm(params: str = "") -> Harness:
     joints = "".join(
         joint(j, ("position", "effort"), ("position", "velocity", "effort"), {"position": 0.2 * (k + 1),
                                                                               "velocity": 0.0})
-        for k, j in enumerate(("j1", "j2"))
+        for k, j in enumerate(ARM_JOINTS)
     )
-    h = Harness(robot_xml(system_block(params, joints), ("j1", "j2")))
+    h = Harness(robot_xml(system_block(params, joints), ARM_JOINTS))
     h.activate_hardware()
     return h
 

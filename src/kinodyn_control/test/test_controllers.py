@@ -15,8 +15,9 @@ from kinodyn_common.stamps import NS
 from kinodyn_control.controllers.watchdog import WATCHDOG_PARAMETERS, CommandWatchdog
 from kinodyn_control.hardware.types import EFFORT, LifecycleState
 from kinodyn_control.manager import STRICT, ControllerError
-from kinodyn_control.testing import Harness, joint, param, pd_command, robot_xml, two_joint_arm
 from std_msgs.msg import Float64MultiArray
+
+from kinodyn_control import testing
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -24,26 +25,18 @@ if TYPE_CHECKING:
     from kinodyn_interfaces.msg import JointPDCommand
 
 DT = 0.002
-FWD = "kinodyn_control/ForwardCommandController"
-PD = "kinodyn_control/JointPDController"
-JOINTS = ("j1", "j2")
-
-
-def send(h: Harness, controller: str, msg: JointPDCommand | Float64MultiArray, time: float) -> None:
-    h.contexts[controller].time = time
-    h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
 
 def pd(position: Sequence[float], velocity: Sequence[float], effort: Sequence[float], kp: Sequence[float],
-       kd: Sequence[float], names: Sequence[str] = JOINTS) -> JointPDCommand:
-    return pd_command(names, position, velocity, effort, kp, kd)
+       kd: Sequence[float], names: Sequence[str] = testing.ARM_JOINTS) -> JointPDCommand:
+    return testing.pd_command(names, position, velocity, effort, kp, kd)
 
 
 # --- claiming -----------------------------------------------------------------------------------------------
-def test_second_claim_refused_with_message_state_interfaces_shared(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("a", FWD, {"joints": ["j1", "j2"]})
-    h.manager.load("b", FWD, {"joints": ["j2"]})
+def test_second_claim_refused_with_message_state_interfaces_shared(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("a", testing.FORWARD_COMMAND, {"joints": ["j1", "j2"]})
+    h.manager.load("b", testing.FORWARD_COMMAND, {"joints": ["j2"]})
     h.manager.configure("b")
     ok, message = h.manager.switch(["b"], [])
     assert not ok
@@ -53,18 +46,18 @@ def test_second_claim_refused_with_message_state_interfaces_shared(harness: type
     )
     assert h.manager.controllers["b"].state is LifecycleState.INACTIVE
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # shares j1/j2 position and velocity with 'a'
-    h.start(
-        "p", FWD, {"joints": ["j2"], "interface_name": "position", "safe_mode": "hold_position"}
-    )  # another interface of j2: allowed
+    h.start("p", testing.FORWARD_COMMAND,
+            {"joints": ["j2"], "interface_name": "position", "safe_mode": "hold_position"})  # another
+    # interface of j2: allowed
     ok, message = h.manager.switch(["b"], ["a"], STRICT)  # released in the same switch: allowed
     assert ok, message
     assert h.manager.claimed == {"j2/position": "p", "j2/effort": "b"}
 
 
-def test_two_controllers_claiming_same_interface_in_one_switch(harness: type[Harness]) -> None:
-    h = two_joint_arm()
+def test_two_controllers_claiming_same_interface_in_one_switch(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
     for name in ("a", "b"):
-        h.manager.load(name, FWD, {"joints": ["j1"]})
+        h.manager.load(name, testing.FORWARD_COMMAND, {"joints": ["j1"]})
         h.manager.configure(name)
     ok, message = h.manager.switch(["a", "b"], [], STRICT)
     assert not ok
@@ -76,33 +69,33 @@ def test_two_controllers_claiming_same_interface_in_one_switch(harness: type[Har
     assert h.manager.claimed == {"j1/effort": "a"}
 
 
-def test_unavailable_command_interface_and_admin_errors(harness: type[Harness]) -> None:
-    h = two_joint_arm()
+def test_unavailable_command_interface_and_admin_errors(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
     h.resources.set_component_state("sys", LifecycleState.INACTIVE)  # states readable, commands not
-    h.manager.load("a", FWD, {"joints": ["j1"]})
+    h.manager.load("a", testing.FORWARD_COMMAND, {"joints": ["j1"]})
     h.manager.configure("a")
     ok, message = h.manager.switch(["a"], [])
     assert not ok
     assert "command interface 'j1/effort' is not available" in message
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")  # state interfaces are available while inactive
     with pytest.raises(ControllerError, match="already loaded"):
-        h.manager.load("a", FWD, {})
+        h.manager.load("a", testing.FORWARD_COMMAND, {})
     with pytest.raises(ControllerError, match=r"no plugin 'x/Y'.*known plugins: .*JointPDController"):
         h.manager.load("c", "x/Y", {})
     with pytest.raises(ControllerError, match=r"unknown parameter.*jionts"):
-        h.manager.load("d", FWD, {"jionts": ["j1"]})
+        h.manager.load("d", testing.FORWARD_COMMAND, {"jionts": ["j1"]})
     with pytest.raises(ControllerError, match="is active; deactivate it before unloading"):
         h.manager.unload("jsb")
     h.manager.unload("a")
     assert "a" not in h.manager.controllers
 
 
-def test_hardware_error_deactivates_its_users(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("a", FWD, {"joints": ["j1"]})
+def test_hardware_error_deactivates_its_users(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("a", testing.FORWARD_COMMAND, {"joints": ["j1"]})
     failures = []
     h.manager.on_hardware_failure = failures.append
-    send(h, "a", Float64MultiArray(data=[3.0]), 0.0)
+    h.send("a", Float64MultiArray(data=[3.0]), 0.0)
     h.manager.cycle(0.0, DT)
     assert h.command("j1/effort") == 3.0
     assert not failures
@@ -120,13 +113,13 @@ def test_hardware_error_deactivates_its_users(harness: type[Harness]) -> None:
 
 
 # --- forward command ----------------------------------------------------------------------------------------
-def test_forward_effort_no_command_yet_then_forwards(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("fwd", FWD, {"joints": ["j2", "j1"]})
+def test_forward_effort_no_command_yet_then_forwards(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("fwd", testing.FORWARD_COMMAND, {"joints": ["j2", "j1"]})
     h.manager.cycle(0.0, DT)
     assert math.isnan(h.command("j1/effort"))
     assert math.isnan(h.command("j2/effort"))  # nothing written yet
-    send(h, "fwd", Float64MultiArray(data=[1.5, -2.5]), 0.0)
+    h.send("fwd", Float64MultiArray(data=[1.5, -2.5]), 0.0)
     h.manager.cycle(0.001, DT)
     assert (h.command("j2/effort"), h.command("j1/effort")) == (1.5, -2.5)
     h.manager.cycle(0.002, DT)  # GenericSystem mirrors in the next read
@@ -143,54 +136,56 @@ def test_forward_effort_no_command_yet_then_forwards(harness: type[Harness]) -> 
         ([10.5, 0.0], "out of limits: j1 effort 10.5 outside ±10.0"),
     ],
 )
-def test_forward_rejects_bad_commands(harness: type[Harness], data: list[float], warning: str) -> None:
-    h = two_joint_arm()
-    h.start("fwd", FWD, {"joints": ["j1", "j2"]})
-    send(h, "fwd", Float64MultiArray(data=[0.5, 0.5]), 0.0)
-    send(h, "fwd", Float64MultiArray(data=data), 0.0)
+def test_forward_rejects_bad_commands(harness: type[testing.Harness], data: list[float], warning: str
+                                      ) -> None:
+    h = testing.two_joint_arm()
+    h.start("fwd", testing.FORWARD_COMMAND, {"joints": ["j1", "j2"]})
+    h.send("fwd", Float64MultiArray(data=[0.5, 0.5]), 0.0)
+    h.send("fwd", Float64MultiArray(data=data), 0.0)
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == (0.5, 0.5)
     assert h.messages("warning") == [f"rejected command on /fwd/commands: {warning}"]
 
 
-def test_forward_position_is_rate_limited_and_clamped(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("pos", FWD, {"joints": ["j1"], "interface_name": "position", "safe_mode": "hold_position"})
-    send(h, "pos", Float64MultiArray(data=[1.0]), 0.0)
+def test_forward_position_is_rate_limited_and_clamped(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("pos", testing.FORWARD_COMMAND,
+            {"joints": ["j1"], "interface_name": "position", "safe_mode": "hold_position"})
+    h.send("pos", Float64MultiArray(data=[1.0]), 0.0)
     h.manager.cycle(0.0, DT)
     assert h.command("j1/position") == pytest.approx(0.2 + 2.0 * DT, abs=1e-16)  # from q = 0.2 at 2 rad/s
     h.manager.cycle(DT, DT)
     assert h.command("j1/position") == pytest.approx(0.2 + 4.0 * DT, abs=1e-15)
     with pytest.raises(ControllerError, match="safe_mode zero_effort needs effort command interfaces"):
-        h.start("bad", FWD, {"joints": ["j2"], "interface_name": "position"})
+        h.start("bad", testing.FORWARD_COMMAND, {"joints": ["j2"], "interface_name": "position"})
     with pytest.raises(ControllerError, match="interface_name must be one of effort, position"):
-        h.start("bad2", FWD, {"joints": ["j2"], "interface_name": "velocity"})
+        h.start("bad2", testing.FORWARD_COMMAND, {"joints": ["j2"], "interface_name": "velocity"})
 
 
 # --- joint PD -----------------------------------------------------------------------------------------------
-def test_pd_law_by_name(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
+def test_pd_law_by_name(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     h.set_command("j1/position", 0.2)  # keep GenericSystem positions at 0.2 and 0.4
     h.set_command("j2/position", 0.4)
-    send(h, "pd", pd([0.5, 0.3], [0.1, -0.2], [1.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
+    h.send("pd", pd([0.5, 0.3], [0.1, -0.2], [1.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
     h.manager.cycle(0.0, DT)
     tau1 = 1.0 + 10.0 * (0.5 - 0.2) + 0.5 * (0.1 - 0.0)
     tau2 = -1.0 + 20.0 * (0.3 - 0.4) + 1.0 * (-0.2 - 0.0)
     assert h.command("j1/effort") == pytest.approx(tau1, abs=1e-15)
     assert h.command("j2/effort") == pytest.approx(tau2, abs=1e-15)
-    send(h, "pd", pd([0.3, 0.5], [-0.2, 0.1], [-1.0, 1.0], [20.0, 10.0], [1.0, 0.5], names=("j2", "j1")), 0.0)
+    h.send("pd", pd([0.3, 0.5], [-0.2, 0.1], [-1.0, 1.0], [20.0, 10.0], [1.0, 0.5], names=("j2", "j1")), 0.0)
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1, tau2), abs=1e-15)
-    send(h, "pd", pd([0.5, 0.3], [0.1, -0.2], [2.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
+    h.send("pd", pd([0.5, 0.3], [0.1, -0.2], [2.0, -1.0], [10.0, 20.0], [0.5, 1.0], names=("j1", "j2")), 0.0)
     h.manager.cycle(0.0, DT)  # back to the controller's order (the name list checked again)
     assert (h.command("j1/effort"), h.command("j2/effort")) == pytest.approx((tau1 + 1.0, tau2), abs=1e-15)
 
 
-def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness: type[Harness]) -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
-    send(h, "pd", pd([1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [100.0, 100.0], [0.0, 0.0]), 0.0)
+def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
+    h.send("pd", pd([1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [100.0, 100.0], [0.0, 0.0]), 0.0)
     h.manager.cycle(0.0, DT)  # 100 * (1 - 0.2) = 80 -> 10;  100 * (-1 - 0.4) = -140 -> -10
     assert (h.command("j1/effort"), h.command("j2/effort")) == (10.0, -10.0)
     limits = h.manager.controllers["pd"].controller.limits
@@ -216,15 +211,15 @@ def test_pd_output_saturated_to_effort_limit_and_zero_past_limits(harness: type[
         (lambda m: m.effort.__setitem__(1, 11.0), "out of limits: j2 effort 11.0 outside ±10.0"),
     ],
 )
-def test_pd_rejects_bad_commands(harness: type[Harness], change: Callable[[JointPDCommand], None],
+def test_pd_rejects_bad_commands(harness: type[testing.Harness], change: Callable[[JointPDCommand], None],
                                   warning: str) -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     msg = pd([0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
-    send(h, "pd", msg, 0.0)
+    h.send("pd", msg, 0.0)
     bad = pd([0.0, 0.0], [0.0, 0.0], [3.0, 4.0], [0.0, 0.0], [0.0, 0.0])
     change(bad)
-    send(h, "pd", bad, 0.0)
+    h.send("pd", bad, 0.0)
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == (1.0, 2.0)
     assert h.messages("warning") == [f"rejected command on /pd/commands: {warning}"]
@@ -232,18 +227,18 @@ def test_pd_rejects_bad_commands(harness: type[Harness], change: Callable[[Joint
 
 # --- watchdog (simulated time) ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["zero_effort", "hold_position"])
-def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness: type[Harness], mode: str) -> None:
-    h = two_joint_arm(param("calculate_dynamics", "false"))
+def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness: type[testing.Harness], mode: str) -> None:
+    h = testing.two_joint_arm(testing.param("calculate_dynamics", "false"))
     params = {
-        "joints": list(JOINTS),
+        "joints": list(testing.ARM_JOINTS),
         "watchdog_timeout": 0.01,
         "safe_mode": mode,
         "safe_kp": 30.0,
         "safe_kd": 2.0,
     }
-    h.start("pd", PD, params)
+    h.start("pd", testing.JOINT_PD, params)
     h.state_values = h.resources.states.values
-    send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.0)
+    h.send("pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.0)
     vel = h.resources.states.index["j1/velocity"]
     h.resources.states.values[vel] = 0.5  # a moving joint, to see the damping
     n_until_trip = 0
@@ -260,18 +255,20 @@ def test_watchdog_trips_after_timeout_logs_once_and_rearms(harness: type[Harness
     warnings = [m for m in h.messages("warning") if "no command for" in m]
     assert len(warnings) == 1
     assert "no command for 0.0120 s (watchdog_timeout 0.01 s)" in warnings[0]
-    send(h, "pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.03)
+    h.send("pd", pd([0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 0.03)
     h.manager.cycle(0.03, DT)
     assert h.command("j1/effort") == 4.0  # a new command re-arms it
 
 
-def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness: type[Harness]) -> None:
+def test_watchdog_runs_on_receipt_time_whatever_the_stamp(harness: type[testing.Harness]) -> None:
     """Outside lockstep a command stamped 10 s ahead is taken, and the watchdog trips watchdog_timeout after
     it arrived (its stamp would have kept it in force for 10 s)."""
-    h = two_joint_arm(param("calculate_dynamics", "false"))
-    h.start("pd", PD, {"joints": list(JOINTS), "watchdog_timeout": 0.01, "safe_kd": 2.0})
-    ahead = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0], 10 * NS)
-    send(h, "pd", ahead, 0.0)
+    h = testing.two_joint_arm(testing.param("calculate_dynamics", "false"))
+    h.start("pd", testing.JOINT_PD,
+            {"joints": list(testing.ARM_JOINTS), "watchdog_timeout": 0.01, "safe_kd": 2.0})
+    ahead = testing.pd_command(testing.ARM_JOINTS, [0.0, 0.0], [0.0, 0.0], [4.0, 4.0], [0.0, 0.0], [0.0, 0.0],
+                               10 * NS)
+    h.send("pd", ahead, 0.0)
     efforts = []
     for k in range(8):
         h.manager.cycle(k * DT, DT)
@@ -296,16 +293,17 @@ def test_watchdog_counts_whole_nanoseconds() -> None:
     assert early == []
 
 
-def test_watchdog_parameters_validated(harness: type[Harness]) -> None:
-    h = two_joint_arm()
+def test_watchdog_parameters_validated(harness: type[testing.Harness]) -> None:
+    h = testing.two_joint_arm()
     with pytest.raises(ControllerError, match="watchdog_timeout must be a positive number"):
-        h.start("a", PD, {"joints": ["j1"], "watchdog_timeout": 0.0})
+        h.start("a", testing.JOINT_PD, {"joints": ["j1"], "watchdog_timeout": 0.0})
     with pytest.raises(ControllerError, match="safe_mode must be one of hold_position, zero_effort"):
-        h.start("b", PD, {"joints": ["j1"], "safe_mode": "freeze"})
+        h.start("b", testing.JOINT_PD, {"joints": ["j1"], "safe_mode": "freeze"})
 
 
 # --- broadcasters -------------------------------------------------------------------------------------------
-def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[Harness], quadruped_urdf: str) -> None:
+def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[testing.Harness], quadruped_urdf: str
+                                                     ) -> None:
     h = harness(quadruped_urdf)
     h.activate_hardware()
     h.start("jsb", "kinodyn_control/JointStateBroadcaster")
@@ -325,12 +323,12 @@ def test_joint_state_broadcaster_and_imu_broadcaster(harness: type[Harness], qua
 
 
 def test_unloading_a_configured_controller_destroys_its_publishers_and_subscriptions(
-        harness: type[Harness], quadruped_urdf: str) -> None:
+        harness: type[testing.Harness], quadruped_urdf: str) -> None:
     h = harness(quadruped_urdf)
     loaded: dict[str, tuple[str, dict[str, str | list[str]], str]] = {
         "jsb": ("kinodyn_control/JointStateBroadcaster", {}, "/joint_states"),
         "imu": ("kinodyn_control/ImuSensorBroadcaster", {"sensor_name": "imu_sensor"}, "/imu/imu"),
-        "pd": (PD, {"joints": ["LF_HAA"]}, "/pd/commands")}
+        "pd": (testing.JOINT_PD, {"joints": ["LF_HAA"]}, "/pd/commands")}
     for name, (type_name, params, _) in loaded.items():
         h.manager.load(name, type_name, params)
         h.manager.configure(name)
@@ -343,9 +341,9 @@ def test_unloading_a_configured_controller_destroys_its_publishers_and_subscript
 
 
 # --- real device skeleton -----------------------------------------------------------------------------------
-def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> None:
-    joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
-    xml = robot_xml(
+def test_real_device_skeleton_read_write_contract(harness: type[testing.Harness]) -> None:
+    joints = testing.joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
+    xml = testing.robot_xml(
         '<ros2_control name="dev" type="system"><hardware><plugin>kinodyn_control/RealDeviceSkeleton</plugin>'
         f"</hardware>{joints}</ros2_control>",
         ("j1",),
@@ -368,12 +366,12 @@ def test_real_device_skeleton_read_write_contract(harness: type[Harness]) -> Non
     assert not dev.link.is_open  # on_error closed it
 
 
-def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[Harness]) -> None:
+def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[testing.Harness]) -> None:
     """saturate_effort against the rule of limits.py written out per joint in Python: clamp to ±effort, then 0
     where the clamped effort pushes further past a position limit or past ±velocity; NaN passes (the command
     check refuses it)."""
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     limits = h.manager.controllers["pd"].controller.limits
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 10.0, -10.0, 11.0, math.inf, -math.inf, math.nan]

@@ -19,26 +19,14 @@ import pytest
 from kinodyn_common.stamps import NS
 from kinodyn_control.lockstep import LockstepGate, LockstepLoop, lockstep_period_ns
 from kinodyn_control.manager import HardwareError
-from kinodyn_control.testing import (
-    Harness,
-    _ListLogger,
-    joint,
-    pd_command,
-    robot_xml,
-    system_block,
-    two_joint_arm,
-)
+
+from kinodyn_control import testing
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 DT = 0.002
 DT_NS = 2_000_000
-JOINTS = ("j1", "j2")
-PD = "kinodyn_control/JointPDController"
-
-FWD = "kinodyn_control/ForwardCommandController"
-JSB = "kinodyn_control/JointStateBroadcaster"
 
 def poll(predicate: Callable[[], object], limit: float = 10.0) -> bool:
     """Poll ``predicate`` until it holds (True) or ``limit`` seconds pass (False)."""
@@ -69,7 +57,7 @@ class Waiter:
 # --- the gate ---------------------------------------------------------------------------------------------
 def test_gate_stall_is_logged_once_state_republished_until_ready() -> None:
     records: list = []
-    gate = LockstepGate(0.02, _ListLogger("gate", records))
+    gate = LockstepGate(0.02, testing.ListLogger("gate", records))
     flag, republished = threading.Event(), []
     missing = "'pd' (latest stamp none)"
     waiter = Waiter(lambda: gate.wait(flag.is_set, lambda: missing, lambda: republished.append(1), 0.25))
@@ -89,7 +77,7 @@ def test_gate_stall_is_logged_once_state_republished_until_ready() -> None:
 
 def test_gate_ready_does_not_wait_and_stop_ends_waiting() -> None:
     records: list = []
-    gate = LockstepGate(10.0, _ListLogger("gate", records))
+    gate = LockstepGate(10.0, testing.ListLogger("gate", records))
     assert gate.wait(lambda: True, str, lambda: None, 0.0) is True
     waiter = Waiter(lambda: gate.wait(lambda: False, str, lambda: None, 0.0))
     gate.stop()
@@ -113,20 +101,21 @@ def test_lockstep_period_is_whole_nanoseconds() -> None:
 
 
 # --- the manager's lockstep cycle ---------------------------------------------------------------------------
-def lockstep_arm() -> tuple[Harness, LockstepGate]:
-    h = two_joint_arm()
+def lockstep_arm() -> tuple[testing.Harness, LockstepGate]:
+    h = testing.two_joint_arm()
     gate = LockstepGate(10.0, h.logger)
     h.manager.enter_lockstep(gate, DT)
-    h.start("jsb", JSB)
-    h.start("pd", PD, {"joints": list(JOINTS), "watchdog_timeout": 0.01})
+    h.start("jsb", testing.JOINT_STATE_BROADCASTER)
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS), "watchdog_timeout": 0.01})
     return h, gate
 
 
-def send(h: Harness, stamp_ns: int, effort: float) -> None:
+def send(h: testing.Harness, stamp_ns: int, effort: float) -> None:
     """A command answering the state stamped ``stamp_ns``, received at that simulated time (control_node's
     controllers' clock in lockstep)."""
     h.contexts["pd"].time = stamp_ns * 1e-9
-    msg = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [effort, effort], [0.0, 0.0], [0.0, 0.0], stamp_ns)
+    msg = testing.pd_command(testing.ARM_JOINTS, [0.0, 0.0], [0.0, 0.0], [effort, effort], [0.0, 0.0],
+                             [0.0, 0.0], stamp_ns)
     h.contexts["pd"].subscriptions["/pd/commands"](msg)
 
 
@@ -192,12 +181,12 @@ def test_a_command_before_the_first_state_is_refused() -> None:
 
 
 def test_no_command_controller_no_wait_and_stopped_gate_ends_the_cycle() -> None:
-    h = two_joint_arm()
+    h = testing.two_joint_arm()
     gate = LockstepGate(10.0, h.logger)
     h.manager.enter_lockstep(gate, DT)
-    h.start("jsb", JSB)
+    h.start("jsb", testing.JOINT_STATE_BROADCASTER)
     assert h.manager.lockstep_cycle(0.0, DT, gate) is True  # nothing to wait for
-    h.start("pd", PD, {"joints": list(JOINTS)})
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     waiter = Waiter(lambda: h.manager.lockstep_cycle(DT, DT, gate))
     gate.stop()
     waiter.join()
@@ -259,9 +248,9 @@ def test_loop_max_speed_must_be_finite_and_non_negative(max_speed: float) -> Non
         LockstepLoop(_Clocked(), 100, LockstepGate(1.0, None), max_speed)
 
 def test_unstamped_command_controller_refused_in_lockstep() -> None:
-    h = two_joint_arm()
+    h = testing.two_joint_arm()
     h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
-    h.manager.load("fwd", FWD, {"joints": list(JOINTS)})
+    h.manager.load("fwd", testing.FORWARD_COMMAND, {"joints": list(testing.ARM_JOINTS)})
     h.manager.configure("fwd")
     ok, message = h.manager.switch(["fwd"], [])
     assert not ok
@@ -270,9 +259,9 @@ def test_unstamped_command_controller_refused_in_lockstep() -> None:
 
 
 def test_real_hardware_refuses_lockstep() -> None:
-    xml = robot_xml(system_block(joints=joint("j1", ("effort",), ("position",)),
-                                 plugin="kinodyn_control/RealDeviceSkeleton"), ("j1",))
-    h = Harness(xml)
+    xml = testing.robot_xml(testing.system_block(joints=testing.joint("j1", ("effort",), ("position",)),
+                                                 plugin="kinodyn_control/RealDeviceSkeleton"), ("j1",))
+    h = testing.Harness(xml)
     with pytest.raises(HardwareError, match="component 'sys': RealDeviceSkeleton cannot run in lockstep"):
         h.manager.enter_lockstep(LockstepGate(1.0, h.logger), DT)
 

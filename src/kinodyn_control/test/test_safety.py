@@ -29,54 +29,37 @@ from kinodyn_control.hardware.types import (
     UnsafeCommandError,
 )
 from kinodyn_control.manager import ControllerError, HardwareError, safe_command
-from kinodyn_control.testing import (
-    GENERIC_SYSTEM,
-    SIMULATED_SYSTEM,
-    Harness,
-    joint,
-    param,
-    pd_command,
-    robot_xml,
-    system_block,
-    two_joint_arm,
-)
 from std_msgs.msg import Float64MultiArray
 
-from kinodyn_control import control_node
+from kinodyn_control import control_node, testing
 from kinodyn_interfaces.srv import ConfigureController, SwitchController
 
 if TYPE_CHECKING:
     from kinodyn_control.hardware.description import HardwareInfo
 
-    from kinodyn_interfaces.msg import JointPDCommand
 
 DT = 0.002
-PD = "kinodyn_control/JointPDController"
-FWD = "kinodyn_control/ForwardCommandController"
-JOINTS = ("j1", "j2")
 HUGE = 1.7e308
 REPO = Path(__file__).resolve().parents[3]
-
-
-def send(h: Harness, controller: str, msg: JointPDCommand | Float64MultiArray, time: float = 0.0) -> None:
-    h.contexts[controller].time = time
-    h.contexts[controller].subscriptions[f"/{controller}/commands"](msg)
 
 
 def overflowing_pd() -> object:
     """Finite and within the URDF limits (±1 rad, ±2 rad/s, ±10 N m); at q = (0.2, 0.4), qdot = 0 the law
     gives kp (-1 - q) = -inf and kd (2 - 0) = +inf: NaN."""
-    return pd_command(JOINTS, [-1.0, -1.0], [2.0, 2.0], [0.0, 0.0], [HUGE, HUGE], [HUGE, HUGE])
+    return testing.pd_command(testing.ARM_JOINTS, [-1.0, -1.0], [2.0, 2.0], [0.0, 0.0], [HUGE, HUGE],
+                              [HUGE, HUGE])
 
 
 # --- the manager checks every controller output -------------------------------------------------------------
 def test_pd_overflow_deactivates_the_controller_with_one_error_and_zero_effort() -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS), "max_kp": 1.79e308, "max_kd": 1.79e308})
-    send(h, "pd", pd_command(JOINTS, [0.2, 0.4], [0.0, 0.0], [3.0, -3.0], [0.0, 0.0], [0.0, 0.0]))
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD,
+            {"joints": list(testing.ARM_JOINTS), "max_kp": 1.79e308, "max_kd": 1.79e308})
+    h.send("pd", testing.pd_command(testing.ARM_JOINTS, [0.2, 0.4], [0.0, 0.0], [3.0, -3.0], [0.0, 0.0],
+                                    [0.0, 0.0]))
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == (3.0, -3.0)
-    send(h, "pd", overflowing_pd())
+    h.send("pd", overflowing_pd())
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's overflow warnings are not the report: the manager's line is
         h.manager.cycle(0.002, DT)
@@ -94,9 +77,9 @@ def test_pd_overflow_deactivates_the_controller_with_one_error_and_zero_effort()
 
 
 def test_gains_above_the_configured_maximum_are_rejected() -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
-    send(h, "pd", overflowing_pd())
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
+    h.send("pd", overflowing_pd())
     h.manager.cycle(0.0, DT)
     assert h.manager.controllers["pd"].state is LifecycleState.ACTIVE
     assert math.isnan(h.command("j1/effort"))  # never commanded
@@ -110,7 +93,7 @@ def test_gains_above_the_configured_maximum_are_rejected() -> None:
         ({"safe_kd": 20.0, "max_kd": 10.0}, r"safe_kp and safe_kd must be in \[0, max_kp = 100000.0\]"),
     ):
         with pytest.raises(ControllerError, match=needle):
-            h.start(f"bad{len(h.manager.controllers)}", PD, {"joints": ["j1"], **bad})
+            h.start(f"bad{len(h.manager.controllers)}", testing.JOINT_PD, {"joints": ["j1"], **bad})
 
 
 def test_command_loan_refuses_non_finite_and_out_of_range_values_and_writes_nothing() -> None:
@@ -146,9 +129,11 @@ def test_safe_command_per_interface() -> None:
 
 
 def test_a_raising_position_controller_is_deactivated_holding_the_measured_position() -> None:
-    h = two_joint_arm(param("disable_commands", "true"))  # the measured positions stay at 0.2, 0.4
-    h.start("fwd", FWD, {"joints": list(JOINTS), "interface_name": "position", "safe_mode": "hold_position"})
-    send(h, "fwd", Float64MultiArray(data=[0.203, 0.403]))  # one step within velocity * period = 0.004
+    # the measured positions stay at 0.2, 0.4
+    h = testing.two_joint_arm(testing.param("disable_commands", "true"))
+    h.start("fwd", testing.FORWARD_COMMAND,
+            {"joints": list(testing.ARM_JOINTS), "interface_name": "position", "safe_mode": "hold_position"})
+    h.send("fwd", Float64MultiArray(data=[0.203, 0.403]))  # one step within velocity * period = 0.004
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/position"), h.command("j2/position")) == (0.203, 0.403)
 
@@ -167,7 +152,7 @@ def test_a_raising_position_controller_is_deactivated_holding_the_measured_posit
 
 # --- hardware does not keep an old command on NaN -----------------------------------------------------------
 def test_generic_system_nan_is_no_command_only_until_the_first_command() -> None:
-    h = two_joint_arm()
+    h = testing.two_joint_arm()
     sys = h.resources.components["sys"]
     assert sys.read(0.0, DT) is ReturnType.OK  # NaN since activation: not commanded yet
     h.set_command("j1/effort", 2.0)
@@ -183,9 +168,9 @@ def test_generic_system_nan_is_no_command_only_until_the_first_command() -> None
 
 
 def test_real_device_skeleton_refuses_nan_after_a_command() -> None:
-    joints = joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
-    block = system_block(joints=joints, name="dev", plugin="kinodyn_control/RealDeviceSkeleton")
-    h = Harness(robot_xml(block, ("j1",)))
+    joints = testing.joint("j1", ("effort",), ("position", "effort"), {"position": 0.3})
+    block = testing.system_block(joints=joints, name="dev", plugin="kinodyn_control/RealDeviceSkeleton")
+    h = testing.Harness(testing.robot_xml(block, ("j1",)))
     h.activate_hardware()
     dev = h.resources.components["dev"]
     h.set_command("j1/effort", 2.5)
@@ -197,7 +182,7 @@ def test_real_device_skeleton_refuses_nan_after_a_command() -> None:
 
 
 def test_an_exception_in_read_is_a_read_error_and_reported_as_hardware_failure() -> None:
-    h = two_joint_arm()
+    h = testing.two_joint_arm()
     failures: list[str] = []
     h.manager.on_hardware_failure = failures.append
     sys = h.resources.components["sys"]
@@ -213,8 +198,8 @@ def test_an_exception_in_read_is_a_read_error_and_reported_as_hardware_failure()
 
 
 def test_without_a_listener_a_hardware_failure_is_one_error_line() -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     h.set_command("j2/position", math.inf)  # not claimed; GenericSystem.read returns ERROR
     h.manager.cycle(0.0, DT)
     assert h.messages("error") == [
@@ -228,11 +213,12 @@ def test_without_a_listener_a_hardware_failure_is_one_error_line() -> None:
 def sim_urdf(**params: str) -> str:
     text = (REPO / "urdf" / "quadruped.urdf").read_text()
     extra = "".join(f'<param name="{k}">{v}</param>' for k, v in {"ros_interface": "false", **params}.items())
-    return text.replace(f"<plugin>{GENERIC_SYSTEM}</plugin>", f"<plugin>{SIMULATED_SYSTEM}</plugin>{extra}")
+    return text.replace(f"<plugin>{testing.GENERIC_SYSTEM}</plugin>",
+                        f"<plugin>{testing.SIMULATED_SYSTEM}</plugin>{extra}")
 
 
 def test_physics_failure_is_a_write_error_the_manager_reports() -> None:
-    h = Harness(sim_urdf(max_push_force="1e9"))
+    h = testing.Harness(sim_urdf(max_push_force="1e9"))
     h.activate_hardware()
     failures: list[str] = []
     h.manager.on_hardware_failure = failures.append
@@ -258,7 +244,7 @@ def test_physics_failure_is_a_write_error_the_manager_reports() -> None:
 
 
 def test_absurd_pushes_are_refused_with_the_limit_to_raise() -> None:
-    h = Harness(sim_urdf(max_push_duration="2"))
+    h = testing.Harness(sim_urdf(max_push_duration="2"))
     h.activate_hardware()
     component = h.resources.components["quadruped_system"]
     weight = 36.0 * 9.81  # urdf/README.md: the quadruped's mass
@@ -275,21 +261,22 @@ def test_absurd_pushes_are_refused_with_the_limit_to_raise() -> None:
                                                ".*set the hardware param max_push_force to allow it"):
         component.request_push("base_link", [1e8, 0, 0, 0, 0, 0], 0.1)
     with pytest.raises(HardwareError, match="param max_push_force must be a finite number > 0, got '0'"):
-        Harness(sim_urdf(max_push_force="0"))
+        testing.Harness(sim_urdf(max_push_force="0"))
 
 
 # --- a command message cannot stop a controller -------------------------------------------------------------
 def test_each_cause_is_throttled_on_its_own_and_a_malformed_message_is_dropped() -> None:
-    h = two_joint_arm()
-    h.start("pd", PD, {"joints": list(JOINTS)})
-    good = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
+    h = testing.two_joint_arm()
+    h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
+    good = testing.pd_command(testing.ARM_JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
     for field in ("kp", "kd", "kp"):
-        bad = pd_command(JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [0.0, 0.0])
+        bad = testing.pd_command(testing.ARM_JOINTS, [0.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 0.0],
+                                 [0.0, 0.0])
         getattr(bad, field).pop()
-        send(h, "pd", bad)
+        h.send("pd", bad)
     # not a JointPDCommand at all: its bytes (the controller takes its commands serialized) are refused
-    send(h, "pd", Float64MultiArray(data=[1.0, 2.0]))
-    send(h, "pd", good)
+    h.send("pd", Float64MultiArray(data=[1.0, 2.0]))
+    h.send("pd", good)
     h.manager.cycle(0.0, DT)
     assert (h.command("j1/effort"), h.command("j2/effort")) == (1.0, 2.0)
     warnings = h.messages("warning")
@@ -302,11 +289,12 @@ def test_each_cause_is_throttled_on_its_own_and_a_malformed_message_is_dropped()
 
 
 def test_command_loan_bounds_are_the_urdf_command_interface_min_max() -> None:
-    xml = robot_xml(system_block(joints=joint("j1", ("effort",), ("position",)).replace(
+    j1 = testing.joint("j1", ("effort",), ("position",)).replace(
         '<command_interface name="effort"/>',
         '<command_interface name="effort"><param name="min">-3</param><param name="max">4</param>'
-        "</command_interface>")), ("j1",))
-    h = Harness(xml)
+        "</command_interface>")
+    xml = testing.robot_xml(testing.system_block(joints=j1), ("j1",))
+    h = testing.Harness(xml)
     info: HardwareInfo = h.description.hardware[0]
     assert (info.joints[0].command_interfaces[0].min, info.joints[0].command_interfaces[0].max) == (-3.0, 4.0)
     loan = LoanedInterfaces(["j1/effort"], h.resources.commands, bounded=True)
@@ -341,8 +329,8 @@ def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch: pytest
 
 
 def test_switch_timeout_must_be_finite_and_bounds_the_wait_for_the_loop() -> None:
-    h = two_joint_arm()
-    h.manager.load("pd", PD, {"joints": list(JOINTS)})
+    h = testing.two_joint_arm()
+    h.manager.load("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     h.manager.configure("pd")
     for timeout in (math.nan, -1.0, math.inf):
         ok, message = h.manager.switch(["pd"], [], timeout=timeout)
@@ -355,6 +343,6 @@ def test_switch_timeout_must_be_finite_and_bounds_the_wait_for_the_loop() -> Non
                                     "timeout 0.05 s")
     assert h.manager.controllers["pd"].state is LifecycleState.INACTIVE
     assert h.manager.switch(["pd"], [], timeout=0.05) == (True, "ok")
-    send(h, "pd", pd_command([], [], [], [], [], []))
+    h.send("pd", testing.pd_command([], [], [], [], [], []))
     assert h.messages("warning") == ["rejected command on /pd/commands: the message names no joint; command "
                                      "'j1', 'j2'"]
