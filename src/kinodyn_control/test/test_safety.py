@@ -19,15 +19,7 @@ import numpy as np
 import pytest
 import rclpy
 from kinodyn_common.conversions import InputError
-from kinodyn_control.hardware.types import (
-    InterfaceDescription,
-    InterfaceInfo,
-    InterfaceTable,
-    LifecycleState,
-    LoanedInterfaces,
-    ReturnType,
-    UnsafeCommandError,
-)
+from kinodyn_control.hardware import types as hw
 from kinodyn_control.manager import ControllerError, HardwareError, safe_command
 from std_msgs.msg import Float64MultiArray
 
@@ -63,7 +55,7 @@ def test_pd_overflow_deactivates_the_controller_with_one_error_and_zero_effort()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's overflow warnings are not the report: the manager's line is
         h.manager.cycle(0.002, DT)
-    assert h.manager.controllers["pd"].state is LifecycleState.INACTIVE
+    assert h.manager.controllers["pd"].state is hw.LifecycleState.INACTIVE
     assert not h.manager.claimed
     assert (h.command("j1/effort"), h.command("j2/effort")) == (0.0, 0.0)  # not the previous 3, -3
     assert h.messages("error") == [
@@ -73,7 +65,7 @@ def test_pd_overflow_deactivates_the_controller_with_one_error_and_zero_effort()
     ]
     h.manager.cycle(0.004, DT)  # GenericSystem mirrors the safe command, and nothing fails
     assert (h.state("j1/effort"), h.state("j2/effort")) == (0.0, 0.0)
-    assert h.resources.components["sys"].lifecycle_state is LifecycleState.ACTIVE
+    assert h.resources.components["sys"].lifecycle_state is hw.LifecycleState.ACTIVE
 
 
 def test_gains_above_the_configured_maximum_are_rejected() -> None:
@@ -81,7 +73,7 @@ def test_gains_above_the_configured_maximum_are_rejected() -> None:
     h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     h.send("pd", overflowing_pd())
     h.manager.cycle(0.0, DT)
-    assert h.manager.controllers["pd"].state is LifecycleState.ACTIVE
+    assert h.manager.controllers["pd"].state is hw.LifecycleState.ACTIVE
     assert math.isnan(h.command("j1/effort"))  # never commanded
     assert h.messages("warning") == [
         "rejected command on /pd/commands: kp 1.7e+308 for j1 is above max_kp = 100000.0 (a controller "
@@ -97,29 +89,32 @@ def test_gains_above_the_configured_maximum_are_rejected() -> None:
 
 
 def test_command_loan_refuses_non_finite_and_out_of_range_values_and_writes_nothing() -> None:
-    table = InterfaceTable([InterfaceDescription("j1", InterfaceInfo("effort", min=-5.0, max=5.0)),
-                            InterfaceDescription("j2", InterfaceInfo("position")),
-                            InterfaceDescription("j3", InterfaceInfo("effort", min=math.nan, max=1.0))],
-                           "command")
-    loan = LoanedInterfaces(table.names[:2], table, bounded=True)
+    table = hw.InterfaceTable([
+        hw.InterfaceDescription("j1", hw.InterfaceInfo("effort", min=-5.0, max=5.0)),
+        hw.InterfaceDescription("j2", hw.InterfaceInfo("position")),
+        hw.InterfaceDescription("j3", hw.InterfaceInfo("effort", min=math.nan, max=1.0)),
+    ], "command")
+    loan = hw.LoanedInterfaces(table.names[:2], table, bounded=True)
     loan.set(np.array([5.0, 1e300]))  # the bounds are inclusive; no bounds: any finite value
     assert table.values[:2].tolist() == [5.0, 1e300]
     for values, why in (([5.5, 0.0], "j1/effort = 5.5 (outside [-5.0, 5.0])"),
                         ([0.0, -math.inf], "j2/position = -inf (non-finite)"),
                         ([math.nan, 0.0], "j1/effort = nan (non-finite)")):
-        with pytest.raises(UnsafeCommandError) as caught:
+        with pytest.raises(hw.UnsafeCommandError) as caught:
             loan.set(np.array(values))
         assert str(caught.value) == why
         assert table.values[:2].tolist() == [5.0, 1e300]  # nothing written
-    nan_bound = LoanedInterfaces(table.names[2:], table, bounded=True)
-    with pytest.raises(UnsafeCommandError, match=r"j3/effort = 0.0 \(outside \[nan, 1.0\]\)"):
+    nan_bound = hw.LoanedInterfaces(table.names[2:], table, bounded=True)
+    with pytest.raises(hw.UnsafeCommandError, match=r"j3/effort = 0.0 \(outside \[nan, 1.0\]\)"):
         nan_bound.set(np.array([0.0]))
-    LoanedInterfaces(table.names, table).set(np.array([math.nan] * 3))  # state loans are not checked
+    hw.LoanedInterfaces(table.names, table).set(np.array([math.nan] * 3))  # state loans are not checked
 
 
 def test_safe_command_per_interface() -> None:
-    states = InterfaceTable([InterfaceDescription("j1", InterfaceInfo("position", initial_value=0.7)),
-                             InterfaceDescription("j2", InterfaceInfo("position"))], "state")
+    states = hw.InterfaceTable([
+        hw.InterfaceDescription("j1", hw.InterfaceInfo("position", initial_value=0.7)),
+        hw.InterfaceDescription("j2", hw.InterfaceInfo("position")),
+    ], "state")
     assert safe_command("j1/position", 0.1, states) == 0.7  # hold the measured position
     assert safe_command("j2/position", 0.1, states) == 0.1  # none measured (NaN): the last command
     assert safe_command("j3/position", 0.2, states) == 0.2  # no state interface: the last command
@@ -142,7 +137,7 @@ def test_a_raising_position_controller_is_deactivated_holding_the_measured_posit
 
     h.manager.controllers["fwd"].controller.compute = broken
     h.manager.cycle(0.002, DT)
-    assert h.manager.controllers["fwd"].state is LifecycleState.INACTIVE
+    assert h.manager.controllers["fwd"].state is hw.LifecycleState.INACTIVE
     assert (h.command("j1/position"), h.command("j2/position")) == (0.2, 0.4)
     (error,) = h.messages("error")
     assert error.startswith("controller 'fwd' raised in update(); deactivated it, its 2 command interface(s) "
@@ -154,17 +149,17 @@ def test_a_raising_position_controller_is_deactivated_holding_the_measured_posit
 def test_generic_system_nan_is_no_command_only_until_the_first_command() -> None:
     h = testing.two_joint_arm()
     sys = h.resources.components["sys"]
-    assert sys.read(0.0, DT) is ReturnType.OK  # NaN since activation: not commanded yet
+    assert sys.read(0.0, DT) is hw.ReturnType.OK  # NaN since activation: not commanded yet
     h.set_command("j1/effort", 2.0)
-    assert sys.read(0.0, DT) is ReturnType.OK
+    assert sys.read(0.0, DT) is hw.ReturnType.OK
     assert h.state("j1/effort") == 2.0
     h.set_command("j1/effort", math.nan)
-    assert sys.read(0.0, DT) is ReturnType.ERROR
+    assert sys.read(0.0, DT) is hw.ReturnType.ERROR
     assert sys.last_error == "unusable command(s): j1/effort = nan after a command was given"
     assert h.state("j1/effort") == 2.0  # and it was not mirrored
     sys.deactivate()
     sys.activate()
-    assert sys.read(0.0, DT) is ReturnType.OK  # activated again: NaN means "no command yet" again
+    assert sys.read(0.0, DT) is hw.ReturnType.OK  # activated again: NaN means "no command yet" again
 
 
 def test_real_device_skeleton_refuses_nan_after_a_command() -> None:
@@ -174,9 +169,9 @@ def test_real_device_skeleton_refuses_nan_after_a_command() -> None:
     h.activate_hardware()
     dev = h.resources.components["dev"]
     h.set_command("j1/effort", 2.5)
-    assert dev.write(0.0, DT) is ReturnType.OK
+    assert dev.write(0.0, DT) is hw.ReturnType.OK
     h.set_command("j1/effort", math.nan)
-    assert dev.write(0.0, DT) is ReturnType.ERROR
+    assert dev.write(0.0, DT) is hw.ReturnType.ERROR
     assert dev.link.sent == [{"j1/effort": 2.5}]
     assert dev.last_error == "unusable command(s): j1/effort = nan after a command was given"
 
@@ -187,12 +182,12 @@ def test_an_exception_in_read_is_a_read_error_and_reported_as_hardware_failure()
     h.manager.on_hardware_failure = failures.append
     sys = h.resources.components["sys"]
 
-    def broken(time: float, period: float) -> ReturnType:
+    def broken(time: float, period: float) -> hw.ReturnType:
         raise OSError("bus gone")
 
     sys.read = broken
     h.manager.cycle(0.0, DT)
-    assert sys.lifecycle_state is LifecycleState.UNCONFIGURED
+    assert sys.lifecycle_state is hw.LifecycleState.UNCONFIGURED
     assert failures == ["component 'sys' returned an error from read(): read() raised OSError: bus gone; it "
                         "is now unconfigured and its interfaces are unavailable"]  # no controller was active
 
@@ -230,8 +225,8 @@ def test_physics_failure_is_a_write_error_the_manager_reports() -> None:
         if failures:
             break
     (failure,) = failures
-    assert component.lifecycle_state is LifecycleState.UNCONFIGURED
-    assert h.manager.controllers["jsb"].state is LifecycleState.INACTIVE
+    assert component.lifecycle_state is hw.LifecycleState.UNCONFIGURED
+    assert h.manager.controllers["jsb"].state is hw.LifecycleState.INACTIVE
     assert failure.startswith("component 'quadruped_system' returned an error from write(): the physics "
                               "failed at t = ")
     assert "simulation diverged" in failure
@@ -297,7 +292,7 @@ def test_command_loan_bounds_are_the_urdf_command_interface_min_max() -> None:
     h = testing.Harness(xml)
     info: HardwareInfo = h.description.hardware[0]
     assert (info.joints[0].command_interfaces[0].min, info.joints[0].command_interfaces[0].max) == (-3.0, 4.0)
-    loan = LoanedInterfaces(["j1/effort"], h.resources.commands, bounded=True)
+    loan = hw.LoanedInterfaces(["j1/effort"], h.resources.commands, bounded=True)
     assert loan.check(np.array([4.0])) == ""
     assert loan.check(np.array([-3.5])) != ""
 
@@ -309,7 +304,7 @@ def test_a_service_request_that_raises_is_answered_not_fatal(monkeypatch: pytest
     node = control_node.ControlNode()
     try:
         assert node.manager is not None
-        assert node.manager.controllers["jsb"].state is LifecycleState.ACTIVE
+        assert node.manager.controllers["jsb"].state is hw.LifecycleState.ACTIVE
 
         def broken(*args: object) -> None:
             raise TypeError("a controller bug")
@@ -341,7 +336,7 @@ def test_switch_timeout_must_be_finite_and_bounds_the_wait_for_the_loop() -> Non
         ok, message = h.manager.switch(["pd"], [], timeout=0.05)
     assert (ok, message) == (False, "switch refused: the control loop was not between two cycles within "
                                     "timeout 0.05 s")
-    assert h.manager.controllers["pd"].state is LifecycleState.INACTIVE
+    assert h.manager.controllers["pd"].state is hw.LifecycleState.INACTIVE
     assert h.manager.switch(["pd"], [], timeout=0.05) == (True, "ok")
     h.send("pd", testing.pd_command([], [], [], [], [], []))
     assert h.messages("warning") == ["rejected command on /pd/commands: the message names no joint; command "
