@@ -169,9 +169,7 @@ class SerialImuSensor(Sensor):
             self.port = serial.Serial(self.port_name, self.baudrate, timeout=0)
             self.port.reset_input_buffer()
         except (serial.SerialException, OSError, ValueError) as exc:
-            self.last_error = f"cannot open IMU port {self.port_name} at {self.baudrate} baud: {exc}"
-            self.release()
-            return CallbackReturn.FAILURE
+            return self._fail(f"cannot open IMU port {self.port_name} at {self.baudrate} baud: {exc}")
         self.reader = XbusReader()
         self._seen = {}
         self.last_counter = self._jump = None
@@ -184,18 +182,20 @@ class SerialImuSensor(Sensor):
         while monotonic() < deadline:
             problem = self._poll(synchronised=False)
             if problem:
-                self.last_error = problem
-                self.release()
-                return CallbackReturn.FAILURE
+                return self._fail(problem)
             if all(q in self._seen for q in self._required):
                 return CallbackReturn.SUCCESS
             sleep(0.001)
         missing = [q for q in self._required if q not in self._seen]
-        self.last_error = (
+        return self._fail(
             f"no MTData2 with {', '.join(missing)} from {self.port_name} within timeout {self.timeout} s "
             f"({self.reader.corrupt} corrupt, {self.reader.skipped} unsynchronised bytes): check power, "
             "cable, baudrate and that the device streams MTData2 with those outputs in measurement mode"
         )
+
+    def _fail(self, problem: str) -> CallbackReturn:
+        """``problem`` as ``last_error`` and the port closed: FAILURE (the component stays UNCONFIGURED)."""
+        self.last_error = problem
         self.release()
         return CallbackReturn.FAILURE
 
