@@ -22,6 +22,7 @@ start-up only).
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -162,14 +163,13 @@ class LeggedStateEstimator(NodeChainableController):
         values = self.states.get()  # a new array each cycle: the pipeline may keep views of it
         n = len(self.joints)
         at = seconds_to_ns(time)
-        flags = values[6 + 3 * n:]
+        flags = values[6 + 3 * n:].tolist()
         contacts = None
-        if len(flags) and np.isfinite(flags).all():
-            contacts = dict(zip(self.feet, (f > STANCE_ABOVE for f in flags.tolist()), strict=True))
+        if flags and all(map(math.isfinite, flags)):
+            contacts = dict(zip(self.feet, [f > STANCE_ABOVE for f in flags], strict=True))
         with self.ros.lock:
             self.pipeline.on_cycle(at, ImuSample(self.imu_frame, values[0:3], values[3:6]),
-                                   JointSample(*(values[6 + k * n: 6 + (k + 1) * n] for k in range(3))),
-                                   contacts)
+                                   JointSample(*values[6:6 + 3 * n].reshape(3, n)), contacts)
             outputs = self.pipeline.drain()
         estimate: EstimateRows | None = None
         for output in outputs:

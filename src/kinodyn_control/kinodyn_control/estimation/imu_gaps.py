@@ -39,7 +39,7 @@ class ImuGaps:
         if not len(stamps_ns):
             return
         if len(stamps_ns) == 1 and self._last_ns is not None and self._period_ns is not None:
-            self._add_one(int(stamps_ns[0]), self._last_ns, self._period_ns)  # a live pipeline's call
+            self.add_stamp(int(stamps_ns[0]))
             return
         previous = [] if self._last_ns is None else [self._last_ns]
         intervals = np.diff(np.r_[previous, stamps_ns].astype(np.int64))
@@ -57,9 +57,14 @@ class ImuGaps:
         self.missing += missing
         self.window_missing += missing
 
-    def _add_one(self, stamp_ns: int, last_ns: int, period_ns: int) -> None:
-        """``add`` of one stamp once the period is known (the same arithmetic on Python numbers)."""
-        missing = max(round((stamp_ns - last_ns) / period_ns) - 1, 0)
+    def add_stamp(self, stamp_ns: int) -> None:
+        """``add`` of one stamp (a live pipeline's call): once the period is known, the same arithmetic on
+        Python numbers."""
+        last, period = self._last_ns, self._period_ns
+        if last is None or period is None:
+            self.add(np.array([stamp_ns], np.int64))
+            return
+        missing = max(round((stamp_ns - last) / period) - 1, 0)
         self._last_ns = stamp_ns
         self.received += 1
         self.window_received += 1

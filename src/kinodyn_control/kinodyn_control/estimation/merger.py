@@ -216,28 +216,29 @@ class StampMerger:
         self._release()
         return verdict
 
-    def push_cycle(self, stamp_ns: int, payloads: Sequence[Any]) -> list[Event] | None:
-        """One message of every stream, all stamped ``stamp_ns``, in the order of the streams (a control
-        loop's cycle). When no arrival times are in use, nothing waits to be released, and every stream has a
-        message of this epoch stamped before ``stamp_ns`` by at most ``stream_timeout``, ``push`` one after
-        the other would accept them all, leave no stream silent in between, and release exactly them in
-        stream order: they are taken so and returned (as ``ready`` would), the merger left as ``push`` leaves
-        it. Otherwise None, nothing changed: push them one by one."""
-        if self._arrival_ns is not None or self._heap or self._ready or len(payloads) != len(self._streams):
+    def push_cycle(self, stamp_ns: int, count: int) -> list[dict[str, int]] | None:
+        """One message of every stream, all stamped ``stamp_ns`` (``count`` of them, in the order of the
+        streams: a control loop's cycle). When no arrival times are in use, nothing waits to be released, and
+        every stream has a message of this epoch stamped before ``stamp_ns`` by at most ``stream_timeout``,
+        ``push`` one after the other would accept them all, leave no stream silent in between, and release
+        exactly them in stream order: they are taken so, and what ``ready`` would return of them is theirs to
+        build (the caller holds the payloads): each one's ``Event.dropped``, in stream order, is returned, the
+        merger left as ``push`` leaves it. Otherwise None, nothing changed: push them one by one."""
+        if self._arrival_ns is not None or self._heap or self._ready or count != len(self._streams):
             return None
         oldest = stamp_ns - self._timeout_ns
         for s in self._streams.values():
             if (s.next_epoch is not None or s.epoch != self._epoch or s.newest_ns is None
                     or not oldest <= s.newest_ns < stamp_ns):
                 return None
-        events = []
-        for (name, s), payload in zip(self._streams.items(), payloads, strict=True):
+        dropped = []
+        for s in self._streams.values():
             s.newest_ns = stamp_ns
-            events.append(Event(stamp_ns, name, payload, dict(s.dropped)))
+            dropped.append(dict(s.dropped))
             s.dropped.clear()
         self._newest_ns = self._released_ns = stamp_ns
-        self._sequence += len(events)
-        return events
+        self._sequence += count
+        return dropped
 
     def push_block(self, ranks: np.ndarray, stamps: np.ndarray, payload: Callable[[int], Any]
                    ) -> BlockRelease | None:

@@ -49,7 +49,7 @@ from kinodyn_control.estimation.stamps import CAUSES as STAMP_CAUSES
 from kinodyn_control.estimation.stamps import StampBounds
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from kinodyn.sim.collision import ContactSphere
     from kinodyn_common.raw_messages import ContactStatesView, ImuView, JointStateView
@@ -321,6 +321,7 @@ class EstimatorPipeline:
         )
         self._excluded: frozenset[str] = frozenset()
         self._estimator: LeggedEstimator | None = None
+        self._cycle_template: EventBatch | None = None  # of the estimator's cycles (_cycle_batch)
         self._slots: dict[tuple[str, ...], np.ndarray] = {}  # the estimator's contact slots per foot names
         self._imu_frame = params.imu_frame
         self._feet = params.feet
@@ -404,32 +405,69 @@ class EstimatorPipeline:
                  contacts: Mapping[str, bool] | None = None) -> None:
         """One control cycle's samples, all stamped ``stamp_ns`` (a controller's update): what
         ``on_imu_sample``, ``on_contact_flags`` (when ``contacts`` is given) and ``on_joint_sample`` one after
-        the other do, at once when the merger takes them as one cycle (``StampMerger.push_cycle``: the
-        estimator running, no stream left out, each stream's previous message within ``stream_timeout``)."""
-        events = None
-        if self._estimator is not None and not self._offline and not self._excluded:
-            payloads = self._cycle_payloads(imu, joints, contacts)
-            if payloads is not None:
-                events = self._merger.push_cycle(stamp_ns, payloads)
-        if events is None:
-            self.on_imu_sample(stamp_ns, imu)
-            if contacts is not None:
-                self.on_contact_flags(stamp_ns, contacts)
-            self.on_joint_sample(stamp_ns, joints)
+        the other do, as one batch built straight from the samples when it can be (``_take_cycle``)."""
+        if self._take_cycle(stamp_ns, imu, joints, contacts):
             return
-        self._process(events)
+        self.on_imu_sample(stamp_ns, imu)
+        if contacts is not None:
+            self.on_contact_flags(stamp_ns, contacts)
+        self.on_joint_sample(stamp_ns, joints)
 
-    def _cycle_payloads(self, imu: ImuSample, joints: JointSample, contacts: Mapping[str, bool] | None
-                        ) -> tuple[Any, ...] | None:
-        """The payloads of one cycle in the order of ``streams``, or None when a sample is unusable or the
-        contacts stream gets none (the samples one by one then say why, or wait for the contacts)."""
-        try:
-            imu, joints = self._imu(imu), self._joint_sample(joints)
-        except (InputError, AttributeError, TypeError, ValueError):
-            return None
-        if self._params.contact_source == "detection":
-            return imu, joints
-        return None if contacts is None else (imu, contacts, joints)
+    def _take_cycle(self, stamp_ns: int, imu: ImuSample, joints: JointSample,
+                    contacts: Mapping[str, bool] | None) -> bool:
+        """``on_cycle`` as one estimator batch of the samples, when the outcome is that of the samples one by
+        one: the estimator running, every stream live, each sample usable (the IMU's frame the estimator's,
+        one value per joint, contacts given and naming its feet unless they are detected), no diagnostics due
+        at ``stamp_ns`` (they would split the batch), and the merger taking the cycle as one
+        (``StampMerger.push_cycle``). Else False, nothing changed."""
+        estimator, due = self._estimator, self._next_diagnostics_ns
+        if estimator is None or self._offline or self._excluded or due is None or stamp_ns >= due:
+            return False
+        if not self._params.imu_frame and imu.frame_id != self._imu_frame:
+            return False  # the one-by-one path refuses it, or learns nothing new from it
+        n = len(self._model.joint_names)
+        if not len(joints.positions) == len(joints.velocities) == len(joints.efforts) == n:
+            return False
+        streams = self.streams
+        batch = self._cycle_batch(estimator)
+        if self._params.contact_source != "detection":  # streams imu, contacts (row 1), joint_states
+            if contacts is None:
+                return False
+            try:
+                slots = self._contact_slots(estimator, tuple(contacts))
+            except ValueError:
+                return False
+            batch.contacts[1, slots] = [bool(flag) for flag in contacts.values()]
+        dropped = self._merger.push_cycle(stamp_ns, len(streams))
+        if dropped is None:
+            return False
+        batch.stamps[:] = stamp_ns / NS
+        batch.imu[0, :3], batch.imu[0, 3:] = imu.angular_velocity, imu.linear_acceleration
+        rows = batch.joints[-1]
+        rows[0], rows[1], rows[2] = joints.positions, joints.velocities, joints.efforts
+        counts = self.counts
+        for stream, lost in zip(streams, dropped, strict=True):  # _count of the cycle's events
+            counts.processed[stream] += 1
+            self._last_ns[stream] = stamp_ns
+            if lost:
+                counts.dropped.update(lost)
+        self._imu_gaps.add_stamp(stamp_ns)
+        self._now_ns = stamp_ns
+        result = estimator.process(batch)
+        self._warn_problems(result, range(len(streams)))
+        self._outputs_of(result, np.full(len(streams), stamp_ns, np.int64))
+        return True
+
+    def _cycle_batch(self, estimator: LeggedEstimator) -> EventBatch:
+        """A new batch for one cycle's events (one per stream, in order): the kinds set, the rows NaN (-1 for
+        contacts), copied from a template made once per estimator (the estimator may keep rows of a batch)."""
+        template = self._cycle_template
+        if template is None:
+            template = EventBatch.empty(len(self.streams), len(estimator.feet), len(self._model.joint_names))
+            template.kinds[:] = self._kinds
+            self._cycle_template = template
+        return EventBatch(template.kinds.copy(), template.stamps.copy(), template.imu.copy(),
+                          template.contacts.copy(), template.joints.copy())
 
     def topic(self, stream: str) -> str:
         """The topic of ``stream`` (the constructor's ``topics``, else the node's)."""
@@ -649,11 +687,15 @@ class EstimatorPipeline:
         batch = EventBatch(self._kinds[ranks], np.array([stamp / NS for stamp in stamps_ns.tolist()]), imu,
                            contacts, joints)
         result = estimator.process(batch)
+        self._warn_problems(result, ranks)
+        self._outputs_of(result, stamps_ns)
+
+    def _warn_problems(self, result: BatchResult, ranks: Sequence[int] | np.ndarray) -> None:
+        """One (throttled) line per data fault the estimator counted; ``ranks``: each event's stream."""
         for index, names, text in result.problems:
             for name in names:
                 if name in PROBLEM_COUNTERS:
                     self._problems.warn(("estimator", name), f"{self.streams[ranks[index]]}: {text}")
-        self._outputs_of(result, stamps_ns)
 
     def _contact_slots(self, estimator: LeggedEstimator, names: tuple[str, ...]) -> np.ndarray:
         """``estimator.contact_slots(names)``, kept per names (a schedule repeats the same feet)."""
@@ -676,12 +718,13 @@ class EstimatorPipeline:
                                     result.estimates[estimates])
                 self._outputs.append(Output("odometry", rows))
             return
-        for k in np.flatnonzero(result.status):
-            if result.status[k] == 1:
+        dof = result.dof.tolist()
+        for k, status in enumerate(result.status.tolist()):
+            if status == ESTIMATED:
                 self._publish_estimate(result.estimates[k], int(stamps_ns[k]))
-            elif result.dof[k]:
+            elif status and dof[k]:
                 self._last_nis = float(result.nis[k])
-                self._nis.append(self._last_nis / int(result.dof[k]))
+                self._nis.append(self._last_nis / dof[k])
 
     def _reset(self, reason: str) -> None:
         if self._estimator is not None:
@@ -709,7 +752,8 @@ class EstimatorPipeline:
         return self._estimator
 
     def _publish_estimate(self, row: np.ndarray, stamp_ns: int) -> None:
-        if not np.isfinite(row).all():  # the row holds exactly the published numbers (ESTIMATE_SIZE)
+        # the row holds exactly the published numbers (ESTIMATE_SIZE); a finite sum of squares: all finite
+        if not (math.isfinite(row.dot(row)) or np.isfinite(row).all()):
             bad = non_finite_estimate_field(estimate_fields(row))
             self.counts.non_finite += 1
             self._problems.error(
