@@ -16,7 +16,7 @@ from kinodyn.layout import Layout
 
 import kinodyn as kd
 
-from .dynamics.test_rnea_forms import MIMIC
+from .urdf_text import MIMIC_URDF
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,7 +33,7 @@ def model(request: pytest.FixtureRequest) -> kd.Model:
         return kd.Model.from_urdf(URDF / "quadruped.urdf", floating_base=True)
     if request.param == "arm7":
         return kd.Model.from_urdf(URDF / "arm7.urdf")
-    return kd.Model.from_urdf(MIMIC, floating_base=True)
+    return kd.Model.from_urdf(MIMIC_URDF, floating_base=True)
 
 
 def calls(model: kd.Model, data: Data | None) -> dict[str, Callable[[], np.ndarray]]:

@@ -15,9 +15,7 @@ acceleration ``A_0 = [-g; 0]``.
 A mimic joint moves with ``multiplier * qd`` of its master and adds ``multiplier * S^T F`` to the master's
 entry.
 
-``rnea_local`` is this recursion written with the spatial algebra of ``kinodyn.spatial.compiled``;
-``rnea_local_unrolled`` is the same recursion written out on scalar locals, which the kernels run because
-bench/bench_core.py's RNEA and NLE rows come out faster with it (test_rnea_forms checks that the two agree).
+``rnea_local`` is this recursion written with the spatial algebra of ``kinodyn.spatial.compiled``.
 """
 
 from __future__ import annotations
@@ -28,9 +26,8 @@ import numpy as np
 from numba import njit, prange
 from numpy import empty, ndarray
 
-from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, joint_state, run_batch
 from kinodyn.dynamics.bodies import LocalBodies, local_bodies_in
-from kinodyn.dynamics.bodies import body_wrench as body_wrench_at
 from kinodyn.dynamics.parallel import chunk_bounds
 from kinodyn.inputs import F64, vector
 from kinodyn.kernel import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
@@ -38,6 +35,7 @@ from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_PRISMATIC, JOINT_REVOLUTE
 from kinodyn.kinematics.forward import joint_displacement
 from kinodyn.linalg import NO_WORK, rows_view, work_block
 from kinodyn.spatial.compiled import (
+    Vec3,
     Vec6,
     add3,
     add6,
@@ -90,9 +88,10 @@ def joint_motion(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, 
 
 
 @inline
-def add_joint_force(joint_type: int, joint_axis: np.ndarray, i: int, scale: float, F: Vec6, iv: int,
-                    tau: np.ndarray) -> None:
-    """``tau[iv:iv + nv_i] += scale S_i^T F`` (body axes, the columns of ``joint_motion``)."""
+def add_joint_force(joint_type: int, n: Vec3, scale: float, F: Vec6, iv: int, tau: np.ndarray) -> None:
+    """``tau[iv:iv + nv_i] += scale S_i^T F`` (body axes, the columns of ``joint_motion``; ``n``: the joint
+    axis). The axis comes as scalars: the model's axis array as an argument here would cost the backward
+    pass reference-count updates per body."""
     if joint_type == JOINT_FREEFLYER:
         f0, f1, f2, n0, n1, n2 = F
         tau[iv] += scale * f0
@@ -102,9 +101,9 @@ def add_joint_force(joint_type: int, joint_axis: np.ndarray, i: int, scale: floa
         tau[iv + 4] += scale * n1
         tau[iv + 5] += scale * n2
     elif joint_type == JOINT_REVOLUTE:
-        tau[iv] += scale * (joint_axis[i, 0] * F[3] + joint_axis[i, 1] * F[4] + joint_axis[i, 2] * F[5])
+        tau[iv] += scale * (n[0] * F[3] + n[1] * F[4] + n[2] * F[5])
     elif joint_type == JOINT_PRISMATIC:
-        tau[iv] += scale * (joint_axis[i, 0] * F[0] + joint_axis[i, 1] * F[1] + joint_axis[i, 2] * F[2])
+        tau[iv] += scale * (n[0] * F[0] + n[1] * F[1] + n[2] * F[2])
 
 
 @inline
@@ -151,150 +150,11 @@ def rnea_local(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a:
         tau[k] = 0.0
     for i in range(nb - 1, 0, -1):
         Fi = vec6_at(spatial, F + i)
-        add_joint_force(joint_type[i], joint_axis, i, multiplier[i], Fi, idx_v[i], tau)
+        add_joint_force(joint_type[i], vec3_at(joint_axis, i), multiplier[i], Fi, idx_v[i], tau)
         k = parent[i]
         if k > 0:
             Fk = add6(vec6_at(spatial, F + k), force_to_parent(mat3_at(E, i), vec3_at(p, i), Fi))
             set_vec6(spatial, F + k, Fk)
-
-
-@inline
-def rnea_local_unrolled(md: ModelArrays, L: LocalBodies, q: np.ndarray, v: np.ndarray, a: np.ndarray,  # noqa: PLR0915  (one compiled pass on scalar locals)
-                        fext: np.ndarray, spatial: np.ndarray, tau: np.ndarray) -> None:
-    """``rnea_local`` written out on scalar locals (module docstring): same recursion, scratch and
-    arguments."""
-    nb = md.nbodies
-    parent, joint_type, joint_axis, idx_v, idx_q = md.parent, md.joint_type, md.joint_axis, md.idx_v, md.idx_q
-    multiplier, offset, mass, gravity = md.joint_multiplier, md.joint_offset, md.mass, md.gravity
-    R, t = md.joint_rotation, md.joint_translation
-    E, p, h, inertia = L.E, L.p, L.h, L.inertia
-    X = spatial  # X[i]: twist, X[nb + i]: acceleration, X[2 nb + i]: wrench of body i
-    for k in range(3):
-        X[0, k] = 0.0
-        X[0, 3 + k] = 0.0
-        X[nb, k] = -gravity[k]
-        X[nb, 3 + k] = 0.0
-    with_fext = fext.shape[0] > 0
-    for i in range(1, nb):
-        # E = C_parent_i = R_i L, p = t_i + R_i l (Robot Dynamics lecture notes (ETH), §2.8.3, (2.137)) on
-        # scalar locals, stored for the backward pass
-        l00, l01, l02, l10, l11, l12, l20, l21, l22, lx, ly, lz = joint_displacement(
-            joint_type, joint_axis, multiplier, offset, idx_q, i, q)
-        Ri = mat3_at(R, i)
-        Lj = (l00, l01, l02, l10, l11, l12, l20, l21, l22)
-        e00, e01, e02, e10, e11, e12, e20, e21, e22 = mat3_mul(Ri, Lj)
-        u = mat3_vec(Ri, (lx, ly, lz))
-        p0, p1, p2 = t[i, 0] + u[0], t[i, 1] + u[1], t[i, 2] + u[2]
-        E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = e00, e01, e02
-        E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = e10, e11, e12
-        E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = e20, e21, e22
-        p[i, 0], p[i, 1], p[i, 2] = p0, p1, p2
-        pi = parent[i]
-        # parent twist and acceleration in child axes: [E^T (v + w x p); E^T w]
-        w0, w1, w2 = X[pi, 3], X[pi, 4], X[pi, 5]
-        u0 = X[pi, 0] + w1 * p2 - w2 * p1
-        u1 = X[pi, 1] + w2 * p0 - w0 * p2
-        u2 = X[pi, 2] + w0 * p1 - w1 * p0
-        vx = e00 * u0 + e10 * u1 + e20 * u2
-        vy = e01 * u0 + e11 * u1 + e21 * u2
-        vz = e02 * u0 + e12 * u1 + e22 * u2
-        wx = e00 * w0 + e10 * w1 + e20 * w2
-        wy = e01 * w0 + e11 * w1 + e21 * w2
-        wz = e02 * w0 + e12 * w1 + e22 * w2
-        w0, w1, w2 = X[nb + pi, 3], X[nb + pi, 4], X[nb + pi, 5]
-        u0 = X[nb + pi, 0] + w1 * p2 - w2 * p1
-        u1 = X[nb + pi, 1] + w2 * p0 - w0 * p2
-        u2 = X[nb + pi, 2] + w0 * p1 - w1 * p0
-        ax = e00 * u0 + e10 * u1 + e20 * u2
-        ay = e01 * u0 + e11 * u1 + e21 * u2
-        az = e02 * u0 + e12 * u1 + e22 * u2
-        bx = e00 * w0 + e10 * w1 + e20 * w2
-        by = e01 * w0 + e11 * w1 + e21 * w2
-        bz = e02 * w0 + e12 * w1 + e22 * w2
-        # joint motion S qd (s) and S qdd (d) in body axes
-        jt = joint_type[i]
-        iv = idx_v[i]
-        m = multiplier[i]
-        if jt == JOINT_FREEFLYER:
-            s0, s1, s2, s3, s4, s5 = (m * v[iv], m * v[iv + 1], m * v[iv + 2],
-                                      m * v[iv + 3], m * v[iv + 4], m * v[iv + 5])
-            d0, d1, d2, d3, d4, d5 = (m * a[iv], m * a[iv + 1], m * a[iv + 2],
-                                      m * a[iv + 3], m * a[iv + 4], m * a[iv + 5])
-        elif jt in (JOINT_REVOLUTE, JOINT_PRISMATIC):
-            n0, n1, n2 = joint_axis[i, 0], joint_axis[i, 1], joint_axis[i, 2]
-            sv = m * v[iv]
-            sa = m * a[iv]
-            if jt == JOINT_REVOLUTE:
-                s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, sv * n0, sv * n1, sv * n2
-                d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, sa * n0, sa * n1, sa * n2
-            else:
-                s0, s1, s2, s3, s4, s5 = sv * n0, sv * n1, sv * n2, 0.0, 0.0, 0.0
-                d0, d1, d2, d3, d4, d5 = sa * n0, sa * n1, sa * n2, 0.0, 0.0, 0.0
-        else:
-            s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-            d0, d1, d2, d3, d4, d5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-        vx += s0
-        vy += s1
-        vz += s2
-        wx += s3
-        wy += s4
-        wz += s5
-        # A = X A_p + S qdd + V x S qd
-        ax += d0 + wy * s2 - wz * s1 + vy * s5 - vz * s4
-        ay += d1 + wz * s0 - wx * s2 + vz * s3 - vx * s5
-        az += d2 + wx * s1 - wy * s0 + vx * s4 - vy * s3
-        bx += d3 + wy * s5 - wz * s4
-        by += d4 + wz * s3 - wx * s5
-        bz += d5 + wx * s4 - wy * s3
-        X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5] = vx, vy, vz, wx, wy, wz
-        X[nb + i, 0], X[nb + i, 1], X[nb + i, 2] = ax, ay, az
-        X[nb + i, 3], X[nb + i, 4], X[nb + i, 5] = bx, by, bz
-        # F = I A + V x* (I V) - f_ext
-        g0, g1, g2, g3, g4, g5 = body_wrench_at(mass[i], h, inertia, i, vx, vy, vz, wx, wy, wz,
-                                                ax, ay, az, bx, by, bz)
-        if with_fext:
-            g0 -= fext[i, 0]
-            g1 -= fext[i, 1]
-            g2 -= fext[i, 2]
-            g3 -= fext[i, 3]
-            g4 -= fext[i, 4]
-            g5 -= fext[i, 5]
-        j = 2 * nb + i
-        X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5] = g0, g1, g2, g3, g4, g5
-    for k in range(tau.shape[0]):
-        tau[k] = 0.0
-    for i in range(nb - 1, 0, -1):
-        j = 2 * nb + i
-        f0, f1, f2, n0, n1, n2 = X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5]
-        # tau_i = m S_i^T f_i (Modern Robotics, (8.49))
-        jt = joint_type[i]
-        iv = idx_v[i]
-        m = multiplier[i]
-        if jt == JOINT_FREEFLYER:
-            tau[iv] += m * f0
-            tau[iv + 1] += m * f1
-            tau[iv + 2] += m * f2
-            tau[iv + 3] += m * n0
-            tau[iv + 4] += m * n1
-            tau[iv + 5] += m * n2
-        elif jt == JOINT_REVOLUTE:
-            tau[iv] += m * (joint_axis[i, 0] * n0 + joint_axis[i, 1] * n1 + joint_axis[i, 2] * n2)
-        elif jt == JOINT_PRISMATIC:
-            tau[iv] += m * (joint_axis[i, 0] * f0 + joint_axis[i, 1] * f1 + joint_axis[i, 2] * f2)
-        pi = parent[i]
-        if pi > 0:
-            # f_p += [E f; E n + p x (E f)]
-            c0 = E[i, 0, 0] * f0 + E[i, 0, 1] * f1 + E[i, 0, 2] * f2
-            c1 = E[i, 1, 0] * f0 + E[i, 1, 1] * f1 + E[i, 1, 2] * f2
-            c2 = E[i, 2, 0] * f0 + E[i, 2, 1] * f1 + E[i, 2, 2] * f2
-            p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
-            k = 2 * nb + pi
-            X[k, 0] += c0
-            X[k, 1] += c1
-            X[k, 2] += c2
-            X[k, 3] += E[i, 0, 0] * n0 + E[i, 0, 1] * n1 + E[i, 0, 2] * n2 + p1 * c2 - p2 * c1
-            X[k, 4] += E[i, 1, 0] * n0 + E[i, 1, 1] * n1 + E[i, 1, 2] * n2 + p2 * c0 - p0 * c2
-            X[k, 5] += E[i, 2, 0] * n0 + E[i, 2, 1] * n1 + E[i, 2, 2] * n2 + p0 * c1 - p1 * c0
 
 
 @inline
@@ -330,7 +190,7 @@ def rnea_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, a:
     always a fresh allocation compiles to faster code than one that may also be a Data's block."""
     md = unpack(ki, kf)
     L, spatial, _ = rnea_scratch_in(md, np.empty(rnea_work_size(md.nbodies, md.nv)))
-    rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
+    rnea_local(md, L, q, v, a, fext, spatial, tau)
 
 
 @njit(cache=True)
@@ -339,7 +199,7 @@ def rnea_data_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarra
     """``rnea_kernel`` with the scratch in ``work`` (a Data's)."""
     md = unpack(ki, kf)
     L, spatial, _ = rnea_scratch(md, work)
-    rnea_local_unrolled(md, L, q, v, a, fext, spatial, tau)
+    rnea_local(md, L, q, v, a, fext, spatial, tau)
 
 
 @njit(cache=True)
@@ -349,7 +209,7 @@ def nonlinear_effects_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: n
     acceleration)."""
     md = unpack(ki, kf)
     L, spatial, zeros = rnea_scratch(md, work)
-    rnea_local_unrolled(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
+    rnea_local(md, L, q, v, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
@@ -358,7 +218,7 @@ def gravity_torques_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, work: 
     """``out = g(q)``: RNEA with ``v = a = 0`` (Robot Dynamics lecture notes (ETH), §3.5, (3.45))."""
     md = unpack(ki, kf)
     L, spatial, zeros = rnea_scratch(md, work)
-    rnea_local_unrolled(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
+    rnea_local(md, L, q, zeros, zeros, NO_WRENCHES, spatial, out)
 
 
 @njit(cache=True)
@@ -368,7 +228,7 @@ def rnea_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, A: n
     md = unpack(ki, kf)
     L, spatial, _ = rnea_scratch(md, np.empty(0))
     for k in range(start, stop):
-        rnea_local_unrolled(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
+        rnea_local(md, L, Q[k], V[k], A[k], NO_WRENCHES, spatial, out[k])
 
 
 @njit(cache=True, parallel=True)
@@ -400,14 +260,8 @@ def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike,
     ``kinodyn.dynamics._inputs.external_wrenches``). Floating base: the first six entries are the
     base wrench (base frame) that the motion needs. With ``data``: into and as ``data.tau``.
     """
+    q, v, a = joint_state(model, q, v, a, "a")
     nv = model.nv
-    shape = model.v_shape
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
-        q = vector(q, model.nq, "q")
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
-        v = vector(v, nv, "v")
-    if type(a) is not ndarray or a.dtype is not F64 or a.shape != shape:
-        a = vector(a, nv, "a")
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
     if data is None:
@@ -452,10 +306,5 @@ def gravity_torques(model: Model, q: ArrayLike, data: Data | None = None) -> np.
 
 def rnea_batch(model: Model, Q: ArrayLike, V: ArrayLike, A: ArrayLike) -> np.ndarray:
     """(N, nv): ``rnea(Q[k], V[k], A[k])`` for each row (no external wrenches), equal to the row-by-row
-    results.
-
-    Runs compiled, in contiguous chunks of rows on numba's threads (one chunk per thread;
-    ``numba.set_num_threads`` limits them, ``NUMBA_NUM_THREADS`` caps them at start-up); with one
-    thread (or one row) it runs serially without starting the thread pool.
-    """
+    results, computed on numba's threads as ``kinodyn.dynamics._inputs.run_batch`` describes."""
     return run_batch(model, Q, V, A, "A", _RNEA_BATCH, _RNEA_ROWS)
