@@ -62,41 +62,31 @@ def pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, inline="always")
+def _segment(a: np.ndarray, o: int, n: int) -> tuple[np.ndarray, int]:
+    """``(a[o:o + n], o + n)``: a field of ``n`` entries at offset ``o``, and the offset after it."""
+    return a[o:o + n], o + n
+
+
+@njit(cache=True, inline="always")
 def unpack(ki: np.ndarray, kf: np.ndarray) -> ModelArrays:
     """Views of the packed model arrays (layout: docs/core-model-layout.md, "Kernel data")."""
     nb = ki[0]
     nf = ki[1]
-    o = INT_HEADER
-    parent = ki[o:o + nb]
-    o += nb
-    joint_type = ki[o:o + nb]
-    o += nb
-    idx_q = ki[o:o + nb]
-    o += nb
-    idx_v = ki[o:o + nb]
-    o += nb
-    frame_body = ki[o:o + nf]
-    o = 0
-    joint_axis = rows_view(kf, o, nb, 3)
-    o += 3 * nb
-    joint_rotation = matrices_view(kf, o, nb)
-    o += 9 * nb
-    joint_translation = rows_view(kf, o, nb, 3)
-    o += 3 * nb
-    joint_multiplier = kf[o:o + nb]
-    o += nb
-    joint_offset = kf[o:o + nb]
-    o += nb
-    mass = kf[o:o + nb]
-    o += nb
-    body_com = rows_view(kf, o, nb, 3)
-    o += 3 * nb
-    inertia = matrices_view(kf, o, nb)
-    o += 9 * nb
-    frame_rotation = matrices_view(kf, o, nf)
-    o += 9 * nf
-    frame_translation = rows_view(kf, o, nf, 3)
-    o += 3 * nf
+    parent, o = _segment(ki, INT_HEADER, nb)
+    joint_type, o = _segment(ki, o, nb)
+    idx_q, o = _segment(ki, o, nb)
+    idx_v, o = _segment(ki, o, nb)
+    frame_body, _ = _segment(ki, o, nf)
+    joint_axis, o = rows_view(kf, 0, nb, 3), 3 * nb
+    joint_rotation, o = matrices_view(kf, o, nb), o + 9 * nb
+    joint_translation, o = rows_view(kf, o, nb, 3), o + 3 * nb
+    joint_multiplier, o = _segment(kf, o, nb)
+    joint_offset, o = _segment(kf, o, nb)
+    mass, o = _segment(kf, o, nb)
+    body_com, o = rows_view(kf, o, nb, 3), o + 3 * nb
+    inertia, o = matrices_view(kf, o, nb), o + 9 * nb
+    frame_rotation, o = matrices_view(kf, o, nf), o + 9 * nf
+    frame_translation, o = rows_view(kf, o, nf, 3), o + 3 * nf
     gravity = kf[o:o + 3]
     return ModelArrays(
         nb, nf, ki[2], ki[3],

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
-from numpy import empty, ndarray
+from numpy import empty
 from numpy.lib.stride_tricks import as_strided
 
-from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, joint_state, run_batch
 from kinodyn.dynamics.bodies import (
     WorldBodies,
     allocate_world_bodies,
@@ -34,9 +34,8 @@ from kinodyn.dynamics.bodies import (
 )
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.parallel import chunk_bounds
-from kinodyn.dynamics.rnea import rnea_local_unrolled, rnea_scratch, rnea_work_size
-from kinodyn.inputs import F64, vector
-from kinodyn.kernel import IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
+from kinodyn.dynamics.rnea import rnea_local, rnea_scratch, rnea_work_size
+from kinodyn.kernel import BOOL, IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, ModelArrays, unpack
 from kinodyn.linalg import NO_WORK, cholesky_solve, rows_view, work_block
 from kinodyn.spatial.compiled import (
@@ -204,14 +203,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
                                               + B[bU + i, 2, c] * a2 + B[bU + i, 3, c] * a3
                                               + B[bU + i, 4, c] * a4 + B[bU + i, 5, c] * a5)
             cholesky_solve(B[bD + i], qdd[iv:iv + 6], 6)
-            for c in range(6):
-                x = qdd[iv + c]
-                a0 += S[i, 0, c] * x
-                a1 += S[i, 1, c] * x
-                a2 += S[i, 2, c] * x
-                a3 += S[i, 3, c] * x
-                a4 += S[i, 4, c] * x
-                a5 += S[i, 5, c] * x
+            a0, a1, a2, a3, a4, a5 = add6((a0, a1, a2, a3, a4, a5), joint_twist(S, i, qdd, iv, 6, 1.0))
         elif jt != JOINT_NONE:
             x = (X[cU + i, 0] - (B[bU + i, 0, 0] * a0 + B[bU + i, 1, 0] * a1 + B[bU + i, 2, 0] * a2
                                  + B[bU + i, 3, 0] * a3 + B[bU + i, 4, 0] * a4 + B[bU + i, 5, 0] * a5)
@@ -229,7 +221,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
 
 @inline
 def aba_work_size(nb: int, nv: int) -> int:
-    """Entries of the work block of ``aba_data_kernel`` and ``forward_dynamics_cholesky``: the bodies, then
+    """Entries of the work block of ``forward_dynamics_kernel``: the bodies, then
     ``forward_dynamics_world``'s scratch."""
     return 60 * nb + max(138 * nb, nv * nv + max(13 * nb + 36, rnea_work_size(nb, nv)))
 
@@ -248,7 +240,7 @@ def forward_dynamics_world(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np
     rest = work[nv * nv:]  # the CRBA's scratch, then (once M is built) the RNEA's
     crba_world(md, W, M, rest)
     L, spatial, zeros = rnea_scratch(md, rest)
-    rnea_local_unrolled(md, L, q, v, zeros, fext, spatial, qdd)
+    rnea_local(md, L, q, v, zeros, fext, spatial, qdd)
     for k in range(nv):
         qdd[k] = tau[k] - qdd[k]
     cholesky_solve(M, qdd, nv)
@@ -258,7 +250,7 @@ def forward_dynamics_world(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np
 def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
                fext: np.ndarray, out: np.ndarray) -> None:
     """``out = qdd`` by the articulated-body algorithm (models without mimic joints), the scratch allocated
-    here (the calls without a Data: see ``rnea.rnea_kernel``)."""
+    here (the calls without a Data: see ``rnea.rnea_kernel``; the others run ``forward_dynamics_kernel``)."""
     md = unpack(ki, kf)
     nb = md.nbodies
     W = world_bodies_in(nb, np.empty(60 * nb))
@@ -268,21 +260,13 @@ def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau
 
 
 @njit(cache=True)
-def aba_data_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                    fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
-    """``aba_kernel`` with the scratch in ``work`` (a Data's)."""
+def forward_dynamics_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                            fext: np.ndarray, use_cholesky: bool, work: np.ndarray, out: np.ndarray) -> None:
+    """``out = qdd`` by ``forward_dynamics_world`` (the articulated-body algorithm, or with ``use_cholesky``
+    through the mass matrix), the scratch in ``work`` (a Data's, or allocated)."""
     md = unpack(ki, kf)
     W = world_bodies(md, q, work)
-    forward_dynamics_world(md, W, q, v, tau, fext, False, work[60 * md.nbodies:], out)
-
-
-@njit(cache=True)
-def forward_dynamics_cholesky(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                              fext: np.ndarray, work: np.ndarray, out: np.ndarray) -> None:
-    """``out = qdd`` through the mass matrix (``forward_dynamics_world`` with ``use_cholesky``)."""
-    md = unpack(ki, kf)
-    W = world_bodies(md, q, work)
-    forward_dynamics_world(md, W, q, v, tau, fext, True, work[60 * md.nbodies:], out)
+    forward_dynamics_world(md, W, q, v, tau, fext, use_cholesky, work[60 * md.nbodies:], out)
 
 
 @njit(cache=True)
@@ -310,8 +294,7 @@ def aba_batch_kernel(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarra
 
 
 _ABA = Kernel(aba_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1)
-_ABA_DATA = Kernel(aba_data_kernel, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
-_FORWARD_DYNAMICS_CHOLESKY = Kernel(forward_dynamics_cholesky, KI, KF, IN1, IN1, IN1, IN2, OUT1, OUT1)
+_FORWARD_DYNAMICS = Kernel(forward_dynamics_kernel, KI, KF, IN1, IN1, IN1, IN2, BOOL, OUT1, OUT1)
 _ABA_BATCH = Kernel(aba_batch_kernel, KI, KF, IN2, IN2, IN2, INT, OUT2)
 _ABA_ROWS = Kernel(aba_rows, KI, KF, IN2, IN2, IN2, OUT2, INT, INT)
 
@@ -324,36 +307,23 @@ def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
     Models with mimic joints are solved through ``M`` (CRBA) and a Cholesky factorisation
     (Modern Robotics, §8.5), as the articulated-body recursion needs independent joint coordinates.
     """
+    q, v, tau = joint_state(model, q, v, tau, "tau")
     nv = model.nv
-    shape = model.v_shape
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
-        q = vector(q, model.nq, "q")
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
-        v = vector(v, nv, "v")
-    if type(tau) is not ndarray or tau.dtype is not F64 or tau.shape != shape:
-        tau = vector(tau, nv, "tau")
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    if model.mimic_joint_names:
-        out, work = (empty(nv), NO_WORK) if data is None else (data.of(model).ddq, data.work)
-        _FORWARD_DYNAMICS_CHOLESKY.call(ki, kf, q, v, tau, fext, work, out)
-    elif data is None:
+    use_cholesky = bool(model.mimic_joint_names)
+    if data is None and not use_cholesky:
         out = empty(nv)
         _ABA.call(ki, kf, q, v, tau, fext, out)
     else:
-        out = data.of(model).ddq
-        _ABA_DATA.call(ki, kf, q, v, tau, fext, data.work, out)
+        out, work = (empty(nv), NO_WORK) if data is None else (data.of(model).ddq, data.work)
+        _FORWARD_DYNAMICS.call(ki, kf, q, v, tau, fext, use_cholesky, work, out)
     return out
 
 
 def aba_batch(model: Model, Q: ArrayLike, V: ArrayLike, TAU: ArrayLike) -> np.ndarray:
     """(N, nv): ``aba(Q[k], V[k], TAU[k])`` for each row (no external wrenches), equal to the row-by-row
-    results.
-
-    Runs compiled, in contiguous chunks of rows on numba's threads (one chunk per thread;
-    ``numba.set_num_threads`` limits them, ``NUMBA_NUM_THREADS`` caps them at start-up); with one
-    thread (or one row) it runs serially without starting the thread pool.
-    """
+    results, computed on numba's threads as ``kinodyn.dynamics._inputs.run_batch`` describes."""
     if model.mimic_joint_names:
         raise ValueError(f"aba_batch needs a model without mimic joints; {model.name!r} has "
                          f"{list(model.mimic_joint_names)} (use aba row by row)")
