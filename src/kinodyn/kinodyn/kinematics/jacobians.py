@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
-from numpy import ndarray
 
-from kinodyn.inputs import F64
 from kinodyn.kernel import IN1, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_PRISMATIC, JOINT_REVOLUTE, unpack
-from kinodyn.kinematics.forward import frame_along_support, placement_scratch, walk_up
-from kinodyn.spatial.compiled import cross3, motion_cross
+from kinodyn.kinematics.forward import (
+    configuration_and_frame,
+    frame_along_support,
+    placement_scratch,
+    walk_up,
+)
+from kinodyn.spatial.compiled import cross3, mat3_vec, motion_cross
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -109,7 +112,6 @@ def frame_jacobian_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: 
         for c in range(nv):
             out[k, c] = 0.0
     C, d = walk_up(unpack(ki, kf), q, frame, True, out)
-    c00, c01, c02, c10, c11, c12, c20, c21, c22 = C
     d0, d1, d2 = d
     if reference == LOCAL:
         return
@@ -117,12 +119,8 @@ def frame_jacobian_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, frame: 
         v0, v1, v2, w0, w1, w2 = out[0, c], out[1, c], out[2, c], out[3, c], out[4, c], out[5, c]
         if v0 == 0.0 and v1 == 0.0 and v2 == 0.0 and w0 == 0.0 and w1 == 0.0 and w2 == 0.0:
             continue  # off the frame's support
-        a0 = c00 * w0 + c01 * w1 + c02 * w2
-        a1 = c10 * w0 + c11 * w1 + c12 * w2
-        a2 = c20 * w0 + c21 * w1 + c22 * w2
-        u0 = c00 * v0 + c01 * v1 + c02 * v2
-        u1 = c10 * v0 + c11 * v1 + c12 * v2
-        u2 = c20 * v0 + c21 * v1 + c22 * v2
+        a0, a1, a2 = mat3_vec(C, (w0, w1, w2))
+        u0, u1, u2 = mat3_vec(C, (v0, v1, v2))
         if reference == WORLD:
             u0, u1, u2 = u0 + d1 * a2 - d2 * a1, u1 + d2 * a0 - d0 * a2, u2 + d0 * a1 - d1 * a0
         out[0, c], out[1, c], out[2, c], out[3, c], out[4, c], out[5, c] = u0, u1, u2, a0, a1, a2
@@ -197,15 +195,9 @@ def frame_jacobian(model: Model, q: ArrayLike, frame: str | int, reference: str 
                    data: Data | None = None) -> np.ndarray:
     """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``.
 
-    With ``data`` the result is written into and returned as ``data.J``, overwritten by the next call. The
-    common inputs are tested inline, as in ``frame_placement``.
+    With ``data`` the result is written into and returned as ``data.J``, overwritten by the next call.
     """
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
-        q = model.check_q(q)
-    try:
-        fid = model.frame_ids[frame]
-    except (KeyError, TypeError):
-        fid = model.frame_id(frame)  # raises, naming close frames
+    q, fid = configuration_and_frame(model, q, frame)
     out = np.empty((6, model.nv)) if data is None else data.of(model).J
     ki, kf = model.kernel_data
     _FRAME_JACOBIAN.call(ki, kf, q, fid, _reference_id(reference), out)
