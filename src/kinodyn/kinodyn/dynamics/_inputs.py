@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy import ndarray
 
 from kinodyn.dynamics.parallel import chunk_count
-from kinodyn.inputs import F64, rows, vector
+from kinodyn.inputs import rows, vector
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -20,21 +19,6 @@ if TYPE_CHECKING:
 
 NO_EXTERNAL_WRENCHES = np.zeros((0, 6))
 NO_EXTERNAL_WRENCHES.flags.writeable = False
-
-
-def joint_state(model: Model, q: ArrayLike, v: ArrayLike, x: ArrayLike,
-                x_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(q, v, x)`` for the kernels, ``x`` (accelerations or efforts, ``x_name`` in errors) of nv entries:
-    float64 arrays of the model's shapes pass after inline tests (``rnea`` and ``aba`` are among the hottest
-    calls), anything else goes through ``kinodyn.inputs.vector``."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
-        q = vector(q, model.nq, "q")
-    shape = model.v_shape
-    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
-        v = vector(v, model.nv, "v")
-    if type(x) is not ndarray or x.dtype is not F64 or x.shape != shape:
-        x = vector(x, model.nv, x_name)
-    return q, v, x
 
 
 def external_wrenches(model: Model, f_ext: ArrayLike | Mapping[str, ArrayLike] | None) -> np.ndarray:

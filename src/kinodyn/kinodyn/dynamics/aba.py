@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
-from numpy import empty
+from numpy import empty, ndarray
 from numpy.lib.stride_tricks import as_strided
 
-from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, joint_state, run_batch
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
 from kinodyn.dynamics.bodies import (
     WorldBodies,
     allocate_world_bodies,
@@ -35,6 +35,7 @@ from kinodyn.dynamics.bodies import (
 from kinodyn.dynamics.crba import crba_world
 from kinodyn.dynamics.parallel import chunk_bounds
 from kinodyn.dynamics.rnea import rnea_local, rnea_scratch, rnea_work_size
+from kinodyn.inputs import F64, vector
 from kinodyn.kernel import BOOL, IN1, IN2, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_NONE, ModelArrays, unpack
 from kinodyn.linalg import NO_WORK, cholesky_solve, rows_view, work_block
@@ -307,17 +308,22 @@ def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike,
     Models with mimic joints are solved through ``M`` (CRBA) and a Cholesky factorisation
     (Modern Robotics, §8.5), as the articulated-body recursion needs independent joint coordinates.
     """
-    q, v, tau = joint_state(model, q, v, tau, "tau")
     nv = model.nv
+    shape = model.v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
+        q = vector(q, model.nq, "q")
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
+        v = vector(v, nv, "v")
+    if type(tau) is not ndarray or tau.dtype is not F64 or tau.shape != shape:
+        tau = vector(tau, nv, "tau")
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
-    use_cholesky = bool(model.mimic_joint_names)
-    if data is None and not use_cholesky:
+    if data is None and not model.mimic_joint_names:
         out = empty(nv)
         _ABA.call(ki, kf, q, v, tau, fext, out)
     else:
         out, work = (empty(nv), NO_WORK) if data is None else (data.of(model).ddq, data.work)
-        _FORWARD_DYNAMICS.call(ki, kf, q, v, tau, fext, use_cholesky, work, out)
+        _FORWARD_DYNAMICS.call(ki, kf, q, v, tau, fext, bool(model.mimic_joint_names), work, out)
     return out
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 from numpy import empty, ndarray
 
-from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, joint_state, run_batch
+from kinodyn.dynamics._inputs import NO_EXTERNAL_WRENCHES, external_wrenches, run_batch
 from kinodyn.dynamics.bodies import LocalBodies, local_bodies_in
 from kinodyn.dynamics.parallel import chunk_bounds
 from kinodyn.inputs import F64, vector
@@ -260,8 +260,14 @@ def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike,
     ``kinodyn.dynamics._inputs.external_wrenches``). Floating base: the first six entries are the
     base wrench (base frame) that the motion needs. With ``data``: into and as ``data.tau``.
     """
-    q, v, a = joint_state(model, q, v, a, "a")
     nv = model.nv
+    shape = model.v_shape
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
+        q = vector(q, model.nq, "q")
+    if type(v) is not ndarray or v.dtype is not F64 or v.shape != shape:
+        v = vector(v, nv, "v")
+    if type(a) is not ndarray or a.dtype is not F64 or a.shape != shape:
+        a = vector(a, nv, "a")
     ki, kf = model.kernel_data
     fext = NO_EXTERNAL_WRENCHES if f_ext is None else external_wrenches(model, f_ext)
     if data is None:

@@ -312,25 +312,19 @@ _FRAME_PLACEMENTS = Kernel(frame_placements_kernel, KI, KF, IN1, OUT1, OUT3)
 _FRAME_PLACEMENT_BATCH = Kernel(frame_placement_batch_kernel, KI, KF, IN2, INT, OUT3)
 
 
-def configuration_and_frame(model: Model, q: ArrayLike, frame: str | int) -> tuple[np.ndarray, int]:
-    """``(q, frame id)`` for the kernels: a float64 array of shape (nq,) and a known frame name or id pass
-    after inline tests and one look-up (``frame_placement`` and ``frame_jacobian`` are the hottest calls),
-    anything else goes through ``Model.check_q`` and ``Model.frame_id``, which name what is wrong."""
-    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
-        q = model.check_q(q)
-    try:
-        return q, model.frame_ids[frame]
-    except (KeyError, TypeError):
-        return q, model.frame_id(frame)  # raises, naming close frames
-
-
 def frame_placement(model: Model, q: ArrayLike, frame: str | int, data: Data | None = None) -> np.ndarray:
     """4x4 homogeneous transform world <- frame at configuration ``q``.
 
     With ``data`` (``model.create_data()``) the result is written into and returned as ``data.oMf[frame]``,
-    overwritten by the next call for that frame.
+    overwritten by the next call for that frame. The common inputs (a float64 array, a known frame) are
+    tested inline: this is the hottest call.
     """
-    q, fid = configuration_and_frame(model, q, frame)
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
+        q = model.check_q(q)
+    try:
+        fid = model.frame_ids[frame]
+    except (KeyError, TypeError):
+        fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((4, 4)) if data is None else data.of(model).oMf_rows[fid]
     ki, kf = model.kernel_data
     _FRAME_PLACEMENT.call(ki, kf, q, fid, out)

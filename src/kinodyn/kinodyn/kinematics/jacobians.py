@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+from numpy import ndarray
 
+from kinodyn.inputs import F64
 from kinodyn.kernel import IN1, INT, KF, KI, OUT1, OUT2, Kernel
 from kinodyn.kernel_data import JOINT_FREEFLYER, JOINT_PRISMATIC, JOINT_REVOLUTE, unpack
-from kinodyn.kinematics.forward import (
-    configuration_and_frame,
-    frame_along_support,
-    placement_scratch,
-    walk_up,
-)
+from kinodyn.kinematics.forward import frame_along_support, placement_scratch, walk_up
 from kinodyn.spatial.compiled import cross3, mat3_vec, motion_cross
 
 if TYPE_CHECKING:
@@ -195,9 +192,15 @@ def frame_jacobian(model: Model, q: ArrayLike, frame: str | int, reference: str 
                    data: Data | None = None) -> np.ndarray:
     """6 x nv geometric Jacobian of ``frame`` in ``reference``: ``twist = J v``.
 
-    With ``data`` the result is written into and returned as ``data.J``, overwritten by the next call.
+    With ``data`` the result is written into and returned as ``data.J``, overwritten by the next call. The
+    common inputs are tested inline, as in ``frame_placement``.
     """
-    q, fid = configuration_and_frame(model, q, frame)
+    if type(q) is not ndarray or q.dtype is not F64 or q.shape != model.q_shape:
+        q = model.check_q(q)
+    try:
+        fid = model.frame_ids[frame]
+    except (KeyError, TypeError):
+        fid = model.frame_id(frame)  # raises, naming close frames
     out = np.empty((6, model.nv)) if data is None else data.of(model).J
     ki, kf = model.kernel_data
     _FRAME_JACOBIAN.call(ki, kf, q, fid, _reference_id(reference), out)
