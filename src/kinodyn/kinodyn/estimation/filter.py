@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from kinodyn.estimation.consistency import gate as chi_square_gate
+from kinodyn.estimation.layout import NAV
 from kinodyn.estimation.noise import NoiseParameters
 from kinodyn.kernel import Kernel
 from kinodyn.spatial.rotations import as_rotation_matrix, as_vector
@@ -35,12 +36,6 @@ NOT_POSITIVE_DEFINITE = (
     "semi-definite, or encoder_noise and foot_random_walk both 0); not applied"
 )
 """Why ``update_contacts`` refused an update (ValueError, state untouched)."""
-
-NAV = 15
-"""Size of the navigation error ``[p, v, theta, b_a, b_g]`` every filter's covariance starts with; foot k
-occupies ``NAV + 3k .. NAV + 3k + 3`` (registry module doc)."""
-P_, V_, TH_, BA_, BG_ = 0, 3, 6, 9, 12
-"""First index of each navigation block."""
 
 
 def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> FloatArray:

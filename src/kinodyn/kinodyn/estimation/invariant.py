@@ -30,12 +30,6 @@ from numba import njit
 
 from kinodyn.estimation.consistency import nees
 from kinodyn.estimation.filter import (
-    BA_,
-    BG_,
-    NAV,
-    P_,
-    TH_,
-    V_,
     FilterArrays,
     FootMeasurement,
     GateParameters,
@@ -43,6 +37,7 @@ from kinodyn.estimation.filter import (
     symmetric_part_into,
 )
 from kinodyn.estimation.kalman import sparse_product, stance_update
+from kinodyn.estimation.layout import BA_, BG_, NAV, P_, TH_, V_
 from kinodyn.estimation.registry import FilterKernels, register_filter
 from kinodyn.spatial.compiled import skew as skew_into
 from kinodyn.spatial.compiled import so3_exp as so3_exp_into

@@ -3,7 +3,7 @@
 and the gated stance update up to the correction.
 
 The stance relation of a foot in contact, ``0 = d - p - C r``, linearised in either filter's error
-(``filter.NAV`` layout), has the Jacobian ``H = [-I at p, A at theta, I at d_k]``: the error-state EKF's
+(``layout`` module), has the Jacobian ``H = [-I at p, A at theta, I at d_k]``: the error-state EKF's
 ``A = C [r]x`` (Robot Dynamics Essential, §5.3), the right-invariant EKF's ``A = 0`` (Hartley et al. 2020,
 §5.3). Given A per foot, the update is one computation (Robot Dynamics Essential, §5.1 and (113)): innovation
 ``nu = p + C r - d``, noise ``N = C Sigma C^T``, a per-foot chi-square gate on its 3-dof NIS, the used feet
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kinodyn.estimation.filter import NAV, P_, TH_
+from kinodyn.estimation.layout import NAV, P_, TH_
 
 
 @njit(cache=True, inline="always")

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from kinodyn.estimation import registry
-from kinodyn.estimation.filter import NAV
+from kinodyn.estimation.layout import NAV
 from kinodyn.estimation.legs import base_output, feet_in_imu, roll_back
 
 if TYPE_CHECKING:
