@@ -172,9 +172,11 @@ def checked_pose(translation: ArrayLike, xyzw: ArrayLike, what: str) -> np.ndarr
     was never normalized far above it); within it, the quaternion is normalized.
     """
     pose = np.concatenate((np.asarray(translation, np.float64), np.asarray(xyzw, np.float64)))
-    if pose.shape == (POSE_SIZE,) and np.isfinite(pose).all() and (np.abs(pose[:3]) <= MAX_TRANSLATION).all():
-        # the usual pose, at a control loop's rate: the checks and the normalization below without their
-        # calls (np.linalg.norm of a vector is sqrt(q . q): the same number)
+    values = pose.tolist()
+    if (pose.shape == (POSE_SIZE,) and all(map(math.isfinite, values))
+            and max(map(abs, values[:3])) <= MAX_TRANSLATION):
+        # the usual pose, at a control loop's rate: the checks (on Python floats) and the normalization below
+        # without their calls (np.linalg.norm of a vector is sqrt(q . q): the same number)
         quaternion = pose[3:]
         norm = math.sqrt(quaternion.dot(quaternion))
         if abs(norm - 1.0) <= UNIT_NORM_TOLERANCE:

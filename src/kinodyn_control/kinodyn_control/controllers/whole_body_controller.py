@@ -24,6 +24,7 @@ the node's rules (``feet`` and ``posture`` start-up only).
 
 from __future__ import annotations
 
+import math
 import time as _time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -158,7 +159,7 @@ class WholeBodyController(NodeChainableController):
         at = seconds_to_ns(time)
         base = values[3 * n:]
         with self.ros.lock:
-            if np.isfinite(base).all():
+            if math.isfinite(base.dot(base)) or np.isfinite(base).all():  # (a finite sum of squares: finite)
                 self._base_state(base, at)
             answers = self.core.on_joint_state_arrays(at, q, qdot, _time.monotonic_ns())
         for answer in answers:  # one: the base-state wait is 0

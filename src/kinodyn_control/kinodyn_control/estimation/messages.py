@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -33,17 +33,16 @@ if TYPE_CHECKING:
     from kinodyn_interfaces.msg import ContactStates
 
 
-@dataclass(frozen=True)
-class ImuSample:
-    """The readings of one sensor_msgs/Imu (IMU frame); non-finite values are left to the estimator's gate."""
+class ImuSample(NamedTuple):
+    """The readings of one sensor_msgs/Imu (IMU frame); non-finite values are left to the estimator's gate.
+    (Named tuples: a control loop builds one of each per cycle.)"""
 
     frame_id: str
     angular_velocity: np.ndarray
     linear_acceleration: np.ndarray
 
 
-@dataclass(frozen=True)
-class JointSample:
+class JointSample(NamedTuple):
     """One sensor_msgs/JointState in the model's joint order, NaN for a joint the message does not carry."""
 
     positions: np.ndarray

@@ -302,9 +302,7 @@ class EstimatorPipeline:
     @property
     def streams(self) -> tuple[str, ...]:
         """The merged streams: the contacts stream only when contacts come from messages."""
-        if self._params.contact_source == "detection":
-            return ("imu", "joint_states")
-        return ("imu", "contacts", "joint_states")
+        return self._streams
 
     def _configure(self, params: EstimatorParameters) -> None:
         if params.imu_frame and params.imu_frame not in self._model.frame_names:
@@ -313,6 +311,8 @@ class EstimatorPipeline:
         if unknown:
             raise ValueError(self._unknown_link("parameter feet", unknown[0]))
         self._params = params
+        detection = params.contact_source == "detection"
+        self._streams = ("imu", "joint_states") if detection else ("imu", "contacts", "joint_states")
         self._bounds = StampBounds(params.max_stamp_lead, params.max_stamp_lag)
         self._imu_gaps = ImuGaps(params.imu_rate)
         self._kinds = np.array([KINDS[stream] for stream in self.streams], np.int8)
@@ -454,8 +454,9 @@ class EstimatorPipeline:
         self._imu_gaps.add_stamp(stamp_ns)
         self._now_ns = stamp_ns
         result = estimator.process(batch)
-        self._warn_problems(result, range(len(streams)))
-        self._outputs_of(result, np.full(len(streams), stamp_ns, np.int64))
+        if result.problems:
+            self._warn_problems(result, range(len(streams)))
+        self._outputs_of(result, [stamp_ns] * len(streams))
         return True
 
     def _cycle_batch(self, estimator: LeggedEstimator) -> EventBatch:
@@ -704,7 +705,7 @@ class EstimatorPipeline:
             slots = self._slots[names] = estimator.contact_slots(names)
         return slots
 
-    def _outputs_of(self, result: BatchResult, stamps_ns: np.ndarray) -> None:
+    def _outputs_of(self, result: BatchResult, stamps_ns: np.ndarray | Sequence[int]) -> None:
         """The estimates and NIS of a batch, in order; offline, when every estimate is finite, all at once."""
         estimates = np.flatnonzero(result.status == ESTIMATED) if self._offline else None
         if estimates is not None and np.isfinite(result.estimates[estimates]).all():
@@ -714,8 +715,8 @@ class EstimatorPipeline:
                 self._nis.extend((result.nis[updates] / result.dof[updates]).tolist())
             if len(estimates):
                 self.counts.odometry += len(estimates)
-                rows = EstimateRows(stamps_ns[estimates], self._params.odom_frame, self.base_frame,
-                                    result.estimates[estimates])
+                rows = EstimateRows(np.asarray(stamps_ns)[estimates], self._params.odom_frame,
+                                    self.base_frame, result.estimates[estimates])
                 self._outputs.append(Output("odometry", rows))
             return
         dof = result.dof.tolist()

@@ -12,15 +12,13 @@ wait.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 JointsT = TypeVar("JointsT")
 BaseT = TypeVar("BaseT")
 
 
-@dataclass(frozen=True)
-class Paired(Generic[JointsT, BaseT]):
+class Paired(NamedTuple, Generic[JointsT, BaseT]):
     """A joint state (``joints``, stamped ``stamp_ns``) with the newest base state when it was answered
     (``base`` None if none came yet, ``base_stamp_ns`` its stamp); ``waited_out``: the wait expired."""
 

@@ -10,8 +10,9 @@ the actuators would do anyway; the count of clipped joints is reported).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -21,9 +22,8 @@ if TYPE_CHECKING:
 FIELDS = ("position", "velocity", "effort", "kp", "kd")
 
 
-@dataclass(frozen=True)
-class JointCommand:
-    """Per-joint arrays in the model's joint order."""
+class JointCommand(NamedTuple):
+    """Per-joint arrays in the model's joint order (a named tuple: a tick builds several)."""
 
     position: np.ndarray
     velocity: np.ndarray
@@ -32,7 +32,8 @@ class JointCommand:
     kd: np.ndarray
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        return tuple(getattr(self, f) for f in FIELDS)
+        """The fields in the order of FIELDS."""
+        return tuple(self)
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,15 @@ class CommandLimits:
             if a.shape != (n,):
                 return Finalized(self.damping(q, damping_kd), f"{name} has shape {a.shape}, not ({n},)", 0)
         stacked = np.array(arrays)  # (5, n): one check and one clip of all five fields
-        if not np.isfinite(stacked).all():  # the loop names the first bad one
+        flat = stacked.ravel()
+        # a finite sum of squares: every number finite; else the loop names the first bad one
+        if not (math.isfinite(flat.dot(flat)) or np.isfinite(flat).all()):
             for name, a in zip(FIELDS, arrays, strict=True):
                 if not np.isfinite(a).all():
                     bad = [j for j, ok in zip(self.names, np.isfinite(a), strict=True) if not ok]
                     return Finalized(self.damping(q, damping_kd), f"non-finite {name} for {', '.join(bad)}",
                                      0)
-        if (stacked[3:] < 0.0).any():
+        if np.count_nonzero(stacked[3:] < 0.0):
             return Finalized(self.damping(q, damping_kd), "a negative kp or kd", 0)
         # np.minimum(np.maximum(.)) is np.clip's definition, without its dispatch (a tick's cost); the gains'
         # bounds are infinite, so they come out as they went in (-0.0 included)
@@ -97,8 +100,7 @@ class CommandLimits:
         return Finalized(JointCommand(*clipped), "", int(np.count_nonzero(clipped[2] != stacked[2])))
 
 
-@dataclass(frozen=True)
-class TickResult:
+class TickResult(NamedTuple):
     """One tick of a mode controller. ``command`` None: the controller failed (``status`` and ``message`` say
     how) and the node sends damping. ``task_errors``: an error vector per task (the diagnostics report its
     norm: only those ticks compute it); ``stance``: the planned contact per

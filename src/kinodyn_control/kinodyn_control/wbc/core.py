@@ -33,6 +33,7 @@ weight; a foot in swing deletes its arrow) and the planner's state in the diagno
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 from dataclasses import dataclass
 from functools import cached_property
@@ -188,7 +189,7 @@ def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist
         raise InputError("shape", f"base state pose has {q7.size} numbers and twist {v6.size}: 7 and 6 "
                          "needed")
     q7 = checked_pose(q7[:3], q7[3:], "base state pose")
-    if not np.isfinite(v6).all():
+    if not (math.isfinite(v6.dot(v6)) or np.isfinite(v6).all()):  # a finite sum of squares: all finite
         raise InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
                          f"{v6[3:]}")
     return q7, v6
@@ -213,6 +214,7 @@ class WbcCore:
         index = {n: i for i, n in enumerate(bounds.names)}
         order = [index[n] for n in self.names]  # the accepted ranges in the model's joint order
         self._q_lower, self._q_upper = bounds.lower[order], bounds.upper[order]
+        self._q_bounds = (self._q_lower.tolist(), self._q_upper.tolist())
         self.problems, self.info = problems, info
         self.sync: BaseStateSync[tuple[Joints, int], tuple[np.ndarray, np.ndarray]] = BaseStateSync(
             round(base_state_wait * NS))
@@ -412,12 +414,18 @@ class WbcCore:
             # the usual message (control_node's: the model's joints in its order): no reordering; the same
             # checks (finite, within the bounds), a non-finite one left to the full path below to name it
             q, v = np.array(msg.position, dtype=np.float64), np.array(msg.velocity, dtype=np.float64)
-            if np.isfinite(q).all() and np.isfinite(v).all():
-                if ((q < self._q_lower) | (q > self._q_upper)).any():
-                    self.bounds.check_q(q)  # raises, naming the joints outside their range
+            if self._usual(q, v):
                 return q, v
         q = self.bounds.check_q(joint_state_positions(msg, self.names).values)
         return q, joint_state_vector(msg, msg.velocity, self.names, "velocity")
+
+    def _usual(self, q: np.ndarray, v: np.ndarray) -> bool:
+        """Whether ``(q, v)`` is the usual joint state: every number finite (a finite sum of squares) and
+        every position within its range, on Python floats (else the caller's checks name the problem)."""
+        lower, upper = self._q_bounds
+        values = q.tolist()
+        return (math.isfinite(q.dot(q)) and math.isfinite(v.dot(v)) and all(map(operator.le, lower, values))
+                and all(map(operator.le, values, upper)))
 
     def _joint_arrays(self, positions: np.ndarray, velocities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(q, v)`` of positions and velocities in the model's order; JointStateError naming the joints
@@ -427,6 +435,8 @@ class WbcCore:
         if q.shape != (n,) or v.shape != (n,):
             raise JointStateError("length_mismatch", f"{q.size} positions and {v.size} velocities for {n} "
                                   "joints; one each per joint")
+        if self._usual(q, v):
+            return q, v
         for values, what in ((q, "position"), (v, "velocity")):
             if not np.isfinite(values).all():
                 bad = [name for name, x in zip(self.names, values.tolist(), strict=True)

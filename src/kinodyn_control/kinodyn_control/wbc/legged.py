@@ -121,6 +121,12 @@ class LeggedController:
                     if settings.planner == "mpc" else None)
         self._control_start: float | None = None  # t of the first tick since the last hold
         self.hold_gains = self._hold_gains(settings, params)
+        self._joint_gains = self._solved_gains(settings)
+
+    def _solved_gains(self, settings: LeggedSettings) -> tuple[np.ndarray, np.ndarray]:
+        """The PD gains of a solved tick per joint (``joint_kp``, ``joint_kd``), made once per setting."""
+        n = self.model.nv - 6
+        return np.full(n, settings.joint_kp), np.full(n, settings.joint_kd)
 
     def _hold_gains(self, settings: LeggedSettings,
                     params: LocomotionParameters) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +163,7 @@ class LeggedController:
         self.params = params
         self.settings = settings
         self.hold_gains = self._hold_gains(settings, params)
+        self._joint_gains = self._solved_gains(settings)
 
     def set_pose_offset(self, offset: tuple[float, ...]) -> None:
         """Standing base pose offsets (x, y, height, roll, pitch, yaw); ValueError beyond the limits."""
@@ -188,9 +195,9 @@ class LeggedController:
         if not out.ok or out.tau is None or out.q_des is None or out.v_des is None:
             return TickResult(None, out.status, out.message, errors, out.stance, out.solve_time, out.mode,
                               out.footholds)
-        n = out.tau.size
         s = self.settings
-        command = JointCommand(out.q_des, out.v_des, out.tau, np.full(n, s.joint_kp), np.full(n, s.joint_kd))
+        kp, kd = self._joint_gains
+        command = JointCommand(out.q_des, out.v_des, out.tau, kp.copy(), kd.copy())
         if self._control_start is None:
             self._control_start = t
         elapsed = t - self._control_start + self.params.pd_horizon
