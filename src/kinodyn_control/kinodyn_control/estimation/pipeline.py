@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from kinodyn.estimation.estimator import LeggedEstimator
@@ -225,17 +225,15 @@ class EstimatorParameters:
         return cls(noise=noise, filter_options=options, **kwargs)
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One message to publish: ``kind`` is ``odometry`` (offline: EstimateRows), ``tf`` or
-    ``diagnostics``."""
+    ``diagnostics``. (Named tuples: a live pipeline builds one per estimate.)"""
 
     kind: str
     message: Any
 
 
-@dataclass(frozen=True)
-class EstimateRows:
+class EstimateRows(NamedTuple):
     """Odometry outputs of an offline pipeline: their stamps (ns), frames and estimate rows (the numbers
     ``odometry_message`` publishes, kinodyn.estimation.events.ESTIMATE_SIZE; bags.cdr.odometry_rows_cdr)."""
 
