@@ -171,7 +171,18 @@ def checked_pose(translation: ArrayLike, xyzw: ArrayLike, what: str) -> np.ndarr
     ``UNIT_NORM_TOLERANCE`` (1e-6: float32 rounding of a unit quaternion is far below it, a quaternion that
     was never normalized far above it); within it, the quaternion is normalized.
     """
-    pose = np.concatenate((np.asarray(translation, np.float64), np.asarray(xyzw, np.float64)))
+    return _checked_pose(np.concatenate((np.asarray(translation, np.float64), np.asarray(xyzw, np.float64))),
+                         what)
+
+
+def checked_pose_array(pose: ArrayLike, what: str) -> np.ndarray:
+    """``checked_pose`` of the seven numbers ``[x, y, z, qx, qy, qz, qw]`` given as one array (a base
+    state's pose), as a new array."""
+    return _checked_pose(np.array(pose, dtype=np.float64), what)
+
+
+def _checked_pose(pose: np.ndarray, what: str) -> np.ndarray:
+    """``checked_pose`` of ``pose``, a new float64 array of this call's, normalized in place."""
     values = pose.tolist()
     if (pose.shape == (POSE_SIZE,) and all(map(math.isfinite, values))
             and max(map(abs, values[:3])) <= MAX_TRANSLATION):

@@ -1,4 +1,5 @@
-"""conversions.checked_pose: the one check of a received pose, with kinodyn.spatial's unit-norm tolerance."""
+"""conversions.checked_pose (and checked_pose_array, its seven numbers as one array): the one check of a
+received pose, with kinodyn.spatial's unit-norm tolerance."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Point, Pose, Quaternion
 from kinodyn.spatial.rotations import UNIT_NORM_TOLERANCE, as_unit_quaternion, quat_normalize
-from kinodyn_common.conversions import MAX_TRANSLATION, InputError, checked_pose, pose_to_matrix
+from kinodyn_common.conversions import (
+    MAX_TRANSLATION,
+    InputError,
+    checked_pose,
+    checked_pose_array,
+    pose_to_matrix,
+)
 from scipy.spatial.transform import Rotation
 
 
@@ -35,6 +42,10 @@ def test_a_pose_that_is_not_one_is_an_input_error_naming_its_cause(
         translation: list[float], xyzw: list[float], kind: str, text: str) -> None:
     with pytest.raises(InputError, match=rf"^test pose .*{text}") as caught:
         checked_pose(translation, xyzw, "test pose")
+    assert caught.value.key == (kind, ())
+    row = np.array([*translation, *xyzw], float)
+    with pytest.raises(InputError, match=rf"^test pose .*{text}") as caught:
+        checked_pose_array(row, "test pose")
     assert caught.value.key == (kind, ())
 
 
@@ -64,3 +75,6 @@ def test_an_accepted_pose_is_kinodyn_spatials_normalization_bit_for_bit() -> Non
         expected = quat_normalize(as_unit_quaternion(xyzw))
         assert pose[:3].tobytes() == translation.tobytes()
         assert pose[3:].tobytes() == expected.tobytes()
+        row = np.r_[translation, xyzw]  # the seven numbers as one array: the same pose, the row untouched
+        assert checked_pose_array(row, "test pose").tobytes() == pose.tobytes()
+        assert row[3:].tobytes() == xyzw.tobytes()

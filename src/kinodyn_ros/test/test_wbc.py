@@ -102,6 +102,19 @@ def test_damping_position_is_within_the_limits_even_without_a_usable_state(arm: 
     assert np.all(np.isfinite(limits.damping(None, 1.0).position))
 
 
+@pytest.mark.parametrize(("kp", "problem"), [
+    (np.ones(3), "kp has shape (3,), not (7,)"),  # one field shorter: no (5, 7) array
+    (np.ones((7, 1)), "kp has shape (7, 1), not (7,)"),
+    (np.array(["a"] * 7), "the fields are not numbers"),
+])
+def test_a_command_of_the_wrong_shape_becomes_damping(arm: kd.Model, kp: np.ndarray, problem: str) -> None:
+    z = np.zeros(7)
+    final = CommandLimits(arm).finalize(JointCommand(z, z, z, kp, z), READY, 1.0)
+    assert final.problem == problem
+    assert np.all(final.command.kp == 0.0)
+    assert np.all(final.command.kd == 1.0)
+
+
 def test_negative_gains_are_refused(arm: kd.Model) -> None:
     z = np.zeros(7)
     final = CommandLimits(arm).finalize(JointCommand(z, z, z, -np.ones(7), z), READY, 1.0)

@@ -80,10 +80,16 @@ class CommandLimits:
         (the docstring of the module)."""
         arrays = command.arrays()
         n = len(self.names)
-        for name, a in zip(FIELDS, arrays, strict=True):
-            if a.shape != (n,):
-                return Finalized(self.damping(q, damping_kd), f"{name} has shape {a.shape}, not ({n},)", 0)
-        stacked = np.array(arrays)  # (5, n): one check and one clip of all five fields
+        try:
+            stacked = np.array(arrays, dtype=np.float64)  # (5, n): one check and one clip of all five fields
+        except (TypeError, ValueError):  # fields of different shapes, or not numbers
+            stacked = None
+        if stacked is None or stacked.shape != (len(FIELDS), n):
+            wrong = [(name, np.shape(a)) for name, a in zip(FIELDS, arrays, strict=True)
+                     if np.shape(a) != (n,)]
+            problem = f"{wrong[0][0]} has shape {wrong[0][1]}, not ({n},)" if wrong else \
+                "the fields are not numbers"
+            return Finalized(self.damping(q, damping_kd), problem, 0)
         flat = stacked.ravel()
         # a finite sum of squares: every number finite; else the loop names the first bad one
         if not (math.isfinite(flat.dot(flat)) or np.isfinite(flat).all()):

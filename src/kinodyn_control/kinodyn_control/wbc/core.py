@@ -49,7 +49,7 @@ from kinodyn.spatial.rotations import (
 from kinodyn_common.conversions import (
     InputError,
     JointStateError,
-    checked_pose,
+    checked_pose_array,
     joint_state_positions,
     joint_state_vector,
     pose_to_matrix,
@@ -183,12 +183,11 @@ def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist
     if child_frame not in ("", root):
         raise InputError("child_frame_id", f"base state child_frame_id {child_frame!r} is not the URDF root "
                          f"link {root!r}; the base pose and twist must be those of the root link")
-    q7 = np.array(pose, dtype=np.float64)
     v6 = np.array(twist, dtype=np.float64)
-    if q7.shape != (7,) or v6.shape != (6,):
-        raise InputError("shape", f"base state pose has {q7.size} numbers and twist {v6.size}: 7 and 6 "
+    if np.shape(pose) != (7,) or v6.shape != (6,):
+        raise InputError("shape", f"base state pose has {np.size(pose)} numbers and twist {v6.size}: 7 and 6 "
                          "needed")
-    q7 = checked_pose(q7[:3], q7[3:], "base state pose")
+    q7 = checked_pose_array(pose, "base state pose")
     if not (math.isfinite(v6.dot(v6)) or np.isfinite(v6).all()):  # a finite sum of squares: all finite
         raise InputError("non_finite_twist", f"base state twist is not finite: linear {v6[:3]}, angular "
                          f"{v6[3:]}")
