@@ -369,7 +369,7 @@ def test_real_device_skeleton_read_write_contract(harness: type[testing.Harness]
 def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[testing.Harness]) -> None:
     """saturate_effort against the rule of limits.py written out per joint in Python: clamp to ±effort, then 0
     where the clamped effort pushes further past a position limit or past ±velocity; NaN passes (the command
-    check refuses it)."""
+    check refuses it); bit for bit (a zero's sign too)."""
     h = testing.two_joint_arm()
     h.start("pd", testing.JOINT_PD, {"joints": list(testing.ARM_JOINTS)})
     limits = h.manager.controllers["pd"].controller.limits
@@ -385,4 +385,6 @@ def test_effort_saturation_matches_the_rule_entry_by_entry(harness: type[testing
             pushes_up = tau > 0 and (q[k] >= upper or qdot[k] >= vmax)
             if pushes_up or (tau < 0 and (q[k] <= lower or qdot[k] <= -vmax)):
                 tau = 0.0
-            assert (math.isnan(tau) and math.isnan(got[k])) or got[k] == tau, (effort, q, qdot, got)
+            # the same number, the sign of a zero included
+            assert (math.isnan(tau) and math.isnan(got[k])) or \
+                np.float64(got[k]).tobytes() == np.float64(tau).tobytes(), (effort, q, qdot, got)
