@@ -16,24 +16,27 @@ tracks both. Plugged into the controller's ``planner`` hook, on every tick, in `
    of the forces over each MPC step, as its model): each foot's ``ContactForceTask`` (one per foot, added
    to the QP's first level) gets the planned force and the weight ``force_weight / m^2`` while the plan has
    the foot in stance and the QP holds its contact (a newton of force error counts as the CoM acceleration
-   error it makes, times ``force_weight``: the same on any robot; 1 would weigh it as the CoM
-   task's own error), else weight 0; the CoM task gets the planned CoM position,
-   velocity and acceleration (``sum f / m + g``, exact over a step), the base task the planned orientation
-   with its rates. The base height keeps the controller's reference, anchored to the ground under the feet
-   (the plan's starts from the measured height and returns to the reference over the horizon: following
-   it, the body sank further under a push);
+   error it makes, times ``force_weight``: the same on any robot; 1 would weigh it as the CoM task's own
+   error; the gait in force's, ``GAIT_WEIGHTS``, unless set), else weight 0; the CoM task gets the planned
+   CoM position, velocity and acceleration (``sum f / m + g``, exact over a step), the base task the
+   planned orientation with its rates. The base height keeps the controller's reference, anchored to the
+   ground under the feet (the plan's starts from the measured height and returns to the reference over the
+   horizon: following it, the body sank further under a push);
 3. without one (no plan yet, a failed solve, a plan too old, or a mode other than ``stand`` and the gaits),
    the force tasks' weights are 0 and the controller's references stand: its behaviour without the MPC.
    ``status`` (``planner.PlannerStatus``) says which.
 
 The MPC's SRB is the whole robot locked in its nominal stance (``SingleRigidBody.from_model``); its contact
-points are the foot frames, the QP's.
+points are the foot frames, the QP's. Each solve weighs the roll, pitch and yaw with the weights of the gait
+in force when it starts (``stand`` while standing or stopping; ``GAIT_WEIGHTS``, unless
+``orientation_weight`` is set; ``CentroidalMpc.set_weights``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -63,33 +66,87 @@ if TYPE_CHECKING:
     from kinodyn.control.locomotion.gait import GaitState
 
 PLANNED_MODES = ("stand", *GAITS)
+_AXES = 3  # roll, pitch, yaw
+
+
+@dataclass(frozen=True)
+class GaitWeights:
+    """A mode's MPC ``orientation_weight`` (roll, pitch, yaw, per rad^2: ``MpcParameters``) and the force
+    tasks' ``force_weight`` (in units of ``1 / m^2``: module doc)."""
+
+    orientation_weight: tuple[float, float, float]
+    force_weight: float
+
+
+# The body held level: the roll and pitch weighted heavily (at speed, the trot's pitching and rolling
+# otherwise grows until a stance leg's joints pass their velocity limits and the QP has no answer), and the
+# plan's forces weighed below the CoM task's error: the QP's own CoM and base feedback keeps the last word
+# over forces planned on a model that sees neither the swing legs nor the stance legs' compliance.
+_LEVEL = GaitWeights((60.0, 60.0, 10.0), 0.1)
+
+GAIT_WEIGHTS = MappingProxyType({
+    "stand": _LEVEL,
+    "walk": _LEVEL,
+    "trot": _LEVEL,  # the diagonal supports cross under the CoM: the body need not roll nor pitch
+    # A pace's supports (the left pair, the right pair) stand beside the CoM, a bound's (the front pair, the
+    # hind pair) before and behind it: the body rolls (pace) or pitches (bound) over each support as part of
+    # the gait, so that angle's weight is low (the plan lets the body tip over the pair it stands on and be
+    # caught by the next, rather than spend the forces holding it level against the gait; the convex MPC's
+    # dynamics, linearised about the reference yaw, take the roll and pitch as small: Robot Dynamics
+    # Essential §4.4 after Di Carlo et al., IROS 2018), and the plan's forces are followed closely (a force
+    # error weighs as the CoM error it makes): they carry the CoM from one support line to the next, which
+    # the QP's own CoM feedback, holding the CoM over the centre of the feet, would not do.
+    "pace": GaitWeights((10.0, 60.0, 10.0), 1.0),
+    "bound": GaitWeights((60.0, 2.0, 10.0), 1.0),
+})
+"""The MPC weights of ``stand`` and each gait: ``MpcLocomotionParameters.orientation_weight`` and
+``force_weight`` left unset take the weights of the gait in force."""
 
 
 def _locomotion_mpc() -> MpcParameters:
     """The MPC's defaults with the CoM's horizontal position and velocity weighted more: over the whole-body
-    QP (its own feedback on the CoM, swing legs the SRB does not see) they track the command closer; and the
-    roll and pitch weighted more: at speed, the trot's pitching and rolling otherwise grows until a stance
-    leg's joints pass their velocity limits and the QP has no answer."""
-    return MpcParameters(orientation_weight=(60.0, 60.0, 10.0), position_weight=(40.0, 40.0, 100.0),
-                         linear_velocity_weight=(40.0, 40.0, 2.0))
+    QP (its own feedback on the CoM, swing legs the SRB does not see) they track the command closer. (Its
+    orientation weight is the gait's: ``GAIT_WEIGHTS``.)"""
+    return MpcParameters(position_weight=(40.0, 40.0, 100.0), linear_velocity_weight=(40.0, 40.0, 2.0))
 
 
 @dataclass(frozen=True)
 class MpcLocomotionParameters:
-    """``mpc``: the MPC's settings; ``planner``: its rate and the largest age of a plan applied;
-    ``force_weight``: the force tasks' weight in units of ``1 / m^2`` (module doc), finite and > 0."""
+    """``mpc``: the MPC's settings but its ``orientation_weight`` (not read: the one below replaces it);
+    ``planner``: its rate and the largest age of a plan applied; ``orientation_weight``: the MPC's roll,
+    pitch and yaw weights in every mode (``None``: the gait in force's, ``GAIT_WEIGHTS``); ``force_weight``:
+    the force tasks' weight in units of ``1 / m^2`` (module doc) in every mode, finite and > 0 (0: the gait
+    in force's, ``GAIT_WEIGHTS``)."""
 
     mpc: MpcParameters = field(default_factory=_locomotion_mpc)
     planner: PlannerParameters = field(default_factory=PlannerParameters)
-    force_weight: float = 0.1
+    force_weight: float = 0.0
+    orientation_weight: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.mpc, MpcParameters) or not isinstance(self.planner, PlannerParameters):
             raise TypeError("MpcLocomotionParameters takes an MpcParameters (mpc) and a PlannerParameters "
                             "(planner)")
         w = self.force_weight
-        if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w > 0.0):
-            raise ValueError(f"MPC locomotion parameter force_weight must be a finite number > 0, got {w!r}")
+        if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0.0):
+            raise ValueError(f"MPC locomotion parameter force_weight must be a finite number > 0 (0: each "
+                             f"gait's own), got {w!r}")
+        o = self.orientation_weight
+        if o is not None:
+            if not (isinstance(o, (tuple, list)) and len(o) == _AXES
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                            and x >= 0.0 for x in o)):
+                raise ValueError(f"MPC locomotion parameter orientation_weight must be three finite numbers "
+                                 f">= 0 (roll, pitch, yaw) or None (each gait's own), got {o!r}")
+            object.__setattr__(self, "orientation_weight", tuple(float(x) for x in o))
+
+    def weights(self, mode: str) -> GaitWeights:
+        """The orientation and force weights in ``mode`` (``stand`` or a gait): each as set, or the mode's
+        own (``GAIT_WEIGHTS``)."""
+        own = GAIT_WEIGHTS[mode]
+        return GaitWeights(self.orientation_weight if self.orientation_weight is not None
+                           else own.orientation_weight,
+                           self.force_weight if self.force_weight > 0.0 else own.force_weight)
 
 
 class MpcLocomotion:
@@ -107,12 +164,17 @@ class MpcLocomotion:
         q_nominal = model.neutral()
         q_nominal[7:] = controller.nominal_joints
         self.feet = controller.feet
-        self.mpc = CentroidalMpc.from_model(model, self.feet, q_nominal, self.params.mpc)
+        # per mode (module doc): the MPC's settings with its orientation weights, the force tasks' weight
+        self._mode_weights = {mode: self.params.weights(mode) for mode in PLANNED_MODES}
+        self._mode_mpc = {mode: replace(self.params.mpc, orientation_weight=w.orientation_weight)
+                          for mode, w in self._mode_weights.items()}
+        self.mpc = CentroidalMpc.from_model(model, self.feet, q_nominal, self._mode_mpc["stand"])
         self.planner = MpcPlanner(self.mpc, self.params.planner)
         self.force_tasks = {f: ContactForceTask(f, 3, weight=0.0, name=f"mpc_force_{f}") for f in self.feet}
         for task in self.force_tasks.values():
             controller.wbc.add_task(task, level=1)
-        self._weight = self.params.force_weight / self.mpc.body.mass**2
+        mass = self.mpc.body.mass
+        self._weights = {mode: w.force_weight / mass**2 for mode, w in self._mode_weights.items()}
         self._offsets = {f: controller.stance_offsets[i] for i, f in enumerate(self.feet)}
         controller.set_planner(self)
 
@@ -137,7 +199,9 @@ class MpcLocomotion:
 
     def _inputs(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, gait_state: GaitState,
                 footholds: dict[str, np.ndarray], command: np.ndarray) -> Inputs:
-        """The MPC's state, reference, contact schedule and footholds at this tick (module doc, item 1)."""
+        """The MPC's state, reference, contact schedule and footholds at this tick (module doc, item 1), and
+        the MPC's weights for the gait in force."""
+        self.mpc.set_weights(self._mode_mpc[ctl.scheduler.gait.name])
         body, p = self.mpc.body, self.mpc.params
         x0 = body.state_from_floating_base(q, v)
         pose = ctl.base_task.pose
@@ -191,7 +255,8 @@ class MpcLocomotion:
                                                 known_rotation=True)
         stance = plan.inputs[2][k]
         active = ctl.wbc.active_contacts()
+        weight = self._weights[ctl.scheduler.gait.name]
         for i, (foot, task) in enumerate(self.force_tasks.items()):
             tracked = bool(stance[i]) and foot in active
             task.set_reference(forces[i] if tracked else None)
-            task.weight[:] = self._weight if tracked else 0.0
+            task.weight[:] = weight if tracked else 0.0

@@ -3,9 +3,10 @@
 One field per setting with its unit, so a ROS node maps its parameters 1:1 (docs/locomotion.md lists them).
 Lengths of the legs' motion (step height, foothold reach) are fractions of the robot's leg length (the
 controller measures it in the nominal stance), the gait period follows the leg's pendulum time
-(``gait.pendulum_period``), the contact ramp the gait's handover time and the joint limits' look-ahead the
-trot's swing time unless set in seconds, and the joint acceleration cap is a multiple of what the URDF's
-torque limits give the joints, so the defaults suit any size of robot.
+(``gait.pendulum_period``) with each two-beat gait's own ratio and duty unless set (``GAIT_TIMING``,
+``LocomotionParameters.timing``), the contact ramp the gait's handover time and the joint limits'
+look-ahead the trot's swing time unless set in seconds, and the joint acceleration cap is a multiple of
+what the URDF's torque limits give the joints, so the defaults suit any size of robot.
 Gains are given as the natural frequency of the task's error dynamics and a damping ratio
 (``kinodyn.control.gains_from_frequency``: ``kp = omega^2``, ``kd = 2 D omega``, Robot Dynamics lecture
 notes (ETH) (3.78)-(3.79)),
@@ -18,24 +19,50 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 
 from kinodyn.control.wbc import MODES as WBC_MODES
 
 GAITS = ("trot", "walk", "pace", "bound")
 MODES = ("sit", "stand", *GAITS)
 
-_POSITIVE = ("period_ratio", "walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
+
+@dataclass(frozen=True)
+class GaitTiming:
+    """A two-beat gait's default ``period_ratio`` (its period over the leg's pendulum time ``2 pi
+    sqrt(l / g)``, ``gait.pendulum_period``) and ``duty`` (stance fraction, in (0.5, 1))."""
+
+    period_ratio: float
+    duty: float
+
+
+GAIT_TIMING = MappingProxyType({
+    # the diagonal pairs' supports cross under the CoM: a full stance (duty 0.6) and a slower cycle
+    "trot": GaitTiming(0.35, 0.6),
+    # each pair stands beside (pace: half the track away) or before or behind (bound: half the body's length)
+    # the CoM, which falls away from that support line as an inverted pendulum while it stands on it: the
+    # sway grows with the square of the time on one support, so these gaits cycle faster and each pair
+    # stands for less of the cycle than the trot's; the bound's supports, farther away, the shortest (the
+    # pace keeps both pairs down a little longer at each handover, (d - 1/2) T, while the load passes from
+    # one side to the other)
+    "pace": GaitTiming(0.28, 0.58),
+    "bound": GaitTiming(0.245, 0.55),
+})
+"""The trot's, pace's and bound's own timing: ``LocomotionParameters.period_ratio`` and ``duty`` left at 0
+take these (``LocomotionParameters.timing``). The walk's cycle is ``walk_period_factor`` times the trot's."""
+
+_POSITIVE = ("walk_period_factor", "contact_ramp_ratio", "joint_acceleration_ratio",
              "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
              "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
              "max_tracking_error", "pd_horizon",
              "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
 HANDOVER_DUTY = 0.5  # a two-beat gait's duty above it: both groups down while the load changes hands
 MAX_RAMP = 0.5  # a flat-topped swing's ramps up and down meet at its middle
-_DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
-            "posture_frequency")  # 0: derived from the robot (controller doc)
-_NON_NEGATIVE = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency", "swing_frequency",
-                 "posture_frequency", "qp_regularization", "max_support_offset_ratio", "step_height_ratio",
-                 "swing_speed_ratio",
+_DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency",
+            "swing_frequency", "posture_frequency")  # 0: derived from the robot (controller doc)
+_NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon", "base_frequency",
+                 "swing_frequency", "posture_frequency", "qp_regularization", "max_support_offset_ratio",
+                 "step_height_ratio", "swing_speed_ratio",
                  "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
@@ -46,8 +73,10 @@ class LocomotionParameters:
     """Settings of the ``LocomotionController`` (SI units; docs/locomotion.md)."""
 
     period: float = 0.0  # s, cycle of the trot, pace and bound; 0: period_ratio 2 pi sqrt(l / g)
-    period_ratio: float = 0.35  # k of that law, l the leg length, hip to foot (gait.pendulum_period)
-    duty: float = 0.6  # stance fraction of the trot, pace and bound, > 1/2 (both groups down at a handover)
+    period_ratio: float = 0.0  # k of that law, l the leg length, hip to foot (gait.pendulum_period); 0: each
+    # gait's own (GAIT_TIMING), > 0: this for the trot, pace and bound
+    duty: float = 0.0  # stance fraction of the trot, pace and bound, in (1/2, 1) (both groups down at a
+    # handover); 0: each gait's own (GAIT_TIMING)
     walk_period_factor: float = 2.0  # the walk's cycle over the trot's (2, walk_duty 0.8: same swing time)
     walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
@@ -110,12 +139,14 @@ class LocomotionParameters:
                 raise ValueError(f"locomotion parameter {f.name} must be a finite number > 0, got {value!r}")
             if f.name in _NON_NEGATIVE and not (isinstance(value, (int, float)) and math.isfinite(value)
                                                 and value >= 0.0):
-                derived = " (0: derived from the robot)" if f.name in _DERIVED else ""
+                derived = " (0: derived from the robot)" if f.name in _DERIVED else \
+                    " (0: each gait's own, GAIT_TIMING)" if f.name == "period_ratio" else ""
                 raise ValueError(f"locomotion parameter {f.name} must be a finite number >= 0{derived}, got "
                                  f"{value!r}")
-        if not (HANDOVER_DUTY < self.duty < 1.0):
-            raise ValueError(f"locomotion parameter duty must be in (0.5, 1): both groups of a trot, pace or "
-                             f"bound must share the load while it changes hands, got {self.duty!r}")
+        if not (isinstance(self.duty, (int, float)) and (self.duty == 0.0 or HANDOVER_DUTY < self.duty < 1)):
+            raise ValueError(f"locomotion parameter duty must be in (0.5, 1) (both groups of a trot, pace or "
+                             f"bound must share the load while it changes hands) or 0 (each gait's own), got "
+                             f"{self.duty!r}")
         if not (isinstance(self.min_duty, (int, float)) and HANDOVER_DUTY < self.min_duty < 1.0):
             raise ValueError(f"locomotion parameter min_duty must be in (0.5, 1), got {self.min_duty!r}")
         if not (isinstance(self.fast_swing_ramp, (int, float)) and 0.0 < self.fast_swing_ramp <= MAX_RAMP):
@@ -129,10 +160,11 @@ class LocomotionParameters:
         if self.contact_ramp_ratio > 1.0:
             raise ValueError(f"locomotion parameter contact_ramp_ratio must be in (0, 1], got "
                              f"{self.contact_ramp_ratio!r}")
-        if self.period > 0.0 and self.contact_ramp > (self.duty - 0.5) * self.period + 1e-12:
+        duty = self.timing("trot")[1]
+        if self.period > 0.0 and self.contact_ramp > (duty - 0.5) * self.period + 1e-12:
             raise ValueError(f"locomotion parameter contact_ramp ({self.contact_ramp} s) must fit in the "
                              f"time both trot groups are down, (duty - 1/2) period = "
-                             f"{(self.duty - 0.5) * self.period:.4f} s: lower it, or raise duty or period")
+                             f"{(duty - 0.5) * self.period:.4f} s: lower it, or raise duty or period")
         if not (0.0 < self.sit_height_ratio < 1.0):
             raise ValueError(f"locomotion parameter sit_height_ratio must be in (0, 1), got "
                              f"{self.sit_height_ratio!r}")
@@ -142,6 +174,13 @@ class LocomotionParameters:
         if self.wbc_mode not in WBC_MODES:
             raise ValueError(f"locomotion parameter wbc_mode must be one of {WBC_MODES}, got "
                              f"{self.wbc_mode!r}")
+
+    def timing(self, gait: str) -> tuple[float, float]:
+        """The period ratio and the duty of the two-beat ``gait`` (``trot``, ``pace``, ``bound``): each as
+        set, or (0) the gait's own (``GAIT_TIMING``)."""
+        own = GAIT_TIMING[gait]
+        return (self.period_ratio if self.period_ratio > 0.0 else own.period_ratio,
+                self.duty if self.duty > 0.0 else own.duty)
 
     def task_frequencies(self, pendulum_frequency: float) -> tuple[float, float, float]:
         """The base, swing and posture tasks' frequencies [Hz] for a leg of ``pendulum_frequency``

@@ -36,8 +36,9 @@ def standing(model: kd.Model) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"period": -0.1}, "period"), ({"period": math.inf}, "period"), ({"period_ratio": 0.0}, "period_ratio"),
+    ({"period": -0.1}, "period"), ({"period": math.inf}, "period"), ({"period_ratio": -0.1}, "period_ratio"),
     ({"step_height_ratio": -0.01}, "step_height"), ({"duty": 0.5}, "duty"), ({"duty": 1.0}, "duty"),
+    ({"duty": 0.3}, "duty"), ({"duty": math.nan}, "duty"), ({"period_ratio": math.inf}, "period_ratio"),
     ({"walk_duty": 1.0}, "walk_duty"), ({"walk_period_factor": -1.0}, "walk_period_factor"),
     ({"period": 0.5, "contact_ramp": 0.06}, "contact_ramp"), ({"contact_ramp": -0.01}, "contact_ramp"),
     ({"contact_ramp_ratio": 1.5}, "contact_ramp_ratio"), ({"joint_acceleration_ratio": 0.0}, "joint_acc"),
@@ -82,10 +83,46 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     with pytest.raises(ValueError, match=r"cannot pace: .*centroidal MPC"):
         ctl.request_mode("pace")
     fixed = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(
-        period=0.4, contact_ramp=0.03, max_support_offset_ratio=0.5))  # 0.25 m < 0.5 L
+        period=0.4, duty=0.6, contact_ramp=0.03, max_support_offset_ratio=0.5))  # 0.25 m < 0.5 L
     assert fixed.period == 0.4
     assert fixed.contact_ramps == dict.fromkeys(("trot", "walk", "pace", "bound"), 0.03)
     assert {g.period for n, g in fixed.gaits.items() if n != "walk"} == {0.4}
+
+
+def test_each_two_beat_gait_has_its_own_timing_unless_set(model: kd.Model) -> None:
+    """Left at 0, ``period_ratio`` and ``duty`` are each gait's own (the trot 0.35 and 0.6, the pace 0.28 and
+    0.58, the bound 0.245 and 0.55: periods by the pendulum law of the leg, computed here from its length);
+    set, they are the trot's, pace's and bound's alike, and ``period`` in seconds too. Each gait's swing is
+    fitted at its own period and duty: as a controller built with that gait's timing for every gait fits
+    its trot (the second source); the defaults' trot is the one of ``period_ratio`` 0.35 and ``duty`` 0.6."""
+    wide = {"max_support_offset_ratio": 0.5}  # (the pace and bound without a planner: timing only)
+    ctl = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(**wide))
+    pendulum = 2.0 * math.pi * math.sqrt(ctl.leg_length / 9.81)
+    own = {"trot": (0.35, 0.6), "pace": (0.28, 0.58), "bound": (0.245, 0.55)}
+    for name, (ratio, duty) in own.items():
+        gait = ctl.gaits[name]
+        assert gait.period == pytest.approx(ratio * pendulum, rel=1e-12)
+        assert gait.duty == duty
+        assert ctl.contact_ramps[name] == pytest.approx(0.8 * (duty - 0.5) * gait.period, rel=1e-12)
+    assert ctl.gaits["walk"].period == pytest.approx(2.0 * 0.35 * pendulum, rel=1e-12)
+    fast = LocomotionParameters(max_forward_velocity=1.0, **wide)
+    fitted = LocomotionController(model, FEET, NOMINAL, fast)
+    for name, (ratio, duty) in own.items():
+        alone = LocomotionController(model, FEET, NOMINAL, replace(fast, period_ratio=ratio, duty=duty))
+        assert fitted.swing_fits[name] == alone.swing_fit
+        assert fitted.gaits[name].duty == alone.gaits["trot"].duty < duty  # (fitted below it at 1 m/s)
+        if name == "trot":
+            assert (fitted.gaits["trot"], fitted.gaits["walk"]) == (alone.gaits["trot"], alone.gaits["walk"])
+            assert fitted.contact_ramps["trot"] == alone.contact_ramps["trot"]
+            assert fitted.wbc.limits.horizon == alone.wbc.limits.horizon
+    same = LocomotionController(model, FEET, NOMINAL,
+                                LocomotionParameters(period_ratio=0.3, duty=0.62, **wide))
+    for name in own:
+        assert same.gaits[name].period == pytest.approx(0.3 * pendulum, rel=1e-12)
+        assert same.gaits[name].duty == 0.62
+    seconds = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(period=0.45, **wide))
+    assert {(n, seconds.gaits[n].period, seconds.gaits[n].duty) for n in own} == {
+        (n, 0.45, duty) for n, (_, duty) in own.items()}
 
 
 def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) -> None:

@@ -4,7 +4,9 @@ kinodyn's simulator on the project quadruped (the scenarios of ``examples/locomo
 
 from __future__ import annotations
 
+import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -198,9 +200,49 @@ def test_planner_parameters_are_checked(field: str, value: float) -> None:
         PlannerParameters(**{field: value})
 
 
-def test_force_weight_is_checked_and_one_planner_per_controller() -> None:
-    with pytest.raises(ValueError, match="force_weight"):
-        MpcLocomotionParameters(force_weight=0.0)
+@pytest.mark.parametrize(("field", "value"), [
+    ("force_weight", -1.0), ("force_weight", math.nan), ("force_weight", math.inf), ("force_weight", True),
+    ("orientation_weight", (1.0, 1.0)), ("orientation_weight", (1.0, -1.0, 1.0)),
+    ("orientation_weight", (math.nan, 1.0, 1.0)), ("orientation_weight", 3.0)])
+def test_weights_are_checked(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=field):
+        MpcLocomotionParameters(**{field: value})  # type: ignore[arg-type]
+
+
+def test_each_mode_has_its_own_weights_unless_set() -> None:
+    """Left unset, the MPC's orientation weight and the force tasks' weight are the mode's own: the stand,
+    walk and trot (60, 60, 10) and 0.1, the pace's roll and the bound's pitch low, (10, 60, 10) and
+    (60, 2, 10), with 1; set, they hold in every mode (the others left as they are)."""
+    level, pace, bound = ((60.0, 60.0, 10.0), 0.1), ((10.0, 60.0, 10.0), 1.0), ((60.0, 2.0, 10.0), 1.0)
+    own = {"stand": level, "walk": level, "trot": level, "pace": pace, "bound": bound}
+    def table(params: MpcLocomotionParameters) -> dict[str, tuple[tuple[float, ...] | None, float]]:
+        return {m: (params.weights(m).orientation_weight, params.weights(m).force_weight) for m in own}
+
+    assert table(MpcLocomotionParameters()) == own
+    both = MpcLocomotionParameters(orientation_weight=(1, 2, 3), force_weight=0.5)
+    assert table(both) == dict.fromkeys(own, ((1.0, 2.0, 3.0), 0.5))
+    assert table(MpcLocomotionParameters(force_weight=0.5)) == {m: (o, 0.5) for m, (o, _) in own.items()}
+
+
+def test_the_mpc_and_the_force_tasks_take_the_weights_of_the_gait_in_force() -> None:
+    """Standing, the MPC solves with the stand's orientation weight and the force tasks weigh 0.1 / m^2;
+    pacing, with the pace's and 1 / m^2 (checked while the plan tracks a stance foot); the MPC's other
+    settings stay as set up."""
+    robot, mpc = _robot()
+    mass = mpc.mpc.body.mass
+    assert mass == pytest.approx(float(robot.model.mass.sum()), rel=1e-12)
+    set_up = mpc.mpc.params
+    for mode, orientation, force in (("stand", (60.0, 60.0, 10.0), 0.1), ("pace", (10.0, 60.0, 10.0), 1.0)):
+        scenarios.run(robot, 0.6 if mode == "stand" else 1.2, mode=mode)
+        assert robot.controller.scheduler.gait.name == mode
+        assert mpc.status.state == "tracking", mpc.status
+        assert mpc.mpc.params.orientation_weight == orientation
+        assert replace(mpc.mpc.params, orientation_weight=set_up.orientation_weight) == set_up
+        weights = sorted({float(task.weight[0]) for task in mpc.force_tasks.values()} - {0.0})
+        assert weights == pytest.approx([force / mass**2], rel=1e-12)
+
+
+def test_one_planner_per_controller() -> None:
     robot, _ = _robot()
     with pytest.raises(ValueError, match="already has a planner"):
         MpcLocomotion(robot.controller)
@@ -225,8 +267,10 @@ def test_not_planned_while_sitting_down() -> None:
 
 def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     """Without a planner the controller refuses the pace and the bound (their supports stand beside the
-    centre it holds the CoM over); plugging the MPC in makes both available with the trot's period and
-    contact ramp, and unplugging it while pacing is refused (the pace would go on without it)."""
+    centre it holds the CoM over); plugging the MPC in makes both available with their own period (the
+    pendulum law with the ratios 0.28 and 0.245 against the trot's 0.35) and contact ramp (0.8 of the
+    handover at duty 0.58 and 0.55), and unplugging it while pacing is refused (the pace would go on
+    without it)."""
     robot = scenarios.Legged.quadruped()
     ctl = robot.controller
     assert set(ctl.unavailable) == {"pace", "bound"}
@@ -235,9 +279,11 @@ def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     MpcLocomotion(ctl)
     assert ctl.unavailable == {}
     assert {"pace", "bound"} <= set(ctl.gaits)
-    for name in ("pace", "bound"):
-        assert ctl.gaits[name].period == ctl.period
-        assert ctl.contact_ramps[name] == ctl.contact_ramps["trot"]
+    for name, ratio, duty in (("pace", 0.28, 0.58), ("bound", 0.245, 0.55)):
+        assert ctl.gaits[name].period == pytest.approx(ratio / 0.35 * ctl.period, rel=1e-12)
+        assert ctl.gaits[name].duty == duty
+        handover = (duty - 0.5) * ctl.gaits[name].period
+        assert ctl.contact_ramps[name] == pytest.approx(0.8 * handover, rel=1e-12)
     scenarios.run(robot, 0.6, mode="pace")
     assert ctl.mode == "pace"
     assert ctl.scheduler.gait.name == "pace"

@@ -90,12 +90,13 @@ def test_the_default_swing_is_kept_at_the_default_command_limits() -> None:
     model = kd.Model.from_urdf(A1.urdf, floating_base=True)
     a1 = LocomotionController(model, A1.feet, np.array(A1.stance))
     p = LocomotionParameters()
+    duty = p.timing("trot")[1]  # (the trot's own: 0.6)
     for c in (ctl, a1):
         fit = c.swing_fit
         assert not fit.fast
         assert fit.fits
-        assert (fit.duty, fit.ramp) == (p.duty, p.swing_ramp)
-        assert c.gaits["trot"].duty == p.duty
+        assert (fit.duty, fit.ramp) == (duty, p.swing_ramp)
+        assert c.gaits["trot"].duty == duty
         assert fit.step_height == c.step_height == pytest.approx(p.step_height_ratio * c.leg_length)
         assert fit.swing_speed <= p.swing_speed_ratio * c.foot_speed_limit
 
@@ -119,10 +120,11 @@ def test_a_faster_command_limit_gets_the_fast_swing() -> None:
     assert fast.step_height == pytest.approx(p.fast_step_height_ratio * fast.leg_length)
     assert fit.swing_speed > p.swing_speed_ratio * fast.foot_speed_limit
     budget = 1.1 * p.swing_speed_ratio * fast.foot_speed_limit
-    args = (1.5, fast.period, budget, p.duty, 0.0, 0.16 * fast.leg_length, p.min_duty, 0.3, 0.05)
+    duty = p.timing("trot")[1]
+    args = (1.5, fast.period, budget, duty, 0.0, 0.16 * fast.leg_length, p.min_duty, 0.3, 0.05)
     wider = fit_swing(*args)
     assert wider.fits
-    assert p.min_duty < wider.duty < p.duty
+    assert p.min_duty < wider.duty < duty
     assert wider.swing_speed <= budget
     assert swing_speed(1.5, wider.duty + 1e-6, 0.3, 0.05, fast.period) > budget
     # (the walk's command limits follow the fitted trot duty: its swing feet at the same speeds)
@@ -136,7 +138,8 @@ def test_no_fit_with_a_zero_ratio_and_a_live_change_refits() -> None:
     p = LocomotionParameters(max_forward_velocity=1.5, swing_speed_ratio=0.0)
     ctl = _quadruped(p)
     assert not ctl.swing_fit.fast
-    assert ctl.gaits["trot"].duty == p.duty
+    assert ctl.gaits["trot"].duty == 0.6
+    assert {n: f.duty for n, f in ctl.swing_fits.items()} == {"trot": 0.6, "pace": 0.58, "bound": 0.55}
     assert ctl.swing_ramp == 0.0
     ctl.set_parameters(LocomotionParameters(max_forward_velocity=1.5))
     assert ctl.swing_fit.fast
