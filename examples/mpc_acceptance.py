@@ -4,11 +4,11 @@ time only.
 
 Rows: the trot at a commanded speed reached through the controller's acceleration limiter (``--speed``,
 default 1.5 m/s) and the pace and the bound at 1 m/s, with the forward velocity limit raised to the row's
-speed (the controller fits the gait's duty and the swing to it, ``control.locomotion.timing``): the trot
-with the defaults otherwise, the pace and the bound with ``GAIT_SETTINGS`` (a shorter period, a lower duty
-and a low MPC weight on the roll of the pace, the pitch of the bound: their supports stand beside the CoM,
-and the body rolls or pitches over each as part of the gait), and
-the 120 N lateral push for 0.2 s while trotting in place at ``--phases`` phases of the gait cycle (one
+speed (the controller fits the gait's duty and the swing to it, ``control.locomotion.timing``), every row
+on the defaults otherwise: each gait with its own timing (``control.locomotion.GAIT_TIMING``: the pace and
+the bound cycle faster, at a lower duty, than the trot) and MPC weights (``mpc_locomotion.GAIT_WEIGHTS``: a
+low weight on the pace's roll and the bound's pitch, the plan's forces followed closely), and the 120 N
+lateral push for 0.2 s while trotting in place at ``--phases`` phases of the gait cycle (one
 period of trotting first, alternating directions). A row passes with no fall (base below 60 % of its nominal
 height or a non-foot frame on the ground), no failed QP, no fallback solver's answer and no failed or late
 MPC solve, and (the velocity rows) a mean forward speed within ``SPEED_TOLERANCE`` of the command over the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import locomotion_scenarios as scenarios
 import numpy as np
@@ -37,31 +37,6 @@ FALL_HEIGHT_RATIO = 0.6
 PUSH_FORCE, PUSH_DURATION = 120.0, 0.2  # N, s
 HOLD, SETTLE = 3.0, 1.0  # s at the commanded speed; the first SETTLE of them left out of the RMSE
 SPEED_TOLERANCE = 0.1  # of the commanded speed: the mean forward speed's largest relative error
-
-
-@dataclass(frozen=True)
-class GaitSettings:
-    """A row's ``period_ratio`` and ``duty`` (``LocomotionParameters``), the MPC's ``orientation_weight``
-    (roll, pitch, yaw; ``MpcParameters``) and the force tasks' ``force_weight``
-    (``MpcLocomotionParameters``)."""
-
-    period_ratio: float = LocomotionParameters().period_ratio
-    duty: float = LocomotionParameters().duty
-    orientation_weight: tuple[float, float, float] = MpcLocomotionParameters().mpc.orientation_weight
-    force_weight: float = MpcLocomotionParameters().force_weight
-
-
-GAIT_SETTINGS = {
-    "trot": GaitSettings(),
-    # the time on a support beside the CoM shorter (the sway it makes grows with its square), the body free
-    # to roll over each lateral pair
-    # (and the plan's forces followed closely: a force error weighing as the CoM error it makes)
-    "pace": GaitSettings(period_ratio=0.28, duty=0.55, orientation_weight=(10.0, 60.0, 10.0),
-                         force_weight=1.0),
-    # ... and to pitch over each fore or hind pair
-    "bound": GaitSettings(period_ratio=0.245, duty=0.55, orientation_weight=(60.0, 2.0, 10.0),
-                          force_weight=1.0),
-}
 
 
 @dataclass(frozen=True)
@@ -108,20 +83,14 @@ class MpcRow:
         return ", ".join(parts)
 
 
-def build(engine: str = "kinodyn", max_speed: float = 1.5,
-          settings: GaitSettings | None = None) -> tuple[scenarios.Legged, MpcLocomotion]:
-    """The quadruped on ``engine`` with the MPC plugged in; the command limits raised to ``max_speed``
-    [m/s] forward (the controller's default limit is its own, without a planner; the controller fits the
-    gait's duty and the swing to it); ``settings``: the row's (the defaults without)."""
-    s = settings or GaitSettings()
+def build(engine: str = "kinodyn", max_speed: float = 1.5) -> tuple[scenarios.Legged, MpcLocomotion]:
+    """The quadruped on ``engine`` with the MPC plugged in, on the defaults but the command limits raised to
+    ``max_speed`` [m/s] forward (the controller's default limit is its own, without a planner; the
+    controller fits the gait's duty and the swing to it)."""
     friction = FRICTION_MARGIN * sim.ContactModel(sim.collision_spheres(QUADRUPED_URDF)).friction
-    params = LocomotionParameters(friction=friction, pd_horizon=0.002, max_forward_velocity=max_speed,
-                                  period_ratio=s.period_ratio, duty=s.duty)
+    params = LocomotionParameters(friction=friction, pd_horizon=0.002, max_forward_velocity=max_speed)
     robot = scenarios.Legged.quadruped(params, backend=engine)
-    planner = MpcLocomotionParameters()
-    mpc = replace(planner, force_weight=s.force_weight,
-                  mpc=replace(planner.mpc, orientation_weight=s.orientation_weight))
-    return robot, MpcLocomotion(robot.controller, mpc)
+    return robot, MpcLocomotion(robot.controller, MpcLocomotionParameters())
 
 
 def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> bool:
@@ -130,10 +99,9 @@ def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> bool:
 
 
 def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
-    """With ``GAIT_SETTINGS[gait]``, stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command ramps
-    at the controller's ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last ``HOLD - SETTLE``
-    s."""
-    robot, mpc = build(engine, max(speed, LocomotionParameters().max_forward_velocity), GAIT_SETTINGS[gait])
+    """Stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command ramps at the controller's
+    ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last ``HOLD - SETTLE`` s."""
+    robot, mpc = build(engine, max(speed, LocomotionParameters().max_forward_velocity))
     command = np.array([speed, 0.0, 0.0])
     ramp = speed / robot.controller.params.max_linear_acceleration
     trace, failure = scenarios.Trace(), ""

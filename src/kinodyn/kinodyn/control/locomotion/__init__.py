@@ -5,7 +5,8 @@
   ``pendulum_period``, ``support_distance``, ``GaitScheduler`` (phases, phase-continuous switching);
 - ``swing``: ``SwingTrajectory`` / ``swing_point`` (minimum-jerk with a clearance bump, analytic derivatives);
 - ``footholds``: ``raibert_foothold`` (Raibert 1986 with capture-point feedback, Pratt et al. 2006);
-- ``controller``: ``LocomotionController`` (sit, stand and the gaits; ``LocomotionParameters``).
+- ``controller``: ``LocomotionController`` (sit, stand and the gaits; ``LocomotionParameters``, the
+  two-beat gaits' own timing ``GAIT_TIMING``).
   docs/locomotion.md.
 """
 
@@ -29,16 +30,18 @@ from kinodyn.control.locomotion.gait import (
     two_beat,
     walk,
 )
-from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
+from kinodyn.control.locomotion.parameters import GAIT_TIMING, GAITS, MODES, GaitTiming, LocomotionParameters
 from kinodyn.control.locomotion.swing import SwingTrajectory, swing_point
 
 __all__ = [
     "GAITS",
+    "GAIT_TIMING",
     "MODES",
     "FootPhase",
     "Gait",
     "GaitScheduler",
     "GaitState",
+    "GaitTiming",
     "LocomotionController",
     "LocomotionOutput",
     "LocomotionParameters",

@@ -4,9 +4,11 @@ Inputs are the robot, its feet (frame names) and its nominal standing joint posi
 specific to four legs. From the nominal posture's forward kinematics (base at the origin, level): each
 foot's horizontal place ``r_i`` (under its hip), the nominal base height above the feet ``h0``, the leg
 length ``L`` (the mean distance of the feet from their legs' first joints, the hips;
-``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``, and the gaits'
-period ``period_ratio 2 pi sqrt(L / g)`` unless ``period`` is set, ``gait.pendulum_period``: the leg as a
-pendulum about its hip, so a sprawling leg counts with its length, not its hip's height), the gaits'
+``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``, and each two-beat
+gait's period ``period_ratio 2 pi sqrt(L / g)`` unless ``period`` is set, ``gait.pendulum_period``: the leg
+as a pendulum about its hip, so a sprawling leg counts with its length, not its hip's height; the trot, the
+pace and the bound each with its own ratio and duty unless ``period_ratio`` and ``duty`` are set,
+``parameters.GAIT_TIMING``), the gaits'
 groups (``gait``: the trot's from ``alternating_groups`` unless ``trot_groups`` is given; a gait the feet
 cannot make, such as a bound on a hexapod whose middle legs are level with the centre, is refused when
 requested, with the reason). The controller holds the CoM over the centre of the support pattern, so it
@@ -20,10 +22,11 @@ distance unless one is plugged in (``set_planner`` with a planner whose ``moves_
 The command limits are the trot's; a gait of duty ``d`` takes them times
 ``min(1, [d_trot / (1 - d_trot)] / [d / (1 - d)])``: a swing foot travels ``v d T`` relative to its hip in
 ``(1 - d) T``, so at the same joint speeds the walk (0.8) goes 0.375 times as fast as the trot (0.6).
-The trot's, pace's and bound's duty and the swing's blend and step height are fitted to the legs' joint
-speeds at the command limits (``swing_fit``, ``timing.fit_swing``): as set while the swing foot's peak speed
-relative to its hip stays within ``swing_speed_ratio`` of what the joints' velocity limits give it
-(``foot_speed_limit``), else the fast swing (a flat-topped blend, a lower step and duty).
+The trot's, pace's and bound's duty and the swing's blend and step height are fitted, each gait's at its own
+period and duty, to the legs' joint speeds at the command limits (``swing_fits``, the trot's ``swing_fit``;
+``timing.fit_swing``): as set while the swing foot's peak speed relative to its hip stays within
+``swing_speed_ratio`` of what the joints' velocity limits give it (``foot_speed_limit``), else the fast swing
+(a flat-topped blend, a lower step and duty). The swings take the moving gait's fit (the walk: the trot's).
 
 The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joint_acceleration_ratio``
 times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the
@@ -83,7 +86,7 @@ import numpy as np
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion import gait as gait_patterns
 from kinodyn.control.locomotion.footholds import raibert_foothold
-from kinodyn.control.locomotion.parameters import GAITS, MODES, LocomotionParameters
+from kinodyn.control.locomotion.parameters import GAIT_TIMING, GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
 from kinodyn.control.wbc import PointContact, WholeBodyController
@@ -227,9 +230,9 @@ class LocomotionController:
         self._stand_gait = gait_patterns.stand(self.feet)
         self.planner: Callable[..., None] | None = None  # module doc, item 4 (``set_planner``)
         self.foot_speed_limit = foot_speed_limit(model, q0, self.feet)  # m/s, the swing's budget's unit
-        # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s], and the
-        # two-beat gaits' duty and the swing's shape (timing.fit_swing)
-        self.gaits, self.unavailable, self.contact_ramps, self.swing_fit = self._gaits_for(p)
+        # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s], and
+        # each two-beat gait's duty and swing shape (timing.fit_swing)
+        self.gaits, self.unavailable, self.contact_ramps, self.swing_fits = self._gaits_for(p)
         self.scheduler = gait_patterns.GaitScheduler(self.feet)
         self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
         self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
@@ -286,8 +289,24 @@ class LocomotionController:
 
     @property
     def period(self) -> float:
-        """The trot's (and pace's, bound's) period in force [s]: ``period``, or the pendulum law's."""
+        """The trot's period in force [s]: ``period``, or the pendulum law's."""
         return self.gaits["trot"].period
+
+    @property
+    def swing_fit(self) -> SwingFit:
+        """The trot's swing fit (``swing_fits``; module doc)."""
+        return self.swing_fits["trot"]
+
+    @property
+    def step_height(self) -> float:
+        """The swing's step height in force [m]: the moving gait's fit's (the walk: the trot's)."""
+        return self.swing_fits.get(self._moving_gait.name, self.swing_fit).step_height
+
+    @property
+    def swing_ramp(self) -> float:
+        """The swing blend's ramp in force (0: minimum jerk): the moving gait's fit's (the walk: the
+        trot's)."""
+        return self.swing_fits.get(self._moving_gait.name, self.swing_fit).ramp
 
     def request_mode(self, name: str) -> None:
         """Go to ``sit``, ``stand`` or a gait, through the modes between (module doc)."""
@@ -351,12 +370,12 @@ class LocomotionController:
         if (np.abs(self._pose_target) > limit).any():
             raise ValueError(f"the standing pose offset {self._pose_target.tolist()} exceeds the new limits "
                              f"+-{limit.tolist()} (max_pose_shift, max_pose_angle): set a smaller one first")
-        gaits, unavailable, ramps, fit = self._gaits_for(params)
+        gaits, unavailable, ramps, fits = self._gaits_for(params)
         moving = self.scheduler.gait.moves
         if moving and self.scheduler.gait.name in unavailable:
             raise ValueError(f"the gait in force cannot take these parameters: "
                              f"{unavailable[self.scheduler.gait.name]}")
-        self.params, self.swing_fit = params, fit
+        self.params, self.swing_fits = params, fits
         self._configure(params)
         self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
         self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
@@ -411,21 +430,25 @@ class LocomotionController:
     # ----- pieces ------------------------------------------------------------------------------------
 
     def _gaits_for(self, p: LocomotionParameters) -> tuple[dict[str, gait_patterns.Gait], dict[str, str],
-                                                           dict[str, float], SwingFit]:
+                                                           dict[str, float], dict[str, SwingFit]]:
         """The gaits ``p`` gives this robot, the reasons of those it cannot make, each gait's contact ramp
-        and the swing fitted to the command limits (module doc). ``ValueError`` when the trot is not
-        possible."""
-        period = p.period if p.period > 0.0 else \
-            gait_patterns.pendulum_period(self.leg_length, self.gravity, p.period_ratio)
-        fit = self._fit_swing(p, period)
-        duty = fit.duty
+        and each two-beat gait's swing fitted to the command limits (module doc). ``ValueError`` when the
+        trot is not possible."""
+        periods, fits = {}, {}
+        for name in GAIT_TIMING:
+            ratio, duty = p.timing(name)
+            periods[name] = p.period if p.period > 0.0 else \
+                gait_patterns.pendulum_period(self.leg_length, self.gravity, ratio)
+            fits[name] = self._fit_swing(p, periods[name], duty)
         feet, hips = self.feet, self.hips
         makers = {
-            "trot": lambda: gait_patterns.trot(self._groups, period, duty),
-            "pace": lambda: gait_patterns.pace(gait_patterns.lateral_groups(feet, hips), period, duty),
-            "bound": lambda: gait_patterns.bound(gait_patterns.fore_aft_groups(feet, hips), period, duty),
+            "trot": lambda: gait_patterns.trot(self._groups, periods["trot"], fits["trot"].duty),
+            "pace": lambda: gait_patterns.pace(gait_patterns.lateral_groups(feet, hips), periods["pace"],
+                                               fits["pace"].duty),
+            "bound": lambda: gait_patterns.bound(gait_patterns.fore_aft_groups(feet, hips), periods["bound"],
+                                                 fits["bound"].duty),
             "walk": lambda: gait_patterns.walk(gait_patterns.footfall_sequence(feet, hips),
-                                               p.walk_period_factor * period, p.walk_duty),
+                                               p.walk_period_factor * periods["trot"], p.walk_duty),
         }
         gaits, unavailable, ramps = {}, {}, {}
         positions = dict(zip(self.feet, self.hips, strict=True))
@@ -455,16 +478,17 @@ class LocomotionController:
             gaits[name], ramps[name] = gait, ramp
         if "trot" in unavailable:
             raise ValueError(f"locomotion parameters: the trot is not possible: {unavailable['trot']}")
-        return gaits, unavailable, ramps, fit
+        return gaits, unavailable, ramps, fits
 
-    def _fit_swing(self, p: LocomotionParameters, period: float) -> SwingFit:
-        """The two-beat gaits' duty, the swing's blend and step height for the command limits' top speed
-        (module doc; ``timing.fit_swing``), or as set when ``swing_speed_ratio`` is 0."""
+    def _fit_swing(self, p: LocomotionParameters, period: float, duty: float) -> SwingFit:
+        """A two-beat gait's duty, the swing's blend and step height for the command limits' top speed at
+        ``period`` [s] and ``duty`` (module doc; ``timing.fit_swing``), or as set when ``swing_speed_ratio``
+        is 0."""
         speed = max(p.max_forward_velocity, p.max_lateral_velocity)
         height = p.step_height_ratio * self.leg_length
         if p.swing_speed_ratio == 0.0:
-            return SwingFit(p.duty, p.swing_ramp, height, speed, math.nan, fast=False, fits=True)
-        return fit_swing(speed, period, p.swing_speed_ratio * self.foot_speed_limit, p.duty, p.swing_ramp,
+            return SwingFit(duty, p.swing_ramp, height, speed, math.nan, fast=False, fits=True)
+        return fit_swing(speed, period, p.swing_speed_ratio * self.foot_speed_limit, duty, p.swing_ramp,
                          height, p.min_duty, p.fast_swing_ramp, p.fast_step_height_ratio * self.leg_length)
 
     def _set_gait(self, gait: gait_patterns.Gait) -> None:
@@ -497,7 +521,6 @@ class LocomotionController:
         # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
         self.com_task.max_acceleration = p.friction * self.gravity
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
-        self.step_height, self.swing_ramp = self.swing_fit.step_height, self.swing_fit.ramp  # m, fraction
         self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
         self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]

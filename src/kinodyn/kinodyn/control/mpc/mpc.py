@@ -6,7 +6,7 @@ trajectory), after the convex MPC of Di Carlo et al. (IROS 2018): set up once fo
 ``srb.SingleRigidBody``), then ``solve(state, reference, contact_schedule, footholds)`` per planning tick.
 The problem is ``problem.build_problem``'s; ``params.solver`` picks the sparse OSQP form (``sparse``) or
 the condensed DAQP form (``condensed``). ``schedule`` builds the inputs from a gait, footholds and a
-velocity command.
+velocity command. ``set_weights`` changes the cost's weights between solves (the rest is set up once).
 
 ``solve`` never raises: a wrong shape or a non-finite number in its inputs answers ``invalid_input``, a
 solver failure its status (infeasible, max_iterations, inaccurate, numerical_error), in both cases with no
@@ -18,6 +18,7 @@ several control ticks (``planner.MpcPlanner``).
 from __future__ import annotations
 
 import time
+from dataclasses import fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from kinodyn.model import Model
+
+# the cost's weights: ``CentroidalMpc.set_weights`` changes them on a set-up MPC
+_WEIGHT_FIELDS = ("orientation_weight", "position_weight", "angular_velocity_weight",
+                  "linear_velocity_weight", "force_weight")
 
 
 def _array(value: ArrayLike, shape: tuple[int, ...], name: str) -> tuple[np.ndarray | None, str]:
@@ -73,6 +78,19 @@ class CentroidalMpc:
         for foot in feet:
             model.frame_id(foot)
         return cls(SingleRigidBody.from_model(model, q_nominal), feet, params)
+
+    def set_weights(self, params: MpcParameters) -> None:
+        """Take ``params``'s cost weights (the state weights and ``force_weight``) from the next solve on (a
+        solve in progress keeps its own); ``ValueError`` (nothing changed) when any other setting differs:
+        they shape the problem or its solver's set-up (build a new ``CentroidalMpc``)."""
+        if not isinstance(params, MpcParameters):
+            raise TypeError(f"set_weights takes an MpcParameters, got {type(params).__name__}")
+        changed = [f.name for f in fields(params) if f.name not in _WEIGHT_FIELDS
+                   and getattr(params, f.name) != getattr(self.params, f.name)]
+        if changed:
+            raise ValueError(f"MPC parameters {', '.join(changed)} cannot change on a set-up MPC (only the "
+                             f"cost weights {', '.join(_WEIGHT_FIELDS)} can): build a new CentroidalMpc")
+        self.params = params
 
     def _check(self, state: ArrayLike, reference: ArrayLike, contact_schedule: ArrayLike,
                footholds: ArrayLike) -> tuple[tuple[np.ndarray, ...] | None, str]:

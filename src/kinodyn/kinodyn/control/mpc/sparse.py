@@ -11,9 +11,10 @@ Variables
 - bounds, one row per force component: a stance foot's ``u_z`` in its bounds (``u_x``, ``u_y`` free), a swing
   foot's ``u = 0``.
 
-The sparsity pattern of ``M`` (every entry ``A_k`` or ``B_k`` can make non-zero, explicit zeros kept) and the
-diagonal cost are fixed, so OSQP (Stellato et al., Math. Prog. Comp. 2020) is set up once: each solve writes
-the new numbers into ``M``'s data (``update(Ax=...)``), the cost vector and the bounds, and starts from the
+The sparsity pattern of ``M`` (every entry ``A_k`` or ``B_k`` can make non-zero, explicit zeros kept) and of
+the diagonal cost are fixed, so OSQP (Stellato et al., Math. Prog. Comp. 2020) is set up once: each solve
+writes the new numbers into ``M``'s data (``update(Ax=...)``), the cost vector and the bounds (and the cost's
+diagonal, ``update(Px=...)``, when the problem's weights differ from the last solve's), and starts from the
 previous solution (OSQP's warm start). A failed solve makes the next one start cold. ``solve_parts`` gives
 the solve in two parts (writing the numbers, OSQP's solve), so a caller can spread it over two control ticks.
 """
@@ -121,8 +122,10 @@ class SparseSolver:
         m.add(dyn_rows + fric_rows + np.arange(self._nu), self._nx + np.arange(self._nu), 1.0)
         self._M, self._where = m.csc((self._rows, self._nx + self._nu))
         self._data = self._M.data.copy()
-        weights = np.concatenate((np.tile(params.state_weights, N), np.full(self._nu, params.force_weight)))
-        P = sp.diags(weights, format="csc")
+        self._weights = (np.asarray(params.state_weights, dtype=float), float(params.force_weight))
+        diagonal = np.arange(self._nx + self._nu)  # (explicit zeros kept: the pattern fits any weights)
+        P = sp.csc_matrix((self._cost_diagonal(*self._weights), (diagonal, diagonal)),
+                          shape=(diagonal.size, diagonal.size))
         self._low = np.empty(self._rows)
         self._high = np.empty(self._rows)
         self._low[dyn_rows:dyn_rows + fric_rows], self._high[dyn_rows:dyn_rows + fric_rows] = -_INF, 0.0
@@ -137,6 +140,9 @@ class SparseSolver:
         self._osqp = osqp.OSQP()
         self._osqp.setup(P, self._q, self._M, self._low, self._high, **settings)
         self._cold = True
+
+    def _cost_diagonal(self, state_weights: np.ndarray, force_weight: float) -> np.ndarray:
+        return np.concatenate((np.tile(state_weights, self.steps), np.full(self._nu, force_weight)))
 
     def solve(self, problem: HorizonProblem) -> BackendResult:
         return finish(self.solve_parts(problem))
@@ -168,8 +174,13 @@ class SparseSolver:
                                  "(inputs too large)", 0)
         if (bounds_low > bounds_high).any():
             return BackendResult(MpcStatus.INFEASIBLE, "a force bound's lower side exceeds its upper side", 0)
+        weights = (problem.state_weights, problem.force_weight)
+        reweighted = weights[1] != self._weights[1] or not np.array_equal(weights[0], self._weights[0])
         yield
         try:
+            if reweighted:
+                self._osqp.update(Px=self._cost_diagonal(*weights))
+                self._weights = (np.array(weights[0], dtype=float), float(weights[1]))
             self._osqp.update(q=self._q, l=self._low, u=self._high, Ax=data)
             if self._cold:
                 self._osqp.warm_start(x=np.zeros(self._q.size), y=np.zeros(self._rows))

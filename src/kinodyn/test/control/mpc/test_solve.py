@@ -4,6 +4,7 @@ of failed solves (never an exception)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -264,3 +265,31 @@ def test_condensed_matrices_equal_a_dense_rollout(robot: Robot) -> None:
     weighted_gram(np.ascontiguousarray(S.T), w, e, 12 * pairs[:, 0].repeat(3), 0.01, H, g)
     np.testing.assert_allclose(H, S.T @ (w[:, None] * S) + 0.01 * np.eye(S.shape[1]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(g, S.T @ (w * e), rtol=1e-12, atol=1e-12)
+
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_new_weights_on_a_set_up_mpc_answer_as_a_new_mpc_with_them(robot: Robot, solver: str) -> None:
+    """``set_weights`` between solves: the MPC (sparse: its cost's diagonal updated in OSQP) answers as one
+    built with the new weights, which change the answer; any other setting is refused, nothing changed."""
+    old = MpcParameters(solver=solver, osqp_eps_abs=1e-8, osqp_eps_rel=1e-8)
+    new = replace(old, orientation_weight=(5.0, 80.0, 3.0), position_weight=(1.0, 2.0, 50.0),
+                  force_weight=0.3)
+    case = trot_inputs(robot, old, 0.1, np.array([0.6, 0.2, 0.4]))
+    case[0][6:9] += (0.3, -0.2, 0.1)
+    mpc = CentroidalMpc(robot.body, FEET, old)
+    first = mpc.solve(*case)
+    mpc.set_weights(new)
+    assert mpc.params is new
+    reweighted, fresh = mpc.solve(*case), CentroidalMpc(robot.body, FEET, new).solve(*case)
+    assert first.ok
+    assert reweighted.ok
+    assert fresh.ok
+    assert np.abs(first.forces - fresh.forces).max() > 1e-2 * robot.body.weight  # the weights matter
+    np.testing.assert_allclose(reweighted.forces, fresh.forces, atol=1e-5 * robot.body.weight)
+    np.testing.assert_allclose(reweighted.states, fresh.states, atol=1e-6)
+    other = "condensed" if solver == "sparse" else "sparse"
+    for change in ({"horizon": 12}, {"friction": 0.4}, {"solver": other}):
+        with pytest.raises(ValueError, match=next(iter(change))):
+            mpc.set_weights(replace(new, **change))
+        assert mpc.params is new
