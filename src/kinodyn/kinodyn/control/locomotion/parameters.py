@@ -42,10 +42,8 @@ GAIT_TIMING = MappingProxyType({
     # each pair stands beside (pace: half the track away) or before or behind (bound: half the body's length)
     # the CoM, which falls away from that support line as an inverted pendulum while it stands on it: the
     # sway grows with the square of the time on one support, so these gaits cycle faster and each pair
-    # stands for less of the cycle than the trot's; the bound's supports, farther away, the shortest (the
-    # pace keeps both pairs down a little longer at each handover, (d - 1/2) T, while the load passes from
-    # one side to the other)
-    "pace": GaitTiming(0.28, 0.58),
+    # stands for less of the cycle than the trot's (the bound's supports, farther away, the shortest cycle)
+    "pace": GaitTiming(0.28, 0.55),
     "bound": GaitTiming(0.245, 0.55),
 })
 """The trot's, pace's and bound's own timing: ``LocomotionParameters.period_ratio`` and ``duty`` left at 0

@@ -91,14 +91,14 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
 
 def test_each_two_beat_gait_has_its_own_timing_unless_set(model: kd.Model) -> None:
     """Left at 0, ``period_ratio`` and ``duty`` are each gait's own (the trot 0.35 and 0.6, the pace 0.28 and
-    0.58, the bound 0.245 and 0.55: periods by the pendulum law of the leg, computed here from its length);
+    0.55, the bound 0.245 and 0.55: periods by the pendulum law of the leg, computed here from its length);
     set, they are the trot's, pace's and bound's alike, and ``period`` in seconds too. Each gait's swing is
     fitted at its own period and duty: as a controller built with that gait's timing for every gait fits
     its trot (the second source); the defaults' trot is the one of ``period_ratio`` 0.35 and ``duty`` 0.6."""
     wide = {"max_support_offset_ratio": 0.5}  # (the pace and bound without a planner: timing only)
     ctl = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(**wide))
     pendulum = 2.0 * math.pi * math.sqrt(ctl.leg_length / 9.81)
-    own = {"trot": (0.35, 0.6), "pace": (0.28, 0.58), "bound": (0.245, 0.55)}
+    own = {"trot": (0.35, 0.6), "pace": (0.28, 0.55), "bound": (0.245, 0.55)}
     for name, (ratio, duty) in own.items():
         gait = ctl.gaits[name]
         assert gait.period == pytest.approx(ratio * pendulum, rel=1e-12)

@@ -269,7 +269,7 @@ def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     """Without a planner the controller refuses the pace and the bound (their supports stand beside the
     centre it holds the CoM over); plugging the MPC in makes both available with their own period (the
     pendulum law with the ratios 0.28 and 0.245 against the trot's 0.35) and contact ramp (0.8 of the
-    handover at duty 0.58 and 0.55), and unplugging it while pacing is refused (the pace would go on
+    handover at duty 0.55), and unplugging it while pacing is refused (the pace would go on
     without it)."""
     robot = scenarios.Legged.quadruped()
     ctl = robot.controller
@@ -279,7 +279,7 @@ def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     MpcLocomotion(ctl)
     assert ctl.unavailable == {}
     assert {"pace", "bound"} <= set(ctl.gaits)
-    for name, ratio, duty in (("pace", 0.28, 0.58), ("bound", 0.245, 0.55)):
+    for name, ratio, duty in (("pace", 0.28, 0.55), ("bound", 0.245, 0.55)):
         assert ctl.gaits[name].period == pytest.approx(ratio / 0.35 * ctl.period, rel=1e-12)
         assert ctl.gaits[name].duty == duty
         handover = (duty - 0.5) * ctl.gaits[name].period

@@ -87,10 +87,11 @@ def test_the_mpc_trots_at_one_and_a_half_metres_per_second(engine: str) -> None:
 def test_the_mpc_paces_and_bounds_at_one_metre_per_second(engine: str, gait: str) -> None:
     """The pace and the bound with the MPC on the defaults (each gait's own timing and MPC weights: a
     shorter period and a lower duty than the trot's, the MPC's weight on the pace's roll or the bound's
-    pitch low), the command ramped to 1 m/s and held 3 s: no fall, no failed or fallback QP, no failed or
-    late MPC solve, the mean speed within 10 % of the command over the last 2 s."""
+    pitch low; the pace with ``mpc_acceptance.GAIT_SETTINGS``: its weights while standing too), the command
+    ramped to 1 m/s and held 3 s: no fall, no failed or fallback QP, no failed or late MPC solve, the mean
+    speed within 10 % of the command over the last 2 s."""
     row = mpc_acceptance.speed_row(engine, gait, 1.0)
     assert row.passed, row.figure()
     assert row.rmse_linear is not None
-    assert row.rmse_linear < 0.4  # measured 0.17 (bound) to 0.24 m/s (pace, MuJoCo)
+    assert row.rmse_linear < 0.4  # measured 0.17 (bound) to 0.32 m/s (pace, MuJoCo)
     assert row.min_height_ratio > 0.8
