@@ -47,11 +47,13 @@ def random_pose(rng: np.random.Generator) -> np.ndarray:
 
 
 def tasks_of_a_trot(model: Model, rng: np.random.Generator) -> list[Task]:
-    """The locomotion controller's tasks (CoM x-y, base height and orientation, one swing task per foot,
-    two of them weighted 0 as feet in stance), one task with axes that are not consecutive, a frame task and
-    a CoM task of one row each (numpy's product is a dot there), and the posture."""
+    """The locomotion controller's tasks (CoM x-y with its error and acceleration saturated, base height and
+    orientation, one swing task per foot, two of them weighted 0 as feet in stance), one task with axes that
+    are not consecutive, a frame task and a CoM task of one row each (numpy's product is a dot there; its
+    error saturated), and the posture."""
     com = ComTask(rng.uniform(10, 50, 3), rng.uniform(1, 5, 3), weight=2.0, mask=(True, True, False))
     com.set_reference(rng.normal(size=3), rng.normal(size=3), rng.normal(size=3))
+    com.max_error, com.max_acceleration = 0.3, 5.0  # saturated as the locomotion controller's (both clip)
     base = FrameTask(model, "base_link", 40.0, 6.0, weight=(1, 1, 3, 4, 5, 6),
                      mask=(False, False, True, True, True, True), name="base")
     scattered = FrameTask(model, "RH_SHANK", 20.0, 3.0, weight=0.5,
@@ -59,6 +61,7 @@ def tasks_of_a_trot(model: Model, rng: np.random.Generator) -> list[Task]:
     yaw = FrameTask(model, "LF_SHANK", 10.0, 2.0, weight=0.3, mask=(False,) * 5 + (True,), name="one_row")
     height = ComTask(30.0, 4.0, weight=1.5, mask=(False, False, True), name="com_height")
     height.set_reference(rng.normal(size=3), rng.normal(size=3), rng.normal(size=3))
+    height.max_error = 0.02  # one row clipped to 2 cm (|e| ~ N(0, 1) here), its acceleration not limited
     tasks: list[Task] = [com, base, scattered, yaw]
     for k, foot in enumerate(FEET):
         tasks.append(FrameTask(model, foot, 90.0, 12.0, weight=0.0 if k % 2 else 7.0,
@@ -93,6 +96,11 @@ def test_stacked_rows_are_each_tasks_dense_rows_scaled_and_a_task_weighted_zero_
     np.testing.assert_array_equal(b, np.concatenate(blocks_b))
     zero = [t.name for t in tasks if not t.weight.any()]
     assert zero == ["swing_LH_FOOT", "swing_RH_FOOT"]
+    # the saturations were reached: the CoM's errors beyond their limits, its desired acceleration at 5
+    assert np.linalg.norm(errors["com"]) > 0.3
+    assert abs(errors["com_height"][0]) > 0.02
+    desired = b[:2] / np.sqrt(2.0) + ev.com_bias_acceleration[:2]
+    assert abs(np.linalg.norm(desired) - 5.0) < 1e-9
     assert all(np.abs(errors[n]).max() > 1e-3 for n in zero)
 
 

@@ -5,6 +5,7 @@ about 1e-11), so a product computed in another order than numpy's would change i
 the calls numpy makes, with the same arguments, into the same library (the OpenBLAS numpy is linked
 against, found among the process's mapped libraries): the same numbers, without a Python call per product.
 
+- ``dot(x, y)``: ``x @ y`` of two 1-D vectors (numpy's ``dot``: ``0.0 + ddot``);
 - ``matvec(A, x, out)``: ``np.matmul(A, x, out=out)`` (numpy's ``gemv``, matmul.c.src; its ``dot`` for one
   row) for a 2-D ``A`` with one unit stride;
 - ``matmat(A, B, out)``: ``np.matmul(A, B, out=out)`` (``gemm``, or ``syrk`` and the copied triangle for a
@@ -76,6 +77,13 @@ _dgesv: Any = types.ExternalFunction(_NAMES["dgesv"], types.void(_P, _P, _P, _P,
 def _blasable(stride1: int, stride2: int, d2: int) -> bool:
     """matmul.c.src's ``is_blasable2d`` for float64 (byte strides, the second dimension ``d2``)."""
     return stride2 == FLOAT64_BYTES and stride1 % FLOAT64_BYTES == 0 and stride1 // FLOAT64_BYTES >= d2
+
+
+@njit(cache=True)
+def dot(x: np.ndarray, y: np.ndarray) -> float:
+    """``x @ y`` of two 1-D vectors of one size (at least 1): numpy's dot, ``0.0 + ddot``."""
+    result: float = 0.0 + _ddot(x.size, address(x), x.strides[0] // 8, address(y), y.strides[0] // 8)
+    return result
 
 
 @njit(cache=True)

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, types
 
 from kinodyn.control.wbc import numpy_blas
-from kinodyn.kernel import IN1, IN2, OUT1, OUT2, Kernel
+from kinodyn.kernel import FLOAT, IN1, IN2, OUT1, OUT2, Kernel
 from kinodyn.spatial.rotations import as_vector
 
 if TYPE_CHECKING:
@@ -67,21 +67,38 @@ def weighted(weight: np.ndarray) -> bool:
     return False
 
 
+@njit(cache=True, inline="always")
+def clip_norm(x: np.ndarray, limit: float) -> None:
+    """``x`` scaled in place to the norm ``limit`` when longer (``limit`` inf: unchanged), with the norm of
+    numpy's ``sqrt(x @ x)`` and the product ``x * (limit / norm)``: ``com._clipped``'s numbers."""
+    if limit == math.inf:
+        return
+    norm = math.sqrt(numpy_blas.dot(x, x))
+    if norm > limit:
+        factor = limit / norm
+        for i in range(x.size):
+            x[i] = x[i] * factor
+
+
 @njit(cache=True)
 def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarray, kp: np.ndarray,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
                 error: np.ndarray, kd: np.ndarray, v_ref: np.ndarray, bias: np.ndarray, weight: np.ndarray,
-                A: np.ndarray, b: np.ndarray, selected_error: np.ndarray) -> None:
+                A: np.ndarray, b: np.ndarray, selected_error: np.ndarray, max_error: float,
+                max_acceleration: float) -> None:
     """A motion task's weighted rows in one pass (``base.MotionTask``): row ``i`` is on axis ``axes[i]`` of
     the task's rows ``J`` (all axes) and full-size vectors (``a_ref``, ``kp``, ``error``, ``kd``, ``v_ref``,
     ``bias`` = ``Jdot v``). ``A[i, :cols(J)] = J_axis sqrt(w_i)``, ``b_i = (pd_i - bias) sqrt(w_i)`` with the
     velocity ``J_axis v`` of numpy's product of the selected rows (``numpy_blas.matvec``),
-    ``selected_error_i = error[axis]``: the operations of ``qdd_rows`` followed by ``base.scaled_rows``, in
-    their order (the same bits). All weights 0: only ``b = 0`` and the error (``A`` stays as it is, zero)."""
+    ``selected_error_i = error[axis]``; the selected error enters the PD clipped to the norm ``max_error``
+    and the desired acceleration is clipped to ``max_acceleration`` (``clip_norm``; inf: not clipped): the
+    operations of ``qdd_rows`` followed by ``base.scaled_rows``, in their order (the same bits). All weights
+    0: only ``b = 0`` and the error (``A`` stays as it is, zero)."""
     m, nv = axes.size, J.shape[1]
+    for i in range(m):
+        selected_error[i] = error[axes[i]]
     if not weighted(weight):
         for i in range(m):
             b[i] = 0.0
-            selected_error[i] = error[axes[i]]
         return
     rows = np.empty((m, nv))
     for i in range(m):
@@ -89,15 +106,22 @@ def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarra
             rows[i, j] = J[axes[i], j]
     velocity = np.empty(m)
     numpy_blas.matvec(rows, v, velocity)
+    clipped = selected_error.copy()
+    clip_norm(clipped, max_error)
+    desired = np.empty(m)
+    for i in range(m):
+        r = axes[i]
+        desired[i] = pd_entry(a_ref[r], kp[r], clipped[i], kd[r], v_ref[r], velocity[i])
+    clip_norm(desired, max_acceleration)
     for i in range(m):
         r = axes[i]
         scale = math.sqrt(weight[i])
         for j in range(nv):
             A[i, j] = rows[i, j] * scale
-        b[i] = (pd_entry(a_ref[r], kp[r], error[r], kd[r], v_ref[r], velocity[i]) - bias[r]) * scale
-        selected_error[i] = error[r]
+        b[i] = (desired[i] - bias[r]) * scale
 
 
 _PD = Kernel(pd_law, IN1, IN1, IN1, IN1, IN1, IN1, OUT1)
 AXES = types.Array(types.int64, 1, "C")
-MOTION_ROWS = Kernel(motion_rows, IN2, IN1, AXES, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT2, OUT1, OUT1)
+MOTION_ROWS = Kernel(motion_rows, IN2, IN1, AXES, IN1, IN1, IN1, IN1, IN1, IN1, IN1, OUT2, OUT1, OUT1,
+                     FLOAT, FLOAT)

@@ -61,15 +61,15 @@ class ComTask(MaskedMotionTask):
         self.position, self.velocity, self.acceleration = position, velocity, acceleration
 
     def write_weighted_rows(self, ev: Evaluation, A: np.ndarray, b: np.ndarray) -> None:
-        """Without saturation (both limits infinite) in one compiled pass after the product
-        (``_motion.motion_rows``); a saturated demand through ``qdd_rows`` (its norms are numpy's)."""
-        if self.max_error != math.inf or self.max_acceleration != math.inf or self.position is None:
-            super().write_weighted_rows(ev, A, b)
+        """In one compiled pass after the product, the saturation included (``_motion.motion_rows``: the
+        numbers of ``qdd_rows``, its norms numpy's)."""
+        if self.position is None:
+            super().write_weighted_rows(ev, A, b)  # (its error: no reference)
             return
         error = np.empty(self.dim)
-        error_3d = self.position - ev.com
-        MOTION_ROWS.call(ev.com_jacobian, ev.v, self._axes, self.acceleration, self.kp, error_3d, self.kd,
-                         self.velocity, ev.com_bias_acceleration, self.weight, A, b, error)
+        MOTION_ROWS.call(ev.com_jacobian, ev.v, self._axes, self.acceleration, self.kp,
+                         self.position - ev.com, self.kd, self.velocity, ev.com_bias_acceleration,
+                         self.weight, A, b, error, float(self.max_error), float(self.max_acceleration))
         self.error = error
 
     def qdd_rows(self, ev: Evaluation) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ the frame to its reference (the compiled log of ``kinodyn.ik.tasks.rotation_erro
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -204,7 +205,8 @@ def frame_rows(pose: np.ndarray, rotation: np.ndarray, T: np.ndarray, angular: b
                 C[i, j] = T[i, j]
         numpy_blas.matmat(rotation, C.T, product)
         error[3:] = rotation_log(product)
-    motion_rows(J, v, axes, a_ref, kp, error, kd, v_ref, bias, weight, A, b, selected_error)
+    motion_rows(J, v, axes, a_ref, kp, error, kd, v_ref, bias, weight, A, b, selected_error, math.inf,
+                math.inf)
 
 
 _FRAME_ROWS = Kernel(frame_rows, IN2, IN2, IN2, BOOL, IN2, IN1, AXES, IN1, IN1, IN1, IN1, IN1, IN1, OUT2,
