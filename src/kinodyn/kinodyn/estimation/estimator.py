@@ -265,7 +265,7 @@ class LeggedEstimator:
                 types = (numba.typeof(arg) for arg in args)  # type: ignore[no-untyped-call]  # numba is unannotated
                 self._run = Kernel(loop.run, *types)
             end, escape = self._run.call(*args)
-            if reports or problem[start:end].any():
+            if reports or np.count_nonzero(problem[start:end]):
                 self._word(batch, result, problem, value, mask, head[LOOP_SLOTS] if reports else None, start,
                            end)
             if escape == loop.DONE:

@@ -64,8 +64,9 @@ class BatchResult:
 
     @classmethod
     def empty(cls, size: int) -> BatchResult:
-        return cls(np.zeros(size, np.int8), np.empty((size, ESTIMATE_SIZE)), np.full(size, np.nan),
-                   np.zeros(size, np.int64))
+        nis = np.empty(size)
+        nis.fill(np.nan)  # (np.full's Python wrapper is a per-batch cost)
+        return cls(np.zeros(size, np.int8), np.empty((size, ESTIMATE_SIZE)), nis, np.zeros(size, np.int64))
 
 
 def problem_text(code: int, stamp: float, value: float, rejected: Sequence[str],
