@@ -2,10 +2,11 @@
 
 ``--graph nodes`` starts config/quadruped_wbc.yaml (control_node with SimulatedSystem in lockstep,
 state_estimator, wbc, state_publisher), ``--graph rt`` config/quadruped_rt.yaml (the estimator and the
-whole-body controller chained inside control_node, plus state_publisher), each with its ``lockstep_max_speed``
-lifted so that the loop runs as fast as it closes, with ``kinodyn up``, standing and then trotting in place (the wbc's
-``locomotion_mode`` set in a copy of the graph file), lets it run ``--warmup`` simulated seconds (stand up,
-estimator initialised), then measures ``--seconds`` simulated seconds. Simulated time is read from the wbc's
+whole-body controller chained inside control_node, plus state_publisher), each with its
+``lockstep_max_speed`` lifted so that the loop runs as fast as it closes, with ``kinodyn up``, standing and
+then trotting in place (the wbc's ``locomotion_mode`` set in a copy of the graph file), lets it run
+``--warmup`` simulated seconds (stand up, estimator initialised), then measures ``--seconds`` simulated
+seconds. Simulated time is read from the wbc's
 /diagnostics (its stamp is the joint state's, every 0.5 s): this bench subscribes nothing at the control rate,
 so it adds no load to the graph.
 Printed per process: CPU ms (utime + stime of /proc/<pid>/stat) per control step (one step is
