@@ -68,16 +68,13 @@ def weighted(weight: np.ndarray) -> bool:
 
 
 @njit(cache=True, inline="always")
-def clip_norm(x: np.ndarray, limit: float) -> None:
-    """``x`` scaled in place to the norm ``limit`` when longer (``limit`` inf: unchanged), with the norm of
-    numpy's ``sqrt(x @ x)`` and the product ``x * (limit / norm)``: ``com._clipped``'s numbers."""
+def clip_factor(x: np.ndarray, limit: float) -> float:
+    """The factor ``com._clipped`` scales ``x`` by: ``limit / norm`` when the norm (numpy's ``sqrt(x @ x)``)
+    exceeds ``limit``, else 1.0 (``x * 1.0`` is ``x``, bit for bit); ``limit`` inf: 1.0."""
     if limit == math.inf:
-        return
+        return 1.0
     norm = math.sqrt(numpy_blas.dot(x, x))
-    if norm > limit:
-        factor = limit / norm
-        for i in range(x.size):
-            x[i] = x[i] * factor
+    return limit / norm if norm > limit else 1.0
 
 
 @njit(cache=True)
@@ -90,7 +87,7 @@ def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarra
     ``bias`` = ``Jdot v``). ``A[i, :cols(J)] = J_axis sqrt(w_i)``, ``b_i = (pd_i - bias) sqrt(w_i)`` with the
     velocity ``J_axis v`` of numpy's product of the selected rows (``numpy_blas.matvec``),
     ``selected_error_i = error[axis]``; the selected error enters the PD clipped to the norm ``max_error``
-    and the desired acceleration is clipped to ``max_acceleration`` (``clip_norm``; inf: not clipped): the
+    and the desired acceleration is clipped to ``max_acceleration`` (``clip_factor``; inf: not clipped): the
     operations of ``qdd_rows`` followed by ``base.scaled_rows``, in their order (the same bits). All weights
     0: only ``b = 0`` and the error (``A`` stays as it is, zero)."""
     m, nv = axes.size, J.shape[1]
@@ -106,19 +103,17 @@ def motion_rows(J: np.ndarray, v: np.ndarray, axes: np.ndarray, a_ref: np.ndarra
             rows[i, j] = J[axes[i], j]
     velocity = np.empty(m)
     numpy_blas.matvec(rows, v, velocity)
-    clipped = selected_error.copy()
-    clip_norm(clipped, max_error)
-    desired = np.empty(m)
-    for i in range(m):
+    to_error = clip_factor(selected_error, max_error)
+    for i in range(m):  # b holds the desired acceleration until its clipping
         r = axes[i]
-        desired[i] = pd_entry(a_ref[r], kp[r], clipped[i], kd[r], v_ref[r], velocity[i])
-    clip_norm(desired, max_acceleration)
+        b[i] = pd_entry(a_ref[r], kp[r], selected_error[i] * to_error, kd[r], v_ref[r], velocity[i])
+    to_acceleration = clip_factor(b, max_acceleration)
     for i in range(m):
         r = axes[i]
         scale = math.sqrt(weight[i])
         for j in range(nv):
             A[i, j] = rows[i, j] * scale
-        b[i] = (desired[i] - bias[r]) * scale
+        b[i] = (b[i] * to_acceleration - bias[r]) * scale
 
 
 _PD = Kernel(pd_law, IN1, IN1, IN1, IN1, IN1, IN1, OUT1)
