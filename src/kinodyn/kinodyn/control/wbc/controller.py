@@ -147,6 +147,7 @@ class WholeBodyController:
         self._first_q = 7 if model.floating_base else 0
         self._contacts: dict[str, _ContactState] = {}
         self._contact_version = 0  # counts the changes of the contacts' states (_contacts_changed)
+        self._settled = -1  # the contact version at which every ramp had ended (_advance_ramps)
         self._active: tuple[int, tuple[str, ...]] = (-1, ())  # active_contacts() at a contact version
         self._assemblies: dict[tuple[str, ...], Assembly] = {}  # per set of active contacts (made once)
         self._evaluator: Evaluator | None = None
@@ -318,6 +319,9 @@ class WholeBodyController:
         dt = 0.0 if t is None or self._t is None else max(0.0, t - self._t)
         if t is not None:
             self._t = t
+        if self._settled == self._contact_version:  # every ramp ended, no contact changed since: none moves
+            return
+        settled = True
         for state in self._contacts.values():
             step = dt * state.rate if math.isfinite(state.rate) else 1.0
             scale = min(1.0, state.scale + step) if state.target else max(0.0, state.scale - step)
@@ -326,6 +330,9 @@ class WholeBodyController:
             if scale != state.scale:
                 state.scale = scale
                 self._contacts_changed()
+            settled = settled and scale == (1.0 if state.target else 0.0)
+        if settled:
+            self._settled = self._contact_version
 
     def _evaluation(self, q: ArrayLike, v: ArrayLike) -> Evaluation:
         if self._evaluator is None:
