@@ -112,7 +112,8 @@ def _locomotion_mpc() -> MpcParameters:
 
 @dataclass(frozen=True)
 class MpcLocomotionParameters:
-    """``mpc``: the MPC's settings but its ``orientation_weight`` (not read: the one below replaces it);
+    """``mpc``: the MPC's settings but its ``orientation_weight`` (left at ``MpcParameters``' default: the one
+    below replaces it, and a different value is refused rather than ignored);
     ``planner``: its rate and the largest age of a plan applied; ``orientation_weight``: the MPC's roll,
     pitch and yaw weights in every mode (``None``: the gait in force's, ``GAIT_WEIGHTS``); ``force_weight``:
     the force tasks' weight in units of ``1 / m^2`` (module doc) in every mode, finite and > 0 (0: the gait
@@ -127,6 +128,12 @@ class MpcLocomotionParameters:
         if not isinstance(self.mpc, MpcParameters) or not isinstance(self.planner, PlannerParameters):
             raise TypeError("MpcLocomotionParameters takes an MpcParameters (mpc) and a PlannerParameters "
                             "(planner)")
+        inner = self.mpc.orientation_weight
+        if inner != MpcParameters().orientation_weight:
+            raise ValueError(f"MPC locomotion parameters: mpc.orientation_weight {inner!r} would not be read "
+                             f"(each mode sets the MPC's orientation weight): set "
+                             f"MpcLocomotionParameters.orientation_weight (every mode) or leave it None "
+                             f"(each gait's own)")
         w = self.force_weight
         if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0.0):
             raise ValueError(f"MPC locomotion parameter force_weight must be a finite number > 0 (0: each "

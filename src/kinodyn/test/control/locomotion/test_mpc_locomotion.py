@@ -209,6 +209,12 @@ def test_weights_are_checked(field: str, value: object) -> None:
         MpcLocomotionParameters(**{field: value})  # type: ignore[arg-type]
 
 
+def test_an_orientation_weight_inside_the_mpc_settings_is_refused_not_ignored() -> None:
+    """Each mode sets the MPC's orientation weight, so one given in ``mpc`` would not be read."""
+    with pytest.raises(ValueError, match=r"mpc\.orientation_weight .* set MpcLocomotionParameters"):
+        MpcLocomotionParameters(mpc=replace(MpcLocomotionParameters().mpc, orientation_weight=(1.0, 1, 1)))
+
+
 def test_each_mode_has_its_own_weights_unless_set() -> None:
     """Left unset, the MPC's orientation weight and the force tasks' weight are the mode's own: the stand,
     walk and trot (60, 60, 10) and 0.1, the pace's roll and the bound's pitch low, (10, 60, 10) and
