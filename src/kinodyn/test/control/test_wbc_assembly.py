@@ -104,21 +104,6 @@ def test_stacked_rows_are_each_tasks_dense_rows_scaled_and_a_task_weighted_zero_
     assert all(np.abs(errors[n]).max() > 1e-3 for n in zero)
 
 
-def test_a_motion_task_whose_row_count_is_not_its_dim_is_refused_by_the_stacking(quadruped: Model) -> None:
-    """The stacking writes a motion task's rows without ``MotionTask.write_rows``' shape check only where the
-    blocks pass it by construction: a task counting other rows than its ``dim`` still meets the check."""
-    class Miscounted(ComTask):
-        def row_count(self, layout: VariableLayout) -> int:
-            return self.dim + 1
-
-    task = Miscounted(10.0, 2.0)
-    task.set_reference(np.zeros(3))
-    ev = Evaluator(quadruped, ()).evaluate(quadruped.neutral(), np.zeros(quadruped.nv))
-    layout = VariableLayout.build(quadruped.nv, [(f, 3) for f in FEET], quadruped.nv - 6)
-    with pytest.raises(ValueError, match="give row_count rows"):
-        WholeBodyController._stack([task], ev, layout)  # noqa: SLF001  (the weighted stacking itself)
-
-
 def test_a_frame_task_reads_its_row_of_whichever_evaluation_it_gets(quadruped: Model) -> None:
     """The task keeps its frame's row between ticks; an evaluation of other frames (another order) must not
     be read at the old row."""

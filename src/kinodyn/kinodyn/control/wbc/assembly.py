@@ -24,7 +24,6 @@ from numba import njit, types
 
 from kinodyn.control.wbc import numpy_blas
 from kinodyn.control.wbc.limits import JointLimits, acceleration_bounds
-from kinodyn.control.wbc.tasks.base import MotionTask
 from kinodyn.kernel import BOOL, FLOAT, IN1, IN2, INT, OUT1, OUT2, Kernel
 
 if TYPE_CHECKING:
@@ -225,22 +224,17 @@ _TORQUES = Kernel(torques, OUT1, IN2, IN1, INT, INT, OUT2, OUT1, IN1, OUT1, OUT1
 
 class StackedRows:
     """A level's task rows in one matrix ``A`` and vector ``b``; ``blocks``: each task with its rows of
-    ``A`` and ``b`` (``task.row_count(layout)`` of them: a function of the layout) and whether those pass
-    ``MotionTask.write_rows``' shape check by construction (a motion task that keeps that ``write_rows``,
-    ``dim`` rows of ``layout.size >= nv`` columns: ``WholeBodyController._stack`` then calls its
-    ``write_weighted_rows``, for an evaluation of ``layout.nv`` velocities)."""
+    ``A`` and ``b`` (``task.row_count(layout)`` of them: a function of the layout)."""
 
     __slots__ = ("A", "b", "blocks")
 
     def __init__(self, tasks: Sequence[Task], layout: VariableLayout) -> None:
         counts = [task.row_count(layout) for task in tasks]
         self.A, self.b = np.zeros((sum(counts), layout.size)), np.zeros(sum(counts))
-        self.blocks: list[tuple[Task, bool, np.ndarray, np.ndarray]] = []
+        self.blocks: list[tuple[Task, np.ndarray, np.ndarray]] = []
         row = 0
         for task, count in zip(tasks, counts, strict=True):
-            checked = (isinstance(task, MotionTask) and type(task).write_rows is MotionTask.write_rows
-                       and count == task.dim)
-            self.blocks.append((task, checked, self.A[row:row + count], self.b[row:row + count]))
+            self.blocks.append((task, self.A[row:row + count], self.b[row:row + count]))
             row += count
 
 

@@ -383,12 +383,8 @@ class WholeBodyController:
         stays."""
         rows = StackedRows(tasks, layout) if rows is None else rows
         rows.A.fill(0.0)
-        checked = ev.v.size == layout.nv  # (with the blocks' shapes: MotionTask.write_rows' check holds)
-        for task, shaped, A, b in rows.blocks:
-            if shaped and checked:
-                task.write_weighted_rows(ev, A, b)  # type: ignore[attr-defined]  # (a MotionTask: StackedRows)
-            else:
-                task.write_rows(ev, layout, A, b)
+        for task, A, b in rows.blocks:
+            task.write_rows(ev, layout, A, b)
         return rows.A, rows.b
 
     def _solve_level(self, k: int, H: np.ndarray, g: np.ndarray, CZ: np.ndarray, lo: np.ndarray,
