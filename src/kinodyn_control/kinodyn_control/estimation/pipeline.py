@@ -423,9 +423,10 @@ class EstimatorPipeline:
             return False
         if not self._params.imu_frame and imu.frame_id != self._imu_frame:
             return False  # the one-by-one path refuses it, or learns nothing new from it
-        n = len(self._model.joint_names)
-        if not len(joints.positions) == len(joints.velocities) == len(joints.efforts) == n:
-            return False
+        try:
+            self._joint_sample(joints)
+        except InputError:
+            return False  # the one-by-one path says why
         streams = self.streams
         batch = self._cycle_batch(estimator)
         if self._params.contact_source != "detection":  # streams imu, contacts (row 1), joint_states
