@@ -9,8 +9,9 @@ output is the one ``kinodyn estimate`` computes offline from a bag of the same m
 
 The inputs are taken serialized and read into numpy (raw_messages: bytes that are not a message of the type
 are one line, the message dropped); each estimate is published as the CDR bytes of its Odometry
-(bags.cdr.odometry_rows_cdr) and, when ``/tf`` has a subscriber, as a TFMessage: an output nobody subscribes
-is not built (a volatile topic delivers only to the readers matched when it is published).
+(kinodyn_common.cdr.odometry_rows_cdr) and, when ``/tf`` has a subscriber, of its TFMessage
+(``transform_row_cdr``, the bytes of estimation.messages' transform_message of the same row): an output nobody
+subscribes is not built (a volatile topic delivers only to the readers matched when it is published).
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from diagnostic_msgs.msg import DiagnosticArray
 from kinodyn.sim.collision import collision_spheres
-from kinodyn_common.cdr import odometry_rows_cdr
+from kinodyn_common.cdr import odometry_rows_cdr, transform_row_cdr
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_count, declare_value
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
 from kinodyn_common.robot_description import declare_and_load_model
-from kinodyn_control.estimation.messages import estimate_fields, odometry_message, transform_message
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.estimation.stamps import ClockReading
 from nav_msgs.msg import Odometry
@@ -157,9 +157,8 @@ class StateEstimator(Node):
                 self._odometry.publish(data)
         if self._publish_tf and self._tf.get_subscription_count():
             for stamp_ns, row in zip(estimates.stamps_ns.tolist(), estimates.rows, strict=True):
-                odometry = odometry_message(estimate_fields(row), stamp_ns, estimates.frame_id,
-                                            estimates.child_frame_id)
-                publish_finite(self._tf, transform_message(odometry), self._problems)
+                self._tf.publish(transform_row_cdr(stamp_ns, estimates.frame_id, estimates.child_frame_id,
+                                                   row))
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate and apply live changes: output parameters at once, the others restart the filter."""

@@ -1,6 +1,7 @@
 """`kinodyn bag record`: record topics into a rosbag2 bag as `ros2 bag record` does.
 
 Each topic is subscribed raw (the CDR bytes as received, never deserialised) with the type the graph reports,
+and taken by rclpy's EventsExecutor (each message handed over as it arrives, no wait set rebuilt per message),
 once a publisher offers it; the subscription requests what every publisher offers (rosbag2's
 adapt_request_to_offers: transient_local is kept for /tf_static and /robot_description) and the offered
 profiles are stored with the topic. A message's bag time is the recorder's clock at reception: the system
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import rclpy
-from rclpy.executors import Executor, SingleThreadedExecutor, TimeoutException
+from kinodyn_common.node_runner import make_executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
@@ -41,6 +42,8 @@ from kinodyn_tools.bags.writer import STORAGES, BagWriter
 if TYPE_CHECKING:
     import argparse
     from types import FrameType
+
+    from rclpy.executors import Executor
 
 DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
 
@@ -58,6 +61,7 @@ class Recorder:
         self.exclude = set(exclude)
         self.counts: Counter[str] = Counter()
         self.before_clock = 0  # messages dropped because /clock had not started (use_sim_time)
+        self.taken = 0  # messages the subscriptions delivered: written, dropped or refused
         self.failure: OSError | None = None  # the failed write that stopped the recording
         self.sim_time = bool(node.get_parameter("use_sim_time").value)
         self._subscriptions: dict[str, object] = {}
@@ -114,6 +118,7 @@ class Recorder:
         )
 
     def _receive(self, topic: str, data: bytes) -> None:
+        self.taken += 1
         now = self.node.get_clock().now().nanoseconds
         if now == 0:
             self.before_clock += 1
@@ -218,17 +223,16 @@ def _check(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _run_ready_callbacks(executor: Executor) -> None:
-    """Run every callback that is ready now, without waiting for more."""
-    while True:
-        try:
-            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=0.0)
-        except TimeoutException:
-            return
-        handler()
-        error = handler.exception()
-        if error is not None:
-            raise error
+def _take_delivered(recorder: Recorder, executor: Executor) -> None:
+    """Take what has arrived, without waiting for more: the executor runs one ready callback per
+    ``spin_once(0)``, in arrival order; done once as many in a row as there are subscriptions (the recorded
+    topics' and the clock's) took no message."""
+    subscriptions = sum(1 for _ in recorder.node.subscriptions)
+    quiet = 0
+    while quiet < subscriptions:
+        taken = recorder.taken
+        executor.spin_once(timeout_sec=0.0)
+        quiet = 0 if recorder.taken != taken else quiet + 1
 
 
 def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, stop: list[int]) -> None:
@@ -249,7 +253,7 @@ def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, st
             next_progress = now + args.progress_period
         executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
     if not stop and recorder.failure is None:
-        _run_ready_callbacks(executor)
+        _take_delivered(recorder, executor)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -271,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGHUP, request_stop)
     sim_time = Parameter("use_sim_time", value=args.use_sim_time)
     node = Node("kinodyn_bag_recorder", parameter_overrides=[sim_time])
-    executor = SingleThreadedExecutor()
+    executor = make_executor([node])
     executor.add_node(node)
     log = node.get_logger()
     try:

@@ -6,6 +6,10 @@ contacts, the estimator's odometry and the wbc's diagnostics, and drives the ste
 ``set_parameters`` service, ``cmd_vel`` (geometry_msgs/TwistStamped, stamp 0: taken as received, every
 ``cmd_period`` s of simulated time) and pushes through the simulator's ``~/push``. The scenario starts at
 the estimator's first odometry (the wbc controls from then on). docs/closed-loop.md.
+
+The odometry and contacts (each at the control rate) are taken serialized and read into numpy
+(kinodyn_common.raw_messages; bytes that are not a message of the type are one throttled line, the message
+dropped), by rclpy's EventsExecutor.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped, Vector3, Wrench
 from kinodyn.spatial.rotations import euler_to_matrix, matrix_to_quat
+from kinodyn_common.node_runner import make_executor
+from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
+from kinodyn_common.raw_messages import ContactStatesReader, ContactStatesView, OdometryReader, OdometryView
 from kinodyn_common.stamps import NS
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
@@ -61,14 +67,14 @@ def _stamp(msg: Any) -> float:  # noqa: ANN401  (any stamped rclpy message: no c
     return seconds
 
 
-def _append(series: BaseSeries, msg: Odometry) -> None:
-    p, q = msg.pose.pose.position, msg.pose.pose.orientation
-    v, w = msg.twist.twist.linear, msg.twist.twist.angular
+def _append(series: BaseSeries, msg: OdometryView) -> None:
+    x, y, z, qx, qy, qz, qw = msg.pose.tolist()
+    vx, vy, vz, wx, wy, wz = msg.twist.tolist()
     series.t.append(_stamp(msg))
-    series.position.append((p.x, p.y, p.z))
-    series.quaternion.append((q.x, q.y, q.z, q.w))
-    series.linear.append((v.x, v.y, v.z))
-    series.angular.append((w.x, w.y, w.z))
+    series.position.append((x, y, z))
+    series.quaternion.append((qx, qy, qz, qw))
+    series.linear.append((vx, vy, vz))
+    series.angular.append((wx, wy, wz))
 
 
 class ScenarioRunner:
@@ -81,13 +87,18 @@ class ScenarioRunner:
         self.context = Context()
         rclpy.init(context=self.context)
         self.node = Node(name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
         qos = QoSProfile(depth=1000)
         n = self.node
-        n.create_subscription(Odometry, topics.truth, lambda m: _append(self.rec.truth, m), qos)
-        n.create_subscription(Odometry, topics.estimate, lambda m: _append(self.rec.estimate, m), qos)
-        n.create_subscription(ContactStates, topics.contacts, self._on_contacts, qos)
+        problems = DistinctProblemLog(n.get_logger())
+        for topic, series in ((topics.truth, self.rec.truth), (topics.estimate, self.rec.estimate)):
+            reader = OdometryReader()
+            n.create_subscription(Odometry, topic, dropping_bad_messages(
+                problems, f"{topic} message", lambda raw, r=reader, s=series: _append(s, r.read(raw))),
+                qos, raw=True)
+        contacts = ContactStatesReader()
+        n.create_subscription(ContactStates, topics.contacts, dropping_bad_messages(
+            problems, f"{topics.contacts} message", lambda raw: self._on_contacts(contacts.read(raw))),
+            qos, raw=True)
         n.create_subscription(DiagnosticArray, topics.diagnostics, self._on_diagnostics, qos)
         self._cmd_vel = n.create_publisher(TwistStamped, topics.cmd_vel, 10)
         self._base_pose = n.create_publisher(PoseStamped, topics.base_pose, 10)
@@ -95,8 +106,10 @@ class ScenarioRunner:
             SetParameters, topics.wbc_parameters)
         self._push: Client[Push.Request, Push.Response] = n.create_client(Push, topics.push)
         self._pending: list[tuple[str, Any]] = []  # (what, future) of service calls not answered yet
+        self.executor = make_executor([n])
+        self.executor.add_node(n)
 
-    def _on_contacts(self, msg: ContactStates) -> None:
+    def _on_contacts(self, msg: ContactStatesView) -> None:
         t = _stamp(msg)
         self.rec.body_contacts.extend((t, name) for name, on in zip(msg.names, msg.in_contact, strict=False)
                                       if on and name not in self.feet)

@@ -5,7 +5,10 @@ estimated and the true base trajectories, contact forces, the support polygon, t
 planned footholds and the planned base trajectory (the wbc's MPC prediction, nav_msgs/Path;
 kinodyn_tools.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
 ``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree.
-Inputs other than /tf are subscribed raw and only the newest message is decoded at each update.
+The inputs are read only then (kinodyn_common.polled: the middleware keeps them, nothing of the node runs per
+message): of each input but /tf and /tf_static the newest message, taken serialized and decoded once; of
+/tf every message since the last update (up to tf2's depth of 100), so that each frame has its newest
+transform. /tf_static, latched and rare, is taken as it arrives.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from kinodyn_common.conversions import (
 from kinodyn_common.finite import publish_finite
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import check_count, check_fields, declare_dataclass, declare_value
+from kinodyn_common.polled import PolledSubscriptions
 from kinodyn_common.problem_log import INPUT_ERRORS, DistinctProblemLog, error_text, problem_key
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import stamp_to_ns
@@ -40,7 +44,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
@@ -67,11 +71,17 @@ from tf2_msgs.msg import TFMessage
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rclpy.subscription import Subscription
+
 NODE_NAME = "viewer"
 LATCHED_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+NEWEST_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, durability=DurabilityPolicy.VOLATILE
+)
+"""The other inputs: sensor data QoS keeping only the newest message (best effort matches every publisher)."""
 WAIT_FOR_TF = 5.0
 """Seconds without the robot's transforms before the node says what it is waiting for."""
 PATH_INPUTS = {"odometry": "estimated", "true_odometry": "true"}
@@ -151,7 +161,8 @@ class Viewer(Node):
         self._length = length
         self._problems = DistinctProblemLog(self.get_logger())
         self._tf = TransformBuffer()
-        self._latest: dict[str, bytes] = {}
+        self._polled = PolledSubscriptions(self)
+        self._inputs: dict[str, Subscription[bytes]] = {}
         self._types: dict[str, type] = {}
         for what, default, msg_type in (
             ("joint_states", "joint_states", JointState),
@@ -163,8 +174,8 @@ class Viewer(Node):
         ):
             topic = declare_value(self, f"{what}_topic", default, ParameterDescriptor())
             self._subscribe_latest(what, topic, msg_type)
-        self.create_subscription(TFMessage, "/tf", self._tf_callback(static=False), TF_QOS)
-        self.create_subscription(TFMessage, "/tf_static", self._tf_callback(static=True), LATCHED_QOS)
+        self._tf_input: Subscription[TFMessage] = self._polled.subscribe(TFMessage, "/tf", TF_QOS)
+        self.create_subscription(TFMessage, "/tf_static", self._add_static_tf, LATCHED_QOS)
         self._markers = self.create_publisher(MarkerArray, "~/markers", 1)
 
         self._browser = BrowserView(host, port, self._primitives)
@@ -185,19 +196,20 @@ class Viewer(Node):
 
     # --- inputs ---------------------------------------------------------------------------------------------
     def _subscribe_latest(self, what: str, topic: str, msg_type: type) -> None:
-        """Keep the newest serialized message of ``topic`` (empty: not subscribed)."""
+        """Poll the newest serialized message of ``topic`` (empty: not subscribed)."""
         if not topic:
             return
         self._types[what] = msg_type
+        self._inputs[what] = self._polled.subscribe(msg_type, topic, NEWEST_QOS, raw=True)
 
-        def keep(data: bytes) -> None:
-            self._latest[what] = data
-
-        self.create_subscription(msg_type, topic, keep, qos_profile_sensor_data, raw=True)
+    def _newest_bytes(self, what: str) -> bytes | None:
+        """The serialized newest message of input ``what`` (None when none arrived since the last one)."""
+        subscription = self._inputs.get(what)
+        return None if subscription is None else self._polled.newest(subscription)
 
     def _newest(self, what: str) -> Any | None:  # noqa: ANN401  (deserialize_message returns the class given at run time)
         """The newest message of input ``what``, decoded, once (None when none arrived since)."""
-        data = self._latest.pop(what, None)
+        data = self._newest_bytes(what)
         return None if data is None else deserialize_message(data, self._types[what])
 
     def _decoded(self, what: str, use: Callable[[Any], T]) -> T | None:
@@ -205,13 +217,13 @@ class Viewer(Node):
         msg = self._newest(what)
         return None if msg is None else use(msg)
 
-    def _tf_callback(self, static: bool) -> Callable[[TFMessage], None]:
-        def on_tf(msg: TFMessage) -> None:
-            self._guarded(
-                "/tf_static message" if static else "/tf message", lambda: self._tf.add(msg, static)
-            )
+    def _add_static_tf(self, msg: TFMessage) -> None:
+        self._guarded("/tf_static message", lambda: self._tf.add(msg, static=True))
 
-        return on_tf
+    def _add_tf(self) -> None:
+        """Every /tf message since the last update into the transform buffer, oldest first."""
+        for msg in self._polled.all(self._tf_input):
+            self._guarded("/tf message", partial(self._tf.add, msg, False))
 
     def _guarded(self, what: str, step: Callable[[], T]) -> T | None:
         """``step()``, or None with one throttled warning when the input it reads is unusable."""
@@ -309,7 +321,7 @@ class Viewer(Node):
 
     def _newest_contacts(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``_contacts`` of the newest ContactStates, decoded from its bytes (None: none new)."""
-        data = self._latest.pop("contacts", None)
+        data = self._newest_bytes("contacts")
         if data is None:
             return None
         try:
@@ -374,6 +386,7 @@ class Viewer(Node):
         return center_of_mass(self._model, root, positions.values)
 
     def _update(self) -> None:
+        self._add_tf()
         self._sample_paths()
         links = self._link_poses()
         contacts = self._guarded("contacts message", self._newest_contacts)
@@ -422,6 +435,7 @@ class Viewer(Node):
 
     def destroy_node(self) -> None:
         self._browser.stop()
+        self._polled.destroy()
         super().destroy_node()
 
 
