@@ -1,9 +1,11 @@
 """Real-time scheduling of a node's executor thread (``SCHED_FIFO``), as ros2_control's ``control_node`` does
 for its loop: on a loaded machine a time-shared thread waits for a core behind every other runnable thread,
-which is what a node's worst ticks are made of (docs/nodes/wbc.md, "Speed")."""
+which is what a node's worst ticks are made of (docs/nodes/wbc.md, "Speed"); and a warm node's heap moved out
+of the garbage collector's reach (``HeapFreeze``)."""
 
 from __future__ import annotations
 
+import gc
 import os
 
 _FIFO_MAX_PRIORITY = 99  # Linux SCHED_FIFO priorities are 1-99
@@ -23,3 +25,25 @@ def set_fifo_priority(priority: int) -> str | None:
         return (f"cannot run under SCHED_FIFO {priority} ({exc.strerror}): give the process CAP_SYS_NICE or "
                 "an rtprio limit (ulimit -r), or set realtime_priority 0; running time-shared")
     return None
+
+
+WARM_TICKS = 10
+"""Ticks (control cycles, controlled ticks, estimates) after which a node is warm: every compiled kernel,
+cache and buffer it uses exists."""
+
+
+class HeapFreeze:
+    """``gc.freeze()`` once, when a node is warm. A full collection walks every object the collector tracks:
+    after the imports and the compiled kernels some 100 000, tens of milliseconds that a control period cannot
+    absorb. Frozen, they are never walked again, and a collection during operation sees only what was made
+    since (the nodes allocate per tick only objects freed by reference counting)."""
+
+    def __init__(self, warm_ticks: int = WARM_TICKS) -> None:
+        self.warm_ticks = warm_ticks
+        self.frozen = False
+
+    def after(self, ticks: int) -> None:
+        """Freeze once ``ticks`` reaches the warm count; nothing after that."""
+        if not self.frozen and ticks >= self.warm_ticks:
+            gc.freeze()
+            self.frozen = True

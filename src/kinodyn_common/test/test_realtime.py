@@ -1,12 +1,14 @@
-"""kinodyn_common.realtime: SCHED_FIFO for the calling thread (run in a thread of its own here)."""
+"""kinodyn_common.realtime: SCHED_FIFO for the calling thread (run in a thread of its own here); the heap
+frozen once a node is warm."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
 import pytest
-from kinodyn_common.realtime import set_fifo_priority
+from kinodyn_common.realtime import HeapFreeze, set_fifo_priority
 
 
 def _in_thread(priority: int) -> tuple[str | None, int]:
@@ -31,3 +33,21 @@ def test_fifo_priority_is_set_on_the_calling_thread_or_the_reason_is_returned() 
     for bad in (-1, 100):
         with pytest.raises(ValueError, match="realtime_priority must be 0"):
             set_fifo_priority(bad)
+
+
+def test_the_heap_is_frozen_once_when_the_node_is_warm() -> None:
+    assert gc.get_freeze_count() == 0
+    heap = HeapFreeze(warm_ticks=3)
+    try:
+        heap.after(2)
+        assert not heap.frozen
+        assert gc.get_freeze_count() == 0
+        heap.after(3)
+        assert heap.frozen
+        frozen = gc.get_freeze_count()
+        assert frozen > 1000  # the interpreter's, pytest's and numpy's objects: out of the collector's reach
+        made_since = [[k] for k in range(100)]  # noqa: F841  (tracked objects made after the freeze)
+        heap.after(4)  # once: nothing made since is frozen
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

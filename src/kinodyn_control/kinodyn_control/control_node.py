@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_dataclass, reject_undeclared_parameters
-from kinodyn_common.realtime import set_fifo_priority
+from kinodyn_common.realtime import HeapFreeze, set_fifo_priority
 from kinodyn_common.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -207,6 +207,7 @@ class ControlNode(Node):
         self._controller_nodes: list[Node] = []
         self._check_parameter_names()
         self._exit_line = ""  # set once: the error line logged as the node ends with exit code 1
+        self._heap = HeapFreeze()  # once the loop has run its first cycles (the controllers warm)
         loop = declare_dataclass(self, LoopParameters)
         self.update_rate, self.lockstep = loop.update_rate, loop.lockstep
         self.gate: LockstepGate | None = None
@@ -371,8 +372,11 @@ class ControlNode(Node):
         return self._clock_now()
 
     def _check_loop(self) -> None:
-        if self.loop is not None and self.loop.error is not None:
+        if self.loop is None:
+            return
+        if self.loop.error is not None:
             self._report_fault(f"the control loop stopped: {self.loop.error!r}")
+        self._heap.after(self.loop.cycles)
 
     def _report_fault(self, message: str) -> None:
         """From any thread: end the node with exit code 1; the first fault's message is logged, as one line
