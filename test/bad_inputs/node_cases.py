@@ -1,12 +1,13 @@
 """Topic and service cases against running nodes over DDS: state_publisher, kinematics (with CLIK) and
 dynamics on urdf/arm7.urdf, and control_node on the quadruped (GenericSystem, namespace /quad).
 
-Each node starts once; every case is sent to it in turn. A topic case is published three times, then the
-node's log is watched for a new warning or error line (up to ``WINDOW`` s); every message the nodes publish
-meanwhile is checked (finite; control_node's efforts and CLIK's position commands within the URDF limits).
-A service case is one call; its answer is classified. After each control_node case the two command
-controllers are re-activated if a case deactivated them, so the next case meets an active controller. Each
-node reads its own ``joint_states`` topic (remapped), so a case reaches one node only.
+Each node starts once and takes its cases in turn, while the other nodes take theirs. A topic case is
+published three times, then the node's log is watched for a new warning or error line (up to ``WINDOW`` s);
+every message the nodes publish meanwhile is checked (finite; control_node's efforts and CLIK's position
+commands within the URDF limits). A service case is one call; its answer is classified. After each
+control_node case the two command controllers are re-activated if a case deactivated them, so the next case
+meets an active controller. Each node reads its own ``joint_states`` topic (remapped), so a case reaches one
+node only.
 """
 
 from __future__ import annotations
@@ -1272,32 +1273,72 @@ class Session:
                 wrong.append(f"{topic_name}: a position command outside the URDF limits: {list(msg.data)}")
         return non_finite, wrong
 
-    def run(self, case: Case, causes: set[str]) -> Result:
+    def start(self, case: Case) -> Pending:
+        """Send ``case``: a service case's call, or a topic case's first of three messages."""
         node, key, payload = case.payload
-        offset, start = len(self.log(node)), time.monotonic()
-        answered, reply = True, None
+        pending = Pending(case, time.monotonic(), len(self.log(node)))
         if case.surface == SERVICE or key in SERVICES:
-            answer = self.call(key, payload)
+            pending.call = self.clients[key].call_async(payload)
+            pending.deadline = pending.started + 20.0
+        else:
+            self.publishers[(node, key)].publish(payload)
+            pending.published = 1
+        return pending
+
+    def advance(self, pending: Pending) -> bool:
+        """One step of a sent case: the topic's second and third message 0.05 s apart, then its node's log
+        watched for a new warning or error line up to ``WINDOW`` s (a service: its answer, up to 20 s), then
+        0.1 s for the outputs to arrive; true once it can be classified."""
+        now = time.monotonic()
+        node, key, payload = pending.case.payload
+        if pending.settled is not None:
+            return now >= pending.settled + 0.1
+        if pending.call is not None:
+            done = pending.call.done() or now > pending.deadline
+        elif pending.published < 3:
+            if now >= pending.started + 0.05 * pending.published:
+                self.publishers[(node, key)].publish(payload)
+                pending.published += 1
+                pending.deadline = now + 0.05 + WINDOW
+            return False
+        else:
+            new = self.log(node)[pending.offset:]
+            done = "[WARN]" in new or "[ERROR]" in new or now > pending.deadline
+        if done:
+            pending.settled = now
+        return False
+
+    def finish(self, pending: Pending, causes: set[str]) -> Result:
+        """Classify a settled case from its answer, its node's new log lines and every output message since
+        it was sent (any node's); re-activate control_node's command controllers after one of its cases."""
+        case, node = pending.case, pending.case.payload[0]
+        answered, reply = True, None
+        if pending.call is not None:
+            answer = pending.call.result() if pending.call.done() else None
             answered = answer is not None
             if answer is not None:
                 ok = answer.success if hasattr(answer, "success") else answer.ok
                 reply = (ok, answer.message, _answer_values(answer))
-        else:
-            for _ in range(3):
-                self.publishers[(node, key)].publish(payload)
-                self.listener.spin_for(0.05)
-            self.listener.spin_until(
-                lambda: "[WARN]" in self.log(node)[offset:] or "[ERROR]" in self.log(node)[offset:], WINDOW
-            )
-        self.listener.spin_for(0.1)
-        non_finite, wrong = self.bad_outputs(start)
-        seen = NodeObservation(
-            self.processes[node].poll() is None, self.log(node)[offset:], non_finite, wrong, reply, answered
-        )
+        non_finite, wrong = self.bad_outputs(pending.started)
+        alive = self.processes[node].poll() is None
+        seen = NodeObservation(alive, self.log(node)[pending.offset:], non_finite, wrong, reply, answered)
         outcome = classify_node(case, seen, causes)
         if node == "control_node" and seen.alive:
             self.reactivate()
         return Result(case, outcome)
+
+
+@dataclass
+class Pending:
+    """A case sent to its node and not yet classified."""
+
+    case: Case
+    started: float
+    offset: int  # the length of the node's log when the case was sent
+    call: Any = None  # a service case's future
+    published: int = 0  # a topic case's messages sent so far
+    deadline: float = 0.0  # of the answer, or of the log line once the third message is out
+    settled: float | None = None  # when the answer or the log line came, or the deadline passed
 
 
 def _within_arm7_limits(command: ArrayLike) -> bool:
@@ -1336,14 +1377,26 @@ def _answer_values(answer: Any) -> dict[str, Any]:  # noqa: ANN401  (the respons
 
 
 def run_node_cases(spawn: Callable[..., Any], tmp_path: Path) -> Iterator[Result]:
-    """Start the graph, send every case, yield each result; the caller's ``spawn`` stops the processes."""
+    """Start the graph, send every case (each node takes its cases in their order, one at a time, while the
+    other nodes take theirs), yield each result; the caller's ``spawn`` stops the processes."""
     processes = start_graph(spawn, tmp_path)
     listener = Listener("bad_inputs")
     try:
         session = Session(processes, listener)
         session.ready()
-        causes: set[str] = set()
+        lanes: dict[str, list[Case]] = {}  # node -> its cases, in their order
         for case in node_cases():
-            yield session.run(case, causes)
+            lanes.setdefault(case.payload[0], []).append(case)
+        causes: set[str] = set()
+        sent: dict[str, Pending] = {}  # node -> its case under way
+        while any(lanes.values()) or sent:
+            for node, queue in lanes.items():
+                if node not in sent and queue:
+                    sent[node] = session.start(queue.pop(0))
+            listener.spin_for(0.01)
+            for node, pending in list(sent.items()):
+                if session.advance(pending):
+                    del sent[node]
+                    yield session.finish(pending, causes)
     finally:
         listener.close()
