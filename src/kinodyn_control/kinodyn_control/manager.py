@@ -269,6 +269,7 @@ class ControllerManager:
         self._lockstep_stamp: int | None = None  # stamp [ns] of the state the lockstep cycle waits for
         self.loop_rate: int | None = None  # Hz, known once a loop is entered (per-controller update_rate)
         self.cycles = 0  # cycles run (a controller with divisor d updates when cycles % d == 0)
+        self._next_yield = 0.0  # monotonic wall time [s] from which a lockstep cycle yields the GIL again
         # called (in the control thread) with one message after components failed and their users were stopped
         self.on_hardware_failure: Callable[[str], object] = logger.error
 
@@ -657,8 +658,13 @@ class ControllerManager:
 
         if not self._external:
             # cycles back to back: let the executor's thread (topics, parameters, services) have the GIL once
-            # per cycle, so what a controller's node takes is taken between cycles, not seconds later
-            _time.sleep(0.0)
+            # per period of wall time (every cycle at real time), so what a controller's node takes is taken
+            # between cycles, not seconds later; a loop faster than real time does not pay the yield (a sleep:
+            # tens of microseconds of wall time) every cycle
+            now = _time.monotonic()
+            if now >= self._next_yield:
+                _time.sleep(0.0)
+                self._next_yield = now + period
         while gate.wait(lambda: not self.missing_commands(time), missing, republish, time):
             with self.cycle_lock:
                 if self.missing_commands(time):
