@@ -98,6 +98,10 @@ class BrowserView:
     def port(self) -> int:
         return self.server.get_port()
 
+    def has_clients(self) -> bool:
+        """Whether a browser is connected (viser keeps the scene for one connecting later)."""
+        return bool(self.server.get_clients())
+
     def _add_primitive(self, p: Primitive) -> viser.SceneNodeHandle:
         name = "/robot/" + p.name.replace("/", ".")
         color, opacity = rgb(p.color), (None if p.color[3] >= 1.0 else p.color[3])

@@ -4,11 +4,13 @@ The robot is drawn from the URDF's primitive geometry placed by /tf and /tf_stat
 estimated and the true base trajectories, contact forces, the support polygon, the centre of mass, the
 planned footholds and the planned base trajectory (the wbc's MPC prediction, nav_msgs/Path;
 kinodyn_tools.viewer.scene). Every ``1 / rate_hz`` s of wall time the node builds one
-``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree.
+``Scene`` from the newest message of each input and renders it both ways, so the two views never disagree;
+each only while someone looks (``~/markers`` has a subscriber, a browser is connected: a client connecting
+gets the scene at the next update).
 The inputs are read only then (kinodyn_common.polled: the middleware keeps them, nothing of the node runs per
 message): of each input but /tf and /tf_static the newest message, taken serialized and decoded once; of
-/tf every message since the last update (up to tf2's depth of 100), so that each frame has its newest
-transform. /tf_static, latched and rare, is taken as it arrives.
+/tf the messages since the last update (up to tf2's depth of 100), of which the newest transform of each
+frame is used. /tf_static, latched and rare, is taken as it arrives.
 """
 
 from __future__ import annotations
@@ -221,9 +223,12 @@ class Viewer(Node):
         self._guarded("/tf_static message", lambda: self._tf.add(msg, static=True))
 
     def _add_tf(self) -> None:
-        """Every /tf message since the last update into the transform buffer, oldest first."""
-        for msg in self._polled.all(self._tf_input):
-            self._guarded("/tf message", partial(self._tf.add, msg, False))
+        """The newest transform of each frame among the /tf messages since the last update into the transform
+        buffer (an older one of the same frame would be replaced before anything is drawn)."""
+        newest = {t.child_frame_id: t for msg in self._polled.all(self._tf_input) for t in msg.transforms}
+        if newest:
+            self._guarded("/tf message", partial(self._tf.add, TFMessage(transforms=list(newest.values())),
+                                                 False))
 
     def _guarded(self, what: str, step: Callable[[], T]) -> T | None:
         """``step()``, or None with one throttled warning when the input it reads is unusable."""
@@ -403,7 +408,9 @@ class Viewer(Node):
                 lambda: self._decoded("joint_states", lambda msg: self._com(msg, root)),
             )
             self._com_point = self._com_point if com is None else com
-        self._publish(self._scene(links))
+        markers, browser = self._markers.get_subscription_count() > 0, self._browser.has_clients()
+        if markers or browser:
+            self._publish(self._scene(links), markers, browser)
 
     def _scene(self, links: dict[str, np.ndarray]) -> Scene:
         arrows, support = self._contact_overlays
@@ -422,7 +429,8 @@ class Viewer(Node):
             focus=links[self._root][:3, 3] if self._root in links else np.zeros(3),
         )
 
-    def _publish(self, scene: Scene) -> None:
+    def _publish(self, scene: Scene, markers: bool, browser: bool) -> None:
+        """Draw ``scene`` as markers and (or) in the browser."""
         if not scene.is_finite():
             self._problems.error(
                 ("non_finite_scene",),
@@ -430,8 +438,10 @@ class Viewer(Node):
                 "inputs that produced it passed validation; please report it)",
             )
             return
-        publish_finite(self._markers, scene_markers(scene), self._problems)
-        self._browser.update(scene)
+        if markers:
+            publish_finite(self._markers, scene_markers(scene), self._problems)
+        if browser:
+            self._browser.update(scene)
 
     def destroy_node(self) -> None:
         self._browser.stop()
