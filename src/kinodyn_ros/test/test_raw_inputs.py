@@ -12,13 +12,17 @@ import pytest
 import rclpy
 from kinodyn_common.conversions import JointStateError
 from kinodyn_common.stamps import split_ns
+from kinodyn_control.estimation.messages import estimate_fields, odometry_message, transform_message
+from kinodyn_control.estimation.pipeline import EstimateRows
 from kinodyn_ros.nodes.state_estimator import StateEstimator
 from kinodyn_ros.nodes.state_publisher import StatePublisher
 from kinodyn_ros.nodes.wbc import Wbc
-from rclpy.serialization import serialize_message
+from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, JointState
 
 from kinodyn_interfaces.msg import ContactStates
+from tf2_msgs.msg import TFMessage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -143,3 +147,48 @@ def test_wbc_reads_joint_states_and_answers_them(make_node: NodeFactory) -> None
     within = np.clip(0.0, node._core._q_lower, node._core._q_upper).tolist()  # the model's joint order  # noqa: SLF001
     callbacks(node)["/joint_states"](serialize_message(joint_state(names, within)))
     assert node._core.controlled_ticks == 1, node.lines  # noqa: SLF001  (the node's state under test)
+
+
+class Published:
+    """Stands in for a publisher with one subscriber: keeps what is published."""
+
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+
+    def get_subscription_count(self) -> int:
+        return 1
+
+    def publish(self, data: bytes) -> None:
+        self.messages.append(data)
+
+
+def test_state_estimator_publishes_tf_at_tf_rate(make_node: NodeFactory) -> None:
+    """/tf of every estimate by default; at ``tf_rate`` Hz of stamp time the first estimate, then the first at
+    or after each multiple of the period, with the odometry's pose and stamp (estimation.messages'
+    transform_message of the same row); a bad live value is refused and changes nothing."""
+    node = make_node(StateEstimator, [f"robot_description_file:={QUADRUPED}"])
+    odometry, tf = Published(), Published()
+    node._odometry, node._tf = odometry, tf  # noqa: SLF001  (the node's outputs under test)
+    stamps = np.arange(1_000_000_000, 1_100_000_000, 2_000_000)  # 50 estimates, 2 ms apart
+    rows = np.random.default_rng(3).normal(size=(len(stamps), 85))
+    estimates = EstimateRows(stamps, "odom", "base_link", rows)
+    node._publish_estimates(estimates)  # noqa: SLF001  (the node's output path under test)
+    assert len(odometry.messages) == len(tf.messages) == 50
+    result = node.set_parameters([Parameter("tf_rate", value=100.0)])[0]
+    assert result.successful, result.reason
+    tf.messages.clear()
+    node._publish_estimates(estimates._replace(stamps_ns=stamps + 1_000_000))  # noqa: SLF001  (as above)
+    published = [deserialize_message(data, TFMessage) for data in tf.messages]
+    shifted = stamps + 1_000_000  # 1.001 s, 1.003 s, ...: due at the first, then at 1.011 s, 1.021 s, ...
+    every_10ms = [0, *(k for k in range(1, 50) if shifted[k] // 10_000_000 > shifted[k - 1] // 10_000_000)]
+    assert every_10ms == list(range(0, 50, 5))  # 100 ms of estimates at 100 Hz
+    assert len(published) == len(every_10ms)
+    for msg, k in zip(published, every_10ms, strict=True):
+        expected = transform_message(odometry_message(estimate_fields(rows[k]), int(stamps[k]) + 1_000_000,
+                                                      "odom", "base_link"))
+        assert msg == expected
+    for bad in (-1.0, float("nan"), float("inf")):
+        result = node.set_parameters([Parameter("tf_rate", value=bad)])[0]
+        assert not result.successful
+        assert "tf_rate must be a finite number >= 0" in result.reason
+    assert node._tf_publishing.rate == 100.0  # noqa: SLF001  (the node's state under test)

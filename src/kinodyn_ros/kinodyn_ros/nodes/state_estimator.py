@@ -28,6 +28,7 @@ from kinodyn_common.parameters import declare_count, declare_value
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
 from kinodyn_common.robot_description import declare_and_load_model
+from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
 from kinodyn_control.estimation.stamps import ClockReading
 from nav_msgs.msg import Odometry
@@ -82,6 +83,8 @@ class StateEstimator(Node):
         defaults = EstimatorParameters.flat_defaults()
         params = EstimatorParameters.from_flat({name: self._declare(name, v) for name, v in defaults.items()})
         self._publish_tf = bool(self.declare_parameter("publish_tf", True).value)
+        tf_rate = rate_parameter("tf_rate", self.declare_parameter("tf_rate", 0.0).value)
+        self._tf_publishing = StampRate(tf_rate)
         depth = declare_count(self, "qos_depth", 100, "messages queued per topic")
         reliable = bool(self.declare_parameter("qos_reliable", False).value)
         self._qos = input_qos(depth, reliable)
@@ -149,16 +152,17 @@ class StateEstimator(Node):
                 publish_finite(self._diagnostics, output.message, self._problems)
 
     def _publish_estimates(self, estimates: EstimateRows) -> None:
-        """odometry/filtered and (``publish_tf``) /tf of estimates (the pipeline outputs finite estimates
-        only), each built only when its topic has a subscriber (module docstring)."""
+        """odometry/filtered and (``publish_tf``, at ``tf_rate``) /tf of estimates (the pipeline outputs
+        finite estimates only), each built only when its topic has a subscriber (module docstring)."""
         if self._odometry.get_subscription_count():
             for data in odometry_rows_cdr(estimates.stamps_ns, estimates.frame_id, estimates.child_frame_id,
                                           estimates.rows):
                 self._odometry.publish(data)
         if self._publish_tf and self._tf.get_subscription_count():
             for stamp_ns, row in zip(estimates.stamps_ns.tolist(), estimates.rows, strict=True):
-                self._tf.publish(transform_row_cdr(stamp_ns, estimates.frame_id, estimates.child_frame_id,
-                                                   row))
+                if self._tf_publishing.due(stamp_ns):
+                    self._tf.publish(transform_row_cdr(stamp_ns, estimates.frame_id,
+                                                       estimates.child_frame_id, row))
 
     def _on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """Validate and apply live changes: output parameters at once, the others restart the filter."""
@@ -167,6 +171,13 @@ class StateEstimator(Node):
             return SetParametersResult(
                 successful=False, reason=f"{', '.join(startup)} apply at start-up only: restart the node"
             )
+        tf_rate = self._tf_publishing.rate
+        for p in parameters:
+            if p.name == "tf_rate":
+                try:
+                    tf_rate = rate_parameter(p.name, p.value)
+                except (TypeError, ValueError) as exc:
+                    return SetParametersResult(successful=False, reason=str(exc))
         changes = {p.name: p.value for p in parameters if p.name in ESTIMATOR_PARAMETERS}
         if changes:
             try:
@@ -180,6 +191,7 @@ class StateEstimator(Node):
         for p in parameters:
             if p.name == "publish_tf":
                 self._publish_tf = bool(p.value)
+        self._tf_publishing.rate = tf_rate
         return SetParametersResult(successful=True)
 
 
