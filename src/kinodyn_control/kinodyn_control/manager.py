@@ -31,6 +31,7 @@ a raise, failed hardware) takes its readers with it, all in safe mode. Each cont
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time as _time
 import traceback
@@ -657,14 +658,16 @@ class ControllerManager:
             )
 
         if not self._external:
-            # cycles back to back: let the executor's thread (topics, parameters, services) have the GIL once
-            # per period of wall time (every cycle at real time), so what a controller's node takes is taken
-            # between cycles, not seconds later; a loop faster than real time does not pay the yield (a sleep:
-            # tens of microseconds of wall time) every cycle
+            # cycles back to back: let the executor's thread (topics, parameters, services) have the GIL
+            # between two cycles at least once per switch interval of wall time (sys.getswitchinterval(): how
+            # long the interpreter lets a thread keep the GIL from a waiting one, which the loop's many short
+            # releases of it would otherwise defeat), so what a controller's node takes is taken between
+            # cycles, not seconds later, without paying the yield (a sleep: tens of microseconds of wall time)
+            # every cycle
             now = _time.monotonic()
             if now >= self._next_yield:
                 _time.sleep(0.0)
-                self._next_yield = now + period
+                self._next_yield = now + sys.getswitchinterval()
         while gate.wait(lambda: not self.missing_commands(time), missing, republish, time):
             with self.cycle_lock:
                 if self.missing_commands(time):
