@@ -3,7 +3,7 @@ command lines, physics faults in control_node's SimulatedSystem, and a launcher 
 
 A startup case runs the executable with the bad input and waits for it to exit (``matrix.classify_exit``: a
 non-zero exit with one error line naming the input is a clear error; still running after the wait means it
-was accepted). Several run at once (``BATCH``) to keep the wall time short.
+was accepted). Several run at once (``BATCH``), the next starting as one ends, to keep the wall time short.
 """
 
 from __future__ import annotations
@@ -525,24 +525,29 @@ SILENT_START_GRACE = 90.0
 
 
 def run_startup_cases(spawn: Callable[..., Any], cases: list[Case], tmp: Path) -> Iterator[Result]:
-    """Run ``cases`` ``BATCH`` at a time; a process still running at its deadline is stopped and counted as
-    having accepted its input. A process that has printed nothing by then has not yet read its input (a
-    stalled start on a loaded machine): it gets up to ``SILENT_START_GRACE`` s more to print or exit."""
-    for first in range(0, len(cases), BATCH):
-        batch = cases[first : first + BATCH]
-        started = [(c, *_start(spawn, c, tmp)) for c in batch]
-        for c, proc, deadline in started:
-            log = Path(proc.log_path)
-            while proc.poll() is None and (
-                time.monotonic() < deadline
-                or (time.monotonic() < deadline + SILENT_START_GRACE and not log.read_text(errors="replace"))
-            ):
-                time.sleep(0.1)
+    """Run ``cases`` with ``BATCH`` processes at a time (the next starts as soon as one has ended); a process
+    still running at its deadline is stopped and counted as having accepted its input. A process that has
+    printed nothing by then has not yet read its input (a stalled start on a loaded machine): it gets up to
+    ``SILENT_START_GRACE`` s more to print or exit."""
+    queue = list(cases)
+    running: list[tuple[Case, Any, float]] = []
+    while queue or running:
+        while queue and len(running) < BATCH:
+            c = queue.pop(0)
+            running.append((c, *_start(spawn, c, tmp)))
+        time.sleep(0.1)
+        for started in list(running):
+            c, proc, deadline = started
+            now, log = time.monotonic(), Path(proc.log_path)
+            silent = not log.read_text(errors="replace")
+            if proc.poll() is None and (now < deadline or (now < deadline + SILENT_START_GRACE and silent)):
+                continue
+            running.remove(started)
             code = proc.poll()
             if code is None:
                 stop_process(proc)
             yield Result(
-                c, classify_exit(c, code, Path(proc.log_path).read_text(errors="replace"), c.payload.wait)
+                c, classify_exit(c, code, log.read_text(errors="replace"), c.payload.wait)
             )
 
 
