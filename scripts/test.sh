@@ -25,5 +25,5 @@ echo "[test] pytest -m 'not system' in $jobs worker(s)"
 unit=0
 python -m pytest -n "$jobs" --dist loadfile -m "not system" --durations=15 || unit=$?
 echo "[test] pytest -m system (one at a time)"
-python -m pytest -m system --durations=15 || exit $?
+python -m pytest -m system --durations=15 test || exit $?  # every system test is under test/ (test/conftest.py)
 exit "$unit"

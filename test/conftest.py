@@ -117,3 +117,14 @@ def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 
 
 
 PYTHON = sys.executable
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The system tests live under test/: scripts/test.sh runs them from there alone (collecting the unit
+    tests too would only import them). A test marked ``system`` elsewhere is refused rather than left out."""
+    here = Path(__file__).resolve().parent
+    outside = [item.nodeid for item in items
+               if item.get_closest_marker("system") and not Path(item.path).resolve().is_relative_to(here)]
+    if outside:
+        raise pytest.UsageError(f"tests marked system belong under {here}: {outside}")
