@@ -321,6 +321,26 @@ class Assembly:
         self.states: tuple[Any, ...] = ()  # the controller's contact states, in layout order
         self.contact_version = -1  # the controller's contact version normal_bounds was written at
 
+    @property
+    def torque_limit_rows(self) -> slice:
+        """The torque-limit rows of ``C`` (one per joint with a finite effort, ``limited_effort``)."""
+        return slice(self._torque_row, self._joint_row)
+
+    @property
+    def joint_limit_rows(self) -> slice:
+        """The joint-acceleration-bound rows of ``C`` (one per actuated joint)."""
+        return slice(self._joint_row, self.C.shape[0])
+
+    @property
+    def limited_effort(self) -> np.ndarray:
+        """The effort limit of each torque-limit row."""
+        return self._effort
+
+    @property
+    def dynamics_rows(self) -> int:
+        """The leading rows of ``E`` that are equations of motion (the contact rows follow)."""
+        return self._dyn_rows
+
     def fill(self, ev: Evaluation, first_q: int) -> None:
         """This tick's rows at ``ev``; ``normal_bounds`` (each contact's normal-force range) set before."""
         fv, lim = self._first_v, self._limits

@@ -23,6 +23,14 @@ rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or `
    a level that cannot satisfy
    them returns the solver's status.
 
+When the first level has no solution (its hard constraints cannot all hold: the solver reports it
+infeasible, or fails on it, as DAQP may on a nearly infeasible level), the same tick is solved again
+with the joint limits, then the torque limits, then the contacts' no-motion rows made soft by bounded,
+heavily penalised slacks, the equations of motion, friction cones and force bounds kept hard
+(``relaxation.py``): such an answer has the status ``"relaxed"`` (``ok``, ``relaxed`` naming the soft
+constraints, ``message`` what gave way and by how much; ``relaxed_ticks`` counts them) and only its first
+level solved. Ticks whose hard level is feasible never reach it.
+
 A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``. When a
 level below the first fails, the answer of the levels above stands (it meets every hard constraint and
 the higher-priority tasks): ``ok`` with ``levels`` short of the controller's and the failure in
@@ -39,9 +47,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kinodyn.control.qp import DEFAULT_SOLVER, QP, QPResult, QPSolver, QPStatus, make_solver
-from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, StackedRows
+from kinodyn.control.wbc import relaxation as soft
+from kinodyn.control.wbc.assembly import RANK_TOLERANCE, Assembly, LevelBuffers, StackedRows
 from kinodyn.control.wbc.layout import VariableLayout
 from kinodyn.control.wbc.limits import JointLimits
+from kinodyn.control.wbc.relaxation import Relaxation
 from kinodyn.evaluation import Evaluation, Evaluator
 
 if TYPE_CHECKING:
@@ -55,6 +65,8 @@ if TYPE_CHECKING:
 
 MODES = ("weighted", "hierarchical")
 _SOLVED = QPStatus.SOLVED.value
+RELAXED = "relaxed"  # WBCResult.status of an answer with soft constraints (relaxation.py)
+_ANSWERED = (_SOLVED, RELAXED)
 _new = object.__new__
 DEFAULT_REGULARIZATION = 1e-10
 RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below this is released
@@ -62,7 +74,8 @@ RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below t
 
 @dataclass(frozen=True)
 class WBCResult:
-    """One tick's answer. ``tau`` (the actuated joints, model order) is ``None`` unless ``ok``."""
+    """One tick's answer. ``tau`` (the actuated joints, model order) is ``None`` unless ``ok``: ``status``
+    ``"solved"``, or ``"relaxed"`` with ``relaxed`` naming the constraints made soft (module doc)."""
 
     status: str
     message: str
@@ -75,10 +88,11 @@ class WBCResult:
     contact_acceleration: float = math.nan  # max |J_c qdd + Jdot_c v|
     levels: int = 0  # priority levels solved (fewer than the controller's when a lower level failed: message)
     x: np.ndarray | None = field(default=None, repr=False)
+    relaxed: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return self.status == QPStatus.SOLVED.value
+        return self.status in _ANSWERED
 
 
 @dataclass
@@ -113,14 +127,15 @@ class WholeBodyController:
     (one too, or ``None``): asked when ``solver`` fails a level, its answer used and named in the message.
     ``regularization``: the ridge ``eps`` of every level (a unique solution when the tasks leave directions
     free; 0 when they determine ``x``). ``limits``: ``JointLimits`` (default: the URDF's,
-    ``JointLimits.from_model``).
+    ``JointLimits.from_model``). ``relaxation``: how an infeasible hard level is answered
+    (``relaxation.Relaxation``; its default relaxes, ``Relaxation(enabled=False)`` fails the tick).
     """
 
     def __init__(self, model: Model, contacts: Iterable[Contact] = (), *, mode: str = "weighted",
                  solver: str = DEFAULT_SOLVER, torque_variables: bool = False,
                  regularization: float = DEFAULT_REGULARIZATION, limits: JointLimits | None = None,
                  solver_options: dict[str, float | int | bool] | None = None,
-                 fallback_solver: str | None = None) -> None:
+                 fallback_solver: str | None = None, relaxation: Relaxation | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if not (math.isfinite(regularization) and regularization >= 0.0):
@@ -134,6 +149,9 @@ class WholeBodyController:
         self._first_v = 6 if model.floating_base else 0
         # the robot's weight [N] (the wrench regularisation's scale, contacts.py); 1 N in zero gravity
         self._weight = float(model.mass[1:].sum() * np.linalg.norm(model.gravity)) or 1.0
+        self._gravity = float(np.linalg.norm(model.gravity)) or 1.0  # m/s^2: the contact rows' soft scale
+        self.relaxation = relaxation if relaxation is not None else Relaxation()
+        self.relaxed_ticks = 0  # ticks answered with soft constraints (module doc)
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -295,8 +313,10 @@ class WholeBodyController:
                 failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
                           f"{result.status.value!r}")
                 if k == 0:
-                    return self._failure(ev, result.status.value, f"{failed} (hard constraints: friction "
-                                         "cones, force bounds, torque and joint limits)")
+                    relaxing = self.relaxation.enabled
+                    relaxed = self._relax(ev, asm, buf, x, Z, len(levels)) if relaxing else None
+                    return relaxed or self._failure(ev, result.status.value, f"{failed} (hard constraints: "
+                                                    "friction cones, force bounds, torque and joint limits)")
                 # The levels above are solved and x meets every hard constraint: answer with them, and say so.
                 note = f"levels 1-{k} solved; {failed}: lower levels left unsolved"
                 return self._success(ev, asm, x, solved, note)
@@ -408,14 +428,83 @@ class WholeBodyController:
                 return second
         return result
 
+    def _relax(self, ev: Evaluation, asm: Assembly, buf: LevelBuffers, x: np.ndarray, Z: np.ndarray,
+               n_levels: int) -> WBCResult | None:
+        """The first level re-solved with soft constraints, stage by stage (``relaxation.STAGES``): the first
+        stage that solves answers; ``None`` when none does. ``buf``, ``x``, ``Z``: the infeasible level's."""
+        n_dyn = asm.dynamics_rows
+        for number, stage in enumerate(soft.STAGES):
+            if soft.CONTACT_MOTION in stage:  # only the equations of motion stay eliminated
+                if asm.E.shape[0] == n_dyn:
+                    break
+                eliminated = soft.eliminate(asm.E[:n_dyn], asm.e[:n_dyn])
+                if eliminated is None:
+                    break
+                x, Z = eliminated
+                buf = LevelBuffers(buf.rows, asm.C.shape[0], Z.shape[1])
+                asm.products(buf, Z, x, self.regularization)
+                if asm.regularized_columns.size:
+                    asm.regularize_forces(buf, Z, x, self._weight)
+            rows, hard = self._soft_rows(asm, stage, buf, x, Z)
+            parts = soft.soft_qp(buf.H, buf.g, buf.CZ[hard], buf.low[hard], buf.high[hard], rows,
+                                 self.relaxation)
+            result = self._relaxed_solver(number).solve(QP.inequality(*parts))
+            if result.x is None or not result.ok:
+                continue
+            nz = Z.shape[1]
+            self.relaxed_ticks += 1
+            message = soft.describe(stage, soft.violations(rows, result.x[nz:]))
+            if n_levels > 1:
+                message += f"; levels 2-{n_levels} left unsolved"
+            return self._success(ev, asm, x + Z @ result.x[:nz], 1, "; ".join([message, *self._notes]),
+                                 status=RELAXED, relaxed=stage)
+        return None
+
+    def _relaxed_solver(self, stage: int) -> QPSolver:
+        """The solver of relaxed ``stage``: the controller's, with DAQP's automatic proximal regularisation
+        (the slacks' weight makes the QP ill-conditioned: DAQP may call it non-convex without it)."""
+        solver = self._solvers.get(-1 - stage)
+        if solver is None:
+            options = dict(self._solver_options)
+            if self._solver_name == "daqp":
+                options.setdefault("eps_prox", -1.0)
+            solver = self._solvers[-1 - stage] = make_solver(self._solver_name, **options)
+        return solver
+
+    def _soft_rows(self, asm: Assembly, stage: tuple[str, ...], buf: LevelBuffers, x: np.ndarray,
+                   Z: np.ndarray) -> tuple[soft.SoftRows, np.ndarray]:
+        """The rows of ``stage``'s soft constraints at the level ``buf`` (its ``CZ``, ``low``, ``high`` at
+        ``x + Z z``), and the indices of the rows of ``C`` that stay hard."""
+        n_in = asm.C.shape[0]
+        pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]] = []
+        blocks = {soft.JOINT_LIMITS: (asm.joint_limit_rows, np.full(n_in, self.limits.max_acceleration)),
+                  soft.TORQUE_LIMITS: (asm.torque_limit_rows, np.zeros(n_in))}
+        hard = np.ones(n_in, dtype=bool)
+        for kind in stage:
+            if kind == soft.CONTACT_MOTION:
+                E, e = asm.E[asm.dynamics_rows:], asm.e[asm.dynamics_rows:]
+                target = e - E @ x
+                pieces.append((E @ Z, target, target, np.full(e.size, self._gravity), kind))
+                continue
+            rows, scales = blocks[kind]
+            if kind == soft.TORQUE_LIMITS:
+                scales[rows] = asm.limited_effort
+            hard[rows] = False
+            pieces.append((buf.CZ[rows], buf.low[rows], buf.high[rows], scales[rows], kind))
+        rows_soft = soft.SoftRows(np.vstack([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]),
+                                  np.concatenate([p[2] for p in pieces]),
+                                  np.concatenate([p[3] for p in pieces]),
+                                  tuple(p[4] for p in pieces for _ in range(p[1].size)))
+        return rows_soft, np.flatnonzero(hard)
+
     def _failure(self, ev: Evaluation, status: str, message: str) -> WBCResult:
         return WBCResult(status, message, None, None, {}, self._task_errors(), ev)
 
     def _task_errors(self) -> dict[str, np.ndarray]:
         return {t.name: t.error.copy() for _, t in self._tasks}
 
-    def _success(self, ev: Evaluation, asm: Assembly, x: np.ndarray, levels: int,
-                 message: str = "solved") -> WBCResult:
+    def _success(self, ev: Evaluation, asm: Assembly, x: np.ndarray, levels: int, message: str = "solved",
+                 *, status: str = _SOLVED, relaxed: tuple[str, ...] = ()) -> WBCResult:
         layout = asm.layout
         qdd = x[layout.qdd]
         tau = np.empty(self.model.nv - self._first_v)
@@ -426,7 +515,7 @@ class WholeBodyController:
         forces = {name: block[cols] for name, cols in asm.force_columns}
         self._last = (ev, forces, asm)
         result = _new(WBCResult)  # every field, as the frozen dataclass __init__ sets them (a tick cost)
-        result.__dict__.update(status=_SOLVED, message=message, tau=tau, qdd=qdd.copy(), forces=forces,
+        result.__dict__.update(status=status, message=message, tau=tau, qdd=qdd.copy(), forces=forces,
                                task_errors=self._task_errors(), evaluation=ev, dynamics_residual=dynamics,
-                               contact_acceleration=contact, levels=levels, x=x)
+                               contact_acceleration=contact, levels=levels, x=x, relaxed=relaxed)
         return result
