@@ -11,7 +11,12 @@ a temporary one. Figures per graph, from the demo's output with this process's c
   the simulated seconds between the two (their ``t = ``), the real-time factor, and the wall time of the
   whole scenario (31 s simulated; ``--short``: the short scenario) at that factor; goal: 45 s or less;
 - **whole run**: the demo's own ``whole run:`` line (start-up, scenario, stopping, report);
-- the load average at the end of each run.
+- the load average at the end of each run;
+- **CPU per control step** of each process of the demo (its graphs' nodes by node name, the recorder, the
+  demo's own process, which runs the scenario runner): utime + stime from /proc/<pid>/stat between the first
+  and the last step line, over the control steps (``update_rate`` of the graph's controller_manager) of the
+  simulated time between them. The viewer draws at its rate of wall time, so its share depends on the
+  real-time factor.
 
 Run on an idle machine: ``source scripts/env.sh && python bench/bench_demo.py`` (``--only quadruped_rt``,
 ``--short`` for a smoke run). Printed, and written to bench/RESULTS.md (section ``bench_demo``) after a full
@@ -29,7 +34,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import yaml
 from kinodyn_tools.demo.catalog import DEMOS as CATALOG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +47,55 @@ DEMOS = ("quadruped", "quadruped_rt")
 GOAL = 45.0  # wall seconds for the full scenario
 STEP = re.compile(r"\[scenario\] t =\s*([0-9.]+) s: (.*)$")
 TIMEOUT = 3600.0  # wall seconds per demo run
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def control_rate(demo: str) -> float:
+    """The ``update_rate`` [Hz] of the controller_manager of the demo's graph."""
+    graph = yaml.safe_load((ROOT / "config" / f"{CATALOG[demo].graph}.yaml").read_text())
+    manager = next(n for n in graph["nodes"] if n["name"] == "controller_manager")
+    return float(manager["parameters"]["update_rate"])
+
+
+def _stat(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()  # from field 3 of proc(5) on
+
+
+def process_name(pid: int, root: int) -> str:
+    """A demo process's name: its node's (``-r __node:=<name>``), the recorder, the demo itself, or its
+    command."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        args = [a for a in f.read().decode(errors="replace").split("\0") if a]
+    node = next((a.split(":=", 1)[1] for a in args if a.startswith("__node:=")), None)
+    if node is not None:
+        return node
+    if "bag" in args and "record" in args:
+        return "recorder (kinodyn bag record)"
+    if pid == root:
+        return "kinodyn demo (scenario runner)"
+    return " ".join(Path(a).name for a in args[:3])
+
+
+def cpu_by_process(root: int) -> dict[tuple[int, str], float]:
+    """CPU seconds (utime + stime) of ``root`` and every process below it, by (pid, name)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry))[1]), []).append(int(entry))
+            except OSError:
+                continue
+    cpu, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            fields = _stat(pid)
+            cpu[(pid, process_name(pid, root))] = (int(fields[11]) + int(fields[12])) / TICKS
+        except OSError:
+            continue
+    return cpu
 
 
 def scenario_seconds(demo: str, short: bool) -> float:
@@ -55,6 +111,7 @@ def run(demo: str, short: bool, runs: Path) -> dict[str, object]:
         raise SystemExit("the kinodyn command is not on PATH: source scripts/env.sh")
     command = [kinodyn, "demo", demo, "--runs-dir", str(runs), *(["--short"] if short else [])]
     steps: list[tuple[float, float, str]] = []
+    cpu: list[dict[tuple[int, str], float]] = []  # at the first and the newest step line
     whole = ""
     started = time.monotonic()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -65,12 +122,30 @@ def run(demo: str, short: bool, runs: Path) -> dict[str, object]:
             match = STEP.search(line)
             if match:
                 steps.append((time.monotonic(), float(match.group(1)), match.group(2).strip()))
+                snapshot = cpu_by_process(process.pid)
+                cpu[:] = [cpu[0], snapshot] if cpu else [snapshot]
             elif line.startswith("whole run:"):
                 whole = line.strip()
             if time.monotonic() - started > TIMEOUT:
                 process.terminate()
         code = process.wait()
-    return {"steps": steps, "whole": whole, "code": code, "load": os.getloadavg()}
+    return {"steps": steps, "cpu": cpu, "whole": whole, "code": code, "load": os.getloadavg()}
+
+
+def cpu_table(demo: str, result: dict[str, Any]) -> str:
+    """CPU ms per control step of each process between the first and the last step line."""
+    steps, cpu = result["steps"], result["cpu"]
+    if len(cpu) < 2:
+        return ""
+    control_steps = (steps[-1][1] - steps[0][1]) * control_rate(demo)
+    per_name: dict[str, float] = {}
+    for key, seconds in cpu[1].items():
+        per_name[key[1]] = per_name.get(key[1], 0.0) + seconds - cpu[0].get(key, 0.0)
+    rows = [f"| {name} | {1e3 * seconds / control_steps:.2f} |"
+            for name, seconds in sorted(per_name.items(), key=lambda item: -item[1]) if seconds > 0.0]
+    rows.append(f"| all | {1e3 * sum(per_name.values()) / control_steps:.2f} |")
+    return (f"{demo}: CPU per control step, first to last step line\n\n"
+            "| process | CPU ms per control step |\n|---|---|\n" + "\n".join(rows))
 
 
 def row(demo: str, result: dict, total: float) -> str:
@@ -104,15 +179,19 @@ def main() -> None:
     total = totals.pop()
     print(f"the demo's {'short' if args.short else 'full'} scenario ({total:g} s simulated), view and "
           f"recorder on; load average now {', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    rows = []
+    rows, tables = [], []
     with tempfile.TemporaryDirectory(prefix="bench_demo_") as runs:
         for demo in demos:
-            rows.append(row(demo, run(demo, args.short, Path(runs)), total))
+            result = run(demo, args.short, Path(runs))
+            rows.append(row(demo, result, total))
+            tables.append(cpu_table(demo, result))
+    cpu = "\n\n".join(table for table in tables if table)
     print(HEADER)
     print("\n".join(rows))
+    print(f"\n{cpu}")
     if set(demos) == set(DEMOS) and not args.short and not args.no_record:
         record("bench_demo", f"{__doc__.splitlines()[0]} {total:g} s of simulated scenario; definitions in "
-               f"bench/bench_demo.py.\n\n{HEADER}\n" + "\n".join(rows))
+               f"bench/bench_demo.py.\n\n{HEADER}\n" + "\n".join(rows) + f"\n\n{cpu}")
 
 
 if __name__ == "__main__":
