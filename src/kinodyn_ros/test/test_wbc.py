@@ -312,6 +312,29 @@ def test_core_sends_damping_when_the_controller_fails_or_returns_nan(arm: kd.Mod
     assert values["qp_failures"] == "1"
 
 
+def test_core_sends_a_relaxed_answer_counts_it_and_warns_once(arm: kd.Model, logger: RecordingLogger,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relaxed tick (the QP's hard level infeasible, solved with soft limits: docs/wbc.md) is commanded,
+    not damped; the diagnostics count it (level WARN) and one throttled warning line says what gave way."""
+    core = make_core(arm, logger)
+    good = core.controller.tick(READY, np.zeros(7))
+    assert good.command is not None
+    reason = "relaxed (joint limits soft): joint limits by up to 5 rad/s^2"
+    relaxed = TickResult(good.command, "relaxed", reason)
+    monkeypatch.setattr(core.controller, "tick", lambda q, v: relaxed)
+    lines = len(logger.lines)
+    first = core.on_joint_state(joint_state(arm, READY, np.zeros(7), 0), 0)[0]
+    second = core.on_joint_state(joint_state(arm, READY, np.zeros(7), NS), 0)[0]
+    np.testing.assert_array_equal(first.command.effort, good.command.effort)
+    assert second.diagnostics is not None
+    values = {kv.key: kv.value for kv in second.diagnostics.status[0].values}
+    assert second.diagnostics.status[0].level == b"\x01"
+    assert values["relaxed_ticks"] == "1"
+    assert values["qp_failures"] == values["damped_ticks"] == "0"
+    warned = [text for _, text in logger.lines[lines:] if "QP relaxed" in text]
+    assert warned == [f"QP relaxed at t = 0.000000 s: its hard constraints could not all hold; {reason}"]
+
+
 def target_msg(T: np.ndarray, frame: str = "base_link") -> PoseStamped:
     msg = PoseStamped()
     msg.header.frame_id = frame

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, Vector3
 from kinodyn.control.mpc.srb import rpy_matrices
+from kinodyn.control.wbc.controller import RELAXED
 from kinodyn.spatial.rotations import (
     matrix_to_euler,
     matrix_to_quat,
@@ -160,7 +161,7 @@ class Window:
     """Counts and timings between two diagnostics messages."""
 
     def __init__(self) -> None:
-        self.ticks = self.damped = self.held = self.saturated = self.failed = 0
+        self.ticks = self.damped = self.held = self.saturated = self.failed = self.relaxed = 0
         self.refused_stamps = self.refused_base_states = 0
         self.solve: list[float] = []
         self.latency: list[float] = []
@@ -382,6 +383,10 @@ class WbcCore:
                 self.problems.error(("qp", result.status), f"QP failed at t = {stamp / NS:.6f} s "
                                     f"({result.status}: {result.message}); sending damping (kp 0, kd "
                                     f"{self.params.damping_kd})")
+        elif result.status == RELAXED:
+            self._window.relaxed += 1
+            self.problems.warn(("qp_relaxed",), f"QP relaxed at t = {stamp / NS:.6f} s: its hard constraints "
+                               f"could not all hold; {result.message}")
         final = self.limits.finalize(command, q, self.params.damping_kd)
         if final.problem:
             self._window.damped += 1
@@ -594,11 +599,11 @@ class WbcCore:
         period = round(NS / self.params.diagnostics_rate)
         self._next_diagnostics = (stamp // period + 1) * period
         w, last = self._window, self._last
-        level = "error" if w.failed else "warn" if (w.damped or w.held or w.refused_stamps or
+        level = "error" if w.failed else "warn" if (w.damped or w.held or w.relaxed or w.refused_stamps or
                                                        w.refused_base_states) else "ok"
         values: dict[str, Any] = {"mode": "legged" if self.legged else "arm", "status": last.status,
                                   "message": last.message, "ticks": w.ticks, "damped_ticks": w.damped,
-                                  "held_ticks": w.held, "qp_failures": w.failed,
+                                  "held_ticks": w.held, "qp_failures": w.failed, "relaxed_ticks": w.relaxed,
                                   "saturated_ticks": w.saturated, "refused_stamps": w.refused_stamps}
         values.update(_stats(w.solve, "solve_time"))
         values.update(_stats(w.latency, "tick_latency"))
@@ -617,8 +622,8 @@ class WbcCore:
                               mpc_solve_time=m.solve_time)
         for name, error in (last.task_errors or {}).items():
             values[f"task_error_{name}"] = math.sqrt(float(error @ error))  # np.linalg.norm's number
-        message = {"ok": "controlling", "warn": "fallback used (damping or holding) or input refused",
-                   "error": "QP failures"}
+        message = {"ok": "controlling", "error": "QP failures",
+                   "warn": "fallback used (damping or holding), QP relaxed or input refused"}
         self._window = Window()
         return diagnostics_message(stamp, status_name(NODE_NAME, "whole-body control"), self.robot, level,
                                    f"{message[level]}: {last.status}", values)
