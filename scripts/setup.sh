@@ -54,32 +54,38 @@ fi
 source "$VENV/bin/activate"
 
 # --- 2. Python packages ---------------------------------------------------------------------------------------
-req_files=(requirements/core.txt requirements/test.txt)
-[ "$NATIVE_ROS" = 0 ] && req_files=(requirements/ros-wheels.txt "${req_files[@]}")
-req_hash=$(cd "$ROOT" && cat requirements/constraints.txt "${req_files[@]}" | sha1sum | cut -d' ' -f1)
-if stamp_matches pip "$req_hash"; then
-  log "Python packages up to date"
-else
-  log "installing Python packages (first run: about a minute)"
-  req_args=()
-  for f in "${req_files[@]}"; do req_args+=(-r "$ROOT/$f"); done
-  constraints="$ROOT/requirements/constraints.txt"
+# The core's packages (requirements/core.txt) first: the kernels compile (step 3) while the rest installs.
+pip_install() {  # pip_install FILE...: the requirement files, at the versions pinned in constraints.txt
+  local constraints="$ROOT/requirements/constraints.txt" args=() f
   if [ "$NATIVE_ROS" = 1 ]; then
     # The distribution's message packages are compiled against its own numpy: keep that one.
     constraints="$STAMPS/constraints-native.txt"
     mkdir -p "$STAMPS"
     grep -v '^numpy==' "$ROOT/requirements/constraints.txt" > "$constraints"
-    (cd "$ROOT" && cat "${req_files[@]}") | grep -v '^numpy==' > "$STAMPS/requirements-native.txt"
-    req_args=(-r "$STAMPS/requirements-native.txt")
+    (cd "$ROOT" && cat "$@") | grep -v '^numpy==' > "$STAMPS/requirements-native.txt"
+    args=(-r "$STAMPS/requirements-native.txt")
+  else
+    for f in "$@"; do args+=(-r "$ROOT/$f"); done
   fi
-  python -m pip install --quiet --disable-pip-version-check -c "$constraints" "${req_args[@]}"
-  stamp_write pip "$req_hash"
+  python -m pip install --quiet --disable-pip-version-check -c "$constraints" "${args[@]}"
+}
+req_files=(requirements/core.txt requirements/test.txt)
+[ "$NATIVE_ROS" = 0 ] && req_files=(requirements/ros-wheels.txt "${req_files[@]}")
+req_hash=$(cd "$ROOT" && cat requirements/constraints.txt "${req_files[@]}" | sha1sum | cut -d' ' -f1)
+pip_rest=0
+if stamp_matches pip "$req_hash"; then
+  log "Python packages up to date"
+else
+  log "installing the core's Python packages (first run: under a minute)"
+  pip_install requirements/core.txt
+  pip_rest=1
 fi
 # --- 3. compile the numba kernels into the on-disk cache, in the background ------------------------------------
 # Nodes and tests then start in about a second instead of paying the first-call compile time. The cache files
 # each kernel by its module's name, not its file's directory (src/kinodyn/kinodyn/_numba_cache.py), so what is
 # compiled here through src/kinodyn serves the nodes, which import colcon's build/kinodyn. It needs only the
-# Python packages, so it runs while the steps below (TSID, colcon, chromium) do; the script waits for it at the end.
+# core's Python packages, so it runs while the steps below (the other packages, TSID, colcon, chromium) do; the
+# script waits for it at the end.
 core_hash=$(cd "$ROOT" && find src/kinodyn/kinodyn -name '*.py' -print0 | sort -z | xargs -0 sha1sum \
               | { cat; python -c 'import numba; print(numba.__version__)'; } | sha1sum | cut -d' ' -f1)
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$VENV/numba-cache}"
@@ -94,6 +100,11 @@ else
   (cd "$ROOT" && PYTHONPATH="$ROOT/src/kinodyn${PYTHONPATH:+:$PYTHONPATH}" exec python -m kinodyn.warmup --jobs "$(nproc)") &
   warmup_pid=$!
   trap '[ -z "$warmup_pid" ] || kill "$warmup_pid" 2>/dev/null || true' EXIT  # a failed step stops it
+fi
+if [ "$pip_rest" = 1 ]; then
+  log "installing the other Python packages (ROS 2 wheels, test tools; first run: under a minute)"
+  pip_install "${req_files[@]}"
+  stamp_write pip "$req_hash"
 fi
 
 # TSID, the test-only anchor of the whole-body controller, in its own environment .venv/tsid: its C++ library's
