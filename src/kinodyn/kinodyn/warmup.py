@@ -1,9 +1,10 @@
 """Compile every numba kernel of the core once, so the on-disk cache holds them before first use.
 
 ``python -m kinodyn.warmup`` calls each public algorithm on a small fixed-base model (revolute, continuous
-and prismatic joints, a fixed link) and on the same model with a free-flyer base, and steps the legged filters
-of kinodyn.estimation. The first run in an environment compiles (about a minute on two cores); later runs
-load the cache and take about a second.
+and prismatic joints, a fixed link) and on the same model with a free-flyer base, calls the algorithms that
+take a Data, and steps the legged filters of kinodyn.estimation (and the registry's example third filter).
+The first run in an environment compiles (a few minutes on two cores); later runs load the cache and take
+about a second.
 ``scripts/setup.sh`` runs it whenever the core's sources change, so no user or test pays the compile time;
 ``--jobs 2`` compiles the kernel groups (``GROUPS``) in two processes, about halving the time on two cores.
 """
@@ -22,9 +23,16 @@ from kinodyn import dynamics, sim, spatial
 from kinodyn.control.mpc import CentroidalMpc, MpcParameters
 from kinodyn.control.wbc import PointContact, SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import ComTask, ContactForceTask, FrameTask, PostureTask
-from kinodyn.estimation import ErrorStateEKF, FootMeasurement, InvariantEKF, LeggedEstimator, LeggedFilter
+from kinodyn.estimation import (
+    ErrorStateEKF,
+    FootMeasurement,
+    InvariantEKF,
+    LeggedEstimator,
+    LeggedFilter,
+    complementary,
+)
 from kinodyn.estimation.legs import LegKinematics
-from kinodyn.estimation.registry import FILTERS
+from kinodyn.estimation.registry import FILTERS, register_filter
 from kinodyn.evaluation import Evaluator
 from kinodyn.ik import solve_ik
 from kinodyn.model import Model
@@ -79,6 +87,20 @@ def _exercise_terms(model: Model, rng: np.random.Generator) -> None:
     model.centroidal_momentum_matrix(q)
     model.kinetic_energy(q, v)
     model.potential_energy(q)
+
+
+def _exercise_data(model: Model, rng: np.random.Generator) -> None:
+    """The algorithms called with a Data (their own kernels, scratch from ``data.work``), one call each."""
+    data = model.create_data()
+    q = model.random_configuration(rng)
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    model.rnea(q, v, a, data=data)
+    model.mass_matrix(q, data=data)
+    model.aba(q, v, a, data=data)
+    model.centroidal_momentum_matrix(q, data=data)
+    model.com(q, data=data)
+    model.frame_placements(q, data=data)
+    model.frame_jacobian(q, "tip", "world", data=data)
 
 
 def _exercise_evaluation(model: Model, rng: np.random.Generator) -> None:
@@ -146,6 +168,11 @@ def _warm_model(rng: np.random.Generator) -> None:
         _exercise_terms(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
 
 
+def _warm_data(rng: np.random.Generator) -> None:
+    for floating_base in (False, True):
+        _exercise_data(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
+
+
 def _warm_control(rng: np.random.Generator) -> None:
     for floating_base in (False, True):
         _exercise_evaluation(Model.from_urdf(WARMUP_URDF, floating_base=floating_base), rng)
@@ -169,6 +196,17 @@ def _warm_simulator(rng: np.random.Generator) -> None:
                 simulator.step(np.zeros(floating.nv))
 
 
+def _estimate(floating: Model, filter_name: str) -> None:
+    """The compiled event loop of ``filter_name``: initialisation from standing, propagation, stance
+    updates."""
+    joints = np.zeros(floating.nv - 6)
+    estimator = LeggedEstimator(floating, "base", ["tip"], filter=filter_name, init_duration=0.01)
+    estimator.add_contacts(0.0, {"tip": True})
+    for k in range(10):
+        estimator.add_imu(0.002 * k, np.zeros(3), np.array([0.0, 0.0, 9.81]))
+        estimator.add_joint_state(0.002 * k + 0.001, joints, joints, joints)
+
+
 def _warm_estimation(rng: np.random.Generator) -> None:
     floating = Model.from_urdf(WARMUP_URDF, floating_base=True)
     _exercise_filter(ErrorStateEKF())
@@ -176,20 +214,32 @@ def _warm_estimation(rng: np.random.Generator) -> None:
     legs = LegKinematics(floating, "base", ["tip"], foot_radius=0.02)
     legs.measure(np.zeros(3), 1e-3, np.eye(3), ["tip"])  # with the rolling-foot correction
     legs.extrinsics.base_output(np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3), np.eye(15), 1e-6)
-    joints = np.zeros(floating.nv - 6)
-    for name in FILTERS:  # the compiled event loop: initialisation from standing, propagation, stance updates
-        estimator = LeggedEstimator(floating, "base", ["tip"], filter=name, init_duration=0.01)
-        estimator.add_contacts(0.0, {"tip": True})
-        for k in range(10):
-            estimator.add_imu(0.002 * k, np.zeros(3), np.array([0.0, 0.0, 9.81]))
-            estimator.add_joint_state(0.002 * k + 0.001, joints, joints, joints)
+    for name in FILTERS:
+        _estimate(floating, name)
 
 
-# Groups of kernels compiled by separate processes (``--jobs``), of about equal compile time on a cold cache.
+def _warm_third_filter(rng: np.random.Generator) -> None:
+    """The registry's example third filter (``kinodyn.estimation.complementary``, which the tests register),
+    registered for this call only (unless it already was)."""
+    registered = "complementary" not in FILTERS
+    register_filter("complementary")(complementary.ComplementaryFilter)
+    try:
+        _estimate(Model.from_urdf(WARMUP_URDF, floating_base=True), "complementary")
+    finally:
+        if registered:
+            FILTERS.pop("complementary")
+
+
+# Groups of kernels compiled by separate processes (``--jobs``), in the order they start: a process that is
+# done takes the next group. On two processes control+simulator and estimation start together, the model
+# group follows estimation, and the two short ones fill in beside it (the third filter once estimation has
+# cached the loop's helpers).
 GROUPS: dict[str, tuple[Callable[[np.random.Generator], None], ...]] = {
-    "model": (_warm_model,),
     "control+simulator": (_warm_control, _warm_simulator),
     "estimation": (_warm_estimation,),
+    "model": (_warm_model,),
+    "data": (_warm_data,),
+    "third filter": (_warm_third_filter,),
 }
 
 
