@@ -15,7 +15,9 @@ answer and no failed or late MPC solve, and (the velocity rows) a mean forward s
 ``SPEED_TOLERANCE`` of the command over the last ``HOLD - SETTLE`` seconds at it; they also print the
 heading-frame velocity RMSE over that window.
 
-Usage: ``python examples/mpc_acceptance.py [--engines kinodyn mujoco] [--rows trot pace bound push]``.
+Usage: ``python examples/mpc_acceptance.py [--engines kinodyn mujoco] [--rows trot pace bound push]
+[--stand 0.4 0.45 0.5]`` (``--stand``: the standing times before the speed rows, a row for each: the pace's
+outcome at 1 m/s changes with it).
 The scenarios are ``locomotion_scenarios``'s, as in ``src/kinodyn/test/control/locomotion/
 test_mpc_locomotion.py``, which asserts on the push at every phase on both engines.
 """
@@ -108,9 +110,9 @@ def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> bool:
                                    or min(trace.lowest_body) <= 0.0)
 
 
-def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
-    """With ``GAIT_SETTINGS.get(gait)``, stand 0.5 s, then ``gait`` at ``speed`` m/s forward (the command
-    ramps at the controller's ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last
+def speed_row(engine: str, gait: str, speed: float, stand: float = 0.5) -> MpcRow:
+    """With ``GAIT_SETTINGS.get(gait)``, stand ``stand`` s, then ``gait`` at ``speed`` m/s forward (the
+    command ramps at the controller's ``max_linear_acceleration``) held ``HOLD`` s; RMSE over its last
     ``HOLD - SETTLE`` s."""
     limit = max(speed, LocomotionParameters().max_forward_velocity)
     robot, mpc = build(engine, limit, GAIT_SETTINGS.get(gait))
@@ -118,12 +120,12 @@ def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
     ramp = speed / robot.controller.params.max_linear_acceleration
     trace, failure = scenarios.Trace(), ""
     try:
-        scenarios.run(robot, 0.5, trace=trace, mode="stand")
-        scenarios.run(robot, 0.5 + ramp + HOLD, lambda _t: command, trace, mode=gait)
+        scenarios.run(robot, stand, trace=trace, mode="stand")
+        scenarios.run(robot, stand + ramp + HOLD, lambda _t: command, trace, mode=gait)
     except ControlError as error:
         failure = str(error)
     a = trace.arrays()
-    late = a["t"] >= 0.5 + ramp + SETTLE - 1e-9
+    late = a["t"] >= stand + ramp + SETTLE - 1e-9
     rmse = yaw = mean = None
     if late.any() and not failure:
         deviation = a["velocity"][late] - command
@@ -131,8 +133,8 @@ def speed_row(engine: str, gait: str, speed: float) -> MpcRow:
         yaw = float(np.sqrt(np.mean(deviation[:, 2] ** 2)))
         mean = float(a["velocity"][late, 0].mean())
     status = mpc.status
-    return MpcRow(f"{gait} {speed:g} m/s", engine, speed, _fell(robot, trace), failure, len(trace.notes),
-                  status.failures, status.late, rmse, yaw, mean,
+    return MpcRow(f"{gait} {speed:g} m/s, {stand:g} s stand", engine, speed, _fell(robot, trace), failure,
+                  len(trace.notes), status.failures, status.late, rmse, yaw, mean,
                   float(a["height"].min() / robot.nominal_height) if a["height"].size else math.nan)
 
 
@@ -159,15 +161,18 @@ def main() -> None:
                         choices=["trot", "pace", "bound", "push"])
     parser.add_argument("--speed", type=float, default=1.5, help="trotting speed [m/s] (1.5)")
     parser.add_argument("--phases", type=int, default=8, help="push phases per gait cycle (8)")
+    parser.add_argument("--stand", nargs="+", type=float, default=[0.5],
+                        help="standing times [s] before each speed row, a row for each (0.5)")
     args = parser.parse_args()
-    print(f"{'engine':<8} {'scenario':<16} {'result':<6} figure", flush=True)
+    print(f"{'engine':<8} {'scenario':<28} {'result':<6} figure", flush=True)
     passed = total = 0
     for engine in args.engines:
         for name in args.rows:
             for row in ([push_row(engine, k, args.phases) for k in range(args.phases)] if name == "push"
-                        else [speed_row(engine, name, args.speed if name == "trot" else 1.0)]):
+                        else [speed_row(engine, name, args.speed if name == "trot" else 1.0, stand)
+                              for stand in args.stand]):
                 passed, total = passed + row.passed, total + 1
-                print(f"{row.engine:<8} {row.scenario:<16} {'pass' if row.passed else 'FAIL':<6} "
+                print(f"{row.engine:<8} {row.scenario:<28} {'pass' if row.passed else 'FAIL':<6} "
                       f"{row.figure()}", flush=True)
     print(f"{passed} of {total} rows pass (no fall, no failed or fallback QP, no failed or late MPC solve; "
           f"mean speed within {100 * SPEED_TOLERANCE:g} % of the command)")
