@@ -67,6 +67,7 @@ MODES = ("weighted", "hierarchical")
 _SOLVED = QPStatus.SOLVED.value
 RELAXED = "relaxed"  # WBCResult.status of an answer with soft constraints (relaxation.py)
 _ANSWERED = (_SOLVED, RELAXED)
+RELAXED_MAX_ITER = 20000  # DAQP's iterations on a relaxed stage (proximal outer iterations included)
 _new = object.__new__
 DEFAULT_REGULARIZATION = 1e-10
 RAMP_END = 1e-9  # a contact ramping to swing whose force-bound scale is below this is released
@@ -152,6 +153,7 @@ class WholeBodyController:
         self._gravity = float(np.linalg.norm(model.gravity)) or 1.0  # m/s^2: the contact rows' soft scale
         self.relaxation = relaxation if relaxation is not None else Relaxation()
         self.relaxed_ticks = 0  # ticks answered with soft constraints (module doc)
+        self._relax_failures: list[str] = []  # why each relaxed stage of the last infeasible tick failed
         self._solver_name = solver
         self._solver_options = dict(solver_options or {})
         make_solver(solver, **self._solver_options)  # fail now on a bad name or option
@@ -315,8 +317,10 @@ class WholeBodyController:
                 if k == 0:
                     relaxing = self.relaxation.enabled
                     relaxed = self._relax(ev, asm, buf, x, Z, len(levels)) if relaxing else None
+                    tried = f"; relaxed: {'; '.join(self._relax_failures)}" if relaxing else ""
+                    hard = "friction cones, force bounds, torque and joint limits"
                     return relaxed or self._failure(ev, result.status.value, f"{failed} (hard constraints: "
-                                                    "friction cones, force bounds, torque and joint limits)")
+                                                    f"{hard}){tried}")
                 # The levels above are solved and x meets every hard constraint: answer with them, and say so.
                 note = f"levels 1-{k} solved; {failed}: lower levels left unsolved"
                 return self._success(ev, asm, x, solved, note)
@@ -431,14 +435,18 @@ class WholeBodyController:
     def _relax(self, ev: Evaluation, asm: Assembly, buf: LevelBuffers, x: np.ndarray, Z: np.ndarray,
                n_levels: int) -> WBCResult | None:
         """The first level re-solved with soft constraints, stage by stage (``relaxation.STAGES``): the first
-        stage that solves answers; ``None`` when none does. ``buf``, ``x``, ``Z``: the infeasible level's."""
+        stage that solves answers; ``None`` when none does (each stage's outcome in ``_relax_failures``).
+        ``buf``, ``x``, ``Z``: the infeasible level's."""
         n_dyn = asm.dynamics_rows
+        failures = self._relax_failures
+        failures.clear()
         for number, stage in enumerate(soft.STAGES):
             if soft.CONTACT_MOTION in stage:  # only the equations of motion stay eliminated
                 if asm.E.shape[0] == n_dyn:
                     break
                 eliminated = soft.eliminate(asm.E[:n_dyn], asm.e[:n_dyn])
                 if eliminated is None:
+                    failures.append(f"{', '.join(stage)} soft: the equations of motion inconsistent")
                     break
                 x, Z = eliminated
                 buf = LevelBuffers(buf.rows, asm.C.shape[0], Z.shape[1])
@@ -450,6 +458,7 @@ class WholeBodyController:
                                  self.relaxation)
             result = self._relaxed_solver(number).solve(QP.inequality(*parts))
             if result.x is None or not result.ok:
+                failures.append(f"{', '.join(stage)} soft: {result.status.value}")
                 continue
             nz = Z.shape[1]
             self.relaxed_ticks += 1
@@ -468,6 +477,7 @@ class WholeBodyController:
             options = dict(self._solver_options)
             if self._solver_name == "daqp":
                 options.setdefault("eps_prox", -1.0)
+                options["max_iter"] = max(int(options.get("max_iter", 0)), RELAXED_MAX_ITER)
             solver = self._solvers[-1 - stage] = make_solver(self._solver_name, **options)
         return solver
 
