@@ -116,6 +116,7 @@ class Trace:
     modes: list[str] = field(default_factory=list)
     solve_time: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the answers' messages other than "solved" (a fallback)
+    relaxed: list[str] = field(default_factory=list)  # the relaxed answers' messages (hard level infeasible)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: np.array(v) for k, v in self.__dict__.items()}
@@ -155,7 +156,9 @@ def run(robot: Legged, until: float, command: Command | None = None, trace: Trac
         trace.lowest_body.append(min(float(model.frame_placement(s.q, k)[2, 3]) for k in body))
         trace.modes.append(out.mode)
         trace.solve_time.append(out.solve_time)
-        if out.message != "solved":
+        if out.status == "relaxed":
+            trace.relaxed.append(f"t = {s.t:.3f} s: {out.message}")
+        elif out.message != "solved":
             trace.notes.append(f"t = {s.t:.3f} s: {out.message}")
     return trace
 
@@ -232,6 +235,7 @@ class PushFigures:
     max_offset: float  # m, largest horizontal base displacement from where the push started
     final_speed: float  # m/s, horizontal base speed at the end
     notes: tuple[str, ...]  # from the push on: the QP answers' messages other than "solved" (a fallback's)
+    relaxed: tuple[str, ...] = ()  # from the push on: the relaxed answers' messages
 
 
 def push(robot: Legged, force: float = 120.0, duration: float = 0.2, before: float = 1.0, after: float = 2.0,
@@ -247,7 +251,7 @@ def push(robot: Legged, force: float = 120.0, duration: float = 0.2, before: flo
     return PushFigures(force, duration, mode, float(a["height"].min() / robot.nominal_height),
                        float(a["lowest_body"].min()),
                        float(np.linalg.norm(a["position"][:, :2] - start, axis=1).max()),
-                       float(np.linalg.norm(a["velocity"][-1, :2])), tuple(trace.notes))
+                       float(np.linalg.norm(a["velocity"][-1, :2])), tuple(trace.notes), tuple(trace.relaxed))
 
 
 @dataclass(frozen=True)
@@ -263,6 +267,7 @@ class RandomRunFigures:
     rmse_yaw_rate: float  # rad/s
     min_height_ratio: float  # min base height / nominal
     lowest_body: float  # m
+    relaxed: int = 0  # ticks answered relaxed (the hard level infeasible)
 
 
 def random_commands(seconds: float, limits: tuple[float, float, float], seed: int = 0) -> np.ndarray:
@@ -308,7 +313,8 @@ def random_run(robot: Legged, seconds: float = 60.0, seed: int = 0, limits: tupl
     return RandomRunFigures(seconds, commands, fell_at, reason, failure, len(trace.notes),
                             float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1)))),
                             float(np.sqrt(np.mean(error[:, 2] ** 2))),
-                            float(a["height"].min() / robot.nominal_height), float(a["lowest_body"].min()))
+                            float(a["height"].min() / robot.nominal_height), float(a["lowest_body"].min()),
+                            len(trace.relaxed))
 
 
 def _feet(robot: Legged) -> np.ndarray:

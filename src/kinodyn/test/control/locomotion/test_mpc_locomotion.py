@@ -113,6 +113,7 @@ def test_mpc_trot_survives_a_120_newton_push_at_any_phase(backend: str, phase: i
     assert f.max_offset < 0.25
     assert f.final_speed < 0.1
     assert f.notes == ()
+    assert f.relaxed == ()
     assert mpc.status.state == "tracking"
     assert mpc.status.failures == 0
     assert mpc.status.late == 0
