@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import pytest
 from kinodyn.control.locomotion import LocomotionController, LocomotionParameters
-from kinodyn.control.wbc import PointContact, WholeBodyController
+from kinodyn.control.wbc import PointContact, Relaxation, WholeBodyController
 
 import kinodyn as kd
 
@@ -341,10 +341,11 @@ def test_set_parameters_before_the_first_tick_sets_the_initial_mode(model: kd.Mo
     assert ctl.update(standing(model), np.zeros(model.nv), 0.0).mode == "sitting_down"
 
 
-def test_joints_pinned_by_their_limits_fail_the_tick_without_raising(tmp_path: Path) -> None:
+def test_joints_pinned_by_their_limits_relax_or_fail_the_tick_without_raising(tmp_path: Path) -> None:
     """Every joint's URDF limits lower = upper (at the posture) and the legs moving: the pinned acceleration
     bounds of the stance legs contradict each other, DAQP exits -6 (overdetermined initial working set),
-    the fallback (OSQP) finds no solution either, and the tick reports the failure (no exception)."""
+    the fallback (OSQP) finds no solution either. The tick is answered relaxed, the joint limits giving way
+    (the torques within the URDF's); with the relaxation disabled it reports the failure (no exception)."""
     text = (URDFS / "quadruped.urdf").read_text()
     for name, value in zip(re.findall(r'<joint name="(\w+)" type="revolute"', text), NOMINAL, strict=True):
         text = re.sub(rf'(<joint name="{name}".*?<limit )lower="[^"]*" upper="[^"]*"',
@@ -355,7 +356,15 @@ def test_joints_pinned_by_their_limits_fail_the_tick_without_raising(tmp_path: P
     assert np.array_equal(pinned.lower_limit[7:], pinned.upper_limit[7:])
     controller = LocomotionController(pinned, FEET, NOMINAL, LocomotionParameters(initial_mode="stand"))
     v = np.random.default_rng(1).normal(scale=0.3, size=pinned.nv)
-    out = controller.update(standing(pinned), v, 0.0)
+    relaxed = controller.update(standing(pinned), v, 0.0)
+    assert relaxed.ok, relaxed.message
+    assert relaxed.status == "relaxed", relaxed.message
+    assert relaxed.message.startswith("relaxed (joint limits soft): joint limits by up to "), relaxed.message
+    assert relaxed.tau is not None
+    assert np.all(np.abs(relaxed.tau) <= pinned.effort_limit[6:])
+    strict = LocomotionController(pinned, FEET, NOMINAL, LocomotionParameters(initial_mode="stand"))
+    strict.wbc.relaxation = Relaxation(enabled=False)
+    out = strict.update(standing(pinned), v, 0.0)
     assert not out.ok, out.message
     assert out.tau is None, out.message
     assert out.status == "infeasible", out.message
