@@ -317,6 +317,7 @@ def test_core_sends_a_relaxed_answer_counts_it_and_warns_once(arm: kd.Model, log
     """A relaxed tick (the QP's hard level infeasible, solved with soft limits: docs/wbc.md) is commanded,
     not damped; the diagnostics count it (level WARN) and one throttled warning line says what gave way."""
     core = make_core(arm, logger)
+    assert isinstance(core.controller, ArmController)
     good = core.controller.tick(READY, np.zeros(7))
     assert good.command is not None
     reason = "relaxed (joint limits soft): joint limits by up to 5 rad/s^2"

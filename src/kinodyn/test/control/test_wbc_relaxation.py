@@ -34,6 +34,7 @@ def check_relaxed(m: kd.Model, r: WBCResult, q: np.ndarray, v: np.ndarray, effor
     assert r.ok
     assert r.status == "relaxed"
     assert r.tau is not None
+    assert r.qdd is not None
     assert r.dynamics_residual <= TOL
     generalized = m.rnea(q, v, r.qdd)
     for name, f in r.forces.items():
@@ -88,6 +89,7 @@ def test_a_joint_past_its_limit_relaxes_only_the_joint_limits() -> None:
     assert r.relaxed == (JOINT_LIMITS,)
     assert r.message.startswith("relaxed (joint limits soft): joint limits by up to ")
     assert r.tau is not None
+    assert r.qdd is not None
     assert r.dynamics_residual <= TOL
     np.testing.assert_allclose(r.tau, m.rnea(q, v, r.qdd), atol=1e-8)  # no clipping: the limits held
     assert np.all(np.abs(r.tau) <= m.effort_limit * (1.0 + 1e-9))
