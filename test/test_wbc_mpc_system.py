@@ -108,6 +108,12 @@ def count(windows: list[Window], indices: list[int], key: str) -> int:
     return sum(int(windows[i][1][key]) for i in indices)
 
 
+def held_about(windows: list[Window], stamp: int) -> bool:
+    """Whether the wbc held ticks in the diagnostics window of ``stamp`` [ns] or the one before."""
+    after = [i for i, w in enumerate(windows) if w[0] >= stamp]
+    return not after or count(windows, [i for i in (after[0] - 1, after[0]) if i >= 0], "held_ticks") > 0
+
+
 def assert_late_solves_explained(windows: list[Window], log: str) -> None:
     """No failed solve; every late solve counted in a window whose ticks (or the previous window's) the wbc
     held (module doc), and reported in the log; the planner tracking at the end."""
@@ -278,9 +284,10 @@ def test_the_mpc_stands_and_trots_the_quadruped_and_publishes_its_path(
     judged = [p for p in stood_paths if stamp_ns(p) / NS >= t_base + 0.5]
     assert len(judged) >= 60, len(judged)
     assert_standing_plans_start_at_the_estimate(judged, estimate, windows)
-    # the weight on the feet once the base has settled (as `stood`): before, the plan lifts or slows the base
-    settled = [p for p in judged if stamp_ns(p) / NS >= t_base + 1.5]
-    assert len(settled) >= 30, len(settled)
+    # the weight on the feet once the base has settled (as `stood`): before, the plan lifts or slows the base,
+    # as it does after the wbc held the robot (in the plan's diagnostics window or the one before)
+    settled = [p for p in judged if stamp_ns(p) / NS >= t_base + 1.5 and not held_about(windows, stamp_ns(p))]
+    assert len(settled) >= 10, len(settled)
     assert_standing_force_arrows(settled, forces)
 
 
