@@ -142,3 +142,19 @@ def test_relaxation_settings_are_checked() -> None:
     for bad in ({"weight": 0.0}, {"weight": float("nan")}, {"bound": -1.0}, {"bound": float("inf")}):
         with pytest.raises(ValueError, match="relaxation"):
             Relaxation(**bad)  # type: ignore[arg-type]
+
+
+def test_a_tick_no_stage_solves_fails_naming_each_stage(quadruped: kd.Model) -> None:
+    """Slacks bounded at 1e-6 of each limit cannot make up for 1 N m against the weight: every stage has no
+    solution, and the failure names each one's outcome."""
+    q, v = standing(quadruped)
+    wbc = standing_controller(quadruped, q, limits=weak(quadruped, 1.0, 1.0),
+                              relaxation=Relaxation(bound=1e-6))
+    r = wbc.update(q, v)
+    assert not r.ok
+    assert r.tau is None
+    assert r.status == "infeasible"
+    stages = r.message.split("; relaxed: ")[1].split("; ")
+    assert [s.split(" soft: ")[0] for s in stages] == [
+        "joint limits", "joint limits, torque limits", "joint limits, torque limits, contact motion"]
+    assert wbc.relaxed_ticks == 0
