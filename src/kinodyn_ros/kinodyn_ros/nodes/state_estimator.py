@@ -27,6 +27,7 @@ from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_count, declare_value
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import ContactStatesReader, ImuReader, JointStateReader
+from kinodyn_common.realtime import HeapFreeze
 from kinodyn_common.robot_description import declare_and_load_model
 from kinodyn_control.controllers.stamp_rate import StampRate, rate_parameter
 from kinodyn_control.estimation.pipeline import EstimateRows, EstimatorParameters, EstimatorPipeline
@@ -94,6 +95,8 @@ class StateEstimator(Node):
                                            spheres=collision_spheres(xml), estimate_rows=True)
         outputs = output_qos(depth)
         self._odometry = self.create_publisher(Odometry, "odometry/filtered", outputs)
+        self._estimates = 0  # published so far: the heap is frozen once the first have made every kernel
+        self._heap = HeapFreeze()
         self._tf = self.create_publisher(TFMessage, "/tf", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self.create_subscription(Imu, "imu/data", self._input("imu/data", ImuReader(), self._pipeline.on_imu),
@@ -154,6 +157,8 @@ class StateEstimator(Node):
     def _publish_estimates(self, estimates: EstimateRows) -> None:
         """odometry/filtered and (``publish_tf``, at ``tf_rate``) /tf of estimates (the pipeline outputs
         finite estimates only), each built only when its topic has a subscriber (module docstring)."""
+        self._estimates += len(estimates.rows)
+        self._heap.after(self._estimates)
         if self._odometry.get_subscription_count():
             for data in odometry_rows_cdr(estimates.stamps_ns, estimates.frame_id, estimates.child_frame_id,
                                           estimates.rows):

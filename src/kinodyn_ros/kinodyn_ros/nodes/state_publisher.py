@@ -33,6 +33,7 @@ from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_positive
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import JointStateReader
+from kinodyn_common.realtime import HeapFreeze
 from kinodyn_common.robot_description import declare_and_read, load_urdf
 from kinodyn_common.stamps import seconds_to_ns, stamp_to_ns
 from kinodyn_common.tf_tree import TfTree, Transform
@@ -96,6 +97,8 @@ class StatePublisher(Node):
         static_transforms = self._tree.static_transforms()
         static.publish(self._tf_message(static_transforms, self.get_clock().now().to_msg()))
         self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._published = 0  # /tf messages: the heap is frozen once the first have made every cache
+        self._heap = HeapFreeze()
         self.create_subscription(
             JointState,
             "joint_states",
@@ -133,6 +136,8 @@ class StatePublisher(Node):
         if self._tf.get_subscription_count():
             transforms = self._tree.moving_transforms(positions)
             publish_finite(self._tf, self._tf_message(transforms, stamp), self._problems)
+            self._published += 1
+            self._heap.after(self._published)
 
     def _publish_pending(self) -> None:
         """The joints received since the last tick, one /tf message per joint_states stamp among them."""

@@ -14,7 +14,6 @@ contact_schedule_writer), a command only when all its numbers are finite.
 
 from __future__ import annotations
 
-import gc
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ from kinodyn_common.raw_messages import (
     contact_schedule_writer,
     joint_pd_command_writer,
 )
-from kinodyn_common.realtime import set_fifo_priority
+from kinodyn_common.realtime import HeapFreeze, set_fifo_priority
 from kinodyn_common.robot_description import declare_and_load_model
 from kinodyn_common.stamps import stamp_to_ns
 from kinodyn_control.wbc.arm import ArmController, ArmParameters
@@ -62,10 +61,6 @@ STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_sta
 """Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
 and ``posture`` (legged) themselves."""
 POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
-FREEZE_AFTER_TICKS = 10
-"""Controlled ticks after which the objects alive are moved out of the garbage collector's reach
-(``gc.freeze``): by then every compiled kernel and cache exists, and a full collection over them would
-stall a control tick (bench/bench_wbc_node.py measures the tick)."""
 
 
 class Wbc(Node):
@@ -100,7 +95,7 @@ class Wbc(Node):
         self._command = self.create_publisher(JointPDCommand, "joint_pd_command", outputs)
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", outputs)
         self._contacts = self._footholds = self._mpc_path = self._mpc_forces = None
-        self._frozen = False
+        self._heap = HeapFreeze()  # once the first ticks have made every kernel and cache
         self._command_writer, self._schedule_writer = joint_pd_command_writer(), contact_schedule_writer()
         self._joint_states, self._base_states = JointStateReader(), OdometryReader()
         if mode == "legged":  # the executor runs callbacks in arrival order: a base state that came first
@@ -171,9 +166,7 @@ class Wbc(Node):
                 publish_finite(self._mpc_path, answer.mpc_path, self._problems)
             if answer.mpc_forces is not None and self._mpc_forces is not None:
                 publish_finite(self._mpc_forces, answer.mpc_forces, self._problems)
-        if not self._frozen and self._core.controlled_ticks >= FREEZE_AFTER_TICKS:
-            gc.freeze()
-            self._frozen = True
+        self._heap.after(self._core.controlled_ticks)
 
     def _publish_command(self, answer: Answer) -> None:
         """The command as bytes written from its arrays when they are finite; otherwise the typed message
