@@ -24,7 +24,8 @@ rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or `
    them returns the solver's status.
 
 When the first level has no solution (its hard constraints cannot all hold: the solver reports it
-infeasible, or fails on it, as DAQP may on a nearly infeasible level), the same tick is solved again
+infeasible, or non-convex or a numerical failure, as DAQP may on a nearly infeasible level; not an
+iteration cap), the same tick is solved again
 with the joint limits, then the torque limits, then the contacts' no-motion rows made soft by bounded,
 heavily penalised slacks, the equations of motion, friction cones and force bounds kept hard
 (``relaxation.py``): such an answer has the status ``"relaxed"`` (``ok``, ``relaxed`` naming the soft
@@ -67,6 +68,9 @@ MODES = ("weighted", "hierarchical")
 _SOLVED = QPStatus.SOLVED.value
 RELAXED = "relaxed"  # WBCResult.status of an answer with soft constraints (relaxation.py)
 _ANSWERED = (_SOLVED, RELAXED)
+# a first level's outcomes that mean it has no solution (DAQP may call a nearly infeasible QP non-convex or
+# fail numerically on it); not an iteration cap: a starved solver's feasible level is not relaxed
+_NO_SOLUTION = (QPStatus.INFEASIBLE, QPStatus.NONCONVEX, QPStatus.NUMERICAL_ERROR)
 RELAXED_MAX_ITER = 20000  # DAQP's iterations on a relaxed stage (proximal outer iterations included)
 _new = object.__new__
 DEFAULT_REGULARIZATION = 1e-10
@@ -315,7 +319,7 @@ class WholeBodyController:
                 failed = (f"priority level {k + 1} of {len(levels)}: the QP solver returned "
                           f"{result.status.value!r}")
                 if k == 0:
-                    relaxing = self.relaxation.enabled
+                    relaxing = self.relaxation.enabled and result.status in _NO_SOLUTION
                     relaxed = self._relax(ev, asm, buf, x, Z, len(levels)) if relaxing else None
                     tried = f"; relaxed: {'; '.join(self._relax_failures)}" if relaxing else ""
                     hard = "friction cones, force bounds, torque and joint limits"
