@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import rclpy
 from kinodyn_common.conversions import JointStateError
-from kinodyn_common.stamps import split_ns
+from kinodyn_common.stamps import NS, split_ns
 from kinodyn_control.estimation.messages import estimate_fields, odometry_message, transform_message
 from kinodyn_control.estimation.pipeline import EstimateRows
 from kinodyn_ros.nodes.state_estimator import StateEstimator
@@ -169,7 +169,7 @@ def test_state_estimator_publishes_tf_at_tf_rate(make_node: NodeFactory) -> None
     node = make_node(StateEstimator, [f"robot_description_file:={QUADRUPED}"])
     odometry, tf = Published(), Published()
     node._odometry, node._tf = odometry, tf  # noqa: SLF001  (the node's outputs under test)
-    stamps = np.arange(1_000_000_000, 1_100_000_000, 2_000_000)  # 50 estimates, 2 ms apart
+    stamps = np.arange(NS, NS + 100_000_000, 2_000_000)  # 50 estimates, 2 ms apart, from 1 s
     rows = np.random.default_rng(3).normal(size=(len(stamps), 85))
     estimates = EstimateRows(stamps, "odom", "base_link", rows)
     node._publish_estimates(estimates)  # noqa: SLF001  (the node's output path under test)
