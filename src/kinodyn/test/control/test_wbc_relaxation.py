@@ -4,6 +4,8 @@ ticks unchanged bit for bit. Second sources: kinodyn's RNEA for the dynamics, th
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from kinodyn.control.wbc import JointLimits, Relaxation, WBCResult, WholeBodyController
@@ -12,7 +14,20 @@ from kinodyn.control.wbc.tasks import PostureTask
 
 import kinodyn as kd
 
-from .test_wbc import CONTACT, URDF, PointContact, standing, standing_controller
+from .test_wbc import (
+    CONTACT,
+    FEET,
+    INEQUALITY_TOL,
+    URDF,
+    BaseOrientationTask,
+    ComTask,
+    PointContact,
+    standing,
+    standing_controller,
+)
+
+sys.path.insert(0, str(URDF))
+import generate  # (urdf/generate.py: the generated quadrupeds)
 
 TOL = 1e-8
 
@@ -24,7 +39,7 @@ def quadruped() -> kd.Model:
 
 def weak(m: kd.Model, effort: float, max_acceleration: float) -> JointLimits:
     urdf = JointLimits.from_model(m)
-    return JointLimits(np.full(m.nv - 6, effort), urdf.lower, urdf.upper, urdf.velocity,
+    return JointLimits(np.full(urdf.effort.size, effort), urdf.lower, urdf.upper, urdf.velocity,
                        max_acceleration=max_acceleration)
 
 
@@ -144,17 +159,114 @@ def test_relaxation_settings_are_checked() -> None:
             Relaxation(**bad)  # type: ignore[arg-type]
 
 
-def test_a_tick_no_stage_solves_fails_naming_each_stage(quadruped: kd.Model) -> None:
-    """Slacks bounded at 1e-6 of each limit cannot make up for 1 N m against the weight: every stage has no
-    solution, and the failure names each one's outcome."""
-    q, v = standing(quadruped)
-    wbc = standing_controller(quadruped, q, limits=weak(quadruped, 1.0, 1.0),
-                              relaxation=Relaxation(bound=1e-6))
+@pytest.mark.parametrize("robot", ["quadruped", "arm7"])
+def test_the_last_stage_answers_whatever_the_bound(quadruped: kd.Model, robot: str) -> None:
+    """Slacks bounded at 1e-6 of each limit: the bounded stages have no solution, the last one (unbounded
+    slacks) answers. On the quadruped (1 N m against the weight) it is the contacts' stage; on arm7 (no
+    contacts: a joint past its limit with 1e-3 of its effort) the torque limits' stage."""
+    stages: tuple[str, ...]
+    if robot == "quadruped":
+        q, v = standing(quadruped)
+        limits = weak(quadruped, 1.0, 1.0)
+        wbc = standing_controller(quadruped, q, limits=limits, relaxation=Relaxation(bound=1e-6))
+        model, stages = quadruped, (JOINT_LIMITS, TORQUE_LIMITS, CONTACT_MOTION)
+    else:
+        model = kd.Model.from_urdf(URDF / "arm7.urdf")
+        q = np.clip(model.neutral(), model.lower_limit, model.upper_limit)
+        wbc = WholeBodyController(model, limits=weak(model, 1e-3, 1.0), relaxation=Relaxation(bound=1e-6))
+        wbc.add_task(PostureTask(model, q.copy(), kp=50.0, kd=10.0))
+        v = np.zeros(model.nv)
+        q[1], v[1] = model.upper_limit[1] + 0.2, 2.0
+        limits, stages = wbc.limits, (JOINT_LIMITS, TORQUE_LIMITS)
     r = wbc.update(q, v)
-    assert not r.ok
-    assert r.tau is None
-    assert r.status == "infeasible"
-    stages = r.message.split("; relaxed: ")[1].split("; ")
-    assert [s.split(" soft: ")[0] for s in stages] == [
-        "joint limits", "joint limits, torque limits", "joint limits, torque limits, contact motion"]
-    assert wbc.relaxed_ticks == 0
+    assert r.status == "relaxed", r.message
+    assert r.relaxed == stages
+    assert r.tau is not None
+    assert r.qdd is not None
+    assert np.all(np.isfinite(r.tau))
+    assert np.all(np.abs(r.tau) <= limits.effort)
+    assert r.dynamics_residual <= TOL
+    if robot == "arm7":  # the QP's own torque is RNEA's: the answer is past the first stages' slack bound
+        low, high = limits.acceleration_bounds(q, v)
+        joints = np.maximum(low - r.qdd, r.qdd - high).max() / limits.max_acceleration
+        torques = ((np.abs(model.rnea(q, v, r.qdd)) - limits.effort) / limits.effort).max()
+        assert max(joints, torques) > 1e-3
+    assert wbc.relaxed_ticks == 1
+
+
+THROWN_BASE = np.array([0.5, 1.0, -0.2, -5.0, 1.0, 0.2])  # m/s, rad/s: a robot hit hard, spinning
+
+
+def check_thrown(m: kd.Model, r: WBCResult, q: np.ndarray, v: np.ndarray, contacts: list[PointContact],
+                 solver: str) -> None:
+    """Relaxed at the last stage; the unactuated equations of motion exact against kinodyn's RNEA (to
+    round-off relative to the generalized forces at this speed); the forces in their cones and bounds (each
+    contact's own rows); the output torque finite and within the effort limits."""
+    assert r.status == "relaxed", r.message
+    assert r.relaxed == (JOINT_LIMITS, TORQUE_LIMITS, CONTACT_MOTION)
+    assert "contact motion by up to" in r.message
+    assert r.tau is not None
+    assert r.qdd is not None
+    assert np.all(np.isfinite(r.tau))
+    assert np.all(np.abs(r.tau) <= m.effort_limit[6:])
+    size = 1.0 + np.abs(m.rnea(q, v, np.zeros(m.nv))).max()
+    assert r.dynamics_residual <= TOL * size
+    generalized = m.rnea(q, v, r.qdd)
+    for contact in contacts:
+        f = r.forces[contact.name]
+        generalized -= m.frame_jacobian(q, contact.frame)[:3].T @ f
+        D, lo, hi = contact.force_inequalities(r.evaluation, contact.f_max)
+        tolerance = INEQUALITY_TOL[solver] * (1.0 + np.abs(f).max())
+        assert np.all(D @ f <= hi + tolerance)
+        assert np.all(D @ f >= lo - tolerance)
+    np.testing.assert_allclose(generalized[:6], 0.0, atol=TOL * size)
+
+
+@pytest.mark.parametrize("solver", ["daqp", "osqp"])
+def test_a_thrown_quadruped_is_answered_relaxed(quadruped: kd.Model, solver: str) -> None:
+    """All four feet in stance while the base tumbles and the legs swing at tens of rad/s: no point of the
+    hard level exists (the same controller without relaxation fails), nor one within ten times each limit;
+    the last stage answers."""
+    q, _ = standing(quadruped)
+    v = np.concatenate((THROWN_BASE, np.random.default_rng(1).normal(scale=50.0, size=quadruped.nv - 6)))
+    strict = standing_controller(quadruped, q, solver=solver, relaxation=Relaxation(enabled=False))
+    assert strict.update(q, v).status == "infeasible"
+    wbc = standing_controller(quadruped, q, solver=solver)
+    r = wbc.update(q, v)
+    check_thrown(quadruped, r, q, v, [PointContact(f, **CONTACT) for f in FEET], solver)
+    assert wbc.relaxed_ticks == 1
+
+
+# A generated 6 kg quadruped with legs of 0.25 m and forward knees (examples/acceptance_matrix.py's
+# small_fwd_knees) trotting on kinodyn.sim after a lateral push of half its weight: two diagonal feet in
+# stance, the base rolling at 5 rad/s, a swinging knee at 215 rad/s
+PUSHED_Q = np.array([0.094, 0.405, 0.223, 0.023, 0.049, -0.008, 0.999, 0.391, -0.534, 0.209, -0.649, 0.105,
+                     0.022, -0.582, -0.127, 0.0, 0.136, -0.891, 0.79])
+PUSHED_V = np.array([0.45, 0.9, -0.13, -5.37, 1.05, 0.14, 1.63, 74.01, -214.82, 5.0, -5.04, 9.49, 4.3, 6.6,
+                     0.0, 15.02, 56.55, -168.32])
+PUSHED_STANCE = ("LF_FOOT", "RH_FOOT")
+
+
+@pytest.mark.parametrize("solver", ["daqp", "osqp"])
+def test_a_pushed_small_quadruped_is_answered_relaxed(solver: str) -> None:
+    variant = generate.QuadrupedVariant("small_fwd_knees", 6.0, 0.25, "forward", "forward", (0.03, 0.0))
+    robot = generate.quadruped_variant(variant)
+    m = kd.Model.from_urdf(generate.render(robot), floating_base=True)
+    q = PUSHED_Q.copy()
+    q[3:7] /= np.linalg.norm(q[3:7])
+    contacts = [PointContact(f, mu=0.6) for f in PUSHED_STANCE]
+    controllers = []
+    for relaxation in (Relaxation(enabled=False), Relaxation()):
+        wbc = WholeBodyController(m, contacts, solver=solver, relaxation=relaxation)
+        com = ComTask(kp=100.0, kd=20.0)
+        com.set_reference(m.com(q))
+        base = BaseOrientationTask(m, kp=100.0, kd=20.0)
+        base.set_reference(np.eye(3))
+        wbc.add_task(com)
+        wbc.add_task(base)
+        wbc.add_task(PostureTask(m, np.array([c.nominal for c in robot.controlled]), kp=50.0, kd=10.0,
+                                 weight=1e-2))
+        controllers.append(wbc)
+    strict, wbc = controllers
+    assert strict.update(q, PUSHED_V).status == "infeasible"
+    check_thrown(m, wbc.update(q, PUSHED_V), q, PUSHED_V, contacts, solver)

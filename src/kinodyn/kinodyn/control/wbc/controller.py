@@ -26,11 +26,13 @@ rows of the equations of motion, ``tau = (M qdd + h - J_c^T f)[actuated]``; or `
 When the first level has no solution (its hard constraints cannot all hold: the solver reports it
 infeasible, or non-convex or a numerical failure, as DAQP may on a nearly infeasible level; not an
 iteration cap), the same tick is solved again
-with the joint limits, then the torque limits, then the contacts' no-motion rows made soft by bounded,
-heavily penalised slacks, the equations of motion, friction cones and force bounds kept hard
-(``relaxation.py``): such an answer has the status ``"relaxed"`` (``ok``, ``relaxed`` naming the soft
-constraints, ``message`` what gave way and by how much; ``relaxed_ticks`` counts them) and only its first
-level solved. Ticks whose hard level is feasible never reach it.
+with the joint limits, then the torque limits, then the contacts' no-motion rows made soft by heavily
+penalised slacks (bounded but in the last stage, which is feasible by construction), the equations of
+motion, friction cones and force bounds kept hard (``relaxation.py``; a stage the solver fails on other
+than as infeasible goes to the fallback solver, as a level does): such an answer has the status
+``"relaxed"`` (``ok``, ``relaxed`` naming the soft constraints, ``message`` what gave way and by how much;
+``relaxed_ticks`` counts them) and only its first level solved. Ticks whose hard level is feasible never
+reach it.
 
 A failed tick returns ``WBCResult`` with ``ok == False``, the status and a message, and ``tau = None``. When a
 level below the first fails, the answer of the levels above stands (it meets every hard constraint and
@@ -424,30 +426,37 @@ class WholeBodyController:
         result = solver.solve(qp, warm_start=self._warm.get(k))
         if result.ok:  # the solver uses it only on a problem of the same shape
             self._warm[k] = result
-        elif self._fallback_name is not None:  # a second opinion (measured: DAQP 0.11 called a feasible
-            # level infeasible about once a minute of trotting), said in the answer's message
-            fallback = self._fallbacks.get(k)
-            if fallback is None:
-                fallback = self._fallbacks[k] = make_solver(self._fallback_name)
-            second = fallback.solve(qp)
-            if second.ok:
-                self._notes.append(f"level {k + 1}: {self._solver_name} returned {result.status.value!r}, "
-                                   f"{self._fallback_name} solved it")
-                return second
-        return result
+            return result
+        return self._second_opinion(k, qp, result, f"level {k + 1}")
+
+    def _second_opinion(self, key: int, qp: QP, result: QPResult, label: str) -> QPResult:
+        """The fallback solver's answer to ``qp``, which the solver failed with ``result`` (measured: DAQP
+        0.11 called a feasible level infeasible about once a minute of trotting), named in the answer's
+        message; ``result`` when there is no fallback solver or it fails too. ``key``: the fallback's slot."""
+        if self._fallback_name is None:
+            return result
+        fallback = self._fallbacks.get(key)
+        if fallback is None:
+            fallback = self._fallbacks[key] = make_solver(self._fallback_name)
+        second = fallback.solve(qp)
+        if not second.ok:
+            return result
+        self._notes.append(f"{label}: {self._solver_name} returned {result.status.value!r}, "
+                           f"{self._fallback_name} solved it")
+        return second
 
     def _relax(self, ev: Evaluation, asm: Assembly, buf: LevelBuffers, x: np.ndarray, Z: np.ndarray,
                n_levels: int) -> WBCResult | None:
-        """The first level re-solved with soft constraints, stage by stage (``relaxation.STAGES``): the first
-        stage that solves answers; ``None`` when none does (each stage's outcome in ``_relax_failures``).
-        ``buf``, ``x``, ``Z``: the infeasible level's."""
+        """The first level re-solved with soft constraints, stage by stage (``relaxation.STAGES``; the last
+        one that applies has unbounded slacks, feasible by construction): the first stage that solves
+        answers; ``None`` when none does (each stage's outcome in ``_relax_failures``). ``buf``, ``x``,
+        ``Z``: the infeasible level's."""
         n_dyn = asm.dynamics_rows
         failures = self._relax_failures
         failures.clear()
-        for number, stage in enumerate(soft.STAGES):
+        stages = soft.STAGES if asm.E.shape[0] > n_dyn else soft.STAGES[:-1]  # (contact rows to relax)
+        for number, stage in enumerate(stages):
             if soft.CONTACT_MOTION in stage:  # only the equations of motion stay eliminated
-                if asm.E.shape[0] == n_dyn:
-                    break
                 eliminated = soft.eliminate(asm.E[:n_dyn], asm.e[:n_dyn])
                 if eliminated is None:
                     failures.append(f"{', '.join(stage)} soft: the equations of motion inconsistent")
@@ -457,10 +466,15 @@ class WholeBodyController:
                 asm.products(buf, Z, x, self.regularization)
                 if asm.regularized_columns.size:
                     asm.regularize_forces(buf, Z, x, self._weight)
+            last = number == len(stages) - 1
             rows, hard = self._soft_rows(asm, stage, buf, x, Z)
-            parts = soft.soft_qp(buf.H, buf.g, buf.CZ[hard], buf.low[hard], buf.high[hard], rows,
-                                 self.relaxation)
-            result = self._relaxed_solver(number).solve(QP.inequality(*parts))
+            qp = QP.inequality(*soft.soft_qp(buf.H, buf.g, buf.CZ[hard], buf.low[hard], buf.high[hard], rows,
+                                             self.relaxation.weight,
+                                             math.inf if last else self.relaxation.bound))
+            result = self._relaxed_solver(number).solve(qp)
+            if not result.ok and (last or result.status is not QPStatus.INFEASIBLE):  # (no solution is
+                # possible only in a bounded stage: any other failure is the solver's)
+                result = self._second_opinion(-1 - number, qp, result, f"relaxed stage {number + 1}")
             if result.x is None or not result.ok:
                 failures.append(f"{', '.join(stage)} soft: {result.status.value}")
                 continue

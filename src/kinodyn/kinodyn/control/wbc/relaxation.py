@@ -1,5 +1,5 @@
 """The whole-body QP's answer when its hard level is infeasible: the same tick re-solved with the constraints
-that can give way made soft, in a fixed order, by bounded and heavily penalised slack variables.
+that can give way made soft, in a fixed order, by heavily penalised slack variables.
 
 Not in the texts: the usual practice of field whole-body controllers (a hard level that cannot hold is not
 a reason to stop commanding the robot). The equations of motion (the rows eliminated exactly) and the
@@ -13,11 +13,21 @@ is infeasible too (``STAGES``):
 3. and the contacts' no-motion equalities ``J_c qdd + Jdot_c v = a_c``: only the unactuated rows of the
    equations of motion are eliminated, the contact rows become soft rows.
 
-A soft row ``l <= c^T z <= u`` becomes ``l <= c^T z - d s <= u`` with its slack ``s`` bounded by
-``|s| <= bound`` and ``weight * scale * s^2`` added to the cost; ``d`` is the row's own limit (the effort,
-the acceleration cap, the gravity acceleration for contact rows), so ``s`` is the violation as a fraction of
-it, and ``scale`` is the largest diagonal entry of the level's cost Hessian (at least 1): the slacks cost
-``weight`` times more than any task direction does.
+A soft row ``l <= c^T z <= u`` becomes ``l <= c^T z - d s <= u`` with ``weight * scale * s^2`` added to the
+cost; ``d`` is the row's own limit (the effort, the acceleration cap, the gravity acceleration for contact
+rows), so ``s`` is the violation as a fraction of it, and ``scale`` is the largest diagonal entry of the
+level's cost Hessian (at least 1): the slacks cost ``weight`` times more than any task direction does. In
+every stage but the last the slacks are bounded, ``|s| <= bound``: a stage that needs a larger violation has
+no solution and the next one is tried. The last stage's slacks are only penalised, so it is feasible by
+construction: its hard rows are the unactuated equations of motion, the friction cones and the normal-force
+bounds, which the point with each contact's force at its lower normal bound along the normal and
+``qdd = M^-1 (J_c^T f - h)`` satisfies (the soft rows take any value). Without contacts the last stage is the
+second one, whose hard rows are the equations of motion alone.
+
+Every row of the relaxed QP (hard and soft) is divided by its Euclidean norm before the solve: the joint rows
+(slack coefficient the acceleration cap), torque rows (entries of ``M``, slack coefficient the effort) and
+contact rows differ by orders of magnitude, and the slacks' weight makes the Hessian ill-conditioned; an
+active-set solver on the unscaled rows cycles or fails numerically on feasible stages.
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ ACTIVE_SLACK = 1e-9  # a slack (fraction of its row's limit) above this counts a
 class Relaxation:
     """How an infeasible hard level is answered (module doc). ``enabled``: False keeps the failure.
     ``weight``: the slacks' penalty relative to the level's largest cost curvature (> 0). ``bound``: the
-    largest slack, as a fraction of each row's limit (> 0)."""
+    largest slack, as a fraction of each row's limit (> 0), in every stage but the last (unbounded)."""
 
     enabled: bool = True
     weight: float = DEFAULT_WEIGHT
@@ -67,24 +77,29 @@ class SoftRows:
 
 
 def soft_qp(H: np.ndarray, g: np.ndarray, C: np.ndarray, low: np.ndarray, high: np.ndarray,
-            soft: SoftRows, relaxation: Relaxation,
+            soft: SoftRows, weight: float, bound: float,
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(H, g, C, l, u)`` of the QP over ``[z; s]``: the cost ``1/2 z'Hz + g'z + 1/2 w |s|^2``, the hard
-    rows ``low <= C z <= high`` and the soft rows with their slacks and bounds (module doc)."""
+    rows ``low <= C z <= high`` and the soft rows with their slacks, each row scaled to unit norm, and the
+    slacks' bounds ``|s| <= bound`` (no such rows when ``bound`` is infinite: the last stage; module doc)."""
     nz, ns = H.shape[0], soft.R.shape[0]
     H_soft = np.zeros((nz + ns, nz + ns))
     H_soft[:nz, :nz] = H
     scale = max(1.0, float(np.abs(np.diagonal(H)).max(initial=0.0)))
-    H_soft[nz:, nz:] = np.diag(np.full(ns, relaxation.weight * scale))
+    H_soft[nz:, nz:] = np.diag(np.full(ns, weight * scale))
     g_soft = np.concatenate((g, np.zeros(ns)))
-    rows = np.zeros((C.shape[0] + 2 * ns, nz + ns))
-    rows[:C.shape[0], :nz] = C
-    rows[C.shape[0]:C.shape[0] + ns, :nz] = soft.R
-    rows[C.shape[0]:C.shape[0] + ns, nz:] = -np.diag(soft.scale)
-    rows[C.shape[0] + ns:, nz:] = np.eye(ns)
-    bound = np.full(ns, relaxation.bound)
-    return (H_soft, g_soft, rows, np.concatenate((low, soft.low, -bound)),
-            np.concatenate((high, soft.high, bound)))
+    n_hard = C.shape[0]
+    boxed = ns if math.isfinite(bound) else 0
+    rows = np.zeros((n_hard + ns + boxed, nz + ns))
+    rows[:n_hard, :nz] = C
+    rows[n_hard:n_hard + ns, :nz] = soft.R
+    rows[n_hard:n_hard + ns, nz:] = -np.diag(soft.scale)
+    rows[n_hard + ns:, nz:] = np.eye(ns)[:boxed]
+    box = np.full(boxed, bound)
+    lower, upper = np.concatenate((low, soft.low, -box)), np.concatenate((high, soft.high, box))
+    norms = np.linalg.norm(rows, axis=1)
+    norms[norms == 0.0] = 1.0  # (a row z cannot move keeps its bounds as they are)
+    return H_soft, g_soft, rows / norms[:, None], lower / norms, upper / norms
 
 
 def violations(soft: SoftRows, slack: np.ndarray) -> dict[str, tuple[int, float]]:
