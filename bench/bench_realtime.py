@@ -14,6 +14,14 @@ loop's thread (control_node's ``realtime_priority``) and, in the node graph, the
 ``--only`` takes names or shell patterns (``'rt-*'``). The default set is every ``rt`` configuration and
 ``nodes-sim-500`` with and without FIFO.
 
+The reference, measured first in the same run for every rate and scheduling the chosen configurations use:
+the **bare loop** (``bare-<rate>[-fifo]``), the same ``ControlLoop`` with an empty cycle in a process of its
+own, no ROS and nothing else of the bench running: what the machine itself allows a sleeping thread. A
+time-shared thread waits for its core behind any thread that is running there when it wakes, and some of
+those are not the stack's (a kernel thread or a higher-priority system service holding a core for a few
+milliseconds): such waits set a floor under every time-shared row, which the ``bare`` row measures and each
+row shows beside its own figure.
+
 control_node runs in a child process of this file (``--host``): control_node's own code through
 ``run_node``, with its loop recording the measured periods and the hardware ``write`` of every cycle logging
 when it returned (a wrapper around one method, nothing in control_node's code); the other nodes run under
@@ -62,6 +70,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import yaml
 from kinodyn_common.node_runner import run_node
+from kinodyn_common.realtime import set_fifo_priority
 from kinodyn_control.loop import ControlLoop
 from kinodyn_tools.launcher.graph import load_graph
 from kinodyn_tools.launcher.node_process import ros_parameter_file
@@ -84,6 +93,7 @@ GRAPHS = {"rt": ROOT / "config" / "quadruped_rt.yaml", "nodes": ROOT / "config" 
 URDFS = {"sim": ROOT / "urdf" / "quadruped_sim.urdf", "mock": ROOT / "urdf" / "quadruped.urdf"}
 RATES = (500, 1000)
 DEFAULT = ("rt-*", "nodes-sim-500", "nodes-sim-500-fifo")
+BARE = "bare"  # the reference: ControlLoop with an empty cycle (module doc)
 OVERRUN = 1.5  # a cycle overruns when its measured period exceeds this many nominal periods
 GOALS = {1000: 100.0, 500: 10.0}  # overruns per 10 000 cycles
 READY_TIMEOUT = 180.0  # wall seconds for control_node to start and, in the node graph, commands to flow
@@ -102,10 +112,17 @@ class Configuration:
 
     @property
     def name(self) -> str:
-        return f"{self.graph}-{self.hardware}-{self.rate}{'-fifo' if self.fifo else ''}"
+        parts = [self.graph, self.hardware] if self.graph != BARE else [BARE]
+        return "-".join([*parts, str(self.rate)]) + ("-fifo" if self.fifo else "")
+
+    @property
+    def reference(self) -> Configuration:
+        """The bare loop at this configuration's rate and scheduling."""
+        return Configuration(BARE, "", self.rate, self.fifo)
 
 
-ALL = [Configuration(g, h, r, f) for g in GRAPHS for h in URDFS for r in RATES for f in (False, True)]
+ALL = [*(Configuration(g, h, r, f) for g in GRAPHS for h in URDFS for r in RATES for f in (False, True)),
+       *(Configuration(BARE, "", r, f) for r in RATES for f in (False, True))]
 
 
 def chosen(patterns: list[str]) -> list[Configuration]:
@@ -277,6 +294,43 @@ def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def period_figures(loop: ControlLoop, cycle0: int, cycle1: int, wall: float) -> dict[str, Any]:
+    """The loop's scheduling, cycles, held share, period error and overruns over cycles ``cycle0..cycle1``
+    run in ``wall`` seconds."""
+    periods = loop.periods[cycle0 - 1:cycle1 - 1]  # [k]: from cycle k to k + 1
+    nominal = 1.0 / loop.rate
+    thread = loop._thread.native_id  # noqa: SLF001  (the loop thread whose scheduling this bench reads)
+    return {
+        "fifo": thread is not None and os.sched_getscheduler(thread) == os.SCHED_FIFO,
+        "cycles": cycle1 - cycle0,
+        "held": (cycle1 - cycle0) / (loop.rate * wall),
+        "period_error_us": percentiles(np.abs(periods - nominal), 1e6),
+        "overruns_per_10k": float(np.count_nonzero(periods > OVERRUN * nominal) / max(periods.size, 1) * 1e4),
+    }
+
+
+def bare(args: argparse.Namespace) -> int:
+    """The reference (module doc): ``ControlLoop`` with an empty cycle for the request's seconds after
+    ``STEADY`` seconds, its figures to ``args.out`` as JSON."""
+    spec = json.loads(args.bare)
+    rate, seconds, priority = spec["rate"], spec["seconds"], spec["priority"]
+    def enter() -> None:  # a refusal shows in the row's name (``fifo`` of the figures)
+        set_fifo_priority(priority)
+
+    loop = ControlLoop(lambda _time, _period: None, rate, time.monotonic,
+                       record=int(rate * (seconds + STEADY + 5)), on_start=enter)
+    loop.start()
+    time.sleep(STEADY)
+    cycle0, wall0, cpu0 = loop.cycles, time.monotonic(), time.process_time()
+    time.sleep(seconds)
+    cycle1, wall, cpu = loop.cycles, time.monotonic() - wall0, time.process_time() - cpu0
+    result = {**period_figures(loop, cycle0, cycle1, wall), "load": os.getloadavg(),
+              "cpu_ms_per_cycle": {"bare loop": cpu / max(cycle1 - cycle0, 1) * 1e3}}
+    loop.stop()
+    Path(args.out).write_text(json.dumps(result))
+    return 0
+
+
 def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: int) -> dict[str, Any]:
     """Wait until control_node runs (and in the node graph commands flow), warm up, measure ``seconds``."""
     _wait(lambda: bool(nodes) and nodes[0].loop is not None and nodes[0].loop.cycles > 0, READY_TIMEOUT,
@@ -310,17 +364,10 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
         raise RuntimeError(f"the control loop stopped: {loop.error!r}")
     if cycle1 - 1 > loop.periods.size or write1 >= writes.cycle_time.size:
         raise RuntimeError("the recording is too short for the window")
-    periods = loop.periods[cycle0 - 1:cycle1 - 1]  # [k]: from cycle k to k + 1
-    nominal = 1.0 / rate
     cycles = cycle1 - cycle0
     written = writes.written_ns[write0:write1]
-    thread = loop._thread.native_id  # noqa: SLF001  (the loop thread whose scheduling this bench reads)
     result: dict[str, Any] = {
-        "fifo": thread is not None and os.sched_getscheduler(thread) == os.SCHED_FIFO,
-        "cycles": cycles,
-        "held": cycles / (rate * wall),
-        "period_error_us": percentiles(np.abs(periods - nominal), 1e6),
-        "overruns_per_10k": float(np.count_nonzero(periods > OVERRUN * nominal) / max(periods.size, 1) * 1e4),
+        **period_figures(loop, cycle0, cycle1, wall),
         "load": load,
         "cpu_ms_per_cycle": {
             ("control_node" if pid == os.getpid() else name): (cpu1[pid][1] - seconds0) / max(cycles, 1) * 1e3
@@ -344,8 +391,19 @@ def window(nodes: list, writes: WriteLog, rate: int, seconds: float, launcher: i
 # --- the bench -------------------------------------------------------------------------------------------
 
 
+def run_bare(config: Configuration, seconds: float, priority: int, directory: Path) -> dict[str, Any]:
+    """The reference of ``config``'s rate and scheduling, in a child process (``--bare``)."""
+    out = directory / f"{config.name}.json"
+    request = {"rate": config.rate, "seconds": seconds, "priority": priority * config.fifo}
+    subprocess.run([sys.executable, __file__, "--bare", json.dumps(request), "--out", str(out)],
+                   timeout=seconds + 60.0, check=True)
+    return json.loads(out.read_text())
+
+
 def run(config: Configuration, seconds: float, priority: int, directory: Path) -> dict[str, Any]:
     """One configuration: start the other nodes and the control_node host, wait for its figures."""
+    if config.graph == BARE:
+        return run_bare(config, seconds, priority, directory)
     whole, others = graph_files(config, directory, priority)
     spec = next(n for n in load_graph(whole).nodes if n.name == CONTROL_NODE)
     params = directory / f"{config.name}_control_node.yaml"
@@ -376,22 +434,28 @@ def triple(values: list[float], digits: int) -> str:
     return " / ".join(f"{v:.{digits}f}" for v in values)
 
 
-def row(config: Configuration, r: dict[str, Any]) -> str:
+def row(config: Configuration, r: dict[str, Any], floor: dict[str, Any] | None) -> str:
+    """``config``'s table row; ``floor``: the figures of its reference (None for the reference itself)."""
     goal = GOALS[config.rate]
-    verdict = "met" if r["overruns_per_10k"] < goal and r["held"] > 0.99 else "missed"
-    latency = triple(r["latency_written_ms"], 2)
+    if floor is None:
+        verdict = "reference"
+    else:
+        verdict = "met" if r["overruns_per_10k"] < goal and r["held"] > 0.99 else "missed"
+        verdict += f": < {goal:g}; bare loop {floor['overruns_per_10k']:.1f}"
+    latency = "-" if floor is None else triple(r["latency_written_ms"], 2)
     if "latency_accepted_ms" in r:
         latency = (f"accepted {triple(r['latency_accepted_ms'], 2)}; written {latency}; "
                    f"{r['commands_per_cycle']:.2f} commands/cycle")
     cpu = ", ".join(f"{name} {ms:.2f}" for name, ms in sorted(r["cpu_ms_per_cycle"].items()))
     name = config.name if r["fifo"] == config.fifo else f"{config.name} (SCHED_FIFO refused: time-shared)"
     return (f"| {name} | {r['cycles']} | {r['held'] * 100:.1f} | {triple(r['period_error_us'], 0)} | "
-            f"{r['overruns_per_10k']:.1f} ({verdict}: < {goal:g}) | {latency} | {cpu} | "
+            f"{r['overruns_per_10k']:.1f} ({verdict}) | {latency} | {cpu} | "
             f"{', '.join(f'{x:.2f}' for x in r['load'])} |")
 
 
 HEADER = ("| configuration | cycles | held [%] | period error median / p99 / max [us] | overruns per 10 000 "
-          "(goal) | latency read -> command median / p99 / max [ms] | CPU per cycle [ms] | load average |\n"
+          "(goal; the bare loop's) | latency read -> command median / p99 / max [ms] | CPU per cycle [ms] | "
+          "load average |\n"
           "|---|---|---|---|---|---|---|---|")
 
 
@@ -402,10 +466,13 @@ def main() -> None:
     parser.add_argument("--priority", type=int, default=80, help="SCHED_FIFO priority of the fifo runs")
     add_record_flag(parser)
     parser.add_argument("--host", help=argparse.SUPPRESS)  # the control_node child: its request as JSON
+    parser.add_argument("--bare", help=argparse.SUPPRESS)  # the reference child: its request as JSON
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.host:
         sys.exit(host(args))
+    if args.bare:
+        sys.exit(bare(args))
     if not (args.seconds > 0 and 1 <= args.priority <= 99):
         raise SystemExit("--seconds must be > 0 and --priority 1-99")
     configs = chosen(args.only or list(DEFAULT))
@@ -417,10 +484,15 @@ def main() -> None:
     logs = Path(tempfile.mkdtemp(prefix="bench_realtime_"))
     print(f"graph files and logs in {logs}")
     print(HEADER, flush=True)
-    for config in configs:
+    references = list(dict.fromkeys(c.reference for c in configs if c.graph != BARE))
+    floors: dict[Configuration, dict[str, Any]] = {}
+    for config in [*references, *(c for c in configs if c not in references)]:
         try:
-            line = row(config, run(config, args.seconds, args.priority, logs))
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            result = run(config, args.seconds, args.priority, logs)
+            if config.graph == BARE:
+                floors[config] = result
+            line = row(config, result, floors.get(config.reference) if config.graph != BARE else None)
+        except (RuntimeError, subprocess.SubprocessError) as exc:
             line = f"| {config.name} | failed: {exc} |"
         rows.append(line)
         print(line, flush=True)
