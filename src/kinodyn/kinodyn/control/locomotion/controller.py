@@ -4,7 +4,8 @@ Inputs are the robot, its feet (frame names) and its nominal standing joint posi
 specific to four legs. From the nominal posture's forward kinematics (base at the origin, level): each
 foot's horizontal place ``r_i`` (under its hip), the nominal base height above the feet ``h0``, the leg
 length ``L`` (the mean distance of the feet from their legs' first joints, the hips;
-``step_height = step_height_ratio L``, ``max_foothold_offset = foothold_reach_ratio L``, and each two-beat
+``step_height = step_height_ratio L``, ``max_foothold_offset``: ``footholds.leg_reach`` within
+``foothold_reach_ratio`` of the legs' full extension, and each two-beat
 gait's period ``period_ratio 2 pi sqrt(L / g)`` unless ``period`` is set, ``gait.pendulum_period``: the leg
 as a pendulum about its hip, so a sprawling leg counts with its length, not its hip's height; the trot, the
 pace and the bound each with its own ratio and duty unless ``period_ratio`` and ``duty`` are set,
@@ -59,7 +60,8 @@ twist ``(vx, vy, wz)`` in the heading frame):
    once); in swing, a ``FrameTask`` on the foot (x, y, z) follows
    ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold about the CoM
    (``footholds``: the nominal support pattern ``r_i - mean(r)`` centred under the CoM's projection, the
-   capture point from the CoM's velocity and height; replanned every tick); at touchdown the contact is
+   capture point from the CoM's velocity and height; replanned every tick, the hip predicted to move with
+   the measured velocity for the swing time left, ``footholds.touchdown_drift``); at touchdown the contact is
    back with its force bound ramping up;
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
    base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
@@ -85,7 +87,7 @@ import numpy as np
 
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion import gait as gait_patterns
-from kinodyn.control.locomotion.footholds import raibert_foothold
+from kinodyn.control.locomotion.footholds import leg_reach, raibert_foothold, touchdown_drift
 from kinodyn.control.locomotion.parameters import GAIT_TIMING, GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
@@ -220,6 +222,7 @@ class LocomotionController:
         self.stance_offsets = np.ascontiguousarray(self.hips - self.hips.mean(axis=0))
         self._stance_offsets = self.stance_offsets.tolist()  # (Python floats for the footholds' arithmetic)
         self.nominal_height = float(-stance[:, 2].mean())  # base above the feet's mean
+        self._nominal_q = q0
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
         hips = _hips(model, q0, self.feet)
@@ -256,7 +259,7 @@ class LocomotionController:
             self.wbc.add_task(task, level=1)
         self.wbc.add_task(self.posture_task, level=2)
         self._init_tick_state(p.initial_mode)
-        self._configure(p)
+        self._configure(p, leg_reach(model, q0, self.feet, p.foothold_reach_ratio))
 
     def _init_tick_state(self, initial_mode: str) -> None:
         """The state the ticks carry, before the first one (construction)."""
@@ -370,13 +373,14 @@ class LocomotionController:
         if (np.abs(self._pose_target) > limit).any():
             raise ValueError(f"the standing pose offset {self._pose_target.tolist()} exceeds the new limits "
                              f"+-{limit.tolist()} (max_pose_shift, max_pose_angle): set a smaller one first")
+        reach = leg_reach(self.model, self._nominal_q, self.feet, params.foothold_reach_ratio)
         gaits, unavailable, ramps, fits = self._gaits_for(params)
         moving = self.scheduler.gait.moves
         if moving and self.scheduler.gait.name in unavailable:
             raise ValueError(f"the gait in force cannot take these parameters: "
                              f"{unavailable[self.scheduler.gait.name]}")
         self.params, self.swing_fits = params, fits
-        self._configure(params)
+        self._configure(params, reach)
         self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
         self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
         if moving and gaits[self.scheduler.gait.name] != self.scheduler.gait:
@@ -504,8 +508,9 @@ class LocomotionController:
         trot_duty = self.swing_fit.duty
         return min(1.0, (trot_duty / (1.0 - trot_duty)) / (gait.duty / (1.0 - gait.duty)))
 
-    def _configure(self, p: LocomotionParameters) -> None:
-        """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``)."""
+    def _configure(self, p: LocomotionParameters, reach: float) -> None:
+        """Gains, weights, friction and limits from ``p`` (construction and ``set_parameters``); ``reach``
+        [m]: the footholds' (``footholds.leg_reach`` for ``p``)."""
         base, swing, posture = self.task_frequencies = p.task_frequencies(self.pendulum_frequency)
         for frequency, tasks in ((base, (self.com_task, self.base_task)),
                                  (swing, tuple(self.swing_tasks.values())),
@@ -521,7 +526,7 @@ class LocomotionController:
         # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
         self.com_task.max_acceleration = p.friction * self.gravity
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
-        self.max_foothold_offset = p.foothold_reach_ratio * self.leg_length  # m
+        self.max_foothold_offset = reach  # m
         self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
         self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
@@ -692,6 +697,9 @@ class LocomotionController:
             target[:2] = raibert_foothold(com_xy, yaw, self._stance_offsets[i], com_velocity, command, tau,
                                           com_height, self.gravity, p.capture_gain,
                                           self.max_foothold_offset)
+            drift_x, drift_y = touchdown_drift(yaw, com_velocity, command, phase.time_left)
+            target[0] += drift_x
+            target[1] += drift_y
             target[2] = self._ground
             footholds[foot] = target.copy()
             swing = self._swing

@@ -20,16 +20,32 @@ over a point ``sqrt(z0 / g) dv`` ahead, so
     foothold = hip_mid + k sqrt(z0 / g) (v - v_cmd) + (z0 / g) (v_cmd x w_cmd)
 
 with ``k`` the feedback gain (1: the capture point) and the last term the pendulum's zero-moment-point
-offset for the centripetal acceleration of a turn (``p = c - (z0/g) a``, ``a = w x v``). The offset
-from the neutral point is clipped to ``max_offset`` (the legs' reach).
+offset for the centripetal acceleration of a turn (``p = c - (z0/g) a``, ``a = w x v``).
+
+The foothold is replanned every tick of the swing from the measured velocity. With ``T_r`` the swing time
+left, the hip is predicted to touch down ``(v - v_cmd) T_r`` away from where the command takes it (Raibert's
+hip moving with the measured velocity over the rest of the flight), so
+
+    foothold = hip_mid + (v - v_cmd) T_r + clip(k sqrt(z0 / g) (v - v_cmd) + (z0 / g) (v_cmd x w_cmd))
+
+and the target a pushed robot's swing foot heads for moves with the hip from the tick the push is felt
+instead of being chased in the swing's last instants (``T_r = 0``: the formula above). The clipped offset is
+the foot's reach about its place in the support pattern under that hip: its norm at most ``max_offset``
+(``leg_reach``: what the leg's segments reach at the nominal height).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from kinodyn.model import JOINT_FREEFLYER
+
+if TYPE_CHECKING:
+    from kinodyn.model import Model
 
 Vector = np.ndarray | Sequence[float]  # arrays or Python floats (the same arithmetic; floats cost less)
 _STRAIGHT = 1e-9  # rad: a turn smaller than this over ``tau`` counts as a straight line
@@ -47,7 +63,8 @@ def arc_displacement(vx: float, vy: float, wz: float, tau: float) -> tuple[float
 
 def raibert_foothold(centre_xy: Vector, yaw: float, hip: Vector, velocity: Vector, command: Vector,
                      tau: float, height: float, gravity: float, gain: float, max_offset: float) -> np.ndarray:
-    """The foothold (x, y), world, of a foot whose next stance is centred ``tau`` [s] from now.
+    """The foothold (x, y), world, of a foot whose next stance is centred ``tau`` [s] from now, for the hip
+    moving on command until then (``T_r = 0`` in the module doc; ``touchdown_drift`` adds the rest).
 
     ``centre_xy``: the CoM's (x, y) now, world, and ``yaw`` the base's; ``hip``: the foot's (x, y) in the
     nominal support pattern about the centre, base frame; ``velocity``: the CoM's horizontal velocity now,
@@ -62,12 +79,55 @@ def raibert_foothold(centre_xy: Vector, yaw: float, hip: Vector, velocity: Vecto
     c1, s1 = math.cos(yaw + wz * tau), math.sin(yaw + wz * tau)
     hip_x = centre_xy[0] + c0 * dx - s0 * dy + c1 * hip[0] - s1 * hip[1]
     hip_y = centre_xy[1] + s0 * dx + c0 * dy + s1 * hip[0] + c1 * hip[1]
-    v_cmd_x, v_cmd_y = c0 * vx - s0 * vy, s0 * vx + c0 * vy  # the commanded velocity, world
+    v_cmd_x, v_cmd_y = c0 * vx - s0 * vy, s0 * vx + c0 * vy
+    error_x, error_y = velocity_error(yaw, velocity, command)
     capture = gain * math.sqrt(height / gravity)
     turn = height / gravity
-    off_x = capture * (velocity[0] - v_cmd_x) + turn * v_cmd_y * wz  # (v x w)_x = vy wz
-    off_y = capture * (velocity[1] - v_cmd_y) - turn * v_cmd_x * wz  # (v x w)_y = -vx wz
+    off_x = capture * error_x + turn * v_cmd_y * wz  # (v x w)_x = vy wz
+    off_y = capture * error_y - turn * v_cmd_x * wz  # (v x w)_y = -vx wz
     norm = math.hypot(off_x, off_y)
     if norm > max_offset:
         off_x, off_y = off_x * max_offset / norm, off_y * max_offset / norm
     return np.array([hip_x + off_x, hip_y + off_y])
+
+
+def velocity_error(yaw: float, velocity: Vector, command: Vector) -> tuple[float, float]:
+    """The horizontal ``velocity`` (world) less the commanded ``(vx, vy)`` of ``command`` (heading frame of
+    ``yaw``), world [m/s]."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    vx, vy = float(command[0]), float(command[1])
+    return float(velocity[0]) - (c * vx - s * vy), float(velocity[1]) - (s * vx + c * vy)
+
+
+def touchdown_drift(yaw: float, velocity: Vector, command: Vector, remaining: float) -> tuple[float, float]:
+    """``(v - v_cmd) T_r`` (module doc): how far [m] (x, y, world) from where the command takes it the hip
+    touches down ``remaining`` [s] from now, moving with the measured ``velocity`` (``velocity_error``)."""
+    error_x, error_y = velocity_error(yaw, velocity, command)
+    return error_x * remaining, error_y * remaining
+
+
+def leg_reach(model: Model, q: np.ndarray, feet: Sequence[str], ratio: float) -> float:
+    """How far [m] every foot can be moved horizontally, in any direction, from where it stands at ``q``
+    (the nominal stance, base level) while its distance from its hip stays within ``ratio`` of its leg's
+    full extension (the sum of its segments: the joint origins from the leg's first joint to the foot):
+    ``min over the feet of sqrt((ratio l)^2 - h^2) - d``, ``h`` the hip's height above the foot and ``d``
+    their horizontal distance. ``ValueError`` when a foot has no such room."""
+    root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
+    reach = math.inf
+    for foot in feet:
+        points = [model.frame_placement(q, foot)[:3, 3]]
+        body = int(model.frame_body[model.frame_id(foot)])
+        while body != root:
+            points.append(model.frame_placement(q, model.body_names[body])[:3, 3])
+            body = int(model.parent[body])
+        chain = np.array(points)  # the foot, then the joints up to the leg's first (the hip)
+        extension = ratio * float(np.linalg.norm(np.diff(chain, axis=0), axis=1).sum())
+        height = float(chain[-1, 2] - chain[0, 2])
+        across = float(np.linalg.norm(chain[-1, :2] - chain[0, :2]))
+        room = math.sqrt(max(extension**2 - height**2, 0.0)) - across
+        if room <= 0.0:
+            raise ValueError(f"foot {foot!r} stands {math.hypot(height, across):.4f} m from its hip in the "
+                             f"nominal stance: no room within foothold_reach_ratio {ratio} of its leg's full "
+                             f"extension ({extension / ratio:.4f} m): raise the ratio or bend the stance")
+        reach = min(reach, room)
+    return reach

@@ -109,7 +109,8 @@ class LocomotionParameters:
     friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
     capture_gain: float = 0.6  # foothold feedback gain on the capture point (1: the pendulum's, deadbeat; it
     # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
-    foothold_reach_ratio: float = 0.3  # foothold distance from the predicted hip at most, of the leg length
+    foothold_reach_ratio: float = 0.95  # in (0, 1]: the footholds' offset from their place in the support
+    # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach)
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
     max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
     max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)
@@ -153,6 +154,9 @@ class LocomotionParameters:
         if self.swing_ramp > MAX_RAMP:
             raise ValueError(f"locomotion parameter swing_ramp must be in [0, 1/2] (0: minimum jerk), got "
                              f"{self.swing_ramp!r}")
+        if not (0.0 < self.foothold_reach_ratio <= 1.0):
+            raise ValueError(f"locomotion parameter foothold_reach_ratio must be in (0, 1] (of the legs' "
+                             f"full extension), got {self.foothold_reach_ratio!r}")
         if not (0.0 < self.walk_duty < 1.0):
             raise ValueError(f"locomotion parameter walk_duty must be in (0, 1), got {self.walk_duty!r}")
         if self.contact_ramp_ratio > 1.0:

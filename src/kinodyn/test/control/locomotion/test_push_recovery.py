@@ -1,0 +1,116 @@
+"""Push recovery of the trot on a robot nobody tuned for: the swing foot's target replanned every tick from
+the measured velocity (``footholds.touchdown_drift`` plus the capture point of Pratt et al. 2006, "Capture
+point: a step toward humanoid push recovery"), within the leg's reach (``footholds.leg_reach``), checked in
+closed form on the controller; and a trotting push of 0.5 x weight for 0.2 s on a generated 6 kg robot in
+kinodyn.sim (simulated time)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kinodyn.control.locomotion import LocomotionController
+from kinodyn.control.locomotion.footholds import leg_reach, touchdown_drift
+
+import kinodyn as kd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
+import acceptance_matrix as matrix
+import generate  # urdf/generate.py (acceptance_matrix puts urdf/ on the path)
+
+LIGHT = matrix.VARIANT["light_short"]  # 2 kg, legs of 0.15 m
+DT = 0.002  # s, the control tick
+
+
+@pytest.fixture(scope="module")
+def light() -> tuple[kd.Model, np.ndarray]:
+    """The light variant's model and its nominal stance's joint positions."""
+    assert isinstance(LIGHT, generate.QuadrupedVariant)
+    robot = generate.quadruped_variant(LIGHT)
+    with tempfile.TemporaryDirectory() as directory:
+        urdf = Path(directory) / "light.urdf"
+        urdf.write_text(generate.render(robot))
+        model = kd.Model.from_urdf(urdf, floating_base=True)
+    return model, np.array([c.nominal for c in robot.controlled])
+
+
+def test_touchdown_drift_is_the_velocity_error_over_the_swing_time_left() -> None:
+    # 0.2 m/s too fast forward and 0.1 m/s to the right of a 0.5 m/s forward command, 0.12 s to touchdown
+    np.testing.assert_allclose(touchdown_drift(0.0, (0.7, -0.1), (0.5, 0.0, 0.3), 0.12), [0.024, -0.012],
+                               atol=1e-15)
+    # heading pi/2: the command's x is the world's y
+    np.testing.assert_allclose(touchdown_drift(math.pi / 2, (0.1, 0.7), (0.5, 0.0, 0.0), 0.12),
+                               [0.012, 0.024], atol=1e-12)
+    assert touchdown_drift(0.3, (0.7, -0.1), (0.5, 0.0, 0.0), 0.0) == (0.0, 0.0)  # at touchdown
+
+
+def test_leg_reach_of_the_quadruped_leg_in_closed_form() -> None:
+    urdf = Path(__file__).resolve().parents[5] / "urdf" / "quadruped.urdf"
+    model = kd.Model.from_urdf(urdf, floating_base=True)
+    q = model.neutral()
+    q[7:] = [0.0, 0.6, -1.2, 0.0, -0.6, 1.2] * 2
+    feet = ("LF_FOOT", "LH_FOOT", "RF_FOOT", "RH_FOOT")
+    # urdf/README.md: HAA to HFE 0.1 m across, thigh and shank 0.3 m at +-0.6 rad: the foot 0.6 cos 0.6 m
+    # below the hip and 0.1 m beside it; the leg's full extension 0.7 m
+    for ratio in (0.8, 0.95, 1.0):
+        expected = math.sqrt((ratio * 0.7) ** 2 - (0.6 * math.cos(0.6)) ** 2) - 0.1
+        assert leg_reach(model, q, feet, ratio) == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="no room"):
+        leg_reach(model, q, feet, 0.7)  # 0.49 m of a 0.5 m distance: no room left
+
+
+def _trotting(model: kd.Model, joints: np.ndarray) -> tuple[LocomotionController, np.ndarray, float]:
+    """The controller trotting in place on the light robot held still in its nominal stance, at the tick
+    where a foot is past a third of its swing: the controller, ``q`` and the time."""
+    ctl = LocomotionController(model, generate.QUADRUPED_FEET, joints)
+    q = model.neutral()
+    q[7:] = joints
+    v = np.zeros(model.nv)
+    t = 0.0
+    ctl.update(q, v, t)
+    ctl.request_mode("trot")
+    for _ in range(2000):
+        t += DT
+        out = ctl.update(q, v, t)
+        assert out.ok, out.message
+        phases = ctl.scheduler.update(t).feet
+        if any(not p.in_stance and p.phase > 1.0 / 3.0 for p in phases.values()):
+            return ctl, q, t
+    raise AssertionError("no foot swung")
+
+
+def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point(
+        light: tuple[kd.Model, np.ndarray]) -> None:
+    model, joints = light
+    ctl, q, t = _trotting(model, joints)
+    phases = ctl.scheduler.update(t).feet
+    foot = next(f for f, p in phases.items() if not p.in_stance)
+    remaining = phases[foot].time_left
+    assert 0.0 < remaining < phases[foot].swing_duration
+    v = np.zeros(model.nv)
+    on_command = ctl.update(q, v, t).footholds[foot][:2]  # the same tick (dt = 0), moving on command
+    ground = min(float(model.frame_placement(q, f)[2, 3]) for f in ctl.feet)
+    height = float(model.com(q)[2]) - ground  # the pendulum's
+    gain = ctl.params.capture_gain
+    error = np.array([0.05, 0.2])  # m/s: the base (level, yaw 0: its frame is the world's) too fast
+    v[:2] = error
+    pushed = ctl.update(q, v, t).footholds[foot][:2]
+    # the hip drifting with the error for the swing time left, and the capture point beyond it
+    expected = (remaining + gain * math.sqrt(height / ctl.gravity)) * error
+    np.testing.assert_allclose(pushed - on_command, expected, rtol=1e-9, atol=1e-12)
+    capture = gain * math.sqrt(height / ctl.gravity) * error
+    assert np.linalg.norm(capture) < ctl.max_foothold_offset  # unclipped
+    # a push far beyond what a step takes: the capture offset is clipped to the leg's reach, in the
+    # direction of the error, about the hip as it drifts
+    error = np.array([-1.0, 4.0])
+    v[:2] = error
+    thrown = ctl.update(q, v, t).footholds[foot][:2]
+    offset = thrown - on_command - remaining * error
+    assert np.linalg.norm(offset) == pytest.approx(ctl.max_foothold_offset, rel=1e-9)
+    np.testing.assert_allclose(offset / np.linalg.norm(offset), error / np.linalg.norm(error), atol=1e-9)
+    assert ctl.max_foothold_offset == pytest.approx(
+        leg_reach(model, q, ctl.feet, ctl.params.foothold_reach_ratio), rel=1e-12)
