@@ -8,6 +8,14 @@ commands within the URDF limits). A service case is one call; its answer is clas
 control_node case the two command controllers are re-activated if a case deactivated them, so the next case
 meets an active controller. Each node reads its own ``joint_states`` topic (remapped), so a case reaches one
 node only.
+
+A node logs a cause at most every 10 s, so the cases of a cause after its first are expected to be dropped
+without a line, which only the end of a ``WINDOW`` shows. A node's topic cases therefore run grouped by
+cause and topic (in their order otherwise); after the first case of a group, the rest of it, if its cause is
+logged, is sent together and watched over one window: no new warning or error line means each was dropped
+(every output since they were sent is held against each of them); any line, and they run again one at a
+time, as the others do, once that line no longer throttles (``THROTTLE_PERIOD``). control_node's
+controllers throttle by message rather than by these causes: its cases go one at a time.
 """
 
 from __future__ import annotations
@@ -69,6 +77,7 @@ PD_JOINTS, EFFORT_JOINTS = list(QUADRUPED_JOINTS[:6]), list(QUADRUPED_JOINTS[6:]
 QUAD_EFFORT_LIMIT = 80.0  # urdf/quadruped.urdf, every joint
 NAN, INF = float("nan"), float("inf")
 WINDOW = 1.5  # s a topic case waits for the node's log line (a margin for a loaded machine)
+THROTTLE_PERIOD = 10.0  # s between two lines of one cause (kinodyn_common.problem_log's default period)
 TOPIC, SERVICE = "topic message", "service request"
 PARTIAL = Doc(
     "docs/nodes/state_publisher.md", "A joint_states message may be partial (as with robot_state_publisher)"
@@ -1273,31 +1282,36 @@ class Session:
                 wrong.append(f"{topic_name}: a position command outside the URDF limits: {list(msg.data)}")
         return non_finite, wrong
 
-    def start(self, case: Case) -> Pending:
-        """Send ``case``: a service case's call, or a topic case's first of three messages."""
-        node, key, payload = case.payload
-        pending = Pending(case, time.monotonic(), len(self.log(node)))
-        if case.surface == SERVICE or key in SERVICES:
+    def start(self, cases: list[Case]) -> Pending:
+        """Send ``cases`` (one service case, or topic cases of one node): the call, or each topic case's first
+        of three messages."""
+        node, key, payload = cases[0].payload
+        pending = Pending(cases, time.monotonic(), len(self.log(node)))
+        if is_service(cases[0]):
             pending.call = self.clients[key].call_async(payload)
             pending.deadline = pending.started + 20.0
         else:
-            self.publishers[(node, key)].publish(payload)
+            self._publish(cases)
             pending.published = 1
         return pending
+
+    def _publish(self, cases: list[Case]) -> None:
+        for node, key, payload in (case.payload for case in cases):
+            self.publishers[(node, key)].publish(payload)
 
     def advance(self, pending: Pending) -> bool:
         """One step of a sent case: the topic's second and third message 0.05 s apart, then its node's log
         watched for a new warning or error line up to ``WINDOW`` s (a service: its answer, up to 20 s), then
         0.1 s for the outputs to arrive; true once it can be classified."""
         now = time.monotonic()
-        node, key, payload = pending.case.payload
+        node = pending.cases[0].payload[0]
         if pending.settled is not None:
             return now >= pending.settled + 0.1
         if pending.call is not None:
             done = pending.call.done() or now > pending.deadline
         elif pending.published < 3:
             if now >= pending.started + 0.05 * pending.published:
-                self.publishers[(node, key)].publish(payload)
+                self._publish(pending.cases)
                 pending.published += 1
                 pending.deadline = now + 0.05 + WINDOW
             return False
@@ -1308,10 +1322,16 @@ class Session:
             pending.settled = now
         return False
 
-    def finish(self, pending: Pending, causes: set[str]) -> Result:
-        """Classify a settled case from its answer, its node's new log lines and every output message since
-        it was sent (any node's); re-activate control_node's command controllers after one of its cases."""
-        case, node = pending.case, pending.case.payload[0]
+    def finish(self, pending: Pending, causes: set[str]) -> list[Result] | None:
+        """Classify settled cases from the answer, their node's new log lines and every output message since
+        they were sent (any node's); re-activate control_node's command controllers after its cases. None for
+        a group of cases whose node logged a warning or error line meanwhile (it cannot tell whose)."""
+        node = pending.cases[0].payload[0]
+        new_log = self.log(node)[pending.offset:]
+        if len(pending.cases) > 1 and ("[WARN]" in new_log or "[ERROR]" in new_log):
+            if node == "control_node" and self.processes[node].poll() is None:
+                self.reactivate()
+            return None
         answered, reply = True, None
         if pending.call is not None:
             answer = pending.call.result() if pending.call.done() else None
@@ -1321,20 +1341,20 @@ class Session:
                 reply = (ok, answer.message, _answer_values(answer))
         non_finite, wrong = self.bad_outputs(pending.started)
         alive = self.processes[node].poll() is None
-        seen = NodeObservation(alive, self.log(node)[pending.offset:], non_finite, wrong, reply, answered)
-        outcome = classify_node(case, seen, causes)
+        seen = NodeObservation(alive, new_log, non_finite, wrong, reply, answered)
+        results = [Result(case, classify_node(case, seen, causes)) for case in pending.cases]
         if node == "control_node" and seen.alive:
             self.reactivate()
-        return Result(case, outcome)
+        return results
 
 
 @dataclass
 class Pending:
-    """A case sent to its node and not yet classified."""
+    """Cases sent to their node (one, or a group of a logged cause) and not yet classified."""
 
-    case: Case
+    cases: list[Case]
     started: float
-    offset: int  # the length of the node's log when the case was sent
+    offset: int  # the length of the node's log when the cases were sent
     call: Any = None  # a service case's future
     published: int = 0  # a topic case's messages sent so far
     deadline: float = 0.0  # of the answer, or of the log line once the third message is out
@@ -1376,27 +1396,67 @@ def _answer_values(answer: Any) -> dict[str, Any]:  # noqa: ANN401  (the respons
     return values
 
 
+def is_service(case: Case) -> bool:
+    return case.surface == SERVICE or case.payload[1] in SERVICES
+
+
+def by_cause(cases: list[Case]) -> list[Case]:
+    """``cases`` (one node's) with each topic case moved up behind the earlier cases of its cause on its
+    topic (control_node's stay in their order)."""
+    first: dict[tuple[str, str], int] = {}
+    keys = [first.setdefault((c.cause, c.payload[1]), k) if c.surface == TOPIC else k
+            for k, c in enumerate(cases)]
+    return [cases[k] for k in sorted(range(len(cases)), key=keys.__getitem__)]
+
+
+def next_cases(
+    queue: list[Case], causes: set[str], alone: set[str], sent: set[tuple[str, str]]
+) -> list[Case]:
+    """Take the head of ``queue``; after the first case of a cause on a topic (``sent`` holds those), the
+    following cases of that cause on that topic too, if the cause is logged (they are sent together, see the
+    module doc). A case in ``alone`` goes by itself."""
+    head = queue.pop(0)
+    group, key = [head], (head.cause, head.payload[1])
+    if head.surface != TOPIC or key not in sent or head.cause not in causes or head.name in alone:
+        sent.add(key)
+        return group
+    while (queue and queue[0].surface == TOPIC and queue[0].name not in alone
+           and (queue[0].cause, queue[0].payload[1]) == key):
+        group.append(queue.pop(0))
+    return group
+
+
 def run_node_cases(spawn: Callable[..., Any], tmp_path: Path) -> Iterator[Result]:
-    """Start the graph, send every case (each node takes its cases in their order, one at a time, while the
-    other nodes take theirs), yield each result; the caller's ``spawn`` stops the processes."""
+    """Start the graph, send every case (each node takes its cases in turn, grouped as the module doc says,
+    while the other nodes take theirs), yield each result; the caller's ``spawn`` stops the processes."""
     processes = start_graph(spawn, tmp_path)
     listener = Listener("bad_inputs")
     try:
         session = Session(processes, listener)
         session.ready()
-        lanes: dict[str, list[Case]] = {}  # node -> its cases, in their order
+        lanes: dict[str, list[Case]] = {}  # node -> its cases, grouped by cause
         for case in node_cases():
             lanes.setdefault(case.payload[0], []).append(case)
+        lanes = {node: by_cause(queue) for node, queue in lanes.items()}
         causes: set[str] = set()
-        sent: dict[str, Pending] = {}  # node -> its case under way
+        alone: set[str] = set()  # cases of a group whose node logged a line: each runs again by itself
+        started: set[tuple[str, str]] = set()  # (cause, topic) of which a case has been sent
+        held: dict[str, float] = {}  # node -> when its lane goes on after a group it logged a line for
+        sent: dict[str, Pending] = {}  # node -> its cases under way
         while any(lanes.values()) or sent:
             for node, queue in lanes.items():
-                if node not in sent and queue:
-                    sent[node] = session.start(queue.pop(0))
+                if node not in sent and queue and time.monotonic() >= held.get(node, 0.0):
+                    sent[node] = session.start(next_cases(queue, causes, alone, started))
             listener.spin_for(0.01)
             for node, pending in list(sent.items()):
                 if session.advance(pending):
                     del sent[node]
-                    yield session.finish(pending, causes)
+                    results = session.finish(pending, causes)
+                    if results is None:  # each again by itself once the lines just logged no longer throttle
+                        alone.update(case.name for case in pending.cases)
+                        lanes[node][:0] = pending.cases
+                        held[node] = (pending.settled or 0.0) + THROTTLE_PERIOD + WINDOW
+                    else:
+                        yield from results
     finally:
         listener.close()
