@@ -10,7 +10,9 @@ standing. A row passes with no fall (base below 60 % of its nominal height or a 
 ground), no failed or fallback QP solve, and (in the velocity rows) a heading-frame velocity RMSE
 <= 0.05 m/s and <= 0.05 rad/s after the transient (in the random run: each command's first second left
 out). Ticks answered relaxed (the hard level infeasible, solved with soft limits: docs/wbc.md) are counted
-and shown, and do not fail a row.
+and shown, and do not fail a row. A velocity row also shows where its error is: the mean error (vx, vy, wz:
+a steady offset) and the root mean square of the rest (what oscillates about it, within the gait cycle),
+``RMSE^2 = mean^2 + oscillation^2`` per component.
 
 Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]``; prints one
 table row per (robot, engine, scenario).
@@ -90,6 +92,8 @@ class Row:
     rmse_yaw_rate: float | None  # rad/s
     min_height_ratio: float
     relaxed: int = 0  # ticks answered relaxed (the hard level infeasible): shown, allowed
+    mean_error: tuple[float, float, float] | None = None  # vx, vy [m/s], wz [rad/s] after the transient
+    oscillation: tuple[float, float, float] | None = None  # RMS of the error about its mean, same units
 
     @property
     def passed(self) -> bool:
@@ -102,6 +106,10 @@ class Row:
     def figure(self) -> str:
         parts = [] if self.rmse_linear is None else [
             f"rmse {self.rmse_linear:.3f} m/s {self.rmse_yaw_rate:.3f} rad/s"]
+        if self.mean_error is not None and self.oscillation is not None:
+            mean = ", ".join(f"{x:+.3f}" for x in self.mean_error)
+            spread = ", ".join(f"{x:.3f}" for x in self.oscillation)
+            parts.append(f"mean error ({mean}), oscillation ({spread})")
         if not math.isnan(self.min_height_ratio):
             parts.append(f"min height {100 * self.min_height_ratio:.0f} %")
         if self.fell:
@@ -135,12 +143,15 @@ def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> tuple[bool, float]
     return ratio < FALL_HEIGHT_RATIO or (bool(trace.lowest_body) and min(trace.lowest_body) <= 0.0), ratio
 
 
-RowFigures = tuple[bool, str, int, float | None, float | None, float, int]  # Row's fields after the scenario
+# Row's fields after the scenario (a velocity row's with its mean error and oscillation)
+RowFigures = tuple[bool, str, int, float | None, float | None, float, int] | \
+    tuple[bool, str, int, float, float, float, int, tuple[float, float, float], tuple[float, float, float]]
 
 
 def velocity_row(robot: scenarios.Legged, mode: str, command: np.ndarray, duration: float,
                  settle: float) -> RowFigures:
-    """Run ``mode`` with ``command`` for ``duration`` s; fall, failure, fallbacks, RMSE after ``settle`` s."""
+    """Run ``mode`` with ``command`` for ``duration`` s; fall, failure, fallbacks, RMSE, mean error and
+    oscillation (module doc) after ``settle`` s."""
     trace, failure = scenarios.Trace(), ""
     try:
         scenarios.run(robot, robot.sim.t + duration, lambda _t: command, trace, mode=mode)
@@ -152,8 +163,11 @@ def velocity_row(robot: scenarios.Legged, mode: str, command: np.ndarray, durati
     if failure or not late.any():
         return fell, failure or "no samples", len(trace.notes), None, None, ratio, len(trace.relaxed)
     error = a["velocity"][late] - command
+    mean = error.mean(axis=0)
+    vx, vy, wz = mean.tolist()
+    sx, sy, sz = np.sqrt(np.mean((error - mean) ** 2, axis=0)).tolist()
     return (fell, "", len(trace.notes), float(np.sqrt(np.mean(np.sum(error[:, :2] ** 2, axis=1)))),
-            float(np.sqrt(np.mean(error[:, 2] ** 2))), ratio, len(trace.relaxed))
+            float(np.sqrt(np.mean(error[:, 2] ** 2))), ratio, len(trace.relaxed), (vx, vy, wz), (sx, sy, sz))
 
 
 def push_row(robot: scenarios.Legged, mode: str, weight_fraction: float,
