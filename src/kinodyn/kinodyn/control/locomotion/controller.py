@@ -60,8 +60,10 @@ twist ``(vx, vy, wz)`` in the heading frame):
    once); in swing, a ``FrameTask`` on the foot (x, y, z) follows
    ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold about the CoM
    (``footholds``: the nominal support pattern ``r_i - mean(r)`` centred under the CoM's projection, the
-   capture point from the CoM's velocity and height; replanned every tick, the hip predicted to move with
-   the measured velocity for the swing time left, ``footholds.touchdown_drift``); at touchdown the contact is
+   capture point from the CoM's velocity and height; replanned every tick; the part of the velocity error
+   beyond ``deadbeat_speed = deadbeat_speed_ratio sqrt(g L)`` (a push) gets the full capture point,
+   ``footholds.capture_gain``, and moves the hip for the swing time left, ``footholds.touchdown_drift``); at
+   touchdown the contact is
    back with its force bound ramping up;
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
    base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
@@ -87,7 +89,13 @@ import numpy as np
 
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion import gait as gait_patterns
-from kinodyn.control.locomotion.footholds import leg_reach, raibert_foothold, touchdown_drift
+from kinodyn.control.locomotion.footholds import (
+    capture_gain,
+    leg_reach,
+    raibert_foothold,
+    touchdown_drift,
+    velocity_error,
+)
 from kinodyn.control.locomotion.parameters import GAIT_TIMING, GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
 from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
@@ -528,6 +536,7 @@ class LocomotionController:
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
         self.max_foothold_offset = reach  # m
         self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
+        self.deadbeat_speed = p.deadbeat_speed_ratio * math.sqrt(self.gravity * self.leg_length)  # m/s
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
         self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
 
@@ -660,7 +669,7 @@ class LocomotionController:
         footholds: dict[str, np.ndarray] = {}
         loaded_z = []
         ramp_time = self.contact_ramps[self._moving_gait.name]
-        pendulum: tuple[list[float], list[float], float, list[float]] | None = None  # for the footholds
+        pendulum: tuple[list[float], list[float], float, list[float], float] | None = None  # the footholds'
         for i, foot in enumerate(self.feet):
             phase = gait_state.feet[foot]
             task = self.swing_tasks[foot]
@@ -689,15 +698,19 @@ class LocomotionController:
             if pendulum is None:  # the CoM of the last tick's evaluation (at the first, q's)
                 com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
                     (self.model.com(q), self.model.com_jacobian(q))
-                pendulum = (com[:2].tolist(), (com_jacobian[:2] @ v).tolist(),
-                            max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd)
-            com_xy, com_velocity, com_height, command = pendulum
+                com_velocity = (com_jacobian[:2] @ v).tolist()
+                gain = capture_gain(p.capture_gain, math.hypot(*velocity_error(yaw, com_velocity, self._cmd)),
+                                    self.deadbeat_speed)
+                pendulum = (com[:2].tolist(), com_velocity,
+                            max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd, gain)
+            com_xy, com_velocity, com_height, command, gain = pendulum
             tau = phase.time_left + 0.5 * phase.stance_duration
             target = self._target[foot]
             target[:2] = raibert_foothold(com_xy, yaw, self._stance_offsets[i], com_velocity, command, tau,
-                                          com_height, self.gravity, p.capture_gain,
+                                          com_height, self.gravity, gain,
                                           self.max_foothold_offset)
-            drift_x, drift_y = touchdown_drift(yaw, com_velocity, command, phase.time_left)
+            drift_x, drift_y = touchdown_drift(yaw, com_velocity, command, phase.time_left,
+                                               self.deadbeat_speed)
             target[0] += drift_x
             target[1] += drift_y
             target[2] = self._ground

@@ -22,16 +22,18 @@ over a point ``sqrt(z0 / g) dv`` ahead, so
 with ``k`` the feedback gain (1: the capture point) and the last term the pendulum's zero-moment-point
 offset for the centripetal acceleration of a turn (``p = c - (z0/g) a``, ``a = w x v``).
 
-The foothold is replanned every tick of the swing from the measured velocity. With ``T_r`` the swing time
-left, the hip is predicted to touch down ``(v - v_cmd) T_r`` away from where the command takes it (Raibert's
-hip moving with the measured velocity over the rest of the flight), so
+The foothold is replanned every tick of the swing from the measured velocity. A velocity error ``e = v -
+v_cmd`` up to ``e_s`` (``deadbeat_speed``: the trot's own sway, which the stance corrects and a gain of 1
+would amplify) gets the gain ``k``; its part beyond, ``e_p = e max(0, 1 - e_s / |e|)`` (a push), the full
+capture point, and with ``T_r`` the swing time left the hip is predicted to touch down ``e_p T_r`` away from
+where the command takes it (Raibert's hip moving with the measured velocity over the rest of the flight):
 
-    foothold = hip_mid + (v - v_cmd) T_r + clip(k sqrt(z0 / g) (v - v_cmd) + (z0 / g) (v_cmd x w_cmd))
+    foothold = hip_mid + e_p T_r + clip(sqrt(z0/g) (k e + (1 - k) e_p) + (z0/g) (v_cmd x w_cmd))
 
-and the target a pushed robot's swing foot heads for moves with the hip from the tick the push is felt
-instead of being chased in the swing's last instants (``T_r = 0``: the formula above). The clipped offset is
-the foot's reach about its place in the support pattern under that hip: its norm at most ``max_offset``
-(``leg_reach``: what the leg's segments reach at the nominal height).
+so the target a pushed robot's swing foot heads for moves with the hip from the tick the push is felt
+instead of being chased in the swing's last instants (``e_p = 0`` or ``T_r = 0``: the formula above). The
+clipped offset is the foot's reach about its place in the support pattern under that hip: its norm at most
+``max_offset`` (``leg_reach``: what the leg's segments reach at the nominal height).
 """
 
 from __future__ import annotations
@@ -91,6 +93,16 @@ def raibert_foothold(centre_xy: Vector, yaw: float, hip: Vector, velocity: Vecto
     return np.array([hip_x + off_x, hip_y + off_y])
 
 
+def capture_gain(gain: float, error: float, deadbeat_speed: float) -> float:
+    """The capture point's feedback gain for a velocity error of norm ``error`` [m/s]: ``gain`` up to
+    ``deadbeat_speed`` [m/s] (the trot's own sway, which a gain of 1 would amplify), slope 1 beyond it (a
+    push: the full capture point for the excess), so the feedback is ``k e`` up to it and
+    ``e - (1 - k) e_s e / |e|`` past it, continuous in ``e``."""
+    if error <= deadbeat_speed:
+        return gain
+    return 1.0 - (1.0 - gain) * deadbeat_speed / error
+
+
 def velocity_error(yaw: float, velocity: Vector, command: Vector) -> tuple[float, float]:
     """The horizontal ``velocity`` (world) less the commanded ``(vx, vy)`` of ``command`` (heading frame of
     ``yaw``), world [m/s]."""
@@ -99,11 +111,18 @@ def velocity_error(yaw: float, velocity: Vector, command: Vector) -> tuple[float
     return float(velocity[0]) - (c * vx - s * vy), float(velocity[1]) - (s * vx + c * vy)
 
 
-def touchdown_drift(yaw: float, velocity: Vector, command: Vector, remaining: float) -> tuple[float, float]:
-    """``(v - v_cmd) T_r`` (module doc): how far [m] (x, y, world) from where the command takes it the hip
-    touches down ``remaining`` [s] from now, moving with the measured ``velocity`` (``velocity_error``)."""
+def touchdown_drift(yaw: float, velocity: Vector, command: Vector, remaining: float,
+                    deadbeat_speed: float) -> tuple[float, float]:
+    """``e_p T_r`` (module doc): how far [m] (x, y, world) from where the command takes it the hip touches
+    down ``remaining`` [s] from now, moving with the part ``e_p = e max(0, 1 - e_s / |e|)`` of the velocity
+    error ``e`` (``velocity_error``) beyond ``deadbeat_speed`` ``e_s`` [m/s] (a push's, not the trot's own
+    sway, which the stance corrects: ``capture_gain``)."""
     error_x, error_y = velocity_error(yaw, velocity, command)
-    return error_x * remaining, error_y * remaining
+    norm = math.hypot(error_x, error_y)
+    if norm <= deadbeat_speed:
+        return 0.0, 0.0
+    scale = (1.0 - deadbeat_speed / norm) * remaining
+    return error_x * scale, error_y * scale
 
 
 def leg_reach(model: Model, q: np.ndarray, feet: Sequence[str], ratio: float) -> float:

@@ -60,7 +60,7 @@ _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency",
             "swing_frequency", "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon", "base_frequency",
                  "swing_frequency", "posture_frequency", "qp_regularization", "max_support_offset_ratio",
-                 "step_height_ratio", "swing_speed_ratio",
+                 "step_height_ratio", "swing_speed_ratio", "deadbeat_speed_ratio",
                  "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
@@ -112,6 +112,8 @@ class LocomotionParameters:
     foothold_reach_ratio: float = 0.95  # in (0, 1]: the footholds' offset from their place in the support
     # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach)
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
+    deadbeat_speed_ratio: float = 0.1  # of sqrt(g l): a velocity error beyond it (a push, not the trot's own
+    # sway) gets the full capture point for its excess (footholds.capture_gain)
     max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
     max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)
     max_linear_acceleration: float = 1.0  # m/s^2, of the command (rate limiter)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.control.locomotion import LocomotionController
-from kinodyn.control.locomotion.footholds import leg_reach, touchdown_drift
+from kinodyn.control.locomotion.footholds import capture_gain, leg_reach, touchdown_drift
 
 import kinodyn as kd
 
@@ -38,14 +38,23 @@ def light() -> tuple[kd.Model, np.ndarray]:
     return model, np.array([c.nominal for c in robot.controlled])
 
 
-def test_touchdown_drift_is_the_velocity_error_over_the_swing_time_left() -> None:
-    # 0.2 m/s too fast forward and 0.1 m/s to the right of a 0.5 m/s forward command, 0.12 s to touchdown
-    np.testing.assert_allclose(touchdown_drift(0.0, (0.7, -0.1), (0.5, 0.0, 0.3), 0.12), [0.024, -0.012],
-                               atol=1e-15)
+def test_touchdown_drift_is_the_push_part_of_the_velocity_error_over_the_swing_time_left() -> None:
+    # 0.3 m/s too fast forward and 0.4 m/s to the left of a 0.5 m/s forward command (|e| = 0.5 m/s), of which
+    # the part beyond 0.1 m/s (4/5 of it) counts, 0.12 s to touchdown
+    np.testing.assert_allclose(touchdown_drift(0.0, (0.8, 0.4), (0.5, 0.0, 0.3), 0.12, 0.1),
+                               [0.8 * 0.3 * 0.12, 0.8 * 0.4 * 0.12], atol=1e-15)
     # heading pi/2: the command's x is the world's y
-    np.testing.assert_allclose(touchdown_drift(math.pi / 2, (0.1, 0.7), (0.5, 0.0, 0.0), 0.12),
-                               [0.012, 0.024], atol=1e-12)
-    assert touchdown_drift(0.3, (0.7, -0.1), (0.5, 0.0, 0.0), 0.0) == (0.0, 0.0)  # at touchdown
+    np.testing.assert_allclose(touchdown_drift(math.pi / 2, (-0.4, 0.8), (0.5, 0.0, 0.0), 0.12, 0.1),
+                               [-0.8 * 0.4 * 0.12, 0.8 * 0.3 * 0.12], atol=1e-12)
+    assert touchdown_drift(0.0, (0.55, 0.05), (0.5, 0.0, 0.0), 0.12, 0.1) == (0.0, 0.0)  # the trot's sway
+    assert touchdown_drift(0.3, (0.7, -0.1), (0.5, 0.0, 0.0), 0.0, 0.1) == (0.0, 0.0)  # at touchdown
+
+
+def test_capture_gain_is_the_given_one_up_to_the_sway_and_one_for_the_excess() -> None:
+    assert capture_gain(0.6, 0.05, 0.1) == 0.6
+    assert capture_gain(0.6, 0.1, 0.1) == pytest.approx(0.6, abs=1e-15)  # continuous
+    # 0.6 * 0.1 + 1.0 * (0.5 - 0.1) = 0.46 m/s of feedback on 0.5 m/s
+    assert capture_gain(0.6, 0.5, 0.1) * 0.5 == pytest.approx(0.46, abs=1e-15)
 
 
 def test_leg_reach_of_the_quadruped_leg_in_closed_form() -> None:
@@ -83,7 +92,7 @@ def _trotting(model: kd.Model, joints: np.ndarray) -> tuple[LocomotionController
     raise AssertionError("no foot swung")
 
 
-def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point(
+def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point_within_reach(
         light: tuple[kd.Model, np.ndarray]) -> None:
     model, joints = light
     ctl, q, t = _trotting(model, joints)
@@ -95,22 +104,45 @@ def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point(
     on_command = ctl.update(q, v, t).footholds[foot][:2]  # the same tick (dt = 0), moving on command
     ground = min(float(model.frame_placement(q, f)[2, 3]) for f in ctl.feet)
     height = float(model.com(q)[2]) - ground  # the pendulum's
-    gain = ctl.params.capture_gain
-    error = np.array([0.05, 0.2])  # m/s: the base (level, yaw 0: its frame is the world's) too fast
+    gain, sway = ctl.params.capture_gain, ctl.deadbeat_speed
+    assert sway == pytest.approx(ctl.params.deadbeat_speed_ratio * math.sqrt(ctl.gravity * ctl.leg_length))
+    pendulum = math.sqrt(height / ctl.gravity)
+    # within the trot's own sway: the capture point times the gain, the hip moving on command
+    error = np.array([0.3, 0.4]) * sway  # m/s: the base (level, yaw 0: its frame is the world's) too fast
+    v[:2] = error
+    swaying = ctl.update(q, v, t).footholds[foot][:2]
+    np.testing.assert_allclose(swaying - on_command, gain * pendulum * error, rtol=1e-9, atol=1e-12)
+    # a push: the part beyond the sway gets the full capture point and drifts the hip for the swing time left
+    error = np.array([0.6, 1.6]) * sway
+    push = (1.0 - sway / np.linalg.norm(error)) * error
     v[:2] = error
     pushed = ctl.update(q, v, t).footholds[foot][:2]
-    # the hip drifting with the error for the swing time left, and the capture point beyond it
-    expected = (remaining + gain * math.sqrt(height / ctl.gravity)) * error
-    np.testing.assert_allclose(pushed - on_command, expected, rtol=1e-9, atol=1e-12)
-    capture = gain * math.sqrt(height / ctl.gravity) * error
+    capture = pendulum * (gain * error + (1.0 - gain) * push)
     assert np.linalg.norm(capture) < ctl.max_foothold_offset  # unclipped
+    np.testing.assert_allclose(pushed - on_command, remaining * push + capture, rtol=1e-9, atol=1e-12)
     # a push far beyond what a step takes: the capture offset is clipped to the leg's reach, in the
     # direction of the error, about the hip as it drifts
     error = np.array([-1.0, 4.0])
+    push = (1.0 - sway / np.linalg.norm(error)) * error
     v[:2] = error
     thrown = ctl.update(q, v, t).footholds[foot][:2]
-    offset = thrown - on_command - remaining * error
+    offset = thrown - on_command - remaining * push
     assert np.linalg.norm(offset) == pytest.approx(ctl.max_foothold_offset, rel=1e-9)
     np.testing.assert_allclose(offset / np.linalg.norm(offset), error / np.linalg.norm(error), atol=1e-9)
     assert ctl.max_foothold_offset == pytest.approx(
         leg_reach(model, q, ctl.feet, ctl.params.foothold_reach_ratio), rel=1e-12)
+
+
+@pytest.mark.parametrize("phase", [0.5])
+def test_a_6kg_robot_trotting_stays_up_under_a_push_of_half_its_weight(phase: float) -> None:
+    """The acceptance's trotting push (0.5 x weight for 0.2 s, ``phase`` of the gait cycle after 1 s of
+    trotting, then 2 s) on the generated 6 kg robot with forward knees and its CoM 3 cm ahead, in
+    kinodyn.sim: every tick solved with its hard constraints, the base above 90 % of its height, no body
+    point on the ground (with the footholds clipped to 0.3 L and fixed to the hip moving on command, its QP
+    was infeasible 0.2 s after the push)."""
+    row = matrix.evaluate(matrix.VARIANT["small_fwd_knees"], "kinodyn", f"trot push 0.5 mg @{phase:g}T")
+    assert not row.infeasible, row.figure()
+    assert row.fallbacks == 0, row.figure()
+    assert row.relaxed == 0, row.figure()
+    assert not row.fell, row.figure()
+    assert row.min_height_ratio > 0.9, row.figure()
