@@ -529,14 +529,15 @@ class LocomotionController:
         for foot, task in self.swing_tasks.items():
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
+        self.wbc.relaxation = p.wbc_relaxation()
         self.posture_task.weight[:] = p.posture_weight
         self.wbc.regularization = p.qp_regularization
         # the CoM's horizontal demand within what friction gives (mu g), its position part within half of it
         self.com_task.max_acceleration = p.friction * self.gravity
         self.com_task.max_error = 0.5 * self.com_task.max_acceleration / float(self.com_task.kp[0])
         self.max_foothold_offset = reach  # m
-        self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
         self.deadbeat_speed = p.deadbeat_speed_ratio * math.sqrt(self.gravity * self.leg_length)  # m/s
+        self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
         self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from kinodyn.control.wbc import MODES as WBC_MODES
+from kinodyn.control.wbc import Relaxation
+from kinodyn.control.wbc.relaxation import DEFAULT_BOUND, DEFAULT_WEIGHT
 
 GAITS = ("trot", "walk", "pace", "bound")
 MODES = ("sit", "stand", *GAITS)
@@ -53,7 +55,8 @@ _POSITIVE = ("walk_period_factor", "contact_ramp_ratio", "joint_acceleration_rat
              "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
              "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
              "max_tracking_error", "pd_horizon",
-             "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate")
+             "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate",
+             "relaxation_weight", "relaxation_bound")
 HANDOVER_DUTY = 0.5  # a two-beat gait's duty above it: both groups down while the load changes hands
 MAX_RAMP = 0.5  # a flat-topped swing's ramps up and down meet at its middle
 _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency",
@@ -109,11 +112,11 @@ class LocomotionParameters:
     friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
     capture_gain: float = 0.6  # foothold feedback gain on the capture point (1: the pendulum's, deadbeat; it
     # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
+    deadbeat_speed_ratio: float = 0.1  # of sqrt(g l): a velocity error beyond it (a push, not the trot's own
+    # sway) gets the full capture point for its excess (footholds.capture_gain)
     foothold_reach_ratio: float = 0.95  # in (0, 1]: the footholds' offset from their place in the support
     # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach)
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
-    deadbeat_speed_ratio: float = 0.1  # of sqrt(g l): a velocity error beyond it (a push, not the trot's own
-    # sway) gets the full capture point for its excess (footholds.capture_gain)
     max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
     max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)
     max_linear_acceleration: float = 1.0  # m/s^2, of the command (rate limiter)
@@ -131,6 +134,9 @@ class LocomotionParameters:
     solver: str = "daqp"
     qp_regularization: float = 1e-7  # the QP's ridge (WholeBodyController regularization; controller doc)
     fallback_solver: str = "osqp"  # asked when ``solver`` fails a tick ("" for none); named in the message
+    relaxation: bool = True  # a tick whose QP is infeasible answered with soft limits (wbc ``Relaxation``)
+    relaxation_weight: float = DEFAULT_WEIGHT  # the soft limits' penalty over the QP's largest cost curvature
+    relaxation_bound: float = DEFAULT_BOUND  # the largest violation of a bounded stage, of each row's limit
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -175,9 +181,16 @@ class LocomotionParameters:
         if self.initial_mode not in ("sit", "stand"):
             raise ValueError(f"locomotion parameter initial_mode must be 'sit' or 'stand', got "
                              f"{self.initial_mode!r}")
+        if not isinstance(self.relaxation, bool):
+            raise ValueError(f"locomotion parameter relaxation must be true or false, got "
+                             f"{self.relaxation!r}")
         if self.wbc_mode not in WBC_MODES:
             raise ValueError(f"locomotion parameter wbc_mode must be one of {WBC_MODES}, got "
                              f"{self.wbc_mode!r}")
+
+    def wbc_relaxation(self) -> Relaxation:
+        """How the whole-body QP answers an infeasible tick (``relaxation``, its weight and bound)."""
+        return Relaxation(self.relaxation, self.relaxation_weight, self.relaxation_bound)
 
     def timing(self, gait: str) -> tuple[float, float]:
         """The period ratio and the duty of the two-beat ``gait`` (``trot``, ``pace``, ``bound``): each as
