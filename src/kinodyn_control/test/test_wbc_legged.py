@@ -14,6 +14,7 @@ import pytest
 from geometry_msgs.msg import TwistStamped
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.control.pd_stability import sampled_pd_gains
+from kinodyn.control.wbc import Relaxation
 from kinodyn.kinematics.forward import frame_placement
 from kinodyn_common.conversions import InputError
 from kinodyn_common.input_bounds import JointBounds
@@ -250,6 +251,21 @@ def test_reconfigure_applies_locomotion_parameters_live_and_refuses_what_cannot_
     assert controller.params.period == 0.6
     assert core.period == 0.6
     assert controller.settings.locomotion_mode == "trot"
+
+
+def test_reconfigure_applies_the_qp_relaxation_live(logger: RecordingLogger) -> None:
+    """The parameters relaxation, relaxation_weight and relaxation_bound reach the whole-body QP."""
+    loop = Loop(logger)
+    loop.step(with_base=True)
+    controller = loop.controller
+    assert controller.controller.wbc.relaxation == Relaxation()
+    controller.reconfigure(controller.settings, LocomotionParameters(relaxation=False))
+    assert controller.controller.wbc.relaxation == Relaxation(enabled=False)
+    controller.reconfigure(controller.settings,
+                           LocomotionParameters(relaxation_weight=1e4, relaxation_bound=2.0))
+    assert controller.controller.wbc.relaxation == Relaxation(True, 1e4, 2.0)
+    loop.step(with_base=True)
+    assert any(loop.answers[-1].command.effort)  # the QP's torque (a failed tick sends damping, no effort)
 
 
 def test_footholds_are_published_at_their_rate_and_the_feet_land_on_them(logger: RecordingLogger) -> None:
