@@ -60,7 +60,9 @@ twist ``(vx, vy, wz)`` in the heading frame):
    once); in swing, a ``FrameTask`` on the foot (x, y, z) follows
    ``swing.swing_point`` from the lift-off point to the Raibert/capture-point foothold about the CoM
    (``footholds``: the nominal support pattern ``r_i - mean(r)`` centred under the CoM's projection, the
-   capture point from the CoM's velocity and height; replanned every tick; the part of the velocity error
+   capture point from the CoM's velocity and height; replanned every tick; the velocity error fed back is
+   its mean over the last gait cycle plus what varies within the cycle, shrunk while under
+   ``deadbeat_speed`` (the gait's own sway; ``cycle_average``), whole beyond; the part of the velocity error
    beyond ``deadbeat_speed = deadbeat_speed_ratio sqrt(g L)`` (a push) gets the full capture point,
    ``footholds.capture_gain``, and moves the hip for the swing time left, ``footholds.touchdown_drift``); at
    touchdown the contact is
@@ -89,6 +91,7 @@ import numpy as np
 
 from kinodyn.control.joint_space import gains_from_frequency
 from kinodyn.control.locomotion import gait as gait_patterns
+from kinodyn.control.locomotion.cycle_average import CycleAverage
 from kinodyn.control.locomotion.footholds import (
     capture_gain,
     leg_reach,
@@ -290,6 +293,8 @@ class LocomotionController:
         self._swing = np.zeros((3, 3))
         self._ground = 0.0
         self._forces: dict[str, np.ndarray] = {}
+        self._cycle = CycleAverage()  # the CoM velocity error over the last gait cycle (_average_error)
+        self._feedback_velocity = [0.0, 0.0]  # world, the footholds' (_average_error)
         self._release_force = 0.01 * float(self.model.mass.sum()) * self.gravity / len(self.feet)  # N, _feet
 
     # ----- commands ---------------------------------------------------------------------------------
@@ -419,8 +424,9 @@ class LocomotionController:
         self._step_modes(t)
         gait_state = self.scheduler.update(t)
         self._track_command(cmd, dt, yaw)
+        self._average_error(t, q, v, yaw)
         self._set_base_references(t, dt)
-        footholds = self._feet(gait_state, q, v, yaw)
+        footholds = self._feet(gait_state, q, yaw)
         if self.planner is not None:
             self.planner(self, q, v, t, gait_state, footholds, np.array(self._cmd))
         start = time.perf_counter()
@@ -642,6 +648,21 @@ class LocomotionController:
         if abs(yaw_lag) > limit:
             self._ref_yaw = _wrap(yaw + math.copysign(limit, yaw_lag))
 
+    def _average_error(self, t: float, q: np.ndarray, v: np.ndarray, yaw: float) -> None:
+        """The CoM velocity (world) whose error from the command the footholds feed back: the command plus
+        ``CycleAverage.feedback`` while in a moving gait, the measured one otherwise."""
+        jacobian = self._ev.com_jacobian if self._ev is not None else self.model.com_jacobian(q)
+        vx, vy = (jacobian[:2] @ v).tolist()
+        if not self._moving():
+            self._cycle.reset()
+            self._feedback_velocity = [vx, vy]
+            return
+        c, s = math.cos(yaw), math.sin(yaw)
+        cx, cy = self._cmd[0], self._cmd[1]
+        error = (c * vx + s * vy - cx, -s * vx + c * vy - cy)  # heading frame
+        fx, fy = self._cycle.feedback(t, self._moving_gait.period, error, self.deadbeat_speed)
+        self._feedback_velocity = [c * (cx + fx) - s * (cy + fy), s * (cx + fx) + c * (cy + fy)]
+
     def _set_base_references(self, t: float, dt: float) -> None:
         target = self._pose_target.tolist() if self._mode == "stand" else [0.0] * 6
         self._pose = _approached(self._pose, target, [r * dt for r in self._pose_rate])
@@ -662,8 +683,7 @@ class LocomotionController:
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
                                                  (0.0, 0.0, wz), (0.0, 0.0, dwz), checked=False)
 
-    def _feet(self, gait_state: gait_patterns.GaitState, q: np.ndarray, v: np.ndarray,
-              yaw: float) -> dict[str, np.ndarray]:
+    def _feet(self, gait_state: gait_patterns.GaitState, q: np.ndarray, yaw: float) -> dict[str, np.ndarray]:
         """Contact switching and swing references (module doc, item 3); the footholds of the swing feet."""
         p = self.params
         ev = self._ev
@@ -697,9 +717,8 @@ class LocomotionController:
                     self._loaded[foot] = False
                 task.weight[:] = p.swing_weight
             if pendulum is None:  # the CoM of the last tick's evaluation (at the first, q's)
-                com, com_jacobian = (ev.com, ev.com_jacobian) if ev is not None else \
-                    (self.model.com(q), self.model.com_jacobian(q))
-                com_velocity = (com_jacobian[:2] @ v).tolist()
+                com = ev.com if ev is not None else self.model.com(q)
+                com_velocity = self._feedback_velocity
                 gain = capture_gain(p.capture_gain, math.hypot(*velocity_error(yaw, com_velocity, self._cmd)),
                                     self.deadbeat_speed)
                 pendulum = (com[:2].tolist(), com_velocity,
