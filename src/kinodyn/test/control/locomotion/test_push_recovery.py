@@ -107,11 +107,13 @@ def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point_wit
     gain, sway = ctl.params.capture_gain, ctl.deadbeat_speed
     assert sway == pytest.approx(ctl.params.deadbeat_speed_ratio * math.sqrt(ctl.gravity * ctl.leg_length))
     pendulum = math.sqrt(height / ctl.gravity)
-    # within the trot's own sway: the capture point times the gain, the hip moving on command
+    # within the trot's own sway: the capture point times the gain of the error fed back (cycle_average:
+    # the cycle's mean, 0 after standing still on command, plus the error about it times (|d| / e_s)^2 =
+    # 1/4), the hip moving on command
     error = np.array([0.3, 0.4]) * sway  # m/s: the base (level, yaw 0: its frame is the world's) too fast
     v[:2] = error
     swaying = ctl.update(q, v, t).footholds[foot][:2]
-    np.testing.assert_allclose(swaying - on_command, gain * pendulum * error, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(swaying - on_command, gain * pendulum * 0.25 * error, rtol=1e-9, atol=1e-12)
     # a push: the part beyond the sway gets the full capture point and drifts the hip for the swing time left
     error = np.array([0.6, 1.6]) * sway
     push = (1.0 - sway / np.linalg.norm(error)) * error
