@@ -63,7 +63,8 @@ twist ``(vx, vy, wz)`` in the heading frame):
    capture point from the CoM's velocity and height; replanned every tick; the velocity error fed back is
    its mean over the last gait cycle plus what varies within the cycle, shrunk while under
    ``deadbeat_speed`` (the gait's own sway; ``cycle_average``), whole beyond; the part of the velocity error
-   beyond ``deadbeat_speed = deadbeat_speed_ratio sqrt(g L)`` (a push) gets the full capture point,
+   beyond ``push_speed`` (``deadbeat_speed = deadbeat_speed_ratio sqrt(g L)``, or the gait's own sway speed
+   if larger: a push) gets the full capture point,
    ``footholds.capture_gain``, and moves the hip for the swing time left, ``footholds.touchdown_drift``); at
    touchdown the contact is
    back with its force bound ramping up;
@@ -249,6 +250,8 @@ class LocomotionController:
         self.gaits, self.unavailable, self.contact_ramps, self.swing_fits = self._gaits_for(p)
         self.scheduler = gait_patterns.GaitScheduler(self.feet)
         self._moving_gait = self.gaits["trot"]  # the last moving gait set (its ramp while stopping)
+        self._push_gait: gait_patterns.Gait | None = None  # the gait and deadbeat_speed of ``_push_speed``
+        self._push_deadbeat, self._push_speed = math.nan, 0.0
         self.max_joint_acceleration = p.joint_acceleration_ratio * torque_acceleration(model, q0)
         self.pendulum_frequency = math.sqrt(self.gravity / self.leg_length) / (2.0 * math.pi)  # Hz
         self.joint_limit_horizon = p.limit_horizon(self.gaits["trot"].swing_duration)  # s
@@ -547,6 +550,23 @@ class LocomotionController:
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
         self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
 
+    @property
+    def push_speed(self) -> float:
+        """The velocity error [m/s] beyond which the footholds take its excess for a push (module doc):
+        ``deadbeat_speed``, or the moving gait's own sway speed if larger. A gait whose support leaves the
+        centre of the feet's pattern by ``d`` (``gait.support_distance``: about 0 for a trot, half the hips'
+        spacing for a pace or a bound) accelerates the CoM away from it at ``g d / h`` (the linear inverted
+        pendulum at height ``h``) for each half of its period ``T``: its velocity swings by
+        ``+-g d T / (4 h)`` about its mean, which is not a push."""
+        gait, deadbeat = self._moving_gait, self.deadbeat_speed
+        if self._push_gait is not gait or self._push_deadbeat != deadbeat:
+            positions = dict(zip(self.feet, self.hips, strict=True))
+            sway = (self.gravity * gait_patterns.support_distance(gait, positions) * gait.period
+                    / (4.0 * self.nominal_height))
+            self._push_speed = max(deadbeat, sway)
+            self._push_gait, self._push_deadbeat = gait, deadbeat
+        return self._push_speed
+
     def _moving(self) -> bool:
         """In a gait and staying so (not stopping)."""
         return self._mode in GAITS and self.scheduler.gait.moves
@@ -720,7 +740,7 @@ class LocomotionController:
                 com = ev.com if ev is not None else self.model.com(q)
                 com_velocity = self._feedback_velocity
                 gain = capture_gain(p.capture_gain, math.hypot(*velocity_error(yaw, com_velocity, self._cmd)),
-                                    self.deadbeat_speed)
+                                    self.push_speed)
                 pendulum = (com[:2].tolist(), com_velocity,
                             max(float(com[2]) - self._ground, 1e-3 * self.nominal_height), self._cmd, gain)
             com_xy, com_velocity, com_height, command, gain = pendulum
@@ -730,7 +750,7 @@ class LocomotionController:
                                           com_height, self.gravity, gain,
                                           self.max_foothold_offset)
             drift_x, drift_y = touchdown_drift(yaw, com_velocity, command, phase.time_left,
-                                               self.deadbeat_speed)
+                                               self.push_speed)
             target[0] += drift_x
             target[1] += drift_y
             target[2] = self._ground

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kinodyn.control.locomotion import LocomotionController
+from kinodyn.control.locomotion import gait as gait_patterns
 from kinodyn.control.locomotion.footholds import capture_gain, leg_reach, touchdown_drift
 
 import kinodyn as kd
@@ -70,6 +71,33 @@ def test_leg_reach_of_the_quadruped_leg_in_closed_form() -> None:
         assert leg_reach(model, q, feet, ratio) == pytest.approx(expected, abs=1e-12)
     with pytest.raises(ValueError, match="no room"):
         leg_reach(model, q, feet, 0.7)  # 0.49 m of a 0.5 m distance: no room left
+
+
+def test_push_speed_is_the_deadbeat_speed_or_the_gaits_own_sway_if_larger(
+        light: tuple[kd.Model, np.ndarray]) -> None:
+    """A trot's support line passes the centre of the feet's pattern: ``deadbeat_speed``; a pace's and a
+    bound's leave it by half the hips' lateral and fore-aft spacing, and their sway ``g d T / (4 h)`` is the
+    threshold where it is larger."""
+    model, joints = light
+    ctl = LocomotionController(model, generate.QUADRUPED_FEET, joints)
+    g, h = ctl.gravity, ctl.nominal_height
+    half_width = 0.5 * float(np.ptp(ctl.hips[:, 1]))
+    half_length = 0.5 * float(np.ptp(ctl.hips[:, 0]))
+    feet, trot = generate.QUADRUPED_FEET, ctl.gaits["trot"]
+    gaits = {  # a pace and a bound at the trot's timing (this controller makes neither without a planner)
+        "pace": (gait_patterns.pace(gait_patterns.lateral_groups(feet, ctl.hips), trot.period, trot.duty),
+                 half_width),
+        "bound": (gait_patterns.bound(gait_patterns.fore_aft_groups(feet, ctl.hips), trot.period, trot.duty),
+                  half_length),
+        "trot": (trot, 0.0),
+    }
+    for name, (gait, distance) in gaits.items():
+        ctl._moving_gait = gait  # noqa: SLF001  (the gait whose threshold is read, without walking it)
+        sway = g * distance * gait.period / (4.0 * h)
+        assert (sway > ctl.deadbeat_speed) == (name != "trot"), name  # the two cases of the max both met
+        assert ctl.push_speed == pytest.approx(max(ctl.deadbeat_speed, sway), rel=1e-12, abs=1e-12), name
+    assert ctl.deadbeat_speed == pytest.approx(
+        ctl.params.deadbeat_speed_ratio * math.sqrt(g * ctl.leg_length), rel=1e-12)
 
 
 def _trotting(model: kd.Model, joints: np.ndarray) -> tuple[LocomotionController, np.ndarray, float]:
