@@ -180,10 +180,12 @@ class ScenarioRunner:
 
     def run(self, steps: Sequence[Step], backend: str = "", start_timeout: float = 180.0,
             stall_timeout: float = 30.0, progress: Callable[[str], Any] | None = None) -> ScenarioResult:
-        """Run ``steps`` from the estimator's first odometry on; their figures (scenario.metrics)."""
+        """Run ``steps`` from the estimator's first odometry and the first ground truth on (the steps'
+        clock, ``now``); their figures (scenario.metrics)."""
         wall = time.monotonic()
-        self.spin_until(lambda: bool(self.rec.estimate.t) and self._parameters.service_is_ready()
-                        and self._push.service_is_ready(), start_timeout, "waiting for the graph")
+        self.spin_until(lambda: bool(self.rec.estimate.t) and bool(self.rec.truth.t)
+                        and self._parameters.service_is_ready() and self._push.service_is_ready(),
+                        start_timeout, "waiting for the graph")
         for step in steps:
             start = self.now()
             if progress is not None:
