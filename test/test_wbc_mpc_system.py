@@ -163,9 +163,11 @@ def assert_standing_plans_start_at_the_estimate(judged: list[Path], estimate: li
                                                 windows: list[Window]) -> None:
     """Each standing plan: in odom, HORIZON steps of STEP, the base where it stands, starting at the estimate
     the wbc got for the plan's stamp, or (only once a wait for the estimate expired) an older one within
-    base_state_max_age: each plan whose estimate was received, at least 20."""
+    base_state_max_age: each plan whose estimate was received, at least 20. The base stays within 1 cm in
+    every plan but those about a hold (``held_about``: after the wbc held the robot the plan lifts it back
+    to its height), at least 20."""
     estimate_at = {stamp_ns(m): m.pose.pose.position for m in estimate}
-    exact = older = 0
+    exact = older = still = 0
     for path in judged:
         assert path.header.frame_id == "odom"
         assert len(path.poses) == HORIZON + 1
@@ -173,8 +175,10 @@ def assert_standing_plans_start_at_the_estimate(judged: list[Path], estimate: li
         assert times[0] == stamp_ns(path)
         np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
         position = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in path.poses])
-        assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
         stamp = stamp_ns(path)
+        if not held_about(windows, stamp):
+            assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
+            still += 1
         if stamp not in estimate_at:  # (the listener did not get that estimate)
             continue
         e = estimate_at[stamp]
@@ -191,6 +195,7 @@ def assert_standing_plans_start_at_the_estimate(judged: list[Path], estimate: li
     # every plan whose estimate this listener got is checked (a listener lagging under load loses some)
     assert exact >= 1, (exact, older, len(judged))
     assert exact + older >= 20, (exact, older, len(judged))
+    assert still >= 20, (still, len(judged))
 
 
 def assert_standing_force_arrows(judged: list[Path], forces: list[MarkerArray]) -> None:
