@@ -2,11 +2,13 @@
 scenario, docs/closed-loop.md): config/quadruped_wbc.yaml (`kinodyn up`): control_node with SimulatedSystem in
 lockstep, state_estimator (contacts from the wbc's schedule), the wbc node (legged), state_publisher.
 
-Judged on simulated time and message content: the wbc holds the posture until the estimator's first odometry,
-then stands (ground-truth height within 1 cm of the stance's); a bad live parameter is refused with its reason
-and `locomotion_mode: trot` is accepted live; it then trots in place (the schedule alternates between the two
-diagonal pairs, the base stays above 60 % of its height and near where it stood); every joint state is
-answered by a finite command stamped with it.
+Judged on simulated time and message content: the wbc holds the posture until the estimator's first odometry
+(the estimator starts once this test has received hold commands: in lockstep the hold would otherwise end
+after a few simulated milliseconds, on a loaded machine before this test's subscription to the commands had
+matched), then stands (ground-truth height within 1 cm of the stance's); a bad live parameter is refused
+with its reason and `locomotion_mode: trot` is accepted live; it then trots in place (the schedule alternates
+between the two diagonal pairs, the base stays above 60 % of its height and near where it stood); every joint
+state is answered by a finite command stamped with it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+import yaml
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.control.pd_stability import sampled_pd_gains
 from kinodyn_tools.launcher.graph import load_graph
@@ -33,6 +36,8 @@ from test.conftest import REPO
 from test.ros_listener import Listener
 
 if TYPE_CHECKING:
+    from subprocess import Popen
+
     from test.conftest import ProcessSpawner
 
 pytestmark = pytest.mark.system
@@ -59,6 +64,25 @@ TROT = 1.0  # s of simulated time judged while trotting
 MARK = 1234.5  # pose.covariance[0] of the second odometry publisher's messages
 
 
+def start_holding(spawn: ProcessSpawner, directory: Path, client: Listener,
+                  commands: dict[int, JointPDCommand]) -> tuple[Popen[bytes], Popen[bytes]]:
+    """GRAPH in two launchers: all but its state_estimator first (the wbc holds the posture, and the
+    lockstep runs on its commands, for as long as no odometry comes), then, once ``client`` has received
+    commands into ``commands``, the estimator alone. Both graph files are written to ``directory``."""
+    kinodyn = shutil.which("kinodyn")
+    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+    raw = yaml.safe_load(GRAPH.read_text())
+    estimator = [node for node in raw["nodes"] if node["executable"] == "state_estimator"]
+    assert len(estimator) == 1, raw["nodes"]
+    rest, alone = directory / "quadruped_wbc_holding.yaml", directory / "quadruped_wbc_estimator.yaml"
+    rest.write_text(yaml.safe_dump({"nodes": [n for n in raw["nodes"] if n is not estimator[0]]},
+                                   sort_keys=False))
+    alone.write_text(yaml.safe_dump({"nodes": estimator}, sort_keys=False))
+    launcher = spawn([kinodyn, "up", str(rest)], "launcher")
+    assert client.spin_until(lambda: commands, 120.0), launcher.log_path.read_text()
+    return launcher, spawn([kinodyn, "up", str(alone)], "estimator")
+
+
 def stamp_ns(msg: JointState | JointPDCommand | Odometry) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
@@ -72,9 +96,7 @@ def set_parameter(client: Listener, name: str, value: ParameterValue) -> tuple[b
     return result.successful, result.reason
 
 
-def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpawner) -> None:
-    kinodyn = shutil.which("kinodyn")
-    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpawner, tmp_path: Path) -> None:
     client = Listener("wbc_quadruped_test")  # subscribed before the graph starts: discovery has time to match
     try:
         truth: list[Odometry] = []
@@ -90,16 +112,16 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         node.create_subscription(ContactStates, "/contact_schedule", schedule.append, qos)
         node.create_subscription(JointPDCommand, "/leg_pd_controller/commands",
                                  lambda m: commands.setdefault(stamp_ns(m), m), qos)
-        launcher = spawn([kinodyn, "up", str(GRAPH.relative_to(REPO))], "launcher")
+        launcher, estimator = start_holding(spawn, tmp_path, client, commands)
 
         def sim_time() -> float:
             return stamp_ns(truth[-1]) / NS if truth else 0.0
 
-        assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
+        assert client.spin_until(lambda: estimate, 120.0), (launcher.log_path.read_text(),
+                                                            estimator.log_path.read_text())
         t_base = stamp_ns(estimate[0]) / NS
-        # hold until the first odometry: the wbc says so (its own account: in lockstep the hold can be over
-        # before this listener's subscription to the commands has matched), and every command of it received
-        # here is the posture hold
+        # hold until the first odometry: the wbc says so, and every command of it received here is the
+        # posture hold
         log = launcher.log_path.read_text()
         tail = log[-3000:]
         assert re.search(r"\[wbc\].*no base state on odometry/filtered .*holding the posture", log), tail
