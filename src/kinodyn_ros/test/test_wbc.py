@@ -159,6 +159,36 @@ def test_sync_uses_a_base_state_already_newer_and_flushes_a_pending_one_on_the_n
     assert [(p.joints, p.base, p.waited_out) for p in out] == [("j6", "b5", True), ("j8", "b5", False)]
 
 
+def test_sync_in_lockstep_waits_while_the_base_stream_is_behind_until_a_wait_expires() -> None:
+    sync: BaseStateSync[str, str] = BaseStateSync(wait_ns=50, lockstep=True)
+    assert [p.base for p in sync.joint_state(0, "j0", 0)] == [None]  # no base state ever: no wait
+    assert [p.base for p in sync.joint_state(2, "j2", 0)] == [None]
+    sync.base_state(0, "b0")  # the estimator's first estimate, behind the joint states answered
+    assert sync.joint_state(4, "j4", now_ns=10) == []  # behind, yet it waits for stamp 4
+    assert sync.joint_state(4, "j4 again", now_ns=30) == []  # a re-published copy of the one waiting
+    assert sync.base_state(2, "b2") == []
+    assert sync.poll(now_ns=59) == []  # the wait runs from the first copy's arrival
+    paired = sync.base_state(4, "b4")
+    assert [(p.joints, p.base, p.waited_out) for p in paired] == [("j4", "b4", False)]
+    assert sync.joint_state(6, "j6", now_ns=100) == []
+    late = sync.poll(now_ns=150)
+    assert [(p.joints, p.base, p.waited_out) for p in late] == [("j6", "b4", True)]
+    # expired: answered at once until a base state arrives, then waiting again
+    assert [(p.joints, p.base) for p in sync.joint_state(8, "j8", 200)] == [("j8", "b4")]
+    sync.base_state(5, "b5")
+    assert sync.joint_state(10, "j10", 300) == []
+    assert sync.timeouts == 1
+
+
+def test_sync_outside_lockstep_answers_a_copy_of_the_waiting_joint_state_once() -> None:
+    sync: BaseStateSync[str, str] = BaseStateSync(wait_ns=50)
+    sync.joint_state(0, "j0", 0)
+    sync.base_state(0, "b0")
+    assert sync.joint_state(2, "j2", now_ns=100) == []
+    assert sync.joint_state(2, "j2 again", now_ns=120) == []
+    assert [(p.joints, p.waited_out) for p in sync.poll(now_ns=150)] == [("j2", True)]
+
+
 # ----- the arm's operational space control ------------------------------------------------------------------
 
 

@@ -5,9 +5,13 @@ of stamp ``t_k`` is computed from the joint states and IMU of ``t_k`` and arrive
 states: the node then waits for it (``wait`` wall seconds at most) instead of using the odometry of
 ``t_(k-1)``. It waits only while the base stream keeps up (its newest stamp reached the previous joint
 state's), so a silent or initialising estimator costs one wait, not one per tick; the caller judges the age
-of what it gets. Ground-truth odometry from the simulator (stamped after each step, before the next joint
-states) is normally there already. Times are integers in nanoseconds: stamps, and a monotonic clock for the
-wait.
+of what it gets. In ``lockstep`` (a simulation that waits for the answers) it also waits while the base
+stream is behind: the estimator, which the simulation does not wait for, catches up with the simulation
+paused instead of falling further behind on a loaded machine; there a wait that expires stops the waiting
+until the next base state arrives (a silent estimator still costs one wait). A joint state re-published
+with the stamp of the one waiting (a lockstep simulation re-publishes the state it waits on) is that one.
+Ground-truth odometry from the simulator (stamped after each step, before the next joint states) is normally
+there already. Times are integers in nanoseconds: stamps, and a monotonic clock for the wait.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ class Paired(NamedTuple, Generic[JointsT, BaseT]):
 class BaseStateSync(Generic[JointsT, BaseT]):
     """Pairs joint states (``JointsT``) with base states (``BaseT``): module doc."""
 
-    def __init__(self, wait_ns: int) -> None:
+    def __init__(self, wait_ns: int, lockstep: bool = False) -> None:
         if wait_ns < 0:
             raise ValueError(f"the base-state wait must be >= 0, got {wait_ns} ns")
-        self.wait_ns = wait_ns
+        self.wait_ns, self.lockstep = wait_ns, lockstep
+        self._expired = False  # lockstep: a wait expired and no base state has arrived since
         self._base: BaseT | None = None
         self._base_stamp: int | None = None
         self._answered: int | None = None  # stamp of the last joint state answered
@@ -45,10 +50,12 @@ class BaseStateSync(Generic[JointsT, BaseT]):
     def joint_state(self, stamp_ns: int, joints: JointsT, now_ns: int) -> list[Paired[JointsT, BaseT]]:
         """Take a joint state; returns what is ready to answer (a pending one first, then this one unless it
         waits for its base state)."""
+        if self._pending is not None and self._pending[0] == stamp_ns:
+            return []  # a copy of the joint state waiting
         ready = [self._release(True)] if self._pending is not None else []
         if self._base_stamp is not None and self._base_stamp >= stamp_ns:
             ready.append(self._pair(stamp_ns, joints, False))
-        elif self._keeping_up() and self.wait_ns > 0:
+        elif self._waits() and self.wait_ns > 0:
             self._pending = (stamp_ns, joints, now_ns)
         else:
             ready.append(self._pair(stamp_ns, joints, False))
@@ -57,6 +64,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
     def base_state(self, stamp_ns: int, base: BaseT) -> list[Paired[JointsT, BaseT]]:
         """Take a base state; returns the pending joint state if this one answers it."""
         self._base, self._base_stamp = base, stamp_ns
+        self._expired = False
         if self._pending is not None and stamp_ns >= self._pending[0]:
             return [self._release(False)]
         return []
@@ -67,8 +75,11 @@ class BaseStateSync(Generic[JointsT, BaseT]):
             return [self._release(True)]
         return []
 
-    def _keeping_up(self) -> bool:
+    def _waits(self) -> bool:
+        """Whether a joint state newer than the base state waits for its own (module doc)."""
         base, answered = self._base_stamp, self._answered
+        if self.lockstep:
+            return base is not None and not self._expired
         return base is not None and answered is not None and base >= answered
 
     def _release(self, waited_out: bool) -> Paired[JointsT, BaseT]:
@@ -76,6 +87,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         stamp, joints, _ = self._pending
         self._pending = None
         self.timeouts += waited_out
+        self._expired = self._expired or waited_out
         return self._pair(stamp, joints, waited_out)
 
     def _pair(self, stamp_ns: int, joints: JointsT, waited_out: bool) -> Paired[JointsT, BaseT]:

@@ -198,12 +198,13 @@ def _base_state(frame: str, child_frame: str, root: str, pose: np.ndarray, twist
 class WbcCore:
     """The `wbc` node's logic (module doc). ``controller`` is an ``ArmController`` or a ``LeggedController``;
     ``problems`` logs each distinct problem throttled; ``info`` logs one line; ``clock`` reads the node's
-    clock [ns] (the ROS clock: simulated time with ``use_sim_time``)."""
+    clock [ns] (the ROS clock: simulated time with ``use_sim_time``); ``base_state_wait`` and
+    ``base_state_lockstep`` set the base-state pairing (base_sync.BaseStateSync)."""
 
     def __init__(self, model: Model, controller: ArmController | LeggedController, params: WbcParameters,
                  bounds: JointBounds, problems: DistinctProblemLog, info: Callable[[str], Any],
                  base_state_wait: float = 0.05, base_state_topic: str = "odometry/filtered", *,
-                 clock: Callable[[], int]) -> None:
+                 clock: Callable[[], int], base_state_lockstep: bool = False) -> None:
         self.model, self.controller, self.params = model, controller, params
         self.legged = isinstance(controller, LeggedController)
         self.names = list(model.joint_names)
@@ -217,7 +218,7 @@ class WbcCore:
         self._q_bounds = (self._q_lower.tolist(), self._q_upper.tolist())
         self.problems, self.info = problems, info
         self.sync: BaseStateSync[tuple[Joints, int], tuple[np.ndarray, np.ndarray]] = BaseStateSync(
-            round(base_state_wait * NS))
+            round(base_state_wait * NS), base_state_lockstep)
         self.gate = BaseStateGate()
         self.clock = clock
         self.base_state_topic = base_state_topic

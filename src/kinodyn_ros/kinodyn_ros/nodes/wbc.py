@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
 MODES = ("legged", "arm")
 STARTUP_ONLY = ("mode", "robot_description", "robot_description_file", "base_state_topic", "qos_depth",
-                "qos_reliable", "base_state_wait", "joint_position_margin", "continuous_position_bound",
-                "realtime_priority")
+                "qos_reliable", "base_state_wait", "base_state_lockstep", "joint_position_margin",
+                "continuous_position_bound", "realtime_priority")
 """Parameters a running node refuses to change (restart it); the controllers refuse ``frame`` (arm), ``feet``
 and ``posture`` (legged) themselves."""
 POLL_PERIOD = 0.005  # s of the monotonic clock: how often a joint state waiting for its base state is checked
@@ -76,18 +76,22 @@ class Wbc(Node):
         reliable = bool(self.declare_parameter("qos_reliable", True).value)
         self._problems = DistinctProblemLog(self.get_logger())
         controller: ArmController | LeggedController
-        wait, topic = 0.0, ""
+        wait, topic, lockstep = 0.0, "", False
         if mode == "arm":
             self._arm = declare_dataclass(self, ArmParameters)
             controller = ArmController(model, self._arm)
         else:
             wait = declare_non_negative(self, "base_state_wait", 0.05)
+            lockstep = self.declare_parameter("base_state_lockstep", False).value
+            if not isinstance(lockstep, bool):
+                raise ValueError(f"parameter base_state_lockstep must be true or false, got {lockstep!r}")
             topic = self.declare_parameter("base_state_topic", "odometry/filtered").value
             self._legged = declare_dataclass(self, LeggedSettings)
             self._locomotion = declare_dataclass(self, LocomotionParameters)
             controller = LeggedController(model, self._legged, self._locomotion)
         self._core = WbcCore(model, controller, self._params, bounds, self._problems, self.get_logger().info,
-                             wait, topic, clock=lambda: self.get_clock().now().nanoseconds)
+                             wait, topic, clock=lambda: self.get_clock().now().nanoseconds,
+                             base_state_lockstep=lockstep)
         inputs = QoSProfile(
             history=HistoryPolicy.KEEP_LAST, depth=depth, durability=DurabilityPolicy.VOLATILE,
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT)
