@@ -37,7 +37,9 @@ body free, ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joint rows and columns
 trot's swing time (``joint_limit_horizon_ratio``): the joints' speeds and accelerations in a swing scale with
 the robot's time scale, and so must the time the QP takes to stop a joint at its velocity limit. The tasks'
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
-(``pendulum_frequency``; ``LocomotionParameters.task_frequencies``). The QP's ridge is
+(``pendulum_frequency``; ``LocomotionParameters.task_frequencies``), the base yaw's ``yaw_frequency_ratio``
+times the base's (the swing legs' reaction about the vertical acts on the trunk's yaw inertia alone, at the
+gait frequency and its harmonics). The QP's ridge is
 ``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
 task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-7 keeps
 the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle and
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
 
 BASE_MASK = (False, False, True, True, True, True)  # height and orientation
 FOOT_MASK = (True, True, True, False, False, False)
+YAW_AXIS = 5  # the base task's rz (its gains over [x y z rx ry rz])
 MIN_FEET = 3  # a support polygon, not a line
 UNIT_TOLERANCE = 1e-3  # |norm - 1| of the base quaternion accepted (the heading divides by the norm)
 _EYE4 = np.eye(4)
@@ -535,6 +538,8 @@ class LocomotionController:
             kp, kd = _pd_gains(frequency, p.damping_ratio)
             for task in tasks:
                 task.kp[:], task.kd[:] = kp, kd
+        kp, kd = _pd_gains(p.yaw_frequency_ratio * base, p.damping_ratio)
+        self.base_task.kp[YAW_AXIS], self.base_task.kd[YAW_AXIS] = kp, kd
         for foot, task in self.swing_tasks.items():
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
