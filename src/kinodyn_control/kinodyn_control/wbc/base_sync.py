@@ -5,11 +5,13 @@ of stamp ``t_k`` is computed from the joint states and IMU of ``t_k`` and arrive
 states: the node then waits for it (``wait`` wall seconds at most) instead of using the odometry of
 ``t_(k-1)``. It waits only while the base stream keeps up (its newest stamp reached the previous joint
 state's), so a silent or initialising estimator costs one wait, not one per tick; the caller judges the age
-of what it gets. In ``lockstep`` (a simulation that waits for the answers) it also waits while the base
-stream is behind: the estimator, which the simulation does not wait for, catches up with the simulation
-paused instead of falling further behind on a loaded machine; there a wait that expires stops the waiting
-until the next base state arrives (a silent estimator still costs one wait). A joint state re-published
-with the stamp of the one waiting (a lockstep simulation re-publishes the state it waits on) is that one.
+of what it gets. In ``lockstep`` (a simulation that waits for the answers) every joint state newer than
+those answered waits once a base state has come, also while the base stream is behind: the estimator,
+which the simulation does not wait for, catches up with the simulation paused instead of falling further
+behind on a loaded machine. A wait there expires only where the estimator gives no estimate of the stamp
+(an IMU sample it holds as a spike until the next one confirms it) or has stopped: each such stamp costs
+one wait, answered with the newest base state. A re-published joint state (a lockstep simulation
+re-publishes the state it waits on) is the one waiting, or, once answered, answered at once.
 Ground-truth odometry from the simulator (stamped after each step, before the next joint states) is normally
 there already. Times are integers in nanoseconds: stamps, and a monotonic clock for the wait.
 """
@@ -40,7 +42,6 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         if wait_ns < 0:
             raise ValueError(f"the base-state wait must be >= 0, got {wait_ns} ns")
         self.wait_ns, self.lockstep = wait_ns, lockstep
-        self._expired = False  # lockstep: a wait expired and no base state has arrived since
         self._base: BaseT | None = None
         self._base_stamp: int | None = None
         self._answered: int | None = None  # stamp of the last joint state answered
@@ -55,7 +56,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         ready = [self._release(True)] if self._pending is not None else []
         if self._base_stamp is not None and self._base_stamp >= stamp_ns:
             ready.append(self._pair(stamp_ns, joints, False))
-        elif self._waits() and self.wait_ns > 0:
+        elif self._waits(stamp_ns) and self.wait_ns > 0:
             self._pending = (stamp_ns, joints, now_ns)
         else:
             ready.append(self._pair(stamp_ns, joints, False))
@@ -64,7 +65,6 @@ class BaseStateSync(Generic[JointsT, BaseT]):
     def base_state(self, stamp_ns: int, base: BaseT) -> list[Paired[JointsT, BaseT]]:
         """Take a base state; returns the pending joint state if this one answers it."""
         self._base, self._base_stamp = base, stamp_ns
-        self._expired = False
         if self._pending is not None and stamp_ns >= self._pending[0]:
             return [self._release(False)]
         return []
@@ -75,11 +75,12 @@ class BaseStateSync(Generic[JointsT, BaseT]):
             return [self._release(True)]
         return []
 
-    def _waits(self) -> bool:
-        """Whether a joint state newer than the base state waits for its own (module doc)."""
+    def _waits(self, stamp_ns: int) -> bool:
+        """Whether a joint state stamped ``stamp_ns``, newer than the base state, waits for its own (module
+        doc)."""
         base, answered = self._base_stamp, self._answered
         if self.lockstep:
-            return base is not None and not self._expired
+            return base is not None and (answered is None or stamp_ns > answered)
         return base is not None and answered is not None and base >= answered
 
     def _release(self, waited_out: bool) -> Paired[JointsT, BaseT]:
@@ -87,7 +88,6 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         stamp, joints, _ = self._pending
         self._pending = None
         self.timeouts += waited_out
-        self._expired = self._expired or waited_out
         return self._pair(stamp, joints, waited_out)
 
     def _pair(self, stamp_ns: int, joints: JointsT, waited_out: bool) -> Paired[JointsT, BaseT]:
