@@ -38,8 +38,7 @@ trot's swing time (``joint_limit_horizon_ratio``): the joints' speeds and accele
 the robot's time scale, and so must the time the QP takes to stop a joint at its velocity limit. The tasks'
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
 (``pendulum_frequency``; ``LocomotionParameters.task_frequencies``), the base yaw's ``yaw_frequency_ratio``
-times the base's (the swing legs' reaction about the vertical acts on the trunk's yaw inertia alone, at the
-gait frequency and its harmonics). The QP's ridge is
+times the base's (a stiffer yaw against the swing legs' reaction about the vertical). The QP's ridge is
 ``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
 task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-7 keeps
 the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle and

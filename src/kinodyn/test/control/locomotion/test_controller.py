@@ -163,6 +163,12 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
     fixed = LocomotionController(model, FEET, NOMINAL, replace(p, base_frequency=2.0, swing_frequency=4.0))
     assert fixed.task_frequencies[:2] == (2.0, 4.0)
     assert fixed.com_task.kp[0] == pytest.approx((2 * math.pi * 2.0) ** 2, rel=1e-12)
+    # the base's yaw (its last axis) at yaw_frequency_ratio times the base frequency, its other axes at it
+    stiff = LocomotionController(model, FEET, NOMINAL,
+                                 replace(p, base_frequency=2.0, yaw_frequency_ratio=3.0))
+    omega = 2 * math.pi * 2.0 * np.array([1.0] * 5 + [3.0])
+    np.testing.assert_allclose(stiff.base_task.kp, omega**2, rtol=1e-12)
+    np.testing.assert_allclose(stiff.base_task.kd, 2 * omega, rtol=1e-12)
 
 
 def _divide_by_four(match: re.Match[str]) -> str:
