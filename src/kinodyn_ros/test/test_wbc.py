@@ -179,6 +179,17 @@ def test_sync_in_lockstep_waits_for_every_stamp_also_while_the_base_stream_is_be
     assert sync.joint_state(8, "j8", 200) == []
     assert [(p.joints, p.base, p.waited_out) for p in sync.base_state(8, "b8")] == [("j8", "b8", False)]
     assert sync.timeouts == 1
+    # a silent estimator (stopped, or initialising again): two expired waits in a row, then no wait until a
+    # base state arrives
+    assert sync.joint_state(10, "j10", 300) == []
+    assert [p.waited_out for p in sync.poll(350)] == [True]
+    assert sync.joint_state(12, "j12", 400) == []
+    assert [p.waited_out for p in sync.poll(450)] == [True]
+    at_once = sync.joint_state(14, "j14", 500)
+    assert [(p.joints, p.base, p.waited_out) for p in at_once] == [("j14", "b8", False)]
+    sync.base_state(14, "b14")
+    assert sync.joint_state(16, "j16", 600) == []
+    assert sync.timeouts == 3
 
 
 def test_sync_outside_lockstep_answers_a_copy_of_the_waiting_joint_state_once() -> None:

@@ -9,9 +9,11 @@ of what it gets. In ``lockstep`` (a simulation that waits for the answers) every
 those answered waits once a base state has come, also while the base stream is behind: the estimator,
 which the simulation does not wait for, catches up with the simulation paused instead of falling further
 behind on a loaded machine. A wait there expires only where the estimator gives no estimate of the stamp
-(an IMU sample it holds as a spike until the next one confirms it) or has stopped: each such stamp costs
-one wait, answered with the newest base state. A re-published joint state (a lockstep simulation
-re-publishes the state it waits on) is the one waiting, or, once answered, answered at once.
+(an IMU sample it holds as a spike until the next one confirms it: the next stamp's estimate then comes)
+or has gone silent (stopped, or initialising again): the stamp is answered with the newest base state, and
+after two expired waits with no base state between them the joint states are answered at once until a
+base state arrives. A re-published joint state (a lockstep simulation re-publishes the state it waits on)
+is the one waiting, or, once answered, answered at once.
 Ground-truth odometry from the simulator (stamped after each step, before the next joint states) is normally
 there already. Times are integers in nanoseconds: stamps, and a monotonic clock for the wait.
 """
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from typing import Generic, NamedTuple, TypeVar
 
+SILENT_AFTER = 2
+"""Lockstep: expired waits with no base state between them after which the base stream counts as silent."""
 JointsT = TypeVar("JointsT")
 BaseT = TypeVar("BaseT")
 
@@ -42,6 +46,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         if wait_ns < 0:
             raise ValueError(f"the base-state wait must be >= 0, got {wait_ns} ns")
         self.wait_ns, self.lockstep = wait_ns, lockstep
+        self._expired = 0  # waits expired since the last base state
         self._base: BaseT | None = None
         self._base_stamp: int | None = None
         self._answered: int | None = None  # stamp of the last joint state answered
@@ -64,7 +69,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
 
     def base_state(self, stamp_ns: int, base: BaseT) -> list[Paired[JointsT, BaseT]]:
         """Take a base state; returns the pending joint state if this one answers it."""
-        self._base, self._base_stamp = base, stamp_ns
+        self._base, self._base_stamp, self._expired = base, stamp_ns, 0
         if self._pending is not None and stamp_ns >= self._pending[0]:
             return [self._release(False)]
         return []
@@ -80,7 +85,8 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         doc)."""
         base, answered = self._base_stamp, self._answered
         if self.lockstep:
-            return base is not None and (answered is None or stamp_ns > answered)
+            new = answered is None or stamp_ns > answered
+            return base is not None and new and self._expired < SILENT_AFTER
         return base is not None and answered is not None and base >= answered
 
     def _release(self, waited_out: bool) -> Paired[JointsT, BaseT]:
@@ -88,6 +94,7 @@ class BaseStateSync(Generic[JointsT, BaseT]):
         stamp, joints, _ = self._pending
         self._pending = None
         self.timeouts += waited_out
+        self._expired += waited_out
         return self._pair(stamp, joints, waited_out)
 
     def _pair(self, stamp_ns: int, joints: JointsT, waited_out: bool) -> Paired[JointsT, BaseT]:
