@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 
 _FIFO_MAX_PRIORITY = 99  # Linux SCHED_FIFO priorities are 1-99
 
@@ -24,6 +25,28 @@ def set_fifo_priority(priority: int) -> str | None:
     except OSError as exc:
         return (f"cannot run under SCHED_FIFO {priority} ({exc.strerror}): give the process CAP_SYS_NICE or "
                 "an rtprio limit (ulimit -r), or set realtime_priority 0; running time-shared")
+    return None
+
+
+def set_fifo_priority_of_other_threads(priority: int) -> str | None:
+    """Put every other time-shared thread of this process (those running now; threads they start later inherit
+    it) under ``SCHED_FIFO`` at ``priority`` (1-99). A real-time thread waits for whatever lock another
+    thread of its process holds (the GIL; a DDS reader's or writer's mutex, taken by the middleware's own
+    threads): a time-shared holder that the kernel preempts for other processes' work would keep it waiting
+    for milliseconds (priority inversion). Returns None, or why it could not, for the caller to log."""
+    if not 1 <= priority <= _FIFO_MAX_PRIORITY:
+        raise ValueError(f"a SCHED_FIFO priority is 1-99, got {priority}")
+    me = threading.get_native_id()
+    for entry in os.listdir("/proc/self/task"):
+        thread = int(entry)
+        try:
+            if thread != me and os.sched_getscheduler(thread) == os.SCHED_OTHER:
+                os.sched_setscheduler(thread, os.SCHED_FIFO, os.sched_param(priority))
+        except ProcessLookupError:
+            continue  # the thread ended meanwhile
+        except OSError as exc:
+            return (f"cannot run the process's other threads under SCHED_FIFO {priority} ({exc.strerror}); "
+                    "they stay time-shared")
     return None
 
 

@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_dataclass, reject_undeclared_parameters
-from kinodyn_common.realtime import HeapFreeze, set_fifo_priority
+from kinodyn_common.realtime import HeapFreeze, set_fifo_priority, set_fifo_priority_of_other_threads
+from kinodyn_common.realtime_publisher import PublishingThread, RealtimePublisher
 from kinodyn_common.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -183,7 +184,8 @@ class RosControllerContext:
         return f"{self.name}/{topic[2:]}" if topic.startswith("~/") else topic
 
     def create_publisher(self, msg_type: type, topic: str) -> Any:  # noqa: ANN401  (rclpy's Publisher / Subscription of any rosidl type)
-        return self.node.create_publisher(msg_type, self._topic(topic), QoSProfile(depth=10))
+        return self.node.create_publisher(msg_type, self._topic(topic), QoSProfile(depth=10),
+                                          publisher_class=RealtimePublisher)
 
     def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
                             raw: bool = False) -> Any:  # noqa: ANN401  (rclpy's Subscription of any rosidl type)
@@ -197,6 +199,15 @@ class RosControllerContext:
             self.node.destroy_subscription(entity)
 
 
+class ControllerNode(Node):
+    """A controller's own node (``RosControllerContext.create_node``): its publishers are RealtimePublishers,
+    as the controller publishes from the loop's thread."""
+
+    def create_publisher(self, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401  (rclpy's Publisher of any rosidl type)
+        kwargs.setdefault("publisher_class", RealtimePublisher)
+        return super().create_publisher(*args, **kwargs)
+
+
 class ControlNode(Node):
     def __init__(self) -> None:
         super().__init__(
@@ -205,6 +216,7 @@ class ControlNode(Node):
         self.manager: ControllerManager | None = None  # set first: destroy_node works on a node that failed
         self.loop: ControlLoop | LockstepLoop | None = None
         self._controller_nodes: list[Node] = []
+        self.publishing: PublishingThread | None = None  # started with the loop
         self._check_parameter_names()
         self._exit_line = ""  # set once: the error line logged as the node ends with exit code 1
         self._heap = HeapFreeze()  # once the loop has run its first cycles (the controllers warm)
@@ -292,6 +304,8 @@ class ControlNode(Node):
             self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now,
                                     on_start=self._enter_realtime)
             pacing = f"loop at {self.update_rate} Hz"
+        self.publishing = PublishingThread(self.get_logger())
+        self.publishing.start()
         self.loop.start()
         self.get_logger().info(
             f"{source}: hardware {', '.join(resources.components)}; controllers "
@@ -338,8 +352,8 @@ class ControlNode(Node):
 
     def create_controller_node(self, name: str) -> Node:
         """A controller's own node (module doc), spun by this process's executor."""
-        node = Node(name, namespace=self.get_namespace(), context=self.context, use_global_arguments=False,
-                    cli_args=controller_node_arguments(sys.argv))
+        node = ControllerNode(name, namespace=self.get_namespace(), context=self.context,
+                              use_global_arguments=False, cli_args=controller_node_arguments(sys.argv))
         self._controller_nodes.append(node)
         if self.executor is not None:
             self.executor.add_node(node)
@@ -357,8 +371,14 @@ class ControlNode(Node):
         return list(self._controller_nodes)
 
     def _enter_realtime(self) -> None:
-        """In the loop's thread: ``SCHED_FIFO`` at ``realtime_priority`` (one line if it cannot)."""
-        problem = set_fifo_priority(self.realtime_priority)
+        """In the loop's thread: ``SCHED_FIFO`` at ``realtime_priority``, and every other thread of the
+        process (the executor's, the publishing thread, the middleware's) one below (1 at least): the loop
+        waits for the locks they hold (the GIL, the middleware's), and a time-shared holder can be preempted
+        for milliseconds by other processes. One line if it cannot."""
+        priority = self.realtime_priority
+        problem = set_fifo_priority(priority)
+        if problem is None and priority:
+            problem = set_fifo_priority_of_other_threads(max(priority - 1, 1))
         if problem is not None:
             self.get_logger().warning(problem)
 
@@ -470,6 +490,8 @@ class ControlNode(Node):
         self._stop_loop()
         if self.manager is not None:
             self.manager.shutdown()
+        if self.publishing is not None:
+            self.publishing.stop()  # what the loop queued is published first
         for node in list(self._controller_nodes):
             self.destroy_controller_node(node)
         super().destroy_node()

@@ -1,13 +1,17 @@
 """The wall-clock control loop's start hook and control_node's ``realtime_priority``
 (docs/nodes/control_node.md).
 
-The node tests build ``ControlNode`` in this process on the mock quadruped (urdf/quadruped.urdf, no
-controllers) and read the scheduling policy of its loop thread from the kernel.
+The node tests run control_node on the mock quadruped (urdf/quadruped.urdf, no controllers), as a process of
+its own (``realtime_priority`` changes every thread of its process), and read the scheduling policy of each
+of its threads from the kernel; an out-of-range priority is refused as the node is built, here.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -60,26 +64,53 @@ def make_node(priority: int) -> ControlNode:
     return ControlNode()
 
 
-@pytest.mark.parametrize("priority", [0, 7])
-def test_realtime_priority_puts_the_loop_thread_under_sched_fifo(priority: int) -> None:
+def thread_policies(pid: int) -> dict[int, tuple[int, int]]:
+    """``thread id: (policy, priority)`` of every thread of process ``pid``."""
+    out = {}
+    for entry in (Path("/proc") / str(pid) / "task").iterdir():
+        try:
+            out[int(entry.name)] = (os.sched_getscheduler(int(entry.name)),
+                                    os.sched_getparam(int(entry.name)).sched_priority)
+        except ProcessLookupError:
+            continue
+    return out
+
+
+@pytest.mark.parametrize("priority", [0, 1, 7])
+def test_realtime_priority_puts_the_loop_thread_and_the_process_s_other_threads_under_sched_fifo(
+        priority: int) -> None:
+    """control_node as a process (its executor is the main thread): with ``realtime_priority`` the loop's
+    thread runs SCHED_FIFO at it, every other thread (the executor's, the publishing thread, the DDS
+    threads) one below (1 at least); with 0 every thread stays time-shared."""
+    command = [sys.executable, "-m", "kinodyn_control.control_node", "--ros-args",
+               "-p", f"robot_description_file:={URDF}", "-p", "update_rate:=100",
+               "-p", f"realtime_priority:={priority}"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        node = make_node(priority)
-        loop = node.loop
-        assert isinstance(loop, ControlLoop)
-        deadline = time.monotonic() + 10.0
-        while loop.cycles < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        native = loop._thread.native_id  # noqa: SLF001  (the loop thread's OS id: its scheduling is the point)
-        assert native is not None
-        policy, param = os.sched_getscheduler(native), os.sched_getparam(native)
-        node.destroy_node()
+        deadline, policies = time.monotonic() + 60.0, {}
+        while time.monotonic() < deadline and proc.poll() is None:
+            policies = thread_policies(proc.pid)
+            fifo = [p for p in policies.values() if p[0] == os.SCHED_FIFO]
+            # the loop is running once its publishing thread and the DDS threads exist (some 15 threads)
+            if len(policies) > 10 and (fifo or priority == 0) and not (0 < len(fifo) < len(policies)):
+                time.sleep(0.5)  # a few cycles more: nothing changes after the loop's start
+                policies = thread_policies(proc.pid)
+                break
+            time.sleep(0.1)
     finally:
-        rclpy.try_shutdown()
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=20.0)[0].decode(errors="replace")
+    assert proc.returncode == 0, output
+    assert "loop at 100 Hz" in output, output
+    assert len(policies) > 10, policies
     if priority and fifo_permitted():
-        assert (policy, param.sched_priority) == (os.SCHED_FIFO, priority)
+        below = max(priority - 1, 1)
+        assert policies[proc.pid] == (os.SCHED_FIFO, below)  # the main thread: the executor's
+        assert set(policies.values()) <= {(os.SCHED_FIFO, priority), (os.SCHED_FIFO, below)}
+        if priority > below:
+            assert list(policies.values()).count((os.SCHED_FIFO, priority)) == 1  # the loop's thread only
     else:  # 0, or not permitted here: time-shared (one warning says why)
-        assert policy == os.SCHED_OTHER
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # only the loop's thread, not the executor's
+        assert {policy for policy, _ in policies.values()} == {os.SCHED_OTHER}
 
 
 @pytest.mark.parametrize("priority", [-1, 100])

@@ -17,6 +17,9 @@ and spins it on its own thread:
   refused request (``SimulatedSystem.request_push``: unknown link, non-finite, above the push limits) or a
   failure handling it is answered ``success=false`` with the reason, logged throttled per cause, and the node
   goes on.
+
+The topics are published from the control loop's thread, through RealtimePublishers (the loop hands each
+message to control_node's publishing thread: kinodyn_common/realtime_publisher.py).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import Point, Vector3
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.realtime_publisher import RealtimePublisher
 from kinodyn_common.stamps import seconds_to_ns, seconds_to_stamp, split_ns
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
@@ -58,6 +62,7 @@ class _Result(Protocol):
 
 
 ResultT = TypeVar("ResultT", bound=_Result)
+MsgT = TypeVar("MsgT")
 
 
 CLOCK_CDR = struct.Struct("<4siI")
@@ -86,12 +91,11 @@ class SimulatorRosInterface:
         # this node too (two nodes of one name, ~/odometry under /controller_manager).
         self.node = rclpy.create_node(system.info.name, use_global_arguments=False)
         self.problems = DistinctProblemLog(self.node.get_logger())
-        qos = QoSProfile(depth=10)
-        self.clock_pub = self.node.create_publisher(Clock, "/clock", qos)
+        self.clock_pub = self._publisher(Clock, "/clock")
         self.odom_pub = None
         if model.floating_base:
-            self.odom_pub = self.node.create_publisher(Odometry, "~/odometry", qos)
-        self.contacts_pub = self.node.create_publisher(ContactStates, "~/contacts", qos)
+            self.odom_pub = self._publisher(Odometry, "~/odometry")
+        self.contacts_pub = self._publisher(ContactStates, "~/contacts")
         self.node.create_service(Trigger, "~/reset", self._reset)
         self.node.create_service(Push, "~/push", self._push)
         self.executor = SingleThreadedExecutor(context=self.node.context)
@@ -99,6 +103,13 @@ class SimulatorRosInterface:
         self.thread = threading.Thread(target=self._spin, name=f"{system.info.name}_ros", daemon=True)
         self.thread.start()
         system.on_step.append(self.publish)
+
+    def _publisher(self, msg_type: type[MsgT], topic: str) -> RealtimePublisher[MsgT]:
+        """A publisher of the node (depth 10); the loop's thread publishes, so a RealtimePublisher."""
+        publisher = self.node.create_publisher(msg_type, topic, QoSProfile(depth=10),
+                                               publisher_class=RealtimePublisher)
+        assert isinstance(publisher, RealtimePublisher)
+        return publisher
 
     def _spin(self) -> None:
         try:
