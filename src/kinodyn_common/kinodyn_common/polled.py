@@ -51,6 +51,18 @@ class PolledSubscriptions:
             taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
         return None if taken is None else taken[0]
 
+    @staticmethod
+    def received(subscription: Subscription[Any]) -> list[tuple[int, Any]]:
+        """Every message ``subscription`` holds, oldest first, each with its reception time: the middleware's
+        ``received_timestamp`` (ns of the system clock, taken as the message arrived), 0 where the middleware
+        gives none."""
+        messages = []
+        handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
+        with handle:
+            while (taken := handle.take_message(msg_type, raw)) is not None:
+                messages.append((int(taken[1].get("received_timestamp") or 0), taken[0]))
+        return messages
+
     def newest(self, subscription: Subscription[Any]) -> Any | None:  # noqa: ANN401  (as take)
         """The newest message ``subscription`` holds, every older one dropped; None when it holds none."""
         newest = None

@@ -64,3 +64,30 @@ def test_newest_and_all_take_what_arrived_once_and_no_callback_runs(ros_context:
         polled.destroy()
         source.destroy_node()
         owner.destroy_node()
+
+
+def test_received_takes_every_message_with_its_reception_time(ros_context: Context) -> None:
+    """``received`` gives every held message in order, each stamped by the middleware on the system clock
+    between the publish call and the take (a second source: this process's own clock around them)."""
+    owner = Node("owner", context=ros_context)
+    source = Node("source", context=ros_context)
+    polled = PolledSubscriptions(owner)
+    every = polled.subscribe(Int32, "counter", QoSProfile(depth=100), raw=True)
+    publisher = source.create_publisher(Int32, "/counter", QoSProfile(depth=100))
+    try:
+        _matched(publisher, 1)
+        assert polled.received(every) == []
+        before = time.time_ns()
+        _publish(publisher, range(3))
+        after = time.time_ns()
+        taken = polled.received(every)
+        assert [data[-4:] for _, data in taken] == [k.to_bytes(4, "little") for k in range(3)]
+        times = [t_ns for t_ns, _ in taken]
+        assert times == sorted(times)
+        assert before <= times[0]
+        assert times[-1] <= after
+        assert polled.received(every) == []
+    finally:
+        polled.destroy()
+        source.destroy_node()
+        owner.destroy_node()

@@ -1,18 +1,18 @@
 """`kinodyn bag record`: record topics into a rosbag2 bag as `ros2 bag record` does.
 
 Each topic is subscribed raw (the CDR bytes as received, never deserialised) with the type the graph reports,
-and taken by rclpy's EventsExecutor (each message handed over as it arrives, no wait set rebuilt per message),
 once a publisher offers it; the subscription requests what every publisher offers (rosbag2's
 adapt_request_to_offers: transient_local is kept for /tf_static and /robot_description) and the offered
-profiles are stored with the topic. A message's bag time is the recorder's clock at reception: the system
-clock, or with ``--use-sim-time`` the latest /clock. With ``--use-sim-time`` no topic is subscribed before the
-first /clock (as rosbag2 since Jazzy): a latched topic (/tf_static, /robot_description, any transient_local
-publisher) delivers its messages when the subscription matches, and before the first /clock they would have
-no bag time and be dropped.
-SIGINT, SIGTERM or SIGHUP (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml.
-At ``--duration`` the messages already delivered are written first: the time source keeps only the latest
-/clock, so after a stall of the recorder the clock jumps past the end while the data of that stretch is still
-queued.
+profiles are stored with the topic. The middleware keeps what arrives (kinodyn_common.polled: no callback, no
+executor wake-up per message) and every ``POLL_PERIOD`` the recorder takes all of it, each message with the
+time the middleware received it, and writes it in the order of reception. A message's bag time is the
+recorder's clock at its reception (bags.reception_clock): the system clock, or with ``--use-sim-time`` the
+newest /clock received before it. With ``--use-sim-time`` no topic is subscribed before the first /clock (as
+rosbag2 since Jazzy): a latched topic (/tf_static, /robot_description, any transient_local publisher) delivers
+its messages when the subscription matches, and before the first /clock they would have no bag time and be
+dropped.
+SIGINT, SIGTERM or SIGHUP (or ``--duration`` seconds of that clock) closes the bag and writes metadata.yaml,
+after the messages already received are written.
 What is recorded reaches the disk within ``--chunk-period`` seconds or ``--chunk-size`` bytes, so a SIGKILL or
 a power cut loses at most that. A failed write (a full disk) stops the recording with one error line and
 leaves the bag closed with what it holds (exit code 1).
@@ -22,21 +22,24 @@ from __future__ import annotations
 
 import signal
 import time
+from bisect import bisect_right
 from collections import Counter
 from datetime import datetime
-from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import rclpy
 from kinodyn_common.node_runner import make_executor
+from kinodyn_common.polled import PolledSubscriptions
+from kinodyn_common.problem_log import DistinctProblemLog
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from kinodyn_tools.bags.mcap_storage import DEFAULT_CHUNK_PERIOD, DEFAULT_CHUNK_SIZE
 from kinodyn_tools.bags.message_types import message_class
 from kinodyn_tools.bags.qos import from_rclpy, request_for_offers
+from kinodyn_tools.bags.reception_clock import ReceptionClock
 from kinodyn_tools.bags.writer import STORAGES, BagWriter
 
 if TYPE_CHECKING:
@@ -44,39 +47,46 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from rclpy.executors import Executor
+    from rclpy.subscription import Subscription
 
 DISCOVERY_PERIOD = 0.1  # s of wall time between looks at the graph (rosbag2 polls every 100 ms)
+POLL_PERIOD = 0.01  # s of wall time between two takes of what the middleware holds
+_RECEIVED = itemgetter(0)
 
 
 MAX_CHUNK_PERIOD = 3600.0  # seconds: the longest --chunk-period
 
 
 class Recorder:
-    """Subscribes the wanted topics as publishers appear and writes what arrives to ``writer``."""
+    """Subscribes the wanted topics as publishers appear and writes what arrives to ``writer``; bag times on
+    simulated time (/clock) with ``sim_time``."""
 
-    def __init__(self, node: Node, writer: BagWriter, topics: list[str], exclude: list[str]) -> None:
+    def __init__(self, node: Node, writer: BagWriter, topics: list[str], exclude: list[str],
+                 sim_time: bool) -> None:
         self.node = node
         self.writer = writer
         self.topics = set(topics)  # empty: every topic
         self.exclude = set(exclude)
         self.counts: Counter[str] = Counter()
         self.before_clock = 0  # messages dropped because /clock had not started (use_sim_time)
-        self.taken = 0  # messages the subscriptions delivered: written, dropped or refused
         self.failure: OSError | None = None  # the failed write that stopped the recording
-        self.sim_time = bool(node.get_parameter("use_sim_time").value)
-        self._subscriptions: dict[str, object] = {}
+        self._polled = PolledSubscriptions(node)
+        self.clock = ReceptionClock(self._polled if sim_time else None, DistinctProblemLog(node.get_logger()))
+        self._subscriptions: dict[str, Subscription[bytes]] = {}
         self._refused: set[str] = set()
+        self._received: list[tuple[int, str, bytes]] = []  # (reception ns, topic, bytes) taken, not written
         self.first_time_ns: int | None = None
 
     def clock_started(self) -> bool:
         """Whether the recorder's clock gives bag times: always on system time, after the first /clock on
         simulated time."""
-        return not self.sim_time or self.node.get_clock().now().nanoseconds > 0
+        return self.clock.now() > 0
 
     def discover(self) -> None:
         """Subscribe every wanted topic that has a publisher now and is not subscribed yet (on simulated time
         only once /clock has started, so that latched messages arrive with a bag time)."""
-        if not self.clock_started():
+        every_topic_taken = self.topics and self.topics <= self._subscriptions.keys() | self._refused
+        if not self.clock_started() or every_topic_taken:
             return
         for topic, types in self.node.get_topic_names_and_types():
             wanted = topic in self.topics if self.topics else topic not in self.exclude
@@ -113,26 +123,42 @@ class Recorder:
         except OSError as error:
             self.failure = error
             return
-        self._subscriptions[topic] = self.node.create_subscription(
-            cls, topic, partial(self._receive, topic), request_for_offers(offers), raw=True
-        )
+        self._subscriptions[topic] = self._polled.subscribe(cls, topic, request_for_offers(offers), raw=True)
 
-    def _receive(self, topic: str, data: bytes) -> None:
-        self.taken += 1
-        now = self.node.get_clock().now().nanoseconds
-        if now == 0:
+    def take(self, everything: bool = False) -> None:
+        """Write what the subscriptions hold, in the order of reception, at its bag time. A message received
+        after this take began waits for the next one (one of another topic received after it may not have
+        been taken yet), unless ``everything``: the last take."""
+        began = time.time_ns()
+        self.clock.take()
+        received = self._received
+        for topic, subscription in self._subscriptions.items():
+            received += [(t_ns or began, topic, data) for t_ns, data in self._polled.received(subscription)]
+        received.sort(key=_RECEIVED)  # stable: each topic's messages stay in their order
+        ready = len(received) if everything else bisect_right(received, began, key=_RECEIVED)
+        for t_ns, topic, data in received[:ready]:
+            self._write(topic, self.clock.at(t_ns), data)
+        del received[:ready]
+        self.clock.forget_before(began)
+
+    def _write(self, topic: str, t_ns: int, data: bytes) -> None:
+        if t_ns == 0:
             self.before_clock += 1
             return
         if self.failure is not None:
             return
         if self.first_time_ns is None:
-            self.first_time_ns = now
+            self.first_time_ns = t_ns
         try:
-            self.writer.write(topic, now, data)
+            self.writer.write(topic, t_ns, data)
         except OSError as error:
             self.failure = error
             return
         self.counts[topic] += 1
+
+    def close(self) -> None:
+        """Destroy the subscriptions (the helper node that holds them)."""
+        self._polled.destroy()
 
     def flush_due(self) -> None:
         """Write what has waited ``--chunk-period`` (a failed write stops the recording)."""
@@ -146,7 +172,7 @@ class Recorder:
         """Seconds of the recorder's clock since the first recorded message (0 before it)."""
         if self.first_time_ns is None:
             return 0.0
-        return (self.node.get_clock().now().nanoseconds - self.first_time_ns) * 1e-9
+        return (self.clock.now() - self.first_time_ns) * 1e-9
 
     def progress(self) -> str:
         per_topic = ", ".join(f"{topic} {count}" for topic, count in sorted(self.counts.items()))
@@ -223,21 +249,10 @@ def _check(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _take_delivered(recorder: Recorder, executor: Executor) -> None:
-    """Take what has arrived, without waiting for more: the executor runs one ready callback per
-    ``spin_once(0)``, in arrival order; done once as many in a row as there are subscriptions (the recorded
-    topics' and the clock's) took no message."""
-    subscriptions = sum(1 for _ in recorder.node.subscriptions)
-    quiet = 0
-    while quiet < subscriptions:
-        taken = recorder.taken
-        executor.spin_once(timeout_sec=0.0)
-        quiet = 0 if recorder.taken != taken else quiet + 1
-
-
 def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, stop: list[int]) -> None:
-    """Discover, take messages, write what is due and log progress until a stop signal, ``--duration`` or a
-    failed write; at ``--duration`` the messages already delivered are taken too."""
+    """Discover, take messages every ``POLL_PERIOD``, write what is due and log progress until a stop signal,
+    ``--duration`` or a failed write; then the messages already received are written too. The executor
+    spins the recorder's node in between (its parameter services; the recorded topics are polled)."""
     log = recorder.node.get_logger()
     next_discovery = time.monotonic()
     next_progress = next_discovery + args.progress_period
@@ -251,9 +266,9 @@ def _record(recorder: Recorder, executor: Executor, args: argparse.Namespace, st
         if now >= next_progress:
             log.info(recorder.progress())
             next_progress = now + args.progress_period
-        executor.spin_once(timeout_sec=DISCOVERY_PERIOD)
-    if not stop and recorder.failure is None:
-        _take_delivered(recorder, executor)
+        executor.spin_once(timeout_sec=POLL_PERIOD)
+        recorder.take()
+    recorder.take(everything=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -273,8 +288,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGHUP, request_stop)
-    sim_time = Parameter("use_sim_time", value=args.use_sim_time)
-    node = Node("kinodyn_bag_recorder", parameter_overrides=[sim_time])
+    node = Node("kinodyn_bag_recorder")  # its own clock is not used: the recorder's is ReceptionClock
     executor = make_executor([node])
     executor.add_node(node)
     log = node.get_logger()
@@ -286,13 +300,15 @@ def run(args: argparse.Namespace) -> int:
             log.error(f"cannot create the bag {output}: {exc.strerror or exc}; choose another place "
                       "with -o")
             return 1
-        recorder = Recorder(node, writer, args.topics, args.exclude)
+        recorder = Recorder(node, writer, args.topics, args.exclude, args.use_sim_time)
         log.info(f"recording to {output} ({args.storage}); Ctrl-C stops and closes the bag")
         try:
             with writer:
                 _record(recorder, executor, args, stop)
         except OSError as error:  # metadata.yaml could not be written on closing
             recorder.failure = recorder.failure or error
+        finally:
+            recorder.close()
         if recorder.failure is not None:
             log.error(recorder.failure_line(output))
             return 1
