@@ -25,6 +25,15 @@ local). The control loop (read -> update -> write) runs on its own thread (loop.
 ``lockstep: true``: paced by the commands, with simulated time ``k / update_rate`` as the controllers' clock);
 services and topic callbacks run in the executor's thread.
 
+With ``realtime_priority`` (wall-clock loop) the loop's thread runs ``SCHED_FIFO`` at it and every other
+thread of the process (the executor's, the publishing thread, the middleware's) one below, 1 at least: the
+loop waits for locks those threads hold (the GIL; a DDS reader's or writer's mutex), and a time-shared holder
+can be preempted by other processes for milliseconds. What the loop publishes (the broadcasters, the
+controllers' nodes, the simulator's topics: RealtimePublishers) it hands to a publishing thread, which
+publishes it with the GIL released (kinodyn_common/realtime_publisher.py): a DDS publish waits on locks of
+the subscribing processes too. Without ``realtime_priority`` the loop publishes itself, as every thread stays
+time-shared anyway.
+
 A parameter the node does not know (``update_ratee``; ``<name>.<key>`` without ``<name>.type``) is an error
 at startup (``reject_undeclared_parameters``): one line, exit code 1. A failed hardware component (its
 ``read``/``write`` returned ERROR or raised, e.g. the simulator's physics failed) goes through ``on_error``,
@@ -216,7 +225,7 @@ class ControlNode(Node):
         self.manager: ControllerManager | None = None  # set first: destroy_node works on a node that failed
         self.loop: ControlLoop | LockstepLoop | None = None
         self._controller_nodes: list[Node] = []
-        self.publishing: PublishingThread | None = None  # started with the loop
+        self.publishing: PublishingThread | None = None  # started with a SCHED_FIFO loop
         self._check_parameter_names()
         self._exit_line = ""  # set once: the error line logged as the node ends with exit code 1
         self._heap = HeapFreeze()  # once the loop has run its first cycles (the controllers warm)
@@ -304,8 +313,9 @@ class ControlNode(Node):
             self.loop = ControlLoop(manager.cycle, self.update_rate, self._clock_now,
                                     on_start=self._enter_realtime)
             pacing = f"loop at {self.update_rate} Hz"
-        self.publishing = PublishingThread(self.get_logger())
-        self.publishing.start()
+        if self.realtime_priority and self.gate is None:  # the loop's publishes leave its thread
+            self.publishing = PublishingThread(self.get_logger())
+            self.publishing.start()
         self.loop.start()
         self.get_logger().info(
             f"{source}: hardware {', '.join(resources.components)}; controllers "
