@@ -6,10 +6,11 @@ message, each stamped with its `joint_states` message's stamp, and, when `odomet
 base `odom -> root link` from nav_msgs/Odometry.
 
 Joint states are taken serialized and read into numpy (raw_messages: bytes that are not a JointState are one
-line, the message dropped); every one is checked as it arrives (names, sizes, finite, within the bounds,
-stamp), the name list once per list (a driver repeats it), so a bad message is reported even when /tf will
-only carry a later one. A /tf message is built only while /tf has a subscriber (a volatile topic delivers only
-to the readers matched when it is published: nobody misses one).
+line, the message dropped). The middleware keeps them until the next tick (kinodyn_common.polled: no callback
+per message; with ``ignore_timestamp`` each is taken as it arrives), which takes every one and checks it
+(names, sizes, finite, within the bounds, stamp), the name list once per list (a driver repeats it), so a
+bad message is reported even when /tf will only carry a later one. A /tf message is built only while /tf has
+a subscriber (a volatile topic delivers only to the readers matched when it is published: nobody misses one).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from kinodyn_common.finite import publish_finite
 from kinodyn_common.input_bounds import declare_joint_bounds
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_positive
+from kinodyn_common.polled import PolledSubscriptions
 from kinodyn_common.problem_log import DistinctProblemLog, dropping_bad_messages
 from kinodyn_common.raw_messages import JointStateReader
 from kinodyn_common.realtime import HeapFreeze
@@ -53,6 +55,9 @@ LATCHED_QOS = QoSProfile(
 """robot_description and /tf_static: a late subscriber still gets the last message (tf2's static QoS)."""
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 """/tf: tf2's dynamic broadcaster QoS."""
+JOINT_STATES_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
+"""joint_states taken at each tick: best effort (accepts reliable publishers), the newest 200 kept in between
+(a 500 Hz loop running several times faster than real time at publish_frequency's default)."""
 
 
 @dataclass(frozen=True)
@@ -99,15 +104,16 @@ class StatePublisher(Node):
         self._tf = self.create_publisher(TFMessage, "/tf", TF_QOS)
         self._published = 0  # /tf messages: the heap is frozen once the first have made every cache
         self._heap = HeapFreeze()
-        self.create_subscription(
-            JointState,
-            "joint_states",
-            dropping_bad_messages(self._problems, "joint_states message",
-                                  lambda raw: self._on_joint_state(self._joint_states.read(raw))),
-            qos_profile_sensor_data,
-            raw=True,
-        )
-        if not self._ignore_timestamp:
+        self._take_joint_state = dropping_bad_messages(
+            self._problems, "joint_states message",
+            lambda raw: self._on_joint_state(self._joint_states.read(raw)))
+        self._polled: PolledSubscriptions | None = None
+        if self._ignore_timestamp:
+            self.create_subscription(JointState, "joint_states", self._take_joint_state,
+                                     qos_profile_sensor_data, raw=True)
+        else:
+            self._polled = PolledSubscriptions(self)
+            self._joint_input = self._polled.subscribe(JointState, "joint_states", JOINT_STATES_QOS, raw=True)
             self.create_timer(1.0 / frequency, self._publish_pending)
         if odometry_topic:
             self.create_subscription(
@@ -140,7 +146,11 @@ class StatePublisher(Node):
             self._heap.after(self._published)
 
     def _publish_pending(self) -> None:
-        """The joints received since the last tick, one /tf message per joint_states stamp among them."""
+        """The joints received since the last tick, one /tf message per joint_states stamp among them: the
+        joint_states held since then are taken (and checked) first, in the order they arrived."""
+        if self._polled is not None:
+            for raw in self._polled.all(self._joint_input):
+                self._take_joint_state(raw)
         pending, self._pending = self._pending, {}
         by_stamp: dict[tuple[int, int], dict[str, float]] = {}
         for name, (position, key) in pending.items():
@@ -221,6 +231,12 @@ class StatePublisher(Node):
             TFMessage(transforms=[transform_stamped(odom_frame, self._prefix + root, T, msg.header.stamp)]),
             self._problems,
         )
+
+
+    def destroy_node(self) -> None:
+        if self._polled is not None:
+            self._polled.destroy()
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:
