@@ -38,7 +38,8 @@ trot's swing time (``joint_limit_horizon_ratio``): the joints' speeds and accele
 the robot's time scale, and so must the time the QP takes to stop a joint at its velocity limit. The tasks'
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
 (``pendulum_frequency``; ``LocomotionParameters.task_frequencies``), the base yaw's ``yaw_frequency_ratio``
-times the base's (a stiffer yaw against the swing legs' reaction about the vertical). The QP's ridge is
+times the base's with its own damping ratio ``yaw_damping_ratio`` (the swing legs' reaction about the
+vertical turns the trunk at the gait frequency and above: its yaw rate is damped harder). The QP's ridge is
 ``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
 task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-7 keeps
 the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle and
@@ -537,7 +538,7 @@ class LocomotionController:
             kp, kd = _pd_gains(frequency, p.damping_ratio)
             for task in tasks:
                 task.kp[:], task.kd[:] = kp, kd
-        kp, kd = _pd_gains(p.yaw_frequency_ratio * base, p.damping_ratio)
+        kp, kd = _pd_gains(p.yaw_frequency_ratio * base, p.yaw_damping_ratio)
         self.base_task.kp[YAW_AXIS], self.base_task.kd[YAW_AXIS] = kp, kd
         for foot, task in self.swing_tasks.items():
             task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0

@@ -51,7 +51,7 @@ GAIT_TIMING = MappingProxyType({
 """The trot's, pace's and bound's own timing: ``LocomotionParameters.period_ratio`` and ``duty`` left at 0
 take these (``LocomotionParameters.timing``). The walk's cycle is ``walk_period_factor`` times the trot's."""
 
-_POSITIVE = ("walk_period_factor", "yaw_frequency_ratio", "contact_ramp_ratio", "joint_acceleration_ratio",
+_POSITIVE = ("walk_period_factor", "yaw_frequency_ratio", "yaw_damping_ratio", "contact_ramp_ratio", "joint_acceleration_ratio",
              "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
              "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
              "max_tracking_error", "pd_horizon",
@@ -104,6 +104,8 @@ class LocomotionParameters:
     base_frequency_ratio: float = 4.28  # below times the leg's pendulum frequency sqrt(g / l) / (2 pi)
     yaw_frequency_ratio: float = 1.0  # the base yaw's error dynamics at this multiple of the base frequency
     # (> 1: a stiffer yaw against the swing legs' reaction about the vertical, docs/locomotion.md)
+    yaw_damping_ratio: float = 3.0  # the base yaw's (its yaw-rate feedback 2 D omega; damping_ratio the other
+    # tasks'): the swing legs' reaction about the vertical turns the trunk at the gait frequency and above
     swing_frequency: float = 0.0  # Hz, swing feet; 0: swing_frequency_ratio times the pendulum frequency
     swing_frequency_ratio: float = 7.13
     posture_frequency: float = 0.0  # Hz, joint posture (null space); 0: posture_frequency_ratio times it

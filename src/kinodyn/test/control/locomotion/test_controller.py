@@ -51,6 +51,7 @@ def standing(model: kd.Model) -> np.ndarray:
     ({"qp_regularization": -1e-8}, "qp_regularization"),
     ({"yaw_frequency_ratio": 0.0}, "yaw_frequency_ratio"),
     ({"yaw_frequency_ratio": math.inf}, "yaw_frequency_ratio"),
+    ({"yaw_damping_ratio": 0.0}, "yaw_damping_ratio"), ({"yaw_damping_ratio": math.nan}, "yaw_damping_ratio"),
 ])
 def test_parameters_refuse_bad_values(kwargs: dict[str, object], match: str) -> None:
     build = cast("Callable[..., LocomotionParameters]", LocomotionParameters)  # (fields of mixed types)
@@ -147,10 +148,13 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
                             (ctl.swing_tasks["LF_FOOT"], p.swing_frequency_ratio),
                             (ctl.posture_task, p.posture_frequency_ratio)):
             omega = 2 * math.pi * ratio * f0
-            # (the base's yaw, its last axis, at yaw_frequency_ratio times the base frequency)
-            scale = np.array([1.0] * 5 + [p.yaw_frequency_ratio]) if task is ctl.base_task else 1.0
+            # (the base's yaw, its last axis, at yaw_frequency_ratio times the base frequency and damped at
+            # yaw_damping_ratio)
+            yaw = task is ctl.base_task
+            scale = np.array([1.0] * 5 + [p.yaw_frequency_ratio]) if yaw else 1.0
+            damping = np.array([1.0] * 5 + [p.yaw_damping_ratio]) if yaw else 1.0
             np.testing.assert_allclose(task.kp, (scale * omega) ** 2, rtol=1e-12)
-            np.testing.assert_allclose(task.kd, 2 * scale * omega, rtol=1e-12)  # damping ratio 1
+            np.testing.assert_allclose(task.kd, 2 * damping * scale * omega, rtol=1e-12)  # damping ratio 1
     assert small.com_task.kp[0] == pytest.approx(4 * big.com_task.kp[0], rel=1e-12)
     # (the small one's joints are as fast as the big one's: its trot's duty is fitted lower, timing.py)
     assert small.swing_fit.fast
@@ -164,11 +168,11 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
     assert fixed.task_frequencies[:2] == (2.0, 4.0)
     assert fixed.com_task.kp[0] == pytest.approx((2 * math.pi * 2.0) ** 2, rel=1e-12)
     # the base's yaw (its last axis) at yaw_frequency_ratio times the base frequency, its other axes at it
-    stiff = LocomotionController(model, FEET, NOMINAL,
-                                 replace(p, base_frequency=2.0, yaw_frequency_ratio=3.0))
+    stiff = LocomotionController(model, FEET, NOMINAL, replace(p, base_frequency=2.0, yaw_frequency_ratio=3.0,
+                                                                yaw_damping_ratio=0.5))
     omega = 2 * math.pi * 2.0 * np.array([1.0] * 5 + [3.0])
     np.testing.assert_allclose(stiff.base_task.kp, omega**2, rtol=1e-12)
-    np.testing.assert_allclose(stiff.base_task.kd, 2 * omega, rtol=1e-12)
+    np.testing.assert_allclose(stiff.base_task.kd, 2 * np.array([1.0] * 5 + [0.5]) * omega, rtol=1e-12)
 
 
 def _divide_by_four(match: re.Match[str]) -> str:
@@ -285,7 +289,7 @@ def test_set_parameters_acts_as_a_controller_built_with_them(model: kd.Model) ->
     old = LocomotionParameters()
     new = replace(old, base_frequency=4.0, swing_frequency=6.0, posture_frequency=2.0, damping_ratio=0.8,
                   posture_weight=1e-3, swing_weight=2.0, friction=0.4, max_forward_velocity=0.3,
-                  qp_regularization=1e-6, yaw_frequency_ratio=1.5)
+                  qp_regularization=1e-6, yaw_frequency_ratio=1.5, yaw_damping_ratio=2.0)
     live = LocomotionController(model, FEET, NOMINAL, old)
     built = LocomotionController(model, FEET, NOMINAL, new)
     q, v = standing(model), np.zeros(model.nv)
