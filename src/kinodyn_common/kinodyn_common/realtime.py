@@ -8,6 +8,10 @@ from __future__ import annotations
 import gc
 import os
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 _FIFO_MAX_PRIORITY = 99  # Linux SCHED_FIFO priorities are 1-99
 
@@ -28,19 +32,26 @@ def set_fifo_priority(priority: int) -> str | None:
     return None
 
 
-def set_fifo_priority_of_other_threads(priority: int) -> str | None:
-    """Put every other time-shared thread of this process (those running now; threads they start later inherit
-    it) under ``SCHED_FIFO`` at ``priority`` (1-99). A real-time thread waits for whatever lock another
-    thread of its process holds (the GIL; a DDS reader's or writer's mutex, taken by the middleware's own
-    threads): a time-shared holder that the kernel preempts for other processes' work would keep it waiting
-    for milliseconds (priority inversion). Returns None, or why it could not, for the caller to log."""
+def process_threads() -> set[int]:
+    """The OS ids of this process's threads now."""
+    return {int(entry) for entry in os.listdir("/proc/self/task")}
+
+
+def set_fifo_priority_of_other_threads(priority: int, skip: Collection[int] = ()) -> str | None:
+    """Put every other time-shared thread of this process but those in ``skip`` (threads they start later
+    inherit it) under ``SCHED_FIFO`` at ``priority`` (1-99). A real-time thread waits for whatever lock
+    another thread of its process holds (the GIL; a DDS reader's or writer's mutex, taken by the
+    middleware's own threads): a time-shared holder that the kernel preempts for other processes' work would
+    keep it waiting for milliseconds (priority inversion). ``skip``: threads that must stay time-shared, e.g.
+    a BLAS library's worker pool, whose threads spin while they wait for work: under ``SCHED_FIFO`` they
+    would hold a core against every time-shared thread, and a FIFO caller waiting for a worker queued behind
+    another spinner would wait for seconds. Returns None, or why it could not, for the caller to log."""
     if not 1 <= priority <= _FIFO_MAX_PRIORITY:
         raise ValueError(f"a SCHED_FIFO priority is 1-99, got {priority}")
     me = threading.get_native_id()
-    for entry in os.listdir("/proc/self/task"):
-        thread = int(entry)
+    for thread in process_threads() - {me, *skip}:
         try:
-            if thread != me and os.sched_getscheduler(thread) == os.SCHED_OTHER:
+            if os.sched_getscheduler(thread) == os.SCHED_OTHER:
                 os.sched_setscheduler(thread, os.SCHED_FIFO, os.sched_param(priority))
         except ProcessLookupError:
             continue  # the thread ended meanwhile

@@ -53,13 +53,19 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kinodyn_common.node_runner import run_node
 from kinodyn_common.parameters import declare_dataclass, reject_undeclared_parameters
-from kinodyn_common.realtime import HeapFreeze, set_fifo_priority, set_fifo_priority_of_other_threads
+from kinodyn_common.realtime import (
+    HeapFreeze,
+    process_threads,
+    set_fifo_priority,
+    set_fifo_priority_of_other_threads,
+)
 from kinodyn_common.realtime_publisher import PublishingThread, RealtimePublisher
 from kinodyn_common.robot_description import load_urdf, read_robot_description
 from rclpy.clock import Clock
@@ -219,6 +225,8 @@ class ControllerNode(Node):
 
 class ControlNode(Node):
     def __init__(self) -> None:
+        # the threads before the node's (a BLAS worker pool started at import): they stay time-shared
+        self._library_threads = process_threads() - {threading.get_native_id()}
         super().__init__(
             NODE_NAME, allow_undeclared_parameters=True, automatically_declare_parameters_from_overrides=True
         )
@@ -384,11 +392,12 @@ class ControlNode(Node):
         """In the loop's thread: ``SCHED_FIFO`` at ``realtime_priority``, and every other thread of the
         process (the executor's, the publishing thread, the middleware's) one below (1 at least): the loop
         waits for the locks they hold (the GIL, the middleware's), and a time-shared holder can be preempted
-        for milliseconds by other processes. One line if it cannot."""
+        for milliseconds by other processes. Threads that ran before the node was built (a BLAS library's
+        spinning worker pool) stay time-shared. One line if it cannot."""
         priority = self.realtime_priority
         problem = set_fifo_priority(priority)
         if problem is None and priority:
-            problem = set_fifo_priority_of_other_threads(max(priority - 1, 1))
+            problem = set_fifo_priority_of_other_threads(max(priority - 1, 1), skip=self._library_threads)
         if problem is not None:
             self.get_logger().warning(problem)
 

@@ -76,25 +76,39 @@ def thread_policies(pid: int) -> dict[int, tuple[int, int]]:
     return out
 
 
+def library_threads() -> int:
+    """The threads a process has before control_node's node is built, besides its main thread: those of the
+    imports (a BLAS library's worker pool) and of ``rclpy.init``. control_node leaves them time-shared."""
+    script = ("import os, rclpy, kinodyn_control.control_node; rclpy.init(args=[]); "
+              "print(len(os.listdir('/proc/self/task')) - 1)")
+    return int(subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout)
+
+
+def thread_names(pid: int) -> dict[int, str]:
+    """``thread id: name`` of every thread of process ``pid``."""
+    tasks = (Path("/proc") / str(pid) / "task").iterdir()
+    return {int(t.name): (t / "comm").read_text().strip() for t in tasks}
+
+
 @pytest.mark.parametrize("priority", [0, 1, 7])
 def test_realtime_priority_puts_the_loop_thread_and_the_process_s_other_threads_under_sched_fifo(
         priority: int) -> None:
     """control_node as a process (its executor is the main thread): with ``realtime_priority`` the loop's
-    thread runs SCHED_FIFO at it, every other thread (the executor's, the publishing thread, the DDS
-    threads) one below (1 at least); with 0 every thread stays time-shared."""
+    thread runs SCHED_FIFO at it, every thread started since the node was built (the DDS threads, the
+    publishing thread) and the executor's one below (1 at least), the threads from before (the imports',
+    rclpy.init's) time-shared; with 0 every thread stays time-shared."""
     command = [sys.executable, "-m", "kinodyn_control.control_node", "--ros-args",
                "-p", f"robot_description_file:={URDF}", "-p", "update_rate:=100",
                "-p", f"realtime_priority:={priority}"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline, policies = time.monotonic() + 60.0, {}
+        deadline, policies, names = time.monotonic() + 60.0, {}, {}
         while time.monotonic() < deadline and proc.poll() is None:
             policies = thread_policies(proc.pid)
-            fifo = [p for p in policies.values() if p[0] == os.SCHED_FIFO]
-            # the loop is running once its publishing thread and the DDS threads exist (some 15 threads)
-            if len(policies) > 10 and (fifo or priority == 0) and not (0 < len(fifo) < len(policies)):
+            # running once the main thread (the executor's) has its policy (set by the loop as it starts)
+            if len(policies) > 10 and (priority == 0 or policies.get(proc.pid, (0, 0))[0] == os.SCHED_FIFO):
                 time.sleep(0.5)  # a few cycles more: nothing changes after the loop's start
-                policies = thread_policies(proc.pid)
+                policies, names = thread_policies(proc.pid), thread_names(proc.pid)
                 break
             time.sleep(0.1)
     finally:
@@ -106,7 +120,13 @@ def test_realtime_priority_puts_the_loop_thread_and_the_process_s_other_threads_
     if priority and fifo_permitted():
         below = max(priority - 1, 1)
         assert policies[proc.pid] == (os.SCHED_FIFO, below)  # the main thread: the executor's
-        assert set(policies.values()) <= {(os.SCHED_FIFO, priority), (os.SCHED_FIFO, below)}
+        middleware = [t for t, name in names.items() if name.startswith("dds.")]  # Fast DDS's threads
+        assert middleware
+        assert all(policies[t] == (os.SCHED_FIFO, below) for t in middleware), (policies, names)
+        shared = [t for t, p in policies.items() if p[0] == os.SCHED_OTHER]
+        assert len(shared) == library_threads(), (policies, names)
+        assert set(policies.values()) - {(os.SCHED_OTHER, 0)} <= {(os.SCHED_FIFO, priority),
+                                                                 (os.SCHED_FIFO, below)}
         if priority > below:
             assert list(policies.values()).count((os.SCHED_FIFO, priority)) == 1  # the loop's thread only
     else:  # 0, or not permitted here: time-shared (one warning says why)
