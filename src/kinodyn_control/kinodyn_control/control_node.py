@@ -25,14 +25,14 @@ local). The control loop (read -> update -> write) runs on its own thread (loop.
 ``lockstep: true``: paced by the commands, with simulated time ``k / update_rate`` as the controllers' clock);
 services and topic callbacks run in the executor's thread.
 
-With ``realtime_priority`` (wall-clock loop) the loop's thread runs ``SCHED_FIFO`` at it and every other
-thread of the process (the executor's, the publishing thread, the middleware's) one below, 1 at least: the
-loop waits for locks those threads hold (the GIL; a DDS reader's or writer's mutex), and a time-shared holder
-can be preempted by other processes for milliseconds. What the loop publishes (the broadcasters, the
-controllers' nodes, the simulator's topics: RealtimePublishers) it hands to a publishing thread, which
-publishes it with the GIL released (kinodyn_common/realtime_publisher.py): a DDS publish waits on locks of
-the subscribing processes too. Without ``realtime_priority`` the loop publishes itself, as every thread stays
-time-shared anyway.
+With ``realtime_priority`` (wall-clock loop) the loop's thread runs ``SCHED_FIFO`` at it and the executor's
+thread and every thread started since the node was built (the publishing thread, the middleware's) one below,
+1 at least (threads from before, a BLAS worker pool, stay time-shared): the loop waits for locks those threads
+hold (the GIL; a DDS reader's or writer's mutex), and a time-shared holder can be preempted by other
+processes for milliseconds. What the loop publishes (the broadcasters, the controllers' nodes, the
+simulator's topics: RealtimePublishers) it hands to a publishing thread, which publishes it with the GIL
+released (kinodyn_common/realtime_publisher.py): a DDS publish waits on locks of the subscribing processes
+too. Without ``realtime_priority`` the loop publishes itself, as every thread stays time-shared anyway.
 
 A parameter the node does not know (``update_ratee``; ``<name>.<key>`` without ``<name>.type``) is an error
 at startup (``reject_undeclared_parameters``): one line, exit code 1. A failed hardware component (its
