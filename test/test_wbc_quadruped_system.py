@@ -148,6 +148,7 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         assert lift_off(schedule) == np.inf  # standing until asked to trot
         trot = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="trot")
         assert set_parameter(client, "locomotion_mode", trot) == (True, "")
+        asked = sim_time()
         # judged from the first lift-off (message content: this listener may lag the graph by seconds of
         # simulated time, so its clock when the request was answered says nothing of when the trot began)
         assert client.spin_until(lambda: sim_time() > lift_off(schedule) + 0.5 + TROT, 240.0), \
@@ -178,7 +179,8 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         values = np.array([command.position, command.velocity, command.effort, command.kp, command.kd])
         assert np.isfinite(values).all()
     print(f"quadruped over DDS: estimate from t = {t_base:.3f} s; standing height {np.mean(stood):.4f} m; "
-          f"trotting: lowest base {min(heights):.4f} m, largest drift {drift:.4f} m")
+          f"trot asked at t = {asked:.3f} s here, first lift-off at t = {t_trot:.3f} s; trotting: lowest "
+          f"base {min(heights):.4f} m, largest drift {drift:.4f} m")
 
 
 def _finite(command: JointPDCommand) -> bool:
