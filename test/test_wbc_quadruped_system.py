@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -62,16 +62,36 @@ STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on
 NS = 1_000_000_000
 TROT = 1.0  # s of simulated time judged while trotting
 MARK = 1234.5  # pose.covariance[0] of the second odometry publisher's messages
+WBC_DEPTH = 2000  # messages the wbc's publishers keep (graph_nodes): 4 s of simulated time at 500 Hz
+
+
+def graph_nodes() -> list[dict[str, Any]]:  # Any: YAML values
+    """GRAPH's nodes, the wbc's publishers keeping their last WBC_DEPTH messages (``qos_depth``): this test's
+    listener, lagging the graph by up to seconds of simulated time on a loaded machine, then misses none of
+    the commands it judges (the default keeps 10: a reliable reader further behind loses the older ones)."""
+    nodes: list[dict[str, Any]] = yaml.safe_load(GRAPH.read_text())["nodes"]
+    next(node for node in nodes if node["name"] == "wbc")["parameters"]["qos_depth"] = WBC_DEPTH
+    return nodes
+
+
+def start_graph(spawn: ProcessSpawner, directory: Path) -> Popen[bytes]:
+    """GRAPH (``graph_nodes``) in one launcher; the graph file is written to ``directory``."""
+    kinodyn = shutil.which("kinodyn")
+    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
+    graph = directory / "quadruped_wbc.yaml"
+    graph.write_text(yaml.safe_dump({"nodes": graph_nodes()}, sort_keys=False))
+    return spawn([kinodyn, "up", str(graph)], "launcher")
 
 
 def start_holding(spawn: ProcessSpawner, directory: Path, client: Listener,
                   commands: dict[int, JointPDCommand]) -> tuple[Popen[bytes], Popen[bytes]]:
-    """GRAPH in two launchers: all but its state_estimator first (the wbc holds the posture, and the
-    lockstep runs on its commands, for as long as no odometry comes), then, once ``client`` has received
-    commands into ``commands``, the estimator alone. Both graph files are written to ``directory``."""
+    """GRAPH (``graph_nodes``) in two launchers: all but its state_estimator first (the wbc holds the
+    posture, and the lockstep runs on its commands, for as long as no odometry comes), then, once ``client``
+    has received commands into ``commands``, the estimator alone. Both graph files are written to
+    ``directory``."""
     kinodyn = shutil.which("kinodyn")
     assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
-    raw = yaml.safe_load(GRAPH.read_text())
+    raw = {"nodes": graph_nodes()}
     estimator = [node for node in raw["nodes"] if node["executable"] == "state_estimator"]
     assert len(estimator) == 1, raw["nodes"]
     rest, alone = directory / "quadruped_wbc_holding.yaml", directory / "quadruped_wbc_estimator.yaml"
@@ -205,13 +225,12 @@ def _jumped(last: Odometry, state: JointState) -> Odometry:
     return odom
 
 
-def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spawn: ProcessSpawner) -> None:
+def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spawn: ProcessSpawner,
+                                                                              tmp_path: Path) -> None:
     """While the quadruped trots, a second publisher on odometry/filtered disagrees with the estimator by
     10 m and 90 deg for 0.5 s of simulated time (one message per joint state, stamped with it). The wbc
     refuses them with one line (the base-state gate, docs/nodes/wbc.md) and the robot trots on: base above
     60 % of its height, roll and pitch within 0.3 rad, every joint state answered by a finite command."""
-    kinodyn = shutil.which("kinodyn")
-    assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
     client = Listener("wbc_base_gate_test")
     try:
         truth: list[Odometry] = []
@@ -236,7 +255,7 @@ def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spa
         node.create_subscription(JointState, "/joint_states", on_state, qos)
         node.create_subscription(JointPDCommand, "/leg_pd_controller/commands",
                                  lambda m: commands.setdefault(stamp_ns(m), m), qos)
-        launcher = spawn([kinodyn, "up", str(GRAPH.relative_to(REPO))], "launcher")
+        launcher = start_graph(spawn, tmp_path)
 
         def sim_time() -> float:
             return stamp_ns(truth[-1]) / NS if truth else 0.0
