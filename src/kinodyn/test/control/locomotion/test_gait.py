@@ -310,3 +310,55 @@ def test_scheduler_refusals() -> None:
         scheduler.update(0.5)
     with pytest.raises(ValueError, match="finite"):
         scheduler.update(math.nan)
+
+
+def _trotting_scheduler() -> locomotion.GaitScheduler:
+    """The trot of ``test_trot_phases_match_hand_computed_values``: LH and RF swing from 1.05 s to 1.25 s, LF
+    and RH lift at 1.3 s, LH and RF again at 1.55 s."""
+    scheduler = locomotion.GaitScheduler(FEET)
+    scheduler.update(1.0)
+    scheduler.set_gait(locomotion.trot(PAIRS, period=0.5, duty=0.6), lead=0.05)
+    return scheduler
+
+
+def test_hasten_brings_the_gait_forward_by_the_shortened_swing() -> None:
+    """At 1.1 s (a quarter of the swing done) ``hasten(0.1)``: the swings end 0.1 s after their lift-off,
+    at 1.15 s instead of 1.25 s, their phase unchanged; every later event comes 0.1 s sooner (LF lifts at
+    1.2 s, LH at 1.45 s); by hand."""
+    scheduler = _trotting_scheduler()
+    scheduler.update(1.1)
+    assert scheduler.hasten(0.1) == pytest.approx(0.1)
+    state = scheduler.update(1.1)
+    lh, lf = state.feet["LH"], state.feet["LF"]
+    assert not lh.in_stance
+    assert lh.phase == pytest.approx(0.25)
+    assert lh.time_left == pytest.approx(0.05)
+    assert lh.swing_duration == pytest.approx(0.05 / 0.75)  # the rest (3/4) in 0.05 s
+    assert lf.time_left == pytest.approx(0.1)
+    assert scheduler.hasten(0.1) == 0.0  # already landing then
+    state = scheduler.update(1.15)
+    assert state.feet["LH"].in_stance
+    assert state.feet["LH"].time_left == pytest.approx(0.3)  # the stance as long as the gait's: to 1.45 s
+    state = scheduler.update(1.2)
+    assert not state.feet["LF"].in_stance
+    assert state.feet["LF"].time_left == pytest.approx(0.2)  # a full swing
+    state = scheduler.update(1.45)
+    assert not state.feet["LH"].in_stance
+
+
+def test_hasten_lands_at_once_past_the_shortest_swing_and_keeps_the_lead() -> None:
+    """At 1.2 s (past lift-off + 0.1 s) the swings land now: 0.05 s sooner; LF's stance, planned to 1.3 s,
+    would end at 1.25 s, within the lead of 0.05 s from now: it ends at 1.25 s. Standing: nothing to
+    hasten."""
+    scheduler = _trotting_scheduler()
+    scheduler.update(1.2)
+    assert scheduler.hasten(0.1) == pytest.approx(0.05)
+    state = scheduler.update(1.2)
+    assert state.feet["LH"].in_stance
+    assert state.feet["RF"].in_stance
+    assert state.feet["LF"].time_left == pytest.approx(0.05)
+    standing = locomotion.GaitScheduler(FEET)
+    standing.update(0.0)
+    assert standing.hasten(0.0) == 0.0
+    with pytest.raises(ValueError, match="shortest"):
+        scheduler.hasten(math.nan)
