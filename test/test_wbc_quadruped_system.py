@@ -63,6 +63,8 @@ NS = 1_000_000_000
 TROT = 1.0  # s of simulated time judged while trotting
 MARK = 1234.5  # pose.covariance[0] of the second odometry publisher's messages
 WBC_DEPTH = 2000  # messages the wbc's publishers keep (graph_nodes): 4 s of simulated time at 500 Hz
+LISTENER_DEPTH = 20_000  # messages this test's subscriptions keep: 40 s at 500 Hz, longer than a run (the
+# listener, five 500 Hz topics in Python, falls seconds behind the graph on a loaded machine: it loses none)
 
 
 def graph_nodes() -> list[dict[str, Any]]:  # Any: YAML values
@@ -130,7 +132,7 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         schedule: list[ContactStates] = []
         commands: dict[int, JointPDCommand] = {}
         node = client.node
-        qos = QoSProfile(depth=2000)
+        qos = QoSProfile(depth=LISTENER_DEPTH)
         node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
         node.create_subscription(Odometry, "/odometry/filtered", estimate.append, qos)
         node.create_subscription(JointState, "/joint_states", lambda m: states.append(stamp_ns(m)), qos)
@@ -240,7 +242,7 @@ def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spa
         injecting = [False]
         sent: list[int] = []
         node = client.node
-        qos = QoSProfile(depth=2000)
+        qos = QoSProfile(depth=LISTENER_DEPTH)
         hostile = node.create_publisher(Odometry, "/odometry/filtered", QoSProfile(depth=10))
 
         def on_state(msg: JointState) -> None:
