@@ -166,3 +166,36 @@ def test_on_the_system_clock_the_bag_time_is_the_reception_time(ros_context: Con
     assert times == sorted(times)
     assert before <= times[0]
     assert times[-1] <= after
+
+
+class _Topics:
+    """Stands in for the recorder's polled subscriptions: per subscription, what its next take gets."""
+
+    def __init__(self, held: dict[str, list[tuple[int, bytes]]]) -> None:
+        self.held = held
+
+    def received(self, subscription: str) -> list[tuple[int, bytes]]:
+        taken, self.held[subscription] = self.held[subscription], []
+        return taken
+
+
+def test_a_topic_keeps_its_delivery_order(ros_context: Context, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reliable topic's resent sample is delivered after a later one it was received before: it keeps its
+    place, with the reception time of the one ahead of it; the other topic's message falls in between."""
+    node = Node("recorder", context=ros_context)
+    writer = BagWriter(tmp_path / "bag")
+    recorder = Recorder(node, writer, ["/a", "/b"], [], sim_time=False)
+    try:
+        for topic in ("/a", "/b"):
+            writer.add_topic(topic, "std_msgs/msg/Int32")
+        data = {k: serialize_message(Int32(data=k)) for k in (1, 2, 3)}
+        monkeypatch.setattr(recorder, "_subscriptions", {"/a": "/a", "/b": "/b"})
+        monkeypatch.setattr(recorder, "_polled", _Topics({"/a": [(300, data[1]), (200, data[2])],
+                                                          "/b": [(250, data[3])]}))
+        recorder.take()
+    finally:
+        writer.close()
+        node.destroy_node()
+    written = [(topic, t_ns, _data(message)) for topic, _, t_ns, message in read_messages(tmp_path / "bag")]
+    assert written == [("/b", 250, 3), ("/a", 300, 1), ("/a", 300, 2)]

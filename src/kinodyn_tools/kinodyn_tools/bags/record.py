@@ -75,6 +75,7 @@ class Recorder:
         self._subscriptions: dict[str, Subscription[bytes]] = {}
         self._refused: set[str] = set()
         self._received: list[tuple[int, str, bytes]] = []  # (reception ns, topic, bytes) taken, not written
+        self._latest: dict[str, int] = {}  # per topic: the reception time of its newest message taken
         self.first_time_ns: int | None = None
 
     def clock_started(self) -> bool:
@@ -126,14 +127,20 @@ class Recorder:
         self._subscriptions[topic] = self._polled.subscribe(cls, topic, request_for_offers(offers), raw=True)
 
     def take(self, everything: bool = False) -> None:
-        """Write what the subscriptions hold, in the order of reception, at its bag time. A message received
-        after this take began waits for the next one (one of another topic received after it may not have
-        been taken yet), unless ``everything``: the last take."""
+        """Write what the subscriptions hold, in the order of reception, at its bag time. A topic's messages
+        keep the order the middleware delivers them in: one received before the message ahead of it (a
+        reliable topic's resent sample) counts as received with that one. A message received after this take
+        began waits for the next one (one of another topic received after it may not have been taken yet),
+        unless ``everything``: the last take."""
         began = time.time_ns()
         self.clock.take()
         received = self._received
         for topic, subscription in self._subscriptions.items():
-            received += [(t_ns or began, topic, data) for t_ns, data in self._polled.received(subscription)]
+            latest = self._latest.get(topic, 0)
+            for t_ns, data in self._polled.received(subscription):
+                latest = max(latest, t_ns or began)
+                received.append((latest, topic, data))
+            self._latest[topic] = latest
         received.sort(key=_RECEIVED)  # stable: each topic's messages stay in their order
         ready = len(received) if everything else bisect_right(received, began, key=_RECEIVED)
         for t_ns, topic, data in received[:ready]:
