@@ -38,13 +38,6 @@ after the switch, the time to unload it); a stance that starts later lasts at le
 The new gait's clock is chosen so that the longest of these waits is shortest. Stances only ever get
 longer, so a switch never lifts a foot early, and there is no need for a moment with every foot down (a
 walk has none). Switching to ``stand``: every stance lasts for ever and the feet in swing land as planned.
-
-``GaitScheduler.hasten`` brings a moving gait forward (step timing: a pushed robot's recovery steps come
-sooner, as in step-timing adaptation for push recovery, Khadiv et al. 2016, "Step timing adjustment: a step
-toward generating robust gaits", Humanoids): the feet in swing land a given time after their lift-off
-instead of at the end of their planned swing, and the gait's clock advances by the time saved, so the
-stances in progress end that much sooner (no sooner than the switch's lead from now: the time to unload a
-foot) and every later event keeps the gait's durations.
 """
 
 from __future__ import annotations
@@ -316,7 +309,6 @@ class _Segment:
     end: float = math.inf
     next_swing: float = 0.0
     next_stance: float = math.inf
-    lifted: float = -math.inf  # the last lift-off's time [s]
 
 
 class GaitScheduler:
@@ -361,35 +353,6 @@ class GaitScheduler:
             self._fill(self._t)
         else:
             self._switch_at_start = True
-
-    def hasten(self, shortest: float) -> float:
-        """Bring the gait forward so that the feet in swing land ``shortest`` [s] after their lift-off, or now
-        if that has passed (at the last ``update``'s time; module doc): the gait's clock advances by the time
-        ``delta`` the swings are shortened, so every later event comes ``delta`` sooner, and a stance in
-        progress lifts ``delta`` sooner too but no sooner than the lead of the last ``set_gait`` from now. A
-        swing's phase stays continuous (it covers the rest of its way faster). Returns ``delta`` [s] (0: no
-        swing was planned to last longer, or no foot swings); the last ``update``'s answer is refreshed."""
-        if not (math.isfinite(shortest) and shortest >= 0.0):
-            raise ValueError(f"shortest must be finite and >= 0 s, got {shortest}")
-        t = self._t
-        swinging = [s for s in self._segments.values() if not s.in_stance]
-        if t is None or not self._gait.moves or not swinging:
-            return 0.0
-        delta = min(s.end - max(s.lifted + shortest, t) for s in swinging)
-        if delta <= TIME_EPS:
-            return 0.0
-        for s in self._segments.values():
-            if not s.in_stance:
-                end = s.end - delta
-                phase = (t - s.start) / (s.end - s.start)
-                s.start = t - phase * (end - t) / (1.0 - phase)  # phase < 1: the swing ends after t
-                s.end = end
-            elif math.isfinite(s.end):
-                s.end = max(s.end - delta, t + self._lead)
-        self._t0 -= delta
-        self._advance(t)
-        self._fill(t)
-        return delta
 
     def update(self, t: float) -> GaitState:
         """Every foot's phase at ``t`` (non-decreasing between calls)."""
@@ -456,7 +419,6 @@ class GaitScheduler:
             while t >= s.end - TIME_EPS:
                 if s.in_stance:  # lift-off (only while the gait moves: a standing stance has no end)
                     s.in_stance, s.start, s.end = False, s.end, s.end + s.next_swing
-                    s.lifted = s.start
                     s.next_stance = self._next_lift(foot, s.end + g.stance_duration) - s.end
                 else:  # touchdown
                     lift = self._next_lift(foot, s.end + g.stance_duration)
