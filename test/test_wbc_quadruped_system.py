@@ -23,6 +23,15 @@ import pytest
 import yaml
 from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.control.pd_stability import sampled_pd_gains
+from kinodyn_common.raw_messages import (
+    ContactStatesReader,
+    ContactStatesView,
+    JointPDCommandReader,
+    JointPDCommandView,
+    JointStateReader,
+    OdometryReader,
+    OdometryView,
+)
 from kinodyn_tools.launcher.graph import load_graph
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -36,6 +45,7 @@ from test.conftest import REPO
 from test.ros_listener import Listener
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from subprocess import Popen
 
     from test.conftest import ProcessSpawner
@@ -45,7 +55,7 @@ pytestmark = pytest.mark.system
 GRAPH = REPO / "config" / "quadruped_wbc.yaml"
 
 
-def assert_the_derived_hold(held: list[JointPDCommand]) -> None:
+def assert_the_derived_hold(held: list[JointPDCommandView]) -> None:
     """Every hold command carries the wbc's default hold gains in GRAPH: per joint from its URDF at its
     posture, a PD sampled every pd_horizon at half the stability limit (kinodyn.control.pd_stability)."""
     wbc = next(node for node in load_graph(GRAPH).nodes if node.name == "wbc")
@@ -86,7 +96,7 @@ def start_graph(spawn: ProcessSpawner, directory: Path) -> Popen[bytes]:
 
 
 def start_holding(spawn: ProcessSpawner, directory: Path, client: Listener,
-                  commands: dict[int, JointPDCommand]) -> tuple[Popen[bytes], Popen[bytes]]:
+                  commands: dict[int, JointPDCommandView]) -> tuple[Popen[bytes], Popen[bytes]]:
     """GRAPH (``graph_nodes``) in two launchers: all but its state_estimator first (the wbc holds the
     posture, and the lockstep runs on its commands, for as long as no odometry comes), then, once ``client``
     has received commands into ``commands``, the estimator alone. Both graph files are written to
@@ -105,11 +115,18 @@ def start_holding(spawn: ProcessSpawner, directory: Path, client: Listener,
     return launcher, spawn([kinodyn, "up", str(alone)], "estimator")
 
 
-def stamp_ns(msg: JointState | JointPDCommand | Odometry | ContactStates) -> int:
+def stamp_ns(msg: JointState | JointPDCommand | Odometry | OdometryView | JointPDCommandView
+             | ContactStatesView) -> int:
     return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
 
 
-def lift_off(schedule: list[ContactStates]) -> float:
+def reading(reader: OdometryReader | JointStateReader | ContactStatesReader | JointPDCommandReader,
+            take: Callable[[Any], object]) -> Callable[[bytes], None]:  # Any: the reader's view
+    """A raw subscription's callback: ``take`` each message as ``reader`` reads it."""
+    return lambda raw: take(reader.read(raw))
+
+
+def lift_off(schedule: list[ContactStatesView]) -> float:
     """The stamp [s] of the first schedule with a foot up (a gait's start); infinite before one."""
     return next((stamp_ns(m) / NS for m in schedule if not all(m.in_contact)), np.inf)
 
@@ -126,19 +143,24 @@ def set_parameter(client: Listener, name: str, value: ParameterValue) -> tuple[b
 def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpawner, tmp_path: Path) -> None:
     client = Listener("wbc_quadruped_test")  # subscribed before the graph starts: discovery has time to match
     try:
-        truth: list[Odometry] = []
-        estimate: list[Odometry] = []
+        truth: list[OdometryView] = []
+        estimate: list[OdometryView] = []
         states: list[int] = []
-        schedule: list[ContactStates] = []
-        commands: dict[int, JointPDCommand] = {}
+        schedule: list[ContactStatesView] = []
+        commands: dict[int, JointPDCommandView] = {}
         node = client.node
         qos = QoSProfile(depth=LISTENER_DEPTH)
-        node.create_subscription(Odometry, "/quadruped_system/odometry", truth.append, qos)
-        node.create_subscription(Odometry, "/odometry/filtered", estimate.append, qos)
-        node.create_subscription(JointState, "/joint_states", lambda m: states.append(stamp_ns(m)), qos)
-        node.create_subscription(ContactStates, "/contact_schedule", schedule.append, qos)
-        node.create_subscription(JointPDCommand, "/leg_pd_controller/commands",
-                                 lambda m: commands.setdefault(stamp_ns(m), m), qos)
+        # taken serialized and read into numpy (kinodyn_common.raw_messages), as the scenario runner does: the
+        # listener keeps up with five 500 Hz topics on a loaded machine
+        for msgtype, topic, reader, take in (
+            (Odometry, "/quadruped_system/odometry", OdometryReader(), truth.append),
+            (Odometry, "/odometry/filtered", OdometryReader(), estimate.append),
+            (JointState, "/joint_states", JointStateReader(), lambda m: states.append(stamp_ns(m))),
+            (ContactStates, "/contact_schedule", ContactStatesReader(), schedule.append),
+            (JointPDCommand, "/leg_pd_controller/commands", JointPDCommandReader(),
+             lambda m: commands.setdefault(stamp_ns(m), m)),
+        ):
+            node.create_subscription(msgtype, topic, reading(reader, take), qos, raw=True)
         launcher, estimator = start_holding(spawn, tmp_path, client, commands)
 
         def sim_time() -> float:
@@ -158,10 +180,10 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         log = launcher.log_path.read_text()
         controlling = r"\[wbc\].*base state on odometry/filtered back at t = .*; controlling"
         assert re.search(controlling, log), log[-3000:]
-        stood = [m.pose.pose.position.z for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
+        stood = [float(m.pose[2]) for m in truth if t_base + 1.5 <= stamp_ns(m) / NS]
         assert stood
         assert max(abs(z - STANDING_HEIGHT) for z in stood) < 0.01, (min(stood), max(stood))
-        standing_xy = np.array([truth[-1].pose.pose.position.x, truth[-1].pose.pose.position.y])
+        standing_xy = truth[-1].pose[:2].copy()
 
         bad = set_parameter(client, "period", ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                              double_value=-1.0))
@@ -180,10 +202,9 @@ def test_quadruped_stands_on_the_estimate_then_trots_in_place(spawn: ProcessSpaw
         client.close()
     t_trot = lift_off(schedule)
     window = [m for m in truth if t_trot + 0.5 <= stamp_ns(m) / NS]
-    heights = [m.pose.pose.position.z for m in window]
+    heights = [float(m.pose[2]) for m in window]
     assert min(heights) > 0.6 * STANDING_HEIGHT, min(heights)
-    drift = max(np.hypot(m.pose.pose.position.x - standing_xy[0], m.pose.pose.position.y - standing_xy[1])
-                for m in window)
+    drift = max(float(np.hypot(*(m.pose[:2] - standing_xy))) for m in window)
     assert drift < 0.1, drift
     # the schedule trots: diagonal pairs alternate (LF+RH, LH+RF), two feet down at a time for part of it
     stances = [tuple(m.in_contact) for m in schedule if t_trot + 0.5 <= stamp_ns(m) / NS]
