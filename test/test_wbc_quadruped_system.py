@@ -73,16 +73,21 @@ NS = 1_000_000_000
 TROT = 1.0  # s of simulated time judged while trotting
 MARK = 1234.5  # pose.covariance[0] of the second odometry publisher's messages
 WBC_DEPTH = 2000  # messages the wbc's publishers keep (graph_nodes): 4 s of simulated time at 500 Hz
+PACE = 0.25  # the lockstep's lockstep_max_speed in this test's graph (graph_nodes)
 LISTENER_DEPTH = 20_000  # messages this test's subscriptions keep: 40 s at 500 Hz, longer than a run (the
 # listener, five 500 Hz topics in Python, falls seconds behind the graph on a loaded machine: it loses none)
 
 
 def graph_nodes() -> list[dict[str, Any]]:  # Any: YAML values
-    """GRAPH's nodes, the wbc's publishers keeping their last WBC_DEPTH messages (``qos_depth``): this test's
-    listener, lagging the graph by up to seconds of simulated time on a loaded machine, then misses none of
-    the commands it judges (the default keeps 10: a reliable reader further behind loses the older ones)."""
+    """GRAPH's nodes, the wbc's publishers keeping their last WBC_DEPTH messages (``qos_depth``) and the
+    lockstep at most PACE times real time (``lockstep_max_speed``; in lockstep the cycles and their results
+    are the same at any pace): this test's listener, one Python process taking five 500 Hz topics, falls
+    behind a graph at real time on a loaded machine (under two busy loops and the other processes of a
+    shared machine, by tens of seconds of simulated time, more than its history keeps)."""
     nodes: list[dict[str, Any]] = yaml.safe_load(GRAPH.read_text())["nodes"]
-    next(node for node in nodes if node["name"] == "wbc")["parameters"]["qos_depth"] = WBC_DEPTH
+    by_name = {node["name"]: node for node in nodes}
+    by_name["wbc"]["parameters"]["qos_depth"] = WBC_DEPTH
+    by_name["controller_manager"]["parameters"]["lockstep_max_speed"] = PACE
     return nodes
 
 
