@@ -51,8 +51,9 @@ GAIT_TIMING = MappingProxyType({
 """The trot's, pace's and bound's own timing: ``LocomotionParameters.period_ratio`` and ``duty`` left at 0
 take these (``LocomotionParameters.timing``). The walk's cycle is ``walk_period_factor`` times the trot's."""
 
-_POSITIVE = ("walk_period_factor", "yaw_frequency_ratio", "yaw_damping_ratio", "contact_ramp_ratio", "joint_acceleration_ratio",
-             "fast_step_height_ratio", "joint_limit_horizon_ratio", "base_frequency_ratio",
+_POSITIVE = ("walk_period_factor", "yaw_frequency_ratio", "yaw_damping_ratio", "contact_ramp_ratio",
+             "joint_acceleration_ratio", "fast_step_height_ratio", "joint_limit_horizon_ratio",
+             "base_frequency_ratio",
              "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
              "max_tracking_error", "pd_horizon",
              "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate",
