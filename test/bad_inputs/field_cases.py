@@ -136,12 +136,14 @@ def _imu_said(inject: Callable[[XsensImuEmulator], None], cycles: int = 40) -> S
         worst = 0.0
         inject(emulator)
         for k in range(cycles):
+            before = (imu.last_counter, imu.stale)
             emulator.emit(1)
             now[0] += 0.002
             end = time.monotonic() + 2.0
-            while time.monotonic() < end:  # until the component took or refused this packet
+            while time.monotonic() < end:  # until the component took it (a replayed copy: as stale)
                 harness.manager.cycle(k * 0.002, 0.002)
-                if imu.last_counter == emulator.counter - 1 or harness.messages("error"):
+                taken = (imu.last_counter, imu.stale) != before and imu.last_counter == emulator.counter - 1
+                if taken or harness.messages("error"):
                     break
                 time.sleep(0.001)
             for name in IMU_INTERFACES:

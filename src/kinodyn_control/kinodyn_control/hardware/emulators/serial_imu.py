@@ -173,6 +173,7 @@ class XsensImuEmulator:
         """Stream at ``rate`` on a thread (messages due while the thread was late go out at once)."""
         if self._thread is not None:
             return
+        self.message(self.counter)  # a motion's first call may load compiled code: not while streaming
         self._running.set()
         self._thread = threading.Thread(target=self._stream, name="xsens-emulator", daemon=True)
         self._thread.start()
