@@ -9,8 +9,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from builtin_interfaces.msg import Time
 from kinodyn_common.problem_log import DistinctProblemLog
+from kinodyn_common.stamps import NS, ns_to_stamp
 from kinodyn_tools.bags import read_messages
 from kinodyn_tools.bags.reception_clock import ReceptionClock, clock_ns
 from kinodyn_tools.bags.record import Recorder
@@ -29,13 +29,12 @@ if TYPE_CHECKING:
 
     from conftest import RecordingLogger
 
-NS = 1_000_000_000
 MATCH_TIMEOUT = 10.0  # s of wall time for discovery within the process
 QOS = QoSProfile(depth=100)
 
 
 def _clock(t_ns: int) -> Clock:
-    return Clock(clock=Time(sec=t_ns // NS, nanosec=t_ns % NS))
+    return Clock(clock=ns_to_stamp(t_ns))
 
 
 def test_clock_bytes_read_as_rclpy_writes_them() -> None:
