@@ -105,8 +105,8 @@ class LocomotionParameters:
     base_frequency_ratio: float = 4.28  # below times the leg's pendulum frequency sqrt(g / l) / (2 pi)
     yaw_frequency_ratio: float = 1.0  # the base yaw's error dynamics at this multiple of the base frequency
     # (> 1: a stiffer yaw against the swing legs' reaction about the vertical, docs/locomotion.md)
-    yaw_damping_ratio: float = 3.0  # the base yaw's (its yaw-rate feedback 2 D omega; damping_ratio the other
-    # tasks'): the swing legs' reaction about the vertical turns the trunk at the gait frequency and above
+    yaw_damping_ratio: float = 1.0  # the base yaw's (its yaw-rate feedback 2 D omega; damping_ratio the other
+    # tasks'); higher damps the swing legs' reaction about the vertical (docs/locomotion.md)
     swing_frequency: float = 0.0  # Hz, swing feet; 0: swing_frequency_ratio times the pendulum frequency
     swing_frequency_ratio: float = 7.13
     posture_frequency: float = 0.0  # Hz, joint posture (null space); 0: posture_frequency_ratio times it
