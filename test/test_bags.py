@@ -525,6 +525,8 @@ def test_command_line_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert kinodyn(["bag", "play", str(tmp_path / "nothing")]) == 2
     assert kinodyn(["bag", "play", str(tmp_path), "--rate", "0"]) == 2
     assert "--rate must be positive" in capsys.readouterr().out
+    assert kinodyn(["bag", "play", str(tmp_path), "--wait-for-all-acked", "-1"]) == 2
+    assert "--wait-for-all-acked must be >= 0" in capsys.readouterr().out
     assert kinodyn(["bag", "record"]) == 2
     assert "give the topics to record, or --all" in capsys.readouterr().out
     assert kinodyn(["bag", "record", "/a", "--duration", "-1"]) == 2

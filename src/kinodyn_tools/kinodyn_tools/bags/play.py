@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import rclpy
 from kinodyn_common.stamps import ns_to_stamp, seconds_to_ns
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -58,12 +59,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--wait-for-subscribers", type=float, default=0.0, metavar="SECONDS",
         help="before playing, wait up to this long until every topic has a matched subscriber",
     )
+    parser.add_argument(
+        "--wait-for-all-acked", type=float, default=2.0, metavar="SECONDS",
+        help="after playing, wait up to this long until every reliable subscriber has acknowledged every "
+             "message (0: exit at once; a subscriber still catching up would lose the last messages)",
+    )
 
 
 def _check(args: argparse.Namespace) -> str | None:
     if not args.rate > 0:
         return f"--rate must be positive, got {args.rate:g}"
-    for option in ("clock", "start_offset", "delay", "wait_for_subscribers"):
+    for option in ("clock", "start_offset", "delay", "wait_for_subscribers", "wait_for_all_acked"):
         value = getattr(args, option)
         if not value >= 0:
             return f"--{option.replace('_', '-')} must be >= 0, got {value:g}"
@@ -115,6 +121,16 @@ class Player:
             time.sleep(0.05)
         return False
 
+    def wait_for_all_acked(self, timeout: float) -> bool:
+        """Wait (wall time) until every reliable subscriber has acknowledged every message published, as
+        ``ros2 bag play --wait-for-all-acked``; False on timeout."""
+        deadline = time.monotonic() + timeout
+        for publisher in self.publishers.values():
+            remaining = max(deadline - time.monotonic(), 0.0)
+            if not publisher.wait_for_all_acked(Duration(nanoseconds=seconds_to_ns(remaining))):
+                return False
+        return True
+
     def play(self, start_offset: float, rate: float) -> None:
         """Publish the messages from ``start_offset`` s into the bag at ``rate`` times the recorded timing."""
         if not self.connections:
@@ -163,6 +179,10 @@ def run(args: argparse.Namespace) -> int:
             time.sleep(args.delay)
             player.play(args.start_offset, args.rate)
             log.info(f"played {player.played} messages of {len(player.publishers)} topics from {args.bag}")
+            acked = args.wait_for_all_acked
+            if acked > 0 and not player.wait_for_all_acked(acked):
+                log.warning(f"not every message acknowledged by each reliable subscriber within {acked:g} s; "
+                            "exiting anyway (a slow subscriber may miss the last messages)")
     except BagError as error:
         print(f"kinodyn bag play: error: {error}", flush=True)
         return 2
