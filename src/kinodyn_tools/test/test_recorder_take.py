@@ -95,6 +95,14 @@ def _matched(publishers: list[Publisher[Int32]]) -> None:
         time.sleep(0.01)
 
 
+def _close(recorder: Recorder, *nodes: Node) -> None:
+    """The recorder and its bag closed, then ``nodes`` destroyed."""
+    recorder.close()
+    recorder.writer.close()
+    for node in nodes:
+        node.destroy_node()
+
+
 def test_take_writes_in_reception_order_at_the_clock_of_reception(ros_context: Context,
                                                                   tmp_path: Path) -> None:
     """Two topics and /clock published in turn: the bag holds them interleaved as published, each at the
@@ -126,10 +134,7 @@ def test_take_writes_in_reception_order_at_the_clock_of_reception(ros_context: C
         time.sleep(0.2)  # delivery within the process
         recorder.take(everything=True)
     finally:
-        recorder.close()
-        recorder.writer.close()
-        source.destroy_node()
-        node.destroy_node()
+        _close(recorder, source, node)
     written = [(topic, t_ns, _data(message)) for topic, _, t_ns, message in read_messages(tmp_path / "bag")]
     assert written == [(topic, NS + k * 10_000_000, value) for k in range(1, 21)
                        for topic, value in (("/a", k), ("/b", 100 + k))]
@@ -155,10 +160,7 @@ def test_on_the_system_clock_the_bag_time_is_the_reception_time(ros_context: Con
         time.sleep(0.2)
         recorder.take(everything=True)
     finally:
-        recorder.close()
-        recorder.writer.close()
-        source.destroy_node()
-        node.destroy_node()
+        _close(recorder, source, node)
     written = [(t_ns, _data(message)) for _, _, t_ns, message in read_messages(tmp_path / "bag")]
     assert [value for _, value in written] == list(range(5))
     times = [t_ns for t_ns, _ in written]
