@@ -14,8 +14,11 @@ and shown, and do not fail a row. A velocity row also shows where its error is: 
 a steady offset) and the root mean square of the rest (what oscillates about it, within the gait cycle),
 ``RMSE^2 = mean^2 + oscillation^2`` per component.
 
-Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]``; prints one
-table row per (robot, engine, scenario).
+With ``--mpc`` the centroidal MPC (``MpcLocomotion``, its defaults) is plugged into each robot's controller,
+and a row also fails on a failed or late MPC solve.
+
+Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]
+[--scenarios ...] [--mpc]``; prints one table row per (robot, engine, scenario).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ import argparse
 import math
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import locomotion_scenarios as scenarios
 import numpy as np
+from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion
 from wbc_scenarios import ControlError
 
 from kinodyn import sim
@@ -94,6 +98,8 @@ class Row:
     relaxed: int = 0  # ticks answered relaxed (the hard level infeasible): shown, allowed
     mean_error: tuple[float, float, float] | None = None  # vx, vy [m/s], wz [rad/s] after the transient
     oscillation: tuple[float, float, float] | None = None  # RMS of the error about its mean, same units
+    mpc_failures: int = 0  # failed MPC solves (with the MPC plugged in)
+    mpc_late: int = 0  # MPC solves finished too late (plans expired unreplaced)
 
     @property
     def passed(self) -> bool:
@@ -101,7 +107,8 @@ class Row:
             tracked = True  # a push row: no velocity bound
         else:
             tracked = self.rmse_linear <= LINEAR_BOUND and self.rmse_yaw_rate <= YAW_BOUND
-        return not self.fell and not self.infeasible and self.fallbacks == 0 and tracked
+        planned = self.mpc_failures == 0 and self.mpc_late == 0
+        return not self.fell and not self.infeasible and self.fallbacks == 0 and tracked and planned
 
     def figure(self) -> str:
         parts = [] if self.rmse_linear is None else [
@@ -120,6 +127,8 @@ class Row:
             parts.append(f"{self.fallbacks} fallback solves")
         if self.relaxed:
             parts.append(f"{self.relaxed} relaxed ticks")
+        if self.mpc_failures or self.mpc_late:
+            parts.append(f"MPC: {self.mpc_failures} failed, {self.mpc_late} late")
         return ", ".join(parts)
 
 
@@ -217,11 +226,16 @@ SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
 }
 
 
-def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scenario: str) -> Row:
-    """One row of the matrix, on a freshly built robot."""
+def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scenario: str,
+             mpc: bool = False) -> Row:
+    """One row of the matrix, on a freshly built robot (``mpc``: with ``MpcLocomotion`` plugged in)."""
     with tempfile.TemporaryDirectory() as directory:
         robot = build(variant, engine, Path(directory))
-    return Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+    if not mpc:
+        return Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+    planner = MpcLocomotion(robot.controller)
+    row = Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+    return replace(row, mpc_failures=planner.status.failures, mpc_late=planner.status.late)
 
 
 def main() -> None:
@@ -229,19 +243,22 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["kinodyn", "mujoco"])
     parser.add_argument("--robots", nargs="+", default=list(VARIANT), choices=list(VARIANT))
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    parser.add_argument("--mpc", action="store_true",
+                        help="plug the centroidal MPC (MpcLocomotion, its defaults) into each controller")
     args = parser.parse_args()
     print(f"{'robot':<16} {'engine':<8} {'scenario':<24} {'result':<6} figure", flush=True)
     passed = total = 0
     for name in args.robots:
         for engine in args.engines:
             for scenario in args.scenarios:
-                row = evaluate(VARIANT[name], engine, scenario)
+                row = evaluate(VARIANT[name], engine, scenario, args.mpc)
                 passed, total = passed + row.passed, total + 1
                 result = "pass" if row.passed else "FAIL"
                 print(f"{row.robot:<16} {row.engine:<8} {row.scenario:<24} {result:<6} {row.figure()}",
                       flush=True)
+    planned = "; no failed or late MPC solve" if args.mpc else ""
     print(f"{passed} of {total} rows pass (bounds: RMSE <= {LINEAR_BOUND} m/s, {YAW_BOUND} rad/s; no fall, "
-          f"no failed or fallback QP; relaxed ticks allowed)")
+          f"no failed or fallback QP{planned}; relaxed ticks allowed)")
 
 
 if __name__ == "__main__":

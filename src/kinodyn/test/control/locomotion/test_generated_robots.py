@@ -7,6 +7,7 @@ the transient). Simulated time only."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -115,3 +116,18 @@ def test_generated_robot_meets_the_acceptance_bounds(robot: str, engine: str, sc
         assert row.rmse_linear is None
         assert row.rmse_yaw_rate is None
     assert row.passed
+
+
+def test_the_mpc_row_counts_the_plan_and_carries_the_heavy_variant_within_the_bound() -> None:
+    """heavy_long (80 kg, legs of 0.6 m) trotting at 0.5 m/s on kinodyn.sim with the centroidal MPC plugged
+    in on its defaults (``acceptance_matrix --mpc``): every MPC solve done and in time, and the row within the
+    acceptance's bounds, which the controller alone misses (its base oscillates against the swing legs:
+    docs/locomotion.md). A row also fails on a failed or late MPC solve."""
+    row = matrix.evaluate(matrix.VARIANT["heavy_long"], "kinodyn", "forward 0.5 m/s", mpc=True)
+    assert (row.mpc_failures, row.mpc_late) == (0, 0), row.figure()
+    assert row.passed, row.figure()
+    assert row.rmse_linear is not None, row.figure()
+    assert row.rmse_linear <= matrix.LINEAR_BOUND, row.figure()
+    late = replace(row, mpc_late=1)
+    assert not late.passed
+    assert "MPC: 0 failed, 1 late" in late.figure()
