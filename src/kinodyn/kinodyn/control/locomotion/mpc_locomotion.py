@@ -26,10 +26,14 @@ tracks both. Plugged into the controller's ``planner`` hook, on every tick, in `
    the force tasks' weights are 0 and the controller's references stand: its behaviour without the MPC.
    ``status`` (``planner.PlannerStatus``) says which.
 
-The MPC's SRB is the whole robot locked in its nominal stance (``SingleRigidBody.from_model``); its contact
-points are the foot frames, the QP's. Each solve weighs the roll, pitch and yaw with the weights of the gait
-in force when it starts (``stand`` while standing or stopping; ``GAIT_WEIGHTS``, unless
-``orientation_weight`` is set; ``CentroidalMpc.set_weights``).
+The MPC's step and state weights (``MpcLocomotionParameters.mpc``) are given for a leg of
+``REFERENCE_LEG_LENGTH`` and scaled to the robot's leg (``LocomotionController.leg_length``) by dynamic
+similarity (``MpcParameters.scaled``), as the gait's period follows the leg's pendulum time: the horizon
+spans about one trot cycle, and an error of the same fraction of the robot's size costs the same, on any
+robot (``scale_to_leg`` False: as given, SI). The MPC's SRB is the whole robot locked in its nominal
+stance (``SingleRigidBody.from_model``); its contact points are the foot frames, the QP's. Each solve weighs
+the roll, pitch and yaw with the weights of the gait in force when it starts (``stand`` while standing or
+stopping; ``GAIT_WEIGHTS``, unless ``orientation_weight`` is set; ``CentroidalMpc.set_weights``).
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ if TYPE_CHECKING:
     from kinodyn.control.locomotion.gait import GaitState
 
 PLANNED_MODES = ("stand", *GAITS)
+# m: the leg (hip to foot) MpcLocomotionParameters.mpc's dt and state weights are for: the project quadruped's
+# (urdf/quadruped.urdf), on which they were chosen
+REFERENCE_LEG_LENGTH = 0.5052
 _AXES = 3  # roll, pitch, yaw
 
 
@@ -113,7 +120,9 @@ def _locomotion_mpc() -> MpcParameters:
 @dataclass(frozen=True)
 class MpcLocomotionParameters:
     """``mpc``: the MPC's settings but its ``orientation_weight`` (left at ``MpcParameters``' default: the one
-    below replaces it, and a different value is refused rather than ignored);
+    below replaces it, and a different value is refused rather than ignored), its ``dt`` and state weights
+    for a leg of ``REFERENCE_LEG_LENGTH``; ``scale_to_leg``: those scaled to the robot's leg (module doc;
+    False: ``mpc`` as given);
     ``planner``: its rate and the largest age of a plan applied; ``orientation_weight``: the MPC's roll,
     pitch and yaw weights in every mode (``None``: the gait in force's, ``GAIT_WEIGHTS``); ``force_weight``:
     the force tasks' weight in units of ``1 / m^2`` (module doc) in every mode, finite and > 0 (0: the gait
@@ -123,6 +132,7 @@ class MpcLocomotionParameters:
     planner: PlannerParameters = field(default_factory=PlannerParameters)
     force_weight: float = 0.0
     orientation_weight: tuple[float, float, float] | None = None
+    scale_to_leg: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.mpc, MpcParameters) or not isinstance(self.planner, PlannerParameters):
@@ -134,6 +144,9 @@ class MpcLocomotionParameters:
                              f"(each mode sets the MPC's orientation weight): set "
                              f"MpcLocomotionParameters.orientation_weight (every mode) or leave it None "
                              f"(each gait's own)")
+        if not isinstance(self.scale_to_leg, bool):
+            raise ValueError(f"MPC locomotion parameter scale_to_leg must be True or False, got "
+                             f"{self.scale_to_leg!r}")
         w = self.force_weight
         if not (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0.0):
             raise ValueError(f"MPC locomotion parameter force_weight must be a finite number > 0 (0: each "
@@ -173,7 +186,10 @@ class MpcLocomotion:
         self.feet = controller.feet
         # per mode (module doc): the MPC's settings with its orientation weights, the force tasks' weight
         self._mode_weights = {mode: self.params.weights(mode) for mode in PLANNED_MODES}
-        self._mode_mpc = {mode: replace(self.params.mpc, orientation_weight=w.orientation_weight)
+        mpc = self.params.mpc
+        if self.params.scale_to_leg:
+            mpc = mpc.scaled(controller.leg_length / REFERENCE_LEG_LENGTH)
+        self._mode_mpc = {mode: replace(mpc, orientation_weight=w.orientation_weight)
                           for mode, w in self._mode_weights.items()}
         self.mpc = CentroidalMpc.from_model(model, self.feet, q_nominal, self._mode_mpc["stand"])
         self.planner = MpcPlanner(self.mpc, self.params.planner)

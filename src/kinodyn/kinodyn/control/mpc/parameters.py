@@ -3,13 +3,14 @@
 Forces enter the problem in units of the robot's weight ``m |g|`` (the decision variables are
 ``f / (m |g|)``), so the force bounds and the force weight mean the same on a 2 kg and an 80 kg robot,
 and both solvers see variables of order one. State weights are per unit of the state's SI quantity
-(rad, m, rad/s, m/s).
+(rad, m, rad/s, m/s); ``MpcParameters.scaled`` gives the settings of a dynamically similar robot of another
+size.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 SOLVERS = ("sparse", "condensed")
 """``sparse``: the states kept as variables, OSQP (set up once, updated in place, warm-started);
@@ -73,6 +74,28 @@ class MpcParameters:
             raise ValueError(f"MPC parameter solver must be one of {', '.join(SOLVERS)}, got {self.solver!r}")
         if not isinstance(self.osqp_polish, bool):
             raise ValueError(f"MPC parameter osqp_polish must be True or False, got {self.osqp_polish!r}")
+
+    def scaled(self, ratio: float) -> MpcParameters:
+        """These settings for a dynamically similar robot ``ratio`` times as large (lengths times ``ratio``,
+        the same gravity, mass distribution and shape; Froude similarity): time scales as ``sqrt(ratio)``,
+        velocities as ``sqrt(ratio)`` and angular velocities as ``1 / sqrt(ratio)``. The step ``dt`` is
+        multiplied by ``sqrt(ratio)`` (the horizon spans the same fraction of a gait cycle whose period
+        follows the pendulum law) and each state weight divided by the square of its quantity's scale:
+        position weights by ``ratio^2``, linear velocity weights by ``ratio``, angular velocity weights
+        multiplied by ``ratio``. The orientation (radians), the forces (fractions of the weight) and
+        friction are dimensionless, and the solvers' settings stay as they are. The two robots' problems
+        are then the same in dimensionless units: the same forces as fractions of the weight, the states
+        scaled as above."""
+        if not (_finite(ratio) and ratio > 0.0):
+            raise ValueError(f"MPC parameters scaled: the size ratio must be a finite number > 0, got "
+                             f"{ratio!r}")
+        def times(weights: tuple[float, float, float], factor: float) -> tuple[float, float, float]:
+            return weights[0] * factor, weights[1] * factor, weights[2] * factor
+
+        return replace(self, dt=self.dt * math.sqrt(ratio),
+                       position_weight=times(self.position_weight, ratio**-2),
+                       linear_velocity_weight=times(self.linear_velocity_weight, 1.0 / ratio),
+                       angular_velocity_weight=times(self.angular_velocity_weight, ratio))
 
     @property
     def state_weights(self) -> tuple[float, ...]:

@@ -17,6 +17,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
 import acceptance_matrix as matrix
 import generate  # urdf/generate.py (acceptance_matrix puts urdf/ on the path)
+from kinodyn.control.locomotion.mpc_locomotion import (
+    REFERENCE_LEG_LENGTH,
+    MpcLocomotion,
+    MpcLocomotionParameters,
+)
 
 BASE = generate.QuadrupedVariant("reference", generate.robot_mass(generate.quadruped()),
                                  generate.THIGH_LENGTH + generate.SHANK_LENGTH)
@@ -131,3 +136,22 @@ def test_the_mpc_row_counts_the_plan_and_carries_the_heavy_variant_within_the_bo
     late = replace(row, mpc_late=1)
     assert not late.passed
     assert "MPC: 0 failed, 1 late" in late.figure()
+
+
+def test_the_mpc_settings_follow_the_leg_and_a_small_robot_walks_sideways_with_them(tmp_path: Path) -> None:
+    """The MPC plugged into light_short's controller (2 kg, legs of 0.15 m) takes its step and state weights
+    scaled to the leg (``MpcParameters.scaled`` by ``leg_length / REFERENCE_LEG_LENGTH``; as given with
+    ``scale_to_leg`` False), and with them its 0.2 m/s sideways row passes. Given in SI units as for the
+    project quadruped, the plan let the small body sag through each diagonal stance and caught it at the
+    handovers, and the robot did not follow a sideways command."""
+    base = MpcLocomotionParameters().mpc
+    robot = matrix.build(matrix.VARIANT["light_short"], "kinodyn", tmp_path)
+    ratio = robot.controller.leg_length / REFERENCE_LEG_LENGTH
+    assert ratio < 0.5
+    unscaled = MpcLocomotion(robot.controller, MpcLocomotionParameters(scale_to_leg=False))
+    assert unscaled.mpc.params.dt == base.dt
+    assert unscaled.mpc.params.position_weight == base.position_weight
+    scaled = MpcLocomotion(matrix.build(matrix.VARIANT["light_short"], "kinodyn", tmp_path).controller)
+    assert replace(scaled.mpc.params, orientation_weight=base.orientation_weight) == base.scaled(ratio)
+    row = matrix.evaluate(matrix.VARIANT["light_short"], "kinodyn", "sideways 0.2 m/s", mpc=True)
+    assert row.passed, row.figure()

@@ -15,6 +15,7 @@ from kinodyn.control.mpc import (
     CentroidalMpc,
     MpcParameters,
     MpcStatus,
+    SingleRigidBody,
     build_problem,
     contact_schedule,
     velocity_reference,
@@ -165,6 +166,34 @@ def test_sparse_and_condensed_agree(robot: Robot) -> None:
         np.testing.assert_allclose(a.forces, b.forces, atol=1e-5 * robot.body.weight)
         np.testing.assert_allclose(a.states, b.states, atol=1e-6)
         np.testing.assert_allclose(a.base_positions, b.base_positions, atol=1e-6)
+
+
+@pytest.mark.parametrize("ratio", [0.3, 1.6])
+def test_a_similar_robot_with_scaled_settings_plans_the_same_in_its_units(robot: Robot, ratio: float) -> None:
+    """Froude similarity (``MpcParameters.scaled``): a robot ``ratio`` times as large (the same mass, its CoM
+    offset times ``ratio``, its inertia times ``ratio^2``), given the trot's inputs scaled alike (positions
+    and footholds times ``ratio``, linear velocities times ``sqrt(ratio)``, angular velocities over it, the
+    step times it), plans the same forces as fractions of its weight and the same states in its units."""
+    params = MpcParameters(solver="condensed")
+    body = robot.body
+    large = SingleRigidBody(body.mass, body.inertia * ratio**2, body.com_offset * ratio, body.gravity)
+    mpc, similar = CentroidalMpc(body, FEET, params), CentroidalMpc(large, FEET, params.scaled(ratio))
+    root = np.sqrt(ratio)
+    scale = np.concatenate([np.ones(3), np.full(3, ratio), np.full(3, 1.0 / root), np.full(3, root)])
+    rng = np.random.default_rng(7)
+    for t in rng.uniform(0.0, 0.48, 3):
+        command = rng.uniform([-1.0, -0.5, -1.0], [1.0, 0.5, 1.0])
+        x0, reference, stance, footholds = trot_inputs(robot, params, t, command)
+        x0[:3] += rng.normal(scale=0.05, size=3)
+        x0[6:9] += rng.normal(scale=0.3, size=3)
+        a = mpc.solve(x0, reference, stance, footholds)
+        b = similar.solve(x0 * scale, reference * scale, stance, footholds * ratio)
+        assert a.ok, a.message
+        assert b.ok, b.message
+        assert a.forces is not None
+        assert b.forces is not None
+        np.testing.assert_allclose(b.forces / large.weight, a.forces / body.weight, atol=1e-8)
+        np.testing.assert_allclose(b.states, a.states * scale, atol=1e-9)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
