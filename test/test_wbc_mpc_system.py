@@ -37,11 +37,15 @@ from __future__ import annotations
 import itertools
 import shutil
 import threading
+from pathlib import Path as FilePath
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from kinodyn.control.locomotion import LocomotionController
+from kinodyn.control.locomotion.mpc_locomotion import REFERENCE_LEG_LENGTH
+from kinodyn.control.mpc import MpcParameters
 from kinodyn_tools.launcher.graph import load_graph
 from kinodyn_tools.scenario.graph import graph_command
 from kinodyn_tools.scenario.runner import run_scenario
@@ -51,14 +55,13 @@ from rcl_interfaces.msg import ParameterType, ParameterValue
 from rclpy.qos import QoSProfile
 from visualization_msgs.msg import MarkerArray
 
+import kinodyn as kd
 from kinodyn_interfaces.msg import ContactStates
 from test.conftest import REPO
 from test.ros_listener import Listener
 from test.test_wbc_quadruped_system import set_parameter
 
 if TYPE_CHECKING:
-    from pathlib import Path as FilePath
-
     from geometry_msgs.msg import PoseStamped
 
     from test.conftest import ProcessSpawner
@@ -69,7 +72,17 @@ GRAPH = REPO / "config" / "quadruped_mpc.yaml"
 STANDING_HEIGHT = 0.5252  # urdf/README.md: base height with the foot spheres on the ground
 NS = 1_000_000_000
 MPC_RATE = 50.0  # the default
-HORIZON, STEP = 16, 0.03  # the MPC's defaults (MpcParameters)
+def mpc_step() -> float:
+    """The wbc's MPC step [s] for the graph's robot: ``MpcParameters``' default ``dt`` scaled to its leg
+    (``MpcLocomotion``, ``scale_to_leg``), from the wbc's URDF, feet and posture in GRAPH."""
+    wbc = next(node for node in load_graph(GRAPH).nodes if node.name == "wbc")
+    model = kd.Model.from_urdf(FilePath(str(wbc.parameters["robot_description_file"])), floating_base=True)
+    feet, posture = wbc.parameters["feet"], wbc.parameters["posture"]
+    controller = LocomotionController(model, tuple(feet), np.array(posture))
+    return MpcParameters().scaled(controller.leg_length / REFERENCE_LEG_LENGTH).dt
+
+
+HORIZON, STEP = 16, mpc_step()  # the MPC's defaults (MpcParameters, scaled to the leg)
 MAX_AGE = 0.06  # s, the planner's mpc_max_age (the default)
 BASE_MAX_AGE = 0.05  # s, the wbc's base_state_max_age (the default)
 TICK_NS = 2_000_000  # the control_node's 500 Hz in simulated time
