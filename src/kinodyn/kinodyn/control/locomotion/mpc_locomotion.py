@@ -26,11 +26,12 @@ tracks both. Plugged into the controller's ``planner`` hook, on every tick, in `
    the force tasks' weights are 0 and the controller's references stand: its behaviour without the MPC.
    ``status`` (``planner.PlannerStatus``) says which.
 
-The MPC's step and state weights (``MpcLocomotionParameters.mpc``) are given for a leg of
-``REFERENCE_LEG_LENGTH`` and scaled to the robot's leg (``LocomotionController.leg_length``) by dynamic
-similarity (``MpcParameters.scaled``), as the gait's period follows the leg's pendulum time: the horizon
-spans about one trot cycle, and an error of the same fraction of the robot's size costs the same, on any
-robot (``scale_to_leg`` False: as given, SI). The MPC's SRB is the whole robot locked in its nominal
+The MPC's friction pyramids take the controller's ``friction`` (a live change sets up a new MPC). Its step
+and state weights (``MpcLocomotionParameters.mpc``) are given for a leg of ``REFERENCE_LEG_LENGTH`` and
+scaled to the robot's leg (``LocomotionController.leg_length``) by dynamic similarity
+(``MpcParameters.scaled``), as the gait's period follows the leg's pendulum time: the horizon spans about
+one trot cycle, and an error of the same fraction of the robot's size costs the same, on any robot
+(``scale_to_leg`` False: as given, SI). The MPC's SRB is the whole robot locked in its nominal
 stance (``SingleRigidBody.from_model``); its contact points are the foot frames, the QP's. Each solve weighs
 the roll, pitch and yaw with the weights of the gait in force when it starts (``stand`` while standing or
 stopping; ``GAIT_WEIGHTS``, unless ``orientation_weight`` is set; ``CentroidalMpc.set_weights``).
@@ -144,6 +145,10 @@ class MpcLocomotionParameters:
                              f"(each mode sets the MPC's orientation weight): set "
                              f"MpcLocomotionParameters.orientation_weight (every mode) or leave it None "
                              f"(each gait's own)")
+        if self.mpc.friction != MpcParameters().friction:
+            raise ValueError(f"MPC locomotion parameters: mpc.friction {self.mpc.friction!r} would not be "
+                             f"read (the MPC takes the controller's, so that it plans forces the whole-body "
+                             f"QP can follow): set LocomotionParameters.friction")
         if not isinstance(self.scale_to_leg, bool):
             raise ValueError(f"MPC locomotion parameter scale_to_leg must be True or False, got "
                              f"{self.scale_to_leg!r}")
@@ -189,6 +194,7 @@ class MpcLocomotion:
         mpc = self.params.mpc
         if self.params.scale_to_leg:
             mpc = mpc.scaled(controller.leg_length / REFERENCE_LEG_LENGTH)
+        mpc = replace(mpc, friction=controller.params.friction)
         self._mode_mpc = {mode: replace(mpc, orientation_weight=w.orientation_weight)
                           for mode, w in self._mode_weights.items()}
         self.mpc = CentroidalMpc.from_model(model, self.feet, q_nominal, self._mode_mpc["stand"])
@@ -209,6 +215,8 @@ class MpcLocomotion:
     def __call__(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, t: float,
                  gait_state: GaitState, footholds: dict[str, np.ndarray], command: np.ndarray) -> None:
         """The hook: one tick (module doc)."""
+        if ctl.params.friction != self.mpc.params.friction:
+            self._set_friction(ctl.params.friction)
         plan = None
         if ctl.mode in PLANNED_MODES:
             plan = self.planner.step(t, lambda: self._inputs(ctl, q, v, gait_state, footholds, command))
@@ -219,6 +227,14 @@ class MpcLocomotion:
                 task.weight[:] = 0.0
             return
         self._apply(ctl, plan, t)
+
+    def _set_friction(self, friction: float) -> None:
+        """The controller's friction changed (``LocomotionController.set_parameters``): a new MPC set up with
+        it (the friction shapes the problem); the solve in progress and the plan are dropped."""
+        self._mode_mpc = {mode: replace(p, friction=friction) for mode, p in self._mode_mpc.items()}
+        self.mpc = CentroidalMpc(self.mpc.body, self.feet, self._mode_mpc["stand"])
+        self.planner.mpc = self.mpc
+        self.planner.reset(f"the controller's friction changed to {friction}: a new MPC set up")
 
     def _inputs(self, ctl: LocomotionController, q: np.ndarray, v: np.ndarray, gait_state: GaitState,
                 footholds: dict[str, np.ndarray], command: np.ndarray) -> Inputs:

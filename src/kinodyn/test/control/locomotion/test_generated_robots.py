@@ -152,6 +152,7 @@ def test_the_mpc_settings_follow_the_leg_and_a_small_robot_walks_sideways_with_t
     assert unscaled.mpc.params.dt == base.dt
     assert unscaled.mpc.params.position_weight == base.position_weight
     scaled = MpcLocomotion(matrix.build(matrix.VARIANT["light_short"], "kinodyn", tmp_path).controller)
-    assert replace(scaled.mpc.params, orientation_weight=base.orientation_weight) == base.scaled(ratio)
+    expected = replace(base.scaled(ratio), friction=robot.controller.params.friction)  # (the controller's)
+    assert replace(scaled.mpc.params, orientation_weight=base.orientation_weight) == expected
     row = matrix.evaluate(matrix.VARIANT["light_short"], "kinodyn", "sideways 0.2 m/s", mpc=True)
     assert row.passed, row.figure()

@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[5] / "examples"))  # the example's scenario modules
 import locomotion_scenarios as scenarios
+from kinodyn.control.locomotion import LocomotionParameters
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion, MpcLocomotionParameters
 from kinodyn.control.mpc import MpcStatus
 from kinodyn.control.mpc.planner import PlannerParameters
@@ -214,6 +215,34 @@ def test_an_orientation_weight_inside_the_mpc_settings_is_refused_not_ignored() 
     """Each mode sets the MPC's orientation weight, so one given in ``mpc`` would not be read."""
     with pytest.raises(ValueError, match=r"mpc\.orientation_weight .* set MpcLocomotionParameters"):
         MpcLocomotionParameters(mpc=replace(MpcLocomotionParameters().mpc, orientation_weight=(1.0, 1, 1)))
+
+
+def test_the_mpc_plans_with_the_controllers_friction_and_follows_a_live_change() -> None:
+    """The MPC's friction pyramids are the controller's (``LocomotionParameters.friction``), whatever they
+    are; a friction inside the MPC's own settings is refused, not ignored; a live change of the controller's
+    sets up a new MPC with it at the next tick (the plan and the solve in progress dropped, the status says
+    why), and it plans again within a solve's time, its forces in the new pyramids."""
+    with pytest.raises(ValueError, match=r"mpc\.friction .* set LocomotionParameters\.friction"):
+        MpcLocomotionParameters(mpc=replace(MpcLocomotionParameters().mpc, friction=0.4))
+    robot = scenarios.Legged.quadruped(LocomotionParameters(friction=0.45, pd_horizon=0.002))
+    mpc = MpcLocomotion(robot.controller)
+    assert mpc.mpc.params.friction == 0.45
+    scenarios.run(robot, 0.4, mode="stand")
+    assert mpc.status.state == "tracking", mpc.status
+    set_up = mpc.mpc.params
+    robot.controller.set_parameters(replace(robot.controller.params, friction=0.05))
+    scenarios.run(robot, robot.sim.t + 0.002)
+    assert mpc.mpc.params == replace(set_up, friction=0.05)
+    assert mpc.planner.mpc is mpc.mpc
+    assert "friction changed to 0.05" in mpc.status.reason, mpc.status
+    scenarios.run(robot, robot.sim.t + 0.1)
+    assert mpc.status.state == "tracking", mpc.status
+    plan = mpc.planner.plan
+    assert plan is not None
+    assert plan.solution.forces is not None
+    forces = plan.solution.forces
+    tangential = np.hypot(forces[..., 0], forces[..., 1])
+    assert (tangential <= 0.05 * np.sqrt(2.0) * forces[..., 2] + 1e-9).all()  # (pyramid: each axis <= mu f_z)
 
 
 def test_each_mode_has_its_own_weights_unless_set() -> None:
