@@ -42,6 +42,7 @@ from kinodyn_tools.estimation.synthetic_bag import write_synthetic_bag
 from kinodyn_tools.report.series import read_series
 from kinodyn_tools.viewer.node import Viewer
 from nav_msgs.msg import Odometry
+from rclpy.duration import Duration
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, JointState
@@ -763,6 +764,9 @@ def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: fl
             if inject.topic == "/leg_pd_controller/commands":
                 loop.injected.add(_stamp_ns(message))
             publishers[inject.topic].publish(message)
+            # the window counts from delivery: the target's reader has the message (a reliable publisher's
+            # acknowledgement), however late the middleware delivered it on a loaded machine
+            assert publishers[inject.topic].wait_for_all_acked(Duration(seconds=30)), inject.topic
             t_end = loop.sim_time() + window
             listener.spin_until(lambda t=t_end: loop.sim_time() > t or launcher.poll() is not None, 60.0)
             if inject.node == "state_estimator":  # the loop does not wait for it: let it catch up to t_end
