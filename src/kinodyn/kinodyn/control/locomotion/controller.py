@@ -27,7 +27,10 @@ The trot's, pace's and bound's duty and the swing's blend and step height are fi
 period and duty, to the legs' joint speeds at the command limits (``swing_fits``, the trot's ``swing_fit``;
 ``timing.fit_swing``): as set while the swing foot's peak speed relative to its hip stays within
 ``swing_speed_ratio`` of what the joints' velocity limits give it (``foot_speed_limit``), else the fast swing
-(a flat-topped blend, a lower step and duty). The swings take the moving gait's fit (the walk: the trot's).
+(a flat-topped blend, a lower step and duty); the step height is first bounded by the joints' torques
+(``swing_load_ratio``: the stance joints' peak load holding the weight and the swing legs' reaction,
+``timing.load_step_height``, from ``stance_load`` and ``swing_lift`` at the nominal stance). The swings take
+the moving gait's fit (the walk: the trot's).
 
 The joint acceleration cap of the QP (``JointLimits.max_acceleration``) is ``joint_acceleration_ratio``
 times the largest acceleration any joint can get from the URDF torque limits at the nominal stance with the
@@ -104,7 +107,14 @@ from kinodyn.control.locomotion.footholds import (
 )
 from kinodyn.control.locomotion.parameters import GAIT_TIMING, GAITS, MODES, LocomotionParameters
 from kinodyn.control.locomotion.swing import swing_point
-from kinodyn.control.locomotion.timing import SwingFit, fit_swing, foot_speed_limit
+from kinodyn.control.locomotion.timing import (
+    SwingFit,
+    fit_swing,
+    foot_speed_limit,
+    load_step_height,
+    stance_load,
+    swing_lift,
+)
 from kinodyn.control.wbc import PointContact, WholeBodyController
 from kinodyn.control.wbc.limits import JointLimits
 from kinodyn.control.wbc.tasks import ComTask, FrameTask, PostureTask
@@ -248,6 +258,11 @@ class LocomotionController:
         self._stand_gait = gait_patterns.stand(self.feet)
         self.planner: Callable[..., None] | None = None  # module doc, item 4 (``set_planner``)
         self.foot_speed_limit = foot_speed_limit(model, q0, self.feet)  # m/s, the swing's budget's unit
+        # the step height's torque budget (timing.py): the joints' load holding the weight on half the feet,
+        # and the CoM's rise per unit rise of the other half's feet
+        group = len(self.feet) // 2
+        self.stance_load = stance_load(model, q0, self.feet, group)
+        self.swing_lift = (len(self.feet) - group) * max(swing_lift(model, q0, f) for f in self.feet)
         # the gaits this robot makes (name -> Gait), why not the others, each gait's contact ramp [s], and
         # each two-beat gait's duty and swing shape (timing.fit_swing)
         self.gaits, self.unavailable, self.contact_ramps, self.swing_fits = self._gaits_for(p)
@@ -510,6 +525,10 @@ class LocomotionController:
         is 0."""
         speed = max(p.max_forward_velocity, p.max_lateral_velocity)
         height = p.step_height_ratio * self.leg_length
+        if p.swing_load_ratio > 0.0:
+            fitted = load_step_height(self.stance_load, self.swing_lift, p.swing_load_ratio,
+                                      (1.0 - duty) * period, self.gravity)
+            height = min(height, max(fitted, p.min_step_height_ratio * self.leg_length))
         if p.swing_speed_ratio == 0.0:
             return SwingFit(duty, p.swing_ramp, height, speed, math.nan, fast=False, fits=True)
         return fit_swing(speed, period, p.swing_speed_ratio * self.foot_speed_limit, duty, p.swing_ramp,

@@ -64,7 +64,8 @@ _DERIVED = ("period", "contact_ramp", "joint_limit_horizon", "base_frequency",
             "swing_frequency", "posture_frequency")  # 0: derived from the robot (controller doc)
 _NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon", "base_frequency",
                  "swing_frequency", "posture_frequency", "qp_regularization", "max_support_offset_ratio",
-                 "step_height_ratio", "swing_speed_ratio", "deadbeat_speed_ratio",
+                 "step_height_ratio", "swing_speed_ratio", "deadbeat_speed_ratio", "swing_load_ratio",
+                 "min_step_height_ratio",
                  "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
@@ -89,6 +90,10 @@ class LocomotionParameters:
     # (0.5, 1); the lower of the two when min_duty > duty),
     fast_swing_ramp: float = 0.3  # the flat-topped blend (unless swing_ramp is set)
     fast_step_height_ratio: float = 0.1  # and the lower of this and step_height_ratio (of the leg length)
+    swing_load_ratio: float = 0.75  # the stance joints' peak load over their effort limits, with the weight
+    # on one group of feet and the swing legs' reaction, at most this: a lower step past it (timing.py); 0:
+    # the step height as set whatever the torques
+    min_step_height_ratio: float = 0.05  # of the leg length: that fit's lowest step
     swing_ramp: float = 0.0  # 0: minimum-jerk horizontal swing; in (0, 1/2]: flat-topped, its speed ramping
     # up and down over this fraction of the swing at each end (lower peak joint speeds; swing.py)
     contact_ramp: float = 0.0  # s, force ramp at lift-off and touchdown, <= the gait's handover time;

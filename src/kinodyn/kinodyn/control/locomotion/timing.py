@@ -1,4 +1,4 @@
-"""The two-beat gaits' duty factor and swing shape fitted to the legs' joint speeds.
+"""The two-beat gaits' duty factor and swing shape fitted to the legs' joint speeds and torques.
 
 A swing foot of a gait with period ``T`` and duty ``d`` at body speed ``v`` lands one stride ``v T`` ahead of
 where it lifted off, in the swing time ``(1 - d) T``: its mean speed over the ground is ``v / (1 - d)``, and
@@ -19,6 +19,17 @@ velocity limits through the leg's Jacobian at the nominal stance, in the least f
 directions). ``fit_swing`` keeps the settings as given while the swing's peak at the command limits, bounded
 by ``sqrt(H^2 + V^2)`` (the two peaks need not coincide), stays within ``ratio u``; past it, the fast swing:
 the flat-topped blend, the lowest step height, and the largest duty in ``[min_duty, duty]`` that fits.
+
+The torques bound the step height. The stance legs carry the weight and the swing legs' reaction: a swing
+foot accelerating upwards at ``a`` (the trunk held) raises the CoM at ``rho a`` (``swing_lift``: ``rho`` the
+CoM's height per unit of the foot's, from the CoM Jacobian through the leg's), so the stance feet push
+``m rho a`` harder. The bump's largest upward acceleration is ``b''_max h / T_sw^2`` with ``b''_max = 96 / 5``
+(at ``s = (1 - sqrt(3/5)) / 2``), at lift-off and again before touchdown. With ``lambda`` the largest fraction
+of its effort limit a leg joint needs to hold the weight on one group of feet (``stance_load``: ``J^T f``,
+each foot pushing ``m g / n`` straight down at the nominal stance), the stance joints' peak load is about
+``lambda (1 + sum(rho) b''_max h / (g T_sw^2))`` (the swing group's ``rho`` summed), linear in ``h``;
+``load_step_height`` is the largest ``h`` keeping it within a budget. A robot of weak motors for its size (a
+large ``lambda``) and heavy lower legs (a large ``rho``) steps lower; it swings its feet as high otherwise.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ if TYPE_CHECKING:
 
 MINIMUM_JERK_PEAK = 15.0 / 8.0  # peak over mean speed of the minimum-jerk blend (swing.py)
 BUMP_PEAK_RATE = 192.0 / (25.0 * math.sqrt(5.0))  # max b'(s) of the swing's bump 64 s^3 (1 - s)^3
+BUMP_PEAK_LIFT = 96.0 / 5.0  # max b''(s) > 0 of the bump: its largest upward acceleration (module doc)
 _BISECTIONS = 40  # of the duty's interval [min_duty, duty]
 _UNUSED_COLUMN = 1e-12  # a Jacobian column this small (summed): a joint not on the foot's leg
 SAMPLES = 101  # phases of a swing at which its speeds are taken
@@ -59,6 +71,14 @@ class SwingFit:
     fits: bool
 
 
+def _leg_jacobian(model: Model, q: np.ndarray, foot: str) -> tuple[np.ndarray, np.ndarray]:
+    """The foot's position Jacobian (world axes) over its leg's joints, and those joints' velocity indices
+    less the base's six."""
+    jacobian = model.frame_jacobian(q, foot, "local_world_aligned")[:3, 6:]
+    columns = np.flatnonzero(np.abs(jacobian).sum(axis=0) > _UNUSED_COLUMN)
+    return jacobian[:, columns], columns
+
+
 def foot_speed_limit(model: Model, q: np.ndarray, feet: Sequence[str]) -> float:
     """The smallest, over ``feet`` and the horizontal directions x and y, of the largest speed [m/s] the foot
     gets relative to the base from its leg's joints within their URDF velocity limits at ``q`` (the
@@ -67,14 +87,47 @@ def foot_speed_limit(model: Model, q: np.ndarray, feet: Sequence[str]) -> float:
     limits = np.asarray(model.velocity_limit, dtype=float)[6:]
     best = math.inf
     for foot in feet:
-        jacobian = model.frame_jacobian(q, foot, "local_world_aligned")[:3, 6:]
-        columns = np.flatnonzero(np.abs(jacobian).sum(axis=0) > _UNUSED_COLUMN)
+        jacobian, columns = _leg_jacobian(model, q, foot)
         limit = limits[columns]
         limited = np.isfinite(limit) & (limit > 0.0)
-        rates = np.abs(np.linalg.pinv(jacobian[:, columns])[limited, :2])  # joint speed per foot speed
+        rates = np.abs(np.linalg.pinv(jacobian)[limited, :2])  # joint speed per foot speed
         with np.errstate(divide="ignore"):
             best = min(best, float((limit[limited][:, None] / rates).min(initial=math.inf)))
     return best
+
+
+def stance_load(model: Model, q: np.ndarray, feet: Sequence[str], stance_feet: int) -> float:
+    """The largest fraction of its URDF effort limit any joint of ``feet``'s legs needs to hold the robot's
+    weight shared by ``stance_feet`` of them, each pushing ``m g / stance_feet`` straight down at ``q``
+    (``tau = J^T f``; module doc). 0 when no leg joint has a finite effort limit."""
+    effort = np.asarray(model.effort_limit, dtype=float)[6:]
+    weight = float(model.mass.sum()) * float(np.linalg.norm(model.gravity))
+    force = np.array([0.0, 0.0, weight / stance_feet])
+    load = 0.0
+    for foot in feet:
+        jacobian, columns = _leg_jacobian(model, q, foot)
+        limited = np.isfinite(effort[columns]) & (effort[columns] > 0.0)
+        torque = np.abs(jacobian.T @ force)[limited]
+        load = max(load, float((torque / effort[columns][limited]).max(initial=0.0)))
+    return load
+
+
+def swing_lift(model: Model, q: np.ndarray, foot: str) -> float:
+    """``rho`` (module doc): the CoM's rise per unit rise of ``foot`` moved by its leg's joints alone at ``q``
+    (the trunk held; the least-norm joint motion of the leg's Jacobian)."""
+    jacobian, columns = _leg_jacobian(model, q, foot)
+    com_rows = model.com_jacobian(q)[2, 6:][columns]
+    return abs(float(com_rows @ np.linalg.pinv(jacobian) @ np.array([0.0, 0.0, 1.0])))
+
+
+def load_step_height(load: float, lift: float, budget: float, swing_time: float, gravity: float) -> float:
+    """The largest step height [m] whose swing keeps the stance joints' peak load
+    ``load (1 + lift BUMP_PEAK_LIFT h / (gravity swing_time^2))`` within ``budget`` (module doc: ``load`` the
+    static ``lambda``, ``lift`` the swing group's summed ``rho``): ``inf`` when nothing limits it, 0 when
+    the weight alone takes the budget."""
+    if load <= 0.0 or lift <= 0.0:
+        return math.inf
+    return max(budget / load - 1.0, 0.0) * gravity * swing_time**2 / (lift * BUMP_PEAK_LIFT)
 
 
 def _profiles(ramp: float) -> tuple[np.ndarray, np.ndarray]:
