@@ -155,3 +155,22 @@ def test_anymal_trots_with_the_fit_and_falls_without_it(engine: str, scenario: s
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(matrix, "build", full_step)
         assert matrix.evaluate(ANYMAL, engine, scenario).fell
+
+
+def test_a_live_change_of_the_budget_refits_the_step() -> None:
+    """``set_parameters`` with a larger ``swing_load_ratio`` gives ANYmal C's trot the higher step that budget
+    allows, at once (the gait's swing is refitted)."""
+    ctl = _controller(ANYMAL)
+    low = ctl.step_height
+    ctl.set_parameters(replace(ctl.params, swing_load_ratio=0.8))
+    assert ctl.step_height > low
+    assert _peak_load(ctl, ctl.step_height) == pytest.approx(0.8, rel=1e-9)
+
+
+@pytest.mark.parametrize(("field", "value"), [("swing_load_ratio", -0.1), ("swing_load_ratio", math.nan),
+                                              ("swing_load_ratio", math.inf),
+                                              ("min_step_height_ratio", -0.01),
+                                              ("min_step_height_ratio", math.nan)])
+def test_the_load_fit_parameters_are_checked(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        LocomotionParameters(**{field: value})
