@@ -340,6 +340,13 @@ class LocomotionController:
         return self.swing_fits.get(self._moving_gait.name, self.swing_fit).step_height
 
     @property
+    def swing_weight(self) -> float:
+        """The swing-foot tasks' weight in force: ``fast_swing_weight`` when the moving gait's fit is the fast
+        swing, else ``swing_weight`` (module doc)."""
+        fit = self.swing_fits.get(self._moving_gait.name, self.swing_fit)
+        return self.params.fast_swing_weight if fit.fast else self.params.swing_weight
+
+    @property
     def swing_ramp(self) -> float:
         """The swing blend's ramp in force (0: minimum jerk): the moving gait's fit's (the walk: the
         trot's)."""
@@ -560,7 +567,7 @@ class LocomotionController:
         kp, kd = _pd_gains(p.yaw_frequency_ratio * base, p.yaw_damping_ratio)
         self.base_task.kp[YAW_AXIS], self.base_task.kd[YAW_AXIS] = kp, kd
         for foot, task in self.swing_tasks.items():
-            task.weight[:] = p.swing_weight if self._swinging[foot] else 0.0
+            task.weight[:] = self.swing_weight if self._swinging[foot] else 0.0
             self.wbc.replace_contact(PointContact(foot, mu=p.friction))
         self.wbc.relaxation = p.wbc_relaxation()
         self.posture_task.weight[:] = p.posture_weight
@@ -759,7 +766,7 @@ class LocomotionController:
                 if self._loaded[foot]:
                     self.wbc.set_contact_active(foot, False)
                     self._loaded[foot] = False
-                task.weight[:] = p.swing_weight
+                task.weight[:] = self.swing_weight
             if pendulum is None:  # the CoM of the last tick's evaluation (at the first, q's)
                 com = ev.com if ev is not None else self.model.com(q)
                 com_velocity = self._feedback_velocity

@@ -66,7 +66,8 @@ _NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon"
                  "swing_frequency", "posture_frequency", "qp_regularization", "max_support_offset_ratio",
                  "step_height_ratio", "swing_speed_ratio", "deadbeat_speed_ratio", "swing_load_ratio",
                  "min_step_height_ratio",
-                 "swing_ramp", "damping_ratio", "swing_weight", "posture_weight", "capture_gain",
+                 "swing_ramp", "damping_ratio", "swing_weight", "fast_swing_weight", "posture_weight",
+                 "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -117,7 +118,10 @@ class LocomotionParameters:
     posture_frequency: float = 0.0  # Hz, joint posture (null space); 0: posture_frequency_ratio times it
     posture_frequency_ratio: float = 1.43
     damping_ratio: float = 1.0  # of every task (1: critical)
-    swing_weight: float = 1.0  # of the swing-foot tasks (the base and CoM tasks have weight 1)
+    swing_weight: float = 0.3  # of the swing-foot tasks (the base and CoM tasks have weight 1: below it, a
+    # swing foot chasing its foothold yields to the body's balance, docs/locomotion.md)
+    fast_swing_weight: float = 1.0  # theirs in the fast swing (a long stride near the joints' speed limits:
+    # a foot that lags lands short)
     posture_weight: float = 1e-4
     friction: float = 0.6  # the controller's Coulomb coefficient (a margin below the ground's)
     capture_gain: float = 0.6  # foothold feedback gain on the capture point (1: the pendulum's, deadbeat; it

@@ -1,14 +1,15 @@
 """Push recovery of the trot on a robot nobody tuned for: the swing foot's target replanned every tick from
 the measured velocity (``footholds.touchdown_drift`` plus the capture point of Pratt et al. 2006, "Capture
 point: a step toward humanoid push recovery"), within the leg's reach (``footholds.leg_reach``), checked in
-closed form on the controller; and a trotting push of 0.5 x weight for 0.2 s on a generated 6 kg robot in
-kinodyn.sim (simulated time)."""
+closed form on the controller; and trotting pushes of 0.5 x weight for 0.2 s on generated robots of 2-40 kg
+on both engines, which fall with the swing feet weighed as the body (simulated time)."""
 
 from __future__ import annotations
 
 import math
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -163,16 +164,47 @@ def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point_wit
         leg_reach(model, q, ctl.feet, ctl.params.foothold_reach_ratio), rel=1e-12)
 
 
-@pytest.mark.parametrize("phase", [0.5])
-def test_a_6kg_robot_trotting_stays_up_under_a_push_of_half_its_weight(phase: float) -> None:
+# rows the default swing weight carries through the trotting push (the 6 kg row also at weight 1); each of
+# the others falls at weight 1 (below)
+PUSH_ROWS = (("small_fwd_knees", "kinodyn", 0.5), ("light_short", "kinodyn", 0.25),
+             ("dense_short", "kinodyn", 0.25), ("light_short", "mujoco", 0.25))
+
+
+def _push_row(robot: str, engine: str, phase: float, swing_weight: float | None = None) -> matrix.Row:
+    """The acceptance row of ``robot``'s trotting push at ``phase``, the controller's ``swing_weight`` as
+    given (``None``: the default)."""
+    if swing_weight is None:
+        return matrix.evaluate(matrix.VARIANT[robot], engine, f"trot push 0.5 mg @{phase:g}T")
+    build = matrix.build
+
+    def weighted(variant: generate.QuadrupedVariant, engine: str, directory: Path) -> matrix.scenarios.Legged:
+        legged = build(variant, engine, directory)
+        legged.controller.set_parameters(replace(legged.controller.params, swing_weight=swing_weight))
+        return legged
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matrix, "build", weighted)
+        return matrix.evaluate(matrix.VARIANT[robot], engine, f"trot push 0.5 mg @{phase:g}T")
+
+
+@pytest.mark.parametrize(("robot", "engine", "phase"), PUSH_ROWS)
+def test_a_trotting_robot_stays_up_under_a_push_of_half_its_weight(robot: str, engine: str,
+                                                                    phase: float) -> None:
     """The acceptance's trotting push (0.5 x weight for 0.2 s, ``phase`` of the gait cycle after 1 s of
-    trotting, then 2 s) on the generated 6 kg robot with forward knees and its CoM 3 cm ahead, in
-    kinodyn.sim: every tick solved with its hard constraints, the base above 90 % of its height, no body
-    point on the ground (with the footholds clipped to 0.3 L and fixed to the hip moving on command, its QP
-    was infeasible 0.2 s after the push)."""
-    row = matrix.evaluate(matrix.VARIANT["small_fwd_knees"], "kinodyn", f"trot push 0.5 mg @{phase:g}T")
+    trotting, then 2 s) on generated robots of 2, 6 and 40 kg: every tick solved with its hard constraints,
+    the base above 90 % of its height, no body point on the ground (with the footholds clipped to 0.3 L and
+    fixed to the hip moving on command, the 6 kg robot's QP was infeasible 0.2 s after the push)."""
+    row = _push_row(robot, engine, phase)
     assert not row.infeasible, row.figure()
     assert row.fallbacks == 0, row.figure()
     assert row.relaxed == 0, row.figure()
     assert not row.fell, row.figure()
     assert row.min_height_ratio > 0.9, row.figure()
+
+
+@pytest.mark.parametrize(("robot", "engine", "phase"), PUSH_ROWS[1:])
+def test_with_swing_feet_weighed_as_the_body_the_pushed_robot_falls(robot: str, engine: str,
+                                                                     phase: float) -> None:
+    """At ``swing_weight`` 1 (the CoM's and the base's) the swing feet chasing their capture footholds take
+    the joints to their torque limits and the QP's shortfall falls on the body: the same rows fall."""
+    assert _push_row(robot, engine, phase, swing_weight=1.0).fell
