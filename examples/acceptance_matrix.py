@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import generate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 G = 9.81
 LINEAR_BOUND, YAW_BOUND = 0.05, 0.05  # m/s, rad/s: RMSE after the transient
@@ -227,10 +227,13 @@ SCENARIOS: dict[str, Callable[[scenarios.Legged], tuple]] = {
 
 
 def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scenario: str,
-             mpc: bool = False) -> Row:
-    """One row of the matrix, on a freshly built robot (``mpc``: with ``MpcLocomotion`` plugged in)."""
+             mpc: bool = False, overrides: Mapping[str, object] | None = None) -> Row:
+    """One row of the matrix, on a freshly built robot (``mpc``: with ``MpcLocomotion`` plugged in;
+    ``overrides``: ``LocomotionParameters`` fields set on its controller, instead of the defaults)."""
     with tempfile.TemporaryDirectory() as directory:
         robot = build(variant, engine, Path(directory))
+    if overrides:
+        robot.controller.set_parameters(replace(robot.controller.params, **overrides))
     if not mpc:
         return Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
     planner = MpcLocomotion(robot.controller)

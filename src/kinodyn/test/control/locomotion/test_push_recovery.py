@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -173,18 +172,9 @@ PUSH_ROWS = (("small_fwd_knees", "kinodyn", 0.5), ("light_short", "kinodyn", 0.7
 def _push_row(robot: str, engine: str, phase: float, swing_weight: float | None = None) -> matrix.Row:
     """The acceptance row of ``robot``'s trotting push at ``phase``, the controller's ``swing_weight`` as
     given (``None``: the default)."""
-    if swing_weight is None:
-        return matrix.evaluate(matrix.VARIANT[robot], engine, f"trot push 0.5 mg @{phase:g}T")
-    build = matrix.build
-
-    def weighted(variant: generate.QuadrupedVariant, engine: str, directory: Path) -> matrix.scenarios.Legged:
-        legged = build(variant, engine, directory)
-        legged.controller.set_parameters(replace(legged.controller.params, swing_weight=swing_weight))
-        return legged
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matrix, "build", weighted)
-        return matrix.evaluate(matrix.VARIANT[robot], engine, f"trot push 0.5 mg @{phase:g}T")
+    overrides = None if swing_weight is None else {"swing_weight": swing_weight}
+    return matrix.evaluate(matrix.VARIANT[robot], engine, f"trot push 0.5 mg @{phase:g}T",
+                           overrides=overrides)
 
 
 @pytest.mark.parametrize(("robot", "engine", "phase"), PUSH_ROWS)

@@ -144,16 +144,7 @@ def test_anymal_trots_with_the_fit_and_falls_without_it(engine: str, scenario: s
     assert row.fallbacks == 0, row.figure()
     assert row.relaxed == 0, row.figure()
     assert row.min_height_ratio > 0.9, row.figure()
-    build = matrix.build
-
-    def full_step(variant: matrix.PublicRobot, engine: str, directory: Path) -> matrix.scenarios.Legged:
-        robot = build(variant, engine, directory)
-        robot.controller.set_parameters(replace(robot.controller.params, swing_load_ratio=0.0))
-        return robot
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matrix, "build", full_step)
-        assert matrix.evaluate(ANYMAL, engine, scenario).fell
+    assert matrix.evaluate(ANYMAL, engine, scenario, overrides={"swing_load_ratio": 0.0}).fell
 
 
 def test_a_live_change_of_the_budget_refits_the_step() -> None:
