@@ -39,8 +39,10 @@ class GaitTiming:
 
 
 GAIT_TIMING = MappingProxyType({
-    # the diagonal pairs' supports cross under the CoM: a full stance (duty 0.6) and a slower cycle
-    "trot": GaitTiming(0.35, 0.6),
+    # the diagonal pairs' supports cross under the CoM; the CoM still sways off each diagonal as it moves
+    # along it (with the stance time squared), and the legs' momentum surges the trunk while both pairs stand
+    # (docs/locomotion.md): a short cycle and a short handover
+    "trot": GaitTiming(0.3, 0.55),
     # each pair stands beside (pace: half the track away) or before or behind (bound: half the body's length)
     # the CoM, which falls away from that support line as an inverted pendulum while it stands on it: the
     # sway grows with the square of the time on one support, so these gaits cycle faster and each pair
@@ -81,7 +83,8 @@ class LocomotionParameters:
     # gait's own (GAIT_TIMING), > 0: this for the trot, pace and bound
     duty: float = 0.0  # stance fraction of the trot, pace and bound, in (1/2, 1) (both groups down at a
     # handover); 0: each gait's own (GAIT_TIMING)
-    walk_period_factor: float = 2.0  # the walk's cycle over the trot's (2, walk_duty 0.8: same swing time)
+    walk_period_factor: float = 7.0 / 3.0  # the walk's cycle over the trot's (with the trot's own timing: 0.7
+    # 2 pi sqrt(l / g), the swing (1 - walk_duty) of it 0.14 of that unit, as long as the trot's 0.45 x 0.3)
     walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
     swing_speed_ratio: float = 0.75  # the swing foot's peak speed relative to its hip at the command limits
@@ -111,7 +114,7 @@ class LocomotionParameters:
     base_frequency_ratio: float = 4.28  # below times the leg's pendulum frequency sqrt(g / l) / (2 pi)
     yaw_frequency_ratio: float = 1.0  # the base yaw's error dynamics at this multiple of the base frequency
     # (> 1: a stiffer yaw against the swing legs' reaction about the vertical, docs/locomotion.md)
-    yaw_damping_ratio: float = 1.0  # the base yaw's (its yaw-rate feedback 2 D omega; damping_ratio the other
+    yaw_damping_ratio: float = 2.0  # the base yaw's (its yaw-rate feedback 2 D omega; damping_ratio the other
     # tasks'); higher damps the swing legs' reaction about the vertical (docs/locomotion.md)
     swing_frequency: float = 0.0  # Hz, swing feet; 0: swing_frequency_ratio times the pendulum frequency
     swing_frequency_ratio: float = 7.13

@@ -68,7 +68,7 @@ def test_quadruped_survives_a_lateral_push_while_trotting() -> None:
 
 
 def test_quadruped_takes_a_new_trot_period_live_keeping_every_foot_phase() -> None:
-    """``set_parameters`` while trotting at 0.3 m/s: period -> 0.45 s, duty 0.6 -> 0.62, stiffer base. The
+    """``set_parameters`` while trotting at 0.3 m/s: period -> 0.45 s, duty 0.55 -> 0.62, stiffer base. The
     new trot is in force at once; no foot changes between stance and swing before its planned time (the
     phase-continuous switch: no swing cut short, stances only lengthened), the command is followed
     throughout, two feet or more are always down, the body stays up, and after the transition every foot

@@ -74,13 +74,13 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     gait = ctl.gaits["trot"]
     offsets = [gait.offsets[f] for f in ("LF_FOOT", "RH_FOOT", "LH_FOOT", "RF_FOOT")]
     assert offsets[0] == offsets[1] != offsets[2] == offsets[3]  # diagonal pairs
-    # the period law: 0.35 2 pi sqrt(L / g) (~0.50 s for this leg), the walk twice as long
-    assert ctl.period == pytest.approx(0.35 * 2.0 * math.pi * math.sqrt(leg / 9.81), rel=1e-12)
-    assert ctl.gaits["walk"].period == pytest.approx(2.0 * ctl.period)
+    # the period law: 0.3 2 pi sqrt(L / g) (~0.43 s for this leg), the walk 7/3 as long
+    assert ctl.period == pytest.approx(0.3 * 2.0 * math.pi * math.sqrt(leg / 9.81), rel=1e-12)
+    assert ctl.gaits["walk"].period == pytest.approx(7.0 / 3.0 * ctl.period)
     assert ctl.gaits["walk"].duty == 0.8
-    # contact ramps: 0.8 of the handover, (0.6 - 1/2) T for the trot, (0.8 - 3/4) 2T for the walk
-    assert ctl.contact_ramps["trot"] == pytest.approx(0.8 * 0.1 * ctl.period)
-    assert ctl.contact_ramps["walk"] == pytest.approx(0.8 * 0.05 * 2.0 * ctl.period)
+    # contact ramps: 0.8 of the handover, (0.55 - 1/2) T for the trot, (0.8 - 3/4) 7T/3 for the walk
+    assert ctl.contact_ramps["trot"] == pytest.approx(0.8 * 0.05 * ctl.period)
+    assert ctl.contact_ramps["walk"] == pytest.approx(0.8 * 0.05 * 7.0 / 3.0 * ctl.period)
     # a pace's pairs stand 0.2 m (half the track), a bound's 0.25 m (half the length) beside the centre
     assert set(ctl.gaits) == {"walk", "trot"}
     assert set(ctl.unavailable) == {"pace", "bound"}
@@ -96,21 +96,21 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
 
 
 def test_each_two_beat_gait_has_its_own_timing_unless_set(model: kd.Model) -> None:
-    """Left at 0, ``period_ratio`` and ``duty`` are each gait's own (the trot 0.35 and 0.6, the pace 0.28 and
+    """Left at 0, ``period_ratio`` and ``duty`` are each gait's own (the trot 0.3 and 0.55, the pace 0.28 and
     0.55, the bound 0.245 and 0.55: periods by the pendulum law of the leg, computed here from its length);
     set, they are the trot's, pace's and bound's alike, and ``period`` in seconds too. Each gait's swing is
     fitted at its own period and duty: as a controller built with that gait's timing for every gait fits
-    its trot (the second source); the defaults' trot is the one of ``period_ratio`` 0.35 and ``duty`` 0.6."""
+    its trot (the second source); the defaults' trot is the one of ``period_ratio`` 0.3 and ``duty`` 0.55."""
     wide = {"max_support_offset_ratio": 0.5}  # (the pace and bound without a planner: timing only)
     ctl = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(**wide))
     pendulum = 2.0 * math.pi * math.sqrt(ctl.leg_length / 9.81)
-    own = {"trot": (0.35, 0.6), "pace": (0.28, 0.55), "bound": (0.245, 0.55)}
+    own = {"trot": (0.3, 0.55), "pace": (0.28, 0.55), "bound": (0.245, 0.55)}
     for name, (ratio, duty) in own.items():
         gait = ctl.gaits[name]
         assert gait.period == pytest.approx(ratio * pendulum, rel=1e-12)
         assert gait.duty == duty
         assert ctl.contact_ramps[name] == pytest.approx(0.8 * (duty - 0.5) * gait.period, rel=1e-12)
-    assert ctl.gaits["walk"].period == pytest.approx(2.0 * 0.35 * pendulum, rel=1e-12)
+    assert ctl.gaits["walk"].period == pytest.approx(0.7 * pendulum, rel=1e-12)
     fast = LocomotionParameters(max_forward_velocity=1.0, **wide)
     fitted = LocomotionController(model, FEET, NOMINAL, fast)
     for name, (ratio, duty) in own.items():
@@ -196,8 +196,8 @@ def test_joint_acceleration_cap_is_what_the_torque_limits_give(model: kd.Model) 
         best = max(best, float(np.abs(model.aba(q, zero, tau) - drift)[6:].max()))
     assert ctl.max_joint_acceleration == pytest.approx(2.0 * best, rel=1e-9)
     assert ctl.wbc.limits.max_acceleration == ctl.max_joint_acceleration
-    # the look-ahead: 0.1 of the trot's swing time (1 - 0.6) x period by default, or as set
-    assert ctl.wbc.limits.horizon == pytest.approx(0.1 * 0.4 * ctl.period, rel=1e-12)
+    # the look-ahead: 0.1 of the trot's swing time (1 - 0.55) x period by default, or as set
+    assert ctl.wbc.limits.horizon == pytest.approx(0.1 * 0.45 * ctl.period, rel=1e-12)
     set_horizon = LocomotionController(model, FEET, NOMINAL, LocomotionParameters(joint_limit_horizon=0.03))
     assert set_horizon.wbc.limits.horizon == 0.03
     text = (URDFS / "quadruped.urdf").read_text()
@@ -330,20 +330,21 @@ def test_set_parameters_refuses_what_cannot_change_live(model: kd.Model) -> None
     ctl.request_mode("walk")
     ctl.update(standing(model), np.zeros(model.nv), 2.0)
     assert ctl.mode == "walk"
-    with pytest.raises(ValueError, match="the gait in force"):  # a ramp beyond the walk's handover, 0.01 T
-        ctl.set_parameters(replace(p, contact_ramp=0.03, walk_duty=0.76))
+    # a ramp within the trot's handover (0.05 T) beyond the walk's at duty 0.76 ((0.76 - 0.75) 7T/3)
+    with pytest.raises(ValueError, match="the gait in force"):
+        ctl.set_parameters(replace(p, contact_ramp=0.015, walk_duty=0.76))
     assert ctl.params is p
     assert ctl.gaits["trot"].period == ctl.period
-    assert ctl.contact_ramps["trot"] == pytest.approx(0.08 * ctl.period)
-    ctl.set_parameters(replace(p, contact_ramp=0.03))  # fits both
-    assert ctl.contact_ramps == dict.fromkeys(("walk", "trot"), 0.03)
+    assert ctl.contact_ramps["trot"] == pytest.approx(0.04 * ctl.period)
+    ctl.set_parameters(replace(p, contact_ramp=0.015))  # fits both
+    assert ctl.contact_ramps == dict.fromkeys(("walk", "trot"), 0.015)
 
 
 def test_walk_command_limits_scale_with_the_swing_speed(model: kd.Model) -> None:
-    """Walking (duty 0.8 against the trot's 0.6), the command is clipped to the trot's limits times
-    (0.6 / 0.4) / (0.8 / 0.2) = 0.375; trotting, to the limits themselves (the command's rate limiter
+    """Walking (duty 0.8 against the trot's 0.55), the command is clipped to the trot's limits times
+    (0.55 / 0.45) / (0.8 / 0.2) = 11/36; trotting, to the limits themselves (the command's rate limiter
     reaches either within 0.6 s)."""
-    for mode, scale in (("walk", 0.375), ("trot", 1.0)):
+    for mode, scale in (("walk", 11.0 / 36.0), ("trot", 1.0)):
         ctl = LocomotionController(model, FEET, NOMINAL)
         q, v = standing(model), np.zeros(model.nv)
         ctl.request_mode(mode)

@@ -304,7 +304,7 @@ def test_not_planned_while_sitting_down() -> None:
 def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     """Without a planner the controller refuses the pace and the bound (their supports stand beside the
     centre it holds the CoM over); plugging the MPC in makes both available with their own period (the
-    pendulum law with the ratios 0.28 and 0.245 against the trot's 0.35) and contact ramp (0.8 of the
+    pendulum law with the ratios 0.28 and 0.245 against the trot's 0.3) and contact ramp (0.8 of the
     handover at duty 0.55), and unplugging it while pacing is refused (the pace would go on
     without it)."""
     robot = scenarios.Legged.quadruped()
@@ -316,7 +316,7 @@ def test_pace_and_bound_only_with_a_planner_that_moves_the_com() -> None:
     assert ctl.unavailable == {}
     assert {"pace", "bound"} <= set(ctl.gaits)
     for name, ratio, duty in (("pace", 0.28, 0.55), ("bound", 0.245, 0.55)):
-        assert ctl.gaits[name].period == pytest.approx(ratio / 0.35 * ctl.period, rel=1e-12)
+        assert ctl.gaits[name].period == pytest.approx(ratio / 0.3 * ctl.period, rel=1e-12)
         assert ctl.gaits[name].duty == duty
         handover = (duty - 0.5) * ctl.gaits[name].period
         assert ctl.contact_ramps[name] == pytest.approx(0.8 * handover, rel=1e-12)

@@ -133,11 +133,11 @@ def test_anymal_steps_lower_for_its_motors_and_the_others_keep_their_step() -> N
         assert _peak_load(ctl, ctl.step_height) < p.swing_load_ratio
 
 
-@pytest.mark.parametrize(("engine", "scenario"), [("mujoco", "trot push 0.5 mg @0.5T")])
+@pytest.mark.parametrize(("engine", "scenario"), [("mujoco", "trot push 0.5 mg @0.25T")])
 def test_anymal_trots_with_the_fit_and_falls_without_it(engine: str, scenario: str) -> None:
-    """With the defaults ANYmal C takes the trotting push at half its cycle on MuJoCo without falling or a
-    relaxed tick; with the full step (``swing_load_ratio`` 0) its stance legs reach their torque limits and
-    it falls."""
+    """With the defaults ANYmal C takes the trotting push at a quarter of its cycle on MuJoCo without falling
+    or a relaxed tick; with the full step (``swing_load_ratio`` 0) its stance legs reach their torque limits
+    and it falls."""
     row = matrix.evaluate(ANYMAL, engine, scenario)
     assert not row.fell, row.figure()
     assert not row.infeasible, row.figure()

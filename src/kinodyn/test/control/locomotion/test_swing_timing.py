@@ -90,7 +90,7 @@ def test_the_default_swing_is_kept_at_the_default_command_limits() -> None:
     model = kd.Model.from_urdf(A1.urdf, floating_base=True)
     a1 = LocomotionController(model, A1.feet, np.array(A1.stance))
     p = LocomotionParameters()
-    duty = p.timing("trot")[1]  # (the trot's own: 0.6)
+    duty = p.timing("trot")[1]  # (the trot's own: 0.55)
     for c in (ctl, a1):
         fit = c.swing_fit
         assert not fit.fast
@@ -138,8 +138,8 @@ def test_no_fit_with_a_zero_ratio_and_a_live_change_refits() -> None:
     p = LocomotionParameters(max_forward_velocity=1.5, swing_speed_ratio=0.0)
     ctl = _quadruped(p)
     assert not ctl.swing_fit.fast
-    assert ctl.gaits["trot"].duty == 0.6
-    assert {n: f.duty for n, f in ctl.swing_fits.items()} == {"trot": 0.6, "pace": 0.55, "bound": 0.55}
+    assert ctl.gaits["trot"].duty == 0.55
+    assert {n: f.duty for n, f in ctl.swing_fits.items()} == {"trot": 0.55, "pace": 0.55, "bound": 0.55}
     assert ctl.swing_ramp == 0.0
     ctl.set_parameters(LocomotionParameters(max_forward_velocity=1.5))
     assert ctl.swing_fit.fast
