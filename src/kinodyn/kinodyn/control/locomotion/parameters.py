@@ -84,7 +84,7 @@ class LocomotionParameters:
     duty: float = 0.0  # stance fraction of the trot, pace and bound, in (1/2, 1) (both groups down at a
     # handover); 0: each gait's own (GAIT_TIMING)
     walk_period_factor: float = 7.0 / 3.0  # the walk's cycle over the trot's (with the trot's own timing: 0.7
-    # 2 pi sqrt(l / g), the swing (1 - walk_duty) of it 0.14 of that unit, as long as the trot's 0.45 x 0.3)
+    # 2 pi sqrt(l / g), its swing 0.2 x 0.7 of that unit, about the trot's 0.45 x 0.3)
     walk_duty: float = 0.8  # stance fraction of the walk (> 3/4 on four feet: all four down at a handover)
     step_height_ratio: float = 0.16  # swing foot clearance at mid-swing, a fraction of the leg length
     swing_speed_ratio: float = 0.75  # the swing foot's peak speed relative to its hip at the command limits

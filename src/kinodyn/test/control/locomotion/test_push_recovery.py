@@ -163,7 +163,7 @@ def test_the_swing_target_moves_with_the_velocity_error_by_the_capture_point_wit
         leg_reach(model, q, ctl.feet, ctl.params.foothold_reach_ratio), rel=1e-12)
 
 
-# rows the default swing weight carries through the trotting push (the 6 kg row also at weight 1); each of
+# rows the default swing weight carries through the trotting push (the 40 kg row also at weight 1); each of
 # the others falls at weight 1 (below)
 PUSH_ROWS = (("dense_short", "kinodyn", 0.5), ("light_short", "kinodyn", 0.75),
              ("small_fwd_knees", "kinodyn", 0.0), ("small_fwd_knees", "mujoco", 0.75))
