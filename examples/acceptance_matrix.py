@@ -18,7 +18,10 @@ With ``--mpc`` the centroidal MPC (``MpcLocomotion``, its defaults) is plugged i
 and a row also fails on a failed or late MPC solve.
 
 Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]
-[--scenarios ...] [--mpc]``; prints one table row per (robot, engine, scenario).
+[--scenarios ...] [--mpc]``; prints one table row per (robot, engine, scenario). Any other legged robot:
+``--urdf FILE --feet FRAME ... --stance RAD ... [--balance-inertia]`` (its movable joints' nominal angles in
+the model's order; ``--leg-stance RAD ...``: one leg's, the same for every leg) runs it alone, named after the
+file.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion
 from wbc_scenarios import ControlError
 
+import kinodyn as kd
 from kinodyn import sim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "urdf"))
@@ -241,6 +245,27 @@ def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scen
     return replace(row, mpc_failures=planner.status.failures, mpc_late=planner.status.late)
 
 
+def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> PublicRobot:
+    """``--urdf``, ``--feet`` and ``--stance`` (or ``--leg-stance``, repeated for every foot) as a
+    ``PublicRobot``; the parser's error (exit 2) naming what is missing."""
+    if not args.urdf.is_file():
+        parser.error(f"--urdf {args.urdf}: no such file")
+    if not args.feet or not (args.stance or args.leg_stance):
+        parser.error("--urdf needs --feet (its foot frames) and --stance or --leg-stance (nominal angles)")
+    stance = tuple(args.stance) or tuple(args.leg_stance) * len(args.feet)
+    model = kd.Model.from_urdf(args.urdf, floating_base=True)
+    for foot in args.feet:
+        try:
+            model.frame_id(foot)
+        except KeyError as exc:
+            parser.error(f"--feet {foot}: {exc.args[0]}")
+    joints = model.nq - 7
+    if len(stance) != joints:
+        parser.error(f"{args.urdf.name} has {joints} movable joints; --stance gave {len(stance)} angles "
+                     f"(--leg-stance: one leg's, repeated for each of the {len(args.feet)} feet)")
+    return PublicRobot(args.urdf.stem, args.urdf.resolve(), tuple(args.feet), stance, args.balance_inertia)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engines", nargs="+", default=["kinodyn", "mujoco"])
@@ -248,13 +273,25 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     parser.add_argument("--mpc", action="store_true",
                         help="plug the centroidal MPC (MpcLocomotion, its defaults) into each controller")
+    parser.add_argument("--urdf", type=Path, help="run this robot's URDF instead of the built-in ones")
+    parser.add_argument("--feet", nargs="+", default=[], help="with --urdf: its foot frames")
+    stance = parser.add_mutually_exclusive_group()
+    stance.add_argument("--stance", nargs="+", type=float, default=[],
+                        help="with --urdf: its movable joints' nominal angles [rad], in the model's order")
+    stance.add_argument("--leg-stance", nargs="+", type=float, default=[],
+                        help="with --urdf: one leg's nominal angles [rad], the same for every leg")
+    parser.add_argument("--balance-inertia", action="store_true",
+                        help="with --urdf: simulate its non-physical link inertias repaired")
     args = parser.parse_args()
+    robots = {name: VARIANT[name] for name in args.robots}
+    if args.urdf is not None:
+        robots = {args.urdf.stem: _robot_from_arguments(parser, args)}
     print(f"{'robot':<16} {'engine':<8} {'scenario':<24} {'result':<6} figure", flush=True)
     passed = total = 0
-    for name in args.robots:
+    for robot in robots.values():
         for engine in args.engines:
             for scenario in args.scenarios:
-                row = evaluate(VARIANT[name], engine, scenario, args.mpc)
+                row = evaluate(robot, engine, scenario, args.mpc)
                 passed, total = passed + row.passed, total + 1
                 result = "pass" if row.passed else "FAIL"
                 print(f"{row.robot:<16} {row.engine:<8} {row.scenario:<24} {result:<6} {row.figure()}",

@@ -42,7 +42,10 @@ the robot's time scale, and so must the time the QP takes to stop a joint at its
 gains are by default multiples of the leg's pendulum frequency ``sqrt(g / L) / (2 pi)``
 (``pendulum_frequency``; ``LocomotionParameters.task_frequencies``), the base yaw's ``yaw_frequency_ratio``
 times the base's with its own damping ratio ``yaw_damping_ratio`` (the swing legs' reaction about the
-vertical turns the trunk at the gait frequency and above: its yaw rate is damped harder). The QP's ridge is
+vertical turns the trunk at the gait frequency and above: its yaw rate is damped harder), the CoM (x, y)
+task's damping ratio ``com_damping_ratio`` (its velocity feedback works with the footholds', which lag by
+the gait cycle they average over: critical damping leaves a slow sideways beat; ``damping_ratio`` on the
+plan of a planner that moves the CoM). The QP's ridge is
 ``qp_regularization``: on a two-foot support the internal force along the line between the feet is seen by no
 task and set by the ridge alone; the task rows are of order 1 on any size of robot, and a ridge of 1e-7 keeps
 the solver's factorisations conditioned where 1e-10 (the WholeBodyController's default) let DAQP cycle and
@@ -378,6 +381,16 @@ class LocomotionController:
                              f"{unavailable[self.scheduler.gait.name]}")
         self.gaits, self.unavailable, self.contact_ramps = gaits, unavailable, ramps
         self._moving_gait = gaits.get(self._moving_gait.name, gaits["trot"])
+        self._set_com_damping()
+
+    def _set_com_damping(self) -> None:
+        """The CoM task's velocity gain: damped at ``com_damping_ratio`` against the integrated command and
+        the footholds' cycle-averaged feedback, at ``damping_ratio`` on a plan of a planner that moves the
+        CoM (replanned from the measured state: not that loop)."""
+        p = self.params
+        planned = bool(getattr(self.planner, "moves_com", False))
+        ratio = p.damping_ratio if planned else p.com_damping_ratio
+        self.com_task.kd[:] = _pd_gains(self.task_frequencies[0], ratio)[1]
 
     def set_pose_offset(self, x: float = 0.0, y: float = 0.0, height: float = 0.0, roll: float = 0.0,
                         pitch: float = 0.0, yaw: float = 0.0) -> None:
@@ -564,6 +577,7 @@ class LocomotionController:
             kp, kd = _pd_gains(frequency, p.damping_ratio)
             for task in tasks:
                 task.kp[:], task.kd[:] = kp, kd
+        self._set_com_damping()
         kp, kd = _pd_gains(p.yaw_frequency_ratio * base, p.yaw_damping_ratio)
         self.base_task.kp[YAW_AXIS], self.base_task.kd[YAW_AXIS] = kp, kd
         for foot, task in self.swing_tasks.items():

@@ -68,8 +68,8 @@ _NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon"
                  "swing_frequency", "posture_frequency", "qp_regularization", "max_support_offset_ratio",
                  "step_height_ratio", "swing_speed_ratio", "deadbeat_speed_ratio", "swing_load_ratio",
                  "min_step_height_ratio",
-                 "swing_ramp", "damping_ratio", "swing_weight", "fast_swing_weight", "posture_weight",
-                 "capture_gain",
+                 "swing_ramp", "damping_ratio", "com_damping_ratio", "swing_weight", "fast_swing_weight",
+                 "posture_weight", "capture_gain",
                  "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
 
@@ -120,7 +120,10 @@ class LocomotionParameters:
     swing_frequency_ratio: float = 7.13
     posture_frequency: float = 0.0  # Hz, joint posture (null space); 0: posture_frequency_ratio times it
     posture_frequency_ratio: float = 1.43
-    damping_ratio: float = 1.0  # of every task (1: critical)
+    damping_ratio: float = 1.0  # of every task but the CoM's and the yaw's (1: critical)
+    com_damping_ratio: float = 2.0  # the CoM (x, y) task's (its velocity feedback 2 D omega): at 1 the CoM's
+    # sideways position and the footholds' cycle-averaged velocity feedback beat slowly (docs/locomotion.md);
+    # damping_ratio on the plan of a planner that moves the CoM
     swing_weight: float = 0.3  # of the swing-foot tasks (the base and CoM tasks have weight 1: below it, a
     # swing foot chasing its foothold yields to the body's balance, docs/locomotion.md)
     fast_swing_weight: float = 1.0  # theirs in the fast swing (a long stride near the joints' speed limits:

@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -52,6 +53,8 @@ def standing(model: kd.Model) -> np.ndarray:
     ({"yaw_frequency_ratio": 0.0}, "yaw_frequency_ratio"),
     ({"yaw_frequency_ratio": math.inf}, "yaw_frequency_ratio"),
     ({"yaw_damping_ratio": 0.0}, "yaw_damping_ratio"), ({"yaw_damping_ratio": math.nan}, "yaw_damping_ratio"),
+    ({"com_damping_ratio": -0.5}, "com_damping_ratio"),
+    ({"com_damping_ratio": math.inf}, "com_damping_ratio"),
 ])
 def test_parameters_refuse_bad_values(kwargs: dict[str, object], match: str) -> None:
     build = cast("Callable[..., LocomotionParameters]", LocomotionParameters)  # (fields of mixed types)
@@ -149,12 +152,13 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
                             (ctl.posture_task, p.posture_frequency_ratio)):
             omega = 2 * math.pi * ratio * f0
             # (the base's yaw, its last axis, at yaw_frequency_ratio times the base frequency and damped at
-            # yaw_damping_ratio)
+            # yaw_damping_ratio; the CoM damped at com_damping_ratio, every other task at damping_ratio)
             yaw = task is ctl.base_task
             scale = np.array([1.0] * 5 + [p.yaw_frequency_ratio]) if yaw else 1.0
-            damping = np.array([1.0] * 5 + [p.yaw_damping_ratio]) if yaw else 1.0
+            damping = (np.array([p.damping_ratio] * 5 + [p.yaw_damping_ratio]) if yaw else
+                       p.com_damping_ratio if task is ctl.com_task else p.damping_ratio)
             np.testing.assert_allclose(task.kp, (scale * omega) ** 2, rtol=1e-12)
-            np.testing.assert_allclose(task.kd, 2 * damping * scale * omega, rtol=1e-12)  # damping ratio 1
+            np.testing.assert_allclose(task.kd, 2 * damping * scale * omega, rtol=1e-12)
     assert small.com_task.kp[0] == pytest.approx(4 * big.com_task.kp[0], rel=1e-12)
     # (the small one's joints are as fast as the big one's: its trot's duty is fitted lower, timing.py)
     assert small.swing_fit.fast
@@ -169,10 +173,17 @@ def test_gains_and_limit_look_ahead_follow_the_legs_time_scale(model: kd.Model) 
     assert fixed.com_task.kp[0] == pytest.approx((2 * math.pi * 2.0) ** 2, rel=1e-12)
     # the base's yaw (its last axis) at yaw_frequency_ratio times the base frequency, its other axes at it
     stiff = LocomotionController(model, FEET, NOMINAL, replace(p, base_frequency=2.0, yaw_frequency_ratio=3.0,
-                                                                yaw_damping_ratio=0.5))
+                                                                yaw_damping_ratio=0.5, com_damping_ratio=0.7))
     omega = 2 * math.pi * 2.0 * np.array([1.0] * 5 + [3.0])
     np.testing.assert_allclose(stiff.base_task.kp, omega**2, rtol=1e-12)
     np.testing.assert_allclose(stiff.base_task.kd, 2 * np.array([1.0] * 5 + [0.5]) * omega, rtol=1e-12)
+    np.testing.assert_allclose(stiff.com_task.kd, 2 * 0.7 * omega[0], rtol=1e-12)
+    # on the plan of a planner that moves the CoM, the CoM task is damped at damping_ratio
+    planner = SimpleNamespace(moves_com=True)
+    stiff.set_planner(cast("Callable[..., None]", planner))
+    np.testing.assert_allclose(stiff.com_task.kd, 2 * p.damping_ratio * omega[0], rtol=1e-12)
+    stiff.set_planner(None)
+    np.testing.assert_allclose(stiff.com_task.kd, 2 * 0.7 * omega[0], rtol=1e-12)
 
 
 def _divide_by_four(match: re.Match[str]) -> str:

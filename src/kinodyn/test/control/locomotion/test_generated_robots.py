@@ -137,6 +137,21 @@ def test_the_trots_own_timing_keeps_the_forward_row_within_the_bound() -> None:
     assert row.rmse_linear > matrix.LINEAR_BOUND, row.figure()
 
 
+def test_the_coms_damping_stops_the_sideways_beat() -> None:
+    """The 80 kg variant walking sideways at 0.2 m/s on kinodyn.sim: with the CoM task damped at twice
+    critical (``com_damping_ratio``) its lateral speed stays within 0.015 m/s (RMS) of its mean; critically
+    damped, the CoM's position feedback and the footholds' cycle-averaged velocity feedback beat slowly and
+    the lateral speed swings about twice as much, more than 1.6 times (docs/locomotion.md)."""
+    damped = matrix.evaluate(matrix.VARIANT["heavy_long"], "kinodyn", "sideways 0.2 m/s")
+    critical = matrix.evaluate(matrix.VARIANT["heavy_long"], "kinodyn", "sideways 0.2 m/s",
+                               overrides={"com_damping_ratio": 1.0})
+    assert damped.oscillation is not None
+    assert critical.oscillation is not None
+    assert damped.passed, damped.figure()
+    assert damped.oscillation[1] < 0.015, damped.figure()
+    assert critical.oscillation[1] > 1.6 * damped.oscillation[1], (damped.figure(), critical.figure())
+
+
 def test_the_mpc_row_counts_the_plan_and_carries_the_heavy_variant_within_the_bound() -> None:
     """heavy_long (80 kg, legs of 0.6 m) trotting at 0.5 m/s on kinodyn.sim with the centroidal MPC plugged
     in on its defaults (``acceptance_matrix --mpc``): every MPC solve done and in time, and the row within the
@@ -170,3 +185,27 @@ def test_the_mpc_settings_follow_the_leg_and_a_small_robot_walks_sideways_with_t
     assert replace(scaled.mpc.params, orientation_weight=base.orientation_weight) == expected
     row = matrix.evaluate(matrix.VARIANT["light_short"], "kinodyn", "sideways 0.2 m/s", mpc=True)
     assert row.passed, row.figure()
+
+
+def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """``acceptance_matrix.py --urdf FILE --feet ... --stance ...`` runs that robot alone, named after its
+    file; a stance of the wrong length or an unknown foot is refused with the parser's error (exit 2)
+    naming it."""
+    urdf = Path(generate.__file__).with_name("quadruped.urdf")
+    stance = [str(c.nominal) for c in generate.quadruped().controlled]
+    base = ["acceptance_matrix.py", "--urdf", str(urdf), "--engines", "kinodyn", "--scenarios", "stand",
+            "--feet", *generate.QUADRUPED_FEET]
+    monkeypatch.setattr(sys, "argv", [*base, "--stance", *stance])
+    matrix.main()
+    out = capsys.readouterr().out
+    assert "\nquadruped        kinodyn  stand                    pass" in out, out
+    assert "1 of 1 rows pass" in out, out
+    for extra, message in ((["--stance", *stance[:3]], "12 movable joints; --stance gave 3 angles"),
+                           (["--leg-stance", *stance], "--stance gave 48 angles"),
+                           (["--feet", "LF_TOE", "--stance", *stance], "--feet LF_TOE: unknown frame")):
+        monkeypatch.setattr(sys, "argv", [*base, *extra])
+        with pytest.raises(SystemExit) as exit_:
+            matrix.main()
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err
