@@ -253,7 +253,10 @@ def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
     if not args.feet or not (args.stance or args.leg_stance):
         parser.error("--urdf needs --feet (its foot frames) and --stance or --leg-stance (nominal angles)")
     stance = tuple(args.stance) or tuple(args.leg_stance) * len(args.feet)
-    model = kd.Model.from_urdf(args.urdf, floating_base=True)
+    try:
+        model = kd.Model.from_urdf(args.urdf, floating_base=True)
+    except ValueError as exc:
+        parser.error(f"--urdf {args.urdf}: {exc}")
     for foot in args.feet:
         try:
             model.frame_id(foot)

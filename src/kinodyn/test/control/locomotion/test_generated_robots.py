@@ -188,11 +188,14 @@ def test_the_mpc_settings_follow_the_leg_and_a_small_robot_walks_sideways_with_t
 
 
 def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
     """``acceptance_matrix.py --urdf FILE --feet ... --stance ...`` runs that robot alone, named after its
-    file; a stance of the wrong length or an unknown foot is refused with the parser's error (exit 2)
-    naming it."""
+    file; a stance of the wrong length, an unknown foot or a file that is no URDF is refused with the
+    parser's error (exit 2) naming it."""
     urdf = Path(generate.__file__).with_name("quadruped.urdf")
+    broken = tmp_path / "broken.urdf"
+    broken.write_text("<robot")
     stance = [str(c.nominal) for c in generate.quadruped().controlled]
     base = ["acceptance_matrix.py", "--urdf", str(urdf), "--engines", "kinodyn", "--scenarios", "stand",
             "--feet", *generate.QUADRUPED_FEET]
@@ -203,7 +206,8 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
     assert "1 of 1 rows pass" in out, out
     for extra, message in ((["--stance", *stance[:3]], "12 movable joints; --stance gave 3 angles"),
                            (["--leg-stance", *stance], "--stance gave 48 angles"),
-                           (["--feet", "LF_TOE", "--stance", *stance], "--feet LF_TOE: unknown frame")):
+                           (["--feet", "LF_TOE", "--stance", *stance], "--feet LF_TOE: unknown frame"),
+                           (["--urdf", str(broken), "--stance", *stance], "not well-formed XML")):
         monkeypatch.setattr(sys, "argv", [*base, *extra])
         with pytest.raises(SystemExit) as exit_:
             matrix.main()
