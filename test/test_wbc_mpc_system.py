@@ -188,8 +188,10 @@ def assert_standing_plans_start_at_the_estimate(judged: list[Path], estimate: li
         assert times[0] == stamp_ns(path)
         np.testing.assert_allclose(np.diff(times), STEP * NS, atol=1)
         position = np.array([[p.pose.position.x, p.pose.position.y, p.pose.position.z] for p in path.poses])
-        assert np.abs(position - position[0]).max() < 0.01  # standing: the base stays where it is
         stamp = stamp_ns(path)
+        drift = np.abs(position - position[0]).max()
+        assert drift < 0.01, ("standing: the base stays where it is", stamp / NS, drift, position[0],
+                              "held about it:", held_about(windows, stamp))
         if stamp not in estimate_at:  # (the listener did not get that estimate)
             continue
         e = estimate_at[stamp]
