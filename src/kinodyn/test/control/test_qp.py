@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import daqp
 import numpy as np
@@ -11,6 +12,8 @@ from kinodyn.control.qp import (
     DEFAULT_SOLVER,
     QP,
     SOLVERS,
+    QPResult,
+    QPSolver,
     QPStatus,
     daqp_solver,
     kkt_residuals,
@@ -369,3 +372,63 @@ def test_a_backend_that_raises_is_a_failed_solve(monkeypatch: pytest.MonkeyPatch
     assert result.status is QPStatus.NUMERICAL_ERROR
     assert result.x is None
     assert result.message == "daqp raised ValueError: zero-size array to reduction operation"
+
+
+def test_a_warm_start_daqp_cycles_on_is_solved_again_from_a_cold_start() -> None:
+    """A whole-body QP of the 2 kg quadruped's random run (data/daqp_warm_start_cycles.npz: its hard level and
+    the previous tick's answer) on which DAQP, warm-started, reports cycling: the solve is repeated from a
+    cold start, says so, and is the cold start's exact answer."""
+    data = np.load(Path(__file__).parent / "data" / "daqp_warm_start_cycles.npz")
+    qp = QP.inequality(data["H"], data["g"], data["C"], data["l"], data["u"])
+    warm = QPResult(QPStatus.SOLVED, data["warm_x"], 1, 0.0, "daqp", y=data["warm_y"], z=data["warm_z"],
+                    shape=qp.shape)
+    solver = make_solver("daqp")
+    raw = solver._solve(qp, warm)  # type: ignore[attr-defined]  # noqa: SLF001  (the warm solve alone)
+    assert raw.status is QPStatus.NUMERICAL_ERROR
+    assert "cycling" in raw.message
+    result = solver.solve(qp, warm_start=warm)
+    assert result.ok, result.message
+    assert not result.warm_started
+    assert result.message.startswith("warm start ended numerical_error (daqp exitflag -2: cycling detected); "
+                                     "solved again from a cold start")
+    cold = make_solver("daqp").solve(qp)
+    np.testing.assert_array_equal(result.x, cold.x)
+    assert kkt_residuals(qp, result).max <= KKT_TOL["daqp"]
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_a_warm_start_is_retried_cold_only_after_a_numerical_failure(name: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An iteration cap reached from a warm start: solved once more, cold (still capped, both said); an
+    infeasible answer from a warm start: not solved again."""
+    rng = np.random.default_rng(3)
+    previous = make_solver(name).solve(random_qp(rng, n=30, neq=5, nin=50))
+    calls: list[bool] = []
+
+    def counted(solver: QPSolver) -> QPSolver:
+        """``solver``, its raw solves recorded in ``calls`` (warm-started or not)."""
+        solve = solver._solve  # type: ignore[attr-defined]  # noqa: SLF001  (counted)
+
+        def recorded(qp: QP, warm: QPResult | None) -> object:
+            calls.append(warm is not None)
+            return solve(qp, warm)
+
+        monkeypatch.setattr(solver, "_solve", recorded)
+        return solver
+
+    capped = counted(make_solver(name, max_iter=1))
+    result = capped.solve(random_qp(rng, n=30, neq=5, nin=50), warm_start=previous)
+    assert calls == [True, False]
+    assert result.status is QPStatus.MAX_ITERATIONS
+    assert not result.warm_started
+    assert result.message.startswith("warm start ended max_iterations (")
+    feasible = random_qp(rng, n=30, neq=5, nin=50)
+    C, low, high = feasible.C.copy(), feasible.l.copy(), feasible.u.copy()
+    C[1], low[1], high[1] = C[0], high[0] + 1.0, high[0] + 2.0  # row 1 = row 0 beyond row 0's upper side
+    assert feasible.bounds is not None
+    infeasible = QP(feasible.H, feasible.g, A=feasible.A, b=feasible.b, C=C, l=low, u=high,
+                    lb=feasible.bounds[0], ub=feasible.bounds[1])
+    calls.clear()
+    result = counted(make_solver(name)).solve(infeasible, warm_start=previous)
+    assert result.status is QPStatus.INFEASIBLE, result.message
+    assert calls == [True]
