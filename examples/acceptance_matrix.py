@@ -73,6 +73,7 @@ class PublicRobot:
     feet: tuple[str, ...]
     stance: tuple[float, ...]  # rad, the movable joints in the model's order
     balance_inertia: bool = False  # the file has non-physical inertias: simulated repaired (create_backend)
+    foot_radius: float = 0.0  # m, > 0: a contact sphere centred at each foot without one in the file
 
 
 PUBLIC_URDF = Path(__file__).resolve().parents[1] / "urdf" / "public"
@@ -140,15 +141,23 @@ def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directo
     """The variant's URDF written to ``directory`` (a public robot's file as it is), standing in ``engine``
     under the default controller."""
     if isinstance(variant, PublicRobot):
-        return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance),
-                                      sim.collision_spheres(variant.urdf), backend=engine,
-                                      balance_inertia=variant.balance_inertia)
+        spheres = sim.collision_spheres(variant.urdf)
+        if variant.foot_radius > 0.0:
+            spheres += tuple(sim.ContactSphere(foot, (0.0, 0.0, 0.0), variant.foot_radius)
+                             for foot in _feet_without_spheres(variant.feet, spheres))
+        return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance), spheres,
+                                      backend=engine, balance_inertia=variant.balance_inertia)
     robot = generate.quadruped_variant(variant)
     urdf = directory / f"{variant.name}.urdf"
     urdf.write_text(generate.render(robot))
     stance = np.array([c.nominal for c in robot.controlled])
     return scenarios.Legged.build(urdf, generate.QUADRUPED_FEET, stance, sim.collision_spheres(urdf),
                                   backend=engine)
+
+
+def _feet_without_spheres(feet: tuple[str, ...], spheres: tuple[sim.ContactSphere, ...]) -> list[str]:
+    """The feet no contact sphere is on (the collision spheres; a URDF's meshes are not contact geometry)."""
+    return [foot for foot in feet if all(sphere.link != foot for sphere in spheres)]
 
 
 def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> tuple[bool, float]:
@@ -266,7 +275,14 @@ def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
     if len(stance) != joints:
         parser.error(f"{args.urdf.name} has {joints} movable joints; --stance gave {len(stance)} angles "
                      f"(--leg-stance: one leg's, repeated for each of the {len(args.feet)} feet)")
-    return PublicRobot(args.urdf.stem, args.urdf.resolve(), tuple(args.feet), stance, args.balance_inertia)
+    if not (math.isfinite(args.foot_radius) and args.foot_radius >= 0.0):
+        parser.error(f"--foot-radius must be a finite number >= 0 (m), got {args.foot_radius}")
+    bare = _feet_without_spheres(tuple(args.feet), sim.collision_spheres(args.urdf))
+    if bare and args.foot_radius == 0.0:
+        parser.error(f"{args.urdf.name}: feet {', '.join(bare)} have no collision sphere (the simulators' "
+                     f"contact geometry; meshes are not): give them one with --foot-radius (m)")
+    return PublicRobot(args.urdf.stem, args.urdf.resolve(), tuple(args.feet), stance, args.balance_inertia,
+                       args.foot_radius)
 
 
 def main() -> None:
@@ -285,6 +301,9 @@ def main() -> None:
                         help="with --urdf: one leg's nominal angles [rad], the same for every leg")
     parser.add_argument("--balance-inertia", action="store_true",
                         help="with --urdf: simulate its non-physical link inertias repaired")
+    parser.add_argument("--foot-radius", type=float, default=0.0,
+                        help="with --urdf: a contact sphere of this radius [m] centred at each foot frame "
+                             "the URDF gives no collision sphere (its feet collide as meshes)")
     args = parser.parse_args()
     robots = {name: VARIANT[name] for name in args.robots}
     if args.urdf is not None:

@@ -65,6 +65,10 @@ class Legged:
         ``balance_inertia``: the simulated robot's non-physical inertias repaired (``create_backend``), the
         controller's model as the URDF gives it."""
         model = kd.Model.from_urdf(urdf, floating_base=True)
+        bare = [foot for foot in feet if all(s.link != foot for s in spheres)]
+        if bare:
+            raise ValueError(f"feet {', '.join(bare)} have no contact sphere: give each a "
+                             f"sim.ContactSphere (a URDF's collision meshes are not contact geometry)")
         contact = sim.ContactModel(spheres)
         simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact,
                                        balance_inertia=balance_inertia)

@@ -173,6 +173,9 @@ def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
     ({"contact_stiffness": "3e4", "contact_stiffness_per_kg": "800"}, "stiffness .absolute. or stiff"),
     ({"contact_damping_per_kg": "-5"}, "damping_per_kg must be finite and >= 0, got -5.0"),
     ({"contact_stiffness_per_kg": "stiff"}, "contact_stiffness_per_kg must be a number"),
+    ({"contact_spheres": "LF_FOOT"}, "'LF_FOOT' is not link:radius with a finite radius > 0"),
+    ({"contact_spheres": "LF_FOOT:0.03 RF_FOOT:-0.03"}, "'RF_FOOT:-0.03' is not link:radius"),
+    ({"contact_spheres": "LF_FOOT:nan"}, "contact_spheres: 'LF_FOOT:nan' is not link:radius"),
 ])
 def test_bad_parameters_fail_on_init(params: dict[str, str], message: str) -> None:
     with pytest.raises(HardwareError, match=message):
@@ -307,3 +310,38 @@ def test_clock_bytes_are_rclpys_serialization_of_the_clock_message(t: float) -> 
     assert raw == serialize_message(Clock(clock=seconds_to_stamp(t)))
     stamp = deserialize_message(raw, Clock).clock
     assert stamp_to_ns(stamp) == round(t * 1e9)
+
+
+def _feet_as_meshes(text: str) -> str:
+    """``text`` with every collision sphere a mesh (not contact geometry; the feet of many a published
+    URDF)."""
+    sphere = '<sphere radius="0.03" />'
+    parts = text.split("<collision>")
+    assert len(parts) > 1
+    return "<collision>".join([parts[0], *(part.replace(sphere, '<mesh filename="package://x/foot.stl" />', 1)
+                                           for part in parts[1:])])
+
+
+FEET_SPHERES = " ".join(f"{leg}_FOOT:0.03" for leg in ("LF", "LH", "RF", "RH"))  # urdf/README.md: 3 cm
+
+
+@BACKENDS
+def test_feet_without_collision_spheres_are_refused_unless_contact_spheres_gives_them(
+        backend: dict[str, str]) -> None:
+    """A floating robot with no contact sphere is refused at configure, naming param contact_spheres; given
+    the quadruped's own foot spheres that way, it stands exactly as with them in its URDF."""
+    meshes = _feet_as_meshes(sim_urdf(**backend))
+    assert kd.sim.collision_spheres(meshes) == ()
+    with pytest.raises(HardwareError, match=r"no contact sphere: it would fall through the ground .* param "
+                                            r"contact_spheres"):
+        Harness(meshes).activate_hardware()
+    with pytest.raises(HardwareError, match="param contact_spheres: unknown frame 'LF_FOTO'"):
+        Harness(_feet_as_meshes(sim_urdf(contact_spheres="LF_FOTO:0.03", **backend))).activate_hardware()
+    given = Harness(_feet_as_meshes(sim_urdf(contact_spheres=FEET_SPHERES, **backend)))
+    given.activate_hardware()
+    own = Harness(sim_urdf(**backend))
+    own.activate_hardware()
+    assert run(given, 300) == run(own, 300)
+    simulator = given.resources.components["quadruped_system"].simulator
+    assert simulator.in_contact.all()
+    assert simulator.q[2] == pytest.approx(QUADRUPED_STANDING_HEIGHT, abs=0.01)

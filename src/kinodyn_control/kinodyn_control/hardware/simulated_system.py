@@ -42,6 +42,10 @@ Hardware ``<param>`` (all optional):
   ``contact_tangential_damping`` (absolute), each or its ``_per_kg`` sibling (times the robot's total mass,
   the default; ``kinodyn.sim.ContactModel``); contact points are the URDF's collision spheres against the
   plane z = 0;
+- ``contact_spheres`` ("link:radius ...", e.g. "FL_FOOT:0.02 FR_FOOT:0.02"): more contact spheres, each
+  centred at a link's (or frame's) origin, for a URDF whose feet collide as meshes (which are not contact
+  geometry here). A floating robot with contact on and no contact sphere at all (it would fall through the
+  ground) is refused, naming this param;
 - ``initial_base_position`` ("x y z"; default: x = y = 0 and the lowest contact sphere touching the ground);
 - ``accelerometer_noise_density``, ``accelerometer_random_walk``, ``gyroscope_noise_density``,
   ``gyroscope_random_walk`` (0: noiseless; ``kinodyn.sim.ImuNoise``), ``imu_seed`` (0);
@@ -93,8 +97,8 @@ PUSH_WEIGHTS = 20.0  # default max_push_force: 20 robot weights (m * 9.81 N); ma
 MAX_PUSH_DURATION = 10.0  # s, default
 TANGENTIAL_PARAMS = tuple(key for key in CONTACT_PARAMS if key.startswith("contact_tangential_"))
 KNOWN_PARAMS = ("backend", "floating_base", "dt", "integrator", "max_steps_per_cycle", "contact",
-                "balance_inertia", "initial_base_position", "imu_seed", "ros_interface", *CONTACT_PARAMS,
-                *NOISE_PARAMS, *PUSH_PARAMS)
+                "contact_spheres", "balance_inertia", "initial_base_position", "imu_seed", "ros_interface",
+                *CONTACT_PARAMS, *NOISE_PARAMS, *PUSH_PARAMS)
 WORLD_LINK = "world"
 
 
@@ -112,6 +116,23 @@ def fixed_to_world(urdf: ParsedURDF) -> bool:
                          f"({urdf.root_link!r}); "
                          f"'{WORLD_LINK}' is reserved for the fixed world a robot is attached to")
     return urdf.root_link == WORLD_LINK
+
+
+def extra_spheres(text: str) -> tuple[sim.ContactSphere, ...]:
+    """The spheres of param ``contact_spheres``: whitespace-separated ``link:radius``, each centred at the
+    link's origin; ``ValueError`` naming a malformed entry or a radius that is not finite and > 0."""
+    spheres = []
+    for entry in text.split():
+        link, colon, radius = entry.rpartition(":")
+        try:
+            value = float(radius) if colon and link else math.nan
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"param contact_spheres: {entry!r} is not link:radius with a finite radius > 0 "
+                             f"(m), e.g. 'FL_FOOT:0.02 FR_FOOT:0.02'")
+        spheres.append(sim.ContactSphere(link, (0.0, 0.0, 0.0), value))
+    return tuple(spheres)
 
 
 def _float(params: dict[str, str], key: str, default: float) -> float:
@@ -178,6 +199,7 @@ class SimulatedSystem(System):
             if refused and not capabilities.tangential_contact:
                 raise ValueError(f"backend {self.backend} ({capabilities.description}) has no tangential "
                                  f"contact spring: {', '.join(refused)} (kinodyn's stiction) do not apply")
+            self.extra_spheres = extra_spheres(p.get("contact_spheres", ""))
             self.noise = sim.ImuNoise(**{key: _float(p, key, 0.0) for key in NOISE_PARAMS})
             self.imu_seed = int(_float(p, "imu_seed", 0))
             self.ros_interface = _bool(p, "ros_interface", True)
@@ -211,8 +233,18 @@ class SimulatedSystem(System):
             model = kd.Model.from_urdf(urdf, floating_base=self.floating_base)
             contact = None
             if self.contact_kind != "none":
-                contact = sim.ContactModel(sim.collision_spheres(urdf), kind=self.contact_kind,
-                                           **self.contact_params)
+                spheres = sim.collision_spheres(urdf) + self.extra_spheres
+                for sphere in self.extra_spheres:
+                    try:
+                        model.frame_id(sphere.link)
+                    except KeyError as exc:
+                        raise ValueError(f"param contact_spheres: {exc.args[0]}") from None
+                if model.floating_base and not spheres:
+                    raise ValueError("the robot floats and has no contact sphere: it would fall through the "
+                                     "ground (contact points are the URDF's <collision> spheres; meshes are "
+                                     "not contact geometry here): give its feet spheres with param "
+                                     "contact_spheres ('link:radius ...'), or set param contact to none")
+                contact = sim.ContactModel(spheres, kind=self.contact_kind, **self.contact_params)
             self.simulator = sim.create_backend(self.backend, urdf, model, dt=self.dt,
                                                 integrator=self.integrator, contact=contact,
                                                 balance_inertia=self.balance_inertia)

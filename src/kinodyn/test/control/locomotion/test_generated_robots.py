@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pinocchio as pin
@@ -191,11 +192,19 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
                                                            capsys: pytest.CaptureFixture[str],
                                                            tmp_path: Path) -> None:
     """``acceptance_matrix.py --urdf FILE --feet ... --stance ...`` runs that robot alone, named after its
-    file; a stance of the wrong length, an unknown foot or a file that is no URDF is refused with the
-    parser's error (exit 2) naming it."""
+    file; a stance of the wrong length, an unknown foot, a file that is no URDF or feet without a collision
+    sphere (meshes: ``--foot-radius`` gives them one) are refused with the parser's error (exit 2) naming
+    it."""
     urdf = Path(generate.__file__).with_name("quadruped.urdf")
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot")
+    meshes = tmp_path / "meshes.urdf"  # the feet's collision spheres as meshes, as many a published URDF's
+    tree = ElementTree.parse(urdf)
+    for geometry in tree.getroot().iterfind("link/collision/geometry"):
+        for sphere in geometry.findall("sphere"):
+            geometry.remove(sphere)
+            ElementTree.SubElement(geometry, "mesh", filename="foot.stl")
+    tree.write(meshes)
     stance = [str(c.nominal) for c in generate.quadruped().controlled]
     base = ["acceptance_matrix.py", "--urdf", str(urdf), "--engines", "kinodyn", "--scenarios", "stand",
             "--feet", *generate.QUADRUPED_FEET]
@@ -207,9 +216,18 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
     for extra, message in ((["--stance", *stance[:3]], "12 movable joints; --stance gave 3 angles"),
                            (["--leg-stance", *stance], "--stance gave 48 angles"),
                            (["--feet", "LF_TOE", "--stance", *stance], "--feet LF_TOE: unknown frame"),
-                           (["--urdf", str(broken), "--stance", *stance], "not well-formed XML")):
+                           (["--urdf", str(broken), "--stance", *stance], "not well-formed XML"),
+                           (["--urdf", str(meshes), "--stance", *stance],
+                            "feet LF_FOOT, LH_FOOT, RF_FOOT, RH_FOOT have no collision sphere"),
+                           (["--urdf", str(meshes), "--stance", *stance, "--foot-radius", "-0.03"],
+                            "--foot-radius must be a finite number >= 0")):
         monkeypatch.setattr(sys, "argv", [*base, *extra])
         with pytest.raises(SystemExit) as exit_:
             matrix.main()
         assert exit_.value.code == 2
         assert message in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", [*base, "--urdf", str(meshes), "--stance", *stance, "--foot-radius",
+                                      str(generate.FOOT_RADIUS)])
+    matrix.main()
+    out = capsys.readouterr().out
+    assert "\nmeshes           kinodyn  stand                    pass" in out, out
