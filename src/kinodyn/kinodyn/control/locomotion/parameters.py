@@ -134,8 +134,9 @@ class LocomotionParameters:
     # also takes the trot's own lateral sway on a diagonal support line for an error and amplifies it)
     deadbeat_speed_ratio: float = 0.1  # of sqrt(g l): a velocity error beyond it (a push, not the trot's own
     # sway) gets the full capture point for its excess (footholds.capture_gain)
-    foothold_reach_ratio: float = 0.95  # in (0, 1]: the footholds' offset from their place in the support
-    # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach)
+    foothold_reach_ratio: float = 0.85  # in (0, 1]: the footholds' offset from their place in the support
+    # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach) at the
+    # nominal height; the rest is room for the body rising while it brakes a push (docs/locomotion.md)
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
     max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
     max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)

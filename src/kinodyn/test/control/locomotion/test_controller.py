@@ -70,9 +70,9 @@ def test_nominal_stance_is_read_from_the_posture(model: kd.Model) -> None:
     leg = math.hypot(0.6 * math.cos(0.6), 0.1)
     assert ctl.leg_length == pytest.approx(leg, abs=1e-12)
     assert ctl.step_height == pytest.approx(0.16 * leg)
-    # the footholds' reach: 0.95 of the leg's full extension (0.1 + 0.3 + 0.3 m), the foot 0.6 cos 0.6 m below
+    # the footholds' reach: 0.85 of the leg's full extension (0.1 + 0.3 + 0.3 m), the foot 0.6 cos 0.6 m below
     # its hip and 0.1 m beside it
-    reach = math.sqrt((0.95 * 0.7) ** 2 - (0.6 * math.cos(0.6)) ** 2) - 0.1
+    reach = math.sqrt((0.85 * 0.7) ** 2 - (0.6 * math.cos(0.6)) ** 2) - 0.1
     assert ctl.max_foothold_offset == pytest.approx(reach)
     gait = ctl.gaits["trot"]
     offsets = [gait.offsets[f] for f in ("LF_FOOT", "RH_FOOT", "LH_FOOT", "RF_FOOT")]

@@ -133,20 +133,21 @@ def test_anymal_steps_lower_for_its_motors_and_the_others_keep_their_step() -> N
         assert _peak_load(ctl, ctl.step_height) < p.swing_load_ratio
 
 
-@pytest.mark.parametrize(("engine", "scenario"), [("mujoco", "trot push 0.5 mg @0T")])
-def test_anymal_trots_with_the_fit_and_falls_without_it(engine: str, scenario: str) -> None:
-    """With the defaults ANYmal C takes the trotting push at the start of its cycle on MuJoCo without falling
-    and with at most a few relaxed ticks; with the full step (``swing_load_ratio`` 0) its stance legs reach
-    their torque limits, the QP is answered relaxed for hundreds of ticks and it falls."""
+@pytest.mark.parametrize("engine", ["kinodyn", "mujoco"])
+def test_anymal_takes_a_push_with_the_fit_and_needs_relaxed_ticks_without_it(engine: str) -> None:
+    """With the defaults ANYmal C takes the trotting push at a quarter of its cycle with every tick solved;
+    with the full step (``swing_load_ratio`` 0) its stance legs reach their torque limits and the QP has no
+    answer on some ticks (answered relaxed; it fell there before the footholds kept a margin from the legs'
+    full extension)."""
+    scenario = "trot push 0.5 mg @0.25T"
     row = matrix.evaluate(ANYMAL, engine, scenario)
     assert not row.fell, row.figure()
     assert not row.infeasible, row.figure()
     assert row.fallbacks == 0, row.figure()
-    assert row.relaxed <= 5, row.figure()
+    assert row.relaxed == 0, row.figure()
     assert row.min_height_ratio > 0.9, row.figure()
     full_step = matrix.evaluate(ANYMAL, engine, scenario, overrides={"swing_load_ratio": 0.0})
-    assert full_step.fell, full_step.figure()
-    assert full_step.relaxed > 100, full_step.figure()
+    assert full_step.relaxed > 0, full_step.figure()
 
 
 def test_a_live_change_of_the_budget_refits_the_step() -> None:
