@@ -95,12 +95,14 @@ def test_equalities_exact_and_inequalities_held(quadruped: kd.Model, mode: str, 
 def test_a_failed_lower_level_leaves_the_higher_levels_answer(quadruped: kd.Model) -> None:
     """OSQP (ADMM) on the strict hierarchy's second level (posture weight 1e-2 beside force weights 1e-5, a
     condition number ~1e8) stops at its iteration cap on some states (docs/wbc.md): those ticks answer with
-    level 1 (every hard constraint held, checked) and say that level 2 was left unsolved."""
+    level 1 (every hard constraint held, checked) and say that level 2 was left unsolved. (Twelve states:
+    with a failed warm start solved again cold, the first five solved on one machine's BLAS kernels.)"""
     rng = np.random.default_rng(3)
     q, v = standing(quadruped)
     wbc = standing_controller(quadruped, q, "hierarchical", "osqp", levels=(1, 1, 2))
     partial = 0
-    for _ in range(5):
+    states = 12
+    for _ in range(states):
         q, v = standing(quadruped, rng)
         r = wbc.update(q, v)
         check_solution(quadruped, r, q, v, INEQUALITY_TOL["osqp"])
@@ -108,7 +110,7 @@ def test_a_failed_lower_level_leaves_the_higher_levels_answer(quadruped: kd.Mode
             partial += 1
             assert "levels 1-1 solved; priority level 2 of 2" in r.message
             assert "left unsolved" in r.message
-    assert 0 < partial < 5
+    assert 0 < partial < states
 
 
 def test_torque_variables_give_the_same_solution(quadruped: kd.Model) -> None:
