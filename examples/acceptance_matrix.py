@@ -144,7 +144,7 @@ def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directo
         spheres = sim.collision_spheres(variant.urdf)
         if variant.foot_radius > 0.0:
             spheres += tuple(sim.ContactSphere(foot, (0.0, 0.0, 0.0), variant.foot_radius)
-                             for foot in _feet_without_spheres(variant.feet, spheres))
+                             for foot in scenarios.feet_without_spheres(variant.feet, spheres))
         return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance), spheres,
                                       backend=engine, balance_inertia=variant.balance_inertia)
     robot = generate.quadruped_variant(variant)
@@ -153,11 +153,6 @@ def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directo
     stance = np.array([c.nominal for c in robot.controlled])
     return scenarios.Legged.build(urdf, generate.QUADRUPED_FEET, stance, sim.collision_spheres(urdf),
                                   backend=engine)
-
-
-def _feet_without_spheres(feet: tuple[str, ...], spheres: tuple[sim.ContactSphere, ...]) -> list[str]:
-    """The feet no contact sphere is on (the collision spheres; a URDF's meshes are not contact geometry)."""
-    return [foot for foot in feet if all(sphere.link != foot for sphere in spheres)]
 
 
 def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> tuple[bool, float]:
@@ -277,7 +272,7 @@ def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
                      f"(--leg-stance: one leg's, repeated for each of the {len(args.feet)} feet)")
     if not (math.isfinite(args.foot_radius) and args.foot_radius >= 0.0):
         parser.error(f"--foot-radius must be a finite number >= 0 (m), got {args.foot_radius}")
-    bare = _feet_without_spheres(tuple(args.feet), sim.collision_spheres(args.urdf))
+    bare = scenarios.feet_without_spheres(tuple(args.feet), sim.collision_spheres(args.urdf))
     if bare and args.foot_radius == 0.0:
         parser.error(f"{args.urdf.name}: feet {', '.join(bare)} have no collision sphere (the simulators' "
                      f"contact geometry; meshes are not): give them one with --foot-radius (m)")

@@ -65,7 +65,7 @@ class Legged:
         ``balance_inertia``: the simulated robot's non-physical inertias repaired (``create_backend``), the
         controller's model as the URDF gives it."""
         model = kd.Model.from_urdf(urdf, floating_base=True)
-        bare = [foot for foot in feet if all(s.link != foot for s in spheres)]
+        bare = feet_without_spheres(feet, spheres)
         if bare:
             raise ValueError(f"feet {', '.join(bare)} have no contact sphere: give each a "
                              f"sim.ContactSphere (a URDF's collision meshes are not contact geometry)")
@@ -96,6 +96,11 @@ class Legged:
         the step height and the foothold reach scale with them)."""
         spheres = tuple(sim.ContactSphere(f, (0.0, 0.0, 0.0), HEXAPOD_FOOT_RADIUS) for f in HEXAPOD_FEET)
         return cls.build(HEXAPOD_URDF, HEXAPOD_FEET, HEXAPOD_NOMINAL, spheres, params, **kw)
+
+
+def feet_without_spheres(feet: tuple[str, ...], spheres: tuple[sim.ContactSphere, ...]) -> list[str]:
+    """The feet no contact sphere is on (a URDF's collision meshes are not contact geometry)."""
+    return [foot for foot in feet if all(sphere.link != foot for sphere in spheres)]
 
 
 def _sphere_bottom(model: kd.Model, q: np.ndarray, sphere: sim.ContactSphere) -> float:
