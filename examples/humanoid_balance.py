@@ -1,7 +1,8 @@
 """A humanoid on flat feet balancing under the whole-body QP with the default task weights, on kinodyn.sim or
 MuJoCo: 10 s standing with a push of 0.1 x its weight for 0.2 s at 5 s (forwards, or sideways with
 ``--push-axis y``). Any humanoid URDF whose feet touch the ground with collision spheres under their soles
-(at least four per foot, centres in a plane parallel to the foot link's x-y plane); no ROS.
+(at least four per foot, centres in a plane parallel to the foot link's x-y plane) or with one box collision
+each (in the foot link's axes: spheres of 5 mm are added under its bottom corners); no ROS.
 
 The controller (``WholeBodyController``, weighted, 500 Hz, its torque held between ticks): CoM and base
 orientation tasks at 3 Hz, a posture task at 1 Hz towards the nominal stance (``wbc_scenarios.pd_gains``: the
@@ -21,7 +22,8 @@ the end.
 Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/generate.py humanoid()``),
 or ``--urdf FILE --feet LEFT RIGHT [--joint NAME=RAD ...]`` (joints not named stand at 0), and
 ``--engine kinodyn|mujoco``, ``--push-axis x|y``; the ground's ``--stiffness-per-kg`` and
-``--damping-per-kg`` and the simulator's ``--dt``. Exit status 0 when the run passes, 1 when not.
+``--damping-per-kg`` and the simulator's ``--dt``; ``--balance-inertia`` repairs non-physical link inertias
+(MuJoCo refuses them). Exit status 0 when the run passes, 1 when not.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ SETTLE_AFTER_PUSH = 2.0  # s: from then on the CoM must be back
 MAX_SAG, MAX_COM_ERROR, MAX_SETTLED_ERROR = 0.05, 0.08, 0.01  # m
 PLANE_TOLERANCE = 1e-3  # m: the sphere centres' heights in the foot frame may differ this much
 MIN_SOLE_SPHERES = 4
+SOLE_SPHERE_RADIUS = 0.005  # m: the spheres put under a box sole's corners
 
 
 @dataclass(frozen=True)
@@ -122,17 +125,61 @@ def sole_from_spheres(foot: str, spheres: list[sim.ContactSphere]) -> Sole:
                 float(half_width))
 
 
+def _numbers(text: str | None, count: int, what: str) -> list[float]:
+    """``count`` finite numbers from an attribute's text; ValueError naming ``what`` otherwise."""
+    try:
+        values = [float(v) for v in (text or "").split()]
+    except ValueError:
+        values = []
+    if len(values) != count or not all(np.isfinite(values)):
+        raise ValueError(f"{what}: expected {count} finite numbers, got {text!r}")
+    return values
+
+
+def box_corner_spheres(foot: ElementTree.Element) -> list[sim.ContactSphere]:
+    """Spheres of ``SOLE_SPHERE_RADIUS`` under the corners of the foot link's one ``<collision><box>``, their
+    lowest points on the box's bottom face; ValueError when it has none, several, or one turned out of the
+    link's axes."""
+    name = foot.get("name")
+    boxes = [c for c in foot.findall("collision") if c.find("geometry/box") is not None]
+    if len(boxes) != 1:
+        raise ValueError(f"foot {name!r} has fewer than {MIN_SOLE_SPHERES} contact spheres and {len(boxes)} "
+                         f"box collisions; a sole needs {MIN_SOLE_SPHERES} or more <collision><sphere> under "
+                         f"its corners, or one <collision><box>")
+    origin, box = boxes[0].find("origin"), boxes[0].find("geometry/box")
+    placement = {} if origin is None else origin.attrib
+    center = _numbers(placement.get("xyz", "0 0 0"), 3, f"foot {name!r}: its box's origin xyz")
+    rpy = _numbers(placement.get("rpy", "0 0 0"), 3, f"foot {name!r}: its box's origin rpy")
+    size = _numbers(None if box is None else box.get("size"), 3, f"foot {name!r}: its box's size")
+    if any(rpy):
+        raise ValueError(f"foot {name!r}: its box collision is turned (rpy {rpy}); a sole box must have the "
+                         f"foot link's axes")
+    r = SOLE_SPHERE_RADIUS
+    z = center[2] - size[2] / 2 + r
+    return [sim.ContactSphere(name, (center[0] + sx * size[0] / 2, center[1] + sy * size[1] / 2, z), r)
+            for sx in (1, -1) for sy in (1, -1)]
+
+
 def with_soles(urdf: str, feet: tuple[str, ...]) -> tuple[str, tuple[Sole, ...]]:
-    """``urdf`` with a fixed sole frame added on each foot (module doc) and the soles; ValueError naming a
-    foot that is not a link or cannot carry a sole."""
+    """``urdf`` with a fixed sole frame added on each foot (module doc), and sphere collisions under the
+    corners of a box sole that had none, and the soles; ValueError naming a foot that is not a link or
+    cannot carry a sole."""
     root = ElementTree.fromstring(urdf)
-    links = {link.get("name") for link in root.findall("link")}
+    links = {link.get("name"): link for link in root.findall("link")}
     spheres = sim.collision_spheres(urdf)
     soles = []
     for foot in feet:
         if foot not in links:
             raise ValueError(f"foot {foot!r} is not a link of the URDF")
-        sole = sole_from_spheres(foot, [s for s in spheres if s.link == foot])
+        own = [s for s in spheres if s.link == foot]
+        if len(own) < MIN_SOLE_SPHERES:
+            own = box_corner_spheres(links[foot])
+            for sphere in own:
+                collision = ElementTree.SubElement(links[foot], "collision")
+                ElementTree.SubElement(collision, "origin", xyz=" ".join(repr(c) for c in sphere.center))
+                ElementTree.SubElement(ElementTree.SubElement(collision, "geometry"), "sphere",
+                                       radius=repr(sphere.radius))
+        sole = sole_from_spheres(foot, own)
         if sole.frame in links:
             raise ValueError(f"the URDF already has a link {sole.frame!r}, the sole frame this adds")
         ElementTree.SubElement(root, "link", name=sole.frame)
@@ -158,15 +205,17 @@ def stance(model: kd.Model, angles: dict[str, float]) -> np.ndarray:
 
 def build(urdf: str, feet: tuple[str, ...], angles: dict[str, float], engine: str = "kinodyn",
           dt: float = 1e-3, ground: dict[str, float] | None = None,
-          sole_options: dict[str, float] | None = None) -> Balance:
+          sole_options: dict[str, float] | None = None, balance_inertia: bool = False) -> Balance:
     """The humanoid standing level at ``angles`` with its soles on the ground, under the WBC (module doc);
     ``ground``: ``ContactModel`` gains (e.g. ``stiffness_per_kg``), ``sole_options``: ``SurfaceContact``
-    fields, beyond their defaults."""
+    fields, beyond their defaults; ``balance_inertia``: repair non-physical link inertias in the simulator
+    (``create_backend``)."""
     text, soles = with_soles(urdf, feet)
     model = kd.Model.from_urdf(text, floating_base=True)
     foot_spheres = [s for s in sim.collision_spheres(text) if s.link in feet]
     contact = sim.ContactModel(tuple(foot_spheres), **(ground or {}))
-    simulator = sim.create_backend(engine, text, model, dt=dt, integrator="rk4", contact=contact)
+    simulator = sim.create_backend(engine, text, model, dt=dt, integrator="rk4", contact=contact,
+                                   balance_inertia=balance_inertia)
     nominal = stance(model, angles)
     q0 = model.neutral()
     q0[7:] = nominal
@@ -241,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dt", type=float, default=1e-3, help="simulator step [s]")
     parser.add_argument("--stiffness-per-kg", type=float, help="ground spring per kg of robot [N/m/kg]")
     parser.add_argument("--damping-per-kg", type=float, help="ground damper per kg of robot [N s/m/kg]")
+    parser.add_argument("--balance-inertia", action="store_true",
+                        help="repair non-physical link inertias in the simulator (MuJoCo refuses them)")
     args = parser.parse_args(argv)
     if args.urdf is None:
         if args.feet or args.joint:
@@ -255,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     ground = {name: value for name, value in (("stiffness_per_kg", args.stiffness_per_kg),
                                                ("damping_per_kg", args.damping_per_kg)) if value is not None}
     try:
-        robot = build(urdf, feet, angles, args.engine, args.dt, ground)
+        robot = build(urdf, feet, angles, args.engine, args.dt, ground, balance_inertia=args.balance_inertia)
     except ValueError as error:
         parser.error(str(error))
     print(f"{robot.mass:.1f} kg, {robot.model.nv - 6} joints, soles "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -54,14 +55,48 @@ def test_soles_come_from_the_foot_spheres() -> None:
         assert sole.center == pytest.approx((0.035, 0.0, -0.035), abs=1e-12)
 
 
-@pytest.mark.parametrize(("feet", "message"), [
-    (("L_SOLE", "nowhere"), "'nowhere' is not a link"),
-    (("L_SOLE", "base_link"), "'base_link' has 0 contact sphere"),
-])
-def test_feet_that_cannot_carry_a_sole_are_refused(feet: tuple[str, str], message: str) -> None:
-    urdf, _, _ = balance.generated_humanoid()
-    with pytest.raises(ValueError, match=message):
-        balance.with_soles(urdf, feet)
+def test_feet_that_cannot_carry_a_sole_are_refused() -> None:
+    urdf = G1.read_text()
+    with pytest.raises(ValueError, match="'nowhere' is not a link"):
+        balance.with_soles(urdf, ("left_ankle_roll_link", "nowhere"))
+    with pytest.raises(ValueError, match="'pelvis' has fewer than 4 contact spheres and 0 box collisions"):
+        balance.with_soles(urdf, ("left_ankle_roll_link", "pelvis"))
+
+
+def box_soled(rpy: str = "0 0 0") -> str:
+    """The generated humanoid with each sole's four spheres replaced by one box collision of the sole's size
+    (bottom face on the sole frame's x-y plane) turned by ``rpy``."""
+    urdf, feet, _ = balance.generated_humanoid()
+    generate = sys.modules["kinodyn_urdf_generate"]
+    length, width, _ = generate.HUMANOID_FOOT.size
+    root = ElementTree.fromstring(urdf)
+    for link in root.findall("link"):
+        if link.get("name") in feet:
+            for collision in link.findall("collision"):
+                link.remove(collision)
+            collision = ElementTree.SubElement(link, "collision")
+            ElementTree.SubElement(collision, "origin", xyz="0 0 0.01", rpy=rpy)
+            ElementTree.SubElement(ElementTree.SubElement(collision, "geometry"), "box",
+                                   size=f"{length} {width} 0.02")
+    return ElementTree.tostring(root, encoding="unicode")
+
+
+def test_a_box_sole_gets_spheres_under_its_corners_and_stands() -> None:
+    """A sole given as one box collision: spheres under its corners, the same sole rectangle and frame as
+    the generated humanoid's own four spheres give, and it passes the same run; a turned box is refused."""
+    _, feet, angles = balance.generated_humanoid()
+    text, soles = balance.with_soles(box_soled(), feet)
+    corners = [s for s in sim.collision_spheres(text) if s.link == feet[0]]
+    np.testing.assert_allclose(sorted(s.center for s in corners), sorted(
+        (x, y, balance.SOLE_SPHERE_RADIUS) for x in (-0.11, 0.11) for y in (-0.055, 0.055)), atol=1e-12)
+    own = generated().soles
+    np.testing.assert_allclose([(*s.center, s.half_length, s.half_width) for s in soles],
+                               [(*s.center, s.half_length, s.half_width) for s in own], atol=1e-12)
+    figures = balance.balance(balance.build(box_soled(), feet, angles))
+    print(f"\nbox soles, kinodyn.sim: {figures}")
+    assert figures.passed, figures
+    with pytest.raises(ValueError, match="box collision is turned"):
+        balance.with_soles(box_soled("0 0 0.1"), feet)
 
 
 def test_spheres_out_of_one_plane_or_spanning_no_area_are_refused() -> None:
