@@ -20,10 +20,13 @@ through the push and within 1 cm of it from 2 s after the push, and every foot s
 the end.
 
 Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/generate.py humanoid()``),
-or ``--urdf FILE --feet LEFT RIGHT [--joint NAME=RAD ...]`` (joints not named stand at 0), and
-``--engine kinodyn|mujoco``, ``--push-axis x|y``; the ground's ``--stiffness-per-kg`` and
-``--damping-per-kg`` and the simulator's ``--dt``; ``--balance-inertia`` repairs non-physical link inertias
-(MuJoCo refuses them). Exit status 0 when the run passes, 1 when not.
+or ``--urdf FILE --feet LEFT RIGHT [--joint NAME=RAD ...]`` (joints not named stand at 0); ``--engine
+kinodyn|mujoco``, ``--push-axis x|y``; the ground: ``--contact hard|soft`` (on kinodyn.sim ``hard`` by
+default, its impulse model: on the soft model's compliant ground light, narrow feet such as the Unitree G1's
+roll under the controller's torques until it falls, docs/simulator.md; MuJoCo has its solver's, ``soft``),
+``--stiffness-per-kg``, ``--damping-per-kg``, and the simulator's ``--dt``; ``--balance-inertia`` repairs
+non-physical link inertias (MuJoCo refuses them). ``build`` keeps the simulator's own default (``soft``). Exit
+status 0 when the run passes, 1 when not.
 """
 
 from __future__ import annotations
@@ -204,7 +207,7 @@ def stance(model: kd.Model, angles: dict[str, float]) -> np.ndarray:
 
 
 def build(urdf: str, feet: tuple[str, ...], angles: dict[str, float], engine: str = "kinodyn",
-          dt: float = 1e-3, ground: dict[str, float] | None = None,
+          dt: float = 1e-3, ground: dict[str, float | str] | None = None,
           sole_options: dict[str, float] | None = None, balance_inertia: bool = False) -> Balance:
     """The humanoid standing level at ``angles`` with its soles on the ground, under the WBC (module doc);
     ``ground``: ``ContactModel`` gains (e.g. ``stiffness_per_kg``), ``sole_options``: ``SurfaceContact``
@@ -288,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=sim.backend_names(), default="kinodyn")
     parser.add_argument("--push-axis", choices=("x", "y"), default="x")
     parser.add_argument("--dt", type=float, default=1e-3, help="simulator step [s]")
+    parser.add_argument("--contact", choices=sim.contact.CONTACT_KINDS,
+                        help="ground contact model (default: hard on kinodyn, soft, its only one, on mujoco)")
     parser.add_argument("--stiffness-per-kg", type=float, help="ground spring per kg of robot [N/m/kg]")
     parser.add_argument("--damping-per-kg", type=float, help="ground damper per kg of robot [N s/m/kg]")
     parser.add_argument("--balance-inertia", action="store_true",
@@ -303,16 +308,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.feet:
             parser.error("--urdf needs --feet (the links carrying the soles' contact spheres)")
         urdf, feet, angles = args.urdf.read_text(), tuple(args.feet), dict(args.joint)
-    ground = {name: value for name, value in (("stiffness_per_kg", args.stiffness_per_kg),
-                                               ("damping_per_kg", args.damping_per_kg)) if value is not None}
+    kind = args.contact or ("hard" if args.engine == "kinodyn" else "soft")
+    ground: dict[str, float | str] = {"kind": kind}
+    ground |= {name: value for name, value in (("stiffness_per_kg", args.stiffness_per_kg),
+                                                ("damping_per_kg", args.damping_per_kg)) if value is not None}
     try:
         robot = build(urdf, feet, angles, args.engine, args.dt, ground, balance_inertia=args.balance_inertia)
     except ValueError as error:
         parser.error(str(error))
     print(f"{robot.mass:.1f} kg, {robot.model.nv - 6} joints, soles "
           + ", ".join(f"{s.frame} {2 * s.half_length:.3f} x {2 * s.half_width:.3f} m" for s in robot.soles)
-          + f"; {args.engine}, push {PUSH_RATIO:g} x weight along {args.push_axis} at {PUSH_AT:g} s",
-          flush=True)
+          + f"; {args.engine}, {kind} contact, push {PUSH_RATIO:g} x weight along {args.push_axis} at "
+          f"{PUSH_AT:g} s", flush=True)
     try:
         figures = balance(robot, args.push_axis)
     except scenarios.ControlError as error:
