@@ -174,8 +174,9 @@ REFUSED: dict[str, tuple[str | bytes, str]] = {
     ),
     "floating_joint": (
         variant(TOOL, '<joint name="tool_joint" type="floating">'),
-        "joint 'tool_joint' has type 'floating'; supported: revolute, continuous, prismatic, fixed (a "
-        "free-floating root comes from floating_base=True, or in the nodes from an Odometry topic)",
+        "joint 'tool_joint' has type 'floating'; only a floating root is read (one floating joint, from a "
+        "massless root link that has no other joint, to the robot's base); otherwise a free-floating root "
+        "comes from floating_base=True, or in the nodes from an Odometry topic",
     ),
     "zero_axis": (variant(J2_AXIS, '<child link="lower"/><axis xyz="0 0 0"/>'),
                   """joint 'j2' <axis xyz="0.0 0.0 0.0">: give a finite nonzero <axis xyz>"""),

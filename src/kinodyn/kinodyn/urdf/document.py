@@ -119,7 +119,8 @@ class ParsedURDF:
     """A URDF that passed every check. ``joints`` are in depth-first order from ``root_link`` (children in
     file order), ``links`` in file order; ``root`` is the whole XML document (extension elements such as
     ``<ros2_control>`` included), ``robot`` urdf_parser_py's model of the kinematic elements, ``notes``
-    what was accepted with a ``URDFWarning``."""
+    what was accepted with a ``URDFWarning``, ``floating_joint`` the name of a floating root joint the
+    document had (``detach_floating_root``; '' for none): the model then floats at ``root_link``."""
 
     name: str
     root_link: str
@@ -130,6 +131,7 @@ class ParsedURDF:
     root: ET.Element = field(repr=False)
     robot: _urdf.URDF = field(repr=False)
     _children: dict[str, tuple[Joint, ...]] = field(repr=False)
+    floating_joint: str = ""
 
     def children(self, link: str) -> tuple[Joint, ...]:
         """The joints whose parent is ``link``, in file order."""
@@ -144,6 +146,35 @@ def _xml(text: str) -> ET.Element:
     if root.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
     return root
+
+
+def detach_floating_root(root: ET.Element) -> str:
+    """Remove a floating root from ``root``, a URDF document: the ``floating`` joint from a massless root link
+    (``<link name="world"/>``) to the robot's base that URDFs written for MuJoCo or Isaac carry. Returns the
+    joint's name ('' when the document has no floating joint); the model then floats at the joint's child
+    (``floating_base=True``), as Pinocchio reads such a joint (a free flyer). ``URDFError`` for any other
+    floating joint, naming it."""
+    floating = [joint for joint in root.findall("joint") if joint.get("type") == "floating"]
+    if not floating:
+        return ""
+    joint = floating[0]
+    name, parent = joint.get("name"), joint.find("parent")
+    world = parent.get("link") if parent is not None else None  # the massless root it should hang from
+    links = [link for link in root.findall("link") if link.get("name") == world]
+    ends = [(end.tag, end.get("link")) for j in root.findall("joint") for end in j
+            if end.tag in ("parent", "child")]
+    inertial = links[0].find("inertial") if links else None
+    mass = inertial.find("mass") if inertial is not None else None
+    massless = inertial is None or (mass is not None and float(mass.get("value", "0")) == 0.0)
+    alone = ends.count(("parent", world)) == 1 and ("child", world) not in ends
+    if len(floating) > 1 or len(links) != 1 or not massless or not alone:
+        raise URDFError(
+            f"joint {name!r} has type 'floating'; only a floating root is read (one floating joint, from a "
+            "massless root link that has no other joint, to the robot's base); otherwise a free-floating "
+            "root comes from floating_base=True, or in the nodes from an Odometry topic")
+    root.remove(joint)
+    root.remove(links[0])
+    return str(name)
 
 
 def _urdf_parser_model(root: ET.Element) -> _urdf.URDF:
@@ -316,6 +347,7 @@ def read_urdf(source: str | Path | bytes | ParsedURDF) -> ParsedURDF:
     text = urdf_text(source)
     root = _xml(text)
     check_numbers(root)
+    floating_joint = detach_floating_root(root)
     robot = _urdf_parser_model(root)
     link_names = [link.name for link in robot.links]
     _unique("link", link_names)
@@ -329,4 +361,5 @@ def read_urdf(source: str | Path | bytes | ParsedURDF) -> ParsedURDF:
     _check_mimics(joints)
     for note in notes:
         warnings.warn(note, URDFWarning, stacklevel=2)
-    return ParsedURDF(robot.name, root_link, links, tuple(ordered), tuple(notes), text, root, robot, children)
+    return ParsedURDF(robot.name, root_link, links, tuple(ordered), tuple(notes), text, root, robot, children,
+                      floating_joint)

@@ -72,8 +72,14 @@ def model_fields(urdf: ParsedURDF, floating_base: bool = False) -> dict[str, Any
     """The ``Model`` fields of docs/core-model-layout.md for a validated URDF, by name for ``Model(**fields)``
     (values of mixed types: the dict's Any).
 
-    Warns ``URDFWarning`` for moving bodies with zero mass or a singular rotational inertia.
+    Warns ``URDFWarning`` for moving bodies with zero mass or a singular rotational inertia, and for a URDF
+    with a floating root joint (``ParsedURDF.floating_joint``) read with a fixed base (its base is then
+    fixed, the joint left out as robot_state_publisher leaves it).
     """
+    if urdf.floating_joint and not floating_base:
+        warnings.warn(f"the URDF's root joint {urdf.floating_joint!r} is floating; this model fixes its base "
+                      f"{urdf.root_link!r} (floating_base=False): give floating_base=True for the "
+                      "free-flying robot", URDFWarning, stacklevel=3)
     tree = _Tree.of(urdf, floating_base)
     nb = len(tree.body_names)
     merged = [_combine(parts) for parts in tree.inertials]
