@@ -13,7 +13,9 @@ Each sole is derived from its foot's contact spheres: a frame ``<foot>_sole`` ad
 link, centred between the spheres (the middle of their x and y spans) at their lowest points, axes the foot
 link's; its half-length and half-width the smallest distance of a sphere centre from that middle along x and
 along y (for spheres at the corners of a rectangle, that rectangle; at the corners of a trapezoid, the
-rectangle inside it).
+rectangle inside it). The QP keeps the centre of pressure within ``COP_MARGIN`` (0.9) of that rectangle:
+pushed, the QP otherwise loads a sole's outer toe corner alone, and the foot tips over it (the 29-DoF G1 on
+MuJoCo).
 
 A run passes when the base never drops 5 cm below its start, the CoM stays within 8 cm of its reference
 through the push and within 1 cm of it from 2 s after the push, and every foot sphere touches the ground at
@@ -23,7 +25,7 @@ Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/g
 or ``--urdf FILE --feet LEFT RIGHT [--joint NAME=RAD ...]`` (joints not named stand at 0); ``--engine
 kinodyn|mujoco``, ``--push-axis x|y``; the ground: ``--contact hard|soft`` (on kinodyn.sim ``hard`` by
 default, its impulse model: on the soft model's compliant ground light, narrow feet such as the Unitree G1's
-roll under the controller's torques until it falls, docs/simulator.md; MuJoCo has its solver's, ``soft``),
+roll under the controller's torques and the run fails, docs/simulator.md; MuJoCo has its solver's, ``soft``),
 ``--stiffness-per-kg``, ``--damping-per-kg``, and the simulator's ``--dt``; ``--balance-inertia`` repairs
 non-physical link inertias (MuJoCo refuses them). ``build`` keeps the simulator's own default (``soft``). Exit
 status 0 when the run passes, 1 when not.
@@ -58,6 +60,7 @@ SETTLE_AFTER_PUSH = 2.0  # s: from then on the CoM must be back
 MAX_SAG, MAX_COM_ERROR, MAX_SETTLED_ERROR = 0.05, 0.08, 0.01  # m
 PLANE_TOLERANCE = 1e-3  # m: the sphere centres' heights in the foot frame may differ this much
 MIN_SOLE_SPHERES = 4
+COP_MARGIN = 0.9  # the QP's centre-of-pressure rectangle over the sole's: an edge loaded alone tips over
 SOLE_SPHERE_RADIUS = 0.005  # m: the spheres put under a box sole's corners
 
 
@@ -225,8 +228,10 @@ def build(urdf: str, feet: tuple[str, ...], angles: dict[str, float], engine: st
     q0[2] = -min(model.frame_placement(q0, sole.frame)[2, 3] for sole in soles)
     simulator.reset(q0)
     mu = scenarios.FRICTION_MARGIN * contact.friction
-    wbc = WholeBodyController(model, [SurfaceContact(sole.frame, sole.half_length, sole.half_width, mu=mu,
-                                                     **(sole_options or {})) for sole in soles])
+    options = sole_options or {}
+    wbc = WholeBodyController(model, [SurfaceContact(sole.frame, COP_MARGIN * sole.half_length,
+                                                     COP_MARGIN * sole.half_width, mu=mu, **options)
+                                      for sole in soles])
     kp, kd_ = scenarios.pd_gains(scenarios.BASE_HZ)
     com = ComTask(kp, kd_)
     com.set_reference(model.com(q0))

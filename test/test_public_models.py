@@ -6,8 +6,8 @@ against Pinocchio's on the same file, MuJoCo's import of it as written (no inert
 ``a1_sim.urdf`` (the same robot with a ``<ros2_control>`` block) against it. ANYbotics' ANYmal C
 (``anymal_c.urdf``) against its source's mass, limits and leg segments, kinodyn's dynamics against
 Pinocchio's, and its non-physical inertias: MuJoCo refuses them, ``balance_inertia`` repairs them. Unitree's
-G1 humanoid (``g1_23dof.urdf``) against its source's mass, limits and sole spheres, kinodyn's dynamics against
-Pinocchio's, and MuJoCo's import of it as written.
+G1 humanoid (``g1_23dof.urdf``, ``g1_29dof.urdf``) against its source's mass, limits and sole spheres,
+kinodyn's dynamics against Pinocchio's, and MuJoCo's import of it as written.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ A1 = Path(__file__).resolve().parents[1] / "urdf" / "public" / "a1.urdf"
 A1_SIM = A1.with_name("a1_sim.urdf")
 ANYMAL = A1.with_name("anymal_c.urdf")
 G1 = A1.with_name("g1_23dof.urdf")
+G1_29 = A1.with_name("g1_29dof.urdf")
 LEGS = ("FL", "FR", "RL", "RR")
 SIGNS = {"FL": (1, 1), "FR": (1, -1), "RL": (-1, 1), "RR": (-1, -1)}  # (x, y): front/hind, left/right
 # Unitree's a1.urdf (unitree_ros, robots/a1_description/urdf/a1.urdf at 8414c779):
@@ -125,7 +126,7 @@ class PinocchioPair:
         return vp
 
 
-@pytest.mark.parametrize("path", [A1, ANYMAL, G1], ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", [A1, ANYMAL, G1, G1_29], ids=lambda path: path.stem)
 def test_dynamics_agree_with_pinocchio(path: Path) -> None:
     pair = PinocchioPair(path)
     m, pm, pd = pair.m, pair.pm, pair.pd
@@ -242,8 +243,8 @@ def test_anymal_inertias_are_repaired_on_request() -> None:
     assert float(s.mj.body_mass.sum()) == pytest.approx(ANYMAL_MASS, abs=1e-9)
 
 
-# Unitree's g1_23dof.urdf (unitree_ros, robots/g1_description/g1_23dof.urdf at d6f13aad):
-G1_MASS = 34.13385728  # kg, the sum of its 33 links' masses
+# Unitree's g1_23dof.urdf and g1_29dof.urdf (unitree_ros, robots/g1_description/ at d6f13aad):
+G1_MASS = {G1: 34.13385728, G1_29: 35.11514202}  # kg, the sum of its links' masses (g1_29dof.urdf: the same)
 G1_LIMITS = {  # joint (each side): lower, upper [rad], effort [N m], velocity [rad/s]
     "hip_pitch": (-2.5307, 2.8798, 88.0, 32.0),
     "knee": (-0.087267, 2.8798, 139.0, 20.0),
@@ -252,20 +253,21 @@ G1_LIMITS = {  # joint (each side): lower, upper [rad], effort [N m], velocity [
 G1_SOLE = ((-0.05, 0.025), (-0.05, -0.025), (0.12, 0.03), (0.12, -0.03))  # (x, y) of the spheres, z -0.03 m
 
 
-def test_g1_mass_limits_and_soles_are_the_sources() -> None:
-    m = model(G1)
-    assert float(m.mass.sum()) == pytest.approx(G1_MASS, abs=1e-9)
-    assert len(m.joint_names) == 23
+@pytest.mark.parametrize("path", [G1, G1_29], ids=lambda path: path.stem)
+def test_g1_mass_limits_and_soles_are_the_sources(path: Path) -> None:
+    m = model(path)
+    assert float(m.mass.sum()) == pytest.approx(G1_MASS[path], abs=1e-9)
+    assert len(m.joint_names) == (23 if path == G1 else 29)
     for side in ("left", "right"):
         for joint, (lower, upper, effort, velocity) in G1_LIMITS.items():
             k = m.joint_names.index(f"{side}_{joint}_joint")
             assert (m.lower_limit[7 + k], m.upper_limit[7 + k]) == (lower, upper)
             assert (m.effort_limit[6 + k], m.velocity_limit[6 + k]) == (effort, velocity)
-    spheres = sim.collision_spheres(G1)
+    spheres = sim.collision_spheres(path)
     assert [(s.link, s.center, s.radius) for s in spheres] == [
         (f"{side}_ankle_roll_link", (x, y, -0.03), 0.005) for side in ("left", "right") for x, y in G1_SOLE]
     with warnings.catch_warnings():
         warnings.simplefilter("error", URDFWarning)
-        s = sim.create_backend("mujoco", G1, m, contact=sim.ContactModel(spheres))
-    assert float(s.mj.body_mass.sum()) == pytest.approx(G1_MASS, abs=1e-9)
+        s = sim.create_backend("mujoco", path, m, contact=sim.ContactModel(spheres))
+    assert float(s.mj.body_mass.sum()) == pytest.approx(G1_MASS[path], abs=1e-9)
     assert s.mj.nv == m.nv
