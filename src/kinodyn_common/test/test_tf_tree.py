@@ -100,9 +100,10 @@ def test_prismatic_and_mimic_joints() -> None:
         ("<model/>", "root element must be <robot>"),
         ("<robot name='x'><link name='a'/><link name='b'/></robot>", "2 root links"),
         (
-            "<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='floating'>"
-            "<parent link='a'/><child link='b'/></joint></robot>",
-            "type 'floating'",
+            "<robot name='x'><link name='a'/><link name='b'/><link name='c'/><joint name='i' type='fixed'>"
+            "<parent link='a'/><child link='b'/></joint><joint name='j' type='floating'>"
+            "<parent link='b'/><child link='c'/></joint></robot>",
+            "type 'floating'; only a floating root",
         ),
         (
             "<robot name='x'><link name='a'/><joint name='j' type='fixed'><parent link='a'/><child link='z'/>"

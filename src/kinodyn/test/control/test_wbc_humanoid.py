@@ -147,9 +147,13 @@ def test_g1_29_dof_takes_the_forward_push(ground: str) -> None:
 
 def test_without_the_cop_margin_the_g1_29_dof_tips_over_on_mujoco(monkeypatch: pytest.MonkeyPatch) -> None:
     """The centre-of-pressure rectangle at the whole sole: pushed forwards, the QP loads each sole's outer toe
-    corner alone and the feet tip over them."""
+    corner alone and the feet tip over them (the robot falls, or the QP finds no answer as it does)."""
     monkeypatch.setattr(balance, "COP_MARGIN", 1.0)
-    figures = balance.balance(balance.build(G1_29.read_text(), G1_FEET, G1_STANCE, "mujoco"))
+    try:
+        figures = balance.balance(balance.build(G1_29.read_text(), G1_FEET, G1_STANCE, "mujoco"))
+    except scenarios.ControlError as error:
+        print(f"\nG1 29 DoF, MuJoCo, no margin: {error}")
+        return
     print(f"\nG1 29 DoF, MuJoCo, no margin: {figures}")
     assert not figures.passed
 
