@@ -20,8 +20,9 @@ and a row also fails on a failed or late MPC solve.
 Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robots NAME ...]
 [--scenarios ...] [--mpc]``; prints one table row per (robot, engine, scenario). Any other legged robot:
 ``--urdf FILE --feet FRAME ... --stance RAD ... [--balance-inertia]`` (its movable joints' nominal angles in
-the model's order; ``--leg-stance RAD ...``: one leg's, the same for every leg) runs it alone, named after the
-file.
+the model's order; ``--leg-stance RAD ...``: one leg's, the same for every leg; ``--srdf FILE [--state
+NAME]``: the angles of a state of its SRDF, ``standing`` by default, ``srdf_states``) runs it alone, named
+after the file.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import locomotion_scenarios as scenarios
 import numpy as np
+import srdf_states
 from kinodyn.control.locomotion.mpc_locomotion import MpcLocomotion
 from wbc_scenarios import ControlError
 
@@ -249,18 +251,38 @@ def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scen
     return replace(row, mpc_failures=planner.status.failures, mpc_late=planner.status.late)
 
 
+def _srdf_stance(parser: argparse.ArgumentParser, srdf: Path, state: str,
+                 model: kd.Model) -> tuple[float, ...]:
+    """Every movable joint's angle from the SRDF's ``state``, in the model's order; the parser's error naming
+    the joints it lacks or the URDF lacks."""
+    try:
+        angles = srdf_states.group_state(srdf, state)
+    except ValueError as exc:
+        parser.error(str(exc))
+    missing = [name for name in model.joint_names if name not in angles]
+    unknown = sorted(set(angles) - set(model.joint_names))
+    if missing or unknown:
+        parser.error(f"--srdf {srdf} state {state!r} does not match the URDF's movable joints: "
+                     + "; ".join(f"{what}: {', '.join(names)}" for what, names in
+                                 (("missing", missing), ("not in the URDF", unknown)) if names))
+    return tuple(angles[name] for name in model.joint_names)
+
+
 def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> PublicRobot:
-    """``--urdf``, ``--feet`` and ``--stance`` (or ``--leg-stance``, repeated for every foot) as a
-    ``PublicRobot``; the parser's error (exit 2) naming what is missing."""
+    """``--urdf``, ``--feet`` and ``--stance`` (or ``--leg-stance``, repeated for every foot, or an SRDF's
+    ``--state``) as a ``PublicRobot``; the parser's error (exit 2) naming what is missing."""
     if not args.urdf.is_file():
         parser.error(f"--urdf {args.urdf}: no such file")
-    if not args.feet or not (args.stance or args.leg_stance):
-        parser.error("--urdf needs --feet (its foot frames) and --stance or --leg-stance (nominal angles)")
-    stance = tuple(args.stance) or tuple(args.leg_stance) * len(args.feet)
+    if not args.feet or not (args.stance or args.leg_stance or args.srdf):
+        parser.error("--urdf needs --feet (its foot frames) and --stance, --leg-stance or --srdf (nominal "
+                     "angles)")
     try:
         model = kd.Model.from_urdf(args.urdf, floating_base=True)
     except ValueError as exc:
         parser.error(f"--urdf {args.urdf}: {exc}")
+    stance = tuple(args.stance) or tuple(args.leg_stance) * len(args.feet)
+    if args.srdf:
+        stance = _srdf_stance(parser, args.srdf, args.state, model)
     for foot in args.feet:
         try:
             model.frame_id(foot)
@@ -294,6 +316,8 @@ def main() -> None:
                         help="with --urdf: its movable joints' nominal angles [rad], in the model's order")
     stance.add_argument("--leg-stance", nargs="+", type=float, default=[],
                         help="with --urdf: one leg's nominal angles [rad], the same for every leg")
+    stance.add_argument("--srdf", type=Path, help="with --urdf: an SRDF whose --state has the nominal angles")
+    parser.add_argument("--state", default="standing", help="with --srdf: its group_state (default standing)")
     parser.add_argument("--balance-inertia", action="store_true",
                         help="with --urdf: simulate its non-physical link inertias repaired")
     parser.add_argument("--foot-radius", type=float, default=0.0,

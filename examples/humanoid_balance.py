@@ -22,7 +22,8 @@ through the push and within 1 cm of it from 2 s after the push, and every foot s
 the end.
 
 Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/generate.py humanoid()``),
-or ``--urdf FILE --feet LEFT RIGHT [--joint NAME=RAD ...]`` (joints not named stand at 0); ``--engine
+or ``--urdf FILE --feet LEFT RIGHT [--srdf FILE [--state NAME]] [--joint NAME=RAD ...]`` (the stance: an SRDF
+state, ``half_sitting`` by default, ``srdf_states``, then the joints named; the others at 0); ``--engine
 kinodyn|mujoco``, ``--push-axis x|y``; the ground: ``--contact hard|soft`` (on kinodyn.sim ``hard`` by
 default, its impulse model: on the soft model's compliant ground light, narrow feet such as the Unitree G1's
 roll under the controller's torques and the run fails, docs/simulator.md; MuJoCo has its solver's, ``soft``),
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 import numpy as np
+import srdf_states
 import wbc_scenarios as scenarios
 from kinodyn.control.wbc import SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, PostureTask
@@ -293,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--feet", nargs="+", help="with --urdf: the links carrying the soles' spheres")
     parser.add_argument("--joint", type=_joint_angle, action="append", default=[],
                         help="with --urdf: a joint's nominal angle, NAME=RAD (repeat; others stand at 0)")
+    parser.add_argument("--srdf", type=Path, help="with --urdf: an SRDF whose --state has the nominal angles "
+                        "(--joint overrides them)")
+    parser.add_argument("--state", default="half_sitting", help="with --srdf: its group_state")
     parser.add_argument("--engine", choices=sim.backend_names(), default="kinodyn")
     parser.add_argument("--push-axis", choices=("x", "y"), default="x")
     parser.add_argument("--dt", type=float, default=1e-3, help="simulator step [s]")
@@ -304,15 +309,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="repair non-physical link inertias in the simulator (MuJoCo refuses them)")
     args = parser.parse_args(argv)
     if args.urdf is None:
-        if args.feet or args.joint:
-            parser.error("--feet and --joint go with --urdf")
+        if args.feet or args.joint or args.srdf:
+            parser.error("--feet, --joint and --srdf go with --urdf")
         urdf, feet, angles = generated_humanoid()
     else:
         if not args.urdf.is_file():
             parser.error(f"--urdf {args.urdf}: no such file")
         if not args.feet:
             parser.error("--urdf needs --feet (the links carrying the soles' contact spheres)")
-        urdf, feet, angles = args.urdf.read_text(), tuple(args.feet), dict(args.joint)
+        try:
+            angles = srdf_states.group_state(args.srdf, args.state) if args.srdf else {}
+        except ValueError as error:
+            parser.error(str(error))
+        urdf, feet, angles = args.urdf.read_text(), tuple(args.feet), angles | dict(args.joint)
     kind = args.contact or ("hard" if args.engine == "kinodyn" else "soft")
     ground: dict[str, float | str] = {"kind": kind}
     ground |= {name: value for name, value in (("stiffness_per_kg", args.stiffness_per_kg),

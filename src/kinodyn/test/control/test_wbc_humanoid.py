@@ -18,6 +18,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from kinodyn import sim
@@ -25,8 +26,10 @@ from kinodyn import sim
 ROOT = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(ROOT / "examples"))  # the humanoid's closed loop
 import humanoid_balance as balance  # noqa: E402  (from examples/, after the path)
+import srdf_states  # noqa: E402
 import wbc_scenarios as scenarios  # noqa: E402
 
+ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 G1 = ROOT / "urdf" / "public" / "g1_23dof.urdf"
 G1_29 = G1.with_name("g1_29dof.urdf")  # the same legs and feet, a 3-DoF waist and 7-DoF arms
 G1_FEET = ("left_ankle_roll_link", "right_ankle_roll_link")
@@ -181,3 +184,14 @@ def test_without_the_surface_defaults_it_falls(options: dict) -> None:
     except scenarios.ControlError:
         return
     assert figures.sag >= balance.MAX_SAG, figures
+
+
+def test_the_stance_of_an_srdf_state() -> None:
+    """example-robot-data's Talos SRDF (installed with Pinocchio, a test-only reference): its half_sitting
+    state's joint angles, the root's pose left out."""
+    talos = ROBOTS / "talos_data" / "srdf" / "talos.srdf"
+    angles = srdf_states.group_state(talos, "half_sitting")
+    assert "root_joint" not in angles
+    assert len(angles) == 30
+    assert angles["leg_left_4_joint"] == 0.859395
+    assert angles["arm_right_4_joint"] == -0.525366

@@ -231,3 +231,41 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
     matrix.main()
     out = capsys.readouterr().out
     assert "\nmeshes           kinodyn  stand                    pass" in out, out
+
+
+def test_the_matrix_takes_the_stance_from_an_srdf_state(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    """``--srdf FILE [--state NAME]``: the nominal angles of an SRDF's group_state (a floating root's pose in
+    it left out); an unknown state (the file's are listed), a state missing a joint, or a value that is no
+    finite number are refused naming it."""
+    urdf = Path(generate.__file__).with_name("quadruped.urdf")
+    nominal = {c.name: c.nominal for c in generate.quadruped().controlled}
+
+    def srdf(name: str, angles: dict[str, str]) -> Path:
+        path = tmp_path / f"{name}.srdf"
+        joints = "".join(f'<joint name="{joint}" value="{value}"/>' for joint, value in angles.items())
+        path.write_text(f'<robot name="quadruped"><group_state name="standing" group="all">'
+                        f'<joint name="root_joint" value="0 0 0.5 0 0 0 1"/>{joints}</group_state></robot>')
+        return path
+
+    full = srdf("full", {joint: repr(angle) for joint, angle in nominal.items()})
+    assert matrix.srdf_states.group_state(full, "standing") == nominal
+    base = ["acceptance_matrix.py", "--urdf", str(urdf), "--engines", "kinodyn", "--scenarios", "stand",
+            "--feet", *generate.QUADRUPED_FEET]
+    monkeypatch.setattr(sys, "argv", [*base, "--srdf", str(full)])
+    matrix.main()
+    out = capsys.readouterr().out
+    assert "\nquadruped        kinodyn  stand                    pass" in out, out
+    first = next(iter(nominal))
+    short = srdf("short", {joint: repr(angle) for joint, angle in nominal.items() if joint != first})
+    bad = srdf("bad", {**{joint: repr(angle) for joint, angle in nominal.items()}, first: "nan"})
+    for extra, message in ((["--srdf", str(full), "--state", "sitting"], "has no group_state 'sitting'; its "
+                            "states: standing"),
+                           (["--srdf", str(short)], f"the URDF's movable joints: missing: {first}"),
+                           (["--srdf", str(bad)], f"joint {first!r} value 'nan' is not a finite number")):
+        monkeypatch.setattr(sys, "argv", [*base, *extra])
+        with pytest.raises(SystemExit) as exit_:
+            matrix.main()
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err

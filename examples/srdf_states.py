@@ -1,0 +1,42 @@
+"""Named joint configurations of an SRDF: its ``<group_state name="..."><joint name value/></group_state>``
+elements, the standing poses robot descriptions ship beside their URDF (example-robot-data's ``standing`` and
+``half_sitting``, MoveIt's named states). Shared by ``acceptance_matrix.py`` and ``humanoid_balance.py``
+(``--srdf FILE --state NAME``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+from xml.etree import ElementTree
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def group_state(srdf: Path, name: str) -> dict[str, float]:
+    """The joint angles of the state ``name`` of ``srdf``, by joint name. A joint with several values (a
+    floating root's pose, as example-robot-data's ``root_joint`` carries) is left out: the stance is the
+    joints'. ``ValueError`` naming the file when it is not XML, has no such state (the ones it has are
+    listed) or a value is not a finite number."""
+    try:
+        root = ElementTree.parse(srdf).getroot()
+    except (ElementTree.ParseError, OSError) as exc:
+        raise ValueError(f"SRDF {srdf}: {exc}") from None
+    states = {state.get("name"): state for state in root.iter("group_state")}
+    if name not in states:
+        raise ValueError(f"SRDF {srdf} has no group_state {name!r}; its states: "
+                         f"{', '.join(sorted(str(s) for s in states)) or 'none'}")
+    angles: dict[str, float] = {}
+    for joint in states[name].iter("joint"):
+        text = joint.get("value", "")
+        try:
+            values = [float(v) for v in text.split()]
+        except ValueError:
+            values = []
+        if not values or not all(math.isfinite(v) for v in values):
+            raise ValueError(f"SRDF {srdf} state {name!r}: joint {joint.get('name')!r} value {text!r} is not "
+                             f"a finite number")
+        if len(values) == 1:
+            angles[str(joint.get("name"))] = values[0]
+    return angles
