@@ -35,7 +35,7 @@ status 0 when the run passes, 1 when not.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import copy
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +47,18 @@ import srdf_states
 import wbc_scenarios as scenarios
 from kinodyn.control.wbc import SurfaceContact, WholeBodyController
 from kinodyn.control.wbc.tasks import BaseOrientationTask, ComTask, PostureTask
+from kinodyn.urdf import read_urdf
 
 import kinodyn as kd
 from kinodyn import sim
 
-if TYPE_CHECKING:
-    from types import ModuleType
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "urdf"))
+import generate  # noqa: E402  (urdf/generate.py, after the path)
+
+if TYPE_CHECKING:
+    from kinodyn.urdf import ParsedURDF
+
 G = 9.81
 CONTROL_HZ = 500.0
 SECONDS, PUSH_AT, PUSH_SECONDS, PUSH_RATIO = 10.0, 5.0, 0.2, 0.1  # s, s, s, of the weight
@@ -133,55 +137,44 @@ def sole_from_spheres(foot: str, spheres: list[sim.ContactSphere]) -> Sole:
                 float(half_width))
 
 
-def _numbers(text: str | None, count: int, what: str) -> list[float]:
-    """``count`` finite numbers from an attribute's text; ValueError naming ``what`` otherwise."""
-    try:
-        values = [float(v) for v in (text or "").split()]
-    except ValueError:
-        values = []
-    if len(values) != count or not all(np.isfinite(values)):
-        raise ValueError(f"{what}: expected {count} finite numbers, got {text!r}")
-    return values
-
-
-def box_corner_spheres(foot: ElementTree.Element) -> list[sim.ContactSphere]:
-    """Spheres of ``SOLE_SPHERE_RADIUS`` under the corners of the foot link's one ``<collision><box>``, their
-    lowest points on the box's bottom face; ValueError when it has none, several, or one turned out of the
-    link's axes."""
-    name = foot.get("name")
-    boxes = [c for c in foot.findall("collision") if c.find("geometry/box") is not None]
+def box_corner_spheres(urdf: ParsedURDF, foot: str) -> list[sim.ContactSphere]:
+    """Spheres of ``SOLE_SPHERE_RADIUS`` under the corners of the foot link's one box collision, their lowest
+    points on the box's bottom face; ValueError when it has none, several, or one turned out of the link's
+    axes."""
+    link = next(link for link in urdf.robot.links if link.name == foot)
+    boxes = [c for c in link.collisions if type(c.geometry).__name__ == "Box"]
     if len(boxes) != 1:
-        raise ValueError(f"foot {name!r} has fewer than {MIN_SOLE_SPHERES} contact spheres and {len(boxes)} "
+        raise ValueError(f"foot {foot!r} has fewer than {MIN_SOLE_SPHERES} contact spheres and {len(boxes)} "
                          f"box collisions; a sole needs {MIN_SOLE_SPHERES} or more <collision><sphere> under "
                          f"its corners, or one <collision><box>")
-    origin, box = boxes[0].find("origin"), boxes[0].find("geometry/box")
-    placement = {} if origin is None else origin.attrib
-    center = _numbers(placement.get("xyz", "0 0 0"), 3, f"foot {name!r}: its box's origin xyz")
-    rpy = _numbers(placement.get("rpy", "0 0 0"), 3, f"foot {name!r}: its box's origin rpy")
-    size = _numbers(None if box is None else box.get("size"), 3, f"foot {name!r}: its box's size")
+    origin = boxes[0].origin
+    center = list(origin.xyz) if origin is not None and origin.xyz is not None else [0.0, 0.0, 0.0]
+    rpy = list(origin.rpy) if origin is not None and origin.rpy is not None else [0.0, 0.0, 0.0]
+    size = list(boxes[0].geometry.size)
     if any(rpy):
-        raise ValueError(f"foot {name!r}: its box collision is turned (rpy {rpy}); a sole box must have the "
+        raise ValueError(f"foot {foot!r}: its box collision is turned (rpy {rpy}); a sole box must have the "
                          f"foot link's axes")
     r = SOLE_SPHERE_RADIUS
     z = center[2] - size[2] / 2 + r
-    return [sim.ContactSphere(name, (center[0] + sx * size[0] / 2, center[1] + sy * size[1] / 2, z), r)
+    return [sim.ContactSphere(foot, (center[0] + sx * size[0] / 2, center[1] + sy * size[1] / 2, z), r)
             for sx in (1, -1) for sy in (1, -1)]
 
 
 def with_soles(urdf: str, feet: tuple[str, ...]) -> tuple[str, tuple[Sole, ...]]:
     """``urdf`` with a fixed sole frame added on each foot (module doc), and sphere collisions under the
-    corners of a box sole that had none, and the soles; ValueError naming a foot that is not a link or
-    cannot carry a sole."""
-    root = ElementTree.fromstring(urdf)
+    corners of a box sole that had none, and the soles; ValueError (``URDFError``) for a URDF that is not
+    usable, and naming a foot that is not a link or cannot carry a sole."""
+    parsed = read_urdf(urdf)
+    root = copy.deepcopy(parsed.root)
     links = {link.get("name"): link for link in root.findall("link")}
-    spheres = sim.collision_spheres(urdf)
+    spheres = sim.collision_spheres(parsed)
     soles = []
     for foot in feet:
         if foot not in links:
             raise ValueError(f"foot {foot!r} is not a link of the URDF")
         own = [s for s in spheres if s.link == foot]
         if len(own) < MIN_SOLE_SPHERES:
-            own = box_corner_spheres(links[foot])
+            own = box_corner_spheres(parsed, foot)
             for sphere in own:
                 collision = ElementTree.SubElement(links[foot], "collision")
                 ElementTree.SubElement(collision, "origin", xyz=" ".join(repr(c) for c in sphere.center))
@@ -268,13 +261,8 @@ def balance(robot: Balance, push_axis: str = "x", seconds: float = SECONDS) -> F
 
 def generated_humanoid() -> tuple[str, tuple[str, ...], dict[str, float]]:
     """``urdf/generate.py``'s humanoid: its URDF, feet and nominal stance."""
-    spec = importlib.util.spec_from_file_location("kinodyn_urdf_generate", ROOT / "urdf" / "generate.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module: ModuleType = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)  # (in sys.modules: its dataclasses look their module up)
-    robot = module.humanoid()
-    return (module.render(robot), ("L_SOLE", "R_SOLE"),
+    robot = generate.humanoid()
+    return (generate.render(robot), ("L_SOLE", "R_SOLE"),
             {joint.name: joint.nominal for joint in robot.controlled})
 
 

@@ -48,7 +48,7 @@ def test_soles_come_from_the_foot_spheres() -> None:
     """The generated humanoid's derived soles are its URDF's sole frames and box half-sizes; the G1's
     trapezoid of spheres (5 cm apart at the heel, 6 cm at the toe) gives the rectangle inside it."""
     _, feet, _ = balance.generated_humanoid()
-    generate = sys.modules["kinodyn_urdf_generate"]
+    generate = balance.generate
     robot = generated()
     for sole, foot in zip(robot.soles, feet, strict=True):
         assert (sole.half_length, sole.half_width) == pytest.approx(
@@ -67,13 +67,15 @@ def test_feet_that_cannot_carry_a_sole_are_refused() -> None:
         balance.with_soles(urdf, ("left_ankle_roll_link", "nowhere"))
     with pytest.raises(ValueError, match="'pelvis' has fewer than 4 contact spheres and 0 box collisions"):
         balance.with_soles(urdf, ("left_ankle_roll_link", "pelvis"))
+    with pytest.raises(ValueError, match="URDF is not well-formed XML"):  # (the URDF front door's error)
+        balance.with_soles("<robot", G1_FEET)
 
 
 def box_soled(rpy: str = "0 0 0") -> str:
     """The generated humanoid with each sole's four spheres replaced by one box collision of the sole's size
     (bottom face on the sole frame's x-y plane) turned by ``rpy``."""
     urdf, feet, _ = balance.generated_humanoid()
-    generate = sys.modules["kinodyn_urdf_generate"]
+    generate = balance.generate
     length, width, _ = generate.HUMANOID_FOOT.size
     root = ElementTree.fromstring(urdf)
     for link in root.findall("link"):
