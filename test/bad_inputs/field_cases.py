@@ -751,7 +751,11 @@ def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: fl
         assert kinodyn is not None, "the kinodyn console script is not on PATH: source scripts/env.sh"
         launcher = spawn([kinodyn, "up", GRAPH], "field_graph")
         log = Path(launcher.log_path)
-        assert listener.spin_until(lambda: loop.estimate, 600.0), log.read_text()[-2000:]
+        # every stream the cases build their messages from has reached this process (on a loaded machine the
+        # middleware may match one of its readers seconds after the others)
+        assert listener.spin_until(lambda: loop.estimate and loop.states and loop.truth, 600.0), (
+            f"estimates {len(loop.estimate)}, joint states {len(loop.states)}, truth {len(loop.truth)}\n"
+            + log.read_text()[-2000:])
         t_stand = loop.sim_time() + 1.0
         assert listener.spin_until(lambda: loop.sim_time() > t_stand, 600.0), log.read_text()[-2000:]
         for topic, publisher in publishers.items():
