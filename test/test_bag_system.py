@@ -148,7 +148,7 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn: ProcessSpawner) -> N
         static_offers: list = []
 
         def on_imu(message: Imu) -> None:
-            if not received["/imu/data"]:
+            if not static_offers:  # once this process's graph has the player's /tf_static publisher
                 static_offers.extend(
                     info.qos_profile for info in node.get_publishers_info_by_topic("/tf_static")
                 )
@@ -159,10 +159,17 @@ def test_record_then_play_with_clock(tmp_path: Path, spawn: ProcessSpawner) -> N
         node.create_subscription(TFMessage, "/tf_static", received["/tf_static"].append, LATCHED)
         node.create_subscription(Clock, "/clock", received["/clock"].append, RELIABLE)
         player = spawn(
-            [*KINODYN, "bag", "play", str(bag), "--clock", "20", "--wait-for-subscribers", "60"], "play"
+            # the player waits (up to 60 s, not its default 2 s) for this reader's acknowledgements before it
+            # exits: a reader stalled on a loaded machine keeps the last messages
+            [*KINODYN, "bag", "play", str(bag), "--clock", "20", "--wait-for-subscribers", "60",
+             "--wait-for-all-acked", "60"], "play"
         )
+        # every stream judged below (each topic's reader matches on its own; the last contacts go out with
+        # the last Imu)
         assert listener.spin_until(
-            lambda: player.poll() is not None and len(received["/imu/data"]) >= len(recorded), timeout=120
+            lambda: player.poll() is not None and len(received["/imu/data"]) >= len(recorded)
+            and len(received["/contacts"]) >= entries["/contacts"]["message_count"]
+            and bool(received["/tf_static"]) and len(received["/clock"]) >= 2, timeout=120
         ), player.log_path.read_text()
         assert player.wait(timeout=10) == 0
         listener.spin_for(0.5)

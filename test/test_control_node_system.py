@@ -306,7 +306,8 @@ def test_pd_commands_joint_states_and_imu(
     lockstep_control_node: subprocess.Popen[bytes], client: Listener, plugin: str,
 ) -> None:
     s = LockstepSession(client, plugin)
-    assert client.spin_until(lambda: s.states and s.imu, 30.0), log_text(lockstep_control_node)
+    # the node's start-up included (a loaded machine)
+    assert client.spin_until(lambda: s.states and s.imu, 120.0), log_text(lockstep_control_node)
     first, imu = s.states[0], s.imu[0]
     assert stamp_ns(first) == stamp_ns(imu) == 0  # lockstep: the first cycle waits for its command
     assert list(first.name) == JOINTS
@@ -367,7 +368,7 @@ def test_pd_commands_joint_states_and_imu(
 
 def test_second_claim_refused_over_service(control_node: subprocess.Popen[bytes], client: Listener) -> None:
     cli = client.node.create_client(SwitchController, "/controller_manager/switch_controller")
-    assert cli.wait_for_service(timeout_sec=30.0), log_text(control_node)
+    assert cli.wait_for_service(timeout_sec=120.0), log_text(control_node)  # the node's start-up included
     future = cli.call_async(
         SwitchController.Request(
             activate_controllers=["leg_effort_controller"], strictness=SwitchController.Request.STRICT
@@ -459,7 +460,8 @@ def test_lockstep_refuses_a_command_of_another_stamp(
         assert wait_for(lambda text=log: text in log_text(lockstep_control_node), 10.0), \
             log_text(lockstep_control_node)
     # still waiting: the state of that cycle is re-published (every lockstep_timeout), no later one comes
-    assert client.spin_until(lambda: copies.count(waiting) >= 2, 10.0)
+    # (the new subscription's discovery included)
+    assert client.spin_until(lambda: copies.count(waiting) >= 2, 60.0)
     assert stamp_ns(s.states[-1]) == waiting
     assert max(copies) == waiting
     assert "no command for" not in log_text(lockstep_control_node)  # the watchdog did not trip

@@ -72,7 +72,8 @@ class Services:
             MassMatrix: listener.node.create_client(MassMatrix, "/dynamics/mass_matrix"),
         }
         for client in self.clients.values():
-            assert client.wait_for_service(timeout_sec=20.0), f"{client.srv_name} not available"
+            # the node's start-up included (a loaded machine)
+            assert client.wait_for_service(timeout_sec=120.0), f"{client.srv_name} not available"
 
     def __call__(self, srv_type: type[Srv], **fields: object) -> Any:  # noqa: ANN401  (rclpy types no response per service type)
         return call(self.listener, self.clients[srv_type], srv_type.Request(**fields))
@@ -179,7 +180,7 @@ def test_gravity_efforts_are_published_for_each_good_joint_state(
         g_warm_up = MODEL.gravity_torques(warm_up)
         return [g for g in map(multiarray_to_array, received) if not np.array_equal(g, g_warm_up)]
 
-    assert listener.spin_until(answered, 10), proc.log_path.read_text()
+    assert listener.spin_until(answered, 60), proc.log_path.read_text()  # discovery of both new endpoints
     for q in configurations:
         count = len(answers())
         publisher.publish(joint_state(q))

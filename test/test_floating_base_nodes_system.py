@@ -85,7 +85,8 @@ class Services:
         self.listener = listener
         self.clients = {t: listener.node.create_client(t, f"/{prefix}/{name}") for t, name in types.items()}
         for client in self.clients.values():
-            assert client.wait_for_service(timeout_sec=30.0), f"{client.srv_name} not available"
+            # three nodes' start-up included (a loaded machine)
+            assert client.wait_for_service(timeout_sec=120.0), f"{client.srv_name} not available"
 
     def __call__(self, srv_type: type[Srv], **fields: object) -> Any:  # noqa: ANN401  (rclpy types no response per service type)
         future = self.clients[srv_type].call_async(srv_type.Request(**fields))
@@ -425,7 +426,8 @@ def test_streaming_clik_on_a_floating_base_reaches_the_target_in_the_world(spawn
                 and np.max(np.abs(T[:3, :3] - T_goal[:3, :3])) < 1e-6
             )
 
-        assert listener.spin_until(converged, 30), (state, proc.log_path.read_text())
+        # the node's start-up included (a loaded machine)
+        assert listener.spin_until(converged, 120), (state, proc.log_path.read_text())
         assert state["commands"] > 10
         np.testing.assert_allclose(state["joints"][3:], q_goal[10:], rtol=0, atol=1e-12)  # other legs held
     finally:

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from rclpy.client import Client
+    from rclpy.node import Node
+    from rclpy.publisher import Publisher
     from rclpy.type_support import Srv
 
 pytestmark = pytest.mark.system
@@ -103,14 +105,15 @@ class Outputs:
         node = listener.node
         self.tf: list[TFMessage] = []
         self.by_topic: dict[str, list] = {"/tf": self.tf}
-        node.create_subscription(TFMessage, "/tf", self._on_tf, TF_QOS)
+        self.subscriptions = {"/tf": node.create_subscription(TFMessage, "/tf", self._on_tf, TF_QOS)}
         for msg_type, topic in ((Float64MultiArray, "/dynamics/gravity_efforts"),
                                 (Float64MultiArray, "/kinematics/joint_commands"),
                                 (JointState, "/quad/joint_states"),
                                 (Imu, "/quad/imu_sensor_broadcaster/imu")):
             received: list = []
             self.by_topic[topic] = received
-            node.create_subscription(msg_type, topic, received.append, QoSProfile(depth=200))
+            self.subscriptions[topic] = node.create_subscription(msg_type, topic, received.append,
+                                                                 QoSProfile(depth=200))
 
     def _on_tf(self, msg: TFMessage) -> None:
         """Only what state_publisher sent: the fuzz's own /tf messages never end at a link of the robot."""
@@ -198,6 +201,33 @@ def fuzz_requests(fuzz: Fuzzer) -> dict:
     }
 
 
+READERS = {  # the node(s) reading each fuzzed topic (test_fuzzed_... publishers' names)
+    "joint_states": {"state_publisher", "kinematics", "dynamics", "ee_pose_printer"},
+    "odom": {"state_publisher"}, "target_pose": {"kinematics"}, "tf": {"ee_pose_printer"},
+    "tf_static": {"ee_pose_printer"}, "pd": {"controller_manager"}, "effort": {"controller_manager"},
+}
+WRITERS = {  # the node writing each output the test checks after the fuzz
+    "/tf": {"state_publisher"}, "/dynamics/gravity_efforts": {"dynamics"},
+    "/kinematics/joint_commands": {"kinematics"},
+}
+
+
+def _all_matched(node: Node, publishers: dict[str, Publisher], outputs: Outputs) -> bool:
+    """Each publisher matched to every reader the graph shows on its topic, READERS among them; each of
+    ``outputs``' readers of WRITERS' topics matched to every writer there, WRITERS among them."""
+    for name, publisher in publishers.items():
+        infos = node.get_subscriptions_info_by_topic(publisher.topic_name)
+        if not (READERS[name] <= {i.node_name for i in infos}
+                and publisher.get_subscription_count() >= len(infos)):
+            return False
+    for topic, nodes in WRITERS.items():
+        infos = node.get_publishers_info_by_topic(topic)
+        if not (nodes <= {i.node_name for i in infos}
+                and outputs.subscriptions[topic].get_publisher_count() >= len(infos)):
+            return False
+    return True
+
+
 def _check_alive_and_finite(processes: dict, outputs: Outputs, answers: dict[type, list]) -> None:
     """Every node alive, every output and answer finite, refusals with a reason, few log lines."""
     dead = {name: p.log_path.read_text()[-3000:] for name, p in processes.items() if p.poll() is not None}
@@ -243,9 +273,14 @@ def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite
         assert client.wait_for_service(timeout_sec=60.0), f"{client.srv_name} not available"
     assert listener.spin_until(lambda: len(outputs.by_topic["/quad/joint_states"]) > 0, 60.0), (
         processes["control_node"].log_path.read_text())
-    assert listener.spin_until(
-        lambda: all(p.get_subscription_count() > 0 for p in publishers.values()), 20.0
-    ), {name: p.get_subscription_count() for name, p in publishers.items()}
+    # every reader of each topic matched (a count above zero is not enough: /joint_states has four readers,
+    # /tf this process's own), and this process's readers of the outputs checked after the fuzz matched
+    # their nodes' writers: else the valid messages in the fuzz can go unanswered here
+    assert listener.spin_until(lambda: _all_matched(node, publishers, outputs), 60.0), (
+        {name: (p.get_subscription_count(), [i.node_name for i in node.get_subscriptions_info_by_topic(
+            p.topic_name)]) for name, p in publishers.items()},
+        {t: (s.get_publisher_count(), [i.node_name for i in node.get_publishers_info_by_topic(t)])
+         for t, s in outputs.subscriptions.items()})
 
     fuzz = Fuzzer(FUZZ_SEED)
     rng = np.random.default_rng(FUZZ_SEED + 1)
@@ -328,5 +363,5 @@ def test_fuzzed_messages_and_requests_stop_no_node_and_every_output_stays_finite
     np.testing.assert_allclose([p.x, p.y, p.z], T_target[:3, 3], rtol=0, atol=1e-12)
     printer_log = processes["ee_pose_printer"].log_path
     printed = printer_log.read_text().count("p = [")
-    assert wait_for(lambda: printer_log.read_text().count("p = [") > printed, 5.0), printer_log.read_text()
+    assert wait_for(lambda: printer_log.read_text().count("p = [") > printed, 30.0), printer_log.read_text()
     assert [name for name, p in processes.items() if p.poll() is not None] == []

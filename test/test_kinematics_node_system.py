@@ -69,7 +69,8 @@ class Services:
         self.fk = listener.node.create_client(ComputeFK, "/kinematics/compute_fk")
         self.ik = listener.node.create_client(ComputeIK, "/kinematics/compute_ik")
         for client in (self.fk, self.ik):
-            assert client.wait_for_service(timeout_sec=20.0), f"{client.srv_name} not available"
+            # the node's start-up included (a loaded machine)
+            assert client.wait_for_service(timeout_sec=120.0), f"{client.srv_name} not available"
 
     def compute_fk(self, state: JointState, frames: list[str]) -> ComputeFK.Response:
         return call(self.listener, self.fk, ComputeFK.Request(joint_state=state, frames=frames))
@@ -312,8 +313,8 @@ def test_streaming_clik_drives_the_frame_to_the_target_pose(spawn: ProcessSpawne
         )
         targets = listener.node.create_publisher(PoseStamped, "/clik/target_pose", QoSProfile(depth=10))
         assert listener.spin_until(
-            lambda: joint_states.get_subscription_count() > 0 and targets.get_subscription_count() > 0, 20
-        ), proc.log_path.read_text()
+            lambda: joint_states.get_subscription_count() > 0 and targets.get_subscription_count() > 0, 120
+        ), proc.log_path.read_text()  # the node's start-up included
         listener.spin_for(0.3)
         assert state["commands"] == 0  # no target yet: nothing is commanded
 
@@ -371,7 +372,7 @@ def test_bad_streaming_parameters_exit_with_one_error_line(
     proc = spawn(
         [str(KINEMATICS), "--ros-args", "-p", f"robot_description_file:={ARM7}", *arguments], "kinematics_bad"
     )
-    assert proc.wait(timeout=20) == 1
+    assert proc.wait(timeout=120) == 1  # a Python node's start-up on a loaded machine included
     log = proc.log_path.read_text()
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
     assert len(errors) == 1, log

@@ -693,7 +693,8 @@ def _flatten(parameters: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn: ProcessSpawner) -> None:
 
     graph = load_graph(graph_file)
-    launcher = spawn([_kinodyn(), "up", str(graph_file.relative_to(REPO)), "--timeout", "120"], "launcher")
+    # a lifetime well beyond the waits below (a graph that timed out would end with code 0, not 130)
+    launcher = spawn([_kinodyn(), "up", str(graph_file.relative_to(REPO)), "--timeout", "600"], "launcher")
     rclpy.init()
     try:
         probe = rclpy.create_node("launcher_test_probe")
@@ -702,7 +703,8 @@ def test_graph_runs_its_nodes_with_their_parameters(graph_file: Path, spawn: Pro
             rclpy.spin_once(probe, timeout_sec=0.1)
             return {node.name for node in graph.nodes} <= set(probe.get_node_names())
 
-        assert wait_for(nodes_up, timeout=60), (probe.get_node_names(), _log_lines(launcher))
+        # the nodes' start-up included (a loaded machine)
+        assert wait_for(nodes_up, timeout=120), (probe.get_node_names(), _log_lines(launcher))
         for node in graph.nodes:
             expected = _flatten(node.parameters)
             assert _parameter_values(probe, node.name, list(expected)) == list(expected.values())

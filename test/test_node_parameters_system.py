@@ -42,7 +42,7 @@ def test_a_misspelled_parameter_ends_the_node_with_one_error_line(
         args = ["--params-file", str(params)]
     proc = spawn([str(ROS_LIB / node), "--ros-args", *args], f"{node}_{how}")
     try:
-        code = proc.wait(timeout=30)
+        code = proc.wait(timeout=120)  # a Python node's start-up on a loaded machine included
     except subprocess.TimeoutExpired:
         pytest.fail(f"{node} kept running with a misspelled parameter")
     log = proc.log_path.read_text()
@@ -57,6 +57,6 @@ def test_a_misspelled_parameter_ends_the_node_with_one_error_line(
 def test_the_parameter_spelled_right_starts_the_node(spawn: ProcessSpawner) -> None:
     proc = spawn([str(ROS_LIB / "joint_motion"), "--ros-args", "-p", f"robot_description_file:={ARM7}", "-p",
                   "rate_hz:=10.0"], "joint_motion")
-    assert wait_for(lambda: "moving 7 joints" in proc.log_path.read_text(), 30), proc.log_path.read_text()
+    assert wait_for(lambda: "moving 7 joints" in proc.log_path.read_text(), 120), proc.log_path.read_text()
     assert proc.poll() is None, proc.log_path.read_text()
     assert "at 10.0 Hz" in proc.log_path.read_text()

@@ -136,7 +136,8 @@ def test_quadruped_stands_under_pd_then_a_push_moves_it(control_node: subprocess
     client = Listener("sim_system_test")
     try:
         s = Session(client)
-        assert client.spin_until(lambda: s.states and s.imu and s.odom and s.contacts, 30.0), \
+        # every stream read below (/clock too: sim_time), the node's start-up included (a loaded machine)
+        assert client.spin_until(lambda: s.states and s.imu and s.odom and s.contacts and s.clock, 120.0), \
             control_node.log_path.read_text()
         assert list(s.states[-1].name) == JOINTS
         # ground truth in the simulator's own frame, never the estimator's `odom` (REP-105, docs/simulator.md)
@@ -242,12 +243,14 @@ def test_control_node_on_the_mujoco_backend_in_lockstep(spawn: ProcessSpawner, t
     contacts: list[ContactStates] = []
     try:
         qos = QoSProfile(depth=50)
-        client.node.create_subscription(Odometry, "/quadruped_system/odometry", odom.append, qos)
-        client.node.create_subscription(ContactStates, "/quadruped_system/contacts", contacts.append, qos)
+        readers = [client.node.create_subscription(Odometry, "/quadruped_system/odometry", odom.append, qos),
+                   client.node.create_subscription(ContactStates, "/quadruped_system/contacts",
+                                                   contacts.append, qos)]
         # the ground truth goes out only while subscribed, and the lockstep loop runs as fast as the policy
-        # answers: the policy starts once this listener has matched both publishers (the loop waits for it)
-        assert client.spin_until(lambda: all(client.node.count_publishers(t) > 0 for t in (
-            "/quadruped_system/odometry", "/quadruped_system/contacts")), 60.0), node.log_path.read_text()
+        # answers: the policy starts once this listener has matched both publishers (the loop waits for it;
+        # a publisher in the graph is not yet one matched to this listener's readers)
+        assert client.spin_until(lambda: all(r.get_publisher_count() > 0 for r in readers), 120.0), \
+            node.log_path.read_text()
         client.spin_for(0.5)
         policy = spawn([PYTHON, str(POLICY), str(out), str(MUJOCO_STEPS), "0", "7"], "policy_mujoco")
         assert client.spin_until(lambda: odom and contacts, 60.0), node.log_path.read_text()

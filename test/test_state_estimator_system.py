@@ -69,7 +69,7 @@ def start_estimator(spawn: ProcessSpawner, *params: str) -> subprocess.Popen[byt
     for param in params:
         args += ["-p", param]
     proc = spawn(args, "state_estimator")
-    assert wait_for(lambda: "URDF from" in proc.log_path.read_text(), 30), proc.log_path.read_text()
+    assert wait_for(lambda: "URDF from" in proc.log_path.read_text(), 120), proc.log_path.read_text()
     return proc
 
 
@@ -105,11 +105,17 @@ def test_the_node_estimates_through_faults_like_the_pipeline_and_resets_once_on_
     # as deep as the node's outputs at qos_depth 2000: a node catching up after a stall publishes in a burst,
     # and a reliable KEEP_LAST history overwrites what a slow reader has not taken yet
     deep = output_qos(2000)
-    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep)
-    listener.node.create_subscription(TFMessage, "/tf", tf.append, deep)
-    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)
+    readers = [listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep),
+               listener.node.create_subscription(TFMessage, "/tf", tf.append, deep),
+               listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)]
+    # the node builds odometry and /tf only for a matched subscriber, and the stream starts once the node's
+    # inputs are matched: these readers first
+    assert listener.spin_until(lambda: all(r.get_publisher_count() > 0 for r in readers), 60), \
+        node.log_path.read_text()
     publisher = spawn([PYTHON, str(STREAM), str(QUADRUPED)], "estimator_stream")
-    done = listener.spin_until(lambda: len(odometry) >= len(expected), 90)
+    # /tf too (one per estimate, compared with the odometry below) and the diagnostics
+    done = listener.spin_until(
+        lambda: len(odometry) >= len(expected) and len(tf) >= len(expected) and bool(diagnostics), 90)
     listener.spin_for(0.5)  # nothing more may come
     log = node.log_path.read_text()
     assert done, f"{len(odometry)} of {len(expected)} odometry\n{log}\n{publisher.log_path.read_text()}"
@@ -187,7 +193,7 @@ def test_a_bad_configuration_is_one_error_line_and_exit_code_1(
     proc = spawn([str(BIN / "state_estimator"), "--ros-args", "-p", f"robot_description_file:={QUADRUPED}",
                   "-p", param], "state_estimator_bad")
     try:
-        code = proc.wait(timeout=30)
+        code = proc.wait(timeout=120)  # a Python node's start-up on a loaded machine included
     except subprocess.TimeoutExpired:
         pytest.fail(f"state_estimator kept running with {param}")
     log = proc.log_path.read_text()
@@ -213,10 +219,14 @@ def test_an_imu_message_stamped_ahead_is_refused_with_one_line_and_the_estimate_
     odometry: list[Odometry] = []
     diagnostics: list[DiagnosticArray] = []
     deep = output_qos(2000)
-    listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep)
-    listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)
+    readers = [listener.node.create_subscription(Odometry, "odometry/filtered", odometry.append, deep),
+               listener.node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, deep)]
+    # the node builds odometry only for a matched subscriber, and the stream starts once the node's inputs
+    # are matched: these readers first
+    assert listener.spin_until(lambda: all(r.get_publisher_count() > 0 for r in readers), 60), \
+        node.log_path.read_text()
     publisher = spawn([PYTHON, str(STREAM), str(QUADRUPED), "ahead"], "estimator_stream")
-    done = listener.spin_until(lambda: len(odometry) >= len(expected), 90)
+    done = listener.spin_until(lambda: len(odometry) >= len(expected) and bool(diagnostics), 90)
     listener.spin_for(0.5)  # nothing more may come
     log = node.log_path.read_text()
     assert done, f"{len(odometry)} of {len(expected)} odometry\n{log}\n{publisher.log_path.read_text()}"

@@ -64,7 +64,7 @@ def test_every_node_exits_with_the_same_reason(spawn: ProcessSpawner, tmp_path: 
     reason = f"robot_description_file {str(path)!r} is not a usable URDF: {expected}; exiting"
     for name, proc in _start_all(spawn, path, case).items():
         try:
-            code = proc.wait(timeout=60)
+            code = proc.wait(timeout=120)  # four Python nodes starting at once on a loaded machine
         except subprocess.TimeoutExpired:
             pytest.fail(f"{name} did not exit on URDF case {case}")
         log = proc.log_path.read_text()
@@ -81,7 +81,7 @@ def test_every_node_accepts_a_fixed_joint_mimic_with_one_warning(
     path.write_text(urdf.replace(*GENERIC))
     source = f"robot_description_file {str(path)!r}"
     for name, proc in _start_all(spawn, path, "fixed_mimic").items():
-        assert wait_for(lambda p=proc: _started(p, source) or p.poll() is not None, timeout=60), name
+        assert wait_for(lambda p=proc: _started(p, source) or p.poll() is not None, timeout=120), name
         log = proc.log_path.read_text()
         assert proc.poll() is None, f"{name}: {log}"
         assert _started(proc, source), f"{name}: {log}"

@@ -292,7 +292,8 @@ def test_a_second_odometry_jumping_10_m_and_90_deg_is_refused_while_trotting(spa
         def sim_time() -> float:
             return stamp_ns(truth[-1]) / NS if truth else 0.0
 
-        assert client.spin_until(lambda: estimate, 120.0), launcher.log_path.read_text()
+        # the commands too: judged below from the first one received (min(commands))
+        assert client.spin_until(lambda: estimate and commands, 120.0), launcher.log_path.read_text()
         t_base = stamp_ns(estimate[0]) / NS
         assert client.spin_until(lambda: sim_time() > t_base + 1.6, 120.0), launcher.log_path.read_text()
         trot = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="trot")

@@ -758,8 +758,20 @@ def run_graph_cases(spawn: Callable[..., Any], cases: Sequence[Case], window: fl
             + log.read_text()[-2000:])
         t_stand = loop.sim_time() + 1.0
         assert listener.spin_until(lambda: loop.sim_time() > t_stand, 600.0), log.read_text()[-2000:]
-        for topic, publisher in publishers.items():
-            assert listener.spin_until(lambda p=publisher: p.get_subscription_count() > 0, 30.0), topic
+        # every node a case's message is for has matched this process's writer on its topic: a count above
+        # zero is not enough (this process reads /joint_states, /odometry/filtered and the commands itself)
+        targets: dict[str, set[str]] = {}
+        for case in cases:
+            targets.setdefault(case.payload.topic, set()).add(case.payload.node)
+
+        def matched(topic: str) -> bool:
+            readers = node.get_subscriptions_info_by_topic(topic)
+            return (targets.get(topic, set()) <= {r.node_name for r in readers}
+                    and publishers[topic].get_subscription_count() >= len(readers) > 0)
+
+        for topic in publishers:
+            assert listener.spin_until(lambda t=topic: matched(t), 30.0), (
+                topic, [r.node_name for r in node.get_subscriptions_info_by_topic(topic)])
         causes: set[str] = set()
         for case in cases:
             inject: Inject = case.payload
