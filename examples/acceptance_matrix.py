@@ -254,17 +254,16 @@ def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scen
 def _srdf_stance(parser: argparse.ArgumentParser, srdf: Path, state: str,
                  model: kd.Model) -> tuple[float, ...]:
     """Every movable joint's angle from the SRDF's ``state``, in the model's order; the parser's error naming
-    the joints it lacks or the URDF lacks."""
+    the joints it lacks. The joints it names that the model does not move are left out, in one line
+    (``srdf_states.for_model``)."""
     try:
-        angles = srdf_states.group_state(srdf, state)
+        angles = srdf_states.for_model(srdf, state, model.joint_names)
     except ValueError as exc:
         parser.error(str(exc))
     missing = [name for name in model.joint_names if name not in angles]
-    unknown = sorted(set(angles) - set(model.joint_names))
-    if missing or unknown:
-        parser.error(f"--srdf {srdf} state {state!r} does not match the URDF's movable joints: "
-                     + "; ".join(f"{what}: {', '.join(names)}" for what, names in
-                                 (("missing", missing), ("not in the URDF", unknown)) if names))
+    if missing:
+        parser.error(f"--srdf {srdf} state {state!r} does not match the URDF's movable joints: missing: "
+                     f"{', '.join(missing)}")
     return tuple(angles[name] for name in model.joint_names)
 
 

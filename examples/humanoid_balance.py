@@ -2,7 +2,9 @@
 MuJoCo: 10 s standing with a push of 0.1 x its weight for 0.2 s at 5 s (forwards, or sideways with
 ``--push-axis y``). Any humanoid URDF whose feet touch the ground with collision spheres under their soles
 (at least four per foot, centres in a plane parallel to the foot link's x-y plane) or with one box collision
-each (in the foot link's axes: spheres of 5 mm are added under its bottom corners); no ROS.
+each (in the foot link's axes: spheres of 5 mm are added under its bottom corners), or, for feet whose
+collisions are meshes, a sole rectangle given about each foot frame (``--sole``: spheres of 5 mm at its
+corners); no ROS.
 
 The controller (``WholeBodyController``, weighted, 500 Hz, its torque held between ticks): CoM and base
 orientation tasks at 3 Hz, a posture task at 1 Hz towards the nominal stance (``wbc_scenarios.pd_gains``: the
@@ -23,7 +25,10 @@ the end.
 
 Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/generate.py humanoid()``),
 or ``--urdf FILE --feet LEFT RIGHT [--srdf FILE [--state NAME]] [--joint NAME=RAD ...]`` (the stance: an SRDF
-state, ``half_sitting`` by default, ``srdf_states``, then the joints named; the others at 0); ``--engine
+state, ``half_sitting`` by default, ``srdf_states``, the joints it names that the URDF does not move left out
+in one line, then the joints named; the others at 0); ``--sole FRONT BACK LEFT RIGHT``: the distances from
+each foot frame (on the sole's plane, z up, e.g. example-robot-data's Romeo ``l_sole``) to its sole's edges
+along +x, -x, +y, -y, for feet without collision spheres or a box; ``--engine
 kinodyn|mujoco``, ``--push-axis x|y``; the ground: ``--contact hard|soft`` (on kinodyn.sim ``hard`` by
 default, its impulse model: on the soft model's compliant ground light, narrow feet such as the Unitree G1's
 roll under the controller's torques and the run fails, docs/simulator.md; MuJoCo has its solver's, ``soft``),
@@ -37,6 +42,7 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -137,10 +143,19 @@ def sole_from_spheres(foot: str, spheres: list[sim.ContactSphere]) -> Sole:
                 float(half_width))
 
 
+def corner_spheres(foot: str, edges: tuple[float, float, float, float], bottom: float = 0.0
+                   ) -> list[sim.ContactSphere]:
+    """Spheres of ``SOLE_SPHERE_RADIUS`` on ``foot`` at the corners of the rectangle whose edges are ``edges``
+    (front, back, left, right: the distances from the foot frame's origin along +x, -x, +y, -y, m), their
+    lowest points at height ``bottom`` in the foot frame."""
+    front, back, left, right = edges
+    r = SOLE_SPHERE_RADIUS
+    return [sim.ContactSphere(foot, (x, y, bottom + r), r) for x in (front, -back) for y in (left, -right)]
+
+
 def box_corner_spheres(urdf: ParsedURDF, foot: str) -> list[sim.ContactSphere]:
-    """Spheres of ``SOLE_SPHERE_RADIUS`` under the corners of the foot link's one box collision, their lowest
-    points on the box's bottom face; ValueError when it has none, several, or one turned out of the link's
-    axes."""
+    """``corner_spheres`` under the corners of the foot link's one box collision, their lowest points on the
+    box's bottom face; ValueError when it has none, several, or one turned out of the link's axes."""
     link = next(link for link in urdf.robot.links if link.name == foot)
     boxes = [c for c in link.collisions if type(c.geometry).__name__ == "Box"]
     if len(boxes) != 1:
@@ -154,16 +169,17 @@ def box_corner_spheres(urdf: ParsedURDF, foot: str) -> list[sim.ContactSphere]:
     if any(rpy):
         raise ValueError(f"foot {foot!r}: its box collision is turned (rpy {rpy}); a sole box must have the "
                          f"foot link's axes")
-    r = SOLE_SPHERE_RADIUS
-    z = center[2] - size[2] / 2 + r
-    return [sim.ContactSphere(foot, (center[0] + sx * size[0] / 2, center[1] + sy * size[1] / 2, z), r)
-            for sx in (1, -1) for sy in (1, -1)]
+    return corner_spheres(foot, (center[0] + size[0] / 2, size[0] / 2 - center[0], center[1] + size[1] / 2,
+                                 size[1] / 2 - center[1]), center[2] - size[2] / 2)
 
 
-def with_soles(urdf: str, feet: tuple[str, ...]) -> tuple[str, tuple[Sole, ...]]:
+def with_soles(urdf: str, feet: tuple[str, ...], edges: tuple[float, float, float, float] | None = None
+               ) -> tuple[str, tuple[Sole, ...]]:
     """``urdf`` with a fixed sole frame added on each foot (module doc), and sphere collisions under the
-    corners of a box sole that had none, and the soles; ValueError (``URDFError``) for a URDF that is not
-    usable, and naming a foot that is not a link or cannot carry a sole."""
+    corners of a box sole that had none (or, given ``edges``, at the corners of that rectangle about each foot
+    frame, ``corner_spheres``, on feet without spheres of their own), and the soles; ValueError
+    (``URDFError``) for a URDF that is not usable, and naming a foot that is not a link or cannot carry a
+    sole."""
     parsed = read_urdf(urdf)
     root = copy.deepcopy(parsed.root)
     links = {link.get("name"): link for link in root.findall("link")}
@@ -173,8 +189,11 @@ def with_soles(urdf: str, feet: tuple[str, ...]) -> tuple[str, tuple[Sole, ...]]
         if foot not in links:
             raise ValueError(f"foot {foot!r} is not a link of the URDF")
         own = [s for s in spheres if s.link == foot]
-        if len(own) < MIN_SOLE_SPHERES:
-            own = box_corner_spheres(parsed, foot)
+        if edges is not None and own:
+            raise ValueError(f"foot {foot!r} has {len(own)} collision sphere(s): a sole given by its edges "
+                             f"is for a foot without (the simulators would touch the ground with both)")
+        if edges is not None or len(own) < MIN_SOLE_SPHERES:
+            own = corner_spheres(foot, edges) if edges is not None else box_corner_spheres(parsed, foot)
             for sphere in own:
                 collision = ElementTree.SubElement(links[foot], "collision")
                 ElementTree.SubElement(collision, "origin", xyz=" ".join(repr(c) for c in sphere.center))
@@ -206,12 +225,13 @@ def stance(model: kd.Model, angles: dict[str, float]) -> np.ndarray:
 
 def build(urdf: str, feet: tuple[str, ...], angles: dict[str, float], engine: str = "kinodyn",
           dt: float = 1e-3, ground: dict[str, float | str] | None = None,
-          sole_options: dict[str, float] | None = None, balance_inertia: bool = False) -> Balance:
+          sole_options: dict[str, float] | None = None, balance_inertia: bool = False,
+          sole_edges: tuple[float, float, float, float] | None = None) -> Balance:
     """The humanoid standing level at ``angles`` with its soles on the ground, under the WBC (module doc);
     ``ground``: ``ContactModel`` gains (e.g. ``stiffness_per_kg``), ``sole_options``: ``SurfaceContact``
     fields, beyond their defaults; ``balance_inertia``: repair non-physical link inertias in the simulator
-    (``create_backend``)."""
-    text, soles = with_soles(urdf, feet)
+    (``create_backend``); ``sole_edges``: the soles' rectangle about each foot frame (``with_soles``)."""
+    text, soles = with_soles(urdf, feet, sole_edges)
     model = kd.Model.from_urdf(text, floating_base=True)
     foot_spheres = [s for s in sim.collision_spheres(text) if s.link in feet]
     contact = sim.ContactModel(tuple(foot_spheres), **(ground or {}))
@@ -266,6 +286,16 @@ def generated_humanoid() -> tuple[str, tuple[str, ...], dict[str, float]]:
             {joint.name: joint.nominal for joint in robot.controlled})
 
 
+def srdf_angles(urdf: str, srdf: Path, state: str) -> dict[str, float]:
+    """The SRDF state's angles of the URDF's movable joints; the joints it names that the model does not move
+    are left out in one printed line (``srdf_states.for_model``). ValueError for an SRDF or URDF that is not
+    usable."""
+    with warnings.catch_warnings():  # the model's URDFWarnings: build() reads the URDF again and gives them
+        warnings.simplefilter("ignore")
+        movable = kd.Model.from_urdf(urdf, floating_base=True).joint_names
+    return srdf_states.for_model(srdf, state, movable)
+
+
 def _joint_angle(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     try:
@@ -280,12 +310,17 @@ def _joint_angle(text: str) -> tuple[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urdf", type=Path, help="a humanoid URDF (default: the generated humanoid)")
-    parser.add_argument("--feet", nargs="+", help="with --urdf: the links carrying the soles' spheres")
+    parser.add_argument("--feet", nargs="+", help="with --urdf: the links carrying the soles' spheres (with "
+                        "--sole: the sole frames)")
     parser.add_argument("--joint", type=_joint_angle, action="append", default=[],
                         help="with --urdf: a joint's nominal angle, NAME=RAD (repeat; others stand at 0)")
     parser.add_argument("--srdf", type=Path, help="with --urdf: an SRDF whose --state has the nominal angles "
                         "(--joint overrides them)")
     parser.add_argument("--state", default="half_sitting", help="with --srdf: its group_state")
+    parser.add_argument("--sole", type=float, nargs=4, metavar=("FRONT", "BACK", "LEFT", "RIGHT"),
+                        help="with --urdf: feet whose collisions are meshes: each --feet frame's sole, the "
+                        "distances from its origin to the sole's edges along its +x, -x, +y, -y [m] (TSID's "
+                        "lxp lxn lyp lyn), the frame on the sole's plane, z up")
     parser.add_argument("--engine", choices=sim.backend_names(), default="kinodyn")
     parser.add_argument("--push-axis", choices=("x", "y"), default="x")
     parser.add_argument("--dt", type=float, default=1e-3, help="simulator step [s]")
@@ -297,25 +332,32 @@ def main(argv: list[str] | None = None) -> int:
                         help="repair non-physical link inertias in the simulator (MuJoCo refuses them)")
     args = parser.parse_args(argv)
     if args.urdf is None:
-        if args.feet or args.joint or args.srdf:
-            parser.error("--feet, --joint and --srdf go with --urdf")
+        if args.feet or args.joint or args.srdf or args.sole:
+            parser.error("--feet, --joint, --srdf and --sole go with --urdf")
         urdf, feet, angles = generated_humanoid()
     else:
         if not args.urdf.is_file():
             parser.error(f"--urdf {args.urdf}: no such file")
         if not args.feet:
-            parser.error("--urdf needs --feet (the links carrying the soles' contact spheres)")
+            parser.error("--urdf needs --feet (the links carrying the soles' contact spheres, or with --sole "
+                         "the sole frames)")
+        if args.sole and not (np.all(np.isfinite(args.sole)) and args.sole[0] + args.sole[1] > 0.0
+                              and args.sole[2] + args.sole[3] > 0.0):
+            parser.error(f"--sole FRONT BACK LEFT RIGHT: finite distances spanning a length and a width "
+                         f"(FRONT + BACK > 0, LEFT + RIGHT > 0), got {args.sole}")
+        urdf, feet = args.urdf.read_text(), tuple(args.feet)
         try:
-            angles = srdf_states.group_state(args.srdf, args.state) if args.srdf else {}
+            angles = srdf_angles(urdf, args.srdf, args.state) if args.srdf else {}
         except ValueError as error:
             parser.error(str(error))
-        urdf, feet, angles = args.urdf.read_text(), tuple(args.feet), angles | dict(args.joint)
+        angles |= dict(args.joint)
     kind = args.contact or ("hard" if args.engine == "kinodyn" else "soft")
     ground: dict[str, float | str] = {"kind": kind}
     ground |= {name: value for name, value in (("stiffness_per_kg", args.stiffness_per_kg),
                                                 ("damping_per_kg", args.damping_per_kg)) if value is not None}
     try:
-        robot = build(urdf, feet, angles, args.engine, args.dt, ground, balance_inertia=args.balance_inertia)
+        robot = build(urdf, feet, angles, args.engine, args.dt, ground, balance_inertia=args.balance_inertia,
+                      sole_edges=tuple(args.sole) if args.sole else None)
     except ValueError as error:
         parser.error(str(error))
     print(f"{robot.mass:.1f} kg, {robot.model.nv - 6} joints, soles "

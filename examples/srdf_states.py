@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 
@@ -40,3 +41,18 @@ def group_state(srdf: Path, name: str) -> dict[str, float]:
         if len(values) == 1:
             angles[str(joint.get("name"))] = values[0]
     return angles
+
+
+
+def for_model(srdf: Path, name: str, movable: Iterable[str]) -> dict[str, float]:
+    """``group_state``'s angles of the joints in ``movable`` (a model's movable joints). A state may name
+    joints the URDF does not move on their own or does not have (Romeo's SRDF in example-robot-data names its
+    fingers, mimic joints of the hand's in its URDF, and eyes and toes, not in it): they are left out, named
+    in one printed line, as Pinocchio's ``loadReferenceConfigurations`` leaves them out."""
+    angles = group_state(srdf, name)
+    names = set(movable)
+    left_out = sorted(joint for joint in angles if joint not in names)
+    if left_out:
+        print(f"--srdf {srdf} state {name!r}: left out {', '.join(left_out)} (not movable joints of the "
+              f"URDF)")
+    return {joint: angle for joint, angle in angles.items() if joint in names}

@@ -237,8 +237,8 @@ def test_the_matrix_takes_the_stance_from_an_srdf_state(monkeypatch: pytest.Monk
                                                       capsys: pytest.CaptureFixture[str],
                                                       tmp_path: Path) -> None:
     """``--srdf FILE [--state NAME]``: the nominal angles of an SRDF's group_state (a floating root's pose in
-    it left out); an unknown state (the file's are listed), a state missing a joint, or a value that is no
-    finite number are refused naming it."""
+    it left out, and a joint the URDF does not move, named in one line); an unknown state (the file's are
+    listed), a state missing a joint, or a value that is no finite number are refused naming it."""
     urdf = Path(generate.__file__).with_name("quadruped.urdf")
     nominal = {c.name: c.nominal for c in generate.quadruped().controlled}
 
@@ -249,13 +249,16 @@ def test_the_matrix_takes_the_stance_from_an_srdf_state(monkeypatch: pytest.Monk
                         f'<joint name="root_joint" value="0 0 0.5 0 0 0 1"/>{joints}</group_state></robot>')
         return path
 
-    full = srdf("full", {joint: repr(angle) for joint, angle in nominal.items()})
-    assert matrix.srdf_states.group_state(full, "standing") == nominal
+    full = srdf("full", {**{joint: repr(angle) for joint, angle in nominal.items()}, "tail_joint": "0.3"})
+    assert matrix.srdf_states.group_state(full, "standing") == {**nominal, "tail_joint": 0.3}
+    assert matrix.srdf_states.for_model(full, "standing", nominal) == nominal
     base = ["acceptance_matrix.py", "--urdf", str(urdf), "--engines", "kinodyn", "--scenarios", "stand",
             "--feet", *generate.QUADRUPED_FEET]
     monkeypatch.setattr(sys, "argv", [*base, "--srdf", str(full)])
     matrix.main()
     out = capsys.readouterr().out
+    assert f"--srdf {full} state 'standing': left out tail_joint (not movable joints of the URDF)\n" in out, \
+        out
     assert "\nquadruped        kinodyn  stand                    pass" in out, out
     first = next(iter(nominal))
     short = srdf("short", {joint: repr(angle) for joint, angle in nominal.items() if joint != first})
