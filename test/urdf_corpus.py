@@ -229,5 +229,11 @@ WARNED: dict[str, tuple[str, str]] = {
         """fixed joint 'tool_joint' carries <mimic joint="j1">; ignored (a fixed joint does not move), as """
         "urdfdom, robot_state_publisher and Pinocchio do",
     ),
+    "revolute_range_left_out": (  # (as TSID's quadruped in example-robot-data writes its knees)
+        variant('<limit lower="-2" upper="2" effort="5" velocity="3"/>', '<limit effort="5" velocity="3"/>'),
+        "joint 'j2' <limit>: its range is the one point 0 (lower = upper; urdfdom reads a lower or upper "
+        "left out as 0), so it cannot move within its limits; give its range (a revolute joint without "
+        'bounds is type="continuous")',
+    ),
 }
 """Case -> (URDF, the one warning every consumer gives); the URDF is otherwise accepted."""

@@ -289,8 +289,19 @@ def _joint(joint: _urdf.Joint, link_names: list[str], notes: list[str]) -> Joint
             m = joint.mimic
             mimic = Mimic(m.joint, 1.0 if m.multiplier is None else float(m.multiplier),
                           0.0 if m.offset is None else float(m.offset))
+    limits = _limits(joint)
+    if joint.type in ("revolute", "prismatic") and limits[0] == limits[1]:
+        notes.append(_one_point_range(joint, limits[0]))
     return Joint(joint.name, joint.type, joint.parent, joint.child, _pose(joint.origin), _axis(joint),
-                 *_limits(joint), *_dynamics(joint), mimic)
+                 *limits, *_dynamics(joint), mimic)
+
+
+def _one_point_range(joint: _urdf.Joint, value: float) -> str:
+    """The warning for a revolute or prismatic joint whose ``<limit>`` range is one point: files that write
+    ``lower`` and ``upper`` equal, or leave them out (urdfdom's default 0), often mean unbounded."""
+    return (f"joint {joint.name!r} <limit>: its range is the one point {value:g} (lower = upper; urdfdom "
+            f"reads a lower or upper left out as 0), so it cannot move within its limits; give its range (a "
+            f'revolute joint without bounds is type="continuous")')
 
 
 def _check_mimics(joints: list[Joint]) -> None:

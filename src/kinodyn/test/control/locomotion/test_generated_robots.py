@@ -192,9 +192,9 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
                                                            capsys: pytest.CaptureFixture[str],
                                                            tmp_path: Path) -> None:
     """``acceptance_matrix.py --urdf FILE --feet ... --stance ...`` runs that robot alone, named after its
-    file; a stance of the wrong length, an unknown foot, a file that is no URDF or feet without a collision
-    sphere (meshes: ``--foot-radius`` gives them one) are refused with the parser's error (exit 2) naming
-    it."""
+    file; a stance of the wrong length or outside the joint limits, an unknown foot, a file that is no URDF or
+    feet without a collision sphere (meshes: ``--foot-radius`` gives them one) are refused with the parser's
+    error (exit 2) naming it."""
     urdf = Path(generate.__file__).with_name("quadruped.urdf")
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot")
@@ -220,7 +220,10 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
                            (["--urdf", str(meshes), "--stance", *stance],
                             "feet LF_FOOT, LH_FOOT, RF_FOOT, RH_FOOT have no collision sphere"),
                            (["--urdf", str(meshes), "--stance", *stance, "--foot-radius", "-0.03"],
-                            "--foot-radius must be a finite number >= 0")):
+                            "--foot-radius must be a finite number >= 0"),
+                           (["--stance", "1.2", *stance[1:]],
+                            "quadruped.urdf: the stance is outside the URDF's joint limits: LF_HAA 1.2 not "
+                            "in [-0.8, 0.8]")):
         monkeypatch.setattr(sys, "argv", [*base, *extra])
         with pytest.raises(SystemExit) as exit_:
             matrix.main()
