@@ -27,8 +27,9 @@ Usage: ``python examples/humanoid_balance.py`` (the generated humanoid, ``urdf/g
 or ``--urdf FILE --feet LEFT RIGHT [--srdf FILE [--state NAME]] [--joint NAME=RAD ...]`` (the stance: an SRDF
 state, ``half_sitting`` by default, ``srdf_states``, the joints it names that the URDF does not move left out
 in one line, then the joints named; the others at 0); ``--sole FRONT BACK LEFT RIGHT``: the distances from
-each foot frame (on the sole's plane, z up, e.g. example-robot-data's Romeo ``l_sole``) to its sole's edges
-along +x, -x, +y, -y, for feet without collision spheres or a box; ``--engine
+each foot frame (z up, e.g. example-robot-data's Romeo ``l_sole``, on its sole's plane) to its sole's edges
+along +x, -x, +y, -y, for feet without collision spheres or a box (``--sole-depth M``: the sole's plane
+``M`` below the foot frame, as TSID's ``lz``); ``--engine
 kinodyn|mujoco``, ``--push-axis x|y``; the ground: ``--contact hard|soft`` (on kinodyn.sim ``hard`` by
 default, its impulse model: on the soft model's compliant ground light, narrow feet such as the Unitree G1's
 roll under the controller's torques and the run fails, docs/simulator.md; MuJoCo has its solver's, ``soft``),
@@ -173,13 +174,13 @@ def box_corner_spheres(urdf: ParsedURDF, foot: str) -> list[sim.ContactSphere]:
                                  size[1] / 2 - center[1]), center[2] - size[2] / 2)
 
 
-def with_soles(urdf: str, feet: tuple[str, ...], edges: tuple[float, float, float, float] | None = None
-               ) -> tuple[str, tuple[Sole, ...]]:
+def with_soles(urdf: str, feet: tuple[str, ...], edges: tuple[float, float, float, float] | None = None,
+               depth: float = 0.0) -> tuple[str, tuple[Sole, ...]]:
     """``urdf`` with a fixed sole frame added on each foot (module doc), and sphere collisions under the
     corners of a box sole that had none (or, given ``edges``, at the corners of that rectangle about each foot
-    frame, ``corner_spheres``, on feet without spheres of their own), and the soles; ValueError
-    (``URDFError``) for a URDF that is not usable, and naming a foot that is not a link or cannot carry a
-    sole."""
+    frame, ``depth`` below it, ``corner_spheres``, on feet without spheres of their own), and the soles;
+    ValueError (``URDFError``) for a URDF that is not usable, and naming a foot that is not a link or cannot
+    carry a sole."""
     parsed = read_urdf(urdf)
     root = copy.deepcopy(parsed.root)
     links = {link.get("name"): link for link in root.findall("link")}
@@ -193,7 +194,8 @@ def with_soles(urdf: str, feet: tuple[str, ...], edges: tuple[float, float, floa
             raise ValueError(f"foot {foot!r} has {len(own)} collision sphere(s): a sole given by its edges "
                              f"is for a foot without (the simulators would touch the ground with both)")
         if edges is not None or len(own) < MIN_SOLE_SPHERES:
-            own = corner_spheres(foot, edges) if edges is not None else box_corner_spheres(parsed, foot)
+            own = (corner_spheres(foot, edges, -depth) if edges is not None
+                   else box_corner_spheres(parsed, foot))
             for sphere in own:
                 collision = ElementTree.SubElement(links[foot], "collision")
                 ElementTree.SubElement(collision, "origin", xyz=" ".join(repr(c) for c in sphere.center))
@@ -226,12 +228,13 @@ def stance(model: kd.Model, angles: dict[str, float]) -> np.ndarray:
 def build(urdf: str, feet: tuple[str, ...], angles: dict[str, float], engine: str = "kinodyn",
           dt: float = 1e-3, ground: dict[str, float | str] | None = None,
           sole_options: dict[str, float] | None = None, balance_inertia: bool = False,
-          sole_edges: tuple[float, float, float, float] | None = None) -> Balance:
+          sole_edges: tuple[float, float, float, float] | None = None, sole_depth: float = 0.0) -> Balance:
     """The humanoid standing level at ``angles`` with its soles on the ground, under the WBC (module doc);
     ``ground``: ``ContactModel`` gains (e.g. ``stiffness_per_kg``), ``sole_options``: ``SurfaceContact``
     fields, beyond their defaults; ``balance_inertia``: repair non-physical link inertias in the simulator
-    (``create_backend``); ``sole_edges``: the soles' rectangle about each foot frame (``with_soles``)."""
-    text, soles = with_soles(urdf, feet, sole_edges)
+    (``create_backend``); ``sole_edges``, ``sole_depth``: the soles' rectangle about each foot frame, that far
+    below it (``with_soles``)."""
+    text, soles = with_soles(urdf, feet, sole_edges, sole_depth)
     model = kd.Model.from_urdf(text, floating_base=True)
     foot_spheres = [s for s in sim.collision_spheres(text) if s.link in feet]
     contact = sim.ContactModel(tuple(foot_spheres), **(ground or {}))
@@ -320,7 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sole", type=float, nargs=4, metavar=("FRONT", "BACK", "LEFT", "RIGHT"),
                         help="with --urdf: feet whose collisions are meshes: each --feet frame's sole, the "
                         "distances from its origin to the sole's edges along its +x, -x, +y, -y [m] (TSID's "
-                        "lxp lxn lyp lyn), the frame on the sole's plane, z up")
+                        "lxp lxn lyp lyn), z up")
+    parser.add_argument("--sole-depth", type=float, default=0.0, metavar="M",
+                        help="with --sole: the sole's plane this far below each foot frame [m] (TSID's lz)")
     parser.add_argument("--engine", choices=sim.backend_names(), default="kinodyn")
     parser.add_argument("--push-axis", choices=("x", "y"), default="x")
     parser.add_argument("--dt", type=float, default=1e-3, help="simulator step [s]")
@@ -332,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="repair non-physical link inertias in the simulator (MuJoCo refuses them)")
     args = parser.parse_args(argv)
     if args.urdf is None:
-        if args.feet or args.joint or args.srdf or args.sole:
-            parser.error("--feet, --joint, --srdf and --sole go with --urdf")
+        if args.feet or args.joint or args.srdf or args.sole or args.sole_depth:
+            parser.error("--feet, --joint, --srdf, --sole and --sole-depth go with --urdf")
         urdf, feet, angles = generated_humanoid()
     else:
         if not args.urdf.is_file():
@@ -345,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                               and args.sole[2] + args.sole[3] > 0.0):
             parser.error(f"--sole FRONT BACK LEFT RIGHT: finite distances spanning a length and a width "
                          f"(FRONT + BACK > 0, LEFT + RIGHT > 0), got {args.sole}")
+        if not np.isfinite(args.sole_depth) or (args.sole_depth and not args.sole):
+            parser.error(f"--sole-depth goes with --sole and is a finite distance, got {args.sole_depth}")
         urdf, feet = args.urdf.read_text(), tuple(args.feet)
         try:
             angles = srdf_angles(urdf, args.srdf, args.state) if args.srdf else {}
@@ -357,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
                                                 ("damping_per_kg", args.damping_per_kg)) if value is not None}
     try:
         robot = build(urdf, feet, angles, args.engine, args.dt, ground, balance_inertia=args.balance_inertia,
-                      sole_edges=tuple(args.sole) if args.sole else None)
+                      sole_edges=tuple(args.sole) if args.sole else None, sole_depth=args.sole_depth)
     except ValueError as error:
         parser.error(str(error))
     print(f"{robot.mass:.1f} kg, {robot.model.nv - 6} joints, soles "
