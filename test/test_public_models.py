@@ -7,7 +7,8 @@ against Pinocchio's on the same file, MuJoCo's import of it as written (no inert
 (``anymal_c.urdf``) against its source's mass, limits and leg segments, kinodyn's dynamics against
 Pinocchio's, and its non-physical inertias: MuJoCo refuses them, ``balance_inertia`` repairs them. Unitree's
 G1 humanoid (``g1_23dof.urdf``, ``g1_29dof.urdf``) against its source's mass, limits and sole spheres,
-kinodyn's dynamics against Pinocchio's, and MuJoCo's import of it as written.
+kinodyn's dynamics against Pinocchio's, and MuJoCo's import of it as written. iCub as example-robot-data ships
+it with Pinocchio (not in urdf/public): read as Pinocchio reads it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ A1_SIM = A1.with_name("a1_sim.urdf")
 ANYMAL = A1.with_name("anymal_c.urdf")
 G1 = A1.with_name("g1_23dof.urdf")
 G1_29 = A1.with_name("g1_29dof.urdf")
+# iCub as example-robot-data ships it with Pinocchio (a test-only reference): its materials' empty <texture/>
+ICUB = (Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
+        / "icub_description" / "robots" / "icub_reduced.urdf")
 LEGS = ("FL", "FR", "RL", "RR")
 SIGNS = {"FL": (1, 1), "FR": (1, -1), "RL": (-1, 1), "RR": (-1, -1)}  # (x, y): front/hind, left/right
 # Unitree's a1.urdf (unitree_ros, robots/a1_description/urdf/a1.urdf at 8414c779):
@@ -104,8 +108,8 @@ def test_leg_geometry_is_the_sources_joint_chain() -> None:
 class PinocchioPair:
     """kinodyn's model and Pinocchio's of a file (free flyer), joints matched by name."""
 
-    def __init__(self, path: Path) -> None:
-        self.m = model(path)
+    def __init__(self, path: Path, m: kd.Model | None = None) -> None:
+        self.m = model(path) if m is None else m
         self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
         self.pd = self.pm.createData()
         self.v_index = np.array([*range(6)] + [self.pm.joints[self.pm.getJointId(n)].idx_v
@@ -128,7 +132,11 @@ class PinocchioPair:
 
 @pytest.mark.parametrize("path", [A1, ANYMAL, G1, G1_29], ids=lambda path: path.stem)
 def test_dynamics_agree_with_pinocchio(path: Path) -> None:
-    pair = PinocchioPair(path)
+    assert_dynamics_agree(PinocchioPair(path))
+
+
+def assert_dynamics_agree(pair: PinocchioPair) -> None:
+    """Mass, mass matrix, RNEA and CoM at 5 random states, Pinocchio's."""
     m, pm, pd = pair.m, pair.pm, pair.pd
     assert sum(inertia.mass for inertia in pm.inertias) == pytest.approx(m.mass.sum(), abs=1e-12)
     rng = np.random.default_rng(11)
@@ -142,6 +150,22 @@ def test_dynamics_agree_with_pinocchio(path: Path) -> None:
         np.testing.assert_allclose(m.rnea(q, v, a), pin.rnea(pm, pd, qp, pair.v(v), pair.v(a))[index],
                                    atol=1e-10)
         np.testing.assert_allclose(m.com(q), pin.centerOfMass(pm, pd, qp), atol=1e-12)
+
+
+def test_icub_as_shipped_reads_as_pinocchio_reads_it() -> None:
+    """iCub (example-robot-data): its materials' empty ``<texture/>`` read as none, as urdfdom does; its
+    bodies without rotational inertia (its right leg's, its wrists') warned, named; mass matrix, RNEA and CoM
+    Pinocchio's."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = kd.Model.from_urdf(ICUB, floating_base=True)
+    warned = sorted(str(w.message).split("'")[1] for w in caught)
+    assert warned == ["l_wrist_1", "r_ankle_1", "r_hip_1", "r_hip_2", "r_lower_leg", "r_upper_leg",
+                      "r_wrist_1"]
+    assert all(w.category is URDFWarning for w in caught)
+    assert all("singular or indefinite rotational inertia" in str(w.message) for w in caught), warned
+    assert m.nv == 35
+    assert_dynamics_agree(PinocchioPair(ICUB, m))
 
 
 def test_mujoco_takes_the_file_as_written() -> None:

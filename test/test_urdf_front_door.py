@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 import pytest
+from kinodyn.urdf import read_urdf
 from kinodyn_common.robot_description import load_urdf, read_robot_description
 from kinodyn_common.tf_tree import TfTree
 from kinodyn_control.hardware.description import parse_robot_description
@@ -78,6 +79,26 @@ def test_base_is_accepted_by_every_consumer(tmp_path: Path) -> None:
     assert results["parse_robot_description"].joint_limits["j2"].upper == 2.0  # type: ignore[attr-defined]
     assert results["collision_spheres"] == (sim.ContactSphere("base", (0.0, 0.0, -0.05), 0.05),)
     assert results["SimulatedSystem"].state("j1/position") == pytest.approx(0.1)  # type: ignore[attr-defined]
+
+
+def test_an_empty_texture_is_read_as_none_like_pinocchio(tmp_path: Path) -> None:
+    """A material's ``<texture/>`` without a filename (iCub's URDFs carry them; urdf_parser_py alone refuses
+    it): every consumer accepts it without a warning, as Pinocchio (urdfdom) does, and the viewer's colour
+    stays; a texture with a file is kept."""
+    visual = ('<visual><geometry><box size="0.1 0.1 0.1"/></geometry><material name="metal">'
+              '<color rgba="0.5 0.5 0.5 1"/>{}</material></visual></link>')
+    lower = '<link name="lower">' + BASE.split('<link name="lower">')[1].split("</link>")[0]
+    for texture, kept in (("<texture/>", None), ('<texture filename="metal.png"/>', "metal.png")):
+        urdf = BASE.replace(lower + "</link>", lower + visual.format(texture))
+        assert urdf != BASE
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for consume in consumers(tmp_path).values():
+                consume(urdf)
+        (material,) = [v.material for link in read_urdf(urdf).robot.links for v in link.visuals]
+        assert material.color.rgba == [0.5, 0.5, 0.5, 1.0]
+        assert (material.texture.filename if material.texture is not None else None) == kept
+        assert pin.buildModelFromXML(urdf).nq == kd.Model.from_urdf(urdf).nq == 2
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

@@ -15,6 +15,7 @@ refuses) is left unbounded.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import logging
 import math
@@ -178,9 +179,17 @@ def detach_floating_root(root: ET.Element) -> str:
 
 
 def _urdf_parser_model(root: ET.Element) -> _urdf.URDF:
-    """urdf_parser_py's model of ``root`` without its extension elements; its notices go to the debug log."""
+    """urdf_parser_py's model of ``root`` without its extension elements and without the empty ``<texture/>``
+    elements of materials (no filename: urdf_parser_py refuses them, urdfdom and Pinocchio read no texture, as
+    iCub's URDFs carry them); its notices go to the debug log."""
     kinematic = ET.Element(root.tag, root.attrib)
     kinematic.extend(child for child in root if child.tag not in EXTENSION_ELEMENTS)
+    if any(texture.get("filename") is None for texture in kinematic.iter("texture")):
+        kinematic = copy.deepcopy(kinematic)  # (its elements are the document's)
+        for material in kinematic.iter("material"):
+            for texture in material.findall("texture"):
+                if texture.get("filename") is None:
+                    material.remove(texture)
     previous = _xml_core.on_error
     _xml_core.on_error = lambda message: _log.debug("urdf_parser_py: %s", message)
     try:
