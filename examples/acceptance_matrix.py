@@ -295,12 +295,9 @@ def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
     outside = [(name, angle, low, high) for name, angle, low, high in
                zip(model.joint_names, stance, lower, upper, strict=True) if not low <= angle <= high]
     if outside:
-        unset = any(low == high == 0.0 for *_, low, high in outside)
         parser.error(f"{args.urdf.name}: the stance is outside the URDF's joint limits: "
                      + "; ".join(f"{name} {angle:g} not in [{low:g}, {high:g}]"
-                                 for name, angle, low, high in outside)
-                     + (" (a revolute joint's <limit> without lower and upper is [0, 0] by the URDF spec)"
-                        if unset else ""))
+                                 for name, angle, low, high in outside))
     if not (math.isfinite(args.foot_radius) and args.foot_radius >= 0.0):
         parser.error(f"--foot-radius must be a finite number >= 0 (m), got {args.foot_radius}")
     bare = scenarios.feet_without_spheres(tuple(args.feet), sim.collision_spheres(args.urdf))

@@ -43,7 +43,6 @@ def group_state(srdf: Path, name: str) -> dict[str, float]:
     return angles
 
 
-
 def for_model(srdf: Path, name: str, movable: Iterable[str]) -> dict[str, float]:
     """``group_state``'s angles of the joints in ``movable`` (a model's movable joints). A state may name
     joints the URDF does not move on their own or does not have (Romeo's SRDF in example-robot-data names its
