@@ -8,7 +8,8 @@ state, runs every ``steps_per_tick`` simulator steps, and its torque is held in 
 failed solve stops the scenario with ``ControlError``. Simulated time only. Nothing here is tuned to one
 robot or one engine: the controller gets the feet, the nominal posture and ``LocomotionParameters`` (gains as
 error-dynamics frequencies, lengths as fractions of the leg length); the same code drives the quadruped and
-the hexapod on either backend.
+the hexapod on either backend. Each robot stands on a ground scaled to its size (``sim.ContactModel``'s
+``length``: its leg length), on both backends alike.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from kinodyn.control.locomotion import LocomotionController, LocomotionOutput, LocomotionParameters
+from kinodyn.control.locomotion import (
+    LocomotionController,
+    LocomotionOutput,
+    LocomotionParameters,
+    leg_length,
+)
 from kinodyn.spatial import quat_to_matrix
 from wbc_scenarios import (
     FEET,
@@ -69,12 +75,12 @@ class Legged:
         if bare:
             raise ValueError(f"feet {', '.join(bare)} have no contact sphere: give each a "
                              f"sim.ContactSphere (a URDF's collision meshes are not contact geometry)")
-        contact = sim.ContactModel(spheres)
-        simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact,
-                                       balance_inertia=balance_inertia)
         q0 = model.neutral()
         q0[7:] = joints
         q0[2] = -min(_sphere_bottom(model, q0, s) for s in spheres if s.link in feet)  # feet on the ground
+        contact = sim.ContactModel(spheres, length=leg_length(model, q0, feet))  # the ground for its size
+        simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact,
+                                       balance_inertia=balance_inertia)
         simulator.reset(q0)
         steps = round(1.0 / (sim_dt * control_hz))
         if steps < 1 or abs(steps * sim_dt * control_hz - 1.0) > WHOLE_STEPS_TOLERANCE:

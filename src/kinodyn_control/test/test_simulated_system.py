@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from kinodyn.sim.contact import REFERENCE_LENGTH, STIFFNESS_PER_KG
 from kinodyn_common.conversions import InputError
 from kinodyn_common.stamps import seconds_to_stamp, stamp_to_ns
 from kinodyn_control.hardware.sim_ros import clock_bytes
@@ -173,6 +174,7 @@ def test_reset_and_push_act_at_the_next_write(backend: dict[str, str]) -> None:
     ({"contact_stiffness": "3e4", "contact_stiffness_per_kg": "800"}, "stiffness .absolute. or stiff"),
     ({"contact_damping_per_kg": "-5"}, "damping_per_kg must be finite and >= 0, got -5.0"),
     ({"contact_stiffness_per_kg": "stiff"}, "contact_stiffness_per_kg must be a number"),
+    ({"contact_length": "0"}, r"contact length \(the robot's leg length, m\) must be finite and > 0"),
     ({"contact_spheres": "LF_FOOT"}, "'LF_FOOT' is not link:radius with a finite radius > 0"),
     ({"contact_spheres": "LF_FOOT:0.03 RF_FOOT:-0.03"}, "'RF_FOOT:-0.03' is not link:radius"),
     ({"contact_spheres": "LF_FOOT:nan"}, "contact_spheres: 'LF_FOOT:nan' is not link:radius"),
@@ -345,3 +347,15 @@ def test_feet_without_collision_spheres_are_refused_unless_contact_spheres_gives
     simulator = given.resources.components["quadruped_system"].simulator
     assert simulator.in_contact.all()
     assert simulator.q[2] == pytest.approx(QUADRUPED_STANDING_HEIGHT, abs=0.01)
+
+
+@BACKENDS
+def test_contact_length_scales_the_grounds_default_gains_to_the_robots_legs(backend: dict[str, str]) -> None:
+    """Param contact_length (the robot's leg length, m) is ``ContactModel.length``: the gains left to their
+    per-kg defaults scale by REFERENCE_LENGTH / contact_length, a given one does not."""
+    h = Harness(sim_urdf(contact_length=str(REFERENCE_LENGTH / 2), contact_damping_per_kg="5", **backend))
+    h.activate_hardware()
+    mass = float(h.resources.components["quadruped_system"].simulator.model.mass.sum())
+    gains = h.resources.components["quadruped_system"].simulator.contact_gains
+    assert gains.stiffness == pytest.approx(2 * STIFFNESS_PER_KG * mass, rel=1e-15)
+    assert gains.damping == pytest.approx(5 * mass, rel=1e-15)

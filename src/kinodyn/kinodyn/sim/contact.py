@@ -29,6 +29,15 @@ depth, with the same damping ratio, and a robot whose links scale with its mass 
 resolved by the time step as the reference robot's. An absolute value replaces the per-kg one of the same
 constant; giving both is an error.
 
+Gains for the robot's size: given ``length`` (m, the robot's leg length, hip to foot in its nominal stance:
+``kinodyn.control.locomotion.leg_length``), the per-kg defaults of the constants left unset are multiplied
+by ``REFERENCE_LENGTH / length`` (0.505 m, the quadruped's legs). The contact's natural frequency then keeps
+its ratio to the robot's pendulum frequency ``sqrt(g / l)`` and its sinkage ``g / (n k_per_kg)`` the same
+fraction of the leg (dynamic similarity), and its time constant ``d / k`` is the quadruped's (a shorter
+robot's contact is the better damped). Without it (the default), a robot of any size stands on the
+quadruped's 9 Hz ground: for a robot with 0.13 m legs that is the rate at which its trot hands its weight
+from one pair of feet to the other (docs/simulator.md).
+
 Parameter choice with explicit integration: the spring and damper must be resolved by the time
 step, ``sqrt(k / m_c) dt`` and ``(d / m_c) dt`` below about 1 for RK4 with ``m_c`` the smallest
 inertia a contact sees (``Λ``), and the same for ``kt`` and ``dt``. The defaults are those of the
@@ -53,6 +62,7 @@ if TYPE_CHECKING:
 
 CONTACT_KINDS = ("soft", "hard")
 REFERENCE_MASS = 36.0  # kg, the project's quadruped (urdf/quadruped.urdf), whose gains the defaults keep
+REFERENCE_LENGTH = 0.505  # m, its legs (hip to foot in its nominal stance): ``length``'s unit scale
 STIFFNESS_PER_KG = 3.0e4 / REFERENCE_MASS  # N/m per kg of robot mass: 3e4 N/m on the quadruped
 DAMPING_PER_KG = 200.0 / REFERENCE_MASS  # N s/m per kg: 200 N s/m on the quadruped
 GAINS = ("stiffness", "damping", "tangential_stiffness", "tangential_damping")
@@ -75,8 +85,9 @@ class ContactModel:
     ``tangential_stiffness`` (stiction spring kt, N/m; 0: viscous regularisation only) and
     ``tangential_damping`` (dt, N s/m) is either given as an absolute number or per kg of the robot's
     total mass by its ``*_per_kg`` sibling (N/m/kg, N s/m/kg); unset, it is the per-kg default
-    (``STIFFNESS_PER_KG`` for the springs, ``DAMPING_PER_KG`` for the dampers). ``gains(mass)`` resolves
-    them.
+    (``STIFFNESS_PER_KG`` for the springs, ``DAMPING_PER_KG`` for the dampers), times
+    ``REFERENCE_LENGTH / length`` when ``length`` (m, the robot's leg length) is given (module doc).
+    ``gains(mass)`` resolves them.
     """
 
     spheres: tuple[ContactSphere, ...]
@@ -90,6 +101,7 @@ class ContactModel:
     damping_per_kg: float | None = None
     tangential_stiffness_per_kg: float | None = None
     tangential_damping_per_kg: float | None = None
+    length: float | None = None  # m, the robot's leg length: the unset constants' defaults scaled to it
 
     def __post_init__(self) -> None:
         if self.kind not in CONTACT_KINDS:
@@ -105,6 +117,10 @@ class ContactModel:
         for name, value in given.items():
             if not (isinstance(value, Real) and np.isfinite(value) and value >= 0.0):
                 raise ValueError(f"contact {name} must be finite and >= 0, got {value!r}")
+        if self.length is not None and not (isinstance(self.length, Real) and np.isfinite(self.length)
+                                            and self.length > 0.0):
+            raise ValueError(f"contact length (the robot's leg length, m) must be finite and > 0, got "
+                             f"{self.length!r}")
         object.__setattr__(self, "spheres", tuple(self.spheres))
 
     def gains(self, mass: float) -> ContactGains:
@@ -112,7 +128,8 @@ class ContactModel:
         if not (np.isfinite(mass) and mass > 0.0):
             raise ValueError(f"the robot's total mass must be finite and > 0 to scale the contact gains, "
                              f"got {mass}")
-        defaults = (STIFFNESS_PER_KG, DAMPING_PER_KG, STIFFNESS_PER_KG, DAMPING_PER_KG)
+        size = 1.0 if self.length is None else REFERENCE_LENGTH / float(self.length)
+        defaults = [size * x for x in (STIFFNESS_PER_KG, DAMPING_PER_KG, STIFFNESS_PER_KG, DAMPING_PER_KG)]
         values = []
         for name, default in zip(GAINS, defaults, strict=True):
             absolute, per_kg = getattr(self, name), getattr(self, f"{name}_per_kg")

@@ -374,26 +374,45 @@ def test_a_backend_that_raises_is_a_failed_solve(monkeypatch: pytest.MonkeyPatch
     assert result.message == "daqp raised ValueError: zero-size array to reduction operation"
 
 
-def test_a_warm_start_daqp_cycles_on_is_solved_again_from_a_cold_start() -> None:
+def test_a_warm_start_daqp_cycles_on_is_solved_again_at_a_looser_primal_tolerance() -> None:
     """A whole-body QP of the 2 kg quadruped's random run (data/daqp_warm_start_cycles.npz: its hard level and
-    the previous tick's answer) on which DAQP, warm-started, reports cycling: the solve is repeated from a
-    cold start, says so, and is the cold start's exact answer."""
+    the previous tick's answer) on which DAQP, warm-started at its primal_tol 1e-10, cycles: the warm solve is
+    repeated at ``CYCLING_PRIMAL_TOL``, says so, satisfies the KKT conditions and is the cold start's answer
+    (which does not cycle) to 1e-8."""
     data = np.load(Path(__file__).parent / "data" / "daqp_warm_start_cycles.npz")
     qp = QP.inequality(data["H"], data["g"], data["C"], data["l"], data["u"])
     warm = QPResult(QPStatus.SOLVED, data["warm_x"], 1, 0.0, "daqp", y=data["warm_y"], z=data["warm_z"],
                     shape=qp.shape)
-    solver = make_solver("daqp")
-    raw = solver._solve(qp, warm)  # type: ignore[attr-defined]  # noqa: SLF001  (the warm solve alone)
-    assert raw.status is QPStatus.NUMERICAL_ERROR
-    assert "cycling" in raw.message
-    result = solver.solve(qp, warm_start=warm)
+    result = make_solver("daqp").solve(qp, warm_start=warm)
     assert result.ok, result.message
-    assert not result.warm_started
-    assert result.message.startswith("warm start ended numerical_error (daqp exitflag -2: cycling detected); "
-                                     "solved again from a cold start")
-    cold = make_solver("daqp").solve(qp)
-    np.testing.assert_array_equal(result.x, cold.x)
+    assert result.warm_started
+    assert result.message.startswith("daqp exitflag -2 (cycling) at primal_tol 1e-10; solved again")
     assert kkt_residuals(qp, result).max <= KKT_TOL["daqp"]
+    cold = make_solver("daqp").solve(qp)
+    assert cold.message == "daqp exitflag 1: optimal"
+    np.testing.assert_allclose(result.x, cold.x, atol=1e-8)
+
+
+def test_a_cold_solve_daqp_cycles_on_is_repeated_at_a_looser_primal_tolerance() -> None:
+    """A whole-body QP of the 2 kg quadruped trotting forward (data/daqp_cold_start_cycles.npz: its hard
+    level) on which DAQP cycles from a cold start at the backend's primal_tol 1e-10: the solve is repeated at
+    ``CYCLING_PRIMAL_TOL``, says so, satisfies the KKT conditions and costs what OSQP's answer costs."""
+    data = np.load(Path(__file__).parent / "data" / "daqp_cold_start_cycles.npz")
+    qp = QP.inequality(data["H"], data["g"], data["C"], data["l"], data["u"])
+    result = make_solver("daqp").solve(qp)
+    assert result.ok, result.message
+    assert result.message == (f"daqp exitflag -2 (cycling) at primal_tol 1e-10; solved again at primal_tol "
+                              f"{daqp_solver.CYCLING_PRIMAL_TOL:g}: daqp exitflag 1: optimal")
+    assert kkt_residuals(qp, result).max <= KKT_TOL["daqp"]
+    loose = make_solver("daqp", primal_tol=daqp_solver.CYCLING_PRIMAL_TOL).solve(qp)
+    assert loose.message == "daqp exitflag 1: optimal"  # no retry at that tolerance
+    np.testing.assert_array_equal(result.x, loose.x)
+    reference = make_solver("osqp", eps_abs=1e-10, eps_rel=1e-10, max_iter=100000).solve(qp)
+    assert reference.ok, reference.message
+    # H's smallest eigenvalue is the WBC's 1e-7 ridge: compare the optimal costs, not the nearly free x
+    cost = [0.5 * x @ qp.H @ x + qp.g @ x for x in (result.x, reference.x)]
+    assert cost[0] <= cost[1] + 1e-12 * abs(cost[1])
+    assert cost[0] == pytest.approx(cost[1], rel=1e-11)
 
 
 @pytest.mark.parametrize("name", SOLVERS)

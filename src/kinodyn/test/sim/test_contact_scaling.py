@@ -1,12 +1,14 @@
 """Contact gains per kg of robot mass: the defaults reproduce the quadruped's absolute gains bit for bit, a
 2.5 kg quadruped settles under a joint PD with them (with the quadruped's absolute gains its light shanks
-chatter), and both backends sink and settle alike for two robot masses."""
+chatter), and both backends sink and settle alike for two robot masses; scaled to the robot's leg length,
+the sinkage is the same fraction of the leg for both sizes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinodyn.sim.contact import DAMPING_PER_KG, STIFFNESS_PER_KG
+from kinodyn.control.locomotion import leg_length
+from kinodyn.sim.contact import DAMPING_PER_KG, REFERENCE_LENGTH, STIFFNESS_PER_KG
 
 import kinodyn as kd
 from kinodyn import sim
@@ -111,6 +113,24 @@ def test_contact_model_refuses_bad_gains(kwargs: dict[str, object], message: str
         sim.ContactModel((), **kwargs)  # type: ignore[arg-type]
 
 
+def test_a_leg_length_scales_the_defaults_of_the_constants_left_unset() -> None:
+    """``length``: the per-kg defaults times REFERENCE_LENGTH / length; a given constant (absolute or per kg)
+    as given; the reference length changes nothing."""
+    size = REFERENCE_LENGTH / 0.126
+    c = sim.ContactModel((), stiffness_per_kg=1000.0, damping=5.0, length=0.126)
+    assert c.gains(2.0) == (2000.0, 5.0, 2.0 * size * STIFFNESS_PER_KG, 2.0 * size * DAMPING_PER_KG)
+    assert sim.ContactModel((), length=REFERENCE_LENGTH).gains(36.0) == QUADRUPED_GAINS
+    long = sim.ContactModel((), length=2 * REFERENCE_LENGTH).gains(36.0)
+    np.testing.assert_allclose(long, np.array(QUADRUPED_GAINS) / 2, rtol=1e-15)
+
+
+@pytest.mark.parametrize("length", [0.0, -0.3, float("nan"), float("inf"), "0.3"])
+def test_contact_model_refuses_a_bad_length(length: object) -> None:
+    message = r"contact length \(the robot's leg length, m\) must be finite and > 0"
+    with pytest.raises(ValueError, match=message):
+        sim.ContactModel((), length=length)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("mass", [0.0, -1.0, float("nan"), float("inf")])
 def test_gains_need_a_positive_mass(mass: float) -> None:
     with pytest.raises(ValueError, match="total mass must be finite and > 0"):
@@ -154,4 +174,25 @@ def test_both_backends_sink_and_settle_alike_for_two_masses(backend: str, robot:
     np.testing.assert_allclose(load.sum(), run["weight"], rtol=1e-3)
     np.testing.assert_allclose(load, run["weight"] / 4, rtol=0.02)
     assert noise.max() < FORCE_NOISE
+    assert run["speeds"].max() < FOOT_SPEED
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+@pytest.mark.parametrize("backend", sim.backend_names())
+def test_scaled_to_its_legs_each_robot_sinks_the_same_fraction_of_them(backend: str, robot: str) -> None:
+    """With ``length`` its leg length l, a robot on 4 feet sinks g / (4 k_per_kg) l / REFERENCE_LENGTH:
+    the 0.5-scale quadruped twice as stiff per kg as the 36 kg one, both the same fraction of their legs
+    (MuJoCo within 5 %), and settles as still."""
+    urdf = ROBOTS[robot][0]
+    m = kd.Model.from_urdf(urdf, floating_base=True)
+    spheres = sim.collision_spheres(urdf)
+    q = m.neutral()
+    q[7:] = QUADRUPED_STANDING_JOINTS
+    length = leg_length(m, q, [sphere.link for sphere in spheres])
+    run = standing(backend, robot, sim.ContactModel(spheres, length=length))
+    expected = 9.81 / (4 * STIFFNESS_PER_KG) * length / REFERENCE_LENGTH
+    print(f"\n{backend} {robot}: legs {length:.4f} m, penetration {run['penetration'].round(6)} m "
+          f"(spring: {expected:.6f}), {run['penetration'].mean() / length:.5f} of the leg")
+    np.testing.assert_allclose(run["penetration"], expected, rtol=0.05 if backend == "mujoco" else 1e-3)
+    assert run["noise"].max() < FORCE_NOISE
     assert run["speeds"].max() < FOOT_SPEED

@@ -89,7 +89,7 @@ if TYPE_CHECKING:
 
 CONTACT_PARAMS = {f"contact_{field}": field for field in (
     "stiffness", "damping", "friction", "tangential_stiffness", "tangential_damping", "stiffness_per_kg",
-    "damping_per_kg", "tangential_stiffness_per_kg", "tangential_damping_per_kg")}
+    "damping_per_kg", "tangential_stiffness_per_kg", "tangential_damping_per_kg", "length")}
 NOISE_PARAMS = ("accelerometer_noise_density", "accelerometer_random_walk", "gyroscope_noise_density",
                 "gyroscope_random_walk")
 PUSH_PARAMS = ("max_push_force", "max_push_torque", "max_push_duration")

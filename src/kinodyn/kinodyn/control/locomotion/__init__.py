@@ -6,11 +6,16 @@
 - ``swing``: ``SwingTrajectory`` / ``swing_point`` (minimum-jerk with a clearance bump, analytic derivatives);
 - ``footholds``: ``raibert_foothold`` (Raibert 1986 with capture-point feedback, Pratt et al. 2006);
 - ``controller``: ``LocomotionController`` (sit, stand and the gaits; ``LocomotionParameters``, the
-  two-beat gaits' own timing ``GAIT_TIMING``).
+  two-beat gaits' own timing ``GAIT_TIMING``), ``leg_length`` (what its defaults scale with).
   docs/locomotion.md.
 """
 
-from kinodyn.control.locomotion.controller import LocomotionController, LocomotionOutput, torque_acceleration
+from kinodyn.control.locomotion.controller import (
+    LocomotionController,
+    LocomotionOutput,
+    leg_length,
+    torque_acceleration,
+)
 from kinodyn.control.locomotion.footholds import arc_displacement, raibert_foothold
 from kinodyn.control.locomotion.gait import (
     FootPhase,
@@ -52,6 +57,7 @@ __all__ = [
     "footfall_sequence",
     "fore_aft_groups",
     "lateral_groups",
+    "leg_length",
     "pace",
     "pendulum_period",
     "raibert_foothold",

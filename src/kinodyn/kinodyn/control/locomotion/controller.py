@@ -202,6 +202,13 @@ def _hips(model: Model, q: np.ndarray, feet: Sequence[str]) -> np.ndarray:
     return np.array(hips)
 
 
+def leg_length(model: Model, q: np.ndarray, feet: Sequence[str]) -> float:
+    """The legs' mean length at ``q`` (m): each foot's distance from its hip (``_hips``), the length the
+    locomotion layer's defaults scale with (and the simulator's contact, ``sim.ContactModel.length``)."""
+    stance = np.array([model.frame_placement(q, foot)[:3, 3] for foot in feet])
+    return float(np.linalg.norm(stance - _hips(model, q, feet), axis=1).mean())
+
+
 def torque_acceleration(model: Model, q: np.ndarray) -> float:
     """The largest acceleration [rad/s^2 or m/s^2] any joint of the floating-base ``model`` gets from its
     torque limits at ``q``, at rest with the body free: ``max_i sum_j |(M^-1)_ij| tau_max_j`` over the joints
@@ -253,8 +260,7 @@ class LocomotionController:
         self._nominal_q = q0
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
-        hips = _hips(model, q0, self.feet)
-        self.leg_length = float(np.linalg.norm(stance - hips, axis=1).mean())
+        self.leg_length = leg_length(model, q0, self.feet)
         self.gravity = float(np.linalg.norm(model.gravity))
         self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
             gait_patterns.alternating_groups(self.feet, self.hips)

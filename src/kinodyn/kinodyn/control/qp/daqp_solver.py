@@ -52,6 +52,8 @@ _EXITFLAGS = {  # every exit flag of daqp 0.11 (api.h); any other is a failure n
 
 _OUTCOMES = {flag: (status, f"daqp exitflag {flag}: {text}") for flag, (status, text) in _EXITFLAGS.items()}
 EXIT_OVERDETERMINED = -6
+EXIT_CYCLING = -2
+CYCLING_PRIMAL_TOL = 1e-8  # a solve that cycles at a tighter primal_tol is repeated once at this one
 
 if version("daqp") != "0.11.0":
     raise ImportError(f"kinodyn's DAQP backend calls daqp 0.11.0's C entry point with its structures; daqp "
@@ -136,7 +138,9 @@ class DaqpSolver(SolverBase):
     bound vectors between solves).
 
     primal_tol: largest constraint violation accepted for an inactive row (DAQP default 1e-6; 1e-10 here
-        so the WBC's rows hold to 1e-8). Equalities and active rows hold to round-off regardless.
+        so the WBC's rows hold to 1e-8). Equalities and active rows hold to round-off regardless. DAQP can
+        cycle (exitflag -2) on a nearly degenerate active set at so tight a tolerance: such a solve is
+        repeated once at ``CYCLING_PRIMAL_TOL`` (its message says so; the acceptance check still applies).
     dual_tol: smallest multiplier counted as blocking (DAQP default 1e-12).
     eps_prox: 0 solves the QP exactly and reports a singular H as NONCONVEX; < 0 regularises automatically,
         > 0 always (proximal-point outer iterations, accurate to about |eps_prox|).
@@ -163,6 +167,8 @@ class DaqpSolver(SolverBase):
             "iter_limit": self.max_iter,
         }
         self._settings = _settings_words(**self.settings)  # type: ignore[arg-type]
+        self._cycling_settings = self._settings if primal_tol >= CYCLING_PRIMAL_TOL else _settings_words(
+            **(self.settings | {"primal_tol": CYCLING_PRIMAL_TOL}))  # type: ignore[arg-type]
         self._structs = np.zeros(_WORDS["problem"], np.int64), np.zeros(_WORDS["result"], np.int64)
         self._vectors: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # DAQP's, per row count
 
@@ -182,14 +188,21 @@ class DaqpSolver(SolverBase):
             assert (warm.w is not None) == has_bounds
         w = _EMPTY if warm is None or warm.w is None else warm.w
         z = _EMPTY if warm is None or warm.z is None else warm.z
-        _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)
         H, g = (a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in (qp.H, qp.g))
         rows = rows if rows.flags.c_contiguous else np.ascontiguousarray(rows)
         x, lam = np.empty(n), np.empty(size)
-        exitflag, iterations = _QUADPROG.call(H, g, rows, bupper, blower, sense, ms, self._settings,
-                                              *self._structs, x, lam)
+        note = ""
+        for settings in (self._settings, self._cycling_settings):
+            _ROWS.call(ub, lb, qp.b, qp.u, qp.l, w, z, bupper, blower, sense)  # (DAQP rewrites sense)
+            exitflag, iterations = _QUADPROG.call(H, g, rows, bupper, blower, sense, ms, settings,
+                                                  *self._structs, x, lam)
+            if exitflag != EXIT_CYCLING or self._cycling_settings is self._settings:
+                break
+            note = (f"daqp exitflag -2 (cycling) at primal_tol {self.settings['primal_tol']:g}; solved again "
+                    f"at primal_tol {CYCLING_PRIMAL_TOL:g}: ")
         status, message = _OUTCOMES.get(exitflag) or (QPStatus.NUMERICAL_ERROR,
                                                       f"daqp exitflag {exitflag}: unknown exit flag")
+        message = note + message
         if exitflag == EXIT_OVERDETERMINED and not _pinned_consistent(qp, self.settings["primal_tol"]):
             status, message = QPStatus.INFEASIBLE, ("daqp exitflag -6: the equalities and the rows pinned by "
                                                     "l = u or lb = ub contradict each other (no x satisfies "
