@@ -30,13 +30,13 @@ resolved by the time step as the reference robot's. An absolute value replaces t
 constant; giving both is an error.
 
 Gains for the robot's size: given ``length`` (m, the robot's leg length, hip to foot in its nominal stance:
-``kinodyn.control.locomotion.leg_length``), the per-kg defaults of the constants left unset are multiplied
-by ``REFERENCE_LENGTH / length`` (0.505 m, the quadruped's legs). The contact's natural frequency then keeps
-its ratio to the robot's pendulum frequency ``sqrt(g / l)`` and its sinkage ``g / (n k_per_kg)`` the same
-fraction of the leg (dynamic similarity), and its time constant ``d / k`` is the quadruped's (a shorter
-robot's contact is the better damped). Without it (the default), a robot of any size stands on the
-quadruped's 9 Hz ground: for a robot with 0.13 m legs that is the rate at which its trot hands its weight
-from one pair of feet to the other (docs/simulator.md).
+``kinodyn.control.locomotion.leg_length``), the per-kg defaults of the constants left unset are scaled by
+``s = REFERENCE_LENGTH / length`` (0.505 m, the quadruped's legs): the springs by ``s``, the dampers by
+``sqrt(s)``. The contact's natural frequency then keeps its ratio to the robot's pendulum frequency
+``sqrt(g / l)``, its damping ratio is the quadruped's, and its sinkage ``g / (n k_per_kg)`` the same fraction
+of the leg (dynamic similarity). Without it (the default), a robot of any size stands on the quadruped's
+9 Hz ground: for a robot with 0.13 m legs that is the rate at which its trot hands its weight from one pair
+of feet to the other (docs/simulator.md).
 
 Parameter choice with explicit integration: the spring and damper must be resolved by the time
 step, ``sqrt(k / m_c) dt`` and ``(d / m_c) dt`` below about 1 for RK4 with ``m_c`` the smallest
@@ -49,6 +49,7 @@ shrinks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Real
 from typing import TYPE_CHECKING, NamedTuple
@@ -85,8 +86,8 @@ class ContactModel:
     ``tangential_stiffness`` (stiction spring kt, N/m; 0: viscous regularisation only) and
     ``tangential_damping`` (dt, N s/m) is either given as an absolute number or per kg of the robot's
     total mass by its ``*_per_kg`` sibling (N/m/kg, N s/m/kg); unset, it is the per-kg default
-    (``STIFFNESS_PER_KG`` for the springs, ``DAMPING_PER_KG`` for the dampers), times
-    ``REFERENCE_LENGTH / length`` when ``length`` (m, the robot's leg length) is given (module doc).
+    (``STIFFNESS_PER_KG`` for the springs, ``DAMPING_PER_KG`` for the dampers), scaled to ``length`` (m, the
+    robot's leg length) when it is given (module doc).
     ``gains(mass)`` resolves them.
     """
 
@@ -129,7 +130,8 @@ class ContactModel:
             raise ValueError(f"the robot's total mass must be finite and > 0 to scale the contact gains, "
                              f"got {mass}")
         size = 1.0 if self.length is None else REFERENCE_LENGTH / float(self.length)
-        defaults = [size * x for x in (STIFFNESS_PER_KG, DAMPING_PER_KG, STIFFNESS_PER_KG, DAMPING_PER_KG)]
+        spring, damper = size * STIFFNESS_PER_KG, math.sqrt(size) * DAMPING_PER_KG
+        defaults = (spring, damper, spring, damper)
         values = []
         for name, default in zip(GAINS, defaults, strict=True):
             absolute, per_kg = getattr(self, name), getattr(self, f"{name}_per_kg")

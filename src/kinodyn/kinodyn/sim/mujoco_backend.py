@@ -15,7 +15,9 @@ actuator per joint. Then:
   (MuJoCo documentation, "Solver parameters"), from the contact's stiffness k and damping d for this robot
   (``ContactModel.gains`` of the model's total mass m, as kinodyn's backend uses them) with ``m_c = m / n``
   for n spheres (the load of each when it stands on all of them), so per-kg gains give
-  ``solref = (-n k_per_kg, -n d_per_kg)`` whatever the mass; MuJoCo's default ``solimp``. MuJoCo's
+  ``solref = (-n k_per_kg, -n d_per_kg)`` whatever the mass; MuJoCo's default ``solimp``, its width (the
+  penetration over which the impedance rises, 1 mm) scaled by ``length / REFERENCE_LENGTH`` when the
+  ``ContactModel`` is scaled to the robot's legs, as its sinkage is. MuJoCo's
   friction has no tangential spring: the ``tangential_*`` parameters of ``ContactModel`` are kinodyn's
   alone. Only ``kind="soft"`` (MuJoCo's solver) is accepted;
 - integrators: ``rk4`` is MuJoCo's RK4, ``semi_implicit_euler`` its Euler (velocity first, joint damping
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from kinodyn.sim.contact import REFERENCE_LENGTH
 from kinodyn.sim.imu import ImuNoise, ImuSensor
 from kinodyn.sim.inertia import inertia_repairs
 from kinodyn.sim.simulator import NO_CONTACT, check_step_options, generalized_forces, push_steps
@@ -64,6 +67,7 @@ COMPILER = {"fusestatic": "false", "balanceinertia": "false", "inertiafromgeom":
 DIVERGENCE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                        mujoco.mjtWarning.mjWARN_BADQACC)
 TORSIONAL_FRICTION, ROLLING_FRICTION = 0.005, 1e-4  # MuJoCo's defaults (unused with condim 3)
+SOLIMP_WIDTH = 2  # index of the width in MuJoCo's solimp (dmin, dmax, width, midpoint, power)
 _last_warning = [""]  # MuJoCo's last warning text
 
 
@@ -186,6 +190,10 @@ class MujocoSimulator:
         m_c = float(model.mass.sum()) / len(c.spheres)
         surface = {"friction": [c.friction, TORSIONAL_FRICTION, ROLLING_FRICTION], "condim": 3,
                    "solref": [-gains.stiffness / m_c, -gains.damping / m_c]}
+        if c.length is not None:  # the impedance's transition depth scaled with the sinkage (module doc)
+            solimp = np.array(spec.default.geom.solimp)
+            solimp[SOLIMP_WIDTH] *= c.length / REFERENCE_LENGTH
+            surface["solimp"] = solimp.tolist()
         spec.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 1.0],
                                 contype=0, conaffinity=1, **surface)
         for k, sphere in enumerate(c.spheres):

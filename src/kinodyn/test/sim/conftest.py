@@ -48,3 +48,9 @@ SMALL_QUADRUPED_URDF = generate.render(generate.scaled(generate.quadruped(), SMA
                                                        SMALL_QUADRUPED_MASS / QUADRUPED_MASS))
 """urdf/quadruped.urdf scaled to 2.5 kg and legs of 0.15 m, a Solo-sized quadruped: each shank with its
 foot weighs 35 g (0.5 kg on the 36 kg robot)."""
+TINY_QUADRUPED_MASS, TINY_QUADRUPED_LENGTH = 0.5, 0.16  # kg; the length scale (legs of 8 cm)
+TINY_QUADRUPED_URDF = generate.render(generate.scaled(generate.quadruped(), TINY_QUADRUPED_LENGTH,
+                                                      TINY_QUADRUPED_MASS / QUADRUPED_MASS))
+"""A toy-sized quadruped, shanks with their feet of 10 g: on a ground scaled to its legs with the dampers
+scaled as the springs, their ``(d / m_c) dt`` would be beyond what the explicit integrators resolve at
+1 ms."""

@@ -20,6 +20,9 @@ from .conftest import (
     SMALL_QUADRUPED_LENGTH,
     SMALL_QUADRUPED_MASS,
     SMALL_QUADRUPED_URDF,
+    TINY_QUADRUPED_LENGTH,
+    TINY_QUADRUPED_MASS,
+    TINY_QUADRUPED_URDF,
 )
 
 KP, KD = 800.0, 10.0  # N m/rad, N m s/rad: the joint PD of the 36 kg quadruped (test_standing_quadruped.py)
@@ -32,6 +35,9 @@ ROBOTS = {
     "quadruped_2.5kg": (SMALL_QUADRUPED_URDF, MASS_RATIO * SMALL_QUADRUPED_LENGTH,
                         MASS_RATIO * SMALL_QUADRUPED_LENGTH**2),
 }
+SIZED_ROBOTS = {**ROBOTS, "quadruped_0.5kg": (TINY_QUADRUPED_URDF, TINY_QUADRUPED_MASS / QUADRUPED_MASS
+                                               * TINY_QUADRUPED_LENGTH, TINY_QUADRUPED_MASS / QUADRUPED_MASS
+                                               * TINY_QUADRUPED_LENGTH**2)}
 SETTLE, MEASURE = 1.0, 0.5  # s: settling time, then the window the bounds are checked over
 FORCE_NOISE = 0.01  # bound on the std of each foot's normal force over the window, in units of weight / 4
 FOOT_SPEED = 1e-3  # m/s, bound on every foot's speed over the window
@@ -43,7 +49,7 @@ def standing(backend: str, robot: str, contact: sim.ContactModel | None = None,
     SETTLE + MEASURE s at 1 kHz: each foot's normal forces (steps, feet) and speeds (steps, feet) over the
     last MEASURE s, the std of the forces in units of a quarter of the weight (feet,), and the final
     penetration of each foot (feet,)."""
-    urdf, kp, kd_ = ROBOTS[robot]
+    urdf, kp, kd_ = SIZED_ROBOTS[robot]
     m = kd.Model.from_urdf(urdf, floating_base=True)
     contact = contact or sim.ContactModel(sim.collision_spheres(urdf))
     s = sim.create_backend(backend, urdf, m, dt=1e-3, integrator=integrator, contact=contact)
@@ -114,14 +120,15 @@ def test_contact_model_refuses_bad_gains(kwargs: dict[str, object], message: str
 
 
 def test_a_leg_length_scales_the_defaults_of_the_constants_left_unset() -> None:
-    """``length``: the per-kg defaults times REFERENCE_LENGTH / length; a given constant (absolute or per kg)
-    as given; the reference length changes nothing."""
+    """``length``: the per-kg defaults' springs times s = REFERENCE_LENGTH / length, dampers times sqrt(s); a
+    given constant (absolute or per kg) as given; the reference length changes nothing."""
     size = REFERENCE_LENGTH / 0.126
     c = sim.ContactModel((), stiffness_per_kg=1000.0, damping=5.0, length=0.126)
-    assert c.gains(2.0) == (2000.0, 5.0, 2.0 * size * STIFFNESS_PER_KG, 2.0 * size * DAMPING_PER_KG)
+    assert c.gains(2.0) == pytest.approx((2000.0, 5.0, 2.0 * size * STIFFNESS_PER_KG,
+                                          2.0 * np.sqrt(size) * DAMPING_PER_KG), rel=1e-15)
     assert sim.ContactModel((), length=REFERENCE_LENGTH).gains(36.0) == QUADRUPED_GAINS
-    long = sim.ContactModel((), length=2 * REFERENCE_LENGTH).gains(36.0)
-    np.testing.assert_allclose(long, np.array(QUADRUPED_GAINS) / 2, rtol=1e-15)
+    long = sim.ContactModel((), length=4 * REFERENCE_LENGTH).gains(36.0)
+    np.testing.assert_allclose(long, np.array(QUADRUPED_GAINS) / [4, 2, 4, 2], rtol=1e-15)
 
 
 @pytest.mark.parametrize("length", [0.0, -0.3, float("nan"), float("inf"), "0.3"])
@@ -177,13 +184,13 @@ def test_both_backends_sink_and_settle_alike_for_two_masses(backend: str, robot:
     assert run["speeds"].max() < FOOT_SPEED
 
 
-@pytest.mark.parametrize("robot", ROBOTS)
+@pytest.mark.parametrize("robot", SIZED_ROBOTS)
 @pytest.mark.parametrize("backend", sim.backend_names())
 def test_scaled_to_its_legs_each_robot_sinks_the_same_fraction_of_them(backend: str, robot: str) -> None:
     """With ``length`` its leg length l, a robot on 4 feet sinks g / (4 k_per_kg) l / REFERENCE_LENGTH:
-    the 0.5-scale quadruped twice as stiff per kg as the 36 kg one, both the same fraction of their legs
-    (MuJoCo within 5 %), and settles as still."""
-    urdf = ROBOTS[robot][0]
+    the 0.5-scale quadruped twice as stiff per kg as the 36 kg one, the 0.16-scale one about six times, all
+    the same fraction of their legs (MuJoCo within 5 %), and each settles as still."""
+    urdf = SIZED_ROBOTS[robot][0]
     m = kd.Model.from_urdf(urdf, floating_base=True)
     spheres = sim.collision_spheres(urdf)
     q = m.neutral()
