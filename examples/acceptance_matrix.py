@@ -139,22 +139,25 @@ class Row:
         return ", ".join(parts)
 
 
-def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directory: Path) -> scenarios.Legged:
+def build(variant: generate.QuadrupedVariant | PublicRobot, engine: str, directory: Path,
+          scaled_ground: bool = True) -> scenarios.Legged:
     """The variant's URDF written to ``directory`` (a public robot's file as it is), standing in ``engine``
-    under the default controller."""
+    under the default controller, on a ground scaled to its legs (``scaled_ground`` False: the quadruped's,
+    ``Legged.build``)."""
     if isinstance(variant, PublicRobot):
         spheres = sim.collision_spheres(variant.urdf)
         if variant.foot_radius > 0.0:
             spheres += tuple(sim.ContactSphere(foot, (0.0, 0.0, 0.0), variant.foot_radius)
                              for foot in scenarios.feet_without_spheres(variant.feet, spheres))
         return scenarios.Legged.build(variant.urdf, variant.feet, np.array(variant.stance), spheres,
-                                      backend=engine, balance_inertia=variant.balance_inertia)
+                                      backend=engine, balance_inertia=variant.balance_inertia,
+                                      scaled_ground=scaled_ground)
     robot = generate.quadruped_variant(variant)
     urdf = directory / f"{variant.name}.urdf"
     urdf.write_text(generate.render(robot))
     stance = np.array([c.nominal for c in robot.controlled])
     return scenarios.Legged.build(urdf, generate.QUADRUPED_FEET, stance, sim.collision_spheres(urdf),
-                                  backend=engine)
+                                  backend=engine, scaled_ground=scaled_ground)
 
 
 def _fell(robot: scenarios.Legged, trace: scenarios.Trace) -> tuple[bool, float]:

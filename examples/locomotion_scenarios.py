@@ -66,10 +66,11 @@ class Legged:
     def build(cls, urdf: Path, feet: tuple[str, ...], joints: np.ndarray,
               spheres: tuple[sim.ContactSphere, ...], params: LocomotionParameters | None = None,
               control_hz: float = 500.0, sim_dt: float = 1e-3, backend: str = "kinodyn",
-              balance_inertia: bool = False) -> Legged:
+              balance_inertia: bool = False, scaled_ground: bool = True) -> Legged:
         """``backend``: ``"kinodyn"`` or ``"mujoco"`` (``sim.create_backend``), the same contact spheres;
         ``balance_inertia``: the simulated robot's non-physical inertias repaired (``create_backend``), the
-        controller's model as the URDF gives it."""
+        controller's model as the URDF gives it; ``scaled_ground``: the contact's defaults scaled to the
+        robot's leg length (``sim.ContactModel.length``; False: the quadruped's ground, per kg only)."""
         model = kd.Model.from_urdf(urdf, floating_base=True)
         bare = feet_without_spheres(feet, spheres)
         if bare:
@@ -78,7 +79,7 @@ class Legged:
         q0 = model.neutral()
         q0[7:] = joints
         q0[2] = -min(_sphere_bottom(model, q0, s) for s in spheres if s.link in feet)  # feet on the ground
-        contact = sim.ContactModel(spheres, length=leg_length(model, q0, feet))  # the ground for its size
+        contact = sim.ContactModel(spheres, length=leg_length(model, q0, feet) if scaled_ground else None)
         simulator = sim.create_backend(backend, urdf, model, dt=sim_dt, integrator="rk4", contact=contact,
                                        balance_inertia=balance_inertia)
         simulator.reset(q0)
