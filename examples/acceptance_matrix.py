@@ -7,7 +7,8 @@ Scenarios: stand, trot in place, 0.5 m/s forward, 0.2 m/s sideways, 0.6 rad/s tu
 commands (each component uniform within those three speeds, a new command every 2-4 s), a lateral push of
 0.5 x weight for 0.2 s while trotting (at four phases of the gait cycle) and one of 0.25 x weight while
 standing. A row passes with no fall (base below 60 % of its nominal height or a non-foot frame on the
-ground), no failed or fallback QP solve, and (in the velocity rows) a heading-frame velocity RMSE
+ground), no failed or fallback QP solve, no divergence of the simulator (named in the row, and the matrix goes
+on), and (in the velocity rows) a heading-frame velocity RMSE
 <= 0.05 m/s and <= 0.05 rad/s after the transient (in the random run: each command's first second left
 out). Ticks answered relaxed (the hard level infeasible, solved with soft limits: docs/wbc.md) are counted
 and shown, and do not fail a row. A velocity row also shows where its error is: the mean error (vx, vy, wz:
@@ -21,8 +22,9 @@ Usage: ``python examples/acceptance_matrix.py [--engines kinodyn mujoco] [--robo
 [--scenarios ...] [--mpc]``; prints one table row per (robot, engine, scenario). Any other legged robot:
 ``--urdf FILE --feet FRAME ... --stance RAD ... [--balance-inertia]`` (its movable joints' nominal angles in
 the model's order; ``--leg-stance RAD ...``: one leg's, the same for every leg; ``--srdf FILE [--state
-NAME]``: the angles of a state of its SRDF, ``standing`` by default, ``srdf_states``) runs it alone, named
-after the file.
+NAME] [--joint NAME=RAD ...]``: the angles of a state of its SRDF, ``standing`` by default,
+``srdf_states``, each ``--joint`` setting one it lacks or overriding one) runs it alone, named after the
+file.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class Row:
     oscillation: tuple[float, float, float] | None = None  # RMS of the error about its mean, same units
     mpc_failures: int = 0  # failed MPC solves (with the MPC plugged in)
     mpc_late: int = 0  # MPC solves finished too late (plans expired unreplaced)
+    diverged: str = ""  # the simulator's message when it diverged (the row stops there)
 
     @property
     def passed(self) -> bool:
@@ -115,7 +118,8 @@ class Row:
         else:
             tracked = self.rmse_linear <= LINEAR_BOUND and self.rmse_yaw_rate <= YAW_BOUND
         planned = self.mpc_failures == 0 and self.mpc_late == 0
-        return not self.fell and not self.infeasible and self.fallbacks == 0 and tracked and planned
+        solved = not self.infeasible and not self.diverged and self.fallbacks == 0
+        return not self.fell and solved and tracked and planned
 
     def figure(self) -> str:
         parts = [] if self.rmse_linear is None else [
@@ -130,6 +134,8 @@ class Row:
             parts.append("FELL")
         if self.infeasible:
             parts.append(f"QP failed: {self.infeasible}")
+        if self.diverged:
+            parts.append(self.diverged)
         if self.fallbacks:
             parts.append(f"{self.fallbacks} fallback solves")
         if self.relaxed:
@@ -247,26 +253,29 @@ def evaluate(variant: generate.QuadrupedVariant | PublicRobot, engine: str, scen
         robot = build(variant, engine, Path(directory))
     if overrides:
         robot.controller.set_parameters(replace(robot.controller.params, **overrides))
-    if not mpc:
-        return Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
-    planner = MpcLocomotion(robot.controller)
-    row = Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+    planner = MpcLocomotion(robot.controller) if mpc else None
+    try:
+        row = Row(variant.name, engine, scenario, *SCENARIOS[scenario](robot))
+    except FloatingPointError as exc:  # the simulator's divergence, named: a failed row, the matrix goes on
+        row = Row(variant.name, engine, scenario, False, "", 0, None, None, math.nan, diverged=str(exc))
+    if planner is None:
+        return row
     return replace(row, mpc_failures=planner.status.failures, mpc_late=planner.status.late)
 
 
-def _srdf_stance(parser: argparse.ArgumentParser, srdf: Path, state: str,
-                 model: kd.Model) -> tuple[float, ...]:
-    """Every movable joint's angle from the SRDF's ``state``, in the model's order; the parser's error naming
-    the joints it lacks. The joints it names that the model does not move are left out, in one line
-    (``srdf_states.for_model``)."""
+def _srdf_stance(parser: argparse.ArgumentParser, srdf: Path, state: str, model: kd.Model,
+                 joints: dict[str, float]) -> tuple[float, ...]:
+    """Every movable joint's angle from the SRDF's ``state`` and ``joints`` (``--joint``: they override it),
+    in the model's order; the parser's error naming the joints neither gives. The joints the state names that
+    the model does not move are left out, in one line (``srdf_states.for_model``)."""
     try:
-        angles = srdf_states.for_model(srdf, state, model.joint_names)
+        angles = srdf_states.for_model(srdf, state, model.joint_names) | joints
     except ValueError as exc:
         parser.error(str(exc))
     missing = [name for name in model.joint_names if name not in angles]
     if missing:
         parser.error(f"--srdf {srdf} state {state!r} does not match the URDF's movable joints: missing: "
-                     f"{', '.join(missing)}")
+                     f"{', '.join(missing)} (give them with --joint NAME=RAD)")
     return tuple(angles[name] for name in model.joint_names)
 
 
@@ -283,8 +292,13 @@ def _robot_from_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
     except ValueError as exc:
         parser.error(f"--urdf {args.urdf}: {exc}")
     stance = tuple(args.stance) or tuple(args.leg_stance) * len(args.feet)
+    if args.joint and not args.srdf:
+        parser.error("--joint goes with --srdf (it sets or overrides a joint of the SRDF's state)")
+    unknown = [name for name, _ in args.joint if name not in model.joint_names]
+    if unknown:
+        parser.error(f"--joint {', '.join(unknown)}: not movable joints of {args.urdf.name}")
     if args.srdf:
-        stance = _srdf_stance(parser, args.srdf, args.state, model)
+        stance = _srdf_stance(parser, args.srdf, args.state, model, dict(args.joint))
     for foot in args.feet:
         try:
             model.frame_id(foot)
@@ -327,6 +341,9 @@ def main() -> None:
                         help="with --urdf: one leg's nominal angles [rad], the same for every leg")
     stance.add_argument("--srdf", type=Path, help="with --urdf: an SRDF whose --state has the nominal angles")
     parser.add_argument("--state", default="standing", help="with --srdf: its group_state (default standing)")
+    parser.add_argument("--joint", type=srdf_states.joint_angle, action="append", default=[],
+                        help="with --srdf: a joint's nominal angle, NAME=RAD (repeat; sets a joint the state "
+                             "lacks or overrides one it gives)")
     parser.add_argument("--balance-inertia", action="store_true",
                         help="with --urdf: simulate its non-physical link inertias repaired")
     parser.add_argument("--foot-radius", type=float, default=0.0,

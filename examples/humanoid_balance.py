@@ -299,23 +299,12 @@ def srdf_angles(urdf: str, srdf: Path, state: str) -> dict[str, float]:
     return srdf_states.for_model(srdf, state, movable)
 
 
-def _joint_angle(text: str) -> tuple[str, float]:
-    name, sep, value = text.partition("=")
-    try:
-        angle = float(value)
-    except ValueError:
-        angle = float("nan")
-    if not sep or not name or not np.isfinite(angle):
-        raise argparse.ArgumentTypeError(f"--joint takes NAME=RAD (a finite angle), got {text!r}")
-    return name, angle
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urdf", type=Path, help="a humanoid URDF (default: the generated humanoid)")
     parser.add_argument("--feet", nargs="+", help="with --urdf: the links carrying the soles' spheres (with "
                         "--sole: the sole frames)")
-    parser.add_argument("--joint", type=_joint_angle, action="append", default=[],
+    parser.add_argument("--joint", type=srdf_states.joint_angle, action="append", default=[],
                         help="with --urdf: a joint's nominal angle, NAME=RAD (repeat; others stand at 0)")
     parser.add_argument("--srdf", type=Path, help="with --urdf: an SRDF whose --state has the nominal angles "
                         "(--joint overrides them)")

@@ -1,11 +1,12 @@
 """Named joint configurations of an SRDF: its ``<group_state name="..."><joint name value/></group_state>``
 elements, the standing poses robot descriptions ship beside their URDF (example-robot-data's ``standing`` and
 ``half_sitting``, MoveIt's named states). Shared by ``acceptance_matrix.py`` and ``humanoid_balance.py``
-(``--srdf FILE --state NAME``).
+(``--srdf FILE --state NAME``, and ``--joint NAME=RAD``: ``joint_angle``).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree
@@ -55,3 +56,16 @@ def for_model(srdf: Path, name: str, movable: Iterable[str]) -> dict[str, float]
         print(f"--srdf {srdf} state {name!r}: left out {', '.join(left_out)} (not movable joints of the "
               f"URDF)")
     return {joint: angle for joint, angle in angles.items() if joint in names}
+
+
+def joint_angle(text: str) -> tuple[str, float]:
+    """``NAME=RAD`` as ``(name, angle)``: the command lines' ``--joint`` (an ``argparse`` type; anything else,
+    or an angle that is no finite number, is the parser's error naming it)."""
+    name, sep, value = text.partition("=")
+    try:
+        angle = float(value)
+    except ValueError:
+        angle = math.nan
+    if not sep or not name or not math.isfinite(angle):
+        raise argparse.ArgumentTypeError(f"--joint takes NAME=RAD (a finite angle), got {text!r}")
+    return name, angle

@@ -254,12 +254,30 @@ def test_the_matrix_runs_any_urdf_given_its_feet_and_stance(monkeypatch: pytest.
     assert "\nmeshes           kinodyn  stand                    pass" in out, out
 
 
+def test_a_row_whose_simulation_diverges_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulator's divergence (``FloatingPointError``, its message) in a scenario is that row's failure,
+    shown in its figure; the matrix goes on."""
+    message = "simulation diverged at t = 0.013000 s (the contact and joint-limit impulses failed: ...)"
+
+    def diverging(_robot: object) -> tuple:
+        raise FloatingPointError(message)
+
+    monkeypatch.setitem(matrix.SCENARIOS, "stand", diverging)
+    for mpc in (False, True):
+        row = matrix.evaluate(matrix.VARIANT["light_short"], "kinodyn", "stand", mpc=mpc)
+        assert not row.passed
+        assert row.diverged == message
+        assert message in row.figure()
+
+
 def test_the_matrix_takes_the_stance_from_an_srdf_state(monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str],
                                                       tmp_path: Path) -> None:
     """``--srdf FILE [--state NAME]``: the nominal angles of an SRDF's group_state (a floating root's pose in
-    it left out, and a joint the URDF does not move, named in one line); an unknown state (the file's are
-    listed), a state missing a joint, or a value that is no finite number are refused naming it."""
+    it left out, and a joint the URDF does not move, named in one line), ``--joint NAME=RAD`` giving one it
+    lacks; an unknown state (the file's are listed), a state missing a joint, a value that is no finite
+    number, a ``--joint`` that is no movable joint, not NAME=RAD or without ``--srdf`` are refused naming
+    it."""
     urdf = Path(generate.__file__).with_name("quadruped.urdf")
     nominal = {c.name: c.nominal for c in generate.quadruped().controlled}
 
@@ -284,9 +302,19 @@ def test_the_matrix_takes_the_stance_from_an_srdf_state(monkeypatch: pytest.Monk
     first = next(iter(nominal))
     short = srdf("short", {joint: repr(angle) for joint, angle in nominal.items() if joint != first})
     bad = srdf("bad", {**{joint: repr(angle) for joint, angle in nominal.items()}, first: "nan"})
+    monkeypatch.setattr(sys, "argv", [*base, "--srdf", str(short), "--joint", f"{first}={nominal[first]!r}"])
+    matrix.main()
+    assert "\nquadruped        kinodyn  stand                    pass" in capsys.readouterr().out
     for extra, message in ((["--srdf", str(full), "--state", "sitting"], "has no group_state 'sitting'; its "
                             "states: standing"),
-                           (["--srdf", str(short)], f"the URDF's movable joints: missing: {first}"),
+                           (["--srdf", str(short)], f"the URDF's movable joints: missing: {first} (give them "
+                            "with --joint NAME=RAD)"),
+                           (["--srdf", str(short), "--joint", "tail_joint=0.1"], "--joint tail_joint: not "
+                            "movable joints of quadruped.urdf"),
+                           (["--leg-stance", "0", "0.6", "-1.2", "--joint", f"{first}=0"],
+                            "--joint goes with --srdf"),
+                           (["--srdf", str(short), "--joint", f"{first}=fast"], f"--joint takes NAME=RAD (a "
+                            f"finite angle), got '{first}=fast'"),
                            (["--srdf", str(bad)], f"joint {first!r} value 'nan' is not a finite number")):
         monkeypatch.setattr(sys, "argv", [*base, *extra])
         with pytest.raises(SystemExit) as exit_:
