@@ -16,6 +16,7 @@ One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the s
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from kinodyn.model import Model
 
 INTEGRATORS = ("rk4", "semi_implicit_euler")
+# |lambda dt| up to which each integrator's step is stable for a real negative eigenvalue lambda (a damper on
+# an inertia, lambda = -c / I): RK4's stability region reaches -2.785 on the real axis, explicit Euler's -2
+DAMPING_STABILITY = {"rk4": 2.78, "semi_implicit_euler": 2.0}
 NO_CONTACT = ContactModel(spheres=())
 
 
@@ -101,6 +105,10 @@ class Simulator:
         self._negative_effort = -self._effort
         self._damping = np.ascontiguousarray(model.damping, dtype=np.float64)
         self._friction = np.ascontiguousarray(model.friction, dtype=np.float64)
+        # each joint's damper, its friction's slope at rest included: c = damping + friction / velocity
+        self._joint_dampers = self._damping + self._friction / joint_friction_velocity
+        self._joint_friction_velocity = float(joint_friction_velocity)
+        self._warned_joints: set[int] = set()
         self._lower = model.lower_limit[self._first_q:]
         self._upper = model.upper_limit[self._first_q:]
         finite = np.isfinite(self._lower).any() or np.isfinite(self._upper).any()
@@ -135,6 +143,30 @@ class Simulator:
         self._update_contact_state()
         for imu in self.imus:
             imu.reset(self.q, self.v, self.dt)
+        self._check_joint_dampers()
+
+    def _check_joint_dampers(self) -> None:
+        """One warning per joint whose damper ``c`` (URDF damping plus its friction's slope at rest) on its
+        inertia at this configuration, ``1 / (M^-1)_ii``, is beyond the integrator's step: ``c dt`` over it
+        above ``DAMPING_STABILITY`` (its velocity then grows every step and the simulation diverges)."""
+        damped = np.flatnonzero(self._joint_dampers[self._first_v:] > 0.0) + self._first_v
+        if damped.size == 0:
+            return
+        inertia = 1.0 / np.diag(np.linalg.inv(self.model.mass_matrix(self.q)))[damped]
+        bound = DAMPING_STABILITY[self.integrator]
+        ratio = self._joint_dampers[damped] * self.dt / inertia
+        for i, own, r in zip(damped.tolist(), inertia.tolist(), ratio.tolist(), strict=True):
+            if r <= bound or i in self._warned_joints:
+                continue
+            self._warned_joints.add(i)
+            name = self.model.joint_names[i - self._first_v]
+            c, v0 = float(self._joint_dampers[i]), self._joint_friction_velocity
+            warnings.warn(f"joint {name!r}: its damper c = damping {self._damping[i]:g} + friction "
+                          f"{self._friction[i]:g} / joint_friction_velocity {v0:g} = {c:.3g} on its inertia "
+                          f"here, {own:.3g} (kg m^2, or kg), gives c dt / inertia = {r:.3g}, beyond what "
+                          f"{self.integrator} resolves ({bound}): the simulation will diverge; use dt <= "
+                          f"{bound * own / c:.2g} s or a larger joint_friction_velocity",
+                          RuntimeWarning, stacklevel=3)
 
     def add_imu(self, frame: str, noise: ImuNoise | None = None, rng: np.random.Generator | int | None = None
                 ) -> ImuSensor:
