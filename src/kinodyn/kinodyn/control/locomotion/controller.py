@@ -78,7 +78,11 @@ twist ``(vx, vy, wz)`` in the heading frame):
    back with its force bound ramping up;
 4. the ``WholeBodyController`` (a ``PointContact`` per foot) solves for ``tau`` with the tasks CoM (x, y),
    base height and orientation (``FrameTask`` masked to ``[z rx ry rz]``, height ``h`` above the lowest
-   loaded foot: the ground estimate, also the swing feet's touchdown height), the swing feet and the
+   loaded foot: the ground estimate, also the swing feet's touchdown height; while pushed, lowered at
+   ``crouch_speed_ratio sqrt(g L)`` so that no stance leg is predicted beyond ``stance_reach_ratio`` of its
+   full extension ``leg_extensions`` before it lifts, nor a swing leg at its foothold by the end of its next
+   stance, and back at ``rise_speed_ratio sqrt(g L)``: braking a push, the QP presses the feet down for
+   friction and a body held at its height vaults over straight legs), the swing feet and the
    posture; gains from the error dynamics. Before it, ``planner`` (``None`` unless set) is called with
    ``(controller, q, v, t, gait_state, footholds, command)`` and may replace the tasks' references
    (``mpc_locomotion.MpcLocomotion``: a centroidal MPC's).
@@ -103,8 +107,11 @@ from kinodyn.control.locomotion import gait as gait_patterns
 from kinodyn.control.locomotion.cycle_average import CycleAverage
 from kinodyn.control.locomotion.footholds import (
     capture_gain,
+    leg_chain,
+    leg_extension,
     leg_reach,
     raibert_foothold,
+    reach_height,
     touchdown_drift,
     velocity_error,
 )
@@ -261,6 +268,8 @@ class LocomotionController:
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
         self.leg_length = leg_length(model, q0, self.feet)
+        self._hip_offsets = [leg_chain(model, q0, foot)[0][-1].tolist() for foot in self.feet]  # base frame
+        self.leg_extensions = tuple(leg_extension(model, q0, foot) for foot in self.feet)  # m
         self.gravity = float(np.linalg.norm(model.gravity))
         self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
             gait_patterns.alternating_groups(self.feet, self.hips)
@@ -325,6 +334,9 @@ class LocomotionController:
         self._forces: dict[str, np.ndarray] = {}
         self._cycle = CycleAverage()  # the CoM velocity error over the last gait cycle (_average_error)
         self._feedback_velocity = [0.0, 0.0]  # world, the footholds' (_average_error)
+        self._com_velocity = [0.0, 0.0]  # world, measured (_average_error)
+        self._crouch = 0.0  # m, the base below its height profile for the legs' reach (_reach_crouch)
+        self._crouch_goal = 0.0
         self._release_force = 0.01 * float(self.model.mass.sum()) * self.gravity / len(self.feet)  # N, _feet
 
     # ----- commands ---------------------------------------------------------------------------------
@@ -598,8 +610,17 @@ class LocomotionController:
         self.max_foothold_offset = reach  # m
         self.deadbeat_speed = p.deadbeat_speed_ratio * math.sqrt(self.gravity * self.leg_length)  # m/s
         self._pose_rate = [p.pose_linear_rate] * 3 + [p.pose_angular_rate] * 3
+        self._reach_limits = [p.stance_reach_ratio * extension for extension in self.leg_extensions]
+        speed = math.sqrt(self.gravity * self.leg_length)
+        self._crouch_speeds = (p.crouch_speed_ratio * speed, p.rise_speed_ratio * speed)  # m/s, down and up
         self._cmd_limit = [p.max_forward_velocity, p.max_lateral_velocity, p.max_yaw_rate]
         self._cmd_rate = [p.max_linear_acceleration] * 2 + [p.max_angular_acceleration]
+
+    @property
+    def crouch(self) -> float:
+        """How far [m] the base stands below its height profile for the legs' reach (module doc, item 4): 0
+        unless pushed."""
+        return self._crouch
 
     @property
     def push_speed(self) -> float:
@@ -724,6 +745,7 @@ class LocomotionController:
         ``CycleAverage.feedback`` while in a moving gait, the measured one otherwise."""
         jacobian = self._ev.com_jacobian if self._ev is not None else self.model.com_jacobian(q)
         vx, vy = (jacobian[:2] @ v).tolist()
+        self._com_velocity = [vx, vy]
         if not self._moving():
             self._cycle.reset()
             self._feedback_velocity = [vx, vy]
@@ -749,8 +771,10 @@ class LocomotionController:
         self.com_task.set_reference((ref_x + c * x - s * y, ref_y + s * x + c * y, 0.0), velocity,
                                     acceleration, checked=False)
         height, rate, accel = self._height_at(t)
-        self.base_task.set_position_reference((0.0, 0.0, self._ground + height + dz), (0.0, 0.0, rate),
-                                              (0.0, 0.0, accel), checked=False)
+        down, up = self._crouch_speeds  # (no velocity feed-forward: a reference rising fast lifts the body)
+        self._crouch += min(max(self._crouch_goal - self._crouch, -up * dt), down * dt)
+        self.base_task.set_position_reference((0.0, 0.0, self._ground + height + dz - self._crouch),
+                                              (0.0, 0.0, rate), (0.0, 0.0, accel), checked=False)
         self.base_task.set_orientation_reference(rot_z(self._ref_yaw + dyaw) @ rot_y(pitch) @ rot_x(roll),
                                                  (0.0, 0.0, wz), (0.0, 0.0, dwz), checked=False)
 
@@ -812,7 +836,37 @@ class LocomotionController:
             task.set_position_reference(swing[0], swing[1], swing[2], checked=False)
         if loaded_z:
             self._ground = float(min(loaded_z))
+        self._crouch_goal = self._reach_crouch(gait_state, q, yaw, footholds)
         return footholds
+
+    def _reach_crouch(self, gait_state: gait_patterns.GaitState, q: np.ndarray, yaw: float,
+                      footholds: dict[str, np.ndarray]) -> float:
+        """While pushed (the CoM's velocity error beyond ``push_speed``), how far [m] below its height profile
+        (and standing pose offset) the base must stand for every leg to stay within ``stance_reach_ratio`` of
+        its full extension, ``leg_extensions`` (module doc, item 4): a stance foot until it lifts, a swing
+        foot's foothold from touchdown to the end of its next stance, each hip moving at the CoM's measured
+        velocity (base level); at most down to the sitting height. 0 when not pushed."""
+        p, ev = self.params, self._ev
+        if p.stance_reach_ratio == 0.0 or ev is None or \
+                math.hypot(*velocity_error(yaw, self._com_velocity, self._cmd)) <= self.push_speed:
+            return 0.0
+        height = self._height_at(gait_state.t)[0] + self._pose[2]
+        c, s = math.cos(yaw), math.sin(yaw)
+        x, y = float(q[0]), float(q[1])
+        allowed = height
+        for foot, (hx, hy, hz), limit in zip(self.feet, self._hip_offsets, self._reach_limits, strict=True):
+            phase = gait_state.feet[foot]
+            if phase.in_stance:
+                point = ev.placement(foot)[:2, 3].tolist()
+                horizons: tuple[float, ...] = (0.0, phase.time_left) if math.isfinite(phase.time_left) \
+                    else (0.0,)
+            else:
+                point = footholds[foot][:2].tolist()
+                horizons = (phase.time_left, phase.time_left + phase.stance_duration)
+            hip = (x + c * hx - s * hy, y + s * hx + c * hy)
+            allowed = min(allowed, reach_height(point, hip, self._com_velocity, horizons, limit) - hz)
+        lowest = p.sit_height_ratio * self.nominal_height
+        return max(height - max(allowed, lowest), 0.0)
 
     def _normal_force(self, foot: str) -> float:
         """The foot's normal force in the last solved tick (0 when it had none)."""

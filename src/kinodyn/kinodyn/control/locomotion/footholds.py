@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import optimize
 
 from kinodyn.model import JOINT_FREEFLYER
 
@@ -125,22 +126,55 @@ def touchdown_drift(yaw: float, velocity: Vector, command: Vector, remaining: fl
     return error_x * scale, error_y * scale
 
 
+def leg_chain(model: Model, q: np.ndarray, foot: str) -> tuple[np.ndarray, list[int]]:
+    """The foot's point, then the origins of the joints up to its leg's first (the hip), at ``q``: (k, 3);
+    and the configuration indices of the leg's joints."""
+    root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
+    points = [model.frame_placement(q, foot)[:3, 3]]
+    indices: list[int] = []
+    body = int(model.frame_body[model.frame_id(foot)])
+    while body != root:
+        points.append(model.frame_placement(q, model.body_names[body])[:3, 3])
+        indices.extend(range(int(model.idx_q[body]), int(model.idx_q[body] + model.nq_joint[body])))
+        body = int(model.parent[body])
+    return np.array(points), indices
+
+
+def segments_length(chain: np.ndarray) -> float:
+    """The sum of a leg's segments [m] (``leg_chain``'s points)."""
+    return float(np.linalg.norm(np.diff(chain, axis=0), axis=1).sum())
+
+
+def leg_extension(model: Model, q: np.ndarray, foot: str) -> float:
+    """The farthest [m] the foot gets from its hip (``leg_chain``) with the leg's joints within their
+    limits, the rest of ``q`` held: the distance maximised from ``q`` (L-BFGS-B, bounded). A straight
+    leg's, or its knee's limit's; below the sum of the segments when a segment is off the leg's line (a
+    hip's sideways offset)."""
+    chain, indices = leg_chain(model, q, foot)
+    hip = chain[-1]
+    trial = np.array(q, dtype=float)
+
+    def negative_square(x: np.ndarray) -> float:
+        trial[indices] = x
+        return -float(np.sum((model.frame_placement(trial, foot)[:3, 3] - hip) ** 2))
+
+    bounds = list(zip(model.lower_limit[indices], model.upper_limit[indices], strict=True))
+    result = optimize.minimize(negative_square, np.asarray(q, dtype=float)[indices], method="L-BFGS-B",
+                               bounds=[(lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
+                                       for lo, hi in bounds])
+    return math.sqrt(max(-float(result.fun), float(np.sum((chain[0] - hip) ** 2))))
+
+
 def leg_reach(model: Model, q: np.ndarray, feet: Sequence[str], ratio: float) -> float:
     """How far [m] every foot can be moved horizontally, in any direction, from where it stands at ``q``
     (the nominal stance, base level) while its distance from its hip stays within ``ratio`` of its leg's
-    full extension (the sum of its segments: the joint origins from the leg's first joint to the foot):
+    full extension (here the sum of its segments, ``segments_length``):
     ``min over the feet of sqrt((ratio l)^2 - h^2) - d``, ``h`` the hip's height above the foot and ``d``
     their horizontal distance. ``ValueError`` when a foot has no such room."""
-    root = int(np.flatnonzero(model.joint_type == JOINT_FREEFLYER)[0])
     reach = math.inf
     for foot in feet:
-        points = [model.frame_placement(q, foot)[:3, 3]]
-        body = int(model.frame_body[model.frame_id(foot)])
-        while body != root:
-            points.append(model.frame_placement(q, model.body_names[body])[:3, 3])
-            body = int(model.parent[body])
-        chain = np.array(points)  # the foot, then the joints up to the leg's first (the hip)
-        extension = ratio * float(np.linalg.norm(np.diff(chain, axis=0), axis=1).sum())
+        chain, _ = leg_chain(model, q, foot)  # the foot, then the joints up to the leg's first (the hip)
+        extension = ratio * segments_length(chain)
         height = float(chain[-1, 2] - chain[0, 2])
         across = float(np.linalg.norm(chain[-1, :2] - chain[0, :2]))
         room = math.sqrt(max(extension**2 - height**2, 0.0)) - across
@@ -150,3 +184,17 @@ def leg_reach(model: Model, q: np.ndarray, feet: Sequence[str], ratio: float) ->
                              f"extension ({extension / ratio:.4f} m): raise the ratio or bend the stance")
         reach = min(reach, room)
     return reach
+
+
+def reach_height(foot: Sequence[float], hip: Sequence[float], velocity: Sequence[float],
+                 horizons: Sequence[float], limit: float) -> float:
+    """The highest [m] a hip at ``hip`` (x, y) moving at ``velocity`` (x, y) may stand above the ground
+    for its foot at ``foot`` (x, y) to stay within ``limit`` [m] of it at each of the times ``horizons``
+    [s] from now: ``sqrt(limit^2 - d^2)`` with ``d`` the largest of their horizontal distances (0 when a
+    distance is beyond ``limit``)."""
+    far = 0.0
+    for tau in horizons:
+        dx = foot[0] - hip[0] - velocity[0] * tau
+        dy = foot[1] - hip[1] - velocity[1] * tau
+        far = max(far, dx * dx + dy * dy)
+    return math.sqrt(max(limit * limit - far, 0.0))

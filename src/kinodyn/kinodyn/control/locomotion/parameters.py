@@ -59,6 +59,7 @@ _POSITIVE = ("walk_period_factor", "yaw_frequency_ratio", "yaw_damping_ratio", "
              "swing_frequency_ratio", "posture_frequency_ratio", "friction", "transition_time",
              "max_tracking_error", "pd_horizon",
              "max_linear_acceleration", "max_angular_acceleration", "pose_linear_rate", "pose_angular_rate",
+             "crouch_speed_ratio", "rise_speed_ratio", "foothold_reach_ratio",
              "relaxation_weight", "relaxation_bound")
 HANDOVER_DUTY = 0.5  # a two-beat gait's duty above it: both groups down while the load changes hands
 MAX_RAMP = 0.5  # a flat-topped swing's ramps up and down meet at its middle
@@ -70,8 +71,13 @@ _NON_NEGATIVE = ("period", "period_ratio", "contact_ramp", "joint_limit_horizon"
                  "min_step_height_ratio",
                  "swing_ramp", "damping_ratio", "com_damping_ratio", "swing_weight", "fast_swing_weight",
                  "posture_weight", "capture_gain",
-                 "foothold_reach_ratio", "max_forward_velocity", "max_lateral_velocity", "max_yaw_rate",
+                 "stance_reach_ratio", "max_forward_velocity", "max_lateral_velocity",
+                 "max_yaw_rate",
                  "max_pose_shift", "max_pose_angle")
+
+_AT_MOST_ONE = {"contact_ramp_ratio": "(0, 1]",
+                "foothold_reach_ratio": "(0, 1] (of the legs' full extension)",
+                "stance_reach_ratio": "[0, 1] (of the legs' full extension; 0: never lower the base for it)"}
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,12 @@ class LocomotionParameters:
     foothold_reach_ratio: float = 0.85  # in (0, 1]: the footholds' offset from their place in the support
     # pattern at most what keeps each foot within this fraction of its leg's full extension (leg_reach) at the
     # nominal height; the rest is room for the body rising while it brakes a push (docs/locomotion.md)
+    stance_reach_ratio: float = 0.95  # in [0, 1]: the base is lowered (down to the sitting height) so that
+    # every stance leg stays within this fraction of its full extension until it lifts, and every swing
+    # leg at its foothold until the end of its next stance, the hips moving at the CoM's velocity (a pushed
+    # robot crouches instead of vaulting over straight legs, docs/locomotion.md); 0: never
+    crouch_speed_ratio: float = 0.5  # of sqrt(g l): how fast [m/s] the base goes down for it,
+    rise_speed_ratio: float = 0.1  # and back up
     max_forward_velocity: float = 0.5  # m/s, |vx| command clipped to it (the defaults: what the quadruped
     max_lateral_velocity: float = 0.2  # m/s  tracks under any mix of them, docs/locomotion.md); for the trot,
     max_yaw_rate: float = 0.6  # rad/s     pace and bound; scaled for the walk (controller doc)
@@ -183,14 +195,12 @@ class LocomotionParameters:
         if self.swing_ramp > MAX_RAMP:
             raise ValueError(f"locomotion parameter swing_ramp must be in [0, 1/2] (0: minimum jerk), got "
                              f"{self.swing_ramp!r}")
-        if not (0.0 < self.foothold_reach_ratio <= 1.0):
-            raise ValueError(f"locomotion parameter foothold_reach_ratio must be in (0, 1] (of the legs' "
-                             f"full extension), got {self.foothold_reach_ratio!r}")
         if not (0.0 < self.walk_duty < 1.0):
             raise ValueError(f"locomotion parameter walk_duty must be in (0, 1), got {self.walk_duty!r}")
-        if self.contact_ramp_ratio > 1.0:
-            raise ValueError(f"locomotion parameter contact_ramp_ratio must be in (0, 1], got "
-                             f"{self.contact_ramp_ratio!r}")
+        for name, allowed in _AT_MOST_ONE.items():
+            if getattr(self, name) > 1.0:
+                raise ValueError(f"locomotion parameter {name} must be in {allowed}, got "
+                                 f"{getattr(self, name)!r}")
         duty = self.timing("trot")[1]
         if self.period > 0.0 and self.contact_ramp > (duty - 0.5) * self.period + 1e-12:
             raise ValueError(f"locomotion parameter contact_ramp ({self.contact_ramp} s) must fit in the "

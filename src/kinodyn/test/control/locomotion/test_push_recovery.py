@@ -3,7 +3,7 @@ the measured velocity (``footholds.touchdown_drift`` plus the capture point of P
 point: a step toward humanoid push recovery"), within the leg's reach (``footholds.leg_reach``), checked in
 closed form on the controller; and trotting pushes of 0.5 x weight for 0.2 s on generated robots of 2-40 kg
 on both engines, which fall with the swing feet weighed as the body or with footholds near the legs' full
-extension (simulated time)."""
+extension and the body held at its height (simulated time)."""
 
 from __future__ import annotations
 
@@ -187,7 +187,8 @@ def test_a_trotting_robot_stays_up_under_a_push_of_half_its_weight(robot: str, e
     trotting, then 2 s) on generated robots of 2, 6 and 40 kg: every tick solved with its hard constraints,
     the base above 90 % of its height, no body point on the ground (with the footholds clipped to 0.3 L and
     fixed to the hip moving on command, the 6 kg robot's QP was infeasible 0.2 s after the push; with them
-    within 0.95 of the legs' full extension, the 2 kg robot fell in REACH_ROWS: below)."""
+    within 0.95 of the legs' full extension and the body held at its height, the 2 kg robot fell in
+    REACH_ROWS: below)."""
     row = _push_row(robot, engine, phase)
     assert not row.infeasible, row.figure()
     assert row.fallbacks == 0, row.figure()
@@ -208,8 +209,12 @@ def test_with_swing_feet_weighed_as_the_body_the_pushed_robot_falls(robot: str, 
 
 
 @pytest.mark.parametrize(("robot", "engine", "phase"), REACH_ROWS)
-def test_with_footholds_near_full_extension_the_pushed_light_robot_falls(robot: str, engine: str,
-                                                                         phase: float) -> None:
-    """At ``foothold_reach_ratio`` 0.95 (0.85 by default) the body, rising as the QP presses the feet down for
-    the friction that brakes it, leaves a foot landing at its leg's full extension: the same rows fall."""
-    assert _push_row(robot, engine, phase, foothold_reach_ratio=0.95).fell
+def test_with_footholds_near_full_extension_the_pushed_light_robot_falls_unless_it_crouches(
+        robot: str, engine: str, phase: float) -> None:
+    """At ``foothold_reach_ratio`` 0.95 (0.85 by default) with the base held at its height
+    (``stance_reach_ratio`` 0) the body, rising as the QP presses the feet down for the friction that brakes
+    it, leaves a foot landing at its leg's full extension: the same rows fall. Lowered while pushed (the
+    default ``stance_reach_ratio``) to keep the legs within reach, they stand."""
+    assert _push_row(robot, engine, phase, foothold_reach_ratio=0.95, stance_reach_ratio=0.0).fell
+    crouched = _push_row(robot, engine, phase, foothold_reach_ratio=0.95)
+    assert crouched.passed, crouched.figure()
