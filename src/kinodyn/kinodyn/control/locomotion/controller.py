@@ -107,7 +107,6 @@ from kinodyn.control.locomotion import gait as gait_patterns
 from kinodyn.control.locomotion.cycle_average import CycleAverage
 from kinodyn.control.locomotion.footholds import (
     capture_gain,
-    leg_chain,
     leg_extension,
     leg_reach,
     raibert_foothold,
@@ -268,7 +267,7 @@ class LocomotionController:
         if self.nominal_height <= 0.0:
             raise ValueError(f"the nominal posture puts the feet {stance[:, 2].tolist()} not below the base")
         self.leg_length = leg_length(model, q0, self.feet)
-        self._hip_offsets = [leg_chain(model, q0, foot)[0][-1].tolist() for foot in self.feet]  # base frame
+        self._hip_offsets = _hips(model, q0, self.feet).tolist()  # each leg's first joint, base frame
         self.leg_extensions = tuple(leg_extension(model, q0, foot) for foot in self.feet)  # m
         self.gravity = float(np.linalg.norm(model.gravity))
         self._groups = tuple(map(tuple, trot_groups)) if trot_groups is not None else \
