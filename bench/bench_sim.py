@@ -120,8 +120,8 @@ def main() -> None:
             offset: np.ndarray = offset, radius: np.ndarray = radius,
         ) -> None:
             kernels.step(ki, kf, s.q, s.v, tau, DT, s._rk4, True, s._damping, s._friction,  # noqa: SLF001
-                         s._params, anchors, body, offset, radius, *s._push_arrays,  # noqa: SLF001
-                         False, q_out, v_out, forces, points)
+                         s._implicit_joints, s._params, anchors, body, offset, radius,  # noqa: SLF001
+                         *s._push_arrays, False, s._data.work, q_out, v_out, forces, points)  # noqa: SLF001
 
         def user_step(s: sim.PhysicsBackend) -> Callable[[], None]:
             return lambda: s.step(KP * (STANDING - s.q[7:]) - KD * s.v[6:])

@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from kinodyn.data import Data
     from kinodyn.model import Model
 
+NO_ARMATURE = np.empty(0)  # the joints' own inertias alone
+
 
 @inline
 def allocate_aba_scratch(nb: int, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,17 +81,22 @@ def aba_scratch_in(nb: int, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @inline
 def aba_world(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,
-              work: np.ndarray, qdd: np.ndarray) -> None:
-    """``qdd = M^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic joints), the scratch in
-    ``work[:138 nb]``."""
+              armature: np.ndarray, work: np.ndarray, qdd: np.ndarray) -> None:
+    """``qdd = (M + diag(armature))^-1 (tau - b - g + J^T f_ext)`` at the placements ``W`` (no mimic
+    joints; ``armature``: (nv,), or empty for none), the scratch in ``work[:138 nb]``."""
     X, B = allocate_aba_scratch(md.nbodies, work)
-    aba_world_into(md, W, v, tau, fext, X, B, qdd)
+    aba_world_into(md, W, v, tau, fext, armature, X, B, qdd)
 
 
 @inline
 def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarray, fext: np.ndarray,  # noqa: PLR0912, PLR0915  (one compiled pass on scalar locals)
-                   X: np.ndarray, B: np.ndarray, qdd: np.ndarray) -> None:
+                   armature: np.ndarray, X: np.ndarray, B: np.ndarray, qdd: np.ndarray) -> None:
     """``aba_world`` with the scratch ``X, B = allocate_aba_scratch(nb)``.
+
+    ``armature`` (an inertia added to a 1-dof joint's own coordinate, e.g. a rotor's reflected inertia)
+    enters as ``D = S^T U + armature``: the recursion then solves ``M + diag(armature)`` (Featherstone,
+    Rigid Body Dynamics Algorithms, §7.3's joint-space inertia of the articulated body); the free flyer's
+    entries are not read.
 
     Rows of ``X``: ``[0, nb)`` twists V, ``[nb, 2 nb)`` velocity-product accelerations c,
     ``[2 nb, 3 nb)`` bias wrenches pA, ``[3 nb, 4 nb)`` ``u = tau - S^T pA``, ``[4 nb, 5 nb)``
@@ -105,6 +112,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
     cC, cP, cU, cA = nb, 2 * nb, 3 * nb, 4 * nb  # first rows of c, pA, u, acc in X (V at 0)
     bU, bD = nb, 2 * nb  # first blocks of U and D in B (IA at 0)
     with_fext = fext.shape[0] > 0
+    with_armature = armature.shape[0] > 0
     for k in range(6):
         X[0, k] = 0.0
     # pass 1, root to leaves: V_i = V_p + S qd, c_i = V_i x S qd, IA_i = I_i, pA_i = V_i x* I_i V_i - f_ext
@@ -153,7 +161,7 @@ def aba_world_into(md: ModelArrays, W: WorldBodies, v: np.ndarray, tau: np.ndarr
             X[cU + i, 0] = 0.0
         else:
             s0, s1, s2, s3, s4, s5 = S[i, 0, 0], S[i, 1, 0], S[i, 2, 0], S[i, 3, 0], S[i, 4, 0], S[i, 5, 0]
-            d = 0.0
+            d = armature[iv] if with_armature else 0.0
             x = tau[iv]
             for a in range(6):
                 y = (B[i, a, 0] * s0 + B[i, a, 1] * s1 + B[i, a, 2] * s2 + B[i, a, 3] * s3 + B[i, a, 4] * s4
@@ -229,17 +237,21 @@ def aba_work_size(nb: int, nv: int) -> int:
 
 @inline
 def forward_dynamics_world(md: ModelArrays, W: WorldBodies, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                           fext: np.ndarray, use_cholesky: bool, work: np.ndarray, qdd: np.ndarray) -> None:
-    """``qdd = M^-1 (tau - h + J^T f_ext)`` at the placements ``W``: the articulated-body algorithm, or with
-    ``use_cholesky`` (models with mimic joints) the CRBA, the RNEA at zero acceleration and a Cholesky solve
-    (Modern Robotics, §8.5, (8.81) and the recipe after it). Scratch in ``work`` (``linalg.work_block``)."""
+                           fext: np.ndarray, armature: np.ndarray, use_cholesky: bool, work: np.ndarray,
+                           qdd: np.ndarray) -> None:
+    """``qdd = (M + diag(armature))^-1 (tau - h + J^T f_ext)`` at the placements ``W`` (``armature``: (nv,),
+    or empty for none): the articulated-body algorithm, or with ``use_cholesky`` (models with mimic joints)
+    the CRBA, the RNEA at zero acceleration and a Cholesky solve (Modern Robotics, §8.5, (8.81) and the
+    recipe after it). Scratch in ``work`` (``linalg.work_block``)."""
     if not use_cholesky:
-        aba_world(md, W, v, tau, fext, work, qdd)
+        aba_world(md, W, v, tau, fext, armature, work, qdd)
         return
     nv = md.nv
     M = rows_view(work_block(work, nv * nv), 0, nv, nv)
     rest = work[nv * nv:]  # the CRBA's scratch, then (once M is built) the RNEA's
     crba_world(md, W, M, rest)
+    for k in range(armature.shape[0]):
+        M[k, k] += armature[k]
     L, spatial, zeros = rnea_scratch(md, rest)
     rnea_local(md, L, q, v, zeros, fext, spatial, qdd)
     for k in range(nv):
@@ -257,7 +269,7 @@ def aba_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau
     W = world_bodies_in(nb, np.empty(60 * nb))
     fill_world_bodies(md, q, W)
     X, B = aba_scratch_in(nb, np.empty(138 * nb))
-    aba_world_into(md, W, v, tau, fext, X, B, out)
+    aba_world_into(md, W, v, tau, fext, NO_ARMATURE, X, B, out)
 
 
 @njit(cache=True)
@@ -267,7 +279,7 @@ def forward_dynamics_kernel(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np
     through the mass matrix), the scratch in ``work`` (a Data's, or allocated)."""
     md = unpack(ki, kf)
     W = world_bodies(md, q, work)
-    forward_dynamics_world(md, W, q, v, tau, fext, use_cholesky, work[60 * md.nbodies:], out)
+    forward_dynamics_world(md, W, q, v, tau, fext, NO_ARMATURE, use_cholesky, work[60 * md.nbodies:], out)
 
 
 @njit(cache=True)
@@ -280,7 +292,7 @@ def aba_rows(ki: np.ndarray, kf: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: 
     X, B = allocate_aba_scratch(md.nbodies, np.empty(0))
     for k in range(start, stop):
         fill_world_bodies(md, Q[k], W)
-        aba_world_into(md, W, V[k], TAU[k], none, X, B, out[k])
+        aba_world_into(md, W, V[k], TAU[k], none, NO_ARMATURE, X, B, out[k])
 
 
 @njit(cache=True, parallel=True)

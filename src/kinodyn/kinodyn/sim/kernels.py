@@ -5,7 +5,8 @@
 (``kinodyn.dynamics.aba``), or by CRBA + Cholesky for models with mimic joints. The forces are:
 
 - joint damping and regularised Coulomb friction,
-  ``tau_joint = damping qd + friction qd / sqrt(qd^2 + friction_velocity^2)``;
+  ``tau_joint = damping qd + friction qd / sqrt(qd^2 + friction_velocity^2)``, explicit, or for the joints
+  whose damper the step cannot resolve explicitly implicit (at the end of the step, linearised; ``step``);
 - soft ground contact of each sphere against the plane z = 0 (Robot Dynamics lecture notes (ETH) §3.7.1,
   (3.57): the
   spring-damper ``k (r_c0 - r_c) - d dr_c`` towards the first-touch point r_c0, made unilateral and
@@ -144,14 +145,19 @@ def _world_to_body(W: WorldBodies, fw: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray, first_joint_v: int,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
-                 joint_damping: np.ndarray, joint_friction: np.ndarray, params: np.ndarray,
-                 anchors: np.ndarray,
+                 joint_damping: np.ndarray, joint_friction: np.ndarray, implicit: np.ndarray,
+                 implicit_step: float, armature: np.ndarray, params: np.ndarray, anchors: np.ndarray,
                  sphere_body: np.ndarray, sphere_offset: np.ndarray, sphere_radius: np.ndarray,
                  push_body: np.ndarray, push_offset: np.ndarray, push_wrench: np.ndarray,
                  use_cholesky: bool, work: np.ndarray, qdd: np.ndarray, forces: np.ndarray) -> None:
     """``qdd`` under every force of the module doc; ``forces`` receives the contact forces (world). The
     bodies and the forward dynamics' scratch are in ``work`` (``linalg.work_block``;
-    ``dynamics.aba.aba_work_size``)."""
+    ``dynamics.aba.aba_work_size``).
+
+    The dampers of the joints ``implicit`` (their velocity indices) act at ``qd + implicit_step qdd``,
+    linearised: their slope ``c = damping + friction e^2 / (qd^2 + e^2)^(3/2)`` times ``implicit_step``
+    joins the joint's inertia (an armature; written into ``armature``, (nv,) zeros, or empty when
+    ``implicit`` is), so ``(M + implicit_step C) qdd = rest - tau_joint(qd)``."""
     nb = md.nbodies
     W = world_bodies(md, q, work)
     fw = np.zeros((nb, 6))
@@ -180,7 +186,10 @@ def acceleration(md: ModelArrays, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
     for k in range(first_joint_v, md.nv):
         qd = v[k]
         tau_net[k] -= joint_damping[k] * qd + joint_friction[k] * qd / math.sqrt(qd * qd + eps2)
-    forward_dynamics_world(md, W, q, v, tau_net, fext, use_cholesky, work[60 * nb:], qdd)
+    for k in implicit:
+        qd2 = v[k] * v[k] + eps2
+        armature[k] = implicit_step * (joint_damping[k] + joint_friction[k] * eps2 / (qd2 * math.sqrt(qd2)))
+    forward_dynamics_world(md, W, q, v, tau_net, fext, armature, use_cholesky, work[60 * nb:], qdd)
 
 
 @njit(cache=True)
@@ -198,10 +207,10 @@ def _dexp_inv_right(u: np.ndarray, xi: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float, rk4: bool,  # noqa: PLR0913, PLR0917  (flat arrays for a compiled kernel)
-         floating: bool, joint_damping: np.ndarray, joint_friction: np.ndarray, params: np.ndarray,
-         anchors: np.ndarray, sphere_body: np.ndarray, sphere_offset: np.ndarray, sphere_radius: np.ndarray,
-         push_body: np.ndarray, push_offset: np.ndarray, push_wrench: np.ndarray, use_cholesky: bool,
-         work: np.ndarray, q_out: np.ndarray, v_out: np.ndarray, forces: np.ndarray,
+         floating: bool, joint_damping: np.ndarray, joint_friction: np.ndarray, implicit: np.ndarray,
+         params: np.ndarray, anchors: np.ndarray, sphere_body: np.ndarray, sphere_offset: np.ndarray,
+         sphere_radius: np.ndarray, push_body: np.ndarray, push_offset: np.ndarray, push_wrench: np.ndarray,
+         use_cholesky: bool, work: np.ndarray, q_out: np.ndarray, v_out: np.ndarray, forces: np.ndarray,
          points: np.ndarray) -> None:
     """One step of RK4 (``rk4``) or semi-implicit Euler from ``(q, v)`` to ``(q_out, v_out)``.
 
@@ -209,14 +218,18 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
     with ``u_i = c_i dt k_{i-1}``, ``c = (0, 1/2, 1/2, 1)``, ``k_i = dexp^-1(u_i) v_i`` (``= v_i`` on
     joints), ``a_i = qdd(q_i, v_i)``; ``q+ = q (+) dt (k_1 + 2 k_2 + 2 k_3 + k_4) / 6``,
     ``v+ = v + dt (a_1 + 2 a_2 + 2 a_3 + a_4) / 6``. On a fixed base this is classical RK4.
-    The contact anchors are held over the step and updated at its end; ``forces``, ``points``:
-    the contact forces and points at ``(q_out, v_out)``. ``work``: the dynamics' scratch, a
-    ``kinodyn.data.Data``'s work block (or empty: allocated per stage).
+    The dampers of the joints ``implicit`` are taken at ``qd + dt qdd`` in every stage (``acceleration``):
+    on a damper alone, ``lambda = -c / I``, each stage then sees ``-c / (I + c dt)``, whose
+    ``|lambda dt| < 1`` is within both integrators' stability for any c (backward Euler in the damper,
+    linearised; first order in it). The contact anchors are held over the step and updated at its end;
+    ``forces``, ``points``: the contact forces and points at ``(q_out, v_out)``. ``work``: the dynamics'
+    scratch, a ``kinodyn.data.Data``'s work block (or empty: allocated per stage).
     """
     md = unpack(ki, kf)
     nv = md.nv
     first = 6 if floating else 0
     a = np.empty(nv)
+    armature = np.zeros(nv if implicit.shape[0] > 0 else 0)
     if rk4:
         k_sum = np.zeros(nv)
         a_sum = np.zeros(nv)
@@ -226,9 +239,9 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
         qi = q.copy()
         for stage in range(4):
             weight = RK4_WEIGHTS[stage]
-            acceleration(md, qi, vi, tau, first, joint_damping, joint_friction, params, anchors, sphere_body,
-                         sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky,
-                         work, a, forces)
+            acceleration(md, qi, vi, tau, first, joint_damping, joint_friction, implicit, dt, armature,
+                         params, anchors, sphere_body, sphere_offset, sphere_radius, push_body, push_offset,
+                         push_wrench, use_cholesky, work, a, forces)
             ki_[:] = vi
             if floating and stage > 0:
                 _dexp_inv_right(u, vi, ki_)
@@ -247,9 +260,9 @@ def step(ki: np.ndarray, kf: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.n
             v_out[k] = v[k] + dt * a_sum[k] / 6.0
         integrate_kernel(q, k_sum, dt, floating, q_out)
     else:
-        acceleration(md, q, v, tau, first, joint_damping, joint_friction, params, anchors, sphere_body,
-                     sphere_offset, sphere_radius, push_body, push_offset, push_wrench, use_cholesky, work, a,
-                     forces)
+        acceleration(md, q, v, tau, first, joint_damping, joint_friction, implicit, dt, armature, params,
+                     anchors, sphere_body, sphere_offset, sphere_radius, push_body, push_offset, push_wrench,
+                     use_cholesky, work, a, forces)
         for k in range(nv):
             v_out[k] = v[k] + dt * a[k]
         integrate_kernel(q, v_out, dt, floating, q_out)

@@ -5,8 +5,10 @@ One ``step(tau)`` advances ``dt`` seconds with the joint torques held over the s
 1. actuator saturation: ``tau`` is clipped to ``±effort_limit`` (URDF ``<limit effort>``);
 2. the integrator (``kernels.step``: RK4 or semi-implicit Euler) with forward dynamics by the
    articulated-body algorithm under joint damping and regularised Coulomb friction (URDF
-   ``<dynamics damping friction>``), soft ground contact forces (``contact.ContactModel``, its gains
-   scaled by the model's total mass: ``contact_gains``) and the active pushes (``apply_wrench``);
+   ``<dynamics damping friction>``; a joint whose damper is too stiff for the explicit step on its
+   inertia gets it implicitly, named in a warning: ``_check_joint_dampers``), soft ground contact forces
+   (``contact.ContactModel``, its gains scaled by the model's total mass: ``contact_gains``) and the
+   active pushes (``apply_wrench``);
 3. one-sided velocity constraints at the end of the step, as perfectly inelastic impulses
    (``impulse.inelastic_impulse``, Robot Dynamics lecture notes (ETH) §3.7.3): hard ground contacts
    (``kind="hard"``) and
@@ -36,6 +38,9 @@ INTEGRATORS = ("rk4", "semi_implicit_euler")
 # |lambda dt| up to which each integrator's step is stable for a real negative eigenvalue lambda (a damper on
 # an inertia, lambda = -c / I): RK4's stability region reaches -2.785 on the real axis, explicit Euler's -2
 DAMPING_STABILITY = {"rk4": 2.78, "semi_implicit_euler": 2.0}
+# c dt / I beyond which a joint's damper is integrated implicitly: a margin below both bounds for the
+# inertia's change with the configuration after the check; below it the explicit step keeps its order
+IMPLICIT_DAMPING_RATIO = 1.0
 NO_CONTACT = ContactModel(spheres=())
 
 
@@ -108,7 +113,7 @@ class Simulator:
         # each joint's damper, its friction's slope at rest included: c = damping + friction / velocity
         self._joint_dampers = self._damping + self._friction / joint_friction_velocity
         self._joint_friction_velocity = float(joint_friction_velocity)
-        self._warned_joints: set[int] = set()
+        self._implicit_joints = np.empty(0, dtype=np.int64)  # velocity indices of the implicit dampers
         self._lower = model.lower_limit[self._first_q:]
         self._upper = model.upper_limit[self._first_q:]
         finite = np.isfinite(self._lower).any() or np.isfinite(self._upper).any()
@@ -146,27 +151,31 @@ class Simulator:
         self._check_joint_dampers()
 
     def _check_joint_dampers(self) -> None:
-        """One warning per joint whose damper ``c`` (URDF damping plus its friction's slope at rest) on its
-        inertia at this configuration, ``1 / (M^-1)_ii``, is beyond the integrator's step: ``c dt`` over it
-        above ``DAMPING_STABILITY`` (its velocity then grows every step and the simulation diverges)."""
+        """Integrate implicitly (``kernels.step``) the damper of every joint whose damper ``c`` (URDF damping
+        plus its friction's slope at rest) on its inertia at this configuration, ``1 / (M^-1)_ii``, gives
+        ``c dt / inertia`` above ``IMPLICIT_DAMPING_RATIO`` (explicitly its velocity would grow every step
+        beyond ``DAMPING_STABILITY``), with one warning naming it: the step is first order in that damper.
+        A joint once implicit stays so."""
         damped = np.flatnonzero(self._joint_dampers[self._first_v:] > 0.0) + self._first_v
+        damped = np.setdiff1d(damped, self._implicit_joints)
         if damped.size == 0:
             return
         inertia = 1.0 / np.diag(np.linalg.inv(self.model.mass_matrix(self.q)))[damped]
-        bound = DAMPING_STABILITY[self.integrator]
         ratio = self._joint_dampers[damped] * self.dt / inertia
-        for i, own, r in zip(damped.tolist(), inertia.tolist(), ratio.tolist(), strict=True):
-            if r <= bound or i in self._warned_joints:
-                continue
-            self._warned_joints.add(i)
+        stiff = ratio > IMPLICIT_DAMPING_RATIO
+        bound, limit = DAMPING_STABILITY[self.integrator], IMPLICIT_DAMPING_RATIO
+        for i, own, r in zip(damped[stiff].tolist(), inertia[stiff].tolist(), ratio[stiff].tolist(),
+                             strict=True):
             name = self.model.joint_names[i - self._first_v]
             c, v0 = float(self._joint_dampers[i]), self._joint_friction_velocity
             warnings.warn(f"joint {name!r}: its damper c = damping {self._damping[i]:g} + friction "
-                          f"{self._friction[i]:g} / joint_friction_velocity {v0:g} = {c:.3g} on its inertia "
-                          f"here, {own:.3g} (kg m^2, or kg), gives c dt / inertia = {r:.3g}, beyond what "
-                          f"{self.integrator} resolves ({bound}): the simulation will diverge; use dt <= "
-                          f"{bound * own / c:.2g} s or a larger joint_friction_velocity",
+                          f"{self._friction[i]:g} / joint_friction_velocity {v0:g} = {c:.3g} on its "
+                          f"inertia here, {own:.3g} (kg m^2, or kg), gives c dt / inertia = {r:.3g}, beyond "
+                          f"{limit:g} ({self.integrator} diverges beyond {bound}): its damper is integrated "
+                          f"implicitly, first order in dt; for the explicit step use dt <= "
+                          f"{limit * own / c:.2g} s",
                           RuntimeWarning, stacklevel=3)
+        self._implicit_joints = np.union1d(self._implicit_joints, damped[stiff]).astype(np.int64)
 
     def add_imu(self, frame: str, noise: ImuNoise | None = None, rng: np.random.Generator | int | None = None
                 ) -> ImuSensor:
@@ -209,9 +218,10 @@ class Simulator:
         push_body, push_offset, push_wrench = self._push_arrays
         try:
             kernels.step(ki, kf, self.q, self.v, tau, self.dt, self._rk4, self.model.floating_base,
-                         self._damping, self._friction, self._params, self._anchors, body, offset, radius,
-                         push_body, push_offset, push_wrench, self._mimic, self._data.work, self._q_next,
-                         self._v_next, self.contact_forces, self.contact_points)
+                         self._damping, self._friction, self._implicit_joints, self._params, self._anchors,
+                         body, offset, radius, push_body, push_offset, push_wrench, self._mimic,
+                         self._data.work, self._q_next, self._v_next, self.contact_forces,
+                         self.contact_points)
         except (ArithmeticError, ValueError) as exc:  # the dynamics of a state blown up by the step
             raise self._diverged("the dynamics failed inside the step", exc) from exc
         self.q, self._q_next = self._q_next, self.q
