@@ -165,3 +165,45 @@ def test_a_whole_models_step_solves_the_mass_matrix_with_the_implicit_dampers(ro
         implicit[first + model.joint_names.index(name)] = True
     expected = implicit_euler_step(model, q, v, tau, implicit, dt)
     np.testing.assert_allclose(s.v, expected, rtol=1e-10, atol=1e-10)
+
+
+def damped_arm(damping: float) -> kd.Model:
+    """Two light links on hinges about y, damped ``damping`` and ``damping / 5``, falling under gravity."""
+    return kd.Model.from_urdf(f"""<robot name="arm"><link name="base"/>
+  {inertial_link("l1", 0.3, (1e-4, 0, 0, 4e-4, 0, 4e-4), "0.05 0 0")}
+  {inertial_link("l2", 0.1, (2e-5, 0, 0, 1e-4, 0, 1e-4), "0.04 0 0")}
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="5" velocity="10"/><dynamics damping="{damping}"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.1 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="5" velocity="10"/>
+    <dynamics damping="{damping / 5}"/></joint>
+</robot>""")
+
+
+def _fall(model: kd.Model, dt: float, integrator: str) -> tuple[np.ndarray, list[int]]:
+    """The joint angles every 0.05 s of a 0.5 s unactuated fall from (0, 0.3) rad, and the implicit joints."""
+    s = sim.Simulator(model, dt=dt, integrator=integrator)
+    s.reset(q=[0.0, 0.3])
+    samples = []
+    for _ in range(10):
+        for _ in range(round(0.05 / dt)):
+            s.step(np.zeros(2))
+        samples.append(s.q.copy())
+    return np.array(samples), s._implicit_joints.tolist()  # noqa: SLF001
+
+
+@pytest.mark.parametrize("integrator", sim.INTEGRATORS)
+def test_the_implicit_damper_converges_at_first_order(integrator: str) -> None:
+    """An arm whose both dampers are implicit at 1 and 0.5 ms against the explicit RK4 at 20 us: the error
+    halves with the step (first order), and is below 1e-4 rad at 1 ms."""
+    model = damped_arm(20.0)
+    reference, explicit = _fall(model, 2e-5, "rk4")
+    assert explicit == []
+    errors = []
+    for dt in (1e-3, 5e-4):
+        with pytest.warns(RuntimeWarning, match="integrated implicitly"):
+            angles, implicit = _fall(model, dt, integrator)
+        assert implicit == [0, 1]
+        errors.append(float(np.abs(angles - reference).max()))
+    assert errors[0] < 1e-4
+    assert 1.8 < errors[0] / errors[1] < 2.2, errors
