@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from multiprocessing.synchronize import Event
 
 FORK = multiprocessing.get_context("fork")  # the children inherit the emulators' ptys and sockets
+READY_TIMEOUT = 30.0  # s: an emulator's child process streaming
 
 
 def schedule(priority: int) -> None:
@@ -63,18 +64,22 @@ def schedule(priority: int) -> None:
 
 
 @contextmanager
-def child(serve: Callable[[Event], None], priority: int = 0) -> Iterator[None]:
-    """``serve(stop)`` in a child process (SCHED_FIFO ``priority`` if not 0) until the block ends."""
+def child(serve: Callable[[Event, Event], None], priority: int = 0) -> Iterator[None]:
+    """``serve(stop, ready)`` in a child process (SCHED_FIFO ``priority`` if not 0) until the block ends; the
+    block starts once the child has set ``ready`` (its device streaming: a driver configured before that
+    times out waiting for its first message)."""
 
-    def run(stop: Event) -> None:
+    def run(stop: Event, ready: Event) -> None:
         if priority:
             schedule(priority)
-        serve(stop)
+        serve(stop, ready)
 
-    stop = FORK.Event()
-    process = FORK.Process(target=run, args=(stop,), daemon=True)
+    stop, ready = FORK.Event(), FORK.Event()
+    process = FORK.Process(target=run, args=(stop, ready), daemon=True)
     process.start()
     try:
+        if not ready.wait(READY_TIMEOUT):
+            raise RuntimeError(f"an emulator's child process did not start within {READY_TIMEOUT} s")
         yield
     finally:
         stop.set()
@@ -83,16 +88,23 @@ def child(serve: Callable[[Event], None], priority: int = 0) -> Iterator[None]:
             process.terminate()
 
 
-def _stream(imu: XsensImuEmulator, stop: Event) -> None:
+def _stream(imu: XsensImuEmulator, stop: Event, ready: Event) -> None:
     imu.start()
+    ready.set()
     stop.wait()
     imu.stop()
 
 
-def _adapter(adapter: SlcanPtyDevice, stop: Event) -> None:
+def _adapter(adapter: SlcanPtyDevice, stop: Event, ready: Event) -> None:
     adapter.start()
+    ready.set()
     stop.wait()
     adapter.stop()
+
+
+def _hub(hub: UnixCanHub, stop: Event, ready: Event) -> None:
+    ready.set()  # (its socket is bound before the fork: a client's frames wait in it)
+    hub.serve(stop.is_set)
 
 
 def motors(bus: str, stack: ExitStack, priority: int) -> dict[str, object]:
@@ -102,11 +114,11 @@ def motors(bus: str, stack: ExitStack, priority: int) -> dict[str, object]:
     if bus == "unixcan":
         hub = UnixCanHub(bank.handle)
         stack.callback(hub.close)
-        stack.enter_context(child(lambda stop: hub.serve(stop.is_set), priority))
+        stack.enter_context(child(lambda stop, ready: _hub(hub, stop, ready), priority))
         return {"interface": INTERFACE, "channel": hub.channel}
     if bus == "slcan":
         adapter = SlcanPtyDevice(bank.handle)
-        stack.enter_context(child(lambda stop: _adapter(adapter, stop), priority))
+        stack.enter_context(child(lambda stop, ready: _adapter(adapter, stop, ready), priority))
         return {"interface": "slcan", "channel": adapter.port}
     channel = f"bench-{uuid.uuid4().hex[:8]}"
     server = BusServer(bank, can.Bus(interface="virtual", channel=channel)).start()
@@ -125,25 +137,27 @@ def start_controllers(h: Harness) -> None:
         pd_command(QUADRUPED_JOINTS, QUADRUPED_STANCE, [0.0] * n, [0.0] * n, [20.0] * n, [1.2] * n))
 
 
-def run(seconds: float, rate: float, imu_rate: float, bus: str, reply_timeout: float,
+def run(seconds: float, rate: float, imu_rate: float, imu_timeout: float, bus: str, reply_timeout: float,
         controllers: bool, priority: int) -> str:
     """The figures of one timed run (module doc)."""
     period = 1.0 / rate
     load = os.getloadavg()[0]
     with ExitStack() as stack:
         imu = stack.enter_context(XsensImuEmulator(constant_rate((0.2, -0.1, 0.3)), rate=imu_rate))
-        stack.enter_context(child(lambda stop: _stream(imu, stop), priority))  # before any thread starts here
+        # (the children fork before any thread starts here)
+        stack.enter_context(child(lambda stop, ready: _stream(imu, stop, ready), priority))
         params = motors(bus, stack, priority)
         h = Harness(real_drivers_urdf({**params, "reply_timeout": reply_timeout},
-                                      {"port": imu.port, "baudrate": 921600}))
+                                      {"port": imu.port, "baudrate": 921600, "timeout": imu_timeout}))
         stack.callback(h.manager.shutdown)
         h.activate_hardware()
         resources = h.resources
         if controllers:
             start_controllers(h)
-        else:
+        else:  # zero torque: the emulated joints stay at the stance (a constant torque drives them past
+            # their limits within seconds, which the motors' plausibility check refuses)
             for name in resources.commands.names:
-                h.set_command(name, 0.5)
+                h.set_command(name, 0.0)
 
         def cycle(t: float) -> bool:
             if controllers:
@@ -193,6 +207,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=500.0, help="control loop rate [Hz]")
     parser.add_argument("--imu-rate", type=float, default=400.0, help="MTData2 rate [Hz] (MTi maximum 400)")
+    parser.add_argument("--imu-timeout", type=float, default=0.1,
+                        help="SerialImuSensor timeout [s]: no message for this long is a stopped stream")
     parser.add_argument("--bus", choices=("unixcan", "virtual", "slcan"), default="unixcan",
                         help="how the motors are reached")
     parser.add_argument("--controllers", action="store_true",
@@ -202,8 +218,8 @@ def main() -> None:
                         help="SCHED_FIFO priority (1-99) of the loop and the emulators; 0: time-sharing")
     add_record_flag(parser)
     args = parser.parse_args()
-    body = run(args.seconds, args.rate, args.imu_rate, args.bus, args.reply_timeout, args.controllers,
-               args.realtime)
+    body = run(args.seconds, args.rate, args.imu_rate, args.imu_timeout, args.bus, args.reply_timeout,
+               args.controllers, args.realtime)
     print(body)
     name = " ".join(["bench_drivers", *([f"--bus {args.bus}"] if args.bus != "unixcan" else []),
                      *(["--controllers"] if args.controllers else []),

@@ -25,6 +25,8 @@ from results import add_record_flag
 
 BENCH = Path(__file__).resolve().parent
 
+# a check on a loaded machine: at the drivers' defaults a late reply or message is a fault
+LOADED_DRIVERS = ("--seconds", "2", "--reply-timeout", "0.5", "--imu-timeout", "1")
 # (script, the options of the recorded run, the options added for --short)
 RUNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_core.py", (), ("--no-compile",)),
@@ -39,8 +41,8 @@ RUNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_estimation.py", (), ("--ticks", "500", "--offline-seconds", "3")),
     ("estimation_accuracy.py", (), ("--seeds", "2", "--duration", "4")),
     ("bench_control_loop.py", (), ("--seconds", "2")),
-    ("bench_drivers.py", (), ("--seconds", "2")),
-    ("bench_drivers.py", ("--controllers",), ("--seconds", "2")),
+    ("bench_drivers.py", (), LOADED_DRIVERS),
+    ("bench_drivers.py", ("--controllers",), LOADED_DRIVERS),
     ("bench_wbc_node.py", ("--mode", "stand"), ("--seconds", "6", "--warmup", "1")),
     ("bench_wbc_node.py", ("--mode", "trot"), ("--seconds", "6", "--warmup", "1")),
     ("bench_executors.py", (), ("--messages", "300")),

@@ -4,6 +4,7 @@ bench/run_all.py runs every bench in bench/, each of which takes that flag."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,3 +67,19 @@ def test_run_all_runs_every_bench_and_each_takes_the_flag() -> None:
     assert listed == benches, f"bench/run_all.py RUNS misses {benches - listed} or lists {listed - benches}"
     for name in benches:
         assert "add_record_flag(parser)" in (BENCH / name).read_text(), f"{name} does not take --no-record"
+
+
+# the benches that start no ROS graph (those run nodes for tens of seconds each: `run_all.py --short` checks
+# them all); a bench whose call into the code it times has drifted fails here instead of when next recorded
+WITHOUT_ROS_GRAPH = ("bench_core", "bench_evaluation", "bench_ik", "bench_qp", "bench_sim", "bench_wbc",
+                     "bench_mpc", "bench_locomotion", "bench_estimation", "estimation_accuracy",
+                     "bench_drivers", "bench_messages")
+
+
+def test_the_benches_without_a_ros_graph_run_in_their_short_settings() -> None:
+    runs = [run for run in run_all.RUNS if Path(run[0]).stem in WITHOUT_ROS_GRAPH]
+    assert {Path(run[0]).stem for run in runs} == set(WITHOUT_ROS_GRAPH)
+    command = [sys.executable, str(BENCH / "run_all.py"), "--short", "--only", *WITHOUT_ROS_GRAPH]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"{len(runs)} of {len(runs)} runs succeeded" in done.stdout
