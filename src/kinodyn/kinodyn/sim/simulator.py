@@ -41,6 +41,10 @@ DAMPING_STABILITY = {"rk4": 2.78, "semi_implicit_euler": 2.0}
 # c dt / I beyond which a joint's damper is integrated implicitly: a margin below both bounds for the
 # inertia's change with the configuration after the check; below it the explicit step keeps its order
 IMPLICIT_DAMPING_RATIO = 1.0
+# a mass matrix whose eigenvalues spread beyond this is singular to working precision (published robots'
+# spread up to about 1e7; a body with no rotational inertia on a hinge through its centre gives 1e17 and more)
+SINGULAR_CONDITION = 1e12
+POINT_INERTIA = 1e-12  # kg m^2: a body whose rotational inertia entries are all below this is a point
 NO_CONTACT = ContactModel(spheres=())
 
 
@@ -83,16 +87,23 @@ class Simulator:
     """Simulated world of one robot on the ground plane z = 0 (see the module doc).
 
     ``Simulator(model, dt=1e-3, integrator="rk4", contact=None, joint_limits=True,
-    joint_friction_velocity=0.1)``; ``joint_friction_velocity`` [rad/s or m/s] regularises the
-    joints' Coulomb friction, ``friction qd / sqrt(qd^2 + joint_friction_velocity^2)``.
+    joint_friction_velocity=0.1, implicit_damping_ratio=1)``; ``joint_friction_velocity`` [rad/s or m/s]
+    regularises the joints' Coulomb friction, ``friction qd / sqrt(qd^2 + joint_friction_velocity^2)``;
+    a joint whose damper has ``c dt / I`` beyond ``implicit_damping_ratio`` gets it implicitly
+    (``_check_joint_dampers``; ``math.inf``: every damper explicit, as ``trajopt.RobotDynamics`` takes them).
     """
 
     def __init__(self, model: Model, dt: float = 1e-3, integrator: str = "rk4",
                  contact: ContactModel | None = None, joint_limits: bool = True,
-                 joint_friction_velocity: float = 0.1) -> None:
+                 joint_friction_velocity: float = 0.1,
+                 implicit_damping_ratio: float = IMPLICIT_DAMPING_RATIO) -> None:
         check_step_options(dt, integrator)
         if not (np.isfinite(joint_friction_velocity) and joint_friction_velocity > 0.0):
             raise ValueError(f"joint_friction_velocity must be finite and > 0, got {joint_friction_velocity}")
+        if not implicit_damping_ratio > 0.0:  # (inf: every damper explicit)
+            raise ValueError(f"implicit_damping_ratio must be > 0 (inf: none implicit), got "
+                             f"{implicit_damping_ratio}")
+        self.implicit_damping_ratio = float(implicit_damping_ratio)
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
@@ -114,6 +125,7 @@ class Simulator:
         self._joint_dampers = self._damping + self._friction / joint_friction_velocity
         self._joint_friction_velocity = float(joint_friction_velocity)
         self._implicit_joints = np.empty(0, dtype=np.int64)  # velocity indices of the implicit dampers
+        self._diverging: set[int] = set()  # explicit dampers beyond the integrator (named once)
         self._lower = model.lower_limit[self._first_q:]
         self._upper = model.upper_limit[self._first_q:]
         finite = np.isfinite(self._lower).any() or np.isfinite(self._upper).any()
@@ -148,34 +160,58 @@ class Simulator:
         self._update_contact_state()
         for imu in self.imus:
             imu.reset(self.q, self.v, self.dt)
-        self._check_joint_dampers()
+        mass_matrix = self._checked_mass_matrix()
+        self._check_joint_dampers(mass_matrix)
 
-    def _check_joint_dampers(self) -> None:
+    def _checked_mass_matrix(self) -> np.ndarray:
+        """The mass matrix at ``q``; ``ValueError`` naming the bodies without rotational inertia when it is
+        singular to working precision (its eigenvalues spread beyond ``1 / SINGULAR_CONDITION``: a force on
+        such a body gives no acceleration, and the step's impulses fail on it)."""
+        M = self.model.mass_matrix(self.q)
+        eigenvalues = np.linalg.eigvalsh(M)
+        if eigenvalues[0] > eigenvalues[-1] / SINGULAR_CONDITION:
+            return M
+        bare = [name for name, inertia in zip(self.model.body_names[1:], self.model.inertia[1:], strict=True)
+                if np.abs(inertia).max() <= POINT_INERTIA]
+        what = (f"moving bodies without rotational inertia: {', '.join(bare)}" if bare else
+                "a moving body without inertia about its joint's axis")
+        raise ValueError(f"the mass matrix at this configuration is singular ({what}): give those links an "
+                         "<inertial> with a rotational inertia, or simulate them repaired "
+                         "(create_backend(..., balance_inertia=True))")
+
+    def _check_joint_dampers(self, mass_matrix: np.ndarray) -> None:
         """Integrate implicitly (``kernels.step``) the damper of every joint whose damper ``c`` (URDF damping
         plus its friction's slope at rest) on its inertia at this configuration, ``1 / (M^-1)_ii``, gives
-        ``c dt / inertia`` above ``IMPLICIT_DAMPING_RATIO`` (explicitly its velocity would grow every step
+        ``c dt / inertia`` above ``implicit_damping_ratio`` (explicitly its velocity would grow every step
         beyond ``DAMPING_STABILITY``), with one warning naming it: the step is first order in that damper.
-        A joint once implicit stays so."""
+        A joint once implicit stays so. A damper left explicit beyond ``DAMPING_STABILITY`` (a ratio set
+        above it) is named in a warning too: the simulation will diverge."""
         damped = np.flatnonzero(self._joint_dampers[self._first_v:] > 0.0) + self._first_v
         damped = np.setdiff1d(damped, self._implicit_joints)
         if damped.size == 0:
             return
-        inertia = 1.0 / np.diag(np.linalg.inv(self.model.mass_matrix(self.q)))[damped]
+        inertia = 1.0 / np.diag(np.linalg.inv(mass_matrix))[damped]
         ratio = self._joint_dampers[damped] * self.dt / inertia
-        stiff = ratio > IMPLICIT_DAMPING_RATIO
-        bound, limit = DAMPING_STABILITY[self.integrator], IMPLICIT_DAMPING_RATIO
-        for i, own, r in zip(damped[stiff].tolist(), inertia[stiff].tolist(), ratio[stiff].tolist(),
-                             strict=True):
+        bound, limit = DAMPING_STABILITY[self.integrator], self.implicit_damping_ratio
+        for i, own, r in zip(damped.tolist(), inertia.tolist(), ratio.tolist(), strict=True):
+            if r <= min(limit, bound) or i in self._diverging:
+                continue
             name = self.model.joint_names[i - self._first_v]
             c, v0 = float(self._joint_dampers[i]), self._joint_friction_velocity
-            warnings.warn(f"joint {name!r}: its damper c = damping {self._damping[i]:g} + friction "
-                          f"{self._friction[i]:g} / joint_friction_velocity {v0:g} = {c:.3g} on its "
-                          f"inertia here, {own:.3g} (kg m^2, or kg), gives c dt / inertia = {r:.3g}, beyond "
-                          f"{limit:g} ({self.integrator} diverges beyond {bound}): its damper is integrated "
-                          f"implicitly, first order in dt; for the explicit step use dt <= "
-                          f"{limit * own / c:.2g} s",
-                          RuntimeWarning, stacklevel=3)
-        self._implicit_joints = np.union1d(self._implicit_joints, damped[stiff]).astype(np.int64)
+            damper = (f"joint {name!r}: its damper c = damping {self._damping[i]:g} + friction "
+                      f"{self._friction[i]:g} / joint_friction_velocity {v0:g} = {c:.3g} on its inertia "
+                      f"here, {own:.3g} (kg m^2, or kg), gives c dt / inertia = {r:.3g}")
+            if r > limit:
+                warnings.warn(f"{damper}, beyond implicit_damping_ratio {limit:g} ({self.integrator} "
+                              f"diverges beyond {bound}): its damper is integrated implicitly, first order "
+                              f"in dt; for the explicit step use dt <= {limit * own / c:.2g} s",
+                              RuntimeWarning, stacklevel=3)
+                self._implicit_joints = np.union1d(self._implicit_joints, [i]).astype(np.int64)
+            else:
+                self._diverging.add(i)
+                warnings.warn(f"{damper}, beyond what {self.integrator} resolves ({bound}): the simulation "
+                              f"will diverge; use dt <= {bound * own / c:.2g} s or a lower "
+                              "implicit_damping_ratio", RuntimeWarning, stacklevel=3)
 
     def add_imu(self, frame: str, noise: ImuNoise | None = None, rng: np.random.Generator | int | None = None
                 ) -> ImuSensor:

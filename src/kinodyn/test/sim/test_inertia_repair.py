@@ -161,3 +161,29 @@ def test_a_massless_root_welded_to_a_trunk_is_accepted_as_mujoco_accepts_it() ->
     assert [r.link for r in inertia_repairs(read_urdf(bare), floating_base=True)] == ["base_link"]
     with pytest.raises(ValueError, match="mass and inertia of moving bodies"):
         compile_floating(bare)
+
+
+def test_kinodyn_refuses_a_singular_mass_matrix_naming_the_bodies_and_the_option() -> None:
+    """A massless leg end on a movable joint (RH_SHANK and the foot welded to it: no mass, no inertia)
+    leaves the mass matrix singular: kinodyn's simulator refuses it at construction (no step could follow),
+    naming the body and the repair; repaired, it simulates."""
+    root = ET.fromstring(QUADRUPED_URDF.read_text())
+    for link in root.findall("link"):
+        if link.get("name") in {"RH_SHANK", "RH_FOOT"}:
+            link.find("inertial/mass").set("value", "0")  # type: ignore[union-attr]
+            for name in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+                link.find("inertial/inertia").set(name, "0")  # type: ignore[union-attr]
+    urdf = ET.tostring(root, encoding="unicode")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        singular = kd.Model.from_urdf(urdf, floating_base=True)
+    message = (r"the mass matrix at this configuration is singular \(moving bodies without rotational "
+               r"inertia: RH_SHANK\): give those links an <inertial> with a rotational inertia, or simulate "
+               r"them repaired \(create_backend\(\.\.\., balance_inertia=True\)\)")
+    with pytest.raises(ValueError, match=message):
+        sim.create_backend("kinodyn", urdf, singular)
+    with pytest.warns(URDFWarning, match="link 'RH_SHANK'"):
+        s = sim.create_backend("kinodyn", urdf, singular, balance_inertia=True)
+    for _ in range(100):
+        s.step(np.zeros(12))
+    assert np.all(np.isfinite(s.v))

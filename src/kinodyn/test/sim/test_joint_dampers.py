@@ -6,6 +6,7 @@ a damper within the step keeps the explicit integrator's closed form."""
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 import numpy as np
@@ -57,7 +58,7 @@ def test_a_stiff_damper_is_named_and_its_step_is_the_implicit_closed_form(integr
     """c dt / I = 10, beyond both integrators' explicit bounds (it diverged explicitly): the speed decays by
     the implicit factor every step, monotonically, for 1000 steps."""
     message = (r"joint 'hinge': its damper c = damping 1 \+ friction 0 / joint_friction_velocity 0.1 = 1 on "
-               r"its inertia here, 0.0001 .* c dt / inertia = 10, beyond 1 "
+               r"its inertia here, 0.0001 .* c dt / inertia = 10, beyond implicit_damping_ratio 1 "
                rf"\({integrator} diverges beyond {DAMPING_STABILITY[integrator]}\): its damper is integrated "
                r"implicitly, first order in dt; for the explicit step use dt <= 0.0001 s")
     with pytest.warns(RuntimeWarning, match=message) as record:
@@ -69,6 +70,28 @@ def test_a_stiff_damper_is_named_and_its_step_is_the_implicit_closed_form(integr
     speeds = _run(s, 1000)
     np.testing.assert_allclose(speeds[:20], factor ** np.arange(1, 21), rtol=1e-12, atol=1e-300)
     assert all(0.0 <= b <= a for a, b in itertools.pairwise(speeds))
+
+
+@pytest.mark.parametrize("integrator", sim.INTEGRATORS)
+def test_a_stiff_damper_kept_explicit_is_named_and_the_simulation_diverges(integrator: str) -> None:
+    """With ``implicit_damping_ratio`` inf every damper is explicit (as trajopt's RobotDynamics takes them):
+    c dt / I = 10 is beyond both integrators' bounds, named, and the velocity grows until the step fails."""
+    bound = DAMPING_STABILITY[integrator]
+    message = (rf"joint 'hinge': .* c dt / inertia = 10, beyond what {integrator} resolves \({bound}\): the "
+               rf"simulation will diverge; use dt <= {bound * INERTIA:.2g} s or a lower "
+               r"implicit_damping_ratio")
+    with pytest.warns(RuntimeWarning, match=message) as record:
+        s = sim.Simulator(wheel(1.0), dt=1e-3, integrator=integrator, implicit_damping_ratio=math.inf)
+    s.reset(v=[1.0])  # named once per simulator
+    assert len(record) == 1
+    with pytest.raises(FloatingPointError, match="simulation diverged"):
+        _run(s, 1000)
+
+
+@pytest.mark.parametrize("ratio", [0.0, -1.0, math.nan])
+def test_the_ratio_must_be_positive(ratio: float) -> None:
+    with pytest.raises(ValueError, match=r"implicit_damping_ratio must be > 0 \(inf: none implicit\)"):
+        sim.Simulator(wheel(1.0), implicit_damping_ratio=ratio)
 
 
 @pytest.mark.parametrize("integrator", sim.INTEGRATORS)
