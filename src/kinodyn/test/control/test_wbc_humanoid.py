@@ -22,6 +22,7 @@ from xml.etree import ElementTree
 import numpy as np
 import pinocchio as pin
 import pytest
+from kinodyn.control.wbc import assembly
 
 from kinodyn import sim
 
@@ -289,6 +290,29 @@ def test_without_the_surface_defaults_it_falls(options: dict) -> None:
     except scenarios.ControlError:
         return
     assert figures.sag >= balance.MAX_SAG, figures
+
+
+def without_ankle_roll() -> tuple[str, tuple[str, ...], dict[str, float]]:
+    """The generated humanoid with its ankle roll joints fixed: 5-DoF legs under 6-D soles, as Unitree's
+    H1. Standing, the two soles' contact rows are near-dependent (a closed chain through the ground near a
+    singular configuration: no joint motion rolls the two feet against each other)."""
+    urdf, feet, angles = balance.generated_humanoid()
+    for side in ("L", "R"):
+        urdf = urdf.replace(f'<joint name="{side}_ANKLE_ROLL" type="revolute"',
+                            f'<joint name="{side}_ANKLE_ROLL" type="fixed"')
+    return urdf, feet, {joint: angle for joint, angle in angles.items() if "ANKLE_ROLL" not in joint}
+
+
+def test_legs_without_ankle_roll_balance_with_the_weak_contact_rows_dropped(monkeypatch: pytest.MonkeyPatch
+                                                                            ) -> None:
+    """On MuJoCo the humanoid without ankle roll stands 10 s and takes the push; with its near-dependent
+    contact rows held exactly (``assembly.NEAR_DEPENDENT_ROW`` 0) the QP finds no answer within the run."""
+    figures = balance.balance(balance.build(*without_ankle_roll(), engine="mujoco"))
+    print(f"\nwithout ankle roll, MuJoCo: {figures}")
+    assert figures.passed, figures
+    monkeypatch.setattr(assembly, "NEAR_DEPENDENT_ROW", 0.0)
+    with pytest.raises(scenarios.ControlError, match="infeasible"):
+        balance.balance(balance.build(*without_ankle_roll(), engine="mujoco"))
 
 
 def test_the_stance_of_an_srdf_state() -> None:

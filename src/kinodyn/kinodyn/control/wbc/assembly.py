@@ -36,6 +36,13 @@ if TYPE_CHECKING:
 
 RANK_TOLERANCE = 1e-9  # relative to the largest singular value (or |R_ii|)
 EQUALITY_TOLERANCE = 1e-9  # relative residual above which the hard equalities are inconsistent
+# Near-dependent contact rows (``Assembly.eliminate``): when a row's part independent of the rows before it,
+# |R_ii| / |E_i|, is below NEAR_DEPENDENT_ROW (about 0.1 and more on a well-posed stance, 1e-5 on two soles
+# of legs without ankle roll standing straight), the contact Jacobian's directions of singular value below
+# WEAK_CONTACT of its largest are dropped from the equalities
+NEAR_DEPENDENT_ROW = 0.05
+WEAK_CONTACT = 2e-3
+NEAR_DEPENDENT = 3  # eliminate_qr's status for a row below NEAR_DEPENDENT_ROW
 
 
 @njit(cache=True)
@@ -101,13 +108,15 @@ def consistent(E: np.ndarray, x: np.ndarray, e: np.ndarray) -> bool:
 
 @njit(cache=True)
 def eliminate_qr(E: np.ndarray, e: np.ndarray, work: np.ndarray, lwork_qr: int, lwork_q: int,
-                 pivots: np.ndarray, ints: np.ndarray, Q: np.ndarray, x: np.ndarray) -> int:
+                 pivots: np.ndarray, ints: np.ndarray, Q: np.ndarray, x: np.ndarray,
+                 condition_tolerance: float) -> int:
     """The minimum-norm solution ``x`` of ``E x = e`` (m <= n rows) and ``Q`` (n x n; its last n - m columns
     span the null space) from the QR of ``E^T``, with the LAPACK calls and work sizes of ``np.linalg.qr``
     (``qr_r_raw``, then ``qr_complete``) and ``np.linalg.solve`` (``solve1``) and numpy's product
     ``Q[:, :m] @ y``: the same numbers. ``work``: scratch of ``n m + m + lwork_qr + n n + lwork_q + m m``
     entries. Returns 0, 1 when some ``|R_ii|`` is within the rank tolerance (or the triangular solve
-    fails: the caller takes the SVD), 2 when the equalities are inconsistent."""
+    fails: the caller takes the SVD), 2 when the equalities are inconsistent, 3 when some row's
+    ``|R_ii| / |E_i|`` is below ``condition_tolerance`` (near-dependent rows: ``Assembly.eliminate``)."""
     m, n = E.shape
     a = work[:n * m]  # E^T column-major: E's rows are its columns
     tau = work[n * m:n * m + m]
@@ -138,6 +147,12 @@ def eliminate_qr(E: np.ndarray, e: np.ndarray, work: np.ndarray, lwork_qr: int, 
             rt[i + j * m] = a[j + i * n] if j <= i else 0.0
     if not low > RANK_TOLERANCE * high:
         return 1
+    for i in range(m):
+        norm = 0.0
+        for j in range(n):
+            norm += E[i, j] * E[i, j]
+        if abs(a[i + i * n]) < condition_tolerance * math.sqrt(norm):
+            return NEAR_DEPENDENT
     y = work[start + m * m:start + m * m + m]
     y[:] = e
     if numpy_blas.gesv(m, rt, y, pivots, ints) != 0:
@@ -215,7 +230,7 @@ _INDICES = types.Array(types.int64, 1, "C")
 _FILL = Kernel(fill_constraints, IN2, IN1, _IN3, IN2, IN1, IN1, _INDICES, _INDICES, OUT2, _INDICES, INT,
                _INDICES, INT, BOOL, OUT1, IN2, IN2, FLOAT, FLOAT, FLOAT, INT, OUT2, OUT1, OUT2, OUT1, OUT1,
                OUT2, OUT1)
-_ELIMINATE = Kernel(eliminate_qr, IN2, IN1, OUT1, INT, INT, _INDICES, _INDICES, OUT2, OUT1)
+_ELIMINATE = Kernel(eliminate_qr, IN2, IN1, OUT1, INT, INT, _INDICES, _INDICES, OUT2, OUT1, FLOAT)
 _PRODUCTS = Kernel(level_products, IN2, IN1, IN2, IN1, IN2, IN1, IN1, FLOAT, OUT2, OUT2, OUT1, OUT1, OUT1,
                    OUT1, OUT1, OUT2, OUT1)
 _CONSISTENT = Kernel(consistent, OUT2, IN1, OUT1)
@@ -360,9 +375,29 @@ class Assembly:
         self.contact_rhs[rows] += acceleration
         self.e[self._dyn_rows + rows.start:self._dyn_rows + rows.stop] = self.contact_rhs[rows]
 
+    def _drop_weak_contact_rows(self) -> bool:
+        """Remove from the contact rows (``E``'s and ``e``'s, this tick) their combinations along the contact
+        Jacobian's weak left singular vectors (singular value below ``WEAK_CONTACT`` of the largest); True
+        when there were any. Such a combination of contact accelerations hardly any joint motion makes (a
+        closed chain through the ground near a singular configuration): its demand ``-Jdot v`` comes out of
+        the state's velocity slightly off the Jacobian's range, and held exactly it asks for that over the
+        singular value (70 rad/s^2 of base pitch from 0.05 rad/s of joint velocity on a humanoid whose legs
+        have no ankle roll) or, asked zero, forbids the motion the singular value nearly frees. Dropped, the
+        rows are dependent there and the SVD route treats them so: the contacts move along it at most by
+        the singular value times that motion."""
+        U, s, _ = np.linalg.svd(self.Jc)
+        weak = U[:, :s.size][:, s < WEAK_CONTACT * s[0]]
+        if not weak.size:
+            return False
+        rows = slice(self._dyn_rows, self._dyn_rows + self.contact_rhs.size)
+        self.E[rows] -= weak @ (weak.T @ self.E[rows])
+        self.e[rows] -= weak @ (weak.T @ self.e[rows])
+        return True
+
     def eliminate(self) -> tuple[np.ndarray | None, np.ndarray]:
         """Minimum-norm solution of ``E x = e`` and an orthonormal null-space basis; ``(None, _)`` when the
-        rows are inconsistent. Full row rank (the usual case): QR of ``E^T``; otherwise the SVD."""
+        rows are inconsistent. Full row rank (the usual case): QR of ``E^T``; otherwise, and when
+        near-dependent contact rows lose their weak directions (``_drop_weak_contact_rows``), the SVD."""
         E, e = self.E, self.e
         m, n = E.shape
         if m == 0:
@@ -370,7 +405,11 @@ class Assembly:
         if m <= n:
             lwork_qr, lwork_q = self._lwork
             status = _ELIMINATE.call(E, e, self._work, lwork_qr, lwork_q, self._pivots, self._ints, self._Q,
-                                     self._x0)
+                                     self._x0, NEAR_DEPENDENT_ROW)
+            if status == NEAR_DEPENDENT:
+                status = 1 if self._drop_weak_contact_rows() else \
+                    _ELIMINATE.call(E, e, self._work, lwork_qr, lwork_q, self._pivots, self._ints, self._Q,
+                                    self._x0, 0.0)
             if status != 1:
                 return (self._x0 if status == 0 else None), self._Q[:, m:]
         U, s, Vt = np.linalg.svd(E)  # rank deficient
