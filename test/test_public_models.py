@@ -6,9 +6,9 @@ against Pinocchio's on the same file, MuJoCo's import of it as written (no inert
 ``a1_sim.urdf`` (the same robot with a ``<ros2_control>`` block) against it. ANYbotics' ANYmal C
 (``anymal_c.urdf``) against its source's mass, limits and leg segments, kinodyn's dynamics against
 Pinocchio's, and its non-physical inertias: MuJoCo refuses them, ``balance_inertia`` repairs them. Unitree's
-G1 humanoid (``g1_23dof.urdf``, ``g1_29dof.urdf``) against its source's mass, limits and sole spheres,
-kinodyn's dynamics against Pinocchio's, and MuJoCo's import of it as written. iCub as example-robot-data ships
-it with Pinocchio (not in urdf/public): read as Pinocchio reads it.
+G1 humanoid (``g1_23dof.urdf``, ``g1_29dof.urdf``) and H1 (``h1.urdf``) against their source's mass, limits
+and soles, kinodyn's dynamics against Pinocchio's, and MuJoCo's import of them as written. iCub as
+example-robot-data ships it with Pinocchio (not in urdf/public): read as Pinocchio reads it.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ A1_SIM = A1.with_name("a1_sim.urdf")
 ANYMAL = A1.with_name("anymal_c.urdf")
 G1 = A1.with_name("g1_23dof.urdf")
 G1_29 = A1.with_name("g1_29dof.urdf")
+H1 = A1.with_name("h1.urdf")
 # iCub as example-robot-data ships it with Pinocchio (a test-only reference): its materials' empty <texture/>
 ICUB = (Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
         / "icub_description" / "robots" / "icub_reduced.urdf")
@@ -130,7 +131,7 @@ class PinocchioPair:
         return vp
 
 
-@pytest.mark.parametrize("path", [A1, ANYMAL, G1, G1_29], ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", [A1, ANYMAL, G1, G1_29, H1], ids=lambda path: path.stem)
 def test_dynamics_agree_with_pinocchio(path: Path) -> None:
     assert_dynamics_agree(PinocchioPair(path))
 
@@ -294,4 +295,39 @@ def test_g1_mass_limits_and_soles_are_the_sources(path: Path) -> None:
         warnings.simplefilter("error", URDFWarning)
         s = sim.create_backend("mujoco", path, m, contact=sim.ContactModel(spheres))
     assert float(s.mj.body_mass.sum()) == pytest.approx(G1_MASS[path], abs=1e-9)
+    assert s.mj.nv == m.nv
+
+
+# Unitree's h1.urdf (unitree_ros, robots/h1_description/urdf/ at d6f13aad):
+H1_MASS = 59.338  # kg, the sum of its links' masses
+H1_LIMITS = {  # joint (each side): lower, upper [rad], effort [N m], velocity [rad/s]
+    "hip_pitch": (-3.14, 2.53, 200.0, 23.0),
+    "knee": (-0.26, 2.05, 300.0, 14.0),
+    "ankle": (-0.87, 0.52, 40.0, 9.0),
+}
+
+
+def test_h1_mass_limits_and_soles_are_the_sources() -> None:
+    """19 joints (legs without ankle roll), the source's mass and limits, each foot's one collision box (the
+    sole; no collision spheres), and MuJoCo's import as written."""
+    m = model(H1)
+    assert float(m.mass.sum()) == pytest.approx(H1_MASS, abs=1e-9)
+    assert len(m.joint_names) == 19
+    assert not [joint for joint in m.joint_names if "roll" in joint and "ankle" in joint]
+    for side in ("left", "right"):
+        for joint, (lower, upper, effort, velocity) in H1_LIMITS.items():
+            k = m.joint_names.index(f"{side}_{joint}_joint")
+            assert (m.lower_limit[7 + k], m.upper_limit[7 + k]) == (lower, upper)
+            assert (m.effort_limit[6 + k], m.velocity_limit[6 + k]) == (effort, velocity)
+    assert sim.collision_spheres(H1) == ()
+    root = ET.parse(H1).getroot()
+    boxes = {link.get("name"): (link.find("collision/origin").get("xyz"),  # type: ignore[union-attr]
+                                link.find("collision/geometry/box").get("size"))  # type: ignore[union-attr]
+             for link in root.findall("link") if link.find("collision") is not None}
+    sole = ("0.05 0.0 -0.05", "0.28 0.03 0.024")  # origin, size
+    assert boxes == {f"{side}_ankle_link": sole for side in ("left", "right")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", URDFWarning)
+        s = sim.create_backend("mujoco", H1, m)
+    assert float(s.mj.body_mass.sum()) == pytest.approx(H1_MASS, abs=1e-9)
     assert s.mj.nv == m.nv

@@ -8,7 +8,9 @@ public Unitree G1 (``urdf/public/g1_23dof.urdf``, 34 kg, 23 DoF, soles 17 x 5 cm
 kinodyn.sim's hard contact and MuJoCo (on the soft one only better damped), and its 29-DoF version (a 3-DoF
 waist, 7-DoF arms), which needs the centre-of-pressure margin on MuJoCo; example-robot-data's Romeo and IHMC's
 Alexander (lower body) as shipped (feet with meshes or no collisions given a sole rectangle, their SRDF's
-stance). Without the soles' contact feedback
+stance); the public Unitree H1 (``urdf/public/h1.urdf``, 59 kg, legs without ankle roll, box soles 28 x 3 cm),
+whose two soles' contact rows are near-dependent (docs/wbc.md), on kinodyn.sim's hard contact and MuJoCo.
+Without the soles' contact feedback
 and wrench regularisation the generated humanoid's QP fails or the robot falls
 (``test_without_the_surface_defaults_it_falls``). Simulated time only.
 """
@@ -35,6 +37,10 @@ import wbc_scenarios as scenarios  # noqa: E402
 ROBOTS = Path(pin.__file__).resolve().parents[4] / "share" / "example-robot-data" / "robots"
 G1 = ROOT / "urdf" / "public" / "g1_23dof.urdf"
 G1_29 = G1.with_name("g1_29dof.urdf")  # the same legs and feet, a 3-DoF waist and 7-DoF arms
+H1 = G1.with_name("h1.urdf")  # legs without ankle roll, box soles 28 x 3 cm
+H1_FEET = ("left_ankle_link", "right_ankle_link")
+H1_STANCE = {f"{side}_{joint}_joint": angle for side in ("left", "right")
+             for joint, angle in (("hip_pitch", -0.1), ("knee", 0.3), ("ankle", -0.2))}  # urdf header
 G1_FEET = ("left_ankle_roll_link", "right_ankle_roll_link")
 G1_STANCE = {f"{side}_{joint}_joint": angle for side in ("left", "right")
              for joint, angle in (("hip_pitch", -0.1), ("knee", 0.3), ("ankle_pitch", -0.2))}  # urdf header
@@ -290,6 +296,27 @@ def test_without_the_surface_defaults_it_falls(options: dict) -> None:
     except scenarios.ControlError:
         return
     assert figures.sag >= balance.MAX_SAG, figures
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+@pytest.mark.parametrize("ground", ["kinodyn-hard", "mujoco"])
+def test_h1_stands_10_s_and_takes_a_push(ground: str, axis: str) -> None:
+    engine, options = GROUNDS[ground]
+    figures = balance.balance(balance.build(H1.read_text(), H1_FEET, H1_STANCE, engine, ground=options), axis)
+    print(f"\nH1, {ground}, push along {axis}: {figures}")
+    assert figures.passed, figures
+
+
+@pytest.mark.parametrize("ground", ["kinodyn-hard", "mujoco"])
+def test_the_h1_needs_its_near_dependent_contact_rows_dropped(ground: str, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Held exactly (``assembly.NEAR_DEPENDENT_ROW`` 0), the H1's two soles' contact rows leave its QP no
+    answer within the first 0.2 s."""
+    engine, options = GROUNDS[ground]
+    monkeypatch.setattr(assembly, "NEAR_DEPENDENT_ROW", 0.0)
+    robot = balance.build(H1.read_text(), H1_FEET, H1_STANCE, engine, ground=options)
+    with pytest.raises(scenarios.ControlError, match="infeasible"):
+        balance.balance(robot, seconds=0.2)
 
 
 def without_ankle_roll() -> tuple[str, tuple[str, ...], dict[str, float]]:
